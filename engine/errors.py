@@ -1,0 +1,27 @@
+"""Errors the engine raises for bad input; each carries one user-facing line."""
+
+from __future__ import annotations
+
+
+class SocialsimError(Exception):
+    """Base class: ``str(err)`` is a complete, user-facing message."""
+
+
+class ScenarioError(SocialsimError):
+    """A scenario file or library id that cannot be used."""
+
+
+class SaveError(SocialsimError):
+    """A save that cannot be read, written or locked."""
+
+
+class RunLockedError(SaveError):
+    """Another process holds the run's lock."""
+
+
+class InterventionError(SocialsimError):
+    """A forced action or injected event that does not fit the run."""
+
+
+class RunFinishedError(SocialsimError):
+    """Stepping a run that already reached its last round."""

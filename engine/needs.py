@@ -1,0 +1,45 @@
+"""The 13 psychological needs of EduMirror (seed 002, App. E, Tab. 9)."""
+
+from __future__ import annotations
+
+NEED_CATEGORIES: dict[str, tuple[str, ...]] = {
+    "Safety": ("psychological_safety", "emotional_safety"),
+    "Social Belonging": ("group_acceptance", "support_system", "sense_of_superiority"),
+    "Esteem": ("self_worth", "sense_of_respect"),
+    "Meaning and Growth": ("sense_of_meaning", "sense_of_control", "passion_and_motivation"),
+    "Psychological Health": (
+        "emotional_stability",
+        "emotional_wellbeing",
+        "psychological_resilience",
+    ),
+}
+
+NEEDS: tuple[str, ...] = tuple(n for group in NEED_CATEGORIES.values() for n in group)
+
+CATEGORY_OF: dict[str, str] = {n: cat for cat, group in NEED_CATEGORIES.items() for n in group}
+
+#: Tab. 9: the personality trait whose strength sets each need's expected value.
+NEED_TRAITS: dict[str, str] = {
+    "psychological_safety": "timid",
+    "emotional_safety": "emotionally sensitive",
+    "group_acceptance": "sociable",
+    "support_system": "dependent",
+    "sense_of_superiority": "competitive",
+    "self_worth": "reputation-conscious",
+    "sense_of_respect": "ego-driven",
+    "sense_of_meaning": "spiritual",
+    "sense_of_control": "possessive",
+    "passion_and_motivation": "passionate",
+    "emotional_stability": "emotionally stable",
+    "emotional_wellbeing": "hedonistic",
+    "psychological_resilience": "resilient",
+}
+
+NEED_MIN, NEED_MAX = 0.0, 10.0
+DEFAULT_CURRENT = 7.0
+DEFAULT_EXPECTED = 8.0
+
+
+def need_label(need: str) -> str:
+    """Human label of a need id: ``self_worth`` -> ``self worth``."""
+    return need.replace("_", " ")
