@@ -1,0 +1,86 @@
+"""The small interface every mind implements, and the context it receives."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from pydantic import BaseModel, Field
+
+from ..scenario import AgentSpec, Scenario, Status
+from ..state import Action, AgentState, Decision, ScenarioEvent
+
+TokenSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class PastRound:
+    """What one agent observed in an earlier round."""
+
+    round: int
+    events: list[ScenarioEvent]
+    actions: list[Action]
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    """Context assembly (seed 000 Sec. 3.3): all one agent may know right now."""
+
+    scenario: Scenario
+    persona: AgentSpec
+    state: AgentState
+    round: int
+    events: list[ScenarioEvent]
+    history: list[PastRound] = field(default_factory=list)
+    heard: list[Action] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The agent's name."""
+        return self.persona.name
+
+    @property
+    def others(self) -> list[str]:
+        """Every other agent, in scenario order."""
+        return [n for n in self.scenario.names if n != self.persona.name]
+
+
+class RelationJudgement(BaseModel):
+    """U_R output for one edge (seed 000 Sec. 3.3, App. B)."""
+
+    delta: float
+    status: Status | None = None
+    summary: str = ""
+    importance: int = Field(default=1, ge=1, le=10)
+
+
+class Mind(Protocol):
+    """Decides (phase 1), speaks (phase 2) and judges updates (U_S, U_R, needs)."""
+
+    #: Plain name shown in the UI and CLI, e.g. "offline rule-based model".
+    label: str
+
+    async def decide(self, ctx: AgentContext) -> Decision:
+        """Phase 1: urgency, mode, target, stance and a one-sentence intent."""
+        ...
+
+    async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
+        """Phase 2: the utterance, streamed piece by piece into ``sink``."""
+        ...
+
+    async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
+        """U_S: a signed emotion delta from the events visible to the agent."""
+        ...
+
+    async def judge_relations(
+        self, ctx: AgentContext, triggers: dict[str, list[Action]]
+    ) -> dict[str, RelationJudgement]:
+        """U_R for each triggered edge ctx.name -> j, from the events E_ij."""
+        ...
+
+    async def judge_needs(
+        self, ctx: AgentContext, observed: list[Action], emotion_delta: float
+    ) -> dict[str, float]:
+        """Signed need deltas after observing the round."""
+        ...

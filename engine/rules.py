@@ -1,0 +1,128 @@
+"""The state rules of seed 000 Sec. 3 and App. B, as pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from .errors import InterventionError
+from .needs import NEED_MAX, NEED_MIN
+from .scenario import Status
+from .state import ALL, Action, MemoryEntry, Mode
+
+MAX_EMOTION_DELTA = 0.3
+MAX_FAV_DELTA = 0.3
+ALLY_AT = 0.55
+ENEMY_AT = -0.50
+RIVAL_AT = -0.10
+RECENCY_WEIGHT = 1.0
+
+
+def clip(value: float, low: float, high: float) -> float:
+    """Clamp ``value`` into ``[low, high]``."""
+    return low if value < low else high if value > high else value
+
+
+def apply_emotion(emotion: float, delta: float) -> tuple[float, float]:
+    """U_S application: clip delta to ±0.3, then S to [0, 1]. Returns (delta, S)."""
+    delta = clip(delta, -MAX_EMOTION_DELTA, MAX_EMOTION_DELTA)
+    return delta, clip(emotion + delta, 0.0, 1.0)
+
+
+def apply_fav(fav: float, delta: float) -> tuple[float, float]:
+    """U_R application: clip delta to ±0.3, then fav to [-1, 1]. Returns (delta, fav)."""
+    delta = clip(delta, -MAX_FAV_DELTA, MAX_FAV_DELTA)
+    return delta, clip(fav + delta, -1.0, 1.0)
+
+
+def threshold_status(fav: float, current: Status) -> Status:
+    """App. B thresholds: ally >= 0.55, enemy <= -0.50, rival in (-0.50, -0.10]."""
+    if fav >= ALLY_AT:
+        return Status.ALLY
+    if fav <= ENEMY_AT:
+        return Status.ENEMY
+    if fav <= RIVAL_AT:
+        return Status.RIVAL
+    return current
+
+
+def next_status(fav: float, current: Status, override: Status | None) -> Status:
+    """App. B: a consequential-event category overrides the threshold result."""
+    return override if override is not None else threshold_status(fav, current)
+
+
+def apply_need(value: float, delta: float) -> float:
+    """Move a need by ``delta`` within the 0-10 scale."""
+    return clip(value + delta, NEED_MIN, NEED_MAX)
+
+
+def retention(entry: MemoryEntry, now: int) -> float:
+    """Retention score: importance, decayed by how many rounds ago it happened."""
+    return entry.importance - RECENCY_WEIGHT * (now - entry.round)
+
+
+def remember(
+    memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int
+) -> list[MemoryEntry]:
+    """Add ``entry``; when over ``capacity`` evict the lowest-retention entries.
+
+    Ties are broken by evicting the older entry. Chronological order is kept.
+    """
+    entries = [*memory, entry]
+    while len(entries) > capacity:
+        now = entry.round
+        victim = min(range(len(entries)), key=lambda k: (retention(entries[k], now), k))
+        del entries[victim]
+    return entries
+
+
+def validate_action(speaker: str, mode: Mode, target: str | None, names: Iterable[str]) -> None:
+    """Reject invalid mode/target combinations (seed 000 Sec. 3.2)."""
+    others = {n for n in names if n != speaker}
+    if mode is Mode.SILENT:
+        if target is not None:
+            raise InterventionError(f"{speaker}: a silent action has no target (got {target!r})")
+        return
+    if target is None:
+        raise InterventionError(f"{speaker}: a {mode.value} action needs a target")
+    if target == ALL:
+        if mode is Mode.PRIVATE:
+            raise InterventionError(f"{speaker}: a private action needs one recipient, not 'all'")
+        return
+    if target == speaker:
+        raise InterventionError(f"{speaker}: an agent cannot address itself")
+    if target not in others:
+        raise InterventionError(f"{speaker}: unknown target {target!r}")
+
+
+def observers(action: Action, names: Sequence[str]) -> frozenset[str]:
+    """V(a) of Eq. 4: everyone, speaker and recipient, or nobody."""
+    if action.mode is Mode.PUBLIC:
+        return frozenset(names)
+    if action.mode is Mode.PRIVATE and action.target is not None:
+        return frozenset((action.speaker, action.target))
+    return frozenset()
+
+
+def speaking_order(actions: Iterable[Action], names: Sequence[str]) -> list[Action]:
+    """Phase 2 order: speakers by descending urgency, silent agents skipped.
+
+    Equal urgency keeps scenario order, so the order is deterministic.
+    """
+    position = {n: k for k, n in enumerate(names)}
+    speakers = [a for a in actions if a.mode is not Mode.SILENT]
+    return sorted(speakers, key=lambda a: (-a.urgency, position[a.speaker]))
+
+
+def relation_triggers(
+    observer: str, actions: Iterable[Action], names: Sequence[str]
+) -> dict[str, list[Action]]:
+    """E_ij for each j: direct interactions between i and j, and j's visible public acts."""
+    triggers: dict[str, list[Action]] = {}
+    for action in actions:
+        seen = observer in observers(action, names)
+        if action.speaker == observer:
+            if action.target not in (None, ALL) and seen:
+                triggers.setdefault(action.target, []).append(action)
+        elif seen:
+            triggers.setdefault(action.speaker, []).append(action)
+    return triggers

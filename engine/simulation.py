@@ -1,0 +1,426 @@
+"""The round loop of seed 000 Sec. 3.3 and the run-control API around it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from filelock import FileLock
+
+from .errors import InterventionError, RunFinishedError, SaveError, SocialsimError
+from .events import (
+    AgentDecided,
+    AgentSpoke,
+    EngineError,
+    RoundEnded,
+    RoundStarted,
+    RunFinished,
+    RunPaused,
+    SimEvent,
+    StateUpdated,
+    TokenStreamed,
+)
+from .lexicon import infer_stance
+from .metrics import Metrics, compute_metrics
+from .minds import AgentContext, Mind, make_mind
+from .minds.base import PastRound
+from .rules import (
+    apply_emotion,
+    apply_fav,
+    apply_need,
+    next_status,
+    observers,
+    relation_triggers,
+    remember,
+    speaking_order,
+    validate_action,
+)
+from .scenario import Scenario
+from .state import (
+    Action,
+    AgentState,
+    Decision,
+    EmotionChange,
+    ForcedAction,
+    MemoryEntry,
+    Mode,
+    Pending,
+    Relation,
+    RelationChange,
+    RoundRecord,
+    ScenarioEvent,
+    WorldState,
+    initial_state,
+)
+from .store import Lineage, RunMeta, SaveStore, Snapshot, now_iso
+
+#: How many earlier rounds an agent's context carries.
+HISTORY_WINDOW = 3
+
+Listener = Callable[[SimEvent], None]
+
+
+class Simulation:
+    """One run: its scenario, mind, state history and (optionally) its save."""
+
+    def __init__(
+        self, meta: RunMeta, records: list[RoundRecord], mind: Mind,
+        store: SaveStore | None = None, lock: FileLock | None = None,
+    ) -> None:
+        self.meta = meta
+        self.records = records
+        self.mind = mind
+        self.store = store
+        self._lock = lock
+        self._listeners: list[Listener] = []
+        self._pause = False
+        if meta.pending_round <= self.round:
+            self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def new(
+        cls, scenario: Scenario, *, seed: int = 0, model: str = "offline",
+        mind: Mind | None = None, store: SaveStore | None = None, run_id: str | None = None,
+        name: str = "", rounds: int | None = None, scenario_ref: str = "",
+    ) -> Simulation:
+        """Start a run at round 0; with a store it is saved (and locked) at once."""
+        if rounds is not None and rounds < 1:
+            raise SocialsimError(f"--rounds {rounds}: must be at least 1")
+        if run_id is None:
+            run_id = store.new_run_id(scenario.id or "run") if store else "unsaved"
+        meta = RunMeta(
+            run_id=run_id, name=name, created=now_iso(), scenario=scenario,
+            scenario_ref=scenario_ref or scenario.id, seed=seed, model=model,
+            total_rounds=rounds or scenario.rounds,
+        )
+        first = RoundRecord(round=0, state=initial_state(scenario))
+        lock = None
+        if store is not None:
+            store.create(meta, first)
+            lock = store.lock(run_id)
+        return cls(meta, [first], mind or make_mind(model, seed), store, lock)
+
+    @classmethod
+    def resume(cls, run_id: str, store: SaveStore, mind: Mind | None = None) -> Simulation:
+        """Reopen a saved run where it stopped (takes its lock)."""
+        meta = store.read_meta(run_id)
+        lock = store.lock(run_id)
+        try:
+            records = store.read_rounds(run_id)
+            sim = cls(meta, records, mind or make_mind(meta.model, meta.seed), store, lock)
+        except BaseException:
+            lock.release()
+            raise
+        return sim
+
+    def close(self) -> None:
+        """Release the run's lock; the save already holds every finished round."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> Simulation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- read-only view ----------------------------------------------------------------
+
+    @property
+    def run_id(self) -> str:
+        return self.meta.run_id
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.meta.scenario
+
+    @property
+    def round(self) -> int:
+        """Rounds finished so far."""
+        return self.records[-1].round
+
+    @property
+    def state(self) -> WorldState:
+        """State after the last finished round."""
+        return self.records[-1].state
+
+    @property
+    def total_rounds(self) -> int:
+        return self.meta.total_rounds
+
+    @property
+    def finished(self) -> bool:
+        return self.round >= self.meta.total_rounds
+
+    @property
+    def pending(self) -> Pending:
+        """Interventions queued for the next round."""
+        return self.meta.pending
+
+    @property
+    def lineage(self) -> list[Lineage]:
+        """Fork points from the root run down to this run's parent."""
+        return self.meta.ancestry
+
+    def metrics(self, round_no: int | None = None) -> Metrics:
+        """Seed 000 App. D metrics at a round (default: the latest)."""
+        upto = self.round if round_no is None else round_no
+        if not 0 <= upto <= self.round:
+            raise SocialsimError(f"round {upto} is outside 0..{self.round}")
+        return compute_metrics(self.scenario, [r.state for r in self.records[: upto + 1]])
+
+    # -- control -----------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive progress events; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _emit(self, event: SimEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    def request_pause(self) -> None:
+        """Stop :meth:`run` after the round in flight (a safe point)."""
+        self._pause = True
+
+    def extend(self, rounds: int) -> None:
+        """Plan ``rounds`` more rounds beyond the current one."""
+        if rounds < 1:
+            raise SocialsimError(f"--rounds {rounds}: must be at least 1")
+        self.meta = self.meta.model_copy(
+            update={"total_rounds": max(self.meta.total_rounds, self.round + rounds)}
+        )
+        self._save_meta()
+
+    def force(self, action: ForcedAction) -> None:
+        """Behaviour control: replace an agent's action in the next round."""
+        if action.agent not in self.scenario.names:
+            raise InterventionError(f"force: unknown agent {action.agent!r}")
+        validate_action(action.agent, action.mode, action.target, self.scenario.names)
+        if action.mode is not Mode.SILENT and not action.utterance.strip():
+            raise InterventionError(f"force: {action.agent} needs an utterance to speak")
+        if action.stance is None:
+            action = action.model_copy(update={"stance": infer_stance(action.utterance)})
+        kept = [f for f in self.pending.forced if f.agent != action.agent]
+        self._set_pending(self.pending.model_copy(update={"forced": [*kept, action]}))
+
+    def inject(self, text: str, private_to: Sequence[str] | None = None) -> None:
+        """Scenario branching: add an event to the next round."""
+        if not text.strip():
+            raise InterventionError("inject: the event text is empty")
+        for who in private_to or []:
+            if who not in self.scenario.names:
+                raise InterventionError(f"inject: unknown agent {who!r} in private_to")
+        event = ScenarioEvent(
+            text=text.strip(), private_to=list(private_to) if private_to else None,
+            source="injected",
+        )
+        self._set_pending(self.pending.model_copy(update={"events": [*self.pending.events, event]}))
+
+    def clear_pending(self) -> None:
+        """Drop every queued intervention."""
+        self._set_pending(Pending())
+
+    def snapshot(self, name: str) -> Snapshot:
+        """Bookmark the current round under a name."""
+        if not name.strip():
+            raise SocialsimError("snapshot: the name is empty")
+        snap = Snapshot(name=name.strip(), round=self.round, created=now_iso())
+        self.meta = self.meta.model_copy(update={"snapshots": [*self.meta.snapshots, snap]})
+        self._save_meta()
+        return snap
+
+    def _set_pending(self, pending: Pending) -> None:
+        self.meta = self.meta.model_copy(
+            update={"pending": pending, "pending_round": self.round + 1}
+        )
+        self._save_meta()
+
+    def _save_meta(self) -> None:
+        if self.store is not None:
+            self.store.write_meta(self.meta)
+
+    def branch(self, at_round: int | None = None, run_id: str | None = None, name: str = "") -> Simulation:
+        """A new saved run forked at ``at_round`` (default: now), opened and locked."""
+        if self.store is None:
+            raise SaveError("branch: this run is not saved")
+        at = self.round if at_round is None else at_round
+        child = self.store.branch(self.run_id, at, new_id=run_id, name=name)
+        return Simulation.resume(child.run_id, self.store, self.mind)
+
+    async def run(self, rounds: int | None = None) -> list[RoundRecord]:
+        """Step until finished, paused, or ``rounds`` rounds are done."""
+        done: list[RoundRecord] = []
+        self._pause = False
+        while not self.finished and (rounds is None or len(done) < rounds):
+            if self._pause:
+                self._pause = False
+                self._emit(RunPaused(run_id=self.run_id, round=self.round))
+                return done
+            done.append(await self.step())
+        return done
+
+    # -- the round -----------------------------------------------------------------------
+
+    async def step(self) -> RoundRecord:
+        """Run one round (context, phase 1, phase 2, updates) and autosave it."""
+        if self.finished:
+            raise RunFinishedError(
+                f"run {self.run_id!r} finished at round {self.round}/{self.total_rounds}; "
+                "extend it or branch it to go on"
+            )
+        try:
+            record = await self._play_round()
+        except SocialsimError as err:
+            self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
+            raise
+        if self.store is not None:
+            self.store.append_round(self.run_id, record)
+        self.records.append(record)
+        if self.pending.forced or self.pending.events:
+            self.clear_pending()
+        self._emit(RoundEnded(run_id=self.run_id, round=record.round, record=record))
+        if self.finished:
+            self._emit(RunFinished(run_id=self.run_id, round=record.round))
+        return record
+
+    def _contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
+        scenario, state = self.scenario, self.state
+        names = scenario.names
+        past = self.records[-HISTORY_WINDOW:] if t > 1 else []
+        contexts = {}
+        for spec in scenario.agents:
+            me = spec.name
+            history = [
+                PastRound(
+                    round=r.round,
+                    events=[e for e in r.events if e.visible_to(me)],
+                    actions=[a for a in r.actions if me in observers(a, names)],
+                )
+                for r in past if r.round > 0
+            ]
+            contexts[me] = AgentContext(
+                scenario=scenario, persona=spec, state=state.agents[me], round=t,
+                events=[e for e in events if e.visible_to(me)], history=history,
+            )
+        return contexts
+
+    async def _play_round(self) -> RoundRecord:
+        scenario, mind, run_id = self.scenario, self.mind, self.run_id
+        names = scenario.names
+        t = self.round + 1
+        pending = self.pending
+        events = [
+            ScenarioEvent(text=e.text, private_to=e.private_to) for e in scenario.events_for(t)
+        ] + list(pending.events)
+        self._emit(RoundStarted(run_id=run_id, round=t, events=events))
+        contexts = self._contexts(t, events)
+
+        # Phase 1: every agent decides on identical information.
+        forced = {f.agent: f for f in pending.forced}
+        free = [n for n in names if n not in forced]
+        decided = await asyncio.gather(*(mind.decide(contexts[n]) for n in free))
+        decisions: dict[str, Decision] = dict(zip(free, decided, strict=True))
+        for name, f in forced.items():
+            decisions[name] = Decision(
+                urgency=f.urgency, mode=f.mode, target=f.target, stance=f.stance or "neutral",
+                intent="forced by the user",
+            )
+        actions: dict[str, Action] = {}
+        for name in names:
+            decision = _valid(name, decisions[name], names)
+            decisions[name] = decision
+            actions[name] = Action(speaker=name, forced=name in forced, **decision.model_dump())
+            self._emit(AgentDecided(
+                run_id=run_id, round=t, agent=name, decision=decision, forced=name in forced,
+            ))
+
+        # Phase 2: speakers in descending urgency, each hearing what it can observe.
+        spoken: list[Action] = []
+        for order, action in enumerate(speaking_order(actions.values(), names), start=1):
+            me = action.speaker
+            heard = [a for a in spoken if me in observers(a, names)]
+            if action.forced:
+                text = forced[me].utterance
+            else:
+                ctx = replace(contexts[me], heard=heard)
+
+                def sink(piece: str, me: str = me) -> None:
+                    self._emit(TokenStreamed(run_id=run_id, round=t, agent=me, text=piece))
+
+                text = await mind.speak(ctx, decisions[me], sink)
+            action = action.model_copy(update={"utterance": text.strip(), "order": order})
+            actions[me] = action
+            spoken.append(action)
+            self._emit(AgentSpoke(run_id=run_id, round=t, action=action))
+
+        # Updates: each agent judges only the events visible to it.
+        observed = {n: [a for a in spoken if n in observers(a, names)] for n in names}
+        ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
+        emotion_deltas = await asyncio.gather(
+            *(mind.judge_emotion(c, observed[c.name]) for c in ctxs)
+        )
+        judgements = await asyncio.gather(*(
+            mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs
+        ))
+        need_deltas = await asyncio.gather(*(
+            mind.judge_needs(c, observed[c.name], d) for c, d in zip(ctxs, emotion_deltas, strict=True)
+        ))
+        new_agents: dict[str, AgentState] = {}
+        emotion_changes: list[EmotionChange] = []
+        relation_changes: list[RelationChange] = []
+        needs_applied: dict[str, dict[str, float]] = {}
+        for name, d_s, judged, d_needs in zip(names, emotion_deltas, judgements, need_deltas, strict=True):
+            old = self.state.agents[name]
+            applied, emotion = apply_emotion(old.emotion, d_s)
+            emotion_changes.append(EmotionChange(agent=name, delta=applied, emotion=emotion))
+            relations = dict(old.relations)
+            for other, j in judged.items():
+                rel = old.relations[other]
+                delta, fav = apply_fav(rel.fav, j.delta)
+                status = next_status(fav, rel.status, j.status)
+                memory = remember(
+                    rel.memory,
+                    MemoryEntry(round=t, summary=j.summary, importance=j.importance),
+                    scenario.memory_size,
+                )
+                relations[other] = Relation(fav=fav, status=status, memory=memory)
+                relation_changes.append(RelationChange(
+                    source=name, target=other, delta=delta, fav=fav, status=status,
+                    previous_status=rel.status, override=j.status, summary=j.summary,
+                    importance=j.importance,
+                ))
+            needs = dict(old.needs)
+            moved: dict[str, float] = {}
+            for need, change in d_needs.items():
+                if need not in needs:
+                    continue
+                value = needs[need]
+                current = apply_need(value.current, change)
+                if current != value.current:
+                    moved[need] = round(current - value.current, 4)
+                    needs[need] = value.model_copy(update={"current": current})
+            needs_applied[name] = moved
+            new_agents[name] = AgentState(emotion=emotion, needs=needs, relations=relations)
+        self._emit(StateUpdated(
+            run_id=run_id, round=t, emotions=emotion_changes, relations=relation_changes,
+        ))
+        return RoundRecord(
+            round=t, events=events, actions=[actions[n] for n in names],
+            emotion_changes=emotion_changes, relation_changes=relation_changes,
+            need_deltas=needs_applied, state=WorldState(round=t, agents=new_agents),
+        )
+
+
+def _valid(name: str, decision: Decision, names: Sequence[str]) -> Decision:
+    """A decision with an invalid mode/target combination becomes silence."""
+    try:
+        validate_action(name, decision.mode, decision.target, names)
+    except InterventionError:
+        return Decision(urgency=decision.urgency, mode=Mode.SILENT, intent="(invalid action dropped)")
+    return decision

@@ -1,0 +1,177 @@
+"""Run state and round records: the persisted structures of a simulation."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .needs import NEEDS
+from .scenario import Scenario, Status
+
+ALL = "all"
+
+
+class Mode(StrEnum):
+    """Visibility of an action (seed 000 Eq. 3): public, private or silence."""
+
+    PUBLIC = "public"
+    PRIVATE = "private"
+    SILENT = "silent"
+
+
+Stance = Literal["support", "oppose", "neutral"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class MemoryEntry(_Model):
+    """One remembered event of a relationship (seed 000 Sec. 3.3)."""
+
+    round: int
+    summary: str
+    importance: Annotated[int, Field(ge=1, le=10)]
+
+
+class Relation(_Model):
+    """R_ij = (fav, status, memory): how one agent regards another."""
+
+    fav: Annotated[float, Field(ge=-1.0, le=1.0)] = 0.0
+    status: Status = Status.NEUTRAL
+    memory: list[MemoryEntry] = []
+
+
+class NeedState(_Model):
+    """Current and expected value of a need (0-10)."""
+
+    current: Annotated[float, Field(ge=0.0, le=10.0)]
+    expected: Annotated[float, Field(ge=0.0, le=10.0)]
+
+
+class AgentState(_Model):
+    """The dynamic state of one agent: emotion, needs and outgoing relations."""
+
+    emotion: Annotated[float, Field(ge=0.0, le=1.0)]
+    needs: dict[str, NeedState]
+    relations: dict[str, Relation]
+
+
+class WorldState(_Model):
+    """Every agent's state after ``round`` rounds (round 0 is the start)."""
+
+    round: int = 0
+    agents: dict[str, AgentState]
+
+
+class ScenarioEvent(_Model):
+    """A round's event: scripted by the scenario or injected by the user."""
+
+    text: str = Field(min_length=1)
+    private_to: list[str] | None = None
+    source: Literal["scripted", "injected"] = "scripted"
+
+    def visible_to(self, name: str) -> bool:
+        """Whether the named agent observes this event."""
+        return self.private_to is None or name in self.private_to
+
+
+class Decision(_Model):
+    """Phase 1 output: whether, how and to whom an agent will speak."""
+
+    urgency: Annotated[float, Field(ge=0.0, le=10.0)]
+    mode: Mode
+    target: str | None = None
+    intent: str = ""
+    stance: Stance = "neutral"
+
+
+class Action(_Model):
+    """A taken action: the decision plus the utterance spoken in phase 2."""
+
+    speaker: str
+    urgency: float
+    mode: Mode
+    target: str | None = None
+    intent: str = ""
+    stance: Stance = "neutral"
+    utterance: str = ""
+    order: int | None = None
+    forced: bool = False
+
+
+class ForcedAction(_Model):
+    """Behaviour control: the user's action for an agent in the next round."""
+
+    agent: str
+    mode: Mode
+    target: str | None = None
+    utterance: str = ""
+    urgency: Annotated[float, Field(ge=0.0, le=10.0)] = 10.0
+    stance: Stance | None = None
+
+
+class RelationChange(_Model):
+    """One U_R outcome applied to the edge source -> target."""
+
+    source: str
+    target: str
+    delta: float
+    fav: float
+    status: Status
+    previous_status: Status
+    override: Status | None = None
+    summary: str = ""
+    importance: int = 1
+
+
+class EmotionChange(_Model):
+    """One U_S outcome: the clipped delta and the new emotion."""
+
+    agent: str
+    delta: float
+    emotion: float
+
+
+class Pending(_Model):
+    """Interventions queued for the next round."""
+
+    forced: list[ForcedAction] = []
+    events: list[ScenarioEvent] = []
+
+
+class RoundRecord(_Model):
+    """Everything that happened in one round and the state after it."""
+
+    round: int
+    events: list[ScenarioEvent] = []
+    actions: list[Action] = []
+    emotion_changes: list[EmotionChange] = []
+    relation_changes: list[RelationChange] = []
+    need_deltas: dict[str, dict[str, float]] = {}
+    state: WorldState
+
+
+def initial_state(scenario: Scenario) -> WorldState:
+    """Round-0 state from a scenario's initial emotions, needs and relations."""
+    from .rules import threshold_status
+
+    given = {(r.source, r.target): r for r in scenario.relations}
+    agents: dict[str, AgentState] = {}
+    for spec in scenario.agents:
+        relations = {}
+        for other in scenario.names:
+            if other == spec.name:
+                continue
+            rel = given.get((spec.name, other))
+            fav = rel.fav if rel else 0.0
+            status = rel.status if rel and rel.status else threshold_status(fav, Status.NEUTRAL)
+            relations[other] = Relation(fav=fav, status=status)
+        needs = {
+            n: NeedState(current=spec.need(n).current, expected=spec.need(n).expected)
+            for n in NEEDS
+        }
+        agents[spec.name] = AgentState(emotion=spec.emotion, needs=needs, relations=relations)
+    return WorldState(round=0, agents=agents)
