@@ -7,15 +7,10 @@ import re
 from .state import Stance
 
 POSITIVE = frozenset(
-    """agree agreed appreciate back backing brave calm care fair generous glad good grateful
-    great help helped helpful honest hope kind love praise promise proud reasonable relief
-    right safe sorry support supported thank thanks together trust welcome well wise yes""".split()
+    ["agree", "agreed", "appreciate", "back", "backing", "brave", "calm", "care", "fair", "generous", "glad", "good", "grateful", "great", "help", "helped", "helpful", "honest", "hope", "kind", "love", "praise", "promise", "proud", "reasonable", "relief", "right", "safe", "sorry", "support", "supported", "thank", "thanks", "together", "trust", "welcome", "well", "wise", "yes"]
 )
 NEGATIVE = frozenset(
-    """accuse afraid against anger angry attack betray betrayed blame cheat cheated coward
-    crisis danger dead disagree dishonest disgrace fail failed fault fear fight fraud greedy
-    hate hostile hurt ignore ignored liar lie lied lies never no nonsense outrage refuse
-    ridiculous ruin ruined selfish shame stupid threat threaten threatened wrong""".split()
+    ["accuse", "afraid", "against", "anger", "angry", "attack", "betray", "betrayed", "blame", "cheat", "cheated", "coward", "crisis", "danger", "dead", "disagree", "dishonest", "disgrace", "fail", "failed", "fault", "fear", "fight", "fraud", "greedy", "hate", "hostile", "hurt", "ignore", "ignored", "liar", "lie", "lied", "lies", "never", "no", "nonsense", "outrage", "refuse", "ridiculous", "ruin", "ruined", "selfish", "shame", "stupid", "threat", "threaten", "threatened", "wrong"]
 )
 _WORD = re.compile(r"[a-z']+")
 
