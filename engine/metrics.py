@@ -102,17 +102,23 @@ def balance(state: WorldState) -> float | None:
     adj = dict.fromkeys(names, 0)
     edges = 0
     for i, j in itertools.combinations(names, 2):
-        if (state.agents[i].relations[j].status in NEGATIVE
-                and state.agents[j].relations[i].status in NEGATIVE):
+        if (
+            state.agents[i].relations[j].status in NEGATIVE
+            and state.agents[j].relations[i].status in NEGATIVE
+        ):
             adj[i] |= bit[j]
             adj[j] |= bit[i]
             edges += 1
     degrees = [adj[x].bit_count() for x in names]
     paths = sum(d * (d - 1) // 2 for d in degrees)
-    triangles = sum(
-        (adj[i] & adj[j]).bit_count()
-        for i, j in itertools.combinations(names, 2) if adj[i] & bit[j]
-    ) // 3
+    triangles = (
+        sum(
+            (adj[i] & adj[j]).bit_count()
+            for i, j in itertools.combinations(names, 2)
+            if adj[i] & bit[j]
+        )
+        // 3
+    )
     two = paths - 3 * triangles
     one = edges * (n - 2) - 2 * two - 3 * triangles
     total = n * (n - 1) * (n - 2) // 6

@@ -60,9 +60,7 @@ def retention(entry: MemoryEntry, now: int) -> float:
     return entry.importance - RECENCY_WEIGHT * (now - entry.round)
 
 
-def remember(
-    memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int
-) -> list[MemoryEntry]:
+def remember(memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int) -> list[MemoryEntry]:
     """Add ``entry``; when over ``capacity`` evict the lowest-retention entries.
 
     Ties are broken by evicting the older entry. Chronological order is kept.

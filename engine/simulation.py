@@ -65,8 +65,12 @@ class Simulation:
     """One run: its scenario, mind, state history and (optionally) its save."""
 
     def __init__(
-        self, meta: RunMeta, records: list[RoundRecord], mind: Mind,
-        store: SaveStore | None = None, lock: FileLock | None = None,
+        self,
+        meta: RunMeta,
+        records: list[RoundRecord],
+        mind: Mind,
+        store: SaveStore | None = None,
+        lock: FileLock | None = None,
     ) -> None:
         self.meta = meta
         self.records = records
@@ -82,9 +86,17 @@ class Simulation:
 
     @classmethod
     def new(
-        cls, scenario: Scenario, *, seed: int = 0, model: str = "offline",
-        mind: Mind | None = None, store: SaveStore | None = None, run_id: str | None = None,
-        name: str = "", rounds: int | None = None, scenario_ref: str = "",
+        cls,
+        scenario: Scenario,
+        *,
+        seed: int = 0,
+        model: str = "offline",
+        mind: Mind | None = None,
+        store: SaveStore | None = None,
+        run_id: str | None = None,
+        name: str = "",
+        rounds: int | None = None,
+        scenario_ref: str = "",
     ) -> Simulation:
         """Start a run at round 0; with a store it is saved (and locked) at once."""
         if rounds is not None and rounds < 1:
@@ -92,8 +104,13 @@ class Simulation:
         if run_id is None:
             run_id = store.new_run_id(scenario.id or "run") if store else "unsaved"
         meta = RunMeta(
-            run_id=run_id, name=name, created=now_iso(), scenario=scenario,
-            scenario_ref=scenario_ref or scenario.id, seed=seed, model=model,
+            run_id=run_id,
+            name=name,
+            created=now_iso(),
+            scenario=scenario,
+            scenario_ref=scenario_ref or scenario.id,
+            seed=seed,
+            model=model,
             total_rounds=rounds or scenario.rounds,
         )
         first = RoundRecord(round=0, state=initial_state(scenario))
@@ -217,7 +234,8 @@ class Simulation:
             if who not in self.scenario.names:
                 raise InterventionError(f"inject: unknown agent {who!r} in private_to")
         event = ScenarioEvent(
-            text=text.strip(), private_to=list(private_to) if private_to else None,
+            text=text.strip(),
+            private_to=list(private_to) if private_to else None,
             source="injected",
         )
         self._set_pending(self.pending.model_copy(update={"events": [*self.pending.events, event]}))
@@ -245,7 +263,9 @@ class Simulation:
         if self.store is not None:
             self.store.write_meta(self.meta)
 
-    def branch(self, at_round: int | None = None, run_id: str | None = None, name: str = "") -> Simulation:
+    def branch(
+        self, at_round: int | None = None, run_id: str | None = None, name: str = ""
+    ) -> Simulation:
         """A new saved run forked at ``at_round`` (default: now), opened and locked."""
         if self.store is None:
             raise SaveError("branch: this run is not saved")
@@ -302,11 +322,16 @@ class Simulation:
                     events=[e for e in r.events if e.visible_to(me)],
                     actions=[a for a in r.actions if me in observers(a, names)],
                 )
-                for r in past if r.round > 0
+                for r in past
+                if r.round > 0
             ]
             contexts[me] = AgentContext(
-                scenario=scenario, persona=spec, state=state.agents[me], round=t,
-                events=[e for e in events if e.visible_to(me)], history=history,
+                scenario=scenario,
+                persona=spec,
+                state=state.agents[me],
+                round=t,
+                events=[e for e in events if e.visible_to(me)],
+                history=history,
             )
         return contexts
 
@@ -328,7 +353,10 @@ class Simulation:
         decisions: dict[str, Decision] = dict(zip(free, decided, strict=True))
         for name, f in forced.items():
             decisions[name] = Decision(
-                urgency=f.urgency, mode=f.mode, target=f.target, stance=f.stance or "neutral",
+                urgency=f.urgency,
+                mode=f.mode,
+                target=f.target,
+                stance=f.stance or "neutral",
                 intent="forced by the user",
             )
         actions: dict[str, Action] = {}
@@ -336,9 +364,15 @@ class Simulation:
             decision = _valid(name, decisions[name], names)
             decisions[name] = decision
             actions[name] = Action(speaker=name, forced=name in forced, **decision.model_dump())
-            self._emit(AgentDecided(
-                run_id=run_id, round=t, agent=name, decision=decision, forced=name in forced,
-            ))
+            self._emit(
+                AgentDecided(
+                    run_id=run_id,
+                    round=t,
+                    agent=name,
+                    decision=decision,
+                    forced=name in forced,
+                )
+            )
 
         # Phase 2: speakers in descending urgency, each hearing what it can observe.
         spoken: list[Action] = []
@@ -365,17 +399,22 @@ class Simulation:
         emotion_deltas = await asyncio.gather(
             *(mind.judge_emotion(c, observed[c.name]) for c in ctxs)
         )
-        judgements = await asyncio.gather(*(
-            mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs
-        ))
-        need_deltas = await asyncio.gather(*(
-            mind.judge_needs(c, observed[c.name], d) for c, d in zip(ctxs, emotion_deltas, strict=True)
-        ))
+        judgements = await asyncio.gather(
+            *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs)
+        )
+        need_deltas = await asyncio.gather(
+            *(
+                mind.judge_needs(c, observed[c.name], d)
+                for c, d in zip(ctxs, emotion_deltas, strict=True)
+            )
+        )
         new_agents: dict[str, AgentState] = {}
         emotion_changes: list[EmotionChange] = []
         relation_changes: list[RelationChange] = []
         needs_applied: dict[str, dict[str, float]] = {}
-        for name, d_s, judged, d_needs in zip(names, emotion_deltas, judgements, need_deltas, strict=True):
+        for name, d_s, judged, d_needs in zip(
+            names, emotion_deltas, judgements, need_deltas, strict=True
+        ):
             old = self.state.agents[name]
             applied, emotion = apply_emotion(old.emotion, d_s)
             emotion_changes.append(EmotionChange(agent=name, delta=applied, emotion=emotion))
@@ -390,11 +429,19 @@ class Simulation:
                     scenario.memory_size,
                 )
                 relations[other] = Relation(fav=fav, status=status, memory=memory)
-                relation_changes.append(RelationChange(
-                    source=name, target=other, delta=delta, fav=fav, status=status,
-                    previous_status=rel.status, override=j.status, summary=j.summary,
-                    importance=j.importance,
-                ))
+                relation_changes.append(
+                    RelationChange(
+                        source=name,
+                        target=other,
+                        delta=delta,
+                        fav=fav,
+                        status=status,
+                        previous_status=rel.status,
+                        override=j.status,
+                        summary=j.summary,
+                        importance=j.importance,
+                    )
+                )
             needs = dict(old.needs)
             moved: dict[str, float] = {}
             for need, change in d_needs.items():
@@ -407,13 +454,22 @@ class Simulation:
                     needs[need] = value.model_copy(update={"current": current})
             needs_applied[name] = moved
             new_agents[name] = AgentState(emotion=emotion, needs=needs, relations=relations)
-        self._emit(StateUpdated(
-            run_id=run_id, round=t, emotions=emotion_changes, relations=relation_changes,
-        ))
+        self._emit(
+            StateUpdated(
+                run_id=run_id,
+                round=t,
+                emotions=emotion_changes,
+                relations=relation_changes,
+            )
+        )
         return RoundRecord(
-            round=t, events=events, actions=[actions[n] for n in names],
-            emotion_changes=emotion_changes, relation_changes=relation_changes,
-            need_deltas=needs_applied, state=WorldState(round=t, agents=new_agents),
+            round=t,
+            events=events,
+            actions=[actions[n] for n in names],
+            emotion_changes=emotion_changes,
+            relation_changes=relation_changes,
+            need_deltas=needs_applied,
+            state=WorldState(round=t, agents=new_agents),
         )
 
 
@@ -422,5 +478,7 @@ def _valid(name: str, decision: Decision, names: Sequence[str]) -> Decision:
     try:
         validate_action(name, decision.mode, decision.target, names)
     except InterventionError:
-        return Decision(urgency=decision.urgency, mode=Mode.SILENT, intent="(invalid action dropped)")
+        return Decision(
+            urgency=decision.urgency, mode=Mode.SILENT, intent="(invalid action dropped)"
+        )
     return decision

@@ -45,9 +45,7 @@ _ROUND_FILE = re.compile(r"^(\d{6})\.json$")
 def check_run_id(run_id: str) -> str:
     """Accept only plain names: no paths, no traversal, no hidden files."""
     if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
-        raise SaveError(
-            f"run id {run_id!r} is not a plain name (letters, digits, '.', '_', '-')"
-        )
+        raise SaveError(f"run id {run_id!r} is not a plain name (letters, digits, '.', '_', '-')")
     return run_id
 
 
@@ -336,14 +334,22 @@ class SaveStore:
         except SaveError as err:
             return RunListing(run_id=name, ok=False, reason=str(err))
         return RunListing(
-            run_id=name, name=meta.name, title=meta.scenario.title,
-            scenario_id=meta.scenario.id, created=meta.created, rounds_done=done,
-            total_rounds=meta.total_rounds, model=meta.model, parent=meta.parent,
+            run_id=name,
+            name=meta.name,
+            title=meta.scenario.title,
+            scenario_id=meta.scenario.id,
+            created=meta.created,
+            rounds_done=done,
+            total_rounds=meta.total_rounds,
+            model=meta.model,
+            parent=meta.parent,
         )
 
     # -- lineage ---------------------------------------------------------------------
 
-    def branch(self, run_id: str, at_round: int, new_id: str | None = None, name: str = "") -> RunMeta:
+    def branch(
+        self, run_id: str, at_round: int, new_id: str | None = None, name: str = ""
+    ) -> RunMeta:
         """A new run holding copies of rounds 0..at_round; readable without its parent."""
         meta = self.read_meta(run_id)
         done = len(self.round_numbers(run_id)) - 1
@@ -354,12 +360,18 @@ class SaveStore:
         records = [self.read_round(run_id, n) for n in range(at_round + 1)]
         new_id = check_run_id(new_id) if new_id else self.new_run_id(meta.scenario.id or "run")
         fork = Lineage(run_id=run_id, round=at_round)
-        child = meta.model_copy(update={
-            "run_id": new_id, "name": name or f"{meta.name or run_id} @ {at_round}",
-            "created": now_iso(), "parent": fork, "ancestry": [*meta.ancestry, fork],
-            "pending": Pending(), "pending_round": 0,
-            "snapshots": [s for s in meta.snapshots if s.round <= at_round],
-        })
+        child = meta.model_copy(
+            update={
+                "run_id": new_id,
+                "name": name or f"{meta.name or run_id} @ {at_round}",
+                "created": now_iso(),
+                "parent": fork,
+                "ancestry": [*meta.ancestry, fork],
+                "pending": Pending(),
+                "pending_round": 0,
+                "snapshots": [s for s in meta.snapshots if s.round <= at_round],
+            }
+        )
         self._materialize(child, records)
         return child
 

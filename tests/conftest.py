@@ -16,13 +16,25 @@ MINI = {
     "rounds": 5,
     "memory_size": 3,
     "agents": [
-        {"name": "Ann", "role": "chair", "archetype": "dominant",
-         "talking_points": ["we vote tonight", "the budget is fixed"]},
-        {"name": "Bob", "role": "treasurer", "archetype": "reserved",
-         "private_info": ["the account is overdrawn"],
-         "talking_points": ["the numbers are worse than they look"]},
-        {"name": "Cy", "role": "member", "archetype": "agreeable",
-         "talking_points": ["we should hear everyone", "the roof cannot wait"]},
+        {
+            "name": "Ann",
+            "role": "chair",
+            "archetype": "dominant",
+            "talking_points": ["we vote tonight", "the budget is fixed"],
+        },
+        {
+            "name": "Bob",
+            "role": "treasurer",
+            "archetype": "reserved",
+            "private_info": ["the account is overdrawn"],
+            "talking_points": ["the numbers are worse than they look"],
+        },
+        {
+            "name": "Cy",
+            "role": "member",
+            "archetype": "agreeable",
+            "talking_points": ["we should hear everyone", "the roof cannot wait"],
+        },
     ],
     "relations": [
         {"from": "Ann", "to": "Bob", "fav": -0.3},

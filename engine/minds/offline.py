@@ -97,7 +97,10 @@ class OfflineMind:
             return Decision(urgency=urgency, mode=Mode.SILENT, intent="stay quiet and watch")
         stance, target, mode = self._choose(ctx, rng, last, attackers)
         return Decision(
-            urgency=urgency, mode=mode, target=target, stance=stance,
+            urgency=urgency,
+            mode=mode,
+            target=target,
+            stance=stance,
             intent=_intent(stance, target, mode),
         )
 
@@ -115,8 +118,10 @@ class OfflineMind:
             hostile = max(0.0, FOE_AT + 0.15 - rel.fav) * 4.0
             if other in attackers:
                 hostile += 2.0
-            if any(rels.get(victim) and rels[victim].fav >= FRIEND_AT and who == other
-                   for victim, who in hit.items()):
+            if any(
+                rels.get(victim) and rels[victim].fav >= FRIEND_AT and who == other
+                for victim, who in hit.items()
+            ):
                 hostile += 1.5
             if hostile > 0:
                 mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC
@@ -150,8 +155,11 @@ class OfflineMind:
             template = TEMPLATES[ctx.persona.archetype][decision.stance]
             text = template.format(t=target, p=point, P=point[:1].upper() + point[1:])
         jab = next(
-            (a.speaker for a in reversed(ctx.heard)
-             if a.target == ctx.name and a.stance == "oppose" and a.speaker != decision.target),
+            (
+                a.speaker
+                for a in reversed(ctx.heard)
+                if a.target == ctx.name and a.stance == "oppose" and a.speaker != decision.target
+            ),
             None,
         )
         if jab and decision.mode is Mode.PUBLIC:
@@ -214,8 +222,14 @@ class OfflineMind:
                         notes.append((9, f"{other}, my ally, turned on me"))
                 else:
                     delta += 0.08 if a.mode is Mode.PRIVATE else 0.02
-                    notes.append((4 if a.mode is Mode.PRIVATE else 2, f"{other} confided in me"
-                                  if a.mode is Mode.PRIVATE else f"{other} spoke to me"))
+                    notes.append(
+                        (
+                            4 if a.mode is Mode.PRIVATE else 2,
+                            f"{other} confided in me"
+                            if a.mode is Mode.PRIVATE
+                            else f"{other} spoke to me",
+                        )
+                    )
             elif a.target in rels:
                 friend = rels[a.target].fav
                 if a.stance == "oppose" and friend >= FRIEND_AT:
@@ -235,7 +249,9 @@ class OfflineMind:
                 notes.append((1, f"{other} addressed the group"))
         importance, summary = max(notes, default=(1, f"{other} was present"))
         return RelationJudgement(
-            delta=round(delta, 4), status=override, importance=importance,
+            delta=round(delta, 4),
+            status=override,
+            importance=importance,
             summary=f"Round {ctx.round}: {summary}.",
         )
 
@@ -258,19 +274,33 @@ class OfflineMind:
                 if a.stance == "oppose":
                     bump(sense_of_superiority=0.3)
             elif a.target == me and a.stance == "oppose":
-                bump(psychological_safety=-0.6, emotional_safety=-0.5, sense_of_respect=-0.6,
-                     self_worth=-0.4, group_acceptance=-0.3, psychological_resilience=-0.2)
+                bump(
+                    psychological_safety=-0.6,
+                    emotional_safety=-0.5,
+                    sense_of_respect=-0.6,
+                    self_worth=-0.4,
+                    group_acceptance=-0.3,
+                    psychological_resilience=-0.2,
+                )
             elif a.target == me and a.stance == "support":
-                bump(group_acceptance=0.5, support_system=0.5, sense_of_respect=0.3,
-                     self_worth=0.3, psychological_resilience=0.1)
+                bump(
+                    group_acceptance=0.5,
+                    support_system=0.5,
+                    sense_of_respect=0.3,
+                    self_worth=0.3,
+                    psychological_resilience=0.1,
+                )
             elif a.target == me:
                 bump(support_system=0.3 if a.mode is Mode.PRIVATE else 0.1)
             elif a.stance == "oppose":
                 bump(emotional_safety=-0.1)
         if not spoke:
             bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
-        bump(emotional_wellbeing=3.0 * emotion_delta, emotional_stability=-2.0 * abs(emotion_delta),
-             sense_of_meaning=1.0 * emotion_delta)
+        bump(
+            emotional_wellbeing=3.0 * emotion_delta,
+            emotional_stability=-2.0 * abs(emotion_delta),
+            sense_of_meaning=1.0 * emotion_delta,
+        )
         resilience = ctx.state.needs["psychological_resilience"].current / 10.0
         for need, value in ctx.state.needs.items():
             deltas[need] += 0.05 * resilience * (value.expected - value.current)
@@ -283,8 +313,11 @@ def _intent(stance: Stance, target: str, mode: Mode) -> str:
     if mode is Mode.PRIVATE and stance == "neutral":
         return f"confide in {target} privately"
     how = "publicly" if mode is Mode.PUBLIC else "privately"
-    return {"support": f"back {target} {how}", "oppose": f"challenge {target} {how}",
-            "neutral": f"speak with {target} {how}"}[stance]
+    return {
+        "support": f"back {target} {how}",
+        "oppose": f"challenge {target} {how}",
+        "neutral": f"speak with {target} {how}",
+    }[stance]
 
 
 def _verb(stance: Stance) -> str:
@@ -293,8 +326,9 @@ def _verb(stance: Stance) -> str:
 
 def _said(ctx: AgentContext) -> str:
     """Everything the agent itself said earlier, to avoid repeating a point."""
-    return " ".join(a.utterance for past in ctx.history for a in past.actions
-                    if a.speaker == ctx.name).lower()
+    return " ".join(
+        a.utterance for past in ctx.history for a in past.actions if a.speaker == ctx.name
+    ).lower()
 
 
 def _pick(rng: random.Random, points: list[str], said: str) -> str | None:
