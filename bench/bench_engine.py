@@ -1,0 +1,421 @@
+"""Engine performance bench: round time, autosave time, autosave growth, CLI start-up.
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_engine.py            # full run
+    .venv/bin/python bench/bench_engine.py --quick    # fewer rounds, faster
+    .venv/bin/python bench/bench_engine.py --profile  # plus cProfile hot spots
+
+Every figure is measured with ``time.perf_counter`` in this one process (the CLI
+start-up in child processes). The bench never fails on a missed target: it prints
+figures and their ratio to the target (ratio > 1 means slower than the target).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import importlib.util
+import json
+import pstats
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from engine.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
+from engine.simulation import Simulation  # noqa: E402
+from engine.state import RoundRecord  # noqa: E402
+from engine.store import SaveStore  # noqa: E402
+
+ROUND_TARGET_S = 0.2  # offline round at 100 agents
+AUTOSAVE_TARGET_S = 0.050  # append_round at 30 agents
+HELP_TARGET_S = 0.3  # `socialsim --help` wall time
+SIZES = (5, 30, 100)
+ARCHETYPES = (
+    Archetype.BALANCED,
+    Archetype.DOMINANT,
+    Archetype.ANALYTICAL,
+    Archetype.AGREEABLE,
+    Archetype.RESERVED,
+)
+POINTS = (
+    "the budget cannot stretch to cover everyone this year",
+    "we promised the families a decision before the end of the month",
+    "the safety report was never shared with the whole group",
+    "nobody asked the people who actually do the work",
+    "the last compromise fell apart within a week",
+    "we have the data, we just refuse to read it",
+    "trust has to be earned back, not demanded",
+    "the deadline was set by people who will not be here to live with it",
+    "a smaller first step would let us test the idea safely",
+    "our reputation depends on getting this right the first time",
+)
+SECRETS = (
+    "I already told the board I would vote yes.",
+    "I have been offered a job by the other side.",
+    "I made the mistake that started all this.",
+)
+
+console = Console()
+
+
+# -- scenario generation -------------------------------------------------------------------
+
+
+def make_scenario(n_agents: int, rounds: int, seed: int = 7) -> Scenario:
+    """A generated scenario: A001.., cycling archetypes, two factions, scripted events."""
+    rng = random.Random(seed * 1000 + n_agents)
+    names = [f"A{k:03d}" for k in range(1, n_agents + 1)]
+    agents = []
+    for k, name in enumerate(names):
+        agent: dict = {
+            "name": name,
+            "role": f"member {k + 1}",
+            "archetype": ARCHETYPES[k % len(ARCHETYPES)].value,
+            "goal": f"Make sure faction {'red' if k % 2 == 0 else 'blue'} is heard.",
+            "emotion": round(rng.uniform(0.25, 0.75), 2),
+            "talking_points": rng.sample(POINTS, rng.randint(3, 6)),
+        }
+        if k % 4 == 0:
+            agent["private_info"] = [rng.choice(SECRETS)]
+        agents.append(agent)
+    relations = [
+        {"from": a, "to": b, "fav": round(rng.uniform(-0.8, 0.8), 2)}
+        for a in names
+        for b in names
+        if a != b and rng.random() < 0.3
+    ]
+    factions = {"red": names[0::2], "blue": names[1::2]}
+    events = []
+    for r in range(1, rounds + 1, 3):
+        if r % 2 == 1:
+            who = rng.choice(names)
+            events.append({"round": r, "text": f"News arrives that {who} spoke to the press."})
+        else:
+            few = rng.sample(names, min(3, n_agents))
+            events.append(
+                {"round": r, "text": "A leaked memo reaches a few members.", "private_to": few}
+            )
+    data = {
+        "id": f"bench-{n_agents}",
+        "title": f"Generated bench scenario, {n_agents} agents",
+        "conflict": 3,
+        "rounds": rounds,
+        "memory_size": 5,
+        "agents": agents,
+        "relations": relations,
+        "factions": factions,
+        "events": events,
+    }
+    return parse_scenario(data, f"<generated {n_agents}>")
+
+
+# -- measurement ---------------------------------------------------------------------------
+
+
+@dataclass
+class SizeRun:
+    agents: int
+    step_s: list[float]
+    save_s: list[float]
+    save_bytes: list[int]
+    last: RoundRecord
+
+
+def record_bytes(record: RoundRecord) -> int:
+    return len(json.dumps(record.model_dump(mode="json"), separators=(",", ":")))
+
+
+def timed_save(store: SaveStore, run_id: str, record: RoundRecord) -> float:
+    t0 = time.perf_counter()
+    store.append_round(run_id, record)
+    return time.perf_counter() - t0
+
+
+async def run_size(n_agents: int, rounds: int, saves: Path, seed: int = 1) -> SizeRun:
+    """Step an unsaved simulation; time each step and, separately, append_round on its record."""
+    scenario = make_scenario(n_agents, rounds)
+    sim = Simulation.new(scenario, seed=seed, run_id=f"bench-{n_agents}-{rounds}")
+    store = SaveStore(saves)
+    store.create(sim.meta, sim.records[0])
+    steps, saves_s, sizes = [], [], []
+    record = sim.records[0]
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        record = await sim.step()
+        steps.append(time.perf_counter() - t0)
+        saves_s.append(timed_save(store, sim.run_id, record))
+        sizes.append(record_bytes(record))
+    return SizeRun(n_agents, steps, saves_s, sizes, record)
+
+
+def help_command() -> tuple[list[str] | None, str]:
+    """How to run `socialsim --help`, or None and the reason to skip."""
+    spec = importlib.util.find_spec("tui")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    has_cli = any(
+        (Path(p) / "cli.py").is_file() or (Path(p) / "cli" / "__init__.py").is_file()
+        for p in locations
+    )
+    if not has_cli:
+        return None, "skipped: tui.cli does not exist yet"
+    script = Path(sys.executable).parent / "socialsim"
+    if script.is_file():
+        return [str(script), "--help"], f"{script.relative_to(ROOT, walk_up=True)} --help"
+    return [sys.executable, "-m", "tui.cli", "--help"], "python -m tui.cli --help"
+
+
+def time_help(runs: int) -> tuple[list[float], str, str | None]:
+    cmd, label = help_command()
+    if cmd is None:
+        return [], label, None
+    times, problem = [], None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=False)
+        times.append(time.perf_counter() - t0)
+        if done.returncode != 0 and problem is None:
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["(no output)"]
+            problem = f"exit code {done.returncode}: {tail[0]}"
+    return times, label, problem
+
+
+# -- formatting ----------------------------------------------------------------------------
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms"
+
+
+def verdict(value: float, target: float) -> str:
+    ratio = value / target
+    mark = "[green]meets[/green]" if ratio <= 1.0 else "[red]MISSES[/red]"
+    return f"{ratio:.2f}x of {ms(target)} ({mark})"
+
+
+def table(title: str, columns: Sequence[str]) -> Table:
+    t = Table(title=title, title_justify="left", title_style="bold")
+    for k, col in enumerate(columns):
+        t.add_column(col, justify="left" if k == 0 else "right")
+    return t
+
+
+# -- profiling -----------------------------------------------------------------------------
+
+
+def top_functions(profiler: cProfile.Profile, limit: int) -> list[tuple[str, int, float, float]]:
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (path, line, func), (_cc, ncalls, tottime, cumtime, _callers) in stats.stats.items():
+        where = func if path == "~" else f"{_short(path)}:{line}({func})"
+        rows.append((where, ncalls, tottime, cumtime))
+    rows.sort(key=lambda r: r[3], reverse=True)
+    return rows[:limit]
+
+
+def _short(path: str) -> str:
+    p = Path(path)
+    try:
+        return str(p.relative_to(ROOT))
+    except ValueError:
+        parts = p.parts
+        if "site-packages" in parts:
+            return "/".join(parts[parts.index("site-packages") + 1 :])
+        return "/".join(parts[-2:])
+
+
+def profile_table(title: str, profiler: cProfile.Profile, limit: int = 10) -> Table:
+    t = table(title, ["function", "calls", "tottime", "cumtime"])
+    for where, ncalls, tottime, cumtime in top_functions(profiler, limit):
+        t.add_row(where, str(ncalls), ms(tottime), ms(cumtime))
+    return t
+
+
+def profile_round(n_agents: int, warmup: int) -> cProfile.Profile:
+    """cProfile one round after ``warmup`` rounds (so history and memories exist)."""
+    sim = Simulation.new(make_scenario(n_agents, warmup + 1), seed=1, run_id="profile")
+    loop = asyncio.new_event_loop()
+    try:
+        for _ in range(warmup):
+            loop.run_until_complete(sim.step())
+        profiler = cProfile.Profile()
+        profiler.enable()
+        loop.run_until_complete(sim.step())
+        profiler.disable()
+    finally:
+        loop.close()
+    return profiler
+
+
+def autosave_breakdown(record: RoundRecord, saves: Path, repeat: int) -> list[tuple[str, float]]:
+    """Median cost of each stage of append_round for one record."""
+    from engine.store import atomic_write_text
+
+    def med(fn: Callable[[], object]) -> float:
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+        return statistics.median(times)
+
+    doc = record.model_dump(mode="json")
+    text = json.dumps({"round": {"1": doc}}, ensure_ascii=False, separators=(",", ":"))
+    target = saves / "breakdown" / "probe.json"
+    target.parent.mkdir(parents=True, exist_ok=True)
+
+    def plain_write() -> None:
+        target.write_text(text, encoding="utf-8")
+
+    return [
+        ("record.model_dump(mode='json')", med(lambda: record.model_dump(mode="json"))),
+        ("json.dumps(doc)", med(lambda: json.dumps({"round": {"1": doc}}, separators=(",", ":")))),
+        ("atomic_write_text (mkstemp+write+fsync+replace)", med(lambda: atomic_write_text(target, text))),  # noqa: E501
+        ("plain write_text (no fsync, for comparison)", med(plain_write)),
+    ]
+
+
+# -- main ----------------------------------------------------------------------------------
+
+
+async def bench(args: argparse.Namespace, saves: Path) -> None:
+    rounds = args.rounds or (4 if args.quick else 10)
+    growth_rounds = args.growth_rounds or (30 if args.quick else 100)
+    console.print(
+        f"[bold]socialsim engine bench[/bold]  python {sys.version.split()[0]}, "
+        f"{'quick' if args.quick else 'full'} run, saves in {saves}"
+    )
+
+    runs: dict[int, SizeRun] = {}
+    for n in SIZES:
+        runs[n] = await run_size(n, rounds, saves)
+
+    # 1. round time
+    t1 = table(
+        f"1. Offline round time (await sim.step(), unsaved; {rounds} rounds per size)",
+        ["agents", "median", "max", "first round", "vs target (100 agents, median)"],
+    )
+    for n, run in runs.items():
+        med = statistics.median(run.step_s)
+        target = verdict(med, ROUND_TARGET_S) if n == 100 else ""
+        t1.add_row(str(n), ms(med), ms(max(run.step_s)), ms(run.step_s[0]), target)
+    console.print(t1)
+    worst = max(runs[100].step_s)
+    console.print(f"   100 agents, max round: {verdict(worst, ROUND_TARGET_S)}\n")
+
+    # 2. autosave time
+    t2 = table(
+        f"2. Autosave per round (SaveStore.append_round; {rounds} rounds per size)",
+        ["agents", "median", "max", "record size (median)", "vs target (30 agents, median)"],
+    )
+    for n, run in runs.items():
+        med = statistics.median(run.save_s)
+        target = verdict(med, AUTOSAVE_TARGET_S) if n == 30 else ""
+        size = f"{statistics.median(run.save_bytes) / 1024:.0f} KiB"
+        t2.add_row(str(n), ms(med), ms(max(run.save_s)), size, target)
+    console.print(t2)
+    console.print()
+
+    # 3. autosave growth
+    growth = await run_size(30, growth_rounds, saves, seed=2)
+    first, last = slice(0, 10), slice(growth_rounds - 10, growth_rounds)
+    early, late = statistics.median(growth.save_s[first]), statistics.median(growth.save_s[last])
+    early_kb = statistics.median(growth.save_bytes[first]) / 1024
+    late_kb = statistics.median(growth.save_bytes[last]) / 1024
+    step_early = statistics.median(growth.step_s[first])
+    step_late = statistics.median(growth.step_s[last])
+    t3 = table(
+        f"3. Autosave growth at 30 agents over {growth_rounds} rounds (target ratio ~1)",
+        ["rounds", "append_round (median)", "record size (median)", "step (median)"],
+    )
+    t3.add_row("1-10", ms(early), f"{early_kb:.0f} KiB", ms(step_early))
+    t3.add_row(
+        f"{growth_rounds - 9}-{growth_rounds}", ms(late), f"{late_kb:.0f} KiB", ms(step_late)
+    )
+    t3.add_row(
+        "ratio late/early",
+        f"{late / early:.2f}x",
+        f"{late_kb / early_kb:.2f}x",
+        f"{step_late / step_early:.2f}x",
+    )
+    console.print(t3)
+    console.print()
+
+    # 4. CLI start-up
+    help_runs = 3 if args.quick else 5
+    times, label, problem = time_help(help_runs)
+    t4 = table("4. `socialsim --help` wall time", ["command", "runs", "median", "max", "vs target"])
+    if times:
+        med = statistics.median(times)
+        t4.add_row(label, str(len(times)), ms(med), ms(max(times)), verdict(med, HELP_TARGET_S))
+    else:
+        t4.add_row(label, "0", "-", "-", "-")
+    console.print(t4)
+    if problem:
+        console.print(f"   [yellow]note:[/yellow] the command failed ({problem})")
+    console.print()
+
+    # 5. profile
+    if args.profile:
+        warmup = 3 if args.quick else 5
+        prof = profile_round(100, warmup)
+        console.print(
+            profile_table(
+                f"5. cProfile: top 10 by cumulative time, one 100-agent round (after {warmup})",
+                prof,
+            )
+        )
+        console.print(tottime_table(prof))
+        record = growth.last
+        t5 = table(
+            "   append_round breakdown, one 30-agent record (median of repeats)",
+            ["stage", "time"],
+        )
+        for stage, secs in autosave_breakdown(record, saves, 5 if args.quick else 15):
+            t5.add_row(stage, ms(secs))
+        console.print(t5)
+
+
+def tottime_table(profiler: cProfile.Profile) -> Table:
+    stats = pstats.Stats(profiler)
+    rows = []
+    for (path, line, func), (_cc, ncalls, tottime, cumtime, _callers) in stats.stats.items():
+        where = func if path == "~" else f"{_short(path)}:{line}({func})"
+        rows.append((where, ncalls, tottime, cumtime))
+    rows.sort(key=lambda r: r[2], reverse=True)
+    t = table("   same round: top 10 by own time (tottime)", ["function", "calls", "tottime"])
+    for where, ncalls, tottime, _ in rows[:10]:
+        t.add_row(where, str(ncalls), ms(tottime))
+    return t
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer rounds, faster")
+    parser.add_argument("--profile", action="store_true", help="print cProfile hot spots")
+    parser.add_argument("--rounds", type=int, default=0, help="timed rounds per size")
+    parser.add_argument("--growth-rounds", type=int, default=0, help="rounds for table 3 (>=20)")
+    parser.add_argument("--tmp-dir", type=Path, default=None, help="parent of the temp saves dir")
+    args = parser.parse_args(argv)
+    if args.growth_rounds and args.growth_rounds < 20:
+        parser.error("--growth-rounds must be at least 20")
+    with tempfile.TemporaryDirectory(prefix="socialsim-bench-", dir=args.tmp_dir) as tmp:
+        asyncio.run(bench(args, Path(tmp)))
+
+
+if __name__ == "__main__":
+    main()

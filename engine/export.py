@@ -1,0 +1,107 @@
+"""Tidy (long-format) CSV export of a saved run, one row per observation."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .errors import SaveError
+from .metrics import compute_metrics
+from .needs import CATEGORY_OF
+from .state import RoundRecord
+from .store import RunMeta, atomic_write_text
+
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "transcript": (
+        "run_id", "round", "order", "speaker", "mode", "target", "stance", "urgency",
+        "intent", "utterance", "forced",
+    ),
+    "events": ("run_id", "round", "source", "private_to", "text"),
+    "emotions": ("run_id", "round", "agent", "emotion", "delta"),
+    "relations": (
+        "run_id", "round", "source", "target", "fav", "status", "delta", "override",
+        "importance", "summary",
+    ),
+    "needs": ("run_id", "round", "agent", "category", "need", "current", "expected", "gap"),
+    "metrics": ("run_id", "round", "metric", "value"),
+}
+
+
+def _transcript(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
+    for r in records:
+        for a in sorted(r.actions, key=lambda a: (a.order is None, a.order or 0)):
+            yield (run_id, r.round, a.order if a.order is not None else "", a.speaker,
+                   a.mode.value, a.target or "", a.stance, a.urgency, a.intent, a.utterance,
+                   int(a.forced))
+
+
+def _events(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
+    for r in records:
+        for e in r.events:
+            yield run_id, r.round, e.source, ";".join(e.private_to or []), e.text
+
+
+def _emotions(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
+    for r in records:
+        deltas = {c.agent: c.delta for c in r.emotion_changes}
+        for name, agent in r.state.agents.items():
+            yield run_id, r.round, name, agent.emotion, deltas.get(name, 0.0)
+
+
+def _relations(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
+    for r in records:
+        changes = {(c.source, c.target): c for c in r.relation_changes}
+        for source, agent in r.state.agents.items():
+            for target, rel in agent.relations.items():
+                c = changes.get((source, target))
+                yield (run_id, r.round, source, target, rel.fav, rel.status.value,
+                       c.delta if c else 0.0, c.override.value if c and c.override else "",
+                       c.importance if c else "", c.summary if c else "")
+
+
+def _needs(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
+    for r in records:
+        for name, agent in r.state.agents.items():
+            for need, v in agent.needs.items():
+                yield (run_id, r.round, name, CATEGORY_OF.get(need, ""), need, v.current,
+                       v.expected, max(0.0, v.expected - v.current))
+
+
+def _metrics(meta: RunMeta, records: Sequence[RoundRecord]) -> Iterable[tuple]:
+    states = [r.state for r in records]
+    for k, r in enumerate(records):
+        row = compute_metrics(meta.scenario, states[: k + 1]).as_row()
+        for metric, value in row.items():
+            yield meta.run_id, r.round, metric, "" if value is None else value
+
+
+def export_run(meta: RunMeta, records: Sequence[RoundRecord], out: Path) -> list[Path]:
+    """Write the six CSVs of a run into ``out``; returns the paths written."""
+    run_id = meta.run_id
+    tables = {
+        "transcript": _transcript(run_id, records),
+        "events": _events(run_id, records),
+        "emotions": _emotions(run_id, records),
+        "relations": _relations(run_id, records),
+        "needs": _needs(run_id, records),
+        "metrics": _metrics(meta, records),
+    }
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
+    written = []
+    for name, rows in tables.items():
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\n")
+        writer.writerow(COLUMNS[name])
+        writer.writerows(rows)
+        path = out / f"{name}.csv"
+        try:
+            atomic_write_text(path, buffer.getvalue())
+        except OSError as err:
+            raise SaveError(f"{path}: cannot write ({err.strerror})") from None
+        written.append(path)
+    return written

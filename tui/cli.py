@@ -1,0 +1,266 @@
+"""The ``socialsim`` command line (typer). Engine imports stay inside commands so
+``socialsim --help`` starts fast."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from engine import SaveStore
+
+app = typer.Typer(
+    name="socialsim",
+    help="Run and inspect LLM multi-agent social simulations.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+SavesOpt = Annotated[
+    Path | None,
+    typer.Option("--saves", help="Saves folder [default: $SOCIALSIM_SAVES or ./saves]."),
+]
+RunArg = Annotated[str, typer.Argument(help="Run id (see `socialsim list`).")]
+
+
+def fail(message: str) -> NoReturn:
+    """One clear line on stderr, exit code 2."""
+    typer.echo(f"socialsim: error: {message}", err=True)
+    raise typer.Exit(2)
+
+
+def _store(saves: Path | None) -> SaveStore:
+    from engine import SaveStore
+
+    return SaveStore(saves)
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False)
+
+
+def main() -> None:
+    """Console-script entry point: engine errors become one line and exit code 2."""
+    from engine.errors import SocialsimError
+
+    try:
+        app()
+    except SocialsimError as err:
+        typer.echo(f"socialsim: error: {err}", err=True)
+        sys.exit(2)
+    except KeyboardInterrupt:
+        typer.echo("socialsim: interrupted; every finished round is saved", err=True)
+        sys.exit(130)
+
+
+async def _play(sim, rounds: int | None, quiet: bool) -> None:
+    from engine.events import RoundEnded
+
+    from .report import round_summary
+
+    console = _console()
+
+    def show(event) -> None:
+        if isinstance(event, RoundEnded) and not quiet:
+            console.print(round_summary(event.record, sim.total_rounds, sim.metrics()))
+            console.print()
+
+    sim.subscribe(show)
+    await sim.run(rounds)
+
+
+def _finish(sim) -> None:
+    from .report import metrics_line, model_label
+
+    console = _console()
+    console.print(
+        f"[bold]{sim.run_id}[/]: round {sim.round}/{sim.total_rounds} saved "
+        f"in {sim.store.run_dir(sim.run_id)} ({model_label(sim.meta.model)})"
+    )
+    console.print(metrics_line(sim.metrics()))
+
+
+@app.command()
+def run(
+    scenario: Annotated[str, typer.Argument(help="Library id (see `scenarios`) or a .toml path.")],
+    rounds: Annotated[int | None, typer.Option(min=1, help="Rounds to play [default: the scenario's].")] = None,
+    seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
+    model: Annotated[str, typer.Option(help="Mind: 'offline' is the rule-based model.")] = "offline",
+    name: Annotated[str, typer.Option(help="A label for the run.")] = "",
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Id for the new run.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only print the final line.")] = False,
+    saves: SavesOpt = None,
+) -> None:
+    """Start a new run of SCENARIO and play it, saving after every round."""
+    from engine import Simulation, make_mind, resolve_scenario
+    from engine.store import check_run_id
+
+    spec = resolve_scenario(scenario)
+    mind = make_mind(model, seed)
+    if run_id is not None:
+        check_run_id(run_id)
+    store = _store(saves)
+    with Simulation.new(spec, seed=seed, model=model, mind=mind, store=store, run_id=run_id,
+                        name=name, rounds=rounds, scenario_ref=scenario) as sim:
+        if not quiet:
+            _console().print(f"[bold]{spec.title}[/] — {mind.label}, seed {seed}, run {sim.run_id}\n")
+        asyncio.run(_play(sim, None, quiet))
+        _finish(sim)
+
+
+@app.command()
+def resume(
+    run_id: RunArg,
+    rounds: Annotated[int | None, typer.Option(min=1, help="Rounds to play (may extend the run).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    saves: SavesOpt = None,
+) -> None:
+    """Continue a saved run from its last finished round."""
+    from engine import Simulation
+
+    with Simulation.resume(run_id, _store(saves)) as sim:
+        if rounds is not None and sim.round + rounds > sim.total_rounds:
+            sim.extend(rounds)
+        if sim.finished:
+            fail(f"run {run_id!r} already finished ({sim.round}/{sim.total_rounds}); "
+                 "pass --rounds N to extend it")
+        asyncio.run(_play(sim, rounds, quiet))
+        _finish(sim)
+
+
+@app.command()
+def branch(
+    run_id: RunArg,
+    at: Annotated[int, typer.Option("--at", help="Fork after this round (0 = the start).")],
+    name: Annotated[str, typer.Option(help="A label for the branch.")] = "",
+    new_id: Annotated[str | None, typer.Option("--run-id", help="Id for the branch.")] = None,
+    saves: SavesOpt = None,
+) -> None:
+    """Create a new run that copies RUN up to round --at and records its parent."""
+    child = _store(saves).branch(run_id, at, new_id=new_id, name=name)
+    typer.echo(f"{child.run_id}: branched from {run_id} at round {at}")
+
+
+@app.command("list")
+def list_runs(saves: SavesOpt = None) -> None:
+    """List saved runs with their lineage (broken saves are shown with the reason)."""
+    from .report import runs_table
+
+    store = _store(saves)
+    rows = store.list_runs()
+    if not rows:
+        typer.echo(f"no runs in {store.root}")
+        return
+    _console().print(runs_table(rows))
+
+
+@app.command()
+def show(
+    run_id: RunArg,
+    round_no: Annotated[int | None, typer.Option("--round", help="Show this round's state.")] = None,
+    saves: SavesOpt = None,
+) -> None:
+    """Show a run: lineage, agents, favorability matrix and metrics."""
+    from engine import compute_metrics
+
+    from .report import round_summary, run_overview
+
+    store = _store(saves)
+    meta = store.read_meta(run_id)
+    records = store.read_rounds(run_id)
+    if round_no is not None:
+        if not 0 <= round_no < len(records):
+            fail(f"--round {round_no}: run {run_id!r} has rounds 0..{len(records) - 1}")
+        records = records[: round_no + 1]
+    metrics = compute_metrics(meta.scenario, [r.state for r in records])
+    console = _console()
+    if records[-1].round > 0:
+        console.print(round_summary(records[-1], meta.total_rounds, metrics))
+        console.print()
+    console.print(run_overview(meta, records, metrics))
+
+
+@app.command()
+def export(
+    run_id: RunArg,
+    out: Annotated[Path, typer.Option("--out", help="Folder for the CSV files.")],
+    saves: SavesOpt = None,
+) -> None:
+    """Export a run as tidy CSVs: transcript, events, emotions, relations, needs, metrics."""
+    from engine.export import export_run
+
+    store = _store(saves)
+    meta = store.read_meta(run_id)
+    paths = export_run(meta, store.read_rounds(run_id), out)
+    for path in paths:
+        typer.echo(str(path))
+
+
+@app.command()
+def delete(
+    run_id: RunArg,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    saves: SavesOpt = None,
+) -> None:
+    """Delete a saved run (its branches keep their own copies)."""
+    store = _store(saves)
+    store.read_meta(run_id)
+    if not yes and not typer.confirm(f"Delete run {run_id}?"):
+        raise typer.Exit(1)
+    store.delete(run_id)
+    typer.echo(f"deleted {run_id}")
+
+
+@app.command()
+def scenarios() -> None:
+    """List the bundled scenario library."""
+    from rich.table import Table
+
+    from engine import library_ids, load_library
+
+    table = Table(box=None, pad_edge=False)
+    for col in ("id", "title", "agents", "rounds", "conflict"):
+        table.add_column(col)
+    for sid in library_ids():
+        s = load_library(sid)
+        table.add_row(sid, s.title, str(len(s.agents)), str(s.rounds), "●" * s.conflict)
+    _console().print(table)
+
+
+@app.command()
+def validate(file: Annotated[Path, typer.Argument(help="A scenario .toml file.")]) -> None:
+    """Check a scenario file; prints one line naming the problem, or a summary."""
+    from engine import load_scenario_file
+
+    s = load_scenario_file(file)
+    typer.echo(f"{file}: ok — {s.title!r}, {len(s.agents)} agents, {s.rounds} rounds, "
+               f"{len(s.events)} events, {len(s.relations)} relations")
+
+
+@app.command()
+def schema(
+    out: Annotated[Path | None, typer.Option("--out", help="Write to a file instead of stdout.")] = None,
+) -> None:
+    """Print the JSON Schema of the scenario format."""
+    import json
+
+    from engine import scenario_json_schema
+
+    text = json.dumps(scenario_json_schema(), indent=2)
+    if out is None:
+        typer.echo(text)
+    else:
+        out.write_text(text + "\n", encoding="utf-8")
+        typer.echo(str(out))
+
+
+if __name__ == "__main__":
+    main()
