@@ -1,37 +1,52 @@
 """The socialsim simulation engine: pure Python, no UI imports.
 
-Public API::
+Public API (names load lazily, so ``import engine.errors`` stays cheap)::
 
     from engine import Simulation, SaveStore, resolve_scenario
     sim = Simulation.new(resolve_scenario("tavern"), seed=1, store=SaveStore("saves"))
     await sim.step()
 """
 
-from .errors import (
-    InterventionError,
-    RunFinishedError,
-    RunLockedError,
-    SaveError,
-    ScenarioError,
-    SocialsimError,
-)
-from .events import SimEvent
-from .metrics import Metrics, compute_metrics
-from .minds import Mind, OfflineMind, make_mind
-from .scenario import (
-    Archetype,
-    Scenario,
-    Status,
-    library_ids,
-    load_library,
-    load_scenario_file,
-    resolve_scenario,
-    scenario_json_schema,
-)
-from .simulation import Simulation
-from .state import ALL, Action, ForcedAction, Mode, RoundRecord, ScenarioEvent, WorldState
-from .store import FORMAT_VERSION, RunListing, RunMeta, SaveStore, default_saves_dir
+from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS = {
+    "errors": (
+        "InterventionError",
+        "RunFinishedError",
+        "RunLockedError",
+        "SaveError",
+        "ScenarioError",
+        "SocialsimError",
+    ),
+    "events": ("SimEvent",),
+    "metrics": ("Metrics", "compute_metrics"),
+    "minds": ("Mind", "OfflineMind", "make_mind"),
+    "scenario": (
+        "Archetype",
+        "Scenario",
+        "Status",
+        "library_ids",
+        "load_library",
+        "load_scenario_file",
+        "resolve_scenario",
+        "scenario_json_schema",
+    ),
+    "simulation": ("Simulation",),
+    "state": (
+        "ALL",
+        "Action",
+        "ForcedAction",
+        "Mode",
+        "RoundRecord",
+        "ScenarioEvent",
+        "WorldState",
+    ),
+    "store": ("FORMAT_VERSION", "RunListing", "RunMeta", "SaveStore", "default_saves_dir"),
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = [
     "ALL",
     "FORMAT_VERSION",
@@ -67,3 +82,39 @@ __all__ = [
     "resolve_scenario",
     "scenario_json_schema",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+if TYPE_CHECKING:
+    from .errors import (
+        InterventionError,
+        RunFinishedError,
+        RunLockedError,
+        SaveError,
+        ScenarioError,
+        SocialsimError,
+    )
+    from .events import SimEvent
+    from .metrics import Metrics, compute_metrics
+    from .minds import Mind, OfflineMind, make_mind
+    from .scenario import (
+        Archetype,
+        Scenario,
+        Status,
+        library_ids,
+        load_library,
+        load_scenario_file,
+        resolve_scenario,
+        scenario_json_schema,
+    )
+    from .simulation import Simulation
+    from .state import ALL, Action, ForcedAction, Mode, RoundRecord, ScenarioEvent, WorldState
+    from .store import FORMAT_VERSION, RunListing, RunMeta, SaveStore, default_saves_dir

@@ -15,14 +15,31 @@ from .store import RunMeta, atomic_write_text
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "transcript": (
-        "run_id", "round", "order", "speaker", "mode", "target", "stance", "urgency",
-        "intent", "utterance", "forced",
+        "run_id",
+        "round",
+        "order",
+        "speaker",
+        "mode",
+        "target",
+        "stance",
+        "urgency",
+        "intent",
+        "utterance",
+        "forced",
     ),
     "events": ("run_id", "round", "source", "private_to", "text"),
     "emotions": ("run_id", "round", "agent", "emotion", "delta"),
     "relations": (
-        "run_id", "round", "source", "target", "fav", "status", "delta", "override",
-        "importance", "summary",
+        "run_id",
+        "round",
+        "source",
+        "target",
+        "fav",
+        "status",
+        "delta",
+        "override",
+        "importance",
+        "summary",
     ),
     "needs": ("run_id", "round", "agent", "category", "need", "current", "expected", "gap"),
     "metrics": ("run_id", "round", "metric", "value"),
@@ -32,9 +49,19 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 def _transcript(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
     for r in records:
         for a in sorted(r.actions, key=lambda a: (a.order is None, a.order or 0)):
-            yield (run_id, r.round, a.order if a.order is not None else "", a.speaker,
-                   a.mode.value, a.target or "", a.stance, a.urgency, a.intent, a.utterance,
-                   int(a.forced))
+            yield (
+                run_id,
+                r.round,
+                a.order if a.order is not None else "",
+                a.speaker,
+                a.mode.value,
+                a.target or "",
+                a.stance,
+                a.urgency,
+                a.intent,
+                a.utterance,
+                int(a.forced),
+            )
 
 
 def _events(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
@@ -56,17 +83,34 @@ def _relations(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
         for source, agent in r.state.agents.items():
             for target, rel in agent.relations.items():
                 c = changes.get((source, target))
-                yield (run_id, r.round, source, target, rel.fav, rel.status.value,
-                       c.delta if c else 0.0, c.override.value if c and c.override else "",
-                       c.importance if c else "", c.summary if c else "")
+                yield (
+                    run_id,
+                    r.round,
+                    source,
+                    target,
+                    rel.fav,
+                    rel.status.value,
+                    c.delta if c else 0.0,
+                    c.override.value if c and c.override else "",
+                    c.importance if c else "",
+                    c.summary if c else "",
+                )
 
 
 def _needs(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
     for r in records:
         for name, agent in r.state.agents.items():
             for need, v in agent.needs.items():
-                yield (run_id, r.round, name, CATEGORY_OF.get(need, ""), need, v.current,
-                       v.expected, max(0.0, v.expected - v.current))
+                yield (
+                    run_id,
+                    r.round,
+                    name,
+                    CATEGORY_OF.get(need, ""),
+                    need,
+                    v.current,
+                    v.expected,
+                    max(0.0, v.expected - v.current),
+                )
 
 
 def _metrics(meta: RunMeta, records: Sequence[RoundRecord]) -> Iterable[tuple]:

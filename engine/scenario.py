@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from enum import StrEnum
 from importlib import resources
@@ -92,7 +93,7 @@ class EventSpec(_Strict):
 
     round: int = Field(ge=1)
     text: str = Field(min_length=1)
-    private_to: list[Name] | None = None
+    private_to: Annotated[list[Name], Field(min_length=1)] | None = None
 
 
 class Scenario(_Strict):
@@ -205,8 +206,11 @@ def load_scenario_file(path: Path) -> Scenario:
     return parse_scenario(data, str(path), default_id=slug if _is_slug(slug) else "")
 
 
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
+
+
 def _is_slug(text: str) -> bool:
-    return bool(text) and all(c.isalnum() or c in "-_" for c in text) and text[0].isalnum()
+    return bool(_SLUG.fullmatch(text))
 
 
 def library_ids() -> list[str]:

@@ -294,16 +294,23 @@ class Simulation:
                 f"run {self.run_id!r} finished at round {self.round}/{self.total_rounds}; "
                 "extend it or branch it to go on"
             )
+        taken = self.pending
         try:
-            record = await self._play_round()
+            record = await self._play_round(taken)
         except SocialsimError as err:
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
             raise
         if self.store is not None:
             self.store.append_round(self.run_id, record)
         self.records.append(record)
-        if self.pending.forced or self.pending.events:
-            self.clear_pending()
+        if taken.forced or taken.events or self.pending is not taken:
+            # Interventions queued while the round ran are kept for the next one.
+            self._set_pending(
+                Pending(
+                    forced=[f for f in self.pending.forced if not _among(f, taken.forced)],
+                    events=[e for e in self.pending.events if not _among(e, taken.events)],
+                )
+            )
         self._emit(RoundEnded(run_id=self.run_id, round=record.round, record=record))
         if self.finished:
             self._emit(RunFinished(run_id=self.run_id, round=record.round))
@@ -335,11 +342,10 @@ class Simulation:
             )
         return contexts
 
-    async def _play_round(self) -> RoundRecord:
+    async def _play_round(self, pending: Pending) -> RoundRecord:
         scenario, mind, run_id = self.scenario, self.mind, self.run_id
         names = scenario.names
         t = self.round + 1
-        pending = self.pending
         events = [
             ScenarioEvent(text=e.text, private_to=e.private_to) for e in scenario.events_for(t)
         ] + list(pending.events)
@@ -392,6 +398,7 @@ class Simulation:
             actions[me] = action
             spoken.append(action)
             self._emit(AgentSpoke(run_id=run_id, round=t, action=action))
+            await asyncio.sleep(0)
 
         # Updates: each agent judges only the events visible to it.
         observed = {n: [a for a in spoken if n in observers(a, names)] for n in names}
@@ -471,6 +478,11 @@ class Simulation:
             need_deltas=needs_applied,
             state=WorldState(round=t, agents=new_agents),
         )
+
+
+def _among(item: object, items: Sequence[object]) -> bool:
+    """Identity membership: the very intervention object, not an equal one."""
+    return any(item is other for other in items)
 
 
 def _valid(name: str, decision: Decision, names: Sequence[str]) -> Decision:

@@ -26,9 +26,7 @@ from typing import Any
 
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, ValidationError
-from tinydb import TinyDB
 from tinydb.storages import Storage
-from tinydb.table import Document
 
 from .errors import RunLockedError, SaveError
 from .scenario import Scenario
@@ -103,26 +101,19 @@ def _read_doc(path: Path, table: str) -> dict[str, Any]:
     """The single document of a one-document tinydb file."""
     if not path.is_file():
         raise SaveError(f"{path}: missing save file")
-    db = TinyDB(path, storage=AtomicJSONStorage, create=False)
-    try:
-        tables = db.storage.read() or {}
-        if table not in tables:
-            raise SaveError(f"{path}: not a socialsim save file (no {table!r} table)")
-        docs = db.table(table).all()
-    finally:
-        db.close()
-    if len(docs) != 1:
-        raise SaveError(f"{path}: not a socialsim save file ({len(docs)} {table} records)")
-    return dict(docs[0])
+    tables = AtomicJSONStorage(path, create=False).read() or {}
+    rows = tables.get(table)
+    if not isinstance(rows, dict) or len(rows) != 1:
+        raise SaveError(f"{path}: not a socialsim save file (no single {table!r} record)")
+    (doc_id, doc), = rows.items()
+    if not doc_id.isdigit() or not isinstance(doc, dict):
+        raise SaveError(f"{path}: not a socialsim save file (malformed {table!r} record)")
+    return doc
 
 
 def _write_doc(path: Path, table: str, doc: dict[str, Any]) -> None:
-    """Replace the single document of a one-document tinydb file, atomically."""
-    db = TinyDB(path, storage=AtomicJSONStorage)
-    try:
-        db.table(table).upsert(Document(doc, doc_id=1))
-    finally:
-        db.close()
+    """Write a one-document tinydb file (table -> {"1": doc}) in a single atomic replace."""
+    AtomicJSONStorage(path).write({table: {"1": doc}})
 
 
 class Lineage(BaseModel):
@@ -277,11 +268,13 @@ class SaveStore:
                 f"this version reads up to {FORMAT_VERSION})"
             )
         try:
-            return RunMeta.model_validate(doc)
+            meta = RunMeta.model_validate(doc)
         except ValidationError as err:
             first = err.errors()[0]
             loc = ".".join(str(p) for p in first["loc"])
             raise SaveError(f"{path}: invalid save ({loc}: {first['msg']})") from None
+        # A copied or renamed folder is its own run: never write into the original.
+        return meta if meta.run_id == run_id else meta.model_copy(update={"run_id": run_id})
 
     def round_numbers(self, run_id: str) -> list[int]:
         """Numbers of the round files present, checked to be contiguous from 0."""
@@ -331,6 +324,7 @@ class SaveStore:
         try:
             meta = self.read_meta(name)
             done = len(self.round_numbers(name)) - 1
+            self.read_round(name, done)
         except SaveError as err:
             return RunListing(run_id=name, ok=False, reason=str(err))
         return RunListing(

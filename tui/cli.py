@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -16,7 +15,7 @@ if TYPE_CHECKING:
 app = typer.Typer(
     name="socialsim",
     help="Run and inspect LLM multi-agent social simulations.",
-    no_args_is_help=True,
+    invoke_without_command=True,
     add_completion=False,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
@@ -61,6 +60,53 @@ def main() -> None:
         sys.exit(130)
 
 
+def _launch(
+    target: str | None, model: str, seed: int, saves: Path | None, keymap: Path | None
+) -> None:
+    from .app import build_app
+
+    app_ = build_app(target, model=model, seed=seed, saves=saves, keymap_file=keymap)
+    app_.run()
+    sim = app_.sim
+    typer.echo(
+        f"{sim.run_id}: round {sim.round}/{sim.total_rounds} saved in "
+        f"{sim.store.run_dir(sim.run_id)}"
+    )
+
+
+@app.callback()
+def root(ctx: typer.Context) -> None:
+    """Run and inspect LLM multi-agent social simulations.
+
+    Without a command, opens the app on the tavern scenario with the offline model.
+    """
+    if ctx.invoked_subcommand is None:
+        _launch(None, "offline", 0, None, None)
+
+
+@app.command()
+def tui(
+    target: Annotated[
+        str | None,
+        typer.Argument(help="Scenario id or .toml path (new run), or a saved run id (resume)."),
+    ] = None,
+    model: Annotated[
+        str, typer.Option(help="Mind: 'offline' is the rule-based model.")
+    ] = "offline",
+    seed: Annotated[int, typer.Option(help="Seed for a new run.")] = 0,
+    keymap: Annotated[Path | None, typer.Option(help="Key remapping TOML file.")] = None,
+    saves: SavesOpt = None,
+) -> None:
+    """Open the app on a scenario (a new run) or a saved run (resumed where it stopped)."""
+    _launch(target, model, seed, saves, keymap)
+
+
+def _run_async(coro) -> None:
+    import asyncio
+
+    asyncio.run(coro)
+
+
 async def _play(sim, rounds: int | None, quiet: bool) -> None:
     from engine.events import RoundEnded
 
@@ -78,12 +124,14 @@ async def _play(sim, rounds: int | None, quiet: bool) -> None:
 
 
 def _finish(sim) -> None:
+    from rich.markup import escape
+
     from .report import metrics_line, model_label
 
     console = _console()
     console.print(
         f"[bold]{sim.run_id}[/]: round {sim.round}/{sim.total_rounds} saved "
-        f"in {sim.store.run_dir(sim.run_id)} ({model_label(sim.meta.model)})"
+        f"in {escape(str(sim.store.run_dir(sim.run_id)))} ({escape(model_label(sim.meta.model))})"
     )
     console.print(metrics_line(sim.metrics()))
 
@@ -91,12 +139,18 @@ def _finish(sim) -> None:
 @app.command()
 def run(
     scenario: Annotated[str, typer.Argument(help="Library id (see `scenarios`) or a .toml path.")],
-    rounds: Annotated[int | None, typer.Option(min=1, help="Rounds to play [default: the scenario's].")] = None,
+    rounds: Annotated[
+        int | None, typer.Option(min=1, help="Rounds to play [default: the scenario's].")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
-    model: Annotated[str, typer.Option(help="Mind: 'offline' is the rule-based model.")] = "offline",
+    model: Annotated[
+        str, typer.Option(help="Mind: 'offline' is the rule-based model.")
+    ] = "offline",
     name: Annotated[str, typer.Option(help="A label for the run.")] = "",
     run_id: Annotated[str | None, typer.Option("--run-id", help="Id for the new run.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Only print the final line.")] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Only print the final line.")
+    ] = False,
     saves: SavesOpt = None,
 ) -> None:
     """Start a new run of SCENARIO and play it, saving after every round."""
@@ -108,18 +162,34 @@ def run(
     if run_id is not None:
         check_run_id(run_id)
     store = _store(saves)
-    with Simulation.new(spec, seed=seed, model=model, mind=mind, store=store, run_id=run_id,
-                        name=name, rounds=rounds, scenario_ref=scenario) as sim:
+    with Simulation.new(
+        spec,
+        seed=seed,
+        model=model,
+        mind=mind,
+        store=store,
+        run_id=run_id,
+        name=name,
+        rounds=rounds,
+        scenario_ref=scenario,
+    ) as sim:
         if not quiet:
-            _console().print(f"[bold]{spec.title}[/] — {mind.label}, seed {seed}, run {sim.run_id}\n")
-        asyncio.run(_play(sim, None, quiet))
+            from rich.markup import escape
+
+            _console().print(
+                f"[bold]{escape(spec.title)}[/] — {escape(mind.label)}, "
+                f"seed {seed}, run {sim.run_id}\n"
+            )
+        _run_async(_play(sim, None, quiet))
         _finish(sim)
 
 
 @app.command()
 def resume(
     run_id: RunArg,
-    rounds: Annotated[int | None, typer.Option(min=1, help="Rounds to play (may extend the run).")] = None,
+    rounds: Annotated[
+        int | None, typer.Option(min=1, help="Rounds to play (may extend the run).")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
     saves: SavesOpt = None,
 ) -> None:
@@ -130,9 +200,11 @@ def resume(
         if rounds is not None and sim.round + rounds > sim.total_rounds:
             sim.extend(rounds)
         if sim.finished:
-            fail(f"run {run_id!r} already finished ({sim.round}/{sim.total_rounds}); "
-                 "pass --rounds N to extend it")
-        asyncio.run(_play(sim, rounds, quiet))
+            fail(
+                f"run {run_id!r} already finished ({sim.round}/{sim.total_rounds}); "
+                "pass --rounds N to extend it"
+            )
+        _run_async(_play(sim, rounds, quiet))
         _finish(sim)
 
 
@@ -165,7 +237,9 @@ def list_runs(saves: SavesOpt = None) -> None:
 @app.command()
 def show(
     run_id: RunArg,
-    round_no: Annotated[int | None, typer.Option("--round", help="Show this round's state.")] = None,
+    round_no: Annotated[
+        int | None, typer.Option("--round", help="Show this round's state.")
+    ] = None,
     saves: SavesOpt = None,
 ) -> None:
     """Show a run: lineage, agents, favorability matrix and metrics."""
@@ -212,7 +286,8 @@ def delete(
 ) -> None:
     """Delete a saved run (its branches keep their own copies)."""
     store = _store(saves)
-    store.read_meta(run_id)
+    if not store.run_dir(run_id).is_dir():
+        fail(f"no run {run_id!r} in {store.root}")
     if not yes and not typer.confirm(f"Delete run {run_id}?"):
         raise typer.Exit(1)
     store.delete(run_id)
@@ -221,17 +296,22 @@ def delete(
 
 @app.command()
 def scenarios() -> None:
-    """List the bundled scenario library."""
+    """List the bundled scenario library (broken entries are shown with the reason)."""
+    from rich.markup import escape
     from rich.table import Table
 
-    from engine import library_ids, load_library
+    from engine import ScenarioError, library_ids, load_library
 
     table = Table(box=None, pad_edge=False)
     for col in ("id", "title", "agents", "rounds", "conflict"):
         table.add_column(col)
     for sid in library_ids():
-        s = load_library(sid)
-        table.add_row(sid, s.title, str(len(s.agents)), str(s.rounds), "●" * s.conflict)
+        try:
+            s = load_library(sid)
+        except ScenarioError as err:  # one broken file must not hide the rest of the library
+            table.add_row(f"[red]{sid}[/]", f"[red]{escape(str(err))}[/]", "", "", "")
+            continue
+        table.add_row(sid, escape(s.title), str(len(s.agents)), str(s.rounds), "●" * s.conflict)
     _console().print(table)
 
 
@@ -241,13 +321,17 @@ def validate(file: Annotated[Path, typer.Argument(help="A scenario .toml file.")
     from engine import load_scenario_file
 
     s = load_scenario_file(file)
-    typer.echo(f"{file}: ok — {s.title!r}, {len(s.agents)} agents, {s.rounds} rounds, "
-               f"{len(s.events)} events, {len(s.relations)} relations")
+    typer.echo(
+        f"{file}: ok — {s.title!r}, {len(s.agents)} agents, {s.rounds} rounds, "
+        f"{len(s.events)} events, {len(s.relations)} relations"
+    )
 
 
 @app.command()
 def schema(
-    out: Annotated[Path | None, typer.Option("--out", help="Write to a file instead of stdout.")] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="Write to a file instead of stdout.")
+    ] = None,
 ) -> None:
     """Print the JSON Schema of the scenario format."""
     import json
@@ -258,7 +342,10 @@ def schema(
     if out is None:
         typer.echo(text)
     else:
-        out.write_text(text + "\n", encoding="utf-8")
+        try:
+            out.write_text(text + "\n", encoding="utf-8")
+        except OSError as err:
+            fail(f"--out {out}: cannot write ({err.strerror})")
         typer.echo(str(out))
 
 

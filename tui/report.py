@@ -6,29 +6,17 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from engine import Metrics, RoundRecord, RunListing, RunMeta, Status, WorldState
+from engine import Metrics, RoundRecord, RunListing, RunMeta, WorldState
 from engine.minds.offline import LABEL as OFFLINE_LABEL
 
-STATUS_GLYPH = {Status.ALLY: "+", Status.NEUTRAL: "·", Status.RIVAL: "~", Status.ENEMY: "x"}
+from .widgets.style import STATUS_GLYPH, fav_style
+
 MODE_STYLE = {"public": "bold", "private": "magenta", "silent": "dim"}
 
 
 def model_label(model: str) -> str:
     """How a run's mind is named to the user."""
     return OFFLINE_LABEL if model == "offline" else model
-
-
-def fav_style(fav: float) -> str:
-    """A colour for a favorability value (readable in 256 colours)."""
-    if fav >= 0.55:
-        return "bold green"
-    if fav >= 0.15:
-        return "green"
-    if fav > -0.1:
-        return "white"
-    if fav > -0.5:
-        return "yellow"
-    return "bold red"
 
 
 def _fmt(value: float | None, spec: str = ".2f") -> str:
@@ -38,11 +26,32 @@ def _fmt(value: float | None, spec: str = ".2f") -> str:
 def metrics_line(m: Metrics) -> Text:
     """One line of seed 000 Tab. 1 metrics."""
     return Text.assemble(
-        ("Fav ", "dim"), _fmt(m.mean_fav), ("  S ", "dim"), _fmt(m.mean_emotion),
-        ("  recip ", "dim"), _fmt(m.reciprocity), ("  E-I ", "dim"), _fmt(m.ei_index),
-        ("  balance ", "dim"), _fmt(m.balance, ".0f") + ("%" if m.balance is not None else ""),
-        ("  repair ", "dim"), _fmt(m.repair, ".0f") + ("%" if m.repair is not None else ""),
+        ("Fav ", "dim"),
+        _fmt(m.mean_fav),
+        ("  S ", "dim"),
+        _fmt(m.mean_emotion),
+        ("  recip ", "dim"),
+        _fmt(m.reciprocity),
+        ("  E-I ", "dim"),
+        _fmt(m.ei_index),
+        ("  balance ", "dim"),
+        _fmt(m.balance, ".0f") + ("%" if m.balance is not None else ""),
+        ("  repair ", "dim"),
+        _fmt(m.repair, ".0f") + ("%" if m.repair is not None else ""),
     )
+
+
+def metrics_block(m: Metrics) -> Text:
+    """The metrics one per line, for narrow panels."""
+    rows = [
+        ("mean Fav", _fmt(m.mean_fav)),
+        ("mean S", _fmt(m.mean_emotion)),
+        ("reciprocity", _fmt(m.reciprocity)),
+        ("E-I index", _fmt(m.ei_index)),
+        ("balance", _fmt(m.balance, ".0f") + ("%" if m.balance is not None else "")),
+        ("repair", _fmt(m.repair, ".0f") + ("%" if m.repair is not None else "")),
+    ]
+    return Text("\n").join(Text.assemble((f"{k:<12}", "dim"), v) for k, v in rows)
 
 
 def round_summary(record: RoundRecord, total: int, metrics: Metrics) -> RenderableType:
@@ -62,8 +71,9 @@ def round_summary(record: RoundRecord, total: int, metrics: Metrics) -> Renderab
         mode = "" if a.mode.value == "public" else f" [{a.mode.value}]"
         forced = " (forced)" if a.forced else ""
         table.add_row(
-            str(a.order), Text(f"{a.speaker}{arrow}{mode}{forced}", MODE_STYLE[a.mode.value]),
-            a.utterance,
+            str(a.order),
+            Text(f"{a.speaker}{arrow}{mode}{forced}", MODE_STYLE[a.mode.value]),
+            Text(a.utterance),
         )
     silent = [a.speaker for a in record.actions if a.order is None]
     parts.append(table)
@@ -71,11 +81,13 @@ def round_summary(record: RoundRecord, total: int, metrics: Metrics) -> Renderab
         parts.append(Text(f"  silent: {', '.join(silent)}", style="dim"))
     flips = [c for c in record.relation_changes if c.status != c.previous_status]
     for c in flips[:6]:
-        parts.append(Text(
-            f"  {c.source}→{c.target}: {c.previous_status.value} → {c.status.value}"
-            f" (fav {c.fav:+.2f}){' — ' + c.summary if c.summary else ''}",
-            style="italic",
-        ))
+        parts.append(
+            Text(
+                f"  {c.source}→{c.target}: {c.previous_status.value} → {c.status.value}"
+                f" (fav {c.fav:+.2f}){' — ' + c.summary if c.summary else ''}",
+                style="italic",
+            )
+        )
     parts.append(Text.assemble("  ", metrics_line(metrics)))
     return Group(*parts)
 
@@ -86,9 +98,9 @@ def fav_matrix(state: WorldState) -> Table:
     table = Table(title="favorability (row → column)", box=None, pad_edge=False)
     table.add_column("from \\ to", style="bold")
     for n in names:
-        table.add_column(n[:8], justify="right")
+        table.add_column(Text(n[:8]), justify="right")
     for i in names:
-        cells: list[Text | str] = [i]
+        cells: list[Text | str] = [Text(i)]
         for j in names:
             if i == j:
                 cells.append(Text("—", style="dim"))
@@ -105,21 +117,24 @@ def run_overview(meta: RunMeta, records: list[RoundRecord], metrics: Metrics) ->
     info = Table.grid(padding=(0, 2))
     info.add_column(style="dim")
     info.add_column()
-    info.add_row("run", meta.run_id + (f"  ({meta.name})" if meta.name else ""))
-    info.add_row("scenario", f"{meta.scenario.title} [{meta.scenario_ref}]")
+    # User text (names, titles, utterances) is wrapped in Text: never parsed as markup.
+    info.add_row("run", Text(meta.run_id + (f"  ({meta.name})" if meta.name else "")))
+    info.add_row("scenario", Text(f"{meta.scenario.title} [{meta.scenario_ref}]"))
     info.add_row("round", f"{records[-1].round}/{meta.total_rounds}")
-    info.add_row("mind", model_label(meta.model))
+    info.add_row("mind", Text(model_label(meta.model)))
     info.add_row("seed", str(meta.seed))
-    info.add_row("created", meta.created)
+    info.add_row("created", Text(meta.created))
     if meta.ancestry:
         chain = " → ".join(f"{link.run_id}@{link.round}" for link in meta.ancestry)
-        info.add_row("lineage", f"{chain} → {meta.run_id}")
+        info.add_row("lineage", Text(f"{chain} → {meta.run_id}"))
     for f in meta.pending.forced:
-        info.add_row("pending", f"force {f.agent}: {f.mode.value} → {f.target}: {f.utterance}")
+        info.add_row(
+            "pending", Text(f"force {f.agent}: {f.mode.value} → {f.target}: {f.utterance}")
+        )
     for e in meta.pending.events:
-        info.add_row("pending", f"inject: {e.text}")
+        info.add_row("pending", Text(f"inject: {e.text}"))
     for s in meta.snapshots:
-        info.add_row("snapshot", f"{s.name} @ round {s.round}")
+        info.add_row("snapshot", Text(f"{s.name} @ round {s.round}"))
     agents = Table(box=None, pad_edge=False)
     for col in ("agent", "role", "archetype", "S", "largest unmet needs"):
         agents.add_column(col)
@@ -127,9 +142,12 @@ def run_overview(meta: RunMeta, records: list[RoundRecord], metrics: Metrics) ->
         a = state.agents[spec.name]
         gaps = sorted(((v.expected - v.current, n) for n, v in a.needs.items()), reverse=True)
         unmet = ", ".join(f"{n.replace('_', ' ')} {g:.1f}" for g, n in gaps[:2] if g > 0)
-        agents.add_row(spec.name, spec.role, spec.archetype.value, f"{a.emotion:.2f}", unmet)
-    return Group(info, Text(""), agents, Text(""), fav_matrix(state), Text(""),
-                 metrics_line(metrics))
+        agents.add_row(
+            Text(spec.name), Text(spec.role), spec.archetype.value, f"{a.emotion:.2f}", unmet
+        )
+    return Group(
+        info, Text(""), agents, Text(""), fav_matrix(state), Text(""), metrics_line(metrics)
+    )
 
 
 def runs_table(rows: list[RunListing]) -> Table:
@@ -144,6 +162,12 @@ def runs_table(rows: list[RunListing]) -> Table:
             continue
         parent = f"{r.parent.run_id}@{r.parent.round}" if r.parent else ""
         mind = "offline rule-based" if r.model == "offline" else r.model
-        table.add_row(r.run_id, r.scenario_id or r.title, f"{r.rounds_done}/{r.total_rounds}",
-                      mind, parent, r.name)
+        table.add_row(
+            Text(r.run_id),
+            Text(r.scenario_id or r.title),
+            f"{r.rounds_done}/{r.total_rounds}",
+            Text(mind),
+            Text(parent),
+            Text(r.name),
+        )
     return table

@@ -35,6 +35,7 @@ TEMPER = {
     Archetype.RESERVED: (0.5, 0.8, 1.4, 0.9),
 }
 FRIEND_AT = 0.25
+PEACEMAKERS = (Archetype.AGREEABLE, Archetype.BALANCED)
 FOE_AT = -0.2
 
 TEMPLATES: dict[Archetype, dict[Stance, str]] = {
@@ -131,6 +132,8 @@ class OfflineMind:
                 friendly += 1.5
             if other in hit and rel.fav >= FRIEND_AT:
                 friendly += 1.0
+            if rel.status is Status.RIVAL and arch in PEACEMAKERS and ctx.state.emotion >= 0.4:
+                friendly += 0.4  # reaching out to a rival: the seed of repair
             if friendly > 0:
                 options.append((friendly * warmth, "support", other, Mode.PUBLIC))
                 if ctx.persona.private_info and rel.fav >= 0.4:
@@ -179,14 +182,14 @@ class OfflineMind:
                 delta += -0.01 if a.stance == "oppose" else 0.01
             elif a.target == me:
                 if a.stance == "support":
-                    delta += 0.10 * responsive
+                    delta += 0.08 * responsive
                 elif a.stance == "oppose":
-                    delta -= 0.12 * thin * (1.25 if a.mode is Mode.PUBLIC else 1.0)
+                    delta -= 0.08 * thin * (1.25 if a.mode is Mode.PUBLIC else 1.0)
             elif a.target in rels and rels[a.target].fav >= FRIEND_AT:
                 delta += {"support": 0.03, "oppose": -0.05, "neutral": 0.0}[a.stance]
             elif a.stance == "oppose":
                 delta -= 0.01
-        delta += (0.5 - ctx.state.emotion) * 0.05
+        delta += (0.5 - ctx.state.emotion) * 0.12
         return round(delta, 4)
 
     async def judge_relations(
@@ -209,13 +212,13 @@ class OfflineMind:
                 notes.append((2, f"I {_verb(a.stance)} {other} {how}"))
             elif a.target == me:
                 if a.stance == "support":
-                    delta += 0.15 * responsive
+                    delta += 0.13 * responsive
                     notes.append((5, f"{other} backed me {how}"))
-                    if rel.status in (Status.RIVAL, Status.ENEMY) and rel.fav + delta > -0.1:
+                    if rel.status in (Status.RIVAL, Status.ENEMY) and rel.fav + delta > -0.3:
                         override = Status.NEUTRAL
                         notes.append((8, f"{other} reached out and we made peace"))
                 elif a.stance == "oppose":
-                    delta -= 0.2 * thin * (1.2 if a.mode is Mode.PUBLIC else 1.0)
+                    delta -= 0.16 * thin * (1.2 if a.mode is Mode.PUBLIC else 1.0)
                     notes.append((7, f"{other} attacked me {how}"))
                     if rel.status is Status.ALLY:
                         override = Status.RIVAL
@@ -275,12 +278,12 @@ class OfflineMind:
                     bump(sense_of_superiority=0.3)
             elif a.target == me and a.stance == "oppose":
                 bump(
-                    psychological_safety=-0.6,
-                    emotional_safety=-0.5,
-                    sense_of_respect=-0.6,
-                    self_worth=-0.4,
-                    group_acceptance=-0.3,
-                    psychological_resilience=-0.2,
+                    psychological_safety=-0.4,
+                    emotional_safety=-0.35,
+                    sense_of_respect=-0.4,
+                    self_worth=-0.25,
+                    group_acceptance=-0.2,
+                    psychological_resilience=-0.1,
                 )
             elif a.target == me and a.stance == "support":
                 bump(
@@ -303,7 +306,7 @@ class OfflineMind:
         )
         resilience = ctx.state.needs["psychological_resilience"].current / 10.0
         for need, value in ctx.state.needs.items():
-            deltas[need] += 0.05 * resilience * (value.expected - value.current)
+            deltas[need] += 0.08 * resilience * (value.expected - value.current)
         return {n: round(d, 4) for n, d in deltas.items() if d}
 
 

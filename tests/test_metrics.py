@@ -1,0 +1,284 @@
+"""Seed 000 App. D metrics on hand-built world states (engine/metrics.py)."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+
+import pytest
+
+from engine import Simulation, SocialsimError, Status, compute_metrics
+from engine.metrics import balance, ei_index, mean_emotion, mean_fav, reciprocity, repair
+from engine.scenario import parse_scenario
+from engine.state import AgentState, Relation, WorldState
+
+R, E, N, A = Status.RIVAL, Status.ENEMY, Status.NEUTRAL, Status.ALLY
+
+
+def world(
+    names: str | list[str],
+    fav: dict[str, float] | None = None,
+    status: dict[str, Status] | None = None,
+    emotion: dict[str, float] | None = None,
+    round_no: int = 0,
+) -> WorldState:
+    """Edges are keyed by the two names joined: "AB" for A -> B."""
+    fav, status, emotion = fav or {}, status or {}, emotion or {}
+    agents = {
+        i: AgentState(
+            emotion=emotion.get(i, 0.5),
+            needs={},
+            relations={
+                j: Relation(fav=fav.get(i + j, 0.0), status=status.get(i + j, N))
+                for j in names
+                if j != i
+            },
+        )
+        for i in names
+    }
+    return WorldState(round=round_no, agents=agents)
+
+
+def negative_dyads(*pairs: str) -> dict[str, Status]:
+    """Both directions of each pair are rival: a negative dyad (s_ij = -1)."""
+    return {edge: R for p in pairs for edge in (p, p[::-1])}
+
+
+def pearson(xs: list[float], ys: list[float]) -> float:
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    cov = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    vx = sum((x - mx) ** 2 for x in xs)
+    vy = sum((y - my) ** 2 for y in ys)
+    return cov / math.sqrt(vx * vy)
+
+
+# -- means ---------------------------------------------------------------------------------
+
+
+def test_mean_fav_over_all_directed_edges():
+    st = world("ABC", fav={"AB": 0.6, "BA": -0.3, "AC": 0.9, "CA": 0.0, "BC": -1.0, "CB": 0.4})
+    assert mean_fav(st) == pytest.approx((0.6 - 0.3 + 0.9 + 0.0 - 1.0 + 0.4) / 6)
+
+
+def test_mean_emotion_over_agents():
+    st = world("ABCD", emotion={"A": 0.1, "B": 0.9, "C": 0.5, "D": 0.3})
+    assert mean_emotion(st) == pytest.approx(0.45)
+
+
+# -- reciprocity ---------------------------------------------------------------------------
+
+
+def test_reciprocity_perfectly_reciprocal_is_one():
+    st = world("ABCD", fav={"AB": 0.8, "BA": 0.8, "AC": -0.4, "CA": -0.4, "BD": 0.1, "DB": 0.1})
+    assert reciprocity(st) == pytest.approx(1.0)
+
+
+def test_reciprocity_perfectly_antisymmetric_is_minus_one():
+    st = world("ABC", fav={"AB": 0.5, "BA": -0.5, "AC": 0.2, "CA": -0.2, "BC": -0.7, "CB": 0.7})
+    assert reciprocity(st) == pytest.approx(-1.0)
+
+
+def test_reciprocity_hand_computed_double_entry():
+    favs = {"AB": 0.2, "BA": 0.4, "AC": 0.6, "CA": 0.6, "BC": -0.4, "CB": 0.0}
+    st = world("ABC", fav=favs)
+    # each dyad enters twice, once per direction
+    xs = [0.2, 0.4, 0.6, 0.6, -0.4, 0.0]
+    ys = [0.4, 0.2, 0.6, 0.6, 0.0, -0.4]
+    assert reciprocity(st) == pytest.approx(pearson(xs, ys))
+    # the direction listed first does not matter
+    flipped = world("ABC", fav={k[::-1]: v for k, v in favs.items()})
+    assert reciprocity(flipped) == pytest.approx(reciprocity(st))
+
+
+def test_reciprocity_undefined():
+    assert reciprocity(world("ABC")) is None  # constant: no variance
+    assert reciprocity(world("AB", fav={"AB": 0.3, "BA": -0.2})) is None  # one dyad
+
+
+# -- E-I index -----------------------------------------------------------------------------
+
+
+def test_ei_index_hand_computed():
+    favs = {
+        "AB": 0.8,
+        "BA": 0.6,  # within x
+        "AC": -0.2,
+        "BC": 0.0,
+        "CA": -0.6,
+        "CB": 0.2,  # across x|y
+        "AD": -1.0,
+        "DA": 1.0,  # D is in no faction: ignored
+        "CD": 0.9,
+    }
+    st = world("ABCD", fav=favs)
+    got = ei_index(st, {"A": "x", "B": "x", "C": "y"})
+    assert got == pytest.approx((-0.2 + 0.0 - 0.6 + 0.2) / 4 - (0.8 + 0.6) / 2)
+
+
+def test_ei_index_undefined_without_both_kinds_of_edges():
+    st = world("ABC", fav={"AB": 0.5})
+    assert ei_index(st, {"A": "x", "B": "x", "C": "x"}) is None  # no cross edges
+    assert ei_index(st, {"A": "x", "B": "y", "C": "z"}) is None  # no within edges
+    assert ei_index(st, {}) is None
+
+
+# -- balance (Eq. 6) -----------------------------------------------------------------------
+
+
+def test_balance_all_positive_triad():
+    assert balance(world("ABC")) == pytest.approx(100.0)
+    assert balance(world("ABC", status={"AB": A, "BA": A, "BC": A, "CB": A})) == 100.0
+
+
+def test_balance_one_negative_dyad_is_unbalanced():
+    assert balance(world("ABC", status=negative_dyads("AB"))) == pytest.approx(0.0)
+    assert balance(world("ABC", status={"AB": E, "BA": R})) == pytest.approx(0.0)
+
+
+def test_balance_one_sided_hostility_is_not_a_negative_dyad():
+    assert balance(world("ABC", status={"AB": R, "CB": E})) == pytest.approx(100.0)
+
+
+def test_balance_two_negative_dyads_is_balanced():
+    assert balance(world("ABC", status=negative_dyads("AB", "AC"))) == pytest.approx(100.0)
+
+
+def test_balance_three_negative_dyads_is_unbalanced():
+    assert balance(world("ABC", status=negative_dyads("AB", "BC", "AC"))) == pytest.approx(0.0)
+
+
+def test_balance_four_agents_hand_counted():
+    # triads ABC (AB-: 1 neg), ABD (AB-: 1), ACD (0), BCD (0) -> 50 %
+    assert balance(world("ABCD", status=negative_dyads("AB"))) == pytest.approx(50.0)
+
+
+def test_balance_undefined_below_three_agents():
+    assert balance(world("AB")) is None
+
+
+def brute_balance(st: WorldState) -> float:
+    def negative(i: str, j: str) -> bool:
+        s_ij = st.agents[i].relations[j].status in (R, E)
+        s_ji = st.agents[j].relations[i].status in (R, E)
+        return (-1 if s_ij else 1) + (-1 if s_ji else 1) < 0
+
+    triads = list(itertools.combinations(st.agents, 3))
+    ok = sum(sum(negative(u, v) for u, v in itertools.combinations(t, 2)) % 2 == 0 for t in triads)
+    return 100.0 * ok / len(triads)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_balance_closed_form_matches_enumeration(seed):
+    rng = random.Random(seed)
+    names = list("ABCDEF")
+    for _ in range(40):
+        density = rng.random()
+        status = {
+            i + j: rng.choice([R, E]) if rng.random() < density else rng.choice([N, A])
+            for i in names
+            for j in names
+            if i != j
+        }
+        st = world(names, status=status)
+        assert balance(st) == pytest.approx(brute_balance(st))
+
+
+# -- repair --------------------------------------------------------------------------------
+
+
+def trajectory(*steps: dict[str, Status]) -> list[WorldState]:
+    return [world("ABC", status=s, round_no=k) for k, s in enumerate(steps)]
+
+
+def test_repair_neutral_rival_neutral_is_repaired():
+    assert repair(trajectory({}, {"AB": R}, {})) == pytest.approx(100.0)
+    assert repair(trajectory({"AB": A}, {"AB": E}, {"AB": A})) == pytest.approx(100.0)
+
+
+def test_repair_still_negative_is_not_repaired():
+    assert repair(trajectory({}, {"AB": R})) == pytest.approx(0.0)
+    assert repair(trajectory({}, {"AB": R}, {"AB": E})) == pytest.approx(0.0)
+
+
+def test_repair_rival_from_the_start_has_not_deteriorated():
+    assert repair(trajectory({"AB": R}, {"AB": R})) is None
+    assert repair(trajectory({"AB": R}, {})) is None
+    assert repair(trajectory({"AB": E}, {"AB": R}, {})) is None
+
+
+def test_repair_fall_after_recovery_from_an_initial_rivalry():
+    assert repair(trajectory({"AB": R}, {}, {"AB": R})) == pytest.approx(0.0)
+
+
+def test_repair_mixed_edges():
+    states = trajectory(
+        {"CA": R},
+        {"AB": R, "BC": E, "CA": R},
+        {"AB": N, "BC": E, "CA": N},
+    )
+    # AB fell and recovered, BC fell and stayed, CA never fell
+    assert repair(states) == pytest.approx(50.0)
+
+
+def test_repair_without_states():
+    assert repair([]) is None
+
+
+# -- compute_metrics -----------------------------------------------------------------------
+
+
+def test_compute_metrics_bundles_the_round(mini):
+    names = ["Ann", "Bob", "Cy"]
+    states = [
+        world(names, round_no=0),
+        world(
+            names,
+            fav={"AnnBob": -0.6, "BobAnn": -0.4, "BobCy": 0.6, "CyBob": 0.6},
+            status={"AnnBob": R, "BobAnn": R},
+            emotion={"Ann": 0.2, "Bob": 0.4, "Cy": 0.9},
+            round_no=1,
+        ),
+    ]
+    m = compute_metrics(mini, states)
+    assert m.round == 1
+    assert m.mean_fav == pytest.approx((-0.6 - 0.4 + 0.6 + 0.6) / 6)
+    assert m.mean_emotion == pytest.approx(0.5)
+    assert m.balance == pytest.approx(0.0)  # one negative dyad Ann-Bob
+    assert m.repair == pytest.approx(0.0)  # Ann->Bob and Bob->Ann fell, none recovered
+    # factions: board = Ann, members = Bob, Cy
+    assert m.ei_index == pytest.approx((-0.6 - 0.4 + 0.0 + 0.0) / 4 - (0.6 + 0.6) / 2)
+    assert m.reciprocity is not None
+    assert set(m.as_row()) == {
+        "mean_fav",
+        "mean_emotion",
+        "reciprocity",
+        "ei_index",
+        "balance",
+        "repair",
+    }
+
+
+async def test_simulation_metrics_by_round(mini):
+    sim = Simulation.new(mini, seed=1)
+    await sim.run(2)
+    assert sim.metrics(0).round == 0
+    assert sim.metrics().round == 2
+    assert sim.metrics(1) == compute_metrics(mini, [r.state for r in sim.records[:2]])
+    with pytest.raises(SocialsimError):
+        sim.metrics(3)
+    with pytest.raises(SocialsimError):
+        sim.metrics(-1)
+
+
+def test_metrics_on_scenario_with_factions():
+    sc = parse_scenario(
+        {
+            "title": "t",
+            "agents": [{"name": n, "role": "r"} for n in "ABC"],
+            "factions": {"x": ["A", "B"], "y": ["C"]},
+        },
+        "t",
+    )
+    st = world("ABC", fav={"AB": 0.4, "BA": 0.2, "AC": -0.2, "CA": -0.4})
+    assert compute_metrics(sc, [st]).ei_index == pytest.approx((-0.2 + 0 - 0.4 + 0) / 4 - 0.3)

@@ -1,0 +1,70 @@
+"""User key remapping: a TOML file mapping binding ids to comma-separated keys.
+
+Looked up at ``--keymap FILE``, else ``$SOCIALSIM_KEYMAP``, else
+``~/.config/socialsim/keys.toml`` (absent is fine)::
+
+    [keys]
+    step = "n,j"
+    quit = "ctrl+q"
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from engine import SocialsimError
+
+BINDING_IDS = (
+    "step",
+    "step-alt",
+    "run",
+    "save",
+    "branch",
+    "force",
+    "inject",
+    "open",
+    "plots",
+    "metrics",
+    "export",
+    "prev",
+    "next",
+    "help",
+    "quit",
+)
+
+
+def keymap_path(explicit: Path | None = None) -> Path | None:
+    """The keymap file to read, if any."""
+    if explicit is not None:
+        return explicit
+    env = os.environ.get("SOCIALSIM_KEYMAP")
+    if env:
+        return Path(env)
+    default = Path.home() / ".config" / "socialsim" / "keys.toml"
+    return default if default.is_file() else None
+
+
+def load_keymap(explicit: Path | None = None) -> dict[str, str]:
+    """Binding id -> keys; a bad file is one clear error naming it."""
+    path = keymap_path(explicit)
+    if path is None:
+        return {}
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise SocialsimError(f"{path}: cannot read keymap ({err.strerror})") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise SocialsimError(f"{path}: invalid TOML: {err}") from None
+    keys = data.get("keys", {})
+    if not isinstance(keys, dict):
+        raise SocialsimError(f"{path}: [keys] must be a table")
+    for binding_id, value in keys.items():
+        if binding_id not in BINDING_IDS:
+            raise SocialsimError(
+                f"{path}: keys.{binding_id}: unknown binding; known: {', '.join(BINDING_IDS)}"
+            )
+        if not isinstance(value, str) or not value.strip():
+            raise SocialsimError(f'{path}: keys.{binding_id}: give keys as a string like "n,j"')
+    return dict(keys)

@@ -1,0 +1,1 @@
+"""Screens and dialogs opened from the main screen."""

@@ -1,0 +1,45 @@
+"""The help screen: every key of the main screen."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+ABOUT = (
+    "Panes: S is the emotional state (0 negative, 0.5 neutral, 1 positive); need bars show "
+    "the current value, │ marks the expected one. Transcript: ▶ public, ✉ private (→ sent, "
+    "← received), · silent, ⚑ private event. Matrix: row regards column; colour = "
+    "favorability, glyph = status (+ ally, · neutral, ~ rival, x enemy); reversed cells "
+    "changed in the last round. Ctrl+P opens the command palette."
+)
+
+
+class HelpScreen(ModalScreen[None]):
+    """Lists the bindings (after any user keymap) and explains the glyphs."""
+
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 76; max-width: 100%; height: auto; max-height: 100%;
+        border: thick $primary; background: $surface; padding: 0 1; }
+    """
+    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+
+    def __init__(self, rows: list[tuple[str, str]], mind: str) -> None:
+        super().__init__()
+        self.rows = rows
+        self.mind = mind
+
+    def compose(self) -> ComposeResult:
+        table = Table(title="Keys", box=None, expand=True)
+        table.add_column("key", style="bold cyan", no_wrap=True)
+        table.add_column("action")
+        for keys, label in self.rows:
+            table.add_row(keys, label)
+        table.add_row("Esc", "close a dialog or screen")
+        with VerticalScroll():
+            yield Static(table)
+            yield Static(f"\nMind: {self.mind}.\n{ABOUT}")

@@ -1,0 +1,1 @@
+"""Widgets of the main screen, one module per feature."""
