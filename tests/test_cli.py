@@ -555,10 +555,6 @@ def test_rounds_zero_is_a_usage_error(
     assert snapshot(saves) == before
 
 
-@pytest.mark.xfail(
-    reason="engine/store.py: tinydb raises on a well-formed JSON save of the "
-    "wrong shape (ValueError/AttributeError instead of SaveError)"
-)
 @pytest.mark.parametrize("garbage", ['{"run": {"1": "garbage"}}', '{"run": []}'])
 def test_save_of_the_wrong_shape_is_one_error_line(
     socialsim, saves: Path, finished: str, garbage: str

@@ -217,11 +217,13 @@ def test_branch_then_continue_equals_continue(scenario: Scenario, seed: int, dat
             with sim.branch(at_round=k, run_id="fork") as fork:
                 assert fork.round == k
                 assert fork.meta.parent == Lineage(run_id="orig", round=k)
-                asyncio.run(fork.run(t - k))
+                asyncio.run(fork.run(1))  # the branch as returned by Simulation.branch ...
+            with Simulation.resume("fork", store) as fork:  # ... then reopened with a new mind
+                asyncio.run(fork.run(t - k - 1))
                 assert fork.round == t
                 for n in range(k + 1, t + 1):
                     mine, theirs = fork.records[n], sim.records[n]
                     assert mine.state == theirs.state
                     assert mine.actions == theirs.actions
                     assert mine.model_dump() == theirs.model_dump()
-                assert store.read_round("fork", t) == store.read_round("orig", t)
+            assert store.read_round("fork", t) == store.read_round("orig", t)

@@ -17,6 +17,7 @@ from engine import (
     RunFinishedError,
     SaveStore,
     Simulation,
+    Status,
     load_library,
 )
 from engine.events import (
@@ -45,6 +46,10 @@ class ScriptedMind:
         self.plan = plan
         #: called once from inside phase 1, like a UI acting while a round is in flight
         self.during: Callable[[], None] | None = None
+        #: what the judges return for every agent / triggered edge
+        self.emotion_delta = 0.0
+        self.judgement = RelationJudgement(delta=0.0)
+        self.need_deltas: dict[str, float] = {}
         self.decided: dict[tuple[int, str], AgentContext] = {}
         self.spoke: dict[tuple[int, str], AgentContext] = {}
         self.observed: dict[tuple[int, str], list[Action]] = {}
@@ -67,16 +72,16 @@ class ScriptedMind:
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         self.observed[ctx.round, ctx.name] = observed
-        return 0.0
+        return self.emotion_delta
 
     async def judge_relations(
         self, ctx: AgentContext, triggers: dict[str, list[Action]]
     ) -> dict[str, RelationJudgement]:
         self.triggers[ctx.round, ctx.name] = triggers
-        return {j: RelationJudgement(delta=0.0) for j in triggers}
+        return {j: self.judgement for j in triggers}
 
     async def judge_needs(self, ctx, observed, emotion_delta) -> dict[str, float]:
-        return {}
+        return dict(self.need_deltas)
 
 
 def quartet(rounds: int = 3, events: list[dict] | None = None) -> Scenario:
@@ -178,6 +183,74 @@ async def test_speakers_hear_only_visible_earlier_utterances():
     assert set(mind.triggers[1, "A"]) == {"C", "D"}
     assert set(mind.triggers[1, "D"]) == {"A", "C"}
     assert set(mind.triggers[1, "C"]) == {"A", "B", "D"}
+
+
+@pytest.mark.parametrize("sign", [1, -1])
+async def test_updates_are_clipped_and_applied_to_triggered_edges_only(sign):
+    mind = scripted()
+    mind.emotion_delta = 5.0 * sign
+    mind.judgement = RelationJudgement(delta=-5.0 * sign, summary="big news", importance=7)
+    mind.need_deltas = {"self_worth": 50.0 * sign, "no_such_need": 1.0}
+    sim = Simulation.new(quartet(), mind=mind)
+    before = sim.state
+    record = await sim.step()
+    after = record.state
+    for name in "ABCD":
+        change = next(c for c in record.emotion_changes if c.agent == name)
+        assert change.delta == pytest.approx(0.3 * sign)
+        assert after.agents[name].emotion == pytest.approx(0.5 + 0.3 * sign)
+        assert after.agents[name].needs["self_worth"].current == (10.0 if sign > 0 else 0.0)
+        assert set(record.need_deltas[name]) == {"self_worth"}
+        assert record.need_deltas[name]["self_worth"] == pytest.approx(
+            after.agents[name].needs["self_worth"].current
+            - before.agents[name].needs["self_worth"].current
+        )
+        for other in "ABCD".replace(name, ""):
+            rel = after.agents[name].relations[other]
+            if other in mind.triggers[1, name]:
+                assert rel.fav == pytest.approx(-0.3 * sign)
+                assert rel.status is (Status.RIVAL if sign > 0 else Status.NEUTRAL)
+                assert [(m.round, m.summary, m.importance) for m in rel.memory] == [
+                    (1, "big news", 7)
+                ]
+            else:
+                assert rel == before.agents[name].relations[other]
+    edges = {(c.source, c.target) for c in record.relation_changes}
+    assert edges == {(n, j) for n in "ABCD" for j in mind.triggers[1, n]}
+    assert ("A", "B") not in edges  # A cannot see B's private message to C
+
+
+async def test_judged_status_overrides_thresholds_in_the_round():
+    mind = scripted()
+    mind.judgement = RelationJudgement(delta=-0.3, status=Status.ALLY, summary="pact")
+    sim = Simulation.new(quartet(), mind=mind)
+    record = await sim.step()
+    change = next(c for c in record.relation_changes if (c.source, c.target) == ("A", "C"))
+    assert change.fav == pytest.approx(-0.3)
+    assert (change.override, change.status, change.previous_status) == (
+        Status.ALLY,
+        Status.ALLY,
+        Status.NEUTRAL,
+    )
+    assert record.state.agents["A"].relations["C"].status is Status.ALLY
+
+
+async def test_memory_is_capped_at_the_scenario_size():
+    sc = parse_scenario(
+        {
+            "title": "Memory",
+            "rounds": 6,
+            "memory_size": 2,
+            "agents": [{"name": n, "role": "member"} for n in ("A", "B", "C", "D")],
+        },
+        "memory",
+    )
+    mind = scripted()
+    mind.judgement = RelationJudgement(delta=0.0, summary="again", importance=3)
+    sim = Simulation.new(sc, mind=mind)
+    await sim.run()
+    memory = sim.state.agents["A"].relations["C"].memory
+    assert [m.round for m in memory] == [5, 6]
 
 
 async def test_history_shows_only_visible_past_actions():

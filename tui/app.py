@@ -9,6 +9,7 @@ from textual import work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.keys import format_key
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -371,7 +372,7 @@ class SocialsimApp(App[None]):
             assert isinstance(binding, Binding)
             keys = self.keymap.get(binding.id or "", binding.key)
             label = binding.description or binding.action
-            rows.setdefault(label, []).extend(k.strip() for k in keys.split(","))
+            rows.setdefault(label, []).extend(format_key(k.strip()) for k in keys.split(","))
         return [(", ".join(keys), label) for label, keys in rows.items()]
 
     def action_quit_safely(self) -> None:

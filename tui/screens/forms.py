@@ -23,10 +23,10 @@ Form > Vertical {
 }
 Form .title { text-style: bold; margin-bottom: 1; }
 Form .error { color: $error; height: auto; }
-Form Select, Form Input, Form SelectionList { margin-bottom: 0; }
+Form Select, Form Input { margin-bottom: 1; }
 Form SelectionList { height: auto; max-height: 8; }
 Form Horizontal { height: auto; align-horizontal: right; }
-Form Button { margin-left: 1; min-width: 10; }
+Form Button { margin-left: 2; min-width: 8; }
 """
 
 
@@ -55,8 +55,8 @@ class Form(ModalScreen[bool]):
             yield from self.fields()
             yield Label("", classes="error")
             with Horizontal():
-                yield Button("OK", variant="primary", id="ok")
-                yield Button("Cancel", id="cancel")
+                yield Button("OK", variant="primary", id="ok", compact=True)
+                yield Button("Cancel", id="cancel", compact=True)
 
     def show_error(self, message: str) -> None:
         """Show a problem without closing the dialog."""
@@ -100,7 +100,7 @@ class TextForm(Form):
     def fields(self) -> ComposeResult:
         if self.hint:
             yield Static(self.hint, classes="hint")
-        yield Input(self.value, placeholder=self.placeholder, id="value")
+        yield Input(self.value, placeholder=self.placeholder, id="value", compact=True)
 
     def values(self) -> tuple:
         return (self.query_one("#value", Input).value,)
@@ -118,13 +118,20 @@ class ForceForm(Form):
 
     def fields(self) -> ComposeResult:
         yield Label("agent")
-        yield Select([(n, n) for n in self.names], value=self.agent, allow_blank=False, id="agent")
+        yield Select(
+            [(n, n) for n in self.names],
+            value=self.agent,
+            allow_blank=False,
+            id="agent",
+            compact=True,
+        )
         yield Label("mode")
         yield Select(
             [(m.value, m.value) for m in Mode],
             value=Mode.PUBLIC.value,
             allow_blank=False,
             id="mode",
+            compact=True,
         )
         yield Label("target")
         yield Select(
@@ -132,9 +139,10 @@ class ForceForm(Form):
             value=ALL,
             allow_blank=False,
             id="target",
+            compact=True,
         )
         yield Label("utterance")
-        yield Input(placeholder="what the agent says", id="utterance")
+        yield Input(placeholder="what the agent says", id="utterance", compact=True)
 
     def values(self) -> tuple:
         mode = Mode(self.query_one("#mode", Select).value)
@@ -160,7 +168,7 @@ class InjectForm(Form):
 
     def fields(self) -> ComposeResult:
         yield Label("event")
-        yield Input(placeholder="what happens", id="text")
+        yield Input(placeholder="what happens", id="text", compact=True)
         yield Label("visible to (none ticked = everyone; space ticks)")
         yield SelectionList[str](*[(n, n) for n in self.names], id="private")
 

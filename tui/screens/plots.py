@@ -75,7 +75,7 @@ class PlotsScreen(Screen[None]):
 
     DEFAULT_CSS = """
     PlotsScreen #controls { height: auto; }
-    PlotsScreen Select { width: 1fr; }
+    PlotsScreen Select { width: 1fr; margin-right: 1; }
     PlotsScreen #charts { height: 1fr; }
     PlotsScreen .chart { width: 1fr; height: 1fr; }
     """
@@ -94,16 +94,21 @@ class PlotsScreen(Screen[None]):
             if r.ok and r.run_id != self.sim.run_id and r.scenario_id == self.sim.scenario.id
         ]
         with Horizontal(id="controls"):
-            yield Select(KINDS, value="emotion", allow_blank=False, id="kind")
-            yield Select([(n, n) for n in names], value=names[0], allow_blank=False, id="agent")
-            yield Select([(n, n) for n in names], value=names[1], allow_blank=False, id="other")
+            yield Select(KINDS, value="emotion", allow_blank=False, id="kind", compact=True)
+            yield Select(
+                [(n, n) for n in names], value=names[0], allow_blank=False, id="agent", compact=True
+            )
+            yield Select(
+                [(n, n) for n in names], value=names[1], allow_blank=False, id="other", compact=True
+            )
             yield Select(
                 [("all needs", "*")] + [(need_label(n), n) for n in NEEDS],
                 value="*",
                 allow_blank=False,
                 id="need",
+                compact=True,
             )
-            yield Select(others, prompt="compare with run…", id="compare")
+            yield Select(others, prompt="compare with run…", id="compare", compact=True)
         with Horizontal(id="charts"):
             yield Static(classes="chart", id="left")
             yield Static(classes="chart", id="right")
@@ -119,8 +124,8 @@ class PlotsScreen(Screen[None]):
         self.redraw()
 
     def _value(self, widget_id: str) -> str:
-        value = self.query_one(f"#{widget_id}", Select).value
-        return "" if value is Select.BLANK else str(value)
+        select = self.query_one(f"#{widget_id}", Select)
+        return "" if select.is_blank() else str(select.value)
 
     def redraw(self) -> None:
         """Render the chosen series for this run and, if chosen, the comparison run."""

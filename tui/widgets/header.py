@@ -51,7 +51,7 @@ def event_text(sim: Simulation) -> Text:
             line.append(upcoming[0].text)
         else:
             line.append("Press n to play round 1.", style="dim")
-    for e in record.events:
+    for e in sorted(record.events, key=lambda e: e.source != "injected"):
         who = f" (private to {', '.join(e.private_to)})" if e.private_to else ""
         kind = "injected" if e.source == "injected" else "event"
         line.append(f"R{record.round} {kind}{who}: ", style="bold yellow")
@@ -74,4 +74,4 @@ class RunHeader(Static):
 class EventBar(Static):
     """The current scenario event (two lines at most)."""
 
-    DEFAULT_CSS = "EventBar { height: auto; max-height: 2; padding: 0 1; }"
+    DEFAULT_CSS = "EventBar { height: auto; max-height: 3; padding: 0 1; }"
