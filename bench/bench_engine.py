@@ -16,8 +16,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import importlib.util
 import json
+import os
 import pstats
 import random
 import statistics
@@ -127,11 +129,37 @@ def make_scenario(n_agents: int, rounds: int, seed: int = 7) -> Scenario:
 # -- measurement ---------------------------------------------------------------------------
 
 
+class GCMeter:
+    """Wall time spent in cyclic-GC pauses (gc.callbacks), read as a running total."""
+
+    def __init__(self) -> None:
+        self.total = 0.0
+        self._start = 0.0
+
+    def __call__(self, phase: str, _info: dict) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.total += time.perf_counter() - self._start
+
+    def __enter__(self) -> GCMeter:
+        gc.callbacks.append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self)
+
+
+GC = GCMeter()
+
+
 @dataclass
 class SizeRun:
     agents: int
     step_s: list[float]
+    step_gc_s: list[float]
     save_s: list[float]
+    save_gc_s: list[float]
     save_bytes: list[int]
     last: RoundRecord
 
@@ -140,10 +168,12 @@ def record_bytes(record: RoundRecord) -> int:
     return len(json.dumps(record.model_dump(mode="json"), separators=(",", ":")))
 
 
-def timed_save(store: SaveStore, run_id: str, record: RoundRecord) -> float:
+def timed_save(store: SaveStore, run_id: str, record: RoundRecord) -> tuple[float, float]:
+    """Wall time of append_round for ``record`` and the GC pauses inside it."""
+    gc0 = GC.total
     t0 = time.perf_counter()
     store.append_round(run_id, record)
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, GC.total - gc0
 
 
 async def run_size(n_agents: int, rounds: int, saves: Path, seed: int = 1) -> SizeRun:
@@ -152,15 +182,19 @@ async def run_size(n_agents: int, rounds: int, saves: Path, seed: int = 1) -> Si
     sim = Simulation.new(scenario, seed=seed, run_id=f"bench-{n_agents}-{rounds}")
     store = SaveStore(saves)
     store.create(sim.meta, sim.records[0])
-    steps, saves_s, sizes = [], [], []
-    record = sim.records[0]
+    run = SizeRun(n_agents, [], [], [], [], [], sim.records[0])
     for _ in range(rounds):
+        gc0 = GC.total
         t0 = time.perf_counter()
         record = await sim.step()
-        steps.append(time.perf_counter() - t0)
-        saves_s.append(timed_save(store, sim.run_id, record))
-        sizes.append(record_bytes(record))
-    return SizeRun(n_agents, steps, saves_s, sizes, record)
+        run.step_s.append(time.perf_counter() - t0)
+        run.step_gc_s.append(GC.total - gc0)
+        save, save_gc = timed_save(store, sim.run_id, record)
+        run.save_s.append(save)
+        run.save_gc_s.append(save_gc)
+        run.save_bytes.append(record_bytes(record))
+        run.last = record
+    return run
 
 
 def help_command() -> tuple[list[str] | None, str]:
@@ -205,6 +239,10 @@ def verdict(value: float, target: float) -> str:
     ratio = value / target
     mark = "[green]meets[/green]" if ratio <= 1.0 else "[red]MISSES[/red]"
     return f"{ratio:.2f}x of {ms(target)} ({mark})"
+
+
+def share(part: Sequence[float], whole: Sequence[float]) -> str:
+    return f"{100 * sum(part) / sum(whole):.0f}%" if sum(whole) else "-"
 
 
 def table(title: str, columns: Sequence[str]) -> Table:
@@ -257,16 +295,28 @@ def profile_table(title: str, profiler: cProfile.Profile, key: int, limit: int =
     return t
 
 
-async def profile_round(n_agents: int, warmup: int) -> cProfile.Profile:
-    """cProfile one round after ``warmup`` rounds (so history and memories exist)."""
+async def profile_round(
+    n_agents: int, warmup: int, collect: bool
+) -> tuple[cProfile.Profile, float]:
+    """cProfile one round after ``warmup`` rounds; returns the profile and its GC pauses.
+
+    With ``collect`` False the cyclic GC is off during the profiled round, so its pauses are
+    not charged to whichever function happened to allocate when a collection started.
+    """
     sim = Simulation.new(make_scenario(n_agents, warmup + 1), seed=1, run_id="profile")
     for _ in range(warmup):
         await sim.step()
     profiler = cProfile.Profile()
-    profiler.enable()
-    await sim.step()
-    profiler.disable()
-    return profiler
+    gc0 = GC.total
+    if not collect:
+        gc.disable()
+    try:
+        profiler.enable()
+        await sim.step()
+        profiler.disable()
+    finally:
+        gc.enable()
+    return profiler, GC.total - gc0
 
 
 def autosave_breakdown(record: RoundRecord, saves: Path, repeat: int) -> list[tuple[str, float]]:
@@ -313,10 +363,16 @@ def dumps_like_store(doc: dict) -> str:
 async def bench(args: argparse.Namespace, saves: Path) -> None:
     rounds = args.rounds or (4 if args.quick else 10)
     growth_rounds = args.growth_rounds or (30 if args.quick else 100)
+    load = os.getloadavg()[0]
+    cpus = os.cpu_count() or 1
     console.print(
         f"[bold]socialsim engine bench[/bold]  python {sys.version.split()[0]}, "
-        f"{'quick' if args.quick else 'full'} run, saves in {saves}"
+        f"{'quick' if args.quick else 'full'} run, {cpus} CPUs, load average {load:.2f}, "
+        f"saves in {saves}"
     )
+    if load > cpus / 2:
+        console.print("[yellow]note:[/yellow] the machine is busy; expect noisy figures")
+    console.print()
 
     runs: dict[int, SizeRun] = {}
     for n in SIZES:
@@ -325,37 +381,56 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
     # 1. round time
     t1 = table(
         f"1. Offline round time (await sim.step(), unsaved; {rounds} rounds per size)",
-        ["agents", "median", "max", "first round", "vs target (100 agents, median)"],
+        ["agents", "median", "mean", "max", "round 1", "GC share", "vs target (100, median)"],
     )
     for n, run in runs.items():
         med = statistics.median(run.step_s)
-        target = verdict(med, ROUND_TARGET_S) if n == 100 else ""
-        t1.add_row(str(n), ms(med), ms(max(run.step_s)), ms(run.step_s[0]), target)
+        t1.add_row(
+            str(n),
+            ms(med),
+            ms(statistics.fmean(run.step_s)),
+            ms(max(run.step_s)),
+            ms(run.step_s[0]),
+            share(run.step_gc_s, run.step_s),
+            verdict(med, ROUND_TARGET_S) if n == 100 else "",
+        )
     console.print(t1)
-    worst = max(runs[100].step_s)
-    console.print(f"   100 agents, max round: {verdict(worst, ROUND_TARGET_S)}\n")
+    steps_100 = runs[100].step_s
+    console.print(
+        f"   100 agents: mean {verdict(statistics.fmean(steps_100), ROUND_TARGET_S)}, "
+        f"max {verdict(max(steps_100), ROUND_TARGET_S)}"
+    )
+    console.print("   GC share = time in cyclic-GC pauses (gc.callbacks) / round time\n")
 
     # 2. autosave time
     t2 = table(
         f"2. Autosave per round (SaveStore.append_round; {rounds} rounds per size)",
-        ["agents", "median", "max", "record size (median)", "vs target (30 agents, median)"],
+        ["agents", "median", "mean", "max", "GC share", "record size", "vs target (30, median)"],
     )
     for n, run in runs.items():
         med = statistics.median(run.save_s)
-        target = verdict(med, AUTOSAVE_TARGET_S) if n == 30 else ""
-        size = f"{statistics.median(run.save_bytes) / 1024:.0f} KiB"
-        t2.add_row(str(n), ms(med), ms(max(run.save_s)), size, target)
+        t2.add_row(
+            str(n),
+            ms(med),
+            ms(statistics.fmean(run.save_s)),
+            ms(max(run.save_s)),
+            share(run.save_gc_s, run.save_s),
+            f"{statistics.median(run.save_bytes) / 1024:.0f} KiB",
+            verdict(med, AUTOSAVE_TARGET_S) if n == 30 else "",
+        )
     console.print(t2)
     console.print()
 
     # 3. autosave growth
     growth = await run_size(30, growth_rounds, saves, seed=2)
     first, last = slice(0, 10), slice(growth_rounds - 10, growth_rounds)
-    early, late = statistics.median(growth.save_s[first]), statistics.median(growth.save_s[last])
-    early_kb = statistics.median(growth.save_bytes[first]) / 1024
-    late_kb = statistics.median(growth.save_bytes[last]) / 1024
-    step_early = statistics.median(growth.step_s[first])
-    step_late = statistics.median(growth.step_s[last])
+
+    def med(values: list, part: slice) -> float:
+        return statistics.median(values[part])
+
+    early, late = med(growth.save_s, first), med(growth.save_s, last)
+    early_kb, late_kb = med(growth.save_bytes, first) / 1024, med(growth.save_bytes, last) / 1024
+    step_early, step_late = med(growth.step_s, first), med(growth.step_s, last)
     t3 = table(
         f"3. Autosave growth at 30 agents over {growth_rounds} rounds (target ratio ~1)",
         ["rounds", "append_round (median)", "record size (median)", "step (median)"],
@@ -390,15 +465,17 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
     # 5. profile
     if args.profile:
         warmup = 3 if args.quick else 5
-        prof = await profile_round(100, warmup)
+        prof, paused = await profile_round(100, warmup, collect=True)
         title = f"5. cProfile of one 100-agent round (after {warmup} warm-up rounds)"
         console.print(profile_table(f"{title}: top 10 by cumulative time", prof, key=3))
         console.print(
-            "   (asyncio and bench frames hidden; coroutine resumes count as calls; work in "
-            "asyncio.gather tasks, e.g. mind.decide, is not inside step's cumtime; "
-            "cProfile adds overhead)"
+            f"   GC pauses in this round: {ms(paused)} (charged to whatever allocated, often "
+            "pydantic __init__). asyncio and bench frames hidden; coroutine resumes count as "
+            "calls; mind work in asyncio.gather tasks is outside step's cumtime; cProfile "
+            "adds overhead."
         )
-        console.print(profile_table("   same round: top 10 by own time", prof, key=2))
+        quiet, _ = await profile_round(100, warmup, collect=False)
+        console.print(profile_table("   same kind of round, GC off: top 10 by own time", quiet, 2))
         record = growth.last
         t5 = table("   append_round stages, one 30-agent record", ["stage", "median"])
         for stage, secs in autosave_breakdown(record, saves, 5 if args.quick else 15):
@@ -416,7 +493,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.growth_rounds and args.growth_rounds < 20:
         parser.error("--growth-rounds must be at least 20")
-    with tempfile.TemporaryDirectory(prefix="socialsim-bench-", dir=args.tmp_dir) as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="socialsim-bench-", dir=args.tmp_dir) as tmp,
+        GC,
+    ):
         asyncio.run(bench(args, Path(tmp)))
 
 

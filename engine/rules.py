@@ -66,9 +66,13 @@ def remember(memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int) -
     Ties are broken by evicting the older entry. Chronological order is kept.
     """
     entries = [*memory, entry]
+    now = entry.round
     while len(entries) > capacity:
-        now = entry.round
-        victim = min(range(len(entries)), key=lambda k: (retention(entries[k], now), k))
+        victim, lowest = 0, None
+        for k, e in enumerate(entries):
+            score = retention(e, now)
+            if lowest is None or score < lowest:
+                victim, lowest = k, score
         del entries[victim]
     return entries
 
@@ -101,6 +105,13 @@ def observers(action: Action, names: Sequence[str]) -> frozenset[str]:
     return frozenset()
 
 
+def can_observe(action: Action, name: str) -> bool:
+    """Whether ``name`` is in V(a); the same rule as :func:`observers`, without a set."""
+    if action.mode is Mode.PUBLIC:
+        return True
+    return action.mode is Mode.PRIVATE and name in (action.speaker, action.target)
+
+
 def speaking_order(actions: Iterable[Action], names: Sequence[str]) -> list[Action]:
     """Phase 2 order: speakers by descending urgency, silent agents skipped.
 
@@ -117,7 +128,7 @@ def relation_triggers(
     """E_ij for each j: direct interactions between i and j, and j's visible public acts."""
     triggers: dict[str, list[Action]] = {}
     for action in actions:
-        seen = observer in observers(action, names)
+        seen = can_observe(action, observer)
         if action.speaker == observer:
             if action.target not in (None, ALL) and seen:
                 triggers.setdefault(action.target, []).append(action)

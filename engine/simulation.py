@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
@@ -29,8 +30,8 @@ from .rules import (
     apply_emotion,
     apply_fav,
     apply_need,
+    can_observe,
     next_status,
-    observers,
     relation_triggers,
     remember,
     speaking_order,
@@ -303,6 +304,8 @@ class Simulation:
         if self.store is not None:
             self.store.append_round(self.run_id, record)
         self.records.append(record)
+        # Finished rounds live for the whole run: keep the cyclic GC from rescanning them.
+        gc.freeze()
         if taken.forced or taken.events or self.pending is not taken:
             # Interventions queued while the round ran are kept for the next one.
             self._set_pending(
@@ -318,7 +321,6 @@ class Simulation:
 
     def _contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
         scenario, state = self.scenario, self.state
-        names = scenario.names
         past = self.records[-HISTORY_WINDOW:] if t > 1 else []
         contexts = {}
         for spec in scenario.agents:
@@ -327,7 +329,7 @@ class Simulation:
                 PastRound(
                     round=r.round,
                     events=[e for e in r.events if e.visible_to(me)],
-                    actions=[a for a in r.actions if me in observers(a, names)],
+                    actions=[a for a in r.actions if can_observe(a, me)],
                 )
                 for r in past
                 if r.round > 0
@@ -384,7 +386,7 @@ class Simulation:
         spoken: list[Action] = []
         for order, action in enumerate(speaking_order(actions.values(), names), start=1):
             me = action.speaker
-            heard = [a for a in spoken if me in observers(a, names)]
+            heard = [a for a in spoken if can_observe(a, me)]
             if action.forced:
                 text = forced[me].utterance
             else:
@@ -401,7 +403,7 @@ class Simulation:
             await asyncio.sleep(0)
 
         # Updates: each agent judges only the events visible to it.
-        observed = {n: [a for a in spoken if n in observers(a, names)] for n in names}
+        observed = {n: [a for a in spoken if can_observe(a, n)] for n in names}
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
         emotion_deltas = await asyncio.gather(
             *(mind.judge_emotion(c, observed[c.name]) for c in ctxs)

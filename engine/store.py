@@ -105,15 +105,16 @@ def _read_doc(path: Path, table: str) -> dict[str, Any]:
     rows = tables.get(table)
     if not isinstance(rows, dict) or len(rows) != 1:
         raise SaveError(f"{path}: not a socialsim save file (no single {table!r} record)")
-    (doc_id, doc), = rows.items()
+    ((doc_id, doc),) = rows.items()
     if not doc_id.isdigit() or not isinstance(doc, dict):
         raise SaveError(f"{path}: not a socialsim save file (malformed {table!r} record)")
     return doc
 
 
-def _write_doc(path: Path, table: str, doc: dict[str, Any]) -> None:
+def _write_doc(path: Path, table: str, doc: BaseModel) -> None:
     """Write a one-document tinydb file (table -> {"1": doc}) in a single atomic replace."""
-    AtomicJSONStorage(path).write({table: {"1": doc}})
+    body = doc.model_dump_json(by_alias=True)
+    atomic_write_text(path, f'{{"{table}":{{"1":{body}}}}}')
 
 
 class Lineage(BaseModel):
@@ -214,10 +215,10 @@ class SaveStore:
         except OSError as err:
             raise SaveError(f"{self.root}: cannot create a run here ({err.strerror})") from None
         try:
-            _write_doc(staging / META_FILE, "run", meta.model_dump(mode="json", by_alias=True))
+            _write_doc(staging / META_FILE, "run", meta)
             for record in records:
                 path = staging / ROUNDS_DIR / f"{record.round:06d}.json"
-                _write_doc(path, "round", record.model_dump(mode="json"))
+                _write_doc(path, "round", record)
             os.rename(staging, target)
         except OSError as err:
             raise SaveError(f"{target}: cannot create run ({err.strerror})") from None
@@ -228,13 +229,13 @@ class SaveStore:
     def write_meta(self, meta: RunMeta) -> None:
         """Replace a run's metadata atomically."""
         path = self.run_dir(meta.run_id) / META_FILE
-        _write_doc(path, "run", meta.model_dump(mode="json", by_alias=True))
+        _write_doc(path, "run", meta)
 
     def append_round(self, run_id: str, record: RoundRecord) -> None:
         """Persist one finished round in its own file (atomic)."""
         path = self.run_dir(run_id) / ROUNDS_DIR / f"{record.round:06d}.json"
         try:
-            _write_doc(path, "round", record.model_dump(mode="json"))
+            _write_doc(path, "round", record)
         except OSError as err:
             raise SaveError(f"{path}: cannot write round ({err.strerror})") from None
 

@@ -19,6 +19,7 @@ POOL = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
 PROPS = settings(
     max_examples=25,
     deadline=None,
+    database=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
 

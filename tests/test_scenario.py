@@ -225,39 +225,26 @@ def test_library_scenarios_load():
         assert load_library(scenario_id).id == scenario_id
 
 
-# -- engine bugs found by these tests: strict xfail, drop the marker once fixed -------------
+# -- regressions of engine bugs found by these tests (fixed in engine/scenario.py) ---------
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "ENGINE BUG engine/scenario.py _is_slug: str.isalnum() accepts non-ASCII letters, "
-        "so a file named 'café.toml' gets the default id 'café', which fails the ASCII id "
-        "pattern and a valid scenario file is rejected"
-    ),
-)
 def test_non_ascii_file_name_does_not_break_a_valid_scenario(tmp_path: Path):
+    # _is_slug used str.isalnum(), so "café" became a default id that failed the id pattern
     path = tmp_path / "café.toml"
     path.write_text(GOOD_TOML, encoding="utf-8")
     sc = load_scenario_file(path)
     assert sc.names == ["Ann", "Bob"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "ENGINE BUG engine/scenario.py EventSpec.private_to: an empty list is accepted and "
-        "makes the scripted event visible to nobody (inject() treats [] as public)"
-    ),
-)
 async def test_event_with_empty_private_to_is_rejected_or_public(mini_data):
+    # private_to = [] used to make a scripted event visible to nobody
     from engine import Simulation
 
     mini_data["events"][0]["private_to"] = []
     try:
         sc = parse_scenario(mini_data, "mini")
     except ScenarioError as err:
-        assert "events.0.private_to" in str(err)
+        assert one_line(err).startswith("mini: events.0.private_to")
         return
     record = await Simulation.new(sc, seed=1).step()
     assert all(record.events[0].visible_to(n) for n in sc.names)

@@ -17,12 +17,14 @@ from engine import (
     RunFinishedError,
     SaveStore,
     Simulation,
+    SocialsimError,
     Status,
     load_library,
 )
 from engine.events import (
     AgentDecided,
     AgentSpoke,
+    EngineError,
     RoundEnded,
     RoundStarted,
     RunFinished,
@@ -251,6 +253,53 @@ async def test_memory_is_capped_at_the_scenario_size():
     await sim.run()
     memory = sim.state.agents["A"].relations["C"].memory
     assert [m.round for m in memory] == [5, 6]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        Decision(urgency=9, mode=Mode.PRIVATE, target=ALL),
+        Decision(urgency=9, mode=Mode.PUBLIC, target=None),
+        Decision(urgency=9, mode=Mode.PUBLIC, target="A"),
+        Decision(urgency=9, mode=Mode.PRIVATE, target="Zed"),
+        Decision(urgency=9, mode=Mode.SILENT, target="B"),
+    ],
+)
+async def test_invalid_mind_decisions_become_silence(bad):
+    mind = scripted({**PLAN, "A": bad})
+    sim = Simulation.new(quartet(), mind=mind)
+    record = await sim.step()
+    a = next(x for x in record.actions if x.speaker == "A")
+    assert (a.mode, a.target, a.order, a.utterance) == (Mode.SILENT, None, None, "")
+    assert (1, "A") not in mind.spoke
+    assert speakers(sorted((x for x in record.actions if x.order), key=lambda x: x.order)) == [
+        "B",
+        "C",
+        "D",
+    ]
+
+
+async def test_a_failing_round_leaves_the_run_unchanged(store: SaveStore):
+    mind = scripted()
+    with Simulation.new(quartet(), mind=mind, store=store, run_id="err") as sim:
+        sim.inject("Kept for the retry.")
+        seen = []
+        sim.subscribe(seen.append)
+
+        def fail() -> None:
+            raise SocialsimError("the model is unreachable")
+
+        mind.during = fail
+        with pytest.raises(SocialsimError, match="unreachable"):
+            await sim.step()
+        assert isinstance(seen[-1], EngineError)
+        assert (seen[-1].round, seen[-1].message) == (1, "the model is unreachable")
+        assert sim.round == 0 and len(sim.records) == 1
+        assert store.round_numbers("err") == [0]
+        assert [e.text for e in sim.pending.events] == ["Kept for the retry."]
+        record = await sim.step()  # the retry plays round 1 with the queued event
+        assert record.round == 1
+        assert [e.text for e in record.events] == ["Kept for the retry."]
 
 
 async def test_history_shows_only_visible_past_actions():

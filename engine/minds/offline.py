@@ -113,16 +113,16 @@ class OfflineMind:
         rels = ctx.state.relations
         supporters = {a.speaker for a in last if a.target == me and a.stance == "support"}
         hit = {a.target: a.speaker for a in last if a.stance == "oppose" and a.target != me}
+        hit_friends = {
+            who for victim, who in hit.items() if victim in rels and rels[victim].fav >= FRIEND_AT
+        }
         analytic = 1.6 if arch is Archetype.ANALYTICAL else 1.0
         options: list[tuple[float, Stance, str, Mode]] = [(analytic, "neutral", ALL, Mode.PUBLIC)]
         for other, rel in rels.items():
             hostile = max(0.0, FOE_AT + 0.15 - rel.fav) * 4.0
             if other in attackers:
                 hostile += 2.0
-            if any(
-                rels.get(victim) and rels[victim].fav >= FRIEND_AT and who == other
-                for victim, who in hit.items()
-            ):
+            if other in hit_friends:
                 hostile += 1.5
             if hostile > 0:
                 mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC

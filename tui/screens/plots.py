@@ -50,12 +50,19 @@ def series(records: list[RoundRecord], kind: str, agent: str, other: str, need: 
     }
 
 
+def fit_title(title: str, width: int) -> str:
+    """plotext drops a title wider than the chart: shorten it, keeping its end (the run id)."""
+    room = max(10, width - 10)
+    return title if len(title) <= room else "…" + title[-(room - 1) :]
+
+
 def render_plot(title: str, lines: Series, width: int, height: int, kind: str) -> Text:
     """A plotext chart as rich Text."""
+    width = max(30, width)
     plt.clf()
-    plt.plotsize(max(30, width), max(10, height))
+    plt.plotsize(width, max(10, height))
     plt.theme("pro")
-    plt.title(title)
+    plt.title(fit_title(title, width))
     plt.xlabel("round")
     for label, (xs, ys) in lines.items():
         plt.plot(xs, ys, label=label, marker="braille")
@@ -66,7 +73,7 @@ def render_plot(title: str, lines: Series, width: int, height: int, kind: str) -
     else:
         plt.ylim(0, 10)
     if not lines:
-        plt.title(f"{title} (choose two different agents)")
+        plt.title(fit_title(f"{title} (choose two different agents)", width))
     return Text.from_ansi(plt.build())
 
 

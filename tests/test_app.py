@@ -1,0 +1,807 @@
+"""The Textual app driven through ``run_test()`` pilots.
+
+Every test builds the app with :func:`tui.app.build_app` (the factory the CLI uses) on a
+temporary saves folder and checks both the engine state and the save on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from textual.widgets import DataTable, Input, Label, RichLog, Select, SelectionList, Static, Tree
+
+from engine import Mode, OfflineMind, SaveStore, SocialsimError
+from engine.store import Lineage
+from tui import cli
+from tui.app import SocialsimApp, build_app
+from tui.screens.forms import ConfirmForm, ForceForm, InjectForm, TextForm
+from tui.screens.help import HelpScreen
+from tui.screens.metrics import MetricsScreen
+from tui.screens.plots import PlotsScreen
+from tui.screens.runs import RunBrowser
+from tui.widgets.deck import AgentDeck
+from tui.widgets.matrix import FavMatrix
+
+ROOT = Path(__file__).resolve().parents[1]
+SIZE = (100, 30)
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user keymap, no saves or exports outside tmp_path."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SOCIALSIM_KEYMAP", raising=False)
+    monkeypatch.delenv("SOCIALSIM_SAVES", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
+@pytest.fixture
+def saves(tmp_path: Path) -> Path:
+    return tmp_path / "saves"
+
+
+@pytest.fixture
+def long_tavern(tmp_path: Path) -> Path:
+    """The tavern scenario with 200 rounds, for runs that are still going when we act."""
+    text = (ROOT / "scenarios" / "tavern.toml").read_text(encoding="utf-8")
+    assert "\nrounds = 9\n" in text
+    path = tmp_path / "long-tavern.toml"
+    path.write_text(text.replace("\nrounds = 9\n", "\nrounds = 200\n"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def crowd(tmp_path: Path) -> Path:
+    """A 30-agent scenario (A01..A30), 3 rounds."""
+    archetypes = ["dominant", "balanced", "analytical", "agreeable", "reserved"]
+    lines = ['id = "crowd"', 'title = "Town meeting of thirty"', "rounds = 3", ""]
+    for k in range(1, 31):
+        lines += [
+            "[[agents]]",
+            f'name = "A{k:02d}"',
+            f'role = "resident number {k}"',
+            f'archetype = "{archetypes[k % 5]}"',
+            f'talking_points = ["point {k} matters", "the square needs trees"]',
+            "",
+        ]
+    lines += ["[[events]]", "round = 1", 'text = "The mayor opens the meeting."', ""]
+    path = tmp_path / "crowd.toml"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def run_dir(app: SocialsimApp) -> Path:
+    return app.store.run_dir(app.sim.run_id)
+
+
+def saved_rounds(folder: Path) -> list[int]:
+    """Round numbers stored in a run folder, each file checked to hold its own round."""
+    numbers = []
+    for path in sorted((folder / "rounds").glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))["round"]["1"]
+        assert doc["round"] == int(path.stem), path
+        numbers.append(doc["round"])
+    return numbers
+
+
+def run_folders(saves: Path) -> set[str]:
+    return {p.name for p in saves.iterdir() if not p.name.startswith(".")}
+
+
+def lock_is_free(store: SaveStore, run_id: str) -> bool:
+    try:
+        lock = store.lock(run_id)
+    except SocialsimError:
+        return False
+    lock.release()
+    return True
+
+
+def transcript_lines(app: SocialsimApp) -> int:
+    """Lines written to every agent pane's transcript (rendered or waiting to render)."""
+    return sum(len(log.lines) + len(log._deferred_renders) for log in app.query(RichLog))
+
+
+def error_text(screen) -> str:
+    return str(screen.query_one(".error", Label).content)
+
+
+def record_notifications(app: SocialsimApp) -> list[tuple[str, str]]:
+    """Capture (severity, message) of every notification while still showing it."""
+    seen: list[tuple[str, str]] = []
+    original = app.notify
+
+    def notify(message, *args, **kwargs):
+        seen.append((kwargs.get("severity", "information"), str(message)))
+        return original(message, *args, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
+    return seen
+
+
+async def settle(pilot) -> None:
+    """Wait for the engine worker, then for the screen to catch up."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def press_and_settle(pilot, *keys: str) -> None:
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
+async def type_text(pilot, text: str) -> None:
+    await pilot.press(*("space" if c == " " else c for c in text))
+
+
+# -- the CLI builds the app -----------------------------------------------------------------
+
+
+def _captured_launch(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> SocialsimApp:
+    captured: list[SocialsimApp] = []
+    monkeypatch.setattr(SocialsimApp, "run", lambda self, *a, **k: captured.append(self))
+    monkeypatch.setattr(sys, "argv", argv)
+    try:
+        cli.main()
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    assert len(captured) == 1
+    app = captured[0]
+    app.sim.close()  # never mounted, so release the lock here
+    return app
+
+
+def test_cli_tui_uses_build_app(monkeypatch: pytest.MonkeyPatch, saves: Path) -> None:
+    app = _captured_launch(monkeypatch, ["socialsim", "tui", "tavern", "--saves", str(saves)])
+    assert isinstance(app, SocialsimApp)
+    assert app.sim.scenario.id == "tavern"
+    assert app.sim.meta.model == "offline"
+    assert isinstance(app.sim.mind, OfflineMind)
+    assert app.store.root == saves
+    assert (saves / app.sim.run_id / "run.json").is_file()
+    assert app.sim.round == 0
+
+
+def test_bare_socialsim_opens_tavern(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env_saves = tmp_path / "env-saves"
+    monkeypatch.setenv("SOCIALSIM_SAVES", str(env_saves))
+    app = _captured_launch(monkeypatch, ["socialsim"])
+    assert isinstance(app, SocialsimApp)
+    assert app.sim.scenario.id == "tavern"
+    assert app.sim.meta.model == "offline"
+    assert isinstance(app.sim.mind, OfflineMind)
+    assert run_folders(env_saves) == {app.sim.run_id}
+
+
+# -- stepping and running -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["n", "space"])
+async def test_step_key_plays_one_round(saves: Path, key: str) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.sim.round == 0 and transcript_lines(app) == 0
+        await press_and_settle(pilot, key)
+        assert app.sim.round == 1
+        assert saved_rounds(run_dir(app)) == [0, 1]
+        assert transcript_lines(app) > 0
+        await press_and_settle(pilot, key)
+        assert app.sim.round == 2
+        assert saved_rounds(run_dir(app)) == [0, 1, 2]
+
+
+async def test_run_to_the_end_then_step_warns(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        await press_and_settle(pilot, "r")
+        assert app.sim.finished and app.sim.round == 9
+        assert saved_rounds(run_dir(app)) == list(range(10))
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 9
+        assert not (run_dir(app) / "rounds" / "000010.json").exists()
+        assert any(sev == "warning" and "finished" in msg for sev, msg in notes)
+
+
+async def test_run_then_pause_stops_at_a_round_boundary(saves: Path, long_tavern: Path) -> None:
+    app = build_app(str(long_tavern), saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        assert app.running
+        await press_and_settle(pilot, "r")
+        assert not app.running
+        stopped = app.sim.round
+        assert 0 < stopped < 200
+        assert saved_rounds(run_dir(app)) == list(range(stopped + 1))
+        assert SaveStore(saves).read_rounds(app.sim.run_id)[-1] == app.sim.records[-1]
+        # Paused, not finished: stepping goes on from there.
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == stopped + 1
+
+
+async def test_keys_work_while_the_engine_runs(saves: Path, long_tavern: Path) -> None:
+    app = build_app(str(long_tavern), saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", "question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert app.running
+        app.action_run_pause()
+        await settle(pilot)
+        assert not app.running and app.sim.round < 200
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_quit_mid_run_finishes_the_round(saves: Path, long_tavern: Path) -> None:
+    app = build_app(str(long_tavern), saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        assert app.running
+        await pilot.press("q")
+        await app.workers.wait_for_complete()
+    sim = app.sim
+    assert 0 < sim.round < 200
+    store = SaveStore(saves)
+    assert saved_rounds(store.run_dir(sim.run_id)) == list(range(sim.round + 1))
+    assert store.read_rounds(sim.run_id)[-1].state == sim.state
+    assert lock_is_free(store, sim.run_id)
+
+
+async def test_quit_when_idle(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await pilot.pause()
+    assert app._exit
+    assert lock_is_free(SaveStore(saves), app.sim.run_id)
+
+
+# -- snapshot and branch forms -------------------------------------------------------------------
+
+
+async def test_snapshot_form_names_the_round(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n")
+        await pilot.press("s")
+        assert isinstance(app.screen, TextForm)
+        await type_text(pilot, "before vote")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, TextForm)
+        assert [(s.name, s.round) for s in app.sim.meta.snapshots] == [("before vote", 1)]
+        on_disk = SaveStore(saves).read_meta(app.sim.run_id)
+        assert [(s.name, s.round) for s in on_disk.snapshots] == [("before vote", 1)]
+
+
+async def test_snapshot_form_rejects_an_empty_name(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        before = (run_dir(app) / "run.json").read_bytes()
+        await pilot.press("s", "space", "enter")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, TextForm)
+        assert "empty" in error_text(form)
+        assert app.sim.meta.snapshots == []
+        assert (run_dir(app) / "run.json").read_bytes() == before
+        await pilot.press("escape")
+        assert not isinstance(app.screen, TextForm)
+
+
+async def test_branch_form_switches_to_the_branch(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n")
+        parent = app.sim.run_id
+        await pilot.press("b")
+        form = app.screen
+        assert isinstance(form, TextForm)
+        assert form.query_one("#value", Input).value == "2"
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert not isinstance(app.screen, TextForm)
+        child = app.sim
+        assert child.run_id != parent
+        assert child.meta.parent == Lineage(run_id=parent, round=2)
+        assert child.round == 2
+        store = SaveStore(saves)
+        assert store.read_meta(child.run_id).parent == Lineage(run_id=parent, round=2)
+        assert saved_rounds(store.run_dir(child.run_id)) == [0, 1, 2]
+        assert lock_is_free(store, parent)
+        assert not lock_is_free(store, child.run_id)
+        assert run_folders(saves) == {parent, child.run_id}
+        # The deck was rebuilt for the branch and shows its replayed transcript.
+        assert transcript_lines(app) > 0
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 3
+        assert saved_rounds(store.run_dir(child.run_id)) == [0, 1, 2, 3]
+        assert saved_rounds(store.run_dir(parent)) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(("text", "message"), [("7", "between 0 and 1"), ("two", "number")])
+async def test_branch_form_rejects_bad_rounds(saves: Path, text: str, message: str) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n")
+        run_id = app.sim.run_id
+        await pilot.press("b")
+        form = app.screen
+        assert isinstance(form, TextForm)
+        form.query_one("#value", Input).value = text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form
+        assert message in error_text(form)
+        assert app.sim.run_id == run_id
+        assert run_folders(saves) == {run_id}
+
+
+# -- force and inject forms ------------------------------------------------------------------------
+
+
+async def _fill_force(pilot, agent: str, mode: str, target: str, utterance: str) -> ForceForm:
+    await pilot.press("f")
+    form = pilot.app.screen
+    assert isinstance(form, ForceForm)
+    form.query_one("#agent", Select).value = agent
+    form.query_one("#mode", Select).value = mode
+    form.query_one("#target", Select).value = target
+    form.query_one("#utterance", Input).focus()
+    await pilot.pause()
+    await type_text(pilot, utterance)
+    await pilot.press("enter")
+    await pilot.pause()
+    return form
+
+
+async def test_force_form_queues_and_plays_the_action(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await _fill_force(pilot, "Greta", "private", "Nell", "I will sign if you do")
+        assert not isinstance(app.screen, ForceForm)
+        (forced,) = app.sim.pending.forced
+        assert (forced.agent, forced.mode, forced.target) == ("Greta", Mode.PRIVATE, "Nell")
+        assert forced.utterance == "I will sign if you do"
+        on_disk = SaveStore(saves).read_meta(app.sim.run_id)
+        assert on_disk.pending.forced == [forced]
+        await press_and_settle(pilot, "n")
+        record = app.sim.records[-1]
+        (action,) = [a for a in record.actions if a.speaker == "Greta"]
+        assert action.forced and action.mode is Mode.PRIVATE and action.target == "Nell"
+        assert action.utterance == "I will sign if you do"
+        assert app.sim.pending.forced == []
+        saved = SaveStore(saves).read_round(app.sim.run_id, 1)
+        assert [a for a in saved.actions if a.speaker == "Greta"] == [action]
+        assert SaveStore(saves).read_meta(app.sim.run_id).pending.forced == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "target", "utterance", "message"),
+    [
+        ("private", "all", "psst", "not 'all'"),
+        ("public", "all", "", "needs an utterance"),
+        ("private", "Edmund", "talking to myself", "cannot address itself"),
+    ],
+)
+async def test_force_form_rejects_bad_input(
+    saves: Path, mode: str, target: str, utterance: str, message: str
+) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        before = (run_dir(app) / "run.json").read_bytes()
+        form = await _fill_force(pilot, "Edmund", mode, target, utterance)
+        assert app.screen is form
+        assert message in error_text(form)
+        assert app.sim.pending.forced == []
+        assert (run_dir(app) / "run.json").read_bytes() == before
+
+
+async def test_force_form_silent_drops_the_target(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await _fill_force(pilot, "Edmund", "silent", "Nell", "")
+        assert not isinstance(app.screen, ForceForm)
+        (forced,) = app.sim.pending.forced
+        assert (forced.agent, forced.mode, forced.target) == ("Edmund", Mode.SILENT, None)
+        await press_and_settle(pilot, "n")
+        (action,) = [a for a in app.sim.records[-1].actions if a.speaker == "Edmund"]
+        assert action.forced and action.mode is Mode.SILENT and action.order is None
+
+
+async def test_inject_form_private_event(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        form = app.screen
+        assert isinstance(form, InjectForm)
+        await type_text(pilot, "A storm floods the cellar")
+        form.query_one("#private", SelectionList).select("Nell")
+        form.query_one("#private", SelectionList).select("Callum")
+        await pilot.pause()
+        form.query_one("#text", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, InjectForm)
+        (event,) = app.sim.pending.events
+        assert event.text == "A storm floods the cellar"
+        assert sorted(event.private_to or []) == ["Callum", "Nell"]
+        assert SaveStore(saves).read_meta(app.sim.run_id).pending.events == [event]
+        await press_and_settle(pilot, "n")
+        injected = [e for e in app.sim.records[-1].events if e.source == "injected"]
+        assert injected == [event]
+        saved = SaveStore(saves).read_round(app.sim.run_id, 1)
+        assert [e for e in saved.events if e.source == "injected"] == [event]
+        assert app.sim.pending.events == []
+
+
+async def test_inject_form_public_event(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        await type_text(pilot, "The lights go out")
+        await pilot.press("enter")
+        await pilot.pause()
+        (event,) = app.sim.pending.events
+        assert event.private_to is None and event.source == "injected"
+        await press_and_settle(pilot, "n")
+        assert event in app.sim.records[-1].events
+
+
+async def test_inject_form_rejects_empty_text(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        before = (run_dir(app) / "run.json").read_bytes()
+        await pilot.press("e", "space", "enter")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, InjectForm)
+        assert "empty" in error_text(form)
+        assert app.sim.pending.events == []
+        assert (run_dir(app) / "run.json").read_bytes() == before
+
+
+# -- the run browser -----------------------------------------------------------------------------
+
+
+def _node(browser: RunBrowser, run_id: str):
+    tree = browser.query_one(Tree)
+    for line in range(tree.last_line + 1):
+        node = tree.get_node_at_line(line)
+        if node is not None and node.data == run_id:
+            return node
+    raise AssertionError(f"{run_id} not in the tree")
+
+
+async def _open_browser(pilot) -> RunBrowser:
+    await pilot.press("o")
+    await pilot.pause()
+    browser = pilot.app.screen
+    assert isinstance(browser, RunBrowser)
+    return browser
+
+
+async def _choose(pilot, browser: RunBrowser, run_id: str, key: str) -> None:
+    tree = browser.query_one(Tree)
+    tree.move_cursor(_node(browser, run_id))
+    await pilot.pause()
+    await pilot.press(key)
+    await pilot.pause()
+
+
+async def test_run_browser_tree_open_and_delete(saves: Path) -> None:
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n")
+        first = app.sim.run_id
+        other = store.branch(first, 1).run_id
+        spare = store.branch(first, 0).run_id
+        browser = await _open_browser(pilot)
+        assert _node(browser, other).parent is _node(browser, first)
+        assert _node(browser, spare).parent is _node(browser, first)
+        assert _node(browser, first).parent is browser.query_one(Tree).root
+
+        # Deleting the open run is refused inline.
+        await _choose(pilot, browser, first, "d")
+        assert app.screen is browser
+        assert "open" in str(browser.query_one("#message", Label).content)
+        assert store.exists(first)
+
+        # Deleting another run asks first; y deletes it.
+        await _choose(pilot, browser, spare, "d")
+        assert isinstance(app.screen, ConfirmForm)
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.screen is browser
+        assert not store.run_dir(spare).exists()
+        assert spare not in browser.rows
+
+        # Enter opens (resumes) another run.
+        await _choose(pilot, browser, other, "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, RunBrowser)
+        assert app.sim.run_id == other and app.sim.round == 1
+        assert lock_is_free(store, first)
+        assert not lock_is_free(store, other)
+        await press_and_settle(pilot, "n")
+        assert saved_rounds(store.run_dir(other)) == [0, 1, 2]
+
+
+async def test_run_browser_confirm_no_keeps_the_run(saves: Path) -> None:
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        other = store.branch(app.sim.run_id, 0).run_id
+        browser = await _open_browser(pilot)
+        await _choose(pilot, browser, other, "d")
+        assert isinstance(app.screen, ConfirmForm)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is browser
+        assert store.exists(other)
+        assert app.sim.round == 0
+
+
+async def test_run_browser_broken_save(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    broken = saves / "broken-run"
+    (broken / "rounds").mkdir(parents=True)
+    (broken / "run.json").write_text("{ this is not json", encoding="utf-8")
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await _open_browser(pilot)
+        row = browser.rows["broken-run"]
+        assert not row.ok and "corrupt" in row.reason
+        assert "broken-run" in str(_node(browser, "broken-run").label)
+        await _choose(pilot, browser, "broken-run", "enter")
+        assert app.screen is browser
+        assert "Cannot open broken-run" in str(browser.query_one("#message", Label).content)
+        await _choose(pilot, browser, "broken-run", "b")
+        assert app.screen is browser
+        assert "readable" in str(browser.query_one("#message", Label).content)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, RunBrowser)
+        assert app.sim.round == 0
+
+
+async def test_run_browser_branches(saves: Path) -> None:
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n")
+        run_id = app.sim.run_id
+        browser = await _open_browser(pilot)
+        await _choose(pilot, browser, run_id, "b")
+        form = app.screen
+        assert isinstance(form, TextForm)
+        form.query_one("#value", Input).value = "x"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and "number" in error_text(form)
+        form.query_one("#value", Input).value = "1"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is browser
+        (child,) = run_folders(saves) - {run_id}
+        assert store.read_meta(child).parent == Lineage(run_id=run_id, round=1)
+        assert saved_rounds(store.run_dir(child)) == [0, 1]
+        assert _node(browser, child).parent is _node(browser, run_id)
+        assert app.sim.run_id == run_id  # the browser's branch does not switch runs
+
+
+async def test_run_browser_refused_while_running(saves: Path, long_tavern: Path) -> None:
+    app = build_app(str(long_tavern), saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        await pilot.press("r", "o")
+        assert not isinstance(app.screen, RunBrowser)
+        assert any("Pause" in msg for _, msg in notes)
+        app.action_run_pause()
+        await settle(pilot)
+
+
+# -- plots, metrics, export, help -------------------------------------------------------------
+
+
+async def test_plots_screen(saves: Path) -> None:
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n", "n")
+        other = store.branch(app.sim.run_id, 1).run_id
+        await pilot.press("p")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PlotsScreen)
+        left, right = screen.query_one("#left", Static), screen.query_one("#right", Static)
+        assert "emotion per agent" in str(left.content)
+        assert not right.display
+        for kind in ("fav", "edge", "needs", "emotion"):
+            screen.query_one("#kind", Select).value = kind
+            await pilot.pause()
+            assert app.screen is screen
+        screen.query_one("#kind", Select).value = "fav"
+        screen.query_one("#compare", Select).value = other
+        await pilot.pause()
+        assert right.display
+        assert app.sim.run_id in str(left.content) and "mean favorability" in str(left.content)
+        assert other in str(right.content) and "mean favorability" in str(right.content)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, PlotsScreen)
+
+
+async def test_metrics_screen(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n")
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MetricsScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == app.sim.round + 1 == 3
+        assert [table.get_row_at(k)[0] for k in range(3)] == ["0", "1", "2"]
+        await pilot.press("escape")
+        assert not isinstance(app.screen, MetricsScreen)
+
+
+async def test_export_form_writes_csvs(saves: Path, tmp_path: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    out = tmp_path / "out"
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n")
+        await pilot.press("x")
+        form = app.screen
+        assert isinstance(form, TextForm)
+        assert form.query_one("#value", Input).value.endswith(app.sim.run_id)
+        form.query_one("#value", Input).value = ""
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and "folder" in error_text(form)
+        form.query_one("#value", Input).value = str(out)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, TextForm)
+    csvs = sorted(p.name for p in out.glob("*.csv"))
+    assert "transcript.csv" in csvs and "metrics.csv" in csvs
+    assert len(csvs) >= 5
+    assert not (tmp_path / "exports").exists()
+
+
+def _help_text(screen: HelpScreen) -> str:
+    console = Console(width=76, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    for static in screen.query(Static):
+        console.print(static.content)
+    console.file.close()
+    return console.export_text()
+
+
+async def test_help_lists_every_binding(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HelpScreen)
+        keys = {k.strip() for ks, _ in screen.rows for k in ks.split(",")}
+        assert {"n", "space", "r", "s", "b", "f", "e", "o", "p", "m", "x", "q", "?"} <= keys
+        assert {"[", "]"} <= keys
+        text = _help_text(screen)
+        for label in ("Step", "Run/Pause", "Save", "Branch", "Force", "Event", "Open"):
+            assert label in text
+        for label in ("Plots", "Metrics", "Export", "Help", "Quit", "offline rule-based"):
+            assert label in text
+        await pilot.press("question_mark")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+# -- keymap ---------------------------------------------------------------------------------------
+
+
+async def test_keymap_file_remaps_step(saves: Path, tmp_path: Path) -> None:
+    keys = tmp_path / "keys.toml"
+    keys.write_text('[keys]\nstep = "j"\n', encoding="utf-8")
+    app = build_app("tavern", saves=saves, keymap_file=keys)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "j")
+        assert app.sim.round == 1
+        assert saved_rounds(run_dir(app)) == [0, 1]
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1  # n no longer steps
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert ("j, space", "Step") in app.screen.rows
+
+
+def test_keymap_with_unknown_binding_fails(saves: Path, tmp_path: Path) -> None:
+    keys = tmp_path / "my-keys.toml"
+    keys.write_text('[keys]\nfly = "j"\n', encoding="utf-8")
+    with pytest.raises(SocialsimError, match="my-keys.toml") as info:
+        build_app("tavern", saves=saves, keymap_file=keys)
+    assert "fly" in str(info.value)
+    # No run is left behind (or locked) by a failed start.
+    store = SaveStore(saves)
+    assert all(lock_is_free(store, r.run_id) for r in store.list_runs())
+    assert store.list_runs() == []
+
+
+# -- terminal sizes and many agents ---------------------------------------------------------------
+
+
+def _notice_shown(app: SocialsimApp) -> bool:
+    notice = app.query_one("#too-small", Static)
+    main = app.query_one("#main")
+    return notice.region.height > 0 and main.region.height == 0
+
+
+async def test_small_terminal_shows_the_notice(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        assert _notice_shown(app)
+        assert "Enlarge the terminal" in str(app.query_one("#too-small", Static).content)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert not _notice_shown(app)
+
+
+async def test_notice_follows_resizes_under_a_dialog(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not _notice_shown(app)
+        await pilot.press("question_mark")
+        await pilot.resize_terminal(60, 20)
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert _notice_shown(app)
+        await pilot.press("question_mark")
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not _notice_shown(app)
+
+
+@pytest.mark.parametrize(("size", "per_page"), [((80, 24), 1), ((160, 48), 2)])
+async def test_thirty_agents(saves: Path, crowd: Path, size: tuple[int, int], per_page: int):
+    app = build_app(str(crowd), saves=saves)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        assert not _notice_shown(app)
+        matrix = app.query_one(FavMatrix)
+        lines = matrix.render().plain.splitlines()
+        assert len(lines) == 32  # header, 30 rows, legend
+        for k in range(1, 31):
+            assert lines[k].startswith(f"{k:>2} A{k:02d}"[:6])
+            assert lines[k].count("·") >= 1
+        side = app.query_one("#side")
+        assert matrix.region.width >= matrix.natural_width()
+        assert side.region.width >= 38
+        deck = app.query_one(AgentDeck)
+        first = deck.visible()
+        assert len(first) == per_page and first[0] == "A01"
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        second = deck.visible()
+        assert second != first and len(second) == per_page
+        assert second[0] == f"A{per_page + 1:02d}"
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert deck.visible() == first
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1
+        assert saved_rounds(run_dir(app)) == [0, 1]
