@@ -9,7 +9,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ScenarioError
 from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS
@@ -67,12 +74,13 @@ class AgentSpec(_Strict):
     needs: dict[str, NeedSpec] = {}
     svo: SVO = "prosocial"
 
-    @model_validator(mode="after")
-    def _known_needs(self) -> AgentSpec:
-        unknown = sorted(set(self.needs) - set(NEEDS))
+    @field_validator("needs")
+    @classmethod
+    def _known_needs(cls, needs: dict[str, NeedSpec]) -> dict[str, NeedSpec]:
+        unknown = sorted(set(needs) - set(NEEDS))
         if unknown:
             raise ValueError(f"unknown need {unknown[0]!r}; known needs: {', '.join(NEEDS)}")
-        return self
+        return needs
 
     def need(self, name: str) -> NeedSpec:
         """The scenario's value for a need, or the default."""

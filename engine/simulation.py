@@ -425,12 +425,15 @@ class Simulation:
             names, emotion_deltas, judgements, need_deltas, strict=True
         ):
             old = self.state.agents[name]
-            applied, emotion = apply_emotion(old.emotion, d_s)
-            emotion_changes.append(EmotionChange(agent=name, delta=applied, emotion=emotion))
+            _, emotion = apply_emotion(old.emotion, d_s)
+            emotion_changes.append(
+                EmotionChange(agent=name, delta=round(emotion - old.emotion, 6), emotion=emotion)
+            )
             relations = dict(old.relations)
             for other, j in judged.items():
                 rel = old.relations[other]
-                delta, fav = apply_fav(rel.fav, j.delta)
+                _, fav = apply_fav(rel.fav, j.delta)
+                delta = round(fav - rel.fav, 6)
                 status = next_status(fav, rel.status, j.status)
                 memory = remember(
                     rel.memory,

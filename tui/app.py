@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.keys import format_key
+from textual.geometry import Size
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -124,16 +125,18 @@ class SocialsimApp(App[None]):
         return AgentDeck(panes, id="deck")
 
     def on_mount(self) -> None:
-        self._check_size()
+        self._check_size(self.size)
         self._replay_transcripts()
         self.refresh_view()
 
-    def on_resize(self) -> None:
-        self._check_size()
+    def on_resize(self, event: events.Resize) -> None:
+        # Runs before App._on_resize updates self.size, so use the event's size.
+        self._check_size(event.size)
 
-    def _check_size(self) -> None:
-        small = self.size.width < MIN_SIZE[0] or self.size.height < MIN_SIZE[1]
-        self.screen.set_class(small, "too-small")
+    def _check_size(self, size: Size) -> None:
+        small = size.width < MIN_SIZE[0] or size.height < MIN_SIZE[1]
+        # The main screen, even while a dialog is on top of it.
+        self.default_screen.set_class(small, "too-small")
 
     # -- engine events ----------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import hashlib
 import random
 
 from ..lexicon import sentiment
+from ..rules import MAX_FAV_DELTA
 from ..scenario import Archetype, Status
 from ..state import ALL, Action, Decision, Mode, Stance
 from .base import AgentContext, RelationJudgement, TokenSink
@@ -214,7 +215,8 @@ class OfflineMind:
                 if a.stance == "support":
                     delta += 0.13 * responsive
                     notes.append((5, f"{other} backed me {how}"))
-                    if rel.status in (Status.RIVAL, Status.ENEMY) and rel.fav + delta > -0.3:
+                    reached = rel.fav + min(delta, MAX_FAV_DELTA)
+                    if rel.status in (Status.RIVAL, Status.ENEMY) and reached > -0.3:
                         override = Status.NEUTRAL
                         notes.append((8, f"{other} reached out and we made peace"))
                 elif a.stance == "oppose":
