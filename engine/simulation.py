@@ -27,34 +27,25 @@ from .metrics import Metrics, compute_metrics
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
 from .rules import (
-    apply_emotion,
-    apply_fav,
-    apply_need,
     can_observe,
-    next_status,
     relation_triggers,
-    remember,
     speaking_order,
     validate_action,
 )
 from .scenario import Scenario
 from .state import (
     Action,
-    AgentState,
     Decision,
-    EmotionChange,
     ForcedAction,
-    MemoryEntry,
     Mode,
     Pending,
-    Relation,
-    RelationChange,
     RoundRecord,
     ScenarioEvent,
     WorldState,
     initial_state,
 )
 from .store import Lineage, RunMeta, SaveStore, Snapshot, now_iso
+from .updates import update_agent
 
 #: How many earlier rounds an agent's context carries.
 HISTORY_WINDOW = 3
@@ -345,64 +336,89 @@ class Simulation:
         return contexts
 
     async def _play_round(self, pending: Pending) -> RoundRecord:
-        scenario, mind, run_id = self.scenario, self.mind, self.run_id
-        names = scenario.names
+        scenario, run_id = self.scenario, self.run_id
         t = self.round + 1
         events = [
             ScenarioEvent(text=e.text, private_to=e.private_to) for e in scenario.events_for(t)
         ] + list(pending.events)
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
         contexts = self._contexts(t, events)
-
-        # Phase 1: every agent decides on identical information.
         forced = {f.agent: f for f in pending.forced}
+        decisions = await self._phase1(t, contexts, forced)
+        actions = await self._phase2(t, contexts, decisions, forced)
+        return await self._update(t, contexts, events, actions)
+
+    async def _phase1(
+        self, t: int, contexts: dict[str, AgentContext], forced: dict[str, ForcedAction]
+    ) -> dict[str, Decision]:
+        """Every agent decides at once, on identical information; forced ones are given."""
+        names = self.scenario.names
         free = [n for n in names if n not in forced]
-        decided = await asyncio.gather(*(mind.decide(contexts[n]) for n in free))
-        decisions: dict[str, Decision] = dict(zip(free, decided, strict=True))
+        decided = await asyncio.gather(*(self.mind.decide(contexts[n]) for n in free))
+        raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
         for name, f in forced.items():
-            decisions[name] = Decision(
+            raw[name] = Decision(
                 urgency=f.urgency,
                 mode=f.mode,
                 target=f.target,
                 stance=f.stance or "neutral",
                 intent="forced by the user",
             )
-        actions: dict[str, Action] = {}
+        decisions = {}
         for name in names:
-            decision = _valid(name, decisions[name], names)
-            decisions[name] = decision
-            actions[name] = Action(speaker=name, forced=name in forced, **decision.model_dump())
+            decisions[name] = _valid(name, raw[name], names)
             self._emit(
                 AgentDecided(
-                    run_id=run_id,
+                    run_id=self.run_id,
                     round=t,
                     agent=name,
-                    decision=decision,
+                    decision=decisions[name],
                     forced=name in forced,
                 )
             )
+        return decisions
 
-        # Phase 2: speakers in descending urgency, each hearing what it can observe.
+    async def _phase2(
+        self,
+        t: int,
+        contexts: dict[str, AgentContext],
+        decisions: dict[str, Decision],
+        forced: dict[str, ForcedAction],
+    ) -> dict[str, Action]:
+        """Speakers in descending urgency, each hearing the earlier turns it can observe."""
+        names = self.scenario.names
+        actions = {
+            n: Action(speaker=n, forced=n in forced, **decisions[n].model_dump()) for n in names
+        }
         spoken: list[Action] = []
         for order, action in enumerate(speaking_order(actions.values(), names), start=1):
             me = action.speaker
-            heard = [a for a in spoken if can_observe(a, me)]
             if action.forced:
                 text = forced[me].utterance
             else:
-                ctx = replace(contexts[me], heard=heard)
+                ctx = replace(contexts[me], heard=[a for a in spoken if can_observe(a, me)])
 
                 def sink(piece: str, me: str = me) -> None:
-                    self._emit(TokenStreamed(run_id=run_id, round=t, agent=me, text=piece))
+                    self._emit(TokenStreamed(run_id=self.run_id, round=t, agent=me, text=piece))
 
-                text = await mind.speak(ctx, decisions[me], sink)
+                text = await self.mind.speak(ctx, decisions[me], sink)
             action = action.model_copy(update={"utterance": text.strip(), "order": order})
             actions[me] = action
             spoken.append(action)
-            self._emit(AgentSpoke(run_id=run_id, round=t, action=action))
+            self._emit(AgentSpoke(run_id=self.run_id, round=t, action=action))
             await asyncio.sleep(0)
+        return actions
 
-        # Updates: each agent judges only the events visible to it.
+    async def _update(
+        self,
+        t: int,
+        contexts: dict[str, AgentContext],
+        events: list[ScenarioEvent],
+        actions: dict[str, Action],
+    ) -> RoundRecord:
+        """Each agent judges only what it observed; the judgements are clipped and applied."""
+        names, mind = self.scenario.names, self.mind
+        spoken = sorted((a for a in actions.values() if a.order), key=lambda a: a.order or 0)
         observed = {n: [a for a in spoken if can_observe(a, n)] for n in names}
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
         emotion_deltas = await asyncio.gather(
@@ -417,71 +433,24 @@ class Simulation:
                 for c, d in zip(ctxs, emotion_deltas, strict=True)
             )
         )
-        new_agents: dict[str, AgentState] = {}
-        emotion_changes: list[EmotionChange] = []
-        relation_changes: list[RelationChange] = []
-        needs_applied: dict[str, dict[str, float]] = {}
-        for name, d_s, judged, d_needs in zip(
-            names, emotion_deltas, judgements, need_deltas, strict=True
-        ):
-            old = self.state.agents[name]
-            _, emotion = apply_emotion(old.emotion, d_s)
-            emotion_changes.append(
-                EmotionChange(agent=name, delta=round(emotion - old.emotion, 6), emotion=emotion)
-            )
-            relations = dict(old.relations)
-            for other, j in judged.items():
-                rel = old.relations[other]
-                _, fav = apply_fav(rel.fav, j.delta)
-                delta = round(fav - rel.fav, 6)
-                status = next_status(fav, rel.status, j.status)
-                memory = remember(
-                    rel.memory,
-                    MemoryEntry(round=t, summary=j.summary, importance=j.importance),
-                    scenario.memory_size,
-                )
-                relations[other] = Relation(fav=fav, status=status, memory=memory)
-                relation_changes.append(
-                    RelationChange(
-                        source=name,
-                        target=other,
-                        delta=delta,
-                        fav=fav,
-                        status=status,
-                        previous_status=rel.status,
-                        override=j.status,
-                        summary=j.summary,
-                        importance=j.importance,
-                    )
-                )
-            needs = dict(old.needs)
-            moved: dict[str, float] = {}
-            for need, change in d_needs.items():
-                if need not in needs:
-                    continue
-                value = needs[need]
-                current = apply_need(value.current, change)
-                if current != value.current:
-                    moved[need] = round(current - value.current, 4)
-                    needs[need] = value.model_copy(update={"current": current})
-            needs_applied[name] = moved
-            new_agents[name] = AgentState(emotion=emotion, needs=needs, relations=relations)
+        updates = [
+            update_agent(n, self.state.agents[n], t, self.scenario.memory_size, d_s, j, d_n)
+            for n, d_s, j, d_n in zip(names, emotion_deltas, judgements, need_deltas, strict=True)
+        ]
+        new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
+        emotions = [u.emotion for u in updates]
+        relations = [c for u in updates for c in u.relations]
         self._emit(
-            StateUpdated(
-                run_id=run_id,
-                round=t,
-                emotions=emotion_changes,
-                relations=relation_changes,
-            )
+            StateUpdated(run_id=self.run_id, round=t, emotions=emotions, relations=relations)
         )
         return RoundRecord(
             round=t,
             events=events,
             actions=[actions[n] for n in names],
-            emotion_changes=emotion_changes,
-            relation_changes=relation_changes,
-            need_deltas=needs_applied,
-            state=WorldState(round=t, agents=new_agents),
+            emotion_changes=emotions,
+            relation_changes=relations,
+            need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
+            state=WorldState(round=t, agents=new_states),
         )
 
 

@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -115,6 +115,19 @@ def _write_doc(path: Path, table: str, doc: BaseModel) -> None:
     """Write a one-document tinydb file (table -> {"1": doc}) in a single atomic replace."""
     body = doc.model_dump_json(by_alias=True)
     atomic_write_text(path, f'{{"{table}":{{"1":{body}}}}}')
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def _validated(model: type[M], doc: dict[str, Any], path: Path, what: str) -> M:
+    """Validate a loaded document; a mismatch is one SaveError naming file and field."""
+    try:
+        return model.model_validate(doc)
+    except ValidationError as err:
+        first = err.errors()[0]
+        loc = ".".join(str(p) for p in first["loc"])
+        raise SaveError(f"{path}: invalid {what} ({loc}: {first['msg']})") from None
 
 
 class Lineage(BaseModel):
@@ -268,12 +281,7 @@ class SaveStore:
                 f"{path}: written by a newer socialsim (save format {version}; "
                 f"this version reads up to {FORMAT_VERSION})"
             )
-        try:
-            meta = RunMeta.model_validate(doc)
-        except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise SaveError(f"{path}: invalid save ({loc}: {first['msg']})") from None
+        meta = _validated(RunMeta, doc, path, "save")
         # A copied or renamed folder is its own run: never write into the original.
         return meta if meta.run_id == run_id else meta.model_copy(update={"run_id": run_id})
 
@@ -293,12 +301,7 @@ class SaveStore:
         """One round record, validated."""
         path = self.run_dir(run_id) / ROUNDS_DIR / f"{number:06d}.json"
         doc = _read_doc(path, "round")
-        try:
-            record = RoundRecord.model_validate(doc)
-        except ValidationError as err:
-            first = err.errors()[0]
-            loc = ".".join(str(p) for p in first["loc"])
-            raise SaveError(f"{path}: invalid round record ({loc}: {first['msg']})") from None
+        record = _validated(RoundRecord, doc, path, "round record")
         if record.round != number:
             raise SaveError(f"{path}: holds round {record.round}, expected {number}")
         return record

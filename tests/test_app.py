@@ -7,6 +7,7 @@ temporary saves folder and checks both the engine state and the save on disk.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -635,8 +636,9 @@ async def test_plots_screen(saves: Path) -> None:
         screen.query_one("#compare", Select).value = other
         await pilot.pause()
         assert right.display
-        assert app.sim.run_id in str(left.content) and "mean favorability" in str(left.content)
-        assert other in str(right.content) and "mean favorability" in str(right.content)
+        # Both charts are titled with their run id (plotext drops a title that is too wide).
+        assert app.sim.run_id in str(left.content) and "mean fav" in str(left.content)
+        assert other in str(right.content) and "mean fav" in str(right.content)
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, PlotsScreen)
@@ -783,14 +785,14 @@ async def test_thirty_agents(saves: Path, crowd: Path, size: tuple[int, int], pe
         await pilot.pause()
         assert not _notice_shown(app)
         matrix = app.query_one(FavMatrix)
-        lines = matrix.render().plain.splitlines()
-        assert len(lines) == 32  # header, 30 rows, legend
-        for k in range(1, 31):
-            assert lines[k].startswith(f"{k:>2} A{k:02d}"[:6])
-            assert lines[k].count("·") >= 1
+        rows = [ln for ln in matrix.render().plain.splitlines() if re.match(r" ?\d+ A\d\d", ln)]
+        assert [row[:6] for row in rows] == [f"{k:>2} A{k:02d}" for k in range(1, 31)]
+        # Compact: one line per agent, never wrapped, whole rows reachable on screen.
+        assert matrix.region.height == len(matrix.render().plain.splitlines())
+        assert matrix.region.width >= matrix.natural_width() >= len(rows[0].rstrip())
         side = app.query_one("#side")
-        assert matrix.region.width >= matrix.natural_width()
         assert side.region.width >= 38
+        assert side.max_scroll_y >= 0 and side.region.height > 10
         deck = app.query_one(AgentDeck)
         first = deck.visible()
         assert len(first) == per_page and first[0] == "A01"

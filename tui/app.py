@@ -8,9 +8,9 @@ from pathlib import Path
 from textual import events, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.keys import format_key
+from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.geometry import Size
+from textual.keys import format_key
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
@@ -50,7 +50,7 @@ Screen.too-small #too-small { display: block; }
 Screen.too-small #main { display: none; }
 #main { height: 1fr; }
 #body { height: 1fr; }
-#side { width: 40; border: round $secondary-darken-1; padding: 0; }
+#side { width: 40; border: round $secondary-darken-1; padding: 0; overflow-x: auto; }
 #side-title { text-style: bold; }
 #metrics-line { height: auto; margin-top: 1; }
 """
@@ -111,7 +111,7 @@ class SocialsimApp(App[None]):
             yield EventBar(id="event")
             with Horizontal(id="body"):
                 yield self._deck()
-                with VerticalScroll(id="side"):
+                with ScrollableContainer(id="side"):
                     yield Static("favorability  row → column", id="side-title")
                     yield FavMatrix(self.sim.state, id="matrix")
                     yield Static(id="metrics-line")
@@ -433,6 +433,8 @@ def build_app(
 
     Raises :class:`engine.SocialsimError` with a clear message for bad input.
     """
+    # Read the keymap first: a bad file must not leave a new, empty run behind.
+    keymap = load_keymap(keymap_file)
     store = SaveStore(saves)
     target = target or DEFAULT_SCENARIO
     if _is_run(store, target):
@@ -447,11 +449,6 @@ def build_app(
             store=store,
             scenario_ref=target,
         )
-    try:
-        keymap = load_keymap(keymap_file)
-    except SocialsimError:
-        sim.close()
-        raise
     return SocialsimApp(sim, store, keymap)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.geometry import Size
 from textual.widget import Widget
 
 from engine import WorldState
@@ -21,7 +22,7 @@ def short_fav(fav: float) -> str:
 class FavMatrix(Widget):
     """Colour = fav, glyph = status; cells changed in the last round are reversed."""
 
-    DEFAULT_CSS = "FavMatrix { width: auto; height: auto; }"
+    DEFAULT_CSS = "FavMatrix { width: auto; height: auto; text-wrap: nowrap; }"
 
     def __init__(self, state: WorldState, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -38,36 +39,68 @@ class FavMatrix(Widget):
         """Columns the matrix needs."""
         names = list(self.state.agents)
         if len(names) > COMPACT_ABOVE:
-            return max(7 + 2 * len(names), len(LEGEND))
-        label_w = min(8, max(len(n) for n in names))
-        return max(label_w + 1 + 6 * len(names), len(LEGEND))
+            return max(7 + len(names), len(LEGEND))
+        return max(self._label_width(names) + 1 + 6 * len(names), len(LEGEND))
+
+    @staticmethod
+    def _label_width(names: list[str]) -> int:
+        return min(8, max(len(n) for n in names))
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        # Never wrap rows: a matrix wider than the side panel scrolls sideways instead.
+        return self.natural_width()
 
     def render(self) -> Text:
         names = list(self.state.agents)
-        compact = len(names) > COMPACT_ABOVE
-        label_w = 6 if compact else min(8, max(len(n) for n in names))
-        cell_w = 2 if compact else 6
+        lines = self._compact(names) if len(names) > COMPACT_ABOVE else self._full(names)
+        lines.append(Text(LEGEND, style="dim"))
+        text = Text("\n").join(lines)
+        text.no_wrap = True
+        return text
+
+    def _cell_style(self, i: str, j: str) -> tuple[str, str]:
+        rel = self.state.agents[i].relations[j]
+        style = fav_style(rel.fav)
+        if (i, j) in self.changed:
+            style += " reverse"
+        return STATUS_GLYPH[rel.status], style
+
+    def _full(self, names: list[str]) -> list[Text]:
+        """Up to 8 agents: the fav value and a status glyph per cell."""
+        label_w = self._label_width(names)
         head = Text(" " * (label_w + 1))
-        for k, name in enumerate(names):
-            title = f"{k + 1:>2}" if compact else name[:5].rjust(5) + " "
-            head.append(title[:cell_w].rjust(cell_w), style="bold")
+        for name in names:
+            head.append(name[:5].rjust(5) + " ", style="bold")
         lines = [head]
-        for k, i in enumerate(names):
-            label = f"{k + 1:>2} {i[:3]}" if compact else i[:label_w]
-            line = Text(label.ljust(label_w) + " ", style="bold")
+        for i in names:
+            line = Text(i[:label_w].ljust(label_w) + " ", style="bold")
             for j in names:
                 if i == j:
-                    line.append("·".rjust(cell_w) if compact else "  —   ", style="dim")
+                    line.append("  —   ", style="dim")
                     continue
-                rel = self.state.agents[i].relations[j]
-                style = fav_style(rel.fav)
-                if (i, j) in self.changed:
-                    style += " reverse"
-                glyph = STATUS_GLYPH[rel.status]
-                text = f" {glyph}" if compact else short_fav(rel.fav) + glyph
-                line.append(text.rjust(cell_w - (0 if compact else 1)), style=style)
-                if not compact:
-                    line.append(" ")
+                glyph, style = self._cell_style(i, j)
+                fav = self.state.agents[i].relations[j].fav
+                line.append((short_fav(fav) + glyph).rjust(5), style=style)
+                line.append(" ")
             lines.append(line)
-        lines.append(Text(LEGEND, style="dim"))
-        return Text("\n").join(lines)
+        return lines
+
+    def _compact(self, names: list[str]) -> list[Text]:
+        """Many agents: one coloured status glyph per cell, columns numbered (tens over units)."""
+        pad = " " * 7
+        tens = Text(
+            pad + "".join(str((k + 1) // 10 % 10) if k >= 9 else " " for k in range(len(names))),
+            style="dim",
+        )
+        units = Text(pad + "".join(str((k + 1) % 10) for k in range(len(names))), style="bold")
+        lines = [tens, units]
+        for k, i in enumerate(names):
+            line = Text(f"{k + 1:>2} {i[:3]:<3} ", style="bold")
+            for j in names:
+                if i == j:
+                    line.append("\\", style="dim")
+                    continue
+                glyph, style = self._cell_style(i, j)
+                line.append(glyph, style=style)
+            lines.append(line)
+        return lines

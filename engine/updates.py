@@ -1,0 +1,74 @@
+"""Applying one round's judgements to an agent's state (seed 000 Sec. 3.3 updates)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .minds.base import RelationJudgement
+from .rules import apply_emotion, apply_fav, apply_need, next_status, remember
+from .state import AgentState, EmotionChange, MemoryEntry, Relation, RelationChange
+
+
+@dataclass(frozen=True)
+class AgentUpdate:
+    """An agent's new state and the changes that produced it."""
+
+    state: AgentState
+    emotion: EmotionChange
+    relations: list[RelationChange]
+    needs: dict[str, float]
+
+
+def update_agent(
+    name: str,
+    old: AgentState,
+    round_no: int,
+    memory_size: int,
+    emotion_delta: float,
+    judged: dict[str, RelationJudgement],
+    need_deltas: dict[str, float],
+) -> AgentUpdate:
+    """Clip and apply U_S, U_R (with App. B status and memory eviction) and need deltas.
+
+    Deltas recorded are the real movement after clipping. ``old`` is left untouched.
+    """
+    _, emotion = apply_emotion(old.emotion, emotion_delta)
+    relations = dict(old.relations)
+    changes: list[RelationChange] = []
+    for other, j in judged.items():
+        rel = old.relations[other]
+        _, fav = apply_fav(rel.fav, j.delta)
+        status = next_status(fav, rel.status, j.status)
+        entry = MemoryEntry(round=round_no, summary=j.summary, importance=j.importance)
+        relations[other] = Relation(
+            fav=fav, status=status, memory=remember(rel.memory, entry, memory_size)
+        )
+        changes.append(
+            RelationChange(
+                source=name,
+                target=other,
+                delta=round(fav - rel.fav, 6),
+                fav=fav,
+                status=status,
+                previous_status=rel.status,
+                override=j.status,
+                summary=j.summary,
+                importance=j.importance,
+            )
+        )
+    needs = dict(old.needs)
+    moved: dict[str, float] = {}
+    for need, change in need_deltas.items():
+        value = needs.get(need)
+        if value is None:
+            continue
+        current = apply_need(value.current, change)
+        if current != value.current:
+            moved[need] = round(current - value.current, 4)
+            needs[need] = value.model_copy(update={"current": current})
+    return AgentUpdate(
+        state=AgentState(emotion=emotion, needs=needs, relations=relations),
+        emotion=EmotionChange(agent=name, delta=round(emotion - old.emotion, 6), emotion=emotion),
+        relations=changes,
+        needs=moved,
+    )
