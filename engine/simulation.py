@@ -421,18 +421,14 @@ class Simulation:
         spoken = sorted((a for a in actions.values() if a.order), key=lambda a: a.order or 0)
         observed = {n: [a for a in spoken if can_observe(a, n)] for n in names}
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
-        emotion_deltas = await asyncio.gather(
-            *(mind.judge_emotion(c, observed[c.name]) for c in ctxs)
+        # One concurrent wave: U_S, U_R and the needs judge do not depend on each other.
+        n = len(ctxs)
+        results = await asyncio.gather(
+            *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
+            *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
+            *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
         )
-        judgements = await asyncio.gather(
-            *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs)
-        )
-        need_deltas = await asyncio.gather(
-            *(
-                mind.judge_needs(c, observed[c.name], d)
-                for c, d in zip(ctxs, emotion_deltas, strict=True)
-            )
-        )
+        emotion_deltas, judgements, need_deltas = results[:n], results[n : 2 * n], results[2 * n :]
         updates = [
             update_agent(n, self.state.agents[n], t, self.scenario.memory_size, d_s, j, d_n)
             for n, d_s, j, d_n in zip(names, emotion_deltas, judgements, need_deltas, strict=True)

@@ -82,7 +82,7 @@ class ScriptedMind:
         self.triggers[ctx.round, ctx.name] = triggers
         return {j: self.judgement for j in triggers}
 
-    async def judge_needs(self, ctx, observed, emotion_delta) -> dict[str, float]:
+    async def judge_needs(self, ctx, observed) -> dict[str, float]:
         return dict(self.need_deltas)
 
 

@@ -79,8 +79,6 @@ class Mind(Protocol):
         """U_R for each triggered edge ctx.name -> j, from the events E_ij."""
         ...
 
-    async def judge_needs(
-        self, ctx: AgentContext, observed: list[Action], emotion_delta: float
-    ) -> dict[str, float]:
+    async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Signed need deltas after observing the round."""
         ...

@@ -174,24 +174,7 @@ class OfflineMind:
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         """U_S by rule: support lifts, attacks sink, harm to friends hurts."""
-        me = ctx.name
-        _, _, thin, responsive = TEMPER[ctx.persona.archetype]
-        rels = ctx.state.relations
-        delta = 0.5 * sum(sentiment(e.text) for e in ctx.events) * 0.08
-        for a in observed:
-            if a.speaker == me:
-                delta += -0.01 if a.stance == "oppose" else 0.01
-            elif a.target == me:
-                if a.stance == "support":
-                    delta += 0.08 * responsive
-                elif a.stance == "oppose":
-                    delta -= 0.08 * thin * (1.25 if a.mode is Mode.PUBLIC else 1.0)
-            elif a.target in rels and rels[a.target].fav >= FRIEND_AT:
-                delta += {"support": 0.03, "oppose": -0.05, "neutral": 0.0}[a.stance]
-            elif a.stance == "oppose":
-                delta -= 0.01
-        delta += (0.5 - ctx.state.emotion) * 0.12
-        return round(delta, 4)
+        return _emotion_delta(ctx, observed)
 
     async def judge_relations(
         self, ctx: AgentContext, triggers: dict[str, list[Action]]
@@ -260,9 +243,7 @@ class OfflineMind:
             summary=f"Round {ctx.round}: {summary}.",
         )
 
-    async def judge_needs(
-        self, ctx: AgentContext, observed: list[Action], emotion_delta: float
-    ) -> dict[str, float]:
+    async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""
         me = ctx.name
         deltas = dict.fromkeys(ctx.state.needs, 0.0)
@@ -301,6 +282,7 @@ class OfflineMind:
                 bump(emotional_safety=-0.1)
         if not spoke:
             bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
+        emotion_delta = _emotion_delta(ctx, observed)
         bump(
             emotional_wellbeing=3.0 * emotion_delta,
             emotional_stability=-2.0 * abs(emotion_delta),
@@ -310,6 +292,28 @@ class OfflineMind:
         for need, value in ctx.state.needs.items():
             deltas[need] += 0.08 * resilience * (value.expected - value.current)
         return {n: round(d, 4) for n, d in deltas.items() if d}
+
+
+def _emotion_delta(ctx: AgentContext, observed: list[Action]) -> float:
+    """The rule behind U_S; the needs judge reuses it for affect-linked needs."""
+    me = ctx.name
+    _, _, thin, responsive = TEMPER[ctx.persona.archetype]
+    rels = ctx.state.relations
+    delta = 0.5 * sum(sentiment(e.text) for e in ctx.events) * 0.08
+    for a in observed:
+        if a.speaker == me:
+            delta += -0.01 if a.stance == "oppose" else 0.01
+        elif a.target == me:
+            if a.stance == "support":
+                delta += 0.08 * responsive
+            elif a.stance == "oppose":
+                delta -= 0.08 * thin * (1.25 if a.mode is Mode.PUBLIC else 1.0)
+        elif a.target in rels and rels[a.target].fav >= FRIEND_AT:
+            delta += {"support": 0.03, "oppose": -0.05, "neutral": 0.0}[a.stance]
+        elif a.stance == "oppose":
+            delta -= 0.01
+    delta += (0.5 - ctx.state.emotion) * 0.12
+    return round(delta, 4)
 
 
 def _intent(stance: Stance, target: str, mode: Mode) -> str:
