@@ -25,3 +25,7 @@ class InterventionError(SocialsimError):
 
 class RunFinishedError(SocialsimError):
     """Stepping a run that already reached its last round."""
+
+
+class BudgetError(SocialsimError):
+    """A call or cost cap was reached; the run stops after a finished round."""

@@ -66,6 +66,7 @@ class RunPaused(_Event):
     """A run stopped at a safe point because a pause was requested."""
 
     kind: Literal["paused"] = "paused"
+    reason: str = ""
 
 
 class RunFinished(_Event):

@@ -43,6 +43,36 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "needs": ("run_id", "round", "agent", "category", "need", "current", "expected", "gap"),
     "metrics": ("run_id", "round", "metric", "value"),
+    "llm_calls": (
+        "run_id",
+        "round",
+        "key",
+        "purpose",
+        "agent",
+        "model",
+        "structured",
+        "outcome",
+        "attempts",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "latency_s",
+        "error",
+    ),
+    "usage": (
+        "run_id",
+        "round",
+        "judge_mode",
+        "calls",
+        "prompt_tokens",
+        "completion_tokens",
+        "cost_usd",
+        "retries",
+        "repairs",
+        "reasks",
+        "fallbacks",
+        "errors",
+    ),
 }
 
 
@@ -121,8 +151,52 @@ def _metrics(meta: RunMeta, records: Sequence[RoundRecord]) -> Iterable[tuple]:
             yield meta.run_id, r.round, metric, "" if value is None else value
 
 
+def _llm_calls(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
+    for r in records:
+        for c in r.llm_calls:
+            yield (
+                run_id,
+                r.round,
+                c.key,
+                c.purpose,
+                c.agent,
+                c.model,
+                c.structured,
+                c.outcome,
+                c.attempts,
+                c.prompt_tokens,
+                c.completion_tokens,
+                c.cost_usd,
+                c.latency_s,
+                c.error or "",
+            )
+
+
+def _usage(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
+    for r in records:
+        if r.usage is not None:
+            u = r.usage
+            yield (
+                run_id,
+                r.round,
+                u.judge_mode,
+                u.calls,
+                u.prompt_tokens,
+                u.completion_tokens,
+                u.cost_usd,
+                u.retries,
+                u.repairs,
+                u.reasks,
+                u.fallbacks,
+                u.errors,
+            )
+
+
 def export_run(meta: RunMeta, records: Sequence[RoundRecord], out: Path) -> list[Path]:
-    """Write the six CSVs of a run into ``out``; returns the paths written."""
+    """Write the CSVs of a run into ``out``; returns the paths written.
+
+    The LLM tables hold only their header for runs of the offline model.
+    """
     run_id = meta.run_id
     tables = {
         "transcript": _transcript(run_id, records),
@@ -131,6 +205,8 @@ def export_run(meta: RunMeta, records: Sequence[RoundRecord], out: Path) -> list
         "relations": _relations(run_id, records),
         "needs": _needs(run_id, records),
         "metrics": _metrics(meta, records),
+        "llm_calls": _llm_calls(run_id, records),
+        "usage": _usage(run_id, records),
     }
     try:
         out.mkdir(parents=True, exist_ok=True)

@@ -73,6 +73,7 @@ class AgentSpec(_Strict):
     talking_points: list[str] = []
     needs: dict[str, NeedSpec] = {}
     svo: SVO = "prosocial"
+    model: str | None = Field(default=None, min_length=1)
 
     @field_validator("needs")
     @classmethod

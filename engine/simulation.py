@@ -9,7 +9,13 @@ from dataclasses import replace
 
 from filelock import FileLock
 
-from .errors import InterventionError, RunFinishedError, SaveError, SocialsimError
+from .errors import (
+    BudgetError,
+    InterventionError,
+    RunFinishedError,
+    SaveError,
+    SocialsimError,
+)
 from .events import (
     AgentDecided,
     AgentSpoke,
@@ -23,6 +29,8 @@ from .events import (
     TokenStreamed,
 )
 from .lexicon import infer_stance
+from .llm.records import RoundUsage
+from .llm.settings import LLMSettings
 from .metrics import Metrics, compute_metrics
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
@@ -89,6 +97,7 @@ class Simulation:
         name: str = "",
         rounds: int | None = None,
         scenario_ref: str = "",
+        llm: LLMSettings | None = None,
     ) -> Simulation:
         """Start a run at round 0; with a store it is saved (and locked) at once."""
         if rounds is not None and rounds < 1:
@@ -103,6 +112,7 @@ class Simulation:
             scenario_ref=scenario_ref or scenario.id,
             seed=seed,
             model=model,
+            llm=llm,
             total_rounds=rounds or scenario.rounds,
         )
         first = RoundRecord(round=0, state=initial_state(scenario))
@@ -110,20 +120,37 @@ class Simulation:
         if store is not None:
             store.create(meta, first)
             lock = store.lock(run_id)
-        return cls(meta, [first], mind or make_mind(model, seed), store, lock)
+        return cls(meta, [first], mind or make_mind(model, seed, llm), store, lock)
 
     @classmethod
-    def resume(cls, run_id: str, store: SaveStore, mind: Mind | None = None) -> Simulation:
-        """Reopen a saved run where it stopped (takes its lock)."""
+    def resume(
+        cls,
+        run_id: str,
+        store: SaveStore,
+        mind: Mind | None = None,
+        llm: LLMSettings | None = None,
+    ) -> Simulation:
+        """Reopen a saved run where it stopped (takes its lock); ``llm`` replaces its
+        LLM settings (new caps, say) from now on."""
         meta = store.read_meta(run_id)
         lock = store.lock(run_id)
         try:
             records = store.read_rounds(run_id)
-            sim = cls(meta, records, mind or make_mind(meta.model, meta.seed), store, lock)
+            if llm is not None:
+                meta = meta.model_copy(update={"llm": llm})
+                store.write_meta(meta)
+            sim = cls(
+                meta, records, mind or make_mind(meta.model, meta.seed, meta.llm), store, lock
+            )
         except BaseException:
             lock.release()
             raise
         return sim
+
+    async def aclose(self) -> None:
+        """Close the mind's network clients, then release the lock."""
+        await self.mind.aclose()
+        self.close()
 
     def close(self) -> None:
         """Release the run's lock; the save already holds every finished round."""
@@ -275,12 +302,19 @@ class Simulation:
                 self._emit(RunPaused(run_id=self.run_id, round=self.round))
                 return done
             done.append(await self.step())
+            reason = self.mind.stop_reason()
+            if reason:
+                self._emit(RunPaused(run_id=self.run_id, round=self.round, reason=reason))
+                return done
         return done
 
     # -- the round -----------------------------------------------------------------------
 
     async def step(self) -> RoundRecord:
         """Run one round (context, phase 1, phase 2, updates) and autosave it."""
+        reason = self.mind.stop_reason()
+        if reason:
+            raise BudgetError(f"run {self.run_id!r} {reason}; raise the cap to go on")
         if self.finished:
             raise RunFinishedError(
                 f"run {self.run_id!r} finished at round {self.round}/{self.total_rounds}; "
@@ -290,8 +324,17 @@ class Simulation:
         try:
             record = await self._play_round(taken)
         except SocialsimError as err:
+            self.mind.take_calls()  # the failed round's exchanges are not kept
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
             raise
+        calls = self.mind.take_calls()
+        if calls:
+            record = record.model_copy(
+                update={
+                    "llm_calls": calls,
+                    "usage": RoundUsage.of(calls, self.mind.judge_mode),
+                }
+            )
         if self.store is not None:
             self.store.append_round(self.run_id, record)
         self.records.append(record)
@@ -391,7 +434,7 @@ class Simulation:
             n: Action(speaker=n, forced=n in forced, **decisions[n].model_dump()) for n in names
         }
         spoken: list[Action] = []
-        for order, action in enumerate(speaking_order(actions.values(), names), start=1):
+        for action in speaking_order(actions.values(), names):
             me = action.speaker
             if action.forced:
                 text = forced[me].utterance
@@ -402,6 +445,16 @@ class Simulation:
                     self._emit(TokenStreamed(run_id=self.run_id, round=t, agent=me, text=piece))
 
                 text = await self.mind.speak(ctx, decisions[me], sink)
+            if not text.strip():  # a failed or empty utterance is silence, not a blank turn
+                actions[me] = action.model_copy(
+                    update={
+                        "mode": Mode.SILENT,
+                        "target": None,
+                        "intent": "(no utterance: silent)",
+                    }
+                )
+                continue
+            order = len(spoken) + 1
             action = action.model_copy(update={"utterance": text.strip(), "order": order})
             actions[me] = action
             spoken.append(action)

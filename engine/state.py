@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .llm.records import LLMCall, RoundUsage
 from .needs import NEEDS
 from .scenario import Scenario, Status
 
@@ -152,6 +153,8 @@ class RoundRecord(_Model):
     relation_changes: list[RelationChange] = []
     need_deltas: dict[str, dict[str, float]] = {}
     state: WorldState
+    llm_calls: list[LLMCall] = []
+    usage: RoundUsage | None = None
 
 
 def initial_state(scenario: Scenario) -> WorldState:

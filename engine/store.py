@@ -29,10 +29,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tinydb.storages import Storage
 
 from .errors import RunLockedError, SaveError
+from .llm.settings import LLMSettings
 from .scenario import Scenario
 from .state import Pending, RoundRecord
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 META_FILE = "run.json"
 ROUNDS_DIR = "rounds"
 LOCK_FILE = ".lock"
@@ -159,6 +160,7 @@ class RunMeta(BaseModel):
     scenario_ref: str
     seed: int
     model: str = "offline"
+    llm: LLMSettings | None = None
     total_rounds: int
     parent: Lineage | None = None
     ancestry: list[Lineage] = []
@@ -201,6 +203,13 @@ class SaveStore:
     def exists(self, run_id: str) -> bool:
         """Whether a run folder with this id exists."""
         return (self.run_dir(run_id) / META_FILE).exists()
+
+    def exists_quietly(self, ref: str) -> bool:
+        """Whether ``ref`` names a saved run (False for anything that is not a plain id)."""
+        try:
+            return self.run_dir(ref).is_dir()
+        except SaveError:
+            return False
 
     def new_run_id(self, prefix: str) -> str:
         """A fresh id such as ``tavern-20261130-094512-3fa2``."""

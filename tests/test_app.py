@@ -6,6 +6,8 @@ temporary saves folder and checks both the engine state and the save on disk.
 
 from __future__ import annotations
 
+import asyncio
+import io
 import json
 import re
 import sys
@@ -61,11 +63,26 @@ def long_tavern(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def crowd(tmp_path: Path) -> Path:
-    """A 30-agent scenario (A01..A30), 3 rounds."""
+def slow_mind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every offline decision take a little while, like a real model.
+
+    Rounds then leave the event loop idle most of the time, so a run is still going when
+    the next key arrives and pilot presses return quickly.
+    """
+    decide = OfflineMind.decide
+
+    async def slow_decide(self, ctx):
+        await asyncio.sleep(0.1)
+        return await decide(self, ctx)
+
+    monkeypatch.setattr(OfflineMind, "decide", slow_decide)
+
+
+def write_crowd(path: Path, agents: int) -> Path:
+    """A scenario of ``agents`` agents named A01, A02, ...; 3 rounds."""
     archetypes = ["dominant", "balanced", "analytical", "agreeable", "reserved"]
-    lines = ['id = "crowd"', 'title = "Town meeting of thirty"', "rounds = 3", ""]
-    for k in range(1, 31):
+    lines = ['id = "crowd"', f'title = "Town meeting of {agents}"', "rounds = 3", ""]
+    for k in range(1, agents + 1):
         lines += [
             "[[agents]]",
             f'name = "A{k:02d}"',
@@ -75,9 +92,14 @@ def crowd(tmp_path: Path) -> Path:
             "",
         ]
     lines += ["[[events]]", "round = 1", 'text = "The mayor opens the meeting."', ""]
-    path = tmp_path / "crowd.toml"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def crowd(tmp_path: Path) -> Path:
+    """A 30-agent scenario (A01..A30), 3 rounds."""
+    return write_crowd(tmp_path / "crowd.toml", 30)
 
 
 def run_dir(app: SocialsimApp) -> Path:
@@ -110,6 +132,15 @@ def lock_is_free(store: SaveStore, run_id: str) -> bool:
 def transcript_lines(app: SocialsimApp) -> int:
     """Lines written to every agent pane's transcript (rendered or waiting to render)."""
     return sum(len(log.lines) + len(log._deferred_renders) for log in app.query(RichLog))
+
+
+def pane_text(app: SocialsimApp, name: str) -> str:
+    """The transcript of one agent's pane (rendered lines and lines waiting to render)."""
+    index = app.sim.scenario.names.index(name)
+    log = app.query_one(f"#pane-{index} RichLog", RichLog)
+    rendered = [strip.text for strip in log.lines]
+    waiting = [str(d.content) for d in log._deferred_renders]
+    return "\n".join(rendered + waiting)
 
 
 def error_text(screen) -> str:
@@ -213,6 +244,7 @@ async def test_run_to_the_end_then_step_warns(saves: Path) -> None:
         assert any(sev == "warning" and "finished" in msg for sev, msg in notes)
 
 
+@pytest.mark.usefixtures("slow_mind")
 async def test_run_then_pause_stops_at_a_round_boundary(saves: Path, long_tavern: Path) -> None:
     app = build_app(str(long_tavern), saves=saves)
     async with app.run_test(size=SIZE) as pilot:
@@ -229,6 +261,7 @@ async def test_run_then_pause_stops_at_a_round_boundary(saves: Path, long_tavern
         assert app.sim.round == stopped + 1
 
 
+@pytest.mark.usefixtures("slow_mind")
 async def test_keys_work_while_the_engine_runs(saves: Path, long_tavern: Path) -> None:
     app = build_app(str(long_tavern), saves=saves)
     async with app.run_test(size=SIZE) as pilot:
@@ -243,6 +276,7 @@ async def test_keys_work_while_the_engine_runs(saves: Path, long_tavern: Path) -
         assert not isinstance(app.screen, HelpScreen)
 
 
+@pytest.mark.usefixtures("slow_mind")
 async def test_quit_mid_run_finishes_the_round(saves: Path, long_tavern: Path) -> None:
     app = build_app(str(long_tavern), saves=saves)
     async with app.run_test(size=SIZE) as pilot:
@@ -258,13 +292,21 @@ async def test_quit_mid_run_finishes_the_round(saves: Path, long_tavern: Path) -
     assert lock_is_free(store, sim.run_id)
 
 
-async def test_quit_when_idle(saves: Path) -> None:
+async def test_quit_then_reopen_resumes_the_run(saves: Path) -> None:
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n")
         await pilot.press("q")
         await pilot.pause()
-    assert app._exit
-    assert lock_is_free(SaveStore(saves), app.sim.run_id)
+    run_id = app.sim.run_id
+    assert lock_is_free(SaveStore(saves), run_id)
+    again = build_app(run_id, saves=saves)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.sim.run_id == run_id and again.sim.round == 2
+        assert "R2 " in pane_text(again, "Edmund")  # the transcript is replayed
+        await press_and_settle(pilot, "n")
+        assert saved_rounds(run_dir(again)) == [0, 1, 2, 3]
 
 
 # -- snapshot and branch forms -------------------------------------------------------------------
@@ -359,9 +401,8 @@ async def _fill_force(pilot, agent: str, mode: str, target: str, utterance: str)
     form.query_one("#agent", Select).value = agent
     form.query_one("#mode", Select).value = mode
     form.query_one("#target", Select).value = target
+    form.query_one("#utterance", Input).value = utterance
     form.query_one("#utterance", Input).focus()
-    await pilot.pause()
-    await type_text(pilot, utterance)
     await pilot.press("enter")
     await pilot.pause()
     return form
@@ -427,7 +468,8 @@ async def test_inject_form_private_event(saves: Path) -> None:
         await pilot.press("e")
         form = app.screen
         assert isinstance(form, InjectForm)
-        await type_text(pilot, "A storm floods the cellar")
+        await type_text(pilot, "Storm!")
+        form.query_one("#text", Input).value += " The cellar floods."
         form.query_one("#private", SelectionList).select("Nell")
         form.query_one("#private", SelectionList).select("Callum")
         await pilot.pause()
@@ -436,12 +478,16 @@ async def test_inject_form_private_event(saves: Path) -> None:
         await pilot.pause()
         assert not isinstance(app.screen, InjectForm)
         (event,) = app.sim.pending.events
-        assert event.text == "A storm floods the cellar"
+        assert event.text == "Storm! The cellar floods."
         assert sorted(event.private_to or []) == ["Callum", "Nell"]
         assert SaveStore(saves).read_meta(app.sim.run_id).pending.events == [event]
         await press_and_settle(pilot, "n")
         injected = [e for e in app.sim.records[-1].events if e.source == "injected"]
         assert injected == [event]
+        # Only the chosen agents' panes show the private event.
+        assert "The cellar floods" in pane_text(app, "Nell")
+        assert "The cellar floods" in pane_text(app, "Callum")
+        assert "The cellar floods" not in pane_text(app, "Edmund")
         saved = SaveStore(saves).read_round(app.sim.run_id, 1)
         assert [e for e in saved.events if e.source == "injected"] == [event]
         assert app.sim.pending.events == []
@@ -451,7 +497,9 @@ async def test_inject_form_public_event(saves: Path) -> None:
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("e")
-        await type_text(pilot, "The lights go out")
+        form = app.screen
+        assert isinstance(form, InjectForm)
+        form.query_one("#text", Input).value = "The lights go out"
         await pilot.press("enter")
         await pilot.pause()
         (event,) = app.sim.pending.events
@@ -601,6 +649,7 @@ async def test_run_browser_branches(saves: Path) -> None:
         assert app.sim.run_id == run_id  # the browser's branch does not switch runs
 
 
+@pytest.mark.usefixtures("slow_mind")
 async def test_run_browser_refused_while_running(saves: Path, long_tavern: Path) -> None:
     app = build_app(str(long_tavern), saves=saves)
     async with app.run_test(size=SIZE) as pilot:
@@ -683,11 +732,10 @@ async def test_export_form_writes_csvs(saves: Path, tmp_path: Path) -> None:
 
 
 def _help_text(screen: HelpScreen) -> str:
-    console = Console(width=76, record=True, color_system=None, file=open("/dev/null", "w"))  # noqa: SIM115
+    console = Console(width=76, color_system=None, file=io.StringIO())
     for static in screen.query(Static):
         console.print(static.content)
-    console.file.close()
-    return console.export_text()
+    return console.file.getvalue()
 
 
 async def test_help_lists_every_binding(saves: Path) -> None:
@@ -730,7 +778,7 @@ async def test_keymap_file_remaps_step(saves: Path, tmp_path: Path) -> None:
 def test_keymap_with_unknown_binding_fails(saves: Path, tmp_path: Path) -> None:
     keys = tmp_path / "my-keys.toml"
     keys.write_text('[keys]\nfly = "j"\n', encoding="utf-8")
-    with pytest.raises(SocialsimError, match="my-keys.toml") as info:
+    with pytest.raises(SocialsimError, match=re.escape(str(keys))) as info:
         build_app("tavern", saves=saves, keymap_file=keys)
     assert "fly" in str(info.value)
     # No run is left behind (or locked) by a failed start.
@@ -807,3 +855,38 @@ async def test_thirty_agents(saves: Path, crowd: Path, size: tuple[int, int], pe
         await press_and_settle(pilot, "n")
         assert app.sim.round == 1
         assert saved_rounds(run_dir(app)) == [0, 1]
+
+
+async def test_wide_full_matrix_scrolls_instead_of_wrapping(saves: Path, tmp_path: Path) -> None:
+    app = build_app(str(write_crowd(tmp_path / "eight.toml", 8)), saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        matrix = app.query_one(FavMatrix)
+        text = matrix.render().plain.splitlines()
+        assert len(text) == 10  # header, 8 rows, legend: every row on one line
+        assert matrix.region.height == len(text)
+        assert matrix.region.width == matrix.natural_width()
+        side = app.query_one("#side")
+        assert side.max_scroll_x > 0  # wider than the panel: reachable by scrolling
+
+
+async def test_run_browser_opens_a_run_of_another_scenario(saves: Path, tmp_path: Path) -> None:
+    store = SaveStore(saves)
+    scenario = write_crowd(tmp_path / "crowd.toml", 12)
+    other = build_app(str(scenario), saves=saves)
+    other_id = other.sim.run_id
+    other.sim.close()
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n")
+        browser = await _open_browser(pilot)
+        await _choose(pilot, browser, other_id, "enter")
+        await pilot.pause()
+        assert app.sim.run_id == other_id and app.sim.scenario.id == "crowd"
+        deck = app.query_one(AgentDeck)
+        assert [p.spec.name for p in deck.panes] == [f"A{k:02d}" for k in range(1, 13)]
+        assert list(app.query_one(FavMatrix).state.agents) == app.sim.scenario.names
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1
+        assert saved_rounds(store.run_dir(other_id)) == [0, 1]
+        assert transcript_lines(app) > 0

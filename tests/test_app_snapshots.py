@@ -23,6 +23,10 @@ def make_app(saves: Path) -> SocialsimApp:
 
 
 async def step_once(pilot) -> None:
+    # Let the deck settle on its page size first: a RichLog wraps lines at the width it
+    # has when they are written and never re-wraps them.
+    await pilot.pause()
+    await pilot.pause()
     await pilot.press("n")
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()

@@ -43,6 +43,7 @@ class ScriptedMind:
     """Follows a fixed plan and records every context the engine hands it."""
 
     label = "scripted test mind"
+    judge_mode = "scripted"
 
     def __init__(self, plan: dict[str, Decision]) -> None:
         self.plan = plan
@@ -84,6 +85,15 @@ class ScriptedMind:
 
     async def judge_needs(self, ctx, observed) -> dict[str, float]:
         return dict(self.need_deltas)
+
+    def take_calls(self) -> list:
+        return []
+
+    def stop_reason(self) -> str | None:
+        return None
+
+    async def aclose(self) -> None:
+        return None
 
 
 def quartet(rounds: int = 3, events: list[dict] | None = None) -> Scenario:

@@ -32,6 +32,7 @@ from engine.events import (
     TokenStreamed,
 )
 from engine.export import export_run
+from engine.llm.settings import LLMSettings
 
 from .keymap import load_keymap
 from .report import metrics_block
@@ -164,7 +165,15 @@ class SocialsimApp(App[None]):
         elif isinstance(event, EngineError):
             self.notify(event.message, title="Round failed", severity="error", timeout=10)
         elif isinstance(event, RunPaused):
-            self.notify(f"Paused after round {event.round}.")
+            if event.reason:
+                self.notify(
+                    f"{event.reason}; the save holds round {event.round}.",
+                    title="Run stopped",
+                    severity="warning",
+                    timeout=10,
+                )
+            else:
+                self.notify(f"Paused after round {event.round}.")
 
     def _pane(self, name: str) -> AgentPane:
         index = self.sim.scenario.names.index(name)
@@ -428,6 +437,7 @@ def build_app(
     seed: int = 0,
     saves: Path | None = None,
     keymap_file: Path | None = None,
+    llm: LLMSettings | None = None,
 ) -> SocialsimApp:
     """The app for a scenario (a new run) or a saved run id (resumed where it stopped).
 
@@ -437,7 +447,7 @@ def build_app(
     keymap = load_keymap(keymap_file)
     store = SaveStore(saves)
     target = target or DEFAULT_SCENARIO
-    if _is_run(store, target):
+    if store.exists_quietly(target):
         sim = Simulation.resume(target, store)
     else:
         scenario = resolve_scenario(target)
@@ -445,15 +455,9 @@ def build_app(
             scenario,
             seed=seed,
             model=model,
-            mind=make_mind(model, seed),
+            mind=make_mind(model, seed, llm),
+            llm=llm,
             store=store,
             scenario_ref=target,
         )
     return SocialsimApp(sim, store, keymap)
-
-
-def _is_run(store: SaveStore, target: str) -> bool:
-    try:
-        return store.exists(target)
-    except SocialsimError:
-        return False

@@ -26,6 +26,126 @@ SavesOpt = Annotated[
     typer.Option("--saves", help="Saves folder [default: $SOCIALSIM_SAVES or ./saves]."),
 ]
 RunArg = Annotated[str, typer.Argument(help="Run id (see `socialsim list`).")]
+ModelOpt = Annotated[
+    str,
+    typer.Option(
+        help="'offline' (rule-based) or a litellm model string, e.g. gpt-4o-mini.",
+        rich_help_panel="Model",
+    ),
+]
+JudgeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--judge-model",
+        help="Model of the judge (U_S, U_R, needs) [default: --model].",
+        rich_help_panel="Model",
+    ),
+]
+AgentModelOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--agent-model",
+        help="NAME=MODEL for one agent (repeatable; mixed teams).",
+        rich_help_panel="Model",
+    ),
+]
+ApiBaseOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--api-base",
+        help="Base URL of an OpenAI-compatible server (with openai/<name>).",
+        rich_help_panel="Model",
+    ),
+]
+JudgeModeOpt = Annotated[
+    str,
+    typer.Option(
+        "--judge-mode",
+        help="per-edge (one U_R call per edge) or batched (one per observer).",
+        rich_help_panel="Model",
+    ),
+]
+ConcurrencyOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-concurrency", min=1, help="LLM calls in flight at once.", rich_help_panel="Model"
+    ),
+]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", min=0.1, help="Seconds per LLM call.", rich_help_panel="Model")
+]
+RetriesOpt = Annotated[
+    int,
+    typer.Option(
+        "--retries", min=0, help="Retries on timeout, 429 and 5xx.", rich_help_panel="Model"
+    ),
+]
+MaxCallsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-calls",
+        min=1,
+        help="Stop after the round that reaches this many LLM calls.",
+        rich_help_panel="Model",
+    ),
+]
+BudgetOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--budget-usd",
+        min=0.0,
+        help="Stop after the round that reaches this cost.",
+        rich_help_panel="Model",
+    ),
+]
+
+
+def _llm_settings(
+    scenario,
+    model: str,
+    judge_model: str | None,
+    agent_model: list[str] | None,
+    api_base: str | None,
+    judge_mode: str,
+    max_concurrency: int,
+    timeout: float,
+    retries: int,
+    max_calls: int | None,
+    budget_usd: float | None,
+):
+    """LLMSettings from the command line and the scenario's per-agent models (None: offline)."""
+    if model == "offline":
+        if judge_model or agent_model or api_base:
+            fail("--judge-model, --agent-model and --api-base need an LLM --model")
+        return None
+    from pydantic import ValidationError
+
+    from engine.llm.settings import LLMSettings
+
+    agents = {a.name: a.model for a in scenario.agents if a.model}
+    for item in agent_model or []:
+        name, sep, value = item.partition("=")
+        if not sep or not value.strip():
+            fail(f"--agent-model {item!r}: use NAME=MODEL")
+        if name not in scenario.names:
+            fail(f"--agent-model {item!r}: no agent {name!r} in {scenario.title!r}")
+        agents[name] = value.strip()
+    try:
+        return LLMSettings(
+            model=model,
+            judge_model=judge_model,
+            agent_models=agents,
+            api_base=api_base,
+            judge_mode=judge_mode,
+            max_concurrency=max_concurrency,
+            timeout=timeout,
+            retries=retries,
+            max_calls=max_calls,
+            budget_usd=budget_usd,
+        )
+    except ValidationError as err:
+        first = err.errors()[0]
+        fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
 
 
 def fail(message: str) -> NoReturn:
@@ -61,11 +181,23 @@ def main() -> None:
 
 
 def _launch(
-    target: str | None, model: str, seed: int, saves: Path | None, keymap: Path | None
+    target: str | None,
+    seed: int,
+    saves: Path | None,
+    keymap: Path | None,
+    model: str = "offline",
+    llm_args: tuple = (),
 ) -> None:
-    from .app import build_app
+    from .app import DEFAULT_SCENARIO, build_app
 
-    app_ = build_app(target, model=model, seed=seed, saves=saves, keymap_file=keymap)
+    llm = None
+    if model != "offline":
+        from engine import resolve_scenario
+
+        if target and _store(saves).exists_quietly(target):
+            fail("--model and its options apply to new runs; a saved run keeps its model")
+        llm = _llm_settings(resolve_scenario(target or DEFAULT_SCENARIO), model, *llm_args)
+    app_ = build_app(target, model=model, seed=seed, saves=saves, keymap_file=keymap, llm=llm)
     app_.run()
     sim = app_.sim
     typer.echo(
@@ -81,7 +213,7 @@ def root(ctx: typer.Context) -> None:
     Without a command, opens the app on the tavern scenario with the offline model.
     """
     if ctx.invoked_subcommand is None:
-        _launch(None, "offline", 0, None, None)
+        _launch(None, 0, None, None)
 
 
 @app.command()
@@ -90,25 +222,49 @@ def tui(
         str | None,
         typer.Argument(help="Scenario id or .toml path (new run), or a saved run id (resume)."),
     ] = None,
-    model: Annotated[
-        str, typer.Option(help="Mind: 'offline' is the rule-based model.")
-    ] = "offline",
     seed: Annotated[int, typer.Option(help="Seed for a new run.")] = 0,
     keymap: Annotated[Path | None, typer.Option(help="Key remapping TOML file.")] = None,
     saves: SavesOpt = None,
+    model: ModelOpt = "offline",
+    judge_model: JudgeOpt = None,
+    agent_model: AgentModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    judge_mode: JudgeModeOpt = "per-edge",
+    max_concurrency: ConcurrencyOpt = 8,
+    timeout: TimeoutOpt = 60.0,
+    retries: RetriesOpt = 3,
+    max_calls: MaxCallsOpt = None,
+    budget_usd: BudgetOpt = None,
 ) -> None:
     """Open the app on a scenario (a new run) or a saved run (resumed where it stopped)."""
-    _launch(target, model, seed, saves, keymap)
+    _launch(
+        target,
+        seed,
+        saves,
+        keymap,
+        model,
+        (
+            judge_model,
+            agent_model,
+            api_base,
+            judge_mode,
+            max_concurrency,
+            timeout,
+            retries,
+            max_calls,
+            budget_usd,
+        ),
+    )
 
 
-def _run_async(coro) -> None:
+def _run_async(coro):
     import asyncio
 
-    asyncio.run(coro)
+    return asyncio.run(coro)
 
 
 async def _play(sim, rounds: int | None, quiet: bool) -> None:
-    from engine.events import RoundEnded
+    from engine.events import RoundEnded, RunPaused
 
     from .report import round_summary
 
@@ -118,9 +274,14 @@ async def _play(sim, rounds: int | None, quiet: bool) -> None:
         if isinstance(event, RoundEnded) and not quiet:
             console.print(round_summary(event.record, sim.total_rounds, sim.metrics()))
             console.print()
+        elif isinstance(event, RunPaused) and event.reason:
+            typer.echo(f"socialsim: {event.reason}; the save holds round {event.round}", err=True)
 
     sim.subscribe(show)
-    await sim.run(rounds)
+    try:
+        await sim.run(rounds)
+    finally:
+        await sim.mind.aclose()
 
 
 def _finish(sim) -> None:
@@ -143,24 +304,44 @@ def run(
         int | None, typer.Option(min=1, help="Rounds to play [default: the scenario's].")
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
-    model: Annotated[
-        str, typer.Option(help="Mind: 'offline' is the rule-based model.")
-    ] = "offline",
     name: Annotated[str, typer.Option(help="A label for the run.")] = "",
     run_id: Annotated[str | None, typer.Option("--run-id", help="Id for the new run.")] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Only print the final line.")
     ] = False,
     saves: SavesOpt = None,
+    model: ModelOpt = "offline",
+    judge_model: JudgeOpt = None,
+    agent_model: AgentModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    judge_mode: JudgeModeOpt = "per-edge",
+    max_concurrency: ConcurrencyOpt = 8,
+    timeout: TimeoutOpt = 60.0,
+    retries: RetriesOpt = 3,
+    max_calls: MaxCallsOpt = None,
+    budget_usd: BudgetOpt = None,
 ) -> None:
     """Start a new run of SCENARIO and play it, saving after every round."""
     from engine import Simulation, make_mind, resolve_scenario
     from engine.store import check_run_id
 
     spec = resolve_scenario(scenario)
-    mind = make_mind(model, seed)
+    llm = _llm_settings(
+        spec,
+        model,
+        judge_model,
+        agent_model,
+        api_base,
+        judge_mode,
+        max_concurrency,
+        timeout,
+        retries,
+        max_calls,
+        budget_usd,
+    )
     if run_id is not None:
         check_run_id(run_id)
+    mind = make_mind(model, seed, llm)
     store = _store(saves)
     with Simulation.new(
         spec,
@@ -172,6 +353,7 @@ def run(
         name=name,
         rounds=rounds,
         scenario_ref=scenario,
+        llm=llm,
     ) as sim:
         if not quiet:
             from rich.markup import escape
@@ -192,11 +374,22 @@ def resume(
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
     saves: SavesOpt = None,
+    max_calls: MaxCallsOpt = None,
+    budget_usd: BudgetOpt = None,
 ) -> None:
-    """Continue a saved run from its last finished round."""
+    """Continue a saved run from its last finished round (new caps apply from now on)."""
     from engine import Simulation
 
-    with Simulation.resume(run_id, _store(saves)) as sim:
+    store = _store(saves)
+    llm = None
+    if max_calls is not None or budget_usd is not None:
+        meta = store.read_meta(run_id)
+        if meta.llm is None:
+            fail("--max-calls and --budget-usd apply to LLM runs")
+        llm = meta.llm.model_copy(
+            update={k: v for k, v in (("max_calls", max_calls), ("budget_usd", budget_usd)) if v}
+        )
+    with Simulation.resume(run_id, store, llm=llm) as sim:
         if rounds is not None and sim.round + rounds > sim.total_rounds:
             sim.extend(rounds)
         if sim.finished:
@@ -206,6 +399,26 @@ def resume(
             )
         _run_async(_play(sim, rounds, quiet))
         _finish(sim)
+
+
+@app.command()
+def replay(
+    run_id: RunArg,
+    new_id: Annotated[str | None, typer.Option("--run-id", help="Id for the replay.")] = None,
+    saves: SavesOpt = None,
+) -> None:
+    """Re-run RUN from its record (no network calls) into a new run and compare the states."""
+    from engine.replay import replay_run
+
+    result = _run_async(replay_run(_store(saves), run_id, new_id))
+    result.sim.close()
+    calls = sum(len(r.llm_calls) for r in result.sim.records)
+    if not result.identical:
+        fail(f"replay {result.sim.run_id} diverged from {run_id} at rounds {result.diverged}")
+    typer.echo(
+        f"{result.sim.run_id}: replayed {result.rounds} rounds of {run_id} from "
+        f"{calls} recorded LLM exchanges, no network calls; identical state"
+    )
 
 
 @app.command()

@@ -8,6 +8,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
+from ..llm.records import LLMCall
 from ..scenario import AgentSpec, Scenario, Status
 from ..state import Action, AgentState, Decision, ScenarioEvent
 
@@ -60,6 +61,8 @@ class Mind(Protocol):
 
     #: Plain name shown in the UI and CLI, e.g. "offline rule-based model".
     label: str
+    #: How relations are judged: "per-edge" (one U_R call per edge) or "batched".
+    judge_mode: str
 
     async def decide(self, ctx: AgentContext) -> Decision:
         """Phase 1: urgency, mode, target, stance and a one-sentence intent."""
@@ -81,4 +84,16 @@ class Mind(Protocol):
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Signed need deltas after observing the round."""
+        ...
+
+    def take_calls(self) -> list[LLMCall]:
+        """The model exchanges made since the last call (empty for rule-based minds)."""
+        ...
+
+    def stop_reason(self) -> str | None:
+        """Why the run must stop after the current round (a call or budget cap), if any."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release network clients."""
         ...

@@ -73,6 +73,7 @@ class OfflineMind:
     """A seeded rule-based mind implementing the :class:`~engine.minds.Mind` interface."""
 
     label = LABEL
+    judge_mode = "rules"
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
@@ -292,6 +293,17 @@ class OfflineMind:
         for need, value in ctx.state.needs.items():
             deltas[need] += 0.08 * resilience * (value.expected - value.current)
         return {n: round(d, 4) for n, d in deltas.items() if d}
+
+    def take_calls(self) -> list:
+        """The offline model makes no model calls."""
+        return []
+
+    def stop_reason(self) -> str | None:
+        """No caps apply to the offline model."""
+        return None
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
 
 
 def _emotion_delta(ctx: AgentContext, observed: list[Action]) -> float:

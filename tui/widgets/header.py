@@ -20,7 +20,24 @@ def header_text(sim: Simulation, running: bool) -> Text:
         ("  │  ", "dim"),
         (sim.scenario.title, "bold"),
     )
-    bottom = Text.assemble((sim.mind.label, "magenta"), ("  │  run ", "dim"), (sim.run_id, "bold"))
+    bottom = Text.assemble((sim.mind.label, "magenta"))
+    usage = [r.usage for r in sim.records if r.usage is not None]
+    if usage:
+        tokens = sum(u.prompt_tokens + u.completion_tokens for u in usage)
+        bottom.append(
+            f" {sum(u.calls for u in usage)} calls {tokens / 1000:.1f}k tok "
+            f"${sum(u.cost_usd for u in usage):.4f}",
+            style="cyan",
+        )
+        trouble = (
+            sum(u.repairs for u in usage),
+            sum(u.reasks for u in usage),
+            sum(u.fallbacks for u in usage),
+        )
+        if any(trouble):
+            bottom.append(" (repaired {} re-asked {} fallback {})".format(*trouble), style="yellow")
+    bottom.append("  │  run ", style="dim")
+    bottom.append(sim.run_id, style="bold")
     if sim.lineage:
         parent = sim.lineage[-1]
         bottom.append("  ⑂ from ", style="dim")

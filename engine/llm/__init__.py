@@ -1,0 +1,1 @@
+"""LLM minds through litellm (imported lazily: only when an LLM model is chosen)."""

@@ -1,0 +1,200 @@
+"""The LLM mind: agents and a unified judge played by litellm models (seed 000 Sec. 3.3)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field, create_model, model_validator
+
+from ..minds.base import AgentContext, RelationJudgement, TokenSink
+from ..needs import NEEDS
+from ..scenario import Status
+from ..state import ALL, Action, Decision, Mode
+from . import prompts
+from .client import LLMClient
+from .records import LLMCall
+from .settings import LLMSettings
+from .transport import LiteLLMTransport, Transport
+
+NEED_DELTA_CAP = 2.0
+
+
+class _DecisionBase(BaseModel):
+    urgency: float = Field(ge=0, le=10)
+    mode: Literal["public", "private", "silent"]
+    stance: Literal["support", "oppose", "neutral"] = "neutral"
+    intent: str = Field(default="", max_length=400)
+
+    @model_validator(mode="after")
+    def _combination(self) -> _DecisionBase:
+        target = getattr(self, "target", None)
+        if self.mode == "silent" and target is not None:
+            raise ValueError("a silent decision has target null")
+        if self.mode != "silent" and target is None:
+            raise ValueError("public and private decisions need a target")
+        if self.mode == "private" and target == ALL:
+            raise ValueError("a private decision needs one agent as target, not 'all'")
+        return self
+
+
+class EmotionOut(BaseModel):
+    """U_S output."""
+
+    delta: float = Field(ge=-1, le=1)
+
+
+class RelationOut(BaseModel):
+    """U_R output for one edge."""
+
+    delta_fav: float = Field(ge=-1, le=1)
+    status: Status | None = None
+    summary: str = Field(default="", max_length=400)
+    importance: int = Field(default=1, ge=1, le=10)
+
+    def judgement(self) -> RelationJudgement:
+        return RelationJudgement(
+            delta=self.delta_fav,
+            status=self.status,
+            summary=self.summary,
+            importance=self.importance,
+        )
+
+
+NeedsOut = create_model(
+    "NeedsOut", **{n: (float | None, Field(default=None, ge=-10, le=10)) for n in NEEDS}
+)
+
+
+def _decision_schema(others: list[str]) -> type[_DecisionBase]:
+    target = Literal[tuple([*others, ALL])]  # type: ignore[valid-type]
+    return create_model("DecisionOut", __base__=_DecisionBase, target=(target | None, None))
+
+
+def _edges_schema(targets: list[str]) -> type[BaseModel]:
+    edge = create_model("EdgeOut", __base__=RelationOut, target=(Literal[tuple(targets)], ...))  # type: ignore[valid-type]
+    return create_model("RelationsOut", judgements=(list[edge], ...))
+
+
+class LLMMind:
+    """Implements the Mind interface with LLM calls; every exchange is recorded."""
+
+    def __init__(self, settings: LLMSettings, transport: Transport | None = None) -> None:
+        self.settings = settings
+        self.client = LLMClient(settings, transport or LiteLLMTransport(settings))
+        self.judge_mode = settings.judge_mode
+        judge = "" if settings.judge == settings.model else f", judge {settings.judge}"
+        mixed = " (mixed team)" if settings.agent_models else ""
+        self.label = f"LLM {settings.model}{mixed}{judge}"
+        self._schemas: dict[tuple[str, ...], type[_DecisionBase]] = {}
+
+    def _key(self, ctx: AgentContext, purpose: str, target: str = "") -> str:
+        return f"r{ctx.round:04d}:{purpose}:{ctx.name}" + (f":{target}" if target else "")
+
+    async def decide(self, ctx: AgentContext) -> Decision:
+        others = tuple(ctx.others)
+        schema = self._schemas.setdefault(others, _decision_schema(list(others)))
+        out: Any = await self.client.structured(
+            key=self._key(ctx, "decide"),
+            purpose="decide",
+            agent=ctx.name,
+            model=self.settings.model_for(ctx.name),
+            messages=prompts.decide(ctx),
+            schema=schema,
+            default=None,
+        )
+        if out is None:
+            return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid decision: silent)")
+        return Decision(
+            urgency=out.urgency,
+            mode=Mode(out.mode),
+            target=out.target,
+            stance=out.stance,
+            intent=out.intent,
+        )
+
+    async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
+        return await self.client.text(
+            key=self._key(ctx, "speak"),
+            purpose="speak",
+            agent=ctx.name,
+            model=self.settings.model_for(ctx.name),
+            messages=prompts.speak(ctx, decision),
+            sink=sink,
+        )
+
+    async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
+        out = await self.client.structured(
+            key=self._key(ctx, "emotion"),
+            purpose="emotion",
+            agent=ctx.name,
+            model=self.settings.judge,
+            messages=prompts.emotion(ctx, observed),
+            schema=EmotionOut,
+            default=EmotionOut(delta=0.0),
+        )
+        return out.delta
+
+    async def judge_relations(
+        self, ctx: AgentContext, triggers: dict[str, list[Action]]
+    ) -> dict[str, RelationJudgement]:
+        if not triggers:
+            return {}
+        if self.judge_mode == "batched":
+            return await self._batched(ctx, triggers)
+        outs = await asyncio.gather(
+            *(
+                self.client.structured(
+                    key=self._key(ctx, "relation", other),
+                    purpose="relation",
+                    agent=ctx.name,
+                    model=self.settings.judge,
+                    messages=prompts.relation(ctx, other, acts),
+                    schema=RelationOut,
+                    default=RelationOut(delta_fav=0.0),
+                )
+                for other, acts in triggers.items()
+            )
+        )
+        return {other: out.judgement() for other, out in zip(triggers, outs, strict=True)}
+
+    async def _batched(
+        self, ctx: AgentContext, triggers: dict[str, list[Action]]
+    ) -> dict[str, RelationJudgement]:
+        schema = _edges_schema(list(triggers))
+        out: Any = await self.client.structured(
+            key=self._key(ctx, "relations"),
+            purpose="relations",
+            agent=ctx.name,
+            model=self.settings.judge,
+            messages=prompts.relations(ctx, triggers),
+            schema=schema,
+            default=None,
+        )
+        judged = {e.target: e.judgement() for e in (out.judgements if out else [])}
+        return {other: judged.get(other, RelationJudgement(delta=0.0)) for other in triggers}
+
+    async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
+        out = await self.client.structured(
+            key=self._key(ctx, "needs"),
+            purpose="needs",
+            agent=ctx.name,
+            model=self.settings.judge,
+            messages=prompts.needs(ctx, observed),
+            schema=NeedsOut,
+            default=NeedsOut(),
+        )
+        return {
+            n: max(-NEED_DELTA_CAP, min(NEED_DELTA_CAP, v))
+            for n, v in out.model_dump().items()
+            if v
+        }
+
+    def take_calls(self) -> list[LLMCall]:
+        return self.client.take_calls()
+
+    def stop_reason(self) -> str | None:
+        return self.client.stop_reason()
+
+    async def aclose(self) -> None:
+        await self.client.aclose()

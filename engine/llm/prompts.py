@@ -1,0 +1,241 @@
+"""Prompts following seed 000 Sec. 3.3: context assembly, two-phase actions, U_S and U_R.
+
+Each system message starts with a ``[socialsim:<purpose>]`` tag so a transcript of calls
+(or a test stub) can tell the requests apart.
+"""
+
+from __future__ import annotations
+
+from ..minds.base import AgentContext
+from ..needs import NEED_CATEGORIES, need_label
+from ..scenario import Archetype
+from ..state import ALL, Action, Decision, Mode, ScenarioEvent
+
+ARCHETYPE_STYLE = {
+    Archetype.BALANCED: "You weigh both sides, speak when you have something to add, and "
+    "keep the discussion fair.",
+    Archetype.DOMINANT: "You speak early and forcefully, steer the group toward your view, "
+    "and push back hard when challenged.",
+    Archetype.ANALYTICAL: "You reason from evidence, share facts and numbers, and question "
+    "claims that are not supported.",
+    Archetype.AGREEABLE: "You seek harmony, support others, and avoid open confrontation.",
+    Archetype.RESERVED: "You speak rarely and briefly, mostly when directly concerned, and "
+    "withdraw when you feel dismissed.",
+}
+Messages = list[dict[str, str]]
+
+
+def _persona(ctx: AgentContext) -> str:
+    p = ctx.persona
+    lines = [
+        f"You are {p.name}, {p.role}.",
+        f"Traits: {', '.join(p.traits) or 'not specified'}.",
+        f"Style ({p.archetype.value}): {ARCHETYPE_STYLE[p.archetype]}",
+    ]
+    if p.boundary:
+        lines.append(f"Boundary (never cross it): {p.boundary}")
+    if p.goal:
+        lines.append(f"Goal: {p.goal}")
+    if p.private_info:
+        lines.append("What only you know: " + " ".join(p.private_info))
+    if p.talking_points:
+        lines.append("Points you care about: " + "; ".join(p.talking_points))
+    return "\n".join(lines)
+
+
+def _state(ctx: AgentContext) -> str:
+    lines = [
+        f"Your emotional state S = {ctx.state.emotion:.2f} "
+        "(0 = very negative, 0.5 = neutral, 1 = very positive)."
+    ]
+    lines.append("Your relationships (favorability from -1 to 1, status, recent memories):")
+    for other, rel in ctx.state.relations.items():
+        memory = "; ".join(m.summary for m in rel.memory[-3:]) or "no memories yet"
+        lines.append(f"- {other}: fav {rel.fav:+.2f}, {rel.status.value}. {memory}")
+    return "\n".join(lines)
+
+
+def _event(e: ScenarioEvent) -> str:
+    return f"[event{' (private to you)' if e.private_to else ''}] {e.text}"
+
+
+def _action(a: Action) -> str:
+    if a.mode is Mode.SILENT:
+        return f"{a.speaker} stayed silent."
+    if a.mode is Mode.PRIVATE:
+        return f"{a.speaker} (privately to {a.target}): {a.utterance}"
+    to = "" if a.target in (None, ALL) else f" (to {a.target})"
+    return f"{a.speaker}{to}: {a.utterance}"
+
+
+def _history(ctx: AgentContext) -> str:
+    lines = []
+    for past in ctx.history:
+        lines.append(f"Round {past.round}:")
+        lines += [f"  {_event(e)}" for e in past.events]
+        lines += [f"  {_action(a)}" for a in past.actions if a.mode is not Mode.SILENT]
+    return "\n".join(lines) or "Nothing has happened yet."
+
+
+def _now(ctx: AgentContext) -> str:
+    lines = [f"Round {ctx.round} of {ctx.scenario.rounds}."]
+    lines += [_event(e) for e in ctx.events] or ["No new event this round."]
+    if ctx.heard:
+        lines.append("Said so far this round:")
+        lines += [f"  {_action(a)}" for a in ctx.heard]
+    return "\n".join(lines)
+
+
+def _system(ctx: AgentContext, purpose: str) -> str:
+    s = ctx.scenario
+    return f"[socialsim:{purpose}]\nScenario: {s.title}. {s.description}\n\n{_persona(ctx)}"
+
+
+def _context(ctx: AgentContext) -> str:
+    return (
+        f"{_state(ctx)}\n\nWhat you have seen:\n{_history(ctx)}\n\nNow:\n{_now(ctx)}\n\n"
+        f"Others present: {', '.join(ctx.others)}."
+    )
+
+
+def decide(ctx: AgentContext) -> Messages:
+    """Phase 1: urgency, mode, target, stance and intent, before anyone speaks."""
+    task = (
+        "Phase 1: decide whether and how you will speak this round. Nobody has spoken yet.\n"
+        "urgency: 0-10, how pressing it is for you to speak. mode: public (everyone hears), "
+        "private (only the target hears) or silent. target: one agent's name, 'all' (public "
+        "only), or null when silent. stance toward the target: support, oppose or neutral. "
+        "intent: one sentence."
+    )
+    return [
+        {"role": "system", "content": _system(ctx, "decide")},
+        {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
+    ]
+
+
+def speak(ctx: AgentContext, decision: Decision) -> Messages:
+    """Phase 2: the utterance, in character, seeing the turns before it."""
+    to = "everyone" if decision.target in (None, ALL) else decision.target
+    task = (
+        f"Phase 2: you decided to speak {decision.mode.value}ly to {to} "
+        f"({decision.stance}); your intent: {decision.intent}\n"
+        "Say it now in one to three sentences, in character. Reply with the spoken words "
+        "only: no name prefix, no quotes, no stage directions."
+    )
+    return [
+        {"role": "system", "content": _system(ctx, "speak")},
+        {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
+    ]
+
+
+def _judge_system(purpose: str) -> str:
+    return (
+        f"[socialsim:{purpose}]\nYou are the impartial judge of a social simulation. "
+        "You estimate how events change one character's inner state, conditioned on "
+        "that character's traits. Be proportionate: most events move states a little."
+    )
+
+
+def _observed(observed: list[Action], events: list[ScenarioEvent]) -> str:
+    lines = [_event(e) for e in events] + [_action(a) for a in observed]
+    return "\n".join(lines) or "Nothing visible happened."
+
+
+def emotion(ctx: AgentContext, observed: list[Action]) -> Messages:
+    """U_S: a signed change of S from the agent's traits, S and visible events."""
+    p = ctx.persona
+    task = (
+        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
+        f"Current emotional state S = {ctx.state.emotion:.2f} on [0, 1].\n"
+        f"Events {p.name} saw this round:\n{_observed(observed, ctx.events)}\n\n"
+        "Return delta: the signed change of S, between -0.3 and 0.3."
+    )
+    return [
+        {"role": "system", "content": _judge_system("emotion")},
+        {"role": "user", "content": task},
+    ]
+
+
+def _edge(ctx: AgentContext, other: str, acts: list[Action]) -> str:
+    rel = ctx.state.relations[other]
+    memory = (
+        "\n".join(
+            f"  round {m.round}: {m.summary} (importance {m.importance})" for m in rel.memory[-3:]
+        )
+        or "  none"
+    )
+    return (
+        f"Toward {other}: fav {rel.fav:+.2f}, status {rel.status.value}.\n"
+        f"Three most recent memories:\n{memory}\n"
+        f"Triggering events:\n" + "\n".join(f"  {_action(a)}" for a in acts)
+    )
+
+
+RELATION_RULES = (
+    "Return delta_fav between -0.3 and 0.3; status only if the event is consequential "
+    "enough to change the relationship by itself (a betrayal, an alliance, a reconciliation), "
+    "else null; a one-sentence summary from the character's point of view; importance 1-10."
+)
+
+
+def relation(ctx: AgentContext, other: str, acts: list[Action]) -> Messages:
+    """U_R for one edge (App. B): delta fav, optional status, summary, importance."""
+    p = ctx.persona
+    task = (
+        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
+        f"{_edge(ctx, other, acts)}\n\n{RELATION_RULES}"
+    )
+    return [
+        {"role": "system", "content": _judge_system("relation")},
+        {"role": "user", "content": task},
+    ]
+
+
+def relations(ctx: AgentContext, triggers: dict[str, list[Action]]) -> Messages:
+    """U_R batched: one judgement per triggered edge of one observer."""
+    p = ctx.persona
+    edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
+    task = (
+        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
+        f"{edges}\n\nFor each of {', '.join(triggers)}: {RELATION_RULES}"
+    )
+    return [
+        {"role": "system", "content": _judge_system("relations")},
+        {"role": "user", "content": task},
+    ]
+
+
+def describe_need(value: float) -> str:
+    """Qualitative description of a 0-10 need value, as EduMirror feeds to its prompts."""
+    if value >= 8.5:
+        return "fully satisfied"
+    if value >= 7:
+        return "mostly satisfied"
+    if value >= 5:
+        return "somewhat lacking"
+    if value >= 3:
+        return "clearly unmet"
+    return "severely unmet"
+
+
+def needs(ctx: AgentContext, observed: list[Action]) -> Messages:
+    """Need update: which of the 13 needs the round moved, and by how much."""
+    p = ctx.persona
+    rows = []
+    for category, names in NEED_CATEGORIES.items():
+        for n in names:
+            v = ctx.state.needs[n]
+            rows.append(
+                f"- {n} ({category}, {need_label(n)}): {v.current:.1f} of expected "
+                f"{v.expected:.1f}, {describe_need(v.current)}"
+            )
+    task = (
+        f"Character: {p.name} ({p.archetype.value}).\nPsychological needs (0-10):\n"
+        + "\n".join(rows)
+        + f"\n\nEvents {p.name} saw this round:\n{_observed(observed, ctx.events)}\n\n"
+        "Return the signed change (-2 to 2) of each need this round moved; omit the rest."
+    )
+    return [
+        {"role": "system", "content": _judge_system("needs")},
+        {"role": "user", "content": task},
+    ]

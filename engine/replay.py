@@ -1,0 +1,76 @@
+"""Re-run a saved run from its record: the recorded LLM exchanges, zero network calls."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .minds import OfflineMind
+from .simulation import Simulation
+from .state import ForcedAction
+from .store import SaveStore
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """The replayed run and the rounds (if any) whose state or actions differ."""
+
+    sim: Simulation
+    rounds: int
+    diverged: list[int]
+
+    @property
+    def identical(self) -> bool:
+        return not self.diverged
+
+
+async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -> ReplayResult:
+    """Replay ``run_id`` into a new saved run, re-applying its interventions round by round."""
+    from .llm.mind import LLMMind
+    from .llm.transport import ReplayTransport
+
+    meta = store.read_meta(run_id)
+    records = store.read_rounds(run_id)
+    if meta.llm is None:
+        mind = OfflineMind(meta.seed)
+    else:
+        calls = [c for r in records for c in r.llm_calls]
+        mind = LLMMind(meta.llm, transport=ReplayTransport(calls))
+    sim = Simulation.new(
+        meta.scenario,
+        seed=meta.seed,
+        model=meta.model,
+        mind=mind,
+        store=store,
+        run_id=new_id or store.new_run_id(f"{run_id}-replay"[:40]),
+        name=f"replay of {run_id}",
+        rounds=meta.total_rounds,
+        scenario_ref=meta.scenario_ref,
+        llm=meta.llm,
+    )
+    try:
+        for record in records[1:]:
+            for a in record.actions:
+                if a.forced:
+                    sim.force(
+                        ForcedAction(
+                            agent=a.speaker,
+                            mode=a.mode,
+                            target=a.target,
+                            utterance=a.utterance,
+                            urgency=a.urgency,
+                            stance=a.stance,
+                        )
+                    )
+            for e in record.events:
+                if e.source == "injected":
+                    sim.inject(e.text, e.private_to)
+            await sim.step()
+    except BaseException:
+        sim.close()
+        raise
+    diverged = [
+        old.round
+        for old, new in zip(records, sim.records, strict=True)
+        if old.state != new.state or old.actions != new.actions
+    ]
+    return ReplayResult(sim=sim, rounds=len(records) - 1, diverged=diverged)

@@ -1,0 +1,889 @@
+"""A local OpenAI-compatible chat-completions stub server for tests and benchmarks.
+
+Standard library only. The server runs in a background thread (``ThreadingHTTPServer``,
+one handler thread per request, so latencies of concurrent requests overlap)::
+
+    from llm_stub import StubLLM
+
+    with StubLLM(latency=0.05, faults={"500": 0.1}, seed=1) as stub:
+        url = stub.url  # "http://127.0.0.1:PORT/v1", for api_base / base_url
+        ...
+        assert stub.calls == 3 and stub.faults_served["500"] == 1
+
+What it answers is driven by the request:
+
+* ``response_format = {"type": "json_schema", "json_schema": {"schema": S}}`` -> JSON valid
+  against ``S`` (a generator for the JSON Schema subset pydantic v2 emits);
+* else a system/user message holding the marker ``JSON schema:`` followed by a schema (the
+  rest of the message, or up to a line ``END SCHEMA``) -> JSON valid against that schema;
+* else a plain sentence of 8-20 words (deterministic for a seed and a call index).
+
+Faults (``faults={"500": 0.1, ...}`` drawn per request, or queued with :meth:`StubLLM.script`):
+``"500"``, ``"429"`` (``Retry-After: 0``), ``"timeout"`` (answer only after ``hang_seconds``),
+``"malformed"`` (broken JSON), ``"schema"`` (valid JSON violating the schema), ``"empty"``
+(empty content). ``malformed``/``schema`` only apply to non-streaming schema requests;
+streaming requests can get ``500``/``429``/``timeout``/``empty``. A fault that does not apply
+to a request is not served (the request gets a normal answer) and is not counted.
+
+Manual use (serves until Ctrl-C)::
+
+    python tests/llm_stub.py --port 8765 --latency 0.2 --faults 500=0.1,malformed=0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import random
+import re
+import socket
+import sys
+import threading
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Iterable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FAULT_KINDS", "StubLLM", "generate_from_schema", "violate_schema"]
+
+FAULT_KINDS: tuple[str, ...] = ("500", "429", "timeout", "malformed", "schema", "empty")
+STREAM_FAULTS = frozenset({"500", "429", "timeout", "empty"})
+SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema"})
+
+SCHEMA_MARKER = "JSON schema:"
+SCHEMA_END = "END SCHEMA"
+
+WORDS: tuple[str, ...] = (
+    "the", "council", "roof", "budget", "vote", "tonight", "we", "should", "listen", "before",
+    "deciding", "money", "is", "tight", "but", "trust", "matters", "more", "than", "numbers",
+    "I", "think", "you", "are", "wrong", "about", "this", "plan", "let", "us", "wait", "for",
+    "news", "from", "the", "bank", "everyone", "deserves", "a", "fair", "hearing", "and",
+    "honest", "answer", "rain", "keeps", "coming", "through", "hall", "again",
+)  # fmt: skip
+NAME_WORDS: tuple[str, ...] = (
+    "amber", "birch", "cedar", "delta", "ember", "fable", "grove", "harbor", "iris", "juniper",
+    "kestrel", "linden", "maple", "north", "olive", "pebble", "quill", "river", "sage", "thistle",
+)  # fmt: skip
+
+MAX_DEPTH = 5  # past this nesting depth the generator produces minimal values
+_IDENTITY_KEYS = ("title", "description", "default", "examples", "$ref")
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+
+def _resolve(schema: Any, root: dict[str, Any]) -> dict[str, Any]:
+    """Follow ``$ref`` (``#/$defs/X`` style) and merge ``allOf``; sibling keys win."""
+    if not isinstance(schema, dict):
+        return {} if schema is True or schema is None else {"not": {}}
+    seen = 0
+    while "$ref" in schema and seen < 32:
+        seen += 1
+        target: Any = root
+        for part in str(schema["$ref"]).lstrip("#").strip("/").split("/"):
+            if not part:
+                continue
+            part = part.replace("~1", "/").replace("~0", "~")
+            target = target.get(part, {}) if isinstance(target, dict) else {}
+        merged = dict(target) if isinstance(target, dict) else {}
+        merged.update({k: v for k, v in schema.items() if k != "$ref"})
+        schema = merged
+    if "allOf" in schema:
+        merged = {}
+        for part in schema["allOf"]:
+            merged.update(_resolve(part, root))
+        merged.update({k: v for k, v in schema.items() if k != "allOf"})
+        schema = merged
+    return schema
+
+
+def _words(rng: random.Random, low: int, high: int, pool: tuple[str, ...] = NAME_WORDS) -> str:
+    return " ".join(rng.choice(pool) for _ in range(rng.randint(low, high)))
+
+
+class _Generator:
+    def __init__(self, root: dict[str, Any], rng: random.Random) -> None:
+        self.root = root
+        self.rng = rng
+
+    def gen(self, schema: Any, depth: int = 0) -> Any:
+        rng = self.rng
+        s = _resolve(schema, self.root)
+        if "const" in s:
+            return s["const"]
+        if s.get("enum"):
+            return rng.choice(s["enum"])
+        branches = s.get("anyOf") or s.get("oneOf")
+        if branches:
+            non_null = [b for b in branches if _resolve(b, self.root).get("type") != "null"]
+            nulls = [b for b in branches if b not in non_null]
+            if depth >= MAX_DEPTH and nulls:
+                return None
+            pick = rng.choice(non_null) if non_null and (not nulls or rng.random() < 0.7) else None
+            if pick is None:
+                pick = rng.choice(nulls or branches)
+            rest = {k: v for k, v in s.items() if k not in ("anyOf", "oneOf", *_IDENTITY_KEYS)}
+            return self.gen({**rest, **_resolve(pick, self.root)}, depth)
+        if "default" in s and rng.random() < 0.15:
+            return s["default"]
+        kind = s.get("type")
+        if isinstance(kind, list):
+            kind = rng.choice(kind) if kind else None
+        if kind is None:
+            if "properties" in s or "additionalProperties" in s:
+                kind = "object"
+            elif "items" in s or "prefixItems" in s:
+                kind = "array"
+            elif any(k in s for k in ("minimum", "maximum", "exclusiveMinimum")):
+                kind = "number"
+            else:
+                kind = "string"
+        method = getattr(self, f"_gen_{kind}", None)
+        return method(s, depth) if method else _words(rng, 1, 2)
+
+    # -- scalars
+    def _gen_null(self, s: dict[str, Any], depth: int) -> None:
+        return None
+
+    def _gen_boolean(self, s: dict[str, Any], depth: int) -> bool:
+        return self.rng.random() < 0.5
+
+    def _gen_integer(self, s: dict[str, Any], depth: int) -> int:
+        lo = s.get("minimum")
+        hi = s.get("maximum")
+        if "exclusiveMinimum" in s:
+            x = s["exclusiveMinimum"]
+            lo = max(lo, int(x // 1) + 1) if lo is not None else int(x // 1) + 1
+        if "exclusiveMaximum" in s:
+            x = s["exclusiveMaximum"]
+            x = int(-(-x // 1)) - 1  # largest integer strictly below
+            hi = min(hi, x) if hi is not None else x
+        lo = int(-(-lo // 1)) if lo is not None else None
+        hi = int(hi // 1) if hi is not None else None
+        if lo is None and hi is None:
+            lo, hi = 0, 100
+        elif lo is None:
+            lo = hi - 100
+        elif hi is None:
+            hi = lo + 100
+        step = s.get("multipleOf")
+        if isinstance(step, int) and step > 0:
+            first, last = -(-lo // step), hi // step
+            if first <= last:
+                return self.rng.randint(first, last) * step
+        return self.rng.randint(lo, max(lo, hi))
+
+    def _gen_number(self, s: dict[str, Any], depth: int) -> float:
+        lo = s.get("minimum", s.get("exclusiveMinimum"))
+        hi = s.get("maximum", s.get("exclusiveMaximum"))
+        if "minimum" in s and "exclusiveMinimum" in s:
+            lo = max(s["minimum"], s["exclusiveMinimum"])
+        if "maximum" in s and "exclusiveMaximum" in s:
+            hi = min(s["maximum"], s["exclusiveMaximum"])
+        if lo is None and hi is None:
+            lo, hi = 0.0, 100.0
+        elif lo is None:
+            lo = hi - 100.0
+        elif hi is None:
+            hi = lo + 100.0
+        lo, hi = float(lo), float(hi)
+
+        def ok(v: float) -> bool:
+            if "minimum" in s and v < s["minimum"]:
+                return False
+            if "maximum" in s and v > s["maximum"]:
+                return False
+            if "exclusiveMinimum" in s and v <= s["exclusiveMinimum"]:
+                return False
+            return not ("exclusiveMaximum" in s and v >= s["exclusiveMaximum"])
+
+        step = s.get("multipleOf")
+        if isinstance(step, (int, float)) and step > 0:
+            first, last = -int(-lo // step), int(hi // step)
+            for _ in range(8):
+                value = round(self.rng.randint(first, max(first, last)) * step, 10)
+                if ok(value):
+                    return value
+        for _ in range(8):
+            value = round(lo + (hi - lo) * self.rng.random(), 3)
+            if ok(value):
+                return value
+        return (lo + hi) / 2
+
+    def _gen_string(self, s: dict[str, Any], depth: int) -> str:
+        rng = self.rng
+        fmt = s.get("format")
+        if fmt == "date-time":
+            text = f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}T12:{rng.randint(10, 59)}:00Z"
+        elif fmt == "date":
+            text = f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}"
+        elif fmt == "time":
+            text = f"12:{rng.randint(10, 59)}:00"
+        elif fmt == "uuid":
+            text = str(uuid.UUID(int=rng.getrandbits(128), version=4))
+        elif fmt == "email":
+            text = f"{rng.choice(NAME_WORDS)}@example.com"
+        elif fmt in ("uri", "url"):
+            text = f"https://example.com/{rng.choice(NAME_WORDS)}"
+        elif fmt == "duration":
+            text = f"PT{rng.randint(1, 59)}M"
+        else:
+            text = _words(rng, 1, 3)
+        low = int(s.get("minLength", 0))
+        high = s.get("maxLength")
+        while len(text) < low:
+            text = f"{text} {rng.choice(NAME_WORDS)}"
+        if high is not None:
+            while len(text) > int(high) and " " in text:
+                shorter = text.rsplit(" ", 1)[0]
+                if len(shorter) < low:
+                    break
+                text = shorter
+            text = text[: int(high)]
+        return text
+
+    # -- containers
+    def _gen_array(self, s: dict[str, Any], depth: int) -> list[Any]:
+        rng = self.rng
+        prefix = s.get("prefixItems") or []
+        items = s.get("items", False if prefix else {})
+        low = int(s.get("minItems", 0))
+        high = s.get("maxItems")
+        if items is False:
+            high = len(prefix) if high is None else min(int(high), len(prefix))
+        high = max(low, int(high) if high is not None else 3)
+        count = low if depth >= MAX_DEPTH else rng.randint(max(low, min(1, high)), high)
+        unique = bool(s.get("uniqueItems"))
+        out: list[Any] = []
+        for i in range(count):
+            sub = prefix[i] if i < len(prefix) else items
+            value = self.gen(sub, depth + 1)
+            for _ in range(10 if unique else 0):
+                if value not in out:
+                    break
+                value = self.gen(sub, depth + 1)
+            if unique and value in out and len(out) >= low:
+                break
+            out.append(value)
+        return out
+
+    def _gen_object(self, s: dict[str, Any], depth: int) -> dict[str, Any]:
+        rng = self.rng
+        props: dict[str, Any] = s.get("properties") or {}
+        required = set(s.get("required") or ())
+        out: dict[str, Any] = {}
+        for name, sub in props.items():
+            if name in required or (depth < MAX_DEPTH and rng.random() < 0.7):
+                out[name] = self.gen(sub, depth + 1)
+        extra = s.get("additionalProperties")
+        if isinstance(extra, dict) and not props:
+            names = _resolve(s.get("propertyNames") or {}, self.root)
+            low = int(s.get("minProperties", 0))
+            high = int(s.get("maxProperties", max(low, 2)))
+            count = low if depth >= MAX_DEPTH else rng.randint(low, max(low, min(high, low + 2)))
+            keys: list[str] = []
+            if names.get("enum"):
+                pool = [str(k) for k in names["enum"]]
+                keys = rng.sample(pool, min(count, len(pool)))
+            else:
+                while len(keys) < count:
+                    key = self._gen_string(names, depth) if names else rng.choice(NAME_WORDS)
+                    if key in keys:
+                        key = f"{key}_{len(keys)}"
+                    keys.append(key)
+            for key in keys:
+                out[key] = self.gen(extra, depth + 1)
+        return out
+
+
+def generate_from_schema(schema: dict[str, Any], rng: random.Random) -> Any:
+    """Return a value valid against ``schema`` (the JSON Schema subset pydantic v2 emits)."""
+    return _Generator(schema, rng).gen(schema)
+
+
+def _broken_for(schema: dict[str, Any]) -> Any:
+    """A JSON value of a type ``schema`` does not accept (best effort)."""
+    kinds = schema.get("type")
+    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+    if "number" in kinds or "integer" in kinds:
+        return "not a number"
+    if "string" in kinds:
+        return ["not", "a", "string"]
+    if "boolean" in kinds:
+        return "maybe"
+    if "array" in kinds:
+        return "not an array"
+    return ["not", "an", "object"]
+
+
+def violate_schema(schema: dict[str, Any], rng: random.Random) -> Any:
+    """Return valid JSON that does not validate against ``schema`` (best effort).
+
+    Tried in order: drop a required field, put a number out of range, put a value outside an
+    enum, give a field the wrong type; for a non-object schema, a value of the wrong type.
+    """
+    root = schema
+    top = _resolve(schema, root)
+    value = generate_from_schema(schema, rng)
+    if not isinstance(value, dict) or top.get("type", "object") != "object":
+        return _broken_for(top)
+    required = [name for name in top.get("required") or () if name in value]
+    if required:
+        del value[rng.choice(required)]
+        return value
+    props = {name: _resolve(sub, root) for name, sub in (top.get("properties") or {}).items()}
+    for name, sub in props.items():
+        bounds = [k for k in ("maximum", "exclusiveMaximum") if k in sub]
+        if bounds and sub.get("type") in ("number", "integer"):
+            value[name] = sub[bounds[0]] + 1000
+            return value
+    for name, sub in props.items():
+        if sub.get("enum") or "const" in sub:
+            value[name] = "__not_allowed__"
+            return value
+    for name, sub in props.items():
+        if sub.get("type") and "anyOf" not in sub:
+            value[name] = _broken_for(sub)
+            return value
+    return ["not", "an", "object"]
+
+
+def _schema_from_text(text: str) -> dict[str, Any] | None:
+    idx = text.find(SCHEMA_MARKER)
+    if idx < 0:
+        return None
+    rest = text[idx + len(SCHEMA_MARKER) :]
+    end = re.search(rf"^\s*{re.escape(SCHEMA_END)}\s*$", rest, flags=re.MULTILINE)
+    if end:
+        rest = rest[: end.start()]
+    rest = rest.strip()
+    start = rest.find("{")
+    if start < 0:
+        return None
+    try:
+        schema, _ = json.JSONDecoder().raw_decode(rest[start:])
+    except ValueError:
+        return None
+    return schema if isinstance(schema, dict) else None
+
+
+def _message_text(message: Any) -> str:
+    if not isinstance(message, dict):
+        return ""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            str(p.get("text", "")) for p in content if isinstance(p, dict) and "text" in p
+        )
+    return ""
+
+
+def _find_schema(body: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
+    """Return (schema or None, wants_json)."""
+    fmt = body.get("response_format")
+    wants_json = False
+    if isinstance(fmt, dict):
+        if fmt.get("type") == "json_schema":
+            spec = fmt.get("json_schema") or {}
+            schema = spec.get("schema") if isinstance(spec, dict) else None
+            if isinstance(schema, dict):
+                return schema, True
+        wants_json = fmt.get("type") in ("json_object", "json_schema")
+    messages = body.get("messages") or []
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") in ("system", "developer", "user"):
+            schema = _schema_from_text(_message_text(message))
+            if schema is not None:
+                return schema, True
+    return None, wants_json
+
+
+def _sentence(rng: random.Random) -> str:
+    words = [rng.choice(WORDS) for _ in range(rng.randint(8, 20))]
+    words[0] = words[0][:1].upper() + words[0][1:]
+    return " ".join(words) + "."
+
+
+def _malform(text: str, rng: random.Random) -> str:
+    """Break a JSON text: truncate it, add a trailing comma, or switch to single quotes."""
+    candidates = []
+    stripped = text.rstrip()
+    if stripped.endswith(("}", "]")):
+        candidates.append(stripped[:-1] + ", " + stripped[-1])
+    if '"' in text:
+        candidates.append(text.replace('"', "'"))
+    candidates.append(text[: max(1, len(text) * 2 // 3)])
+    rng.shuffle(candidates)
+    for broken in [*candidates, text + ' {"']:
+        try:
+            json.loads(broken)
+        except ValueError:
+            return broken
+    return "{"  # pragma: no cover - unreachable in practice
+
+
+def _count_words(text: str) -> int:
+    return len(text.split())
+
+
+# --------------------------------------------------------------------------- HTTP server
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # stop() joins handler threads itself, with a deadline
+    allow_reuse_address = True
+
+    stub: StubLLM
+
+    def __init__(self, address: tuple[str, int], stub: StubLLM) -> None:
+        self.stub = stub
+        self.active: dict[threading.Thread, socket.socket] = {}
+        self.active_lock = threading.Lock()
+        super().__init__(address, _Handler)
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        me = threading.current_thread()
+        with self.active_lock:
+            self.active[me] = request
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.active_lock:
+                self.active.pop(me, None)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, (ConnectionError, TimeoutError)) or self.stub._stopping.is_set():
+            return  # the client went away (e.g. its timeout fired); not our problem
+        super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "StubLLM/1.0"
+    timeout = 10.0  # socket timeout for a client that connects and says nothing
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.stub.verbose:
+            super().log_message(format, *args)
+
+    # -- plumbing
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.send_header("Connection", "close")
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+        self.close_connection = True
+
+    def _send_error(
+        self,
+        status: int,
+        message: str,
+        kind: str,
+        code: str | None = None,
+        param: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        error = {"message": message, "type": kind, "param": param, "code": code}
+        self._send_json(status, {"error": error}, headers)
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length > 0 else b""
+
+    # -- routes
+    def do_GET(self) -> None:
+        if self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
+            model = {"id": "stub", "object": "model", "created": 0, "owned_by": "socialsim"}
+            self._send_json(200, {"object": "list", "data": [model]})
+        else:
+            self._send_error(404, f"Unknown path {self.path}", "invalid_request_error")
+
+    def do_POST(self) -> None:
+        self.close_connection = True  # one request per connection: stop() never waits on idle
+        path = self.path.split("?")[0].rstrip("/")
+        raw = self._read_body()
+        if path not in ("/v1/chat/completions", "/chat/completions"):
+            self._send_error(404, f"Unknown path {self.path}", "invalid_request_error")
+            return
+        try:
+            body = json.loads(raw or b"{}")
+            if not isinstance(body, dict):
+                raise ValueError("body is not an object")
+        except ValueError as exc:
+            self._send_error(400, f"Invalid JSON body: {exc}", "invalid_request_error")
+            return
+        self.server.stub._handle_completion(self, body)
+
+
+# --------------------------------------------------------------------------- the stub
+
+
+class StubLLM:
+    """OpenAI-compatible chat-completions stub; see the module docstring.
+
+    Attributes for assertions (updated under a lock): ``requests`` (JSON bodies received by
+    the chat-completions endpoint, in arrival order), ``calls`` (their number),
+    ``faults_served`` (``Counter`` by fault kind), ``fault_log`` (per call: the fault served,
+    ``"rejected"`` for a ``reject_json_schema`` 400, or ``None``).
+    """
+
+    def __init__(
+        self,
+        latency: float = 0.0,
+        faults: dict[str, float] | None = None,
+        seed: int = 0,
+        reject_json_schema: bool = False,
+        hang_seconds: float = 30.0,
+        *,
+        chunk_latency: float = 0.0,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        verbose: bool = False,
+    ) -> None:
+        faults = dict(faults or {})
+        unknown = set(faults) - set(FAULT_KINDS)
+        if unknown:
+            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
+        if any(p < 0 for p in faults.values()) or sum(faults.values()) > 1.0 + 1e-9:
+            raise ValueError("fault probabilities must be >= 0 and sum to <= 1")
+        self.latency = float(latency)
+        self.faults = faults
+        self.seed = seed
+        self.reject_json_schema = reject_json_schema
+        self.hang_seconds = float(hang_seconds)
+        self.chunk_latency = float(chunk_latency)
+        self.host = host
+        self.port = port
+        self.verbose = verbose
+
+        self.requests: list[dict[str, Any]] = []
+        self.faults_served: Counter[str] = Counter()
+        self.fault_log: list[str | None] = []
+        self.calls = 0
+        self.url = ""
+        self._lock = threading.Lock()
+        self._script: deque[str | None] = deque()
+        self._stopping = threading.Event()
+        self._server: _Server | None = None
+        self._thread: threading.Thread | None = None
+
+    # -- lifecycle
+    def start(self) -> str:
+        """Start serving in a background thread; return the base URL (``.../v1``)."""
+        if self._server is not None:
+            return self.url
+        self._stopping.clear()
+        self._server = _Server((self.host, self.port), self)
+        host, port = self._server.server_address[:2]
+        self.port = int(port)
+        self.url = f"http://{host}:{self.port}/v1"
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"StubLLM:{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self.url
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop serving: wake hanging handlers, close sockets, join threads (bounded)."""
+        server, thread = self._server, self._thread
+        if server is None:
+            return
+        deadline = time.monotonic() + timeout
+        self._stopping.set()
+        server.shutdown()
+        server.server_close()
+        if thread is not None:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        with server.active_lock:
+            active = list(server.active.items())
+        for handler_thread, sock in active:
+            handler_thread.join(max(0.0, min(0.5, deadline - time.monotonic())))
+            if handler_thread.is_alive():
+                with contextlib.suppress(OSError):  # unblock a handler stuck on its socket
+                    sock.shutdown(socket.SHUT_RDWR)
+                handler_thread.join(max(0.0, deadline - time.monotonic()))
+        self._server = None
+        self._thread = None
+
+    def __enter__(self) -> StubLLM:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- test helpers
+    def script(self, kinds: Iterable[str | None]) -> None:
+        """Queue faults for the next requests (``None`` = a normal answer), consumed in order
+        before any random draw: ``stub.script(["500", None])`` = first call 500, second ok."""
+        kinds = list(kinds)
+        bad = {k for k in kinds if k is not None and k not in FAULT_KINDS}
+        if bad:
+            raise ValueError(f"unknown fault kinds {sorted(bad)}; known: {FAULT_KINDS}")
+        with self._lock:
+            self._script.extend(kinds)
+
+    def reset(self) -> None:
+        """Forget received requests, counts and any queued script (the call index restarts)."""
+        with self._lock:
+            self.requests.clear()
+            self.faults_served.clear()
+            self.fault_log.clear()
+            self._script.clear()
+            self.calls = 0
+
+    # -- request handling (runs in a handler thread)
+    def _draw_fault(self, index: int, scripted: bool, kind: str | None) -> str | None:
+        if scripted:
+            return kind
+        if not self.faults:
+            return None
+        roll = random.Random(f"{self.seed}/{index}/fault").random()
+        acc = 0.0
+        for name in FAULT_KINDS:  # fixed order, so draws do not depend on dict order
+            acc += self.faults.get(name, 0.0)
+            if roll < acc:
+                return name
+        return None
+
+    def _wait(self, seconds: float) -> bool:
+        """Sleep, waking early on stop(); return True when the server is stopping."""
+        if seconds > 0:
+            return self._stopping.wait(seconds)
+        return self._stopping.is_set()
+
+    def _handle_completion(self, handler: _Handler, body: dict[str, Any]) -> None:
+        schema, wants_json = _find_schema(body)
+        fmt = body.get("response_format")
+        rejected = (
+            self.reject_json_schema and isinstance(fmt, dict) and fmt.get("type") == "json_schema"
+        )
+        stream = bool(body.get("stream"))
+        with self._lock:
+            index = self.calls
+            self.calls += 1
+            self.requests.append(body)
+            fault: str | None = None
+            if not rejected:
+                scripted = bool(self._script)
+                fault = self._draw_fault(
+                    index, scripted, self._script.popleft() if scripted else None
+                )
+                if fault in SCHEMA_ONLY_FAULTS and (schema is None or stream):
+                    fault = None
+                if fault is not None and stream and fault not in STREAM_FAULTS:
+                    fault = None
+                if fault is not None:
+                    self.faults_served[fault] += 1
+            self.fault_log.append("rejected" if rejected else fault)
+
+        if self._wait(self.latency):
+            return
+        if rejected:
+            handler._send_error(
+                400,
+                "Invalid 'response_format': response_format of type json_schema is not "
+                "supported by this server (json_schema is not supported).",
+                "invalid_request_error",
+                code="invalid_request_error",
+                param="response_format",
+            )
+            return
+        if fault == "500":
+            handler._send_error(500, "The server had an error (stub fault 500).", "server_error")
+            return
+        if fault == "429":
+            handler._send_error(
+                429,
+                "Rate limit reached (stub fault 429). Please try again.",
+                "requests",
+                code="rate_limit_exceeded",
+                headers={"Retry-After": "0"},
+            )
+            return
+        if fault == "timeout" and self._wait(self.hang_seconds):
+            return
+
+        rng = random.Random(f"{self.seed}/{index}/content")
+        if schema is not None:
+            value = generate_from_schema(schema, rng)
+            content = json.dumps(value)
+            if fault == "malformed":
+                content = _malform(content, rng)
+            elif fault == "schema":
+                content = json.dumps(violate_schema(schema, rng))
+        elif wants_json:
+            content = json.dumps({"answer": _sentence(rng)})
+        else:
+            content = _sentence(rng)
+        if fault == "empty":
+            content = ""
+
+        model = str(body.get("model") or "stub")
+        prompt_tokens = sum(_count_words(_message_text(m)) for m in body.get("messages") or [])
+        usage = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": _count_words(content),
+            "total_tokens": prompt_tokens + _count_words(content),
+        }
+        ident = f"chatcmpl-stub-{self.seed}-{index}"
+        created = int(time.time())
+        if stream:
+            options = body.get("stream_options") or {}
+            include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
+            self._stream(handler, ident, created, model, content, usage if include_usage else None)
+            return
+        handler._send_json(
+            200,
+            {
+                "id": ident,
+                "object": "chat.completion",
+                "created": created,
+                "model": model,
+                "system_fingerprint": "stub",
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": content},
+                        "logprobs": None,
+                        "finish_reason": "stop",
+                    }
+                ],
+                "usage": usage,
+            },
+        )
+
+    def _stream(
+        self,
+        handler: _Handler,
+        ident: str,
+        created: int,
+        model: str,
+        content: str,
+        usage: dict[str, int] | None,
+    ) -> None:
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
+        handler.send_header("Cache-Control", "no-cache")
+        handler.send_header("Transfer-Encoding", "chunked")
+        handler.send_header("Connection", "close")
+        handler.end_headers()
+        handler.close_connection = True
+
+        def send(data: str) -> None:
+            payload = f"data: {data}\n\n".encode()
+            handler.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+            handler.wfile.flush()
+
+        def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            event: dict[str, Any] = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "system_fingerprint": "stub",
+                "choices": [choice],
+            }
+            if usage is not None:
+                event["usage"] = None
+            return json.dumps(event)
+
+        send(chunk({"role": "assistant", "content": ""}))
+        for piece in re.findall(r"\s*\S+", content):
+            if self._wait(self.chunk_latency):
+                return
+            send(chunk({"content": piece}))
+        send(chunk({}, "stop"))
+        if usage is not None:
+            final = {
+                "id": ident,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "system_fingerprint": "stub",
+                "choices": [],
+                "usage": usage,
+            }
+            send(json.dumps(final))
+        send("[DONE]")
+        handler.wfile.write(b"0\r\n\r\n")
+        handler.wfile.flush()
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _parse_faults(text: str) -> dict[str, float]:
+    faults: dict[str, float] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        kind, sep, prob = item.partition("=")
+        if not sep:
+            raise argparse.ArgumentTypeError(f"expected KIND=PROB, got {item!r}")
+        try:
+            faults[kind.strip()] = float(prob)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"bad probability in {item!r}") from exc
+    return faults
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="OpenAI-compatible chat-completions stub.")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
+    parser.add_argument("--chunk-latency", type=float, default=0.0, help="seconds per chunk")
+    parser.add_argument(
+        "--faults", type=_parse_faults, default={}, help="e.g. 500=0.1,malformed=0.1"
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reject-json-schema", action="store_true")
+    parser.add_argument("--hang-seconds", type=float, default=30.0)
+    parser.add_argument("--quiet", action="store_true", help="no per-request log lines")
+    args = parser.parse_args(argv)
+    try:
+        stub = StubLLM(
+            latency=args.latency,
+            faults=args.faults,
+            seed=args.seed,
+            reject_json_schema=args.reject_json_schema,
+            hang_seconds=args.hang_seconds,
+            chunk_latency=args.chunk_latency,
+            host=args.host,
+            port=args.port,
+            verbose=not args.quiet,
+        )
+    except ValueError as exc:
+        parser.error(str(exc))
+    url = stub.start()
+    print(f"StubLLM serving at {url} (Ctrl-C to stop)", flush=True)
+    try:
+        while True:
+            time.sleep(1.0)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        stub.stop()
+        print(f"served {stub.calls} calls; faults: {dict(stub.faults_served)}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

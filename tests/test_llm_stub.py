@@ -1,0 +1,354 @@
+"""The OpenAI-compatible stub (tests/llm_stub.py), exercised through real HTTP with httpx and
+litellm."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import AsyncIterator, Callable
+from enum import StrEnum
+from typing import Any, Literal
+
+import httpx
+import litellm
+import pytest
+from llm_stub import StubLLM
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
+
+
+class Mood(StrEnum):
+    calm = "calm"
+    angry = "angry"
+    wary = "wary"
+
+
+class Target(BaseModel):
+    name: str = Field(min_length=1, max_length=24)
+    trust: int = Field(ge=-5, le=5)
+
+
+class Decision(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    action: Literal["speak", "stay_silent", "leave"]
+    mood: Mood
+    intensity: float = Field(ge=0.0, le=1.0)
+    confidence: float = Field(gt=0.0, lt=1.0)
+    target: Target
+    aside: str | None = None
+    topics: list[str] = Field(min_length=1, max_length=3)
+    feelings: dict[Mood, float] = {}
+
+
+SCHEMA = Decision.model_json_schema()
+RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "decision", "schema": SCHEMA}}
+MESSAGES = [
+    {"role": "system", "content": "You are Ann, the chair of a committee."},
+    {"role": "user", "content": "The roof leaks again. What do you do?"},
+]
+
+MakeStub = Callable[..., StubLLM]
+
+
+@pytest.fixture
+async def make_stub() -> AsyncIterator[MakeStub]:
+    """Start stubs on demand; stop them (and litellm's cached async clients) afterwards."""
+    stubs: list[StubLLM] = []
+
+    def make(**kwargs: Any) -> StubLLM:
+        stub = StubLLM(**kwargs)
+        stub.start()
+        stubs.append(stub)
+        return stub
+
+    yield make
+    await litellm.close_litellm_async_clients()
+    litellm.in_memory_llm_clients_cache.flush_cache()
+    for stub in stubs:
+        stub.stop()
+
+
+async def complete(stub: StubLLM, **kwargs: Any) -> Any:
+    kwargs.setdefault("messages", MESSAGES)
+    return await litellm.acompletion(
+        model="openai/stub", api_base=stub.url, api_key="sk-test", **kwargs
+    )
+
+
+async def stream_text(stub: StubLLM, **kwargs: Any) -> tuple[str, list[Any]]:
+    response = await complete(stub, stream=True, **kwargs)
+    chunks = [chunk async for chunk in response]
+    text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
+    return text, chunks
+
+
+# --------------------------------------------------------------------------- (1) raw HTTP
+
+
+async def test_httpx_non_streaming_is_openai_shaped(make_stub: MakeStub) -> None:
+    stub = make_stub(seed=1)
+    assert stub.url.startswith("http://127.0.0.1:") and stub.url.endswith("/v1")
+    body = {"model": "stub", "messages": MESSAGES}
+    async with httpx.AsyncClient(timeout=5) as client:
+        models = (await client.get(f"{stub.url}/models")).json()
+        first = await client.post(f"{stub.url}/chat/completions", json=body)
+        root = stub.url.removesuffix("/v1")
+        second = await client.post(f"{root}/chat/completions", json=body)
+        missing = await client.post(f"{root}/v1/nope", json=body)
+
+    assert models["object"] == "list" and models["data"][0]["id"] == "stub"
+    assert first.status_code == second.status_code == 200
+    assert first.headers["content-type"] == "application/json"
+    data = first.json()
+    assert data["id"] and data["object"] == "chat.completion" and data["model"] == "stub"
+    assert isinstance(data["created"], int)
+    choice = data["choices"][0]
+    assert choice["index"] == 0 and choice["finish_reason"] == "stop"
+    assert choice["message"]["role"] == "assistant"
+    content = choice["message"]["content"]
+    assert 8 <= len(content.split()) <= 20 and content.endswith(".")
+    prompt_words = sum(len(m["content"].split()) for m in MESSAGES)
+    assert data["usage"] == {
+        "prompt_tokens": prompt_words,
+        "completion_tokens": len(content.split()),
+        "total_tokens": prompt_words + len(content.split()),
+    }
+    assert missing.status_code == 404 and "error" in missing.json()
+    assert stub.calls == 2 and stub.requests == [body, body]
+    assert sum(stub.faults_served.values()) == 0
+
+
+async def test_httpx_streaming_wire_format(make_stub: MakeStub) -> None:
+    stub = make_stub(seed=2)
+    body = {
+        "model": "stub",
+        "messages": MESSAGES,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    async with (
+        httpx.AsyncClient(timeout=5) as client,
+        client.stream("POST", f"{stub.url}/chat/completions", json=body) as response,
+    ):
+        assert response.headers["content-type"].startswith("text/event-stream")
+        lines = [line async for line in response.aiter_lines() if line]
+
+    assert all(line.startswith("data: ") for line in lines) and lines[-1] == "data: [DONE]"
+    events = [json.loads(line.removeprefix("data: ")) for line in lines[:-1]]
+    assert all(e["object"] == "chat.completion.chunk" for e in events)
+    assert events[0]["choices"][0]["delta"]["role"] == "assistant"
+    words = [e["choices"][0]["delta"]["content"] for e in events[1:-2]]
+    assert len(words) >= 8
+    assert events[-2]["choices"][0]["finish_reason"] == "stop"
+    assert events[-1]["choices"] == [] and events[-1]["usage"]["completion_tokens"] == len(words)
+
+
+# --------------------------------------------------------------------------- (2) structured output
+
+
+async def test_litellm_json_schema_response_validates(make_stub: MakeStub) -> None:
+    stub = make_stub(seed=3)
+    decisions = []
+    for _ in range(12):  # each call index draws different values
+        response = await complete(stub, response_format=RESPONSE_FORMAT)
+        decisions.append(Decision.model_validate_json(response.choices[0].message.content))
+
+    # litellm forwards response_format unchanged for openai/* models
+    assert stub.requests[0]["response_format"] == RESPONSE_FORMAT
+    assert len({d.model_dump_json() for d in decisions}) > 1
+    assert {d.aside is None for d in decisions} == {True, False}  # optional field: both ways
+
+
+async def test_schema_from_prompt_marker(make_stub: MakeStub) -> None:
+    stub = make_stub(seed=4)
+    system = (
+        "Answer with one JSON object.\nJSON schema:\n"
+        f"{json.dumps(SCHEMA, indent=2)}\nEND SCHEMA\nKeep it short."
+    )
+    in_system = await complete(stub, messages=[{"role": "system", "content": system}, MESSAGES[1]])
+    user = f"What now? Reply in JSON.\nJSON schema: {json.dumps(Target.model_json_schema())}"
+    in_user = await complete(stub, messages=[MESSAGES[0], {"role": "user", "content": user}])
+
+    assert "response_format" not in stub.requests[0]
+    Decision.model_validate_json(in_system.choices[0].message.content)
+    Target.model_validate_json(in_user.choices[0].message.content)
+
+
+# --------------------------------------------------------------------------- (3) streaming
+
+
+async def test_litellm_streaming_joins_into_sentence(make_stub: MakeStub) -> None:
+    stub = make_stub(seed=5)
+    text, chunks = await stream_text(stub, stream_options={"include_usage": True})
+    plain = await complete(stub)  # same seed and call index -> same sentence
+
+    assert len(chunks) >= 8
+    assert 8 <= len(text.split()) <= 20 and text.endswith(".")
+    assert chunks[-1].usage.completion_tokens == len(text.split())
+    stub.reset()  # call index back to 0
+    assert (await stream_text(stub))[0] == text
+    assert plain.choices[0].message.content != text  # index 1 differs from index 0
+
+
+# --------------------------------------------------------------------------- (4) faults
+
+
+@pytest.mark.parametrize(
+    ("kind", "error"),
+    [
+        ("500", litellm.InternalServerError),
+        ("429", litellm.RateLimitError),
+        ("timeout", litellm.Timeout),
+    ],
+)
+@pytest.mark.parametrize("stream", [False, True])
+async def test_transport_faults_raise(
+    make_stub: MakeStub, kind: str, error: type[Exception], stream: bool
+) -> None:
+    stub = make_stub(seed=6, hang_seconds=30)
+    stub.script([kind, None])
+    kwargs: dict[str, Any] = {"timeout": 0.5, "max_retries": 0, "stream": stream}
+    started = time.perf_counter()
+    with pytest.raises(error):
+        response = await complete(stub, **kwargs)
+        if stream:
+            [chunk async for chunk in response]
+    assert time.perf_counter() - started < 2.0
+    ok = await complete(stub, **kwargs)  # the script's None: second call is fine
+    if stream:
+        assert [chunk async for chunk in ok]
+    assert stub.faults_served == {kind: 1} and stub.fault_log == [kind, None]
+
+
+@pytest.mark.parametrize("kind", ["malformed", "schema", "empty"])
+async def test_content_faults_fail_validation(make_stub: MakeStub, kind: str) -> None:
+    stub = make_stub(seed=7)
+    stub.script([kind] * 6)
+    for _ in range(6):
+        response = await complete(stub, response_format=RESPONSE_FORMAT)
+        content = response.choices[0].message.content
+        with pytest.raises(ValidationError):
+            Decision.model_validate_json(content or "")
+        if kind == "malformed":
+            with pytest.raises(json.JSONDecodeError):
+                json.loads(content)
+        elif kind == "schema":
+            json.loads(content)  # valid JSON, wrong shape
+        else:
+            assert not content
+    assert stub.faults_served == {kind: 6}
+
+
+async def test_fault_kinds_that_do_not_apply_are_not_served(make_stub: MakeStub) -> None:
+    stub = make_stub(seed=8)
+    stub.script(["malformed", "schema", "empty"])
+    plain = await complete(stub)  # no schema: malformed is not served
+    text, _ = await stream_text(stub, response_format=RESPONSE_FORMAT)  # streamed: neither
+    empty, _ = await stream_text(stub)  # empty applies to streams
+
+    assert len(plain.choices[0].message.content.split()) >= 8
+    Decision.model_validate_json(text)
+    assert empty == ""
+    assert stub.fault_log == [None, None, "empty"] and stub.faults_served == {"empty": 1}
+
+
+async def test_random_faults_are_drawn_and_counted(make_stub: MakeStub) -> None:
+    stub = make_stub(seed=9, faults={"500": 0.3, "malformed": 0.3})
+    errors = invalid = 0
+    for _ in range(30):
+        try:
+            response = await complete(stub, response_format=RESPONSE_FORMAT, max_retries=0)
+        except litellm.InternalServerError:
+            errors += 1
+            continue
+        try:
+            Decision.model_validate_json(response.choices[0].message.content)
+        except ValidationError:
+            invalid += 1
+    assert stub.faults_served == {"500": errors, "malformed": invalid}
+    assert errors > 0 and invalid > 0 and errors + invalid < 30
+    with pytest.raises(ValueError, match="unknown fault"):
+        StubLLM(faults={"503": 0.1})
+
+
+# --------------------------------------------------------------------------- (5) rejection
+
+
+async def test_reject_json_schema_is_a_bad_request(make_stub: MakeStub) -> None:
+    stub = make_stub(reject_json_schema=True)
+    with pytest.raises(litellm.BadRequestError) as caught:
+        await complete(stub, response_format=RESPONSE_FORMAT, max_retries=0)
+    assert caught.value.status_code == 400
+    assert "response_format" in str(caught.value)
+    assert "json_schema is not supported" in str(caught.value)
+    fallback = f"Reply in JSON.\nJSON schema:\n{json.dumps(SCHEMA)}"
+    response = await complete(stub, messages=[{"role": "user", "content": fallback}])
+    Decision.model_validate_json(response.choices[0].message.content)
+    assert stub.fault_log == ["rejected", None] and stub.calls == 2
+
+
+# --------------------------------------------------------------------------- (6) concurrency
+
+
+async def test_concurrent_requests_overlap(make_stub: MakeStub) -> None:
+    stub = make_stub(latency=0.3)
+    await complete(stub)  # warm up litellm's client
+    started = time.perf_counter()
+    results = await asyncio.gather(*(complete(stub) for _ in range(5)))
+    elapsed = time.perf_counter() - started
+    assert len(results) == 5 and stub.calls == 6
+    assert 0.3 <= elapsed < 1.2, f"5 concurrent requests at latency 0.3 took {elapsed:.2f} s"
+
+
+async def test_stop_is_bounded_while_a_request_hangs(make_stub: MakeStub) -> None:
+    stub = make_stub(hang_seconds=30)
+    stub.script(["timeout"])
+    outcome: list[BaseException | int] = []
+
+    def call() -> None:
+        try:
+            body = {"model": "stub", "messages": MESSAGES}
+            outcome.append(httpx.post(f"{stub.url}/chat/completions", json=body, timeout=10))
+        except httpx.HTTPError as exc:
+            outcome.append(exc)
+
+    client = threading.Thread(target=call)
+    client.start()
+    while stub.calls == 0:
+        await asyncio.sleep(0.01)
+    started = time.perf_counter()
+    stub.stop()
+    client.join(5)
+    assert time.perf_counter() - started < 2.0
+    assert not client.is_alive() and isinstance(outcome[0], httpx.HTTPError)
+
+
+# --------------------------------------------------------------------------- (8) determinism
+
+
+async def test_same_seed_same_answers(make_stub: MakeStub) -> None:
+    async def run(seed: int) -> list[str]:
+        stub = make_stub(seed=seed, faults={"500": 0.2, "schema": 0.2})
+        out = []
+        for i in range(8):
+            kwargs: dict[str, Any] = {"max_retries": 0}
+            if i % 2:
+                kwargs["response_format"] = RESPONSE_FORMAT
+            try:
+                response = await complete(stub, **kwargs)
+                out.append(response.choices[0].message.content)
+            except litellm.InternalServerError:
+                out.append("<500>")
+        return out
+
+    first, again, other = await run(11), await run(11), await run(12)
+    assert first == again
+    assert first != other
