@@ -15,7 +15,8 @@ What it answers is driven by the request:
 * ``response_format = {"type": "json_schema", "json_schema": {"schema": S}}`` -> JSON valid
   against ``S`` (a generator for the JSON Schema subset pydantic v2 emits);
 * else a system/user message holding the marker ``JSON schema:`` followed by a schema (the
-  rest of the message, or up to a line ``END SCHEMA``) -> JSON valid against that schema;
+  rest of the message, or up to a line ``END SCHEMA``; the latest such message wins) -> JSON
+  valid against that schema;
 * else a plain sentence of 8-20 words (deterministic for a seed and a call index).
 
 Faults (``faults={"500": 0.1, ...}`` drawn per request, or queued with :meth:`StubLLM.script`):
@@ -37,6 +38,7 @@ import contextlib
 import json
 import random
 import re
+import signal
 import socket
 import sys
 import threading
@@ -438,6 +440,7 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # stop() joins handler threads itself, with a deadline
     allow_reuse_address = True
+    request_queue_size = 1024  # listen backlog (default 5): bursts of concurrent connections
 
     stub: StubLLM
 
@@ -872,6 +875,12 @@ def main(argv: list[str] | None = None) -> int:
         )
     except ValueError as exc:
         parser.error(str(exc))
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even if started with it ignored
+    signal.signal(signal.SIGTERM, interrupt)
     url = stub.start()
     print(f"StubLLM serving at {url} (Ctrl-C to stop)", flush=True)
     try:

@@ -12,13 +12,16 @@ import json
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
+from datetime import date, datetime
 from enum import StrEnum
-from typing import Any, Literal
+from random import Random
+from typing import Annotated, Any, Literal
+from uuid import UUID
 
 import httpx
 import litellm
 import pytest
-from llm_stub import StubLLM
+from llm_stub import StubLLM, generate_from_schema, violate_schema
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
@@ -182,6 +185,46 @@ async def test_schema_from_prompt_marker(make_stub: MakeStub) -> None:
     Target.model_validate_json(in_user.choices[0].message.content)
 
 
+class Cat(BaseModel):
+    kind: Literal["cat"]
+    lives: int = Field(gt=0, lt=10, multiple_of=3)
+
+
+class Dog(BaseModel):
+    kind: Literal["dog"]
+    bark: float = Field(gt=-1.5, le=-1.0)
+
+
+class Node(BaseModel):
+    label: str = Field(max_length=6)
+    children: list[Node] = []
+
+
+class Everything(BaseModel):
+    pet: Annotated[Cat | Dog, Field(discriminator="kind")]
+    other: Cat | Dog | None
+    tree: Node
+    pair: tuple[int, str]
+    ids: set[int] = Field(min_length=2)
+    scores: dict[str, Annotated[int, Field(ge=0, le=3)]]
+    by_mood: dict[Mood, Target] = Field(max_length=2)
+    when: datetime
+    day: date
+    uid: UUID
+    ratio: float = Field(multiple_of=0.25, ge=0.1, le=2)
+    short: str = Field(min_length=2, max_length=2)
+
+
+def test_generator_covers_the_pydantic_schema_subset() -> None:
+    """No HTTP: many seeds through the value generator and the schema-violation maker."""
+    for model in (Decision, Everything):
+        schema = model.model_json_schema()
+        for seed in range(150):
+            model.model_validate_json(json.dumps(generate_from_schema(schema, Random(seed))))
+            with pytest.raises(ValidationError):
+                model.model_validate_json(json.dumps(violate_schema(schema, Random(seed))))
+
+
 # --------------------------------------------------------------------------- (3) streaming
 
 
@@ -306,6 +349,17 @@ async def test_concurrent_requests_overlap(make_stub: MakeStub) -> None:
     elapsed = time.perf_counter() - started
     assert len(results) == 5 and stub.calls == 6
     assert 0.3 <= elapsed < 1.2, f"5 concurrent requests at latency 0.3 took {elapsed:.2f} s"
+
+    # a burst of fresh connections (bench-style) is not throttled by the listen backlog
+    body = {"model": "stub", "messages": MESSAGES}
+    async with httpx.AsyncClient(timeout=5) as client:
+        started = time.perf_counter()
+        burst = await asyncio.gather(
+            *(client.post(f"{stub.url}/chat/completions", json=body) for _ in range(50))
+        )
+        elapsed = time.perf_counter() - started
+    assert {r.status_code for r in burst} == {200}
+    assert elapsed < 1.2, f"50 concurrent requests at latency 0.3 took {elapsed:.2f} s"
 
 
 async def test_stop_is_bounded_while_a_request_hangs(make_stub: MakeStub) -> None:

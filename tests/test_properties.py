@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from engine import ALL, ForcedAction, Mode, SaveStore, Simulation
 from engine.needs import NEEDS
-from engine.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, clip, next_status
+from engine.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, next_status
 from engine.scenario import Archetype, Scenario, Status, parse_scenario
 from engine.state import RoundRecord
 from engine.store import Lineage
