@@ -133,6 +133,12 @@ class SocialsimApp(App[None]):
     def on_resize(self, event: events.Resize) -> None:
         # Runs before App._on_resize updates self.size, so use the event's size.
         self._check_size(event.size)
+        self._size_side(event.size.width)
+
+    def _size_side(self, width: int) -> None:
+        """The side panel takes the matrix's width, up to half the terminal."""
+        natural = self.query_one(FavMatrix).natural_width() + 3
+        self.query_one("#side").styles.width = min(natural, max(38, width // 2))
 
     def _check_size(self, size: Size) -> None:
         small = size.width < MIN_SIZE[0] or size.height < MIN_SIZE[1]
@@ -209,8 +215,7 @@ class SocialsimApp(App[None]):
         }
         matrix = self.query_one(FavMatrix)
         matrix.show(sim.state, changed)
-        side = self.query_one("#side")
-        side.styles.width = min(matrix.natural_width() + 3, max(38, self.size.width // 2))
+        self._size_side(self.size.width)
         self.query_one("#metrics-line", Static).update(metrics_block(sim.metrics()))
         self.query_one(AgentDeck).refresh_strip()
 
