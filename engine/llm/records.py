@@ -47,7 +47,7 @@ class RoundUsage(BaseModel):
     repairs: int = 0
     reasks: int = 0
     fallbacks: int = 0
-    errors: int = 0
+    errors: int = 0  # exchanges that got no reply (timeouts, 5xx, 429 after retries, rejections)
     judge_mode: str = ""
 
     @classmethod
@@ -62,6 +62,6 @@ class RoundUsage(BaseModel):
             repairs=sum(c.outcome == "repaired" for c in calls),
             reasks=sum(c.outcome == "reasked" for c in calls),
             fallbacks=sum(c.outcome == "fallback" for c in calls),
-            errors=sum(c.error is not None for c in calls),
+            errors=sum(c.response is None for c in calls),
             judge_mode=judge_mode,
         )

@@ -181,6 +181,7 @@ class LiteLLMTransport:
             "timeout": s.timeout,
             "temperature": s.temperature,
             "num_retries": 0,
+            "max_retries": 0,
         }
         if s.api_base:
             kwargs["api_base"] = s.api_base
