@@ -34,7 +34,10 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
         mind = OfflineMind(meta.seed)
     else:
         calls = [c for r in records for c in r.llm_calls]
-        mind = LLMMind(meta.llm, transport=ReplayTransport(calls))
+        # Replaying recorded exchanges costs nothing: the run's caps (perhaps lowered
+        # after the recorded rounds were played) must not stop the replay part-way.
+        uncapped = meta.llm.model_copy(update={"max_calls": None, "budget_usd": None})
+        mind = LLMMind(uncapped, transport=ReplayTransport(calls))
     sim = Simulation.new(
         meta.scenario,
         seed=meta.seed,

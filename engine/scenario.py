@@ -71,6 +71,7 @@ class AgentSpec(_Strict):
     emotion: Unit = 0.5
     private_info: list[str] = []
     talking_points: list[str] = []
+    evidence: list[str] = []
     needs: dict[str, NeedSpec] = {}
     svo: SVO = "prosocial"
     model: str | None = Field(default=None, min_length=1)

@@ -53,6 +53,7 @@ from .state import (
     initial_state,
 )
 from .store import Lineage, RunMeta, SaveStore, Snapshot, now_iso
+from .tasks.outcome import ExperimentLink, TaskOutcome
 from .updates import update_agent
 
 #: How many earlier rounds an agent's context carries.
@@ -98,8 +99,14 @@ class Simulation:
         rounds: int | None = None,
         scenario_ref: str = "",
         llm: LLMSettings | None = None,
+        ablation: bool = False,
+        experiment: ExperimentLink | None = None,
     ) -> Simulation:
-        """Start a run at round 0; with a store it is saved (and locked) at once."""
+        """Start a run at round 0; with a store it is saved (and locked) at once.
+
+        ``ablation`` is seed 000's "w/o social dynamics": fixed speaking order and no
+        emotion, relation or need updates.
+        """
         if rounds is not None and rounds < 1:
             raise SocialsimError(f"--rounds {rounds}: must be at least 1")
         if run_id is None:
@@ -113,6 +120,8 @@ class Simulation:
             seed=seed,
             model=model,
             llm=llm,
+            ablation=ablation,
+            experiment=experiment,
             total_rounds=rounds or scenario.rounds,
         )
         first = RoundRecord(round=0, state=initial_state(scenario))
@@ -263,6 +272,11 @@ class Simulation:
         """Drop every queued intervention."""
         self._set_pending(Pending())
 
+    def record_outcome(self, outcome: TaskOutcome) -> None:
+        """Save a task episode's outcome with the run."""
+        self.meta = self.meta.model_copy(update={"outcome": outcome})
+        self._save_meta()
+
     def snapshot(self, name: str) -> Snapshot:
         """Bookmark the current round under a name."""
         if not name.strip():
@@ -283,13 +297,18 @@ class Simulation:
             self.store.write_meta(self.meta)
 
     def branch(
-        self, at_round: int | None = None, run_id: str | None = None, name: str = ""
+        self,
+        at_round: int | None = None,
+        run_id: str | None = None,
+        name: str = "",
+        scenario: Scenario | None = None,
     ) -> Simulation:
-        """A new saved run forked at ``at_round`` (default: now), opened and locked."""
+        """A new saved run forked at ``at_round`` (default: now), opened and locked;
+        ``scenario`` replaces the personas from the fork on (a recast)."""
         if self.store is None:
             raise SaveError("branch: this run is not saved")
         at = self.round if at_round is None else at_round
-        child = self.store.branch(self.run_id, at, new_id=run_id, name=name)
+        child = self.store.branch(self.run_id, at, new_id=run_id, name=name, scenario=scenario)
         return Simulation.resume(child.run_id, self.store, self.mind)
 
     async def run(self, rounds: int | None = None) -> list[RoundRecord]:
@@ -434,7 +453,11 @@ class Simulation:
             n: Action(speaker=n, forced=n in forced, **decisions[n].model_dump()) for n in names
         }
         spoken: list[Action] = []
-        for action in speaking_order(actions.values(), names):
+        if self.meta.ablation:  # fixed speaking order: scenario order, silent skipped
+            order = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
+        else:
+            order = speaking_order(actions.values(), names)
+        for action in order:
             me = action.speaker
             if action.forced:
                 text = forced[me].utterance
@@ -472,6 +495,13 @@ class Simulation:
         """Each agent judges only what it observed; the judgements are clipped and applied."""
         names, mind = self.scenario.names, self.mind
         spoken = sorted((a for a in actions.values() if a.order), key=lambda a: a.order or 0)
+        if self.meta.ablation:  # no emotion, relation or need updates
+            return RoundRecord(
+                round=t,
+                events=events,
+                actions=[actions[n] for n in names],
+                state=WorldState(round=t, agents=dict(self.state.agents)),
+            )
         observed = {n: [a for a in spoken if can_observe(a, n)] for n in names}
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
         # One concurrent wave: U_S, U_R and the needs judge do not depend on each other.

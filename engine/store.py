@@ -32,6 +32,7 @@ from .errors import RunLockedError, SaveError
 from .llm.settings import LLMSettings
 from .scenario import Scenario
 from .state import Pending, RoundRecord
+from .tasks.outcome import ExperimentLink, TaskOutcome
 
 FORMAT_VERSION = 2
 META_FILE = "run.json"
@@ -167,6 +168,9 @@ class RunMeta(BaseModel):
     pending: Pending = Pending()
     pending_round: int = 0
     snapshots: list[Snapshot] = []
+    ablation: bool = False
+    experiment: ExperimentLink | None = None
+    outcome: TaskOutcome | None = None
 
 
 class RunListing(BaseModel):
@@ -355,7 +359,12 @@ class SaveStore:
     # -- lineage ---------------------------------------------------------------------
 
     def branch(
-        self, run_id: str, at_round: int, new_id: str | None = None, name: str = ""
+        self,
+        run_id: str,
+        at_round: int,
+        new_id: str | None = None,
+        name: str = "",
+        scenario: Scenario | None = None,
     ) -> RunMeta:
         """A new run holding copies of rounds 0..at_round; readable without its parent."""
         meta = self.read_meta(run_id)
@@ -377,6 +386,9 @@ class SaveStore:
                 "pending": Pending(),
                 "pending_round": 0,
                 "snapshots": [s for s in meta.snapshots if s.round <= at_round],
+                "scenario": scenario or meta.scenario,
+                "outcome": None,
+                "experiment": None,
             }
         )
         self._materialize(child, records)

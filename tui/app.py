@@ -33,6 +33,7 @@ from engine.events import (
 )
 from engine.export import export_run
 from engine.llm.settings import LLMSettings
+from engine.tasks.episode import finish_task_run
 
 from .keymap import load_keymap
 from .report import metrics_block
@@ -75,6 +76,7 @@ class SocialsimApp(App[None]):
         Binding("p", "plots", "Plots", id="plots"),
         Binding("m", "metrics", "Metrics", id="metrics"),
         Binding("x", "export", "Export", id="export"),
+        Binding("c", "recast", "Recast", id="recast"),
         Binding("left_square_bracket", "page(-1)", "Prev agents", show=False, id="prev"),
         Binding("right_square_bracket", "page(1)", "Next agents", show=False, id="next"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -227,6 +229,9 @@ class SocialsimApp(App[None]):
         self.refresh_view()
         try:
             await self.sim.run(rounds)
+            outcome = await finish_task_run(self.sim)
+            if outcome is not None:
+                self.notify(f"Task finished: utility {outcome.utility:g}.", timeout=10)
         except SocialsimError as err:
             self.notify(str(err), title="socialsim", severity="error", timeout=10)
         finally:
@@ -375,6 +380,40 @@ class SocialsimApp(App[None]):
         from .screens.metrics import MetricsScreen
 
         self.push_screen(MetricsScreen(self.sim))
+
+    def action_recast(self) -> None:
+        """Diagnose the run and offer a recast that reruns it from the start."""
+        from engine.tasks.diagnosis import diagnose_offline
+        from engine.tasks.episode import recast_scenario
+
+        from .screens.recast import RecastScreen
+
+        if self.running:
+            self.notify("Pause the run before recasting.", severity="warning")
+            return
+        sim = self.sim
+        outcome = sim.meta.outcome
+        reached = outcome is not None and outcome.utility >= 1.0
+        proposals = diagnose_offline(sim.scenario, sim.records, outcome, reached)
+        result = "" if outcome is None else f" — utility {outcome.utility:g}"
+        headline = (
+            f"Diagnosis of {sim.run_id} after round {sim.round}{result} "
+            "(rule-based, from the S and R trajectories)"
+        )
+
+        def apply(casting) -> str | None:
+            try:
+                child = sim.branch(
+                    0, scenario=recast_scenario(sim, casting), name=f"recast of {sim.run_id}"
+                )
+            except SocialsimError as err:
+                return str(err)
+            self.switch_run(child)
+            self.notify("Recast applied: a branch reruns the run from the start.")
+            self.call_after_refresh(self.action_run_pause)
+            return None
+
+        self.push_screen(RecastScreen(proposals, headline, apply))
 
     def action_help(self) -> None:
         """Every key binding."""

@@ -390,6 +390,8 @@ def resume(
             update={k: v for k, v in (("max_calls", max_calls), ("budget_usd", budget_usd)) if v}
         )
     with Simulation.resume(run_id, store, llm=llm) as sim:
+        if sim.meta.llm is not None:  # the caps count the whole run, not just this process
+            sim.mind.count_recorded(c for r in sim.records for c in r.llm_calls)
         if rounds is not None and sim.round + rounds > sim.total_rounds:
             sim.extend(rounds)
         if sim.finished:
@@ -505,6 +507,124 @@ def delete(
         raise typer.Exit(1)
     store.delete(run_id)
     typer.echo(f"deleted {run_id}")
+
+
+@app.command()
+def tasks() -> None:
+    """List the collaborative tasks of the persona-recasting controller."""
+    from rich.table import Table
+
+    from engine.tasks.spec import load_task, task_ids
+
+    table = Table(box=None, pad_edge=False)
+    for col in ("id", "title", "utility", "hetero", "random"):
+        table.add_column(col)
+    for tid in task_ids():
+        t = load_task(tid)
+        table.add_row(
+            tid,
+            t.title,
+            t.utility,
+            "/".join(a.value for a in t.casting.hetero),
+            "/".join(a.value for a in t.casting.random),
+        )
+    _console().print(table)
+
+
+@app.command()
+def recast(
+    task: Annotated[str, typer.Argument(help="Task id (see `socialsim tasks`).")],
+    init: Annotated[
+        str, typer.Option("--init", help="hetero, random, or four archetypes a,b,c,d.")
+    ] = "hetero",
+    episodes: Annotated[int, typer.Option("--episodes", "-r", help="Episodes per casting.")] = 4,
+    seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
+    ablation: Annotated[
+        bool, typer.Option("--ablation", help="w/o social dynamics: fixed order, no S/R updates.")
+    ] = False,
+    saves: SavesOpt = None,
+    model: ModelOpt = "offline",
+    judge_model: JudgeOpt = None,
+    api_base: ApiBaseOpt = None,
+    max_concurrency: ConcurrencyOpt = 8,
+    timeout: TimeoutOpt = 60.0,
+    retries: RetriesOpt = 3,
+) -> None:
+    """Trajectory-guided persona recasting: evaluate, diagnose, recast, repeat."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    from engine.tasks.controller import recast as run_recast
+    from engine.tasks.episode import task_scenario
+    from engine.tasks.spec import load_task, parse_casting
+
+    spec = load_task(task)
+    if episodes < 1:
+        fail(f"--episodes {episodes}: must be at least 1")
+    casting = {"hetero": spec.casting.hetero, "random": spec.casting.random}.get(init)
+    casting = casting or parse_casting(init)
+    llm = _llm_settings(
+        task_scenario(spec, casting),
+        model,
+        judge_model,
+        None,
+        api_base,
+        "per-edge",
+        max_concurrency,
+        timeout,
+        retries,
+        None,
+        None,
+    )
+    console = _console()
+    console.print(
+        f"[bold]{escape(spec.title)}[/] — {episodes} episodes per casting, "
+        f"{'ablation: w/o social dynamics, ' if ablation else ''}model {model}\n"
+    )
+
+    def show(it) -> None:
+        table = Table(
+            title=f"iteration {it.iteration}: " + " / ".join(a.value for a in it.casting),
+            title_justify="left",
+        )
+        table.add_column("agent")
+        table.add_column("now")
+        table.add_column("proposal")
+        table.add_column("votes", justify="right")
+        table.add_column("rationale")
+        for v in it.decisions:
+            table.add_row(
+                v.agent,
+                v.current.value,
+                v.archetype.value if v.archetype else "keep",
+                f"{v.votes}/{v.of}",
+                escape(v.rationale),
+            )
+        console.print(table)
+        console.print(
+            f"utility {it.mean:.3f} ± {it.sd:.3f} over {len(it.utilities)} "
+            f"episodes: {', '.join(f'{u:g}' for u in it.utilities)}\n"
+        )
+
+    session = _run_async(
+        run_recast(
+            spec,
+            casting,
+            episodes,
+            seed=seed,
+            model=model,
+            llm=llm,
+            store=_store(saves),
+            ablation=ablation,
+            on_iteration=show,
+        )
+    )
+    best = max(session.iterations, key=lambda it: it.mean)
+    console.print(
+        f"stopped: {session.stop}. best casting "
+        f"{' / '.join(a.value for a in best.casting)} (iteration {best.iteration}, "
+        f"utility {best.mean:.3f}); runs saved as {session.session} it<k> ep<e>"
+    )
 
 
 @app.command()

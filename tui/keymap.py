@@ -28,6 +28,7 @@ BINDING_IDS = (
     "plots",
     "metrics",
     "export",
+    "recast",
     "prev",
     "next",
     "help",

@@ -9,6 +9,7 @@ run never crashes on model output; each repair, re-ask and fallback is in the re
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 import json_repair
@@ -40,6 +41,12 @@ class LLMClient:
         """The exchanges since the last call, in a stable order (by key)."""
         calls, self._calls = self._calls, []
         return sorted(calls, key=lambda c: c.key)
+
+    def count_recorded(self, calls: Iterable[LLMCall]) -> None:
+        """Count exchanges recorded before this process (a resumed run) toward the caps."""
+        for call in calls:
+            self.total_calls += 1
+            self.total_cost += call.cost_usd
 
     def stop_reason(self) -> str | None:
         """Why the run must stop after this round, if a cap was reached."""

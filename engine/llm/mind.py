@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field, create_model, model_validator
@@ -192,6 +193,10 @@ class LLMMind:
 
     def take_calls(self) -> list[LLMCall]:
         return self.client.take_calls()
+
+    def count_recorded(self, calls: Iterable[LLMCall]) -> None:
+        """Count a resumed run's recorded exchanges toward --max-calls and --budget-usd."""
+        self.client.count_recorded(calls)
 
     def stop_reason(self) -> str | None:
         return self.client.stop_reason()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import random
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -152,7 +153,7 @@ class LiteLLMTransport:
                     ) from None
                 except transient as err:
                     if attempts > self.settings.retries:
-                        unreachable = isinstance(err, ex.APIConnectionError)
+                        unreachable = _unreachable(err, ex.APIConnectionError)
                         where = self.settings.api_base or "the provider"
                         message = (
                             f"{request.model}: cannot reach {where}"
@@ -267,6 +268,26 @@ def _usage(response: Any) -> dict[str, int]:
         "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
         "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
     }
+
+
+def _unreachable(err: BaseException, connection_error: type[BaseException]) -> bool:
+    """True when the server could not be connected to at all (refused, unknown host).
+
+    litellm reports a refused connection to an OpenAI-compatible server as an
+    ``InternalServerError`` (status 500); its cause chain still holds the connect error.
+    """
+    import httpx
+
+    if isinstance(err, connection_error):
+        return True
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, httpx.ConnectError | ConnectionRefusedError | socket.gaierror):
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _mentions_schema(text: str) -> bool:

@@ -37,6 +37,16 @@ TEMPER = {
 }
 FRIEND_AT = 0.25
 PEACEMAKERS = (Archetype.AGREEABLE, Archetype.BALANCED)
+#: Chance that a speaker with unshared evidence (task facts) voices it rather than a
+#: talking point: analysts pool information, dominant and agreeable agents echo the
+#: common view (seed 000 Sec. 1: information holders stay silent, dominant voices anchor).
+SHARES_EVIDENCE = {
+    Archetype.ANALYTICAL: 0.9,
+    Archetype.BALANCED: 0.5,
+    Archetype.RESERVED: 0.6,
+    Archetype.AGREEABLE: 0.15,
+    Archetype.DOMINANT: 0.1,
+}
 FOE_AT = -0.2
 
 TEMPLATES: dict[Archetype, dict[Stance, str]] = {
@@ -138,7 +148,7 @@ class OfflineMind:
                 friendly += 0.4  # reaching out to a rival: the seed of repair
             if friendly > 0:
                 options.append((friendly * warmth, "support", other, Mode.PUBLIC))
-                if ctx.persona.private_info and rel.fav >= 0.4:
+                if (ctx.persona.private_info or ctx.persona.evidence) and rel.fav >= 0.4:
                     options.append((0.5 * friendly, "neutral", other, Mode.PRIVATE))
         pick = rng.random() * sum(w for w, *_ in options)
         for weight, stance, target, mode in options:
@@ -153,7 +163,8 @@ class OfflineMind:
         rng = self._rng(ctx, "speak")
         target = decision.target if decision.target not in (None, ALL) else "everyone"
         if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
-            point = _pick(rng, ctx.persona.private_info, _said(ctx)) or _point(ctx, rng)
+            secrets = ctx.persona.private_info + ctx.persona.evidence
+            point = _pick(rng, secrets, _said(ctx)) or _point(ctx, rng)
             text = CONFIDE.format(t=target, p=point)
         else:
             point = _point(ctx, rng)
@@ -359,9 +370,15 @@ def _pick(rng: random.Random, points: list[str], said: str) -> str | None:
 
 
 def _point(ctx: AgentContext, rng: random.Random) -> str:
+    """A talking point; evidence holders share unsaid evidence as their archetype allows."""
     persona = ctx.persona
+    said = _said(ctx)
+    share = SHARES_EVIDENCE[persona.archetype]
+    fresh = [e for e in persona.evidence if e.lower() not in said]
+    if fresh and rng.random() < share:
+        return rng.choice(fresh)
     return (
-        _pick(rng, persona.talking_points, _said(ctx))
+        _pick(rng, persona.talking_points, said)
         or persona.goal.rstrip(".")
         or f"as the {persona.role}, I have a stake in how this ends"
     )

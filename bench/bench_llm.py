@@ -1,0 +1,628 @@
+"""LLM round bench: round wall time against the critical path (k+2)·L on the local stub.
+
+Run from the repository root::
+
+    .venv/bin/python bench/bench_llm.py                  # 5 and 30 agents, both judge modes
+    .venv/bin/python bench/bench_llm.py --quick          # fewer rounds
+    .venv/bin/python bench/bench_llm.py --latency 0.2    # stub latency L per request (s)
+    .venv/bin/python bench/bench_llm.py --stub-process   # stub in a child process (own GIL)
+    .venv/bin/python bench/bench_llm.py --profile        # plus cProfile of the event loop
+
+A round makes three dependent waves of LLM calls: phase 1 (every agent decides at once,
+one L), phase 2 (the k speakers one after another, k·L) and the update wave (U_S, U_R and
+the needs judge of every agent at once, one L). With every request taking L seconds on
+the server, no round can finish before (k+2)·L; the ratio wall / (k+2)·L is the engine's
+and the transport's overhead on top of that (target <= 1.2). Structured replies the stub
+makes can fail the engine's cross-field checks (a silent decision with a target, say);
+each such reply costs a re-ask, one more L on that call's chain. The "adjusted" bound
+counts those re-ask chains and the waves a full semaphore forces, so its ratio is the
+overhead alone. The bench never fails on a missed target: it prints figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import math
+import os
+import pstats
+import re
+import statistics
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+for _path in (ROOT, ROOT / "tests", ROOT / "bench"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # no network fetch at litellm import
+os.environ.setdefault("LITELLM_LOG", "ERROR")
+
+from bench_engine import make_scenario  # noqa: E402
+from llm_stub import StubLLM  # noqa: E402
+from rich.console import Console  # noqa: E402
+from rich.table import Table  # noqa: E402
+
+from engine.events import (  # noqa: E402
+    AgentDecided,
+    AgentSpoke,
+    RoundEnded,
+    RoundStarted,
+    SimEvent,
+    StateUpdated,
+)
+from engine.llm.records import LLMCall  # noqa: E402
+from engine.llm.settings import LLMSettings  # noqa: E402
+from engine.minds import make_mind  # noqa: E402
+from engine.scenario import Scenario, load_library  # noqa: E402
+from engine.simulation import Simulation  # noqa: E402
+from engine.state import RoundRecord  # noqa: E402
+
+RATIO_TARGET = 1.2  # wall / (k+2)·L
+MODEL = "openai/stub"
+MODES = ("per-edge", "batched")
+JUDGE_PURPOSES = ("emotion", "relation", "relations", "needs")
+LAG_INTERVAL = 0.005  # event-loop lag probe period (s)
+
+console = Console(width=max(Console().width, 150))
+
+
+# -- the stub ------------------------------------------------------------------------------
+
+
+class StubHandle:
+    """The stub in this process (threads, shares the GIL) or in a child process."""
+
+    def __init__(self, latency: float, child: bool) -> None:
+        self.latency = latency
+        self.child = child
+        self._stub: StubLLM | None = None
+        self._proc: subprocess.Popen[str] | None = None
+        self.url = ""
+
+    def __enter__(self) -> StubHandle:
+        if not self.child:
+            self._stub = StubLLM(latency=self.latency, chunk_latency=0.0, seed=1)
+            self.url = self._stub.start()
+            return self
+        cmd = [
+            sys.executable,
+            str(ROOT / "tests" / "llm_stub.py"),
+            *("--port", "0", "--latency", str(self.latency), "--seed", "1", "--quiet"),
+        ]
+        self._proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        line = self._proc.stdout.readline() if self._proc.stdout else ""
+        found = re.search(r"(http://\S+/v1)", line)
+        if not found:
+            self._proc.terminate()
+            raise SystemExit(f"the stub child did not start: {line!r}")
+        self.url = found.group(1)
+        return self
+
+    @property
+    def calls(self) -> int | None:
+        return self._stub.calls if self._stub else None
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stub is not None:
+            self._stub.stop()
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+
+# -- probes --------------------------------------------------------------------------------
+
+
+class PhaseClock:
+    """Engine events, time-stamped with perf_counter as they arrive (listener)."""
+
+    def __init__(self) -> None:
+        self.start = self.decided = self.updated = self.ended = 0.0
+        self.spoke: list[float] = []
+
+    def __call__(self, event: SimEvent) -> None:
+        now = time.perf_counter()
+        if isinstance(event, RoundStarted):
+            self.start, self.decided, self.updated, self.ended = now, 0.0, 0.0, 0.0
+            self.spoke = []
+        elif isinstance(event, AgentDecided):
+            self.decided = self.decided or now  # all are emitted after the phase-1 gather
+        elif isinstance(event, AgentSpoke):
+            self.spoke.append(now)
+        elif isinstance(event, StateUpdated):
+            self.updated = now
+        elif isinstance(event, RoundEnded):
+            self.ended = now
+
+
+@dataclass
+class Span:
+    """One HTTP attempt (transport._once), and how long its call queued for the semaphore."""
+
+    key: str
+    start: float
+    end: float
+    queued: float
+
+
+class Wire:
+    """Wraps one transport instance (not the class) to see each HTTP attempt."""
+
+    def __init__(self, transport: Any) -> None:
+        self.inflight = 0
+        self.peak = 0
+        self.spans: list[Span] = []
+        self._entered: dict[int, float] = {}
+        complete, once = transport.complete, transport._once
+
+        async def timed_complete(request: Any) -> Any:
+            self._entered[id(request)] = time.perf_counter()
+            try:
+                return await complete(request)
+            finally:
+                self._entered.pop(id(request), None)
+
+        async def timed_once(request: Any) -> Any:
+            start = time.perf_counter()
+            entered = self._entered.pop(id(request), start)  # only the first attempt queued
+            self.inflight += 1
+            self.peak = max(self.peak, self.inflight)
+            try:
+                return await once(request)
+            finally:
+                self.inflight -= 1
+                self.spans.append(Span(request.key, start, time.perf_counter(), start - entered))
+
+        transport.complete = timed_complete
+        transport._once = timed_once
+
+    def take(self) -> tuple[list[Span], int]:
+        spans, peak = self.spans, self.peak
+        self.spans, self.peak = [], self.inflight
+        return spans, peak
+
+
+class LagProbe:
+    """Event-loop lag: how late a 5 ms sleep wakes up (CPU work blocking the loop)."""
+
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            t0 = time.perf_counter()
+            await asyncio.sleep(LAG_INTERVAL)
+            self.lags.append(max(0.0, time.perf_counter() - t0 - LAG_INTERVAL))
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            try:
+                await self._task
+            except asyncio.CancelledError:
+                pass
+
+    def take(self) -> list[float]:
+        lags, self.lags = self.lags, []
+        return lags
+
+
+# -- one configuration ---------------------------------------------------------------------
+
+
+@dataclass
+class RoundFig:
+    round: int
+    wall: float
+    k: int  # speak calls (speakers) this round
+    usage_calls: int
+    retries: int
+    reasks: int
+    fallbacks: int
+    errors: int
+    phase1: float
+    phase2: float
+    update: float
+    tail: float  # StateUpdated -> RoundEnded (take_calls, usage, gc.freeze)
+    lead: float  # step() start -> RoundStarted
+    wave_calls: int  # first attempts in the update wave
+    depth1: int  # phase-1 chain length in L (2 with any decide re-ask)
+    depth_upd: int  # update chain length in L (re-asks, semaphore waves)
+    spans: list[Span]
+    peak: int
+    lags: list[float]
+    cpu_main: float
+    cpu_proc: float
+
+    def bound(self, latency: float) -> float:
+        return (self.k + 2) * latency
+
+    def adjusted(self, latency: float) -> float:
+        return (self.depth1 + self.k + self.depth_upd) * latency
+
+
+@dataclass
+class ConfigRun:
+    agents: int
+    scenario: str
+    mode: str
+    warmup_wall: float
+    rounds: list[RoundFig] = field(default_factory=list)
+    profile: cProfile.Profile | None = None
+
+
+def _purpose(call: LLMCall) -> str:
+    return call.purpose
+
+
+def round_fig(
+    record: RoundRecord,
+    wall: float,
+    lead: float,
+    clock: PhaseClock,
+    spans: list[Span],
+    peak: int,
+    lags: list[float],
+    cpu: tuple[float, float],
+    cap: int,
+) -> RoundFig:
+    calls = record.llm_calls
+    usage = record.usage
+    k = sum(c.purpose == "speak" for c in calls)
+    reasked = {c.purpose for c in calls if c.key.endswith(":reask")}
+    judge_first = sum(
+        c.purpose in JUDGE_PURPOSES and not c.key.endswith((":reask", ":rejected")) for c in calls
+    )
+    waves = math.ceil(judge_first / cap) if judge_first else 0
+    depth_upd = max(1 + any(p in reasked for p in JUDGE_PURPOSES), waves)
+    end2 = clock.spoke[-1] if clock.spoke else clock.decided
+    return RoundFig(
+        round=record.round,
+        wall=wall,
+        k=k,
+        usage_calls=usage.calls if usage else len(calls),
+        retries=usage.retries if usage else 0,
+        reasks=usage.reasks if usage else 0,
+        fallbacks=usage.fallbacks if usage else 0,
+        errors=usage.errors if usage else 0,
+        phase1=clock.decided - clock.start,
+        phase2=end2 - clock.decided,
+        update=clock.updated - end2,
+        tail=clock.ended - clock.updated,
+        lead=lead,
+        wave_calls=judge_first,
+        depth1=1 + ("decide" in reasked),
+        depth_upd=depth_upd,
+        spans=spans,
+        peak=peak,
+        lags=lags,
+        cpu_main=cpu[0],
+        cpu_proc=cpu[1],
+    )
+
+
+async def run_config(
+    scenario: Scenario,
+    mode: str,
+    url: str,
+    rounds: int,
+    cap: int,
+    profile: bool,
+) -> ConfigRun:
+    settings = LLMSettings(
+        model=MODEL,
+        api_base=url,
+        judge_mode=mode,  # type: ignore[arg-type]
+        max_concurrency=cap,
+        timeout=30,
+    )
+    total = 1 + rounds + (1 if profile else 0)
+    sim = Simulation.new(
+        scenario,
+        seed=1,
+        model=MODEL,
+        mind=make_mind(MODEL, 1, settings),
+        store=None,
+        rounds=total,
+        llm=settings,
+    )
+    wire = Wire(sim.mind.client.transport)  # type: ignore[attr-defined]
+    clock = PhaseClock()
+    sim.subscribe(clock)
+    lag = LagProbe()
+    run = ConfigRun(len(scenario.agents), scenario.id, mode, 0.0)
+    try:
+        t0 = time.perf_counter()
+        await sim.step()  # warm-up: litellm import, client creation; not counted
+        run.warmup_wall = time.perf_counter() - t0
+        wire.take()
+        lag.start()
+        for _ in range(rounds):
+            lag.take()
+            cpu0 = (time.thread_time(), time.process_time())
+            t0 = time.perf_counter()
+            record = await sim.step()
+            wall = time.perf_counter() - t0
+            cpu = (time.thread_time() - cpu0[0], time.process_time() - cpu0[1])
+            spans, peak = wire.take()
+            fig = round_fig(
+                record, wall, clock.start - t0, clock, spans, peak, lag.take(), cpu, cap
+            )
+            run.rounds.append(fig)
+        if profile:
+            await lag.stop()
+            run.profile = cProfile.Profile()
+            run.profile.enable()
+            await sim.step()
+            run.profile.disable()
+    finally:
+        await lag.stop()
+        await sim.aclose()
+    return run
+
+
+# -- formatting ----------------------------------------------------------------------------
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms"
+
+
+def secs(seconds: float) -> str:
+    return f"{seconds:.2f} s"
+
+
+def in_l(seconds: float, latency: float) -> str:
+    return f"{seconds / latency:.2f} L"
+
+
+def ratio_cell(value: float) -> str:
+    mark = "[green]meets[/green]" if value <= RATIO_TARGET else "[red]MISSES[/red]"
+    return f"{value:.2f} ({mark})"
+
+
+def table(title: str, columns: Sequence[str]) -> Table:
+    t = Table(title=title, title_justify="left", title_style="bold")
+    for k, col in enumerate(columns):
+        t.add_column(col, justify="left" if k < 2 else "right")
+    return t
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def package_of(path: str) -> str:
+    """A coarse owner for a profiled frame: a site-package, the engine, or the stdlib."""
+    parts = Path(path).parts
+    if "site-packages" in parts:
+        return parts[parts.index("site-packages") + 1].split(".")[0]
+    if path.startswith(str(ROOT)):
+        rel = Path(path).relative_to(ROOT).parts
+        return "/".join(rel[:2]) if rel[0] == "engine" else rel[0]
+    if path == "~":
+        return "(builtins)"
+    name = Path(path).parent.name if Path(path).name == "__init__.py" else Path(path).stem
+    if "asyncio" in parts:
+        return "asyncio"
+    return f"stdlib:{name}"
+
+
+def profile_tables(run: ConfigRun, limit: int = 12) -> list[Table]:
+    assert run.profile is not None
+    stats = pstats.Stats(run.profile)
+    by_pkg: dict[str, float] = defaultdict(float)
+    rows = []
+    total = 0.0
+    for (path, line, func), (_cc, ncalls, tottime, cumtime, _callers) in stats.stats.items():
+        by_pkg[package_of(path)] += tottime
+        total += tottime
+        where = func if path == "~" else f"{package_of(path)}:{Path(path).name}:{line}({func})"
+        rows.append((where, ncalls, tottime, cumtime))
+    head = f"cProfile, one {run.agents}-agent {run.mode} round, event-loop thread"
+    t1 = table(f"{head}: own time by package", ["package", "", "own time", "share"])
+    for pkg, own in sorted(by_pkg.items(), key=lambda kv: kv[1], reverse=True)[:limit]:
+        t1.add_row(pkg, "", ms(own), f"{100 * own / total:.0f}%")
+    t1.add_row("total", "", ms(total), "100%")
+    rows.sort(key=lambda r: r[2], reverse=True)
+    t2 = table(f"{head}: top functions by own time", ["function", "", "calls", "own", "cum"])
+    for where, ncalls, tottime, cumtime in rows[:limit]:
+        t2.add_row(where, "", str(ncalls), ms(tottime), ms(cumtime))
+    return [t1, t2]
+
+
+# -- main ----------------------------------------------------------------------------------
+
+
+def scenarios(sizes: Sequence[int], rounds: int) -> list[Scenario]:
+    out = []
+    for n in sizes:
+        out.append(load_library("tavern") if n == 5 else make_scenario(n, rounds + 2))
+    return out
+
+
+def bench(args: argparse.Namespace) -> None:
+    latency, cap = args.latency, args.concurrency
+    rounds = args.rounds or (2 if args.quick else 3)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    cpus = os.cpu_count() or 1
+    load = os.getloadavg()[0]
+    with StubHandle(latency, args.stub_process) as stub:
+        where = "child process" if args.stub_process else "this process (threads)"
+        console.print(
+            f"[bold]socialsim LLM round bench[/bold]  python {sys.version.split()[0]}, "
+            f"{'quick' if args.quick else 'full'} run, {cpus} CPUs, load average {load:.2f}; "
+            f"stub at {stub.url} in {where}, latency L = {latency:g} s, chunk latency 0; "
+            f"model {MODEL}; max_concurrency = {cap}; {rounds} timed round(s) per "
+            "configuration after 1 warm-up round"
+        )
+        runs: list[ConfigRun] = []
+        for scenario in scenarios(sizes, rounds):
+            for mode in MODES:
+                profile = args.profile and len(scenario.agents) == max(sizes)
+                # One event loop per configuration, as one CLI run has: litellm caches its
+                # HTTP clients per loop, and LiteLLMTransport.aclose() closes the cached
+                # clients without evicting them, so a second run on the same loop would
+                # get "client has been closed" errors (see the report).
+                runs.append(
+                    asyncio.run(run_config(scenario, mode, stub.url, rounds, cap, profile))
+                )
+        served = stub.calls
+
+    t1 = table(
+        f"1. LLM round wall time vs the critical path (k+2)·L, L = {latency:g} s "
+        f"(max_concurrency {cap}; warm-up round excluded)",
+        [
+            "agents",
+            "judge mode",
+            "round",
+            "k",
+            "LLM calls",
+            "wall",
+            "(k+2)·L",
+            f"ratio (target ≤ {RATIO_TARGET})",
+            "retries",
+            "re-asks",
+            "fallbacks",
+            "errors",
+            "adjusted bound",
+            "wall / adjusted",
+        ],
+    )
+    for run in runs:
+        for k, fig in enumerate(run.rounds):
+            last = k == len(run.rounds) - 1
+            t1.add_row(
+                f"{run.agents} ({run.scenario})",
+                run.mode,
+                str(fig.round),
+                str(fig.k),
+                str(fig.usage_calls),
+                secs(fig.wall),
+                secs(fig.bound(latency)),
+                ratio_cell(fig.wall / fig.bound(latency)),
+                str(fig.retries),
+                str(fig.reasks),
+                str(fig.fallbacks),
+                str(fig.errors),
+                f"{secs(fig.adjusted(latency))} "
+                f"({fig.depth1}+{fig.k}+{fig.depth_upd})·L",
+                f"{fig.wall / fig.adjusted(latency):.2f}",
+                end_section=last,
+            )
+    console.print(t1)
+    console.print(
+        f"   k = speak calls (phase-2 speakers); LLM calls = the round record's usage.calls; "
+        f"max_concurrency = {cap} (the LiteLLMTransport semaphore). Adjusted bound = "
+        "(phase-1 chain + k + update chain)·L, where a chain is 2 when any call in it was "
+        "re-asked and the update chain is at least ceil(update calls / max_concurrency)."
+    )
+    warm = ", ".join(f"{r.agents}/{r.mode} {secs(r.warmup_wall)}" for r in runs)
+    console.print(f"   warm-up rounds (excluded): {warm}")
+    if served is not None:
+        console.print(f"   the stub served {served} requests in all")
+    console.print()
+
+    t2 = table(
+        "2. Where the time goes (mean over the timed rounds; L-units = seconds / L)",
+        [
+            "agents",
+            "judge mode",
+            "phase 1",
+            "phase 2 / speaker",
+            "update wave",
+            "update calls",
+            "peak in flight",
+            "queued max",
+            "HTTP p50 - L",
+            "HTTP p95 - L",
+            "HTTP max - L",
+            "loop lag max",
+            "lag > 20 ms",
+            "CPU main / proc",
+            "lead+tail",
+        ],
+    )
+    for run in runs:
+        figs = run.rounds
+        spans = [s for f in figs for s in f.spans]
+        over = [s.end - s.start - latency for s in spans]
+        lags = [x for f in figs for x in f.lags]
+        p2 = [f.phase2 / f.k for f in figs if f.k]
+        t2.add_row(
+            str(run.agents),
+            run.mode,
+            in_l(statistics.fmean(f.phase1 for f in figs), latency),
+            in_l(statistics.fmean(p2), latency) if p2 else "-",
+            in_l(statistics.fmean(f.update for f in figs), latency),
+            f"{statistics.fmean(f.wave_calls for f in figs):.0f}",
+            str(max(f.peak for f in figs)),
+            ms(max((s.queued for s in spans), default=0.0)),
+            ms(pct(over, 0.5)),
+            ms(pct(over, 0.95)),
+            ms(max(over, default=0.0)),
+            ms(max(lags, default=0.0)),
+            ms(sum(x for x in lags if x > 0.02) / len(figs)),
+            f"{secs(statistics.fmean(f.cpu_main for f in figs))} / "
+            f"{secs(statistics.fmean(f.cpu_proc for f in figs))}",
+            ms(statistics.fmean(f.lead + f.tail for f in figs)),
+        )
+    console.print(t2)
+    console.print(
+        "   phase 1 = RoundStarted -> first AgentDecided; phase 2 = -> last AgentSpoke; "
+        "update wave = -> StateUpdated; lead+tail = step() -> RoundStarted plus StateUpdated "
+        "-> RoundEnded. HTTP = each transport._once attempt (client + stub), minus L. "
+        "queued = wait for the semaphore. loop lag = lateness of a 5 ms asyncio.sleep probe; "
+        "'lag > 20 ms' sums the long stalls per round. CPU main = event-loop thread "
+        "(time.thread_time), proc = whole process (includes in-process stub threads)."
+    )
+    console.print()
+    for run in runs:
+        if run.profile is not None:
+            for t in profile_tables(run):
+                console.print(t)
+            console.print()
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="2 timed rounds instead of 3")
+    parser.add_argument("--latency", type=float, default=0.2, help="stub latency L (s)")
+    parser.add_argument("--rounds", type=int, default=0, help="timed rounds per configuration")
+    parser.add_argument("--sizes", default="5,30", help="agent counts (5 = tavern), e.g. 5,30")
+    parser.add_argument(
+        "--concurrency", type=int, default=256, help="LLMSettings.max_concurrency (1-256)"
+    )
+    parser.add_argument(
+        "--stub-process", action="store_true", help="run the stub in a child process"
+    )
+    parser.add_argument(
+        "--profile", action="store_true", help="cProfile one extra round at the largest size"
+    )
+    args = parser.parse_args(argv)
+    if args.latency <= 0:
+        parser.error("--latency must be positive")
+    bench(args)
+
+
+if __name__ == "__main__":
+    main()
