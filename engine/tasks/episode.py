@@ -58,7 +58,8 @@ def task_scenario(task: Task, casting: Sequence[Archetype]) -> Scenario:
             own = [f.text for f in task.facts if name in f.holders]
             goal = f"help the group agree on the best of: {', '.join(task.items[:6])}"
         else:
-            shared, own = list(task.agents[name].pitch), []
+            # A negotiator's pitch is both what it argues and what it must get across.
+            shared = own = list(task.agents[name].pitch)
             goal = "reach an agreement on all five issues that you can accept"
         agents.append(
             {
