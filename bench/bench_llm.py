@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import cProfile
 import math
 import os
@@ -58,7 +59,6 @@ from engine.events import (  # noqa: E402
     SimEvent,
     StateUpdated,
 )
-from engine.llm.records import LLMCall  # noqa: E402
 from engine.llm.settings import LLMSettings  # noqa: E402
 from engine.minds import make_mind  # noqa: E402
 from engine.scenario import Scenario, load_library  # noqa: E402
@@ -71,7 +71,7 @@ MODES = ("per-edge", "batched")
 JUDGE_PURPOSES = ("emotion", "relation", "relations", "needs")
 LAG_INTERVAL = 0.005  # event-loop lag probe period (s)
 
-console = Console(width=max(Console().width, 150))
+console = Console(width=max(Console().width, 170))
 
 
 # -- the stub ------------------------------------------------------------------------------
@@ -105,10 +105,6 @@ class StubHandle:
             raise SystemExit(f"the stub child did not start: {line!r}")
         self.url = found.group(1)
         return self
-
-    @property
-    def calls(self) -> int | None:
-        return self._stub.calls if self._stub else None
 
     def __exit__(self, *exc: object) -> None:
         if self._stub is not None:
@@ -213,10 +209,9 @@ class LagProbe:
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            try:
+            with contextlib.suppress(asyncio.CancelledError):
                 await self._task
-            except asyncio.CancelledError:
-                pass
+            self._task = None
 
     def take(self) -> list[float]:
         lags, self.lags = self.lags, []
@@ -242,7 +237,7 @@ class RoundFig:
     tail: float  # StateUpdated -> RoundEnded (take_calls, usage, gc.freeze)
     lead: float  # step() start -> RoundStarted
     wave_calls: int  # first attempts in the update wave
-    depth1: int  # phase-1 chain length in L (2 with any decide re-ask)
+    depth1: int  # phase-1 chain length in L (decide re-asks, semaphore waves)
     depth_upd: int  # update chain length in L (re-asks, semaphore waves)
     spans: list[Span]
     peak: int
@@ -267,10 +262,6 @@ class ConfigRun:
     profile: cProfile.Profile | None = None
 
 
-def _purpose(call: LLMCall) -> str:
-    return call.purpose
-
-
 def round_fig(
     record: RoundRecord,
     wall: float,
@@ -289,6 +280,8 @@ def round_fig(
     judge_first = sum(
         c.purpose in JUDGE_PURPOSES and not c.key.endswith((":reask", ":rejected")) for c in calls
     )
+    decide_first = sum(c.purpose == "decide" and c.key.count(":") == 2 for c in calls)
+    depth1 = max(1 + ("decide" in reasked), math.ceil(decide_first / cap))
     waves = math.ceil(judge_first / cap) if judge_first else 0
     depth_upd = max(1 + any(p in reasked for p in JUDGE_PURPOSES), waves)
     end2 = clock.spoke[-1] if clock.spoke else clock.decided
@@ -307,7 +300,7 @@ def round_fig(
         tail=clock.ended - clock.updated,
         lead=lead,
         wave_calls=judge_first,
-        depth1=1 + ("decide" in reasked),
+        depth1=depth1,
         depth_upd=depth_upd,
         spans=spans,
         peak=peak,
@@ -377,6 +370,73 @@ async def run_config(
     return run
 
 
+# -- client cost per exchange (with --profile) ----------------------------------------------
+
+
+async def client_costs(url: str, repeat: int) -> list[tuple[str, float, float]]:
+    """(what, wall p50, event-loop CPU p50) of one exchange at a time against a L = 0 stub."""
+    import httpx
+    import openai
+
+    from engine.llm.mind import NeedsOut, _decision_schema
+    from engine.llm.transport import LiteLLMTransport, Request
+
+    messages = [
+        {"role": "system", "content": "You are a member of the council. " * 60},
+        {"role": "user", "content": "What do you say now?"},
+    ]
+    transport = LiteLLMTransport(LLMSettings(model=MODEL, api_base=url))
+    sdk = openai.AsyncOpenAI(base_url=url, api_key="no-key", max_retries=0)
+    raw = httpx.AsyncClient()
+    others = [f"A{k:03d}" for k in range(2, 31)]
+
+    async def plain() -> None:
+        await transport.complete(Request(key="k", model=MODEL, messages=messages))
+
+    async def streamed() -> None:
+        request = Request(key="k", model=MODEL, messages=messages, sink=lambda _piece: None)
+        await transport.complete(request)
+
+    async def direct() -> None:
+        await sdk.chat.completions.create(model="stub", messages=messages)  # type: ignore[arg-type]
+
+    async def floor() -> None:
+        reply = await raw.post(f"{url}/chat/completions", json={"model": "stub", "messages": []})
+        reply.json()
+
+    async def schema() -> None:
+        NeedsOut.model_json_schema()
+
+    async def decision() -> None:
+        _decision_schema(others)
+
+    cases = [
+        ("LiteLLMTransport.complete, non-streamed (phase 1, judges)", plain),
+        ("LiteLLMTransport.complete, streamed (phase 2 speakers)", streamed),
+        ("openai.AsyncOpenAI create, non-streamed (no litellm)", direct),
+        ("httpx.AsyncClient.post + .json() (HTTP floor)", floor),
+        ("NeedsOut.model_json_schema() (structured() does it per call)", schema),
+        ("_decision_schema(29 names) (decide() builds it per call)", decision),
+    ]
+    out = []
+    try:
+        for label, case in cases:
+            for _ in range(3):
+                await case()
+            walls, cpus = [], []
+            for _ in range(repeat):
+                c0, w0 = time.thread_time(), time.perf_counter()
+                await case()
+                cpus.append(time.thread_time() - c0)
+                walls.append(time.perf_counter() - w0)
+            out.append((label, statistics.median(walls), statistics.median(cpus)))
+    finally:
+        await raw.aclose()
+        await sdk.close()
+        await transport.aclose()
+    return out
+
+
 # -- formatting ----------------------------------------------------------------------------
 
 
@@ -394,7 +454,7 @@ def in_l(seconds: float, latency: float) -> str:
 
 def ratio_cell(value: float) -> str:
     mark = "[green]meets[/green]" if value <= RATIO_TARGET else "[red]MISSES[/red]"
-    return f"{value:.2f} ({mark})"
+    return f"{value:.2f} {mark}"
 
 
 def table(title: str, columns: Sequence[str]) -> Table:
@@ -411,40 +471,60 @@ def pct(values: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def mean(values: Sequence[float]) -> float:
+    return statistics.fmean(values) if values else 0.0
+
+
+def purpose_of(key: str) -> str:
+    """``r0001:relation:A:B:reask`` -> ``relation``."""
+    parts = key.split(":")
+    return parts[1] if len(parts) > 1 else key
+
+
 def package_of(path: str) -> str:
     """A coarse owner for a profiled frame: a site-package, the engine, or the stdlib."""
     parts = Path(path).parts
+    if path == "~":
+        return "(builtins)"
     if "site-packages" in parts:
         return parts[parts.index("site-packages") + 1].split(".")[0]
     if path.startswith(str(ROOT)):
         rel = Path(path).relative_to(ROOT).parts
         return "/".join(rel[:2]) if rel[0] == "engine" else rel[0]
-    if path == "~":
-        return "(builtins)"
-    name = Path(path).parent.name if Path(path).name == "__init__.py" else Path(path).stem
     if "asyncio" in parts:
         return "asyncio"
-    return f"stdlib:{name}"
+    return f"stdlib:{Path(path).stem}"
 
 
-def profile_tables(run: ConfigRun, limit: int = 12) -> list[Table]:
+def _idle(func: str) -> bool:
+    return "poll' of 'select" in func or "select' of 'select" in func
+
+
+def profile_tables(run: ConfigRun, limit: int = 14) -> list[Table]:
+    """Own time by package (epoll waits apart) and the top entries by cumulative time."""
     assert run.profile is not None
     stats = pstats.Stats(run.profile)
     by_pkg: dict[str, float] = defaultdict(float)
     rows = []
-    total = 0.0
+    idle = busy = 0.0
     for (path, line, func), (_cc, ncalls, tottime, cumtime, _callers) in stats.stats.items():
+        if _idle(func):
+            idle += tottime
+            continue
+        busy += tottime
         by_pkg[package_of(path)] += tottime
-        total += tottime
+        if "asyncio" in Path(path).parts or Path(path).name == Path(__file__).name:
+            continue
         where = func if path == "~" else f"{package_of(path)}:{Path(path).name}:{line}({func})"
         rows.append((where, ncalls, tottime, cumtime))
-    head = f"cProfile, one {run.agents}-agent {run.mode} round, event-loop thread"
-    t1 = table(f"{head}: own time by package", ["package", "", "own time", "share"])
+    head = f"cProfile, {run.agents} agents {run.mode}, event-loop thread"
+    t1 = table(f"{head}: busy time by package", ["package", "", "own time", "share of busy"])
     for pkg, own in sorted(by_pkg.items(), key=lambda kv: kv[1], reverse=True)[:limit]:
-        t1.add_row(pkg, "", ms(own), f"{100 * own / total:.0f}%")
-    t1.add_row("total", "", ms(total), "100%")
-    rows.sort(key=lambda r: r[2], reverse=True)
-    t2 = table(f"{head}: top functions by own time", ["function", "", "calls", "own", "cum"])
+        t1.add_row(pkg, "", ms(own), f"{100 * own / busy:.0f}%")
+    t1.add_row("busy total", "", ms(busy), "100%", end_section=True)
+    t1.add_row("idle (epoll wait)", "", ms(idle), "")
+    rows.sort(key=lambda r: r[3], reverse=True)
+    t2 = table(f"{head}: top by cumulative time", ["function", "", "calls", "own", "cum"])
     for where, ncalls, tottime, cumtime in rows[:limit]:
         t2.add_row(where, "", str(ncalls), ms(tottime), ms(cumtime))
     return [t1, t2]
@@ -454,41 +534,11 @@ def profile_tables(run: ConfigRun, limit: int = 12) -> list[Table]:
 
 
 def scenarios(sizes: Sequence[int], rounds: int) -> list[Scenario]:
-    out = []
-    for n in sizes:
-        out.append(load_library("tavern") if n == 5 else make_scenario(n, rounds + 2))
-    return out
+    return [load_library("tavern") if n == 5 else make_scenario(n, rounds + 2) for n in sizes]
 
 
-def bench(args: argparse.Namespace) -> None:
-    latency, cap = args.latency, args.concurrency
-    rounds = args.rounds or (2 if args.quick else 3)
-    sizes = [int(s) for s in args.sizes.split(",")]
-    cpus = os.cpu_count() or 1
-    load = os.getloadavg()[0]
-    with StubHandle(latency, args.stub_process) as stub:
-        where = "child process" if args.stub_process else "this process (threads)"
-        console.print(
-            f"[bold]socialsim LLM round bench[/bold]  python {sys.version.split()[0]}, "
-            f"{'quick' if args.quick else 'full'} run, {cpus} CPUs, load average {load:.2f}; "
-            f"stub at {stub.url} in {where}, latency L = {latency:g} s, chunk latency 0; "
-            f"model {MODEL}; max_concurrency = {cap}; {rounds} timed round(s) per "
-            "configuration after 1 warm-up round"
-        )
-        runs: list[ConfigRun] = []
-        for scenario in scenarios(sizes, rounds):
-            for mode in MODES:
-                profile = args.profile and len(scenario.agents) == max(sizes)
-                # One event loop per configuration, as one CLI run has: litellm caches its
-                # HTTP clients per loop, and LiteLLMTransport.aclose() closes the cached
-                # clients without evicting them, so a second run on the same loop would
-                # get "client has been closed" errors (see the report).
-                runs.append(
-                    asyncio.run(run_config(scenario, mode, stub.url, rounds, cap, profile))
-                )
-        served = stub.calls
-
-    t1 = table(
+def print_rounds(runs: list[ConfigRun], latency: float, cap: int) -> None:
+    t = table(
         f"1. LLM round wall time vs the critical path (k+2)·L, L = {latency:g} s "
         f"(max_concurrency {cap}; warm-up round excluded)",
         [
@@ -499,20 +549,19 @@ def bench(args: argparse.Namespace) -> None:
             "LLM calls",
             "wall",
             "(k+2)·L",
-            f"ratio (target ≤ {RATIO_TARGET})",
+            f"ratio (≤ {RATIO_TARGET})",
             "retries",
             "re-asks",
             "fallbacks",
             "errors",
             "adjusted bound",
-            "wall / adjusted",
+            "wall / adj.",
         ],
     )
     for run in runs:
         for k, fig in enumerate(run.rounds):
-            last = k == len(run.rounds) - 1
-            t1.add_row(
-                f"{run.agents} ({run.scenario})",
+            t.add_row(
+                f"{run.agents} {run.scenario}",
                 run.mode,
                 str(fig.round),
                 str(fig.k),
@@ -524,26 +573,24 @@ def bench(args: argparse.Namespace) -> None:
                 str(fig.reasks),
                 str(fig.fallbacks),
                 str(fig.errors),
-                f"{secs(fig.adjusted(latency))} "
-                f"({fig.depth1}+{fig.k}+{fig.depth_upd})·L",
+                f"({fig.depth1}+{fig.k}+{fig.depth_upd})·L = {secs(fig.adjusted(latency))}",
                 f"{fig.wall / fig.adjusted(latency):.2f}",
-                end_section=last,
+                end_section=k == len(run.rounds) - 1,
             )
-    console.print(t1)
+    console.print(t)
     console.print(
         f"   k = speak calls (phase-2 speakers); LLM calls = the round record's usage.calls; "
         f"max_concurrency = {cap} (the LiteLLMTransport semaphore). Adjusted bound = "
-        "(phase-1 chain + k + update chain)·L, where a chain is 2 when any call in it was "
-        "re-asked and the update chain is at least ceil(update calls / max_concurrency)."
+        "(phase-1 chain + k + update chain)·L: a chain is 2 when a call in it was re-asked, "
+        "and at least ceil(first calls of the wave / max_concurrency)."
     )
-    warm = ", ".join(f"{r.agents}/{r.mode} {secs(r.warmup_wall)}" for r in runs)
-    console.print(f"   warm-up rounds (excluded): {warm}")
-    if served is not None:
-        console.print(f"   the stub served {served} requests in all")
-    console.print()
+    warm = ", ".join(f"{r.agents} {r.mode} {secs(r.warmup_wall)}" for r in runs)
+    console.print(f"   warm-up rounds (excluded): {warm}\n")
 
-    t2 = table(
-        "2. Where the time goes (mean over the timed rounds; L-units = seconds / L)",
+
+def print_phases(runs: list[ConfigRun], latency: float) -> None:
+    t = table(
+        "2. Where the time goes (mean per timed round; L-units = seconds / L)",
         [
             "agents",
             "judge mode",
@@ -551,15 +598,12 @@ def bench(args: argparse.Namespace) -> None:
             "phase 2 / speaker",
             "update wave",
             "update calls",
-            "peak in flight",
-            "queued max",
-            "HTTP p50 - L",
-            "HTTP p95 - L",
-            "HTTP max - L",
+            "peak in flight (queued max)",
+            "HTTP - L p50 / max",
             "loop lag max",
             "lag > 20 ms",
-            "CPU main / proc",
-            "lead+tail",
+            "loop CPU / call",
+            "CPU loop / process",
         ],
     )
     for run in runs:
@@ -568,39 +612,154 @@ def bench(args: argparse.Namespace) -> None:
         over = [s.end - s.start - latency for s in spans]
         lags = [x for f in figs for x in f.lags]
         p2 = [f.phase2 / f.k for f in figs if f.k]
-        t2.add_row(
+        t.add_row(
             str(run.agents),
             run.mode,
-            in_l(statistics.fmean(f.phase1 for f in figs), latency),
-            in_l(statistics.fmean(p2), latency) if p2 else "-",
-            in_l(statistics.fmean(f.update for f in figs), latency),
-            f"{statistics.fmean(f.wave_calls for f in figs):.0f}",
-            str(max(f.peak for f in figs)),
-            ms(max((s.queued for s in spans), default=0.0)),
-            ms(pct(over, 0.5)),
-            ms(pct(over, 0.95)),
-            ms(max(over, default=0.0)),
+            in_l(mean([f.phase1 for f in figs]), latency),
+            in_l(mean(p2), latency) if p2 else "-",
+            in_l(mean([f.update for f in figs]), latency),
+            f"{mean([f.wave_calls for f in figs]):.0f}",
+            f"{max(f.peak for f in figs)} ({ms(max((s.queued for s in spans), default=0.0))})",
+            f"{1000 * pct(over, 0.5):.0f} / {ms(max(over, default=0.0))}",
             ms(max(lags, default=0.0)),
             ms(sum(x for x in lags if x > 0.02) / len(figs)),
-            f"{secs(statistics.fmean(f.cpu_main for f in figs))} / "
-            f"{secs(statistics.fmean(f.cpu_proc for f in figs))}",
-            ms(statistics.fmean(f.lead + f.tail for f in figs)),
+            f"{1000 * sum(f.cpu_main for f in figs) / max(1, len(spans)):.1f} ms",
+            f"{mean([f.cpu_main for f in figs]):.2f} / {secs(mean([f.cpu_proc for f in figs]))}",
         )
-    console.print(t2)
+    console.print(t)
     console.print(
-        "   phase 1 = RoundStarted -> first AgentDecided; phase 2 = -> last AgentSpoke; "
-        "update wave = -> StateUpdated; lead+tail = step() -> RoundStarted plus StateUpdated "
-        "-> RoundEnded. HTTP = each transport._once attempt (client + stub), minus L. "
-        "queued = wait for the semaphore. loop lag = lateness of a 5 ms asyncio.sleep probe; "
-        "'lag > 20 ms' sums the long stalls per round. CPU main = event-loop thread "
-        "(time.thread_time), proc = whole process (includes in-process stub threads)."
+        "   phase 1 = RoundStarted -> first AgentDecided; phase 2 -> last AgentSpoke; update "
+        "wave -> StateUpdated (listener timestamps). HTTP = each transport._once attempt "
+        "(litellm + stub) minus L; queued = wait for the semaphore. loop lag = lateness of a "
+        "5 ms asyncio.sleep probe ('lag > 20 ms' sums the long stalls per round). loop CPU = "
+        "event-loop thread (time.thread_time), per HTTP attempt; process = all threads "
+        "(includes the stub's handler threads when it runs in this process).\n"
     )
-    console.print()
+
+
+def print_excess(runs: list[ConfigRun], latency: float) -> None:
+    t = table(
+        "3. Wall time over (k+2)·L by cause (means per timed round; the ms columns add up)",
+        [
+            "agents",
+            "judge mode",
+            "wall / (k+2)·L",
+            "over (k+2)·L",
+            "extra chains (re-asks, semaphore)",
+            "phase-1 overhead",
+            "phase-2 overhead (per speaker)",
+            "update overhead",
+            "outside phases",
+        ],
+    )
+    for run in runs:
+        figs = run.rounds
+        chains = [(f.depth1 + f.depth_upd - 2) * latency for f in figs]
+        p1 = [f.phase1 - f.depth1 * latency for f in figs]
+        p2 = [f.phase2 - f.k * latency for f in figs]
+        per = [(f.phase2 - f.k * latency) / f.k for f in figs if f.k]
+        up = [f.update - f.depth_upd * latency for f in figs]
+        total = [f.wall - f.bound(latency) for f in figs]
+        rest = [
+            tot - c - a - b - u for tot, c, a, b, u in zip(total, chains, p1, p2, up, strict=True)
+        ]
+        ratio = mean([f.wall / f.bound(latency) for f in figs])
+        t.add_row(
+            str(run.agents),
+            run.mode,
+            ratio_cell(ratio),
+            ms(mean(total)),
+            ms(mean(chains)),
+            ms(mean(p1)),
+            f"{ms(mean(p2))} ({ms(mean(per))})",
+            ms(mean(up)),
+            ms(mean(rest)),
+        )
+    console.print(t)
+    console.print(
+        "   extra chains = L per re-asked chain (phase 1, update) and per extra semaphore "
+        "wave; overheads = phase time beyond its chain of L; outside phases = step() before "
+        "RoundStarted and after StateUpdated (take_calls, usage, gc.freeze).\n"
+    )
+
+
+def print_purposes(runs: list[ConfigRun], latency: float) -> None:
+    purposes = ("decide", "speak", "emotion", "relation", "relations", "needs")
+    t = table(
+        "4. HTTP attempt time minus L by purpose, p50 / max (ms), attempts",
+        ["agents", "judge mode", *purposes],
+    )
+    for run in runs:
+        by: dict[str, list[float]] = defaultdict(list)
+        for fig in run.rounds:
+            for s in fig.spans:
+                by[purpose_of(s.key)].append(1000 * (s.end - s.start - latency))
+        cells = [
+            f"{pct(by[p], 0.5):.0f} / {max(by[p]):.0f} ({len(by[p])})" if by[p] else "-"
+            for p in purposes
+        ]
+        t.add_row(str(run.agents), run.mode, *cells)
+    console.print(t)
+    console.print(
+        "   phase-2 speak calls run alone (the sequential part); the others share the event "
+        "loop with their whole wave, so their excess grows with the wave's size.\n"
+    )
+
+
+def bench(args: argparse.Namespace) -> None:
+    latency, cap = args.latency, args.concurrency
+    rounds = args.rounds or (2 if args.quick else 3)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    cpus = os.cpu_count() or 1
+    load = os.getloadavg()[0]
+    where = (
+        "a child process"
+        if args.stub_process
+        else "this process (handler threads sharing the GIL; --stub-process to move it out)"
+    )
+    runs: list[ConfigRun] = []
+    with StubHandle(latency, args.stub_process) as stub:
+        console.print(
+            f"[bold]socialsim LLM round bench[/bold]  python {sys.version.split()[0]}, "
+            f"{'quick' if args.quick else 'full'} run, {cpus} CPUs, load average {load:.2f}; "
+            f"stub in {where}, latency L = {latency:g} s, chunk latency 0; model {MODEL}; "
+            f"[bold]max_concurrency = {cap}[/bold]; {rounds} timed round(s) per configuration "
+            "after 1 warm-up round; unsaved runs"
+        )
+        if load > cpus / 2:
+            console.print("[yellow]note:[/yellow] the machine is busy; expect noisy figures")
+        console.print()
+        for scenario in scenarios(sizes, rounds):
+            for mode in MODES:
+                profile = args.profile and len(scenario.agents) == max(sizes)
+                # One event loop per configuration, as one CLI run has: litellm caches its
+                # HTTP clients per loop, and LiteLLMTransport.aclose() closes the cached
+                # clients without evicting them, so a second run on the same loop would
+                # only get "client has been closed" errors.
+                runs.append(asyncio.run(run_config(scenario, mode, stub.url, rounds, cap, profile)))
+    print_rounds(runs, latency, cap)
+    print_phases(runs, latency)
+    print_excess(runs, latency)
+    print_purposes(runs, latency)
+    if not args.profile:
+        return
     for run in runs:
         if run.profile is not None:
             for t in profile_tables(run):
                 console.print(t)
-            console.print()
+            console.print(
+                "   one extra round under cProfile (roughly doubles CPU time); coroutine "
+                "resumes count as calls; asyncio and bench frames are left out of the top list\n"
+            )
+    with StubHandle(0.0, args.stub_process) as fast:
+        costs = asyncio.run(client_costs(fast.url, 30 if args.quick else 100))
+    t = table(
+        "Client cost of one exchange, one at a time, stub at L = 0 (medians)",
+        ["what", "", "wall", "event-loop CPU"],
+    )
+    for label, wall, cpu in costs:
+        t.add_row(label, "", f"{wall * 1000:.2f} ms", f"{cpu * 1000:.2f} ms")
+    console.print(t)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -616,11 +775,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--stub-process", action="store_true", help="run the stub in a child process"
     )
     parser.add_argument(
-        "--profile", action="store_true", help="cProfile one extra round at the largest size"
+        "--profile",
+        action="store_true",
+        help="cProfile one extra round at the largest size; time one exchange at L = 0",
     )
     args = parser.parse_args(argv)
     if args.latency <= 0:
         parser.error("--latency must be positive")
+    if not 1 <= args.concurrency <= 256:
+        parser.error("--concurrency must be 1-256 (LLMSettings.max_concurrency)")
     bench(args)
 
 

@@ -43,3 +43,19 @@ DEFAULT_EXPECTED = 8.0
 def need_label(need: str) -> str:
     """Human label of a need id: ``self_worth`` -> ``self worth``."""
     return need.replace("_", " ")
+
+
+DEGREES = {"slightly": 7.5, "moderately": 8.0, "quite": 8.5, "extremely": 9.0}
+TRAIT_NEED = {trait: need for need, trait in NEED_TRAITS.items()}
+
+
+def parse_trait(text: str) -> tuple[str, float]:
+    """Tab. 9: ``"quite timid"`` -> (``"psychological_safety"``, 8.5)."""
+    degree, _, trait = text.strip().lower().partition(" ")
+    if degree not in DEGREES:
+        raise ValueError(
+            f"{text!r}: start with a degree ({', '.join(DEGREES)}) then a Tab. 9 trait"
+        )
+    if trait not in TRAIT_NEED:
+        raise ValueError(f"{text!r}: unknown trait {trait!r}; known: {', '.join(TRAIT_NEED)}")
+    return TRAIT_NEED[trait], DEGREES[degree]

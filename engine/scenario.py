@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from .errors import ScenarioError
-from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS
+from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS, parse_trait
 
 
 class Archetype(StrEnum):
@@ -53,16 +53,23 @@ class _Strict(BaseModel):
 
 
 class NeedSpec(_Strict):
-    """Current and expected value of one need, on the 0-10 scale."""
+    """Current and expected value of one need, on the 0-10 scale (expected: from the
+    agent's traits for value-driven agents, else 8)."""
 
     current: NeedValue = DEFAULT_CURRENT
-    expected: NeedValue = DEFAULT_EXPECTED
+    expected: NeedValue | None = None
 
 
 class AgentSpec(_Strict):
-    """One agent's time-invariant persona and initial state."""
+    """One agent's time-invariant persona and initial state.
+
+    ``kind = "value-driven"`` makes the agent an EduMirror agent (seed 002 Sec. 3.3): its
+    expected need values come from trait adjectives with degree adverbs (Tab. 9), and it
+    plans by generating three candidate actions and picking the most need-consistent one.
+    """
 
     name: Name
+    kind: Literal["social", "value-driven"] = "social"
     role: str = Field(min_length=1)
     archetype: Archetype = Archetype.BALANCED
     traits: list[str] = []
@@ -84,9 +91,24 @@ class AgentSpec(_Strict):
             raise ValueError(f"unknown need {unknown[0]!r}; known needs: {', '.join(NEEDS)}")
         return needs
 
-    def need(self, name: str) -> NeedSpec:
-        """The scenario's value for a need, or the default."""
-        return self.needs.get(name, NeedSpec())
+    @model_validator(mode="after")
+    def _value_traits(self) -> AgentSpec:
+        if self.kind == "value-driven":
+            for k, trait in enumerate(self.traits):
+                try:
+                    parse_trait(trait)
+                except ValueError as err:
+                    raise ValueError(f"traits.{k}: {err}") from None
+        return self
+
+    def need(self, name: str) -> tuple[float, float]:
+        """(current, expected) of a need: the file's values, the traits (value-driven
+        agents, Tab. 9), or the defaults."""
+        spec = self.needs.get(name, NeedSpec())
+        expected = spec.expected
+        if expected is None and self.kind == "value-driven":
+            expected = dict(parse_trait(t) for t in self.traits).get(name)
+        return spec.current, DEFAULT_EXPECTED if expected is None else expected
 
 
 class RelationSpec(_Strict):
@@ -106,6 +128,75 @@ class EventSpec(_Strict):
     private_to: Annotated[list[Name], Field(min_length=1)] | None = None
 
 
+class ScheduleStep(_Strict):
+    """Where and when a round takes place (the game master advances along these)."""
+
+    time: str = Field(min_length=1)
+    location: str = Field(min_length=1)
+
+
+class Rule(_Strict):
+    """A scenario norm the game master enforces; ``cues`` are words that break it."""
+
+    text: str = Field(min_length=1)
+    cues: list[str] = []
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_text(cls, data: object) -> object:
+        return {"text": data} if isinstance(data, str) else data
+
+
+class Criterion(_Strict):
+    """A behaviour the Rater scores from the transcript (seed 002 dual-track measurement)."""
+
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    scale_min: int = 1
+    scale_max: int = 5
+    #: Words that, in an agent's utterances, count as evidence for the behaviour
+    #: (the offline rater's rule); the LLM rater reads the description.
+    cues: list[str] = []
+
+
+class LikertItem(_Strict):
+    """One questionnaire item; reverse-scored items count scale_max + scale_min - answer."""
+
+    text: str = Field(min_length=1)
+    reverse: bool = False
+    #: The needs this item reflects (the offline surveyor answers from them).
+    needs: list[str] = []
+
+
+class Questionnaire(_Strict):
+    """A Likert questionnaire defined in a scenario file."""
+
+    title: str = Field(min_length=1)
+    scale_min: int = 1
+    scale_max: int = Field(default=4, ge=2, le=11)
+    labels: list[str] = []
+    items: list[LikertItem] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _items(self) -> Questionnaire:
+        if self.scale_max <= self.scale_min:
+            raise ValueError("scale_max must be greater than scale_min")
+        for k, item in enumerate(self.items):
+            unknown = sorted(set(item.needs) - set(NEEDS))
+            if unknown:
+                raise ValueError(f"items.{k}.needs: unknown need {unknown[0]!r}")
+        if self.labels and len(self.labels) != self.scale_max - self.scale_min + 1:
+            raise ValueError("labels: give one label per scale point")
+        return self
+
+
+class Intervention(_Strict):
+    """A ready-made branch: events injected from a round on (e.g. a teacher strategy)."""
+
+    description: str = Field(min_length=1)
+    events: list[EventSpec] = Field(min_length=1)
+
+
 class Scenario(_Strict):
     """A validated scenario: agents, relations, factions, events and rules."""
 
@@ -119,6 +210,14 @@ class Scenario(_Strict):
     relations: list[RelationSpec] = []
     factions: dict[str, list[Name]] = {}
     events: list[EventSpec] = []
+    theory: str = ""
+    measurements: list[str] = []
+    rules: list[Rule] = []
+    schedule: list[ScheduleStep] = []
+    narrator: Literal["scripted", "llm"] = "scripted"
+    criteria: list[Criterion] = []
+    questionnaires: dict[str, Questionnaire] = {}
+    interventions: dict[str, Intervention] = {}
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
@@ -146,6 +245,13 @@ class Scenario(_Strict):
                         f"factions.{faction}: {who!r} is already in faction {member_of[who]!r}"
                     )
                 member_of[who] = faction
+        for key, plan in self.interventions.items():
+            for k, event in enumerate(plan.events):
+                for who in event.private_to or []:
+                    if who not in seen:
+                        raise ValueError(
+                            f"interventions.{key}.events.{k}.private_to: unknown agent {who!r}"
+                        )
         for i, event in enumerate(self.events):
             if event.round > self.rounds:
                 raise ValueError(

@@ -28,6 +28,7 @@ from .events import (
     StateUpdated,
     TokenStreamed,
 )
+from .gamemaster import narrate
 from .lexicon import infer_stance
 from .llm.records import RoundUsage
 from .llm.settings import LLMSettings
@@ -302,13 +303,17 @@ class Simulation:
         run_id: str | None = None,
         name: str = "",
         scenario: Scenario | None = None,
+        intervention: str | None = None,
     ) -> Simulation:
         """A new saved run forked at ``at_round`` (default: now), opened and locked;
-        ``scenario`` replaces the personas from the fork on (a recast)."""
+        ``scenario`` replaces the personas from the fork on (a recast), ``intervention``
+        schedules one of the scenario's ready-made interventions from the fork on."""
         if self.store is None:
             raise SaveError("branch: this run is not saved")
         at = self.round if at_round is None else at_round
-        child = self.store.branch(self.run_id, at, new_id=run_id, name=name, scenario=scenario)
+        child = self.store.branch(
+            self.run_id, at, new_id=run_id, name=name, scenario=scenario, intervention=intervention
+        )
         return Simulation.resume(child.run_id, self.store, self.mind)
 
     async def run(self, rounds: int | None = None) -> list[RoundRecord]:
@@ -400,9 +405,13 @@ class Simulation:
     async def _play_round(self, pending: Pending) -> RoundRecord:
         scenario, run_id = self.scenario, self.run_id
         t = self.round + 1
-        events = [
-            ScenarioEvent(text=e.text, private_to=e.private_to) for e in scenario.events_for(t)
-        ] + list(pending.events)
+        narration = await narrate(scenario, t, self.records, self.mind)
+        events = (
+            ([narration] if narration else [])
+            + [ScenarioEvent(text=e.text, private_to=e.private_to) for e in scenario.events_for(t)]
+            + [s.event for s in self.meta.scheduled if s.round == t]
+            + list(pending.events)
+        )
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
         contexts = self._contexts(t, events)
         forced = {f.agent: f for f in pending.forced}
@@ -513,7 +522,9 @@ class Simulation:
         )
         emotion_deltas, judgements, need_deltas = results[:n], results[n : 2 * n], results[2 * n :]
         updates = [
-            update_agent(n, self.state.agents[n], t, self.scenario.memory_size, d_s, j, d_n)
+            update_agent(
+                n, self.state.agents[n], t, self.scenario.memory_size, d_s, j, d_n, actions[n].theta
+            )
             for n, d_s, j, d_n in zip(names, emotion_deltas, judgements, need_deltas, strict=True)
         ]
         new_states = {n: u.state for n, u in zip(names, updates, strict=True)}

@@ -53,11 +53,13 @@ class NeedState(_Model):
 
 
 class AgentState(_Model):
-    """The dynamic state of one agent: emotion, needs and outgoing relations."""
+    """The dynamic state of one agent: emotion, needs, outgoing relations and, for
+    value-driven agents, the social orientation theta (degrees, Eq. 2 of seed 002)."""
 
     emotion: Annotated[float, Field(ge=0.0, le=1.0)]
     needs: dict[str, NeedState]
     relations: dict[str, Relation]
+    theta: float | None = None
 
 
 class WorldState(_Model):
@@ -72,7 +74,7 @@ class ScenarioEvent(_Model):
 
     text: str = Field(min_length=1)
     private_to: list[str] | None = None
-    source: Literal["scripted", "injected"] = "scripted"
+    source: Literal["scripted", "injected", "narrator"] = "scripted"
 
     def visible_to(self, name: str) -> bool:
         """Whether the named agent observes this event."""
@@ -87,6 +89,7 @@ class Decision(_Model):
     target: str | None = None
     intent: str = ""
     stance: Stance = "neutral"
+    theta: float | None = None
 
 
 class Action(_Model):
@@ -101,6 +104,7 @@ class Action(_Model):
     utterance: str = ""
     order: int | None = None
     forced: bool = False
+    theta: float | None = None
 
 
 class ForcedAction(_Model):
@@ -172,9 +176,6 @@ def initial_state(scenario: Scenario) -> WorldState:
             fav = rel.fav if rel else 0.0
             status = rel.status if rel and rel.status else threshold_status(fav, Status.NEUTRAL)
             relations[other] = Relation(fav=fav, status=status)
-        needs = {
-            n: NeedState(current=spec.need(n).current, expected=spec.need(n).expected)
-            for n in NEEDS
-        }
+        needs = {n: NeedState(current=c, expected=e) for n in NEEDS for c, e in [spec.need(n)]}
         agents[spec.name] = AgentState(emotion=spec.emotion, needs=needs, relations=relations)
     return WorldState(round=0, agents=agents)

@@ -31,7 +31,7 @@ from tinydb.storages import Storage
 from .errors import RunLockedError, SaveError
 from .llm.settings import LLMSettings
 from .scenario import Scenario
-from .state import Pending, RoundRecord
+from .state import Pending, RoundRecord, ScenarioEvent
 from .tasks.outcome import ExperimentLink, TaskOutcome
 
 FORMAT_VERSION = 2
@@ -149,6 +149,14 @@ class Snapshot(BaseModel):
     created: str
 
 
+class ScheduledEvent(BaseModel):
+    """An event queued for a later round (an intervention's plan)."""
+
+    model_config = ConfigDict(extra="forbid")
+    round: int
+    event: ScenarioEvent
+
+
 class RunMeta(BaseModel):
     """What a run is: scenario snapshot, seed, model, lineage, queued interventions."""
 
@@ -169,6 +177,8 @@ class RunMeta(BaseModel):
     pending_round: int = 0
     snapshots: list[Snapshot] = []
     ablation: bool = False
+    scheduled: list[ScheduledEvent] = []
+    intervention: str | None = None
     experiment: ExperimentLink | None = None
     outcome: TaskOutcome | None = None
 
@@ -365,9 +375,27 @@ class SaveStore:
         new_id: str | None = None,
         name: str = "",
         scenario: Scenario | None = None,
+        intervention: str | None = None,
     ) -> RunMeta:
-        """A new run holding copies of rounds 0..at_round; readable without its parent."""
+        """A new run holding copies of rounds 0..at_round; readable without its parent.
+
+        ``intervention`` names one of the scenario's ready-made interventions: its events
+        are scheduled from the fork on (its round 1 is the first round after the fork).
+        """
         meta = self.read_meta(run_id)
+        plans = meta.scenario.interventions
+        if intervention is not None and intervention not in plans:
+            known = ", ".join(plans) or "none in this scenario"
+            raise SaveError(f"--intervention {intervention!r}: unknown; known: {known}")
+        scheduled = [s for s in meta.scheduled if s.round <= at_round]
+        if intervention is not None:
+            scheduled += [
+                ScheduledEvent(
+                    round=at_round + e.round,
+                    event=ScenarioEvent(text=e.text, private_to=e.private_to, source="injected"),
+                )
+                for e in plans[intervention].events
+            ]
         done = len(self.round_numbers(run_id)) - 1
         if not 0 <= at_round <= done:
             raise SaveError(
@@ -389,6 +417,8 @@ class SaveStore:
                 "scenario": scenario or meta.scenario,
                 "outcome": None,
                 "experiment": None,
+                "scheduled": scheduled,
+                "intervention": intervention or meta.intervention,
             }
         )
         self._materialize(child, records)

@@ -27,6 +27,7 @@ def update_agent(
     emotion_delta: float,
     judged: dict[str, RelationJudgement],
     need_deltas: dict[str, float],
+    theta: float | None = None,
 ) -> AgentUpdate:
     """Clip and apply U_S, U_R (with App. B status and memory eviction) and need deltas.
 
@@ -67,7 +68,12 @@ def update_agent(
             moved[need] = round(current - value.current, 4)
             needs[need] = value.model_copy(update={"current": current})
     return AgentUpdate(
-        state=AgentState(emotion=emotion, needs=needs, relations=relations),
+        state=AgentState(
+            emotion=emotion,
+            needs=needs,
+            relations=relations,
+            theta=old.theta if theta is None else theta,
+        ),
         emotion=EmotionChange(agent=name, delta=round(emotion - old.emotion, 6), emotion=emotion),
         relations=changes,
         needs=moved,

@@ -42,6 +42,8 @@ ERROR = "socialsim: error: "
 SCENARIO = "tavern"
 LOOPBACK = {"127.0.0.1", "localhost", "::1"}
 
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
+
 
 # --------------------------------------------------------------------------- plumbing
 
@@ -239,6 +241,12 @@ def assert_state_in_range(records: list[RoundRecord]) -> None:
             assert all(0.0 <= n.current <= 10.0 for n in agent.needs.values())
 
 
+def assert_unlocked(run_dir: Path) -> None:
+    lock = FileLock(str(run_dir / ".lock"))
+    lock.acquire(timeout=0)
+    lock.release()
+
+
 def files_containing(folder: Path, text: str) -> list[Path]:
     return [p for p in folder.rglob("*") if p.is_file() and text.encode() in p.read_bytes()]
 
@@ -246,8 +254,9 @@ def files_containing(folder: Path, text: str) -> list[Path]:
 # --------------------------------------------------------------------------- 1. a clean run
 
 
-def test_llm_run_end_to_end(clean: Run, tmp_path: Path) -> None:
+def test_llm_run_end_to_end(clean: Run, tmp_path: Path, net: NetLog) -> None:
     clean_exit(clean.result)
+    assert ("127.0.0.1", clean.stub.port) in net.connects  # the guard sees litellm's traffic
     header = clean.result.out.splitlines()[0]
     assert header.startswith("Tavern inheritance dispute — LLM openai/stub, seed 0, run clean")
     assert "clean: round 3/3 saved in" in clean.result.out
@@ -454,13 +463,12 @@ def test_max_calls_stops_cleanly_and_resume_respects_the_cap(
     assert done < 3 and sum(per_round[:-1]) < 30 <= sum(per_round)
     total = sum(per_round)
     assert run.result.err.strip() == (
-        f"socialsim: stopped: {total} LLM calls reached --max-calls 30; "
-        f"the save holds round {done}"
+        f"socialsim: stopped: {total} LLM calls reached --max-calls 30; the save holds round {done}"
     )
     assert f"capped: round {done}/3 saved in" in run.result.out
     # The save is intact, readable and unlocked.
     clean_exit(socialsim("show", "capped", "--saves", str(saves)))
-    FileLock(str(run.dir / ".lock")).acquire(timeout=0).lock.release()
+    assert_unlocked(run.dir)
     assert stub.calls == run.n_requests == total
 
     before = sorted(p.name for p in (run.dir / "rounds").iterdir())
@@ -500,9 +508,14 @@ def test_rejected_json_schema_switches_to_instructions(net: NetLog, saves: Path)
         rejected = [i for i, f in enumerate(stub.fault_log) if f == "rejected"]
         with_format = [i for i, body in run.requests() if "response_format" in body]
         # Only the first wave (the round-1 decisions, all in flight at once) is refused,
-        # each exchange once; every later request carries JSON instructions only.
+        # each exchange once; every other request carries JSON instructions only.
         assert rejected == with_format and 1 <= len(rejected) <= len(names)
-        assert max(rejected) < len(names)
+        first_wave = set()
+        for i in rejected:
+            system, user = (m["content"] for m in stub.requests[i]["messages"])
+            assert system.startswith("[socialsim:decide]") and "\nNow:\nRound 1 of " in user
+            first_wave.add(system)
+        assert len(first_wave) == len(rejected)  # one agent each
 
         calls = calls_of(records)
         marked = [c for c in calls if c.key.endswith(":rejected")]
@@ -579,7 +592,7 @@ def test_bad_llm_input_is_one_clean_line(
     # The run was created (round 0), but the round that could not be played is not saved.
     assert sorted(p.name for p in (folder / "rounds").iterdir()) == ["000000.json"]
     assert SaveStore(saves).read_rounds(run_id)[-1].round == 0
-    FileLock(str(folder / ".lock")).acquire(timeout=0).lock.release()
+    assert_unlocked(folder)
 
 
 # --------------------------------------------------------------------------- 8. start-up
@@ -655,3 +668,13 @@ def test_agent_model_plays_one_agent(net: NetLog, saves: Path, stub: StubLLM) ->
     assert nell["decide"] >= 2  # one decision per round (re-asks go to the same model)
     judged = [c for c in calls if c.agent == "Nell" and c.purpose in ("emotion", "needs")]
     assert judged and {c.model for c in judged} == {"openai/stub"}
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+def test_no_api_key_in_any_save(clean: Run, faulty: Run, saves: Path) -> None:
+    """Every run of this module (and its replays, branches) was played with the key set."""
+    assert len([p for p in saves.iterdir() if p.is_dir()]) >= 2
+    assert os.environ["OPENAI_API_KEY"] == SECRET
+    assert files_containing(saves, SECRET) == []

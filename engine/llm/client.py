@@ -167,7 +167,7 @@ class LLMClient:
             self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
             return default
         value, repaired, problem = parse(reply.text, schema)
-        self._note_format(request, value is not None or repaired)
+        self._note_format(request, value is not None or repaired or _is_object(reply.text))
         if value is not None:
             self._record(request, purpose, agent, reply, "repaired" if repaired else "ok")
             return value
@@ -203,7 +203,11 @@ class LLMClient:
         return default
 
     def _note_format(self, request: Request, usable: bool) -> None:
-        """A server that ignores json_schema (prose back twice) gets instructions only."""
+        """A server that ignores json_schema (prose back twice) gets instructions only.
+
+        ``usable``: the reply was a JSON object, valid or not; a reply that only breaks a
+        rule the JSON schema cannot express (silent <=> no target) says nothing of the server.
+        """
         if not request.response_format:
             return
         self._unparsed_with_format = 0 if usable else self._unparsed_with_format + 1
@@ -243,6 +247,14 @@ def parse(text: str, schema: type[M]) -> tuple[M | None, bool, str]:
         return schema.model_validate(data), True, ""
     except ValidationError as err:
         return None, False, _problem(err)
+
+
+def _is_object(text: str) -> bool:
+    """True if ``text`` is one JSON object (whatever its fields)."""
+    try:
+        return isinstance(json.loads(_strip_fences(text)), dict)
+    except ValueError:
+        return False
 
 
 def _strip_fences(text: str) -> str:

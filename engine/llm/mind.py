@@ -191,6 +191,30 @@ class LLMMind:
             if v
         }
 
+    async def narrate(self, scenario: Any, round_no: int, scene: str) -> str:
+        """The game master's narration of a round, told by the judge model."""
+        rules = "; ".join(r.text for r in scenario.rules) or "none"
+        messages = [
+            {
+                "role": "system",
+                "content": "[socialsim:narrate]\nYou are the game master of a "
+                f"social simulation: {scenario.title}. {scenario.description}",
+            },
+            {
+                "role": "user",
+                "content": f"Round {round_no}. Scene notes: {scene}\nRules: "
+                f"{rules}\nNarrate the scene in one or two sentences, keeping the time, place "
+                "and any rule breach; no dialogue.",
+            },
+        ]
+        return await self.client.text(
+            key=f"r{round_no:04d}:narrate",
+            purpose="narrate",
+            agent="game master",
+            model=self.settings.judge,
+            messages=messages,
+        )
+
     def take_calls(self) -> list[LLMCall]:
         return self.client.take_calls()
 

@@ -15,7 +15,9 @@ from ..lexicon import sentiment
 from ..rules import MAX_FAV_DELTA
 from ..scenario import Archetype, Status
 from ..state import ALL, Action, Decision, Mode, Stance
+from ..values import s_self
 from .base import AgentContext, RelationJudgement, TokenSink
+from .planner import plan
 
 LABEL = "offline rule-based model"
 
@@ -105,7 +107,26 @@ class OfflineMind:
             urgency += 1.0
         if arch is Archetype.RESERVED and ctx.state.emotion < 0.35:
             urgency -= 1.5
+        if ctx.persona.kind == "value-driven":  # unmet needs make speaking pressing
+            urgency += 0.3 * s_self(ctx.state.needs) - 1.0
         urgency = round(min(10.0, max(0.0, urgency + rng.uniform(-1.5, 1.5))), 2)
+        if ctx.persona.kind == "value-driven":
+            best = plan(ctx, rng, self._options(ctx, last, attackers), bool(attackers))
+            if best.mode is Mode.SILENT or urgency < SILENCE_BELOW:
+                return Decision(
+                    urgency=urgency,
+                    mode=Mode.SILENT,
+                    theta=round(best.theta, 2),
+                    intent="keep quiet: speaking would not meet my needs",
+                )
+            return Decision(
+                urgency=urgency,
+                mode=best.mode,
+                target=best.target,
+                stance=best.stance,
+                theta=round(best.theta, 2),
+                intent=_intent(best.stance, best.target or ALL, best.mode),
+            )
         if urgency < SILENCE_BELOW:
             return Decision(urgency=urgency, mode=Mode.SILENT, intent="stay quiet and watch")
         stance, target, mode = self._choose(ctx, rng, last, attackers)
@@ -120,6 +141,19 @@ class OfflineMind:
     def _choose(
         self, ctx: AgentContext, rng: random.Random, last: list[Action], attackers: set[str]
     ) -> tuple[Stance, str, Mode]:
+        options = self._options(ctx, last, attackers)
+        pick = rng.random() * sum(w for w, *_ in options)
+        for weight, stance, target, mode in options:
+            pick -= weight
+            if pick <= 0:
+                return stance, target, mode
+        _, stance, target, mode = options[-1]
+        return stance, target, mode
+
+    def _options(
+        self, ctx: AgentContext, last: list[Action], attackers: set[str]
+    ) -> list[tuple[float, Stance, str, Mode]]:
+        """Weighted candidate actions: support friends, oppose foes, address the group."""
         me, arch = ctx.name, ctx.persona.archetype
         aggression, warmth, _, _ = TEMPER[arch]
         rels = ctx.state.relations
@@ -150,13 +184,7 @@ class OfflineMind:
                 options.append((friendly * warmth, "support", other, Mode.PUBLIC))
                 if (ctx.persona.private_info or ctx.persona.evidence) and rel.fav >= 0.4:
                     options.append((0.5 * friendly, "neutral", other, Mode.PRIVATE))
-        pick = rng.random() * sum(w for w, *_ in options)
-        for weight, stance, target, mode in options:
-            pick -= weight
-            if pick <= 0:
-                return stance, target, mode
-        _, stance, target, mode = options[-1]
-        return stance, target, mode
+        return options
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         """An utterance from the agent's talking points in its archetype's voice."""
