@@ -488,7 +488,9 @@ def test_max_calls_stops_cleanly_and_resume_respects_the_cap(
     assert run.store.read_meta("capped").llm.max_calls == 1000
 
     # A cap lowered after the fact refuses to play on, but the recorded rounds still replay.
-    lowered = socialsim("resume", "capped", "--saves", str(saves), "--max-calls", "5", "-q")
+    lowered = socialsim(
+        "resume", "capped", "--saves", str(saves), "--max-calls", "5", "--rounds", "1", "-q"
+    )
     assert "reached --max-calls 5" in one_error_line(lowered)
     calls = stub.calls
     replay = socialsim("replay", "capped", "--saves", str(saves), "--run-id", "capped-replay")

@@ -258,9 +258,18 @@ def tui(
 
 
 def _run_async(coro):
+    """Run a coroutine, then close any LLM clients it opened (no unclosed-client warnings)."""
     import asyncio
 
-    return asyncio.run(coro)
+    async def main():
+        try:
+            return await coro
+        finally:
+            from engine.llm.transport import close_clients
+
+            await close_clients()
+
+    return asyncio.run(main())
 
 
 async def _play(sim, rounds: int | None, quiet: bool) -> None:

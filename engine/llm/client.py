@@ -8,6 +8,7 @@ run never crashes on model output; each repair, re-ask and fallback is in the re
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Iterable
 from typing import Any, TypeVar
@@ -149,7 +150,7 @@ class LLMClient:
         default: M,
     ) -> M:
         """A validated ``schema`` instance, repaired or re-asked when needed, else ``default``."""
-        json_schema = schema.model_json_schema()
+        json_schema = _schema_of(schema)
         messages = with_schema(messages, json_schema)
         request = Request(
             key=key,
@@ -217,6 +218,12 @@ class LLMClient:
     async def aclose(self) -> None:
         """Close the transport's clients."""
         await self.transport.aclose()
+
+
+@functools.cache
+def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """JSON schema of an output model (built once per model)."""
+    return schema.model_json_schema()
 
 
 def with_schema(messages: list[dict[str, str]], schema: dict[str, Any]) -> list[dict[str, str]]:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, create_model, model_validator
+from pydantic import BaseModel, Field, create_model
 
 from ..minds.base import AgentContext, RelationJudgement, TokenSink
 from ..needs import NEEDS
@@ -23,20 +24,13 @@ NEED_DELTA_CAP = 2.0
 
 class _DecisionBase(BaseModel):
     urgency: float = Field(ge=0, le=10)
-    mode: Literal["public", "private", "silent"]
     stance: Literal["support", "oppose", "neutral"] = "neutral"
     intent: str = Field(default="", max_length=400)
 
-    @model_validator(mode="after")
-    def _combination(self) -> _DecisionBase:
-        target = getattr(self, "target", None)
-        if self.mode == "silent" and target is not None:
-            raise ValueError("a silent decision has target null")
-        if self.mode != "silent" and target is None:
-            raise ValueError("public and private decisions need a target")
-        if self.mode == "private" and target == ALL:
-            raise ValueError("a private decision needs one agent as target, not 'all'")
-        return self
+
+class _Silent(BaseModel):
+    mode: Literal["silent"]
+    target: None = None
 
 
 class EmotionOut(BaseModel):
@@ -67,12 +61,20 @@ NeedsOut = create_model(
 )
 
 
-def _decision_schema(others: list[str]) -> type[_DecisionBase]:
-    target = Literal[tuple([*others, ALL])]  # type: ignore[valid-type]
-    return create_model("DecisionOut", __base__=_DecisionBase, target=(target | None, None))
+@functools.cache
+def _decision_schema(others: tuple[str, ...]) -> type[_DecisionBase]:
+    """Phase-1 output whose JSON schema itself rules out invalid mode/target pairs:
+    silent has no target, public addresses one agent or 'all', private one agent."""
+    public = create_model(
+        "Public", mode=(Literal["public"], ...), target=(Literal[(*others, ALL)], ...)
+    )  # type: ignore[valid-type]
+    private = create_model("Private", mode=(Literal["private"], ...), target=(Literal[others], ...))  # type: ignore[valid-type]
+    action = Annotated[_Silent | public | private, Field(discriminator="mode")]  # type: ignore[valid-type]
+    return create_model("DecisionOut", __base__=_DecisionBase, action=(action, ...))
 
 
-def _edges_schema(targets: list[str]) -> type[BaseModel]:
+@functools.cache
+def _edges_schema(targets: tuple[str, ...]) -> type[BaseModel]:
     edge = create_model("EdgeOut", __base__=RelationOut, target=(Literal[tuple(targets)], ...))  # type: ignore[valid-type]
     return create_model("RelationsOut", judgements=(list[edge], ...))
 
@@ -87,14 +89,12 @@ class LLMMind:
         judge = "" if settings.judge == settings.model else f", judge {settings.judge}"
         mixed = " (mixed team)" if settings.agent_models else ""
         self.label = f"LLM {settings.model}{mixed}{judge}"
-        self._schemas: dict[tuple[str, ...], type[_DecisionBase]] = {}
 
     def _key(self, ctx: AgentContext, purpose: str, target: str = "") -> str:
         return f"r{ctx.round:04d}:{purpose}:{ctx.name}" + (f":{target}" if target else "")
 
     async def decide(self, ctx: AgentContext) -> Decision:
-        others = tuple(ctx.others)
-        schema = self._schemas.setdefault(others, _decision_schema(list(others)))
+        schema = _decision_schema(tuple(ctx.others))
         out: Any = await self.client.structured(
             key=self._key(ctx, "decide"),
             purpose="decide",
@@ -108,8 +108,8 @@ class LLMMind:
             return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid decision: silent)")
         return Decision(
             urgency=out.urgency,
-            mode=Mode(out.mode),
-            target=out.target,
+            mode=Mode(out.action.mode),
+            target=out.action.target,
             stance=out.stance,
             intent=out.intent,
         )
@@ -162,7 +162,7 @@ class LLMMind:
     async def _batched(
         self, ctx: AgentContext, triggers: dict[str, list[Action]]
     ) -> dict[str, RelationJudgement]:
-        schema = _edges_schema(list(triggers))
+        schema = _edges_schema(tuple(triggers))
         out: Any = await self.client.structured(
             key=self._key(ctx, "relations"),
             purpose="relations",

@@ -214,15 +214,17 @@ class LiteLLMTransport:
         return Reply(text="".join(pieces), cost_usd=cost, **usage)
 
     def _cost(self, response: Any) -> float:
+        hidden = getattr(response, "_hidden_params", None) or {}
+        if hidden.get("response_cost") is not None:  # litellm priced it already
+            return float(hidden["response_cost"])
         try:
             return float(self.litellm.completion_cost(completion_response=response) or 0.0)
         except Exception:  # models without a price (local servers) cost nothing
             return 0.0
 
     async def aclose(self) -> None:
-        close = getattr(self.litellm, "close_litellm_async_clients", None)
-        if close is not None:
-            await close()
+        """Nothing per run: litellm's HTTP clients are shared by every run on the loop
+        (closing them here would break the others); :func:`close_clients` ends them."""
 
 
 class ReplayTransport:
@@ -299,3 +301,13 @@ def _short(text: str) -> str:
     """First line of an error, without litellm's long hints."""
     line = text.strip().splitlines()[0] if text.strip() else "unknown error"
     return line[:300]
+
+
+async def close_clients() -> None:
+    """Close litellm's shared HTTP clients, once, before the event loop ends."""
+    import sys
+
+    litellm = sys.modules.get("litellm")
+    close = getattr(litellm, "close_litellm_async_clients", None)
+    if close is not None:
+        await close()

@@ -177,6 +177,7 @@ async def _iterate(
                     experiment=ExperimentLink(
                         session=session_id, task=task.id, iteration=k, episode=e
                     ),
+                    close_mind=False,  # the judge closes the shared clients at the end
                 )
                 for e in range(episodes)
             )
