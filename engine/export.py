@@ -59,6 +59,18 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "latency_s",
         "error",
     ),
+    "surveys": (
+        "run_id",
+        "round",
+        "agent",
+        "questionnaire",
+        "answers",
+        "score",
+        "angle",
+        "category",
+        "respondent",
+    ),
+    "ratings": ("run_id", "agent", "criterion", "score", "evidence", "rater"),
     "usage": (
         "run_id",
         "round",
@@ -192,7 +204,32 @@ def _usage(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
             )
 
 
-def export_run(meta: RunMeta, records: Sequence[RoundRecord], out: Path) -> list[Path]:
+def _surveys(run_id: str, rows: list[dict]) -> Iterable[tuple]:
+    for r in rows:
+        yield (
+            run_id,
+            r["round"],
+            r["agent"],
+            r["questionnaire"],
+            " ".join(str(a) for a in r["answers"]),
+            r["score"],
+            "" if r.get("angle") is None else r["angle"],
+            r.get("category") or "",
+            r["respondent"],
+        )
+
+
+def _ratings(run_id: str, rows: list[dict]) -> Iterable[tuple]:
+    for r in rows:
+        yield run_id, r["agent"], r["criterion"], r["score"], r["evidence"], r["rater"]
+
+
+def export_run(
+    meta: RunMeta,
+    records: Sequence[RoundRecord],
+    out: Path,
+    measurements: dict[str, list[dict]] | None = None,
+) -> list[Path]:
     """Write the CSVs of a run into ``out``; returns the paths written.
 
     The LLM tables hold only their header for runs of the offline model.
@@ -207,13 +244,16 @@ def export_run(meta: RunMeta, records: Sequence[RoundRecord], out: Path) -> list
         "metrics": _metrics(meta, records),
         "llm_calls": _llm_calls(run_id, records),
         "usage": _usage(run_id, records),
+        "surveys": _surveys(run_id, (measurements or {}).get("surveys", [])),
+        "ratings": _ratings(run_id, (measurements or {}).get("ratings", [])),
     }
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
     written = []
-    for name, rows in tables.items():
+    for name in COLUMNS:
+        rows = tables[name]
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(COLUMNS[name])

@@ -38,6 +38,7 @@ FORMAT_VERSION = 2
 META_FILE = "run.json"
 ROUNDS_DIR = "rounds"
 LOCK_FILE = ".lock"
+MEASURE_FILE = "measurements.json"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 _ROUND_FILE = re.compile(r"^(\d{6})\.json$")
 
@@ -365,6 +366,29 @@ class SaveStore:
             model=meta.model,
             parent=meta.parent,
         )
+
+    # -- measurements (post hoc; never part of the run's state) -------------------------
+
+    def read_measurements(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
+        """Surveys and ratings saved with a run: ``{"surveys": [...], "ratings": [...]}``."""
+        path = self.run_dir(run_id) / MEASURE_FILE
+        tables = AtomicJSONStorage(path).read() or {}
+        return {
+            name: [tables[name][k] for k in sorted(tables.get(name, {}), key=int)]
+            for name in ("surveys", "ratings")
+        }
+
+    def add_measurements(self, run_id: str, table: str, rows: list[BaseModel]) -> None:
+        """Append survey or rating rows to the run's measurements file (one atomic write)."""
+        if not (self.run_dir(run_id) / META_FILE).is_file():
+            raise SaveError(f"no run {run_id!r} in {self.root}")
+        path = self.run_dir(run_id) / MEASURE_FILE
+        tables = AtomicJSONStorage(path).read() or {}
+        current = tables.setdefault(table, {})
+        start = max((int(k) for k in current), default=0) + 1
+        for k, row in enumerate(rows):
+            current[str(start + k)] = row.model_dump(mode="json")
+        AtomicJSONStorage(path).write(tables)
 
     # -- lineage ---------------------------------------------------------------------
 

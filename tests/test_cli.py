@@ -408,7 +408,7 @@ def test_resume_an_unfinished_run_to_its_end(socialsim, saves: Path, scenario_fi
 # -- export and delete ------------------------------------------------------------------
 
 
-def test_export_writes_six_csvs_with_the_documented_columns(
+def test_export_writes_every_csv_with_the_documented_columns(
     socialsim, tmp_path: Path, finished: str
 ):
     out = tmp_path / "csv"

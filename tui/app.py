@@ -349,7 +349,12 @@ class SocialsimApp(App[None]):
             if not folder.strip():
                 return "Give a folder."
             try:
-                paths = export_run(self.sim.meta, self.sim.records, Path(folder.strip()))
+                paths = export_run(
+                    self.sim.meta,
+                    self.sim.records,
+                    Path(folder.strip()),
+                    self.store.read_measurements(self.sim.run_id),
+                )
             except SocialsimError as err:
                 return str(err)
             self.notify(f"Exported {len(paths)} CSV files to {folder.strip()}.")

@@ -433,15 +433,89 @@ def replay(
 
 
 @app.command()
+def survey(
+    run_id: RunArg,
+    questionnaire: Annotated[
+        str,
+        typer.Option(
+            "--questionnaire", help="rses, svo (the slider) or a questionnaire id of the scenario."
+        ),
+    ],
+    agent: Annotated[str, typer.Option("--agent", help="The agent to survey.")],
+    rounds: Annotated[
+        str,
+        typer.Option(
+            "--rounds", help="Comma-separated rounds, e.g. 0,8 (the state logged after them)."
+        ),
+    ],
+    saves: SavesOpt = None,
+) -> None:
+    """Administer a questionnaire to an agent from its logged state (the run is untouched)."""
+    from engine.measure import survey as run_survey
+
+    store = _store(saves)
+    meta = store.read_meta(run_id)
+    try:
+        wanted = [int(r) for r in rounds.split(",") if r.strip()]
+    except ValueError:
+        fail(f"--rounds {rounds!r}: give round numbers like 0,8")
+    if not wanted:
+        fail("--rounds: give at least one round")
+    records = store.read_rounds(run_id)
+    results = _run_async(
+        _measure(
+            meta,
+            lambda mind: run_survey(meta.scenario, records, questionnaire, agent, wanted, mind),
+        )
+    )
+    store.add_measurements(run_id, "surveys", results)
+    for r in results:
+        extra = f" angle {r.angle:.1f}° ({r.category})" if r.angle is not None else ""
+        typer.echo(
+            f"{r.agent} round {r.round} {r.questionnaire}: score {r.score:g}{extra} "
+            f"answers {' '.join(map(str, r.answers))} [{r.respondent}]"
+        )
+
+
+@app.command()
+def rate(run_id: RunArg, saves: SavesOpt = None) -> None:
+    """Score every agent's observable behaviour on the scenario's Rater criteria."""
+    from engine.measure import rate as run_rate
+
+    store = _store(saves)
+    meta = store.read_meta(run_id)
+    records = store.read_rounds(run_id)
+    ratings = _run_async(_measure(meta, lambda mind: run_rate(meta.scenario, records, mind)))
+    store.add_measurements(run_id, "ratings", ratings)
+    for r in ratings:
+        typer.echo(f"{r.criterion:<24} {r.agent:<10} {r.score}  {r.evidence[:60]} [{r.rater}]")
+
+
+async def _measure(meta, measure):
+    """Run a measurement with the run's own kind of mind (LLM runs are measured by LLM)."""
+    if meta.llm is None:
+        return await measure(None)
+    from engine.llm.mind import LLMMind
+
+    return await measure(LLMMind(meta.llm))
+
+
+@app.command()
 def branch(
     run_id: RunArg,
     at: Annotated[int, typer.Option("--at", help="Fork after this round (0 = the start).")],
     name: Annotated[str, typer.Option(help="A label for the branch.")] = "",
     new_id: Annotated[str | None, typer.Option("--run-id", help="Id for the branch.")] = None,
+    intervention: Annotated[
+        str | None,
+        typer.Option(
+            "--intervention", help="A ready-made intervention of the scenario to schedule."
+        ),
+    ] = None,
     saves: SavesOpt = None,
 ) -> None:
     """Create a new run that copies RUN up to round --at and records its parent."""
-    child = _store(saves).branch(run_id, at, new_id=new_id, name=name)
+    child = _store(saves).branch(run_id, at, new_id=new_id, name=name, intervention=intervention)
     typer.echo(f"{child.run_id}: branched from {run_id} at round {at}")
 
 
@@ -497,7 +571,7 @@ def export(
 
     store = _store(saves)
     meta = store.read_meta(run_id)
-    paths = export_run(meta, store.read_rounds(run_id), out)
+    paths = export_run(meta, store.read_rounds(run_id), out, store.read_measurements(run_id))
     for path in paths:
         typer.echo(str(path))
 

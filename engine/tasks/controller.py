@@ -92,7 +92,10 @@ def majority(proposals: Sequence[Sequence[Proposal]]) -> list[Vote]:
         # the signal); a tie between different recasts keeps the current archetype.
         best = changes[0] if len(changes) == 1 else None
         n = counts[best]
-        reason = next((p.rationale for p in column if p.archetype == best), column[0].rationale)
+        reason = next((p.rationale for p in column if p.archetype == best), None)
+        if reason is None:  # no run proposed keeping: the runs split between recasts
+            split = " and ".join(sorted(a.value for a in changes))
+            reason = f"The runs split between {split}; keep {agent} {column[0].current.value}."
         votes.append(
             Vote(
                 agent=agent,
@@ -177,7 +180,6 @@ async def _iterate(
                     experiment=ExperimentLink(
                         session=session_id, task=task.id, iteration=k, episode=e
                     ),
-                    close_mind=False,  # the judge closes the shared clients at the end
                 )
                 for e in range(episodes)
             )

@@ -136,7 +136,12 @@ def _rule(
                 f"{name} rejected the final package: an agreeable persona looks for a deal "
                 "the others can accept."
             )
-        if outcome.proposer == name and outcome.settled and not outcome.pareto:
+        if (
+            outcome.proposer == name
+            and outcome.settled
+            and not outcome.pareto
+            and arch is not Archetype.ANALYTICAL
+        ):
             return Archetype.ANALYTICAL, (
                 f"{name} proposed a package that leaves value on the table: an analytical "
                 "persona searches the trade-offs."

@@ -226,14 +226,8 @@ async def run_episode(
     name: str = "",
     ablation: bool = False,
     experiment: ExperimentLink | None = None,
-    close_mind: bool = True,
 ) -> tuple[Simulation, TaskOutcome]:
-    """Play one episode to its last round, then score it; the outcome is saved with the run.
-
-    ``close_mind=False`` leaves litellm's shared HTTP clients open: closing them closes
-    them for every mind of the process, so concurrent episodes and the judge of a
-    recasting session would fail ("client has been closed"); the session closes once.
-    """
+    """Play one episode to its last round, then score it; the outcome is saved with the run."""
     scenario = task_scenario(task, casting)
     sim = Simulation.new(
         scenario,
@@ -257,8 +251,7 @@ async def run_episode(
         await sim.run()
         outcome = await final_outcome(task, sim, before, casting)
         sim.record_outcome(outcome)
-        if close_mind:
-            await sim.mind.aclose()
+        await sim.mind.aclose()
     finally:
         sim.close()
     return sim, outcome

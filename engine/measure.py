@@ -1,0 +1,375 @@
+"""Dual-track measurement (seed 002): a Surveyor and a Rater, post hoc, never changing a run.
+
+* The Surveyor administers a questionnaire to one agent at chosen rounds, from the agent's
+  logged state at that round: RSES (Fig. 27; items 3, 5, 8, 9, 10 reverse-scored, total
+  10-40), the six-item SVO slider (Fig. 28) with the standard SVO angle, or any Likert
+  questionnaire of the scenario. The offline model answers from internal state (RSES from
+  self-worth and sense of respect; the slider from the agent's SVO); an LLM answers in role.
+* The Rater scores observable behaviour from the transcript against the scenario's criteria.
+Results are kept in the run folder (``measurements.json``) and exported to CSV.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, create_model
+
+from .errors import SocialsimError
+from .scenario import LikertItem, Questionnaire, Scenario
+from .state import AgentState, Mode, RoundRecord
+from .values import SVO_ANGLE, svo_angle, svo_category
+
+SELF_ESTEEM = ["self_worth", "sense_of_respect"]
+RSES = Questionnaire(
+    title="Rosenberg Self-Esteem Scale",
+    scale_min=1,
+    scale_max=4,
+    labels=["Strongly Disagree", "Disagree", "Agree", "Strongly Agree"],
+    items=[
+        LikertItem(text=t, reverse=r, needs=SELF_ESTEEM)
+        for t, r in [
+            ("I feel that I am a person of worth, at least on an equal plane with others.", False),
+            ("I feel that I have a number of good qualities.", False),
+            ("All in all, I am inclined to feel that I am a failure.", True),
+            ("I am able to do things as well as most other people.", False),
+            ("I feel I do not have much to be proud of.", True),
+            ("I take a positive attitude toward myself.", False),
+            ("On the whole, I am satisfied with myself.", False),
+            ("I wish I could have more respect for myself.", True),
+            ("I certainly feel useless at times.", True),
+            ("At times I think I am no good at all.", True),
+        ]
+    ],
+)
+"""The ten items in the order of seed 002 Fig. 27; items 3, 5, 8, 9 and 10 are reversed."""
+
+#: The six primary SVO slider items of Fig. 28: nine (self, other) options each, A..I.
+SVO_SLIDER: list[list[tuple[int, int]]] = [
+    [(85, 85), (85, 76), (85, 68), (85, 59), (85, 50), (85, 41), (85, 33), (85, 24), (85, 15)],
+    [(85, 15), (87, 19), (89, 24), (91, 28), (93, 33), (94, 37), (96, 41), (98, 46), (100, 50)],
+    [(50, 100), (54, 98), (59, 96), (63, 94), (68, 93), (72, 91), (76, 89), (81, 87), (85, 85)],
+    [(50, 100), (54, 89), (59, 79), (63, 68), (68, 58), (72, 47), (76, 36), (81, 26), (85, 15)],
+    [(100, 50), (94, 56), (88, 63), (81, 69), (75, 75), (69, 81), (63, 88), (56, 94), (50, 100)],
+    [(100, 50), (98, 54), (96, 59), (94, 63), (93, 68), (91, 72), (89, 76), (87, 81), (85, 85)],
+]
+LETTERS = "ABCDEFGHI"
+
+
+class SurveyResult(BaseModel):
+    """One administration of a questionnaire to one agent at one round."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    questionnaire: str
+    agent: str
+    round: int
+    answers: list[int]
+    score: float
+    angle: float | None = None
+    category: str | None = None
+    respondent: str
+
+
+class Rating(BaseModel):
+    """The Rater's score of one agent on one criterion over a run."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    criterion: str
+    agent: str
+    score: int
+    evidence: str
+    rater: str
+
+
+def questionnaire(scenario: Scenario, name: str) -> Questionnaire | None:
+    """A Likert questionnaire by id: ``rses``, or one the scenario defines (``svo`` is the
+    slider and has no Likert items)."""
+    if name in scenario.questionnaires:
+        return scenario.questionnaires[name]
+    if name == "rses":
+        return RSES
+    if name == "svo":
+        return None
+    known = ", ".join(["rses", "svo", *scenario.questionnaires])
+    raise SocialsimError(f"--questionnaire {name!r}: unknown; known: {known}")
+
+
+def likert_score(q: Questionnaire, answers: Sequence[int]) -> float:
+    """Sum of item scores, reverse items counted as scale_max + scale_min - answer."""
+    if len(answers) != len(q.items):
+        raise ValueError(f"{q.title}: {len(answers)} answers for {len(q.items)} items")
+    total = 0
+    for item, a in zip(q.items, answers, strict=True):
+        if not q.scale_min <= a <= q.scale_max:
+            raise ValueError(f"{q.title}: answer {a} outside {q.scale_min}-{q.scale_max}")
+        total += (q.scale_max + q.scale_min - a) if item.reverse else a
+    return float(total)
+
+
+def slider_angle(choices: Sequence[int]) -> float:
+    """SVO angle of six slider choices (option index 0-8 per item)."""
+    mine = statistics.fmean(SVO_SLIDER[k][c][0] for k, c in enumerate(choices))
+    theirs = statistics.fmean(SVO_SLIDER[k][c][1] for k, c in enumerate(choices))
+    return svo_angle(mine, theirs)
+
+
+def offline_likert(q: Questionnaire, state: AgentState) -> list[int]:
+    """Answers consistent with internal state: agreement follows the item's needs."""
+    answers = []
+    for item in q.items:
+        needs = item.needs or list(state.needs)
+        level = statistics.fmean(state.needs[n].current for n in needs) / 10.0
+        level = 1.0 - level if item.reverse else level
+        answers.append(round(q.scale_min + level * (q.scale_max - q.scale_min)))
+    return answers
+
+
+def offline_slider(svo: str) -> list[int]:
+    """Slider answers whose SVO angle comes closest to the agent's SVO target.
+
+    Exact search: the angle depends only on the summed allocations, so a pass over the six
+    items keeps every reachable (self, other) sum with one choice sequence that reaches it.
+    """
+    target = SVO_ANGLE[svo]
+    reach: dict[tuple[int, int], list[int]] = {(0, 0): []}
+    for row in SVO_SLIDER:
+        step: dict[tuple[int, int], list[int]] = {}
+        for (mine, theirs), picks in reach.items():
+            for o, (s_, t_) in enumerate(row):
+                step.setdefault((mine + s_, theirs + t_), [*picks, o])
+        reach = step
+    n = len(SVO_SLIDER)
+    best = min(reach, key=lambda k: (abs(svo_angle(k[0] / n, k[1] / n) - target), k))
+    return reach[best]
+
+
+async def survey(
+    scenario: Scenario,
+    records: Sequence[RoundRecord],
+    name: str,
+    agent: str,
+    rounds: Sequence[int],
+    mind: Any = None,
+) -> list[SurveyResult]:
+    """Administer questionnaire ``name`` to ``agent`` at each round; the run is untouched."""
+    if agent not in scenario.names:
+        raise SocialsimError(
+            f"--agent {agent!r}: no such agent; agents: {', '.join(scenario.names)}"
+        )
+    last = records[-1].round
+    for r in rounds:
+        if not 0 <= r <= last:
+            raise SocialsimError(f"--rounds: round {r} is outside the run (0..{last})")
+    q = questionnaire(scenario, name)
+    spec = scenario.agent(agent)
+    results = []
+    for r in rounds:
+        state = records[r].state.agents[agent]
+        if q is None:
+            choices = (
+                await _llm_slider(mind, scenario, agent, state, r)
+                if mind
+                else offline_slider(spec.svo)
+            )
+            angle = slider_angle(choices)
+            results.append(
+                SurveyResult(
+                    questionnaire=name,
+                    agent=agent,
+                    round=r,
+                    answers=choices,
+                    score=angle,
+                    angle=angle,
+                    category=svo_category(angle),
+                    respondent=_who(mind),
+                )
+            )
+            continue
+        answers = (
+            await _llm_likert(mind, scenario, agent, state, r, name, q)
+            if mind
+            else offline_likert(q, state)
+        )
+        results.append(
+            SurveyResult(
+                questionnaire=name,
+                agent=agent,
+                round=r,
+                answers=answers,
+                score=likert_score(q, answers),
+                respondent=_who(mind),
+            )
+        )
+    return results
+
+
+def _who(mind: Any) -> str:
+    return "offline rule-based model" if mind is None else f"LLM {mind.settings.model}"
+
+
+def _persona_block(scenario: Scenario, agent: str, state: AgentState, r: int) -> str:
+    from .values import describe
+
+    spec = scenario.agent(agent)
+    needs = "; ".join(
+        f"{n.replace('_', ' ')}: {describe(v.current)} ({v.current:.1f})"
+        for n, v in state.needs.items()
+    )
+    return (
+        f"You are {agent}, {spec.role}, in '{scenario.title}', at round {r}. Traits: "
+        f"{', '.join(spec.traits) or '-'}. Your emotional state is {state.emotion:.2f} "
+        f"(0-1). How your needs stand: {needs}. Answer as yourself, honestly."
+    )
+
+
+async def _llm_likert(
+    mind: Any,
+    scenario: Scenario,
+    agent: str,
+    state: AgentState,
+    r: int,
+    name: str,
+    q: Questionnaire,
+) -> list[int]:
+    scale = Literal[tuple(range(q.scale_min, q.scale_max + 1))]  # type: ignore[valid-type]
+    schema = create_model(
+        "Answers", answers=(list[scale], Field(min_length=len(q.items), max_length=len(q.items)))
+    )
+    labels = ", ".join(f"{q.scale_min + k} = {label}" for k, label in enumerate(q.labels))
+    items = "\n".join(f"{k + 1}. {i.text}" for k, i in enumerate(q.items))
+    messages = [
+        {
+            "role": "system",
+            "content": f"[socialsim:survey]\n{_persona_block(scenario, agent, state, r)}",
+        },
+        {
+            "role": "user",
+            "content": f"{q.title}. Rate each statement from {q.scale_min} to "
+            f"{q.scale_max}{' (' + labels + ')' if labels else ''}:\n{items}",
+        },
+    ]
+    out = await mind.client.structured(
+        key=f"survey:{name}:{agent}:{r}",
+        purpose="survey",
+        agent=agent,
+        model=mind.settings.model_for(agent),
+        messages=messages,
+        schema=schema,
+        default=schema(answers=offline_likert(q, state)),
+    )
+    return list(out.answers)
+
+
+async def _llm_slider(
+    mind: Any, scenario: Scenario, agent: str, state: AgentState, r: int
+) -> list[int]:
+    letter = Literal[tuple(LETTERS)]  # type: ignore[valid-type]
+    schema = create_model("Choices", choices=(list[letter], Field(min_length=6, max_length=6)))
+    items = "\n".join(
+        f"Question {k + 1}: " + " ".join(f"{LETTERS[o]}: {s}, {t}" for o, (s, t) in enumerate(row))
+        for k, row in enumerate(SVO_SLIDER)
+    )
+    messages = [
+        {
+            "role": "system",
+            "content": f"[socialsim:survey]\n{_persona_block(scenario, agent, state, r)}",
+        },
+        {
+            "role": "user",
+            "content": "For each choice, the first number is the coins for you "
+            "and the second for another participant. Pick one letter per question.\n" + items,
+        },
+    ]
+    default = schema(choices=[LETTERS[c] for c in offline_slider(scenario.agent(agent).svo)])
+    out = await mind.client.structured(
+        key=f"survey:svo:{agent}:{r}",
+        purpose="survey",
+        agent=agent,
+        model=mind.settings.model_for(agent),
+        messages=messages,
+        schema=schema,
+        default=default,
+    )
+    return [LETTERS.index(c) for c in out.choices]
+
+
+async def rate(
+    scenario: Scenario, records: Sequence[RoundRecord], mind: Any = None
+) -> list[Rating]:
+    """Score every agent on every criterion of the scenario from the transcript."""
+    if not scenario.criteria:
+        raise SocialsimError(f"{scenario.title!r} defines no rater criteria")
+    said: dict[str, list[str]] = {n: [] for n in scenario.names}
+    for r in records[1:]:
+        for a in r.actions:
+            if a.mode is not Mode.SILENT:
+                said[a.speaker].append(f"R{r.round}: {a.utterance}")
+    if mind is not None:
+        return await _llm_rate(mind, scenario, said)
+    ratings = []
+    for c in scenario.criteria:
+        for agent, lines in said.items():
+            hits = [line for line in lines if any(cue.lower() in line.lower() for cue in c.cues)]
+            score = min(c.scale_max, c.scale_min + len(hits))
+            ratings.append(
+                Rating(
+                    criterion=c.name,
+                    agent=agent,
+                    score=score,
+                    evidence=hits[0][:200] if hits else "no matching turn",
+                    rater="offline rule-based model",
+                )
+            )
+    return ratings
+
+
+async def _llm_rate(mind: Any, scenario: Scenario, said: dict[str, list[str]]) -> list[Rating]:
+    names = tuple(scenario.names)
+    ratings = []
+    transcript = "\n".join(f"{n}: {line}" for n, lines in said.items() for line in lines)
+    for c in scenario.criteria:
+        row = create_model(
+            "Score",
+            agent=(Literal[names], ...),  # type: ignore[valid-type]
+            score=(int, Field(ge=c.scale_min, le=c.scale_max)),
+            evidence=(str, ...),
+        )
+        schema = create_model("Scores", scores=(list[row], ...))
+        messages = [
+            {
+                "role": "system",
+                "content": "[socialsim:rate]\nYou rate observable behaviour in a "
+                "transcript, fairly and only from what was said.",
+            },
+            {
+                "role": "user",
+                "content": f"Criterion: {c.name} — {c.description}. Score every "
+                f"agent from {c.scale_min} to {c.scale_max} and quote the evidence.\n{transcript}",
+            },
+        ]
+        out = await mind.client.structured(
+            key=f"rate:{c.name}",
+            purpose="rate",
+            agent="rater",
+            model=mind.settings.judge,
+            messages=messages,
+            schema=schema,
+            default=schema(scores=[]),
+        )
+        given = {s.agent: s for s in out.scores}
+        for agent in names:
+            s = given.get(agent)
+            ratings.append(
+                Rating(
+                    criterion=c.name,
+                    agent=agent,
+                    score=s.score if s else c.scale_min,
+                    evidence=s.evidence[:200] if s else "not rated",
+                    rater=f"LLM {mind.settings.judge}",
+                )
+            )
+    return ratings

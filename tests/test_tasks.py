@@ -1,0 +1,465 @@
+"""Collaborative tasks of the casting controller: scoring by rule, task files, episodes,
+the ablation, and the rule-based diagnosis (seed 000 Sec. 4).
+
+Everything runs on the offline model; expected values are worked out by hand or by a
+brute-force check written here, never by calling the function under test.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from engine import Archetype, ForcedAction, Mode, SaveStore, ScenarioError, Simulation
+from engine.scenario import parse_scenario
+from engine.tasks.diagnosis import diagnose_offline, evidence
+from engine.tasks.episode import final_outcome, run_episode, task_scenario
+from engine.tasks.outcome import TaskOutcome
+from engine.tasks.scoring import (
+    agreements,
+    borda,
+    borda_points,
+    l1_distance,
+    package_score,
+    pareto_frontier,
+    tiers_from_scores,
+)
+from engine.tasks.spec import AGENTS, Task, load_task, parse_casting, task_ids
+
+A = Archetype
+ARCHETYPES = list(Archetype)
+
+
+def run_json(saves: Path, run_id: str) -> dict:
+    """The run's metadata exactly as stored in ``run.json``."""
+    doc = json.loads((saves / run_id / "run.json").read_text(encoding="utf-8"))
+    (meta,) = doc["run"].values()
+    return meta
+
+
+def l1(ranking: list[str], expert: list[str]) -> int:
+    return sum(abs(ranking.index(item) - k) for k, item in enumerate(expert))
+
+
+def task_data(**changes: object) -> dict:
+    """A small valid ranking task as plain data."""
+    data: dict = {
+        "id": "tiny",
+        "title": "Tiny",
+        "kind": "ranking",
+        "utility": "top1",
+        "description": "Pick the better of two options.",
+        "rounds": 2,
+        "casting": {
+            "hetero": ["reserved", "dominant", "analytical", "agreeable"],
+            "random": ["balanced"] * 4,
+        },
+        "roles": {name: "member" for name in AGENTS},
+        "items": ["X", "Y"],
+        "answer": "Y",
+        "facts": [
+            {"text": "X looks good on paper", "item": "X", "weight": 1.0},
+            {"text": "Y fixed the budget", "item": "Y", "weight": 2.0, "holders": ["Avery"]},
+        ],
+    }
+    data.update(changes)
+    return data
+
+
+# -- scoring -------------------------------------------------------------------------------
+
+
+def test_borda_points_tied_items_share_the_mean_of_their_positions() -> None:
+    # 4 items: positions score 3, 2, 1, 0. b and c tie on positions 1-2 -> (2 + 1) / 2.
+    assert borda_points([["a"], ["b", "c"], ["d"]], 4) == {"a": 3, "b": 1.5, "c": 1.5, "d": 0}
+    # Three tied at the top share (3 + 2 + 1) / 3 = 2.
+    assert borda_points([["a", "b", "c"], ["d"]], 4) == {"a": 2, "b": 2, "c": 2, "d": 0}
+    # Everything tied: everyone gets the mean (2 + 1 + 0) / 3 = 1.
+    assert borda_points([["a", "b", "c"]], 3) == {"a": 1, "b": 1, "c": 1}
+
+
+def test_borda_team_ranking_from_hand_computed_totals() -> None:
+    items = ["a", "b", "c", "d"]
+    rankings = [
+        [["a"], ["b"], ["c"], ["d"]],  # a 3, b 2, c 1, d 0
+        [["b"], ["a", "c"], ["d"]],  # b 3, a 1.5, c 1.5, d 0
+        [["c"], ["b"], ["d"], ["a"]],  # c 3, b 2, d 1, a 0
+    ]
+    # Totals: a 4.5, b 7, c 5.5, d 1.
+    assert borda(rankings, items) == ["b", "c", "a", "d"]
+
+
+def test_borda_equal_totals_keep_item_order() -> None:
+    items = ["d", "a", "c", "b"]
+    # a and b swap places between the two voters: a 3 + 2 = 5, b 2 + 3 = 5; c 1 + 1, d 0 + 0.
+    rankings = [[["a"], ["b"], ["c"], ["d"]], [["b"], ["a"], ["c"], ["d"]]]
+    assert borda(rankings, items) == ["a", "b", "c", "d"]
+    assert borda(rankings, ["b", "a", "c", "d"]) == ["b", "a", "c", "d"]
+    # A full tie keeps the given item order.
+    assert borda([[items]], items) == items
+
+
+def test_tiers_from_scores_groups_equal_scores_best_first() -> None:
+    items = ["p", "q", "r", "s", "t"]
+    scores = {"p": 1.0, "q": 3.0, "r": 1.0, "s": -2.0}  # t missing: scores 0
+    assert tiers_from_scores(items, scores) == [["q"], ["p", "r"], ["t"], ["s"]]
+    assert tiers_from_scores(items, {}) == [items]
+    assert tiers_from_scores(["b", "a"], {"a": 2.0, "b": 2.0}) == [["b", "a"]]
+
+
+def test_l1_distance_on_hand_made_rankings() -> None:
+    expert = [f"item{k}" for k in range(15)]
+    assert l1_distance(expert, expert) == 0
+    assert l1_distance(list(reversed(expert)), expert) == 112
+    swapped = expert.copy()
+    swapped[6], swapped[7] = swapped[7], swapped[6]
+    assert l1_distance(swapped, expert) == 2
+    # Moving the first item to the end: it moves 14, the other 14 items move 1 each.
+    assert l1_distance(expert[1:] + expert[:1], expert) == 28
+
+
+def brute_force_frontier(tables: list[list[list[float]]]) -> set[tuple[int, ...]]:
+    """Packages that no other package weakly improves for all and strictly for one."""
+    n_issues, n_options = len(tables[0]), len(tables[0][0])
+    packages = list(itertools.product(range(n_options), repeat=n_issues))
+
+    def total(table: list[list[float]], package: tuple[int, ...]) -> float:
+        return sum(table[i][o] for i, o in enumerate(package))
+
+    frontier = set()
+    for a in packages:
+        sa = [total(t, a) for t in tables]
+        beaten = False
+        for b in packages:
+            sb = [total(t, b) for t in tables]
+            if all(y >= x for x, y in zip(sa, sb, strict=True)) and any(
+                y > x for x, y in zip(sa, sb, strict=True)
+            ):
+                beaten = True
+                break
+        if not beaten:
+            frontier.add(a)
+    return frontier
+
+
+TWO_AGENTS = [
+    [[3, 2, 0], [0, 1, 2]],  # agent 1
+    [[0, 2, 1], [2, 1, 0]],  # agent 2
+]
+THREE_AGENTS = [
+    [[5, 0, 0], [0, 0, 4]],
+    [[0, 5, 0], [1, 1, 1]],
+    [[1, 1, 1], [4, 0, 0]],
+]
+
+
+@pytest.mark.parametrize("tables", [TWO_AGENTS, THREE_AGENTS], ids=["two", "three"])
+def test_pareto_frontier_matches_a_brute_force_dominance_check(tables) -> None:
+    assert len(agreements(2)) == 9
+    frontier = pareto_frontier(tables)
+    assert frontier == brute_force_frontier(tables)
+    assert frontier and frontier < set(agreements(2))
+
+
+def test_pareto_frontier_hand_checked_cases() -> None:
+    # Scores (agent 1, agent 2) of the nine packages (issue 0 option, issue 1 option):
+    #   (0,0) 3,2  (0,1) 4,1  (0,2) 5,0  (1,0) 2,4  (1,1) 3,3  (1,2) 4,2
+    #   (2,0) 0,3  (2,1) 1,2  (2,2) 2,1
+    # (0,0) < (1,1), (0,1) < (1,2), and every (2,_) is beaten by (1,0).
+    assert [package_score(TWO_AGENTS[0], (0, 1)), package_score(TWO_AGENTS[1], (0, 1))] == [4, 1]
+    assert pareto_frontier(TWO_AGENTS) == {(0, 2), (1, 2), (1, 1), (1, 0)}
+    # Agents that agree on everything: the single best package is the whole frontier.
+    same = [[[1, 2, 3], [3, 2, 1]]] * 3
+    assert pareto_frontier(same) == {(2, 0)}
+    # Ties: two packages scoring the same for everyone do not dominate each other.
+    flat = [[[1, 1, 0], [0, 0, 0]]] * 2
+    assert pareto_frontier(flat) == {(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)}
+
+
+def test_bundled_negotiation_has_243_agreements_and_a_frontier() -> None:
+    negotiations = [t for t in map(load_task, task_ids()) if t.kind == "negotiation"]
+    if not negotiations:
+        pytest.skip("no negotiation task bundled yet")
+    for task in negotiations:
+        tables = [[task.agents[n].scores[i.name] for i in task.issues] for n in AGENTS]
+        assert len(agreements(len(task.issues))) == 243
+        frontier = pareto_frontier(tables)
+        assert frontier
+        assert frontier == brute_force_frontier(tables)
+
+
+# -- task files ------------------------------------------------------------------------------
+
+
+def test_bundled_tasks_include_the_two_ranking_tasks() -> None:
+    assert {"student-council", "nasa-moon"} <= set(task_ids())
+
+
+@pytest.mark.parametrize("task_id", task_ids())
+def test_every_bundled_task_loads(task_id: str) -> None:
+    task = load_task(task_id)
+    assert task.id == task_id
+    assert sorted(task.roles) == sorted(AGENTS)
+    assert len(task.casting.hetero) == len(task.casting.random) == 4
+    assert len(set(task.casting.hetero)) == 4  # hetero: four distinct archetypes
+    scenario = task_scenario(task, task.casting.hetero)
+    assert scenario.names == list(AGENTS)
+
+
+def test_unknown_task_id_is_a_scenario_error() -> None:
+    with pytest.raises(ScenarioError, match="unknown task 'no-such-task'"):
+        load_task("no-such-task")
+
+
+def test_parse_casting() -> None:
+    assert parse_casting("reserved, dominant,analytical ,agreeable") == [
+        A.RESERVED,
+        A.DOMINANT,
+        A.ANALYTICAL,
+        A.AGREEABLE,
+    ]
+    with pytest.raises(ScenarioError, match="unknown archetype"):
+        parse_casting("reserved,oops,analytical,agreeable")
+    with pytest.raises(ScenarioError, match="give 4 archetypes"):
+        parse_casting("reserved,dominant,analytical")
+    with pytest.raises(ScenarioError, match="give 4 archetypes"):
+        parse_casting("")
+
+
+def test_task_validation() -> None:
+    assert Task.model_validate(task_data()).answer == "Y"
+    bad_item = task_data(facts=[{"text": "Z is great", "item": "Z", "weight": 1.0}])
+    with pytest.raises(ValidationError, match="unknown item 'Z'"):
+        Task.model_validate(bad_item)
+    bad_holder = task_data(
+        facts=[{"text": "Y is great", "item": "Y", "weight": 1.0, "holders": ["Zed"]}]
+    )
+    with pytest.raises(ValidationError, match="unknown agent 'Zed'"):
+        Task.model_validate(bad_holder)
+    with pytest.raises(ValidationError, match="answer"):
+        Task.model_validate(task_data(answer="Q"))
+    with pytest.raises(ValidationError, match="roles"):
+        Task.model_validate(task_data(roles={"Avery": "member"}))
+
+
+# -- episodes --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("task_id", task_ids())
+def test_private_knowledge_is_the_same_under_every_casting(task_id: str) -> None:
+    task = load_task(task_id)
+
+    def knowledge(casting) -> dict[str, tuple]:
+        scenario = task_scenario(task, casting)
+        return {
+            a.name: (a.role, a.goal, tuple(a.evidence), tuple(a.talking_points))
+            for a in scenario.agents
+        }
+
+    reference = knowledge(task.casting.hetero)
+    for casting in [task.casting.random, *([a] * 4 for a in ARCHETYPES)]:
+        assert knowledge(casting) == reference
+        assert [a.archetype for a in task_scenario(task, casting).agents] == list(casting)
+    if task.kind == "ranking":
+        for name in AGENTS:
+            own = [f.text for f in task.facts if name in f.holders]
+            assert list(task_scenario(task, task.casting.random).agent(name).evidence) == own
+
+
+async def test_run_episode_top1_plays_all_rounds_and_saves_the_outcome(tmp_path: Path) -> None:
+    saves = tmp_path / "saves"
+    task = load_task("student-council")
+    sim, outcome = await run_episode(task, task.casting.hetero, seed=3, store=SaveStore(saves))
+    assert sim.round == task.rounds == 4 and sim.finished
+    assert sorted(p.name for p in (saves / sim.run_id / "rounds").iterdir()) == [
+        f"{k:06d}.json" for k in range(5)
+    ]
+    saved = run_json(saves, sim.run_id)
+    assert saved["scenario_ref"] == "task:student-council"
+    assert TaskOutcome.model_validate(saved["outcome"]) == outcome
+    assert outcome.casting == task.casting.hetero
+    assert set(outcome.before) == set(outcome.after) == set(AGENTS)
+    assert sorted(outcome.team_ranking) == sorted(task.items)
+    assert outcome.utility == (1.0 if outcome.team_ranking[0] == task.answer else 0.0)
+    # Before the talk everyone sees only shared facts plus its own: only Avery, who holds
+    # most of the hidden profile, ranks Cole first (see the table in the task file).
+    firsts = {n: outcome.before[n][0] for n in AGENTS}
+    assert firsts == {"Avery": ["Cole"], "Blake": ["Alex"], "Casey": ["Alex"], "Drew": ["Alex"]}
+
+
+async def test_run_episode_neg_l1_utility_is_minus_the_distance_to_the_expert() -> None:
+    task = load_task("nasa-moon")
+    for seed in (0, 1):
+        _, outcome = await run_episode(task, task.casting.hetero, seed=seed)
+        assert outcome.utility == -l1(outcome.team_ranking, task.expert_ranking)
+        assert outcome.utility <= 0
+
+
+async def test_run_episode_negotiation_utility_is_a_settled_pareto_package() -> None:
+    negotiations = [t for t in map(load_task, task_ids()) if t.kind == "negotiation"]
+    if not negotiations:
+        pytest.skip("no negotiation task bundled yet")
+    task = negotiations[0]
+    tables = [[task.agents[n].scores[i.name] for i in task.issues] for n in AGENTS]
+    _, outcome = await run_episode(task, task.casting.hetero, seed=0)
+    package = tuple(i.options.index(outcome.proposal[i.name]) for i in task.issues)
+    totals = {n: package_score(t, package) for n, t in zip(AGENTS, tables, strict=True)}
+    assert outcome.votes == {n: totals[n] >= task.agents[n].threshold for n in AGENTS}
+    assert outcome.settled == all(outcome.votes.values())
+    assert outcome.pareto == (package in brute_force_frontier(tables))
+    assert outcome.utility == (1.0 if outcome.settled and outcome.pareto else 0.0)
+
+
+async def test_hidden_profile_pooling_matters() -> None:
+    """Avery holds the hidden profile: analytical Avery shares it, reserved Avery mostly not."""
+    task = load_task("student-council")
+    seeds = range(8)
+
+    async def mean_utility(avery: Archetype) -> float:
+        casting = [avery, A.DOMINANT, A.ANALYTICAL, A.AGREEABLE]
+        utilities = [(await run_episode(task, casting, seed=s))[1].utility for s in seeds]
+        return statistics.fmean(utilities)
+
+    analytical, reserved = await mean_utility(A.ANALYTICAL), await mean_utility(A.RESERVED)
+    assert analytical > reserved
+    assert analytical >= 0.75
+
+
+# -- ablation --------------------------------------------------------------------------------
+
+
+async def test_ablation_fixed_order_and_frozen_social_state(tmp_path: Path) -> None:
+    saves = tmp_path / "saves"
+    task = load_task("student-council")
+    sim, outcome = await run_episode(
+        task, task.casting.hetero, seed=1, store=SaveStore(saves), ablation=True
+    )
+    assert sim.meta.ablation and run_json(saves, sim.run_id)["ablation"] is True
+    names = sim.scenario.names
+    first = sim.records[0].state.agents
+    for record in sim.records[1:]:
+        by_name = {a.speaker: a for a in record.actions}
+        voiced = [n for n in names if by_name[n].mode is not Mode.SILENT]
+        spoken = sorted((a for a in record.actions if a.order), key=lambda a: a.order)
+        assert [a.speaker for a in spoken] == voiced
+        assert [a.order for a in spoken] == list(range(1, len(voiced) + 1))
+        assert record.state.agents == first  # emotions, relations and needs as in round 0
+        assert record.emotion_changes == [] and record.relation_changes == []
+    assert sim.round == task.rounds
+    assert outcome.team_ranking and run_json(saves, sim.run_id)["outcome"]["utility"] == (
+        outcome.utility
+    )
+
+
+async def test_without_ablation_the_social_state_moves() -> None:
+    """Control for the ablation test: the same episode with dynamics does change state."""
+    task = load_task("student-council")
+    sim, _ = await run_episode(task, task.casting.hetero, seed=1)
+    assert any(r.state.agents != sim.records[0].state.agents for r in sim.records[1:])
+
+
+# -- diagnosis -------------------------------------------------------------------------------
+
+
+async def test_silent_evidence_holder_is_recast_to_analytical() -> None:
+    task = load_task("student-council")
+    casting = [A.RESERVED, A.DOMINANT, A.ANALYTICAL, A.AGREEABLE]
+    sim = Simulation.new(task_scenario(task, casting), seed=0)
+    for _ in range(task.rounds):
+        sim.force(ForcedAction(agent="Avery", mode=Mode.SILENT))
+        await sim.step()
+    outcome = await final_outcome(task, sim, None, casting)
+    proofs = evidence(sim.scenario, sim.records)
+    assert proofs["Avery"].turns == 0 and proofs["Avery"].rounds == 4
+    assert proofs["Avery"].unshared == 3  # all three of Avery's private facts
+    proposals = {p.agent: p for p in diagnose_offline(sim.scenario, sim.records, outcome, False)}
+    avery = proposals["Avery"]
+    assert avery.current is A.RESERVED and avery.archetype is A.ANALYTICAL
+    assert "3 facts" in avery.rationale and "0 of 4 rounds" in avery.rationale
+    assert avery.evidence == proofs["Avery"]
+    assert "3 facts never voiced" in avery.evidence.line()
+    # The analytical agent already pools its facts: nothing to change there.
+    assert proposals["Casey"].archetype is None
+
+
+HOSTILE = {
+    "id": "hostile",
+    "title": "Hostile chair",
+    "description": "A committee meets under a chair who despises everyone.",
+    "rounds": 3,
+    "agents": [
+        {"name": "Rex", "role": "chair", "archetype": "dominant"},
+        {"name": "Ida", "role": "member", "archetype": "balanced"},
+        {"name": "Jon", "role": "member", "archetype": "balanced"},
+    ],
+    "relations": [
+        {"from": "Rex", "to": "Ida", "fav": -0.7},
+        {"from": "Rex", "to": "Jon", "fav": -0.7},
+    ],
+}
+
+
+async def test_hostile_dominant_agent_is_recast_to_balanced() -> None:
+    sim = Simulation.new(parse_scenario(HOSTILE, "hostile"), seed=2)
+    await sim.run()
+    proofs = evidence(sim.scenario, sim.records)
+    assert proofs["Rex"].outgoing_fav <= -0.1  # the trajectory really is hostile
+    proposals = {p.agent: p for p in diagnose_offline(sim.scenario, sim.records, None, False)}
+    assert proposals["Rex"].archetype is A.BALANCED
+    assert "hostile" in proposals["Rex"].rationale
+    assert proposals["Ida"].archetype is None and proposals["Jon"].archetype is None
+
+
+async def test_reached_target_keeps_everyone() -> None:
+    task = load_task("student-council")
+    casting = [A.RESERVED, A.DOMINANT, A.ANALYTICAL, A.AGREEABLE]
+    sim = Simulation.new(task_scenario(task, casting), seed=0)
+    for _ in range(task.rounds):
+        sim.force(ForcedAction(agent="Avery", mode=Mode.SILENT))
+        await sim.step()
+    proposals = diagnose_offline(sim.scenario, sim.records, None, True)
+    assert [p.agent for p in proposals] == list(AGENTS)
+    assert all(p.archetype is None for p in proposals)
+    assert all("reached its target" in p.rationale for p in proposals)
+
+
+async def test_negotiation_votes_and_proposer_rules() -> None:
+    """Rejecting dominant/reserved voters become agreeable; a proposer of a settled but
+    dominated package becomes analytical, unless it already is (no fake recast)."""
+    task = load_task("student-council")  # any four-agent run will do for the trajectories
+    sim = Simulation.new(task_scenario(task, [A.BALANCED] * 4), seed=0)
+    await sim.run(2)
+    base = {"task": "deal", "casting": [A.BALANCED] * 4, "proposal": {}}
+    rejected = TaskOutcome(
+        **base,
+        proposer="Casey",
+        votes={"Avery": False, "Blake": True, "Casey": True, "Drew": True},
+        settled=False,
+        pareto=True,
+    )
+    dominated = TaskOutcome(
+        **base,
+        proposer="Casey",
+        votes=dict.fromkeys(AGENTS, True),
+        settled=True,
+        pareto=False,
+    )
+    for casey in (A.DOMINANT, A.ANALYTICAL):
+        casting = [A.RESERVED, A.BALANCED, casey, A.BALANCED]
+        played = task_scenario(task, casting)  # a negotiation holds no private evidence
+        agents = [a.model_copy(update={"evidence": []}) for a in played.agents]
+        scenario = played.model_copy(update={"agents": agents})
+        first = {p.agent: p for p in diagnose_offline(scenario, sim.records, rejected, False)}
+        assert first["Avery"].archetype is A.AGREEABLE
+        assert "rejected" in first["Avery"].rationale
+        second = {p.agent: p for p in diagnose_offline(scenario, sim.records, dominated, False)}
+        if casey is A.DOMINANT:
+            assert second["Casey"].archetype is A.ANALYTICAL
+        else:
+            assert second["Casey"].archetype is None
+        assert all(p.archetype != p.current for p in second.values())
