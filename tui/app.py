@@ -389,7 +389,8 @@ class SocialsimApp(App[None]):
     def action_recast(self) -> None:
         """Diagnose the run and offer a recast that reruns it from the start."""
         from engine.tasks.diagnosis import diagnose_offline
-        from engine.tasks.episode import recast_scenario
+        from engine.tasks.controller import target
+        from engine.tasks.episode import recast_scenario, task_of
 
         from .screens.recast import RecastScreen
 
@@ -398,7 +399,8 @@ class SocialsimApp(App[None]):
             return
         sim = self.sim
         outcome = sim.meta.outcome
-        reached = outcome is not None and outcome.utility >= 1.0
+        task = task_of(sim.meta.scenario_ref)
+        reached = outcome is not None and task is not None and outcome.utility >= target(task)
         proposals = diagnose_offline(sim.scenario, sim.records, outcome, reached)
         result = "" if outcome is None else f" — utility {outcome.utility:g}"
         headline = (
