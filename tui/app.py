@@ -388,8 +388,8 @@ class SocialsimApp(App[None]):
 
     def action_recast(self) -> None:
         """Diagnose the run and offer a recast that reruns it from the start."""
-        from engine.tasks.diagnosis import diagnose_offline
         from engine.tasks.controller import target
+        from engine.tasks.diagnosis import diagnose_offline
         from engine.tasks.episode import recast_scenario, task_of
 
         from .screens.recast import RecastScreen
