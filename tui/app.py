@@ -317,29 +317,37 @@ class SocialsimApp(App[None]):
         )
 
     def action_branch(self) -> None:
-        """Fork the run at the current or an earlier round and switch to the branch."""
+        """Fork the run at the current or an earlier round (optionally with one of the
+        scenario's ready-made interventions) and switch to the branch."""
         snaps = ", ".join(f"{s.name}@{s.round}" for s in self.sim.meta.snapshots)
+        plans = list(self.sim.scenario.interventions)
 
         def submit(text: str) -> str | None:
             if self.running:
                 return "Pause the run first."
+            first, _, plan = text.strip().partition(" ")
             try:
-                at = int(text.strip())
+                at = int(first)
             except ValueError:
                 return f"Round must be a number from 0 to {self.sim.round}."
             if not 0 <= at <= self.sim.round:
                 return f"Round must be between 0 and {self.sim.round}."
+            plan = plan.strip() or None
+            if plan is not None and plan not in plans:
+                return f"Unknown intervention {plan!r}; known: {', '.join(plans) or 'none'}."
             try:
-                child = self.sim.branch(at)
+                child = self.sim.branch(at, intervention=plan)
             except SocialsimError as err:
                 return str(err)
             self.switch_run(child)
             self.notify(f"Branched at round {at}: now on {child.run_id}.")
             return None
 
-        hint = f"Fork after which round? (0..{self.sim.round})" + (
-            f"  snapshots: {snaps}" if snaps else ""
-        )
+        hint = f"Fork after which round? (0..{self.sim.round})"
+        if plans:
+            hint += f" Optionally add an intervention: {', '.join(plans)}."
+        if snaps:
+            hint += f"  Snapshots: {snaps}"
         self.push_screen(TextForm("Branch the run", submit, value=str(self.sim.round), hint=hint))
 
     def action_export(self) -> None:

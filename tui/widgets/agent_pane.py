@@ -24,6 +24,8 @@ def emotion_line(state: AgentState, delta: float | None) -> Text:
     line.append(bar(value, 14), style=emotion_style(value))
     if delta:
         line.append(f" {delta:+.2f}", style="green" if delta > 0 else "red")
+    if state.theta is not None:  # value-driven agents: social orientation (seed 002 Eq. 2)
+        line.append(f"  θ {state.theta:.0f}°", style="magenta")
     return line
 
 

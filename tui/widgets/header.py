@@ -44,6 +44,8 @@ def header_text(sim: Simulation, running: bool) -> Text:
         bottom.append(f"{parent.run_id}@{parent.round}")
         if len(sim.lineage) > 1:
             bottom.append(f" (depth {len(sim.lineage)})", style="dim")
+    if sim.meta.intervention:
+        bottom.append(f"  intervention: {sim.meta.intervention}", style="yellow")
     queued = len(sim.pending.forced) + len(sim.pending.events)
     if queued:
         bottom.append(f"  │  {queued} queued for round {sim.round + 1}", style="yellow")
