@@ -7,100 +7,20 @@ import re
 from .state import Stance
 
 POSITIVE = frozenset(
-    [
-        "agree",
-        "agreed",
-        "appreciate",
-        "back",
-        "backing",
-        "brave",
-        "calm",
-        "care",
-        "fair",
-        "generous",
-        "glad",
-        "good",
-        "grateful",
-        "great",
-        "help",
-        "helped",
-        "helpful",
-        "honest",
-        "hope",
-        "kind",
-        "love",
-        "praise",
-        "promise",
-        "proud",
-        "reasonable",
-        "relief",
-        "right",
-        "safe",
-        "sorry",
-        "support",
-        "supported",
-        "thank",
-        "thanks",
-        "together",
-        "trust",
-        "welcome",
-        "well",
-        "wise",
-        "yes",
-    ]
+    """accept agree agreed apologise apologises apologize appreciate back backing brave calm
+    care comfort comforts cooperate cooperative encourage encourages fair friend friends
+    generous glad good grateful great help helped helpful helps honest hope include included
+    includes kind love praise praised praises promise protect protects proud reasonable
+    relief right safe sorry support supported supportive supports team thank thanks together
+    trust welcome welcomes well wise yes""".split()
 )
 NEGATIVE = frozenset(
-    [
-        "accuse",
-        "afraid",
-        "against",
-        "anger",
-        "angry",
-        "attack",
-        "betray",
-        "betrayed",
-        "blame",
-        "cheat",
-        "cheated",
-        "coward",
-        "crisis",
-        "danger",
-        "dead",
-        "disagree",
-        "dishonest",
-        "disgrace",
-        "fail",
-        "failed",
-        "fault",
-        "fear",
-        "fight",
-        "fraud",
-        "greedy",
-        "hate",
-        "hostile",
-        "hurt",
-        "ignore",
-        "ignored",
-        "liar",
-        "lie",
-        "lied",
-        "lies",
-        "never",
-        "no",
-        "nonsense",
-        "outrage",
-        "refuse",
-        "ridiculous",
-        "ruin",
-        "ruined",
-        "selfish",
-        "shame",
-        "stupid",
-        "threat",
-        "threaten",
-        "threatened",
-        "wrong",
-    ]
+    """accuse afraid against alone anger angry attack betray betrayed blame bully bullies
+    bullying cheat cheated coward crisis cries cry danger dead disagree dishonest disgrace
+    excluded exclude fail failed fault fear fight fraud greedy hate hostile humiliate
+    humiliated hurt ignore ignored laugh laughed laughing liar lie lied lies lonely mock
+    mocked never no nonsense outrage push pushed pushes refuse ridiculous ruin ruined rumour
+    rumours rumor rumors selfish shame stupid threat threaten threatened wrong""".split()
 )
 _WORD = re.compile(r"[a-z']+")
 

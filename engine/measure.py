@@ -120,10 +120,14 @@ def slider_angle(choices: Sequence[int]) -> float:
 def offline_likert(q: Questionnaire, state: AgentState) -> list[int]:
     """Answers consistent with internal state: agreement follows the item's needs."""
     answers = []
-    for item in q.items:
+    n = len(q.items)
+    for k, item in enumerate(q.items):
         needs = item.needs or list(state.needs)
-        level = statistics.fmean(state.needs[n].current for n in needs) / 10.0
+        level = statistics.fmean(state.needs[d].current for d in needs) / 10.0
+        # Items differ a little in how easily they are endorsed, so totals move smoothly.
+        level += 0.3 * ((k + 0.5) / n - 0.5)
         level = 1.0 - level if item.reverse else level
+        level = min(1.0, max(0.0, level))
         answers.append(round(q.scale_min + level * (q.scale_max - q.scale_min)))
     return answers
 

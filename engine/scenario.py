@@ -120,12 +120,18 @@ class RelationSpec(_Strict):
     status: Status | None = None
 
 
+Tone = Literal["neutral", "supportive", "protective", "punitive", "hostile"]
+
+
 class EventSpec(_Strict):
-    """A scripted scenario event; ``private_to`` limits who sees it."""
+    """A scripted scenario event; ``private_to`` limits who sees it. ``tone`` and ``about``
+    tell the offline model how the event bears on the named agents (an LLM reads the text)."""
 
     round: int = Field(ge=1)
     text: str = Field(min_length=1)
     private_to: Annotated[list[Name], Field(min_length=1)] | None = None
+    tone: Tone = "neutral"
+    about: list[Name] = []
 
 
 class ScheduleStep(_Strict):
@@ -247,19 +253,24 @@ class Scenario(_Strict):
                 member_of[who] = faction
         for key, plan in self.interventions.items():
             for k, event in enumerate(plan.events):
-                for who in event.private_to or []:
-                    if who not in seen:
-                        raise ValueError(
-                            f"interventions.{key}.events.{k}.private_to: unknown agent {who!r}"
-                        )
+                for field, names in (
+                    ("private_to", event.private_to or []),
+                    ("about", event.about),
+                ):
+                    for who in names:
+                        if who not in seen:
+                            raise ValueError(
+                                f"interventions.{key}.events.{k}.{field}: unknown agent {who!r}"
+                            )
         for i, event in enumerate(self.events):
             if event.round > self.rounds:
                 raise ValueError(
                     f"events.{i}.round: round {event.round} is beyond rounds = {self.rounds}"
                 )
-            for who in event.private_to or []:
-                if who not in seen:
-                    raise ValueError(f"events.{i}.private_to: unknown agent {who!r}")
+            for field, names in (("private_to", event.private_to or []), ("about", event.about)):
+                for who in names:
+                    if who not in seen:
+                        raise ValueError(f"events.{i}.{field}: unknown agent {who!r}")
         return self
 
     @property

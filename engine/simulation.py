@@ -408,7 +408,10 @@ class Simulation:
         narration = await narrate(scenario, t, self.records, self.mind)
         events = (
             ([narration] if narration else [])
-            + [ScenarioEvent(text=e.text, private_to=e.private_to) for e in scenario.events_for(t)]
+            + [
+                ScenarioEvent(text=e.text, private_to=e.private_to, tone=e.tone, about=e.about)
+                for e in scenario.events_for(t)
+            ]
             + [s.event for s in self.meta.scheduled if s.round == t]
             + list(pending.events)
         )

@@ -75,6 +75,8 @@ class ScenarioEvent(_Model):
     text: str = Field(min_length=1)
     private_to: list[str] | None = None
     source: Literal["scripted", "injected", "narrator"] = "scripted"
+    tone: Literal["neutral", "supportive", "protective", "punitive", "hostile"] = "neutral"
+    about: list[str] = []
 
     def visible_to(self, name: str) -> bool:
         """Whether the named agent observes this event."""

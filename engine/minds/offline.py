@@ -39,6 +39,27 @@ TEMPER = {
 }
 FRIEND_AT = 0.25
 PEACEMAKERS = (Archetype.AGREEABLE, Archetype.BALANCED)
+#: How a toned event moves the needs and emotion of the agents it is about (offline model).
+TONE_NEEDS: dict[str, dict[str, float]] = {
+    "supportive": {
+        "psychological_safety": 0.6,
+        "emotional_safety": 0.5,
+        "group_acceptance": 0.5,
+        "support_system": 0.7,
+        "self_worth": 0.4,
+        "sense_of_respect": 0.4,
+    },
+    "protective": {"psychological_safety": 0.8, "emotional_safety": 0.4},
+    "punitive": {"sense_of_superiority": -0.6, "sense_of_control": -0.4, "sense_of_respect": -0.3},
+    "hostile": {
+        "psychological_safety": -0.6,
+        "emotional_safety": -0.5,
+        "group_acceptance": -0.5,
+        "self_worth": -0.4,
+        "sense_of_respect": -0.4,
+    },
+}
+TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}
 #: Chance that a speaker with unshared evidence (task facts) voices it rather than a
 #: talking point: analysts pool information, dominant and agreeable agents echo the
 #: common view (seed 000 Sec. 1: information holders stay silent, dominant voices anchor).
@@ -292,6 +313,24 @@ class OfflineMind:
             for need, change in changes.items():
                 deltas[need] += change
 
+        for event in ctx.events:  # what happens to (or around) the agent moves its needs
+            if event.tone != "neutral":
+                weight = 1.0 if me in event.about else 0.0
+                if event.tone in ("supportive", "hostile") and me not in event.about:
+                    weight = 0.25  # the climate reaches bystanders too
+                for need, change in TONE_NEEDS[event.tone].items():
+                    deltas[need] += weight * change
+                continue
+            tone = sentiment(event.text) * _salience(ctx, event.text)
+            if tone:
+                bump(
+                    psychological_safety=0.5 * tone,
+                    emotional_safety=0.4 * tone,
+                    group_acceptance=0.4 * tone,
+                    self_worth=0.3 * tone,
+                    sense_of_respect=0.3 * tone,
+                    support_system=0.3 * tone,
+                )
         spoke = False
         for a in observed:
             if a.speaker == me:
@@ -345,12 +384,22 @@ class OfflineMind:
         """Nothing to release."""
 
 
+def _salience(ctx: AgentContext, text: str) -> float:
+    """How much an event concerns the agent: fully when it names the agent."""
+    return 1.0 if ctx.name.lower() in text.lower() else 0.3
+
+
 def _emotion_delta(ctx: AgentContext, observed: list[Action]) -> float:
     """The rule behind U_S; the needs judge reuses it for affect-linked needs."""
     me = ctx.name
     _, _, thin, responsive = TEMPER[ctx.persona.archetype]
     rels = ctx.state.relations
-    delta = 0.5 * sum(sentiment(e.text) for e in ctx.events) * 0.08
+    delta = sum(
+        TONE_EMOTION[e.tone] * (1.0 if me in e.about else 0.25)
+        if e.tone != "neutral"
+        else 0.04 * _salience(ctx, e.text) * sentiment(e.text)
+        for e in ctx.events
+    )
     for a in observed:
         if a.speaker == me:
             delta += -0.01 if a.stance == "oppose" else 0.01

@@ -72,7 +72,7 @@ def event_text(sim: Simulation) -> Text:
             line.append("Press n to play round 1.", style="dim")
     for e in sorted(record.events, key=lambda e: e.source != "injected"):
         who = f" (private to {', '.join(e.private_to)})" if e.private_to else ""
-        kind = "injected" if e.source == "injected" else "event"
+        kind = {"injected": "injected", "narrator": "scene"}.get(e.source, "event")
         line.append(f"R{record.round} {kind}{who}: ", style="bold yellow")
         line.append(e.text + " ")
     if not record.events and record.round:
