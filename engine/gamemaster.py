@@ -3,6 +3,7 @@ scenario's schedule, and enforces its rules by announcing who broke one last rou
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .scenario import Scenario
@@ -17,7 +18,7 @@ def violations(scenario: Scenario, record: RoundRecord) -> list[str]:
             continue
         words = action.utterance.lower()
         for rule in scenario.rules:
-            if any(cue.lower() in words for cue in rule.cues):
+            if any(re.search(rf"\b{re.escape(cue.lower())}\b", words) for cue in rule.cues):
                 found.append(f"{action.speaker} broke a rule ({rule.text})")
                 break
     return found

@@ -11,6 +11,7 @@ Results are kept in the run folder (``measurements.json``) and exported to CSV.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -94,7 +95,7 @@ def questionnaire(scenario: Scenario, name: str) -> Questionnaire | None:
         return RSES
     if name == "svo":
         return None
-    known = ", ".join(["rses", "svo", *scenario.questionnaires])
+    known = ", ".join(dict.fromkeys(["rses", "svo", *scenario.questionnaires]))
     raise SocialsimError(f"--questionnaire {name!r}: unknown; known: {known}")
 
 
@@ -317,7 +318,7 @@ async def rate(
     ratings = []
     for c in scenario.criteria:
         for agent, lines in said.items():
-            hits = [line for line in lines if any(cue.lower() in line.lower() for cue in c.cues)]
+            hits = [line for line in lines if any(_says(line, cue) for cue in c.cues)]
             score = min(c.scale_max, c.scale_min + len(hits))
             ratings.append(
                 Rating(
@@ -329,6 +330,11 @@ async def rate(
                 )
             )
     return ratings
+
+
+def _says(text: str, cue: str) -> bool:
+    """Whether ``text`` contains ``cue`` as whole words (so "our" is not found in "your")."""
+    return re.search(rf"\b{re.escape(cue.lower())}\b", text.lower()) is not None
 
 
 async def _llm_rate(mind: Any, scenario: Scenario, said: dict[str, list[str]]) -> list[Rating]:

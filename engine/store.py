@@ -416,7 +416,13 @@ class SaveStore:
             scheduled += [
                 ScheduledEvent(
                     round=at_round + e.round,
-                    event=ScenarioEvent(text=e.text, private_to=e.private_to, source="injected"),
+                    event=ScenarioEvent(
+                        text=e.text,
+                        private_to=e.private_to,
+                        source="injected",
+                        tone=e.tone,
+                        about=e.about,
+                    ),
                 )
                 for e in plans[intervention].events
             ]
