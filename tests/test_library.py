@@ -22,7 +22,7 @@ from engine import (
     load_scenario_file,
 )
 from engine.gamemaster import scripted_narration, violations
-from engine.measure import likert_score, offline_likert, questionnaire, rate, survey
+from engine.measure import likert_score, questionnaire, rate, survey
 from engine.scenario import parse_scenario
 from tui import cli
 
@@ -270,7 +270,9 @@ def test_branch_with_an_intervention_injects_its_events_after_the_fork(socialsim
     assert meta.intervention == "supportive-cooperative"
     assert meta.parent is not None and (meta.parent.run_id, meta.parent.round) == ("b", 2)
     plan = load_library("bullying").interventions["supportive-cooperative"].events
-    assert [(s.round, s.event.text) for s in meta.scheduled] == [(2 + e.round, e.text) for e in plan]
+    assert [(s.round, s.event.text) for s in meta.scheduled] == [
+        (2 + e.round, e.text) for e in plan
+    ]
     records = store.read_rounds("c")
     assert [r.round for r in records] == [0, 1, 2, 3, 4, 5]
     for record in records[3:]:
@@ -290,8 +292,6 @@ def test_private_intervention_events_stay_private(saves: Path):
     store = SaveStore(saves)
     with Simulation.new(load_library("bullying"), seed=1, store=store, run_id="b", rounds=2) as s:
         asyncio.run(s.run())
-    with Simulation.new(load_library("bullying"), seed=1, store=store, run_id="x", rounds=1):
-        pass
     child = store.branch("b", 1, new_id="c", intervention="supportive-individual")
     assert child.intervention == "supportive-individual"
     with Simulation.resume("c", store) as sim:
@@ -303,9 +303,7 @@ def test_private_intervention_events_stay_private(saves: Path):
     assert event.private_to == ["Jane"]
 
 
-def test_branch_with_an_unknown_intervention_is_one_line_and_writes_nothing(
-    socialsim, saves: Path
-):
+def test_branch_with_an_unknown_intervention_is_one_line_and_writes_nothing(socialsim, saves: Path):
     assert socialsim("run", "bullying", "--rounds", "2", "--run-id", "b", "-q").code == 0
     before = sorted(p.name for p in saves.iterdir())
     result = socialsim("branch", "b", "--at", "1", "--intervention", "nope", "--run-id", "c")
@@ -330,4 +328,3 @@ def test_bullying_run_json_snapshot_keeps_the_scenario(saves: Path):
         pass
     meta = json.loads((saves / "b" / "run.json").read_text())["run"]["1"]
     assert set(meta["scenario"]["interventions"]) == set(load_library("bullying").interventions)
-    assert offline_likert is not None
