@@ -592,6 +592,129 @@ def delete(
     typer.echo(f"deleted {run_id}")
 
 
+def _floats(text: str, option: str) -> list[float]:
+    try:
+        return [float(eval_fraction(t)) for t in text.split(",") if t.strip()]
+    except (ValueError, ZeroDivisionError):
+        fail(f"{option} {text!r}: give numbers like 0,0.5,1 (fractions like 1/3 work)")
+
+
+def eval_fraction(text: str) -> float:
+    """``0.5`` or ``1/3``."""
+    num, sep, den = text.strip().partition("/")
+    return float(num) / float(den) if sep else float(num)
+
+
+def _names(text: str, option: str, allowed: tuple[str, ...]) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in allowed]
+    if bad or not items:
+        fail(f"{option} {text!r}: choose from {', '.join(allowed)}")
+    return items
+
+
+@app.command()
+def sweep(
+    task: Annotated[str, typer.Argument(help="govsim or debate.")],
+    relations: Annotated[str, typer.Option(help="Relation types.")] = "attitude,trust,influence",
+    topologies: Annotated[
+        str, typer.Option(help="GovSim topologies (debate: complete).")
+    ] = "complete",
+    lambdas: Annotated[str, typer.Option(help="Positivity values λ, e.g. 0,0.5,1 or 1/3.")] = "0,1",
+    runs: Annotated[int, typer.Option(help="Repeated runs per cell.")] = 3,
+    models: Annotated[str, typer.Option(help="Comma-separated models.")] = "offline",
+    questions: Annotated[
+        Path | None,
+        typer.Option(help="Debate questions (MMLU-Pro-style JSONL) [default: the bundled sample]."),
+    ] = None,
+    executor: Annotated[str, typer.Option(help="local (asyncio) or ray.")] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray address, e.g. auto.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Local episodes at once.")] = 4,
+    calls_per_second: Annotated[
+        float | None, typer.Option(help="Shared LLM rate limit across Ray workers.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of run 0; run r uses seed + r.")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Write the tidy CSV here.")] = None,
+    api_base: ApiBaseOpt = None,
+) -> None:
+    """Sweep relational priors over relation types, topologies, λ, models and runs."""
+    from rich.table import Table
+
+    from engine.sweep import conditions, tidy_rows
+    from engine.sweep import sweep as run_sweep
+
+    if task not in ("govsim", "debate"):
+        fail(f"sweep {task!r}: choose govsim or debate")
+    rels = _names(relations, "--relations", ("attitude", "trust", "influence"))
+    tops = _names(topologies, "--topologies", ("complete", "chain", "star", "tree"))
+    if task == "debate" and tops != ["complete"]:
+        fail("--topologies: debate uses complete connectivity (seed 001 Sec. 4)")
+    model_list = [m.strip() for m in models.split(",") if m.strip()]
+    cells = conditions(task, rels, tops, _floats(lambdas, "--lambdas"), runs, model_list)
+    qs = []
+    if task == "debate":
+        from engine.debate import load_questions, sample_questions
+
+        qs = load_questions(questions) if questions else sample_questions()
+    llm = None
+    if any(m != "offline" for m in model_list):
+        from engine.llm.settings import LLMSettings
+
+        llm = LLMSettings(model=model_list[0], api_base=api_base)
+    if executor == "ray":
+        from engine.sweep_ray import RayExecutor
+
+        runner = RayExecutor(address=address, calls_per_second=calls_per_second)
+    elif executor == "local":
+        from engine.sweep import LocalExecutor
+
+        runner = LocalExecutor(concurrency)
+    else:
+        fail(f"--executor {executor!r}: choose local or ray")
+    result = _run_async(run_sweep(task, cells, runner, questions=qs, seed=seed, llm=llm))
+    console = _console()
+    table = Table(title=f"{task}: {len(result.outcomes)} episodes", title_justify="left")
+    keys = sorted({k for o in result.outcomes for k in o.metrics})
+    for col in ("model", "condition", "run", *keys):
+        table.add_column(col)
+    for o in result.outcomes:
+        table.add_row(
+            o.condition.model,
+            o.condition.label(),
+            str(o.condition.run),
+            *("–" if o.metrics.get(k) is None else f"{o.metrics[k]:.3g}" for k in keys),
+        )
+    console.print(table)
+    ci = Table(title="paired 95% bootstrap intervals", title_justify="left")
+    for col in ("relation", "topology", "contrast", "units", "mean", "95% CI"):
+        ci.add_column(col)
+    for row in result.contrasts:
+        ci.add_row(
+            row["relation"],
+            row["topology"],
+            row["contrast"],
+            str(row["units"]),
+            f"{row['mean']:+.3f}",
+            f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]",
+        )
+    console.print(ci)
+    if out is not None:
+        import csv
+        import io
+
+        from engine.store import atomic_write_text
+
+        rows = tidy_rows(result)
+        buffer = io.StringIO()
+        writer = csv.DictWriter(
+            buffer, fieldnames=list(rows[0]) if rows else ["task"], lineterminator="\n"
+        )
+        writer.writeheader()
+        writer.writerows(rows)
+        atomic_write_text(out, buffer.getvalue())
+        typer.echo(str(out))
+
+
 @app.command()
 def tasks() -> None:
     """List the collaborative tasks of the persona-recasting controller."""

@@ -17,6 +17,8 @@ from .settings import LLMSettings
 
 Sink = Callable[[str], None]
 BACKOFF_BASE = 0.25
+#: Awaited before every attempt when set: a rate limit shared across processes (Ray sweeps).
+RATE_LIMIT: Callable[[], Any] | None = None
 BACKOFF_CAP = 8.0
 
 
@@ -128,6 +130,8 @@ class LiteLLMTransport:
         async with self._semaphore:
             while True:
                 attempts += 1
+                if RATE_LIMIT is not None:
+                    await RATE_LIMIT()
                 start = time.perf_counter()
                 try:
                     reply = await self._once(request)
