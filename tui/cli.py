@@ -329,12 +329,31 @@ def run(
     retries: RetriesOpt = 3,
     max_calls: MaxCallsOpt = None,
     budget_usd: BudgetOpt = None,
+    prior: Annotated[
+        str | None,
+        typer.Option(
+            help="Relational prior: none | neutral:REL:TOPO | REL:TOPO:λ | REL:TOPO:+,-,... "
+            "(REL attitude/trust/influence, TOPO complete/chain/star/tree)."
+        ),
+    ] = None,
 ) -> None:
-    """Start a new run of SCENARIO and play it, saving after every round."""
+    """Start a new run of SCENARIO and play it, saving after every round.
+
+    SCENARIO may also be `govsim` (the fishing commons) or `debate` (the bundled questions)
+    for a single episode of seed 001's tasks.
+    """
+    if scenario in ("govsim", "debate"):
+        _single_episode(scenario, seed, model, api_base, prior)
+        return
     from engine import Simulation, make_mind, resolve_scenario
     from engine.store import check_run_id
 
     spec = resolve_scenario(scenario)
+    relational = None
+    if prior is not None:
+        from engine.priors import parse_prior
+
+        relational = parse_prior(prior, spec.names)
     llm = _llm_settings(
         spec,
         model,
@@ -363,6 +382,7 @@ def run(
         rounds=rounds,
         scenario_ref=scenario,
         llm=llm,
+        prior=relational,
     ) as sim:
         if not quiet:
             from rich.markup import escape
@@ -611,6 +631,46 @@ def _names(text: str, option: str, allowed: tuple[str, ...]) -> list[str]:
     if bad or not items:
         fail(f"{option} {text!r}: choose from {', '.join(allowed)}")
     return items
+
+
+def _single_episode(
+    task: str, seed: int, model: str, api_base: str | None, prior_text: str | None
+) -> None:
+    """``run govsim`` / ``run debate``: one episode under one prior, printed."""
+    from engine.priors import no_prior, parse_prior
+
+    from engine.sweep import agent_names
+
+    prior = parse_prior(prior_text, agent_names(task)) if prior_text else no_prior()  # type: ignore[arg-type]
+    llm = None
+    if model != "offline":
+        from engine.llm.settings import LLMSettings
+
+        llm = LLMSettings(model=model, api_base=api_base)
+    console = _console()
+    if task == "govsim":
+        from engine.govsim import run_govsim
+
+        result = _run_async(run_govsim(prior, seed=seed, model=model, llm=llm))
+        for m in result.months:
+            console.print(
+                f"month {m.month:>2}: stock {m.stock_before:6.1f} → {m.stock_after:6.1f}"
+                f"  harvests "
+                + ", ".join(f"{k} {v:g}" for k, v in m.harvests.items())
+                + ("  [collapse]" if m.collapsed else "")
+            )
+    else:
+        from engine.debate import run_debate, sample_questions
+
+        result = _run_async(run_debate(prior, sample_questions(), seed=seed, model=model, llm=llm))
+        for t in result.traces:
+            console.print(
+                f"{t.question_id}: "
+                + " → ".join("/".join(str(v) for v in r.values()) for r in t.answers)
+            )
+    console.print(
+        " ".join(f"{k} {'–' if v is None else format(v, '.3g')}" for k, v in result.metrics.items())
+    )
 
 
 @app.command()
