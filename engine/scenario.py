@@ -303,6 +303,8 @@ def _describe(err: ValidationError) -> str:
     given = first.get("input")
     if first["type"] not in {"missing", "value_error"} and not isinstance(given, dict | list):
         msg += f" (got {given!r})"
+    if loc and re.match(r"^[\w-]+(\.[\w-]+)*: ", msg):  # a validator named a nested field
+        return f"{loc}.{msg}"
     return f"{loc}: {msg}" if loc else msg
 
 

@@ -35,19 +35,22 @@ from .llm.settings import LLMSettings
 from .metrics import Metrics, compute_metrics
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
+from .priors import Prior, check_agents, starting_favs
 from .rules import (
     can_observe,
     relation_triggers,
     speaking_order,
+    threshold_status,
     validate_action,
 )
-from .scenario import Scenario
+from .scenario import Scenario, Status
 from .state import (
     Action,
     Decision,
     ForcedAction,
     Mode,
     Pending,
+    Relation,
     RoundRecord,
     ScenarioEvent,
     WorldState,
@@ -102,14 +105,19 @@ class Simulation:
         llm: LLMSettings | None = None,
         ablation: bool = False,
         experiment: ExperimentLink | None = None,
+        prior: Prior | None = None,
     ) -> Simulation:
         """Start a run at round 0; with a store it is saved (and locked) at once.
 
         ``ablation`` is seed 000's "w/o social dynamics": fixed speaking order and no
-        emotion, relation or need updates.
+        emotion, relation or need updates. ``prior`` is a relational prior (seed 001): it
+        sets the starting relations of round 0 and is rendered into every agent's system
+        prompt; the protocol is unchanged.
         """
         if rounds is not None and rounds < 1:
             raise SocialsimError(f"--rounds {rounds}: must be at least 1")
+        if prior is not None:
+            check_agents(prior, scenario.names)
         if run_id is None:
             run_id = store.new_run_id(scenario.id or "run") if store else "unsaved"
         meta = RunMeta(
@@ -124,8 +132,9 @@ class Simulation:
             ablation=ablation,
             experiment=experiment,
             total_rounds=rounds or scenario.rounds,
+            prior=prior,
         )
-        first = RoundRecord(round=0, state=initial_state(scenario))
+        first = RoundRecord(round=0, state=_with_prior(initial_state(scenario), prior))
         lock = None
         if store is not None:
             store.create(meta, first)
@@ -399,6 +408,7 @@ class Simulation:
                 round=t,
                 events=[e for e in events if e.visible_to(me)],
                 history=history,
+                prior=self.meta.prior,
             )
         return contexts
 
@@ -545,6 +555,23 @@ class Simulation:
             need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
             state=WorldState(round=t, agents=new_states),
         )
+
+
+def _with_prior(state: WorldState, prior: Prior | None) -> WorldState:
+    """Round-0 state with a relational prior's starting relations (fav and App. B status)
+    on both directions of every stated edge; the scenario's relations elsewhere."""
+    favs = starting_favs(prior) if prior is not None else {}
+    if not favs:
+        return state
+    agents = {}
+    for name, agent in state.agents.items():
+        relations = dict(agent.relations)
+        for other in relations:
+            if (name, other) in favs:
+                fav = favs[(name, other)]
+                relations[other] = Relation(fav=fav, status=threshold_status(fav, Status.NEUTRAL))
+        agents[name] = agent.model_copy(update={"relations": relations})
+    return state.model_copy(update={"agents": agents})
 
 
 def _among(item: object, items: Sequence[object]) -> bool:

@@ -30,6 +30,7 @@ from tinydb.storages import Storage
 
 from .errors import RunLockedError, SaveError
 from .llm.settings import LLMSettings
+from .priors import Prior
 from .scenario import Scenario
 from .state import Pending, RoundRecord, ScenarioEvent
 from .tasks.outcome import ExperimentLink, TaskOutcome
@@ -182,6 +183,8 @@ class RunMeta(BaseModel):
     intervention: str | None = None
     experiment: ExperimentLink | None = None
     outcome: TaskOutcome | None = None
+    #: Relational prior of seed 001 (None: none given; the no-prior control is a Prior).
+    prior: Prior | None = None
 
 
 class RunListing(BaseModel):

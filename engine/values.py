@@ -20,10 +20,15 @@ from .state import NeedState
 
 S_MAX = 10.0
 EPSILON = 1e-6
-#: Representative angles (degrees) of the four SVO categories (Murphy et al., 2011:
+#: The ideal-type angles (degrees) of the four SVO categories (Murphy et al., 2011:
 #: altruistic > 57.15, prosocial 22.45..57.15, individualistic -12.04..22.45, competitive
 #: < -12.04).
-SVO_ANGLE = {"altruistic": 61.4, "prosocial": 37.5, "individualistic": 7.8, "competitive": -16.3}
+SVO_ANGLE = {
+    "altruistic": 61.39,
+    "prosocial": 37.48,
+    "individualistic": -7.82,
+    "competitive": -16.26,
+}
 
 
 def expected_from_traits(traits: Iterable[str]) -> dict[str, float]:

@@ -160,12 +160,8 @@ class LLMClient:
             schema_name=schema.__name__,
             response_format=self.use_response_format,
         )
-        try:
-            reply = await self._send(request, purpose, agent)
-        except TransportError as err:
-            if err.fatal:
-                raise
-            self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
+        reply = await self._attempt(request, purpose, agent)
+        if reply is None:
             return default
         value, repaired, problem = parse(reply.text, schema)
         self._note_format(request, value is not None or repaired or _is_object(reply.text))
@@ -189,12 +185,8 @@ class LLMClient:
                 },
             ],
         )
-        try:
-            second = await self._send(reask, purpose, agent)
-        except TransportError as err:
-            if err.fatal:
-                raise
-            self._record(reask, purpose, agent, None, "fallback", str(err), err.attempts)
+        second = await self._attempt(reask, purpose, agent)
+        if second is None:
             return default
         value, repaired, problem = parse(second.text, schema)
         if value is not None:
@@ -202,6 +194,16 @@ class LLMClient:
             return value
         self._record(reask, purpose, agent, second, "fallback", problem)
         return default
+
+    async def _attempt(self, request: Request, purpose: str, agent: str) -> Reply | None:
+        """One exchange; ``None`` (recorded as a fallback) when it failed non-fatally."""
+        try:
+            return await self._send(request, purpose, agent)
+        except TransportError as err:
+            if err.fatal:
+                raise
+            self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
+            return None
 
     def _note_format(self, request: Request, usable: bool) -> None:
         """A server that ignores json_schema (prose back twice) gets instructions only.

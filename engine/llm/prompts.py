@@ -8,8 +8,10 @@ from __future__ import annotations
 
 from ..minds.base import AgentContext
 from ..needs import NEED_CATEGORIES, need_label
+from ..priors import render
 from ..scenario import Archetype
 from ..state import ALL, Action, Decision, Mode, ScenarioEvent
+from ..values import describe
 
 ARCHETYPE_STYLE = {
     Archetype.BALANCED: "You weigh both sides, speak when you have something to add, and "
@@ -88,7 +90,10 @@ def _now(ctx: AgentContext) -> str:
 
 def _system(ctx: AgentContext, purpose: str) -> str:
     s = ctx.scenario
-    return f"[socialsim:{purpose}]\nScenario: {s.title}. {s.description}\n\n{_persona(ctx)}"
+    text = f"[socialsim:{purpose}]\nScenario: {s.title}. {s.description}\n\n{_persona(ctx)}"
+    # Seed 001 Sec. 3.3: the relational block closes the agent's system prompt.
+    block = render(ctx.prior, ctx.name) if ctx.prior is not None else None
+    return f"{text}\n\n{block}" if block else text
 
 
 def _context(ctx: AgentContext) -> str:
@@ -205,19 +210,6 @@ def relations(ctx: AgentContext, triggers: dict[str, list[Action]]) -> Messages:
     ]
 
 
-def describe_need(value: float) -> str:
-    """Qualitative description of a 0-10 need value, as EduMirror feeds to its prompts."""
-    if value >= 8.5:
-        return "fully satisfied"
-    if value >= 7:
-        return "mostly satisfied"
-    if value >= 5:
-        return "somewhat lacking"
-    if value >= 3:
-        return "clearly unmet"
-    return "severely unmet"
-
-
 def needs(ctx: AgentContext, observed: list[Action]) -> Messages:
     """Need update: which of the 13 needs the round moved, and by how much."""
     p = ctx.persona
@@ -227,7 +219,7 @@ def needs(ctx: AgentContext, observed: list[Action]) -> Messages:
             v = ctx.state.needs[n]
             rows.append(
                 f"- {n} ({category}, {need_label(n)}): {v.current:.1f} of expected "
-                f"{v.expected:.1f}, {describe_need(v.current)}"
+                f"{v.expected:.1f}, {describe(v.current)}"
             )
     task = (
         f"Character: {p.name} ({p.archetype.value}).\nPsychological needs (0-10):\n"

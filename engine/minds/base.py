@@ -9,6 +9,7 @@ from typing import Protocol
 from pydantic import BaseModel, Field
 
 from ..llm.records import LLMCall
+from ..priors import Prior
 from ..scenario import AgentSpec, Scenario, Status
 from ..state import Action, AgentState, Decision, ScenarioEvent
 
@@ -35,6 +36,8 @@ class AgentContext:
     events: list[ScenarioEvent]
     history: list[PastRound] = field(default_factory=list)
     heard: list[Action] = field(default_factory=list)
+    #: The run's relational prior (seed 001), rendered into the agent's system prompt.
+    prior: Prior | None = None
 
     @property
     def name(self) -> str:

@@ -55,8 +55,8 @@ TONE_NEEDS: dict[str, dict[str, float]] = {
         "psychological_safety": -0.6,
         "emotional_safety": -0.5,
         "group_acceptance": -0.5,
-        "self_worth": -0.4,
-        "sense_of_respect": -0.4,
+        "self_worth": -0.7,
+        "sense_of_respect": -0.7,
     },
 }
 TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}

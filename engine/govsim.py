@@ -1,0 +1,455 @@
+"""GovSim, the fishing commons (Piatti et al. 2024), as used by seed 001 (Sec. 4.1, App. A).
+
+Resource dynamics (App. A.1). At the start of month ``t`` the lake holds ``h(t)`` tons
+(``h(1) = 100``). In the harvest phase every agent privately and simultaneously chooses a
+catch ``r_{i,t}`` (at most the available stock); the catches and the remaining stock
+``h(t) - Σ r_{i,t}`` are then disclosed to everyone, and the agents discuss. The stock then
+regenerates (Eq. 4)::
+
+    h(t+1) = min(2 · (h(t) - Σ_i r_{i,t}), 100)
+
+The episode ends after ``T = 12`` months or when the stock collapses, i.e. falls below
+``C = 5``. The sustainability threshold is ``f(t) = h(t) / 2``, the most the group can take
+without shrinking next month's stock; its equal per-agent share is ``f(t) / n``.
+
+Here each month is one engine round: the harvest is decided outside the round (offline by
+rule, or by one structured LLM call per agent), the disclosure is injected as the round's
+event, and ``Simulation.step()`` plays the discussion with the engine's usual speaking
+machinery, emotion and relation updates. A relational prior only changes the agents'
+system prompts and their starting relations; the protocol is the same for every prior.
+
+Departures worth knowing:
+
+* When the catches asked for exceed the stock, the stock is shared in proportion to the
+  requests (GovSim's "proportional" assignment, without its integer rounding).
+* The discussion of the month that collapses the lake still takes place (as in GovSim).
+* Over-usage compares each action with the per-agent share ``f(t) / n`` (see
+  :func:`metrics`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import random
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .errors import BudgetError, SocialsimError
+from .priors import Prior
+from .scenario import Scenario, parse_scenario
+from .simulation import Simulation
+from .state import AgentState, ScenarioEvent
+from .store import SaveStore
+
+CAPACITY = 100
+COLLAPSE = 5
+MONTHS = 12
+#: Agent names, in order (three-agent runs use the first three).
+NAMES: tuple[str, ...] = ("John", "Kate", "Jack", "Emma", "Luke")
+#: Eq. 5 weights: survival time, survival rate, total gain, equality, over-usage.
+WEIGHTS = {"m": 2 / 8, "q": 2 / 8, "R": 1 / 8, "e": 1 / 8, "o": 2 / 8}
+
+# -- the offline harvest rule ------------------------------------------------------------------
+#: Catch as a multiple of the sustainable share h/(2n) for an agent with no feelings either
+#: way: slightly greedy, so that an unregulated lake declines slowly.
+GREED = 1.2
+#: How much mean favorability toward the others (in [-1, 1]) lowers that multiple.
+GOODWILL = 0.9
+#: How much the others' over-harvesting last month raises it (tit for tat), scaled down
+#: by goodwill.
+RECIPROCITY = 0.3
+#: Uniform noise on the multiple, drawn from the run seed.
+NOISE = 0.15
+
+ThresholdKind = Literal["per-agent", "group"]
+
+
+class GovSimMonth(BaseModel):
+    """One month: the stock before, the catches taken, the stock after regeneration."""
+
+    month: int
+    stock_before: float
+    harvests: dict[str, float]
+    stock_after: float
+    collapsed: bool
+    #: The catches asked for (after clamping to 0..stock), before any rationing.
+    requested: dict[str, float] = {}
+
+
+class GovSimResult(BaseModel):
+    """A whole episode: its months, the App. A.2 metrics and the saved run (if any)."""
+
+    months: list[GovSimMonth]
+    metrics: dict[str, float]
+    run_id: str | None = None
+    #: Model harvest answers that were out of 0..stock (clamped) or unusable (taken as 0).
+    out_of_range: int = 0
+    #: Why the episode stopped early (an LLM call or budget cap), if it did.
+    stopped: str | None = None
+
+
+# -- dynamics ---------------------------------------------------------------------------------
+
+
+def next_stock(h: float, harvests: Sequence[float]) -> float:
+    """Eq. 4: ``min(2 · (h - Σ r), 100)``, never below 0."""
+    return max(0.0, min(2.0 * (h - sum(harvests)), float(CAPACITY)))
+
+
+def sustainable_share(h: float, n_agents: int) -> float:
+    """The per-agent share ``f(t) / n = h / (2n)`` of the sustainability threshold."""
+    return h / (2.0 * n_agents)
+
+
+def max_total_gain(horizon: int = MONTHS) -> float:
+    """The most the whole group can catch in ``horizon`` months from a full lake.
+
+    Taking more than half the stock costs two tons of next month's stock per extra ton, and
+    taking less is wasted by the cap of 100, so the optimum takes 50 a month and the whole
+    lake in the last month: ``50 · (T - 1) + 100`` (650 for T = 12).
+    """
+    return CAPACITY / 2 * (horizon - 1) + CAPACITY if horizon >= 1 else 0.0
+
+
+def ration(requested: dict[str, float], stock: float) -> dict[str, float]:
+    """The catches actually taken: as asked, or shared in proportion when the requests
+    exceed the stock."""
+    total = sum(requested.values())
+    if total <= stock or total <= 0:
+        return dict(requested)
+    return {n: r * stock / total for n, r in requested.items()}
+
+
+# -- metrics (App. A.2) --------------------------------------------------------------------------
+
+
+def metrics(
+    months: Sequence[GovSimMonth],
+    n_agents: int,
+    *,
+    horizon: int = MONTHS,
+    threshold: ThresholdKind = "per-agent",
+) -> dict[str, float]:
+    """The five GovSim metrics of seed 001 App. A.2 and the weighted score S of Eq. 5.
+
+    * ``survival_months`` — m = max{t | h(t) > C}, the last month that started above the
+      collapse threshold (0 for no months); ``survival_time`` = m / T (T = ``horizon``).
+    * ``survived`` — 1 if m = T else 0; its mean over runs is the survival rate
+      q = #{m = 12} / #runs.
+    * ``total_gain`` — R = (1/|I|) Σ_i R_i with R_i = Σ_t r_{i,t}: tons per agent.
+    * ``equality`` — e = 1 - Σ_i Σ_j |R_i - R_j| / (2 |I| Σ_i R_i) (1 - Gini; 1 when
+      nobody caught anything).
+    * ``over_usage`` — o = Σ_i Σ_t 1(r_{i,t} > f(t)) / (|I| · m), over the months of the
+      survival period. App. A writes f(t) = h(t)/2, the group's threshold; each action is
+      compared here with its per-agent share f(t)/|I| = h(t)/(2|I|), as the GovSim
+      environment does (its "sustainability threshold" is (h // 2) // n, the figure its
+      prompts call the most *each* fisher can take). ``threshold="group"`` compares each
+      action with h(t)/2 instead.
+    * ``score`` — S = w1·m̃ + w2·q̃ + w3·R̃ + w4·ẽ + w5·õ (Eq. 5), w1 = w2 = w5 = 2/8,
+      w3 = w4 = 1/8, each metric normalized by its theoretical maximum with larger meaning
+      better: m̃ = m/T, q̃ = q, R̃ = Σ_i R_i / :func:`max_total_gain` (T), ẽ = e, õ = 1 - o.
+      S lies in [0, 1]; seed 001 reports it in points (×100).
+    """
+    if n_agents < 1:
+        raise SocialsimError(f"metrics: n_agents must be at least 1, got {n_agents}")
+    if horizon < 1:
+        raise SocialsimError(f"metrics: horizon must be at least 1, got {horizon}")
+    m = min(
+        horizon,
+        max((t for t, mo in enumerate(months, 1) if mo.stock_before > COLLAPSE), default=0),
+    )
+    q = 1.0 if m >= horizon else 0.0
+    gains: dict[str, float] = {}
+    for mo in months:
+        for name, r in mo.harvests.items():
+            gains[name] = gains.get(name, 0.0) + r
+    values = list(gains.values()) + [0.0] * max(0, n_agents - len(gains))
+    total = sum(values)
+    gain = total / n_agents
+    if total > 0:
+        spread = sum(abs(a - b) for a in values for b in values)
+        equality = 1.0 - spread / (2 * n_agents * total)
+    else:
+        equality = 1.0
+    over = 0
+    for mo in months[:m]:
+        limit = (
+            mo.stock_before / 2
+            if threshold == "group"
+            else sustainable_share(mo.stock_before, n_agents)
+        )
+        over += sum(1 for r in mo.harvests.values() if r > limit + 1e-9)
+    over_usage = over / (n_agents * m) if m else 0.0
+    best = max_total_gain(horizon)
+    score = (
+        WEIGHTS["m"] * m / horizon
+        + WEIGHTS["q"] * q
+        + WEIGHTS["R"] * (min(1.0, total / best) if best else 0.0)
+        + WEIGHTS["e"] * equality
+        + WEIGHTS["o"] * (1.0 - over_usage)
+    )
+    return {
+        "survival_time": m / horizon,
+        "survival_months": float(m),
+        "survived": q,
+        "total_gain": gain,
+        "equality": equality,
+        "over_usage": over_usage,
+        "score": score,
+    }
+
+
+# -- the scenario ------------------------------------------------------------------------------
+
+
+def govsim_scenario(n_agents: int = 3, months: int = MONTHS) -> Scenario:
+    """The fishing-commons scenario: a homogeneous team of fishers, one round per month."""
+    if not 2 <= n_agents <= len(NAMES):
+        raise SocialsimError(f"GovSim: n_agents must be 2..{len(NAMES)}, got {n_agents}")
+    if months < 1:
+        raise SocialsimError(f"GovSim: months must be at least 1, got {months}")
+    agents = [
+        {
+            "name": name,
+            "role": "a fisher who makes a living from the shared lake",
+            "archetype": "balanced",
+            "traits": ["practical", "hard-working"],
+            "goal": "earn a good income from fishing over the whole year",
+            "talking_points": [
+                "the lake only doubles what we leave in it",
+                "if each of us keeps to a fair share, the lake stays full",
+                "I have a family to feed and need a decent catch",
+                "what we catch this month decides what is left next month",
+            ],
+        }
+        for name in NAMES[:n_agents]
+    ]
+    return parse_scenario(
+        {
+            "id": "govsim",
+            "title": "Fishing commons (GovSim)",
+            "description": (
+                f"{n_agents} fishers share a lake that holds at most {CAPACITY} tons of fish. "
+                "Each month every fisher privately decides how many tons to catch; the "
+                "catches are then disclosed and the fishers talk. The fish left in the lake "
+                f"double by next month, up to {CAPACITY} tons. If the lake falls below "
+                f"{COLLAPSE} tons it collapses and nobody can fish again. Each ton caught is "
+                f"income. The season lasts {months} months."
+            ),
+            "rounds": months,
+            "agents": agents,
+        },
+        "govsim",
+    )
+
+
+def _disclosure(month: int, stock: float, requested: dict, taken: dict) -> str:
+    catches = ", ".join(f"{n} caught {_tons(r)}" for n, r in taken.items())
+    total = sum(taken.values())
+    text = (
+        f"Month {month} harvest: the lake held {_tons(stock)}. {catches} "
+        f"({_tons(total)} in total). {_tons(max(0.0, stock - total))} remain in the lake."
+    )
+    if sum(requested.values()) > stock:
+        text += " The fishers asked for more than the lake held, so it was shared out."
+    return text
+
+
+def _tons(x: float) -> str:
+    return f"{x:.3g} tons" if x != int(x) else f"{int(x)} tons"
+
+
+# -- harvest decisions --------------------------------------------------------------------------
+
+
+def _rng(seed: int, month: int, name: str) -> random.Random:
+    key = f"{seed}|govsim|{month}|{name}".encode()
+    return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
+
+
+def offline_harvest(
+    state: AgentState,
+    stock: float,
+    n_agents: int,
+    rng: random.Random,
+    others_last: float | None = None,
+) -> int:
+    """The offline rule: a multiple of the sustainable share h/(2n), in whole tons.
+
+    The multiple is ``GREED - GOODWILL · c + RECIPROCITY · (1 - c)/2 · (x - 1) ± NOISE``,
+    where ``c`` is the agent's mean favorability toward the others (a positive prior starts
+    it at +0.6, a negative one at -0.6; the discussion moves it) and ``x`` the others' mean
+    catch last month as a multiple of that month's share (the reciprocity term is positive
+    only when they over-harvested). Warm relations mean restraint, hostile ones greed.
+    """
+    favs = [r.fav for r in state.relations.values()]
+    goodwill = sum(favs) / len(favs) if favs else 0.0
+    multiple = GREED - GOODWILL * goodwill
+    if others_last is not None and others_last > 1.0:
+        multiple += RECIPROCITY * (1.0 - goodwill) / 2.0 * (others_last - 1.0)
+    multiple += rng.uniform(-NOISE, NOISE)
+    catch = round(max(0.0, multiple) * sustainable_share(stock, n_agents))
+    return int(min(max(catch, 0), stock))
+
+
+class HarvestOut(BaseModel):
+    """The harvest answer of one agent (no bounds: out-of-range answers are clamped)."""
+
+    tons: int = Field(description="Whole tons of fish to catch this month.")
+
+
+#: What a failed harvest call yields: out of range, so it is counted and clamped to 0.
+_FAILED = HarvestOut(tons=-1)
+
+
+async def _llm_harvest(sim: Simulation, month: int, stock: float) -> dict[str, int]:
+    """One structured call per agent, all at once, seeing what the agent saw."""
+    from .llm import prompts
+
+    client: Any = sim.mind.client  # type: ignore[attr-defined]
+    llm = sim.meta.llm
+    assert llm is not None
+    top = int(stock)
+    event = ScenarioEvent(
+        text=f"Month {month}: the lake holds {_tons(stock)} of fish before fishing.",
+        source="narrator",
+    )
+    contexts = sim._contexts(month, [event])
+    task = (
+        f"Harvest phase of month {month}: decide, privately and at the same time as the "
+        f"others, how many tons of fish you will catch this month. The lake holds "
+        f"{_tons(stock)}. Answer with a whole number of tons from 0 to {top}.\n"
+        "tons: your catch this month."
+    )
+
+    async def ask(name: str) -> int:
+        ctx = contexts[name]
+        messages = [
+            {"role": "system", "content": prompts._system(ctx, "harvest")},
+            {"role": "user", "content": f"{prompts._context(ctx)}\n\n{task}"},
+        ]
+        out = await client.structured(
+            key=f"r{month:04d}:harvest:{name}",
+            purpose="harvest",
+            agent=name,
+            model=llm.model_for(name),
+            messages=messages,
+            schema=HarvestOut,
+            default=_FAILED,
+        )
+        return out.tons
+
+    names = sim.scenario.names
+    answers = await asyncio.gather(*(ask(n) for n in names))
+    return dict(zip(names, answers, strict=True))
+
+
+# -- the episode ----------------------------------------------------------------------------------
+
+
+async def run_govsim(
+    prior: Prior | None,
+    *,
+    n_agents: int = 3,
+    seed: int = 0,
+    model: str = "offline",
+    llm: Any = None,
+    months: int = MONTHS,
+    store: SaveStore | None = None,
+) -> GovSimResult:
+    """Play one GovSim episode under a relational prior (None or no-prior: no block).
+
+    Each month: harvest decisions (offline rule or one LLM call per agent; out-of-range
+    answers are clamped to 0..stock and counted, never fatal), rationing if the lake is
+    oversubscribed, the disclosure injected as the round's event, one discussion round
+    (``sim.step()``), then regeneration. Stops after ``months`` or at collapse (stock < 5).
+    """
+    scenario = govsim_scenario(n_agents, months)
+    if model != "offline" and llm is None:
+        from .llm.settings import LLMSettings
+
+        llm = LLMSettings(model=model)
+    sim = Simulation.new(
+        scenario,
+        seed=seed,
+        model=model,
+        llm=llm if model != "offline" else None,
+        store=store,
+        name=f"govsim {prior.label if prior else 'no-prior'} seed {seed}",
+        scenario_ref="govsim",
+        prior=prior,
+    )
+    names = scenario.names
+    stock = float(CAPACITY)
+    played: list[GovSimMonth] = []
+    out_of_range = 0
+    stopped = None
+    try:
+        for month in range(1, months + 1):
+            stopped = sim.mind.stop_reason()
+            if stopped:
+                break
+            if model == "offline":
+                asked = {
+                    n: offline_harvest(
+                        sim.state.agents[n],
+                        stock,
+                        n_agents,
+                        _rng(seed, month, n),
+                        _others_last(played, n),
+                    )
+                    for n in names
+                }
+            else:
+                raw = await _llm_harvest(sim, month, stock)
+                asked = {}
+                for n, tons in raw.items():
+                    clamped = min(max(tons, 0), int(stock))
+                    out_of_range += clamped != tons
+                    asked[n] = clamped
+            requested = {n: float(r) for n, r in asked.items()}
+            taken = ration(requested, stock)
+            after = next_stock(stock, list(taken.values()))
+            played.append(
+                GovSimMonth(
+                    month=month,
+                    stock_before=stock,
+                    harvests=taken,
+                    stock_after=after,
+                    collapsed=after < COLLAPSE,
+                    requested=requested,
+                )
+            )
+            sim.inject(_disclosure(month, stock, requested, taken))
+            try:
+                await sim.step()
+            except BudgetError as err:  # the harvest calls reached a cap: the month stands
+                stopped = str(err)
+                break
+            stock = after
+            if after < COLLAPSE:
+                break
+    finally:
+        await sim.aclose()
+    return GovSimResult(
+        months=played,
+        metrics=metrics(played, n_agents, horizon=months),
+        run_id=sim.run_id if store is not None else None,
+        out_of_range=out_of_range,
+        stopped=stopped,
+    )
+
+
+def _others_last(played: Sequence[GovSimMonth], me: str) -> float | None:
+    """The others' mean catch last month, as a multiple of that month's sustainable share."""
+    if not played:
+        return None
+    last = played[-1]
+    share = sustainable_share(last.stock_before, len(last.harvests))
+    others = [r for n, r in last.harvests.items() if n != me]
+    if not others or share <= 0:
+        return None
+    return sum(others) / len(others) / share
