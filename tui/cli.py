@@ -657,7 +657,7 @@ def _single_episode(
                 f"month {m.month:>2}: stock {m.stock_before:6.1f} → {m.stock_after:6.1f}"
                 f"  harvests "
                 + ", ".join(f"{k} {v:g}" for k, v in m.harvests.items())
-                + ("  [collapse]" if m.collapsed else "")
+                + ("  \\[collapse]" if m.collapsed else "")
             )
     else:
         from engine.debate import run_debate, sample_questions
