@@ -612,6 +612,19 @@ def delete(
     typer.echo(f"deleted {run_id}")
 
 
+#: Metrics shown in the sweep table, with short headers (all are in the CSV).
+SWEEP_METRICS = {
+    "govsim": {
+        "score": "S",
+        "survival_time": "surv",
+        "total_gain": "gain",
+        "equality": "eq",
+        "over_usage": "over",
+    },
+    "debate": {"cr": "CR", "acc": "ACC", "ccr": "CCR", "wcf": "WCF"},
+}
+
+
 def _floats(text: str, option: str) -> list[float]:
     try:
         return [float(eval_fraction(t)) for t in text.split(",") if t.strip()]
@@ -638,7 +651,6 @@ def _single_episode(
 ) -> None:
     """``run govsim`` / ``run debate``: one episode under one prior, printed."""
     from engine.priors import no_prior, parse_prior
-
     from engine.sweep import agent_names
 
     prior = parse_prior(prior_text, agent_names(task)) if prior_text else no_prior()  # type: ignore[arg-type]
@@ -733,17 +745,24 @@ def sweep(
         fail(f"--executor {executor!r}: choose local or ray")
     result = _run_async(run_sweep(task, cells, runner, questions=qs, seed=seed, llm=llm))
     console = _console()
-    table = Table(title=f"{task}: {len(result.outcomes)} episodes", title_justify="left")
-    keys = sorted({k for o in result.outcomes for k in o.metrics})
-    for col in ("model", "condition", "run", *keys):
-        table.add_column(col)
+    shown = SWEEP_METRICS[task]
+    table = Table(
+        title=f"{task}: {len(result.outcomes)} episodes (mean over runs)", title_justify="left"
+    )
+    table.add_column("model", no_wrap=True)
+    table.add_column("condition", no_wrap=True)
+    table.add_column("n", justify="right")
+    for header in shown.values():
+        table.add_column(header, justify="right")
+    groups: dict[tuple[str, str], list] = {}
     for o in result.outcomes:
-        table.add_row(
-            o.condition.model,
-            o.condition.label(),
-            str(o.condition.run),
-            *("–" if o.metrics.get(k) is None else f"{o.metrics[k]:.3g}" for k in keys),
-        )
+        groups.setdefault((o.condition.model, o.condition.label()), []).append(o)
+    for (model_name, label), outs in groups.items():
+        cells = []
+        for k in shown:
+            values = [o.metrics[k] for o in outs if o.metrics.get(k) is not None]
+            cells.append(f"{sum(values) / len(values):.2f}" if values else "–")
+        table.add_row(model_name, label, str(len(outs)), *cells)
     console.print(table)
     ci = Table(title="paired 95% bootstrap intervals", title_justify="left")
     for col in ("relation", "topology", "contrast", "units", "mean", "95% CI"):
