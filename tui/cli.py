@@ -761,7 +761,10 @@ def sweep(
         cells = []
         for k in shown:
             values = [o.metrics[k] for o in outs if o.metrics.get(k) is not None]
-            cells.append(f"{sum(values) / len(values):.2f}" if values else "–")
+            mean = sum(values) / len(values) if values else None
+            cells.append(
+                "–" if mean is None else f"{mean:.0f}" if abs(mean) >= 10 else f"{mean:.2f}"
+            )
         table.add_row(model_name, label, str(len(outs)), *cells)
     console.print(table)
     ci = Table(title="paired 95% bootstrap intervals", title_justify="left")
