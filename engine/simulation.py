@@ -158,9 +158,13 @@ class Simulation:
             if llm is not None:
                 meta = meta.model_copy(update={"llm": llm})
                 store.write_meta(meta)
-            sim = cls(
-                meta, records, mind or make_mind(meta.model, meta.seed, meta.llm), store, lock
-            )
+            if mind is None:
+                mind = make_mind(meta.model, meta.seed, meta.llm)
+                # Caps count the whole run, not just this process.
+                count = getattr(mind, "count_recorded", None)
+                if count is not None:
+                    count(c for r in records for c in r.llm_calls)
+            sim = cls(meta, records, mind, store, lock)
         except BaseException:
             lock.release()
             raise

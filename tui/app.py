@@ -33,6 +33,7 @@ from engine.events import (
 )
 from engine.export import export_run
 from engine.llm.settings import LLMSettings
+from engine.priors import parse_prior
 from engine.tasks.episode import finish_task_run
 
 from .keymap import load_keymap
@@ -497,6 +498,7 @@ def build_app(
     saves: Path | None = None,
     keymap_file: Path | None = None,
     llm: LLMSettings | None = None,
+    prior: str | None = None,
 ) -> SocialsimApp:
     """The app for a scenario (a new run) or a saved run id (resumed where it stopped).
 
@@ -516,6 +518,7 @@ def build_app(
             model=model,
             mind=make_mind(model, seed, llm),
             llm=llm,
+            prior=parse_prior(prior, scenario.names) if prior else None,
             store=store,
             scenario_ref=target,
         )

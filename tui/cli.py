@@ -89,6 +89,13 @@ MaxCallsOpt = Annotated[
         rich_help_panel="Model",
     ),
 ]
+PriorOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Relational prior: none | neutral:REL:TOPO | REL:TOPO:λ | REL:TOPO:+,-,... "
+        "(REL attitude/trust/influence, TOPO complete/chain/star/tree).",
+    ),
+]
 BudgetOpt = Annotated[
     float | None,
     typer.Option(
@@ -187,6 +194,7 @@ def _launch(
     keymap: Path | None,
     model: str = "offline",
     llm_args: tuple = (),
+    prior: str | None = None,
 ) -> None:
     from .app import DEFAULT_SCENARIO, build_app
 
@@ -197,7 +205,9 @@ def _launch(
         if target and _store(saves).exists_quietly(target):
             fail("--model and its options apply to new runs; a saved run keeps its model")
         llm = _llm_settings(resolve_scenario(target or DEFAULT_SCENARIO), model, *llm_args)
-    app_ = build_app(target, model=model, seed=seed, saves=saves, keymap_file=keymap, llm=llm)
+    app_ = build_app(
+        target, model=model, seed=seed, saves=saves, keymap_file=keymap, llm=llm, prior=prior
+    )
     app_.run()
     sim = app_.sim
     typer.echo(
@@ -235,6 +245,7 @@ def tui(
     retries: RetriesOpt = 3,
     max_calls: MaxCallsOpt = None,
     budget_usd: BudgetOpt = None,
+    prior: PriorOpt = None,
 ) -> None:
     """Open the app on a scenario (a new run) or a saved run (resumed where it stopped)."""
     _launch(
@@ -254,6 +265,7 @@ def tui(
             max_calls,
             budget_usd,
         ),
+        prior,
     )
 
 
@@ -329,13 +341,7 @@ def run(
     retries: RetriesOpt = 3,
     max_calls: MaxCallsOpt = None,
     budget_usd: BudgetOpt = None,
-    prior: Annotated[
-        str | None,
-        typer.Option(
-            help="Relational prior: none | neutral:REL:TOPO | REL:TOPO:λ | REL:TOPO:+,-,... "
-            "(REL attitude/trust/influence, TOPO complete/chain/star/tree)."
-        ),
-    ] = None,
+    prior: PriorOpt = None,
 ) -> None:
     """Start a new run of SCENARIO and play it, saving after every round.
 
@@ -419,8 +425,6 @@ def resume(
             update={k: v for k, v in (("max_calls", max_calls), ("budget_usd", budget_usd)) if v}
         )
     with Simulation.resume(run_id, store, llm=llm) as sim:
-        if sim.meta.llm is not None:  # the caps count the whole run, not just this process
-            sim.mind.count_recorded(c for r in sim.records for c in r.llm_calls)
         if rounds is not None and sim.round + rounds > sim.total_rounds:
             sim.extend(rounds)
         if sim.finished:
