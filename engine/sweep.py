@@ -143,6 +143,8 @@ async def run_condition(
         from .llm.settings import LLMSettings
 
         settings = (llm or LLMSettings(model=cond.model)).model_copy(update={"model": cond.model})
+        if cond.task == "debate":  # seed 001 decodes the debate greedily
+            settings = settings.model_copy(update={"temperature": 0.0})
     if cond.task == "govsim":
         from .govsim import run_govsim
 
