@@ -349,7 +349,7 @@ def run(
     for a single episode of seed 001's tasks.
     """
     if scenario in ("govsim", "debate"):
-        _single_episode(scenario, seed, model, api_base, prior)
+        _single_episode(scenario, seed, model, api_base, prior, agent_model)
         return
     from engine import Simulation, make_mind, resolve_scenario
     from engine.store import check_run_id
@@ -651,18 +651,30 @@ def _names(text: str, option: str, allowed: tuple[str, ...]) -> list[str]:
 
 
 def _single_episode(
-    task: str, seed: int, model: str, api_base: str | None, prior_text: str | None
+    task: str,
+    seed: int,
+    model: str,
+    api_base: str | None,
+    prior_text: str | None,
+    agent_model: list[str] | None = None,
 ) -> None:
     """``run govsim`` / ``run debate``: one episode under one prior, printed."""
     from engine.priors import no_prior, parse_prior
     from engine.sweep import agent_names
 
-    prior = parse_prior(prior_text, agent_names(task)) if prior_text else no_prior()  # type: ignore[arg-type]
+    names = agent_names(task)  # type: ignore[arg-type]
+    prior = parse_prior(prior_text, names) if prior_text else no_prior()
     llm = None
     if model != "offline":
         from engine.llm.settings import LLMSettings
 
-        llm = LLMSettings(model=model, api_base=api_base)
+        mixed = {}
+        for item in agent_model or []:  # heterogeneous teams: NAME=MODEL
+            name, sep, value = item.partition("=")
+            if not sep or name not in names or not value.strip():
+                fail(f"--agent-model {item!r}: use NAME=MODEL with NAME in {', '.join(names)}")
+            mixed[name] = value.strip()
+        llm = LLMSettings(model=model, api_base=api_base, agent_models=mixed)
     console = _console()
     if task == "govsim":
         from engine.govsim import run_govsim
