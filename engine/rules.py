@@ -96,17 +96,9 @@ def validate_action(speaker: str, mode: Mode, target: str | None, names: Iterabl
         raise InterventionError(f"{speaker}: unknown target {target!r}")
 
 
-def observers(action: Action, names: Sequence[str]) -> frozenset[str]:
-    """V(a) of Eq. 4: everyone, speaker and recipient, or nobody."""
-    if action.mode is Mode.PUBLIC:
-        return frozenset(names)
-    if action.mode is Mode.PRIVATE and action.target is not None:
-        return frozenset((action.speaker, action.target))
-    return frozenset()
-
-
 def can_observe(action: Action, name: str) -> bool:
-    """Whether ``name`` is in V(a); the same rule as :func:`observers`, without a set."""
+    """Whether ``name`` is in the observer set V(a) of Eq. 4: everyone for a public action,
+    speaker and recipient for a private one, nobody for silence."""
     if action.mode is Mode.PUBLIC:
         return True
     return action.mode is Mode.PRIVATE and name in (action.speaker, action.target)

@@ -8,8 +8,8 @@ from engine import ALL, Action, InterventionError, Mode, Status
 from engine.rules import (
     apply_emotion,
     apply_fav,
+    can_observe,
     next_status,
-    observers,
     relation_triggers,
     remember,
     speaking_order,
@@ -182,6 +182,11 @@ def test_remember_keeps_chronological_order():
 
 
 # -- visibility (Eq. 4) --------------------------------------------------------------------
+
+
+def observers(action, names):
+    """V(a) as a set, from the engine's membership rule."""
+    return frozenset(n for n in names if can_observe(action, n))
 
 
 def test_observers_public_is_everyone():
