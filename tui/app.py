@@ -33,6 +33,7 @@ from engine.events import (
 )
 from engine.export import export_run
 from engine.llm.settings import LLMSettings
+from engine.llm.transport import close_clients
 from engine.priors import parse_prior
 from engine.tasks.episode import finish_task_run
 
@@ -486,8 +487,9 @@ class SocialsimApp(App[None]):
         self._replay_transcripts()
         self.refresh_view()
 
-    def on_unmount(self) -> None:
+    async def on_unmount(self) -> None:
         self.sim.close()
+        await close_clients()  # litellm's shared HTTP clients, if an LLM was used
 
 
 def build_app(
