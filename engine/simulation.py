@@ -358,12 +358,20 @@ class Simulation:
                 "extend it or branch it to go on"
             )
         taken = self.pending
+        # An offline round allocates tens of thousands of acyclic objects in a burst of CPU
+        # work: collect after it. (LLM rounds wait on the network; leave the GC alone.)
+        collecting = gc.isenabled() and self.meta.llm is None
+        if collecting:
+            gc.disable()
         try:
             record = await self._play_round(taken)
         except SocialsimError as err:
             self.mind.take_calls()  # the failed round's exchanges are not kept
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
             raise
+        finally:
+            if collecting:
+                gc.enable()
         calls = self.mind.take_calls()
         if calls:
             record = record.model_copy(
