@@ -201,21 +201,33 @@ class LiteLLMTransport:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""
             return Reply(text=text, cost_usd=self._cost(response), **_usage(response))
-        chunks = []
         pieces: list[str] = []
+        usage: dict[str, int] = {}
         stream = await self.litellm.acompletion(
             **kwargs, stream=True, stream_options={"include_usage": True}
         )
         async for chunk in stream:
-            chunks.append(chunk)
+            if getattr(chunk, "usage", None) is not None:
+                usage = _usage(chunk)  # the final chunk carries the usage
             delta = chunk.choices[0].delta.content if chunk.choices else None
             if delta:
                 pieces.append(delta)
                 request.sink(delta)
-        built = self.litellm.stream_chunk_builder(chunks, messages=request.messages)
-        usage = _usage(built) if built is not None else {}
-        cost = self._cost(built) if built is not None else 0.0
-        return Reply(text="".join(pieces), cost_usd=cost, **usage)
+        return Reply(text="".join(pieces), cost_usd=self._token_cost(request.model, usage), **usage)
+
+    def _token_cost(self, model: str, usage: dict[str, int]) -> float:
+        """Price a streamed reply from its token counts (unpriced models cost nothing)."""
+        if not usage:
+            return 0.0
+        try:
+            prompt, completion = self.litellm.cost_per_token(
+                model=model,
+                prompt_tokens=usage.get("prompt_tokens", 0),
+                completion_tokens=usage.get("completion_tokens", 0),
+            )
+        except Exception:  # models without a price (local servers) cost nothing
+            return 0.0
+        return float(prompt + completion)
 
     def _cost(self, response: Any) -> float:
         hidden = getattr(response, "_hidden_params", None) or {}
