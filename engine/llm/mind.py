@@ -10,9 +10,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from ..minds.base import AgentContext, RelationJudgement, TokenSink
+from ..minds.planner import N_CANDIDATES, OTHERS_EFFECT
 from ..needs import NEEDS
 from ..scenario import Status
 from ..state import ALL, Action, Decision, Mode
+from ..values import gap, s_self, svo_utility, theta
 from . import prompts
 from .client import LLMClient
 from .records import LLMCall
@@ -74,6 +76,19 @@ def _decision_schema(others: tuple[str, ...]) -> type[_DecisionBase]:
 
 
 @functools.cache
+def _plan_schema(others: tuple[str, ...]) -> type[BaseModel]:
+    """The planner's output: N candidates, each an action with its imagined need changes."""
+    candidate = create_model(
+        "Candidate",
+        __base__=_decision_schema(others),
+        imagined=(NeedsOut, Field(default_factory=NeedsOut)),
+    )
+    return create_model(
+        "Plan", candidates=(list[candidate], Field(min_length=1, max_length=N_CANDIDATES))
+    )
+
+
+@functools.cache
 def _edges_schema(targets: tuple[str, ...]) -> type[BaseModel]:
     edge = create_model("EdgeOut", __base__=RelationOut, target=(Literal[tuple(targets)], ...))  # type: ignore[valid-type]
     return create_model("RelationsOut", judgements=(list[edge], ...))
@@ -94,6 +109,8 @@ class LLMMind:
         return f"r{ctx.round:04d}:{purpose}:{ctx.name}" + (f":{target}" if target else "")
 
     async def decide(self, ctx: AgentContext) -> Decision:
+        if ctx.persona.kind == "value-driven":
+            return await self._plan(ctx)
         schema = _decision_schema(tuple(ctx.others))
         out: Any = await self.client.structured(
             key=self._key(ctx, "decide"),
@@ -112,6 +129,46 @@ class LLMMind:
             target=out.action.target,
             stance=out.stance,
             intent=out.intent,
+        )
+
+    async def _plan(self, ctx: AgentContext) -> Decision:
+        """Generate N candidates with imagined need changes (the model), then select the one
+        best for the agent's SVO (the rule of the offline planner); theta from Eq. 2."""
+        schema = _plan_schema(tuple(ctx.others))
+        out: Any = await self.client.structured(
+            key=self._key(ctx, "plan"),
+            purpose="plan",
+            agent=ctx.name,
+            model=self.settings.model_for(ctx.name),
+            messages=prompts.plan(ctx, N_CANDIDATES),
+            schema=schema,
+            default=None,
+        )
+        if out is None:
+            return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid plan: silent)")
+        before = sum(gap(v) for v in ctx.state.needs.values())
+        best, best_value, best_theta = None, None, 0.0
+        for c in out.candidates:
+            changes = c.imagined.model_dump()
+            imagined = {
+                n: v.model_copy(
+                    update={"current": min(10.0, max(0.0, v.current + (changes[n] or 0)))}
+                )
+                for n, v in ctx.state.needs.items()
+            }
+            own = before - sum(gap(v) for v in imagined.values())
+            others = OTHERS_EFFECT.get(c.stance, 0.0) if c.action.mode != "silent" else 0.0
+            value = svo_utility(ctx.persona.svo, own, others)
+            if best_value is None or value > best_value:
+                best, best_value = c, value
+                best_theta = theta(s_self(imagined), max(0.0, others) * 10.0)
+        return Decision(
+            urgency=best.urgency,
+            mode=Mode(best.action.mode),
+            target=best.action.target,
+            stance=best.stance,
+            intent=best.intent,
+            theta=round(best_theta, 2),
         )
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:

@@ -54,6 +54,13 @@ def _state(ctx: AgentContext) -> str:
     for other, rel in ctx.state.relations.items():
         memory = "; ".join(m.summary for m in rel.memory[-3:]) or "no memories yet"
         lines.append(f"- {other}: fav {rel.fav:+.2f}, {rel.status.value}. {memory}")
+    if ctx.persona.kind == "value-driven":  # EduMirror: needs described in words (App. E.1)
+        lines.append(f"Your social value orientation: {ctx.persona.svo}. Your needs now:")
+        lines += [
+            f"- {n.replace('_', ' ')}: {describe(v.current)} ({v.current:.1f} of "
+            f"{v.expected:.1f} wanted)"
+            for n, v in ctx.state.needs.items()
+        ]
     return "\n".join(lines)
 
 
@@ -114,6 +121,20 @@ def decide(ctx: AgentContext) -> Messages:
     )
     return [
         {"role": "system", "content": _system(ctx, "decide")},
+        {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
+    ]
+
+
+def plan(ctx: AgentContext, n: int) -> Messages:
+    """Value-driven planner (seed 002 App. E.2): candidates with imagined need changes."""
+    task = (
+        f"Plan your next move. Propose {n} different candidate actions for this round (one may "
+        "be staying silent). For each give urgency 0-10, the action (mode and target), your "
+        "stance toward the target, a one-sentence intent, and how each of your needs would "
+        "change (-2 to 2) if you did it and saw its likely consequence; omit unchanged needs."
+    )
+    return [
+        {"role": "system", "content": _system(ctx, "plan")},
         {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
     ]
 
