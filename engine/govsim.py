@@ -317,7 +317,7 @@ async def _llm_harvest(sim: Simulation, month: int, stock: float) -> dict[str, i
         text=f"Month {month}: the lake holds {_tons(stock)} of fish before fishing.",
         source="narrator",
     )
-    contexts = sim._contexts(month, [event])
+    contexts = sim.contexts(month, [event])
     task = (
         f"Harvest phase of month {month}: decide, privately and at the same time as the "
         f"others, how many tons of fish you will catch this month. The lake holds "
@@ -327,10 +327,7 @@ async def _llm_harvest(sim: Simulation, month: int, stock: float) -> dict[str, i
 
     async def ask(name: str) -> int:
         ctx = contexts[name]
-        messages = [
-            {"role": "system", "content": prompts._system(ctx, "harvest")},
-            {"role": "user", "content": f"{prompts._context(ctx)}\n\n{task}"},
-        ]
+        messages = prompts.ask(ctx, "harvest", task)
         out = await client.structured(
             key=f"r{month:04d}:harvest:{name}",
             purpose="harvest",

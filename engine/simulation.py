@@ -398,7 +398,8 @@ class Simulation:
             self._emit(RunFinished(run_id=self.run_id, round=record.round))
         return record
 
-    def _contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
+    def contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
+        """Context assembly (seed 000 Sec. 3.3): what each agent may know in round ``t``."""
         scenario, state = self.scenario, self.state
         past = self.records[-HISTORY_WINDOW:] if t > 1 else []
         contexts = {}
@@ -438,7 +439,7 @@ class Simulation:
             + list(pending.events)
         )
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
-        contexts = self._contexts(t, events)
+        contexts = self.contexts(t, events)
         forced = {f.agent: f for f in pending.forced}
         decisions = await self._phase1(t, contexts, forced)
         actions = await self._phase2(t, contexts, decisions, forced)

@@ -352,13 +352,13 @@ def test_prior_is_saved_and_reloaded(mini: Scenario, store: SaveStore) -> None:
     assert meta.prior == prior
     assert store.read_round(run_id, 0).state.agents["Ann"].relations["Bob"].fav == 0.6
     with Simulation.resume(run_id, store) as again:
-        assert again._contexts(1, [])["Cy"].prior == prior
+        assert again.contexts(1, [])["Cy"].prior == prior
 
 
 async def test_contexts_carry_the_prior(mini: Scenario) -> None:
     prior = signed_priors(MINI, "attitude", "complete", 1.0)[0]
     sim = Simulation.new(mini, prior=prior)
-    assert all(ctx.prior == prior for ctx in sim._contexts(1, []).values())
+    assert all(ctx.prior == prior for ctx in sim.contexts(1, []).values())
     await sim.step()
     assert sim.round == 1
 

@@ -110,6 +110,14 @@ def _context(ctx: AgentContext) -> str:
     )
 
 
+def ask(ctx: AgentContext, purpose: str, task: str) -> Messages:
+    """An agent's system prompt and assembled context, followed by ``task``."""
+    return [
+        {"role": "system", "content": _system(ctx, purpose)},
+        {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
+    ]
+
+
 def decide(ctx: AgentContext) -> Messages:
     """Phase 1: urgency, mode, target, stance and intent, before anyone speaks."""
     task = (
@@ -119,10 +127,7 @@ def decide(ctx: AgentContext) -> Messages:
         "only), or null when silent. stance toward the target: support, oppose or neutral. "
         "intent: one sentence."
     )
-    return [
-        {"role": "system", "content": _system(ctx, "decide")},
-        {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
-    ]
+    return ask(ctx, "decide", task)
 
 
 def plan(ctx: AgentContext, n: int) -> Messages:
@@ -133,10 +138,7 @@ def plan(ctx: AgentContext, n: int) -> Messages:
         "stance toward the target, a one-sentence intent, and how each of your needs would "
         "change (-2 to 2) if you did it and saw its likely consequence; omit unchanged needs."
     )
-    return [
-        {"role": "system", "content": _system(ctx, "plan")},
-        {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
-    ]
+    return ask(ctx, "plan", task)
 
 
 def speak(ctx: AgentContext, decision: Decision) -> Messages:
@@ -148,10 +150,7 @@ def speak(ctx: AgentContext, decision: Decision) -> Messages:
         "Say it now in one to three sentences, in character. Reply with the spoken words "
         "only: no name prefix, no quotes, no stage directions."
     )
-    return [
-        {"role": "system", "content": _system(ctx, "speak")},
-        {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
-    ]
+    return ask(ctx, "speak", task)
 
 
 def _judge_system(purpose: str) -> str:

@@ -294,11 +294,7 @@ class _LLMAsker:
         from ..llm import prompts
 
         ctx = self._context(agent)
-        messages = prompts.decide(ctx)
-        messages[-1] = {
-            "role": "user",
-            "content": messages[-1]["content"].rsplit("Phase 1", 1)[0] + task_text,
-        }
+        messages = prompts.ask(ctx, purpose, task_text)
         return await self.client.structured(
             key=f"final:{purpose}:{agent}",
             purpose=purpose,
