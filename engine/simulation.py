@@ -339,7 +339,7 @@ class Simulation:
                 self._emit(RunPaused(run_id=self.run_id, round=self.round))
                 return done
             done.append(await self.step())
-            reason = self.mind.stop_reason()
+            reason = None if self.finished else self.mind.stop_reason()
             if reason:
                 self._emit(RunPaused(run_id=self.run_id, round=self.round, reason=reason))
                 return done
