@@ -890,3 +890,18 @@ async def test_run_browser_opens_a_run_of_another_scenario(saves: Path, tmp_path
         assert app.sim.round == 1
         assert saved_rounds(store.run_dir(other_id)) == [0, 1]
         assert transcript_lines(app) > 0
+
+
+async def test_v_hides_and_shows_the_need_bars(saves: Path) -> None:
+    from tui.widgets.needs import NeedBars
+
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        bars = app.query(NeedBars)
+        assert bars and all(b.display for b in bars if b.parent.display)
+        await pilot.press("v")
+        await pilot.pause()
+        assert not any(b.display for b in app.query(NeedBars))
+        await pilot.press("v")
+        await pilot.pause()
+        assert all(b.display for b in app.query(NeedBars))

@@ -79,6 +79,7 @@ class SocialsimApp(App[None]):
         Binding("m", "metrics", "Metrics", id="metrics"),
         Binding("x", "export", "Export", id="export"),
         Binding("c", "recast", "Recast", id="recast"),
+        Binding("v", "toggle_needs", "Needs on/off", show=False, id="needs"),
         Binding("left_square_bracket", "page(-1)", "Prev agents", show=False, id="prev"),
         Binding("right_square_bracket", "page(1)", "Next agents", show=False, id="next"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -263,6 +264,11 @@ class SocialsimApp(App[None]):
             self.notify("The run is finished.", severity="warning")
         else:
             self._advance(None)
+
+    def action_toggle_needs(self) -> None:
+        """Hide or show the need bars, giving the transcripts the room (small terminals)."""
+        deck = self.query_one(AgentDeck)
+        deck.set_class(not deck.has_class("no-needs"), "no-needs")
 
     def action_page(self, step: int) -> None:
         """Show the previous or next page of agent panes."""

@@ -29,6 +29,7 @@ BINDING_IDS = (
     "metrics",
     "export",
     "recast",
+    "needs",
     "prev",
     "next",
     "help",

@@ -27,6 +27,7 @@ class AgentDeck(Vertical):
     AgentDeck { width: 1fr; }
     AgentDeck > Horizontal { height: 1fr; }
     AgentDeck AgentPane { width: 1fr; }
+    AgentDeck.no-needs NeedBars { display: none; }
     """
     page: reactive[int] = reactive(0)
 
