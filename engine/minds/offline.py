@@ -214,9 +214,9 @@ class OfflineMind:
         if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
             secrets = ctx.persona.private_info + ctx.persona.evidence
             point = _pick(rng, secrets, _said(ctx)) or _point(ctx, rng)
-            text = CONFIDE.format(t=target, p=point)
+            text = CONFIDE.format(t=target, p=point.rstrip(". "))
         else:
-            point = _point(ctx, rng)
+            point = _point(ctx, rng).rstrip(". ")
             template = TEMPLATES[ctx.persona.archetype][decision.stance]
             text = template.format(t=target, p=point, P=point[:1].upper() + point[1:])
         jab = next(
@@ -441,7 +441,7 @@ def _said(ctx: AgentContext) -> str:
 
 
 def _pick(rng: random.Random, points: list[str], said: str) -> str | None:
-    fresh = [p for p in points if p.lower() not in said]
+    fresh = [p for p in points if p.rstrip(". ").lower() not in said]
     pool = fresh or points
     return rng.choice(pool) if pool else None
 
@@ -451,7 +451,7 @@ def _point(ctx: AgentContext, rng: random.Random) -> str:
     persona = ctx.persona
     said = _said(ctx)
     share = SHARES_EVIDENCE[persona.archetype]
-    fresh = [e for e in persona.evidence if e.lower() not in said]
+    fresh = [e for e in persona.evidence if e.rstrip(". ").lower() not in said]
     if fresh and rng.random() < share:
         return rng.choice(fresh)
     return (

@@ -79,7 +79,7 @@ def evidence(scenario: Scenario, records: Sequence[RoundRecord]) -> dict[str, Ev
             emotion_start=emotions[0],
             emotion_end=emotions[-1],
             emotion_low=min(emotions),
-            unshared=sum(1 for e in spec.evidence if e.lower() not in said),
+            unshared=sum(1 for e in spec.evidence if e.rstrip(". ").lower() not in said),
             opposed_by=sum(
                 1 for r in records for a in r.actions if a.target == name and a.stance == "oppose"
             ),

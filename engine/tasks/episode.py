@@ -113,7 +113,7 @@ def fact_weights(task: Task, sim: Simulation | None, agent: str) -> dict[str, fl
         if task.knows(agent, fact):
             scores[fact.item] += fact.weight
             continue
-        speakers = [s for s, text in heard if fact.text.lower() in text]
+        speakers = [s for s, text in heard if fact.text.rstrip(". ").lower() in text]
         if speakers:
             believed = any(s == agent or trust[s].fav > DISTRUST_AT for s in speakers)
             scores[fact.item] += fact.weight * (1.0 if believed else 0.5)
