@@ -357,15 +357,18 @@ def test_batched_judge_one_call_per_observer(net: NetLog, saves: Path, stub: Stu
     triggered = 0
     for r in records[1:]:
         names = list(r.state.agents)
-        assert not [c for c in r.llm_calls if c.purpose == "relation"]
-        judged = {c.agent: c for c in r.llm_calls if c.purpose == "relations"}
+        # One unified judge call per observer: emotion, every triggered edge and the needs.
+        assert not [c for c in r.llm_calls if c.purpose in ("relation", "emotion", "needs")]
+        judged = {
+            c.agent: c for c in r.llm_calls if c.purpose == "judge" and not c.key.endswith(":reask")
+        }
+        assert set(judged) == set(names)
         expected = {n: relation_triggers(n, spoken(r), names) for n in names}
-        assert set(judged) == {n for n, trig in expected.items() if trig}
         for n, call in judged.items():
-            assert call.key == f"r{r.round:04d}:relations:{n}"
+            assert call.key == f"r{r.round:04d}:judge:{n}"
             for other in expected[n]:
                 assert f"Toward {other}:" in call.messages[1]["content"]
-        triggered += len(judged)
+            triggered += bool(expected[n])
         assert r.usage is not None and r.usage.judge_mode == "batched"
         assert r.usage == RoundUsage.of(r.llm_calls, "batched")
     assert triggered > 0

@@ -12,6 +12,7 @@ from pydantic import BaseModel, Field, create_model
 from ..minds.base import AgentContext, RelationJudgement, TokenSink
 from ..minds.planner import N_CANDIDATES, OTHERS_EFFECT
 from ..needs import NEEDS
+from ..rules import relation_triggers
 from ..scenario import Status
 from ..state import ALL, Action, Decision, Mode
 from ..values import gap, s_self, svo_utility, theta
@@ -89,9 +90,25 @@ def _plan_schema(others: tuple[str, ...]) -> type[BaseModel]:
 
 
 @functools.cache
-def _edges_schema(targets: tuple[str, ...]) -> type[BaseModel]:
-    edge = create_model("EdgeOut", __base__=RelationOut, target=(Literal[tuple(targets)], ...))  # type: ignore[valid-type]
-    return create_model("RelationsOut", judgements=(list[edge], ...))
+def _edge_model(targets: tuple[str, ...]) -> type[RelationOut]:
+    """U_R output naming its target (batched judgements)."""
+    return create_model(
+        "EdgeOut",
+        __base__=RelationOut,
+        target=(Literal[targets], ...),  # type: ignore[valid-type]
+    )
+
+
+@functools.cache
+def _observer_schema(targets: tuple[str, ...]) -> type[BaseModel]:
+    """The batched judge's output for one observer: emotion, its edges and its needs."""
+    fields: dict[str, Any] = {
+        "delta": (float, Field(ge=-1, le=1)),
+        "needs": (NeedsOut, Field(default_factory=NeedsOut)),
+    }
+    if targets:
+        fields["judgements"] = (list[_edge_model(targets)], Field(default_factory=list))
+    return create_model("ObserverOut", **fields)
 
 
 class LLMMind:
@@ -103,6 +120,7 @@ class LLMMind:
         self.judge_mode = settings.judge_mode
         judge = "" if settings.judge == settings.model else f", judge {settings.judge}"
         mixed = " (mixed team)" if settings.agent_models else ""
+        self._observers: dict[tuple[int, str], asyncio.Future] = {}
         self.label = f"LLM {settings.model}{mixed}{judge}"
 
     def _key(self, ctx: AgentContext, purpose: str, target: str = "") -> str:
@@ -182,6 +200,8 @@ class LLMMind:
         )
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
+        if self.judge_mode == "batched":
+            return (await self._observer(ctx, observed)).delta
         out = await self.client.structured(
             key=self._key(ctx, "emotion"),
             purpose="emotion",
@@ -199,7 +219,9 @@ class LLMMind:
         if not triggers:
             return {}
         if self.judge_mode == "batched":
-            return await self._batched(ctx, triggers)
+            out = await self._observer(ctx, ctx.heard)
+            judged = {e.target: e.judgement() for e in getattr(out, "judgements", [])}
+            return {other: judged.get(other, RelationJudgement(delta=0.0)) for other in triggers}
         outs = await asyncio.gather(
             *(
                 self.client.structured(
@@ -216,37 +238,46 @@ class LLMMind:
         )
         return {other: out.judgement() for other, out in zip(triggers, outs, strict=True)}
 
-    async def _batched(
-        self, ctx: AgentContext, triggers: dict[str, list[Action]]
-    ) -> dict[str, RelationJudgement]:
-        schema = _edges_schema(tuple(triggers))
-        out: Any = await self.client.structured(
-            key=self._key(ctx, "relations"),
-            purpose="relations",
-            agent=ctx.name,
-            model=self.settings.judge,
-            messages=prompts.relations(ctx, triggers),
-            schema=schema,
-            default=None,
-        )
-        judged = {e.target: e.judgement() for e in (out.judgements if out else [])}
-        return {other: judged.get(other, RelationJudgement(delta=0.0)) for other in triggers}
-
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
-        out = await self.client.structured(
-            key=self._key(ctx, "needs"),
-            purpose="needs",
-            agent=ctx.name,
-            model=self.settings.judge,
-            messages=prompts.needs(ctx, observed),
-            schema=NeedsOut,
-            default=NeedsOut(),
-        )
+        if self.judge_mode == "batched":
+            changes = (await self._observer(ctx, observed)).needs
+        else:
+            changes = await self.client.structured(
+                key=self._key(ctx, "needs"),
+                purpose="needs",
+                agent=ctx.name,
+                model=self.settings.judge,
+                messages=prompts.needs(ctx, observed),
+                schema=NeedsOut,
+                default=NeedsOut(),
+            )
         return {
             n: max(-NEED_DELTA_CAP, min(NEED_DELTA_CAP, v))
-            for n, v in out.model_dump().items()
+            for n, v in changes.model_dump().items()
             if v
         }
+
+    def _observer(self, ctx: AgentContext, observed: list[Action]) -> asyncio.Future:
+        """Batched mode: U_S, U_R and the needs of one observer in a single judge call,
+        shared by the three interface methods the engine calls together."""
+        key = (ctx.round, ctx.name)
+        pending = self._observers.get(key)
+        if pending is None:
+            triggers = relation_triggers(ctx.name, observed, ctx.scenario.names)
+            schema = _observer_schema(tuple(triggers))
+            pending = asyncio.ensure_future(
+                self.client.structured(
+                    key=self._key(ctx, "judge"),
+                    purpose="judge",
+                    agent=ctx.name,
+                    model=self.settings.judge,
+                    messages=prompts.observer(ctx, observed, triggers),
+                    schema=schema,
+                    default=schema(delta=0.0),
+                )
+            )
+            self._observers[key] = pending
+        return pending
 
     async def narrate(self, scenario: Any, round_no: int, scene: str) -> str:
         """The game master's narration of a round, told by the judge model."""
@@ -273,6 +304,7 @@ class LLMMind:
         )
 
     def take_calls(self) -> list[LLMCall]:
+        self._observers.clear()  # the round's batched judgements are done
         return self.client.take_calls()
 
     def count_recorded(self, calls: Iterable[LLMCall]) -> None:

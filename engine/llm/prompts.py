@@ -216,17 +216,32 @@ def relation(ctx: AgentContext, other: str, acts: list[Action]) -> Messages:
     ]
 
 
-def relations(ctx: AgentContext, triggers: dict[str, list[Action]]) -> Messages:
-    """U_R batched: one judgement per triggered edge of one observer."""
+def observer(
+    ctx: AgentContext, observed: list[Action], triggers: dict[str, list[Action]]
+) -> Messages:
+    """Batched judge: one call per observer for U_S, U_R of every triggered edge, and needs."""
     p = ctx.persona
-    edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
-    task = (
-        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
-        f"{edges}\n\nFor each of {', '.join(triggers)}: {RELATION_RULES}"
+    parts = [
+        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).",
+        f"Current emotional state S = {ctx.state.emotion:.2f} on [0, 1].",
+        f"Events {p.name} saw this round:\n{_observed(observed, ctx.events)}",
+        "delta: the signed change of S, between -0.3 and 0.3.",
+    ]
+    if triggers:
+        edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
+        parts.append(f"{edges}\n\njudgements: for each of {', '.join(triggers)}: {RELATION_RULES}")
+    rows = [
+        f"- {n} ({need_label(n)}): {v.current:.1f} of expected {v.expected:.1f}, "
+        f"{describe(v.current)}"
+        for n, v in ctx.state.needs.items()
+    ]
+    parts.append(
+        "Psychological needs (0-10):\n" + "\n".join(rows) + "\nneeds: the signed "
+        "change (-2 to 2) of each need this round moved; omit the rest."
     )
     return [
-        {"role": "system", "content": _judge_system("relations")},
-        {"role": "user", "content": task},
+        {"role": "system", "content": _judge_system("judge")},
+        {"role": "user", "content": "\n\n".join(parts)},
     ]
 
 
