@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -66,3 +68,32 @@ def mini(mini_data: dict) -> Scenario:
 def store(tmp_path: Path) -> SaveStore:
     """A save store in a temporary folder."""
     return SaveStore(tmp_path / "saves")
+
+
+@dataclass
+class CliResult:
+    """What one in-process ``socialsim`` invocation did."""
+
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]):
+    """Call the console-script entry point in-process: ``run_cli(*args) -> CliResult``."""
+    from tui import cli
+
+    def invoke(*args: str) -> CliResult:
+        capsys.readouterr()
+        monkeypatch.setattr(sys, "argv", ["socialsim", *args])
+        code: int | str | None = 0
+        try:
+            cli.main()
+        except SystemExit as exc:
+            code = exc.code
+        captured = capsys.readouterr()
+        assert isinstance(code, int | None), code
+        return CliResult(code or 0, captured.out, captured.err)
+
+    return invoke

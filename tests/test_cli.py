@@ -13,10 +13,10 @@ import os
 import re
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import CliResult
 
 from engine import (
     FORMAT_VERSION,
@@ -29,18 +29,13 @@ from engine import (
     load_library,
 )
 from engine.export import COLUMNS
-from tui import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-secret"
 ERROR = "socialsim: error: "
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+Result = CliResult
 
 
 def _toml(value: object) -> str:
@@ -93,22 +88,9 @@ def saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def socialsim(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], saves: Path):
+def socialsim(run_cli, saves: Path):
     """Call the console-script entry point in-process: ``socialsim(*args) -> Result``."""
-
-    def invoke(*args: str) -> Result:
-        capsys.readouterr()
-        monkeypatch.setattr(sys, "argv", ["socialsim", *args])
-        code: int | str | None = 0
-        try:
-            cli.main()
-        except SystemExit as exc:
-            code = exc.code
-        captured = capsys.readouterr()
-        assert isinstance(code, int | None), code
-        return Result(code or 0, captured.out, captured.err)
-
-    return invoke
+    return run_cli
 
 
 @pytest.fixture

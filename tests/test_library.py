@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import CliResult
 
 from engine import (
     ForcedAction,
@@ -24,7 +23,6 @@ from engine import (
 from engine.gamemaster import scripted_narration, violations
 from engine.measure import likert_score, questionnaire, rate, survey
 from engine.scenario import parse_scenario
-from tui import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 ERROR = "socialsim: error: "
@@ -221,11 +219,7 @@ def test_bullying_narration_follows_its_schedule():
 # -- interventions ---------------------------------------------------------------------------
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+Result = CliResult
 
 
 @pytest.fixture
@@ -237,22 +231,9 @@ def saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def socialsim(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], saves: Path):
+def socialsim(run_cli, saves: Path):
     """The console-script entry point, in-process: ``socialsim(*args) -> Result``."""
-
-    def invoke(*args: str) -> Result:
-        capsys.readouterr()
-        monkeypatch.setattr(sys, "argv", ["socialsim", *args])
-        code: int | str | None = 0
-        try:
-            cli.main()
-        except SystemExit as exc:
-            code = exc.code
-        captured = capsys.readouterr()
-        assert isinstance(code, int | None), code
-        return Result(code or 0, captured.out, captured.err)
-
-    return invoke
+    return run_cli
 
 
 def test_branch_with_an_intervention_injects_its_events_after_the_fork(socialsim, saves: Path):

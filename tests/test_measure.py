@@ -12,11 +12,10 @@ import csv
 import itertools
 import json
 import math
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from conftest import CliResult
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -36,7 +35,6 @@ from engine.needs import NEEDS
 from engine.scenario import parse_scenario
 from engine.state import AgentState, NeedState
 from engine.store import MEASURE_FILE
-from tui import cli
 
 PROPS = settings(max_examples=60, deadline=None, database=None)
 ERROR = "socialsim: error: "
@@ -322,11 +320,7 @@ def test_unknown_questionnaire_lists_each_known_one_once():
 # -- the CLI -------------------------------------------------------------------------------
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+Result = CliResult
 
 
 @pytest.fixture
@@ -338,22 +332,9 @@ def saves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def socialsim(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], saves: Path):
+def socialsim(run_cli, saves: Path):
     """The console-script entry point, in-process: ``socialsim(*args) -> Result``."""
-
-    def invoke(*args: str) -> Result:
-        capsys.readouterr()
-        monkeypatch.setattr(sys, "argv", ["socialsim", *args])
-        code: int | str | None = 0
-        try:
-            cli.main()
-        except SystemExit as exc:
-            code = exc.code
-        captured = capsys.readouterr()
-        assert isinstance(code, int | None), code
-        return Result(code or 0, captured.out, captured.err)
-
-    return invoke
+    return run_cli
 
 
 def assert_one_error(result: Result, *fragments: str) -> None:

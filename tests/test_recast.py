@@ -7,19 +7,17 @@ from __future__ import annotations
 import json
 import re
 import socket
-import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import CliResult
 
 from engine import Archetype, SaveStore, SocialsimError
 from engine.tasks.controller import MAX_RECASTS, Session, majority, recast
 from engine.tasks.diagnosis import Evidence, Proposal
 from engine.tasks.outcome import ExperimentLink, TaskOutcome
 from engine.tasks.spec import AGENTS, Task, load_task, task_ids
-from tui import cli
 
 A = Archetype
 ERROR = "socialsim: error: "
@@ -350,34 +348,18 @@ async def test_three_recasts_then_stop(stub_judge, tmp_path: Path) -> None:
 # -- the command line -------------------------------------------------------------------------
 
 
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
+Result = CliResult
 
 
 @pytest.fixture
-def socialsim(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path):
+def socialsim(run_cli, monkeypatch: pytest.MonkeyPatch, tmp_path):
     """Call the console-script entry point in-process: ``socialsim(*args) -> Result``."""
     monkeypatch.setenv("COLUMNS", "400")
     for var in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "SOCIALSIM_SAVES"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
 
-    def invoke(*args: str) -> Result:
-        capsys.readouterr()
-        monkeypatch.setattr(sys, "argv", ["socialsim", *args])
-        code: int | str | None = 0
-        try:
-            cli.main()
-        except SystemExit as exc:
-            code = exc.code
-        captured = capsys.readouterr()
-        assert isinstance(code, int | None), code
-        return Result(code or 0, captured.out, captured.err)
-
-    return invoke
+    return run_cli
 
 
 def test_tasks_lists_every_task(socialsim) -> None:

@@ -18,7 +18,6 @@ from engine.sweep import (
     sweep,
     tidy_rows,
 )
-from tui import cli
 
 
 def test_cells_enumerate_every_sign_assignment_and_the_controls():
@@ -81,20 +80,10 @@ async def test_ray_executor_matches_the_local_executor():
     assert remote.contrasts == local.contrasts
 
 
-def _cli(monkeypatch, capsys, *args: str):
-    monkeypatch.setattr(sys, "argv", ["socialsim", *args])
-    with pytest.raises(SystemExit) as done:
-        cli.main()
-    out = capsys.readouterr()
-    return done.value.code, out.out, out.err
-
-
-def test_sweep_cli_prints_tables_and_writes_tidy_csv(monkeypatch, capsys, tmp_path: Path):
+def test_sweep_cli_prints_tables_and_writes_tidy_csv(monkeypatch, run_cli, tmp_path: Path):
     out = tmp_path / "sweep.csv"
     monkeypatch.setenv("COLUMNS", "200")
-    code, stdout, _ = _cli(
-        monkeypatch,
-        capsys,
+    result = run_cli(
         "sweep",
         "debate",
         "--relations",
@@ -106,7 +95,8 @@ def test_sweep_cli_prints_tables_and_writes_tidy_csv(monkeypatch, capsys, tmp_pa
         "--out",
         str(out),
     )
-    assert code in (0, None)
+    assert result.code == 0, result.err
+    stdout = result.out
     assert "paired 95% bootstrap intervals" in stdout
     assert "λ=1 − λ=0" in stdout and "no-prior" in stdout
     with out.open(newline="") as handle:
@@ -126,8 +116,9 @@ def test_sweep_cli_prints_tables_and_writes_tidy_csv(monkeypatch, capsys, tmp_pa
         (["sweep", "govsim", "--executor", "mpi"], "--executor"),
     ],
 )
-def test_sweep_cli_bad_input_is_one_line(monkeypatch, capsys, args, needle):
-    code, _, stderr = _cli(monkeypatch, capsys, *args)
-    assert code == 2
+def test_sweep_cli_bad_input_is_one_line(run_cli, args, needle):
+    result = run_cli(*args)
+    assert result.code == 2
+    stderr = result.err
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("socialsim: error:") and needle in lines[0]
