@@ -70,6 +70,17 @@ def store(tmp_path: Path) -> SaveStore:
     return SaveStore(tmp_path / "saves")
 
 
+@pytest.fixture
+def hermetic_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No user keymap, no saves or exports outside tmp_path (for app tests)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("SOCIALSIM_KEYMAP", raising=False)
+    monkeypatch.delenv("SOCIALSIM_SAVES", raising=False)
+    monkeypatch.chdir(tmp_path)
+
+
 @dataclass
 class CliResult:
     """What one in-process ``socialsim`` invocation did."""

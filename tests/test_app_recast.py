@@ -25,13 +25,8 @@ SEED = 2
 
 
 @pytest.fixture(autouse=True)
-def _hermetic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
-    monkeypatch.setenv("HOME", str(home))
-    monkeypatch.delenv("SOCIALSIM_KEYMAP", raising=False)
-    monkeypatch.delenv("SOCIALSIM_SAVES", raising=False)
-    monkeypatch.chdir(tmp_path)
+def _hermetic(hermetic_app: None) -> None:
+    """Every test here runs with no user keymap and no files outside tmp_path."""
 
 
 @pytest.fixture

@@ -120,12 +120,8 @@ class LLMClient:
     ) -> str:
         """Free text (streamed into ``sink``); an empty string when the model fails."""
         request = Request(key=key, model=model, messages=messages, sink=sink)
-        try:
-            reply = await self._send(request, purpose, agent)
-        except TransportError as err:
-            if err.fatal:
-                raise
-            self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
+        reply = await self._attempt(request, purpose, agent)
+        if reply is None:
             return ""
         text = reply.text.strip()
         self._record(
