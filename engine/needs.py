@@ -59,3 +59,8 @@ def parse_trait(text: str) -> tuple[str, float]:
     if trait not in TRAIT_NEED:
         raise ValueError(f"{text!r}: unknown trait {trait!r}; known: {', '.join(TRAIT_NEED)}")
     return TRAIT_NEED[trait], DEGREES[degree]
+
+
+def expected_from_traits(traits: list[str]) -> dict[str, float]:
+    """Tab. 9: the expected need values a value-driven agent's traits set."""
+    return dict(parse_trait(t) for t in traits)

@@ -19,7 +19,7 @@ from pydantic import (
 )
 
 from .errors import ScenarioError
-from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS, parse_trait
+from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS, expected_from_traits, parse_trait
 
 
 class Archetype(StrEnum):
@@ -107,7 +107,7 @@ class AgentSpec(_Strict):
         spec = self.needs.get(name, NeedSpec())
         expected = spec.expected
         if expected is None and self.kind == "value-driven":
-            expected = dict(parse_trait(t) for t in self.traits).get(name)
+            expected = expected_from_traits(self.traits).get(name)
         return spec.current, DEFAULT_EXPECTED if expected is None else expected
 
 

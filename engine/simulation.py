@@ -282,10 +282,6 @@ class Simulation:
         )
         self._set_pending(self.pending.model_copy(update={"events": [*self.pending.events, event]}))
 
-    def clear_pending(self) -> None:
-        """Drop every queued intervention."""
-        self._set_pending(Pending())
-
     def record_outcome(self, outcome: TaskOutcome) -> None:
         """Save a task episode's outcome with the run."""
         self.meta = self.meta.model_copy(update={"outcome": outcome})

@@ -223,9 +223,10 @@ class SaveStore:
         return (self.run_dir(run_id) / META_FILE).exists()
 
     def exists_quietly(self, ref: str) -> bool:
-        """Whether ``ref`` names a saved run (False for anything that is not a plain id)."""
+        """:meth:`exists`, but False (not an error) for anything that is not a plain id:
+        tells a saved run id from a scenario id or path."""
         try:
-            return self.run_dir(ref).is_dir()
+            return self.exists(ref)
         except SaveError:
             return False
 

@@ -13,9 +13,8 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-from .needs import parse_trait
 from .state import NeedState
 
 S_MAX = 10.0
@@ -29,11 +28,6 @@ SVO_ANGLE = {
     "individualistic": -7.82,
     "competitive": -16.26,
 }
-
-
-def expected_from_traits(traits: Iterable[str]) -> dict[str, float]:
-    """Expected need values set by a value-driven agent's traits."""
-    return dict(parse_trait(t) for t in traits)
 
 
 def gap(value: NeedState) -> float:

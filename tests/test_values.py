@@ -17,12 +17,11 @@ from hypothesis import strategies as st
 from engine import ALL, Mode, ScenarioError, Simulation, load_library
 from engine.minds.base import AgentContext
 from engine.minds.planner import N_CANDIDATES, imagine, plan
-from engine.needs import NEEDS, parse_trait
+from engine.needs import NEEDS, expected_from_traits, parse_trait
 from engine.scenario import parse_scenario
 from engine.state import NeedState
 from engine.values import (
     S_MAX,
-    expected_from_traits,
     gap,
     s_self,
     svo_category,
