@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .scenario import Scenario
 from .state import Mode, RoundRecord, ScenarioEvent
+
+if TYPE_CHECKING:
+    from .minds import Mind
 
 
 def violations(scenario: Scenario, record: RoundRecord) -> list[str]:
@@ -46,13 +50,12 @@ def scripted_narration(
 
 
 async def narrate(
-    scenario: Scenario, round_no: int, records: Sequence[RoundRecord], mind: object
+    scenario: Scenario, round_no: int, records: Sequence[RoundRecord], mind: Mind
 ) -> ScenarioEvent | None:
     """The round's narration event: scripted, or told by the LLM when the scenario asks."""
     text = scripted_narration(scenario, round_no, records)
     if text is None:
         return None
-    teller = getattr(mind, "narrate", None)
-    if scenario.narrator == "llm" and teller is not None:
-        text = await teller(scenario, round_no, text) or text
+    if scenario.narrator == "llm":
+        text = await mind.narrate(scenario, round_no, text) or text
     return ScenarioEvent(text=text, source="narrator")

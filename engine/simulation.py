@@ -161,9 +161,7 @@ class Simulation:
             if mind is None:
                 mind = make_mind(meta.model, meta.seed, meta.llm)
                 # Caps count the whole run, not just this process.
-                count = getattr(mind, "count_recorded", None)
-                if count is not None:
-                    count(c for r in records for c in r.llm_calls)
+                mind.count_recorded(c for r in records for c in r.llm_calls)
             sim = cls(meta, records, mind, store, lock)
         except BaseException:
             lock.release()

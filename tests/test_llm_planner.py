@@ -39,3 +39,25 @@ async def test_value_driven_agents_plan_with_candidates_and_carry_theta(stub: St
         if any(c.agent == name and c.outcome in ("ok", "repaired") for c in plans):
             assert agent.theta is not None and 0.0 <= agent.theta <= 90.0
             assert chosen[name].theta == agent.theta
+
+
+async def test_llm_game_master_tells_the_scene(stub: StubLLM, mini_data: dict):
+    from engine.scenario import parse_scenario
+
+    mini_data.update(
+        narrator="llm",
+        schedule=[{"time": "08:00", "location": "hall"}, {"time": "08:20", "location": "roof"}],
+        rules=["no shouting"],
+    )
+    scenario = parse_scenario(mini_data, "mini")
+    llm = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5, retries=1)
+    sim = Simulation.new(scenario, seed=1, model=llm.model, llm=llm)
+    try:
+        record = await sim.step()
+    finally:
+        await close_clients()
+    narration = [e for e in record.events if e.source == "narrator"]
+    told = [c for c in record.llm_calls if c.purpose == "narrate"]
+    assert len(narration) == 1 and len(told) == 1
+    assert "08:00, hall." in told[0].messages[1]["content"]  # the scripted scene it tells
+    assert narration[0].text == told[0].response.strip()

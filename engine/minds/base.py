@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -95,6 +95,14 @@ class Mind(Protocol):
 
     def stop_reason(self) -> str | None:
         """Why the run must stop after the current round (a call or budget cap), if any."""
+        ...
+
+    def count_recorded(self, calls: Iterable[LLMCall]) -> None:
+        """Count a resumed run's recorded exchanges toward the caps."""
+        ...
+
+    async def narrate(self, scenario: Scenario, round_no: int, scene: str) -> str:
+        """The game master's telling of a scene (scenarios with ``narrator = "llm"``)."""
         ...
 
     async def aclose(self) -> None:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Iterable
 
 from ..lexicon import sentiment
+from ..llm.records import LLMCall
 from ..rules import MAX_FAV_DELTA
-from ..scenario import Archetype, Status
+from ..scenario import Archetype, Scenario, Status
 from ..state import ALL, Action, Decision, Mode, Stance
 from ..values import s_self
 from .base import AgentContext, RelationJudgement, TokenSink
@@ -372,13 +374,20 @@ class OfflineMind:
             deltas[need] += 0.08 * resilience * (value.expected - value.current)
         return {n: round(d, 4) for n, d in deltas.items() if d}
 
-    def take_calls(self) -> list:
+    def take_calls(self) -> list[LLMCall]:
         """The offline model makes no model calls."""
         return []
 
     def stop_reason(self) -> str | None:
         """No caps apply to the offline model."""
         return None
+
+    def count_recorded(self, calls: Iterable[LLMCall]) -> None:
+        """Nothing to count: the offline model has no caps."""
+
+    async def narrate(self, scenario: Scenario, round_no: int, scene: str) -> str:
+        """The scripted scene, as it is."""
+        return scene
 
     async def aclose(self) -> None:
         """Nothing to release."""
