@@ -108,17 +108,19 @@ BudgetOpt = Annotated[
 
 
 def _llm_settings(
-    scenario,
+    names: list[str],
     model: str,
-    judge_model: str | None,
-    agent_model: list[str] | None,
-    api_base: str | None,
-    judge_mode: str,
-    max_concurrency: int,
-    timeout: float,
-    retries: int,
-    max_calls: int | None,
-    budget_usd: float | None,
+    *,
+    scenario_models: dict[str, str] | None = None,
+    judge_model: str | None = None,
+    agent_model: list[str] | None = None,
+    api_base: str | None = None,
+    judge_mode: str = "per-edge",
+    max_concurrency: int = 8,
+    timeout: float = 60.0,
+    retries: int = 3,
+    max_calls: int | None = None,
+    budget_usd: float | None = None,
 ):
     """LLMSettings from the command line and the scenario's per-agent models (None: offline)."""
     if model == "offline":
@@ -129,13 +131,13 @@ def _llm_settings(
 
     from engine.llm.settings import LLMSettings
 
-    agents = {a.name: a.model for a in scenario.agents if a.model}
-    for item in agent_model or []:
+    agents = dict(scenario_models or {})
+    for item in agent_model or []:  # mixed teams: NAME=MODEL
         name, sep, value = item.partition("=")
         if not sep or not value.strip():
             fail(f"--agent-model {item!r}: use NAME=MODEL")
-        if name not in scenario.names:
-            fail(f"--agent-model {item!r}: no agent {name!r} in {scenario.title!r}")
+        if name not in names:
+            fail(f"--agent-model {item!r}: no agent {name!r}; agents: {', '.join(names)}")
         agents[name] = value.strip()
     try:
         return LLMSettings(
@@ -187,13 +189,18 @@ def main() -> None:
         sys.exit(130)
 
 
+def _scenario_models(scenario) -> dict[str, str]:
+    """Per-agent models a scenario file sets (``model = "..."`` on an agent)."""
+    return {a.name: a.model for a in scenario.agents if a.model}
+
+
 def _launch(
     target: str | None,
     seed: int,
     saves: Path | None,
     keymap: Path | None,
     model: str = "offline",
-    llm_args: tuple = (),
+    llm_options: dict | None = None,
     prior: str | None = None,
 ) -> None:
     from .app import DEFAULT_SCENARIO, build_app
@@ -204,7 +211,10 @@ def _launch(
 
         if target and _store(saves).exists_quietly(target):
             fail("--model and its options apply to new runs; a saved run keeps its model")
-        llm = _llm_settings(resolve_scenario(target or DEFAULT_SCENARIO), model, *llm_args)
+        spec = resolve_scenario(target or DEFAULT_SCENARIO)
+        llm = _llm_settings(
+            spec.names, model, scenario_models=_scenario_models(spec), **(llm_options or {})
+        )
     app_ = build_app(
         target, model=model, seed=seed, saves=saves, keymap_file=keymap, llm=llm, prior=prior
     )
@@ -248,25 +258,18 @@ def tui(
     prior: PriorOpt = None,
 ) -> None:
     """Open the app on a scenario (a new run) or a saved run (resumed where it stopped)."""
-    _launch(
-        target,
-        seed,
-        saves,
-        keymap,
-        model,
-        (
-            judge_model,
-            agent_model,
-            api_base,
-            judge_mode,
-            max_concurrency,
-            timeout,
-            retries,
-            max_calls,
-            budget_usd,
-        ),
-        prior,
-    )
+    options = {
+        "judge_model": judge_model,
+        "agent_model": agent_model,
+        "api_base": api_base,
+        "judge_mode": judge_mode,
+        "max_concurrency": max_concurrency,
+        "timeout": timeout,
+        "retries": retries,
+        "max_calls": max_calls,
+        "budget_usd": budget_usd,
+    }
+    _launch(target, seed, saves, keymap, model, options, prior)
 
 
 def _run_async(coro):
@@ -361,17 +364,18 @@ def run(
 
         relational = parse_prior(prior, spec.names)
     llm = _llm_settings(
-        spec,
+        spec.names,
         model,
-        judge_model,
-        agent_model,
-        api_base,
-        judge_mode,
-        max_concurrency,
-        timeout,
-        retries,
-        max_calls,
-        budget_usd,
+        scenario_models=_scenario_models(spec),
+        judge_model=judge_model,
+        agent_model=agent_model,
+        api_base=api_base,
+        judge_mode=judge_mode,
+        max_concurrency=max_concurrency,
+        timeout=timeout,
+        retries=retries,
+        max_calls=max_calls,
+        budget_usd=budget_usd,
     )
     if run_id is not None:
         check_run_id(run_id)
@@ -664,17 +668,7 @@ def _single_episode(
 
     names = agent_names(task)  # type: ignore[arg-type]
     prior = parse_prior(prior_text, names) if prior_text else no_prior()
-    llm = None
-    if model != "offline":
-        from engine.llm.settings import LLMSettings
-
-        mixed = {}
-        for item in agent_model or []:  # heterogeneous teams: NAME=MODEL
-            name, sep, value = item.partition("=")
-            if not sep or name not in names or not value.strip():
-                fail(f"--agent-model {item!r}: use NAME=MODEL with NAME in {', '.join(names)}")
-            mixed[name] = value.strip()
-        llm = LLMSettings(model=model, api_base=api_base, agent_models=mixed)
+    llm = _llm_settings(names, model, agent_model=agent_model, api_base=api_base)
     console = _console()
     if task == "govsim":
         from engine.govsim import run_govsim
@@ -867,18 +861,15 @@ def recast(
         fail(f"--episodes {episodes}: must be at least 1")
     casting = {"hetero": spec.casting.hetero, "random": spec.casting.random}.get(init)
     casting = casting or parse_casting(init)
+    team = task_scenario(spec, casting)
     llm = _llm_settings(
-        task_scenario(spec, casting),
+        team.names,
         model,
-        judge_model,
-        None,
-        api_base,
-        "per-edge",
-        max_concurrency,
-        timeout,
-        retries,
-        None,
-        None,
+        judge_model=judge_model,
+        api_base=api_base,
+        max_concurrency=max_concurrency,
+        timeout=timeout,
+        retries=retries,
     )
     console = _console()
     console.print(
