@@ -513,7 +513,7 @@ def build_app(
     Raises :class:`engine.SocialsimError` with a clear message for bad input.
     """
     # Read the keymap first: a bad file must not leave a new, empty run behind.
-    keymap = load_keymap(keymap_file)
+    keymap = load_keymap([b.id for b in SocialsimApp.BINDINGS if b.id], keymap_file)
     store = SaveStore(saves)
     target = target or DEFAULT_SCENARIO
     if store.exists_quietly(target):

@@ -12,29 +12,10 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 
 from engine import SocialsimError
-
-BINDING_IDS = (
-    "step",
-    "step-alt",
-    "run",
-    "save",
-    "branch",
-    "force",
-    "inject",
-    "open",
-    "plots",
-    "metrics",
-    "export",
-    "recast",
-    "needs",
-    "prev",
-    "next",
-    "help",
-    "quit",
-)
 
 
 def keymap_path(explicit: Path | None = None) -> Path | None:
@@ -48,8 +29,8 @@ def keymap_path(explicit: Path | None = None) -> Path | None:
     return default if default.is_file() else None
 
 
-def load_keymap(explicit: Path | None = None) -> dict[str, str]:
-    """Binding id -> keys; a bad file is one clear error naming it."""
+def load_keymap(known: Sequence[str], explicit: Path | None = None) -> dict[str, str]:
+    """Binding id -> keys for the ``known`` binding ids; a bad file is one clear error."""
     path = keymap_path(explicit)
     if path is None:
         return {}
@@ -63,9 +44,9 @@ def load_keymap(explicit: Path | None = None) -> dict[str, str]:
     if not isinstance(keys, dict):
         raise SocialsimError(f"{path}: [keys] must be a table")
     for binding_id, value in keys.items():
-        if binding_id not in BINDING_IDS:
+        if binding_id not in known:
             raise SocialsimError(
-                f"{path}: keys.{binding_id}: unknown binding; known: {', '.join(BINDING_IDS)}"
+                f"{path}: keys.{binding_id}: unknown binding; known: {', '.join(known)}"
             )
         if not isinstance(value, str) or not value.strip():
             raise SocialsimError(f'{path}: keys.{binding_id}: give keys as a string like "n,j"')
