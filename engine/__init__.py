@@ -10,7 +10,7 @@ Public API (names load lazily, so ``import engine.errors`` stays cheap)::
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 _EXPORTS = {
     "errors": (
@@ -47,41 +47,7 @@ _EXPORTS = {
     "store": ("FORMAT_VERSION", "RunListing", "RunMeta", "SaveStore", "default_saves_dir"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = [
-    "ALL",
-    "FORMAT_VERSION",
-    "Action",
-    "Archetype",
-    "ForcedAction",
-    "InterventionError",
-    "Metrics",
-    "Mind",
-    "Mode",
-    "OfflineMind",
-    "RoundRecord",
-    "RunFinishedError",
-    "RunListing",
-    "RunLockedError",
-    "RunMeta",
-    "SaveError",
-    "SaveStore",
-    "Scenario",
-    "ScenarioError",
-    "ScenarioEvent",
-    "SimEvent",
-    "Simulation",
-    "SocialsimError",
-    "Status",
-    "WorldState",
-    "compute_metrics",
-    "default_saves_dir",
-    "library_ids",
-    "load_library",
-    "load_scenario_file",
-    "make_mind",
-    "resolve_scenario",
-    "scenario_json_schema",
-]
+__all__ = sorted(_WHERE)  # built from _EXPORTS, the one list of names
 
 
 def __getattr__(name: str) -> Any:
@@ -91,30 +57,3 @@ def __getattr__(name: str) -> Any:
     value = getattr(importlib.import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
-
-
-if TYPE_CHECKING:
-    from .errors import (
-        InterventionError,
-        RunFinishedError,
-        RunLockedError,
-        SaveError,
-        ScenarioError,
-        SocialsimError,
-    )
-    from .events import SimEvent
-    from .metrics import Metrics, compute_metrics
-    from .minds import Mind, OfflineMind, make_mind
-    from .scenario import (
-        Archetype,
-        Scenario,
-        Status,
-        library_ids,
-        load_library,
-        load_scenario_file,
-        resolve_scenario,
-        scenario_json_schema,
-    )
-    from .simulation import Simulation
-    from .state import ALL, Action, ForcedAction, Mode, RoundRecord, ScenarioEvent, WorldState
-    from .store import FORMAT_VERSION, RunListing, RunMeta, SaveStore, default_saves_dir
