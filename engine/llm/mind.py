@@ -202,14 +202,12 @@ class LLMMind:
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         if self.judge_mode == "batched":
             return (await self._observer(ctx, observed)).delta
-        out = await self.client.structured(
-            key=self._key(ctx, "emotion"),
-            purpose="emotion",
-            agent=ctx.name,
-            model=self.settings.judge,
-            messages=prompts.emotion(ctx, observed),
-            schema=EmotionOut,
-            default=EmotionOut(delta=0.0),
+        out = await self._judge(
+            ctx,
+            "emotion",
+            prompts.emotion(ctx, observed),
+            EmotionOut,
+            EmotionOut(delta=0.0),
         )
         return out.delta
 
@@ -224,14 +222,13 @@ class LLMMind:
             return {other: judged.get(other, RelationJudgement(delta=0.0)) for other in triggers}
         outs = await asyncio.gather(
             *(
-                self.client.structured(
-                    key=self._key(ctx, "relation", other),
-                    purpose="relation",
-                    agent=ctx.name,
-                    model=self.settings.judge,
-                    messages=prompts.relation(ctx, other, acts),
-                    schema=RelationOut,
-                    default=RelationOut(delta_fav=0.0),
+                self._judge(
+                    ctx,
+                    "relation",
+                    prompts.relation(ctx, other, acts),
+                    RelationOut,
+                    RelationOut(delta_fav=0.0),
+                    target=other,
                 )
                 for other, acts in triggers.items()
             )
@@ -242,20 +239,38 @@ class LLMMind:
         if self.judge_mode == "batched":
             changes = (await self._observer(ctx, observed)).needs
         else:
-            changes = await self.client.structured(
-                key=self._key(ctx, "needs"),
-                purpose="needs",
-                agent=ctx.name,
-                model=self.settings.judge,
-                messages=prompts.needs(ctx, observed),
-                schema=NeedsOut,
-                default=NeedsOut(),
+            changes = await self._judge(
+                ctx,
+                "needs",
+                prompts.needs(ctx, observed),
+                NeedsOut,
+                NeedsOut(),
             )
         return {
             n: max(-NEED_DELTA_CAP, min(NEED_DELTA_CAP, v))
             for n, v in changes.model_dump().items()
             if v
         }
+
+    def _judge(
+        self,
+        ctx: AgentContext,
+        purpose: str,
+        messages: list[dict[str, str]],
+        schema: type[Any],
+        default: Any,
+        target: str = "",
+    ) -> Any:
+        """One structured call to the unified judge model about ``ctx``'s agent."""
+        return self.client.structured(
+            key=self._key(ctx, purpose, target),
+            purpose=purpose,
+            agent=ctx.name,
+            model=self.settings.judge,
+            messages=messages,
+            schema=schema,
+            default=default,
+        )
 
     def _observer(self, ctx: AgentContext, observed: list[Action]) -> asyncio.Future:
         """Batched mode: U_S, U_R and the needs of one observer in a single judge call,
@@ -266,14 +281,12 @@ class LLMMind:
             triggers = relation_triggers(ctx.name, observed, ctx.scenario.names)
             schema = _observer_schema(tuple(triggers))
             pending = asyncio.ensure_future(
-                self.client.structured(
-                    key=self._key(ctx, "judge"),
-                    purpose="judge",
-                    agent=ctx.name,
-                    model=self.settings.judge,
-                    messages=prompts.observer(ctx, observed, triggers),
-                    schema=schema,
-                    default=schema(delta=0.0),
+                self._judge(
+                    ctx,
+                    "judge",
+                    prompts.observer(ctx, observed, triggers),
+                    schema,
+                    schema(delta=0.0),
                 )
             )
             self._observers[key] = pending
