@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .errors import SaveError
-from .metrics import compute_metrics
+from .metrics import metrics_series
 from .needs import CATEGORY_OF
 from .state import RoundRecord
 from .store import RunMeta, atomic_write_text
@@ -156,10 +156,9 @@ def _needs(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
 
 
 def _metrics(meta: RunMeta, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    states = [r.state for r in records]
-    for k, r in enumerate(records):
-        row = compute_metrics(meta.scenario, states[: k + 1]).as_row()
-        for metric, value in row.items():
+    series = metrics_series(meta.scenario, [r.state for r in records])
+    for r, m in zip(records, series, strict=True):
+        for metric, value in m.as_row().items():
             yield meta.run_id, r.round, metric, "" if value is None else value
 
 

@@ -125,29 +125,47 @@ def balance(state: WorldState) -> float | None:
     return 100.0 * (total - one - triangles) / total
 
 
+def repair_series(states: Sequence[WorldState]) -> list[float | None]:
+    """Repair % at every state, in one pass over the run (see :func:`repair`)."""
+    if not states:
+        return []
+    edges = [(i, j) for i, agent in states[0].agents.items() for j in agent.relations]
+    was_positive = dict.fromkeys(edges, False)
+    fell = dict.fromkeys(edges, False)
+    series: list[float | None] = []
+    for st in states:
+        deteriorated = recovered = 0
+        for edge in edges:
+            negative = st.agents[edge[0]].relations[edge[1]].status in NEGATIVE
+            if negative and was_positive[edge]:
+                fell[edge] = True
+            was_positive[edge] = was_positive[edge] or not negative
+            if fell[edge]:
+                deteriorated += 1
+                recovered += not negative
+        series.append(100.0 * recovered / deteriorated if deteriorated else None)
+    return series
+
+
 def repair(states: Sequence[WorldState]) -> float | None:
     """Percentage of deteriorated directed edges whose status recovered by the last state."""
-    if not states:
-        return None
-    deteriorated = recovered = 0
-    last = states[-1]
-    for i, agent in states[0].agents.items():
-        for j in agent.relations:
-            was_positive = fell = False
-            for st in states:
-                negative = st.agents[i].relations[j].status in NEGATIVE
-                if negative and was_positive:
-                    fell = True
-                was_positive = was_positive or not negative
-            if fell:
-                deteriorated += 1
-                recovered += last.agents[i].relations[j].status not in NEGATIVE
-    return 100.0 * recovered / deteriorated if deteriorated else None
+    return repair_series(states)[-1] if states else None
+
+
+def metrics_series(scenario: Scenario, states: Sequence[WorldState]) -> list[Metrics]:
+    """The metrics at every state of a run (one pass for repair)."""
+    return [
+        _metrics(scenario, state, rep)
+        for state, rep in zip(states, repair_series(states), strict=True)
+    ]
 
 
 def compute_metrics(scenario: Scenario, states: Sequence[WorldState]) -> Metrics:
     """All metrics at the last of ``states`` (states from round 0 onward)."""
-    state = states[-1]
+    return _metrics(scenario, states[-1], repair(states))
+
+
+def _metrics(scenario: Scenario, state: WorldState, repaired: float | None) -> Metrics:
     return Metrics(
         round=state.round,
         mean_fav=mean_fav(state),
@@ -155,5 +173,5 @@ def compute_metrics(scenario: Scenario, states: Sequence[WorldState]) -> Metrics
         reciprocity=reciprocity(state),
         ei_index=ei_index(state, scenario.faction_of()),
         balance=balance(state),
-        repair=repair(states),
+        repair=repaired,
     )

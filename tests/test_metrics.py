@@ -282,3 +282,15 @@ def test_metrics_on_scenario_with_factions():
     )
     st = world("ABC", fav={"AB": 0.4, "BA": 0.2, "AC": -0.2, "CA": -0.4})
     assert compute_metrics(sc, [st]).ei_index == pytest.approx((-0.2 + 0 - 0.4 + 0) / 4 - 0.3)
+
+
+async def test_metrics_series_equals_metrics_of_each_prefix():
+    from engine import Simulation, resolve_scenario
+    from engine.metrics import metrics_series
+
+    sim = Simulation.new(resolve_scenario("demolition"), seed=4)
+    await sim.run()
+    states = [r.state for r in sim.records]
+    series = metrics_series(sim.scenario, states)
+    assert series == [compute_metrics(sim.scenario, states[: k + 1]) for k in range(len(states))]
+    assert any(m.repair is not None for m in series)

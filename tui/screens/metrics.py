@@ -8,6 +8,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from engine import Simulation
+from engine.metrics import metrics_series
 
 COLUMNS = ("round", "Fav", "S", "recip", "E-I", "balance %", "repair %")
 
@@ -37,10 +38,10 @@ class MetricsScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns(*COLUMNS)
-        for k in range(self.sim.round + 1):
-            m = self.sim.metrics(k)
+        states = [r.state for r in self.sim.records]
+        for m in metrics_series(self.sim.scenario, states):
             table.add_row(
-                str(k),
+                str(m.round),
                 _cell(m.mean_fav),
                 _cell(m.mean_emotion),
                 _cell(m.reciprocity),
