@@ -378,7 +378,7 @@ async def client_costs(url: str, repeat: int) -> list[tuple[str, float, float]]:
     import httpx
     import openai
 
-    from engine.llm.mind import NeedsOut, _decision_schema
+    from engine.minds.llm import NeedsOut, _decision_schema
     from engine.llm.transport import LiteLLMTransport, Request
 
     messages = [

@@ -44,7 +44,8 @@ _EXPORTS = {
         "ScenarioEvent",
         "WorldState",
     ),
-    "store": ("FORMAT_VERSION", "RunListing", "RunMeta", "SaveStore", "default_saves_dir"),
+    "runmeta": ("FORMAT_VERSION", "RunMeta"),
+    "store": ("RunListing", "SaveStore", "default_saves_dir"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)  # built from _EXPORTS, the one list of names

@@ -50,7 +50,7 @@ from pydantic import (
 )
 
 from .errors import BudgetError, SocialsimError
-from .llm.records import LLMCall
+from .records import LLMCall
 
 if TYPE_CHECKING:  # the colleague's module; imported lazily at run time
     from .priors import Prior

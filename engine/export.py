@@ -11,7 +11,8 @@ from .errors import SaveError
 from .metrics import metrics_series
 from .needs import CATEGORY_OF
 from .state import RoundRecord
-from .store import RunMeta, atomic_write_text
+from .runmeta import RunMeta
+from .store import atomic_write_text
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "transcript": (

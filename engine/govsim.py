@@ -307,7 +307,7 @@ _FAILED = HarvestOut(tons=-1)
 
 async def _llm_harvest(sim: Simulation, month: int, stock: float) -> dict[str, int]:
     """One structured call per agent, all at once, seeing what the agent saw."""
-    from .llm import prompts
+    from .minds import prompts
 
     client: Any = sim.mind.client  # type: ignore[attr-defined]
     llm = sim.meta.llm

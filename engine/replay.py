@@ -25,7 +25,7 @@ class ReplayResult:
 
 async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -> ReplayResult:
     """Replay ``run_id`` into a new saved run, re-applying its interventions round by round."""
-    from .llm.mind import LLMMind
+    from .minds.llm import LLMMind
     from .llm.transport import ReplayTransport
 
     meta = store.read_meta(run_id)
@@ -41,14 +41,12 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
     sim = Simulation.new(
         meta.scenario,
         seed=meta.seed,
-        model=meta.model,
         mind=mind,
         store=store,
         run_id=new_id or store.new_run_id(f"{run_id}-replay"[:40]),
         name=f"replay of {run_id}",
         rounds=meta.total_rounds,
         scenario_ref=meta.scenario_ref,
-        llm=meta.llm,
     )
     try:
         for record in records[1:]:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from .errors import InterventionError
-from .needs import NEED_MAX, NEED_MIN
-from .scenario import Status
-from .state import ALL, Action, MemoryEntry, Mode
+from .needs import NEED_MAX, NEED_MIN, NEEDS
+from .scenario import Scenario, Status
+from .state import ALL, Action, AgentState, MemoryEntry, Mode, NeedState, Relation, WorldState
 
 MAX_EMOTION_DELTA = 0.3
 MAX_FAV_DELTA = 0.3
@@ -127,3 +127,21 @@ def relation_triggers(
         elif seen:
             triggers.setdefault(action.speaker, []).append(action)
     return triggers
+
+
+def initial_state(scenario: Scenario) -> WorldState:
+    """Round-0 state from a scenario's initial emotions, needs and relations."""
+    given = {(r.source, r.target): r for r in scenario.relations}
+    agents: dict[str, AgentState] = {}
+    for spec in scenario.agents:
+        relations = {}
+        for other in scenario.names:
+            if other == spec.name:
+                continue
+            rel = given.get((spec.name, other))
+            fav = rel.fav if rel else 0.0
+            status = rel.status if rel and rel.status else threshold_status(fav, Status.NEUTRAL)
+            relations[other] = Relation(fav=fav, status=status)
+        needs = {n: NeedState(current=c, expected=e) for n in NEEDS for c, e in [spec.need(n)]}
+        agents[spec.name] = AgentState(emotion=spec.emotion, needs=needs, relations=relations)
+    return WorldState(round=0, agents=agents)

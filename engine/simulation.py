@@ -30,14 +30,16 @@ from .events import (
 )
 from .gamemaster import narrate
 from .lexicon import infer_stance
-from .llm.records import RoundUsage
+from .records import RoundUsage
 from .llm.settings import LLMSettings
 from .metrics import Metrics, compute_metrics
+from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
 from .priors import Prior, check_agents, starting_favs
 from .rules import (
     can_observe,
+    initial_state,
     relation_triggers,
     speaking_order,
     threshold_status,
@@ -54,10 +56,9 @@ from .state import (
     RoundRecord,
     ScenarioEvent,
     WorldState,
-    initial_state,
 )
-from .store import Lineage, RunMeta, SaveStore, Snapshot, now_iso
-from .tasks.outcome import ExperimentLink, TaskOutcome
+from .runmeta import ExperimentLink, Lineage, RunMeta, Snapshot, TaskOutcome, now_iso
+from .store import SaveStore
 from .updates import update_agent
 
 #: How many earlier rounds an agent's context carries.
@@ -95,19 +96,19 @@ class Simulation:
         scenario: Scenario,
         *,
         seed: int = 0,
-        model: str = "offline",
-        mind: Mind | None = None,
+        mind: MindSpec | Mind = OFFLINE,
         store: SaveStore | None = None,
         run_id: str | None = None,
         name: str = "",
         rounds: int | None = None,
         scenario_ref: str = "",
-        llm: LLMSettings | None = None,
         ablation: bool = False,
         experiment: ExperimentLink | None = None,
         prior: Prior | None = None,
     ) -> Simulation:
         """Start a run at round 0; with a store it is saved (and locked) at once.
+
+        ``mind`` is which mind plays (a spec), or an already built mind (tests, replay).
 
         ``ablation`` is seed 000's "w/o social dynamics": fixed speaking order and no
         emotion, relation or need updates. ``prior`` is a relational prior (seed 001): it
@@ -127,39 +128,41 @@ class Simulation:
             scenario=scenario,
             scenario_ref=scenario_ref or scenario.id,
             seed=seed,
-            model=model,
-            llm=llm,
             ablation=ablation,
             experiment=experiment,
             total_rounds=rounds or scenario.rounds,
             prior=prior,
         )
+        spec = mind if isinstance(mind, Offline | LLMSettings) else mind.spec
+        meta = meta.with_mind(spec)
         first = RoundRecord(round=0, state=_with_prior(initial_state(scenario), prior))
         lock = None
         if store is not None:
             store.create(meta, first)
             lock = store.lock(run_id)
-        return cls(meta, [first], mind or make_mind(model, seed, llm), store, lock)
+        brain = make_mind(mind, seed) if isinstance(mind, Offline | LLMSettings) else mind
+        return cls(meta, [first], brain, store, lock)
 
     @classmethod
     def resume(
         cls,
         run_id: str,
         store: SaveStore,
-        mind: Mind | None = None,
-        llm: LLMSettings | None = None,
+        mind: MindSpec | Mind | None = None,
     ) -> Simulation:
-        """Reopen a saved run where it stopped (takes its lock); ``llm`` replaces its
-        LLM settings (new caps, say) from now on."""
+        """Reopen a saved run where it stopped (takes its lock). ``mind``: a spec replaces
+        the run's (new caps, say) from now on; a built mind plays it as it is."""
         meta = store.read_meta(run_id)
         lock = store.lock(run_id)
         try:
             records = store.read_rounds(run_id)
-            if llm is not None:
-                meta = meta.model_copy(update={"llm": llm})
-                store.write_meta(meta)
+            if isinstance(mind, Offline | LLMSettings):
+                if mind != meta.mind:
+                    meta = meta.with_mind(mind)
+                    store.write_meta(meta)
+                mind = None
             if mind is None:
-                mind = make_mind(meta.model, meta.seed, meta.llm)
+                mind = make_mind(meta.mind, meta.seed)
                 # Caps count the whole run, not just this process.
                 mind.count_recorded(c for r in records for c in r.llm_calls)
             sim = cls(meta, records, mind, store, lock)

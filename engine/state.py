@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .llm.records import LLMCall, RoundUsage
+from .records import LLMCall, RoundUsage
 from .needs import NEEDS
 from .scenario import Scenario, Status
 
@@ -161,23 +161,3 @@ class RoundRecord(_Model):
     state: WorldState
     llm_calls: list[LLMCall] = []
     usage: RoundUsage | None = None
-
-
-def initial_state(scenario: Scenario) -> WorldState:
-    """Round-0 state from a scenario's initial emotions, needs and relations."""
-    from .rules import threshold_status
-
-    given = {(r.source, r.target): r for r in scenario.relations}
-    agents: dict[str, AgentState] = {}
-    for spec in scenario.agents:
-        relations = {}
-        for other in scenario.names:
-            if other == spec.name:
-                continue
-            rel = given.get((spec.name, other))
-            fav = rel.fav if rel else 0.0
-            status = rel.status if rel and rel.status else threshold_status(fav, Status.NEUTRAL)
-            relations[other] = Relation(fav=fav, status=status)
-        needs = {n: NeedState(current=c, expected=e) for n in NEEDS for c, e in [spec.need(n)]}
-        agents[spec.name] = AgentState(emotion=spec.emotion, needs=needs, relations=relations)
-    return WorldState(round=0, agents=agents)

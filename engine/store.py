@@ -29,13 +29,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from tinydb.storages import Storage
 
 from .errors import RunLockedError, SaveError
-from .llm.settings import LLMSettings
-from .priors import Prior
+from .runmeta import FORMAT_VERSION, Lineage, RunMeta, fork
 from .scenario import Scenario
-from .state import Pending, RoundRecord, ScenarioEvent
-from .tasks.outcome import ExperimentLink, TaskOutcome
+from .state import RoundRecord
 
-FORMAT_VERSION = 2
 META_FILE = "run.json"
 ROUNDS_DIR = "rounds"
 LOCK_FILE = ".lock"
@@ -134,59 +131,6 @@ def _validated(model: type[M], doc: dict[str, Any], path: Path, what: str) -> M:
         raise SaveError(f"{path}: invalid {what} ({loc}: {first['msg']})") from None
 
 
-class Lineage(BaseModel):
-    """A fork point: the run branched from and the round it was branched at."""
-
-    model_config = ConfigDict(extra="forbid")
-    run_id: str
-    round: int
-
-
-class Snapshot(BaseModel):
-    """A user-named bookmark of one round of a run."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str
-    round: int
-    created: str
-
-
-class ScheduledEvent(BaseModel):
-    """An event queued for a later round (an intervention's plan)."""
-
-    model_config = ConfigDict(extra="forbid")
-    round: int
-    event: ScenarioEvent
-
-
-class RunMeta(BaseModel):
-    """What a run is: scenario snapshot, seed, model, lineage, queued interventions."""
-
-    model_config = ConfigDict(extra="forbid")
-    format_version: int = FORMAT_VERSION
-    run_id: str
-    name: str = ""
-    created: str
-    scenario: Scenario
-    scenario_ref: str
-    seed: int
-    model: str = "offline"
-    llm: LLMSettings | None = None
-    total_rounds: int
-    parent: Lineage | None = None
-    ancestry: list[Lineage] = []
-    pending: Pending = Pending()
-    pending_round: int = 0
-    snapshots: list[Snapshot] = []
-    ablation: bool = False
-    scheduled: list[ScheduledEvent] = []
-    intervention: str | None = None
-    experiment: ExperimentLink | None = None
-    outcome: TaskOutcome | None = None
-    #: Relational prior of seed 001 (None: none given; the no-prior control is a Prior).
-    prior: Prior | None = None
-
-
 class RunListing(BaseModel):
     """One row of ``list``: a readable run, or a broken entry with the reason."""
 
@@ -201,11 +145,6 @@ class RunListing(BaseModel):
     total_rounds: int = 0
     model: str = ""
     parent: Lineage | None = None
-
-
-def now_iso() -> str:
-    """Current UTC time, ISO 8601, seconds precision."""
-    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 class SaveStore:
@@ -411,25 +350,6 @@ class SaveStore:
         are scheduled from the fork on (its round 1 is the first round after the fork).
         """
         meta = self.read_meta(run_id)
-        plans = meta.scenario.interventions
-        if intervention is not None and intervention not in plans:
-            known = ", ".join(plans) or "none in this scenario"
-            raise SaveError(f"--intervention {intervention!r}: unknown; known: {known}")
-        scheduled = [s for s in meta.scheduled if s.round <= at_round]
-        if intervention is not None:
-            scheduled += [
-                ScheduledEvent(
-                    round=at_round + e.round,
-                    event=ScenarioEvent(
-                        text=e.text,
-                        private_to=e.private_to,
-                        source="injected",
-                        tone=e.tone,
-                        about=e.about,
-                    ),
-                )
-                for e in plans[intervention].events
-            ]
         done = len(self.round_numbers(run_id)) - 1
         if not 0 <= at_round <= done:
             raise SaveError(
@@ -437,24 +357,7 @@ class SaveStore:
             )
         records = [self.read_round(run_id, n) for n in range(at_round + 1)]
         new_id = check_run_id(new_id) if new_id else self.new_run_id(meta.scenario.id or "run")
-        fork = Lineage(run_id=run_id, round=at_round)
-        child = meta.model_copy(
-            update={
-                "run_id": new_id,
-                "name": name or f"{meta.name or run_id} @ {at_round}",
-                "created": now_iso(),
-                "parent": fork,
-                "ancestry": [*meta.ancestry, fork],
-                "pending": Pending(),
-                "pending_round": 0,
-                "snapshots": [s for s in meta.snapshots if s.round <= at_round],
-                "scenario": scenario or meta.scenario,
-                "outcome": None,
-                "experiment": None,
-                "scheduled": scheduled,
-                "intervention": intervention or meta.intervention,
-            }
-        )
+        child = fork(meta, at_round, new_id, name=name, scenario=scenario, intervention=intervention)
         self._materialize(child, records)
         return child
 

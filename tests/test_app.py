@@ -18,7 +18,7 @@ from rich.console import Console
 from textual.widgets import DataTable, Input, Label, RichLog, Select, SelectionList, Static, Tree
 
 from engine import Mode, OfflineMind, SaveStore, SocialsimError
-from engine.store import Lineage
+from engine.runmeta import Lineage
 from tui import cli
 from tui.app import SocialsimApp, build_app
 from tui.screens.forms import ConfirmForm, ForceForm, InjectForm, TextForm

@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import Button, Label, Select, Static
 
 from engine import Archetype, SaveStore
-from engine.store import Lineage
+from engine.runmeta import Lineage
 from engine.tasks.episode import run_episode
 from engine.tasks.spec import AGENTS, load_task
 from tui.app import SocialsimApp, build_app

@@ -25,7 +25,7 @@ from engine.govsim import (
     run_govsim,
     sustainable_share,
 )
-from engine.llm.mind import LLMMind
+from engine.minds.llm import LLMMind
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import Reply, Request
 from engine.priors import explicit_neutral, no_prior, render, signed_priors

@@ -31,7 +31,7 @@ from filelock import FileLock
 from llm_stub import FAULT_KINDS, StubLLM, _sentence
 
 from engine import SaveStore, Simulation
-from engine.llm.records import LLMCall, RoundUsage
+from engine.records import LLMCall, RoundUsage
 from engine.rules import relation_triggers
 from engine.state import RoundRecord
 from tui import cli

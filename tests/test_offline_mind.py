@@ -15,7 +15,8 @@ import pytest
 from engine import ForcedAction, Mode, OfflineMind, Simulation, Status, load_library
 from engine.minds.base import AgentContext
 from engine.scenario import Scenario, parse_scenario
-from engine.state import RoundRecord, initial_state
+from engine.rules import initial_state
+from engine.state import RoundRecord
 
 SEEDS = range(6)
 

@@ -9,7 +9,7 @@ from math import comb
 import pytest
 
 from engine import SaveStore, Simulation, SocialsimError
-from engine.llm import prompts
+from engine.minds import prompts
 from engine.minds.base import AgentContext
 from engine.priors import (
     DEFINITIONS,

@@ -13,7 +13,7 @@ from engine.needs import NEEDS
 from engine.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, next_status
 from engine.scenario import Archetype, Scenario, Status, parse_scenario
 from engine.state import RoundRecord
-from engine.store import Lineage
+from engine.runmeta import Lineage
 
 POOL = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
 PROPS = settings(

@@ -16,7 +16,7 @@ from conftest import CliResult
 from engine import Archetype, SaveStore, SocialsimError
 from engine.tasks.controller import MAX_RECASTS, Session, majority, recast
 from engine.tasks.diagnosis import Evidence, Proposal
-from engine.tasks.outcome import ExperimentLink, TaskOutcome
+from engine.runmeta import ExperimentLink, TaskOutcome
 from engine.tasks.spec import AGENTS, Task, load_task, task_ids
 
 A = Archetype

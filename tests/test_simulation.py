@@ -9,6 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
+from engine.mind_spec import OFFLINE
 from engine import (
     ALL,
     ForcedAction,
@@ -42,6 +43,7 @@ from engine.state import Action, Decision
 class ScriptedMind:
     """Follows a fixed plan and records every context the engine hands it."""
 
+    spec = OFFLINE
     label = "scripted test mind"
     judge_mode = "scripted"
 

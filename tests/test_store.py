@@ -34,7 +34,8 @@ from engine import (
     SocialsimError,
 )
 from engine.state import Pending
-from engine.store import LOCK_FILE, META_FILE, ROUNDS_DIR, Lineage, check_run_id
+from engine.runmeta import Lineage
+from engine.store import LOCK_FILE, META_FILE, ROUNDS_DIR, check_run_id
 
 REPO = Path(__file__).resolve().parents[1]
 SUBPROCESS_TIMEOUT = 20

@@ -19,7 +19,7 @@ from engine import Archetype, ForcedAction, Mode, SaveStore, ScenarioError, Simu
 from engine.scenario import parse_scenario
 from engine.tasks.diagnosis import diagnose_offline, evidence
 from engine.tasks.episode import final_outcome, run_episode, task_scenario
-from engine.tasks.outcome import TaskOutcome
+from engine.runmeta import TaskOutcome
 from engine.tasks.scoring import (
     agreements,
     borda,

@@ -523,7 +523,7 @@ async def _measure(meta, measure):
     """Run a measurement with the run's own kind of mind (LLM runs are measured by LLM)."""
     if meta.llm is None:
         return await measure(None)
-    from engine.llm.mind import LLMMind
+    from engine.minds.llm import LLMMind
 
     return await measure(LLMMind(meta.llm))
 

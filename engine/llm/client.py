@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import json_repair
 from pydantic import BaseModel, ValidationError
 
-from .records import LLMCall, Outcome
+from ..records import LLMCall, Outcome
 from .settings import LLMSettings
 from .transport import Reply, Request, SchemaRejected, Sink, Transport, TransportError
 
@@ -143,9 +143,12 @@ class LLMClient:
         model: str,
         messages: list[dict[str, str]],
         schema: type[M],
-        default: M,
+        default: M | Callable[[], M],
+        temperature: float | None = None,
     ) -> M:
-        """A validated ``schema`` instance, repaired or re-asked when needed, else ``default``."""
+        """A validated ``schema`` instance, repaired or re-asked when needed, else ``default``
+        (a value, or a function giving it only when needed)."""
+        fallback = default if callable(default) else (lambda: default)
         json_schema = _schema_of(schema)
         messages = with_schema(messages, json_schema)
         request = Request(
@@ -155,10 +158,11 @@ class LLMClient:
             schema=json_schema,
             schema_name=schema.__name__,
             response_format=self.use_response_format,
+            temperature=temperature,
         )
         reply = await self._attempt(request, purpose, agent)
         if reply is None:
-            return default
+            return fallback()
         value, repaired, problem = parse(reply.text, schema)
         self._note_format(request, value is not None or repaired or _is_object(reply.text))
         if value is not None:
@@ -171,6 +175,7 @@ class LLMClient:
             schema=json_schema,
             schema_name=schema.__name__,
             response_format=self.use_response_format,
+            temperature=temperature,
             messages=[
                 *messages,
                 {"role": "assistant", "content": reply.text},
@@ -183,13 +188,13 @@ class LLMClient:
         )
         second = await self._attempt(reask, purpose, agent)
         if second is None:
-            return default
+            return fallback()
         value, repaired, problem = parse(second.text, schema)
         if value is not None:
             self._record(reask, purpose, agent, second, "repaired" if repaired else "ok")
             return value
         self._record(reask, purpose, agent, second, "fallback", problem)
-        return default
+        return fallback()
 
     async def _attempt(self, request: Request, purpose: str, agent: str) -> Reply | None:
         """One exchange; ``None`` (recorded as a fallback) when it failed non-fatally."""

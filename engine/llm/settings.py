@@ -31,6 +31,18 @@ class LLMSettings(BaseModel):
         return self.agent_models.get(agent, self.model)
 
     @property
+    def offline(self) -> bool:
+        """Never: LLM settings name live models (see ``engine.mind_spec``)."""
+        return False
+
+    @property
+    def label(self) -> str:
+        """How the UI and CLI name this mind."""
+        judge = "" if self.judge == self.model else f", judge {self.judge}"
+        mixed = " (mixed team)" if self.agent_models else ""
+        return f"LLM {self.model}{mixed}{judge}"
+
+    @property
     def judge(self) -> str:
         """The model of the unified judge (U_S, U_R, needs)."""
         return self.judge_model or self.model

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import SocialsimError
-from .records import LLMCall
+from ..records import LLMCall
 from .settings import LLMSettings
 
 Sink = Callable[[str], None]
@@ -33,6 +33,8 @@ class Request:
     schema_name: str = "reply"
     response_format: bool = False
     sink: Sink | None = None
+    #: Overrides the settings' temperature for this exchange.
+    temperature: float | None = None
 
 
 @dataclass
@@ -184,7 +186,7 @@ class LiteLLMTransport:
             "model": request.model,
             "messages": request.messages,
             "timeout": s.timeout,
-            "temperature": s.temperature,
+            "temperature": s.temperature if request.temperature is None else request.temperature,
             "num_retries": 0,
             "max_retries": 0,
         }

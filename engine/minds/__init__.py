@@ -1,19 +1,30 @@
-"""Everything that decides, speaks or judges sits behind :class:`Mind`."""
+"""Everything that decides, speaks, judges or answers a question sits behind :class:`Mind`."""
 
 from __future__ import annotations
 
-from ..llm.settings import LLMSettings
+from ..mind_spec import OFFLINE, MindSpec, Offline, mind_spec
 from .base import AgentContext, Mind, RelationJudgement
 from .offline import OfflineMind
+from .question import Question
 
-__all__ = ["AgentContext", "Mind", "OfflineMind", "RelationJudgement", "make_mind"]
+__all__ = [
+    "OFFLINE",
+    "AgentContext",
+    "Mind",
+    "MindSpec",
+    "Offline",
+    "OfflineMind",
+    "Question",
+    "RelationJudgement",
+    "make_mind",
+    "mind_spec",
+]
 
 
-def make_mind(model: str, seed: int, llm: LLMSettings | None = None) -> Mind:
-    """The mind for a ``--model`` value: ``offline`` is the rule-based model, anything else
-    a litellm model string (litellm is imported only then)."""
-    if model == "offline":
+def make_mind(spec: MindSpec, seed: int) -> Mind:
+    """The mind a spec names: the rule-based model, or LLMs (litellm is imported only then)."""
+    if isinstance(spec, Offline):
         return OfflineMind(seed)
-    from ..llm.mind import LLMMind
+    from .llm import LLMMind
 
-    return LLMMind(llm or LLMSettings(model=model))
+    return LLMMind(spec)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from ..llm.records import LLMCall
+from ..mind_spec import MindSpec
+from ..records import LLMCall
 from ..priors import Prior
 from ..scenario import AgentSpec, Scenario, Status
 from ..state import Action, AgentState, Decision, ScenarioEvent
+from .question import Question
 
+A = TypeVar("A", bound=BaseModel)
 TokenSink = Callable[[str], None]
 
 
@@ -62,10 +65,16 @@ class RelationJudgement(BaseModel):
 class Mind(Protocol):
     """Decides (phase 1), speaks (phase 2) and judges updates (U_S, U_R, needs)."""
 
+    #: Which mind this is (saved with the run).
+    spec: MindSpec
     #: Plain name shown in the UI and CLI, e.g. "offline rule-based model".
     label: str
     #: How relations are judged: "per-edge" (one U_R call per edge) or "batched".
     judge_mode: str
+
+    async def ask(self, question: Question[A]) -> A:
+        """Any structured question outside the round loop: by rule, or of a model."""
+        ...
 
     async def decide(self, ctx: AgentContext) -> Decision:
         """Phase 1: urgency, mode, target, stance and a one-sentence intent."""

@@ -13,15 +13,17 @@ import random
 from collections.abc import Iterable
 
 from ..lexicon import sentiment
-from ..llm.records import LLMCall
+from ..mind_spec import OFFLINE, OFFLINE_LABEL
+from ..records import LLMCall
 from ..rules import MAX_FAV_DELTA
 from ..scenario import Archetype, Scenario, Status
 from ..state import ALL, Action, Decision, Mode, Stance
 from ..values import s_self
-from .base import AgentContext, RelationJudgement, TokenSink
+from .base import A, AgentContext, RelationJudgement, TokenSink
 from .planner import plan
+from .question import Question
 
-LABEL = "offline rule-based model"
+LABEL = OFFLINE_LABEL
 
 BASE_URGENCY = {
     Archetype.DOMINANT: 7.0,
@@ -107,11 +109,16 @@ CONFIDE = "Between you and me, {t}: {p}."
 class OfflineMind:
     """A seeded rule-based mind implementing the :class:`~engine.minds.Mind` interface."""
 
+    spec = OFFLINE
     label = LABEL
     judge_mode = "rules"
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
+
+    async def ask(self, question: Question[A]) -> A:
+        """The rule answer: no model, no record."""
+        return question.offline()
 
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()

@@ -21,7 +21,7 @@ from ..scenario import Archetype
 from ..store import SaveStore
 from .diagnosis import Proposal, diagnose_llm, diagnose_offline
 from .episode import run_episode
-from .outcome import ExperimentLink
+from ..runmeta import ExperimentLink
 from .spec import AGENTS, Task
 
 MAX_RECASTS = 3

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from ..scenario import Archetype, Scenario
 from ..state import Mode, RoundRecord
-from .outcome import TaskOutcome
+from ..runmeta import TaskOutcome
 
 
 class Evidence(BaseModel):

@@ -19,7 +19,7 @@ from ..scenario import Archetype, Scenario, parse_scenario
 from ..simulation import Simulation
 from ..state import Mode
 from ..store import SaveStore
-from .outcome import ExperimentLink, TaskOutcome
+from ..runmeta import ExperimentLink, TaskOutcome
 from .scoring import (
     Tiers,
     agreements,
@@ -291,7 +291,7 @@ class _LLMAsker:
     async def _ask(
         self, agent: str, purpose: str, task_text: str, schema: type[BaseModel], default: BaseModel
     ) -> Any:
-        from ..llm import prompts
+        from ..minds import prompts
 
         ctx = self._context(agent)
         messages = prompts.ask(ctx, purpose, task_text)

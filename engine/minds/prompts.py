@@ -6,7 +6,7 @@ Each system message starts with a ``[socialsim:<purpose>]`` tag so a transcript 
 
 from __future__ import annotations
 
-from ..minds.base import AgentContext
+from .base import AgentContext
 from ..needs import NEED_CATEGORIES, need_label
 from ..priors import render
 from ..scenario import Archetype

@@ -9,18 +9,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from ..minds.base import AgentContext, RelationJudgement, TokenSink
-from ..minds.planner import N_CANDIDATES, OTHERS_EFFECT
+from .base import A, AgentContext, RelationJudgement, TokenSink
+from .planner import N_CANDIDATES, OTHERS_EFFECT
+from .question import Question
 from ..needs import NEEDS
 from ..rules import relation_triggers
 from ..scenario import Status
 from ..state import ALL, Action, Decision, Mode
 from ..values import gap, s_self, svo_utility, theta
 from . import prompts
-from .client import LLMClient
-from .records import LLMCall
-from .settings import LLMSettings
-from .transport import LiteLLMTransport, Transport
+from ..llm.client import LLMClient
+from ..records import LLMCall
+from ..llm.settings import LLMSettings
+from ..llm.transport import LiteLLMTransport, Transport
 
 NEED_DELTA_CAP = 2.0
 
@@ -115,13 +116,26 @@ class LLMMind:
     """Implements the Mind interface with LLM calls; every exchange is recorded."""
 
     def __init__(self, settings: LLMSettings, transport: Transport | None = None) -> None:
-        self.settings = settings
+        self.settings = self.spec = settings
         self.client = LLMClient(settings, transport or LiteLLMTransport(settings))
         self.judge_mode = settings.judge_mode
-        judge = "" if settings.judge == settings.model else f", judge {settings.judge}"
-        mixed = " (mixed team)" if settings.agent_models else ""
         self._observers: dict[tuple[int, str], asyncio.Future] = {}
-        self.label = f"LLM {settings.model}{mixed}{judge}"
+        self.label = settings.label
+
+    async def ask(self, question: Question[A]) -> A:
+        """Render the question, ask the agent's (or the judge) model, validate the reply;
+        repair, re-ask once, then fall back to the question's safe answer."""
+        model = self.settings.judge if question.judge else self.settings.model_for(question.agent)
+        return await self.client.structured(
+            key=question.key,
+            purpose=question.purpose,
+            agent=question.agent,
+            model=model,
+            messages=question.render(),
+            schema=question.schema,
+            default=question.safe,
+            temperature=question.temperature,
+        )
 
     def _key(self, ctx: AgentContext, purpose: str, target: str = "") -> str:
         return f"r{ctx.round:04d}:{purpose}:{ctx.name}" + (f":{target}" if target else "")
