@@ -417,6 +417,7 @@ class Simulation:
                 state=state.agents[me],
                 round=t,
                 events=[e for e in events if e.visible_to(me)],
+                total_rounds=self.total_rounds,
                 history=history,
                 prior=self.meta.prior,
             )

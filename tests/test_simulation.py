@@ -581,3 +581,18 @@ def test_importing_engine_does_not_import_textual():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+async def test_contexts_and_prompts_carry_the_runs_total_not_the_scenarios():
+    from engine.minds import prompts
+
+    mind = scripted()
+    sim = Simulation.new(quartet(rounds=3), mind=mind, rounds=5)
+    await sim.run(4)
+    sim.extend(3)  # 7 rounds now
+    await sim.run(1)
+    ctx = mind.decided[(5, "A")]
+    assert ctx.rounds == 7
+    system, user = prompts.decide(ctx)
+    assert "Round 5 of 7." in user["content"]
+    assert "of 3." not in user["content"]

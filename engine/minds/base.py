@@ -37,6 +37,8 @@ class AgentContext:
     state: AgentState
     round: int
     events: list[ScenarioEvent]
+    #: The run's total rounds (``--rounds`` may differ from the scenario's T).
+    total_rounds: int = 0
     history: list[PastRound] = field(default_factory=list)
     heard: list[Action] = field(default_factory=list)
     #: The run's relational prior (seed 001), rendered into the agent's system prompt.
@@ -46,6 +48,11 @@ class AgentContext:
     def name(self) -> str:
         """The agent's name."""
         return self.persona.name
+
+    @property
+    def rounds(self) -> int:
+        """T as the run plays it: the run's total, else the scenario's."""
+        return self.total_rounds or self.scenario.rounds
 
     @property
     def others(self) -> list[str]:

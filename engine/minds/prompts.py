@@ -87,7 +87,7 @@ def _history(ctx: AgentContext) -> str:
 
 
 def _now(ctx: AgentContext) -> str:
-    lines = [f"Round {ctx.round} of {ctx.scenario.rounds}."]
+    lines = [f"Round {ctx.round} of {ctx.rounds}."]
     lines += [_event(e) for e in ctx.events] or ["No new event this round."]
     if ctx.heard:
         lines.append("Said so far this round:")
