@@ -10,8 +10,8 @@ from pathlib import Path
 from .errors import SaveError
 from .metrics import metrics_series
 from .needs import CATEGORY_OF
-from .state import RoundRecord
 from .runmeta import RunMeta
+from .state import RoundRecord
 from .store import atomic_write_text
 
 COLUMNS: dict[str, tuple[str, ...]] = {

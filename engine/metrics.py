@@ -1,4 +1,4 @@
-"""Social-fidelity metrics of seed 000 Tab. 1 and App. D, computable at any round.
+"""Social-fidelity metrics of Sociodrama Tab. 1 and App. D, computable at any round.
 
 The seed's App. D text is cut after the reciprocity formula, so two definitions are ours:
 

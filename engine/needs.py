@@ -1,4 +1,4 @@
-"""The 13 psychological needs of EduMirror (seed 002, App. E, Tab. 9)."""
+"""The 13 psychological needs of EduMirror (EduMirror, App. E, Tab. 9)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The state rules of seed 000 Sec. 3 and App. B, as pure functions."""
+"""The state rules of Sociodrama Sec. 3 and App. B, as pure functions."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def remember(memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int) -
 
 
 def validate_action(speaker: str, mode: Mode, target: str | None, names: Iterable[str]) -> None:
-    """Reject invalid mode/target combinations (seed 000 Sec. 3.2)."""
+    """Reject invalid mode/target combinations (Sociodrama Sec. 3.2)."""
     others = {n for n in names if n != speaker}
     if mode is Mode.SILENT:
         if target is not None:

@@ -95,7 +95,8 @@ class RunMeta(BaseModel):
     intervention: str | None = None
     experiment: ExperimentLink | None = None
     outcome: TaskOutcome | None = None
-    #: Relational prior of seed 001 (None: none given; the no-prior control is a Prior).
+    #: The relational prior of the Relational priors paper (None: none given; the No-Prior
+    #: control is a Prior).
     prior: Prior | None = None
 
     @property

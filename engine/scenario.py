@@ -23,7 +23,7 @@ from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS, expected_from_trait
 
 
 class Archetype(StrEnum):
-    """The persona library of seed 000 Sec. 4."""
+    """The persona library of Sociodrama Sec. 4."""
 
     BALANCED = "balanced"
     DOMINANT = "dominant"
@@ -33,7 +33,7 @@ class Archetype(StrEnum):
 
 
 class Status(StrEnum):
-    """Categorical relationship status (seed 000 Sec. 3.1)."""
+    """Categorical relationship status (Sociodrama Sec. 3.1)."""
 
     NEUTRAL = "neutral"
     ALLY = "ally"
@@ -63,7 +63,7 @@ class NeedSpec(_Strict):
 class AgentSpec(_Strict):
     """One agent's time-invariant persona and initial state.
 
-    ``kind = "value-driven"`` makes the agent an EduMirror agent (seed 002 Sec. 3.3): its
+    ``kind = "value-driven"`` makes the agent an EduMirror agent (EduMirror Sec. 3.3): its
     expected need values come from trait adjectives with degree adverbs (Tab. 9), and it
     plans by generating three candidate actions and picking the most need-consistent one.
     """
@@ -154,7 +154,7 @@ class Rule(_Strict):
 
 
 class Criterion(_Strict):
-    """A behaviour the Rater scores from the transcript (seed 002 dual-track measurement)."""
+    """A behaviour the Rater scores from the transcript (EduMirror dual-track measurement)."""
 
     name: str = Field(min_length=1)
     description: str = Field(min_length=1)

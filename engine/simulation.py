@@ -1,4 +1,4 @@
-"""The round loop of seed 000 Sec. 3.3 and the run-control API around it."""
+"""The round loop of Sociodrama Sec. 3.3 and the run-control API around it."""
 
 from __future__ import annotations
 
@@ -30,13 +30,13 @@ from .events import (
 )
 from .gamemaster import narrate
 from .lexicon import infer_stance
-from .records import RoundUsage
 from .llm.settings import LLMSettings
 from .metrics import Metrics, compute_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
 from .priors import Prior, check_agents, starting_favs
+from .records import RoundUsage
 from .rules import (
     can_observe,
     initial_state,
@@ -45,6 +45,7 @@ from .rules import (
     threshold_status,
     validate_action,
 )
+from .runmeta import ExperimentLink, Lineage, RunMeta, Snapshot, TaskOutcome, now_iso
 from .scenario import Scenario, Status
 from .state import (
     Action,
@@ -57,7 +58,6 @@ from .state import (
     ScenarioEvent,
     WorldState,
 )
-from .runmeta import ExperimentLink, Lineage, RunMeta, Snapshot, TaskOutcome, now_iso
 from .store import SaveStore
 from .updates import update_agent
 
@@ -110,10 +110,10 @@ class Simulation:
 
         ``mind`` is which mind plays (a spec), or an already built mind (tests, replay).
 
-        ``ablation`` is seed 000's "w/o social dynamics": fixed speaking order and no
-        emotion, relation or need updates. ``prior`` is a relational prior (seed 001): it
-        sets the starting relations of round 0 and is rendered into every agent's system
-        prompt; the protocol is unchanged.
+        ``ablation`` is Sociodrama's "w/o social dynamics": fixed speaking order and no
+        emotion, relation or need updates. ``prior`` is a relational prior (Relational priors
+        paper): it sets the starting relations of round 0 and is rendered into every agent's
+        system prompt; the protocol is unchanged.
         """
         if rounds is not None and rounds < 1:
             raise SocialsimError(f"--rounds {rounds}: must be at least 1")
@@ -227,7 +227,7 @@ class Simulation:
         return self.meta.ancestry
 
     def metrics(self, round_no: int | None = None) -> Metrics:
-        """Seed 000 App. D metrics at a round (default: the latest)."""
+        """Sociodrama App. D metrics at a round (default: the latest)."""
         upto = self.round if round_no is None else round_no
         if not 0 <= upto <= self.round:
             raise SocialsimError(f"round {upto} is outside 0..{self.round}")
@@ -396,7 +396,7 @@ class Simulation:
         return record
 
     def contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
-        """Context assembly (seed 000 Sec. 3.3): what each agent may know in round ``t``."""
+        """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""
         scenario, state = self.scenario, self.state
         past = self.records[-HISTORY_WINDOW:] if t > 1 else []
         contexts = {}

@@ -8,14 +8,13 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from .records import LLMCall, RoundUsage
-from .needs import NEEDS
-from .scenario import Scenario, Status
+from .scenario import Status
 
 ALL = "all"
 
 
 class Mode(StrEnum):
-    """Visibility of an action (seed 000 Eq. 3): public, private or silence."""
+    """Visibility of an action (Sociodrama Eq. 3): public, private or silence."""
 
     PUBLIC = "public"
     PRIVATE = "private"
@@ -30,7 +29,7 @@ class _Model(BaseModel):
 
 
 class MemoryEntry(_Model):
-    """One remembered event of a relationship (seed 000 Sec. 3.3)."""
+    """One remembered event of a relationship (Sociodrama Sec. 3.3)."""
 
     round: int
     summary: str
@@ -54,7 +53,7 @@ class NeedState(_Model):
 
 class AgentState(_Model):
     """The dynamic state of one agent: emotion, needs, outgoing relations and, for
-    value-driven agents, the social orientation theta (degrees, Eq. 2 of seed 002)."""
+    value-driven agents, the social orientation theta (degrees, Eq. 2 of EduMirror)."""
 
     emotion: Annotated[float, Field(ge=0.0, le=1.0)]
     needs: dict[str, NeedState]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 from tinydb.storages import Storage
 
 from .errors import RunLockedError, SaveError
@@ -357,7 +357,9 @@ class SaveStore:
             )
         records = [self.read_round(run_id, n) for n in range(at_round + 1)]
         new_id = check_run_id(new_id) if new_id else self.new_run_id(meta.scenario.id or "run")
-        child = fork(meta, at_round, new_id, name=name, scenario=scenario, intervention=intervention)
+        child = fork(
+            meta, at_round, new_id, name=name, scenario=scenario, intervention=intervention
+        )
         self._materialize(child, records)
         return child
 

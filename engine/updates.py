@@ -1,4 +1,4 @@
-"""Applying one round's judgements to an agent's state (seed 000 Sec. 3.3 updates)."""
+"""Applying one round's judgements to an agent's state (Sociodrama Sec. 3.3 updates)."""
 
 from __future__ import annotations
 

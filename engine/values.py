@@ -1,4 +1,4 @@
-"""EduMirror's value system (seed 002 Sec. 3.3, App. E): needs from traits, gaps, SVO.
+"""EduMirror's value system (EduMirror Sec. 3.3, App. E): needs from traits, gaps, SVO.
 
 * Tab. 9: each need has a personality trait; "<degree> <trait>" sets its expected value
   (slightly 7.5, moderately 8, quite 8.5, extremely 9).

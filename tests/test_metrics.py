@@ -1,4 +1,4 @@
-"""Seed 000 App. D metrics on hand-built world states (engine/metrics.py)."""
+"""Sociodrama App. D metrics on hand-built world states (engine/metrics.py)."""
 
 from __future__ import annotations
 

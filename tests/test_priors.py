@@ -1,4 +1,4 @@
-"""Relational priors (seed 001 Sec. 3): topologies, sign assignments, rendering, CLI syntax,
+"""Relational priors (paper Sec. 3): topologies, sign assignments, rendering, CLI syntax,
 and their integration into the run (round-0 relations, saves, the LLM system prompt)."""
 
 from __future__ import annotations

@@ -96,7 +96,7 @@ def play(scenario: Scenario, seed: int, store: SaveStore | None = None, **kw) ->
 
 
 def app_b(fav: float, current: Status, override: Status | None) -> Status:
-    """Seed 000 App. B, written out independently of engine.rules."""
+    """Sociodrama App. B, written out independently of engine.rules."""
     if override is not None:
         return override
     if fav >= 0.55:

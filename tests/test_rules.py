@@ -1,4 +1,4 @@
-"""The pure state rules of seed 000 Sec. 3.2-3.3 and App. B (engine/rules.py)."""
+"""The pure state rules of Sociodrama Sec. 3.2-3.3 and App. B (engine/rules.py)."""
 
 from __future__ import annotations
 

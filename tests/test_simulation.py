@@ -1,4 +1,4 @@
-"""The round loop (seed 000 Sec. 3.3) and the run-control API of engine.Simulation."""
+"""The round loop (Sociodrama Sec. 3.3) and the run-control API of engine.Simulation."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from collections.abc import Callable
 
 import pytest
 
-from engine.mind_spec import OFFLINE
 from engine import (
     ALL,
     ForcedAction,
@@ -33,6 +32,7 @@ from engine.events import (
     StateUpdated,
     TokenStreamed,
 )
+from engine.mind_spec import OFFLINE
 from engine.minds.base import AgentContext, RelationJudgement
 from engine.scenario import Scenario, parse_scenario
 from engine.state import Action, Decision
@@ -593,6 +593,6 @@ async def test_contexts_and_prompts_carry_the_runs_total_not_the_scenarios():
     await sim.run(1)
     ctx = mind.decided[(5, "A")]
     assert ctx.rounds == 7
-    system, user = prompts.decide(ctx)
+    _system, user = prompts.decide(ctx)
     assert "Round 5 of 7." in user["content"]
     assert "of 3." not in user["content"]

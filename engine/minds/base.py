@@ -9,8 +9,8 @@ from typing import Protocol, TypeVar
 from pydantic import BaseModel, Field
 
 from ..mind_spec import MindSpec
-from ..records import LLMCall
 from ..priors import Prior
+from ..records import LLMCall
 from ..scenario import AgentSpec, Scenario, Status
 from ..state import Action, AgentState, Decision, ScenarioEvent
 from .question import Question
@@ -30,7 +30,7 @@ class PastRound:
 
 @dataclass(frozen=True)
 class AgentContext:
-    """Context assembly (seed 000 Sec. 3.3): all one agent may know right now."""
+    """Context assembly (Sociodrama Sec. 3.3): all one agent may know right now."""
 
     scenario: Scenario
     persona: AgentSpec
@@ -41,7 +41,7 @@ class AgentContext:
     total_rounds: int = 0
     history: list[PastRound] = field(default_factory=list)
     heard: list[Action] = field(default_factory=list)
-    #: The run's relational prior (seed 001), rendered into the agent's system prompt.
+    #: The run's relational prior (Relational priors paper), rendered into the system prompt.
     prior: Prior | None = None
 
     @property
@@ -61,7 +61,7 @@ class AgentContext:
 
 
 class RelationJudgement(BaseModel):
-    """U_R output for one edge (seed 000 Sec. 3.3, App. B)."""
+    """U_R output for one edge (Sociodrama Sec. 3.3, App. B)."""
 
     delta: float
     status: Status | None = None

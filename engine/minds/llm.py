@@ -1,4 +1,4 @@
-"""The LLM mind: agents and a unified judge played by litellm models (seed 000 Sec. 3.3)."""
+"""The LLM mind: agents and a unified judge played by litellm models (Sociodrama Sec. 3.3)."""
 
 from __future__ import annotations
 
@@ -9,19 +9,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from .base import A, AgentContext, RelationJudgement, TokenSink
-from .planner import N_CANDIDATES, OTHERS_EFFECT
-from .question import Question
+from ..llm.client import LLMClient
+from ..llm.settings import LLMSettings
+from ..llm.transport import LiteLLMTransport, Transport
 from ..needs import NEEDS
+from ..records import LLMCall
 from ..rules import relation_triggers
 from ..scenario import Status
 from ..state import ALL, Action, Decision, Mode
 from ..values import gap, s_self, svo_utility, theta
 from . import prompts
-from ..llm.client import LLMClient
-from ..records import LLMCall
-from ..llm.settings import LLMSettings
-from ..llm.transport import LiteLLMTransport, Transport
+from .base import A, AgentContext, RelationJudgement, TokenSink
+from .planner import N_CANDIDATES, OTHERS_EFFECT
+from .question import Question
 
 NEED_DELTA_CAP = 2.0
 

@@ -66,7 +66,7 @@ TONE_NEEDS: dict[str, dict[str, float]] = {
 TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}
 #: Chance that a speaker with unshared evidence (task facts) voices it rather than a
 #: talking point: analysts pool information, dominant and agreeable agents echo the
-#: common view (seed 000 Sec. 1: information holders stay silent, dominant voices anchor).
+#: common view (Sociodrama Sec. 1: information holders stay silent, dominant voices anchor).
 SHARES_EVIDENCE = {
     Archetype.ANALYTICAL: 0.9,
     Archetype.BALANCED: 0.5,

@@ -1,4 +1,4 @@
-"""The offline value-driven planner (seed 002 App. E.2), by rule.
+"""The offline value-driven planner (EduMirror App. E.2), by rule.
 
 Generate N = 3 candidate actions, imagine the agent's need state after each, score each
 by the agent's SVO (own gap reduction vs. inferred effect on others) and pick the best;

@@ -1,4 +1,4 @@
-"""Prompts following seed 000 Sec. 3.3: context assembly, two-phase actions, U_S and U_R.
+"""Prompts following Sociodrama Sec. 3.3: context assembly, two-phase actions, U_S and U_R.
 
 Each system message starts with a ``[socialsim:<purpose>]`` tag so a transcript of calls
 (or a test stub) can tell the requests apart.
@@ -6,12 +6,12 @@ Each system message starts with a ``[socialsim:<purpose>]`` tag so a transcript 
 
 from __future__ import annotations
 
-from .base import AgentContext
 from ..needs import NEED_CATEGORIES, need_label
 from ..priors import render
 from ..scenario import Archetype
 from ..state import ALL, Action, Decision, Mode, ScenarioEvent
 from ..values import describe
+from .base import AgentContext
 
 ARCHETYPE_STYLE = {
     Archetype.BALANCED: "You weigh both sides, speak when you have something to add, and "
@@ -98,7 +98,7 @@ def _now(ctx: AgentContext) -> str:
 def _system(ctx: AgentContext, purpose: str) -> str:
     s = ctx.scenario
     text = f"[socialsim:{purpose}]\nScenario: {s.title}. {s.description}\n\n{_persona(ctx)}"
-    # Seed 001 Sec. 3.3: the relational block closes the agent's system prompt.
+    # Relational priors Sec. 3.3: the relational block closes the agent's system prompt.
     block = render(ctx.prior, ctx.name) if ctx.prior is not None else None
     return f"{text}\n\n{block}" if block else text
 
@@ -131,7 +131,7 @@ def decide(ctx: AgentContext) -> Messages:
 
 
 def plan(ctx: AgentContext, n: int) -> Messages:
-    """Value-driven planner (seed 002 App. E.2): candidates with imagined need changes."""
+    """Value-driven planner (EduMirror App. E.2): candidates with imagined need changes."""
     task = (
         f"Plan your next move. Propose {n} different candidate actions for this round (one may "
         "be staying silent). For each give urgency 0-10, the action (mode and target), your "
