@@ -1,6 +1,7 @@
-"""Multi-agent debate (seed 001 Sec. 4.2, App. B): question loading, answer extraction,
-the App. B metrics and their denominators on hand-made debates, the offline rule model,
-and an LLM debate over real HTTP to the local stub (tests/llm_stub.py)."""
+"""Multi-agent debate (Relational priors Sec. 4.2, App. B): question loading, answer
+extraction, the App. B metrics and their denominators on hand-made debates, the relational
+prior in prompts and in the offline rule model, and an LLM debate asked through
+``mind.ask`` over real HTTP to the local stub (tests/llm_stub.py)."""
 
 from __future__ import annotations
 
@@ -13,17 +14,22 @@ from typing import Any
 import pytest
 
 from engine.debate import (
+    DebateQuestion,
     DebateTrace,
-    Question,
     agent_names,
     extract_answer,
     load_questions,
     metrics,
+    relational_block,
     run_debate,
     sample_questions,
 )
-from engine.errors import SocialsimError
-from engine.priors import Prior, explicit_neutral, no_prior, signed_priors
+from engine.debate.rules import BASE_CONFORMITY, EXPLICIT_SHIFT, SLOPE, Network
+from engine.errors import BudgetError, SocialsimError
+from engine.llm.settings import LLMSettings
+from engine.minds import OfflineMind, Question, make_mind
+from engine.minds.llm import LLMMind
+from engine.priors import Prior, explicit_neutral, no_prior, render, signed_priors
 
 NAMES = ["Agent1", "Agent2", "Agent3"]
 
@@ -59,7 +65,9 @@ def test_load_questions_reads_mmlu_pro_style_rows(tmp_path: Path) -> None:
     )
     qs = load_questions(path)
     assert [q.id for q in qs] == ["70", "s1", "x", "y"]
-    assert qs[0] == Question(id="70", question="2 + 2?", options=["3", "4", "5", "6"], answer="B")
+    assert qs[0] == DebateQuestion(
+        id="70", question="2 + 2?", options=["3", "4", "5", "6"], answer="B"
+    )
     assert qs[1].answer is None
     assert qs[2].answer == "J" and qs[2].letters == "ABCDEFGHIJ"
     assert qs[3].answer == "C"
@@ -176,12 +184,12 @@ def trace(qid: str, *rounds: str) -> DebateTrace:
     )
 
 
-def objective(qid: str, answer: str = "A") -> Question:
-    return Question(id=qid, question=qid, options=["w", "x", "y", "z"], answer=answer)
+def objective(qid: str, answer: str = "A") -> DebateQuestion:
+    return DebateQuestion(id=qid, question=qid, options=["w", "x", "y", "z"], answer=answer)
 
 
-def subjective(qid: str) -> Question:
-    return Question(id=qid, question=qid, options=["w", "x", "y", "z"])
+def subjective(qid: str) -> DebateQuestion:
+    return DebateQuestion(id=qid, question=qid, options=["w", "x", "y", "z"])
 
 
 HAND_QUESTIONS = [objective(f"q{i}") for i in range(7)] + [subjective("s1"), subjective("s2")]
@@ -349,6 +357,57 @@ def test_agent_names_come_from_the_prior_or_default() -> None:
         agent_names(None, 1)
 
 
+async def test_offline_results_are_pinned() -> None:
+    """Exact values of the rule model, so a refactoring cannot drift them."""
+    qs = sample_questions()
+    result = await run_debate(prior("influence", +1), qs, seed=3)
+    assert ["".join(map(str, t.answers[0].values())) for t in result.traces] == [
+        "ACC", "BBB", "ACA", "ADD", "BDB", "CCC", "DAD", "DBD", "CEC", "BBB", "AAB", "BBB",
+    ]  # fmt: skip
+    assert ["".join(map(str, t.answers[-1].values())) for t in result.traces] == [
+        "CCC", "BBB", "AAA", "DDD", "BBB", "CCC", "DDD", "DDD", "CCC", "BBB", "AAA", "BBB",
+    ]  # fmt: skip
+    assert result.metrics["acc"] == pytest.approx(4 / 6)
+    assert (result.metrics["ccr"], result.metrics["wcf"]) == (0.5, 0.5)
+    assert (result.metrics["n_disagree"], result.metrics["n_consensus"]) == (8.0, 8.0)
+
+
+async def test_a_built_offline_mind_plays_the_same_debate_as_the_spec() -> None:
+    qs = sample_questions()
+    mind = OfflineMind(7)
+    built = await run_debate(prior("trust", -1), qs, seed=7, mind=mind)
+    spec = await run_debate(prior("trust", -1), qs, seed=7)
+    assert built == spec
+    assert mind.take_calls() == []
+
+
+def test_the_relational_block_is_the_priors_rendering() -> None:
+    p = prior("trust", -1)
+    assert relational_block(p, "Agent2") == render(p, "Agent2")
+    assert "- You and Agent1 distrust each other" in (relational_block(p, "Agent2") or "")
+    assert relational_block(None, "Agent1") is None
+    assert relational_block(no_prior(), "Agent1") is None
+
+
+def test_the_rule_model_reads_the_prior_edges_and_relation() -> None:
+    assert Network(None).conformity("Agent1", ["Agent2"]) == BASE_CONFORMITY
+    assert Network(no_prior()).conformity("Agent1", ["Agent2"]) == BASE_CONFORMITY
+    neutral = Network(explicit_neutral(NAMES, "trust", "complete"))
+    assert neutral.conformity("Agent1", ["Agent2"]) == pytest.approx(
+        BASE_CONFORMITY + EXPLICIT_SHIFT
+    )
+    for relation, sign in (("influence", +1), ("attitude", -1), ("trust", +1)):
+        net = Network(prior(relation, sign))
+        assert net.sign("Agent3", "Agent1") == sign
+        assert net.conformity("Agent1", ["Agent2", "Agent3"]) == pytest.approx(
+            BASE_CONFORMITY + EXPLICIT_SHIFT + sign * SLOPE[relation]
+        )
+    (chain,) = signed_priors(NAMES, "influence", "chain", 1.0)
+    ends = Network(chain)
+    assert ends.sign("Agent1", "Agent3") is None  # a non-edge carries no relational context
+    assert ends.conformity("Agent1", ["Agent3"]) == pytest.approx(BASE_CONFORMITY + EXPLICIT_SHIFT)
+
+
 # --------------------------------------------------------------------------- LLM debate
 
 
@@ -369,32 +428,47 @@ async def stub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
     server.stop()
 
 
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
-async def test_llm_debate_records_one_call_per_agent_and_round(stub: Any) -> None:
-    from engine.llm.client import LLMClient
-    from engine.llm.settings import LLMSettings
-    from engine.llm.transport import LiteLLMTransport
+class AskingMind(LLMMind):
+    """An LLM mind that notes every question asked of it."""
 
+    def __init__(self, settings: LLMSettings) -> None:
+        super().__init__(settings)
+        self.asked: list[Question[Any]] = []
+
+    async def ask(self, question: Question[Any]) -> Any:
+        self.asked.append(question)
+        return await super().ask(question)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+async def test_llm_debate_asks_the_mind_once_per_agent_and_round(stub: Any) -> None:
     settings = LLMSettings(
         model="openai/stub",
         api_base=stub.url,
         timeout=5.0,
+        temperature=0.7,
         agent_models={"Agent2": "openai/stub-two"},
     )
-    client = LLMClient(settings, LiteLLMTransport(settings))
+    mind = AskingMind(settings)
     qs = sample_questions()[:2]
-    result = await run_debate(prior("influence", +1), qs, model="openai/stub", llm=client)
-    calls = client.take_calls()
-    assert result.calls == []  # the caller's client keeps its record
-    assert sorted(c.key for c in calls) == sorted(
-        f"debate:{q.id}:r{t}:{a}" for q in qs for t in range(3) for a in NAMES
-    )
+    try:
+        result = await run_debate(prior("influence", +1), qs, mind=mind)
+        calls = mind.take_calls()
+    finally:
+        await mind.aclose()
+    assert result.calls == []  # the caller's mind keeps its record
+    keys = sorted(f"debate:{q.id}:r{t}:{a}" for q in qs for t in range(3) for a in NAMES)
+    assert sorted(q.key for q in mind.asked) == keys
+    assert {(q.purpose, q.temperature, q.judge) for q in mind.asked} == {("debate", 0.0, False)}
+    assert sorted(c.key for c in calls) == keys
     assert {c.purpose for c in calls} == {"debate"}
     assert {c.agent: c.model for c in calls} == {
         "Agent1": "openai/stub",
         "Agent2": "openai/stub-two",
         "Agent3": "openai/stub",
     }
+    # greedy decoding (App. B.1) whatever the run's temperature
+    assert {r["temperature"] for r in stub.requests} == {0.0}
     for t, q in zip(result.traces, qs, strict=True):
         assert len(t.answers) == 3
         assert all(x in q.letters for r in t.answers for x in r.values())
@@ -421,12 +495,38 @@ async def test_llm_debate_records_one_call_per_agent_and_round(stub: Any) -> Non
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")
-async def test_llm_debate_on_settings_returns_the_calls_and_omits_no_prior(stub: Any) -> None:
-    from engine.llm.settings import LLMSettings
-
+async def test_llm_debate_on_a_spec_returns_the_calls_and_omits_no_prior(stub: Any) -> None:
     settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5.0)
     qs = sample_questions()[6:7]
-    result = await run_debate(None, qs, model="openai/stub", llm=settings, rounds=1)
+    result = await run_debate(None, qs, mind=settings, rounds=1)
     assert len(result.calls) == 6
+    assert {c.key.rsplit(":", 2)[0] for c in result.calls} == {f"debate:{qs[0].id}"}
     assert all("Relation" not in c.messages[0]["content"] for c in result.calls)
     assert len(result.traces[0].answers) == 2
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+async def test_a_model_without_a_valid_answer_casts_no_vote(stub: Any) -> None:
+    """No rule answer stands in for a failed model: the answer is missing, and the others
+    are shown that it is."""
+    settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5.0, retries=0)
+    stub.faults = {"schema": 1.0}
+    mind = make_mind(settings, 0)
+    qs = sample_questions()[:1]
+    try:
+        result = await run_debate(None, qs, mind=mind, rounds=1)
+        calls = mind.take_calls()
+    finally:
+        await mind.aclose()
+    assert result.traces[0].answers == [dict.fromkeys(NAMES), dict.fromkeys(NAMES)]
+    assert {c.outcome for c in calls if c.key.endswith(":reask")} == {"fallback"}
+    revise = next(c for c in calls if c.key == f"debate:{qs[0].id}:r1:Agent1")
+    assert "Agent2:\n(no valid answer)" in revise.messages[-1]["content"]
+    assert result.metrics["acc"] == 0.0 and result.metrics["cr"] == 0.0
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+async def test_a_reached_call_cap_stops_the_debate(stub: Any) -> None:
+    settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5.0, max_calls=3)
+    with pytest.raises(BudgetError):
+        await run_debate(None, sample_questions()[:1], mind=settings)
