@@ -600,3 +600,83 @@ def test_subprocess_errors_exit_2_with_one_line(tmp_path: Path, args: list[str],
     assert proc.stderr.splitlines() == [proc.stderr.strip()]
     assert proc.stderr.startswith(ERROR) and fragment in proc.stderr
     assert not folder.exists()
+
+
+# -- start-up and the shared LLM options -------------------------------------------------
+
+
+def test_help_imports_no_engine_module_beyond_its_errors():
+    probe = (
+        "import sys\nfrom tui import cli\nsys.argv = ['socialsim', '--help']\n"
+        "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+        "heavy = ('litellm', 'textual', 'pydantic', 'numpy')\n"
+        "loaded = [m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('engine.')]\n"
+        "print('PROBE', sorted(loaded))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == "PROBE ['engine.errors']"
+
+
+def test_each_command_shows_only_its_llm_options(socialsim):
+    model_options = {"--model", "--judge-model", "--agent-model", "--api-base", "--judge-mode"}
+    caps = {"--max-calls", "--budget-usd"}
+    settings = {"--max-concurrency", "--timeout", "--retries"}
+    expected = {
+        "run": model_options | caps | settings,
+        "tui": model_options | caps | settings,
+        "resume": caps,
+        "recast": {"--model", "--judge-model", "--api-base"} | settings,
+        "sweep": {"--api-base"},
+        "show": set(),
+    }
+    everything = model_options | caps | settings
+    for command, options in expected.items():
+        result = socialsim(command, "--help")
+        assert result.code == 0, result.err
+        shown = {o for o in everything if re.search(rf"{o}\b(?!-)", result.out)}
+        assert shown == options, command
+
+
+def test_llm_options_build_one_mind_spec():
+    from engine.llm.settings import LLMSettings
+    from engine.mind_spec import OFFLINE
+    from tui.cli.options import LLMOptions
+
+    assert LLMOptions().spec(["Ann"]) is OFFLINE
+    spec = LLMOptions(
+        model="openai/a", agent_model=("Ann=openai/b",), judge_mode="batched", max_calls=9
+    ).spec(["Ann", "Bob"], scenario_models={"Ann": "openai/c", "Bob": "openai/d"})
+    assert spec == LLMSettings(
+        model="openai/a",
+        agent_models={"Ann": "openai/b", "Bob": "openai/d"},
+        judge_mode="batched",
+        max_calls=9,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (["--judge-model", "openai/j"], ["need an LLM --model"]),
+        (["--model", "openai/x", "--agent-model", "Zed=openai/y"], ["no agent 'Zed'", "Ann"]),
+        (["--model", "openai/x", "--agent-model", "Ann"], ["'Ann'", "NAME=MODEL"]),
+        (["--model", "openai/x", "--judge-mode", "sideways"], ["--judge-mode:"]),
+        (["--model", "openai/x", "--max-concurrency", "999"], ["--max-concurrency:"]),
+    ],
+)
+def test_bad_llm_options_are_one_error_line(
+    socialsim, saves: Path, scenario_file: Path, args: list[str], fragments: list[str]
+):
+    result = socialsim("run", str(scenario_file), "--run-id", "x", *args)
+    assert_one_error(result, *fragments)
+    assert not saves.exists()
+
+
+def test_caps_on_resume_need_an_llm_run(socialsim, saves: Path, finished: str):
+    before = snapshot(saves)
+    result = socialsim("resume", finished, "--rounds", "1", "--max-calls", "5")
+    assert_one_error(result, "--max-calls and --budget-usd apply to LLM runs")
+    assert snapshot(saves) == before

@@ -1,0 +1,5 @@
+"""``python -m tui.cli``."""
+
+from . import main
+
+main()

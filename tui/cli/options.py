@@ -1,0 +1,202 @@
+"""The LLM options of the commands that play a mind: one frozen value, and a decorator that
+gives a command the typer options and hands it that value as ``llm``."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
+
+import typer
+
+from .base import fail
+
+if TYPE_CHECKING:
+    from engine.mind_spec import MindSpec
+
+PANEL = "Model"
+
+#: The typer option of each field of :class:`LLMOptions`, in the order of ``--help``.
+OPTIONS: dict[str, Any] = {
+    "model": Annotated[
+        str,
+        typer.Option(
+            help="'offline' (rule-based) or a litellm model string, e.g. gpt-4o-mini.",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "judge_model": Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model",
+            help="Model of the judge (U_S, U_R, needs) [default: --model].",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "agent_model": Annotated[
+        list[str],
+        typer.Option(
+            "--agent-model",
+            help="NAME=MODEL for one agent (repeatable; mixed teams).",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "api_base": Annotated[
+        str | None,
+        typer.Option(
+            "--api-base",
+            help="Base URL of an OpenAI-compatible server (with openai/<name>).",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "judge_mode": Annotated[
+        str,
+        typer.Option(
+            "--judge-mode",
+            help="per-edge (one U_R call per edge) or batched (one per observer).",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "max_concurrency": Annotated[
+        int,
+        typer.Option(
+            "--max-concurrency", min=1, help="LLM calls in flight at once.", rich_help_panel=PANEL
+        ),
+    ],
+    "timeout": Annotated[
+        float,
+        typer.Option("--timeout", min=0.1, help="Seconds per LLM call.", rich_help_panel=PANEL),
+    ],
+    "retries": Annotated[
+        int,
+        typer.Option(
+            "--retries", min=0, help="Retries on timeout, 429 and 5xx.", rich_help_panel=PANEL
+        ),
+    ],
+    "max_calls": Annotated[
+        int | None,
+        typer.Option(
+            "--max-calls",
+            min=1,
+            help="Stop after the round that reaches this many LLM calls.",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "budget_usd": Annotated[
+        float | None,
+        typer.Option(
+            "--budget-usd",
+            min=0.0,
+            help="Stop after the round that reaches this cost.",
+            rich_help_panel=PANEL,
+        ),
+    ],
+}
+
+
+@dataclass(frozen=True)
+class LLMOptions:
+    """The LLM options as given on the command line (the defaults are the options' defaults)."""
+
+    model: str = "offline"
+    judge_model: str | None = None
+    agent_model: Sequence[str] = ()
+    api_base: str | None = None
+    judge_mode: str = "per-edge"
+    max_concurrency: int = 8
+    timeout: float = 60.0
+    retries: int = 3
+    max_calls: int | None = None
+    budget_usd: float | None = None
+
+    @property
+    def offline(self) -> bool:
+        """Whether ``--model`` names the offline rule-based model."""
+        from engine.mind_spec import mind_spec
+
+        return mind_spec(self.model).offline
+
+    def spec(
+        self, names: Sequence[str], *, scenario_models: Mapping[str, str] | None = None
+    ) -> MindSpec:
+        """The mind these options name for agents ``names``; ``scenario_models`` are the
+        per-agent models of the scenario file, which ``--agent-model NAME=MODEL`` overrides."""
+        from pydantic import ValidationError
+
+        from engine.mind_spec import OFFLINE, mind_spec
+
+        if self.offline:
+            if self.judge_model or self.agent_model or self.api_base:
+                fail("--judge-model, --agent-model and --api-base need an LLM --model")
+            return OFFLINE
+        agents = dict(scenario_models or {})
+        for item in self.agent_model:  # mixed teams: NAME=MODEL
+            name, sep, value = item.partition("=")
+            if not sep or not value.strip():
+                fail(f"--agent-model {item!r}: use NAME=MODEL")
+            if name not in names:
+                fail(f"--agent-model {item!r}: no agent {name!r}; agents: {', '.join(names)}")
+            agents[name] = value.strip()
+        try:
+            return mind_spec(
+                self.model,
+                judge_model=self.judge_model,
+                agent_models=agents,
+                api_base=self.api_base,
+                judge_mode=self.judge_mode,
+                max_concurrency=self.max_concurrency,
+                timeout=self.timeout,
+                retries=self.retries,
+                max_calls=self.max_calls,
+                budget_usd=self.budget_usd,
+            )
+        except ValidationError as err:
+            first = err.errors()[0]
+            fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
+
+    def capped(self, spec: MindSpec) -> MindSpec | None:
+        """``spec`` with the new ``--max-calls`` / ``--budget-usd`` caps (None: none given)."""
+        from engine.mind_spec import Offline
+
+        if self.max_calls is None and self.budget_usd is None:
+            return None
+        if isinstance(spec, Offline):
+            fail("--max-calls and --budget-usd apply to LLM runs")
+        caps = {"max_calls": self.max_calls, "budget_usd": self.budget_usd}
+        return spec.model_copy(update={k: v for k, v in caps.items() if v})
+
+
+Command = TypeVar("Command", bound=Callable[..., Any])
+DEFAULTS = {f.name: f.default for f in fields(LLMOptions)}
+
+
+def llm_options(*names: str) -> Callable[[Command], Command]:
+    """Give a command the LLM options ``names`` (all of them when none are named); the
+    command receives them as one ``llm: LLMOptions`` argument."""
+    chosen = names or tuple(OPTIONS)
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        params = [p for p in signature.parameters.values() if p.name != "llm"]
+        params += [
+            inspect.Parameter(
+                name,
+                inspect.Parameter.KEYWORD_ONLY,
+                default=DEFAULTS[name],
+                annotation=OPTIONS[name],
+            )
+            for name in chosen
+        ]
+
+        @functools.wraps(command)
+        def with_options(*args: Any, **kwargs: Any) -> Any:
+            given = {name: kwargs.pop(name) for name in chosen}
+            return command(*args, llm=LLMOptions(**given), **kwargs)
+
+        with_options.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        with_options.__annotations__ = {p.name: p.annotation for p in params}
+        return with_options  # type: ignore[return-value]
+
+    return decorate

@@ -1,0 +1,248 @@
+"""Playing runs: the app (``tui``, bare ``socialsim``), ``run``, ``resume``, ``branch``,
+``replay``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .base import RunArg, SavesOpt, fail, make_console, open_store, run_async
+from .options import LLMOptions, llm_options
+
+if TYPE_CHECKING:
+    from engine import Scenario, Simulation
+
+PriorOpt = Annotated[
+    str | None,
+    typer.Option(
+        help="Relational prior: none | neutral:REL:TOPO | REL:TOPO:λ | REL:TOPO:+,-,... "
+        "(REL attitude/trust/influence, TOPO complete/chain/star/tree).",
+    ),
+]
+
+
+def scenario_models(scenario: Scenario) -> dict[str, str]:
+    """Per-agent models a scenario file sets (``model = "..."`` on an agent)."""
+    return {a.name: a.model for a in scenario.agents if a.model}
+
+
+def _launch(
+    target: str | None,
+    seed: int,
+    saves: Path | None,
+    keymap: Path | None,
+    llm: LLMOptions,
+    prior: str | None = None,
+) -> None:
+    from ..app import DEFAULT_SCENARIO, build_app
+
+    names: list[str] = []
+    models: dict[str, str] = {}
+    if not llm.offline:
+        from engine import resolve_scenario
+
+        if target and open_store(saves).exists_quietly(target):
+            fail("--model and its options apply to new runs; a saved run keeps its model")
+        scenario = resolve_scenario(target or DEFAULT_SCENARIO)
+        names, models = scenario.names, scenario_models(scenario)
+    mind = llm.spec(names, scenario_models=models)
+    app_ = build_app(target, mind=mind, seed=seed, saves=saves, keymap_file=keymap, prior=prior)
+    app_.run()
+    sim = app_.sim
+    typer.echo(
+        f"{sim.run_id}: round {sim.round}/{sim.total_rounds} saved in "
+        f"{sim.store.run_dir(sim.run_id)}"
+    )
+
+
+def root(ctx: typer.Context) -> None:
+    """Run and inspect LLM multi-agent social simulations.
+
+    Without a command, opens the app on the tavern scenario with the offline model.
+    """
+    if ctx.invoked_subcommand is None:
+        _launch(None, 0, None, None, LLMOptions())
+
+
+@llm_options()
+def tui(
+    target: Annotated[
+        str | None,
+        typer.Argument(help="Scenario id or .toml path (new run), or a saved run id (resume)."),
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for a new run.")] = 0,
+    keymap: Annotated[Path | None, typer.Option(help="Key remapping TOML file.")] = None,
+    saves: SavesOpt = None,
+    prior: PriorOpt = None,
+    *,
+    llm: LLMOptions,
+) -> None:
+    """Open the app on a scenario (a new run) or a saved run (resumed where it stopped)."""
+    _launch(target, seed, saves, keymap, llm, prior)
+
+
+async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
+    from engine.events import RoundEnded, RunPaused
+
+    from .tables import round_summary
+
+    console = make_console()
+
+    def show(event: object) -> None:
+        if isinstance(event, RoundEnded) and not quiet:
+            console.print(round_summary(event.record, sim.total_rounds, sim.metrics()))
+            console.print()
+        elif isinstance(event, RunPaused) and event.reason:
+            typer.echo(f"socialsim: {event.reason}; the save holds round {event.round}", err=True)
+
+    sim.subscribe(show)
+    try:
+        await sim.run(rounds)
+    finally:
+        await sim.mind.aclose()
+
+
+def _finish(sim: Simulation) -> None:
+    from rich.markup import escape
+
+    from ..report import metrics_line
+    from .tables import mind_name
+
+    assert sim.store is not None
+    console = make_console()
+    console.print(
+        f"[bold]{sim.run_id}[/]: round {sim.round}/{sim.total_rounds} saved "
+        f"in {escape(str(sim.store.run_dir(sim.run_id)))} ({escape(mind_name(sim.meta.mind))})"
+    )
+    console.print(metrics_line(sim.metrics()))
+
+
+@llm_options()
+def run(
+    scenario: Annotated[str, typer.Argument(help="Library id (see `scenarios`) or a .toml path.")],
+    rounds: Annotated[
+        int | None, typer.Option(min=1, help="Rounds to play [default: the scenario's].")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
+    name: Annotated[str, typer.Option(help="A label for the run.")] = "",
+    run_id: Annotated[str | None, typer.Option("--run-id", help="Id for the new run.")] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="Only print the final line.")
+    ] = False,
+    saves: SavesOpt = None,
+    prior: PriorOpt = None,
+    *,
+    llm: LLMOptions,
+) -> None:
+    """Start a new run of SCENARIO and play it, saving after every round.
+
+    SCENARIO may also be `govsim` (the fishing commons) or `debate` (the bundled questions)
+    for a single episode of the Relational priors paper's tasks.
+    """
+    if scenario in ("govsim", "debate"):
+        from .studies import single_episode
+
+        single_episode(scenario, seed, llm, prior)
+        return
+    from engine import Simulation, make_mind, resolve_scenario
+    from engine.store import check_run_id
+
+    resolved = resolve_scenario(scenario)
+    relational = None
+    if prior is not None:
+        from engine.priors import parse_prior
+
+        relational = parse_prior(prior, resolved.names)
+    spec = llm.spec(resolved.names, scenario_models=scenario_models(resolved))
+    if run_id is not None:
+        check_run_id(run_id)
+    mind = make_mind(spec, seed)  # before the run is saved: a bad --model leaves no folder
+    with Simulation.new(
+        resolved,
+        seed=seed,
+        mind=mind,
+        store=open_store(saves),
+        run_id=run_id,
+        name=name,
+        rounds=rounds,
+        scenario_ref=scenario,
+        prior=relational,
+    ) as sim:
+        if not quiet:
+            from rich.markup import escape
+
+            make_console().print(
+                f"[bold]{escape(resolved.title)}[/] — {escape(mind.label)}, "
+                f"seed {seed}, run {sim.run_id}\n"
+            )
+        run_async(_play(sim, None, quiet))
+        _finish(sim)
+
+
+@llm_options("max_calls", "budget_usd")
+def resume(
+    run_id: RunArg,
+    rounds: Annotated[
+        int | None, typer.Option(min=1, help="Rounds to play (may extend the run).")
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    saves: SavesOpt = None,
+    *,
+    llm: LLMOptions,
+) -> None:
+    """Continue a saved run from its last finished round (new caps apply from now on)."""
+    from engine import Simulation
+
+    store = open_store(saves)
+    mind = llm.capped(store.read_meta(run_id).mind)
+    with Simulation.resume(run_id, store, mind=mind) as sim:
+        if rounds is not None and sim.round + rounds > sim.total_rounds:
+            sim.extend(rounds)
+        if sim.finished:
+            fail(
+                f"run {run_id!r} already finished ({sim.round}/{sim.total_rounds}); "
+                "pass --rounds N to extend it"
+            )
+        run_async(_play(sim, rounds, quiet))
+        _finish(sim)
+
+
+def branch(
+    run_id: RunArg,
+    at: Annotated[int, typer.Option("--at", help="Fork after this round (0 = the start).")],
+    name: Annotated[str, typer.Option(help="A label for the branch.")] = "",
+    new_id: Annotated[str | None, typer.Option("--run-id", help="Id for the branch.")] = None,
+    intervention: Annotated[
+        str | None,
+        typer.Option(
+            "--intervention", help="A ready-made intervention of the scenario to schedule."
+        ),
+    ] = None,
+    saves: SavesOpt = None,
+) -> None:
+    """Create a new run that copies RUN up to round --at and records its parent."""
+    child = open_store(saves).branch(
+        run_id, at, new_id=new_id, name=name, intervention=intervention
+    )
+    typer.echo(f"{child.run_id}: branched from {run_id} at round {at}")
+
+
+def replay(
+    run_id: RunArg,
+    new_id: Annotated[str | None, typer.Option("--run-id", help="Id for the replay.")] = None,
+    saves: SavesOpt = None,
+) -> None:
+    """Re-run RUN from its record (no network calls) into a new run and compare the states."""
+    from engine.replay import replay_run
+
+    result = run_async(replay_run(open_store(saves), run_id, new_id))
+    result.sim.close()
+    calls = sum(len(r.llm_calls) for r in result.sim.records)
+    if not result.identical:
+        fail(f"replay {result.sim.run_id} diverged from {run_id} at rounds {result.diverged}")
+    typer.echo(
+        f"{result.sim.run_id}: replayed {result.rounds} rounds of {run_id} from "
+        f"{calls} recorded LLM exchanges, no network calls; identical state"
+    )

@@ -1,0 +1,236 @@
+"""The studies: single GovSim and debate episodes and ``sweep`` (Relational priors), ``tasks``
+and ``recast`` (Sociodrama's trajectory-guided persona recasting)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, cast
+
+import typer
+
+from .base import SavesOpt, fail, make_console, open_store, run_async
+from .options import LLMOptions, llm_options
+
+if TYPE_CHECKING:
+    from engine.sweep import Executor, SweepResult, Task
+
+TASKS = ("govsim", "debate")
+
+
+def _floats(text: str, option: str) -> list[float]:
+    try:
+        return [eval_fraction(t) for t in text.split(",") if t.strip()]
+    except (ValueError, ZeroDivisionError):
+        fail(f"{option} {text!r}: give numbers like 0,0.5,1 (fractions like 1/3 work)")
+
+
+def eval_fraction(text: str) -> float:
+    """``0.5`` or ``1/3``."""
+    num, sep, den = text.strip().partition("/")
+    return float(num) / float(den) if sep else float(num)
+
+
+def _names(text: str, option: str, allowed: tuple[str, ...]) -> list[str]:
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    bad = [t for t in items if t not in allowed]
+    if bad or not items:
+        fail(f"{option} {text!r}: choose from {', '.join(allowed)}")
+    return items
+
+
+def single_episode(task: str, seed: int, llm: LLMOptions, prior_text: str | None) -> None:
+    """``run govsim`` / ``run debate``: one episode under one prior, printed."""
+    from engine.priors import no_prior, parse_prior
+    from engine.sweep import agent_names
+
+    names = agent_names(cast("Task", task))
+    prior = parse_prior(prior_text, names) if prior_text else no_prior()
+    mind = llm.spec(names)
+    console = make_console()
+    metrics: Mapping[str, float | None]
+    if task == "govsim":
+        from engine.govsim import run_govsim
+
+        result = run_async(run_govsim(prior, seed=seed, mind=mind))
+        for m in result.months:
+            console.print(
+                f"month {m.month:>2}: stock {m.stock_before:6.1f} → {m.stock_after:6.1f}"
+                f"  harvests "
+                + ", ".join(f"{k} {v:g}" for k, v in m.harvests.items())
+                + ("  \\[collapse]" if m.collapsed else "")
+            )
+        metrics = result.metrics
+    else:
+        from engine.debate import run_debate, sample_questions
+
+        debated = run_async(run_debate(prior, sample_questions(), seed=seed, mind=mind))
+        for t in debated.traces:
+            console.print(
+                f"{t.question_id}: "
+                + " → ".join("/".join(str(v) for v in r.values()) for r in t.answers)
+            )
+        metrics = debated.metrics
+    console.print(
+        " ".join(f"{k} {'–' if v is None else format(v, '.3g')}" for k, v in metrics.items())
+    )
+
+
+@llm_options("api_base")
+def sweep(
+    task: Annotated[str, typer.Argument(help="govsim or debate.")],
+    relations: Annotated[str, typer.Option(help="Relation types.")] = "attitude,trust,influence",
+    topologies: Annotated[
+        str, typer.Option(help="GovSim topologies (debate: complete).")
+    ] = "complete",
+    lambdas: Annotated[str, typer.Option(help="Positivity values λ, e.g. 0,0.5,1 or 1/3.")] = "0,1",
+    runs: Annotated[int, typer.Option(help="Repeated runs per cell.")] = 3,
+    models: Annotated[str, typer.Option(help="Comma-separated models.")] = "offline",
+    questions: Annotated[
+        Path | None,
+        typer.Option(help="Debate questions (MMLU-Pro-style JSONL) [default: the bundled sample]."),
+    ] = None,
+    executor: Annotated[str, typer.Option(help="local (asyncio) or ray.")] = "local",
+    address: Annotated[str | None, typer.Option(help="Ray address, e.g. auto.")] = None,
+    concurrency: Annotated[int, typer.Option(help="Local episodes at once.")] = 4,
+    calls_per_second: Annotated[
+        float | None, typer.Option(help="Shared LLM rate limit across Ray workers.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of run 0; run r uses seed + r.")] = 0,
+    out: Annotated[Path | None, typer.Option(help="Write the tidy CSV here.")] = None,
+    *,
+    llm: LLMOptions,
+) -> None:
+    """Sweep relational priors over relation types, topologies, λ, models and runs."""
+    from engine.mind_spec import OFFLINE, mind_spec
+    from engine.sweep import conditions
+    from engine.sweep import sweep as run_sweep
+
+    from .tables import contrasts_table, sweep_table
+
+    if task not in TASKS:
+        fail(f"sweep {task!r}: choose govsim or debate")
+    kind = cast("Task", task)
+    rels = _names(relations, "--relations", ("attitude", "trust", "influence"))
+    tops = _names(topologies, "--topologies", ("complete", "chain", "star", "tree"))
+    if kind == "debate" and tops != ["complete"]:
+        fail("--topologies: debate uses complete connectivity (Relational priors Sec. 4)")
+    model_list = [m.strip() for m in models.split(",") if m.strip()]
+    cells = conditions(kind, rels, tops, _floats(lambdas, "--lambdas"), runs, model_list)
+    qs = []
+    if kind == "debate":
+        from engine.debate import load_questions, sample_questions
+
+        qs = load_questions(questions) if questions else sample_questions()
+    # The LLM settings every cell shares (each cell plays its own model).
+    specs = [mind_spec(m, api_base=llm.api_base) for m in model_list]
+    shared = next((s for s in specs if not s.offline), OFFLINE)
+    runner: Executor
+    if executor == "ray":
+        from engine.sweep_ray import RayExecutor
+
+        runner = RayExecutor(address=address, calls_per_second=calls_per_second)
+    elif executor == "local":
+        from engine.sweep import LocalExecutor
+
+        runner = LocalExecutor(concurrency)
+    else:
+        fail(f"--executor {executor!r}: choose local or ray")
+    result = run_async(run_sweep(kind, cells, runner, questions=qs, seed=seed, mind=shared))
+    console = make_console()
+    console.print(sweep_table(result))
+    console.print(contrasts_table(result))
+    if out is not None:
+        _write_csv(result, out)
+        typer.echo(str(out))
+
+
+def _write_csv(result: SweepResult, out: Path) -> None:
+    """The sweep's tidy rows as one CSV file (written atomically)."""
+    import csv
+    import io
+
+    from engine.store import atomic_write_text
+    from engine.sweep import tidy_rows
+
+    rows = tidy_rows(result)
+    buffer = io.StringIO()
+    writer = csv.DictWriter(
+        buffer, fieldnames=list(rows[0]) if rows else ["task"], lineterminator="\n"
+    )
+    writer.writeheader()
+    writer.writerows(rows)
+    atomic_write_text(out, buffer.getvalue())
+
+
+def tasks() -> None:
+    """List the collaborative tasks of the persona-recasting controller."""
+    from engine.tasks.spec import load_task, task_ids
+
+    from .tables import tasks_table
+
+    make_console().print(tasks_table({tid: load_task(tid) for tid in task_ids()}))
+
+
+@llm_options("model", "judge_model", "api_base", "max_concurrency", "timeout", "retries")
+def recast(
+    task: Annotated[str, typer.Argument(help="Task id (see `socialsim tasks`).")],
+    init: Annotated[
+        str, typer.Option("--init", help="hetero, random, or four archetypes a,b,c,d.")
+    ] = "hetero",
+    episodes: Annotated[int, typer.Option("--episodes", "-r", help="Episodes per casting.")] = 4,
+    seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
+    ablation: Annotated[
+        bool, typer.Option("--ablation", help="w/o social dynamics: fixed order, no S/R updates.")
+    ] = False,
+    saves: SavesOpt = None,
+    *,
+    llm: LLMOptions,
+) -> None:
+    """Trajectory-guided persona recasting: evaluate, diagnose, recast, repeat."""
+    from rich.markup import escape
+
+    from engine.tasks.controller import Iteration
+    from engine.tasks.controller import recast as run_recast
+    from engine.tasks.episode import task_scenario
+    from engine.tasks.spec import load_task, parse_casting
+
+    from .tables import iteration_table
+
+    spec = load_task(task)
+    if episodes < 1:
+        fail(f"--episodes {episodes}: must be at least 1")
+    casting = {"hetero": spec.casting.hetero, "random": spec.casting.random}.get(init)
+    casting = casting or parse_casting(init)
+    mind = llm.spec(task_scenario(spec, casting).names)
+    console = make_console()
+    console.print(
+        f"[bold]{escape(spec.title)}[/] — {episodes} episodes per casting, "
+        f"{'ablation: w/o social dynamics, ' if ablation else ''}model {mind.model}\n"
+    )
+
+    def show(it: Iteration) -> None:
+        console.print(iteration_table(it))
+        console.print(
+            f"utility {it.mean:.3f} ± {it.sd:.3f} over {len(it.utilities)} "
+            f"episodes: {', '.join(f'{u:g}' for u in it.utilities)}\n"
+        )
+
+    session = run_async(
+        run_recast(
+            spec,
+            casting,
+            episodes,
+            seed=seed,
+            mind=mind,
+            store=open_store(saves),
+            ablation=ablation,
+            on_iteration=show,
+        )
+    )
+    best = max(session.iterations, key=lambda it: it.mean)
+    console.print(
+        f"stopped: {session.stop}. best casting "
+        f"{' / '.join(a.value for a in best.casting)} (iteration {best.iteration}, "
+        f"utility {best.mean:.3f}); runs saved as {session.session} it<k> ep<e>"
+    )

@@ -1,0 +1,260 @@
+"""Every rich table the CLI prints: rounds, runs, the scenario and task libraries, sweeps,
+recasting iterations."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from rich.console import Group, RenderableType
+from rich.markup import escape
+from rich.table import Table
+from rich.text import Text
+
+from ..report import metrics_line
+from ..widgets.style import STATUS_GLYPH, fav_style
+
+if TYPE_CHECKING:
+    from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
+    from engine.mind_spec import MindSpec
+    from engine.sweep import SweepResult
+    from engine.tasks.controller import Iteration
+    from engine.tasks.spec import Task
+
+MODE_STYLE = {"public": "bold", "private": "magenta", "silent": "dim"}
+
+#: Metrics shown in the sweep table, with short headers (all are in the CSV).
+SWEEP_METRICS = {
+    "govsim": {
+        "score": "S",
+        "survival_time": "surv",
+        "total_gain": "gain",
+        "equality": "eq",
+        "over_usage": "over",
+    },
+    "debate": {"cr": "CR", "acc": "ACC", "ccr": "CCR", "wcf": "WCF"},
+}
+
+
+def mind_name(spec: MindSpec) -> str:
+    """A run's mind in a few words: the offline model's label, or the model string."""
+    return spec.label if spec.offline else spec.model
+
+
+def round_summary(record: RoundRecord, total: int, metrics: Metrics) -> RenderableType:
+    """What happened in one round: events, utterances in order, big changes, metrics."""
+    parts: list[RenderableType] = [Text(f"Round {record.round}/{total}", style="bold cyan")]
+    for e in record.events:
+        who = f" (private to {', '.join(e.private_to)})" if e.private_to else ""
+        tag = "injected" if e.source == "injected" else "event"
+        parts.append(Text.assemble((f"  [{tag}{who}] ", "yellow"), e.text))
+    table = Table(box=None, show_header=False, pad_edge=False, expand=False)
+    table.add_column(justify="right", style="dim")
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
+    spoken = sorted((a for a in record.actions if a.order is not None), key=lambda a: a.order or 0)
+    for a in spoken:
+        arrow = f"→{a.target}" if a.target and a.target != "all" else ""
+        mode = "" if a.mode.value == "public" else f" [{a.mode.value}]"
+        forced = " (forced)" if a.forced else ""
+        table.add_row(
+            str(a.order),
+            Text(f"{a.speaker}{arrow}{mode}{forced}", MODE_STYLE[a.mode.value]),
+            Text(a.utterance),
+        )
+    silent = [a.speaker for a in record.actions if a.order is None]
+    parts.append(table)
+    if silent:
+        parts.append(Text(f"  silent: {', '.join(silent)}", style="dim"))
+    flips = [c for c in record.relation_changes if c.status != c.previous_status]
+    for c in flips[:6]:
+        parts.append(
+            Text(
+                f"  {c.source}→{c.target}: {c.previous_status.value} → {c.status.value}"
+                f" (fav {c.fav:+.2f}){' — ' + c.summary if c.summary else ''}",
+                style="italic",
+            )
+        )
+    parts.append(Text.assemble("  ", metrics_line(metrics)))
+    return Group(*parts)
+
+
+def fav_matrix(state: WorldState) -> Table:
+    """The directed favorability matrix: row = from, column = to, glyph = status."""
+    names = list(state.agents)
+    table = Table(title="favorability (row → column)", box=None, pad_edge=False)
+    table.add_column("from \\ to", style="bold")
+    for n in names:
+        table.add_column(Text(n[:8]), justify="right")
+    for i in names:
+        cells: list[Text | str] = [Text(i)]
+        for j in names:
+            if i == j:
+                cells.append(Text("—", style="dim"))
+                continue
+            rel = state.agents[i].relations[j]
+            cells.append(Text(f"{rel.fav:+.2f}{STATUS_GLYPH[rel.status]}", fav_style(rel.fav)))
+        table.add_row(*cells)
+    return table
+
+
+def run_overview(meta: RunMeta, records: list[RoundRecord], metrics: Metrics) -> RenderableType:
+    """``show``: identity, lineage, pending interventions, agents, matrix, metrics."""
+    state = records[-1].state
+    info = Table.grid(padding=(0, 2))
+    info.add_column(style="dim")
+    info.add_column()
+    # User text (names, titles, utterances) is wrapped in Text: never parsed as markup.
+    info.add_row("run", Text(meta.run_id + (f"  ({meta.name})" if meta.name else "")))
+    info.add_row("scenario", Text(f"{meta.scenario.title} [{meta.scenario_ref}]"))
+    info.add_row("round", f"{records[-1].round}/{meta.total_rounds}")
+    info.add_row("mind", Text(mind_name(meta.mind)))
+    info.add_row("seed", str(meta.seed))
+    info.add_row("created", Text(meta.created))
+    if meta.ancestry:
+        chain = " → ".join(f"{link.run_id}@{link.round}" for link in meta.ancestry)
+        info.add_row("lineage", Text(f"{chain} → {meta.run_id}"))
+    for f in meta.pending.forced:
+        info.add_row(
+            "pending", Text(f"force {f.agent}: {f.mode.value} → {f.target}: {f.utterance}")
+        )
+    for e in meta.pending.events:
+        info.add_row("pending", Text(f"inject: {e.text}"))
+    for s in meta.snapshots:
+        info.add_row("snapshot", Text(f"{s.name} @ round {s.round}"))
+    agents = Table(box=None, pad_edge=False)
+    for col in ("agent", "role", "archetype", "S", "largest unmet needs"):
+        agents.add_column(col)
+    for spec in meta.scenario.agents:
+        a = state.agents[spec.name]
+        gaps = sorted(((v.expected - v.current, n) for n, v in a.needs.items()), reverse=True)
+        unmet = ", ".join(f"{n.replace('_', ' ')} {g:.1f}" for g, n in gaps[:2] if g > 0)
+        agents.add_row(
+            Text(spec.name), Text(spec.role), spec.archetype.value, f"{a.emotion:.2f}", unmet
+        )
+    return Group(
+        info, Text(""), agents, Text(""), fav_matrix(state), Text(""), metrics_line(metrics)
+    )
+
+
+def runs_table(rows: list[RunListing]) -> Table:
+    """``list``: runs with lineage; broken entries with their reason."""
+    from engine.mind_spec import mind_spec
+
+    table = Table(box=None, pad_edge=False)
+    table.add_column("run", no_wrap=True)
+    for col in ("scenario", "round", "mind", "parent", "name / problem"):
+        table.add_column(col)
+    for r in rows:
+        if not r.ok:
+            table.add_row(Text(r.run_id, "red"), "", "", "", "", Text(r.reason, "red"))
+            continue
+        parent = f"{r.parent.run_id}@{r.parent.round}" if r.parent else ""
+        mind = "offline rule-based" if mind_spec(r.model).offline else r.model
+        table.add_row(
+            Text(r.run_id),
+            Text(r.scenario_id or r.title),
+            f"{r.rounds_done}/{r.total_rounds}",
+            Text(mind),
+            Text(parent),
+            Text(r.name),
+        )
+    return table
+
+
+def scenarios_table(entries: Mapping[str, Scenario | Exception]) -> Table:
+    """``scenarios``: the library by id; a broken file shows its reason."""
+    table = Table(box=None, pad_edge=False)
+    for col in ("id", "title", "agents", "rounds", "conflict"):
+        table.add_column(col)
+    for sid, s in entries.items():
+        if isinstance(s, Exception):
+            table.add_row(f"[red]{sid}[/]", f"[red]{escape(str(s))}[/]", "", "", "")
+            continue
+        table.add_row(sid, escape(s.title), str(len(s.agents)), str(s.rounds), "●" * s.conflict)
+    return table
+
+
+def tasks_table(tasks: Mapping[str, Task]) -> Table:
+    """``tasks``: the collaborative tasks by id, with their two starting castings."""
+    table = Table(box=None, pad_edge=False)
+    for col in ("id", "title", "utility", "hetero", "random"):
+        table.add_column(col)
+    for tid, t in tasks.items():
+        table.add_row(
+            tid,
+            t.title,
+            t.utility,
+            "/".join(a.value for a in t.casting.hetero),
+            "/".join(a.value for a in t.casting.random),
+        )
+    return table
+
+
+def iteration_table(it: Iteration) -> Table:
+    """One recasting iteration: each agent's vote on its archetype, with the rationale."""
+    table = Table(
+        title=f"iteration {it.iteration}: " + " / ".join(a.value for a in it.casting),
+        title_justify="left",
+    )
+    table.add_column("agent")
+    table.add_column("now")
+    table.add_column("proposal")
+    table.add_column("votes", justify="right")
+    table.add_column("rationale")
+    for v in it.decisions:
+        table.add_row(
+            v.agent,
+            v.current.value,
+            v.archetype.value if v.archetype else "keep",
+            f"{v.votes}/{v.of}",
+            escape(v.rationale),
+        )
+    return table
+
+
+def _mean_cell(values: list[float]) -> str:
+    if not values:
+        return "–"
+    mean = sum(values) / len(values)
+    return f"{mean:.0f}" if abs(mean) >= 10 else f"{mean:.2f}"
+
+
+def sweep_table(result: SweepResult) -> Table:
+    """Mean metrics per model and condition, over the repeated runs."""
+    shown = SWEEP_METRICS[result.task]
+    table = Table(
+        title=f"{result.task}: {len(result.outcomes)} episodes (mean over runs)",
+        title_justify="left",
+    )
+    table.add_column("model", no_wrap=True)
+    table.add_column("condition", no_wrap=True)
+    table.add_column("n", justify="right")
+    for header in shown.values():
+        table.add_column(header, justify="right")
+    groups: dict[tuple[str, str], list] = {}
+    for o in result.outcomes:
+        groups.setdefault((o.condition.model, o.condition.label()), []).append(o)
+    for (model, label), outs in groups.items():
+        means = [
+            _mean_cell([v for o in outs if (v := o.metrics.get(k)) is not None]) for k in shown
+        ]
+        table.add_row(model, label, str(len(outs)), *means)
+    return table
+
+
+def contrasts_table(result: SweepResult) -> Table:
+    """The paired bootstrap contrasts of a sweep."""
+    table = Table(title="paired 95% bootstrap intervals", title_justify="left")
+    for col in ("relation", "topology", "contrast", "units", "mean", "95% CI"):
+        table.add_column(col)
+    for row in result.contrasts:
+        table.add_row(
+            row["relation"],
+            row["topology"],
+            row["contrast"],
+            str(row["units"]),
+            f"{row['mean']:+.3f}",
+            f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]",
+        )
+    return table
