@@ -102,7 +102,7 @@ class LLMOptions:
 
     model: str = "offline"
     judge_model: str | None = None
-    agent_model: Sequence[str] = ()
+    agent_model: tuple[str, ...] = ()
     api_base: str | None = None
     judge_mode: str = "per-edge"
     max_concurrency: int = 8
@@ -193,6 +193,8 @@ def llm_options(*names: str) -> Callable[[Command], Command]:
         @functools.wraps(command)
         def with_options(*args: Any, **kwargs: Any) -> Any:
             given = {name: kwargs.pop(name) for name in chosen}
+            if "agent_model" in given:  # typer gives a list; the options are frozen
+                given["agent_model"] = tuple(given["agent_model"])
             return command(*args, llm=LLMOptions(**given), **kwargs)
 
         with_options.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]

@@ -12,7 +12,7 @@ from .base import RunArg, SavesOpt, fail, make_console, open_store, run_async
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
-    from engine import Scenario, Simulation
+    from engine import SaveStore, Scenario, Simulation
 
 PriorOpt = Annotated[
     str | None,
@@ -104,17 +104,16 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
         await sim.mind.aclose()
 
 
-def _finish(sim: Simulation) -> None:
+def _finish(sim: Simulation, store: SaveStore) -> None:
     from rich.markup import escape
 
     from ..report import metrics_line
     from .tables import mind_name
 
-    assert sim.store is not None
     console = make_console()
     console.print(
         f"[bold]{sim.run_id}[/]: round {sim.round}/{sim.total_rounds} saved "
-        f"in {escape(str(sim.store.run_dir(sim.run_id)))} ({escape(mind_name(sim.meta.mind))})"
+        f"in {escape(str(store.run_dir(sim.run_id)))} ({escape(mind_name(sim.meta.mind))})"
     )
     console.print(metrics_line(sim.metrics()))
 
@@ -159,11 +158,12 @@ def run(
     if run_id is not None:
         check_run_id(run_id)
     mind = make_mind(spec, seed)  # before the run is saved: a bad --model leaves no folder
+    store = open_store(saves)
     with Simulation.new(
         resolved,
         seed=seed,
         mind=mind,
-        store=open_store(saves),
+        store=store,
         run_id=run_id,
         name=name,
         rounds=rounds,
@@ -178,7 +178,7 @@ def run(
                 f"seed {seed}, run {sim.run_id}\n"
             )
         run_async(_play(sim, None, quiet))
-        _finish(sim)
+        _finish(sim, store)
 
 
 @llm_options("max_calls", "budget_usd")
@@ -206,7 +206,7 @@ def resume(
                 "pass --rounds N to extend it"
             )
         run_async(_play(sim, rounds, quiet))
-        _finish(sim)
+        _finish(sim, store)
 
 
 def branch(
