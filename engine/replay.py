@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .minds import OfflineMind
+from .mind_spec import Offline
+from .minds import Mind, OfflineMind
 from .simulation import Simulation
 from .state import ForcedAction
 from .store import SaveStore
@@ -25,19 +26,18 @@ class ReplayResult:
 
 async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -> ReplayResult:
     """Replay ``run_id`` into a new saved run, re-applying its interventions round by round."""
-    from .minds.llm import LLMMind
-    from .llm.transport import ReplayTransport
-
     meta = store.read_meta(run_id)
     records = store.read_rounds(run_id)
-    if meta.llm is None:
-        mind = OfflineMind(meta.seed)
+    spec = meta.mind
+    if isinstance(spec, Offline):
+        mind: Mind = OfflineMind(meta.seed)
     else:
-        calls = [c for r in records for c in r.llm_calls]
+        from .minds.llm import replay_mind
+
         # Replaying recorded exchanges costs nothing: the run's caps (perhaps lowered
         # after the recorded rounds were played) must not stop the replay part-way.
-        uncapped = meta.llm.model_copy(update={"max_calls": None, "budget_usd": None})
-        mind = LLMMind(uncapped, transport=ReplayTransport(calls))
+        uncapped = spec.model_copy(update={"max_calls": None, "budget_usd": None})
+        mind = replay_mind(uncapped, (c for r in records for c in r.llm_calls))
     sim = Simulation.new(
         meta.scenario,
         seed=meta.seed,

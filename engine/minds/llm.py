@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from ..llm import transport as _transport
 from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
-from ..llm.transport import LiteLLMTransport, Transport
+from ..llm.transport import LiteLLMTransport, ReplayTransport, Transport
 from ..needs import NEEDS
 from ..records import LLMCall
 from ..rules import relation_triggers
@@ -343,3 +344,14 @@ class LLMMind:
 
     async def aclose(self) -> None:
         await self.client.aclose()
+
+
+def replay_mind(settings: LLMSettings, calls: Iterable[LLMCall]) -> LLMMind:
+    """An LLM mind answering only from a run's recorded exchanges: zero network calls."""
+    return LLMMind(settings, transport=ReplayTransport(list(calls)))
+
+
+def share_rate_limit(acquire: Callable[[], Any]) -> None:
+    """Await ``acquire()`` before every model call of this process (a limit shared by the
+    workers of a Ray sweep)."""
+    _transport.RATE_LIMIT = acquire
