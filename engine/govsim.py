@@ -1,4 +1,4 @@
-"""GovSim, the fishing commons (Piatti et al. 2024), as used by seed 001 (Sec. 4.1, App. A).
+"""GovSim, the fishing commons (Piatti et al. 2024), as in Relational priors Sec. 4.1, App. A.
 
 Resource dynamics (App. A.1). At the start of month ``t`` the lake holds ``h(t)`` tons
 (``h(1) = 100``). In the harvest phase every agent privately and simultaneously chooses a
@@ -12,11 +12,12 @@ The episode ends after ``T = 12`` months or when the stock collapses, i.e. falls
 ``C = 5``. The sustainability threshold is ``f(t) = h(t) / 2``, the most the group can take
 without shrinking next month's stock; its equal per-agent share is ``f(t) / n``.
 
-Here each month is one engine round: the harvest is decided outside the round (offline by
-rule, or by one structured LLM call per agent), the disclosure is injected as the round's
-event, and ``Simulation.step()`` plays the discussion with the engine's usual speaking
-machinery, emotion and relation updates. A relational prior only changes the agents'
-system prompts and their starting relations; the protocol is the same for every prior.
+Here each month is one engine round: the harvest is decided outside the round (one
+question per agent to the run's mind: the offline rule, or the agent's model), the
+disclosure is injected as the round's event, and ``Simulation.step()`` plays the discussion
+with the engine's usual speaking machinery, emotion and relation updates. A relational
+prior only changes the agents' system prompts and their starting relations; the protocol
+is the same for every prior.
 
 Departures worth knowing:
 
@@ -30,14 +31,17 @@ Departures worth knowing:
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import random
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from .errors import BudgetError, SocialsimError
+from .mind_spec import OFFLINE, MindSpec
+from .minds import Mind, Question, prompts
 from .priors import Prior
 from .scenario import Scenario, parse_scenario
 from .simulation import Simulation
@@ -133,7 +137,7 @@ def metrics(
     horizon: int = MONTHS,
     threshold: ThresholdKind = "per-agent",
 ) -> dict[str, float]:
-    """The five GovSim metrics of seed 001 App. A.2 and the weighted score S of Eq. 5.
+    """The five GovSim metrics of Relational priors App. A.2 and the weighted score S of Eq. 5.
 
     * ``survival_months`` — m = max{t | h(t) > C}, the last month that started above the
       collapse threshold (0 for no months); ``survival_time`` = m / T (T = ``horizon``).
@@ -151,7 +155,7 @@ def metrics(
     * ``score`` — S = w1·m̃ + w2·q̃ + w3·R̃ + w4·ẽ + w5·õ (Eq. 5), w1 = w2 = w5 = 2/8,
       w3 = w4 = 1/8, each metric normalized by its theoretical maximum with larger meaning
       better: m̃ = m/T, q̃ = q, R̃ = Σ_i R_i / :func:`max_total_gain` (T), ẽ = e, õ = 1 - o.
-      S lies in [0, 1]; seed 001 reports it in points (×100).
+      S lies in [0, 1]; the Relational priors paper reports it in points (×100).
     """
     if n_agents < 1:
         raise SocialsimError(f"metrics: n_agents must be at least 1, got {n_agents}")
@@ -301,47 +305,51 @@ class HarvestOut(BaseModel):
     tons: int = Field(description="Whole tons of fish to catch this month.")
 
 
-#: What a failed harvest call yields: out of range, so it is counted and clamped to 0.
-_FAILED = HarvestOut(tons=-1)
+def _failed() -> HarvestOut:
+    """What a failed harvest call yields: out of range, so it is counted and clamped to 0."""
+    return HarvestOut(tons=-1)
 
 
-async def _llm_harvest(sim: Simulation, month: int, stock: float) -> dict[str, int]:
-    """One structured call per agent, all at once, seeing what the agent saw."""
-    from .minds import prompts
-
-    client: Any = sim.mind.client  # type: ignore[attr-defined]
-    llm = sim.meta.llm
-    assert llm is not None
-    top = int(stock)
+async def _harvests(
+    sim: Simulation, month: int, stock: float, played: Sequence[GovSimMonth]
+) -> dict[str, int]:
+    """Every agent's catch, asked of all at once: by the offline rule, or of the agent's model
+    seeing what the agent saw."""
+    n_agents = len(sim.scenario.names)
     event = ScenarioEvent(
         text=f"Month {month}: the lake holds {_tons(stock)} of fish before fishing.",
         source="narrator",
     )
-    contexts = sim.contexts(month, [event])
+    contexts = functools.cache(lambda: sim.contexts(month, [event]))
     task = (
         f"Harvest phase of month {month}: decide, privately and at the same time as the "
         f"others, how many tons of fish you will catch this month. The lake holds "
-        f"{_tons(stock)}. Answer with a whole number of tons from 0 to {top}.\n"
+        f"{_tons(stock)}. Answer with a whole number of tons from 0 to {int(stock)}.\n"
         "tons: your catch this month."
     )
 
-    async def ask(name: str) -> int:
-        ctx = contexts[name]
-        messages = prompts.ask(ctx, "harvest", task)
-        out = await client.structured(
-            key=f"r{month:04d}:harvest:{name}",
+    def question(name: str) -> Question[HarvestOut]:
+        return Question(
             purpose="harvest",
+            key=f"r{month:04d}:harvest:{name}",
             agent=name,
-            model=llm.model_for(name),
-            messages=messages,
+            messages=lambda: prompts.ask(contexts()[name], "harvest", task),
             schema=HarvestOut,
-            default=_FAILED,
+            offline=lambda: HarvestOut(
+                tons=offline_harvest(
+                    sim.state.agents[name],
+                    stock,
+                    n_agents,
+                    _rng(sim.meta.seed, month, name),
+                    _others_last(played, name),
+                )
+            ),
+            fallback=_failed,
         )
-        return out.tons
 
     names = sim.scenario.names
-    answers = await asyncio.gather(*(ask(n) for n in names))
-    return dict(zip(names, answers, strict=True))
+    answers = await asyncio.gather(*(sim.mind.ask(question(n)) for n in names))
+    return {n: a.tons for n, a in zip(names, answers, strict=True)}
 
 
 # -- the episode ----------------------------------------------------------------------------------
@@ -352,34 +360,28 @@ async def run_govsim(
     *,
     n_agents: int = 3,
     seed: int = 0,
-    model: str = "offline",
-    llm: Any = None,
+    mind: MindSpec | Mind = OFFLINE,
     months: int = MONTHS,
     store: SaveStore | None = None,
 ) -> GovSimResult:
     """Play one GovSim episode under a relational prior (None or no-prior: no block).
 
-    Each month: harvest decisions (offline rule or one LLM call per agent; out-of-range
-    answers are clamped to 0..stock and counted, never fatal), rationing if the lake is
-    oversubscribed, the disclosure injected as the round's event, one discussion round
-    (``sim.step()``), then regeneration. Stops after ``months`` or at collapse (stock < 5).
+    Each month: harvest decisions (one question per agent to ``mind``, a spec or a built
+    mind: the offline rule or the agent's model; out-of-range answers are clamped to
+    0..stock and counted, never fatal), rationing if the lake is oversubscribed, the
+    disclosure injected as the round's event, one discussion round (``sim.step()``), then
+    regeneration. Stops after ``months`` or at collapse (stock < 5).
     """
     scenario = govsim_scenario(n_agents, months)
-    if model != "offline" and llm is None:
-        from .llm.settings import LLMSettings
-
-        llm = LLMSettings(model=model)
     sim = Simulation.new(
         scenario,
         seed=seed,
-        model=model,
-        llm=llm if model != "offline" else None,
+        mind=mind,
         store=store,
         name=f"govsim {prior.label if prior else 'no-prior'} seed {seed}",
         scenario_ref="govsim",
         prior=prior,
     )
-    names = scenario.names
     stock = float(CAPACITY)
     played: list[GovSimMonth] = []
     out_of_range = 0
@@ -389,24 +391,11 @@ async def run_govsim(
             stopped = sim.mind.stop_reason()
             if stopped:
                 break
-            if model == "offline":
-                asked = {
-                    n: offline_harvest(
-                        sim.state.agents[n],
-                        stock,
-                        n_agents,
-                        _rng(seed, month, n),
-                        _others_last(played, n),
-                    )
-                    for n in names
-                }
-            else:
-                raw = await _llm_harvest(sim, month, stock)
-                asked = {}
-                for n, tons in raw.items():
-                    clamped = min(max(tons, 0), int(stock))
-                    out_of_range += clamped != tons
-                    asked[n] = clamped
+            asked = {}
+            for n, tons in (await _harvests(sim, month, stock, played)).items():
+                clamped = min(max(tons, 0), int(stock))
+                out_of_range += clamped != tons
+                asked[n] = clamped
             requested = {n: float(r) for n, r in asked.items()}
             taken = ration(requested, stock)
             after = next_stock(stock, list(taken.values()))

@@ -1,6 +1,7 @@
-"""Sweeps over relational priors (seed 001 Sec. 4): relation types, topologies, positivity λ
-(every sign assignment consistent with it), the No-Prior and Explicit-Neutral controls,
-models and repeated runs; a local asyncio executor or Ray; paired bootstrap intervals."""
+"""Sweeps over relational priors (the Relational priors paper, Sec. 4): relation types,
+topologies, positivity λ (every sign assignment consistent with it), the No-Prior and
+Explicit-Neutral controls, models and repeated runs; a local asyncio executor or Ray;
+paired bootstrap intervals."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from .errors import SocialsimError
+from .mind_spec import OFFLINE, MindSpec, mind_spec
 
 Task = Literal["govsim", "debate"]
 #: The metric each task's contrasts are computed on.
@@ -23,7 +25,8 @@ DEBATE_AGENTS = 3
 
 
 class Condition(BaseModel):
-    """One cell of a sweep: a prior (or a control), a model and a repetition."""
+    """One cell of a sweep: a prior (or a control), a model (a ``--model`` value) and a
+    repetition."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -121,7 +124,7 @@ def prior_of(cond: Condition) -> Any:
     if cond.control == "no-prior":
         return no_prior()
     if cond.control == "explicit-neutral":
-        return explicit_neutral(names, cond.relation, cond.topology)
+        return explicit_neutral(names, cond.relation, cond.topology)  # type: ignore[arg-type]
     edges = topology_edges(names, cond.topology)  # type: ignore[arg-type]
     return Prior(
         control="signed",
@@ -132,25 +135,24 @@ def prior_of(cond: Condition) -> Any:
     )
 
 
+def cell_mind(cond: Condition, settings: MindSpec = OFFLINE) -> MindSpec:
+    """The mind a cell plays: its model, with the sweep's other LLM settings (if any)."""
+    shared = {} if settings.offline else settings.model_dump(exclude={"model"})
+    return mind_spec(cond.model, **shared)
+
+
 async def run_condition(
-    cond: Condition, questions: Sequence[Any] = (), seed: int = 0, llm: Any = None
+    cond: Condition, questions: Sequence[Any] = (), seed: int = 0, mind: MindSpec = OFFLINE
 ) -> Outcome:
     """Play one cell; the episode seed depends only on the run index, so conditions are
-    paired across priors (the same seeds for λ=0, λ=1 and the controls)."""
+    paired across priors (the same seeds for λ=0, λ=1 and the controls). ``mind`` holds the
+    LLM settings every cell shares; the cell's model replaces its model."""
     prior = prior_of(cond)
-    settings = None
-    if cond.model != "offline":
-        from .llm.settings import LLMSettings
-
-        settings = (llm or LLMSettings(model=cond.model)).model_copy(update={"model": cond.model})
-        if cond.task == "debate":  # seed 001 decodes the debate greedily
-            settings = settings.model_copy(update={"temperature": 0.0})
+    spec = cell_mind(cond, mind)
     if cond.task == "govsim":
         from .govsim import run_govsim
 
-        result = await run_govsim(
-            prior, n_agents=GOVSIM_AGENTS, seed=seed + cond.run, model=cond.model, llm=settings
-        )
+        result = await run_govsim(prior, n_agents=GOVSIM_AGENTS, seed=seed + cond.run, mind=spec)
         metrics = dict(result.metrics)
         return Outcome(
             condition=cond,
@@ -159,13 +161,11 @@ async def run_condition(
         )
     from .debate import run_debate
 
-    result = await run_debate(
-        prior, questions, k=DEBATE_AGENTS, seed=seed + cond.run, model=cond.model, llm=settings
-    )
+    debate = await run_debate(prior, questions, k=DEBATE_AGENTS, seed=seed + cond.run, mind=spec)
     return Outcome(
         condition=cond,
-        metrics=dict(result.metrics),
-        units=_question_units(result.traces, questions),
+        metrics=dict(debate.metrics),
+        units=_question_units(debate.traces, questions),
     )
 
 
@@ -187,7 +187,7 @@ class Executor(Protocol):
     """Runs the cells of a sweep."""
 
     async def map(
-        self, cells: Sequence[Condition], questions: Sequence[Any], seed: int, llm: Any
+        self, cells: Sequence[Condition], questions: Sequence[Any], seed: int, mind: MindSpec
     ) -> list[Outcome]: ...
 
 
@@ -198,13 +198,13 @@ class LocalExecutor:
         self.concurrency = concurrency
 
     async def map(
-        self, cells: Sequence[Condition], questions: Sequence[Any], seed: int, llm: Any
+        self, cells: Sequence[Condition], questions: Sequence[Any], seed: int, mind: MindSpec
     ) -> list[Outcome]:
         gate = asyncio.Semaphore(self.concurrency)
 
         async def one(cell: Condition) -> Outcome:
             async with gate:
-                return await run_condition(cell, questions, seed, llm)
+                return await run_condition(cell, questions, seed, mind)
 
         return list(await asyncio.gather(*(one(c) for c in cells)))
 
@@ -282,10 +282,11 @@ async def sweep(
     *,
     questions: Sequence[Any] = (),
     seed: int = 0,
-    llm: Any = None,
+    mind: MindSpec = OFFLINE,
 ) -> SweepResult:
-    """Run every cell with ``executor`` and compute the contrasts."""
-    outcomes = await executor.map(cells, questions, seed, llm)
+    """Run every cell with ``executor`` and compute the contrasts; ``mind``: the LLM
+    settings every cell shares (each cell's model replaces its model)."""
+    outcomes = await executor.map(cells, questions, seed, mind)
     return SweepResult(task=task, outcomes=outcomes, contrasts=contrasts(outcomes, seed=seed))
 
 

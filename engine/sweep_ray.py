@@ -8,8 +8,14 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import TypeAdapter
+
 from .errors import SocialsimError
+from .mind_spec import MindSpec
 from .sweep import Condition, Outcome
+
+#: Reads a cell's mind spec back from its JSON form in the worker.
+_SPEC: TypeAdapter[MindSpec] = TypeAdapter(MindSpec)
 
 
 def _ray() -> Any:
@@ -43,21 +49,20 @@ class TokenBucket:
                 await asyncio.sleep((1 - self.tokens) / self.rate)
 
 
-def _play(cell: dict, questions: list[dict], seed: int, llm: dict | None, limiter: Any) -> dict:
+def _play(cell: dict, questions: list[dict], seed: int, mind: dict, limiter: Any) -> dict:
     """Body of the Ray task: one cell, in the worker's own event loop."""
-    from .debate import Question
-    from .llm import transport
-    from .llm.settings import LLMSettings
+    from .debate import DebateQuestion
+    from .minds.llm import share_rate_limit
     from .sweep import run_condition
 
     if limiter is not None:
-        transport.RATE_LIMIT = lambda: limiter.acquire.remote()
+        share_rate_limit(lambda: limiter.acquire.remote())
     outcome = asyncio.run(
         run_condition(
             Condition.model_validate(cell),
-            [Question.model_validate(q) for q in questions],
+            [DebateQuestion.model_validate(q) for q in questions],
             seed,
-            LLMSettings.model_validate(llm) if llm else None,
+            _SPEC.validate_python(mind),
         )
     )
     return outcome.model_dump(mode="json")
@@ -77,7 +82,7 @@ class RayExecutor:
         self.calls_per_second = calls_per_second
 
     async def map(
-        self, cells: Sequence[Condition], questions: Sequence[Any], seed: int, llm: Any
+        self, cells: Sequence[Condition], questions: Sequence[Any], seed: int, mind: MindSpec
     ) -> list[Outcome]:
         ray = _ray()
         if not ray.is_initialized():
@@ -100,7 +105,7 @@ class RayExecutor:
                 c.model_dump(mode="json"),
                 [q.model_dump(mode="json") for q in questions],
                 seed,
-                llm.model_dump(mode="json") if llm else None,
+                mind.model_dump(mode="json"),
                 limiter,
             )
             for c in cells

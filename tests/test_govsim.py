@@ -25,9 +25,9 @@ from engine.govsim import (
     run_govsim,
     sustainable_share,
 )
-from engine.minds.llm import LLMMind
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import Reply, Request
+from engine.minds.llm import LLMMind
 from engine.priors import explicit_neutral, no_prior, render, signed_priors
 
 THREE = list(NAMES[:3])
@@ -278,7 +278,12 @@ class ScriptedTransport:
         pass
 
 
-async def test_llm_harvests_are_clamped_and_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+def scripted(transport: ScriptedTransport) -> LLMMind:
+    """An LLM mind played by the scripted transport."""
+    return LLMMind(LLMSettings(model="scripted"), transport)  # type: ignore[arg-type]
+
+
+async def test_llm_harvests_are_clamped_and_counted() -> None:
     transport = ScriptedTransport(
         [
             '{"tons": 500}',  # over the stock: clamped to 100, counted
@@ -290,14 +295,8 @@ async def test_llm_harvests_are_clamped_and_counted(monkeypatch: pytest.MonkeyPa
             '{"tons": 10}',
         ]
     )
-    monkeypatch.setattr(
-        "engine.simulation.make_mind",
-        lambda model, seed, llm=None: LLMMind(llm, transport),  # type: ignore[arg-type]
-    )
     prior = signed_priors(THREE, "trust", "complete", 1.0)[0]
-    result = await run_govsim(
-        prior, seed=0, model="scripted", llm=LLMSettings(model="scripted"), months=2
-    )
+    result = await run_govsim(prior, seed=0, mind=scripted(transport), months=2)
     assert result.out_of_range == 3
     first = result.months[0]
     requests = [r for r in transport.seen if r.key.startswith("r0001:harvest:")]
@@ -315,14 +314,10 @@ async def test_llm_harvests_are_clamped_and_counted(monkeypatch: pytest.MonkeyPa
     assert result.metrics["survived"] == 0.0
 
 
-async def test_llm_neutral_prior_states_neutrality(monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_llm_neutral_prior_states_neutrality() -> None:
     transport = ScriptedTransport(['{"tons": 10}'] * 6)
-    monkeypatch.setattr(
-        "engine.simulation.make_mind",
-        lambda model, seed, llm=None: LLMMind(llm, transport),  # type: ignore[arg-type]
-    )
     prior = explicit_neutral(THREE, "attitude", "complete")
-    result = await run_govsim(prior, model="scripted", llm=LLMSettings(model="scripted"), months=2)
+    result = await run_govsim(prior, mind=scripted(transport), months=2)
     assert result.out_of_range == 0
     assert [m.stock_after for m in result.months] == [100.0, 100.0]
     decide = next(r for r in transport.seen if r.key == "r0002:decide:Kate")
