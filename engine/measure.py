@@ -1,4 +1,4 @@
-"""Dual-track measurement (seed 002): a Surveyor and a Rater, post hoc, never changing a run.
+"""Dual-track measurement (EduMirror): a Surveyor and a Rater, post hoc, never changing a run.
 
 * The Surveyor administers a questionnaire to one agent at chosen rounds, from the agent's
   logged state at that round: RSES (Fig. 27; items 3, 5, 8, 9, 10 reverse-scored, total
@@ -11,15 +11,18 @@ Results are kept in the run folder (``measurements.json``) and exported to CSV.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import statistics
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from .errors import SocialsimError
-from .scenario import LikertItem, Questionnaire, Scenario
+from .mind_spec import OFFLINE, MindSpec, Offline
+from .minds import Mind, Question, make_mind
+from .scenario import Criterion, LikertItem, Questionnaire, Scenario
 from .state import AgentState, Mode, RoundRecord
 from .values import SVO_ANGLE, svo_angle, svo_category
 
@@ -45,7 +48,7 @@ RSES = Questionnaire(
         ]
     ],
 )
-"""The ten items in the order of seed 002 Fig. 27; items 3, 5, 8, 9 and 10 are reversed."""
+"""The ten items in the order of EduMirror Fig. 27; items 3, 5, 8, 9 and 10 are reversed."""
 
 #: The six primary SVO slider items of Fig. 28: nine (self, other) options each, A..I.
 SVO_SLIDER: list[list[tuple[int, int]]] = [
@@ -158,9 +161,12 @@ async def survey(
     name: str,
     agent: str,
     rounds: Sequence[int],
-    mind: Any = None,
+    mind: MindSpec | Mind = OFFLINE,
 ) -> list[SurveyResult]:
-    """Administer questionnaire ``name`` to ``agent`` at each round; the run is untouched."""
+    """Administer questionnaire ``name`` to ``agent`` at each round; the run is untouched.
+
+    ``mind`` answers: the offline model from internal state, or an LLM in role (a spec, or
+    a built mind)."""
     if agent not in scenario.names:
         raise SocialsimError(
             f"--agent {agent!r}: no such agent; agents: {', '.join(scenario.names)}"
@@ -170,50 +176,60 @@ async def survey(
         if not 0 <= r <= last:
             raise SocialsimError(f"--rounds: round {r} is outside the run (0..{last})")
     q = questionnaire(scenario, name)
-    spec = scenario.agent(agent)
     results = []
-    for r in rounds:
-        state = records[r].state.agents[agent]
-        if q is None:
-            choices = (
-                await _llm_slider(mind, scenario, agent, state, r)
-                if mind
-                else offline_slider(spec.svo)
-            )
-            angle = slider_angle(choices)
+    async with _asking(mind) as asked:
+        respondent = _who(asked.spec)
+        for r in rounds:
+            state = records[r].state.agents[agent]
+            if q is None:
+                choices = await asked.ask(_slider_question(scenario, agent, state, r))
+                angle = slider_angle(choices.picks())
+                results.append(
+                    SurveyResult(
+                        questionnaire=name,
+                        agent=agent,
+                        round=r,
+                        answers=choices.picks(),
+                        score=angle,
+                        angle=angle,
+                        category=svo_category(angle),
+                        respondent=respondent,
+                    )
+                )
+                continue
+            out = await asked.ask(_likert_question(scenario, agent, state, r, name, q))
+            answers = list(out.answers)
             results.append(
                 SurveyResult(
                     questionnaire=name,
                     agent=agent,
                     round=r,
-                    answers=choices,
-                    score=angle,
-                    angle=angle,
-                    category=svo_category(angle),
-                    respondent=_who(mind),
+                    answers=answers,
+                    score=likert_score(q, answers),
+                    respondent=respondent,
                 )
             )
-            continue
-        answers = (
-            await _llm_likert(mind, scenario, agent, state, r, name, q)
-            if mind
-            else offline_likert(q, state)
-        )
-        results.append(
-            SurveyResult(
-                questionnaire=name,
-                agent=agent,
-                round=r,
-                answers=answers,
-                score=likert_score(q, answers),
-                respondent=_who(mind),
-            )
-        )
     return results
 
 
-def _who(mind: Any) -> str:
-    return "offline rule-based model" if mind is None else f"LLM {mind.settings.model}"
+@contextlib.asynccontextmanager
+async def _asking(mind: MindSpec | Mind) -> AsyncIterator[Mind]:
+    """The mind to ask: the one given, or one built from a spec and closed afterwards."""
+    if not isinstance(mind, MindSpec):
+        yield mind
+        return
+    built = make_mind(mind, 0)
+    try:
+        yield built
+    finally:
+        await built.aclose()
+
+
+def _who(spec: MindSpec, judge: bool = False) -> str:
+    """Who answered: the offline model, or ``LLM <model>`` (the judge model for ratings)."""
+    if isinstance(spec, Offline):
+        return spec.label
+    return f"LLM {spec.judge if judge else spec.model}"
 
 
 def _persona_block(scenario: Scenario, agent: str, state: AgentState, r: int) -> str:
@@ -231,81 +247,99 @@ def _persona_block(scenario: Scenario, agent: str, state: AgentState, r: int) ->
     )
 
 
-async def _llm_likert(
-    mind: Any,
-    scenario: Scenario,
-    agent: str,
-    state: AgentState,
-    r: int,
-    name: str,
-    q: Questionnaire,
-) -> list[int]:
-    scale = Literal[tuple(range(q.scale_min, q.scale_max + 1))]  # type: ignore[valid-type]
+class _Answers(BaseModel):
+    answers: list[int]
+
+
+def _likert_question(
+    scenario: Scenario, agent: str, state: AgentState, r: int, name: str, q: Questionnaire
+) -> Question[_Answers]:
+    """One Likert questionnaire to one agent at one round; offline: from internal state."""
+    answers: Any = list[Literal[tuple(range(q.scale_min, q.scale_max + 1))]]  # type: ignore[misc]
     schema = create_model(
-        "Answers", answers=(list[scale], Field(min_length=len(q.items), max_length=len(q.items)))
+        "Answers",
+        __base__=_Answers,
+        answers=(answers, Field(min_length=len(q.items), max_length=len(q.items))),
     )
-    labels = ", ".join(f"{q.scale_min + k} = {label}" for k, label in enumerate(q.labels))
-    items = "\n".join(f"{k + 1}. {i.text}" for k, i in enumerate(q.items))
-    messages = [
-        {
-            "role": "system",
-            "content": f"[socialsim:survey]\n{_persona_block(scenario, agent, state, r)}",
-        },
-        {
-            "role": "user",
-            "content": f"{q.title}. Rate each statement from {q.scale_min} to "
-            f"{q.scale_max}{' (' + labels + ')' if labels else ''}:\n{items}",
-        },
-    ]
-    out = await mind.client.structured(
+
+    def messages() -> list[dict[str, str]]:
+        labels = ", ".join(f"{q.scale_min + k} = {label}" for k, label in enumerate(q.labels))
+        items = "\n".join(f"{k + 1}. {i.text}" for k, i in enumerate(q.items))
+        return [
+            {
+                "role": "system",
+                "content": f"[socialsim:survey]\n{_persona_block(scenario, agent, state, r)}",
+            },
+            {
+                "role": "user",
+                "content": f"{q.title}. Rate each statement from {q.scale_min} to "
+                f"{q.scale_max}{' (' + labels + ')' if labels else ''}:\n{items}",
+            },
+        ]
+
+    return Question(
+        purpose="survey",
         key=f"survey:{name}:{agent}:{r}",
-        purpose="survey",
         agent=agent,
-        model=mind.settings.model_for(agent),
         messages=messages,
         schema=schema,
-        default=schema(answers=offline_likert(q, state)),
+        offline=lambda: schema(answers=offline_likert(q, state)),
     )
-    return list(out.answers)
 
 
-async def _llm_slider(
-    mind: Any, scenario: Scenario, agent: str, state: AgentState, r: int
-) -> list[int]:
-    letter = Literal[tuple(LETTERS)]  # type: ignore[valid-type]
-    schema = create_model("Choices", choices=(list[letter], Field(min_length=6, max_length=6)))
-    items = "\n".join(
-        f"Question {k + 1}: " + " ".join(f"{LETTERS[o]}: {s}, {t}" for o, (s, t) in enumerate(row))
-        for k, row in enumerate(SVO_SLIDER)
+class _Choices(BaseModel):
+    choices: list[str]
+
+    def picks(self) -> list[int]:
+        """The option index (0-8) chosen on each slider item."""
+        return [LETTERS.index(c) for c in self.choices]
+
+
+def _slider_question(
+    scenario: Scenario, agent: str, state: AgentState, r: int
+) -> Question[_Choices]:
+    """The six SVO slider items to one agent at one round; offline: from the agent's SVO."""
+    letters: Any = list[Literal[tuple(LETTERS)]]  # type: ignore[misc]
+    schema = create_model(
+        "Choices", __base__=_Choices, choices=(letters, Field(min_length=6, max_length=6))
     )
-    messages = [
-        {
-            "role": "system",
-            "content": f"[socialsim:survey]\n{_persona_block(scenario, agent, state, r)}",
-        },
-        {
-            "role": "user",
-            "content": "For each choice, the first number is the coins for you "
-            "and the second for another participant. Pick one letter per question.\n" + items,
-        },
-    ]
-    default = schema(choices=[LETTERS[c] for c in offline_slider(scenario.agent(agent).svo)])
-    out = await mind.client.structured(
+
+    def messages() -> list[dict[str, str]]:
+        items = "\n".join(
+            f"Question {k + 1}: "
+            + " ".join(f"{LETTERS[o]}: {s}, {t}" for o, (s, t) in enumerate(row))
+            for k, row in enumerate(SVO_SLIDER)
+        )
+        return [
+            {
+                "role": "system",
+                "content": f"[socialsim:survey]\n{_persona_block(scenario, agent, state, r)}",
+            },
+            {
+                "role": "user",
+                "content": "For each choice, the first number is the coins for you "
+                "and the second for another participant. Pick one letter per question.\n" + items,
+            },
+        ]
+
+    svo = scenario.agent(agent).svo
+    return Question(
+        purpose="survey",
         key=f"survey:svo:{agent}:{r}",
-        purpose="survey",
         agent=agent,
-        model=mind.settings.model_for(agent),
         messages=messages,
         schema=schema,
-        default=default,
+        offline=lambda: schema(choices=[LETTERS[c] for c in offline_slider(svo)]),
     )
-    return [LETTERS.index(c) for c in out.choices]
 
 
 async def rate(
-    scenario: Scenario, records: Sequence[RoundRecord], mind: Any = None
+    scenario: Scenario, records: Sequence[RoundRecord], mind: MindSpec | Mind = OFFLINE
 ) -> list[Rating]:
-    """Score every agent on every criterion of the scenario from the transcript."""
+    """Score every agent on every criterion of the scenario from the transcript.
+
+    One question per criterion to ``mind``'s judge: offline, a count of the turns that use
+    the criterion's cue words; an LLM rates from the whole transcript."""
     if not scenario.criteria:
         raise SocialsimError(f"{scenario.title!r} defines no rater criteria")
     said: dict[str, list[str]] = {n: [] for n in scenario.names}
@@ -313,22 +347,23 @@ async def rate(
         for a in r.actions:
             if a.mode is not Mode.SILENT:
                 said[a.speaker].append(f"R{r.round}: {a.utterance}")
-    if mind is not None:
-        return await _llm_rate(mind, scenario, said)
     ratings = []
-    for c in scenario.criteria:
-        for agent, lines in said.items():
-            hits = [line for line in lines if any(_says(line, cue) for cue in c.cues)]
-            score = min(c.scale_max, c.scale_min + len(hits))
-            ratings.append(
-                Rating(
-                    criterion=c.name,
-                    agent=agent,
-                    score=score,
-                    evidence=hits[0][:200] if hits else "no matching turn",
-                    rater="offline rule-based model",
+    async with _asking(mind) as asked:
+        rater = _who(asked.spec, judge=True)
+        for c in scenario.criteria:
+            out = await asked.ask(_rating_question(scenario, c, said))
+            given = {s.agent: s for s in out.scores}
+            for agent in scenario.names:
+                s = given.get(agent)
+                ratings.append(
+                    Rating(
+                        criterion=c.name,
+                        agent=agent,
+                        score=s.score if s else c.scale_min,
+                        evidence=s.evidence[:200] if s else "not rated",
+                        rater=rater,
+                    )
                 )
-            )
     return ratings
 
 
@@ -337,19 +372,33 @@ def _says(text: str, cue: str) -> bool:
     return re.search(rf"\b{re.escape(cue.lower())}\b", text.lower()) is not None
 
 
-async def _llm_rate(mind: Any, scenario: Scenario, said: dict[str, list[str]]) -> list[Rating]:
-    names = tuple(scenario.names)
-    ratings = []
-    transcript = "\n".join(f"{n}: {line}" for n, lines in said.items() for line in lines)
-    for c in scenario.criteria:
-        row = create_model(
-            "Score",
-            agent=(Literal[names], ...),  # type: ignore[valid-type]
-            score=(int, Field(ge=c.scale_min, le=c.scale_max)),
-            evidence=(str, ...),
-        )
-        schema = create_model("Scores", scores=(list[row], ...))
-        messages = [
+class _Score(BaseModel):
+    agent: str
+    score: int
+    evidence: str
+
+
+class _Scores(BaseModel):
+    scores: list[_Score]
+
+
+def _rating_question(
+    scenario: Scenario, c: Criterion, said: dict[str, list[str]]
+) -> Question[_Scores]:
+    """Every agent's score on one criterion. Offline: the scale minimum plus one per turn
+    using a cue word, the first such turn as evidence; a failed model rates nobody."""
+    agents: Any = Literal[tuple(scenario.names)]
+    row = create_model(
+        "Score",
+        __base__=_Score,
+        agent=(agents, ...),
+        score=(int, Field(ge=c.scale_min, le=c.scale_max)),
+    )
+    schema = create_model("Scores", __base__=_Scores, scores=(list[row], ...))
+
+    def messages() -> list[dict[str, str]]:
+        transcript = "\n".join(f"{n}: {line}" for n, lines in said.items() for line in lines)
+        return [
             {
                 "role": "system",
                 "content": "[socialsim:rate]\nYou rate observable behaviour in a "
@@ -361,25 +410,27 @@ async def _llm_rate(mind: Any, scenario: Scenario, said: dict[str, list[str]]) -
                 f"agent from {c.scale_min} to {c.scale_max} and quote the evidence.\n{transcript}",
             },
         ]
-        out = await mind.client.structured(
-            key=f"rate:{c.name}",
-            purpose="rate",
-            agent="rater",
-            model=mind.settings.judge,
-            messages=messages,
-            schema=schema,
-            default=schema(scores=[]),
-        )
-        given = {s.agent: s for s in out.scores}
-        for agent in names:
-            s = given.get(agent)
-            ratings.append(
-                Rating(
-                    criterion=c.name,
+
+    def by_cues() -> _Scores:
+        scores = []
+        for agent, lines in said.items():
+            hits = [line for line in lines if any(_says(line, cue) for cue in c.cues)]
+            scores.append(
+                row(
                     agent=agent,
-                    score=s.score if s else c.scale_min,
-                    evidence=s.evidence[:200] if s else "not rated",
-                    rater=f"LLM {mind.settings.judge}",
+                    score=min(c.scale_max, c.scale_min + len(hits)),
+                    evidence=hits[0][:200] if hits else "no matching turn",
                 )
             )
-    return ratings
+        return schema(scores=scores)
+
+    return Question(
+        purpose="rate",
+        key=f"rate:{c.name}",
+        agent="rater",
+        messages=messages,
+        schema=schema,
+        offline=by_cues,
+        fallback=lambda: schema(scores=[]),
+        judge=True,
+    )

@@ -317,6 +317,62 @@ def test_unknown_questionnaire_lists_each_known_one_once():
     assert str(err.value).endswith("known: rses, svo")  # bullying's own rses, listed once
 
 
+# -- an LLM respondent and rater (the local stub) -----------------------------------------------
+
+
+@pytest.fixture
+def stub_mind(monkeypatch: pytest.MonkeyPatch):
+    """An LLM mind whose model is the local OpenAI-compatible stub."""
+    from llm_stub import StubLLM
+
+    from engine.llm.settings import LLMSettings
+    from engine.minds.llm import LLMMind
+
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    with StubLLM(seed=5) as stub:
+        settings = LLMSettings(
+            model="openai/stub", judge_model="openai/judge", api_base=stub.url, timeout=5
+        )
+        yield LLMMind(settings)
+
+
+async def test_llm_survey_and_rating_are_questions_to_the_mind(stub_mind):
+    from engine.llm.transport import close_clients
+
+    scenario = load_library("bullying")
+    sim = Simulation.new(scenario, seed=1)
+    await sim.run(2)
+    try:
+        rses = await survey(scenario, sim.records, "rses", "Alice", [0, 2], stub_mind)
+        (svo,) = await survey(scenario, sim.records, "svo", "Jane", [1], stub_mind)
+        ratings = await rate(scenario, sim.records, stub_mind)
+    finally:
+        await close_clients()
+    calls = [c for c in stub_mind.take_calls() if not c.key.endswith(":reask")]
+    survey_calls = [c for c in calls if c.purpose == "survey"]
+    assert sorted(c.key for c in survey_calls) == [
+        "survey:rses:Alice:0",
+        "survey:rses:Alice:2",
+        "survey:svo:Jane:1",
+    ]
+    assert {(c.agent, c.model) for c in survey_calls} == {
+        ("Alice", "openai/stub"),
+        ("Jane", "openai/stub"),
+    }
+    assert all(c.outcome in ("ok", "repaired") for c in survey_calls)
+    assert all("[socialsim:survey]" in c.messages[0]["content"] for c in survey_calls)
+    assert [r.respondent for r in [*rses, svo]] == ["LLM openai/stub"] * 3
+    for r in rses:
+        assert len(r.answers) == 10 and all(1 <= a <= 4 for a in r.answers)
+        assert r.score == rses_by_hand(r.answers)
+    assert svo.angle == pytest.approx(angle_by_hand("".join("ABCDEFGHI"[a] for a in svo.answers)))
+    rate_calls = [c for c in calls if c.purpose == "rate"]
+    assert sorted(c.key for c in rate_calls) == sorted(f"rate:{c.name}" for c in scenario.criteria)
+    assert {(c.agent, c.model) for c in rate_calls} == {("rater", "openai/judge")}
+    assert len(ratings) == len(scenario.criteria) * len(scenario.agents)
+    assert {r.rater for r in ratings} == {"LLM openai/judge"}
+
+
 # -- the CLI -------------------------------------------------------------------------------
 
 
