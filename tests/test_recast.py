@@ -14,9 +14,9 @@ import pytest
 from conftest import CliResult
 
 from engine import Archetype, SaveStore, SocialsimError
+from engine.runmeta import ExperimentLink, TaskOutcome
 from engine.tasks.controller import MAX_RECASTS, Session, majority, recast
 from engine.tasks.diagnosis import Evidence, Proposal
-from engine.runmeta import ExperimentLink, TaskOutcome
 from engine.tasks.spec import AGENTS, Task, load_task, task_ids
 
 A = Archetype
@@ -314,9 +314,7 @@ async def test_three_recasts_then_stop(stub_judge, tmp_path: Path) -> None:
     task = impossible_task(rounds=1)
     llm = LLMSettings(model="openai/stub", api_base=stub_judge.url, retries=0, timeout=5)
     try:
-        session = await recast(
-            task, [A.RESERVED] * 4, 1, model="openai/stub", llm=llm, store=SaveStore(saves)
-        )
+        session = await recast(task, [A.RESERVED] * 4, 1, mind=llm, store=SaveStore(saves))
     finally:
         from engine.llm.transport import close_clients
 
@@ -343,6 +341,38 @@ async def test_three_recasts_then_stop(stub_judge, tmp_path: Path) -> None:
             "episode": 0,
         }
         assert meta["model"] == "openai/stub" and meta["outcome"]["utility"] == 0.0
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+async def test_llm_proposal_and_votes_are_questions_to_the_mind(stub_judge) -> None:
+    """After the talk the negotiators' proposal and votes are asked of their models, seeing
+    what they saw, and recorded under the keys replays look them up by."""
+    from engine import Simulation
+    from engine.llm.settings import LLMSettings
+    from engine.llm.transport import close_clients
+    from engine.minds.llm import LLMMind
+    from engine.tasks.episode import final_outcome, task_scenario
+
+    task = load_task("solar-negotiation")
+    casting = task.casting.hetero
+    mind = LLMMind(LLMSettings(model="openai/stub", api_base=stub_judge.url, retries=0, timeout=5))
+    sim = Simulation.new(task_scenario(task, casting), seed=0, mind=mind)
+    try:
+        outcome = await final_outcome(task, sim, None, casting)
+    finally:
+        await close_clients()
+    calls = [c for c in mind.take_calls() if not c.key.endswith(":reask")]
+    # Nobody has spoken yet: the first agent is the most active speaker and proposes.
+    assert [(c.purpose, c.key, c.agent) for c in calls] == [
+        ("propose", "final:propose:Avery", "Avery"),
+        *(("vote", f"final:vote:{n}", n) for n in AGENTS),
+    ]
+    assert all(c.model == "openai/stub" and c.outcome == "ok" for c in calls)
+    assert all("[socialsim:vote]" in c.messages[0]["content"] for c in calls[1:])
+    assert outcome.proposer == "Avery"
+    assert outcome.proposal == json.loads(calls[0].response or "")
+    assert outcome.votes == {c.agent: json.loads(c.response or "")["accept"] for c in calls[1:]}
+    assert outcome.settled == all(outcome.votes.values())
 
 
 # -- the command line -------------------------------------------------------------------------

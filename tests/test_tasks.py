@@ -16,10 +16,10 @@ import pytest
 from pydantic import ValidationError
 
 from engine import Archetype, ForcedAction, Mode, SaveStore, ScenarioError, Simulation
-from engine.scenario import parse_scenario
-from engine.tasks.diagnosis import diagnose_offline, evidence
-from engine.tasks.episode import final_outcome, run_episode, task_scenario
 from engine.runmeta import TaskOutcome
+from engine.scenario import parse_scenario
+from engine.tasks.diagnosis import RunDiagnosis, diagnose_offline, diagnose_run, evidence
+from engine.tasks.episode import final_outcome, run_episode, task_scenario
 from engine.tasks.scoring import (
     agreements,
     borda,
@@ -426,6 +426,37 @@ async def test_reached_target_keeps_everyone() -> None:
     assert [p.agent for p in proposals] == list(AGENTS)
     assert all(p.archetype is None for p in proposals)
     assert all("reached its target" in p.rationale for p in proposals)
+
+
+async def test_diagnose_run_headline_and_target_of_a_task_run() -> None:
+    task = load_task("student-council")
+    for seed, utility, reached in ((0, 1.0, True), (2, 0.0, False)):
+        sim, outcome = await run_episode(task, task.casting.hetero, seed=seed)
+        assert outcome.utility == utility
+        diagnosis = diagnose_run(sim)
+        assert isinstance(diagnosis, RunDiagnosis)
+        assert diagnosis.headline == (
+            f"Diagnosis of unsaved after round 4 — utility {utility:g} "
+            "(rule-based, from the S and R trajectories)"
+        )
+        assert diagnosis.proposals == diagnose_offline(sim.scenario, sim.records, outcome, reached)
+        kept = all("reached its target" in p.rationale for p in diagnosis.proposals)
+        assert kept == reached
+
+
+async def test_diagnose_run_of_a_run_without_a_task(tmp_path: Path) -> None:
+    store = SaveStore(tmp_path / "saves")
+    sim = Simulation.new(parse_scenario(HOSTILE, "hostile"), seed=2, store=store, run_id="h")
+    try:
+        await sim.run(2)
+        diagnosis = diagnose_run(sim)
+    finally:
+        sim.close()
+    assert diagnosis.headline == (
+        "Diagnosis of h after round 2 (rule-based, from the S and R trajectories)"
+    )
+    assert diagnosis.proposals == diagnose_offline(sim.scenario, sim.records, None, False)
+    assert [p.agent for p in diagnosis.proposals] == ["Rex", "Ida", "Jon"]
 
 
 async def test_negotiation_votes_and_proposer_rules() -> None:

@@ -1,4 +1,4 @@
-"""Trajectory-Guided Persona Recasting (seed 000 Sec. 4, Algorithm 1).
+"""Trajectory-Guided Persona Recasting (Sociodrama Sec. 4, Algorithm 1).
 
 Each iteration evaluates a casting over r episodes (concurrently), diagnoses every run,
 and takes a per-agent majority vote of the proposed changes. The loop stops when the task
@@ -11,18 +11,19 @@ import asyncio
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ..errors import SocialsimError
-from ..minds import make_mind
+from ..mind_spec import OFFLINE, MindSpec
+from ..minds import Mind, make_mind
+from ..runmeta import ExperimentLink
 from ..scenario import Archetype
 from ..store import SaveStore
-from .diagnosis import Proposal, diagnose_llm, diagnose_offline
+from .diagnosis import Proposal, diagnose
 from .episode import run_episode
-from ..runmeta import ExperimentLink
-from .spec import AGENTS, Task
+from .spec import AGENTS, Task, target
 
 MAX_RECASTS = 3
 StopReason = Literal["target reached", "no change proposed", "three recasts"]
@@ -74,11 +75,6 @@ class Session(BaseModel):
     stop: StopReason | None = None
 
 
-def target(task: Task) -> float:
-    """The utility at which the controller stops: perfect accuracy, distance or rate."""
-    return 0.0 if task.utility == "neg-l1" else 1.0
-
-
 def majority(proposals: Sequence[Sequence[Proposal]]) -> list[Vote]:
     """Per agent, the most proposed archetype across runs (keep = ``None``)."""
     votes = []
@@ -115,21 +111,21 @@ async def recast(
     episodes: int,
     *,
     seed: int = 0,
-    model: str = "offline",
-    llm: Any = None,
+    mind: MindSpec = OFFLINE,
     store: SaveStore | None = None,
     ablation: bool = False,
     on_iteration: Callable[[Iteration], None] | None = None,
 ) -> Session:
     """Run the controller from ``casting``; every episode is saved as a run when a store
-    is given, linked to its session and iteration."""
+    is given, linked to its session and iteration. ``mind`` plays every episode (each its
+    own mind) and its judge diagnoses them."""
     if episodes < 1:
         raise SocialsimError(f"--episodes {episodes}: must be at least 1")
     if len(casting) != len(AGENTS):
         raise SocialsimError(f"casting: give {len(AGENTS)} archetypes, one per agent")
     session_id = store.new_run_id(f"recast-{task.id}") if store else f"recast-{task.id}"
     session = Session(session=session_id, task=task.id, episodes=episodes, ablation=ablation)
-    judge = make_mind(model, seed, llm) if model != "offline" else None
+    judge = make_mind(mind, seed)
     try:
         await _iterate(
             task,
@@ -138,15 +134,13 @@ async def recast(
             session,
             judge,
             seed=seed,
-            model=model,
-            llm=llm,
+            mind=mind,
             store=store,
             ablation=ablation,
             on_iteration=on_iteration,
         )
     finally:
-        if judge is not None:
-            await judge.aclose()
+        await judge.aclose()
     return session
 
 
@@ -155,11 +149,10 @@ async def _iterate(
     current: list[Archetype],
     episodes: int,
     session: Session,
-    judge: Any,
+    judge: Mind,
     *,
     seed: int,
-    model: str,
-    llm: Any,
+    mind: MindSpec,
     store: SaveStore | None,
     ablation: bool,
     on_iteration: Callable[[Iteration], None] | None,
@@ -172,8 +165,7 @@ async def _iterate(
                     task,
                     current,
                     seed=seed + e,
-                    model=model,
-                    llm=llm,
+                    mind=mind,
                     store=store,
                     name=f"{session_id} it{k} ep{e}",
                     ablation=ablation,
@@ -186,21 +178,17 @@ async def _iterate(
         )
         mean = statistics.fmean(o.utility for _, o in results)
         reached = mean >= target(task)
-        proposals = []
-        for e, (sim, outcome) in enumerate(results):
-            if judge is not None:
-                proposals.append(
-                    await diagnose_llm(
-                        judge,
-                        sim.scenario,
-                        sim.records,
-                        outcome,
-                        reached,
-                        key=f"diagnose:{session_id}:{k}:{e}",
-                    )
-                )
-            else:
-                proposals.append(diagnose_offline(sim.scenario, sim.records, outcome, reached))
+        proposals = [
+            await diagnose(
+                judge,
+                sim.scenario,
+                sim.records,
+                outcome,
+                reached,
+                key=f"diagnose:{session_id}:{k}:{e}",
+            )
+            for e, (sim, outcome) in enumerate(results)
+        ]
         it = Iteration(
             iteration=k,
             casting=current,

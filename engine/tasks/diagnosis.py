@@ -1,20 +1,25 @@
-"""Diagnose a run from its transcript, outcome and S/R trajectories (seed 000 Sec. 4).
+"""Diagnose a run from its transcript, outcome and S/R trajectories (Sociodrama Sec. 4).
 
 Per agent: keep, or recast to another archetype, with a one-sentence rationale and the
 trajectory evidence behind it. The offline diagnosis reads the trajectories by rule; an
-LLM run is diagnosed by its judge model from the same evidence.
+LLM judge model diagnoses from the transcript and the same evidence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, create_model
 
-from ..scenario import Archetype, Scenario
-from ..state import Mode, RoundRecord
+from ..minds import Mind, Question
 from ..runmeta import TaskOutcome
+from ..scenario import Archetype, Scenario
+from ..simulation import Simulation
+from ..state import Mode, RoundRecord
+from .episode import task_of
+from .spec import target
 
 
 class Evidence(BaseModel):
@@ -157,76 +162,36 @@ def _rule(
     )
 
 
-async def diagnose_llm(
-    mind: Any,
+class _Decision(BaseModel):
+    agent: str
+    action: Literal["keep", "recast"]
+    archetype: str | None = None
+    rationale: str
+
+
+class _Diagnosis(BaseModel):
+    decisions: list[_Decision]
+
+
+async def diagnose(
+    mind: Mind,
     scenario: Scenario,
     records: Sequence[RoundRecord],
     outcome: TaskOutcome | None,
     reached: bool,
     key: str,
 ) -> list[Proposal]:
-    """The judge model reads transcript, outcome and trajectories and proposes changes."""
-    proofs = evidence(scenario, records)
-    names = tuple(scenario.names)
-    archetypes = tuple(a.value for a in Archetype)
-    decision = create_model(
-        "AgentDecision",
-        agent=(Literal[names], ...),  # type: ignore[valid-type]
-        action=(Literal["keep", "recast"], ...),
-        archetype=(Literal[archetypes] | None, None),  # type: ignore[valid-type]
-        rationale=(str, ...),
-    )
-    schema = create_model("Diagnosis", decisions=(list[decision], ...))
-    transcript = "\n".join(
-        f"R{r.round} {a.speaker}"
-        + (f" →{a.target}" if a.target and a.target != "all" else "")
-        + f" [{a.mode.value}]: {a.utterance}"
-        for r in records[1:]
-        for a in r.actions
-        if a.mode is not Mode.SILENT
-    )
-    lines = [f"- {s.name} ({s.archetype.value}): {proofs[s.name].line()}" for s in scenario.agents]
-    result = (
-        "unknown"
-        if outcome is None
-        else f"utility {outcome.utility:g}"
-        + (" (target reached)" if reached else " (below target)")
-    )
-    messages = [
-        {
-            "role": "system",
-            "content": "[socialsim:diagnose]\nYou are the casting controller "
-            "of a multi-agent team. From the transcript, the outcome and the emotional and "
-            "relational trajectories, decide per agent whether to keep its persona or recast it "
-            f"to one of: {', '.join(archetypes)}. Localise failures to agents (suppressed "
-            "information, unhelpful dominance, withdrawal after dismissal) and give a "
-            "one-sentence rationale each.",
-        },
-        {
-            "role": "user",
-            "content": f"Outcome: {result}\nTrajectories:\n"
-            + "\n".join(lines)
-            + f"\nTranscript:\n{transcript}",
-        },
-    ]
-    out = await mind.client.structured(
-        key=key,
-        purpose="diagnose",
-        agent="controller",
-        model=mind.settings.judge,
-        messages=messages,
-        schema=schema,
-        default=None,
-    )
-    fallback = {p.agent: p for p in diagnose_offline(scenario, records, outcome, reached)}
-    if out is None:
-        return list(fallback.values())
+    """Keep or recast each agent, asked of ``mind``'s judge: the offline mind reads the
+    trajectories by rule (:func:`diagnose_offline`); a judge model reads transcript, outcome
+    and trajectories, and an agent it leaves out gets the rule's proposal."""
+    rule = diagnose_offline(scenario, records, outcome, reached)
+    out = await mind.ask(_diagnosis_question(scenario, records, outcome, reached, key, rule))
     chosen = {d.agent: d for d in out.decisions}
     proposals = []
-    for spec in scenario.agents:
+    for spec, fallback in zip(scenario.agents, rule, strict=True):
         d = chosen.get(spec.name)
         if d is None:
-            proposals.append(fallback[spec.name])
+            proposals.append(fallback)
             continue
         new = Archetype(d.archetype) if d.action == "recast" and d.archetype else None
         proposals.append(
@@ -235,7 +200,107 @@ async def diagnose_llm(
                 current=spec.archetype,
                 archetype=None if new == spec.archetype else new,
                 rationale=d.rationale,
-                evidence=proofs[spec.name],
+                evidence=fallback.evidence,
             )
         )
     return proposals
+
+
+def _diagnosis_question(
+    scenario: Scenario,
+    records: Sequence[RoundRecord],
+    outcome: TaskOutcome | None,
+    reached: bool,
+    key: str,
+    rule: list[Proposal],
+) -> Question[_Diagnosis]:
+    """The judge's diagnosis of a run; offline, the rule's proposals (``rule``)."""
+    archetypes = tuple(a.value for a in Archetype)
+    agent: Any = Literal[tuple(scenario.names)]
+    archetype: Any = Literal[archetypes] | None
+    decision = create_model(
+        "AgentDecision", __base__=_Decision, agent=(agent, ...), archetype=(archetype, None)
+    )
+    schema = create_model("Diagnosis", __base__=_Diagnosis, decisions=(list[decision], ...))
+
+    def messages() -> list[dict[str, str]]:
+        proofs = {p.agent: p.evidence for p in rule}
+        transcript = "\n".join(
+            f"R{r.round} {a.speaker}"
+            + (f" →{a.target}" if a.target and a.target != "all" else "")
+            + f" [{a.mode.value}]: {a.utterance}"
+            for r in records[1:]
+            for a in r.actions
+            if a.mode is not Mode.SILENT
+        )
+        lines = [
+            f"- {s.name} ({s.archetype.value}): {proofs[s.name].line()}" for s in scenario.agents
+        ]
+        result = (
+            "unknown"
+            if outcome is None
+            else f"utility {outcome.utility:g}"
+            + (" (target reached)" if reached else " (below target)")
+        )
+        return [
+            {
+                "role": "system",
+                "content": "[socialsim:diagnose]\nYou are the casting controller "
+                "of a multi-agent team. From the transcript, the outcome and the emotional and "
+                "relational trajectories, decide per agent whether to keep its persona or recast "
+                f"it to one of: {', '.join(archetypes)}. Localise failures to agents (suppressed "
+                "information, unhelpful dominance, withdrawal after dismissal) and give a "
+                "one-sentence rationale each.",
+            },
+            {
+                "role": "user",
+                "content": f"Outcome: {result}\nTrajectories:\n"
+                + "\n".join(lines)
+                + f"\nTranscript:\n{transcript}",
+            },
+        ]
+
+    def by_rule() -> _Diagnosis:
+        return schema(
+            decisions=[
+                decision(
+                    agent=p.agent,
+                    action="recast" if p.archetype else "keep",
+                    archetype=p.archetype.value if p.archetype else None,
+                    rationale=p.rationale,
+                )
+                for p in rule
+            ]
+        )
+
+    return Question(
+        purpose="diagnose",
+        key=key,
+        agent="controller",
+        messages=messages,
+        schema=schema,
+        offline=by_rule,
+        judge=True,
+    )
+
+
+@dataclass(frozen=True)
+class RunDiagnosis:
+    """A saved run's rule-based diagnosis, as the app offers it for recasting."""
+
+    headline: str
+    proposals: list[Proposal]
+
+
+def diagnose_run(sim: Simulation) -> RunDiagnosis:
+    """Diagnose a run where it stands, by rule from its S and R trajectories (its task
+    target decides whether the outcome, if any, was reached)."""
+    outcome = sim.meta.outcome
+    task = task_of(sim.meta.scenario_ref)
+    reached = outcome is not None and task is not None and outcome.utility >= target(task)
+    result = "" if outcome is None else f" — utility {outcome.utility:g}"
+    return RunDiagnosis(
+        headline=f"Diagnosis of {sim.run_id} after round {sim.round}{result} "
+        "(rule-based, from the S and R trajectories)",
+        proposals=diagnose_offline(sim.scenario, sim.records, outcome, reached),
+    )

@@ -2,24 +2,26 @@
 
 Ranking tasks: every agent ranks the items before and after the discussion; the team answer
 is the Borda count of the final rankings. The negotiation: after the discussion the most
-active speaker proposes a package and everyone votes. With the offline model, an agent's
-ranking or vote follows from the facts it holds or heard (facts heard from someone it
-distrusts count half); with an LLM, each agent is asked, seeing what it saw.
+active speaker proposes a package and everyone votes. Each answer is a question to the
+run's mind: the offline model answers by rule from the facts the agent holds or heard
+(facts heard from someone it distrusts count half); an LLM answers seeing what the agent saw.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field, create_model, field_validator
+from pydantic import BaseModel, Field, PrivateAttr, create_model, field_validator
 
-from ..minds.base import AgentContext, PastRound
+from ..mind_spec import OFFLINE, MindSpec
+from ..minds import AgentContext, Mind, Question, prompts
+from ..minds.base import PastRound
+from ..runmeta import ExperimentLink, TaskOutcome
 from ..scenario import Archetype, Scenario, parse_scenario
 from ..simulation import Simulation
-from ..state import Mode
+from ..state import Mode, RoundRecord
 from ..store import SaveStore
-from ..runmeta import ExperimentLink, TaskOutcome
 from .scoring import (
     Tiers,
     agreements,
@@ -31,6 +33,7 @@ from .scoring import (
 )
 from .spec import AGENTS, Task
 
+A = TypeVar("A", bound=BaseModel)
 DISTRUST_AT = -0.3
 TRAITS = {
     Archetype.BALANCED: ["fair-minded", "steady"],
@@ -158,7 +161,7 @@ def _proposer(sim: Simulation) -> str:
 
 
 def score(task: Task, outcome: TaskOutcome) -> float:
-    """The task's utility, by rule (seed 000 Sec. 4)."""
+    """The task's utility, by rule (Sociodrama Sec. 4)."""
     if task.utility == "top1":
         return 1.0 if outcome.team_ranking and outcome.team_ranking[0] == task.answer else 0.0
     if task.utility == "neg-l1":
@@ -188,29 +191,21 @@ def _negotiation_outcome(
 async def final_outcome(
     task: Task, sim: Simulation, before: dict[str, Tiers] | None, casting: Sequence[Archetype]
 ) -> TaskOutcome:
-    """Individual answers after the discussion and the rule-computed utility."""
+    """Individual answers after the discussion, asked of the run's mind, and the
+    rule-computed utility."""
     base: dict[str, Any] = {"task": task.id, "casting": list(casting), "before": before}
-    asker = _LLMAsker(sim) if sim.meta.llm is not None else None
     if task.kind == "ranking":
-        if asker:
-            after = {n: [[i] for i in await asker.rank(task, n)] for n in AGENTS}
-        else:
-            after = {n: _ranking(task, sim, n) for n in AGENTS}
+        after = await _rankings(task, sim, before=False)
         outcome = TaskOutcome(
             **base, after=after, team_ranking=borda(list(after.values()), task.items)
         )
     else:
         proposer = _proposer(sim)
-        if asker:
-            package = await asker.propose(task, proposer)
-            votes = {n: await asker.vote(task, n, package) for n in AGENTS}
-        else:
-            package = _offline_proposal(task, sim, proposer)
-            votes = {
-                n: package_score([task.agents[n].scores[i.name] for i in task.issues], package)
-                >= task.agents[n].threshold
-                for n in AGENTS
-            }
+        asked = await sim.mind.ask(_proposal_question(task, sim, proposer))
+        package = tuple(i.options.index(getattr(asked, i.name)) for i in task.issues)
+        votes = {
+            n: (await sim.mind.ask(_vote_question(task, sim, n, package))).accept for n in AGENTS
+        }
         outcome = _negotiation_outcome(task, proposer, package, votes, base)
     return outcome.model_copy(update={"utility": score(task, outcome)})
 
@@ -220,20 +215,20 @@ async def run_episode(
     casting: Sequence[Archetype],
     *,
     seed: int = 0,
-    model: str = "offline",
-    llm: Any = None,
+    mind: MindSpec | Mind = OFFLINE,
     store: SaveStore | None = None,
     name: str = "",
     ablation: bool = False,
     experiment: ExperimentLink | None = None,
 ) -> tuple[Simulation, TaskOutcome]:
-    """Play one episode to its last round, then score it; the outcome is saved with the run."""
+    """Play one episode to its last round, then score it; the outcome is saved with the run.
+
+    ``mind`` plays it (a spec, or a built mind) and gives the agents' final answers."""
     scenario = task_scenario(task, casting)
     sim = Simulation.new(
         scenario,
         seed=seed,
-        model=model,
-        llm=llm,
+        mind=mind,
         store=store,
         name=name,
         scenario_ref=f"task:{task.id}",
@@ -241,13 +236,7 @@ async def run_episode(
         experiment=experiment,
     )
     try:
-        before = None
-        if task.kind == "ranking":
-            if sim.meta.llm is not None:
-                asker = _LLMAsker(sim)
-                before = {n: [[i] for i in await asker.rank(task, n)] for n in AGENTS}
-            else:
-                before = {n: _ranking(task, None, n) for n in AGENTS}
+        before = await _rankings(task, sim, before=True) if task.kind == "ranking" else None
         await sim.run()
         outcome = await final_outcome(task, sim, before, casting)
         sim.record_outcome(outcome)
@@ -257,102 +246,153 @@ async def run_episode(
     return sim, outcome
 
 
-# -- LLM answers -----------------------------------------------------------------------------
+# -- the agents' answers -----------------------------------------------------------------------
 
 
-class _LLMAsker:
-    """Asks LLM agents for their ranking, proposal and vote, seeing what they saw."""
-
-    def __init__(self, sim: Simulation) -> None:
-        self.sim = sim
-        self.client = sim.mind.client  # type: ignore[attr-defined]
-
-    def _context(self, agent: str) -> AgentContext:
-        sim = self.sim
-        history = [
-            PastRound(
-                round=r.round,
-                events=[e for e in r.events if e.visible_to(agent)],
-                actions=[
-                    a for a in r.actions if a.mode is Mode.PUBLIC or agent in (a.speaker, a.target)
-                ],
-            )
-            for r in sim.records[1:]
-        ]
-        return AgentContext(
-            scenario=sim.scenario,
-            persona=sim.scenario.agent(agent),
-            state=sim.state.agents[agent],
-            round=sim.round,
-            events=[],
-            history=history,
+def _context(sim: Simulation, agent: str, records: Sequence[RoundRecord]) -> AgentContext:
+    """What ``agent`` knows after ``records``: its state then and every turn it observed."""
+    last = records[-1]
+    history = [
+        PastRound(
+            round=r.round,
+            events=[e for e in r.events if e.visible_to(agent)],
+            actions=[
+                a for a in r.actions if a.mode is Mode.PUBLIC or agent in (a.speaker, a.target)
+            ],
         )
+        for r in records[1:]
+    ]
+    return AgentContext(
+        scenario=sim.scenario,
+        persona=sim.scenario.agent(agent),
+        state=last.state.agents[agent],
+        round=last.round,
+        events=[],
+        total_rounds=sim.total_rounds,
+        history=history,
+        prior=sim.meta.prior,
+    )
 
-    async def _ask(
-        self, agent: str, purpose: str, task_text: str, schema: type[BaseModel], default: BaseModel
-    ) -> Any:
-        from ..minds import prompts
 
-        ctx = self._context(agent)
-        messages = prompts.ask(ctx, purpose, task_text)
-        return await self.client.structured(
-            key=f"final:{purpose}:{agent}",
-            purpose=purpose,
-            agent=agent,
-            model=self.sim.meta.llm.model_for(agent),
-            messages=messages,
-            schema=schema,
-            default=default,
-        )
+def _question(
+    sim: Simulation,
+    agent: str,
+    purpose: str,
+    text: str,
+    schema: type[A],
+    offline: Callable[[], A],
+    fallback: Callable[[], A] | None = None,
+    records: Sequence[RoundRecord] | None = None,
+) -> Question[A]:
+    """A question to ``agent`` seeing what it saw (by the end of ``records``: the whole run
+    unless given)."""
+    return Question(
+        purpose=purpose,
+        key=f"final:{purpose}:{agent}",
+        agent=agent,
+        messages=lambda: prompts.ask(_context(sim, agent, records or sim.records), purpose, text),
+        schema=schema,
+        offline=offline,
+        fallback=fallback,
+    )
 
-    async def rank(self, task: Task, agent: str) -> list[str]:
-        items = tuple(task.items)
-        schema = create_model(
-            "Ranking",
-            ranking=(list[Literal[items]], Field(min_length=len(items))),  # type: ignore[valid-type]
-            __validators__={"_perm": field_validator("ranking")(_permutation(items))},
-        )
-        out = await self._ask(
+
+class _Ranking(BaseModel):
+    """A ranking, best first. The offline rule may tie items (its tiers); a model never does."""
+
+    ranking: list[str]
+    _tiers: Tiers | None = PrivateAttr(default=None)
+
+    def tiers(self) -> Tiers:
+        """The ranking as tiers."""
+        return self._tiers or [[i] for i in self.ranking]
+
+
+async def _rankings(task: Task, sim: Simulation, *, before: bool) -> dict[str, Tiers]:
+    """Every agent's ranking, before the discussion (from round 0) or after it. Offline: by
+    the facts it holds and, after the discussion, the facts it heard; a failed model ranks
+    in file order."""
+    items = tuple(task.items)
+    ranking: Any = list[Literal[items]]  # type: ignore[valid-type]
+    schema = create_model(
+        "Ranking",
+        __base__=_Ranking,
+        ranking=(ranking, Field(min_length=len(items))),
+        __validators__={"_perm": field_validator("ranking")(_permutation(items))},
+    )
+    text = f"Rank ALL the options, best first, using everything you know: {', '.join(items)}."
+
+    def question(agent: str) -> Question[_Ranking]:
+        def by_facts() -> _Ranking:
+            tiers = _ranking(task, None if before else sim, agent)
+            answer = schema(ranking=[i for tier in tiers for i in tier])
+            answer._tiers = tiers
+            return answer
+
+        return _question(
+            sim,
             agent,
             "rank",
-            f"Rank ALL the options, best first, using everything you know: {', '.join(items)}.",
+            text,
             schema,
-            schema(ranking=list(items)),
+            by_facts,
+            lambda: schema(ranking=list(items)),
+            sim.records[:1] if before else None,
         )
-        return list(out.ranking)
 
-    async def propose(self, task: Task, agent: str) -> tuple[int, ...]:
-        fields = {i.name: (Literal[tuple(i.options)], ...) for i in task.issues}  # type: ignore[valid-type]
-        schema = create_model("Proposal", **fields)
-        default = schema(**{i.name: i.options[1] for i in task.issues})
-        out = await self._ask(
-            agent,
-            "propose",
-            "Propose the final agreement: one option per issue that the whole group can accept.",
-            schema,
-            default,
-        )
-        return tuple(i.options.index(getattr(out, i.name)) for i in task.issues)
+    return {agent: (await sim.mind.ask(question(agent))).tiers() for agent in AGENTS}
 
-    async def vote(self, task: Task, agent: str, package: tuple[int, ...]) -> bool:
-        terms = "; ".join(
-            f"{i.name}: {i.options[o]}" for i, o in zip(task.issues, package, strict=True)
-        )
-        table = task.agents[agent]
-        mine = "; ".join(
-            f"{i.name} {dict(zip(i.options, table.scores[i.name], strict=True))}"
-            for i in task.issues
-        )
-        schema = create_model("Vote", accept=(bool, ...))
-        out = await self._ask(
-            agent,
-            "vote",
-            f"Final proposal: {terms}. Your private points: {mine}; you need "
-            f"at least {table.threshold:g} in total. Do you accept?",
-            schema,
-            schema(accept=False),
-        )
-        return bool(out.accept)
+
+def _proposal_question(task: Task, sim: Simulation, proposer: str) -> Question[BaseModel]:
+    """The final package, one option per issue. Offline: the package best for the
+    proposer's weighting of the tables it knows; a failed model proposes the middle options."""
+    fields: dict[str, Any] = {i.name: (Literal[tuple(i.options)], ...) for i in task.issues}
+    schema: type[BaseModel] = create_model("Proposal", **fields)
+
+    def package(picks: Sequence[int]) -> BaseModel:
+        return schema(**{i.name: i.options[o] for i, o in zip(task.issues, picks, strict=True)})
+
+    return _question(
+        sim,
+        proposer,
+        "propose",
+        "Propose the final agreement: one option per issue that the whole group can accept.",
+        schema,
+        lambda: package(_offline_proposal(task, sim, proposer)),
+        lambda: package([1] * len(task.issues)),
+    )
+
+
+class _Vote(BaseModel):
+    accept: bool
+
+
+_VoteOut = create_model("Vote", __base__=_Vote)
+
+
+def _vote_question(
+    task: Task, sim: Simulation, agent: str, package: tuple[int, ...]
+) -> Question[_Vote]:
+    """Accept the package or not. Offline: whether it reaches the agent's threshold on its
+    own table; a failed model rejects."""
+    table = task.agents[agent]
+    terms = "; ".join(
+        f"{i.name}: {i.options[o]}" for i, o in zip(task.issues, package, strict=True)
+    )
+    mine = "; ".join(
+        f"{i.name} {dict(zip(i.options, table.scores[i.name], strict=True))}" for i in task.issues
+    )
+    points = [table.scores[i.name] for i in task.issues]
+    return _question(
+        sim,
+        agent,
+        "vote",
+        f"Final proposal: {terms}. Your private points: {mine}; you need "
+        f"at least {table.threshold:g} in total. Do you accept?",
+        _VoteOut,
+        lambda: _VoteOut(accept=package_score(points, package) >= table.threshold),
+        lambda: _VoteOut(accept=False),
+    )
 
 
 def _permutation(items: tuple[str, ...]):
@@ -394,11 +434,7 @@ async def finish_task_run(sim: Simulation) -> TaskOutcome | None:
     if task is None or not sim.finished or sim.meta.outcome is not None:
         return None
     casting = [a.archetype for a in sim.scenario.agents]
-    before = (
-        {n: _ranking(task, None, n) for n in AGENTS}
-        if task.kind == "ranking" and sim.meta.llm is None
-        else None
-    )
+    before = await _rankings(task, sim, before=True) if task.kind == "ranking" else None
     outcome = await final_outcome(task, sim, before, casting)
     sim.record_outcome(outcome)
     return outcome

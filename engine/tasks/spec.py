@@ -44,7 +44,7 @@ class Negotiator(_Strict):
 
 
 class Castings(_Strict):
-    """The Hetero and Random initial castings of seed 000 Tab. 2."""
+    """The Hetero and Random initial castings of Sociodrama Tab. 2."""
 
     hetero: Casting
     random: Casting
@@ -94,6 +94,11 @@ class Task(_Strict):
     def knows(self, agent: str, fact: Fact) -> bool:
         """Whether ``agent`` starts with ``fact``."""
         return not fact.holders or agent in fact.holders
+
+
+def target(task: Task) -> float:
+    """The utility at which recasting stops: perfect accuracy, distance or rate."""
+    return 0.0 if task.utility == "neg-l1" else 1.0
 
 
 def task_ids() -> list[str]:
