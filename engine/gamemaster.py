@@ -1,4 +1,4 @@
-"""The game master (seed 002 Sec. 3): narrates each round's time and place along the
+"""The game master (EduMirror Sec. 3): narrates each round's time and place along the
 scenario's schedule, and enforces its rules by announcing who broke one last round."""
 
 from __future__ import annotations

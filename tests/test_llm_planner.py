@@ -24,7 +24,7 @@ async def test_value_driven_agents_plan_with_candidates_and_carry_theta(stub: St
     scenario = resolve_scenario("class-election")
     assert all(a.kind == "value-driven" for a in scenario.agents)
     llm = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5, retries=1)
-    sim = Simulation.new(scenario, seed=1, model=llm.model, llm=llm)
+    sim = Simulation.new(scenario, seed=1, mind=llm)
     try:
         record = await sim.step()
     finally:
@@ -51,7 +51,7 @@ async def test_llm_game_master_tells_the_scene(stub: StubLLM, mini_data: dict):
     )
     scenario = parse_scenario(mini_data, "mini")
     llm = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5, retries=1)
-    sim = Simulation.new(scenario, seed=1, model=llm.model, llm=llm)
+    sim = Simulation.new(scenario, seed=1, mind=llm)
     try:
         record = await sim.step()
     finally:
