@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
 Outcome = Literal["ok", "repaired", "reasked", "fallback", "error"]
+#: How an exchange asked for its reply: ``response_format`` json_schema, ``response_format``
+#: json_object (schema in the prompt), JSON instructions and schema in the prompt only, or
+#: free text (utterances, narration).
+Structured = Literal["json_schema", "json_object", "json_instructions", "text"]
+#: More than this share of a round's structured answers fell back: the run stops, loudly.
+DEGRADED_SHARE = 0.5
+#: More than this share fell back: the app warns.
+WARNING_SHARE = 0.1
 
 
 class LLMCall(BaseModel):
@@ -14,6 +23,8 @@ class LLMCall(BaseModel):
 
     ``key`` names the exchange deterministically (round, purpose, agent, target), so a
     replay can serve the same response to the same request whatever the call order.
+    ``missing``: the triggered edges a batched judgement still left out after its re-ask
+    (they fell back to no change).
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -30,8 +41,14 @@ class LLMCall(BaseModel):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     attempts: int = 1
-    structured: Literal["json_schema", "json_instructions", "text"] = "text"
+    structured: Structured = "text"
     outcome: Outcome = "ok"
+    missing: list[str] = []
+
+    @property
+    def answers(self) -> bool:
+        """True for the exchange that settles a structured question (its last one)."""
+        return self.structured != "text" and self.outcome in ("ok", "repaired", "fallback")
 
 
 class RoundUsage(BaseModel):
@@ -49,10 +66,16 @@ class RoundUsage(BaseModel):
     fallbacks: int = 0
     errors: int = 0  # exchanges that got no reply (timeouts, 5xx, 429 after retries, rejections)
     judge_mode: str = ""
+    #: Structured questions settled this round, and how many of them fell back.
+    structured: int = 0
+    structured_fallbacks: int = 0
+    #: Triggered edges the batched judge left out even after its re-ask (no change applied).
+    missing_edges: int = 0
 
     @classmethod
     def of(cls, calls: list[LLMCall], judge_mode: str) -> RoundUsage:
         """Sum a round's calls."""
+        answers = [c for c in calls if c.answers]
         return cls(
             calls=len(calls),
             prompt_tokens=sum(c.prompt_tokens for c in calls),
@@ -64,4 +87,38 @@ class RoundUsage(BaseModel):
             fallbacks=sum(c.outcome == "fallback" for c in calls),
             errors=sum(c.response is None for c in calls),
             judge_mode=judge_mode,
+            structured=len(answers),
+            structured_fallbacks=sum(c.outcome == "fallback" for c in answers),
+            missing_edges=sum(len(c.missing) for c in calls),
         )
+
+    @property
+    def fallback_share(self) -> float:
+        """Share of the round's structured answers that fell back; each edge a batched
+        judgement left out counts as one more answer, fallen back."""
+        total = self.structured + self.missing_edges
+        return (self.structured_fallbacks + self.missing_edges) / total if total else 0.0
+
+    @property
+    def warning(self) -> bool:
+        """More than 10% fell back: results are shaky, the app says so."""
+        return self.fallback_share > WARNING_SHARE
+
+    @property
+    def degraded(self) -> bool:
+        """More than half fell back: the run is no longer measuring the model."""
+        return self.fallback_share > DEGRADED_SHARE
+
+
+def main_failure(calls: list[LLMCall]) -> tuple[str, str, int]:
+    """(model, error, count): the most common reason a round's structured answers fell
+    back, and the model that gave it most."""
+    failed = [c for c in calls if c.answers and c.outcome == "fallback"]
+    causes = Counter(c.error or "no valid reply" for c in failed)
+    missing = [c for c in calls if c.missing]
+    edges = sum(len(c.missing) for c in missing)
+    error, count = causes.most_common(1)[0] if causes else ("", 0)
+    if edges > count:
+        error, count, failed = "the batched judge left out triggered edges", edges, missing
+    model = Counter(c.model for c in failed).most_common(1)[0][0] if failed else ""
+    return model, error, count

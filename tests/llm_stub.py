@@ -19,16 +19,29 @@ What it answers is driven by the request:
   valid against that schema;
 * else a plain sentence of 8-20 words (deterministic for a seed and a call index).
 
+An array of exactly k objects (``minItems`` = ``maxItems`` = k) whose items have a required
+property with k allowed values (``enum``, or ``const`` for k = 1) is a keyed list, like the
+batched judge's judgements: the stub gives each value once, in order.
+
 Faults (``faults={"500": 0.1, ...}`` drawn per request, or queued with :meth:`StubLLM.script`):
 ``"500"``, ``"429"`` (``Retry-After: 0``), ``"timeout"`` (answer only after ``hang_seconds``),
 ``"malformed"`` (broken JSON), ``"schema"`` (valid JSON violating the schema), ``"empty"``
-(empty content). ``malformed``/``schema`` only apply to non-streaming schema requests;
-streaming requests can get ``500``/``429``/``timeout``/``empty``. A fault that does not apply
-to a request is not served (the request gets a normal answer) and is not counted.
+(empty content), ``"incomplete"`` (a keyed list with items dropped and one repeated: k = 1
+gives ``[]``, k >= 2 the first half and the first item again). ``malformed``/``schema`` only
+apply to non-streaming schema requests, ``incomplete`` to those with a keyed list; streaming
+requests can get ``500``/``429``/``timeout``/``empty``. A fault that does not apply to a
+request is not served (the request gets a normal answer) and is not counted.
+
+Servers that refuse a response format: ``reject_json_schema=True`` answers a json_schema
+``response_format`` with an OpenAI-style 400; ``rejects={"json_schema"}`` answers it as
+llama-cpp-python's server does, HTTP 500 with pydantic's "Input should be 'text' or
+'json_object'" (``rejects={"json_schema", "json_object"}``: json_object too, "Input should
+be 'text'"). Each request's headers are kept in ``headers`` (``Authorization`` included).
 
 Manual use (serves until Ctrl-C)::
 
     python tests/llm_stub.py --port 8765 --latency 0.2 --faults 500=0.1,malformed=0.1
+    python tests/llm_stub.py --rejects json_schema  # as llama-cpp-python's server
 """
 
 from __future__ import annotations
@@ -49,11 +62,23 @@ from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FAULT_KINDS", "StubLLM", "generate_from_schema", "violate_schema"]
+__all__ = [
+    "FAULT_KINDS",
+    "KEYED_FAULTS",
+    "StubLLM",
+    "generate_from_schema",
+    "llama_cpp_refusal",
+    "violate_schema",
+]
 
+#: Faults any JSON request can get.
 FAULT_KINDS: tuple[str, ...] = ("500", "429", "timeout", "malformed", "schema", "empty")
+#: Faults only requests whose schema has a keyed list can get.
+KEYED_FAULTS: tuple[str, ...] = ("incomplete",)
+ALL_FAULTS = FAULT_KINDS + KEYED_FAULTS
 STREAM_FAULTS = frozenset({"500", "429", "timeout", "empty"})
-SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema"})
+SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema", "incomplete"})
+REFUSABLE = frozenset({"json_schema", "json_object"})
 
 SCHEMA_MARKER = "JSON schema:"
 SCHEMA_END = "END SCHEMA"
@@ -250,6 +275,10 @@ class _Generator:
     # -- containers
     def _gen_array(self, s: dict[str, Any], depth: int) -> list[Any]:
         rng = self.rng
+        keyed = _keyed_by(s, self.root)
+        if keyed is not None:
+            name, values = keyed
+            return [{**self.gen(s["items"], depth + 1), name: value} for value in values]
         prefix = s.get("prefixItems") or []
         items = s.get("items", False if prefix else {})
         low = int(s.get("minItems", 0))
@@ -299,6 +328,57 @@ class _Generator:
             for key in keys:
                 out[key] = self.gen(extra, depth + 1)
         return out
+
+
+def _keyed_by(array: dict[str, Any], root: dict[str, Any]) -> tuple[str, list[Any]] | None:
+    """(property, values) when ``array`` is a keyed list (see the module docstring)."""
+    size = array.get("minItems")
+    items = array.get("items")
+    if size is None or size != array.get("maxItems") or not isinstance(items, dict):
+        return None
+    item = _resolve(items, root)
+    props = item.get("properties") or {}
+    for name in item.get("required") or ():
+        prop = _resolve(props.get(name), root)
+        values = (
+            list(prop["enum"]) if prop.get("enum") else [prop["const"]] if "const" in prop else []
+        )
+        if values and len(values) == size:
+            return name, values
+    return None
+
+
+def _keyed_lists(schema: dict[str, Any]) -> list[str]:
+    """The top-level properties of ``schema`` that are keyed lists."""
+    top = _resolve(schema, schema)
+    return [
+        name
+        for name, sub in (top.get("properties") or {}).items()
+        if _keyed_by(_resolve(sub, schema), schema) is not None
+    ]
+
+
+def _incomplete(value: Any, names: list[str]) -> Any:
+    """``value`` with its first keyed list cut short and its first item repeated."""
+    if not isinstance(value, dict) or not names or not isinstance(value.get(names[0]), list):
+        return value
+    items = value[names[0]]
+    kept = items[: len(items) // 2] + items[:1] if len(items) > 1 else []
+    return {**value, names[0]: kept}
+
+
+def llama_cpp_refusal(format: str, refused: Iterable[str]) -> str:
+    """What llama-cpp-python's server says (HTTP 500) of a response format it does not take:
+    FastAPI's request validation error, as ``str()`` renders it."""
+    allowed = "'text'" if "json_object" in refused else "'text' or 'json_object'"
+    error = {
+        "type": "literal_error",
+        "loc": ("body", "response_format", "type"),
+        "msg": f"Input should be {allowed}",
+        "input": format,
+        "ctx": {"expected": allowed},
+    }
+    return f"1 validation error:\n  {error}\n    POST /v1/chat/completions"
 
 
 def generate_from_schema(schema: dict[str, Any], rng: random.Random) -> Any:
@@ -541,7 +621,8 @@ class StubLLM:
     Attributes for assertions (updated under a lock): ``requests`` (JSON bodies received by
     the chat-completions endpoint, in arrival order), ``calls`` (their number),
     ``faults_served`` (``Counter`` by fault kind), ``fault_log`` (per call: the fault served,
-    ``"rejected"`` for a ``reject_json_schema`` 400, or ``None``).
+    ``"rejected"`` for a refused response format, or ``None``), ``headers`` (each request's
+    HTTP headers, in arrival order).
     """
 
     def __init__(
@@ -553,20 +634,25 @@ class StubLLM:
         hang_seconds: float = 30.0,
         *,
         chunk_latency: float = 0.0,
+        rejects: Iterable[str] = (),
         host: str = "127.0.0.1",
         port: int = 0,
         verbose: bool = False,
     ) -> None:
         faults = dict(faults or {})
-        unknown = set(faults) - set(FAULT_KINDS)
+        unknown = set(faults) - set(ALL_FAULTS)
         if unknown:
-            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {FAULT_KINDS}")
+            raise ValueError(f"unknown fault kinds {sorted(unknown)}; known: {ALL_FAULTS}")
+        rejects = frozenset(rejects)
+        if not rejects <= REFUSABLE:
+            raise ValueError(f"rejects: {sorted(rejects - REFUSABLE)}; known: {sorted(REFUSABLE)}")
         if any(p < 0 for p in faults.values()) or sum(faults.values()) > 1.0 + 1e-9:
             raise ValueError("fault probabilities must be >= 0 and sum to <= 1")
         self.latency = float(latency)
         self.faults = faults
         self.seed = seed
         self.reject_json_schema = reject_json_schema
+        self.rejects = rejects
         self.hang_seconds = float(hang_seconds)
         self.chunk_latency = float(chunk_latency)
         self.host = host
@@ -574,6 +660,7 @@ class StubLLM:
         self.verbose = verbose
 
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
         self.faults_served: Counter[str] = Counter()
         self.fault_log: list[str | None] = []
         self.calls = 0
@@ -637,9 +724,9 @@ class StubLLM:
         """Queue faults for the next requests (``None`` = a normal answer), consumed in order
         before any random draw: ``stub.script(["500", None])`` = first call 500, second ok."""
         kinds = list(kinds)
-        bad = {k for k in kinds if k is not None and k not in FAULT_KINDS}
+        bad = {k for k in kinds if k is not None and k not in ALL_FAULTS}
         if bad:
-            raise ValueError(f"unknown fault kinds {sorted(bad)}; known: {FAULT_KINDS}")
+            raise ValueError(f"unknown fault kinds {sorted(bad)}; known: {ALL_FAULTS}")
         with self._lock:
             self._script.extend(kinds)
 
@@ -647,6 +734,7 @@ class StubLLM:
         """Forget received requests, counts and any queued script (the call index restarts)."""
         with self._lock:
             self.requests.clear()
+            self.headers.clear()
             self.faults_served.clear()
             self.fault_log.clear()
             self._script.clear()
@@ -660,7 +748,7 @@ class StubLLM:
             return None
         roll = random.Random(f"{self.seed}/{index}/fault").random()
         acc = 0.0
-        for name in FAULT_KINDS:  # fixed order, so draws do not depend on dict order
+        for name in ALL_FAULTS:  # fixed order, so draws do not depend on dict order
             acc += self.faults.get(name, 0.0)
             if roll < acc:
                 return name
@@ -675,14 +763,16 @@ class StubLLM:
     def _handle_completion(self, handler: _Handler, body: dict[str, Any]) -> None:
         schema, wants_json = _find_schema(body)
         fmt = body.get("response_format")
-        rejected = (
-            self.reject_json_schema and isinstance(fmt, dict) and fmt.get("type") == "json_schema"
-        )
+        kind = fmt.get("type") if isinstance(fmt, dict) else None
+        refused = kind in self.rejects
+        rejected = refused or (self.reject_json_schema and kind == "json_schema")
         stream = bool(body.get("stream"))
+        keyed = _keyed_lists(schema) if schema is not None else []
         with self._lock:
             index = self.calls
             self.calls += 1
             self.requests.append(body)
+            self.headers.append(dict(handler.headers))
             fault: str | None = None
             if not rejected:
                 scripted = bool(self._script)
@@ -691,6 +781,8 @@ class StubLLM:
                 )
                 if fault in SCHEMA_ONLY_FAULTS and (schema is None or stream):
                     fault = None
+                if fault in KEYED_FAULTS and not keyed:
+                    fault = None
                 if fault is not None and stream and fault not in STREAM_FAULTS:
                     fault = None
                 if fault is not None:
@@ -698,6 +790,10 @@ class StubLLM:
             self.fault_log.append("rejected" if rejected else fault)
 
         if self._wait(self.latency):
+            return
+        if refused:
+            message = llama_cpp_refusal(str(kind), self.rejects)
+            handler._send_error(500, message, "internal_server_error")
             return
         if rejected:
             handler._send_error(
@@ -732,6 +828,8 @@ class StubLLM:
                 content = _malform(content, rng)
             elif fault == "schema":
                 content = json.dumps(violate_schema(schema, rng))
+            elif fault == "incomplete":
+                content = json.dumps(_incomplete(value, keyed))
         elif wants_json:
             content = json.dumps({"answer": _sentence(rng)})
         else:
@@ -858,6 +956,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--reject-json-schema", action="store_true")
+    parser.add_argument(
+        "--rejects",
+        default="",
+        help="response formats refused as llama-cpp-python does (HTTP 500), e.g. "
+        "json_schema or json_schema,json_object",
+    )
     parser.add_argument("--hang-seconds", type=float, default=30.0)
     parser.add_argument("--quiet", action="store_true", help="no per-request log lines")
     args = parser.parse_args(argv)
@@ -867,6 +971,7 @@ def main(argv: list[str] | None = None) -> int:
             faults=args.faults,
             seed=args.seed,
             reject_json_schema=args.reject_json_schema,
+            rejects=[r.strip() for r in args.rejects.split(",") if r.strip()],
             hang_seconds=args.hang_seconds,
             chunk_latency=args.chunk_latency,
             host=args.host,

@@ -90,6 +90,11 @@ def test_with_schema_appends_readable_instructions_without_mutating() -> None:
     assert out[0]["content"].startswith(MESSAGES[0]["content"])
     assert "Reply with one JSON object and nothing else." in out[0]["content"]
     assert _schema_from_text(out[0]["content"]) == schema  # what a server reads back
+    # Given as response_format, the schema is not pasted: the instruction alone.
+    (short, *_) = with_schema(MESSAGES, None)
+    assert short["content"] == MESSAGES[0]["content"] + (
+        "\n\nReply with one JSON object and nothing else."
+    )
 
 
 # --------------------------------------------------------------------------- live exchanges
@@ -139,7 +144,7 @@ async def test_structured_ok_sends_the_schema_and_records_the_exchange(
     body = stub.requests[0]
     assert body["response_format"]["type"] == "json_schema"
     assert body["response_format"]["json_schema"]["name"] == "Verdict"
-    assert body["messages"] == with_schema(MESSAGES, Verdict.model_json_schema())
+    assert body["messages"] == with_schema(MESSAGES, None)  # the schema is in response_format
     (call,) = client.take_calls()
     assert (call.key, call.outcome, call.structured, call.attempts) == ("k", "ok", "json_schema", 1)
     assert Verdict.model_validate_json(call.response or "") == value
@@ -247,22 +252,24 @@ async def test_streamed_text_and_empty_reply(make_client: MakeClient) -> None:
     assert empty == "" and (silent.outcome, silent.error) == ("fallback", "empty reply")
 
 
-async def test_refused_json_schema_is_recorded_then_instructions_only(
+async def test_refused_json_schema_is_recorded_then_json_object(
     make_client: MakeClient,
 ) -> None:
     client, stub = make_client({"reject_json_schema": True})
+    assert client.modes() == {"openai/stub": "auto"}
     first = await verdict(client, "one")
     second = await verdict(client, "two")
-    assert first != DEFAULT and second != DEFAULT and not client.use_response_format
+    assert first != DEFAULT and second != DEFAULT and client.modes() == {"openai/stub": "json"}
     one, rejected, two = client.take_calls()  # by key
     assert rejected.key == "one:rejected" and rejected.outcome == "error"
     assert rejected.structured == "json_schema" and "json_schema" in (rejected.error or "")
-    assert (one.structured, two.structured) == ("json_instructions", "json_instructions")
+    assert (one.structured, two.structured) == ("json_object", "json_object")
     assert stub.fault_log == ["rejected", None, None]
-    assert ["response_format" in b for b in stub.requests] == [True, False, False]
+    formats = [b["response_format"]["type"] for b in stub.requests]
+    assert formats == ["json_schema", "json_object", "json_object"]
 
 
-async def test_json_schema_is_dropped_only_for_servers_that_answer_prose(
+async def test_a_format_is_dropped_only_for_servers_that_answer_prose(
     make_client: MakeClient,
 ) -> None:
     client, stub = make_client()
@@ -270,13 +277,20 @@ async def test_json_schema_is_dropped_only_for_servers_that_answer_prose(
     stub.script(["schema", None, "schema", None])
     await verdict(client, "a")
     await verdict(client, "b")
-    assert client.use_response_format
-    # Two replies in a row that are not JSON at all: instructions only from now on.
+    assert client.modes() == {"openai/stub": "schema"}
+    # Two replies in a row that are not JSON at all: the next format down, json_object...
     stub.script(["empty", None, "empty", None])
     await verdict(client, "c")
     await verdict(client, "d")
-    assert not client.use_response_format
+    assert client.modes() == {"openai/stub": "json"}
     await verdict(client, "e")
+    assert stub.requests[-1]["response_format"] == {"type": "json_object"}
+    # ... and after two more, instructions in the prompt only.
+    stub.script(["empty", None, "empty", None])
+    await verdict(client, "f")
+    await verdict(client, "g")
+    await verdict(client, "h")
+    assert client.modes() == {"openai/stub": "text"}
     assert "response_format" not in stub.requests[-1]
     assert client.take_calls()[-1].structured == "json_instructions"
 

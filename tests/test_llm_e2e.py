@@ -505,17 +505,17 @@ def test_max_calls_stops_cleanly_and_resume_respects_the_cap(
 # --------------------------------------------------------------------------- 6. json_schema refused
 
 
-def test_rejected_json_schema_switches_to_instructions(net: NetLog, saves: Path) -> None:
+def test_rejected_json_schema_switches_to_json_object(net: NetLog, saves: Path) -> None:
     with StubLLM(seed=3, reject_json_schema=True) as stub:
         run = play(stub, saves, "rejecting", 2, "-q")
         clean_exit(run.result)
         records = run.records()
-        names = list(records[0].state.agents)
         rejected = [i for i, f in enumerate(stub.fault_log) if f == "rejected"]
-        with_format = [i for i, body in run.requests() if "response_format" in body]
-        # Only the first wave (the round-1 decisions, all in flight at once) is refused,
-        # each exchange once; every other request carries JSON instructions only.
-        assert rejected == with_format and 1 <= len(rejected) <= len(names)
+        formats = [body.get("response_format", {}).get("type") for _, body in run.requests()]
+        # Only the probe (the model's first exchange, a round-1 decision, sent alone) is
+        # refused; every other structured request asks for json_object.
+        assert rejected == [i for i, f in enumerate(formats) if f == "json_schema"] == [0]
+        assert set(formats[1:]) == {"json_object", None}
         first_wave = set()
         for i in rejected:
             system, user = (m["content"] for m in stub.requests[i]["messages"])
@@ -532,9 +532,9 @@ def test_rejected_json_schema_switches_to_instructions(net: NetLog, saves: Path)
             assert c.structured == "json_schema" and c.response is None
             assert "response_format" in (c.error or "")
             retried = keys[c.key.removesuffix(":rejected")]
-            assert retried.structured == "json_instructions" and retried.response
+            assert retried.structured == "json_object" and retried.response
         rest = [c for c in calls if c not in marked]
-        assert {c.structured for c in rest} == {"json_instructions", "text"}
+        assert {c.structured for c in rest} == {"json_object", "text"}
         assert stub.calls == sum(c.attempts for c in calls)
         assert records[-1].round == 2
 

@@ -338,6 +338,73 @@ async def test_reject_json_schema_is_a_bad_request(make_stub: MakeStub) -> None:
     assert stub.fault_log == ["rejected", None] and stub.calls == 2
 
 
+@pytest.mark.parametrize(
+    ("rejects", "allowed"),
+    [({"json_schema"}, "'text' or 'json_object'"), ({"json_schema", "json_object"}, "'text'")],
+)
+async def test_rejects_answers_as_llama_cpp_python_does(
+    make_stub: MakeStub, rejects: set[str], allowed: str
+) -> None:
+    """llama-cpp-python's server: HTTP 500 carrying FastAPI's validation error."""
+    stub = make_stub(rejects=rejects)
+    async with httpx.AsyncClient(timeout=5) as client:
+        body = {"model": "stub", "messages": MESSAGES, "response_format": RESPONSE_FORMAT}
+        refused = await client.post(f"{stub.url}/chat/completions", json=body)
+        body["response_format"] = {"type": "json_object"}
+        as_object = await client.post(f"{stub.url}/chat/completions", json=body)
+    assert refused.status_code == 500
+    error = refused.json()["error"]
+    assert error["type"] == "internal_server_error" and error["code"] is None
+    assert error["message"].startswith("1 validation error:\n")
+    assert f"'msg': \"Input should be {allowed}\", 'input': 'json_schema'" in error["message"]
+    assert "('body', 'response_format', 'type')" in error["message"]
+    assert as_object.status_code == (500 if "json_object" in rejects else 200)
+    with pytest.raises(litellm.InternalServerError, match="Input should be"):
+        await complete(stub, response_format=RESPONSE_FORMAT, max_retries=0)
+    expected = ["rejected", "rejected" if "json_object" in rejects else None, "rejected"]
+    assert stub.fault_log == expected and sum(stub.faults_served.values()) == 0
+    with pytest.raises(ValueError, match="rejects"):
+        StubLLM(rejects={"text"})
+
+
+async def test_request_headers_are_kept(make_stub: MakeStub) -> None:
+    stub = make_stub()
+    await complete(stub)
+    (headers,) = stub.headers
+    assert {k.lower(): v for k, v in headers.items()}["authorization"] == "Bearer sk-test"
+    stub.reset()
+    assert stub.headers == []
+
+
+class Edge(BaseModel):
+    target: Literal["Bo", "Cy", "Di"]
+    delta: float = Field(ge=-0.3, le=0.3)
+
+
+class Judged(BaseModel):
+    delta: float
+    judgements: list[Edge] = Field(json_schema_extra={"minItems": 3, "maxItems": 3})
+
+
+KEYED = {"type": "json_schema", "json_schema": {"name": "j", "schema": Judged.model_json_schema()}}
+
+
+async def test_keyed_lists_hold_each_key_once_unless_incomplete(make_stub: MakeStub) -> None:
+    stub = make_stub(seed=10)
+    for _ in range(5):
+        response = await complete(stub, response_format=KEYED)
+        judged = Judged.model_validate_json(response.choices[0].message.content)
+        assert [e.target for e in judged.judgements] == ["Bo", "Cy", "Di"]
+    stub.script(["incomplete", "incomplete"])
+    response = await complete(stub, response_format=KEYED)
+    cut = Judged.model_validate_json(response.choices[0].message.content)
+    assert [e.target for e in cut.judgements] == ["Bo", "Bo"]  # Cy, Di left out; Bo twice
+    plain = await complete(stub, response_format=RESPONSE_FORMAT)  # no keyed list: not served
+    Decision.model_validate_json(plain.choices[0].message.content)
+    assert stub.fault_log[-2:] == ["incomplete", None]
+    assert stub.faults_served == {"incomplete": 1}
+
+
 # --------------------------------------------------------------------------- (6) concurrency
 
 

@@ -1,27 +1,65 @@
 """Structured and streamed exchanges on top of a transport, with every exchange recorded.
 
-A structured call asks for JSON (``response_format`` where the server accepts it, JSON
-instructions always), validates it with pydantic, repairs malformed JSON with json-repair,
-re-asks once with the validation error, and otherwise falls back to a safe default. The
-run never crashes on model output; each repair, re-ask and fallback is in the record.
+A structured call asks for JSON in the model's format (``response_format`` json_schema,
+json_object with the schema in the prompt, or instructions only; see ``formats``),
+validates it with pydantic, repairs malformed JSON with json-repair, re-asks once with the
+validation error, and otherwise falls back to a safe default. The run never crashes on model
+output; each refusal, repair, re-ask and fallback is in the record.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import json_repair
 from pydantic import BaseModel, ValidationError
 
-from ..records import LLMCall, Outcome
+from ..records import LLMCall, Outcome, Structured
+from .formats import Formats
 from .settings import LLMSettings
-from .transport import Reply, Request, SchemaRejected, Sink, Transport, TransportError
+from .transport import (
+    Reply,
+    Request,
+    SchemaRejected,
+    Sink,
+    Transport,
+    TransportError,
+    rejected_key,
+)
 
 M = TypeVar("M", bound=BaseModel)
-IGNORED_LIMIT = 2
+Messages = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class _Ask:
+    """A structured exchange to make, in whichever format the model is asked with."""
+
+    key: str
+    model: str
+    messages: Messages
+    schema: dict[str, Any]
+    schema_name: str
+    temperature: float | None
+    followup: tuple[dict[str, str], ...] = ()
+
+    def request(self, format: Structured) -> Request:
+        """The request in ``format``: the schema goes in the prompt unless it is sent as
+        ``response_format`` json_schema."""
+        pasted = None if format == "json_schema" else self.schema
+        return Request(
+            key=self.key,
+            model=self.model,
+            messages=[*with_schema(self.messages, pasted), *self.followup],
+            schema=self.schema,
+            schema_name=self.schema_name,
+            format=format,
+            temperature=self.temperature,
+        )
 
 
 class LLMClient:
@@ -30,8 +68,7 @@ class LLMClient:
     def __init__(self, settings: LLMSettings, transport: Transport) -> None:
         self.settings = settings
         self.transport = transport
-        self.use_response_format = True
-        self._unparsed_with_format = 0
+        self._formats: dict[str, Formats] = {}
         self._calls: list[LLMCall] = []
         self.total_calls = 0
         self.total_cost = 0.0
@@ -49,6 +86,14 @@ class LLMClient:
             self.total_calls += 1
             self.total_cost += call.cost_usd
 
+    def note_missing(self, key: str, missing: Sequence[str]) -> None:
+        """Record on exchange ``key`` (its re-ask, if it had one) the parts of the answer
+        still missing, which fell back."""
+        for call in reversed(self._calls):
+            if call.key in (key, f"{key}:reask"):
+                call.missing = list(missing)
+                return
+
     def stop_reason(self) -> str | None:
         """Why the run must stop after this round, if a cap was reached."""
         s = self.settings
@@ -57,6 +102,18 @@ class LLMClient:
         if s.budget_usd is not None and self.total_cost >= s.budget_usd:
             return f"stopped: spent ${self.total_cost:.4f}, reaching --budget-usd {s.budget_usd:g}"
         return None
+
+    def modes(self) -> dict[str, str]:
+        """The structured mode of each of the run's models ("auto" until probed)."""
+        s = self.settings
+        models = dict.fromkeys([s.model, s.judge, *s.agent_models.values()])
+        return {m: self._formats_of(m).resolved for m in models}
+
+    def _formats_of(self, model: str) -> Formats:
+        formats = self._formats.get(model)
+        if formats is None:
+            formats = self._formats[model] = Formats(self.settings.structured_for(model))
+        return formats
 
     def _record(
         self,
@@ -76,13 +133,7 @@ class LLMClient:
             messages=request.messages,
             response=reply.text if reply else None,
             error=error,
-            structured=(
-                "text"
-                if request.schema is None
-                else "json_schema"
-                if request.response_format
-                else "json_instructions"
-            ),
+            structured=request.format,
             outcome=outcome,
             attempts=reply.attempts if reply else attempts,
         )
@@ -97,17 +148,6 @@ class LLMClient:
 
     # -- exchanges ------------------------------------------------------------------------
 
-    async def _send(self, request: Request, purpose: str, agent: str) -> Reply:
-        """One exchange; a rejected json_schema format is switched off for the whole run."""
-        try:
-            return await self.transport.complete(request)
-        except SchemaRejected as err:
-            rejected = Request(**{**request.__dict__, "key": f"{request.key}:rejected"})
-            self._record(rejected, purpose, agent, None, "error", error=str(err))
-            self.use_response_format = False
-            request.response_format = False
-            return await self.transport.complete(request)
-
     async def text(
         self,
         *,
@@ -115,7 +155,7 @@ class LLMClient:
         purpose: str,
         agent: str,
         model: str,
-        messages: list[dict[str, str]],
+        messages: Messages,
         sink: Sink | None = None,
     ) -> str:
         """Free text (streamed into ``sink``); an empty string when the model fails."""
@@ -141,7 +181,7 @@ class LLMClient:
         purpose: str,
         agent: str,
         model: str,
-        messages: list[dict[str, str]],
+        messages: Messages,
         schema: type[M],
         default: M | Callable[[], M],
         temperature: float | None = None,
@@ -149,44 +189,28 @@ class LLMClient:
         """A validated ``schema`` instance, repaired or re-asked when needed, else ``default``
         (a value, or a function giving it only when needed)."""
         fallback = default if callable(default) else (lambda: default)
-        json_schema = _schema_of(schema)
-        messages = with_schema(messages, json_schema)
-        request = Request(
-            key=key,
-            model=model,
-            messages=messages,
-            schema=json_schema,
-            schema_name=schema.__name__,
-            response_format=self.use_response_format,
-            temperature=temperature,
-        )
-        reply = await self._attempt(request, purpose, agent)
+        ask = _Ask(key, model, messages, _schema_of(schema), schema.__name__, temperature)
+        formats = self._formats_of(model)
+        request, reply = await self._probing(formats, ask, purpose, agent)
         if reply is None:
             return fallback()
         value, repaired, problem = parse(reply.text, schema)
-        self._note_format(request, value is not None or repaired or _is_object(reply.text))
+        formats.answered(request.format, value is not None or repaired or _is_object(reply.text))
         if value is not None:
             self._record(request, purpose, agent, reply, "repaired" if repaired else "ok")
             return value
         self._record(request, purpose, agent, reply, "reasked", problem)
-        reask = Request(
-            key=f"{key}:reask",
-            model=model,
-            schema=json_schema,
-            schema_name=schema.__name__,
-            response_format=self.use_response_format,
-            temperature=temperature,
-            messages=[
-                *messages,
-                {"role": "assistant", "content": reply.text},
-                {
-                    "role": "user",
-                    "content": f"That reply was not valid: {problem}. "
-                    "Reply again with only the JSON object that matches the schema.",
-                },
-            ],
+        followup = (
+            {"role": "assistant", "content": reply.text},
+            {
+                "role": "user",
+                "content": f"That reply was not valid: {problem}. "
+                "Reply again with only the JSON object that matches the schema.",
+            },
         )
-        second = await self._attempt(reask, purpose, agent)
+        reask, second = await self._exchange(
+            formats, replace(ask, key=f"{key}:reask", followup=followup), purpose, agent
+        )
         if second is None:
             return fallback()
         value, repaired, problem = parse(second.text, schema)
@@ -196,27 +220,51 @@ class LLMClient:
         self._record(reask, purpose, agent, second, "fallback", problem)
         return fallback()
 
+    async def _probing(
+        self, formats: Formats, ask: _Ask, purpose: str, agent: str
+    ) -> tuple[Request, Reply | None]:
+        """The exchange; a model's first one goes alone while its format is probed."""
+        if not formats.settled:
+            async with formats.probe:
+                if not formats.settled:
+                    result = await self._exchange(formats, ask, purpose, agent)
+                    formats.settled = True
+                    return result
+        return await self._exchange(formats, ask, purpose, agent)
+
+    async def _exchange(
+        self, formats: Formats, ask: _Ask, purpose: str, agent: str
+    ) -> tuple[Request, Reply | None]:
+        """One exchange in the model's format, stepping down the formats the server refuses
+        (each refusal recorded); ``None`` (recorded as a fallback) when it failed."""
+        while True:
+            request = ask.request(formats.current)
+            try:
+                return request, await self.transport.complete(request)
+            except SchemaRejected as err:
+                refused = replace(request, key=rejected_key(request.key, request.format))
+                self._record(refused, purpose, agent, None, "error", error=str(err))
+                if not formats.refused(request.format):
+                    raise TransportError(
+                        f"{err}; this server does not take structured mode "
+                        f"{formats.mode!r}: use --structured auto",
+                        fatal=True,
+                    ) from None
+            except TransportError as err:
+                if err.fatal:
+                    raise
+                self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
+                return request, None
+
     async def _attempt(self, request: Request, purpose: str, agent: str) -> Reply | None:
-        """One exchange; ``None`` (recorded as a fallback) when it failed non-fatally."""
+        """One free-text exchange; ``None`` (recorded as a fallback) when it failed."""
         try:
-            return await self._send(request, purpose, agent)
+            return await self.transport.complete(request)
         except TransportError as err:
             if err.fatal:
                 raise
             self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
             return None
-
-    def _note_format(self, request: Request, usable: bool) -> None:
-        """A server that ignores json_schema (prose back twice) gets instructions only.
-
-        ``usable``: the reply was a JSON object, valid or not; a reply that only breaks a
-        rule the JSON schema cannot express (silent <=> no target) says nothing of the server.
-        """
-        if not request.response_format:
-            return
-        self._unparsed_with_format = 0 if usable else self._unparsed_with_format + 1
-        if self._unparsed_with_format >= IGNORED_LIMIT:
-            self.use_response_format = False
 
     async def aclose(self) -> None:
         """Close the transport's clients."""
@@ -229,12 +277,12 @@ def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
     return schema.model_json_schema()
 
 
-def with_schema(messages: list[dict[str, str]], schema: dict[str, Any]) -> list[dict[str, str]]:
-    """Append the JSON instructions and schema to the system message."""
-    note = (
-        "\n\nReply with one JSON object and nothing else.\nJSON schema:\n"
-        f"{json.dumps(schema, separators=(',', ':'))}\nEND SCHEMA"
-    )
+def with_schema(messages: Messages, schema: dict[str, Any] | None) -> Messages:
+    """Append the JSON instruction, and ``schema`` unless the server is given it as
+    ``response_format`` (None), to the system message."""
+    note = "\n\nReply with one JSON object and nothing else."
+    if schema is not None:
+        note += f"\nJSON schema:\n{json.dumps(schema, separators=(',', ':'))}\nEND SCHEMA"
     first, *rest = messages
     return [{**first, "content": first["content"] + note}, *rest]
 

@@ -1,4 +1,5 @@
-"""LLM run settings, persisted with the run (never an API key: keys come from the environment)."""
+"""LLM run settings, persisted with the run (never an API key: keys come from the environment;
+the settings hold at most the name of the variable that holds one)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 JudgeMode = Literal["per-edge", "batched"]
+#: How structured replies are asked for: ``schema`` = ``response_format`` json_schema;
+#: ``json`` = ``response_format`` json_object with the schema in the prompt; ``text`` = JSON
+#: instructions and the schema in the prompt only; ``auto`` = probe schema, json, text once
+#: per model and keep the first the server accepts.
+StructuredMode = Literal["auto", "schema", "json", "text"]
 
 
 class LLMSettings(BaseModel):
@@ -25,10 +31,23 @@ class LLMSettings(BaseModel):
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
     max_calls: Annotated[int, Field(ge=1)] | None = None
     budget_usd: Annotated[float, Field(gt=0)] | None = None
+    structured: StructuredMode = "auto"
+    #: Per-model overrides of ``structured`` (model string -> mode).
+    structured_models: dict[str, StructuredMode] = {}
+    #: Play on after a round in which most structured answers fell back.
+    tolerate_fallbacks: bool = False
+    #: The environment variable whose value is sent as the API key. Unset: the provider's
+    #: usual variable, except with ``api_base``, where a placeholder is sent (a local server
+    #: must not receive OPENAI_API_KEY and the like unless asked).
+    api_key_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
 
     def model_for(self, agent: str) -> str:
         """The model that plays ``agent``."""
         return self.agent_models.get(agent, self.model)
+
+    def structured_for(self, model: str) -> StructuredMode:
+        """How ``model`` is asked for structured replies."""
+        return self.structured_models.get(model, self.structured)
 
     @property
     def offline(self) -> bool:

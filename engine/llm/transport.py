@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import SocialsimError
-from ..records import LLMCall
+from ..records import LLMCall, Structured
 from .settings import LLMSettings
 
 Sink = Callable[[str], None]
@@ -20,6 +20,13 @@ BACKOFF_BASE = 0.25
 #: Awaited before every attempt when set: a rate limit shared across processes (Ray sweeps).
 RATE_LIMIT: Callable[[], Any] | None = None
 BACKOFF_CAP = 8.0
+#: Formats sent as ``response_format`` (a server may refuse them).
+RESPONSE_FORMATS = frozenset({"json_schema", "json_object"})
+#: Sent as the API key to an ``api_base`` unless ``api_key_env`` names a variable.
+PLACEHOLDER_KEY = "no-key"
+#: What a server's refusal of a response format says (OpenAI, vLLM, llama.cpp's
+#: llama-server, llama-cpp-python's pydantic error "Input should be 'text' or 'json_object'").
+FORMAT_WORDS = ("response_format", "json_schema", "json_object", "input should be 'text'")
 
 
 @dataclass
@@ -31,7 +38,8 @@ class Request:
     messages: list[dict[str, str]]
     schema: dict[str, Any] | None = None
     schema_name: str = "reply"
-    response_format: bool = False
+    #: How the reply is asked for; ``json_schema`` and ``json_object`` set ``response_format``.
+    format: Structured = "text"
     sink: Sink | None = None
     #: Overrides the settings' temperature for this exchange.
     temperature: float | None = None
@@ -59,10 +67,16 @@ class TransportError(SocialsimError):
 
 
 class SchemaRejected(TransportError):
-    """The server refused the ``json_schema`` response format."""
+    """The server refused the request's response format (a 4xx or 5xx naming it)."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message, fatal=False)
+
+
+def rejected_key(key: str, format: Structured) -> str:
+    """The record key of a refused format (``:rejected`` alone for json_schema, as saved
+    before json_object was probed too)."""
+    return f"{key}:rejected" if format == "json_schema" else f"{key}:rejected:{format}"
 
 
 class Transport(Protocol):
@@ -95,11 +109,12 @@ class LiteLLMTransport:
         self.settings = settings
         self.litellm = _litellm()
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
-        models = {settings.model, settings.judge, *settings.agent_models.values()}
-        self._keyless = {m for m in sorted(models) if self._check(m)}
+        self._api_key = _api_key(settings)
+        for model in sorted({settings.model, settings.judge, *settings.agent_models.values()}):
+            self._check(model)
 
-    def _check(self, model: str) -> bool:
-        """Fail early on an unknown provider or a missing key; True if no key is needed."""
+    def _check(self, model: str) -> None:
+        """Fail early on an unknown provider, or a missing key for a provider's own API."""
         try:
             self.litellm.get_llm_provider(model, api_base=self.settings.api_base)
         except Exception:
@@ -108,26 +123,17 @@ class LiteLLMTransport:
                 "such as gpt-4o-mini, anthropic/<model>, ollama/<model>, or openai/<name> "
                 "with --api-base"
             ) from None
+        if self.settings.api_base or self.settings.api_key_env:
+            return  # the key is the placeholder, or the named variable's (checked already)
         missing = [
             k
             for k in self.litellm.validate_environment(model).get("missing_keys", [])
             if k.endswith("KEY")
         ]
-        if missing and not self.settings.api_base:
+        if missing:
             raise SocialsimError(f"--model {model!r}: set {', '.join(missing)} in the environment")
-        return bool(missing)
 
     async def complete(self, request: Request) -> Reply:
-        ll = self.litellm
-        ex = ll.exceptions
-        transient = (
-            ex.Timeout,
-            ex.RateLimitError,
-            ex.InternalServerError,
-            ex.ServiceUnavailableError,
-            ex.BadGatewayError,
-            ex.APIConnectionError,
-        )
         attempts = 0
         async with self._semaphore:
             while True:
@@ -137,48 +143,64 @@ class LiteLLMTransport:
                 start = time.perf_counter()
                 try:
                     reply = await self._once(request)
-                except ex.BadRequestError as err:
-                    text = str(err)
-                    if request.response_format and _mentions_schema(text):
-                        raise SchemaRejected(_short(text)) from None
-                    raise TransportError(
-                        f"{request.model}: request rejected: {_short(text)}",
-                        fatal=True,
-                        attempts=attempts,
-                    ) from None
-                except ex.AuthenticationError:
-                    raise TransportError(
-                        f"{request.model}: authentication failed; set the provider's API key "
-                        "in the environment (for example OPENAI_API_KEY)",
-                        fatal=True,
-                        attempts=attempts,
-                    ) from None
-                except (ex.NotFoundError, ex.PermissionDeniedError) as err:
-                    raise TransportError(
-                        f"{request.model}: {_short(str(err))}", fatal=True, attempts=attempts
-                    ) from None
-                except transient as err:
-                    if attempts > self.settings.retries:
-                        unreachable = _unreachable(err, ex.APIConnectionError)
-                        where = self.settings.api_base or "the provider"
-                        message = (
-                            f"{request.model}: cannot reach {where}"
-                            if unreachable
-                            else f"{request.model}: {type(err).__name__} after {attempts} attempts"
-                        )
-                        raise TransportError(
-                            message, fatal=unreachable, attempts=attempts
-                        ) from None
-                    delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempts - 1))
-                    await asyncio.sleep(delay * (0.5 + random.random()))
-                    continue
-                except Exception as err:  # litellm raises plain errors for bad model strings
-                    raise TransportError(
-                        f"{request.model}: {_short(str(err))}", fatal=True, attempts=attempts
-                    ) from None
-                reply.latency_s = round(time.perf_counter() - start, 4)
-                reply.attempts = attempts
-                return reply
+                except Exception as err:
+                    delay = self._backoff(request, err, attempts)
+                else:
+                    reply.latency_s = round(time.perf_counter() - start, 4)
+                    reply.attempts = attempts
+                    return reply
+                await asyncio.sleep(delay)
+
+    def _backoff(self, request: Request, err: Exception, attempts: int) -> float:
+        """The wait before retrying a failed attempt, or the :class:`TransportError` it is."""
+        ex = self.litellm.exceptions
+        text = str(err)
+        status = getattr(err, "status_code", None)
+        if (
+            request.format in RESPONSE_FORMATS
+            and isinstance(status, int)
+            and 400 <= status < 600
+            and _names_format(text)
+        ):  # refused at once: retrying the same format cannot help
+            raise SchemaRejected(
+                f"{request.model}: {request.format} refused: {_format_line(text)}"
+            ) from None
+        if isinstance(err, ex.BadRequestError):
+            raise TransportError(
+                f"{request.model}: request rejected: {_short(text)}", fatal=True, attempts=attempts
+            ) from None
+        if isinstance(err, ex.AuthenticationError):
+            hint = (
+                f"name the variable holding {self.settings.api_base}'s key with --api-key-env"
+                if self.settings.api_base
+                else "set the provider's API key in the environment (for example OPENAI_API_KEY)"
+            )
+            raise TransportError(
+                f"{request.model}: authentication failed; {hint}", fatal=True, attempts=attempts
+            ) from None
+        transient = (
+            ex.Timeout,
+            ex.RateLimitError,
+            ex.InternalServerError,
+            ex.ServiceUnavailableError,
+            ex.BadGatewayError,
+            ex.APIConnectionError,
+        )
+        if not isinstance(err, transient):  # not found, forbidden, bad model strings, ...
+            raise TransportError(
+                f"{request.model}: {_short(text)}", fatal=True, attempts=attempts
+            ) from None
+        if attempts > self.settings.retries:
+            unreachable = _unreachable(err, ex.APIConnectionError)
+            where = self.settings.api_base or "the provider"
+            message = (
+                f"{request.model}: cannot reach {where}"
+                if unreachable
+                else f"{request.model}: {type(err).__name__} after {attempts} attempts"
+            )
+            raise TransportError(message, fatal=unreachable, attempts=attempts) from None
+        delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempts - 1))
+        return delay * (0.5 + random.random())
 
     async def _once(self, request: Request) -> Reply:
         s = self.settings
@@ -192,13 +214,15 @@ class LiteLLMTransport:
         }
         if s.api_base:
             kwargs["api_base"] = s.api_base
-        if request.model in self._keyless:
-            kwargs["api_key"] = "no-key"  # local OpenAI-compatible servers ignore it
-        if request.schema is not None and request.response_format:
+        if self._api_key is not None:  # else litellm reads the provider's usual variable
+            kwargs["api_key"] = self._api_key
+        if request.format == "json_schema" and request.schema is not None:
             kwargs["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": request.schema_name, "schema": request.schema},
             }
+        elif request.format == "json_object":
+            kwargs["response_format"] = {"type": "json_object"}
         if request.sink is None:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""
@@ -252,8 +276,9 @@ class ReplayTransport:
         self.calls = {c.key: c for c in calls}
 
     async def complete(self, request: Request) -> Reply:
-        if request.response_format and f"{request.key}:rejected" in self.calls:
-            raise SchemaRejected(self.calls[f"{request.key}:rejected"].error or "json_schema")
+        refused = self.calls.get(rejected_key(request.key, request.format))
+        if request.format in RESPONSE_FORMATS and refused is not None:
+            raise SchemaRejected(refused.error or f"{request.format} refused")
         call = self.calls.get(request.key)
         if call is None:
             raise TransportError(
@@ -310,9 +335,27 @@ def _unreachable(err: BaseException, connection_error: type[BaseException]) -> b
     return False
 
 
-def _mentions_schema(text: str) -> bool:
+def _api_key(settings: LLMSettings) -> str | None:
+    """The key to send: the named variable's value, a placeholder for an ``api_base``, or
+    None (litellm reads the provider's usual variable). Never stored."""
+    name = settings.api_key_env
+    if name is None:
+        return PLACEHOLDER_KEY if settings.api_base else None
+    value = os.environ.get(name, "")
+    if not value:
+        raise SocialsimError(f"--api-key-env {name}: {name} is not set in the environment")
+    return value
+
+
+def _names_format(text: str) -> bool:
     lowered = text.lower()
-    return "response_format" in lowered or "json_schema" in lowered
+    return any(word in lowered for word in FORMAT_WORDS)
+
+
+def _format_line(text: str) -> str:
+    """The line of a refusal that names the format (FastAPI puts it on the second)."""
+    named = [line.strip() for line in text.splitlines() if _names_format(line)]
+    return named[0][:300] if named else _short(text)
 
 
 def _short(text: str) -> str:
