@@ -1,0 +1,64 @@
+"""Textual messages of the app: a run's engine events, and the main screen telling the app
+that the engine stopped advancing."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from engine import Action, RoundRecord, ScenarioEvent
+
+
+class RoundStarted(Message):
+    """A round began with these scenario events."""
+
+    def __init__(self, round_no: int, events: list[ScenarioEvent]) -> None:
+        super().__init__()
+        self.round = round_no
+        self.events = events
+
+
+class TokensArrived(Message):
+    """More of the utterance ``agent`` is generating (several tokens coalesced)."""
+
+    def __init__(self, agent: str, text: str) -> None:
+        super().__init__()
+        self.agent = agent
+        self.text = text
+
+
+class Spoke(Message):
+    """A speaker finished its turn."""
+
+    def __init__(self, round_no: int, action: Action) -> None:
+        super().__init__()
+        self.round = round_no
+        self.action = action
+
+
+class RoundEnded(Message):
+    """A round finished and was saved."""
+
+    def __init__(self, record: RoundRecord) -> None:
+        super().__init__()
+        self.record = record
+
+
+class RunPaused(Message):
+    """The run stopped at a round boundary: a pause was asked for, or a cap was reached."""
+
+    def __init__(self, round_no: int, reason: str) -> None:
+        super().__init__()
+        self.round = round_no
+        self.reason = reason
+
+
+class RoundFailed(Message):
+    """A round failed; the run stays at the last saved round."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+
+class RunStopped(Message):
+    """The engine stopped advancing the open run (done, paused or failed)."""
