@@ -1,4 +1,4 @@
-"""Seed 000 Tab. 1 metrics for every round of the run."""
+"""Sociodrama Tab. 1 metrics for every round of the run."""
 
 from __future__ import annotations
 
