@@ -11,23 +11,32 @@ import io
 import json
 import re
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from rich.console import Console
+from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, RichLog, Select, SelectionList, Static, Tree
 
-from engine import Mode, OfflineMind, SaveStore, SocialsimError
+from engine import Action, Mode, OfflineMind, SaveStore, SocialsimError
+from engine.events import AgentSpoke, TokenStreamed
 from engine.runmeta import Lineage
 from tui import cli
 from tui.app import SocialsimApp, build_app
+from tui.event_bridge import TOKEN_INTERVAL, EventBridge
+from tui.messages import Spoke, TokensArrived
 from tui.screens.forms import ConfirmForm, ForceForm, InjectForm, TextForm
 from tui.screens.help import HelpScreen
+from tui.screens.main import MainScreen, fork_point
 from tui.screens.metrics import MetricsScreen
 from tui.screens.plots import PlotsScreen
 from tui.screens.runs import RunBrowser
+from tui.widgets.agent_pane import AgentPane
 from tui.widgets.deck import AgentDeck
 from tui.widgets.matrix import FavMatrix
+from tui.widgets.run_view import RunView
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = (100, 30)
@@ -97,7 +106,7 @@ def crowd(tmp_path: Path) -> Path:
 
 
 def run_dir(app: SocialsimApp) -> Path:
-    return app.store.run_dir(app.sim.run_id)
+    return app.session.store.run_dir(app.sim.run_id)
 
 
 def saved_rounds(folder: Path) -> list[int]:
@@ -192,7 +201,7 @@ def test_cli_tui_uses_build_app(monkeypatch: pytest.MonkeyPatch, saves: Path) ->
     assert app.sim.scenario.id == "tavern"
     assert app.sim.meta.model == "offline"
     assert isinstance(app.sim.mind, OfflineMind)
-    assert app.store.root == saves
+    assert app.session.store.root == saves
     assert (saves / app.sim.run_id / "run.json").is_file()
     assert app.sim.round == 0
 
@@ -243,9 +252,9 @@ async def test_run_then_pause_stops_at_a_round_boundary(saves: Path, long_tavern
     app = build_app(str(long_tavern), saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        assert app.running
+        assert app.main.running
         await press_and_settle(pilot, "r")
-        assert not app.running
+        assert not app.main.running
         stopped = app.sim.round
         assert 0 < stopped < 200
         assert saved_rounds(run_dir(app)) == list(range(stopped + 1))
@@ -262,10 +271,10 @@ async def test_keys_work_while_the_engine_runs(saves: Path, long_tavern: Path) -
         await pilot.press("r", "question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        assert app.running
-        app.action_run_pause()
+        assert app.main.running
+        app.main.action_run_pause()
         await settle(pilot)
-        assert not app.running and app.sim.round < 200
+        assert not app.main.running and app.sim.round < 200
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
 
@@ -275,7 +284,7 @@ async def test_quit_mid_run_finishes_the_round(saves: Path, long_tavern: Path) -
     app = build_app(str(long_tavern), saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")
-        assert app.running
+        assert app.main.running
         await pilot.press("q")
         await app.workers.wait_for_complete()
     sim = app.sim
@@ -651,7 +660,7 @@ async def test_run_browser_refused_while_running(saves: Path, long_tavern: Path)
         await pilot.press("r", "o")
         assert not isinstance(app.screen, RunBrowser)
         assert any("Pause" in msg for _, msg in notes)
-        app.action_run_pause()
+        app.main.action_run_pause()
         await settle(pilot)
 
 
@@ -836,16 +845,16 @@ async def test_thirty_agents(saves: Path, crowd: Path, size: tuple[int, int], pe
         assert side.region.width >= 38
         assert side.max_scroll_y >= 0 and side.region.height > 10
         deck = app.query_one(AgentDeck)
-        first = deck.visible()
+        first = deck.shown_agents()
         assert len(first) == per_page and first[0] == "A01"
         await pilot.press("right_square_bracket")
         await pilot.pause()
-        second = deck.visible()
+        second = deck.shown_agents()
         assert second != first and len(second) == per_page
         assert second[0] == f"A{per_page + 1:02d}"
         await pilot.press("left_square_bracket")
         await pilot.pause()
-        assert deck.visible() == first
+        assert deck.shown_agents() == first
         await press_and_settle(pilot, "n")
         assert app.sim.round == 1
         assert saved_rounds(run_dir(app)) == [0, 1]
@@ -899,3 +908,108 @@ async def test_v_hides_and_shows_the_need_bars(saves: Path) -> None:
         await pilot.press("v")
         await pilot.pause()
         assert all(b.display for b in app.query(NeedBars))
+
+
+def test_the_deck_keeps_textuals_visible() -> None:
+    assert AgentDeck.visible is Widget.visible
+    assert callable(AgentDeck.shown_agents)
+
+
+async def test_the_main_view_is_a_screen_of_its_own(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and app.main is app.screen
+        assert app.query_one(AgentDeck).visible is True
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert app.main.query_one(RunView).sim is app.sim
+
+
+# -- engine events as messages ----------------------------------------------------------------
+
+
+class _Run:
+    """Stands in for a Simulation: one listener, fed by hand."""
+
+    def subscribe(self, listener):
+        self.listener = listener
+        return lambda: None
+
+
+def _token(text: str) -> TokenStreamed:
+    return TokenStreamed(run_id="r", round=1, agent="Ann", text=text)
+
+
+def _bridge() -> tuple[_Run, list[Message]]:
+    run, posted = _Run(), []
+    EventBridge(run, posted.append)  # type: ignore[arg-type]
+    return run, posted
+
+
+async def test_a_token_burst_becomes_one_message() -> None:
+    run, posted = _bridge()
+    words = [f"w{k} " for k in range(10_000)]
+    for word in words:
+        run.listener(_token(word))
+    assert posted == []  # nothing until the interval has passed
+    await asyncio.sleep(TOKEN_INTERVAL * 3)
+    (message,) = posted
+    assert isinstance(message, TokensArrived)
+    assert (message.agent, message.text) == ("Ann", "".join(words))
+
+
+async def test_a_fast_stream_posts_at_most_one_message_per_interval() -> None:
+    run, posted = _bridge()
+    words = [f"w{k} " for k in range(10_000)]
+    start = time.monotonic()
+    for k, word in enumerate(words):
+        run.listener(_token(word))
+        if k % 50 == 0:
+            await asyncio.sleep(0.001)  # a fast model: tokens keep coming over ~0.2 s
+    action = Action(speaker="Ann", urgency=5, mode=Mode.PUBLIC, utterance="".join(words))
+    run.listener(AgentSpoke(run_id="r", round=1, action=action))  # buffered tokens go first
+    elapsed = time.monotonic() - start
+    tokens = [m for m in posted if isinstance(m, TokensArrived)]
+    assert 2 <= len(tokens) <= elapsed / TOKEN_INTERVAL + 2
+    assert "".join(m.text for m in tokens) == "".join(words)
+    assert isinstance(posted[-1], Spoke) and posted[-1].action == action
+    await asyncio.sleep(TOKEN_INTERVAL * 2)
+    assert isinstance(posted[-1], Spoke)  # no stray flush after the turn
+
+
+async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(RunView)
+        view.post_message(TokensArrived("Nell", "Evening, "))
+        view.post_message(TokensArrived("Nell", "all."))
+        await pilot.pause()
+        pane = app.query_one("#pane-1", AgentPane)
+        assert pane.spec.name == "Nell" and pane.live == "Evening, all."
+        assert "Evening, all." in str(pane.query_one(".live", Static).content)
+        await press_and_settle(pilot, "n")
+        assert all(p.live == "" for p in app.query(AgentPane))
+        assert "Evening, all." not in str(pane.query_one(".live", Static).content)
+
+
+async def test_palette_commands_run_the_main_screens_actions(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        assert {"Step", "Run/Pause", "Branch", "Open", "Recast", "Help", "Quit"} <= set(commands)
+        await commands["Step"].callback()
+        await settle(pilot)
+        assert app.sim.round == 1
+        await commands["Help"].callback()
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+
+
+def test_fork_point_reads_a_round_and_an_intervention() -> None:
+    assert fork_point(" 3 ", 5, []) == (3, None)
+    assert fork_point("2 curfew", 5, ["curfew"]) == (2, "curfew")
+    with pytest.raises(ValueError, match="Unknown intervention 'x'; known: curfew"):
+        fork_point("2 x", 5, ["curfew"])
+    with pytest.raises(ValueError, match="between 0 and 5"):
+        fork_point("6", 5, [])

@@ -113,7 +113,7 @@ async def test_apply_an_edited_casting_branches_at_round_zero(saves: Path, task_
         for _ in range(200):
             await pilot.pause(0.01)
             await app.workers.wait_for_complete()
-            if app.sim.run_id != task_run and app.sim.finished and not app.running:
+            if app.sim.run_id != task_run and app.sim.finished and not app.main.running:
                 break
         assert not isinstance(app.screen, RecastScreen)
         child_id = app.sim.run_id

@@ -13,13 +13,14 @@ import pytest
 
 from engine import SaveStore, Simulation, resolve_scenario
 from tui.app import SocialsimApp
+from tui.session import Session
 
 
 def make_app(saves: Path) -> SocialsimApp:
     """A new tavern run with a fixed id and seed, offline mind."""
     store = SaveStore(saves)
     sim = Simulation.new(resolve_scenario("tavern"), seed=0, store=store, run_id="snapshot-run")
-    return SocialsimApp(sim, store)
+    return SocialsimApp(Session(store, sim))
 
 
 async def step_once(pilot) -> None:

@@ -1,1 +1,1 @@
-"""Screens and dialogs opened from the main screen."""
+"""The main screen, and the screens and dialogs opened from it."""

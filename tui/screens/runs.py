@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, Static, Tree
 
-from engine import RunListing, Simulation, SocialsimError
+from engine import RunListing, SaveStore, Simulation, SocialsimError
 
 from .forms import ConfirmForm, TextForm
-
-if TYPE_CHECKING:
-    from ..app import SocialsimApp
 
 
 def listing_label(row: RunListing, current: str) -> Text:
@@ -31,8 +26,11 @@ def listing_label(row: RunListing, current: str) -> Text:
     return label
 
 
-class RunBrowser(ModalScreen[None]):
-    """Enter opens (resumes) a run, b branches it, d deletes it after confirmation."""
+class RunBrowser(ModalScreen[Simulation | None]):
+    """Enter opens (resumes) a run, b branches it, d deletes it after confirmation.
+
+    Dismissed with the opened run, or ``None`` when the current one stays open.
+    """
 
     DEFAULT_CSS = """
     RunBrowser { align: center middle; }
@@ -46,13 +44,14 @@ class RunBrowser(ModalScreen[None]):
         Binding("d", "delete", "Delete"),
     ]
 
-    def __init__(self, app: SocialsimApp) -> None:
+    def __init__(self, store: SaveStore, current: str) -> None:
         super().__init__()
-        self.owner = app
+        self.store = store
+        self.current = current
         self.rows: dict[str, RunListing] = {}
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Saved runs in {self.owner.store.root}  (Enter open · b branch · d delete)")
+        yield Static(f"Saved runs in {self.store.root}  (Enter open · b branch · d delete)")
         yield Tree("runs", id="tree")
         yield Label("", id="message")
         yield Footer()
@@ -66,19 +65,17 @@ class RunBrowser(ModalScreen[None]):
         tree = self.query_one(Tree)
         tree.clear()
         tree.root.expand()
-        rows = self.owner.store.list_runs()
+        rows = self.store.list_runs()
         self.rows = {r.run_id: r for r in rows}
         children: dict[str, list[RunListing]] = {}
         for r in rows:
             if r.ok and r.parent and r.parent.run_id in self.rows:
                 children.setdefault(r.parent.run_id, []).append(r)
-        current = self.owner.sim.run_id
 
         def add(node, row: RunListing) -> None:
             kids = children.get(row.run_id, [])
-            child = node.add(
-                listing_label(row, current), data=row.run_id, expand=True, allow_expand=bool(kids)
-            )
+            label = listing_label(row, self.current)
+            child = node.add(label, data=row.run_id, expand=True, allow_expand=bool(kids))
             for kid in kids:
                 add(child, kid)
 
@@ -105,16 +102,15 @@ class RunBrowser(ModalScreen[None]):
         if not row.ok:
             self.say(f"Cannot open {row.run_id}: {row.reason}")
             return
-        if row.run_id == self.owner.sim.run_id:
-            self.dismiss()
+        if row.run_id == self.current:
+            self.dismiss(None)
             return
         try:
-            sim = Simulation.resume(row.run_id, self.owner.store)
+            sim = Simulation.resume(row.run_id, self.store)
         except SocialsimError as err:
             self.say(str(err))
             return
-        self.owner.switch_run(sim)
-        self.dismiss()
+        self.dismiss(sim)
 
     def action_branch(self) -> None:
         row = self._selected()
@@ -128,7 +124,7 @@ class RunBrowser(ModalScreen[None]):
             except ValueError:
                 return f"Round must be a number from 0 to {row.rounds_done}."
             try:
-                child = self.owner.store.branch(row.run_id, at)
+                child = self.store.branch(row.run_id, at)
             except SocialsimError as err:
                 return str(err)
             self.reload()
@@ -148,13 +144,13 @@ class RunBrowser(ModalScreen[None]):
         row = self._selected()
         if row is None:
             return
-        if row.run_id == self.owner.sim.run_id:
+        if row.run_id == self.current:
             self.say("This run is open; open another run before deleting it.")
             return
 
         def submit() -> str | None:
             try:
-                self.owner.store.delete(row.run_id)
+                self.store.delete(row.run_id)
             except SocialsimError as err:
                 return str(err)
             self.reload()

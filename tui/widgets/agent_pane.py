@@ -24,7 +24,7 @@ def emotion_line(state: AgentState, delta: float | None) -> Text:
     line.append(bar(value, 14), style=emotion_style(value))
     if delta:
         line.append(f" {delta:+.2f}", style="green" if delta > 0 else "red")
-    if state.theta is not None:  # value-driven agents: social orientation (seed 002 Eq. 2)
+    if state.theta is not None:  # value-driven agents: social orientation (EduMirror Eq. 2)
         line.append(f"  θ {state.theta:.0f}°", style="magenta")
     return line
 
@@ -64,6 +64,7 @@ class AgentPane(Vertical):
         self.state = state
         self.border_title = spec.name
         self.border_subtitle = spec.archetype.value
+        self.live = ""
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self.spec.role, overflow="ellipsis", no_wrap=True), classes="identity")
@@ -89,9 +90,11 @@ class AgentPane(Vertical):
 
     def add_turn(self, round_no: int, action: Action) -> None:
         """Write a finished turn (own, or a private message received)."""
+        self.live = ""
         self.query_one(".live", Static).update("")
         self.query_one(RichLog).write(turn_line(round_no, action, self.spec.name))
 
     def stream(self, text: str) -> None:
-        """Show the utterance being generated."""
-        self.query_one(".live", Static).update(Text("… ", style="dim") + Text(text))
+        """Add ``text`` to the utterance being generated and show it."""
+        self.live += text
+        self.query_one(".live", Static).update(Text("… ", style="dim") + Text(self.live))

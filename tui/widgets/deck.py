@@ -64,7 +64,7 @@ class AgentDeck(Vertical):
             if pane.spec.name == name:
                 self.page = k // self.per_page
 
-    def visible(self) -> list[str]:
+    def shown_agents(self) -> list[str]:
         """Names of the agents on screen."""
         return [p.spec.name for p in self.panes if p.display]
 

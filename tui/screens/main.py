@@ -1,0 +1,338 @@
+"""The main screen: the open run, with the keys that drive it.
+
+Step, run/pause, intervene (force, inject), name snapshots, branch, open other runs, and
+open the plots, metrics, export, recast and help screens.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import events, on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.keys import format_key
+from textual.reactive import var
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from engine import Archetype, ForcedAction, Simulation, SocialsimError
+from engine.export import export_run
+from engine.tasks.diagnosis import diagnose_run
+from engine.tasks.episode import finish_task_run, recast_scenario
+
+from .. import messages
+from ..session import Session
+from ..widgets.deck import AgentDeck
+from ..widgets.run_view import RunView
+from .forms import ForceForm, InjectForm, TextForm
+from .help import HelpScreen
+from .metrics import MetricsScreen
+from .plots import PlotsScreen
+from .recast import RecastScreen
+from .runs import RunBrowser
+
+MIN_SIZE = (80, 24)
+
+
+def fork_point(text: str, last: int, plans: list[str]) -> tuple[int, str | None]:
+    """``"3"`` or ``"3 curfew"``: the round to fork after and an optional intervention."""
+    first, _, rest = text.strip().partition(" ")
+    try:
+        at = int(first)
+    except ValueError:
+        raise ValueError(f"Round must be a number from 0 to {last}.") from None
+    if not 0 <= at <= last:
+        raise ValueError(f"Round must be between 0 and {last}.")
+    plan = rest.strip() or None
+    if plan is not None and plan not in plans:
+        raise ValueError(f"Unknown intervention {plan!r}; known: {', '.join(plans) or 'none'}.")
+    return at, plan
+
+
+class MainScreen(Screen[None]):
+    """Drive the open run: step, run/pause, intervene, branch, open, export."""
+
+    DEFAULT_CSS = """
+    MainScreen #too-small {
+        display: none; content-align: center middle; height: 1fr; text-style: bold;
+    }
+    MainScreen.too-small #too-small { display: block; }
+    MainScreen.too-small RunView { display: none; }
+    """
+    BINDINGS = [
+        Binding("n", "step", "Step", id="step"),
+        Binding("space", "step", "Step", show=False, id="step-alt"),
+        Binding("r", "run_pause", "Run/Pause", id="run"),
+        Binding("s", "snapshot", "Save", id="save"),
+        Binding("b", "branch", "Branch", id="branch"),
+        Binding("f", "force", "Force", id="force"),
+        Binding("e", "inject", "Event", id="inject"),
+        Binding("o", "open_runs", "Open", id="open"),
+        Binding("p", "plots", "Plots", id="plots"),
+        Binding("m", "metrics", "Metrics", id="metrics"),
+        Binding("x", "export", "Export", id="export"),
+        Binding("c", "recast", "Recast", id="recast"),
+        Binding("v", "toggle_needs", "Needs on/off", show=False, id="needs"),
+        Binding("left_square_bracket", "page(-1)", "Prev agents", show=False, id="prev"),
+        Binding("right_square_bracket", "page(1)", "Next agents", show=False, id="next"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("q", "app.quit_safely", "Quit", id="quit"),
+    ]
+    AUTO_FOCUS = "#side"  # the arrow keys scroll a matrix wider than the side panel
+    running: var[bool] = var(False)
+    """A round is in flight (the engine worker is advancing the run)."""
+
+    def __init__(self, session: Session) -> None:
+        super().__init__()
+        self.session = session
+
+    @property
+    def sim(self) -> Simulation:
+        """The open run."""
+        return self.session.sim
+
+    def compose(self) -> ComposeResult:
+        yield Static(
+            f"Enlarge the terminal to at least {MIN_SIZE[0]}×{MIN_SIZE[1]} to use socialsim.",
+            id="too-small",
+        )
+        yield RunView(self.sim, id="main").data_bind(MainScreen.running)
+        yield Footer()
+
+    def on_screen_resume(self) -> None:
+        self._fit(self.app.size.width, self.app.size.height)
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Also sent while a dialog is on top, so the notice is right when it closes.
+        self._fit(event.size.width, event.size.height)
+
+    def _fit(self, width: int, height: int) -> None:
+        self.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "too-small")
+
+    def open_run(self, sim: Simulation) -> None:
+        """Show another run (a branch, or a run opened from the browser)."""
+        self.session.open(sim)
+        self.query_one(RunView).show(sim)
+
+    # -- running ------------------------------------------------------------------------------
+
+    @work(exclusive=True, group="engine", exit_on_error=False)
+    async def _advance(self, rounds: int | None) -> None:
+        sim = self.sim
+        self.running = True
+        try:
+            await sim.run(rounds)
+            outcome = await finish_task_run(sim)
+            if outcome is not None:
+                self.notify(f"Task finished: utility {outcome.utility:g}.", timeout=10)
+        except SocialsimError as err:
+            self.notify(str(err), title="socialsim", severity="error", timeout=10)
+        finally:
+            self.running = False
+            self.post_message(messages.RunStopped())
+
+    def action_step(self) -> None:
+        """Play one round."""
+        if self.running:
+            self.notify("A round is already running.", severity="warning")
+        elif self.sim.finished:
+            self.notify(
+                f"The run finished at round {self.sim.round}. Branch it (b) to go on.",
+                severity="warning",
+            )
+        else:
+            self._advance(1)
+
+    def action_run_pause(self) -> None:
+        """Run to the end, or pause at the end of the round in flight."""
+        if self.running:
+            self.sim.request_pause()
+            self.notify("Pausing after this round…")
+        elif self.sim.finished:
+            self.notify("The run is finished.", severity="warning")
+        else:
+            self._advance(None)
+
+    @on(messages.RoundFailed)
+    def _round_failed(self, message: messages.RoundFailed) -> None:
+        self.notify(message.message, title="Round failed", severity="error", timeout=10)
+
+    @on(messages.RunPaused)
+    def _run_paused(self, message: messages.RunPaused) -> None:
+        if message.reason:
+            self.notify(
+                f"{message.reason}; the save holds round {message.round}.",
+                title="Run stopped",
+                severity="warning",
+                timeout=10,
+            )
+        else:
+            self.notify(f"Paused after round {message.round}.")
+
+    def action_toggle_needs(self) -> None:
+        """Hide or show the need bars, giving the transcripts the room (small terminals)."""
+        deck = self.query_one(AgentDeck)
+        deck.set_class(not deck.has_class("no-needs"), "no-needs")
+
+    def action_page(self, step: int) -> None:
+        """Show the previous or next page of agent panes."""
+        self.query_one(AgentDeck).turn(step)
+
+    # -- interventions ------------------------------------------------------------------------
+
+    def _applied(self, fn, *args) -> str | None:
+        """Run an engine call for a dialog: ``None`` when it worked, else the message."""
+        try:
+            fn(*args)
+        except SocialsimError as err:
+            return str(err)
+        self.query_one(RunView).refresh_view()
+        return None
+
+    def action_force(self) -> None:
+        """Open the behaviour-control form."""
+        shown = self.query_one(AgentDeck).shown_agents()
+
+        def submit(action: ForcedAction) -> str | None:
+            if self.running:
+                return "Wait for the round in flight to finish (or pause)."
+            return self._applied(self.sim.force, action)
+
+        self.app.push_screen(
+            ForceForm(self.sim.scenario.names, submit, shown[0] if shown else None)
+        )
+
+    def action_inject(self) -> None:
+        """Open the inject-event form."""
+        self.app.push_screen(
+            InjectForm(
+                self.sim.scenario.names, lambda text, who: self._applied(self.sim.inject, text, who)
+            )
+        )
+
+    def action_snapshot(self) -> None:
+        """Name the current round (the save itself is already up to date)."""
+
+        def submit(name: str) -> str | None:
+            error = self._applied(self.sim.snapshot, name)
+            if error is None:
+                self.notify(f"Saved snapshot {name.strip()!r} at round {self.sim.round}.")
+            return error
+
+        self.app.push_screen(
+            TextForm(
+                "Save a named snapshot",
+                submit,
+                placeholder="e.g. before the vote",
+                hint=f"Every round is autosaved; this names round {self.sim.round}.",
+            )
+        )
+
+    def action_branch(self) -> None:
+        """Fork the run at the current or an earlier round (optionally with one of the
+        scenario's ready-made interventions) and switch to the branch."""
+        sim = self.sim
+        snaps = ", ".join(f"{s.name}@{s.round}" for s in sim.meta.snapshots)
+        plans = list(sim.scenario.interventions)
+
+        def submit(text: str) -> str | None:
+            if self.running:
+                return "Pause the run first."
+            at, plan = fork_point(text, sim.round, plans)  # a ValueError is shown inline
+            try:
+                child = sim.branch(at, intervention=plan)
+            except SocialsimError as err:
+                return str(err)
+            self.open_run(child)
+            self.notify(f"Branched at round {at}: now on {child.run_id}.")
+            return None
+
+        hint = f"Fork after which round? (0..{sim.round})"
+        if plans:
+            hint += f" Optionally add an intervention: {', '.join(plans)}."
+        if snaps:
+            hint += f"  Snapshots: {snaps}"
+        self.app.push_screen(TextForm("Branch the run", submit, value=str(sim.round), hint=hint))
+
+    def action_export(self) -> None:
+        """Write the run's CSVs to a folder."""
+        sim, store = self.sim, self.session.store
+
+        def submit(folder: str) -> str | None:
+            if not folder.strip():
+                return "Give a folder."
+            try:
+                paths = export_run(
+                    sim.meta, sim.records, Path(folder.strip()), store.read_measurements(sim.run_id)
+                )
+            except SocialsimError as err:
+                return str(err)
+            self.notify(f"Exported {len(paths)} CSV files to {folder.strip()}.")
+            return None
+
+        default = str(self.session.export_root / sim.run_id)
+        self.app.push_screen(TextForm("Export the run to CSV", submit, value=default))
+
+    # -- other screens ------------------------------------------------------------------------
+
+    def action_open_runs(self) -> None:
+        """Browse saved runs as a lineage tree; the run chosen there is opened."""
+        if self.running:
+            self.notify("Pause the run before opening another.", severity="warning")
+            return
+
+        def opened(sim: Simulation | None) -> None:
+            if sim is not None:
+                self.open_run(sim)
+
+        self.app.push_screen(RunBrowser(self.session.store, self.sim.run_id), opened)
+
+    def action_plots(self) -> None:
+        """Plots of emotion, favorability and needs over time."""
+        self.app.push_screen(PlotsScreen(self.sim, self.session.store))
+
+    def action_metrics(self) -> None:
+        """Per-round metrics table."""
+        self.app.push_screen(MetricsScreen(self.sim))
+
+    def action_recast(self) -> None:
+        """Diagnose the run and offer a recast that reruns it from the start."""
+        if self.running:
+            self.notify("Pause the run before recasting.", severity="warning")
+            return
+        sim = self.sim
+        diagnosis = diagnose_run(sim)
+
+        def apply(casting: dict[str, Archetype]) -> str | None:
+            try:
+                child = sim.branch(
+                    0, scenario=recast_scenario(sim, casting), name=f"recast of {sim.run_id}"
+                )
+            except SocialsimError as err:
+                return str(err)
+            self.open_run(child)
+            self.notify("Recast applied: a branch reruns the run from the start.")
+            self.call_after_refresh(self.action_run_pause)
+            return None
+
+        self.app.push_screen(RecastScreen(diagnosis.proposals, diagnosis.headline, apply))
+
+    def action_help(self) -> None:
+        """Every key binding."""
+        self.app.push_screen(HelpScreen(self.bindings_table(), self.sim.mind.label))
+
+    def bindings_table(self) -> list[tuple[str, str]]:
+        """(keys, description) for every binding, after the user's keymap."""
+        rows: dict[str, list[str]] = {}
+        for binding in self.BINDINGS:
+            assert isinstance(binding, Binding)
+            keys = self.session.keymap.get(binding.id or "", binding.key)
+            label = binding.description or binding.action
+            rows.setdefault(label, []).extend(format_key(k.strip()) for k in keys.split(","))
+        return [(", ".join(keys), label) for label, keys in rows.items()]
+
+
+def binding_ids() -> list[str]:
+    """The ids a keymap file may remap."""
+    return [b.id for b in MainScreen.BINDINGS if isinstance(b, Binding) and b.id]

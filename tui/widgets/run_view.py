@@ -1,0 +1,158 @@
+"""The view of one run: header, event bar, agent deck, favorability matrix and metrics.
+
+It listens to the run's engine events (as :mod:`tui.messages`) and keeps its widgets in
+step with them; :meth:`RunView.show` switches it to another run.
+"""
+
+from __future__ import annotations
+
+from textual import events, on
+from textual.app import ComposeResult
+from textual.containers import Horizontal, ScrollableContainer, Vertical
+from textual.reactive import var
+from textual.widgets import Static
+
+from engine import Action, Mode, Simulation
+
+from .. import messages
+from ..event_bridge import EventBridge
+from ..report import metrics_block
+from .agent_pane import AgentPane
+from .deck import AgentDeck
+from .header import EventBar, RunHeader, event_text, header_text
+from .matrix import FavMatrix
+
+
+class RunView(Vertical):
+    """Everything the main screen shows of the open run."""
+
+    DEFAULT_CSS = """
+    RunView { height: 1fr; }
+    RunView #body { height: 1fr; }
+    RunView #side { width: 40; border: round $secondary-darken-1; padding: 0; overflow-x: auto; }
+    RunView #side-title { text-style: bold; }
+    RunView #metrics-line { height: auto; margin-top: 1; }
+    """
+    running: var[bool] = var(False, init=False)
+
+    def __init__(self, sim: Simulation, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.sim = sim
+        self._bridge: EventBridge | None = None
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="header")
+        yield EventBar(id="event")
+        with Horizontal(id="body"):
+            yield self._deck()
+            with ScrollableContainer(id="side"):
+                yield Static("favorability  row → column", id="side-title")
+                yield FavMatrix(self.sim.state, id="matrix")
+                yield Static(id="metrics-line")
+
+    def _deck(self) -> AgentDeck:
+        panes = [
+            AgentPane(spec, self.sim.state.agents[spec.name], id=f"pane-{k}")
+            for k, spec in enumerate(self.sim.scenario.agents)
+        ]
+        return AgentDeck(panes, id="deck")
+
+    def on_mount(self) -> None:
+        self._bridge = EventBridge(self.sim, self.post_message)
+        self._replay_transcripts()
+        self.refresh_view()
+
+    def on_unmount(self) -> None:
+        if self._bridge is not None:
+            self._bridge.close()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._size_side(event.size.width)
+
+    def watch_running(self) -> None:
+        self.refresh_view()
+
+    def show(self, sim: Simulation) -> None:
+        """Switch to another run (a branch, or a run opened from the browser)."""
+        if self._bridge is not None:
+            self._bridge.close()
+        self.sim = sim
+        self._bridge = EventBridge(sim, self.post_message)
+        self.call_after_refresh(self._swap_deck)
+
+    async def _swap_deck(self) -> None:
+        await self.query_one(AgentDeck).remove()
+        await self.query_one("#body", Horizontal).mount(self._deck(), before=0)
+        self._replay_transcripts()
+        self.refresh_view()
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def _size_side(self, width: int) -> None:
+        """The side panel takes the matrix's width, up to half the terminal."""
+        natural = self.query_one(FavMatrix).natural_width() + 3
+        self.query_one("#side").styles.width = min(natural, max(38, width // 2))
+
+    def _pane(self, name: str) -> AgentPane:
+        index = self.sim.scenario.names.index(name)
+        return self.query_one(f"#pane-{index}", AgentPane)
+
+    def _write_turn(self, round_no: int, action: Action) -> None:
+        self._pane(action.speaker).add_turn(round_no, action)
+        if action.mode is Mode.PRIVATE and action.target:
+            self._pane(action.target).add_turn(round_no, action)
+
+    def _replay_transcripts(self) -> None:
+        """Fill the transcripts from the saved rounds (a resumed or branched run)."""
+        for record in self.sim.records[1:]:
+            for e in record.events:
+                for name in e.private_to or []:
+                    self._pane(name).add_event(record.round, e)
+            for action in sorted(record.actions, key=lambda a: (a.order is None, a.order or 0)):
+                self._write_turn(record.round, action)
+
+    def refresh_view(self) -> None:
+        """Redraw header, event bar, panes, matrix and metrics from the engine state."""
+        sim = self.sim
+        self.query_one(RunHeader).update(header_text(sim, self.running))
+        self.query_one(EventBar).update(event_text(sim))
+        record = sim.records[-1]
+        deltas = {c.agent: c.delta for c in record.emotion_changes}
+        for spec in sim.scenario.agents:
+            self._pane(spec.name).show_state(sim.state.agents[spec.name], deltas.get(spec.name))
+        changed = {
+            (c.source, c.target)
+            for c in record.relation_changes
+            if abs(c.delta) >= 0.005 or c.status != c.previous_status
+        }
+        self.query_one(FavMatrix).show(sim.state, changed)
+        self._size_side(self.app.size.width)
+        self.query_one("#metrics-line", Static).update(metrics_block(sim.metrics()))
+        self.query_one(AgentDeck).refresh_strip()
+
+    # -- engine events ------------------------------------------------------------------------
+
+    @on(messages.RoundStarted)
+    def _round_started(self, message: messages.RoundStarted) -> None:
+        for e in message.events:
+            for name in e.private_to or []:
+                self._pane(name).add_event(message.round, e)
+        self.query_one(EventBar).update(
+            f"Round {message.round} under way… " + " ".join(e.text for e in message.events)
+        )
+
+    @on(messages.TokensArrived)
+    def _tokens_arrived(self, message: messages.TokensArrived) -> None:
+        self._pane(message.agent).stream(message.text)
+
+    @on(messages.Spoke)
+    def _spoke(self, message: messages.Spoke) -> None:
+        self._write_turn(message.round, message.action)
+
+    @on(messages.RoundEnded)
+    def _round_ended(self, message: messages.RoundEnded) -> None:
+        record = message.record
+        for action in record.actions:
+            if action.order is None:  # silent: no Spoke message came for it
+                self._pane(action.speaker).add_turn(record.round, action)
+        self.refresh_view()
