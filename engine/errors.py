@@ -29,3 +29,7 @@ class RunFinishedError(SocialsimError):
 
 class BudgetError(SocialsimError):
     """A call or cost cap was reached; the run stops after a finished round."""
+
+
+class DegradedRunError(SocialsimError):
+    """Most of a round's structured answers fell back: the round is saved, the run stops."""

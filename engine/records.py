@@ -112,7 +112,8 @@ class RoundUsage(BaseModel):
 
 def main_failure(calls: list[LLMCall]) -> tuple[str, str, int]:
     """(model, error, count): the most common reason a round's structured answers fell
-    back, and the model that gave it most."""
+    back (without the model's name the transport puts first), and the model that gave it
+    most."""
     failed = [c for c in calls if c.answers and c.outcome == "fallback"]
     causes = Counter(c.error or "no valid reply" for c in failed)
     missing = [c for c in calls if c.missing]
@@ -121,4 +122,4 @@ def main_failure(calls: list[LLMCall]) -> tuple[str, str, int]:
     if edges > count:
         error, count, failed = "the batched judge left out triggered edges", edges, missing
     model = Counter(c.model for c in failed).most_common(1)[0][0] if failed else ""
-    return model, error, count
+    return model, error.removeprefix(f"{model}: "), count

@@ -11,6 +11,7 @@ from filelock import FileLock
 
 from .errors import (
     BudgetError,
+    DegradedRunError,
     InterventionError,
     RunFinishedError,
     SaveError,
@@ -36,7 +37,7 @@ from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
 from .priors import Prior, check_agents, starting_favs
-from .records import RoundUsage
+from .records import RoundUsage, main_failure
 from .rules import (
     can_observe,
     initial_state,
@@ -393,7 +394,24 @@ class Simulation:
         self._emit(RoundEnded(run_id=self.run_id, round=record.round, record=record))
         if self.finished:
             self._emit(RunFinished(run_id=self.run_id, round=record.round))
+        self._stop_if_degraded(record)
         return record
+
+    # -- degraded rounds (issue 11) -----------------------------------------------------
+
+    def _stop_if_degraded(self, record: RoundRecord) -> None:
+        """Raise :class:`DegradedRunError` after a saved round in which more than half of
+        the structured answers fell back, unless the settings tolerate it."""
+        settings, usage = self.meta.llm, record.usage
+        if settings is None or usage is None or settings.tolerate_fallbacks or not usage.degraded:
+            return
+        model, error, count = main_failure(record.llm_calls)
+        provider = f"provider {model.split('/')[0]}" if "/" in model else "its provider"
+        raise DegradedRunError(
+            f"round {record.round}: {usage.fallback_share:.0%} of the structured answers fell "
+            f"back ({model} at {settings.api_base or provider}; most common error, {count}x: "
+            f"{error}); the round is saved; fix the server, or go on with --tolerate-fallbacks"
+        )
 
     def contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
         """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""

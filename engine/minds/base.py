@@ -113,6 +113,10 @@ class Mind(Protocol):
         """Why the run must stop after the current round (a call or budget cap), if any."""
         ...
 
+    def structured_modes(self) -> dict[str, str]:
+        """How each model is asked for structured replies (schema, json, text; none offline)."""
+        ...
+
     def count_recorded(self, calls: Iterable[LLMCall]) -> None:
         """Count a resumed run's recorded exchanges toward the caps."""
         ...

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Iterable
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
@@ -15,16 +17,15 @@ from ..llm.settings import LLMSettings
 from ..llm.transport import LiteLLMTransport, ReplayTransport, Transport
 from ..needs import NEEDS
 from ..records import LLMCall
-from ..rules import relation_triggers
+from ..rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
 from ..scenario import Status
 from ..state import ALL, Action, Decision, Mode
 from ..values import gap, s_self, svo_utility, theta
 from . import prompts
 from .base import A, AgentContext, RelationJudgement, TokenSink
 from .planner import N_CANDIDATES, OTHERS_EFFECT
+from .prompts import NEED_DELTA_CAP
 from .question import Question
-
-NEED_DELTA_CAP = 2.0
 
 
 class _DecisionBase(BaseModel):
@@ -41,13 +42,13 @@ class _Silent(BaseModel):
 class EmotionOut(BaseModel):
     """U_S output."""
 
-    delta: float = Field(ge=-1, le=1)
+    delta: float = Field(ge=-MAX_EMOTION_DELTA, le=MAX_EMOTION_DELTA)
 
 
 class RelationOut(BaseModel):
     """U_R output for one edge."""
 
-    delta_fav: float = Field(ge=-1, le=1)
+    delta_fav: float = Field(ge=-MAX_FAV_DELTA, le=MAX_FAV_DELTA)
     status: Status | None = None
     summary: str = Field(default="", max_length=400)
     importance: int = Field(default=1, ge=1, le=10)
@@ -62,7 +63,10 @@ class RelationOut(BaseModel):
 
 
 NeedsOut = create_model(
-    "NeedsOut", **{n: (float | None, Field(default=None, ge=-10, le=10)) for n in NEEDS}
+    "NeedsOut",
+    **{
+        n: (float | None, Field(default=None, ge=-NEED_DELTA_CAP, le=NEED_DELTA_CAP)) for n in NEEDS
+    },
 )
 
 
@@ -101,16 +105,47 @@ def _edge_model(targets: tuple[str, ...]) -> type[RelationOut]:
     )
 
 
+def _judgements(targets: tuple[str, ...]) -> tuple[Any, Any]:
+    """One judgement per target. The schema says how many; validation accepts fewer or
+    repeats, which :func:`_once_each` and the ``:missing`` re-ask deal with edge by edge."""
+    n = len(targets)
+    return list[_edge_model(targets)], Field(json_schema_extra={"minItems": n, "maxItems": n})
+
+
 @functools.cache
 def _observer_schema(targets: tuple[str, ...]) -> type[BaseModel]:
     """The batched judge's output for one observer: emotion, its edges and its needs."""
     fields: dict[str, Any] = {
-        "delta": (float, Field(ge=-1, le=1)),
+        "delta": (float, Field(ge=-MAX_EMOTION_DELTA, le=MAX_EMOTION_DELTA)),
         "needs": (NeedsOut, Field(default_factory=NeedsOut)),
     }
     if targets:
-        fields["judgements"] = (list[_edge_model(targets)], Field(default_factory=list))
+        fields["judgements"] = _judgements(targets)
     return create_model("ObserverOut", **fields)
+
+
+@functools.cache
+def _missing_schema(targets: tuple[str, ...]) -> type[BaseModel]:
+    """The batched judge's re-ask: judgements for exactly the edges its reply left out."""
+    return create_model("MissingOut", judgements=_judgements(targets))
+
+
+def _once_each(judgements: Sequence[Any], targets: Iterable[str]) -> dict[str, RelationJudgement]:
+    """The judgements of ``targets`` given exactly once (a repeated one is ambiguous)."""
+    given = Counter(j.target for j in judgements)
+    wanted = set(targets)
+    return {
+        j.target: j.judgement() for j in judgements if given[j.target] == 1 and j.target in wanted
+    }
+
+
+@dataclass(frozen=True)
+class _Observed:
+    """One observer's batched judgement: U_S, U_R of the edges judged, and needs."""
+
+    delta: float
+    edges: dict[str, RelationJudgement]
+    needs: Any
 
 
 class LLMMind:
@@ -232,8 +267,7 @@ class LLMMind:
         if not triggers:
             return {}
         if self.judge_mode == "batched":
-            out = await self._observer(ctx, ctx.heard)
-            judged = {e.target: e.judgement() for e in getattr(out, "judgements", [])}
+            judged = (await self._observer(ctx, ctx.heard)).edges
             return {other: judged.get(other, RelationJudgement(delta=0.0)) for other in triggers}
         outs = await asyncio.gather(
             *(
@@ -261,11 +295,7 @@ class LLMMind:
                 NeedsOut,
                 NeedsOut(),
             )
-        return {
-            n: max(-NEED_DELTA_CAP, min(NEED_DELTA_CAP, v))
-            for n, v in changes.model_dump().items()
-            if v
-        }
+        return {n: v for n, v in changes.model_dump().items() if v}  # bounded by the schema
 
     def _judge(
         self,
@@ -287,25 +317,43 @@ class LLMMind:
             default=default,
         )
 
-    def _observer(self, ctx: AgentContext, observed: list[Action]) -> asyncio.Future:
+    def _observer(self, ctx: AgentContext, observed: list[Action]) -> asyncio.Future[_Observed]:
         """Batched mode: U_S, U_R and the needs of one observer in a single judge call,
         shared by the three interface methods the engine calls together."""
         key = (ctx.round, ctx.name)
         pending = self._observers.get(key)
         if pending is None:
-            triggers = relation_triggers(ctx.name, observed, ctx.scenario.names)
-            schema = _observer_schema(tuple(triggers))
-            pending = asyncio.ensure_future(
-                self._judge(
-                    ctx,
-                    "judge",
-                    prompts.observer(ctx, observed, triggers),
-                    schema,
-                    schema(delta=0.0),
-                )
-            )
+            pending = asyncio.ensure_future(self._observe(ctx, observed))
             self._observers[key] = pending
         return pending
+
+    async def _observe(self, ctx: AgentContext, observed: list[Action]) -> _Observed:
+        """The batched judgement of one observer. Edges the reply left out or gave twice are
+        re-asked once, alone; those still missing get no change and are recorded."""
+        triggers = relation_triggers(ctx.name, observed, ctx.scenario.names)
+        messages = prompts.observer(ctx, observed, triggers)
+        out = await self._judge(ctx, "judge", messages, _observer_schema(tuple(triggers)), None)
+        if out is None:  # the whole judgement fell back (and is counted so)
+            return _Observed(delta=0.0, edges={}, needs=NeedsOut())
+        edges = _once_each(out.judgements if triggers else [], triggers)
+        missing = tuple(t for t in triggers if t not in edges)
+        if missing:
+            key = self._key(ctx, "judge", "missing")
+            again = await self.client.structured(
+                key=key,
+                purpose="judge",
+                agent=ctx.name,
+                model=self.settings.judge,
+                messages=prompts.missing_edges(ctx, {t: triggers[t] for t in missing}),
+                schema=_missing_schema(missing),
+                default=None,
+            )
+            if again is not None:
+                edges |= _once_each(again.judgements, missing)
+            still = [t for t in missing if t not in edges]
+            if still:
+                self.client.note_missing(key, still)
+        return _Observed(delta=out.delta, edges=edges, needs=out.needs)
 
     async def narrate(self, scenario: Any, round_no: int, scene: str) -> str:
         """The game master's narration of a round, told by the judge model."""
@@ -331,6 +379,11 @@ class LLMMind:
             messages=messages,
         )
 
+    def structured_modes(self) -> dict[str, str]:
+        """How each model is asked for structured replies (schema, json or text; "auto"
+        until its first exchange), for the run metadata and the app header."""
+        return self.client.modes()
+
     def take_calls(self) -> list[LLMCall]:
         self._observers.clear()  # the round's batched judgements are done
         return self.client.take_calls()
@@ -347,8 +400,10 @@ class LLMMind:
 
 
 def replay_mind(settings: LLMSettings, calls: Iterable[LLMCall]) -> LLMMind:
-    """An LLM mind answering only from a run's recorded exchanges: zero network calls."""
-    return LLMMind(settings, transport=ReplayTransport(list(calls)))
+    """An LLM mind answering only from a run's recorded exchanges: zero network calls.
+    It tolerates fallbacks: a replay plays the record as it is, degraded rounds included."""
+    tolerant = settings.model_copy(update={"tolerate_fallbacks": True})
+    return LLMMind(tolerant, transport=ReplayTransport(list(calls)))
 
 
 def share_rate_limit(acquire: Callable[[], Any]) -> None:

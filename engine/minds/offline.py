@@ -389,6 +389,10 @@ class OfflineMind:
         """No caps apply to the offline model."""
         return None
 
+    def structured_modes(self) -> dict[str, str]:
+        """No models, no structured modes."""
+        return {}
+
     def count_recorded(self, calls: Iterable[LLMCall]) -> None:
         """Nothing to count: the offline model has no caps."""
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..needs import NEED_CATEGORIES, need_label
 from ..priors import render
+from ..rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA
 from ..scenario import Archetype
 from ..state import ALL, Action, Decision, Mode, ScenarioEvent
 from ..values import describe
@@ -25,6 +26,13 @@ ARCHETYPE_STYLE = {
     "withdraw when you feel dismissed.",
 }
 Messages = list[dict[str, str]]
+#: The largest need change a judge may state in a round (the needs schema's bound).
+NEED_DELTA_CAP = 2.0
+#: The ranges the prompts state are the output schemas' bounds, which are what the engine
+#: applies (the rules clip emotion and favorability changes to these).
+EMOTION_RANGE = f"between {-MAX_EMOTION_DELTA:g} and {MAX_EMOTION_DELTA:g}"
+FAV_RANGE = f"between {-MAX_FAV_DELTA:g} and {MAX_FAV_DELTA:g}"
+NEED_RANGE = f"{-NEED_DELTA_CAP:g} to {NEED_DELTA_CAP:g}"
 
 
 def _persona(ctx: AgentContext) -> str:
@@ -52,7 +60,7 @@ def _state(ctx: AgentContext) -> str:
     ]
     lines.append("Your relationships (favorability from -1 to 1, status, recent memories):")
     for other, rel in ctx.state.relations.items():
-        memory = "; ".join(m.summary for m in rel.memory[-3:]) or "no memories yet"
+        memory = "; ".join(m.summary for m in rel.memory[-3:] if m.summary) or "no memories yet"
         lines.append(f"- {other}: fav {rel.fav:+.2f}, {rel.status.value}. {memory}")
     if ctx.persona.kind == "value-driven":  # EduMirror: needs described in words (App. E.1)
         lines.append(f"Your social value orientation: {ctx.persona.svo}. Your needs now:")
@@ -82,7 +90,9 @@ def _history(ctx: AgentContext) -> str:
     for past in ctx.history:
         lines.append(f"Round {past.round}:")
         lines += [f"  {_event(e)}" for e in past.events]
-        lines += [f"  {_action(a)}" for a in past.actions if a.mode is not Mode.SILENT]
+        said = [a for a in past.actions if a.mode is not Mode.SILENT]
+        said.sort(key=lambda a: (a.order is None, a.order or 0))  # in the order they were said
+        lines += [f"  {_action(a)}" for a in said]
     return "\n".join(lines) or "Nothing has happened yet."
 
 
@@ -136,7 +146,8 @@ def plan(ctx: AgentContext, n: int) -> Messages:
         f"Plan your next move. Propose {n} different candidate actions for this round (one may "
         "be staying silent). For each give urgency 0-10, the action (mode and target), your "
         "stance toward the target, a one-sentence intent, and how each of your needs would "
-        "change (-2 to 2) if you did it and saw its likely consequence; omit unchanged needs."
+        f"change ({NEED_RANGE}) if you did it and saw its likely consequence; omit unchanged "
+        "needs."
     )
     return ask(ctx, "plan", task)
 
@@ -173,7 +184,7 @@ def emotion(ctx: AgentContext, observed: list[Action]) -> Messages:
         f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
         f"Current emotional state S = {ctx.state.emotion:.2f} on [0, 1].\n"
         f"Events {p.name} saw this round:\n{_observed(observed, ctx.events)}\n\n"
-        "Return delta: the signed change of S, between -0.3 and 0.3."
+        f"Return delta: the signed change of S, {EMOTION_RANGE}."
     )
     return [
         {"role": "system", "content": _judge_system("emotion")},
@@ -185,7 +196,9 @@ def _edge(ctx: AgentContext, other: str, acts: list[Action]) -> str:
     rel = ctx.state.relations[other]
     memory = (
         "\n".join(
-            f"  round {m.round}: {m.summary} (importance {m.importance})" for m in rel.memory[-3:]
+            f"  round {m.round}: {m.summary} (importance {m.importance})"
+            for m in rel.memory[-3:]
+            if m.summary
         )
         or "  none"
     )
@@ -197,7 +210,7 @@ def _edge(ctx: AgentContext, other: str, acts: list[Action]) -> str:
 
 
 RELATION_RULES = (
-    "Return delta_fav between -0.3 and 0.3; status only if the event is consequential "
+    f"Return delta_fav {FAV_RANGE}; status only if the event is consequential "
     "enough to change the relationship by itself (a betrayal, an alliance, a reconciliation), "
     "else null; a one-sentence summary from the character's point of view; importance 1-10."
 )
@@ -225,11 +238,11 @@ def observer(
         f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).",
         f"Current emotional state S = {ctx.state.emotion:.2f} on [0, 1].",
         f"Events {p.name} saw this round:\n{_observed(observed, ctx.events)}",
-        "delta: the signed change of S, between -0.3 and 0.3.",
+        f"delta: the signed change of S, {EMOTION_RANGE}.",
     ]
     if triggers:
         edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
-        parts.append(f"{edges}\n\njudgements: for each of {', '.join(triggers)}: {RELATION_RULES}")
+        parts.append(f"{edges}\n\n{_judgements(triggers)}")
     rows = [
         f"- {n} ({need_label(n)}): {v.current:.1f} of expected {v.expected:.1f}, "
         f"{describe(v.current)}"
@@ -237,11 +250,29 @@ def observer(
     ]
     parts.append(
         "Psychological needs (0-10):\n" + "\n".join(rows) + "\nneeds: the signed "
-        "change (-2 to 2) of each need this round moved; omit the rest."
+        f"change ({NEED_RANGE}) of each need this round moved; omit the rest."
     )
     return [
         {"role": "system", "content": _judge_system("judge")},
         {"role": "user", "content": "\n\n".join(parts)},
+    ]
+
+
+def _judgements(triggers: dict[str, list[Action]]) -> str:
+    return f"judgements: exactly one for each of {', '.join(triggers)}: {RELATION_RULES}"
+
+
+def missing_edges(ctx: AgentContext, triggers: dict[str, list[Action]]) -> Messages:
+    """Batched judge's re-ask for the edges its reply left out (or judged twice)."""
+    p = ctx.persona
+    edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
+    task = (
+        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
+        f"{edges}\n\n{_judgements(triggers)}"
+    )
+    return [
+        {"role": "system", "content": _judge_system("judge")},
+        {"role": "user", "content": task},
     ]
 
 
@@ -260,7 +291,7 @@ def needs(ctx: AgentContext, observed: list[Action]) -> Messages:
         f"Character: {p.name} ({p.archetype.value}).\nPsychological needs (0-10):\n"
         + "\n".join(rows)
         + f"\n\nEvents {p.name} saw this round:\n{_observed(observed, ctx.events)}\n\n"
-        "Return the signed change (-2 to 2) of each need this round moved; omit the rest."
+        f"Return the signed change ({NEED_RANGE}) of each need this round moved; omit the rest."
     )
     return [
         {"role": "system", "content": _judge_system("needs")},
