@@ -621,18 +621,19 @@ def test_help_imports_no_engine_module_beyond_its_errors():
 
 
 def test_each_command_shows_only_its_llm_options(socialsim):
-    model_options = {"--model", "--judge-model", "--agent-model", "--api-base", "--judge-mode"}
+    models = {"--model", "--judge-model", "--agent-model", "--judge-mode"}
+    server = {"--api-base", "--api-key-env", "--structured", "--tolerate-fallbacks"}
     caps = {"--max-calls", "--budget-usd"}
     settings = {"--max-concurrency", "--timeout", "--retries"}
+    everything = models | server | caps | settings
     expected = {
-        "run": model_options | caps | settings,
-        "tui": model_options | caps | settings,
-        "resume": caps,
-        "recast": {"--model", "--judge-model", "--api-base"} | settings,
-        "sweep": {"--api-base"},
+        "run": everything,
+        "tui": everything,
+        "resume": caps | {"--tolerate-fallbacks"},
+        "recast": {"--model", "--judge-model"} | server | settings,
+        "sweep": server,
         "show": set(),
     }
-    everything = model_options | caps | settings
     for command, options in expected.items():
         result = socialsim(command, "--help")
         assert result.code == 0, result.err
@@ -646,15 +647,29 @@ def test_llm_options_build_one_mind_spec():
     from tui.cli.options import LLMOptions
 
     assert LLMOptions().spec(["Ann"]) is OFFLINE
-    spec = LLMOptions(
-        model="openai/a", agent_model=("Ann=openai/b",), judge_mode="batched", max_calls=9
-    ).spec(["Ann", "Bob"], scenario_models={"Ann": "openai/c", "Bob": "openai/d"})
+    options = LLMOptions(
+        model="openai/a",
+        agent_model=("Ann=openai/b",),
+        judge_mode="batched",
+        max_calls=9,
+        structured="text",
+        api_key_env="MY_KEY",
+        tolerate_fallbacks=True,
+    )
+    spec = options.spec(["Ann", "Bob"], scenario_models={"Ann": "openai/c", "Bob": "openai/d"})
     assert spec == LLMSettings(
         model="openai/a",
         agent_models={"Ann": "openai/b", "Bob": "openai/d"},
         judge_mode="batched",
         max_calls=9,
+        structured="text",
+        api_key_env="MY_KEY",
+        tolerate_fallbacks=True,
     )
+    assert LLMOptions(max_calls=20).resumed(spec) == spec.model_copy(update={"max_calls": 20})
+    assert LLMOptions().resumed(spec) is None
+    strict = spec.model_copy(update={"tolerate_fallbacks": False})
+    assert LLMOptions(tolerate_fallbacks=True).resumed(strict) == spec
 
 
 @pytest.mark.parametrize(
@@ -665,6 +680,9 @@ def test_llm_options_build_one_mind_spec():
         (["--model", "openai/x", "--agent-model", "Ann"], ["'Ann'", "NAME=MODEL"]),
         (["--model", "openai/x", "--judge-mode", "sideways"], ["--judge-mode:"]),
         (["--model", "openai/x", "--max-concurrency", "999"], ["--max-concurrency:"]),
+        (["--model", "openai/x", "--structured", "fancy"], ["--structured:"]),
+        (["--model", "openai/x", "--api-key-env", "1-KEY"], ["--api-key-env:"]),
+        (["--api-key-env", "MY_KEY"], ["need an LLM --model"]),
     ],
 )
 def test_bad_llm_options_are_one_error_line(
@@ -678,5 +696,5 @@ def test_bad_llm_options_are_one_error_line(
 def test_caps_on_resume_need_an_llm_run(socialsim, saves: Path, finished: str):
     before = snapshot(saves)
     result = socialsim("resume", finished, "--rounds", "1", "--max-calls", "5")
-    assert_one_error(result, "--max-calls and --budget-usd apply to LLM runs")
+    assert_one_error(result, "--max-calls, --budget-usd and --tolerate-fallbacks apply to LLM")
     assert snapshot(saves) == before

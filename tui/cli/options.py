@@ -51,11 +51,29 @@ OPTIONS: dict[str, Any] = {
             rich_help_panel=PANEL,
         ),
     ],
+    "api_key_env": Annotated[
+        str | None,
+        typer.Option(
+            "--api-key-env",
+            help="Environment variable whose value is sent as the API key (with --api-base, "
+            "none is sent unless named).",
+            rich_help_panel=PANEL,
+        ),
+    ],
     "judge_mode": Annotated[
         str,
         typer.Option(
             "--judge-mode",
             help="per-edge (one U_R call per edge) or batched (one per observer).",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "structured": Annotated[
+        str,
+        typer.Option(
+            "--structured",
+            help="How structured replies are asked for: auto (probe the server once per "
+            "model), schema, json or text.",
             rich_help_panel=PANEL,
         ),
     ],
@@ -93,6 +111,14 @@ OPTIONS: dict[str, Any] = {
             rich_help_panel=PANEL,
         ),
     ],
+    "tolerate_fallbacks": Annotated[
+        bool,
+        typer.Option(
+            "--tolerate-fallbacks",
+            help="Play on after a round in which most structured answers fell back.",
+            rich_help_panel=PANEL,
+        ),
+    ],
 }
 
 
@@ -104,12 +130,15 @@ class LLMOptions:
     judge_model: str | None = None
     agent_model: tuple[str, ...] = ()
     api_base: str | None = None
+    api_key_env: str | None = None
     judge_mode: str = "per-edge"
+    structured: str = "auto"
     max_concurrency: int = 8
     timeout: float = 60.0
     retries: int = 3
     max_calls: int | None = None
     budget_usd: float | None = None
+    tolerate_fallbacks: bool = False
 
     @property
     def offline(self) -> bool:
@@ -128,8 +157,10 @@ class LLMOptions:
         from engine.mind_spec import OFFLINE, mind_spec
 
         if self.offline:
-            if self.judge_model or self.agent_model or self.api_base:
-                fail("--judge-model, --agent-model and --api-base need an LLM --model")
+            if self.judge_model or self.agent_model or self.api_base or self.api_key_env:
+                fail(
+                    "--judge-model, --agent-model, --api-base and --api-key-env need an LLM --model"
+                )
             return OFFLINE
         agents = dict(scenario_models or {})
         for item in self.agent_model:  # mixed teams: NAME=MODEL
@@ -145,27 +176,35 @@ class LLMOptions:
                 judge_model=self.judge_model,
                 agent_models=agents,
                 api_base=self.api_base,
+                api_key_env=self.api_key_env,
                 judge_mode=self.judge_mode,
+                structured=self.structured,
                 max_concurrency=self.max_concurrency,
                 timeout=self.timeout,
                 retries=self.retries,
                 max_calls=self.max_calls,
                 budget_usd=self.budget_usd,
+                tolerate_fallbacks=self.tolerate_fallbacks,
             )
         except ValidationError as err:
             first = err.errors()[0]
             fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
 
-    def capped(self, spec: MindSpec) -> MindSpec | None:
-        """``spec`` with the new ``--max-calls`` / ``--budget-usd`` caps (None: none given)."""
+    def resumed(self, spec: MindSpec) -> MindSpec | None:
+        """The run's ``spec`` with what ``resume`` may change: the caps and
+        ``--tolerate-fallbacks`` (None: nothing given)."""
         from engine.mind_spec import Offline
 
-        if self.max_calls is None and self.budget_usd is None:
+        given = {
+            "max_calls": self.max_calls,
+            "budget_usd": self.budget_usd,
+            "tolerate_fallbacks": self.tolerate_fallbacks or None,
+        }
+        if all(v is None for v in given.values()):
             return None
         if isinstance(spec, Offline):
-            fail("--max-calls and --budget-usd apply to LLM runs")
-        caps = {"max_calls": self.max_calls, "budget_usd": self.budget_usd}
-        return spec.model_copy(update={k: v for k, v in caps.items() if v})
+            fail("--max-calls, --budget-usd and --tolerate-fallbacks apply to LLM runs")
+        return spec.model_copy(update={k: v for k, v in given.items() if v})
 
 
 Command = TypeVar("Command", bound=Callable[..., Any])

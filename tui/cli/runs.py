@@ -181,7 +181,7 @@ def run(
         _finish(sim, store)
 
 
-@llm_options("max_calls", "budget_usd")
+@llm_options("max_calls", "budget_usd", "tolerate_fallbacks")
 def resume(
     run_id: RunArg,
     rounds: Annotated[
@@ -196,7 +196,7 @@ def resume(
     from engine import Simulation
 
     store = open_store(saves)
-    mind = llm.capped(store.read_meta(run_id).mind)
+    mind = llm.resumed(store.read_meta(run_id).mind)
     with Simulation.resume(run_id, store, mind=mind) as sim:
         if rounds is not None and sim.round + rounds > sim.total_rounds:
             sim.extend(rounds)

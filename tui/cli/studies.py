@@ -4,6 +4,7 @@ and ``recast`` (Sociodrama's trajectory-guided persona recasting)."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, cast
 
@@ -76,7 +77,7 @@ def single_episode(task: str, seed: int, llm: LLMOptions, prior_text: str | None
     )
 
 
-@llm_options("api_base")
+@llm_options("api_base", "api_key_env", "structured", "tolerate_fallbacks")
 def sweep(
     task: Annotated[str, typer.Argument(help="govsim or debate.")],
     relations: Annotated[str, typer.Option(help="Relation types.")] = "attitude,trust,influence",
@@ -123,8 +124,8 @@ def sweep(
 
         qs = load_questions(questions) if questions else sample_questions()
     # The LLM settings every cell shares (each cell plays its own model).
-    specs = [mind_spec(m, api_base=llm.api_base) for m in model_list]
-    shared = next((s for s in specs if not s.offline), OFFLINE)
+    live = [m for m in model_list if not mind_spec(m).offline]
+    shared = replace(llm, model=live[0]).spec(()) if live else OFFLINE
     runner: Executor
     if executor == "ray":
         from engine.sweep_ray import RayExecutor
@@ -172,7 +173,17 @@ def tasks() -> None:
     make_console().print(tasks_table({tid: load_task(tid) for tid in task_ids()}))
 
 
-@llm_options("model", "judge_model", "api_base", "max_concurrency", "timeout", "retries")
+@llm_options(
+    "model",
+    "judge_model",
+    "api_base",
+    "api_key_env",
+    "structured",
+    "max_concurrency",
+    "timeout",
+    "retries",
+    "tolerate_fallbacks",
+)
 def recast(
     task: Annotated[str, typer.Argument(help="Task id (see `socialsim tasks`).")],
     init: Annotated[
