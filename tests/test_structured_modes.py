@@ -239,3 +239,30 @@ def test_records_saved_before_the_modes_still_load() -> None:
     settings = LLMSettings.model_validate({"model": "openai/stub", "judge_mode": "batched"})
     assert settings.structured == "auto" and settings.structured_models == {}
     assert not settings.tolerate_fallbacks and settings.api_key_env is None
+
+
+# --------------------------------------------------------------------------- a whole round
+
+
+async def test_a_round_on_llama_cpp_uses_json_object_without_fallbacks(
+    make_client: MakeClient,
+) -> None:
+    """The issue's case: before, every structured call was retried and fell back, and the run
+    "completed" silently. Now one refused probe, then real answers; the mind says "json"."""
+    from engine import Simulation, load_library
+
+    _, stub = make_client({"rejects": {"json_schema"}})
+    settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=2, judge_mode="batched")
+    sim = Simulation.new(load_library("tavern"), mind=settings, rounds=1)
+    assert sim.mind.structured_modes() == {"openai/stub": "auto"}
+    try:
+        (record,) = await sim.run()
+    finally:
+        await sim.aclose()
+    assert sim.mind.structured_modes() == {"openai/stub": "json"}
+    usage = record.usage
+    assert usage is not None and usage.structured >= 10
+    assert (usage.structured_fallbacks, usage.missing_edges, usage.retries) == (0, 0, 0)
+    assert stub.fault_log.count("rejected") == 1
+    answered = {c.structured for c in record.llm_calls if c.answers}
+    assert answered == {"json_object"}

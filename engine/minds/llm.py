@@ -339,7 +339,7 @@ class LLMMind:
         missing = tuple(t for t in triggers if t not in edges)
         if missing:
             key = self._key(ctx, "judge", "missing")
-            again = await self.client.structured(
+            again: Any = await self.client.structured(
                 key=key,
                 purpose="judge",
                 agent=ctx.name,
