@@ -24,6 +24,9 @@ BACKOFF_CAP = 8.0
 RESPONSE_FORMATS = frozenset({"json_schema", "json_object"})
 #: Sent as the API key to an ``api_base`` unless ``api_key_env`` names a variable.
 PLACEHOLDER_KEY = "no-key"
+#: Exchanges a record may lack because it predates them (the batched judge's re-ask of
+#: missing edges): replayed as failures, which give the no-change of the old runs.
+NEWER_EXCHANGES = (":missing", ":missing:reask")
 #: What a server's refusal of a response format says (OpenAI, vLLM, llama.cpp's
 #: llama-server, llama-cpp-python's pydantic error "Input should be 'text' or 'json_object'").
 FORMAT_WORDS = ("response_format", "json_schema", "json_object", "input should be 'text'")
@@ -280,6 +283,8 @@ class ReplayTransport:
         if request.format in RESPONSE_FORMATS and refused is not None:
             raise SchemaRejected(refused.error or f"{request.format} refused")
         call = self.calls.get(request.key)
+        if call is None and request.key.endswith(NEWER_EXCHANGES):
+            raise TransportError("replay: not in a record made before this exchange", fatal=False)
         if call is None:
             raise TransportError(
                 f"replay: no recorded exchange {request.key!r}; the run diverged from its record",

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..llm import transport as _transport
 from ..llm.client import LLMClient
@@ -28,6 +27,14 @@ from .prompts import NEED_DELTA_CAP
 from .question import Question
 
 
+def _bounded(cap: float, tolerated: float) -> Any:
+    """A signed change the schema (and the prompt) bound to +-``cap``, which is what the engine
+    applies. Replies up to +-``tolerated`` (the bounds before the schemas stated the caps)
+    still validate and are clipped to the cap as before: no re-ask for a small overshoot, and
+    the records of earlier runs replay as they were played."""
+    return Field(ge=-tolerated, le=tolerated, json_schema_extra={"minimum": -cap, "maximum": cap})
+
+
 class _DecisionBase(BaseModel):
     urgency: float = Field(ge=0, le=10)
     stance: Literal["support", "oppose", "neutral"] = "neutral"
@@ -42,13 +49,13 @@ class _Silent(BaseModel):
 class EmotionOut(BaseModel):
     """U_S output."""
 
-    delta: float = Field(ge=-MAX_EMOTION_DELTA, le=MAX_EMOTION_DELTA)
+    delta: float = _bounded(MAX_EMOTION_DELTA, 1)
 
 
 class RelationOut(BaseModel):
     """U_R output for one edge."""
 
-    delta_fav: float = Field(ge=-MAX_FAV_DELTA, le=MAX_FAV_DELTA)
+    delta_fav: float = _bounded(MAX_FAV_DELTA, 1)
     status: Status | None = None
     summary: str = Field(default="", max_length=400)
     importance: int = Field(default=1, ge=1, le=10)
@@ -64,9 +71,7 @@ class RelationOut(BaseModel):
 
 NeedsOut = create_model(
     "NeedsOut",
-    **{
-        n: (float | None, Field(default=None, ge=-NEED_DELTA_CAP, le=NEED_DELTA_CAP)) for n in NEEDS
-    },
+    **{n: (Annotated[float, _bounded(NEED_DELTA_CAP, 10)] | None, None) for n in NEEDS},
 )
 
 
@@ -106,37 +111,43 @@ def _edge_model(targets: tuple[str, ...]) -> type[RelationOut]:
 
 
 def _judgements(targets: tuple[str, ...]) -> tuple[Any, Any]:
-    """One judgement per target. The schema says how many; validation accepts fewer or
-    repeats, which :func:`_once_each` and the ``:missing`` re-ask deal with edge by edge."""
+    """One judgement per target. The schema says so (required, that many items); validation
+    accepts fewer, none or repeats, which :func:`_judged` and the ``:missing`` re-ask deal
+    with edge by edge."""
     n = len(targets)
-    return list[_edge_model(targets)], Field(json_schema_extra={"minItems": n, "maxItems": n})
+    extra: dict[str, Any] = {"minItems": n, "maxItems": n}
+    return list[_edge_model(targets)], Field(default_factory=list, json_schema_extra=extra)
+
+
+def _asks_judgements(schema: dict[str, Any]) -> None:
+    """List ``judgements`` as required in a JSON schema (validation tolerates its absence)."""
+    schema["required"] = [*schema.get("required", []), "judgements"]
 
 
 @functools.cache
 def _observer_schema(targets: tuple[str, ...]) -> type[BaseModel]:
     """The batched judge's output for one observer: emotion, its edges and its needs."""
     fields: dict[str, Any] = {
-        "delta": (float, Field(ge=-MAX_EMOTION_DELTA, le=MAX_EMOTION_DELTA)),
+        "delta": (float, _bounded(MAX_EMOTION_DELTA, 1)),
         "needs": (NeedsOut, Field(default_factory=NeedsOut)),
     }
-    if targets:
-        fields["judgements"] = _judgements(targets)
-    return create_model("ObserverOut", **fields)
+    if not targets:
+        return create_model("ObserverOut", **fields)
+    config = ConfigDict(json_schema_extra=_asks_judgements)
+    return create_model("ObserverOut", __config__=config, **fields, judgements=_judgements(targets))
 
 
 @functools.cache
 def _missing_schema(targets: tuple[str, ...]) -> type[BaseModel]:
     """The batched judge's re-ask: judgements for exactly the edges its reply left out."""
-    return create_model("MissingOut", judgements=_judgements(targets))
+    config = ConfigDict(json_schema_extra=_asks_judgements)
+    return create_model("MissingOut", __config__=config, judgements=_judgements(targets))
 
 
-def _once_each(judgements: Sequence[Any], targets: Iterable[str]) -> dict[str, RelationJudgement]:
-    """The judgements of ``targets`` given exactly once (a repeated one is ambiguous)."""
-    given = Counter(j.target for j in judgements)
+def _judged(judgements: Sequence[Any], targets: Iterable[str]) -> dict[str, RelationJudgement]:
+    """The judgements of ``targets`` a reply gave (of one given twice, the last, as always)."""
     wanted = set(targets)
-    return {
-        j.target: j.judgement() for j in judgements if given[j.target] == 1 and j.target in wanted
-    }
+    return {j.target: j.judgement() for j in judgements if j.target in wanted}
 
 
 @dataclass(frozen=True)
@@ -295,7 +306,11 @@ class LLMMind:
                 NeedsOut,
                 NeedsOut(),
             )
-        return {n: v for n, v in changes.model_dump().items() if v}  # bounded by the schema
+        return {
+            n: max(-NEED_DELTA_CAP, min(NEED_DELTA_CAP, v))
+            for n, v in changes.model_dump().items()
+            if v
+        }
 
     def _judge(
         self,
@@ -328,14 +343,15 @@ class LLMMind:
         return pending
 
     async def _observe(self, ctx: AgentContext, observed: list[Action]) -> _Observed:
-        """The batched judgement of one observer. Edges the reply left out or gave twice are
-        re-asked once, alone; those still missing get no change and are recorded."""
+        """The batched judgement of one observer. Edges the reply left out (a repeat may have
+        taken their place) are re-asked once, alone; those still missing get no change and are
+        recorded."""
         triggers = relation_triggers(ctx.name, observed, ctx.scenario.names)
         messages = prompts.observer(ctx, observed, triggers)
         out = await self._judge(ctx, "judge", messages, _observer_schema(tuple(triggers)), None)
         if out is None:  # the whole judgement fell back (and is counted so)
             return _Observed(delta=0.0, edges={}, needs=NeedsOut())
-        edges = _once_each(out.judgements if triggers else [], triggers)
+        edges = _judged(out.judgements if triggers else [], triggers)
         missing = tuple(t for t in triggers if t not in edges)
         if missing:
             key = self._key(ctx, "judge", "missing")
@@ -349,7 +365,7 @@ class LLMMind:
                 default=None,
             )
             if again is not None:
-                edges |= _once_each(again.judgements, missing)
+                edges |= _judged(again.judgements, missing)
             still = [t for t in missing if t not in edges]
             if still:
                 self.client.note_missing(key, still)

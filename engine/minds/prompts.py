@@ -263,7 +263,7 @@ def _judgements(triggers: dict[str, list[Action]]) -> str:
 
 
 def missing_edges(ctx: AgentContext, triggers: dict[str, list[Action]]) -> Messages:
-    """Batched judge's re-ask for the edges its reply left out (or judged twice)."""
+    """Batched judge's re-ask for the edges its reply left out."""
     p = ctx.persona
     edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
     task = (
