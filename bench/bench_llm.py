@@ -378,8 +378,8 @@ async def client_costs(url: str, repeat: int) -> list[tuple[str, float, float]]:
     import httpx
     import openai
 
-    from engine.minds.llm import NeedsOut, _decision_schema
     from engine.llm.transport import LiteLLMTransport, Request
+    from engine.minds.llm import NeedsOut, _decision_schema
 
     messages = [
         {"role": "system", "content": "You are a member of the council. " * 60},

@@ -14,6 +14,7 @@ from typing import Any
 
 _EXPORTS = {
     "errors": (
+        "DegradedRunError",
         "InterventionError",
         "RunFinishedError",
         "RunLockedError",

@@ -6,6 +6,7 @@ import asyncio
 import gc
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from filelock import FileLock
 
@@ -134,14 +135,14 @@ class Simulation:
             total_rounds=rounds or scenario.rounds,
             prior=prior,
         )
-        spec = mind if isinstance(mind, Offline | LLMSettings) else mind.spec
-        meta = meta.with_mind(spec)
+        # The mind first: a bad model string or a missing key leaves no run folder behind.
+        brain = make_mind(mind, seed) if isinstance(mind, Offline | LLMSettings) else mind
+        meta = meta.with_mind(brain.spec)
         first = RoundRecord(round=0, state=_with_prior(initial_state(scenario), prior))
         lock = None
         if store is not None:
             store.create(meta, first)
             lock = store.lock(run_id)
-        brain = make_mind(mind, seed) if isinstance(mind, Offline | LLMSettings) else mind
         return cls(meta, [first], brain, store, lock)
 
     @classmethod
@@ -505,10 +506,10 @@ class Simulation:
         }
         spoken: list[Action] = []
         if self.meta.ablation:  # fixed speaking order: scenario order, silent skipped
-            order = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
+            turns = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
         else:
-            order = speaking_order(actions.values(), names)
-        for action in order:
+            turns = speaking_order(actions.values(), names)
+        for action in turns:
             me = action.speaker
             if action.forced:
                 text = forced[me].utterance
@@ -556,13 +557,14 @@ class Simulation:
         observed = {n: [a for a in spoken if can_observe(a, n)] for n in names}
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
         # One concurrent wave: U_S, U_R and the needs judge do not depend on each other.
-        n = len(ctxs)
-        results = await asyncio.gather(
+        count = len(ctxs)
+        results: list[Any] = await asyncio.gather(
             *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
             *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
             *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
         )
-        emotion_deltas, judgements, need_deltas = results[:n], results[n : 2 * n], results[2 * n :]
+        emotion_deltas = results[:count]
+        judgements, need_deltas = results[count : 2 * count], results[2 * count :]
         updates = [
             update_agent(
                 n, self.state.agents[n], t, self.scenario.memory_size, d_s, j, d_n, actions[n].theta

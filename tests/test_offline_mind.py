@@ -14,8 +14,8 @@ import pytest
 
 from engine import ForcedAction, Mode, OfflineMind, Simulation, Status, load_library
 from engine.minds.base import AgentContext
-from engine.scenario import Scenario, parse_scenario
 from engine.rules import initial_state
+from engine.scenario import Scenario, parse_scenario
 from engine.state import RoundRecord
 
 SEEDS = range(6)

@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from engine import ALL, ForcedAction, Mode, SaveStore, Simulation
 from engine.needs import NEEDS
 from engine.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, next_status
+from engine.runmeta import Lineage
 from engine.scenario import Archetype, Scenario, Status, parse_scenario
 from engine.state import RoundRecord
-from engine.runmeta import Lineage
 
 POOL = ["Ann", "Bob", "Cy", "Dee", "Eve", "Fay"]
 PROPS = settings(

@@ -33,8 +33,8 @@ from engine import (
     Simulation,
     SocialsimError,
 )
-from engine.state import Pending
 from engine.runmeta import Lineage
+from engine.state import Pending
 from engine.store import LOCK_FILE, META_FILE, ROUNDS_DIR, check_run_id
 
 REPO = Path(__file__).resolve().parents[1]

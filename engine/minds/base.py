@@ -72,12 +72,20 @@ class RelationJudgement(BaseModel):
 class Mind(Protocol):
     """Decides (phase 1), speaks (phase 2) and judges updates (U_S, U_R, needs)."""
 
-    #: Which mind this is (saved with the run).
-    spec: MindSpec
-    #: Plain name shown in the UI and CLI, e.g. "offline rule-based model".
-    label: str
-    #: How relations are judged: "per-edge" (one U_R call per edge) or "batched".
-    judge_mode: str
+    @property
+    def spec(self) -> MindSpec:
+        """Which mind this is (saved with the run)."""
+        ...
+
+    @property
+    def label(self) -> str:
+        """Plain name shown in the UI and CLI, e.g. "offline rule-based model"."""
+        ...
+
+    @property
+    def judge_mode(self) -> str:
+        """How relations are judged: "per-edge" (one U_R call per edge) or "batched"."""
+        ...
 
     async def ask(self, question: Question[A]) -> A:
         """Any structured question outside the round loop: by rule, or of a model."""

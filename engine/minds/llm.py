@@ -69,21 +69,23 @@ class RelationOut(BaseModel):
         )
 
 
-NeedsOut = create_model(
-    "NeedsOut",
-    **{n: (Annotated[float, _bounded(NEED_DELTA_CAP, 10)] | None, None) for n in NEEDS},
-)
+_NEED_FIELDS: dict[str, Any] = {
+    n: (Annotated[float, _bounded(NEED_DELTA_CAP, 10)] | None, None) for n in NEEDS
+}
+NeedsOut: type[BaseModel] = create_model("NeedsOut", **_NEED_FIELDS)
 
 
 @functools.cache
 def _decision_schema(others: tuple[str, ...]) -> type[_DecisionBase]:
     """Phase-1 output whose JSON schema itself rules out invalid mode/target pairs:
     silent has no target, public addresses one agent or 'all', private one agent."""
-    public = create_model(
-        "Public", mode=(Literal["public"], ...), target=(Literal[(*others, ALL)], ...)
-    )  # type: ignore[valid-type]
-    private = create_model("Private", mode=(Literal["private"], ...), target=(Literal[others], ...))  # type: ignore[valid-type]
-    action = Annotated[_Silent | public | private, Field(discriminator="mode")]  # type: ignore[valid-type]
+    anyone: Any = Literal[(*others, ALL)]
+    someone: Any = Literal[others]
+    public_mode: Any = Literal["public"]
+    private_mode: Any = Literal["private"]
+    public: Any = create_model("Public", mode=(public_mode, ...), target=(anyone, ...))
+    private: Any = create_model("Private", mode=(private_mode, ...), target=(someone, ...))
+    action: Any = Annotated[_Silent | public | private, Field(discriminator="mode")]
     return create_model("DecisionOut", __base__=_DecisionBase, action=(action, ...))
 
 
@@ -103,11 +105,8 @@ def _plan_schema(others: tuple[str, ...]) -> type[BaseModel]:
 @functools.cache
 def _edge_model(targets: tuple[str, ...]) -> type[RelationOut]:
     """U_R output naming its target (batched judgements)."""
-    return create_model(
-        "EdgeOut",
-        __base__=RelationOut,
-        target=(Literal[targets], ...),  # type: ignore[valid-type]
-    )
+    named: Any = Literal[targets]
+    return create_model("EdgeOut", __base__=RelationOut, target=(named, ...))
 
 
 def _judgements(targets: tuple[str, ...]) -> tuple[Any, Any]:
@@ -116,7 +115,8 @@ def _judgements(targets: tuple[str, ...]) -> tuple[Any, Any]:
     with edge by edge."""
     n = len(targets)
     extra: dict[str, Any] = {"minItems": n, "maxItems": n}
-    return list[_edge_model(targets)], Field(default_factory=list, json_schema_extra=extra)
+    edges: Any = list.__class_getitem__(_edge_model(targets))
+    return edges, Field(default_factory=list, json_schema_extra=extra)
 
 
 def _asks_judgements(schema: dict[str, Any]) -> None:
@@ -241,6 +241,7 @@ class LLMMind:
             if best_value is None or value > best_value:
                 best, best_value = c, value
                 best_theta = theta(s_self(imagined), max(0.0, others) * 10.0)
+        assert best is not None  # the schema asks for at least one candidate
         return Decision(
             urgency=best.urgency,
             mode=Mode(best.action.mode),

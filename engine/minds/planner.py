@@ -96,13 +96,13 @@ def plan(
     chosen.append(("neutral", None, Mode.SILENT))
     before = sum(gap(v) for v in ctx.state.needs.values())
     candidates = []
-    for stance, target, mode in chosen:
-        needs, others = imagine(ctx, stance, target, mode, attacked)
+    for stance, chosen_target, mode in chosen:
+        needs, others = imagine(ctx, stance, chosen_target, mode, attacked)
         own = before - sum(gap(v) for v in needs.values())
         candidates.append(
             Candidate(
                 stance=stance,
-                target=target,
+                target=chosen_target,
                 mode=mode,
                 own_gain=own,
                 others_gain=others,

@@ -145,7 +145,7 @@ def run(
 
         single_episode(scenario, seed, llm, prior)
         return
-    from engine import Simulation, make_mind, resolve_scenario
+    from engine import Simulation, resolve_scenario
     from engine.store import check_run_id
 
     resolved = resolve_scenario(scenario)
@@ -157,12 +157,11 @@ def run(
     spec = llm.spec(resolved.names, scenario_models=scenario_models(resolved))
     if run_id is not None:
         check_run_id(run_id)
-    mind = make_mind(spec, seed)  # before the run is saved: a bad --model leaves no folder
     store = open_store(saves)
     with Simulation.new(
         resolved,
         seed=seed,
-        mind=mind,
+        mind=spec,
         store=store,
         run_id=run_id,
         name=name,
@@ -174,7 +173,7 @@ def run(
             from rich.markup import escape
 
             make_console().print(
-                f"[bold]{escape(resolved.title)}[/] — {escape(mind.label)}, "
+                f"[bold]{escape(resolved.title)}[/] — {escape(sim.mind.label)}, "
                 f"seed {seed}, run {sim.run_id}\n"
             )
         run_async(_play(sim, None, quiet))
