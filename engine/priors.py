@@ -1,4 +1,4 @@
-"""Relational priors (seed 001 Sec. 3): signed relation networks rendered into system prompts.
+"""Relational priors (paper Sec. 3): signed relation networks rendered into system prompts.
 
 A relational prior ``Π_i(r, G_R)`` (Eq. 1) is a relation type ``r`` (Attitude, Trust or
 Influence), an undirected relation network ``G_R = (A, E_R)`` over the agents, and a sign
@@ -21,7 +21,7 @@ Topologies and the agent counts they need:
 
 With 2 agents star and tree would be the single edge of chain and complete, so they are
 refused rather than silently meaning the same graph. For 5 agents chain, star and tree all
-have 4 edges, as in seed 001 App. Fig. 10.
+have 4 edges, as in Relational priors App. Fig. 10.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ START_FAV = {1: 0.6, -1: -0.6, 0: 0.0}
 #: How close λ·|E| must be to an integer.
 TOLERANCE = 1e-9
 
-#: The short definition of each relation type (seed 001 Sec. 3.2).
+#: The short definition of each relation type (Relational priors Sec. 3.2).
 DEFINITIONS: dict[str, str] = {
     "attitude": "Attitude is the affective orientation between two agents: how much they "
     "like, respect and feel warmly toward each other.",
@@ -276,7 +276,7 @@ def _sentence(relation: str, sign: int, left: str, right: str) -> str:
 
 
 def render(prior: Prior, agent: str) -> str | None:
-    """The relational block of ``agent``'s system prompt (seed 001 Sec. 3.3); None for
+    """The relational block of ``agent``'s system prompt (Relational priors Sec. 3.3); None for
     No-Prior.
 
     A fixed template: header, the relation type's definition, the score scale, then one

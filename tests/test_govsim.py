@@ -1,4 +1,4 @@
-"""GovSim (seed 001 App. A): dynamics, the App. A.2 metrics and Eq. 5 on hand cases, and
+"""GovSim (Relational priors App. A): dynamics, the App. A.2 metrics and Eq. 5 on hand cases, and
 whole offline and (faked) LLM episodes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Dual-track measurement (seed 002): the Surveyor (RSES, SVO slider, scenario Likert
+"""Dual-track measurement (EduMirror): the Surveyor (RSES, SVO slider, scenario Likert
 questionnaires) and the Rater, through the API and the ``survey`` / ``rate`` commands.
 
 Scores are computed by hand from Fig. 27 (RSES; items 3, 5, 8, 9, 10 reversed) and Fig. 28
@@ -39,7 +39,7 @@ from engine.store import MEASURE_FILE
 PROPS = settings(max_examples=60, deadline=None, database=None)
 ERROR = "socialsim: error: "
 
-#: Fig. 28 of seed 002, copied from the paper: (self, other) for options A..I.
+#: Fig. 28 of EduMirror, copied from the paper: (self, other) for options A..I.
 FIG28 = [
     "85,85 85,76 85,68 85,59 85,50 85,41 85,33 85,24 85,15",
     "85,15 87,19 89,24 91,28 93,33 94,37 96,41 98,46 100,50",

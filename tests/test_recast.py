@@ -1,4 +1,4 @@
-"""The casting controller (seed 000 Sec. 4, Algorithm 1): majority vote, the three
+"""The casting controller (Sociodrama Sec. 4, Algorithm 1): majority vote, the three
 stopping rules, saved episodes, and the ``socialsim tasks`` / ``socialsim recast`` commands.
 """
 

@@ -1,5 +1,5 @@
 """Collaborative tasks of the casting controller: scoring by rule, task files, episodes,
-the ablation, and the rule-based diagnosis (seed 000 Sec. 4).
+the ablation, and the rule-based diagnosis (Sociodrama Sec. 4).
 
 Everything runs on the offline model; expected values are worked out by hand or by a
 brute-force check written here, never by calling the function under test.

@@ -1,4 +1,4 @@
-"""EduMirror's value system (seed 002 Sec. 3.3, App. E): Tab. 9 traits, gaps, theta, planner.
+"""EduMirror's value system (EduMirror Sec. 3.3, App. E): Tab. 9 traits, gaps, theta, planner.
 
 Expected numbers are written out by hand from the seed (Tab. 9, the degree mapping
 slightly 7.5 / moderately 8 / quite 8.5 / extremely 9, Eq. 2), not read back from the engine.
@@ -31,7 +31,7 @@ from engine.values import (
 
 PROPS = settings(max_examples=60, deadline=None, database=None)
 
-#: Tab. 9 of seed 002, copied from the paper.
+#: Tab. 9 of EduMirror, copied from the paper.
 TAB9 = {
     "psychological_safety": "timid",
     "emotional_safety": "emotionally sensitive",
