@@ -1,23 +1,46 @@
 """Social-fidelity metrics of Sociodrama Tab. 1 and App. D, computable at any round.
 
-The seed's App. D text is cut after the reciprocity formula, so two definitions are ours:
+App. D defines Fav, S and balance (Eq. 6); its text is cut inside the reciprocity formula,
+so the rest is read from Tab. 1, its glosses and Sec. 5.2:
 
-* **E-I index**: mean favorability of cross-faction edges minus mean favorability of
-  within-faction edges (range [-2, 2]; negative = in-group favoritism), over agents that
-  belong to a faction.
-* **Repair %**: among directed edges that *deteriorated* (their status turned rival or
-  enemy after having been neutral or ally earlier in the run), the share whose status is
-  neutral or ally again at the round measured.
+* **Reciprocity**: Pearson correlation of fav_ij with fav_ji. The paper correlates the two
+  directions of the N(N-1)/2 dyads listed as i < j, which depends on the agents' order; we
+  enter every dyad twice (double-entry), so the order does not matter. Undefined (``None``)
+  below two dyads and when all favorabilities are equal (within 1e-9): a correlation of a
+  constant is 0/0, and rounding must not turn it into 1.0.
+* **E-I index**: Tab. 1 glosses it "contrast in mean favorability across and within
+  factions" and the polarization regularity cites Krackhardt & Stern (1988), whose E-I
+  index is (E - I) / (E + I). Tab. 1 reports -2.25 for Demolition, a mean over 30
+  episodes: no index bounded in [-2, 2] can average there, which rules out the plain
+  difference of the two means (our former definition, kept as :func:`ei_contrast`), E-I on
+  counts of positive ties ([-1, 1]) and any other bounded contrast. Taking E and I as
+  summed favorabilities makes the index depend on faction sizes: in Hospital and Tavern
+  (two pairs and one outsider: 8 cross, 4 within edges) equal favorability everywhere gives
+  +1/3, whereas Tab. 1 reports -0.10 for Hospital, the warmest scenario. We therefore take
+  E and I as the mean favorability of cross- and within-faction edges among agents in a
+  faction: ``(E - I) / (E + I)``. It is 0 for equal means and lies in [-1, 1] when both
+  are positive, but is unbounded as E + I falls to 0, which is how an average can reach
+  -2.25. Where E + I <= 0 the sign no longer tells which side is favoured (E = -0.6,
+  I = -0.2 gives +0.5), so the index is undefined there; App. D does not say what the
+  paper did in that case.
+* **Repair %**: Tab. 1 "% of deteriorated relationships recovered by the final round";
+  Sec. 5.2 "relationships that become rival or enemy recover to neutral or ally". A
+  directed edge deteriorated when its status turned rival or enemy after having been
+  neutral or ally earlier in the run (one already hostile at round 0 has not); it is
+  repaired when neutral or ally at the round measured. App. D pools repair across episodes
+  from edge counts: :func:`repair_counts` gives them.
 
-Reciprocity is the double-entry Pearson correlation of the two directions of each dyad,
-so it does not depend on which direction is listed first.
+Each state is read once into an :class:`Edges` view (favorability rows and bit masks of
+hostile edges); counting on bit masks keeps 100 agents fast in pure Python.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from pydantic import BaseModel
 
@@ -25,6 +48,7 @@ from .scenario import Scenario, Status
 from .state import WorldState
 
 NEGATIVE = frozenset((Status.RIVAL, Status.ENEMY))
+CONSTANT_WITHIN = 1e-9
 
 
 class Metrics(BaseModel):
@@ -43,10 +67,35 @@ class Metrics(BaseModel):
         return self.model_dump(exclude={"round"})
 
 
+@dataclass(frozen=True, slots=True)
+class Edges:
+    """A state's directed edges: ``fav[i][j]`` (0.0 on the diagonal) and ``hostile[i]``, the
+    bit mask of the agents i regards as rival or enemy; agents in the state's order."""
+
+    names: list[str]
+    fav: list[list[float]]
+    hostile: list[int]
+
+    @classmethod
+    def of(cls, state: WorldState) -> Edges:
+        names = list(state.agents)
+        index = {name: k for k, name in enumerate(names)}
+        fav = [[0.0] * len(names) for _ in names]
+        hostile = []
+        for row, agent in zip(fav, state.agents.values(), strict=True):
+            mask = 0
+            for other, rel in agent.relations.items():
+                k = index[other]
+                row[k] = rel.fav
+                if rel.status in NEGATIVE:
+                    mask |= 1 << k
+            hostile.append(mask)
+        return cls(names, fav, hostile)
+
+
 def mean_fav(state: WorldState) -> float:
     """Mean favorability over all N(N-1) directed edges."""
-    favs = [r.fav for a in state.agents.values() for r in a.relations.values()]
-    return statistics.fmean(favs) if favs else 0.0
+    return _mean_fav(Edges.of(state))
 
 
 def mean_emotion(state: WorldState) -> float:
@@ -56,122 +105,162 @@ def mean_emotion(state: WorldState) -> float:
 
 def reciprocity(state: WorldState) -> float | None:
     """Pearson correlation of fav_ij with fav_ji over dyads (double-entry)."""
-    names = list(state.agents)
-    xs: list[float] = []
-    ys: list[float] = []
-    for i, j in itertools.combinations(names, 2):
-        a, b = state.agents[i].relations[j].fav, state.agents[j].relations[i].fav
-        xs += [a, b]
-        ys += [b, a]
-    if len(xs) < 4:
-        return None
-    try:
-        return statistics.correlation(xs, ys)
-    except statistics.StatisticsError:
-        return None
+    return _reciprocity(Edges.of(state))
 
 
 def ei_index(state: WorldState, faction_of: dict[str, str]) -> float | None:
-    """Mean cross-faction fav minus mean within-faction fav."""
-    inside: list[float] = []
-    outside: list[float] = []
-    for i, agent in state.agents.items():
-        if i not in faction_of:
-            continue
-        for j, rel in agent.relations.items():
-            if j in faction_of:
-                (inside if faction_of[i] == faction_of[j] else outside).append(rel.fav)
-    if not inside or not outside:
-        return None
-    return statistics.fmean(outside) - statistics.fmean(inside)
+    """(E - I) / (E + I) of the mean cross-faction (E) and within-faction (I) favorability."""
+    return _ei_index(_faction_means(Edges.of(state), faction_of))
+
+
+def ei_contrast(state: WorldState, faction_of: dict[str, str]) -> float | None:
+    """Mean cross-faction fav minus mean within-faction fav, in [-2, 2]."""
+    means = _faction_means(Edges.of(state), faction_of)
+    return None if means is None else means[0] - means[1]
 
 
 def balance(state: WorldState) -> float | None:
-    """Percentage of triads with an even number of negative dyads (Eq. 6).
+    """Percentage of triads with an even number of negative dyads (Eq. 6)."""
+    return _balance(Edges.of(state))
 
-    A dyad is negative when s_ij = (sigma_ij + sigma_ji) / 2 < 0, i.e. both directions
-    are rival or enemy. Unbalanced triads (1 or 3 negative dyads) are counted from the
-    negative-dyad graph: edges m, two-paths P and triangles T give exactly-2 = P - 3T and
-    exactly-1 = m(N-2) - 2(P - 3T) - 3T.
-    """
-    names = list(state.agents)
-    n = len(names)
-    if n < 3:
-        return None
-    bit = {name: 1 << k for k, name in enumerate(names)}
-    adj = dict.fromkeys(names, 0)
-    edges = 0
-    for i, j in itertools.combinations(names, 2):
-        if (
-            state.agents[i].relations[j].status in NEGATIVE
-            and state.agents[j].relations[i].status in NEGATIVE
-        ):
-            adj[i] |= bit[j]
-            adj[j] |= bit[i]
-            edges += 1
-    degrees = [adj[x].bit_count() for x in names]
-    paths = sum(d * (d - 1) // 2 for d in degrees)
-    triangles = (
-        sum(
-            (adj[i] & adj[j]).bit_count()
-            for i, j in itertools.combinations(names, 2)
-            if adj[i] & bit[j]
-        )
-        // 3
-    )
-    two = paths - 3 * triangles
-    one = edges * (n - 2) - 2 * two - 3 * triangles
-    total = n * (n - 1) * (n - 2) // 6
-    return 100.0 * (total - one - triangles) / total
+
+def repair_counts(states: Sequence[WorldState]) -> tuple[int, int]:
+    """(repaired, deteriorated) directed edges at the last state, for pooling over runs."""
+    return _repair_counts([Edges.of(s).hostile for s in states])[-1] if states else (0, 0)
 
 
 def repair_series(states: Sequence[WorldState]) -> list[float | None]:
-    """Repair % at every state, in one pass over the run (see :func:`repair`)."""
-    if not states:
-        return []
-    edges = [(i, j) for i, agent in states[0].agents.items() for j in agent.relations]
-    was_positive = dict.fromkeys(edges, False)
-    fell = dict.fromkeys(edges, False)
-    series: list[float | None] = []
-    for st in states:
-        deteriorated = recovered = 0
-        for edge in edges:
-            negative = st.agents[edge[0]].relations[edge[1]].status in NEGATIVE
-            if negative and was_positive[edge]:
-                fell[edge] = True
-            was_positive[edge] = was_positive[edge] or not negative
-            if fell[edge]:
-                deteriorated += 1
-                recovered += not negative
-        series.append(100.0 * recovered / deteriorated if deteriorated else None)
-    return series
+    """Repair % at every state, in one pass over the run."""
+    return [_percent(*c) for c in _repair_counts([Edges.of(s).hostile for s in states])]
 
 
 def repair(states: Sequence[WorldState]) -> float | None:
     """Percentage of deteriorated directed edges whose status recovered by the last state."""
-    return repair_series(states)[-1] if states else None
+    return _percent(*repair_counts(states))
 
 
 def metrics_series(scenario: Scenario, states: Sequence[WorldState]) -> list[Metrics]:
-    """The metrics at every state of a run (one pass for repair)."""
+    """The metrics at every state of a run (each state read once)."""
+    views = [Edges.of(s) for s in states]
+    counts = _repair_counts([v.hostile for v in views])
     return [
-        _metrics(scenario, state, rep)
-        for state, rep in zip(states, repair_series(states), strict=True)
+        _metrics(scenario, state, view, _percent(*c))
+        for state, view, c in zip(states, views, counts, strict=True)
     ]
 
 
 def compute_metrics(scenario: Scenario, states: Sequence[WorldState]) -> Metrics:
     """All metrics at the last of ``states`` (states from round 0 onward)."""
-    return _metrics(scenario, states[-1], repair(states))
+    views = [Edges.of(s) for s in states]
+    repaired = _percent(*_repair_counts([v.hostile for v in views])[-1])
+    return _metrics(scenario, states[-1], views[-1], repaired)
 
 
-def _metrics(scenario: Scenario, state: WorldState, repaired: float | None) -> Metrics:
+def _metrics(
+    scenario: Scenario, state: WorldState, edges: Edges, repaired: float | None
+) -> Metrics:
     return Metrics(
         round=state.round,
-        mean_fav=mean_fav(state),
+        mean_fav=_mean_fav(edges),
         mean_emotion=mean_emotion(state),
-        reciprocity=reciprocity(state),
-        ei_index=ei_index(state, scenario.faction_of()),
-        balance=balance(state),
+        reciprocity=_reciprocity(edges),
+        ei_index=_ei_index(_faction_means(edges, scenario.faction_of())),
+        balance=_balance(edges),
         repair=repaired,
     )
+
+
+def _mean_fav(edges: Edges) -> float:
+    n = len(edges.fav)
+    # the diagonal's zeros leave the exact sum unchanged
+    return math.fsum(itertools.chain.from_iterable(edges.fav)) / (n * (n - 1)) if n > 1 else 0.0
+
+
+def _reciprocity(edges: Edges) -> float | None:
+    fav = edges.fav
+    xs: list[float] = []
+    ys: list[float] = []
+    for i, j in itertools.combinations(range(len(fav)), 2):
+        a, b = fav[i][j], fav[j][i]
+        xs += [a, b]
+        ys += [b, a]
+    if len(xs) < 4 or max(xs) - min(xs) <= CONSTANT_WITHIN:
+        return None
+    r = statistics.correlation(xs, ys)
+    return max(-1.0, min(1.0, r))
+
+
+def _faction_means(edges: Edges, faction_of: dict[str, str]) -> tuple[float, float] | None:
+    """(mean cross-faction fav, mean within-faction fav), or None without both kinds."""
+    member = [(k, faction_of[n]) for k, n in enumerate(edges.names) if n in faction_of]
+    inside: list[float] = []
+    outside: list[float] = []
+    for (i, fi), (j, fj) in itertools.permutations(member, 2):
+        (inside if fi == fj else outside).append(edges.fav[i][j])
+    if not inside or not outside:
+        return None
+    return statistics.fmean(outside), statistics.fmean(inside)
+
+
+def _ei_index(means: tuple[float, float] | None) -> float | None:
+    if means is None or means[0] + means[1] <= CONSTANT_WITHIN:
+        return None
+    e, i = means
+    return (e - i) / (e + i)
+
+
+def _balance(edges: Edges) -> float | None:
+    """A dyad is negative when s_ij = (sigma_ij + sigma_ji) / 2 < 0, i.e. both directions
+    are rival or enemy. Unbalanced triads (1 or 3 negative dyads) are counted from the
+    negative-dyad graph: edges m, two-paths P and triangles T give exactly-2 = P - 3T and
+    exactly-1 = m(N-2) - 2(P - 3T) - 3T."""
+    hostile = edges.hostile
+    n = len(hostile)
+    if n < 3:
+        return None
+    adj = [
+        sum(1 << j for j in _bits(mask) if hostile[j] >> i & 1) for i, mask in enumerate(hostile)
+    ]
+    degrees = [a.bit_count() for a in adj]
+    links = sum(degrees) // 2
+    paths = sum(d * (d - 1) // 2 for d in degrees)
+    triangles = sum((adj[i] & adj[j]).bit_count() for i in range(n) for j in _bits(adj[i])) // 6
+    two = paths - 3 * triangles
+    one = links * (n - 2) - 2 * two - 3 * triangles
+    total = n * (n - 1) * (n - 2) // 6
+    return 100.0 * (total - one - triangles) / total
+
+
+def _bits(mask: int) -> list[int]:
+    """Positions of the set bits of ``mask``."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def _repair_counts(hostile_by_state: Sequence[list[int]]) -> list[tuple[int, int]]:
+    """(repaired, deteriorated) at every state, from each state's hostile-edge masks."""
+    if not hostile_by_state:
+        return []
+    n = len(hostile_by_state[0])
+    everyone = [((1 << n) - 1) & ~(1 << i) for i in range(n)]
+    was_friendly = [0] * n
+    fell = [0] * n
+    counts = []
+    for hostile in hostile_by_state:
+        repaired = deteriorated = 0
+        for i, mask in enumerate(hostile):
+            friendly = everyone[i] & ~mask
+            fell[i] |= mask & was_friendly[i]
+            was_friendly[i] |= friendly
+            deteriorated += fell[i].bit_count()
+            repaired += (fell[i] & friendly).bit_count()
+        counts.append((repaired, deteriorated))
+    return counts
+
+
+def _percent(part: int, whole: int) -> float | None:
+    return 100.0 * part / whole if whole else None

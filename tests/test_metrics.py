@@ -7,9 +7,21 @@ import math
 import random
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine import Simulation, SocialsimError, Status, compute_metrics
-from engine.metrics import balance, ei_index, mean_emotion, mean_fav, reciprocity, repair
+from engine.metrics import (
+    balance,
+    ei_contrast,
+    ei_index,
+    mean_emotion,
+    mean_fav,
+    reciprocity,
+    repair,
+    repair_counts,
+    repair_series,
+)
 from engine.scenario import parse_scenario
 from engine.state import AgentState, Relation, WorldState
 
@@ -96,31 +108,85 @@ def test_reciprocity_undefined():
     assert reciprocity(world("AB", fav={"AB": 0.3, "BA": -0.2})) is None  # one dyad
 
 
+def constant(names: str | list[str], value: float) -> dict[str, float]:
+    return {i + j: value for i in names for j in names if i != j}
+
+
+@given(
+    value=st.floats(min_value=-1.0, max_value=1.0, allow_nan=False),
+    n=st.integers(min_value=3, max_value=9),
+)
+def test_reciprocity_of_a_constant_matrix_is_undefined(value, n):
+    names = [f"a{k}" for k in range(n)]
+    assert reciprocity(world(names, fav=constant(names, value))) is None
+
+
+@given(
+    value=st.floats(min_value=-0.99, max_value=0.99, allow_nan=False),
+    jitter=st.floats(min_value=-1e-10, max_value=1e-10),
+)
+def test_reciprocity_of_a_matrix_constant_within_rounding_is_undefined(value, jitter):
+    favs = constant("ABCD", value)
+    favs["AB"] += jitter
+    assert reciprocity(world("ABCD", fav=favs)) is None
+
+
+def test_reciprocity_one_direction_constant_is_still_defined():
+    # double-entry: every dyad enters both ways, so the two series share their values
+    st_ = world("ABC", fav={"AB": 0.5, "AC": 0.5, "BC": 0.5, "BA": -0.5, "CA": 0.1, "CB": 0.3})
+    xs = [0.5, -0.5, 0.5, 0.1, 0.5, 0.3]
+    ys = [-0.5, 0.5, 0.1, 0.5, 0.3, 0.5]
+    assert reciprocity(st_) == pytest.approx(pearson(xs, ys))
+
+
 # -- E-I index -----------------------------------------------------------------------------
 
-
-def test_ei_index_hand_computed():
-    favs = {
-        "AB": 0.8,
-        "BA": 0.6,  # within x
-        "AC": -0.2,
-        "BC": 0.0,
-        "CA": -0.6,
-        "CB": 0.2,  # across x|y
-        "AD": -1.0,
-        "DA": 1.0,  # D is in no faction: ignored
-        "CD": 0.9,
-    }
-    st = world("ABCD", fav=favs)
-    got = ei_index(st, {"A": "x", "B": "x", "C": "y"})
-    assert got == pytest.approx((-0.2 + 0.0 - 0.6 + 0.2) / 4 - (0.8 + 0.6) / 2)
+#: A and B in faction x, C in y, D in none (its edges are ignored).
+FACTIONS = {"A": "x", "B": "x", "C": "y"}
+OUTSIDER = {"AD": -1.0, "DA": 1.0, "CD": 0.9}
 
 
-def test_ei_index_undefined_without_both_kinds_of_edges():
-    st = world("ABC", fav={"AB": 0.5})
-    assert ei_index(st, {"A": "x", "B": "x", "C": "x"}) is None  # no cross edges
-    assert ei_index(st, {"A": "x", "B": "y", "C": "z"}) is None  # no within edges
-    assert ei_index(st, {}) is None
+def test_ei_index_is_krackhardt_stern_on_mean_favorability():
+    favs = {"AB": 0.8, "BA": 0.6, "AC": 0.2, "BC": 0.4, "CA": 0.6, "CB": 0.4} | OUTSIDER
+    st_ = world("ABCD", fav=favs)
+    e, i = (0.2 + 0.4 + 0.6 + 0.4) / 4, (0.8 + 0.6) / 2  # 0.4 across, 0.7 within
+    assert ei_index(st_, FACTIONS) == pytest.approx((e - i) / (e + i))  # -3/11
+    assert ei_contrast(st_, FACTIONS) == pytest.approx(e - i)
+
+
+def test_ei_index_is_zero_for_equal_means_whatever_the_faction_sizes():
+    st_ = world("ABCDE", fav=constant("ABCDE", 0.75))
+    assert ei_index(st_, {"A": "x", "B": "x", "C": "y", "D": "y"}) == pytest.approx(0.0)
+    assert ei_index(st_, {"A": "x", "B": "y", "C": "y", "D": "y", "E": "y"}) == pytest.approx(0.0)
+
+
+def test_ei_index_leaves_minus_two_when_cross_hostility_nearly_cancels_in_group_warmth():
+    favs = {"AB": 0.7, "BA": 0.7, "AC": -0.5, "BC": -0.5, "CA": -0.5, "CB": -0.5}
+    st_ = world("ABC", fav=favs)
+    assert ei_index(st_, FACTIONS) == pytest.approx(-1.2 / 0.2)  # -6
+    assert ei_contrast(st_, FACTIONS) == pytest.approx(-1.2)
+
+
+def test_ei_index_positive_when_out_group_preferred():
+    favs = {"AB": 0.1, "BA": 0.1, "AC": 0.5, "BC": 0.5, "CA": 0.5, "CB": 0.5}
+    assert ei_index(world("ABC", fav=favs), FACTIONS) == pytest.approx(0.4 / 0.6)
+
+
+def test_ei_index_undefined_where_means_sum_to_zero_or_less():
+    cancel = {"AB": 0.4, "BA": 0.4, "AC": -0.4, "BC": -0.4, "CA": -0.4, "CB": -0.4}
+    assert ei_index(world("ABC", fav=cancel), FACTIONS) is None
+    # both means negative: the ratio would read +0.5, out-group preferred; it is not
+    hostile = {"AB": -0.2, "BA": -0.2, "AC": -0.6, "BC": -0.6, "CA": -0.6, "CB": -0.6}
+    assert ei_index(world("ABC", fav=hostile), FACTIONS) is None
+    assert ei_contrast(world("ABC", fav=hostile), FACTIONS) == pytest.approx(-0.4)
+
+
+def test_ei_undefined_without_both_kinds_of_edges():
+    st_ = world("ABC", fav={"AB": 0.5})
+    for metric in (ei_index, ei_contrast):
+        assert metric(st_, {"A": "x", "B": "x", "C": "x"}) is None  # no cross edges
+        assert metric(st_, {"A": "x", "B": "y", "C": "z"}) is None  # no within edges
+        assert metric(st_, {}) is None
 
 
 # -- balance (Eq. 6) -----------------------------------------------------------------------
@@ -223,6 +289,22 @@ def test_repair_mixed_edges():
 
 def test_repair_without_states():
     assert repair([]) is None
+    assert repair_counts([]) == (0, 0)
+
+
+def test_repair_counts_pool_across_runs():
+    # App. D pools repair over episodes from edge counts, not from percentages
+    one = trajectory({}, {"AB": R}, {})  # 1 of 1 repaired
+    three = trajectory({}, {"AB": R, "BC": E, "CA": R}, {"BC": E, "CA": R})  # 1 of 3
+    assert repair_counts(one) == (1, 1)
+    assert repair_counts(three) == (1, 3)
+    pooled = [sum(c) for c in zip(repair_counts(one), repair_counts(three), strict=True)]
+    assert 100.0 * pooled[0] / pooled[1] == pytest.approx(50.0)  # the mean of % would be 66.7
+
+
+def test_repair_series_follows_the_run():
+    states = trajectory({}, {"AB": R}, {"AB": R, "BA": E}, {"BA": E}, {})
+    assert repair_series(states) == [None, 0.0, 0.0, 50.0, 100.0]
 
 
 # -- compute_metrics -----------------------------------------------------------------------
@@ -246,8 +328,8 @@ def test_compute_metrics_bundles_the_round(mini):
     assert m.mean_emotion == pytest.approx(0.5)
     assert m.balance == pytest.approx(0.0)  # one negative dyad Ann-Bob
     assert m.repair == pytest.approx(0.0)  # Ann->Bob and Bob->Ann fell, none recovered
-    # factions: board = Ann, members = Bob, Cy
-    assert m.ei_index == pytest.approx((-0.6 - 0.4 + 0.0 + 0.0) / 4 - (0.6 + 0.6) / 2)
+    # factions: board = Ann, members = Bob, Cy: E = -0.25 across, I = 0.6 within
+    assert m.ei_index == pytest.approx(-0.85 / 0.35)
     assert m.reciprocity is not None
     assert set(m.as_row()) == {
         "mean_fav",
@@ -281,7 +363,7 @@ def test_metrics_on_scenario_with_factions():
         "t",
     )
     st = world("ABC", fav={"AB": 0.4, "BA": 0.2, "AC": -0.2, "CA": -0.4})
-    assert compute_metrics(sc, [st]).ei_index == pytest.approx((-0.2 + 0 - 0.4 + 0) / 4 - 0.3)
+    assert compute_metrics(sc, [st]).ei_index == pytest.approx(-0.45 / 0.15)  # -3.0
 
 
 async def test_metrics_series_equals_metrics_of_each_prefix():
@@ -293,4 +375,8 @@ async def test_metrics_series_equals_metrics_of_each_prefix():
     states = [r.state for r in sim.records]
     series = metrics_series(sim.scenario, states)
     assert series == [compute_metrics(sim.scenario, states[: k + 1]) for k in range(len(states))]
+    assert [m.round for m in series] == list(range(sim.scenario.rounds + 1))
+    assert series[0].repair is None  # nothing has deteriorated at round 0
     assert any(m.repair is not None for m in series)
+    assert all(0.0 <= (m.balance or 0.0) <= 100.0 for m in series)
+    assert all(m.reciprocity is None or -1.0 <= m.reciprocity <= 1.0 for m in series)
