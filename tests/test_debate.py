@@ -25,6 +25,7 @@ from engine.debate import (
     sample_questions,
 )
 from engine.debate.rules import BASE_CONFORMITY, EXPLICIT_SHIFT, SLOPE, Network
+from engine.debate.stats import bootstrap_contrast, bootstrap_metrics
 from engine.errors import BudgetError, SocialsimError
 from engine.llm.settings import LLMSettings
 from engine.minds import OfflineMind, Question, make_mind
@@ -271,6 +272,82 @@ def test_metrics_follow_the_traces_given_so_bootstrap_resamples_work() -> None:
     assert once["n_questions"] == 9
     with pytest.raises(SocialsimError, match="unknown question 'zz'"):
         metrics([trace("zz", "AAA")], HAND_QUESTIONS)
+
+
+# --------------------------------------------------------------------------- bootstrap (App. B.3)
+
+
+def test_bootstrap_point_estimates_are_the_hand_values_inside_their_intervals() -> None:
+    got = bootstrap_metrics(HAND_TRACES, HAND_QUESTIONS, resamples=20_000, seed=3)
+    hand = {"acc": 3 / 7, "cr": 5 / 7, "ccr": 1 / 4, "wcf": 3 / 5}
+    assert list(got) == list(hand)
+    for name, value in hand.items():
+        ci = got[name]
+        assert ci.estimate == pytest.approx(value)
+        assert ci.low is not None and ci.high is not None
+        assert ci.low <= ci.estimate <= ci.high and ci.low < ci.high
+        assert (ci.units, ci.resamples, ci.level) == (9, 20_000, 0.95)
+    assert bootstrap_metrics(HAND_TRACES, HAND_QUESTIONS, resamples=20_000, seed=3) == got
+    assert bootstrap_metrics(HAND_TRACES, HAND_QUESTIONS, resamples=20_000, seed=4) != got
+    # CCR's denominator (objective final consensus: q2..q5) is empty when none of those
+    # four is drawn, (5/9)^9 of the resamples: dropped, not counted as 0 or 1
+    assert got["ccr"].dropped / 20_000 == pytest.approx((5 / 9) ** 9, abs=0.002)
+    assert got["cr"].dropped == 0
+
+
+def test_every_resample_recomputes_the_denominators() -> None:
+    questions = [objective("a"), objective("b")]
+    traces = [trace("a", "ABC", "AAA"), trace("b", "ABC", "ABB")]
+    got = bootstrap_metrics(traces, questions, resamples=40_000, seed=1)
+    # resamples {a,a}, {a,b}, {b,b}: CR 1, 1/2, 0 over the drawn questions' own |I|
+    assert (got["cr"].low, got["cr"].high) == (0.0, 1.0)
+    # CCR is 1 wherever it is defined; {b,b} (a quarter) has no consensus case: dropped.
+    # With the full sample's denominator instead, {a,a} would give CCR 2.
+    assert (got["ccr"].low, got["ccr"].high, got["ccr"].estimate) == (1.0, 1.0, 1.0)
+    assert got["ccr"].dropped / 40_000 == pytest.approx(0.25, abs=0.01)
+    never = bootstrap_metrics([trace("q1", "AAA", "AAA")], [objective("q1")], resamples=100)
+    assert never["ccr"].estimate is None and never["ccr"].low is None
+    assert never["ccr"].dropped == 100
+
+
+def _flips(
+    n: int, flipped: int
+) -> tuple[list[DebateQuestion], list[DebateTrace], list[DebateTrace]]:
+    """n questions whose accuracy varies a lot between questions; ``other`` corrects
+    ``flipped`` of the wrong ones and is otherwise the same: strongly correlated."""
+    questions = [objective(f"q{i}") for i in range(n)]
+    base = [trace(f"q{i}", "ABB", "AAA" if i % 2 else "BBB") for i in range(n)]
+    fixed = {f"q{i}" for i in range(0, 2 * flipped, 2)}
+    other = [trace(t.question_id, "ABB", "AAA") if t.question_id in fixed else t for t in base]
+    return questions, base, other
+
+
+def test_paired_contrasts_are_narrower_on_correlated_conditions() -> None:
+    questions, base, other = _flips(40, 4)
+    paired = bootstrap_contrast(base, other, questions, resamples=20_000, seed=2)
+    unpaired = bootstrap_contrast(base, other, questions, paired=False, resamples=20_000, seed=2)
+    for ci in (paired["acc"], unpaired["acc"]):
+        assert ci.estimate == pytest.approx(4 / 40)
+        assert ci.low is not None and ci.high is not None
+        assert ci.low <= ci.estimate <= ci.high
+    width = {k: ci.high - ci.low for k, ci in (("p", paired["acc"]), ("u", unpaired["acc"]))}
+    assert width["p"] < width["u"] / 2
+    # the same questions weight both conditions: a question corrected in "other" is the
+    # only source of a difference, so no paired resample has ACC lower than in base
+    assert paired["acc"].low >= 0.0 and unpaired["acc"].low < 0.0
+
+
+def test_a_contrast_pairs_by_question_id_and_recomputes_both_sides() -> None:
+    other = [trace("q6", "AAC", "AAC", "AAA") if t.question_id == "q6" else t for t in HAND_TRACES]
+    got = bootstrap_contrast(HAND_TRACES, other, HAND_QUESTIONS, resamples=5_000)
+    before, after = metrics(HAND_TRACES, HAND_QUESTIONS), metrics(other, HAND_QUESTIONS)
+    for name in ("acc", "cr", "ccr", "wcf"):
+        assert got[name].estimate == pytest.approx(after[name] - before[name])
+    assert got["cr"].estimate == pytest.approx(1 / 7) and got["ccr"].estimate == pytest.approx(
+        2 / 5 - 1 / 4
+    )
+    with pytest.raises(SocialsimError, match="share no units"):
+        bootstrap_contrast(HAND_TRACES[:1], HAND_TRACES[1:2], HAND_QUESTIONS, resamples=10)
 
 
 # --------------------------------------------------------------------------- offline debate

@@ -46,8 +46,89 @@ def _strict_majority(round_answers: Mapping[str, str | None]) -> str | None:
     return None
 
 
-def _rate(num: int, den: int) -> float | None:
-    return num / den if den else None
+#: Every rate of :func:`metrics` as (numerator, denominator): names of per-question 0/1
+#: flags (:func:`question_flags`) summed over the questions, so the same pair serves the
+#: point estimate and every bootstrap resample (App. B.3 recomputes the denominators).
+RATIOS: dict[str, tuple[str, str]] = {
+    "cr": ("consensus", "disagree"),
+    "cr_objective": ("consensus_objective", "disagree_objective"),
+    "cr_subjective": ("consensus_subjective", "disagree_subjective"),
+    "acc": ("correct", "objective"),
+    "ccr": ("right_consensus", "consensus_objective"),
+    "wcf": ("wrong_consensus", "disagree_objective"),
+    "t21_to_correct": ("t21_wrong_to_right", "t21_wrong_majority"),
+    "t21_to_wrong": ("t21_right_to_wrong", "t21_right_majority"),
+}
+#: The counts :func:`metrics` reports beside the rates, by the flag they sum.
+COUNTS: dict[str, str] = {
+    "n_questions": "question",
+    "n_objective": "objective",
+    "n_disagree": "disagree",
+    "n_consensus": "consensus",
+    "n_disagree_objective": "disagree_objective",
+    "n_consensus_objective": "consensus_objective",
+    "n_t21_wrong_majority": "t21_wrong_majority",
+    "n_t21_correct_majority": "t21_right_majority",
+}
+FLAGS: tuple[str, ...] = tuple(
+    dict.fromkeys([*COUNTS.values(), *(f for pair in RATIOS.values() for f in pair)])
+)
+
+
+def question_flags(trace: DebateTrace, question: DebateQuestion) -> dict[str, int]:
+    """The 0/1 flags of one question's debate that :data:`RATIOS` and :data:`COUNTS` sum
+    (the sets are defined in :func:`metrics`)."""
+    if not trace.answers:
+        raise SocialsimError(f"debate trace for {trace.question_id!r} has no rounds")
+    truth = question.answer
+    first, last = trace.answers[0], trace.answers[-1]
+    initial, final = _unanimous(first), _unanimous(last)
+    objective = truth is not None
+    disagree = initial is None  # in I
+    consensus = disagree and final is not None  # in C
+    majority = _strict_majority(first) if disagree and objective else None
+    flags = {
+        "question": True,
+        "objective": objective,
+        "correct": objective and _plurality(last) == truth,
+        "disagree": disagree,
+        "consensus": consensus,
+        "disagree_objective": disagree and objective,
+        "consensus_objective": consensus and objective,
+        "disagree_subjective": disagree and not objective,
+        "consensus_subjective": consensus and not objective,
+        "right_consensus": consensus and objective and final == truth,
+        "wrong_consensus": consensus and objective and final != truth,
+        "t21_wrong_majority": majority is not None and majority != truth,
+        "t21_wrong_to_right": majority is not None and majority != truth and final == truth,
+        "t21_right_majority": majority is not None and majority == truth,
+        "t21_right_to_wrong": majority is not None
+        and majority == truth
+        and consensus
+        and final != truth,
+    }
+    return {name: int(flags[name]) for name in FLAGS}
+
+
+def _questions(
+    questions: Iterable[DebateQuestion] | Mapping[str, DebateQuestion],
+) -> dict[str, DebateQuestion]:
+    return dict(questions) if isinstance(questions, Mapping) else {q.id: q for q in questions}
+
+
+def trace_flags(
+    traces: Iterable[DebateTrace],
+    questions: Iterable[DebateQuestion] | Mapping[str, DebateQuestion],
+) -> list[tuple[str, dict[str, int]]]:
+    """Each trace's question id and :func:`question_flags`, in the order given."""
+    by_id = _questions(questions)
+    flagged = []
+    for trace in traces:
+        question = by_id.get(trace.question_id)
+        if question is None:
+            raise SocialsimError(f"debate trace for unknown question {trace.question_id!r}")
+        flagged.append((trace.question_id, question_flags(trace, question)))
+    return flagged
 
 
 def metrics(
@@ -87,60 +168,14 @@ def metrics(
     ``n_consensus`` (|C|), ``n_disagree_objective``, ``n_consensus_objective``,
     ``n_t21_wrong_majority``, ``n_t21_correct_majority``.
 
-    Traces are matched to questions by id and iterated as given, so a bootstrap resample
-    with repeated traces recomputes every denominator (App. B.3).
+    Every rate is a ratio of summed per-question flags (:data:`RATIOS`), and traces are
+    iterated as given, so a resample with repeated traces recomputes every denominator
+    (App. B.3; :mod:`engine.debate.stats` does it vectorised).
     """
-    by_id = dict(questions) if isinstance(questions, Mapping) else {q.id: q for q in questions}
-    count: Counter[str] = Counter()
-    for trace in traces:
-        question = by_id.get(trace.question_id)
-        if question is None:
-            raise SocialsimError(f"debate trace for unknown question {trace.question_id!r}")
-        if not trace.answers:
-            raise SocialsimError(f"debate trace for {trace.question_id!r} has no rounds")
-        truth = question.answer
-        first, last = trace.answers[0], trace.answers[-1]
-        initial, final = _unanimous(first), _unanimous(last)
-        kind = "subjective" if truth is None else "objective"
-        count["questions"] += 1
-        count[kind] += 1
-        if truth is not None:
-            count["correct"] += _plurality(last) == truth
-        if initial is not None:
-            continue  # unanimous from the start: outside I
-        count[f"disagree_{kind}"] += 1
-        count[f"consensus_{kind}"] += final is not None
-        if truth is None:
-            continue
-        count["wrong_consensus"] += final is not None and final != truth
-        majority = _strict_majority(first)
-        if majority is None:
-            continue  # 1-1-1 (or no strict majority): only in the CR/CCR/WCF sets
-        if majority == truth:
-            count["t21_right_majority"] += 1
-            count["t21_right_to_wrong"] += final is not None and final != truth
-        else:
-            count["t21_wrong_majority"] += 1
-            count["t21_wrong_to_right"] += final == truth
-    disagree = count["disagree_objective"] + count["disagree_subjective"]
-    consensus = count["consensus_objective"] + count["consensus_subjective"]
-    return {
-        "cr": _rate(consensus, disagree),
-        "cr_objective": _rate(count["consensus_objective"], count["disagree_objective"]),
-        "cr_subjective": _rate(count["consensus_subjective"], count["disagree_subjective"]),
-        "acc": _rate(count["correct"], count["objective"]),
-        "ccr": _rate(
-            count["consensus_objective"] - count["wrong_consensus"], count["consensus_objective"]
-        ),
-        "wcf": _rate(count["wrong_consensus"], count["disagree_objective"]),
-        "t21_to_correct": _rate(count["t21_wrong_to_right"], count["t21_wrong_majority"]),
-        "t21_to_wrong": _rate(count["t21_right_to_wrong"], count["t21_right_majority"]),
-        "n_questions": float(count["questions"]),
-        "n_objective": float(count["objective"]),
-        "n_disagree": float(disagree),
-        "n_consensus": float(consensus),
-        "n_disagree_objective": float(count["disagree_objective"]),
-        "n_consensus_objective": float(count["consensus_objective"]),
-        "n_t21_wrong_majority": float(count["t21_wrong_majority"]),
-        "n_t21_correct_majority": float(count["t21_right_majority"]),
+    total: Counter[str] = Counter()
+    for _, flags in trace_flags(traces, questions):
+        total.update(flags)
+    rates: dict[str, float | None] = {
+        name: total[num] / total[den] if total[den] else None for name, (num, den) in RATIOS.items()
     }
+    return rates | {name: float(total[flag]) for name, flag in COUNTS.items()}
