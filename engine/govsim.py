@@ -16,16 +16,19 @@ Here each month is one engine round: the harvest is decided outside the round (o
 question per agent to the run's mind: the offline rule, or the agent's model), the
 disclosure is injected as the round's event, and ``Simulation.step()`` plays the discussion
 with the engine's usual speaking machinery, emotion and relation updates. A relational
-prior only changes the agents' system prompts and their starting relations; the protocol
-is the same for every prior.
+prior only changes the agents' system prompts (and, offline, the harvest rule reads its
+signs); the protocol is the same for every prior.
 
 Departures worth knowing:
 
 * When the catches asked for exceed the stock, the stock is shared in proportion to the
   requests (GovSim's "proportional" assignment, without its integer rounding).
 * The discussion of the month that collapses the lake still takes place (as in GovSim).
-* Over-usage compares each action with the per-agent share ``f(t) / n`` (see
-  :func:`metrics`).
+* Over-usage is reported against both readings of the threshold, the per-agent share
+  ``f(t) / n`` (``over_usage``, the one the score S uses) and the group's ``f(t)``
+  (``over_usage_group``, App. A.2 as printed); see :func:`metrics`.
+* Harvest questions are asked at temperature 0.8 (Sec. 4.1) whatever the run's; the
+  discussion plays at the run's temperature, which :func:`paper_settings` sets to 0.8.
 """
 
 from __future__ import annotations
@@ -34,12 +37,12 @@ import asyncio
 import functools
 import hashlib
 import random
-from collections.abc import Sequence
-from typing import Literal
+from collections.abc import Callable, Mapping, Sequence
 
 from pydantic import BaseModel, Field
 
 from .errors import BudgetError, SocialsimError
+from .llm.settings import LLMSettings
 from .mind_spec import OFFLINE, MindSpec
 from .minds import Mind, Question, prompts
 from .priors import Prior
@@ -51,6 +54,11 @@ from .store import SaveStore
 CAPACITY = 100
 COLLAPSE = 5
 MONTHS = 12
+#: Sampling temperature of the agents (Relational priors Sec. 4.1).
+TEMPERATURE = 0.8
+#: The team sizes the paper evaluates (Sec. 4.1): complete networks with three agents;
+#: complete, chain, star and tree with five.
+TEAM_SIZES = (3, 5)
 #: Agent names, in order (three-agent runs use the first three).
 NAMES: tuple[str, ...] = ("John", "Kate", "Jack", "Emma", "Luke")
 #: Eq. 5 weights: survival time, survival rate, total gain, equality, over-usage.
@@ -62,13 +70,14 @@ WEIGHTS = {"m": 2 / 8, "q": 2 / 8, "R": 1 / 8, "e": 1 / 8, "o": 2 / 8}
 GREED = 1.2
 #: How much mean favorability toward the others (in [-1, 1]) lowers that multiple.
 GOODWILL = 0.9
+#: How far a stated edge's sign moves the goodwill toward that peer (the favorability a
+#: +1 / -1 edge is worth, on top of the one the discussion builds).
+PRIOR_GOODWILL = 0.6
 #: How much the others' over-harvesting last month raises it (tit for tat), scaled down
 #: by goodwill.
 RECIPROCITY = 0.3
 #: Uniform noise on the multiple, drawn from the run seed.
 NOISE = 0.15
-
-ThresholdKind = Literal["per-agent", "group"]
 
 
 class GovSimMonth(BaseModel):
@@ -131,11 +140,7 @@ def ration(requested: dict[str, float], stock: float) -> dict[str, float]:
 
 
 def metrics(
-    months: Sequence[GovSimMonth],
-    n_agents: int,
-    *,
-    horizon: int = MONTHS,
-    threshold: ThresholdKind = "per-agent",
+    months: Sequence[GovSimMonth], n_agents: int, *, horizon: int = MONTHS
 ) -> dict[str, float]:
     """The five GovSim metrics of Relational priors App. A.2 and the weighted score S of Eq. 5.
 
@@ -146,15 +151,18 @@ def metrics(
     * ``total_gain`` — R = (1/|I|) Σ_i R_i with R_i = Σ_t r_{i,t}: tons per agent.
     * ``equality`` — e = 1 - Σ_i Σ_j |R_i - R_j| / (2 |I| Σ_i R_i) (1 - Gini; 1 when
       nobody caught anything).
-    * ``over_usage`` — o = Σ_i Σ_t 1(r_{i,t} > f(t)) / (|I| · m), over the months of the
-      survival period. App. A writes f(t) = h(t)/2, the group's threshold; each action is
-      compared here with its per-agent share f(t)/|I| = h(t)/(2|I|), as the GovSim
+    * ``over_usage`` — o = Σ_i Σ_t 1(r_{i,t} > f(t)/|I|) / (|I| · m), over the months of the
+      survival period: each action against its per-agent share h(t)/(2|I|), as the GovSim
       environment does (its "sustainability threshold" is (h // 2) // n, the figure its
-      prompts call the most *each* fisher can take). ``threshold="group"`` compares each
-      action with h(t)/2 instead.
+      prompts call the most *each* fisher can take; here without the integer rounding).
+    * ``over_usage_group`` — the same count against App. A.2's f(t) = h(t)/2 as printed,
+      the most the whole group can take: a single catch exceeds it only when one agent
+      takes more than half the lake.
     * ``score`` — S = w1·m̃ + w2·q̃ + w3·R̃ + w4·ẽ + w5·õ (Eq. 5), w1 = w2 = w5 = 2/8,
       w3 = w4 = 1/8, each metric normalized by its theoretical maximum with larger meaning
-      better: m̃ = m/T, q̃ = q, R̃ = Σ_i R_i / :func:`max_total_gain` (T), ẽ = e, õ = 1 - o.
+      better: m̃ = m/T, q̃ = q, R̃ = Σ_i R_i / :func:`max_total_gain` (T), ẽ = e,
+      õ = 1 - ``over_usage`` (the per-agent reading: under the group reading a team of
+      three taking 40 tons each from a full lake empties it without a single over-use).
       S lies in [0, 1]; the Relational priors paper reports it in points (×100).
     """
     if n_agents < 1:
@@ -178,15 +186,10 @@ def metrics(
         equality = 1.0 - spread / (2 * n_agents * total)
     else:
         equality = 1.0
-    over = 0
-    for mo in months[:m]:
-        limit = (
-            mo.stock_before / 2
-            if threshold == "group"
-            else sustainable_share(mo.stock_before, n_agents)
-        )
-        over += sum(1 for r in mo.harvests.values() if r > limit + 1e-9)
-    over_usage = over / (n_agents * m) if m else 0.0
+    over = _over_uses(months[:m], lambda h: sustainable_share(h, n_agents))
+    over_group = _over_uses(months[:m], lambda h: h / 2)
+    actions = n_agents * m
+    over_usage = over / actions if m else 0.0
     best = max_total_gain(horizon)
     score = (
         WEIGHTS["m"] * m / horizon
@@ -202,8 +205,24 @@ def metrics(
         "total_gain": gain,
         "equality": equality,
         "over_usage": over_usage,
+        "over_usage_group": over_group / actions if m else 0.0,
         "score": score,
     }
+
+
+def _over_uses(months: Sequence[GovSimMonth], limit: Callable[[float], float]) -> int:
+    """How many catches exceed ``limit(h(t))`` of their month."""
+    return sum(
+        1 for mo in months for r in mo.harvests.values() if r > limit(mo.stock_before) + 1e-9
+    )
+
+
+def paper_settings(spec: MindSpec) -> MindSpec:
+    """``spec`` as the paper plays GovSim: LLM settings at temperature 0.8 (Sec. 4.1), so the
+    discussion samples as the harvests do; the offline mind unchanged."""
+    if isinstance(spec, LLMSettings):
+        return spec.model_copy(update={"temperature": TEMPERATURE})
+    return spec
 
 
 # -- the scenario ------------------------------------------------------------------------------
@@ -280,17 +299,21 @@ def offline_harvest(
     n_agents: int,
     rng: random.Random,
     others_last: float | None = None,
+    stated: Mapping[str, int] | None = None,
 ) -> int:
     """The offline rule: a multiple of the sustainable share h/(2n), in whole tons.
 
     The multiple is ``GREED - GOODWILL · c + RECIPROCITY · (1 - c)/2 · (x - 1) ± NOISE``,
-    where ``c`` is the agent's mean favorability toward the others (a positive prior starts
-    it at +0.6, a negative one at -0.6; the discussion moves it) and ``x`` the others' mean
-    catch last month as a multiple of that month's share (the reciprocity term is positive
-    only when they over-harvested). Warm relations mean restraint, hostile ones greed.
+    where ``c`` is the agent's goodwill, the mean over the others of its favorability
+    toward them (the discussion moves it) plus ``PRIOR_GOODWILL`` times the sign the
+    relational prior states for that pair (``stated``: peer -> -1, 0 or +1; unstated pairs
+    0), clipped to [-1, 1], and ``x`` the others' mean catch last month as a multiple of
+    that month's share (the reciprocity term is positive only when they over-harvested).
+    Warm relations mean restraint, hostile ones greed.
     """
-    favs = [r.fav for r in state.relations.values()]
-    goodwill = sum(favs) / len(favs) if favs else 0.0
+    stated = stated or {}
+    warmth = [r.fav + PRIOR_GOODWILL * stated.get(n, 0) for n, r in state.relations.items()]
+    goodwill = max(-1.0, min(1.0, sum(warmth) / len(warmth))) if warmth else 0.0
     multiple = GREED - GOODWILL * goodwill
     if others_last is not None and others_last > 1.0:
         multiple += RECIPROCITY * (1.0 - goodwill) / 2.0 * (others_last - 1.0)
@@ -342,9 +365,11 @@ async def _harvests(
                     n_agents,
                     _rng(sim.meta.seed, month, name),
                     _others_last(played, name),
+                    _stated(sim.meta.prior, name),
                 )
             ),
             fallback=_failed,
+            temperature=TEMPERATURE,
         )
 
     names = sim.scenario.names
@@ -366,8 +391,10 @@ async def run_govsim(
 ) -> GovSimResult:
     """Play one GovSim episode under a relational prior (None or no-prior: no block).
 
-    Each month: harvest decisions (one question per agent to ``mind``, a spec or a built
-    mind: the offline rule or the agent's model; out-of-range answers are clamped to
+    ``n_agents`` fishers (the first of :data:`NAMES`; the paper's team sizes are 3 and 5,
+    2 to 5 work). Each month: harvest decisions (one question per agent to ``mind``, a spec
+    or a built mind: the offline rule or the agent's model at temperature 0.8, whatever the
+    run's; out-of-range answers are clamped to
     0..stock and counted, never fatal), rationing if the lake is oversubscribed, the
     disclosure injected as the round's event, one discussion round (``sim.step()``), then
     regeneration. Stops after ``months`` or at collapse (stock < 5).
@@ -378,7 +405,7 @@ async def run_govsim(
         seed=seed,
         mind=mind,
         store=store,
-        name=f"govsim {prior.label if prior else 'no-prior'} seed {seed}",
+        name=f"govsim {n_agents} agents {prior.label if prior else 'no-prior'} seed {seed}",
         scenario_ref="govsim",
         prior=prior,
     )
@@ -427,6 +454,11 @@ async def run_govsim(
         out_of_range=out_of_range,
         stopped=stopped,
     )
+
+
+def _stated(prior: Prior | None, me: str) -> dict[str, int]:
+    """The signs the prior states for ``me``'s pairs: peer -> sign."""
+    return {j if i == me else i: s for i, j, s in (prior.edges if prior else []) if me in (i, j)}
 
 
 def _others_last(played: Sequence[GovSimMonth], me: str) -> float | None:

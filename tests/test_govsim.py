@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import statistics
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from functools import cache
+from typing import Any
 
 import pytest
 
@@ -17,16 +19,19 @@ from engine.govsim import (
     COLLAPSE,
     MONTHS,
     NAMES,
+    TEMPERATURE,
     GovSimMonth,
     max_total_gain,
     metrics,
     next_stock,
+    paper_settings,
     ration,
     run_govsim,
     sustainable_share,
 )
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import Reply, Request
+from engine.mind_spec import OFFLINE
 from engine.minds.llm import LLMMind
 from engine.priors import explicit_neutral, no_prior, render, signed_priors
 
@@ -132,13 +137,24 @@ def test_equality_hand_cases() -> None:
     assert metrics(play([[10, 10]], ["a", "b"]), 4)["equality"] == pytest.approx(0.5)
 
 
-def test_over_usage_counts_each_action_against_its_share() -> None:
+def test_over_usage_is_reported_against_both_thresholds() -> None:
     months = play([[20, 10, 16], [17, 17, 16]])  # shares 16.67, then 2*(100-46)=100 -> 16.67
     got = metrics(months, 3)
     assert got["over_usage"] == pytest.approx(3 / 6)
     # against the group's threshold h(t)/2 nobody over-uses
-    assert metrics(months, 3, threshold="group")["over_usage"] == 0.0
-    assert metrics(play([[60, 0, 0]]), 3, threshold="group")["over_usage"] == pytest.approx(1 / 3)
+    assert got["over_usage_group"] == 0.0
+    lone = metrics(play([[60, 0, 0]]), 3)
+    assert lone["over_usage_group"] == pytest.approx(1 / 3)
+    assert lone["over_usage"] == pytest.approx(1 / 3)
+
+
+def test_the_score_uses_the_per_agent_share() -> None:
+    # three times 40 tons from a full lake empties it: every action over its share 16.67,
+    # none over the group's 50; S counts the over-uses (õ = 0), as GovSim does
+    got = metrics(play([[40, 40, 20]]), 3)
+    assert (got["over_usage"], got["over_usage_group"]) == (1.0, 0.0)
+    surv, gain = 1 / MONTHS, 100 / max_total_gain()
+    assert got["score"] == pytest.approx(2 / 8 * surv + 1 / 8 * gain + 1 / 8 * got["equality"])
 
 
 def test_survival_time_uses_stock_strictly_above_c() -> None:
@@ -198,7 +214,6 @@ async def test_full_offline_run_terminates_and_is_saved(store: SaveStore) -> Non
     rounds = [store.read_round(result.run_id, n) for n in range(1, len(result.months) + 1)]
     for n, record in enumerate(rounds, 1):
         assert any(e.text.startswith(f"Month {n} harvest:") for e in record.events)
-    assert store.read_round(result.run_id, 0).state.agents["Jack"].relations["John"].fav == -0.6
 
 
 async def test_offline_run_is_deterministic_and_five_agents_work() -> None:
@@ -209,6 +224,19 @@ async def test_offline_run_is_deterministic_and_five_agents_work() -> None:
     assert set(a.months[0].harvests) == set(NAMES)
     assert a.run_id is None
     _consistent(a.months)
+
+
+async def test_the_offline_rule_reads_the_signs_stated_for_each_pair() -> None:
+    # a positive five-agent star: the hub John is warm toward all four others, each leaf
+    # toward one of four, so John restrains most; with the negative star he grabs most
+    first: dict[float, list[float]] = {1.0: [], 0.0: []}
+    for lam in first:
+        (star,) = signed_priors(list(NAMES), "attitude", "star", lam)
+        for seed in range(4):
+            month = (await run_govsim(star, n_agents=5, seed=seed, months=1)).months[0]
+            leaves = [month.requested[n] for n in NAMES[1:]]
+            first[lam].append(month.requested["John"] - sum(leaves) / len(leaves))
+    assert max(first[1.0]) < 0 < min(first[0.0])
 
 
 async def test_bad_arguments() -> None:
@@ -322,3 +350,48 @@ async def test_llm_neutral_prior_states_neutrality() -> None:
     assert [m.stock_after for m in result.months] == [100.0, 100.0]
     decide = next(r for r in transport.seen if r.key == "r0002:decide:Kate")
     assert "You and John have a neutral attitude toward each other" in decide.messages[0]["content"]
+
+
+# -- temperature 0.8 (Relational priors Sec. 4.1), over HTTP to the local stub --------------
+
+
+@pytest.fixture
+async def stub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
+    """A local OpenAI-compatible stub server; litellm's clients closed afterwards."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    from llm_stub import StubLLM
+
+    server = StubLLM(seed=2)
+    server.start()
+    yield server
+    import litellm
+
+    await litellm.close_litellm_async_clients()
+    litellm.in_memory_llm_clients_cache.flush_cache()
+    server.stop()
+
+
+def _temperatures(requests: list[dict[str, Any]]) -> dict[str, set[float]]:
+    """The temperatures the stub received, by the purpose tag of the system message."""
+    seen: dict[str, set[float]] = {}
+    for body in requests:
+        purpose = body["messages"][0]["content"].split("]")[0].removeprefix("[socialsim:")
+        seen.setdefault(purpose, set()).add(body["temperature"])
+    return seen
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+async def test_harvests_reach_the_model_at_temperature_0_8(stub: Any) -> None:
+    settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5.0, temperature=0.3)
+    prior = signed_priors(list(NAMES), "trust", "chain", 0.5)[0]
+    result = await run_govsim(prior, n_agents=5, mind=settings, months=1)
+    assert set(result.months[0].requested) == set(NAMES)
+    seen = _temperatures(stub.requests)
+    assert seen.pop("harvest") == {TEMPERATURE} == {0.8}
+    assert seen and set().union(*seen.values()) == {0.3}  # the discussion: the run's
+    stub.reset()
+    await run_govsim(prior, n_agents=5, mind=paper_settings(settings), months=1)
+    assert set().union(*_temperatures(stub.requests).values()) == {0.8}
+    assert paper_settings(settings).model_copy(update={"temperature": 0.3}) == settings
+    assert paper_settings(OFFLINE) is OFFLINE
