@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pydantic import BaseModel, ConfigDict
 
 from .errors import SaveError
-from .llm.settings import LLMSettings
+from .llm.settings import LLMSettings, StructuredMode
 from .mind_spec import OFFLINE, MindSpec
 from .priors import Prior
 from .scenario import Archetype, Scenario
@@ -98,6 +98,9 @@ class RunMeta(BaseModel):
     #: The relational prior of the Relational priors paper (None: none given; the No-Prior
     #: control is a Prior).
     prior: Prior | None = None
+    #: How each model is asked for structured replies, as ``--structured auto`` resolved it
+    #: (model -> schema, json or text); updated after a round that changed it.
+    structured_modes: dict[str, StructuredMode] = {}
 
     @property
     def mind(self) -> MindSpec:

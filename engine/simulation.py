@@ -382,6 +382,7 @@ class Simulation:
         if self.store is not None:
             self.store.append_round(self.run_id, record)
         self.records.append(record)
+        self._note_structured_modes()
         # Finished rounds live for the whole run: keep the cyclic GC from rescanning them.
         gc.freeze()
         if taken.forced or taken.events or self.pending is not taken:
@@ -399,6 +400,14 @@ class Simulation:
         return record
 
     # -- degraded rounds (issue 11) -----------------------------------------------------
+
+    def _note_structured_modes(self) -> None:
+        """Save how each model is asked for structured replies (what ``--structured auto``
+        settled on) when a round changed it."""
+        modes = self.mind.structured_modes()
+        if modes != self.meta.structured_modes:
+            self.meta = self.meta.model_copy(update={"structured_modes": modes})
+            self._save_meta()
 
     def _stop_if_degraded(self, record: RoundRecord) -> None:
         """Raise :class:`DegradedRunError` after a saved round in which more than half of

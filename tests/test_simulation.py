@@ -94,6 +94,9 @@ class ScriptedMind:
     def stop_reason(self) -> str | None:
         return None
 
+    def structured_modes(self) -> dict[str, str]:
+        return {}
+
     async def aclose(self) -> None:
         return None
 
