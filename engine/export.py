@@ -59,6 +59,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "cost_usd",
         "latency_s",
         "error",
+        "missing",
     ),
     "surveys": (
         "run_id",
@@ -85,6 +86,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "reasks",
         "fallbacks",
         "errors",
+        "structured",
+        "structured_fallbacks",
+        "missing_edges",
     ),
 }
 
@@ -181,6 +185,7 @@ def _llm_calls(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
                 c.cost_usd,
                 c.latency_s,
                 c.error or "",
+                ";".join(c.missing),
             )
 
 
@@ -201,6 +206,9 @@ def _usage(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
                 u.reasks,
                 u.fallbacks,
                 u.errors,
+                u.structured,
+                u.structured_fallbacks,
+                u.missing_edges,
             )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -223,3 +224,53 @@ def test_cli_export_writes_tidy_csvs_without_secrets(
         text = (out / path.name).read_bytes()
         assert text == path.read_bytes()
         assert SECRET.encode() not in text
+
+
+def test_llm_tables_count_structured_answers_fallbacks_and_missing_edges(saved, tmp_path: Path):
+    from engine.records import LLMCall, RoundUsage
+
+    def call(key: str, outcome: str, structured: str, **extra) -> LLMCall:
+        return LLMCall(
+            key=key,
+            purpose="judge",
+            agent="Ann",
+            model="openai/m",
+            messages=[],
+            structured=structured,
+            outcome=outcome,
+            **extra,
+        )
+
+    calls = [
+        call("r1:judge:Ann", "ok", "json_object", missing=["Bob", "Cy"]),
+        call("r1:judge:Bob", "fallback", "json_schema", error="openai/m: no valid reply"),
+        call("r1:speak:Cy", "ok", "text"),
+    ]
+    meta, records = saved
+    played = records[1].model_copy(
+        update={"llm_calls": calls, "usage": RoundUsage.of(calls, "batched")}
+    )
+    out = tmp_path / "llm"
+    export_run(meta, [records[0], played, *records[2:]], out)
+    rows = read_csv(out / "llm_calls.csv")
+    assert [(r["key"], r["structured"], r["outcome"], r["missing"]) for r in rows] == [
+        ("r1:judge:Ann", "json_object", "ok", "Bob;Cy"),
+        ("r1:judge:Bob", "json_schema", "fallback", ""),
+        ("r1:speak:Cy", "text", "ok", ""),
+    ]
+    (usage,) = read_csv(out / "usage.csv")
+    assert usage["round"] == "1" and usage["judge_mode"] == "batched"
+    counts = ("calls", "fallbacks", "structured", "structured_fallbacks", "missing_edges")
+    assert [int(usage[c]) for c in counts] == [3, 1, 2, 1, 2]
+
+
+def test_the_readme_lists_every_column_of_every_file():
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## CSV export\n", 1)[1].split("\n## ", 1)[0]
+    listed = {}
+    for line in section.splitlines():
+        if match := re.fullmatch(r"\| `(\w+)\.csv` \| (.+) \|", line):
+            # A column may carry a note in parentheses: "source (scripted/injected)".
+            columns = re.sub(r" \([^)]*\)", "", match.group(2))
+            listed[match.group(1)] = tuple(c.strip() for c in columns.split(","))
+    assert listed == COLUMNS
