@@ -6,17 +6,22 @@ Most tests call ``main()`` in-process with a patched ``sys.argv``; a few run
 
 from __future__ import annotations
 
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
+
 import asyncio
 import csv
 import json
-import os
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import CliResult
+from llm_stub import StubLLM
 
 from engine import (
     FORMAT_VERSION,
@@ -625,7 +630,7 @@ def test_each_command_shows_only_its_llm_options(socialsim):
     server = {"--api-base", "--api-key-env", "--structured", "--tolerate-fallbacks"}
     caps = {"--max-calls", "--budget-usd"}
     settings = {"--max-concurrency", "--timeout", "--retries"}
-    everything = models | server | caps | settings
+    everything = models | server | caps | settings | {"--structured-model"}
     expected = {
         "run": everything,
         "tui": everything,
@@ -653,6 +658,7 @@ def test_llm_options_build_one_mind_spec():
         judge_mode="batched",
         max_calls=9,
         structured="text",
+        structured_model=("openai/b=json", "openai/d = schema"),
         api_key_env="MY_KEY",
         tolerate_fallbacks=True,
     )
@@ -663,6 +669,7 @@ def test_llm_options_build_one_mind_spec():
         judge_mode="batched",
         max_calls=9,
         structured="text",
+        structured_models={"openai/b": "json", "openai/d": "schema"},
         api_key_env="MY_KEY",
         tolerate_fallbacks=True,
     )
@@ -683,6 +690,17 @@ def test_llm_options_build_one_mind_spec():
         (["--model", "openai/x", "--structured", "fancy"], ["--structured:"]),
         (["--model", "openai/x", "--api-key-env", "1-KEY"], ["--api-key-env:"]),
         (["--api-key-env", "MY_KEY"], ["need an LLM --model"]),
+        (["--structured-model", "openai/x=json"], ["need an LLM --model"]),
+        (["--model", "openai/x", "--structured-model", "openai/x"], ["'openai/x'", "MODEL=MODE"]),
+        (["--model", "openai/x", "--structured-model", "=json"], ["'=json'", "MODEL=MODE"]),
+        (
+            ["--model", "openai/x", "--structured-model", "openai/x=fancy"],
+            ["'openai/x=fancy'", "MODE is one of auto, schema, json, text"],
+        ),
+        (
+            ["--model", "openai/x", "--judge-model", "openai/j", "--structured-model", "gpt=json"],
+            ["'gpt' plays no part in this run", "models: openai/j, openai/x"],
+        ),
     ],
 )
 def test_bad_llm_options_are_one_error_line(
@@ -698,3 +716,107 @@ def test_caps_on_resume_need_an_llm_run(socialsim, saves: Path, finished: str):
     result = socialsim("resume", finished, "--rounds", "1", "--max-calls", "5")
     assert_one_error(result, "--max-calls, --budget-usd and --tolerate-fallbacks apply to LLM")
     assert snapshot(saves) == before
+
+
+# -- LLM runs against the local stub: structured modes, the summary, degraded stops ---------
+
+
+@pytest.fixture
+def stub_run(socialsim, scenario_file: Path) -> Iterator:
+    """``stub_run(run_id, *args, **stub_kwargs)``: a two-round LLM run of the mini scenario
+    against a fresh stub (no retries); the stubs stop afterwards."""
+    stubs: list[StubLLM] = []
+
+    def play(run_id: str, *args: str, **stub_kwargs) -> Result:
+        stub = StubLLM(seed=2, **stub_kwargs)
+        stub.start()
+        stubs.append(stub)
+        model = ["--model", "openai/stub", "--api-base", stub.url, "--retries", "0"]
+        return socialsim(
+            "run", str(scenario_file), "--rounds", "2", "--run-id", run_id, "-q", *model, *args
+        )
+
+    yield play
+    for stub in stubs:
+        stub.stop()
+
+
+def summary_rows(out: str) -> dict[str, str]:
+    """The final LLM summary's rows, by label."""
+    labels = ("LLM calls", "answers", "fell back", "structured")
+    return {
+        label: line.removeprefix(label).strip()
+        for line in out.splitlines()
+        for label in labels
+        if line.startswith(label + " ")
+    }
+
+
+def test_auto_against_a_server_refusing_json_schema_settles_on_json(
+    socialsim, stub_run, saves: Path
+):
+    result = stub_run("llama", rejects={"json_schema"})
+    assert result.code == 0, result.err
+    store = SaveStore(saves)
+    assert store.read_meta("llama").structured_modes == {"openai/stub": "json"}
+    usages = [r.usage for r in store.read_rounds("llama")[1:]]
+    assert all(u is not None and u.structured_fallbacks == 0 for u in usages)
+    calls = sum(u.calls for u in usages if u)
+    structured = sum(u.structured for u in usages if u)
+    rows = summary_rows(result.out)
+    assert rows["LLM calls"].startswith(f"{calls} in 2 rounds, ")
+    assert (
+        rows["answers"] == f"{structured} structured; 0 repaired, 0 re-asked, 0 fallbacks, "
+        "0 missing edges"
+    )
+    assert rows["fell back"] == "0.0% of the structured answers"
+    assert rows["structured"] == "openai/stub json"
+    shown = socialsim("show", "llama")
+    assert shown.code == 0, shown.err
+    assert re.search(r"^structured\s+openai/stub json\s*$", shown.out, re.M), shown.out
+
+
+def test_an_offline_run_prints_no_llm_summary_and_no_modes(socialsim, finished: str, saves: Path):
+    assert SaveStore(saves).read_meta(finished).structured_modes == {}
+    result = socialsim("resume", finished, "--rounds", "1")
+    assert result.code == 0, result.err
+    assert summary_rows(result.out) == {}
+    assert not re.search(r"^structured\s", socialsim("show", finished).out, re.M)
+
+
+def test_a_save_without_structured_modes_still_reads(socialsim, finished: str, saves: Path):
+    path = saves / finished / "run.json"
+    data = json.loads(path.read_text())
+    del data["run"]["1"]["structured_modes"]
+    path.write_text(json.dumps(data))
+    assert SaveStore(saves).read_meta(finished).structured_modes == {}
+    assert socialsim("show", finished).code == 0
+
+
+def test_a_degraded_round_is_saved_then_the_run_exits_2_after_its_summary(
+    socialsim, stub_run, saves: Path
+):
+    result = stub_run("down", faults={"500": 1.0})
+    store = SaveStore(saves)
+    assert store.round_numbers("down") == [0, 1]
+    usage = store.read_round("down", 1).usage
+    assert usage is not None and usage.degraded
+    assert_one_error(
+        result,
+        f"round 1 saved in {store.run_dir('down')}; 100% of the structured answers fell back "
+        f"(openai/stub at http://127.0.0.1:",
+        f"; most common error, {usage.structured}x: InternalServerError after 1 attempts); "
+        "fix the server, or go on with --tolerate-fallbacks "
+        "(socialsim resume down --tolerate-fallbacks)",
+    )
+    assert result.err.count("round 1") == 1 and "the round is saved" not in result.err
+    # The summary came first, on stdout.
+    assert result.out.startswith("down: round 1/2 saved")
+    rows = summary_rows(result.out)
+    assert rows["LLM calls"].startswith(f"{usage.calls} in 1 round, ")
+    assert rows["fell back"] == "100.0% of the structured answers"
+    # Going on regardless plays the last round (against the same failing server).
+    resumed = socialsim("resume", "down", "--tolerate-fallbacks", "-q")
+    assert resumed.code == 0, resumed.err
+    assert store.round_numbers("down") == [0, 1, 2]
+    assert summary_rows(resumed.out)["LLM calls"].startswith(f"{usage.calls * 2} in 2 rounds, ")

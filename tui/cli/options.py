@@ -77,6 +77,14 @@ OPTIONS: dict[str, Any] = {
             rich_help_panel=PANEL,
         ),
     ],
+    "structured_model": Annotated[
+        list[str],
+        typer.Option(
+            "--structured-model",
+            help="MODEL=MODE: --structured for one of the run's models (repeatable).",
+            rich_help_panel=PANEL,
+        ),
+    ],
     "max_concurrency": Annotated[
         int,
         typer.Option(
@@ -133,6 +141,7 @@ class LLMOptions:
     api_key_env: str | None = None
     judge_mode: str = "per-edge"
     structured: str = "auto"
+    structured_model: tuple[str, ...] = ()
     max_concurrency: int = 8
     timeout: float = 60.0
     retries: int = 3
@@ -157,9 +166,11 @@ class LLMOptions:
         from engine.mind_spec import OFFLINE, mind_spec
 
         if self.offline:
-            if self.judge_model or self.agent_model or self.api_base or self.api_key_env:
+            given = (self.judge_model, self.agent_model, self.api_base, self.api_key_env)
+            if any(given) or self.structured_model:
                 fail(
-                    "--judge-model, --agent-model, --api-base and --api-key-env need an LLM --model"
+                    "--judge-model, --agent-model, --api-base, --api-key-env and "
+                    "--structured-model need an LLM --model"
                 )
             return OFFLINE
         agents = dict(scenario_models or {})
@@ -170,6 +181,7 @@ class LLMOptions:
             if name not in names:
                 fail(f"--agent-model {item!r}: no agent {name!r}; agents: {', '.join(names)}")
             agents[name] = value.strip()
+        models = {self.model, self.judge_model or self.model, *agents.values()}
         try:
             return mind_spec(
                 self.model,
@@ -179,6 +191,7 @@ class LLMOptions:
                 api_key_env=self.api_key_env,
                 judge_mode=self.judge_mode,
                 structured=self.structured,
+                structured_models=structured_models(self.structured_model, models),
                 max_concurrency=self.max_concurrency,
                 timeout=self.timeout,
                 retries=self.retries,
@@ -207,6 +220,29 @@ class LLMOptions:
         return spec.model_copy(update={k: v for k, v in given.items() if v})
 
 
+def structured_models(items: Sequence[str], models: set[str]) -> dict[str, str]:
+    """``--structured-model MODEL=MODE`` items as a dict, each checked (one-line errors)."""
+    from typing import get_args
+
+    from engine.llm.settings import StructuredMode
+
+    modes = get_args(StructuredMode)
+    chosen = {}
+    for item in items:
+        model, sep, mode = (part.strip() for part in item.rpartition("="))
+        if not sep or not model:
+            fail(f"--structured-model {item!r}: use MODEL=MODE")
+        if mode not in modes:
+            fail(f"--structured-model {item!r}: MODE is one of {', '.join(modes)}")
+        if model not in models:
+            fail(
+                f"--structured-model {item!r}: {model!r} plays no part in this run; "
+                f"models: {', '.join(sorted(models))}"
+            )
+        chosen[model] = mode
+    return chosen
+
+
 Command = TypeVar("Command", bound=Callable[..., Any])
 DEFAULTS = {f.name: f.default for f in fields(LLMOptions)}
 
@@ -232,8 +268,9 @@ def llm_options(*names: str) -> Callable[[Command], Command]:
         @functools.wraps(command)
         def with_options(*args: Any, **kwargs: Any) -> Any:
             given = {name: kwargs.pop(name) for name in chosen}
-            if "agent_model" in given:  # typer gives a list; the options are frozen
-                given["agent_model"] = tuple(given["agent_model"])
+            for repeated in ("agent_model", "structured_model"):
+                if repeated in given:  # typer gives a list; the options are frozen
+                    given[repeated] = tuple(given[repeated])
             return command(*args, llm=LLMOptions(**given), **kwargs)
 
         with_options.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]

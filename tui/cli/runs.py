@@ -104,11 +104,41 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
         await sim.mind.aclose()
 
 
+def _play_to_the_end(sim: Simulation, store: SaveStore, rounds: int | None, quiet: bool) -> None:
+    """Play, then print the final lines; a run stopped as degraded prints them too, then
+    its one error line (exit 2)."""
+    from engine.errors import DegradedRunError
+
+    try:
+        run_async(_play(sim, rounds, quiet))
+    except DegradedRunError as err:
+        _finish(sim, store)
+        fail(_degraded_line(sim, store, str(err)))
+    _finish(sim, store)
+
+
+def _degraded_line(sim: Simulation, store: SaveStore, message: str) -> str:
+    """The engine's line, opened by what the save holds (read back to check it)."""
+    from engine.errors import SaveError
+
+    last = sim.records[-1]
+    try:
+        saved = store.read_round(sim.run_id, last.round) == last
+    except SaveError:
+        saved = False
+    where = "saved in" if saved else "NOT found in the save"
+    detail = message.removeprefix(f"round {last.round}: ").replace("; the round is saved", "")
+    return (
+        f"round {last.round} {where} {store.run_dir(sim.run_id)}; {detail} "
+        f"(socialsim resume {sim.run_id} --tolerate-fallbacks)"
+    )
+
+
 def _finish(sim: Simulation, store: SaveStore) -> None:
     from rich.markup import escape
 
     from ..report import metrics_line
-    from .tables import mind_name
+    from .tables import llm_summary, mind_name
 
     console = make_console()
     console.print(
@@ -116,6 +146,9 @@ def _finish(sim: Simulation, store: SaveStore) -> None:
         f"in {escape(str(store.run_dir(sim.run_id)))} ({escape(mind_name(sim.meta.mind))})"
     )
     console.print(metrics_line(sim.metrics()))
+    summary = llm_summary(sim.meta, sim.records)
+    if summary is not None:
+        console.print(summary)
 
 
 @llm_options()
@@ -132,6 +165,7 @@ def run(
     ] = False,
     saves: SavesOpt = None,
     prior: PriorOpt = None,
+    agents: Annotated[str, typer.Option(help="govsim only: 3 or 5 fishers.")] = "3",
     *,
     llm: LLMOptions,
 ) -> None:
@@ -143,7 +177,7 @@ def run(
     if scenario in ("govsim", "debate"):
         from .studies import single_episode
 
-        single_episode(scenario, seed, llm, prior)
+        single_episode(scenario, seed, llm, prior, agents)
         return
     from engine import Simulation, resolve_scenario
     from engine.store import check_run_id
@@ -176,8 +210,7 @@ def run(
                 f"[bold]{escape(resolved.title)}[/] — {escape(sim.mind.label)}, "
                 f"seed {seed}, run {sim.run_id}\n"
             )
-        run_async(_play(sim, None, quiet))
-        _finish(sim, store)
+        _play_to_the_end(sim, store, None, quiet)
 
 
 @llm_options("max_calls", "budget_usd", "tolerate_fallbacks")
@@ -204,8 +237,7 @@ def resume(
                 f"run {run_id!r} already finished ({sim.round}/{sim.total_rounds}); "
                 "pass --rounds N to extend it"
             )
-        run_async(_play(sim, rounds, quiet))
-        _finish(sim, store)
+        _play_to_the_end(sim, store, rounds, quiet)
 
 
 def branch(

@@ -109,6 +109,8 @@ def run_overview(meta: RunMeta, records: list[RoundRecord], metrics: Metrics) ->
     info.add_row("scenario", Text(f"{meta.scenario.title} [{meta.scenario_ref}]"))
     info.add_row("round", f"{records[-1].round}/{meta.total_rounds}")
     info.add_row("mind", Text(mind_name(meta.mind)))
+    if meta.structured_modes:
+        info.add_row("structured", Text(modes_line(meta.structured_modes)))
     info.add_row("seed", str(meta.seed))
     info.add_row("created", Text(meta.created))
     if meta.ancestry:
@@ -135,6 +137,48 @@ def run_overview(meta: RunMeta, records: list[RoundRecord], metrics: Metrics) ->
     return Group(
         info, Text(""), agents, Text(""), fav_matrix(state), Text(""), metrics_line(metrics)
     )
+
+
+def modes_line(modes: Mapping[str, str]) -> str:
+    """How each model is asked for structured replies: ``openai/a json, openai/b schema``."""
+    return ", ".join(f"{model} {mode}" for model, mode in modes.items())
+
+
+def llm_summary(meta: RunMeta, records: list[RoundRecord]) -> RenderableType | None:
+    """The end of ``run`` and ``resume``: the run's LLM calls, tokens, cost, how its
+    structured answers went and the structured modes (None for a run without LLM calls)."""
+    from engine.records import RoundUsage
+
+    usages = [r.usage for r in records if r.usage is not None]
+    if not usages:
+        return None
+    summed = [name for name in RoundUsage.model_fields if name != "judge_mode"]
+    total = RoundUsage(**{name: sum(getattr(u, name) for u in usages) for name in summed})
+    tokens = total.prompt_tokens + total.completion_tokens
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim")
+    grid.add_column()
+    rounds = f"{len(usages)} round{'s' * (len(usages) > 1)}"
+    grid.add_row(
+        "LLM calls",
+        f"{total.calls:,} in {rounds}, {tokens:,} tokens ({total.prompt_tokens:,} prompt, "
+        f"{total.completion_tokens:,} completion), ${total.cost_usd:.4f}",
+    )
+    grid.add_row(
+        "answers",
+        f"{total.structured:,} structured; {total.repairs} repaired, {total.reasks} re-asked, "
+        f"{total.fallbacks} fallbacks, {total.missing_edges} missing edges",
+    )
+    grid.add_row(
+        "fell back",
+        Text(
+            f"{total.fallback_share:.1%} of the structured answers",
+            "bold red" if total.degraded else "yellow" if total.warning else "",
+        ),
+    )
+    if meta.structured_modes:
+        grid.add_row("structured", Text(modes_line(meta.structured_modes)))
+    return grid
 
 
 def runs_table(rows: list[RunListing]) -> Table:
