@@ -6,6 +6,10 @@ temporary saves folder and checks both the engine state and the save on disk.
 
 from __future__ import annotations
 
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
+
 import asyncio
 import io
 import json
@@ -15,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from llm_stub import StubLLM
 from rich.console import Console
 from textual.message import Message
 from textual.widget import Widget
@@ -22,6 +27,8 @@ from textual.widgets import DataTable, Input, Label, RichLog, Select, SelectionL
 
 from engine import Action, Mode, OfflineMind, SaveStore, SocialsimError
 from engine.events import AgentSpoke, TokenStreamed
+from engine.llm.settings import LLMSettings
+from engine.records import main_failure
 from engine.runmeta import Lineage
 from tui import cli
 from tui.app import SocialsimApp, build_app
@@ -1013,3 +1020,94 @@ def test_fork_point_reads_a_round_and_an_intervention() -> None:
         fork_point("2 x", 5, ["curfew"])
     with pytest.raises(ValueError, match="between 0 and 5"):
         fork_point("6", 5, [])
+
+
+# -- LLM runs on the local stub: structured modes, fallback warnings, degraded stops -------
+
+
+@pytest.fixture
+def stub_mind(monkeypatch: pytest.MonkeyPatch):
+    """``stub_mind(**stub_kwargs) -> LLMSettings``: an LLM mind on a fresh local stub (one
+    call at a time, no retries), stopped afterwards."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    stubs: list[StubLLM] = []
+
+    def make(**stub_kwargs) -> LLMSettings:
+        stub = StubLLM(seed=4, **stub_kwargs)
+        stub.start()
+        stubs.append(stub)
+        return LLMSettings(
+            model="openai/stub", api_base=stub.url, timeout=5, retries=0, max_concurrency=1
+        )
+
+    yield make
+    for stub in stubs:
+        stub.stop()
+
+
+def strip_of(app: SocialsimApp) -> Static:
+    return app.query_one("#warning", Static)
+
+
+async def test_offline_runs_show_no_warning_strip_and_no_mode(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n")
+        assert not strip_of(app).display
+        header = str(app.query_one("#header", Static).content)
+        assert "offline rule-based" in header and "·" not in header
+
+
+async def test_fallbacks_over_a_tenth_show_the_warning_strip(
+    saves: Path, stub_mind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = build_app("tavern", saves=saves, mind=stub_mind(faults={"500": 0.3}))
+    async with app.run_test(size=SIZE) as pilot:
+        assert not strip_of(app).display
+        await press_and_settle(pilot, "n")
+        record = app.sim.records[-1]
+        usage = record.usage
+        assert record.round == 1 and usage is not None
+        assert usage.warning and not usage.degraded
+        strip = strip_of(app)
+        assert strip.display and not strip.has_class("stopped")
+        # Monochrome: the strip says it in words.
+        assert app.no_color
+        text = str(strip.content)
+        model, error, count = main_failure(record.llm_calls)
+        assert text == (
+            f"⚠ R1: {usage.fallback_share:.0%} of structured answers fell back "
+            f"({usage.structured_fallbacks}/{usage.structured}) · openai/stub: {error} ({count}x)"
+        )
+        assert model == "openai/stub" and "InternalServerError" in error
+        # The header names the structured mode auto settled on, as the save does.
+        assert app.sim.meta.structured_modes == {"openai/stub": "schema"}
+        assert SaveStore(saves).read_meta(app.sim.run_id).structured_modes == {
+            "openai/stub": "schema"
+        }
+        header = str(app.query_one("#header", Static).content).splitlines()[1]
+        assert header.startswith("LLM openai/stub · schema ")
+
+
+async def test_a_degraded_stop_leaves_a_lasting_notice(saves: Path, stub_mind) -> None:
+    app = build_app("tavern", saves=saves, mind=stub_mind(faults={"500": 1.0}))
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1 and saved_rounds(run_dir(app)) == [0, 1]
+        strip = strip_of(app)
+        text = str(strip.content)
+        assert strip.display and strip.has_class("stopped")
+        assert text.startswith("⛔ RUN STOPPED  round 1: 100% of the structured answers fell back")
+        assert "the round is saved" in text
+        assert text.endswith(f"socialsim resume {app.sim.run_id} --tolerate-fallbacks")
+        assert notes == []  # a notice, not a toast that vanishes
+        # It outlives other screens, and goes when the next round starts.
+        await pilot.press("question_mark")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert strip_of(app).display and strip_of(app).has_class("stopped")
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 2
+        assert str(strip_of(app).content).startswith("⛔ RUN STOPPED  round 2: ")

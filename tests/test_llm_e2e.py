@@ -328,7 +328,7 @@ def test_llm_run_end_to_end(clean: Run, tmp_path: Path, net: NetLog) -> None:
     with Simulation.resume("clean", clean.store) as sim:
         top, bottom = header_text(sim, running=False).plain.splitlines()
     assert "round 3/3" in top
-    assert bottom.startswith(f"LLM openai/stub {len(calls)} calls ")
+    assert bottom.startswith(f"LLM openai/stub · schema {len(calls)} calls ")
 
     # Exports: one row per exchange and per round; no API key anywhere.
     out = tmp_path / "export"

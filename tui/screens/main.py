@@ -16,7 +16,7 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from engine import Archetype, ForcedAction, Simulation, SocialsimError
+from engine import Archetype, DegradedRunError, ForcedAction, Simulation, SocialsimError
 from engine.export import export_run
 from engine.tasks.diagnosis import diagnose_run
 from engine.tasks.episode import finish_task_run, recast_scenario
@@ -126,6 +126,8 @@ class MainScreen(Screen[None]):
             outcome = await finish_task_run(sim)
             if outcome is not None:
                 self.notify(f"Task finished: utility {outcome.utility:g}.", timeout=10)
+        except DegradedRunError as err:  # the round is saved: a notice that stays
+            self.query_one(RunView).stopped_degraded(str(err))
         except SocialsimError as err:
             self.notify(str(err), title="socialsim", severity="error", timeout=10)
         finally:

@@ -1,4 +1,4 @@
-"""The run header and the current-event bar."""
+"""The run header, the warning strip (degraded LLM answers) and the current-event bar."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from engine import Simulation
+from engine.records import main_failure
 
 
 def header_text(sim: Simulation, running: bool) -> Text:
@@ -21,6 +22,9 @@ def header_text(sim: Simulation, running: bool) -> Text:
         (sim.scenario.title, "bold"),
     )
     bottom = Text.assemble((sim.mind.label, "magenta"))
+    modes = structured_modes(sim)
+    if modes:
+        bottom.append(f" · {modes}", style="magenta")
     usage = [r.usage for r in sim.records if r.usage is not None]
     if usage:
         tokens = sum(u.prompt_tokens + u.completion_tokens for u in usage)
@@ -58,6 +62,38 @@ def header_text(sim: Simulation, running: bool) -> Text:
     return text
 
 
+def structured_modes(sim: Simulation) -> str:
+    """How the run's models are asked for structured replies, compactly: ``json`` when they
+    all are asked alike, else ``a:json b:schema`` (empty offline)."""
+    modes = sim.meta.structured_modes or sim.mind.structured_modes()
+    if len(set(modes.values())) == 1:
+        return next(iter(modes.values()))
+    return " ".join(f"{model.rsplit('/', 1)[-1]}:{mode}" for model, mode in modes.items())
+
+
+def fallback_text(sim: Simulation) -> Text | None:
+    """One line while more than 10% of the latest round's structured answers fell back: the
+    share, the model and its most common error (None otherwise)."""
+    record = sim.records[-1]
+    usage = record.usage
+    if usage is None or not usage.warning:
+        return None
+    model, error, count = main_failure(record.llm_calls)
+    fell, total = usage.structured_fallbacks + usage.missing_edges, usage.structured
+    return Text.assemble(
+        (f"⚠ R{record.round}: {usage.fallback_share:.0%} of structured answers fell back", "bold"),
+        f" ({fell}/{total + usage.missing_edges}) · {model}: {error} ({count}x)",
+    )
+
+
+def stopped_text(sim: Simulation, message: str) -> Text:
+    """Why the run stopped after a degraded round (the engine's line) and how to go on."""
+    return Text.assemble(
+        ("⛔ RUN STOPPED", "bold"),
+        f"  {message}. To play on regardless: socialsim resume {sim.run_id} --tolerate-fallbacks",
+    )
+
+
 def event_text(sim: Simulation) -> Text:
     """The events of the round just played and what is queued for the next one."""
     record = sim.records[-1]
@@ -87,7 +123,34 @@ def event_text(sim: Simulation) -> Text:
 class RunHeader(Static):
     """Header of the main screen."""
 
-    DEFAULT_CSS = "RunHeader { height: 2; background: $panel; padding: 0 1; }"
+    DEFAULT_CSS = """
+    RunHeader {
+        height: 2; background: $panel; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    """
+
+
+class WarningStrip(Static):
+    """A bar under the header, hidden while there is nothing to warn about: the latest
+    round's fallbacks (one line, warning colour), or a degraded stop (error colour) that
+    stays until another round starts. The text says it in words too, for NO_COLOR."""
+
+    DEFAULT_CSS = """
+    WarningStrip {
+        display: none; height: auto; max-height: 5; padding: 0 1;
+        background: $warning-muted; color: $text;
+    }
+    WarningStrip.shown { display: block; }
+    WarningStrip.warning { text-wrap: nowrap; text-overflow: ellipsis; }
+    WarningStrip.stopped { background: $error-muted; }
+    """
+
+    def set_notice(self, text: Text | None, *, stopped: bool = False) -> None:
+        """Show ``text`` (None hides the strip)."""
+        self.update(text or "")
+        self.set_class(text is not None, "shown")
+        self.set_class(text is not None and not stopped, "warning")
+        self.set_class(stopped, "stopped")
 
 
 class EventBar(Static):

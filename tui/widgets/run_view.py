@@ -1,4 +1,5 @@
-"""The view of one run: header, event bar, agent deck, favorability matrix and metrics.
+"""The view of one run: header, warning strip, event bar, agent deck, favorability matrix
+and metrics.
 
 It listens to the run's engine events (as :mod:`tui.messages`) and keeps its widgets in
 step with them; :meth:`RunView.show` switches it to another run.
@@ -19,7 +20,15 @@ from ..event_bridge import EventBridge
 from ..report import metrics_block
 from .agent_pane import AgentPane
 from .deck import AgentDeck
-from .header import EventBar, RunHeader, event_text, header_text
+from .header import (
+    EventBar,
+    RunHeader,
+    WarningStrip,
+    event_text,
+    fallback_text,
+    header_text,
+    stopped_text,
+)
 from .matrix import FavMatrix
 
 
@@ -39,9 +48,11 @@ class RunView(Vertical):
         super().__init__(**kwargs)
         self.sim = sim
         self._bridge: EventBridge | None = None
+        self._stopped: str | None = None  # why the run stopped degraded, until a round starts
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="header")
+        yield WarningStrip(id="warning")
         yield EventBar(id="event")
         with Horizontal(id="body"):
             yield self._deck()
@@ -77,8 +88,14 @@ class RunView(Vertical):
         if self._bridge is not None:
             self._bridge.close()
         self.sim = sim
+        self._stopped = None
         self._bridge = EventBridge(sim, self.post_message)
         self.call_after_refresh(self._swap_deck)
+
+    def stopped_degraded(self, message: str) -> None:
+        """Keep the engine's line about a degraded stop in view until another round starts."""
+        self._stopped = message
+        self.refresh_view()
 
     async def _swap_deck(self) -> None:
         await self.query_one(AgentDeck).remove()
@@ -115,6 +132,11 @@ class RunView(Vertical):
         """Redraw header, event bar, panes, matrix and metrics from the engine state."""
         sim = self.sim
         self.query_one(RunHeader).update(header_text(sim, self.running))
+        strip = self.query_one(WarningStrip)
+        if self._stopped is not None:
+            strip.set_notice(stopped_text(sim, self._stopped), stopped=True)
+        else:
+            strip.set_notice(fallback_text(sim))
         self.query_one(EventBar).update(event_text(sim))
         record = sim.records[-1]
         deltas = {c.agent: c.delta for c in record.emotion_changes}
@@ -134,6 +156,9 @@ class RunView(Vertical):
 
     @on(messages.RoundStarted)
     def _round_started(self, message: messages.RoundStarted) -> None:
+        if self._stopped is not None:
+            self._stopped = None
+            self.query_one(WarningStrip).set_notice(None)
         for e in message.events:
             for name in e.private_to or []:
                 self._pane(name).add_event(message.round, e)
