@@ -8,9 +8,11 @@ assignment ``s: E_R -> {-1, +1}`` (Eq. 2). Its positivity is ``λ = |{s_ij = +1}
 block is omitted) and Explicit-Neutral (every stated edge has ``s_ij = 0``).
 
 Relations are fixed, symmetric and common knowledge (Sec. 3.2): every agent's prompt states
-every edge. They are protocol-preserving (Sec. 3.1): a prior changes the system prompt and
-the starting relations of round 0, never who speaks, what is visible or how outputs are
-aggregated. The topology decides which pairs receive relational context, not who can talk.
+every edge. They are protocol-preserving prompt-level priors (Sec. 3.1): a prior changes the
+system prompt only, the same block every round, never who speaks, what is visible or how
+outputs are aggregated, and never the evolving relations (favorability and status start
+from the scenario). The topology decides which pairs receive relational context, not who
+can talk. The offline model reads the signs through :func:`sign_index`.
 
 Topologies and the agent counts they need:
 
@@ -45,9 +47,6 @@ RELATIONS: tuple[str, ...] = ("attitude", "trust", "influence")
 TOPOLOGIES: tuple[str, ...] = ("complete", "chain", "star", "tree")
 #: The fewest agents each topology needs (see the module docstring).
 MIN_AGENTS = {"complete": 2, "chain": 2, "star": 3, "tree": 3}
-#: Starting favorability of both directions of an edge, by sign (App. B thresholds make
-#: +0.6 an ally and -0.6 an enemy; 0 stays neutral).
-START_FAV = {1: 0.6, -1: -0.6, 0: 0.0}
 #: How close λ·|E| must be to an integer.
 TOLERANCE = 1e-9
 
@@ -247,7 +246,7 @@ def signed_priors(
 
 
 def no_prior() -> Prior:
-    """The No-Prior control: no relational block, no starting relations."""
+    """The No-Prior control: no relational block."""
     return Prior(control="no-prior")
 
 
@@ -304,13 +303,14 @@ def render(prior: Prior, agent: str) -> str | None:
     return "\n".join(lines)
 
 
-def starting_favs(prior: Prior) -> dict[tuple[str, str], float]:
-    """Directed starting favorabilities of round 0: both directions of every edge, with
-    +1 -> 0.6, -1 -> -0.6 and 0 -> 0.0 (empty for No-Prior)."""
-    favs: dict[tuple[str, str], float] = {}
-    for i, j, s in prior.edges:
-        favs[(i, j)] = favs[(j, i)] = START_FAV[s]
-    return favs
+def sign_index(prior: Prior | None) -> dict[str, dict[str, int]]:
+    """Every agent's stated peers and the signs of those edges, both directions (empty for
+    None or No-Prior; all 0 for Explicit-Neutral)."""
+    index: dict[str, dict[str, int]] = {}
+    for i, j, s in prior.edges if prior is not None else []:
+        index.setdefault(i, {})[j] = s
+        index.setdefault(j, {})[i] = s
+    return index
 
 
 def check_agents(prior: Prior, names: Sequence[str]) -> None:

@@ -37,25 +37,23 @@ from .metrics import Metrics, compute_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
-from .priors import Prior, check_agents, starting_favs
+from .priors import Prior, check_agents
 from .records import RoundUsage, main_failure
 from .rules import (
     can_observe,
     initial_state,
     relation_triggers,
     speaking_order,
-    threshold_status,
     validate_action,
 )
 from .runmeta import ExperimentLink, Lineage, RunMeta, Snapshot, TaskOutcome, now_iso
-from .scenario import Scenario, Status
+from .scenario import Scenario
 from .state import (
     Action,
     Decision,
     ForcedAction,
     Mode,
     Pending,
-    Relation,
     RoundRecord,
     ScenarioEvent,
     WorldState,
@@ -114,8 +112,9 @@ class Simulation:
 
         ``ablation`` is Sociodrama's "w/o social dynamics": fixed speaking order and no
         emotion, relation or need updates. ``prior`` is a relational prior (Relational priors
-        paper): it sets the starting relations of round 0 and is rendered into every agent's
-        system prompt; the protocol is unchanged.
+        paper): a fixed layer every agent's context carries, rendered into its system prompt
+        the same way every round; it never touches the relations' state (round 0 is the
+        scenario's) nor the protocol.
         """
         if rounds is not None and rounds < 1:
             raise SocialsimError(f"--rounds {rounds}: must be at least 1")
@@ -138,7 +137,7 @@ class Simulation:
         # The mind first: a bad model string or a missing key leaves no run folder behind.
         brain = make_mind(mind, seed) if isinstance(mind, Offline | LLMSettings) else mind
         meta = meta.with_mind(brain.spec)
-        first = RoundRecord(round=0, state=_with_prior(initial_state(scenario), prior))
+        first = RoundRecord(round=0, state=initial_state(scenario))
         lock = None
         if store is not None:
             store.create(meta, first)
@@ -595,23 +594,6 @@ class Simulation:
             need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
             state=WorldState(round=t, agents=new_states),
         )
-
-
-def _with_prior(state: WorldState, prior: Prior | None) -> WorldState:
-    """Round-0 state with a relational prior's starting relations (fav and App. B status)
-    on both directions of every stated edge; the scenario's relations elsewhere."""
-    favs = starting_favs(prior) if prior is not None else {}
-    if not favs:
-        return state
-    agents = {}
-    for name, agent in state.agents.items():
-        relations = dict(agent.relations)
-        for other in relations:
-            if (name, other) in favs:
-                fav = favs[(name, other)]
-                relations[other] = Relation(fav=fav, status=threshold_status(fav, Status.NEUTRAL))
-        agents[name] = agent.model_copy(update={"relations": relations})
-    return state.model_copy(update={"agents": agents})
 
 
 def _among(item: object, items: Sequence[object]) -> bool:

@@ -1,9 +1,9 @@
 """Relational priors (paper Sec. 3): topologies, sign assignments, rendering, CLI syntax,
-and their integration into the run (round-0 relations, saves, the LLM system prompt)."""
+and their integration into the run as a fixed prompt layer (never the relations' state;
+saves, the LLM system prompt)."""
 
 from __future__ import annotations
 
-import copy
 from math import comb
 
 import pytest
@@ -20,11 +20,11 @@ from engine.priors import (
     parse_prior,
     render,
     sign_assignments,
+    sign_index,
     signed_priors,
-    starting_favs,
     topology_edges,
 )
-from engine.scenario import Scenario, Status, parse_scenario
+from engine.scenario import Scenario
 from engine.state import Decision, Mode
 
 FIVE = ["John", "Kate", "Jack", "Emma", "Luke"]
@@ -226,7 +226,7 @@ def test_template_is_fixed_across_relation_types() -> None:
 
 def test_no_prior_renders_nothing() -> None:
     assert render(no_prior(), "John") is None
-    assert starting_favs(no_prior()) == {}
+    assert sign_index(no_prior()) == sign_index(None) == {}
 
 
 def test_explicit_neutral_says_neutral() -> None:
@@ -240,21 +240,20 @@ def test_explicit_neutral_says_neutral() -> None:
         assert all("neutral" in line and "score 0)" in line for line in lines)
 
 
-def test_starting_favs_both_directions() -> None:
+def test_sign_index_both_directions() -> None:
     prior = Prior(
         control="signed",
         relation="attitude",
         topology="chain",
         edges=[("John", "Kate", 1), ("Kate", "Jack", -1)],
     )
-    assert starting_favs(prior) == {
-        ("John", "Kate"): 0.6,
-        ("Kate", "John"): 0.6,
-        ("Kate", "Jack"): -0.6,
-        ("Jack", "Kate"): -0.6,
+    assert sign_index(prior) == {
+        "John": {"Kate": 1},
+        "Kate": {"John": 1, "Jack": -1},
+        "Jack": {"Kate": -1},
     }
-    neutral = starting_favs(explicit_neutral(THREE, "trust", "complete"))
-    assert len(neutral) == 6 and set(neutral.values()) == {0.0}
+    neutral = sign_index(explicit_neutral(THREE, "trust", "complete"))
+    assert {s for peers in neutral.values() for s in peers.values()} == {0}
 
 
 # -- CLI syntax ------------------------------------------------------------------------------
@@ -305,31 +304,22 @@ def test_parse_prior_errors(text: str, match: str) -> None:
 # -- integration -----------------------------------------------------------------------------
 
 
-def test_starting_relations_in_round_zero(mini: Scenario) -> None:
-    prior = parse_prior("attitude:complete:+,-,+", MINI)  # Ann-Bob +, Ann-Cy -, Bob-Cy +
-    sim = Simulation.new(mini, prior=prior)
-    rel = sim.records[0].state.agents
-    assert rel["Ann"].relations["Bob"].fav == 0.6
-    assert rel["Bob"].relations["Ann"].status is Status.ALLY
-    assert rel["Ann"].relations["Cy"].fav == -0.6
-    assert rel["Cy"].relations["Ann"].status is Status.ENEMY
-    assert rel["Bob"].relations["Cy"].fav == 0.6
-    assert sim.meta.prior == prior
-
-
-def test_neutral_prior_overrides_scenario_relations(mini: Scenario) -> None:
-    sim = Simulation.new(mini, prior=explicit_neutral(MINI, "trust", "complete"))
-    agents = sim.state.agents
-    assert agents["Ann"].relations["Bob"].fav == 0.0  # the scenario said -0.3
-    assert agents["Bob"].relations["Cy"].status is Status.NEUTRAL  # the scenario said ally
-
-
-def test_sparse_prior_keeps_other_scenario_relations(mini: Scenario) -> None:
-    prior = parse_prior("trust:chain:-,-", ["Bob", "Cy", "Ann"])  # Bob-Cy, Cy-Ann
-    sim = Simulation.new(mini, prior=prior)
-    agents = sim.state.agents
-    assert agents["Ann"].relations["Bob"].fav == -0.3  # not a prior edge: the scenario's
-    assert agents["Bob"].relations["Cy"].fav == -0.6
+@pytest.mark.parametrize(
+    "text",
+    [
+        "attitude:complete:+,-,+",
+        "trust:complete:0",
+        "influence:complete:1",
+        "neutral:trust:complete",
+        "trust:chain:-,-",
+    ],
+)
+def test_a_prior_never_changes_round_zero(mini: Scenario, text: str) -> None:
+    """Relational priors Sec. 3.1: a prompt-level layer, not a starting favorability."""
+    plain = Simulation.new(mini)
+    primed = Simulation.new(mini, prior=parse_prior(text, MINI))
+    assert primed.records[0].state == plain.records[0].state
+    assert primed.state.agents["Ann"].relations["Bob"].fav == -0.3  # the scenario's
 
 
 def test_no_prior_changes_nothing(mini: Scenario) -> None:
@@ -350,7 +340,7 @@ def test_prior_is_saved_and_reloaded(mini: Scenario, store: SaveStore) -> None:
         run_id = sim.run_id
     meta = store.read_meta(run_id)
     assert meta.prior == prior
-    assert store.read_round(run_id, 0).state.agents["Ann"].relations["Bob"].fav == 0.6
+    assert store.read_round(run_id, 0).state.agents["Ann"].relations["Bob"].fav == -0.3
     with Simulation.resume(run_id, store) as again:
         assert again.contexts(1, [])["Cy"].prior == prior
 
@@ -363,16 +353,16 @@ async def test_contexts_carry_the_prior(mini: Scenario) -> None:
     assert sim.round == 1
 
 
-async def test_protocol_unchanged_by_a_prompt_only_prior(mini_data: dict) -> None:
-    """Without scenario relations, explicit neutrality sets every fav to its default 0, so
-    the offline model (which reads no prompt) plays the very same rounds as with no prior."""
-    data = copy.deepcopy(mini_data)
-    data["relations"] = []
-    scenario = parse_scenario(data, "mini")
-    plain = Simulation.new(scenario, seed=3)
-    neutral = Simulation.new(scenario, seed=3, prior=explicit_neutral(MINI, "trust", "complete"))
-    await plain.run(3)
-    await neutral.run(3)
+@pytest.mark.parametrize("relation", ["attitude", "trust", "influence"])
+async def test_explicit_neutral_plays_as_no_prior_offline(mini: Scenario, relation: str) -> None:
+    """Explicit-Neutral states every edge with score 0: no sign for the offline model to act
+    on, so it plays the very same rounds as No-Prior (only an LLM's prompt differs)."""
+    plain = Simulation.new(mini, seed=3, prior=no_prior())
+    neutral = Simulation.new(
+        mini, seed=3, prior=explicit_neutral(MINI, relation, "complete")  # type: ignore[arg-type]
+    )
+    await plain.run(4)
+    await neutral.run(4)
     for a, b in zip(plain.records, neutral.records, strict=True):
         assert a.actions == b.actions
         assert a.state == b.state
