@@ -1,32 +1,34 @@
-"""Sweeps over relational priors (the Relational priors paper, Sec. 4): relation types,
-topologies, positivity λ (every sign assignment consistent with it), the No-Prior and
+"""Sweeps over relational priors (the Relational priors paper, Sec. 4): team sizes, relation
+types, topologies, positivity λ (every sign assignment consistent with it), the No-Prior and
 Explicit-Neutral controls, models and repeated runs; a local asyncio executor or Ray;
-paired bootstrap intervals."""
+bootstrap intervals of the endpoint contrasts (App. A.3 for GovSim, App. B.3 for debate)."""
 
 from __future__ import annotations
 
 import asyncio
-import random
-import statistics
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from .bootstrap import RESAMPLES, Interval, ratio_contrasts
 from .errors import SocialsimError
 from .mind_spec import OFFLINE, MindSpec, mind_spec
 
 Task = Literal["govsim", "debate"]
-#: The metric each task's contrasts are computed on.
-PRIMARY = {"govsim": "score", "debate": "acc"}
 GOVSIM_AGENTS = 3
 DEBATE_AGENTS = 3
+#: The debate metrics whose contrasts a sweep reports (App. B.3, B.4).
+DEBATE_METRICS = ("acc", "cr", "ccr", "wcf")
+#: Resampling units are paired across conditions for debate (the same questions, App. B.3);
+#: GovSim endpoints are resampled run by run on their own (App. A.3).
+PAIRED = {"govsim": False, "debate": True}
 
 
 class Condition(BaseModel):
-    """One cell of a sweep: a prior (or a control), a model (a ``--model`` value) and a
-    repetition."""
+    """One cell of a sweep: a team size, a prior (or a control), a model (a ``--model``
+    value) and a repetition."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -38,6 +40,7 @@ class Condition(BaseModel):
     signs: tuple[int, ...] = ()
     model: str = "offline"
     run: int = 0
+    agents: int = 3
 
     def label(self) -> str:
         """Short human label."""
@@ -50,19 +53,40 @@ class Condition(BaseModel):
 
 
 class Outcome(BaseModel):
-    """A condition's metrics; ``units`` are the paired-bootstrap units (per question for
-    debate: 1 if the final majority is correct, for GovSim the run's score)."""
+    """A condition's metrics and its bootstrap units: unit name -> counts of the parts of
+    the contrasted statistics (per question for debate, its App. B flags; per run for
+    GovSim, ``score`` over ``runs`` = 1)."""
 
     model_config = ConfigDict(extra="forbid")
 
     condition: Condition
     metrics: dict[str, float | None]
-    units: dict[str, float] = {}
+    units: dict[str, dict[str, float]] = {}
 
 
-def agent_names(task: Task) -> list[str]:
-    """The fixed agent names of each task family."""
-    return ["John", "Kate", "Jack"] if task == "govsim" else ["Agent1", "Agent2", "Agent3"]
+def agent_names(task: Task, agents: int | None = None) -> list[str]:
+    """The fixed agent names of each task family, for a team of ``agents``."""
+    if task == "govsim":
+        from .govsim import NAMES
+
+        return list(NAMES[: agents or GOVSIM_AGENTS])
+    return [f"Agent{i}" for i in range(1, (agents or DEBATE_AGENTS) + 1)]
+
+
+def topology_aliases(names: Sequence[str], topologies: Sequence[str]) -> dict[str, str]:
+    """Topologies that state the same edges as an earlier one over ``names`` (three agents:
+    tree is star), mapped to that one: a sweep runs their cells once, under the first."""
+    from .priors import topology_edges
+
+    seen: dict[frozenset[frozenset[str]], str] = {}
+    aliases = {}
+    for topology in topologies:
+        edges = frozenset(map(frozenset, topology_edges(names, topology)))  # type: ignore[arg-type]
+        if edges in seen:
+            aliases[topology] = seen[edges]
+        else:
+            seen[edges] = topology
+    return aliases
 
 
 def conditions(
@@ -73,46 +97,43 @@ def conditions(
     runs: int,
     models: Sequence[str],
     controls: bool = True,
+    agents: Sequence[int] = (3,),
 ) -> list[Condition]:
-    """Every cell: each signed prior for each sign assignment, plus the two controls."""
+    """Every cell: for each team size, each signed prior for each sign assignment, plus the
+    two controls. A topology with the same edges as an earlier one for a team size
+    (:func:`topology_aliases`) is not run twice."""
     from .priors import sign_assignments, topology_edges
 
     if runs < 1:
         raise SocialsimError(f"--runs {runs}: must be at least 1")
-    names = agent_names(task)
     cells: list[Condition] = []
-    for model in models:
-        for run in range(runs):
-            if controls:
-                cells.append(Condition(task=task, control="no-prior", model=model, run=run))
-            for relation in relations:
-                for topology in topologies:
-                    edges = topology_edges(names, topology)  # type: ignore[arg-type]
-                    if controls:
-                        cells.append(
-                            Condition(
-                                task=task,
-                                control="explicit-neutral",
-                                relation=relation,
-                                topology=topology,
-                                model=model,
-                                run=run,
-                            )
-                        )
-                    for lam in lambdas:
-                        for signs in sign_assignments(len(edges), lam):
-                            cells.append(
-                                Condition(
-                                    task=task,
-                                    control="signed",
-                                    relation=relation,
-                                    topology=topology,
-                                    positivity=lam,
-                                    signs=tuple(signs),
-                                    model=model,
-                                    run=run,
-                                )
-                            )
+    for n in agents:
+        names = agent_names(task, n)
+        aliases = topology_aliases(names, topologies)
+        distinct = [t for t in topologies if t not in aliases]
+        signings: dict[tuple[str, float], list[tuple[int, ...]]] = {}
+        for topology in distinct:
+            edges = topology_edges(names, topology)  # type: ignore[arg-type]
+            for lam in lambdas:
+                try:
+                    signings[topology, lam] = sign_assignments(len(edges), lam)
+                except SocialsimError as err:
+                    raise SocialsimError(f"{n} agents, {topology}: {err}") from None
+        for model in models:
+            for run in range(runs):
+                common = {"task": task, "model": model, "run": run, "agents": n}
+                if controls:
+                    cells.append(Condition(control="no-prior", **common))
+                for relation in relations:
+                    for topology in distinct:
+                        where = {"relation": relation, "topology": topology, **common}
+                        if controls:
+                            cells.append(Condition(control="explicit-neutral", **where))
+                        cells += [
+                            Condition(control="signed", positivity=lam, signs=signs, **where)
+                            for lam in lambdas
+                            for signs in signings[topology, lam]
+                        ]
     return cells
 
 
@@ -120,7 +141,7 @@ def prior_of(cond: Condition) -> Any:
     """The Prior a condition stands for."""
     from .priors import Prior, explicit_neutral, no_prior, topology_edges
 
-    names = agent_names(cond.task)
+    names = agent_names(cond.task, cond.agents)
     if cond.control == "no-prior":
         return no_prior()
     if cond.control == "explicit-neutral":
@@ -152,35 +173,22 @@ async def run_condition(
     if cond.task == "govsim":
         from .govsim import run_govsim
 
-        result = await run_govsim(prior, n_agents=GOVSIM_AGENTS, seed=seed + cond.run, mind=spec)
+        result = await run_govsim(prior, n_agents=cond.agents, seed=seed + cond.run, mind=spec)
         metrics = dict(result.metrics)
         return Outcome(
             condition=cond,
             metrics=metrics,
-            units={f"run{cond.run}": float(metrics.get("score") or 0.0)},
+            units={f"run{cond.run}": {"score": metrics["score"], "runs": 1.0}},
         )
     from .debate import run_debate
+    from .debate.stats import question_units
 
-    debate = await run_debate(prior, questions, k=DEBATE_AGENTS, seed=seed + cond.run, mind=spec)
+    debate = await run_debate(prior, questions, k=cond.agents, seed=seed + cond.run, mind=spec)
     return Outcome(
         condition=cond,
         metrics=dict(debate.metrics),
-        units=_question_units(debate.traces, questions),
+        units=question_units(debate.traces, questions),
     )
-
-
-def _question_units(traces: Sequence[Any], questions: Sequence[Any]) -> dict[str, float]:
-    """Per question: 1 if the final-round majority is the correct answer, else 0."""
-    answer = {q.id: q.answer for q in questions}
-    units = {}
-    for t in traces:
-        if answer.get(t.question_id) is None:
-            continue
-        votes = Counter(v for v in t.answers[-1].values() if v is not None)
-        top = votes.most_common(2)
-        majority = top[0][0] if top and (len(top) == 1 or top[0][1] > top[1][1]) else None
-        units[t.question_id] = 1.0 if majority == answer[t.question_id] else 0.0
-    return units
 
 
 class Executor(Protocol):
@@ -210,68 +218,92 @@ class LocalExecutor:
 
 
 class SweepResult(BaseModel):
-    """Every outcome of a sweep and the contrasts computed from them."""
+    """Every outcome of a sweep and the contrasts computed from them (``resamples`` each)."""
 
     task: Task
     outcomes: list[Outcome]
     contrasts: list[dict[str, Any]] = []
+    resamples: int = RESAMPLES
 
 
-def bootstrap(
-    diffs: Sequence[float], *, resamples: int = 10_000, seed: int = 0, level: float = 0.95
-) -> tuple[float, float, float]:
-    """Mean of paired differences and its percentile bootstrap interval (reproducible)."""
-    if not diffs:
-        raise SocialsimError("bootstrap: no paired units")
-    rng = random.Random(seed)
-    n = len(diffs)
-    means = sorted(statistics.fmean(rng.choices(diffs, k=n)) for _ in range(resamples))
-    tail = (1.0 - level) / 2.0
-    lo = means[int(tail * (resamples - 1))]
-    hi = means[int((1.0 - tail) * (resamples - 1))]
-    return statistics.fmean(diffs), lo, hi
+def contrast_ratios(task: Task) -> dict[str, tuple[str, str]]:
+    """The statistics a task's contrasts are computed on, as (numerator, denominator) parts
+    of its units: GovSim's score S (mean over runs), debate's ACC, CR, CCR and WCF."""
+    if task == "govsim":
+        return {"score": ("score", "runs")}
+    from .debate.scoring import RATIOS
+
+    return {m: RATIOS[m] for m in DEBATE_METRICS}
 
 
-def _units(outcomes: Sequence[Outcome]) -> dict[str, float]:
-    """Average each unit over the outcomes of a group (e.g. all sign assignments)."""
-    pooled: dict[str, list[float]] = defaultdict(list)
+def _units(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float]]:
+    """Sum each unit's counts over the outcomes of a group (e.g. every sign assignment, or a
+    question's repeated runs), so a unit is resampled whole."""
+    pooled: dict[str, Counter[str]] = defaultdict(Counter)
     for o in outcomes:
-        for unit, value in o.units.items():
-            pooled[f"{o.condition.model}|{unit}"].append(value)
-    return {u: statistics.fmean(v) for u, v in pooled.items()}
+        for unit, parts in o.units.items():
+            pooled[unit].update(parts)
+    return {u: dict(parts) for u, parts in pooled.items()}
 
 
-def contrasts(outcomes: Sequence[Outcome], *, seed: int = 0) -> list[dict[str, Any]]:
-    """λ=1 minus λ=0 and λ=1 minus No-Prior, per relation type and topology, paired by unit
-    (run for GovSim, question for debate), with 95% bootstrap intervals."""
+def _row(key: tuple[str, int, str, str], name: str, metric: str, ci: Interval) -> dict[str, Any]:
+    model, agents, relation, topology = key
+    return {
+        "model": model,
+        "agents": agents,
+        "relation": relation,
+        "topology": topology,
+        "contrast": name,
+        "metric": metric,
+        "units": ci.units,
+        "estimate": ci.estimate,
+        "ci_low": ci.low,
+        "ci_high": ci.high,
+        "dropped": ci.dropped,
+    }
+
+
+def contrasts(
+    outcomes: Sequence[Outcome], *, seed: int = 0, resamples: int = RESAMPLES
+) -> list[dict[str, Any]]:
+    """λ=1 minus λ=0 and λ=1 minus No-Prior for each model, team size, relation type and
+    topology, with 95% percentile bootstrap intervals over ``resamples`` resamples.
+
+    Debate (App. B.3): question-level, paired (the same drawn questions weight both
+    conditions), ACC, CR, CCR and WCF recomputed with their denominators in every resample.
+    GovSim (App. A.3): run-level, each endpoint's runs resampled on their own, ΔS. A
+    resample with a zero denominator is dropped from that metric (``dropped`` counts them).
+    """
     rows = []
-    groups: dict[tuple[str, str], dict[str, list[Outcome]]] = defaultdict(lambda: defaultdict(list))
-    none = [o for o in outcomes if o.condition.control == "no-prior"]
+    groups: dict[tuple[str, int, str, str], dict[str, list[Outcome]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    none: dict[tuple[str, int], list[Outcome]] = defaultdict(list)
     for o in outcomes:
         c = o.condition
-        if c.control == "signed" and c.positivity in (0.0, 1.0):
-            groups[(c.relation or "", c.topology or "")][f"{c.positivity:g}"].append(o)
-    for (relation, topology), by_lambda in sorted(groups.items()):
+        if c.control == "no-prior":
+            none[c.model, c.agents].append(o)
+        elif c.control == "signed" and c.positivity in (0.0, 1.0):
+            key = (c.model, c.agents, c.relation or "", c.topology or "")
+            groups[key][f"{c.positivity:g}"].append(o)
+    for key, by_lambda in sorted(groups.items()):
+        task = next(iter(by_lambda.values()))[0].condition.task
         ones = _units(by_lambda.get("1", []))
         for name, base in (
             ("λ=1 − λ=0", _units(by_lambda.get("0", []))),
-            ("λ=1 − no-prior", _units(none)),
+            ("λ=1 − no-prior", _units(none[key[:2]])),
         ):
-            paired = sorted(set(ones) & set(base))
-            if not paired:
+            if not ones or not base or (PAIRED[task] and not set(ones) & set(base)):
                 continue
-            mean, lo, hi = bootstrap([ones[u] - base[u] for u in paired], seed=seed)
-            rows.append(
-                {
-                    "relation": relation,
-                    "topology": topology,
-                    "contrast": name,
-                    "units": len(paired),
-                    "mean": mean,
-                    "ci_low": lo,
-                    "ci_high": hi,
-                }
+            intervals = ratio_contrasts(
+                base,
+                ones,
+                contrast_ratios(task),
+                paired=PAIRED[task],
+                resamples=resamples,
+                seed=seed,
             )
+            rows += [_row(key, name, metric, ci) for metric, ci in intervals.items()]
     return rows
 
 
@@ -283,11 +315,17 @@ async def sweep(
     questions: Sequence[Any] = (),
     seed: int = 0,
     mind: MindSpec = OFFLINE,
+    resamples: int = RESAMPLES,
 ) -> SweepResult:
     """Run every cell with ``executor`` and compute the contrasts; ``mind``: the LLM
     settings every cell shares (each cell's model replaces its model)."""
     outcomes = await executor.map(cells, questions, seed, mind)
-    return SweepResult(task=task, outcomes=outcomes, contrasts=contrasts(outcomes, seed=seed))
+    return SweepResult(
+        task=task,
+        outcomes=outcomes,
+        contrasts=contrasts(outcomes, seed=seed, resamples=resamples),
+        resamples=resamples,
+    )
 
 
 def tidy_rows(result: SweepResult) -> list[dict[str, Any]]:
@@ -299,6 +337,7 @@ def tidy_rows(result: SweepResult) -> list[dict[str, Any]]:
             rows.append(
                 {
                     "task": c.task,
+                    "agents": c.agents,
                     "model": c.model,
                     "control": c.control,
                     "relation": c.relation or "",

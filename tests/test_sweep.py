@@ -1,4 +1,5 @@
-"""Sweeps: cells, paired bootstrap, local vs Ray executors, the sweep CLI."""
+"""Sweeps: cells for three- and five-agent teams, bootstrap contrasts, local vs Ray
+executors, the sweep CLI."""
 
 from __future__ import annotations
 
@@ -9,14 +10,17 @@ from pathlib import Path
 import pytest
 
 from engine.errors import SocialsimError
+from engine.govsim import NAMES
+from engine.priors import TOPOLOGIES
 from engine.sweep import (
     LocalExecutor,
-    bootstrap,
+    agent_names,
     conditions,
     contrasts,
     prior_of,
     sweep,
     tidy_rows,
+    topology_aliases,
 )
 
 
@@ -38,31 +42,78 @@ def test_unreachable_positivity_and_bad_runs_are_clear_errors():
         conditions("govsim", ["trust"], ["complete"], [1.0], 0, ["offline"])
 
 
-def test_bootstrap_is_reproducible_and_brackets_the_mean():
-    diffs = [0.1, 0.3, -0.2, 0.5, 0.4, 0.0, 0.2]
-    first = bootstrap(diffs, seed=7)
-    assert first == bootstrap(diffs, seed=7)
-    mean, lo, hi = first
-    assert lo <= mean <= hi
-    assert mean == pytest.approx(sum(diffs) / len(diffs))
-    assert bootstrap([0.25] * 5, seed=1) == (0.25, 0.25, 0.25)
-    with pytest.raises(SocialsimError):
-        bootstrap([])
+def test_three_agent_star_and_tree_coincide_and_run_once():
+    assert topology_aliases(agent_names("govsim", 3), TOPOLOGIES) == {"tree": "star"}
+    assert topology_aliases(agent_names("govsim", 5), TOPOLOGIES) == {}
+    cells = conditions("govsim", ["trust"], TOPOLOGIES, [0.0, 1.0], 1, ["offline"], agents=(3, 5))
+    by_size = {n: [c for c in cells if c.agents == n] for n in (3, 5)}
+    # per topology: explicit-neutral and one sign assignment at each endpoint; one no-prior
+    assert {c.topology for c in by_size[3]} == {None, "complete", "chain", "star"}
+    assert len(by_size[3]) == 1 + 3 * 3
+    assert {c.topology for c in by_size[5]} == {None, *TOPOLOGIES}
+    assert len(by_size[5]) == 1 + 4 * 3
+    five = next(c for c in by_size[5] if c.topology == "star" and c.positivity == 1.0)
+    prior = prior_of(five)
+    assert prior.names == list(NAMES) and len(prior.edges) == 4
+    assert {i for i, *_ in prior.edges} == {"John"}  # the hub
 
 
-async def test_local_sweep_pairs_lambda_contrasts_by_run():
+def test_an_unreachable_lambda_names_the_team_and_topology():
+    with pytest.raises(SocialsimError, match=r"5 agents, complete: λ=0\.333333 not reachable"):
+        conditions("govsim", ["trust"], ["complete"], [1 / 3], 1, ["offline"], agents=(5,))
+
+
+async def test_local_sweep_contrasts_govsim_runs_endpoint_by_endpoint():
     cells = conditions("govsim", ["attitude"], ["complete"], [0.0, 1.0], 3, ["offline"])
-    result = await sweep("govsim", cells, LocalExecutor(4), seed=5)
-    again = await sweep("govsim", cells, LocalExecutor(1), seed=5)
+    result = await sweep("govsim", cells, LocalExecutor(4), seed=5, resamples=2000)
+    again = await sweep("govsim", cells, LocalExecutor(1), seed=5, resamples=2000)
     assert [o.metrics for o in result.outcomes] == [o.metrics for o in again.outcomes]
-    rows = {(r["contrast"]): r for r in result.contrasts}
-    assert rows["λ=1 − λ=0"]["units"] == 3
+    rows = {r["contrast"]: r for r in result.contrasts}
+    assert {r["metric"] for r in result.contrasts} == {"score"}
+    top = rows["λ=1 − λ=0"]
+    assert (top["units"], top["agents"], top["model"]) == (3, 3, "offline")
+    scores = {
+        lam: [o.metrics["score"] for o in result.outcomes if o.condition.positivity == lam]
+        for lam in (0.0, 1.0)
+    }
+    assert top["estimate"] == pytest.approx(sum(scores[1.0]) / 3 - sum(scores[0.0]) / 3)
     # Positive attitude keeps the commons alive longer than negative attitude, offline.
-    assert rows["λ=1 − λ=0"]["mean"] > 0
-    assert rows["λ=1 − λ=0"]["ci_low"] <= rows["λ=1 − λ=0"]["mean"]
+    assert top["estimate"] > 0
+    assert top["ci_low"] <= top["estimate"] <= top["ci_high"]
     tidy = tidy_rows(result)
-    assert {r["metric"] for r in tidy} >= {"score", "survival_time", "over_usage"}
-    assert contrasts(result.outcomes, seed=5) == result.contrasts
+    assert {r["metric"] for r in tidy} >= {"score", "over_usage", "over_usage_group"}
+    assert {r["agents"] for r in tidy} == {3}
+    assert contrasts(result.outcomes, seed=5, resamples=2000) == result.contrasts
+
+
+async def test_a_five_agent_sweep_plays_five_fishers_per_topology():
+    cells = conditions(
+        "govsim", ["influence"], ["chain", "tree"], [0.0, 1.0], 1, ["offline"], agents=(5,)
+    )
+    result = await sweep("govsim", cells, LocalExecutor(2), seed=1, resamples=500)
+    assert {o.condition.agents for o in result.outcomes} == {5}
+    keys = {(r["agents"], r["topology"], r["contrast"]) for r in result.contrasts}
+    assert keys == {(5, t, c) for t in ("chain", "tree") for c in ("λ=1 − λ=0", "λ=1 − no-prior")}
+
+
+async def test_debate_sweep_contrasts_are_paired_by_question_on_four_metrics():
+    from engine.debate import sample_questions
+
+    questions = sample_questions()
+    cells = conditions("debate", ["influence"], ["complete"], [0.0, 1.0], 2, ["offline"])
+    result = await sweep("debate", cells, LocalExecutor(2), questions=questions, resamples=3000)
+    rows = [r for r in result.contrasts if r["contrast"] == "λ=1 − λ=0"]
+    assert [r["metric"] for r in rows] == ["acc", "cr", "ccr", "wcf"]
+    # a question's two runs stay one unit: 12 questions, each resampled whole
+    assert {r["units"] for r in rows} == {len(questions)}
+    ones = [o for o in result.outcomes if o.condition.positivity == 1.0]
+    zeros = [o for o in result.outcomes if o.condition.positivity == 0.0]
+    cr = next(r for r in rows if r["metric"] == "cr")
+    pooled = [
+        sum(o.metrics["n_consensus"] for o in g) / sum(o.metrics["n_disagree"] for o in g)
+        for g in (ones, zeros)
+    ]
+    assert cr["estimate"] == pytest.approx(pooled[0] - pooled[1])
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the Ray test runs on Linux CI")
@@ -71,12 +122,16 @@ async def test_ray_executor_matches_the_local_executor():
     from engine.sweep_ray import RayExecutor
 
     cells = conditions("govsim", ["trust"], ["complete"], [0.0, 1.0], 1, ["offline"])
-    local = await sweep("govsim", cells, LocalExecutor(2), seed=3)
+    cells += conditions("govsim", ["trust"], ["star"], [1.0], 1, ["offline"], False, agents=(5,))
+    local = await sweep("govsim", cells, LocalExecutor(2), seed=3, resamples=1000)
     try:
-        remote = await sweep("govsim", cells, RayExecutor(num_cpus=2, calls_per_second=50), seed=3)
+        remote = await sweep(
+            "govsim", cells, RayExecutor(num_cpus=2, calls_per_second=50), seed=3, resamples=1000
+        )
     finally:
         ray.shutdown()
     assert [o.model_dump() for o in remote.outcomes] == [o.model_dump() for o in local.outcomes]
+    assert {o.condition.agents for o in remote.outcomes} == {3, 5}
     assert remote.contrasts == local.contrasts
 
 
@@ -97,12 +152,61 @@ def test_sweep_cli_prints_tables_and_writes_tidy_csv(monkeypatch, run_cli, tmp_p
     )
     assert result.code == 0, result.err
     stdout = result.out
-    assert "paired 95% bootstrap intervals" in stdout
+    assert "paired 95% bootstrap intervals, question-level (100,000 resamples)" in stdout
     assert "λ=1 − λ=0" in stdout and "no-prior" in stdout
+    assert all(metric in stdout for metric in (" acc ", " cr ", " ccr ", " wcf "))
     with out.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert {r["metric"] for r in rows} >= {"cr", "acc"}
     assert {r["control"] for r in rows} == {"signed", "no-prior", "explicit-neutral"}
+
+
+def test_govsim_sweep_cli_runs_both_team_sizes_and_says_tree_is_star(
+    monkeypatch, run_cli, tmp_path: Path
+):
+    out = tmp_path / "govsim.csv"
+    monkeypatch.setenv("COLUMNS", "220")
+    result = run_cli(
+        "sweep",
+        "govsim",
+        "--agents",
+        "3,5",
+        "--relations",
+        "trust",
+        "--topologies",
+        "complete,star,tree",
+        "--lambdas",
+        "0,1",
+        "--runs",
+        "1",
+        "--resamples",
+        "500",
+        "--out",
+        str(out),
+    )
+    assert result.code == 0, result.err
+    assert "3 agents: tree states the same edges as star" in result.out
+    assert "5 agents: tree" not in result.out
+    assert "over h/2n" in result.out and "over h/2 " in result.out
+    assert "run-level, endpoints resampled independently (500 resamples)" in result.out
+    with out.open(newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    cells = {(r["agents"], r["topology"]) for r in rows if r["control"] == "signed"}
+    assert cells == {("3", "complete"), ("3", "star")} | {
+        ("5", t) for t in ("complete", "star", "tree")
+    }
+    assert {r["metric"] for r in rows} >= {"over_usage", "over_usage_group", "score"}
+
+
+def test_run_govsim_plays_five_fishers_and_run_debate_prints_intervals(monkeypatch, run_cli):
+    monkeypatch.setenv("COLUMNS", "200")
+    five = run_cli("run", "govsim", "--agents", "5", "--prior", "attitude:star:1")
+    assert five.code == 0, five.err
+    assert all(name in five.out.splitlines()[0] for name in NAMES)
+    assert "over_usage_group" in five.out
+    debate = run_cli("run", "debate", "--prior", "influence:complete:0")
+    assert debate.code == 0, debate.err
+    assert "95% bootstrap intervals, question-level (100,000 resamples, 12 questions)" in debate.out
 
 
 @pytest.mark.parametrize(
@@ -114,6 +218,10 @@ def test_sweep_cli_prints_tables_and_writes_tidy_csv(monkeypatch, run_cli, tmp_p
         (["sweep", "chess"], "govsim or debate"),
         (["sweep", "govsim", "--lambdas", "x"], "--lambdas"),
         (["sweep", "govsim", "--executor", "mpi"], "--executor"),
+        (["sweep", "govsim", "--agents", "4"], "--agents"),
+        (["sweep", "debate", "--agents", "5"], "--agents"),
+        (["sweep", "govsim", "--agents", "5", "--lambdas", "1/3"], "5 agents, complete"),
+        (["run", "govsim", "--agents", "3,5"], "one team size"),
     ],
 )
 def test_sweep_cli_bad_input_is_one_line(run_cli, args, needle):

@@ -40,20 +40,36 @@ def _names(text: str, option: str, allowed: tuple[str, ...]) -> list[str]:
     return items
 
 
-def single_episode(task: str, seed: int, llm: LLMOptions, prior_text: str | None) -> None:
-    """``run govsim`` / ``run debate``: one episode under one prior, printed."""
+def team_sizes(text: str, task: str) -> list[int]:
+    """``--agents``: GovSim's team sizes, 3 and/or 5 (Relational priors Sec. 4.1); debate
+    plays three agents (Sec. 4.2)."""
+    allowed = ("3", "5") if task == "govsim" else ("3",)
+    sizes = _names(text, "--agents", allowed)
+    return sorted({int(s) for s in sizes})
+
+
+def single_episode(
+    task: str, seed: int, llm: LLMOptions, prior_text: str | None, agents: str = "3"
+) -> None:
+    """``run govsim`` / ``run debate``: one episode under one prior, printed (GovSim with
+    ``agents`` fishers; debate with its question-level 95% intervals)."""
     from engine.priors import no_prior, parse_prior
     from engine.sweep import agent_names
 
-    names = agent_names(cast("Task", task))
+    sizes = team_sizes(agents, task)
+    if len(sizes) != 1:
+        fail(f"--agents {agents!r}: one team size for a single episode")
+    names = agent_names(cast("Task", task), sizes[0])
     prior = parse_prior(prior_text, names) if prior_text else no_prior()
     mind = llm.spec(names)
     console = make_console()
     metrics: Mapping[str, float | None]
     if task == "govsim":
-        from engine.govsim import run_govsim
+        from engine.govsim import paper_settings, run_govsim
 
-        result = run_async(run_govsim(prior, seed=seed, mind=mind))
+        result = run_async(
+            run_govsim(prior, n_agents=sizes[0], seed=seed, mind=paper_settings(mind))
+        )
         for m in result.months:
             console.print(
                 f"month {m.month:>2}: stock {m.stock_before:6.1f} → {m.stock_after:6.1f}"
@@ -64,13 +80,18 @@ def single_episode(task: str, seed: int, llm: LLMOptions, prior_text: str | None
         metrics = result.metrics
     else:
         from engine.debate import run_debate, sample_questions
+        from engine.debate.stats import bootstrap_metrics
 
-        debated = run_async(run_debate(prior, sample_questions(), seed=seed, mind=mind))
+        from .tables import intervals_table
+
+        questions = sample_questions()
+        debated = run_async(run_debate(prior, questions, seed=seed, mind=mind))
         for t in debated.traces:
             console.print(
                 f"{t.question_id}: "
                 + " → ".join("/".join(str(v) for v in r.values()) for r in t.answers)
             )
+        console.print(intervals_table(bootstrap_metrics(debated.traces, questions, seed=seed)))
         metrics = debated.metrics
     console.print(
         " ".join(f"{k} {'–' if v is None else format(v, '.3g')}" for k, v in metrics.items())
@@ -86,6 +107,10 @@ def sweep(
     ] = "complete",
     lambdas: Annotated[str, typer.Option(help="Positivity values λ, e.g. 0,0.5,1 or 1/3.")] = "0,1",
     runs: Annotated[int, typer.Option(help="Repeated runs per cell.")] = 3,
+    agents: Annotated[str, typer.Option(help="GovSim team sizes: 3, 5 or 3,5 (debate: 3).")] = "3",
+    resamples: Annotated[
+        int, typer.Option(min=1, help="Bootstrap resamples per contrast.")
+    ] = 100_000,
     models: Annotated[str, typer.Option(help="Comma-separated models.")] = "offline",
     questions: Annotated[
         Path | None,
@@ -102,9 +127,11 @@ def sweep(
     *,
     llm: LLMOptions,
 ) -> None:
-    """Sweep relational priors over relation types, topologies, λ, models and runs."""
+    """Sweep relational priors over team sizes, relation types, topologies, λ, models and
+    runs."""
+    from engine.govsim import paper_settings
     from engine.mind_spec import OFFLINE, mind_spec
-    from engine.sweep import conditions
+    from engine.sweep import agent_names, conditions, topology_aliases
     from engine.sweep import sweep as run_sweep
 
     from .tables import contrasts_table, sweep_table
@@ -116,8 +143,18 @@ def sweep(
     tops = _names(topologies, "--topologies", ("complete", "chain", "star", "tree"))
     if kind == "debate" and tops != ["complete"]:
         fail("--topologies: debate uses complete connectivity (Relational priors Sec. 4)")
+    sizes = team_sizes(agents, kind)
     model_list = [m.strip() for m in models.split(",") if m.strip()]
-    cells = conditions(kind, rels, tops, _floats(lambdas, "--lambdas"), runs, model_list)
+    cells = conditions(
+        kind, rels, tops, _floats(lambdas, "--lambdas"), runs, model_list, agents=sizes
+    )
+    console = make_console()
+    for n in sizes:
+        for dup, kept in topology_aliases(agent_names(kind, n), tops).items():
+            console.print(
+                f"[dim]{n} agents: {dup} states the same edges as {kept}; "
+                f"its cells are {kept}'s, run once.[/]"
+            )
     qs = []
     if kind == "debate":
         from engine.debate import load_questions, sample_questions
@@ -126,6 +163,8 @@ def sweep(
     # The LLM settings every cell shares (each cell plays its own model).
     live = [m for m in model_list if not mind_spec(m).offline]
     shared = replace(llm, model=live[0]).spec(()) if live else OFFLINE
+    if kind == "govsim":
+        shared = paper_settings(shared)
     runner: Executor
     if executor == "ray":
         from engine.sweep_ray import RayExecutor
@@ -137,8 +176,9 @@ def sweep(
         runner = LocalExecutor(concurrency)
     else:
         fail(f"--executor {executor!r}: choose local or ray")
-    result = run_async(run_sweep(kind, cells, runner, questions=qs, seed=seed, mind=shared))
-    console = make_console()
+    result = run_async(
+        run_sweep(kind, cells, runner, questions=qs, seed=seed, mind=shared, resamples=resamples)
+    )
     console.print(sweep_table(result))
     console.print(contrasts_table(result))
     if out is not None:

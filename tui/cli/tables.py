@@ -16,6 +16,7 @@ from ..widgets.style import STATUS_GLYPH, fav_style
 
 if TYPE_CHECKING:
     from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
+    from engine.bootstrap import Interval
     from engine.mind_spec import MindSpec
     from engine.sweep import SweepResult
     from engine.tasks.controller import Iteration
@@ -30,7 +31,8 @@ SWEEP_METRICS = {
         "survival_time": "surv",
         "total_gain": "gain",
         "equality": "eq",
-        "over_usage": "over",
+        "over_usage": "over h/2n",
+        "over_usage_group": "over h/2",
     },
     "debate": {"cr": "CR", "acc": "ACC", "ccr": "CCR", "wcf": "WCF"},
 }
@@ -265,40 +267,80 @@ def _mean_cell(values: list[float]) -> str:
 
 
 def sweep_table(result: SweepResult) -> Table:
-    """Mean metrics per model and condition, over the repeated runs."""
+    """Mean metrics per model, team size and condition, over the repeated runs."""
     shown = SWEEP_METRICS[result.task]
     table = Table(
         title=f"{result.task}: {len(result.outcomes)} episodes (mean over runs)",
         title_justify="left",
     )
     table.add_column("model", no_wrap=True)
+    table.add_column("agents", justify="right")
     table.add_column("condition", no_wrap=True)
     table.add_column("n", justify="right")
     for header in shown.values():
         table.add_column(header, justify="right")
-    groups: dict[tuple[str, str], list] = {}
+    groups: dict[tuple[str, int, str], list] = {}
     for o in result.outcomes:
-        groups.setdefault((o.condition.model, o.condition.label()), []).append(o)
-    for (model, label), outs in groups.items():
+        c = o.condition
+        groups.setdefault((c.model, c.agents, c.label()), []).append(o)
+    for (model, agents, label), outs in groups.items():
         means = [
             _mean_cell([v for o in outs if (v := o.metrics.get(k)) is not None]) for k in shown
         ]
-        table.add_row(model, label, str(len(outs)), *means)
+        table.add_row(model, str(agents), label, str(len(outs)), *means)
     return table
 
 
+def _signed(value: float | None) -> str:
+    return "–" if value is None else f"{value:+.3f}"
+
+
 def contrasts_table(result: SweepResult) -> Table:
-    """The paired bootstrap contrasts of a sweep."""
-    table = Table(title="paired 95% bootstrap intervals", title_justify="left")
-    for col in ("relation", "topology", "contrast", "units", "mean", "95% CI"):
+    """The bootstrap contrasts of a sweep: question-level and paired for debate (App. B.3),
+    run-level with each endpoint resampled on its own for GovSim (App. A.3)."""
+    how = (
+        "paired 95% bootstrap intervals, question-level"
+        if result.task == "debate"
+        else "95% bootstrap intervals, run-level, endpoints resampled independently"
+    )
+    table = Table(title=f"{how} ({result.resamples:,} resamples)", title_justify="left")
+    for col in ("model", "agents", "relation", "topology", "contrast", "metric", "units"):
         table.add_column(col)
+    table.add_column("Δ", justify="right")
+    table.add_column("95% CI")
+    table.add_column("dropped", justify="right")
     for row in result.contrasts:
+        low, high = row["ci_low"], row["ci_high"]
         table.add_row(
+            row["model"],
+            str(row["agents"]),
             row["relation"],
             row["topology"],
             row["contrast"],
+            row["metric"],
             str(row["units"]),
-            f"{row['mean']:+.3f}",
-            f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}]",
+            _signed(row["estimate"]),
+            "–" if low is None else f"[{low:+.3f}, {high:+.3f}]",
+            str(row["dropped"]),
+        )
+    return table
+
+
+def intervals_table(intervals: Mapping[str, Interval]) -> Table:
+    """Metrics with their question-level percentile bootstrap intervals (App. B.3)."""
+    first = next(iter(intervals.values()))
+    title = (
+        f"{first.level:.0%} bootstrap intervals, question-level "
+        f"({first.resamples:,} resamples, {first.units} questions)"
+    )
+    table = Table(title=title, title_justify="left", min_width=len(title))
+    for col in ("metric", "estimate", "interval", "dropped"):
+        table.add_column(col, justify="left" if col == "metric" else "right")
+    for name, ci in intervals.items():
+        table.add_row(
+            name,
+            "–" if ci.estimate is None else f"{ci.estimate:.3f}",
+            "–" if ci.low is None else f"[{ci.low:.3f}, {ci.high:.3f}]",
+            str(ci.dropped),
         )
     return table
