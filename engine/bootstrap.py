@@ -150,7 +150,8 @@ def ratio_contrasts(
     Paired (App. B.3): the units both conditions have are resampled once and the same draw
     counts weight both, preserving the unit-by-unit pairing; ``Interval.units`` is the
     number of shared units. Unpaired (App. A.3): each condition's units are resampled on
-    their own. A resample is dropped for a statistic when either denominator is 0.
+    their own; ``Interval.units`` is the smaller condition's count. A resample is dropped
+    for a statistic when either denominator is 0.
     """
     _check(resamples, level)
     if paired:
