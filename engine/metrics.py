@@ -31,7 +31,9 @@ so the rest is read from Tab. 1, its glosses and Sec. 5.2:
   from edge counts: :func:`repair_counts` gives them.
 
 Each state is read once into an :class:`Edges` view (favorability rows and bit masks of
-hostile edges); counting on bit masks keeps 100 agents fast in pure Python.
+hostile edges), kept while the state lives: recorded states are never changed in place, so
+the metrics after every round read only the new state. Counting on bit masks keeps 100
+agents fast in pure Python.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -93,9 +96,23 @@ class Edges:
         return cls(names, fav, hostile)
 
 
+_VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}
+
+
+def _edges(state: WorldState) -> Edges:
+    """The state's :class:`Edges`, read once while the state lives."""
+    key = id(state)
+    hit = _VIEWS.get(key)
+    if hit is not None and hit[0]() is state:
+        return hit[1]
+    view = Edges.of(state)
+    _VIEWS[key] = (weakref.ref(state, lambda _: _VIEWS.pop(key, None)), view)
+    return view
+
+
 def mean_fav(state: WorldState) -> float:
     """Mean favorability over all N(N-1) directed edges."""
-    return _mean_fav(Edges.of(state))
+    return _mean_fav(_edges(state))
 
 
 def mean_emotion(state: WorldState) -> float:
@@ -105,33 +122,33 @@ def mean_emotion(state: WorldState) -> float:
 
 def reciprocity(state: WorldState) -> float | None:
     """Pearson correlation of fav_ij with fav_ji over dyads (double-entry)."""
-    return _reciprocity(Edges.of(state))
+    return _reciprocity(_edges(state))
 
 
 def ei_index(state: WorldState, faction_of: dict[str, str]) -> float | None:
     """(E - I) / (E + I) of the mean cross-faction (E) and within-faction (I) favorability."""
-    return _ei_index(_faction_means(Edges.of(state), faction_of))
+    return _ei_index(_faction_means(_edges(state), faction_of))
 
 
 def ei_contrast(state: WorldState, faction_of: dict[str, str]) -> float | None:
     """Mean cross-faction fav minus mean within-faction fav, in [-2, 2]."""
-    means = _faction_means(Edges.of(state), faction_of)
+    means = _faction_means(_edges(state), faction_of)
     return None if means is None else means[0] - means[1]
 
 
 def balance(state: WorldState) -> float | None:
     """Percentage of triads with an even number of negative dyads (Eq. 6)."""
-    return _balance(Edges.of(state))
+    return _balance(_edges(state))
 
 
 def repair_counts(states: Sequence[WorldState]) -> tuple[int, int]:
     """(repaired, deteriorated) directed edges at the last state, for pooling over runs."""
-    return _repair_counts([Edges.of(s).hostile for s in states])[-1] if states else (0, 0)
+    return _repair_counts([_edges(s).hostile for s in states])[-1] if states else (0, 0)
 
 
 def repair_series(states: Sequence[WorldState]) -> list[float | None]:
     """Repair % at every state, in one pass over the run."""
-    return [_percent(*c) for c in _repair_counts([Edges.of(s).hostile for s in states])]
+    return [_percent(*c) for c in _repair_counts([_edges(s).hostile for s in states])]
 
 
 def repair(states: Sequence[WorldState]) -> float | None:
@@ -141,7 +158,7 @@ def repair(states: Sequence[WorldState]) -> float | None:
 
 def metrics_series(scenario: Scenario, states: Sequence[WorldState]) -> list[Metrics]:
     """The metrics at every state of a run (each state read once)."""
-    views = [Edges.of(s) for s in states]
+    views = [_edges(s) for s in states]
     counts = _repair_counts([v.hostile for v in views])
     return [
         _metrics(scenario, state, view, _percent(*c))
@@ -151,9 +168,7 @@ def metrics_series(scenario: Scenario, states: Sequence[WorldState]) -> list[Met
 
 def compute_metrics(scenario: Scenario, states: Sequence[WorldState]) -> Metrics:
     """All metrics at the last of ``states`` (states from round 0 onward)."""
-    views = [Edges.of(s) for s in states]
-    repaired = _percent(*_repair_counts([v.hostile for v in views])[-1])
-    return _metrics(scenario, states[-1], views[-1], repaired)
+    return _metrics(scenario, states[-1], _edges(states[-1]), repair(states))
 
 
 def _metrics(
