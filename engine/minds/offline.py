@@ -1,9 +1,32 @@
 """The offline rule-based social model: deterministic from the run seed, no network.
 
 Dynamics by design: support warms the target toward the speaker and lifts its emotion,
-attacks cool both, attacking someone's friend cools that friend's allies toward the
-attacker (structural balance), returned support is likely (reciprocity), dominant agents
-speak more and earlier, reserved agents less and withdraw when hurt.
+attacks cool both, returned support is likely (reciprocity), dominant agents speak more and
+earlier, reserved agents less and withdraw when hurt. Sociodrama Sec. 5's patterns come
+from mechanisms in the decisions and judgements, not from the starting relations:
+
+* Structural balance (Heider): agents resolve unbalanced triads. Attacking my friend cools
+  me toward the attacker; a friend's (or a trusted peer's) stance on a third agent moves my
+  view of that agent the same way (my friend's enemy becomes mine, its friend warms me, my
+  foe's enemy warms me), and I lean to join my friends' attacks and back whom they back.
+* Repair: relations that turned rival or enemy get mended. Agents reach out to rivals, the
+  peacemaking archetypes (agreeable, balanced) most, a calm agent more than an upset one;
+  backing a rival, or being backed by one, makes peace (status neutral, favorability lifted
+  above the rival threshold) unless the rival struck back that round, and a grudge the
+  rival does not renew fades round by round until it is settled.
+* Escalation: the hostility an agent saw last round (the share of attacks among the acts
+  it observed; in the judges, this round's) scales its aggression up from half and its
+  readiness to reach out and to forgive down, so conflict feeds on itself where it is high
+  and repair prevails where it is low. Rivals in another faction are attacked more readily
+  and reached out to less (in-group favoritism, Krackhardt & Stern).
+
+A relational prior (Relational priors Sec. 3) is a fixed prompt layer, never a relation
+state: the model reads each stated sign s in {-1, 0, +1} through the relation type's own
+channel (:class:`PriorLens`): Attitude is warmth toward the peer (how it is treated and
+judged), Trust the weight of the peer's words (on emotion, needs and views of third
+agents), Influence the pull toward the peer's last act (followed or countered). Explicit-
+Neutral states every edge with s = 0, which carries no direction to act on, so offline it
+plays exactly as No-Prior; only the prompt an LLM sees differs.
 """
 
 from __future__ import annotations
@@ -11,11 +34,13 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from ..lexicon import sentiment
 from ..mind_spec import OFFLINE, OFFLINE_LABEL
+from ..priors import Prior, sign_index
 from ..records import LLMCall
-from ..rules import MAX_FAV_DELTA
+from ..rules import MAX_FAV_DELTA, RIVAL_AT
 from ..scenario import Archetype, Scenario, Status
 from ..state import ALL, Action, Decision, Mode, Stance
 from ..values import s_self
@@ -42,7 +67,40 @@ TEMPER = {
     Archetype.RESERVED: (0.5, 0.8, 1.4, 0.9),
 }
 FRIEND_AT = 0.25
-PEACEMAKERS = (Archetype.AGREEABLE, Archetype.BALANCED)
+FOE_AT = -0.2
+NEGATIVE = (Status.RIVAL, Status.ENEMY)
+#: Readiness to reach out to a rival or enemy, by archetype (peacemakers first).
+PEACE = {
+    Archetype.AGREEABLE: 1.0,
+    Archetype.BALANCED: 0.8,
+    Archetype.ANALYTICAL: 0.5,
+    Archetype.RESERVED: 0.4,
+    Archetype.DOMINANT: 0.3,
+}
+#: Option weight of reaching out to a rival at full readiness, calm, no hostility seen.
+REPAIR_PULL = 3.0
+#: Favorability gained on top of the act when a relation is reconciled, and the level a
+#: reconciled relation rises to when the round's clip allows (above the rival threshold).
+RECONCILE = 0.15
+PEACE_AT = -0.05
+#: Support from a rival makes peace when it lifts the relation above this favorability.
+PEACE_FROM = -0.3
+#: Aggression scales with last round's share of attacks: CALM_AGGRESSION + ESCALATION x
+#: share (half in a calm room, two and a half times in one where everyone attacks).
+ESCALATION = 2.0
+CALM_AGGRESSION = 0.5
+#: Heider: favorability change per unit of credence in a peer's stance on a third agent.
+HEIDER = 0.08
+#: Favorability lost toward an attacker per unit of favorability toward the one attacked.
+FRIEND_HURT = 0.15
+#: Heider in decisions: weight of joining a friend's attack or backing whom it backed.
+HEIDER_PULL = 1.2
+#: A rival's grudge fades by this much a round the rival does not attack (times the
+#: archetype's PEACE and the calm of the room); once above the rival threshold it is settled.
+FORGIVE = 0.25
+#: In-group favoritism (Krackhardt & Stern): toward another faction's members attacks are
+#: likelier (1 + OUTGROUP)x and reaching out rarer (1 - OUTGROUP)x.
+OUTGROUP = 0.4
 #: How a toned event moves the needs and emotion of the agents it is about (offline model).
 TONE_NEEDS: dict[str, dict[str, float]] = {
     "supportive": {
@@ -74,7 +132,21 @@ SHARES_EVIDENCE = {
     Archetype.AGREEABLE: 0.15,
     Archetype.DOMINANT: 0.1,
 }
-FOE_AT = -0.2
+
+#: Relational priors, read by relation type (see :class:`PriorLens`). Attitude, warmth
+#: toward the peer: extra weight to back (s = +1) or challenge (s = -1) it, and its support
+#: counts (1 + ATTITUDE_LENS s)x, its attacks (1 - ATTITUDE_LENS s)x when it is judged.
+ATTITUDE_WARMTH = 0.8
+ATTITUDE_LENS = 0.5
+#: Trust, weight of the peer's claims: its acts move my emotion and needs (1 + TRUST_WEIGHT s)x,
+#: and its stance on a third agent moves my view of that agent as a friend's (or foe's) of
+#: favorability TRUST_WEIGHT s would, on top of my own feelings toward the peer.
+TRUST_WEIGHT = 0.6
+#: Influence, pull toward the peer's proposals: the weight of an option that follows its
+#: last act (s = +1: same stance and target) or counters it (s = -1: the opposite stance).
+INFLUENCE_PULL = 1.5
+FLIP: dict[Stance, Stance] = {"support": "oppose", "oppose": "support", "neutral": "neutral"}
+SIGN = {"support": 1, "oppose": -1, "neutral": 0}
 
 TEMPLATES: dict[Archetype, dict[Stance, str]] = {
     Archetype.DOMINANT: {
@@ -106,6 +178,40 @@ TEMPLATES: dict[Archetype, dict[Stance, str]] = {
 CONFIDE = "Between you and me, {t}: {p}."
 
 
+@dataclass(frozen=True)
+class PriorLens:
+    """An agent's relational prior as the offline model reads it: the relation type and the
+    sign of each stated edge (unstated pairs and Explicit-Neutral edges read as 0)."""
+
+    relation: str | None = None
+    signs: dict[str, int] = field(default_factory=dict)
+
+    def attitude(self, peer: str) -> int:
+        """Warmth toward ``peer`` (Attitude priors)."""
+        return self.signs.get(peer, 0) if self.relation == "attitude" else 0
+
+    def trust(self, peer: str) -> int:
+        """Credit given to ``peer``'s claims (Trust priors)."""
+        return self.signs.get(peer, 0) if self.relation == "trust" else 0
+
+    def influence(self, peer: str) -> int:
+        """Pull toward ``peer``'s proposals (Influence priors)."""
+        return self.signs.get(peer, 0) if self.relation == "influence" else 0
+
+    def weight(self, peer: str) -> float:
+        """How much ``peer``'s acts move my emotion and needs (1 without a Trust prior)."""
+        return 1.0 + TRUST_WEIGHT * self.trust(peer)
+
+    def credence(self, peer: str, fav: float) -> float:
+        """How far ``peer``'s stance on a third agent moves my view of that agent: my
+        friendship (or enmity) toward ``peer``, plus the trust the prior states (Heider)."""
+        held = fav if fav >= FRIEND_AT or fav <= FOE_AT else 0.0
+        return held + TRUST_WEIGHT * self.trust(peer)
+
+
+NO_LENS = PriorLens()
+
+
 class OfflineMind:
     """A seeded rule-based mind implementing the :class:`~engine.minds.Mind` interface."""
 
@@ -115,10 +221,34 @@ class OfflineMind:
 
     def __init__(self, seed: int) -> None:
         self.seed = seed
+        self._prior: Prior | None = None
+        self._signs: dict[str, dict[str, int]] = {}
+        self._scenario: Scenario | None = None
+        self._outgroups: dict[str, frozenset[str]] = {}
 
     async def ask(self, question: Question[A]) -> A:
         """The rule answer: no model, no record."""
         return question.offline()
+
+    def _lens(self, ctx: AgentContext) -> PriorLens:
+        """The agent's prior lens; the run's sign index is built once per prior."""
+        prior = ctx.prior
+        if prior is None or prior.relation is None:
+            return NO_LENS
+        if prior is not self._prior:
+            self._prior, self._signs = prior, sign_index(prior)
+        return PriorLens(prior.relation, self._signs.get(ctx.name, {}))
+
+    def _outgroup(self, ctx: AgentContext) -> frozenset[str]:
+        """The members of factions other than the agent's (none if it has no faction)."""
+        if ctx.scenario is not self._scenario:
+            factions = ctx.scenario.faction_of()
+            self._scenario = ctx.scenario
+            self._outgroups = {
+                me: frozenset(n for n, f in factions.items() if f != mine)
+                for me, mine in factions.items()
+            }
+        return self._outgroups.get(ctx.name, frozenset())
 
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
@@ -183,37 +313,58 @@ class OfflineMind:
     def _options(
         self, ctx: AgentContext, last: list[Action], attackers: set[str]
     ) -> list[tuple[float, Stance, str, Mode]]:
-        """Weighted candidate actions: support friends, oppose foes, address the group."""
+        """Weighted candidate actions: support friends, oppose foes, address the group, take
+        sides in others' quarrels (balance), reach out to rivals (repair), follow or counter
+        an influential peer's lead (Influence prior)."""
         me, arch = ctx.name, ctx.persona.archetype
         aggression, warmth, _, _ = TEMPER[arch]
         rels = ctx.state.relations
+        lens = self._lens(ctx)
+        spoken = [a for a in last if a.order and a.speaker != me]
+        climate = _hostility(spoken)
+        aggression *= CALM_AGGRESSION + ESCALATION * climate
+        calm = min(1.0, 2.0 * ctx.state.emotion)
+        peace = REPAIR_PULL * PEACE[arch] * calm * (1.0 - climate)
         supporters = {a.speaker for a in last if a.target == me and a.stance == "support"}
         hit = {a.target: a.speaker for a in last if a.stance == "oppose" and a.target != me}
         hit_friends = {
             who for victim, who in hit.items() if victim in rels and rels[victim].fav >= FRIEND_AT
         }
+        # Heider: what my friends did to others last round is what I lean to do.
+        sides: dict[str, float] = {}
+        for a in spoken:
+            friend = rels[a.speaker].fav
+            if friend >= FRIEND_AT and a.target in rels and a.stance != "neutral":
+                sides[a.target] = sides.get(a.target, 0.0) + friend * SIGN[a.stance]
         analytic = 1.6 if arch is Archetype.ANALYTICAL else 1.0
+        outgroup = self._outgroup(ctx)
         options: list[tuple[float, Stance, str, Mode]] = [(analytic, "neutral", ALL, Mode.PUBLIC)]
         for other, rel in rels.items():
+            side, warmth_to = sides.get(other, 0.0), lens.attitude(other)
+            bias = OUTGROUP if other in outgroup else 0.0
             hostile = max(0.0, FOE_AT + 0.15 - rel.fav) * 4.0
             if other in attackers:
                 hostile += 2.0
             if other in hit_friends:
                 hostile += 1.5
+            hostile += HEIDER_PULL * max(0.0, -side) + ATTITUDE_WARMTH * max(0, -warmth_to)
             if hostile > 0:
                 mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC
-                options.append((hostile * aggression, "oppose", other, mode))
+                options.append((hostile * aggression * (1.0 + bias), "oppose", other, mode))
             friendly = max(0.0, rel.fav - 0.1) * 3.0
             if other in supporters:
                 friendly += 1.5
             if other in hit and rel.fav >= FRIEND_AT:
                 friendly += 1.0
-            if rel.status is Status.RIVAL and arch in PEACEMAKERS and ctx.state.emotion >= 0.4:
-                friendly += 0.4  # reaching out to a rival: the seed of repair
+            if rel.status in NEGATIVE:
+                friendly += peace * (1.0 - bias)  # reaching out to a rival: the seed of repair
+            friendly += HEIDER_PULL * max(0.0, side) + ATTITUDE_WARMTH * max(0, warmth_to)
             if friendly > 0:
                 options.append((friendly * warmth, "support", other, Mode.PUBLIC))
                 if (ctx.persona.private_info or ctx.persona.evidence) and rel.fav >= 0.4:
                     options.append((0.5 * friendly, "neutral", other, Mode.PRIVATE))
+        if lens.relation == "influence":
+            options += _follow_options(me, spoken, lens)
         return options
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
@@ -244,36 +395,62 @@ class OfflineMind:
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         """U_S by rule: support lifts, attacks sink, harm to friends hurts."""
-        return _emotion_delta(ctx, observed)
+        return _emotion_delta(ctx, observed, self._lens(ctx))
 
     async def judge_relations(
         self, ctx: AgentContext, triggers: dict[str, list[Action]]
     ) -> dict[str, RelationJudgement]:
-        """U_R by rule: direct support/attack, balance through third parties, betrayal."""
-        return {other: self._judge_edge(ctx, other, acts) for other, acts in triggers.items()}
+        """U_R by rule: direct support/attack, balance through third parties, betrayal,
+        reconciliation."""
+        lens = self._lens(ctx)
+        said_of: dict[str, list[Action]] = {}  # this round's stances on each agent, by others
+        heard = [a for a in ctx.heard if a.speaker != ctx.name]
+        for a in heard:
+            if a.target in triggers and a.stance != "neutral":
+                said_of.setdefault(a.target, []).append(a)
+        climate = _hostility(heard)
+        return {
+            other: self._judge_edge(ctx, other, acts, lens, said_of.get(other, []), climate)
+            for other, acts in triggers.items()
+        }
 
-    def _judge_edge(self, ctx: AgentContext, other: str, acts: list[Action]) -> RelationJudgement:
+    def _judge_edge(
+        self,
+        ctx: AgentContext,
+        other: str,
+        acts: list[Action],
+        lens: PriorLens,
+        said_of: list[Action],
+        climate: float,
+    ) -> RelationJudgement:
         me = ctx.name
         _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
         rels = ctx.state.relations
         rel = rels[other]
+        warm = ATTITUDE_LENS * lens.attitude(other)
         delta, override = 0.0, None
         notes: list[tuple[int, str]] = []
+        attacked_me = any(a.target == me and a.stance == "oppose" for a in acts)
         for a in acts:
             how = "publicly" if a.mode is Mode.PUBLIC else "privately"
             if a.speaker == me:
                 delta += {"support": 0.03, "oppose": -0.03, "neutral": 0.0}[a.stance]
                 notes.append((2, f"I {_verb(a.stance)} {other} {how}"))
+                if a.stance == "support" and rel.status in NEGATIVE and not attacked_me:
+                    delta = max(delta + RECONCILE, PEACE_AT - rel.fav)
+                    override = Status.NEUTRAL
+                    notes.append((8, f"I reached out to {other} and we made peace"))
             elif a.target == me:
                 if a.stance == "support":
-                    delta += 0.13 * responsive
+                    delta += 0.13 * responsive * (1.0 + warm)
                     notes.append((5, f"{other} backed me {how}"))
                     reached = rel.fav + min(delta, MAX_FAV_DELTA)
-                    if rel.status in (Status.RIVAL, Status.ENEMY) and reached > -0.3:
+                    if rel.status in NEGATIVE and reached > PEACE_FROM:
+                        delta = max(delta + RECONCILE, PEACE_AT - rel.fav)
                         override = Status.NEUTRAL
                         notes.append((8, f"{other} reached out and we made peace"))
                 elif a.stance == "oppose":
-                    delta -= 0.16 * thin * (1.2 if a.mode is Mode.PUBLIC else 1.0)
+                    delta -= 0.16 * thin * (1.2 if a.mode is Mode.PUBLIC else 1.0) * (1.0 - warm)
                     notes.append((7, f"{other} attacked me {how}"))
                     if rel.status is Status.ALLY:
                         override = Status.RIVAL
@@ -291,7 +468,7 @@ class OfflineMind:
             elif a.target in rels:
                 friend = rels[a.target].fav
                 if a.stance == "oppose" and friend >= FRIEND_AT:
-                    delta -= 0.15 * friend * thin
+                    delta -= FRIEND_HURT * friend * thin
                     notes.append((4, f"{other} attacked my friend {a.target}"))
                 elif a.stance == "oppose" and friend <= FOE_AT:
                     delta += 0.05
@@ -305,6 +482,18 @@ class OfflineMind:
             elif a.stance == "neutral":
                 delta += 0.01 * warmth
                 notes.append((1, f"{other} addressed the group"))
+        for a in said_of:  # Heider: my friend's enemy is my enemy, my foe's enemy my friend
+            credence = lens.credence(a.speaker, rels[a.speaker].fav)
+            if credence:
+                delta += HEIDER * credence * SIGN[a.stance]
+                if credence > 0:
+                    notes.append((3, f"{a.speaker} {_verb(a.stance)} {other}, and I believe it"))
+        if rel.status in NEGATIVE and override is None and not attacked_me:
+            # a grudge not renewed this round fades: fastest for peacemakers in a calm room
+            delta += FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
+            if rel.fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
+                override = Status.NEUTRAL
+                notes.append((6, f"{other} and I put our quarrel behind us"))
         importance, summary = max(notes, default=(1, f"{other} was present"))
         return RelationJudgement(
             delta=round(delta, 4),
@@ -316,11 +505,12 @@ class OfflineMind:
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""
         me = ctx.name
+        lens = self._lens(ctx)
         deltas = dict.fromkeys(ctx.state.needs, 0.0)
 
-        def bump(**changes: float) -> None:
+        def bump(weight: float = 1.0, **changes: float) -> None:
             for need, change in changes.items():
-                deltas[need] += change
+                deltas[need] += weight * change
 
         for event in ctx.events:  # what happens to (or around) the agent moves its needs
             if event.tone != "neutral":
@@ -342,6 +532,7 @@ class OfflineMind:
                 )
         spoke = False
         for a in observed:
+            weight = lens.weight(a.speaker)
             if a.speaker == me:
                 spoke = True
                 bump(sense_of_control=0.2, passion_and_motivation=0.15)
@@ -349,6 +540,7 @@ class OfflineMind:
                     bump(sense_of_superiority=0.3)
             elif a.target == me and a.stance == "oppose":
                 bump(
+                    weight,
                     psychological_safety=-0.4,
                     emotional_safety=-0.35,
                     sense_of_respect=-0.4,
@@ -358,6 +550,7 @@ class OfflineMind:
                 )
             elif a.target == me and a.stance == "support":
                 bump(
+                    weight,
                     group_acceptance=0.5,
                     support_system=0.5,
                     sense_of_respect=0.3,
@@ -365,12 +558,12 @@ class OfflineMind:
                     psychological_resilience=0.1,
                 )
             elif a.target == me:
-                bump(support_system=0.3 if a.mode is Mode.PRIVATE else 0.1)
+                bump(weight, support_system=0.3 if a.mode is Mode.PRIVATE else 0.1)
             elif a.stance == "oppose":
-                bump(emotional_safety=-0.1)
+                bump(weight, emotional_safety=-0.1)
         if not spoke:
             bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
-        emotion_delta = _emotion_delta(ctx, observed)
+        emotion_delta = _emotion_delta(ctx, observed, lens)
         bump(
             emotional_wellbeing=3.0 * emotion_delta,
             emotional_stability=-2.0 * abs(emotion_delta),
@@ -409,8 +602,9 @@ def _salience(ctx: AgentContext, text: str) -> float:
     return 1.0 if ctx.name.lower() in text.lower() else 0.3
 
 
-def _emotion_delta(ctx: AgentContext, observed: list[Action]) -> float:
-    """The rule behind U_S; the needs judge reuses it for affect-linked needs."""
+def _emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) -> float:
+    """The rule behind U_S; the needs judge reuses it for affect-linked needs. A trusted
+    peer's acts weigh more, a distrusted peer's less (Trust priors)."""
     me = ctx.name
     _, _, thin, responsive = TEMPER[ctx.persona.archetype]
     rels = ctx.state.relations
@@ -423,17 +617,44 @@ def _emotion_delta(ctx: AgentContext, observed: list[Action]) -> float:
     for a in observed:
         if a.speaker == me:
             delta += -0.01 if a.stance == "oppose" else 0.01
-        elif a.target == me:
+            continue
+        weight = lens.weight(a.speaker)
+        if a.target == me:
             if a.stance == "support":
-                delta += 0.08 * responsive
+                delta += 0.08 * responsive * weight
             elif a.stance == "oppose":
-                delta -= 0.08 * thin * (1.25 if a.mode is Mode.PUBLIC else 1.0)
+                delta -= 0.08 * thin * (1.25 if a.mode is Mode.PUBLIC else 1.0) * weight
         elif a.target in rels and rels[a.target].fav >= FRIEND_AT:
-            delta += {"support": 0.03, "oppose": -0.05, "neutral": 0.0}[a.stance]
+            delta += {"support": 0.03, "oppose": -0.05, "neutral": 0.0}[a.stance] * weight
         elif a.stance == "oppose":
-            delta -= 0.01
+            delta -= 0.01 * weight
     delta += (0.5 - ctx.state.emotion) * 0.12
     return round(delta, 4)
+
+
+def _hostility(acts: list[Action]) -> float:
+    """The climate: the share of attacks among the acts an agent saw (0 when none)."""
+    spoken = [a for a in acts if a.mode is not Mode.SILENT]
+    return sum(a.stance == "oppose" for a in spoken) / len(spoken) if spoken else 0.0
+
+
+def _follow_options(
+    me: str, spoken: list[Action], lens: PriorLens
+) -> list[tuple[float, Stance, str, Mode]]:
+    """Influence priors: options that follow (s = +1) or counter (s = -1) each influential
+    peer's last act; a proposal to the group is backed or challenged in the peer's person."""
+    options: list[tuple[float, Stance, str, Mode]] = []
+    for a in spoken:
+        s = lens.influence(a.speaker)
+        if not s or a.target == me or a.target is None:
+            continue
+        stance: Stance
+        if a.target == ALL or a.stance == "neutral":
+            stance, target = ("support" if s > 0 else "oppose"), a.speaker
+        else:
+            stance, target = (a.stance if s > 0 else FLIP[a.stance]), a.target
+        options.append((INFLUENCE_PULL, stance, target, Mode.PUBLIC))
+    return options
 
 
 def _intent(stance: Stance, target: str, mode: Mode) -> str:
