@@ -42,8 +42,9 @@ from tui.screens.plots import PlotsScreen
 from tui.screens.runs import RunBrowser
 from tui.widgets.agent_pane import AgentPane
 from tui.widgets.deck import AgentDeck
-from tui.widgets.matrix import FavMatrix
+from tui.widgets.matrix import FavMatrix, short_fav
 from tui.widgets.run_view import RunView
+from tui.widgets.style import STATUS_GLYPH
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = (100, 30)
@@ -765,6 +766,52 @@ async def test_help_lists_every_binding(saves: Path) -> None:
             assert label in text
         await pilot.press("question_mark")
         assert not isinstance(app.screen, HelpScreen)
+
+
+def _matrix_rows(app: SocialsimApp) -> dict[str, list[str]]:
+    """Each matrix row's cells (the row label first), by the row's agent."""
+    lines = app.query_one(FavMatrix).render().plain.splitlines()[1:-1]
+    return {line.split()[0]: line.split()[1:] for line in lines}
+
+
+async def test_prior_overlay_shows_the_fixed_signs_and_toggles(saves: Path) -> None:
+    # tavern: Edmund, Nell, Silas, Greta, Callum; chain edges E-N +, N-S -, S-G +, G-C -
+    app = build_app("tavern", saves=saves, prior="trust:chain:+,-,+,-")
+    async with app.run_test(size=SIZE) as pilot:
+        title = app.query_one("#side-title", Static)
+        fav_rows = _matrix_rows(app)
+        assert fav_rows["Edmund"][1] != "+1"  # favorability first: the scenario's, not the prior's
+        await pilot.press("P")
+        assert app.query_one(FavMatrix).overlay
+        assert "trust/chain λ=0.5" in str(title.content)
+        rows = _matrix_rows(app)
+        assert rows["Edmund"] == ["—", "+1", "·", "·", "·"]
+        assert rows["Nell"] == ["+1", "—", "-1", "·", "·"]
+        assert rows["Greta"] == ["·", "·", "+1", "—", "-1"]
+        assert "prior: + positive" in app.query_one(FavMatrix).render().plain
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1 and _matrix_rows(app) == rows  # fixed: a round changes nothing
+        await pilot.press("P")
+        assert not app.query_one(FavMatrix).overlay
+        assert str(title.content).startswith("favorability")
+        assert (
+            _matrix_rows(app)["Edmund"][1]
+            == short_fav(app.sim.state.agents["Edmund"].relations["Nell"].fav)
+            + STATUS_GLYPH[app.sim.state.agents["Edmund"].relations["Nell"].status]
+        )
+        commands = [c.title for c in app.get_system_commands(app.main)]
+        assert "Prior" in commands
+        await pilot.press("question_mark")
+        assert ("P", "Prior") in app.screen.rows
+
+
+async def test_prior_overlay_without_a_prior_says_so(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("P")
+        assert "none" in str(app.query_one("#side-title", Static).content)
+        rows = _matrix_rows(app)
+        assert {cell for cells in rows.values() for cell in cells} == {"·", "—"}
 
 
 # -- keymap ---------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 """The main screen: the open run, with the keys that drive it.
 
-Step, run/pause, intervene (force, inject), name snapshots, branch, open other runs, and
-open the plots, metrics, export, recast and help screens.
+Step, run/pause, intervene (force, inject), name snapshots, branch, open other runs,
+overlay the relational prior on the matrix, and open the plots, metrics, export, recast and
+help screens.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class MainScreen(Screen[None]):
         Binding("m", "metrics", "Metrics", id="metrics"),
         Binding("x", "export", "Export", id="export"),
         Binding("c", "recast", "Recast", id="recast"),
+        Binding("P", "toggle_prior", "Prior", id="prior"),
         Binding("v", "toggle_needs", "Needs on/off", show=False, id="needs"),
         Binding("left_square_bracket", "page(-1)", "Prev agents", show=False, id="prev"),
         Binding("right_square_bracket", "page(1)", "Next agents", show=False, id="next"),
@@ -176,6 +178,11 @@ class MainScreen(Screen[None]):
         """Hide or show the need bars, giving the transcripts the room (small terminals)."""
         deck = self.query_one(AgentDeck)
         deck.set_class(not deck.has_class("no-needs"), "no-needs")
+
+    def action_toggle_prior(self) -> None:
+        """Overlay the run's relational prior (the fixed signs its prompts state) on the
+        matrix, or go back to favorability."""
+        self.query_one(RunView).toggle_prior()
 
     def action_page(self, step: int) -> None:
         """Show the previous or next page of agent panes."""

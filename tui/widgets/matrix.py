@@ -1,4 +1,5 @@
-"""The directed favorability matrix: row = from, column = to."""
+"""The directed favorability matrix: row = from, column = to; and its relational-prior
+overlay, the fixed signs a prior states for each pair (Relational priors Sec. 3)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,26 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from engine import WorldState
+from engine.priors import Prior, sign_index
 
 from .style import STATUS_GLYPH, fav_style
 
 COMPACT_ABOVE = 8
 LEGEND = "+ ally · neutral ~ rival x enemy"
+PRIOR_LEGEND = "prior: + positive 0 neutral - negative"
+#: How a stated sign is drawn: compact glyph, full cell, colour.
+SIGN_CELL = {1: ("+", "+1", "bold green"), 0: ("0", "0", "default"), -1: ("-", "-1", "bold red")}
+UNSTATED = ("·", "·", "dim")
+
+
+def prior_title(prior: Prior | None) -> str:
+    """The overlay's heading: the prior's relation type, topology and λ, or none."""
+    if prior is None or prior.relation is None:
+        return "relational prior: none (no block)"
+    what = f"{prior.relation}/{prior.topology}"
+    if prior.control == "explicit-neutral":
+        return f"relational prior: {what}, all neutral"
+    return f"relational prior: {what} λ={prior.positivity:.2g}"
 
 
 def short_fav(fav: float) -> str:
@@ -20,20 +36,35 @@ def short_fav(fav: float) -> str:
 
 
 class FavMatrix(Widget):
-    """Colour = fav, glyph = status; cells changed in the last round are reversed."""
+    """Colour = fav, glyph = status; cells changed in the last round are reversed. With the
+    prior overlay on, each cell shows instead the sign the run's relational prior states for
+    the pair (the same both ways, the same every round)."""
 
     DEFAULT_CSS = "FavMatrix { width: auto; height: auto; text-wrap: nowrap; }"
 
-    def __init__(self, state: WorldState, **kwargs) -> None:
+    def __init__(self, state: WorldState, prior: Prior | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.state = state
         self.changed: set[tuple[str, str]] = set()
+        self.prior = prior
+        self._signs = sign_index(prior)
+        self.overlay = False
 
-    def show(self, state: WorldState, changed: set[tuple[str, str]]) -> None:
-        """Draw a new state, highlighting the edges in ``changed``."""
+    def show(
+        self, state: WorldState, changed: set[tuple[str, str]], prior: Prior | None = None
+    ) -> None:
+        """Draw a new state (and the run's prior), highlighting the edges in ``changed``."""
         self.state = state
         self.changed = changed
+        if prior is not self.prior:
+            self.prior, self._signs = prior, sign_index(prior)
         self.refresh(layout=True)
+
+    def toggle_overlay(self) -> bool:
+        """Switch between favorability and the prior overlay; True when the overlay is on."""
+        self.overlay = not self.overlay
+        self.refresh()
+        return self.overlay
 
     def natural_width(self) -> int:
         """Columns the matrix needs."""
@@ -53,10 +84,15 @@ class FavMatrix(Widget):
     def render(self) -> Text:
         names = list(self.state.agents)
         lines = self._compact(names) if len(names) > COMPACT_ABOVE else self._full(names)
-        lines.append(Text(LEGEND, style="dim"))
+        lines.append(Text(PRIOR_LEGEND if self.overlay else LEGEND, style="dim"))
         text = Text("\n").join(lines)
         text.no_wrap = True
         return text
+
+    def _prior_cell(self, i: str, j: str) -> tuple[str, str, str]:
+        """(compact glyph, full text, style) of the sign stated for the pair i-j."""
+        sign = self._signs.get(i, {}).get(j)
+        return UNSTATED if sign is None else SIGN_CELL[sign]
 
     def _cell_style(self, i: str, j: str) -> tuple[str, str]:
         rel = self.state.agents[i].relations[j]
@@ -78,9 +114,13 @@ class FavMatrix(Widget):
                 if i == j:
                     line.append("  —   ", style="dim")
                     continue
-                glyph, style = self._cell_style(i, j)
-                fav = self.state.agents[i].relations[j].fav
-                line.append((short_fav(fav) + glyph).rjust(5), style=style)
+                if self.overlay:
+                    _, cell, style = self._prior_cell(i, j)
+                    line.append(cell.center(5), style=style)
+                else:
+                    glyph, style = self._cell_style(i, j)
+                    fav = self.state.agents[i].relations[j].fav
+                    line.append((short_fav(fav) + glyph).rjust(5), style=style)
                 line.append(" ")
             lines.append(line)
         return lines
@@ -100,7 +140,10 @@ class FavMatrix(Widget):
                 if i == j:
                     line.append("\\", style="dim")
                     continue
-                glyph, style = self._cell_style(i, j)
+                if self.overlay:
+                    glyph, _, style = self._prior_cell(i, j)
+                else:
+                    glyph, style = self._cell_style(i, j)
                 line.append(glyph, style=style)
             lines.append(line)
         return lines

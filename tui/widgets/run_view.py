@@ -29,7 +29,9 @@ from .header import (
     header_text,
     stopped_text,
 )
-from .matrix import FavMatrix
+from .matrix import FavMatrix, prior_title
+
+FAV_TITLE = "favorability  row → column"
 
 
 class RunView(Vertical):
@@ -57,8 +59,8 @@ class RunView(Vertical):
         with Horizontal(id="body"):
             yield self._deck()
             with ScrollableContainer(id="side"):
-                yield Static("favorability  row → column", id="side-title")
-                yield FavMatrix(self.sim.state, id="matrix")
+                yield Static(FAV_TITLE, id="side-title")
+                yield FavMatrix(self.sim.state, self.sim.meta.prior, id="matrix")
                 yield Static(id="metrics-line")
 
     def _deck(self) -> AgentDeck:
@@ -91,6 +93,16 @@ class RunView(Vertical):
         self._stopped = None
         self._bridge = EventBridge(sim, self.post_message)
         self.call_after_refresh(self._swap_deck)
+
+    def toggle_prior(self) -> None:
+        """Show the run's relational prior over the matrix, or favorability again."""
+        self.query_one(FavMatrix).toggle_overlay()
+        self._title()
+
+    def _title(self) -> None:
+        matrix = self.query_one(FavMatrix)
+        title = prior_title(self.sim.meta.prior) if matrix.overlay else FAV_TITLE
+        self.query_one("#side-title", Static).update(title)
 
     def stopped_degraded(self, message: str) -> None:
         """Keep the engine's line about a degraded stop in view until another round starts."""
@@ -147,7 +159,8 @@ class RunView(Vertical):
             for c in record.relation_changes
             if abs(c.delta) >= 0.005 or c.status != c.previous_status
         }
-        self.query_one(FavMatrix).show(sim.state, changed)
+        self.query_one(FavMatrix).show(sim.state, changed, sim.meta.prior)
+        self._title()
         self._size_side(self.app.size.width)
         self.query_one("#metrics-line", Static).update(metrics_block(sim.metrics()))
         self.query_one(AgentDeck).refresh_strip()
