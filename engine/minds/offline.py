@@ -147,6 +147,8 @@ TRUST_WEIGHT = 0.6
 INFLUENCE_PULL = 1.5
 FLIP: dict[Stance, Stance] = {"support": "oppose", "oppose": "support", "neutral": "neutral"}
 SIGN = {"support": 1, "oppose": -1, "neutral": 0}
+#: Emotion change from seeing a friend backed, attacked or addressed.
+FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
 
 TEMPLATES: dict[Archetype, dict[Stance, str]] = {
     Archetype.DOMINANT: {
@@ -180,33 +182,26 @@ CONFIDE = "Between you and me, {t}: {p}."
 
 @dataclass(frozen=True)
 class PriorLens:
-    """An agent's relational prior as the offline model reads it: the relation type and the
-    sign of each stated edge (unstated pairs and Explicit-Neutral edges read as 0)."""
+    """An agent's relational prior as the offline model reads it: the sign stated toward
+    each peer, in the channel of the prior's relation type (the other two empty; unstated
+    pairs and Explicit-Neutral edges read as 0)."""
 
-    relation: str | None = None
-    signs: dict[str, int] = field(default_factory=dict)
-
-    def attitude(self, peer: str) -> int:
-        """Warmth toward ``peer`` (Attitude priors)."""
-        return self.signs.get(peer, 0) if self.relation == "attitude" else 0
-
-    def trust(self, peer: str) -> int:
-        """Credit given to ``peer``'s claims (Trust priors)."""
-        return self.signs.get(peer, 0) if self.relation == "trust" else 0
-
-    def influence(self, peer: str) -> int:
-        """Pull toward ``peer``'s proposals (Influence priors)."""
-        return self.signs.get(peer, 0) if self.relation == "influence" else 0
+    #: Warmth toward the peer (Attitude priors).
+    attitude: dict[str, int] = field(default_factory=dict)
+    #: Credit given to the peer's words (Trust priors).
+    trust: dict[str, int] = field(default_factory=dict)
+    #: Pull toward the peer's proposals (Influence priors).
+    influence: dict[str, int] = field(default_factory=dict)
 
     def weight(self, peer: str) -> float:
         """How much ``peer``'s acts move my emotion and needs (1 without a Trust prior)."""
-        return 1.0 + TRUST_WEIGHT * self.trust(peer)
+        return 1.0 + TRUST_WEIGHT * self.trust.get(peer, 0) if self.trust else 1.0
 
     def credence(self, peer: str, fav: float) -> float:
         """How far ``peer``'s stance on a third agent moves my view of that agent: my
         friendship (or enmity) toward ``peer``, plus the trust the prior states (Heider)."""
         held = fav if fav >= FRIEND_AT or fav <= FOE_AT else 0.0
-        return held + TRUST_WEIGHT * self.trust(peer)
+        return held + TRUST_WEIGHT * self.trust.get(peer, 0) if self.trust else held
 
 
 NO_LENS = PriorLens()
@@ -237,7 +232,7 @@ class OfflineMind:
             return NO_LENS
         if prior is not self._prior:
             self._prior, self._signs = prior, sign_index(prior)
-        return PriorLens(prior.relation, self._signs.get(ctx.name, {}))
+        return PriorLens(**{prior.relation: self._signs.get(ctx.name, {})})
 
     def _outgroup(self, ctx: AgentContext) -> frozenset[str]:
         """The members of factions other than the agent's (none if it has no faction)."""
@@ -339,32 +334,39 @@ class OfflineMind:
         analytic = 1.6 if arch is Archetype.ANALYTICAL else 1.0
         outgroup = self._outgroup(ctx)
         options: list[tuple[float, Stance, str, Mode]] = [(analytic, "neutral", ALL, Mode.PUBLIC)]
+        attitude, confides = lens.attitude, bool(ctx.persona.private_info or ctx.persona.evidence)
+        mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC
         for other, rel in rels.items():
-            side, warmth_to = sides.get(other, 0.0), lens.attitude(other)
-            bias = OUTGROUP if other in outgroup else 0.0
-            hostile = max(0.0, FOE_AT + 0.15 - rel.fav) * 4.0
+            fav = rel.fav
+            hostile = (FOE_AT + 0.15 - fav) * 4.0 if fav < FOE_AT + 0.15 else 0.0
+            friendly = (fav - 0.1) * 3.0 if fav > 0.1 else 0.0
             if other in attackers:
                 hostile += 2.0
             if other in hit_friends:
                 hostile += 1.5
-            hostile += HEIDER_PULL * max(0.0, -side) + ATTITUDE_WARMTH * max(0, -warmth_to)
-            if hostile > 0:
-                mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC
-                options.append((hostile * aggression * (1.0 + bias), "oppose", other, mode))
-            friendly = max(0.0, rel.fav - 0.1) * 3.0
             if other in supporters:
                 friendly += 1.5
-            if other in hit and rel.fav >= FRIEND_AT:
+            if other in hit and fav >= FRIEND_AT:
                 friendly += 1.0
+            bias = OUTGROUP if other in outgroup else 0.0
             if rel.status in NEGATIVE:
                 friendly += peace * (1.0 - bias)  # reaching out to a rival: the seed of repair
-            friendly += HEIDER_PULL * max(0.0, side) + ATTITUDE_WARMTH * max(0, warmth_to)
+            for pull in (
+                HEIDER_PULL * sides.get(other, 0.0),
+                ATTITUDE_WARMTH * attitude.get(other, 0),
+            ):
+                if pull > 0:
+                    friendly += pull
+                elif pull < 0:
+                    hostile -= pull
+            if hostile > 0:
+                options.append((hostile * aggression * (1.0 + bias), "oppose", other, mode))
             if friendly > 0:
                 options.append((friendly * warmth, "support", other, Mode.PUBLIC))
-                if (ctx.persona.private_info or ctx.persona.evidence) and rel.fav >= 0.4:
+                if confides and fav >= 0.4:
                     options.append((0.5 * friendly, "neutral", other, Mode.PRIVATE))
-        if lens.relation == "influence":
-            options += _follow_options(me, spoken, lens)
+        if lens.influence:
+            options += _follow_options(me, spoken, lens.influence)
         return options
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
@@ -427,16 +429,17 @@ class OfflineMind:
         _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
         rels = ctx.state.relations
         rel = rels[other]
-        warm = ATTITUDE_LENS * lens.attitude(other)
+        warm = ATTITUDE_LENS * lens.attitude.get(other, 0)
         delta, override = 0.0, None
         notes: list[tuple[int, str]] = []
-        attacked_me = any(a.target == me and a.stance == "oppose" for a in acts)
+        feud = rel.status in NEGATIVE
+        attacked_me = feud and any(a.target == me and a.stance == "oppose" for a in acts)
         for a in acts:
             how = "publicly" if a.mode is Mode.PUBLIC else "privately"
             if a.speaker == me:
                 delta += {"support": 0.03, "oppose": -0.03, "neutral": 0.0}[a.stance]
                 notes.append((2, f"I {_verb(a.stance)} {other} {how}"))
-                if a.stance == "support" and rel.status in NEGATIVE and not attacked_me:
+                if a.stance == "support" and feud and not attacked_me:
                     delta = max(delta + RECONCILE, PEACE_AT - rel.fav)
                     override = Status.NEUTRAL
                     notes.append((8, f"I reached out to {other} and we made peace"))
@@ -445,7 +448,7 @@ class OfflineMind:
                     delta += 0.13 * responsive * (1.0 + warm)
                     notes.append((5, f"{other} backed me {how}"))
                     reached = rel.fav + min(delta, MAX_FAV_DELTA)
-                    if rel.status in NEGATIVE and reached > PEACE_FROM:
+                    if feud and reached > PEACE_FROM:
                         delta = max(delta + RECONCILE, PEACE_AT - rel.fav)
                         override = Status.NEUTRAL
                         notes.append((8, f"{other} reached out and we made peace"))
@@ -488,7 +491,7 @@ class OfflineMind:
                 delta += HEIDER * credence * SIGN[a.stance]
                 if credence > 0:
                     notes.append((3, f"{a.speaker} {_verb(a.stance)} {other}, and I believe it"))
-        if rel.status in NEGATIVE and override is None and not attacked_me:
+        if feud and override is None and not attacked_me:
             # a grudge not renewed this round fades: fastest for peacemakers in a calm room
             delta += FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
             if rel.fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
@@ -614,20 +617,24 @@ def _emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) -
         else 0.04 * _salience(ctx, e.text) * sentiment(e.text)
         for e in ctx.events
     )
+    trust = lens.trust
     for a in observed:
         if a.speaker == me:
             delta += -0.01 if a.stance == "oppose" else 0.01
             continue
-        weight = lens.weight(a.speaker)
         if a.target == me:
-            if a.stance == "support":
-                delta += 0.08 * responsive * weight
-            elif a.stance == "oppose":
-                delta -= 0.08 * thin * (1.25 if a.mode is Mode.PUBLIC else 1.0) * weight
+            if a.stance == "neutral":
+                continue
+            felt = 0.08 * responsive if a.stance == "support" else -0.08 * thin
+            if a.stance == "oppose" and a.mode is Mode.PUBLIC:
+                felt *= 1.25
         elif a.target in rels and rels[a.target].fav >= FRIEND_AT:
-            delta += {"support": 0.03, "oppose": -0.05, "neutral": 0.0}[a.stance] * weight
+            felt = FRIEND_FEELING[a.stance]
         elif a.stance == "oppose":
-            delta -= 0.01 * weight
+            felt = -0.01
+        else:
+            continue
+        delta += felt * (1.0 + TRUST_WEIGHT * trust.get(a.speaker, 0)) if trust else felt
     delta += (0.5 - ctx.state.emotion) * 0.12
     return round(delta, 4)
 
@@ -639,13 +646,13 @@ def _hostility(acts: list[Action]) -> float:
 
 
 def _follow_options(
-    me: str, spoken: list[Action], lens: PriorLens
+    me: str, spoken: list[Action], influence: dict[str, int]
 ) -> list[tuple[float, Stance, str, Mode]]:
     """Influence priors: options that follow (s = +1) or counter (s = -1) each influential
     peer's last act; a proposal to the group is backed or challenged in the peer's person."""
     options: list[tuple[float, Stance, str, Mode]] = []
     for a in spoken:
-        s = lens.influence(a.speaker)
+        s = influence.get(a.speaker, 0)
         if not s or a.target == me or a.target is None:
             continue
         stance: Stance
