@@ -3,8 +3,8 @@
 Ranking tasks: every agent ranks the items before and after the discussion; the team answer
 is the Borda count of the final rankings. The negotiation: after the discussion the most
 active speaker proposes a package and everyone votes. Each answer is a question to the
-run's mind: the offline model answers by rule from the facts the agent holds or heard
-(facts heard from someone it distrusts count half); an LLM answers seeing what the agent saw.
+run's mind: the offline model answers by rule from who spoke, who heard it and whom the
+listener trusts (:mod:`.rules`); an LLM answers seeing what the agent saw.
 """
 
 from __future__ import annotations
@@ -22,33 +22,17 @@ from ..scenario import Archetype, Scenario, parse_scenario
 from ..simulation import Simulation
 from ..state import Mode, RoundRecord
 from ..store import SaveStore
-from .scoring import (
-    Tiers,
-    agreements,
-    borda,
-    l1_distance,
-    package_score,
-    pareto_frontier,
-    tiers_from_scores,
-)
+from . import rules
+from .scoring import Tiers, borda, l1_distance, pareto_frontier
 from .spec import AGENTS, Task
 
 A = TypeVar("A", bound=BaseModel)
-DISTRUST_AT = -0.3
 TRAITS = {
     Archetype.BALANCED: ["fair-minded", "steady"],
     Archetype.DOMINANT: ["assertive", "confident", "impatient"],
     Archetype.ANALYTICAL: ["methodical", "evidence-driven"],
     Archetype.AGREEABLE: ["warm", "accommodating"],
     Archetype.RESERVED: ["quiet", "cautious"],
-}
-#: How much a proposer weighs its own table against the others' (negotiation, offline).
-SELF_WEIGHT = {
-    Archetype.DOMINANT: 3.0,
-    Archetype.BALANCED: 1.5,
-    Archetype.ANALYTICAL: 1.2,
-    Archetype.AGREEABLE: 0.8,
-    Archetype.RESERVED: 1.2,
 }
 
 
@@ -94,69 +78,6 @@ def task_scenario(task: Task, casting: Sequence[Archetype]) -> Scenario:
     )
 
 
-# -- what each agent knows ---------------------------------------------------------------------
-
-
-def _heard(sim: Simulation, agent: str) -> list[tuple[str, str]]:
-    """(speaker, utterance) of every turn ``agent`` observed, own turns included."""
-    out = []
-    for record in sim.records[1:]:
-        for a in record.actions:
-            if a.mode is Mode.PUBLIC or (a.mode is Mode.PRIVATE and agent in (a.speaker, a.target)):
-                out.append((a.speaker, a.utterance.lower()))
-    return out
-
-
-def fact_weights(task: Task, sim: Simulation | None, agent: str) -> dict[str, float]:
-    """Item scores from the facts ``agent`` holds and, after a run, the facts it heard."""
-    trust = sim.state.agents[agent].relations if sim else {}
-    heard = _heard(sim, agent) if sim else []
-    scores = dict.fromkeys(task.items, 0.0)
-    for fact in task.facts:
-        if task.knows(agent, fact):
-            scores[fact.item] += fact.weight
-            continue
-        speakers = [s for s, text in heard if fact.text.rstrip(". ").lower() in text]
-        if speakers:
-            believed = any(s == agent or trust[s].fav > DISTRUST_AT for s in speakers)
-            scores[fact.item] += fact.weight * (1.0 if believed else 0.5)
-    return scores
-
-
-def _ranking(task: Task, sim: Simulation | None, agent: str) -> Tiers:
-    return tiers_from_scores(task.items, fact_weights(task, sim, agent))
-
-
-def _heard_pitch(task: Task, sim: Simulation, agent: str, other: str) -> bool:
-    pitches = [p.lower() for p in task.agents[other].pitch]
-    return any(s == other and any(p in text for p in pitches) for s, text in _heard(sim, agent))
-
-
-def _offline_proposal(task: Task, sim: Simulation, proposer: str) -> tuple[int, ...]:
-    tables = {n: [task.agents[n].scores[i.name] for i in task.issues] for n in AGENTS}
-    rels = sim.state.agents[proposer].relations
-    weights = {}
-    for name in AGENTS:
-        if name == proposer:
-            weights[name] = SELF_WEIGHT[sim.scenario.agent(name).archetype]
-            continue
-        known = 1.0 if _heard_pitch(task, sim, proposer, name) else 0.3
-        weights[name] = known * (0.5 if rels[name].fav <= DISTRUST_AT else 1.0)
-    return max(
-        agreements(len(task.issues)),
-        key=lambda a: sum(w * package_score(tables[n], a) for n, w in weights.items()),
-    )
-
-
-def _proposer(sim: Simulation) -> str:
-    turns = dict.fromkeys(AGENTS, 0)
-    for record in sim.records[1:]:
-        for a in record.actions:
-            if a.mode is Mode.PUBLIC:
-                turns[a.speaker] += 1
-    return max(AGENTS, key=lambda n: turns[n])
-
-
 # -- outcomes --------------------------------------------------------------------------------
 
 
@@ -200,11 +121,12 @@ async def final_outcome(
             **base, after=after, team_ranking=borda(list(after.values()), task.items)
         )
     else:
-        proposer = _proposer(sim)
+        proposer = rules.proposer(sim)
         asked = await sim.mind.ask(_proposal_question(task, sim, proposer))
         package = tuple(i.options.index(getattr(asked, i.name)) for i in task.issues)
         votes = {
-            n: (await sim.mind.ask(_vote_question(task, sim, n, package))).accept for n in AGENTS
+            n: (await sim.mind.ask(_vote_question(task, sim, n, proposer, package))).accept
+            for n in AGENTS
         }
         outcome = _negotiation_outcome(task, proposer, package, votes, base)
     return outcome.model_copy(update={"utility": score(task, outcome)})
@@ -324,7 +246,7 @@ async def _rankings(task: Task, sim: Simulation, *, before: bool) -> dict[str, T
 
     def question(agent: str) -> Question[_Ranking]:
         def by_facts() -> _Ranking:
-            tiers = _ranking(task, None if before else sim, agent)
+            tiers = rules.ranking(task, None if before else sim, agent)
             answer = schema(ranking=[i for tier in tiers for i in tier])
             answer._tiers = tiers
             return answer
@@ -345,7 +267,8 @@ async def _rankings(task: Task, sim: Simulation, *, before: bool) -> dict[str, T
 
 def _proposal_question(task: Task, sim: Simulation, proposer: str) -> Question[BaseModel]:
     """The final package, one option per issue. Offline: the package best for the
-    proposer's weighting of the tables it knows; a failed model proposes the middle options."""
+    proposer's weighting of the tables, by whose pitch it heard and whom it trusts; a failed
+    model proposes the middle options."""
     fields: dict[str, Any] = {i.name: (Literal[tuple(i.options)], ...) for i in task.issues}
     schema: type[BaseModel] = create_model("Proposal", **fields)
 
@@ -358,7 +281,7 @@ def _proposal_question(task: Task, sim: Simulation, proposer: str) -> Question[B
         "propose",
         "Propose the final agreement: one option per issue that the whole group can accept.",
         schema,
-        lambda: package(_offline_proposal(task, sim, proposer)),
+        lambda: package(rules.proposal(task, sim, proposer)),
         lambda: package([1] * len(task.issues)),
     )
 
@@ -371,10 +294,11 @@ _VoteOut = create_model("Vote", __base__=_Vote)
 
 
 def _vote_question(
-    task: Task, sim: Simulation, agent: str, package: tuple[int, ...]
+    task: Task, sim: Simulation, agent: str, proposer: str, package: tuple[int, ...]
 ) -> Question[_Vote]:
-    """Accept the package or not. Offline: whether it reaches the agent's threshold on its
-    own table; a failed model rejects."""
+    """Accept ``proposer``'s package or not. Offline: whether it reaches the agent's
+    threshold on its own table, less its goodwill toward the proposer; a failed model
+    rejects."""
     table = task.agents[agent]
     terms = "; ".join(
         f"{i.name}: {i.options[o]}" for i, o in zip(task.issues, package, strict=True)
@@ -382,15 +306,14 @@ def _vote_question(
     mine = "; ".join(
         f"{i.name} {dict(zip(i.options, table.scores[i.name], strict=True))}" for i in task.issues
     )
-    points = [table.scores[i.name] for i in task.issues]
     return _question(
         sim,
         agent,
         "vote",
-        f"Final proposal: {terms}. Your private points: {mine}; you need "
+        f"Final proposal, from {proposer}: {terms}. Your private points: {mine}; you need "
         f"at least {table.threshold:g} in total. Do you accept?",
         _VoteOut,
-        lambda: _VoteOut(accept=package_score(points, package) >= table.threshold),
+        lambda: _VoteOut(accept=rules.accepts(task, sim, agent, proposer, package)),
         lambda: _VoteOut(accept=False),
     )
 
