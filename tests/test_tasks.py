@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from engine import Archetype, ForcedAction, Mode, SaveStore, ScenarioError, Simulation
 from engine.runmeta import TaskOutcome
 from engine.scenario import parse_scenario
+from engine.tasks import rules
 from engine.tasks.diagnosis import RunDiagnosis, diagnose_offline, diagnose_run, evidence
 from engine.tasks.episode import final_outcome, run_episode, task_scenario
 from engine.tasks.scoring import (
@@ -306,10 +307,17 @@ async def test_run_episode_negotiation_utility_is_a_settled_pareto_package() -> 
         pytest.skip("no negotiation task bundled yet")
     task = negotiations[0]
     tables = [[task.agents[n].scores[i.name] for i in task.issues] for n in AGENTS]
-    _, outcome = await run_episode(task, task.casting.hetero, seed=0)
+    sim, outcome = await run_episode(task, task.casting.hetero, seed=0)
     package = tuple(i.options.index(outcome.proposal[i.name]) for i in task.issues)
     totals = {n: package_score(t, package) for n, t in zip(AGENTS, tables, strict=True)}
-    assert outcome.votes == {n: totals[n] >= task.agents[n].threshold for n in AGENTS}
+    # Each voter's threshold moves by its goodwill toward the proposer: GOODWILL points per
+    # unit of its final favorability (none toward itself).
+    relations = {n: sim.state.agents[n].relations for n in AGENTS}
+    goodwill = {
+        n: 0.0 if n == outcome.proposer else rules.GOODWILL * relations[n][outcome.proposer].fav
+        for n in AGENTS
+    }
+    assert outcome.votes == {n: totals[n] + goodwill[n] >= task.agents[n].threshold for n in AGENTS}
     assert outcome.settled == all(outcome.votes.values())
     assert outcome.pareto == (package in brute_force_frontier(tables))
     assert outcome.utility == (1.0 if outcome.settled and outcome.pareto else 0.0)
@@ -361,6 +369,155 @@ async def test_without_ablation_the_social_state_moves() -> None:
     task = load_task("student-council")
     sim, _ = await run_episode(task, task.casting.hetero, seed=1)
     assert any(r.state.agents != sim.records[0].state.agents for r in sim.records[1:])
+
+
+# -- social dynamics in the offline answers -------------------------------------------------
+
+
+def tiny_sim(*, ablation: bool = False, relations: list[dict] | None = None) -> Simulation:
+    """The tiny task (Avery alone holds "Y fixed the budget", weight 2) with given starting
+    relations; nobody has spoken yet."""
+    task = Task.model_validate(task_data())
+    scenario = task_scenario(task, [A.BALANCED] * 4)
+    if relations:
+        scenario = scenario.model_validate(
+            {**scenario.model_dump(by_alias=True), "relations": relations}
+        )
+    return Simulation.new(scenario, seed=0, rounds=3, ablation=ablation)
+
+
+async def play(sim: Simulation, *turns: ForcedAction) -> None:
+    """One round in which only ``turns`` are taken; everyone else keeps quiet."""
+    for name in AGENTS:
+        sim.force(
+            next((t for t in turns if t.agent == name), ForcedAction(agent=name, mode=Mode.SILENT))
+        )
+    await sim.step()
+
+
+def says(agent: str, text: str, *, to: str | None = None) -> ForcedAction:
+    mode = Mode.PRIVATE if to else Mode.PUBLIC
+    return ForcedAction(agent=agent, mode=mode, target=to or "all", utterance=text)
+
+
+BUDGET = "Y fixed the budget."
+
+
+async def test_a_silent_holders_fact_never_reaches_the_team_ranking() -> None:
+    task = Task.model_validate(task_data())
+    casting = [A.BALANCED] * 4
+    silent = tiny_sim()
+    await play(silent)
+    await play(silent)
+    quiet = await final_outcome(task, silent, None, casting)
+    # Nobody but Avery knows that Y fixed the budget: X (shared fact, 1.0) leads for the
+    # three others, and the Borda count is X 3 + 0, Y 0 + 1: X.
+    assert {n: quiet.after[n][0] for n in AGENTS} == {
+        "Avery": ["Y"], "Blake": ["X"], "Casey": ["X"], "Drew": ["X"]
+    }  # fmt: skip
+    assert quiet.team_ranking == ["X", "Y"] and quiet.utility == 0.0
+    # Control: the same holder says it (twice, so the others know her) and the team finds Y.
+    voiced = tiny_sim()
+    await play(voiced, says("Avery", BUDGET))
+    await play(voiced, says("Avery", "I stand by what I said."))
+    heard = await final_outcome(task, voiced, None, casting)
+    assert all(heard.after[n][0] == ["Y"] for n in AGENTS)
+    assert heard.team_ranking == ["Y", "X"] and heard.utility == 1.0
+
+
+async def test_only_observed_turns_move_a_ranking() -> None:
+    task = Task.model_validate(task_data())
+    sim = tiny_sim()
+    await play(sim, says("Avery", BUDGET, to="Blake"))
+    y = {n: rules.fact_weights(task, sim, n)["Y"] for n in AGENTS}
+    assert y["Avery"] == 2.0  # her own fact
+    assert 0.0 < y["Blake"] < 2.0  # confided to him, by someone he barely knows
+    assert y["Casey"] == y["Drew"] == 0.0  # they never heard it
+
+
+async def test_a_strangers_claim_counts_half_and_familiarity_raises_it() -> None:
+    """The ablation registers no exchanges, so every claim stays a stranger's; with the
+    social dynamics each round the listener registers the speaker makes her familiar."""
+    task = Task.model_validate(task_data())
+    frozen, full = tiny_sim(ablation=True), tiny_sim()
+    for sim in (frozen, full):
+        await play(sim, says("Avery", BUDGET))
+    stranger = rules.fact_weights(task, frozen, "Blake")["Y"]
+    assert stranger == 2.0 * rules.STRANGER == 1.0
+    once = rules.fact_weights(task, full, "Blake")["Y"]
+    assert once > stranger
+    for sim in (frozen, full):  # two more rounds in which Avery speaks, the fact not again
+        await play(sim, says("Avery", "I stand by what I said."))
+        await play(sim, says("Avery", "Please weigh it."))
+    assert rules.fact_weights(task, frozen, "Blake")["Y"] == stranger
+    assert rules.fact_weights(task, full, "Blake")["Y"] > once
+    assert rules.fact_weights(task, full, "Blake")["Y"] == pytest.approx(2.0, abs=0.1)
+
+
+async def test_an_allys_claim_moves_a_listener_more_than_a_rivals() -> None:
+    task = Task.model_validate(task_data())
+
+    async def y_for_blake(fav: float) -> float:
+        sim = tiny_sim(relations=[{"from": "Blake", "to": "Avery", "fav": fav}])
+        await play(sim, says("Avery", BUDGET))
+        return rules.fact_weights(task, sim, "Blake")["Y"]
+
+    ally, neutral, rival = await y_for_blake(0.6), await y_for_blake(0.0), await y_for_blake(-0.4)
+    assert ally > neutral > rival > 0.0
+    # Heard twice (from two speakers) a claim counts more than heard once.
+    sim = tiny_sim(relations=[{"from": "Casey", "to": "Blake", "fav": 0.6}])
+    await play(sim, says("Avery", BUDGET))
+    once = rules.fact_weights(task, sim, "Casey")["Y"]
+    await play(sim, says("Blake", f"Avery told us: {BUDGET}"))
+    assert rules.fact_weights(task, sim, "Casey")["Y"] > once
+
+
+def test_allies_accept_below_their_threshold_and_rivals_ask_for_more() -> None:
+    task = load_task("solar-negotiation")
+    tables = {n: [task.agents[n].scores[i.name] for i in task.issues] for n in AGENTS}
+
+    def package_worth(voter: str, low: float, high: float) -> tuple[int, ...]:
+        return next(a for a in agreements(5) if low <= package_score(tables[voter], a) < high)
+
+    relations = [
+        {"from": "Blake", "to": "Avery", "fav": 0.6},  # ally: concedes 6 points
+        {"from": "Drew", "to": "Avery", "fav": -0.3},  # rival: asks for 3 more
+    ]
+    scenario = task_scenario(task, task.casting.hetero)
+    warm = Simulation.new(
+        scenario.model_validate({**scenario.model_dump(by_alias=True), "relations": relations})
+    )
+    cold = Simulation.new(scenario)
+    short = package_worth(
+        "Blake", task.agents["Blake"].threshold - 5, task.agents["Blake"].threshold
+    )
+    assert rules.accepts(task, warm, "Blake", "Avery", short)
+    assert not rules.accepts(task, cold, "Blake", "Avery", short)
+    enough = package_worth("Drew", task.agents["Drew"].threshold, task.agents["Drew"].threshold + 3)
+    assert rules.accepts(task, cold, "Drew", "Avery", enough)
+    assert not rules.accepts(task, warm, "Drew", "Avery", enough)
+
+
+SEEDS = range(10)
+
+
+async def mean_utility(task: Task, casting: list[Archetype], *, ablation: bool) -> float:
+    outcomes = [(await run_episode(task, casting, seed=s, ablation=ablation))[1] for s in SEEDS]
+    return statistics.fmean(o.utility for o in outcomes)
+
+
+@pytest.mark.parametrize("initial", ["hetero", "random"])
+async def test_ablation_scores_below_the_full_model_on_most_tasks(initial: str) -> None:
+    """Sociodrama Tab. 3: w/o social dynamics (fixed order, no state updates) the team does
+    worse. Mean utility over a fixed seed range, per task, on the initial casting."""
+    below = []
+    for task_id in task_ids():
+        task = load_task(task_id)
+        casting = getattr(task.casting, initial)
+        full = await mean_utility(task, casting, ablation=False)
+        if await mean_utility(task, casting, ablation=True) < full:
+            below.append(task_id)
+    assert len(below) >= 3, below
 
 
 # -- diagnosis -------------------------------------------------------------------------------
