@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from ..lexicon import sentiment
@@ -404,15 +404,22 @@ class OfflineMind:
     ) -> dict[str, RelationJudgement]:
         """U_R by rule: direct support/attack, balance through third parties, betrayal,
         reconciliation."""
-        lens = self._lens(ctx)
+        lens, me = self._lens(ctx), ctx.name
         said_of: dict[str, list[Action]] = {}  # this round's stances on each agent, by others
-        heard = [a for a in ctx.heard if a.speaker != ctx.name]
-        for a in heard:
-            if a.target in triggers and a.stance != "neutral":
+        spoken = attacks = 0
+        for a in ctx.heard:  # one pass: the room's hostility and who was backed or attacked
+            if a.speaker == me:
+                continue
+            spoken += 1
+            if a.stance == "oppose":
+                attacks += 1
+            elif a.stance == "neutral":
+                continue
+            if a.target in triggers:
                 said_of.setdefault(a.target, []).append(a)
-        climate = _hostility(heard)
+        climate = attacks / spoken if spoken else 0.0
         return {
-            other: self._judge_edge(ctx, other, acts, lens, said_of.get(other, []), climate)
+            other: self._judge_edge(ctx, other, acts, lens, said_of.get(other, ()), climate)
             for other, acts in triggers.items()
         }
 
@@ -422,14 +429,14 @@ class OfflineMind:
         other: str,
         acts: list[Action],
         lens: PriorLens,
-        said_of: list[Action],
+        said_of: Sequence[Action],
         climate: float,
     ) -> RelationJudgement:
         me = ctx.name
         _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
         rels = ctx.state.relations
         rel = rels[other]
-        warm = ATTITUDE_LENS * lens.attitude.get(other, 0)
+        warm = ATTITUDE_LENS * lens.attitude[other] if other in lens.attitude else 0.0
         delta, override = 0.0, None
         notes: list[tuple[int, str]] = []
         feud = rel.status in NEGATIVE
@@ -485,19 +492,23 @@ class OfflineMind:
             elif a.stance == "neutral":
                 delta += 0.01 * warmth
                 notes.append((1, f"{other} addressed the group"))
+        believed = None
         for a in said_of:  # Heider: my friend's enemy is my enemy, my foe's enemy my friend
             credence = lens.credence(a.speaker, rels[a.speaker].fav)
             if credence:
                 delta += HEIDER * credence * SIGN[a.stance]
-                if credence > 0:
-                    notes.append((3, f"{a.speaker} {_verb(a.stance)} {other}, and I believe it"))
+                believed = a if credence > 0 else believed
+        if believed is not None:
+            notes.append(
+                (3, f"{believed.speaker} {_verb(believed.stance)} {other}, and I believe it")
+            )
         if feud and override is None and not attacked_me:
             # a grudge not renewed this round fades: fastest for peacemakers in a calm room
             delta += FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
             if rel.fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
                 override = Status.NEUTRAL
                 notes.append((6, f"{other} and I put our quarrel behind us"))
-        importance, summary = max(notes, default=(1, f"{other} was present"))
+        importance, summary = max(notes) if notes else (1, f"{other} was present")
         return RelationJudgement(
             delta=round(delta, 4),
             status=override,
@@ -533,9 +544,10 @@ class OfflineMind:
                     sense_of_respect=0.3 * tone,
                     support_system=0.3 * tone,
                 )
-        spoke = False
+        spoke, quarrels = False, 0.0  # quarrels: attacks among others, by credit given
+        trusting = bool(lens.trust)
         for a in observed:
-            weight = lens.weight(a.speaker)
+            weight = lens.weight(a.speaker) if trusting else 1.0
             if a.speaker == me:
                 spoke = True
                 bump(sense_of_control=0.2, passion_and_motivation=0.15)
@@ -563,7 +575,8 @@ class OfflineMind:
             elif a.target == me:
                 bump(weight, support_system=0.3 if a.mode is Mode.PRIVATE else 0.1)
             elif a.stance == "oppose":
-                bump(weight, emotional_safety=-0.1)
+                quarrels += weight
+        deltas["emotional_safety"] -= 0.1 * quarrels
         if not spoke:
             bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
         emotion_delta = _emotion_delta(ctx, observed, lens)
@@ -639,10 +652,10 @@ def _emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) -
     return round(delta, 4)
 
 
-def _hostility(acts: list[Action]) -> float:
-    """The climate: the share of attacks among the acts an agent saw (0 when none)."""
-    spoken = [a for a in acts if a.mode is not Mode.SILENT]
-    return sum(a.stance == "oppose" for a in spoken) / len(spoken) if spoken else 0.0
+def _hostility(spoken: list[Action]) -> float:
+    """The climate: the share of attacks among the spoken acts an agent saw last round (0
+    when none); the judges count this round's the same way."""
+    return [a.stance for a in spoken].count("oppose") / len(spoken) if spoken else 0.0
 
 
 def _follow_options(
