@@ -7,11 +7,12 @@ Run from the repository root::
 
 "Before" is ``engine/metrics.py`` of a git revision loaded beside the working tree's engine,
 "after" the working tree's. One offline run of a generated 100-agent scenario (bench_engine's)
-is played once; each repeat gives both versions fresh copies of its states (nothing read
-before) and times, wall and CPU, what the app does (the metrics after every round, each call
-given the rounds so far; per round) and what the CSV export does (every round's metrics at
-once); figures are medians over ``--repeat``. The values of the metrics both versions have
-are compared. The bench never fails on a missed target: it prints figures beside it.
+is played once; each repeat gives both versions fresh (shallow) copies of its states, which
+no call has read before, and times, wall and CPU, what the app does (the metrics after every
+round, each call given the rounds so far; per round) and what the CSV export does (every
+round's metrics at once); figures are medians over ``--repeat``. The values of the metrics
+both versions have are compared. The bench never fails on a missed target: it prints
+figures beside it.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def timed(
     """Median wall and CPU seconds of ``repeat`` calls, each on fresh copies of ``states``."""
     walls, cpus = [], []
     for _ in range(repeat):
-        fresh = [s.model_copy(deep=True) for s in states]
+        fresh = [s.model_copy() for s in states]  # new objects: none read before
         w, c = time.perf_counter(), time.process_time()
         fn(fresh)
         walls.append(time.perf_counter() - w)
