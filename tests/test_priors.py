@@ -359,7 +359,9 @@ async def test_explicit_neutral_plays_as_no_prior_offline(mini: Scenario, relati
     on, so it plays the very same rounds as No-Prior (only an LLM's prompt differs)."""
     plain = Simulation.new(mini, seed=3, prior=no_prior())
     neutral = Simulation.new(
-        mini, seed=3, prior=explicit_neutral(MINI, relation, "complete")  # type: ignore[arg-type]
+        mini,
+        seed=3,
+        prior=explicit_neutral(MINI, relation, "complete"),  # type: ignore[arg-type]
     )
     await plain.run(4)
     await neutral.run(4)
