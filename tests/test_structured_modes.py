@@ -108,6 +108,7 @@ async def test_each_mode_sends_exactly_its_request(
     assert value != DEFAULT
     (body,) = stub.requests
     assert body.get("response_format") == response_format
+    assert body["max_tokens"] == 1024  # every reply is capped
     system = system_of(body)
     assert system.startswith(MESSAGES[0]["content"] + "\n\n" + INSTRUCTION)
     # The schema is in the prompt exactly when the server is not given it.

@@ -29,6 +29,9 @@ class LLMSettings(BaseModel):
     timeout: Annotated[float, Field(gt=0, le=3600)] = 60.0
     retries: Annotated[int, Field(ge=0, le=10)] = 3
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
+    #: Cap on each reply's tokens: a small local model constrained to JSON can otherwise
+    #: pad a reply until its context is full (minutes per call on a CPU).
+    max_tokens: Annotated[int, Field(ge=16, le=32768)] = 1024
     max_calls: Annotated[int, Field(ge=1)] | None = None
     budget_usd: Annotated[float, Field(gt=0)] | None = None
     structured: StructuredMode = "auto"

@@ -212,6 +212,7 @@ class LiteLLMTransport:
             "messages": request.messages,
             "timeout": s.timeout,
             "temperature": s.temperature if request.temperature is None else request.temperature,
+            "max_tokens": s.max_tokens,
             "num_retries": 0,
             "max_retries": 0,
         }
