@@ -191,15 +191,7 @@ class LLMMind:
         if ctx.persona.kind == "value-driven":
             return await self._plan(ctx)
         schema = _decision_schema(tuple(ctx.others))
-        out: Any = await self.client.structured(
-            key=self._key(ctx, "decide"),
-            purpose="decide",
-            agent=ctx.name,
-            model=self.settings.model_for(ctx.name),
-            messages=prompts.decide(ctx),
-            schema=schema,
-            default=None,
-        )
+        out: Any = await self._call(ctx, "decide", prompts.decide(ctx), schema, None)
         if out is None:
             return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid decision: silent)")
         return Decision(
@@ -214,15 +206,7 @@ class LLMMind:
         """Generate N candidates with imagined need changes (the model), then select the one
         best for the agent's SVO (the rule of the offline planner); theta from Eq. 2."""
         schema = _plan_schema(tuple(ctx.others))
-        out: Any = await self.client.structured(
-            key=self._key(ctx, "plan"),
-            purpose="plan",
-            agent=ctx.name,
-            model=self.settings.model_for(ctx.name),
-            messages=prompts.plan(ctx, N_CANDIDATES),
-            schema=schema,
-            default=None,
-        )
+        out: Any = await self._call(ctx, "plan", prompts.plan(ctx, N_CANDIDATES), schema, None)
         if out is None:
             return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid plan: silent)")
         before = sum(gap(v) for v in ctx.state.needs.values())
@@ -323,11 +307,25 @@ class LLMMind:
         target: str = "",
     ) -> Any:
         """One structured call to the unified judge model about ``ctx``'s agent."""
+        return self._call(ctx, purpose, messages, schema, default, target, judge=True)
+
+    def _call(
+        self,
+        ctx: AgentContext,
+        purpose: str,
+        messages: list[dict[str, str]],
+        schema: type[Any],
+        default: Any,
+        target: str = "",
+        *,
+        judge: bool = False,
+    ) -> Any:
+        """One structured round-loop call about ``ctx``'s agent, by its own model or the judge."""
         return self.client.structured(
             key=self._key(ctx, purpose, target),
             purpose=purpose,
             agent=ctx.name,
-            model=self.settings.judge,
+            model=self.settings.judge if judge else self.settings.model_for(ctx.name),
             messages=messages,
             schema=schema,
             default=default,
