@@ -108,3 +108,34 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str])
         return CliResult(code or 0, captured.out, captured.err)
 
     return invoke
+
+
+@pytest.fixture
+async def make_client(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """A structured LLM client on LiteLLMTransport talking to a fresh stub (seed: the test
+    module's ``STUB_SEED``, default 2); clients and stubs are closed afterwards."""
+    import litellm
+    from llm_stub import StubLLM
+
+    from engine.llm.client import LLMClient
+    from engine.llm.settings import LLMSettings
+    from engine.llm.transport import LiteLLMTransport
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    seed = getattr(request.module, "STUB_SEED", 2)
+    stubs: list[StubLLM] = []
+
+    def make(stub_kwargs: dict | None = None, **settings: object) -> tuple[LLMClient, StubLLM]:
+        stub = StubLLM(seed=seed, **(stub_kwargs or {}))
+        stub.start()
+        stubs.append(stub)
+        llm = LLMSettings.model_validate(
+            {"model": "openai/stub", "api_base": stub.url, "timeout": 2.0, **settings}
+        )
+        return LLMClient(llm, LiteLLMTransport(llm)), stub
+
+    yield make
+    await litellm.close_litellm_async_clients()
+    litellm.in_memory_llm_clients_cache.flush_cache()
+    for stub in stubs:
+        stub.stop()

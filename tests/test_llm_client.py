@@ -10,10 +10,9 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is importe
 
 import json
 import socket
-from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Literal
 
-import litellm
 import pytest
 from llm_stub import StubLLM, _schema_from_text
 from pydantic import BaseModel, Field, model_validator
@@ -99,28 +98,9 @@ def test_with_schema_appends_readable_instructions_without_mutating() -> None:
 
 # --------------------------------------------------------------------------- live exchanges
 
+#: The stub seed of this module's ``make_client`` fixture (tests/conftest.py).
+STUB_SEED = 2
 MakeClient = Callable[..., tuple[LLMClient, StubLLM]]
-
-
-@pytest.fixture
-async def make_client(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[MakeClient]:
-    """A client on LiteLLMTransport talking to a fresh stub; both closed afterwards."""
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    stubs: list[StubLLM] = []
-
-    def make(stub_kwargs: dict[str, Any] | None = None, **settings: Any) -> tuple[Any, StubLLM]:
-        stub = StubLLM(seed=2, **(stub_kwargs or {}))
-        stub.start()
-        stubs.append(stub)
-        settings = {"model": "openai/stub", "api_base": stub.url, "timeout": 2.0, **settings}
-        llm = LLMSettings(**settings)
-        return LLMClient(llm, LiteLLMTransport(llm)), stub
-
-    yield make
-    await litellm.close_litellm_async_clients()
-    litellm.in_memory_llm_clients_cache.flush_cache()
-    for stub in stubs:
-        stub.stop()
 
 
 async def verdict(client: LLMClient, key: str = "k") -> Verdict:

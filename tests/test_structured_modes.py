@@ -10,17 +10,16 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is importe
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any, Literal
 
-import litellm
 import pytest
 from llm_stub import StubLLM, _schema_from_text
 from pydantic import BaseModel, Field
 
 from engine.llm.client import LLMClient
 from engine.llm.settings import LLMSettings
-from engine.llm.transport import LiteLLMTransport, ReplayTransport, TransportError
+from engine.llm.transport import ReplayTransport, TransportError
 from engine.records import LLMCall, RoundUsage
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
@@ -39,28 +38,9 @@ MESSAGES = [
 SCHEMA = Verdict.model_json_schema()
 INSTRUCTION = "Reply with one JSON object and nothing else."
 
+#: The stub seed of this module's ``make_client`` fixture (tests/conftest.py).
+STUB_SEED = 4
 MakeClient = Callable[..., tuple[LLMClient, StubLLM]]
-
-
-@pytest.fixture
-async def make_client(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[MakeClient]:
-    """A client on LiteLLMTransport talking to a fresh stub; both closed afterwards."""
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    stubs: list[StubLLM] = []
-
-    def make(stub_kwargs: dict[str, Any] | None = None, **settings: Any) -> tuple[Any, StubLLM]:
-        stub = StubLLM(seed=4, **(stub_kwargs or {}))
-        stub.start()
-        stubs.append(stub)
-        settings = {"model": "openai/stub", "api_base": stub.url, "timeout": 2.0, **settings}
-        llm = LLMSettings(**settings)
-        return LLMClient(llm, LiteLLMTransport(llm)), stub
-
-    yield make
-    await litellm.close_litellm_async_clients()
-    litellm.in_memory_llm_clients_cache.flush_cache()
-    for stub in stubs:
-        stub.stop()
 
 
 async def verdict(client: LLMClient, key: str = "k", model: str = "openai/stub") -> Verdict:
