@@ -1,0 +1,284 @@
+"""Offline judgements (U_S, U_R and needs by rule), where balance, repair and escalation act
+on how an agent feels about what it saw."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ...lexicon import sentiment
+from ...rules import MAX_FAV_DELTA, RIVAL_AT
+from ...scenario import Status
+from ...state import Action, Mode, Stance
+from ..base import AgentContext, RelationJudgement
+from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
+from .params import (
+    FOE_AT,
+    FORGIVE,
+    FRIEND_AT,
+    FRIEND_HURT,
+    HEIDER,
+    NEGATIVE,
+    PEACE,
+    PEACE_AT,
+    PEACE_FROM,
+    RECONCILE,
+    SIGN,
+    TEMPER,
+)
+
+#: How a toned event moves the needs and emotion of the agents it is about (offline model).
+TONE_NEEDS: dict[str, dict[str, float]] = {
+    "supportive": {
+        "psychological_safety": 0.6,
+        "emotional_safety": 0.5,
+        "group_acceptance": 0.5,
+        "support_system": 0.7,
+        "self_worth": 0.4,
+        "sense_of_respect": 0.4,
+    },
+    "protective": {"psychological_safety": 0.8, "emotional_safety": 0.4},
+    "punitive": {"sense_of_superiority": -0.6, "sense_of_control": -0.4, "sense_of_respect": -0.3},
+    "hostile": {
+        "psychological_safety": -0.6,
+        "emotional_safety": -0.5,
+        "group_acceptance": -0.5,
+        "self_worth": -0.7,
+        "sense_of_respect": -0.7,
+    },
+}
+TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}
+#: Emotion change from seeing a friend backed, attacked or addressed.
+FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
+
+
+def relation_judgements(
+    ctx: AgentContext, triggers: dict[str, list[Action]], lens: PriorLens
+) -> dict[str, RelationJudgement]:
+    """U_R by rule: direct support/attack, balance through third parties, betrayal,
+    reconciliation."""
+    me = ctx.name
+    said_of: dict[str, list[Action]] = {}  # this round's stances on each agent, by others
+    spoken = attacks = 0
+    for a in ctx.heard:  # one pass: the room's hostility and who was backed or attacked
+        if a.speaker == me:
+            continue
+        spoken += 1
+        if a.stance == "oppose":
+            attacks += 1
+        elif a.stance == "neutral":
+            continue
+        if a.target in triggers:
+            said_of.setdefault(a.target, []).append(a)
+    climate = attacks / spoken if spoken else 0.0
+    return {
+        other: _judge_edge(ctx, other, acts, lens, said_of.get(other, ()), climate)
+        for other, acts in triggers.items()
+    }
+
+
+def _judge_edge(
+    ctx: AgentContext,
+    other: str,
+    acts: list[Action],
+    lens: PriorLens,
+    said_of: Sequence[Action],
+    climate: float,
+) -> RelationJudgement:
+    me = ctx.name
+    _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
+    rels = ctx.state.relations
+    rel = rels[other]
+    warm = ATTITUDE_LENS * lens.attitude[other] if other in lens.attitude else 0.0
+    delta, override = 0.0, None
+    notes: list[tuple[int, str]] = []
+    feud = rel.status in NEGATIVE
+    attacked_me = feud and any(a.target == me and a.stance == "oppose" for a in acts)
+    for a in acts:
+        how = "publicly" if a.mode is Mode.PUBLIC else "privately"
+        if a.speaker == me:
+            delta += {"support": 0.03, "oppose": -0.03, "neutral": 0.0}[a.stance]
+            notes.append((2, f"I {_verb(a.stance)} {other} {how}"))
+            if a.stance == "support" and feud and not attacked_me:
+                delta = max(delta + RECONCILE, PEACE_AT - rel.fav)
+                override = Status.NEUTRAL
+                notes.append((8, f"I reached out to {other} and we made peace"))
+        elif a.target == me:
+            if a.stance == "support":
+                delta += 0.13 * responsive * (1.0 + warm)
+                notes.append((5, f"{other} backed me {how}"))
+                reached = rel.fav + min(delta, MAX_FAV_DELTA)
+                if feud and reached > PEACE_FROM:
+                    delta = max(delta + RECONCILE, PEACE_AT - rel.fav)
+                    override = Status.NEUTRAL
+                    notes.append((8, f"{other} reached out and we made peace"))
+            elif a.stance == "oppose":
+                delta -= 0.16 * thin * (1.2 if a.mode is Mode.PUBLIC else 1.0) * (1.0 - warm)
+                notes.append((7, f"{other} attacked me {how}"))
+                if rel.status is Status.ALLY:
+                    override = Status.RIVAL
+                    notes.append((9, f"{other}, my ally, turned on me"))
+            else:
+                delta += 0.08 if a.mode is Mode.PRIVATE else 0.02
+                notes.append(
+                    (
+                        4 if a.mode is Mode.PRIVATE else 2,
+                        f"{other} confided in me"
+                        if a.mode is Mode.PRIVATE
+                        else f"{other} spoke to me",
+                    )
+                )
+        elif a.target in rels:
+            friend = rels[a.target].fav
+            if a.stance == "oppose" and friend >= FRIEND_AT:
+                delta -= FRIEND_HURT * friend * thin
+                notes.append((4, f"{other} attacked my friend {a.target}"))
+            elif a.stance == "oppose" and friend <= FOE_AT:
+                delta += 0.05
+                notes.append((3, f"{other} stood up to {a.target}, whom I distrust"))
+            elif a.stance == "support" and friend >= FRIEND_AT:
+                delta += 0.05 * warmth
+                notes.append((3, f"{other} backed my friend {a.target}"))
+            elif a.stance == "support" and friend <= FOE_AT:
+                delta -= 0.05
+                notes.append((3, f"{other} sided with {a.target}"))
+        elif a.stance == "neutral":
+            delta += 0.01 * warmth
+            notes.append((1, f"{other} addressed the group"))
+    believed = None
+    for a in said_of:  # Heider: my friend's enemy is my enemy, my foe's enemy my friend
+        credence = lens.credence(a.speaker, rels[a.speaker].fav)
+        if credence:
+            delta += HEIDER * credence * SIGN[a.stance]
+            believed = a if credence > 0 else believed
+    if believed is not None:
+        notes.append((3, f"{believed.speaker} {_verb(believed.stance)} {other}, and I believe it"))
+    if feud and override is None and not attacked_me:
+        # a grudge not renewed this round fades: fastest for peacemakers in a calm room
+        delta += FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
+        if rel.fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
+            override = Status.NEUTRAL
+            notes.append((6, f"{other} and I put our quarrel behind us"))
+    importance, summary = max(notes) if notes else (1, f"{other} was present")
+    return RelationJudgement(
+        delta=round(delta, 4),
+        status=override,
+        importance=importance,
+        summary=f"Round {ctx.round}: {summary}.",
+    )
+
+
+def need_deltas(ctx: AgentContext, observed: list[Action], lens: PriorLens) -> dict[str, float]:
+    """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""
+    me = ctx.name
+    deltas = dict.fromkeys(ctx.state.needs, 0.0)
+
+    def bump(weight: float = 1.0, **changes: float) -> None:
+        for need, change in changes.items():
+            deltas[need] += weight * change
+
+    for event in ctx.events:  # what happens to (or around) the agent moves its needs
+        if event.tone != "neutral":
+            weight = 1.0 if me in event.about else 0.0
+            if event.tone in ("supportive", "hostile") and me not in event.about:
+                weight = 0.25  # the climate reaches bystanders too
+            for need, change in TONE_NEEDS[event.tone].items():
+                deltas[need] += weight * change
+            continue
+        tone = sentiment(event.text) * _salience(ctx, event.text)
+        if tone:
+            bump(
+                psychological_safety=0.5 * tone,
+                emotional_safety=0.4 * tone,
+                group_acceptance=0.4 * tone,
+                self_worth=0.3 * tone,
+                sense_of_respect=0.3 * tone,
+                support_system=0.3 * tone,
+            )
+    spoke, quarrels = False, 0.0  # quarrels: attacks among others, by credit given
+    trusting = bool(lens.trust)
+    for a in observed:
+        weight = lens.weight(a.speaker) if trusting else 1.0
+        if a.speaker == me:
+            spoke = True
+            bump(sense_of_control=0.2, passion_and_motivation=0.15)
+            if a.stance == "oppose":
+                bump(sense_of_superiority=0.3)
+        elif a.target == me and a.stance == "oppose":
+            bump(
+                weight,
+                psychological_safety=-0.4,
+                emotional_safety=-0.35,
+                sense_of_respect=-0.4,
+                self_worth=-0.25,
+                group_acceptance=-0.2,
+                psychological_resilience=-0.1,
+            )
+        elif a.target == me and a.stance == "support":
+            bump(
+                weight,
+                group_acceptance=0.5,
+                support_system=0.5,
+                sense_of_respect=0.3,
+                self_worth=0.3,
+                psychological_resilience=0.1,
+            )
+        elif a.target == me:
+            bump(weight, support_system=0.3 if a.mode is Mode.PRIVATE else 0.1)
+        elif a.stance == "oppose":
+            quarrels += weight
+    deltas["emotional_safety"] -= 0.1 * quarrels
+    if not spoke:
+        bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
+    mood = emotion_delta(ctx, observed, lens)
+    bump(
+        emotional_wellbeing=3.0 * mood,
+        emotional_stability=-2.0 * abs(mood),
+        sense_of_meaning=1.0 * mood,
+    )
+    resilience = ctx.state.needs["psychological_resilience"].current / 10.0
+    for need, value in ctx.state.needs.items():
+        deltas[need] += 0.08 * resilience * (value.expected - value.current)
+    return {n: round(d, 4) for n, d in deltas.items() if d}
+
+
+def _salience(ctx: AgentContext, text: str) -> float:
+    """How much an event concerns the agent: fully when it names the agent."""
+    return 1.0 if ctx.name.lower() in text.lower() else 0.3
+
+
+def emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) -> float:
+    """The rule behind U_S; the needs judge reuses it for affect-linked needs. A trusted
+    peer's acts weigh more, a distrusted peer's less (Trust priors)."""
+    me = ctx.name
+    _, _, thin, responsive = TEMPER[ctx.persona.archetype]
+    rels = ctx.state.relations
+    delta = sum(
+        TONE_EMOTION[e.tone] * (1.0 if me in e.about else 0.25)
+        if e.tone != "neutral"
+        else 0.04 * _salience(ctx, e.text) * sentiment(e.text)
+        for e in ctx.events
+    )
+    trust = lens.trust
+    for a in observed:
+        if a.speaker == me:
+            delta += -0.01 if a.stance == "oppose" else 0.01
+            continue
+        if a.target == me:
+            if a.stance == "neutral":
+                continue
+            felt = 0.08 * responsive if a.stance == "support" else -0.08 * thin
+            if a.stance == "oppose" and a.mode is Mode.PUBLIC:
+                felt *= 1.25
+        elif a.target in rels and rels[a.target].fav >= FRIEND_AT:
+            felt = FRIEND_FEELING[a.stance]
+        elif a.stance == "oppose":
+            felt = -0.01
+        else:
+            continue
+        delta += felt * (1.0 + TRUST_WEIGHT * trust.get(a.speaker, 0)) if trust else felt
+    delta += (0.5 - ctx.state.emotion) * 0.12
+    return round(delta, 4)
+
+
+def _verb(stance: Stance) -> str:
+    return {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}[stance]

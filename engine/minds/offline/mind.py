@@ -1,0 +1,175 @@
+"""The offline mind: seeded randomness, the run's prior lens and factions, and the rules of
+:mod:`.choose`, :mod:`.speech` and :mod:`.judge` behind the :class:`~engine.minds.Mind`
+interface."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Iterable
+
+from ...mind_spec import OFFLINE, OFFLINE_LABEL
+from ...priors import Prior, sign_index
+from ...records import LLMCall
+from ...scenario import Archetype, Scenario
+from ...state import ALL, Action, Decision, Mode, Stance
+from ...values import s_self
+from ..base import A, AgentContext, RelationJudgement, TokenSink
+from ..planner import plan
+from ..question import Question
+from .choose import candidates, intent
+from .judge import emotion_delta, need_deltas, relation_judgements
+from .lens import NO_LENS, PriorLens
+from .params import BASE_URGENCY, SILENCE_BELOW
+from .speech import utterance
+
+LABEL = OFFLINE_LABEL
+
+
+class OfflineMind:
+    """A seeded rule-based mind implementing the :class:`~engine.minds.Mind` interface."""
+
+    spec = OFFLINE
+    label = LABEL
+    judge_mode = "rules"
+
+    def __init__(self, seed: int) -> None:
+        self.seed = seed
+        self._prior: Prior | None = None
+        self._signs: dict[str, dict[str, int]] = {}
+        self._scenario: Scenario | None = None
+        self._outgroups: dict[str, frozenset[str]] = {}
+
+    async def ask(self, question: Question[A]) -> A:
+        """The rule answer: no model, no record."""
+        return question.offline()
+
+    def _lens(self, ctx: AgentContext) -> PriorLens:
+        """The agent's prior lens; the run's sign index is built once per prior."""
+        prior = ctx.prior
+        if prior is None or prior.relation is None:
+            return NO_LENS
+        if prior is not self._prior:
+            self._prior, self._signs = prior, sign_index(prior)
+        return PriorLens(**{prior.relation: self._signs.get(ctx.name, {})})
+
+    def _outgroup(self, ctx: AgentContext) -> frozenset[str]:
+        """The members of factions other than the agent's (none if it has no faction)."""
+        if ctx.scenario is not self._scenario:
+            factions = ctx.scenario.faction_of()
+            self._scenario = ctx.scenario
+            self._outgroups = {
+                me: frozenset(n for n, f in factions.items() if f != mine)
+                for me, mine in factions.items()
+            }
+        return self._outgroups.get(ctx.name, frozenset())
+
+    def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
+        key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
+        return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
+
+    async def decide(self, ctx: AgentContext) -> Decision:
+        """Urgency from archetype, arousal and provocation; target by weighted candidates."""
+        rng = self._rng(ctx, "decide")
+        me, arch = ctx.name, ctx.persona.archetype
+        last = ctx.history[-1].actions if ctx.history else []
+        attackers = {a.speaker for a in last if a.target == me and a.stance == "oppose"}
+        urgency = BASE_URGENCY[arch] + 3.0 * abs(ctx.state.emotion - 0.5)
+        if attackers:
+            urgency += 1.5
+        if any(e.private_to or me in e.text for e in ctx.events):
+            urgency += 1.0
+        if arch is Archetype.RESERVED and ctx.state.emotion < 0.35:
+            urgency -= 1.5
+        if ctx.persona.kind == "value-driven":  # unmet needs make speaking pressing
+            urgency += 0.3 * s_self(ctx.state.needs) - 1.0
+        urgency = round(min(10.0, max(0.0, urgency + rng.uniform(-1.5, 1.5))), 2)
+        if ctx.persona.kind == "value-driven":
+            best = plan(ctx, rng, self._options(ctx, last, attackers), bool(attackers))
+            if best.mode is Mode.SILENT or urgency < SILENCE_BELOW:
+                return Decision(
+                    urgency=urgency,
+                    mode=Mode.SILENT,
+                    theta=round(best.theta, 2),
+                    intent="keep quiet: speaking would not meet my needs",
+                )
+            return Decision(
+                urgency=urgency,
+                mode=best.mode,
+                target=best.target,
+                stance=best.stance,
+                theta=round(best.theta, 2),
+                intent=intent(best.stance, best.target or ALL, best.mode),
+            )
+        if urgency < SILENCE_BELOW:
+            return Decision(urgency=urgency, mode=Mode.SILENT, intent="stay quiet and watch")
+        stance, target, mode = self._choose(ctx, rng, last, attackers)
+        return Decision(
+            urgency=urgency,
+            mode=mode,
+            target=target,
+            stance=stance,
+            intent=intent(stance, target, mode),
+        )
+
+    def _choose(
+        self, ctx: AgentContext, rng: random.Random, last: list[Action], attackers: set[str]
+    ) -> tuple[Stance, str, Mode]:
+        options = self._options(ctx, last, attackers)
+        pick = rng.random() * sum(w for w, *_ in options)
+        for weight, stance, target, mode in options:
+            pick -= weight
+            if pick <= 0:
+                return stance, target, mode
+        _, stance, target, mode = options[-1]
+        return stance, target, mode
+
+    def _options(
+        self, ctx: AgentContext, last: list[Action], attackers: set[str]
+    ) -> list[tuple[float, Stance, str, Mode]]:
+        """The weighted candidate acts (:func:`.choose.candidates`)."""
+        return candidates(ctx, self._lens(ctx), self._outgroup(ctx), last, attackers)
+
+    async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
+        """An utterance from the agent's talking points in its archetype's voice."""
+        text = utterance(ctx, decision, self._rng(ctx, "speak"))
+        for word in text.split(" "):
+            sink(word + " ")
+        return text
+
+    async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
+        """U_S by rule: support lifts, attacks sink, harm to friends hurts."""
+        return emotion_delta(ctx, observed, self._lens(ctx))
+
+    async def judge_relations(
+        self, ctx: AgentContext, triggers: dict[str, list[Action]]
+    ) -> dict[str, RelationJudgement]:
+        """U_R by rule: direct support/attack, balance through third parties, betrayal,
+        reconciliation."""
+        return relation_judgements(ctx, triggers, self._lens(ctx))
+
+    async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
+        """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""
+        return need_deltas(ctx, observed, self._lens(ctx))
+
+    def take_calls(self) -> list[LLMCall]:
+        """The offline model makes no model calls."""
+        return []
+
+    def stop_reason(self) -> str | None:
+        """No caps apply to the offline model."""
+        return None
+
+    def structured_modes(self) -> dict[str, str]:
+        """No models, no structured modes."""
+        return {}
+
+    def count_recorded(self, calls: Iterable[LLMCall]) -> None:
+        """Nothing to count: the offline model has no caps."""
+
+    async def narrate(self, scenario: Scenario, round_no: int, scene: str) -> str:
+        """The scripted scene, as it is."""
+        return scene
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
