@@ -6,10 +6,25 @@ from dataclasses import dataclass
 
 from .minds.base import RelationJudgement
 from .rules import apply_emotion, apply_fav, apply_need, next_status, remember
-from .state import AgentState, EmotionChange, MemoryEntry, Relation, RelationChange
+from .state import (
+    AgentState,
+    EmotionChange,
+    MemoryEntry,
+    NeedState,
+    Relation,
+    RelationChange,
+)
+from .trusted import trusted
+
+_memory = trusted(MemoryEntry)
+_relation = trusted(Relation)
+_change = trusted(RelationChange)
+_need = trusted(NeedState)
+_agent = trusted(AgentState)
+_emotion = trusted(EmotionChange)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AgentUpdate:
     """An agent's new state and the changes that produced it."""
 
@@ -31,30 +46,34 @@ def update_agent(
 ) -> AgentUpdate:
     """Clip and apply U_S, U_R (with App. B status and memory eviction) and need deltas.
 
-    Deltas recorded are the real movement after clipping. ``old`` is left untouched.
+    Deltas recorded are the real movement after clipping. ``old`` is left untouched. The
+    new models are built from the clipped values without validating them again (every
+    mind's deltas are finite floats and its judgements validated).
     """
     _, emotion = apply_emotion(old.emotion, emotion_delta)
-    relations = dict(old.relations)
+    before = old.relations
+    relations = dict(before)
     changes: list[RelationChange] = []
     for other, j in judged.items():
-        rel = old.relations[other]
+        rel = before[other]
         _, fav = apply_fav(rel.fav, j.delta)
         status = next_status(fav, rel.status, j.status)
-        entry = MemoryEntry(round=round_no, summary=j.summary, importance=j.importance)
-        relations[other] = Relation(
-            fav=fav, status=status, memory=remember(rel.memory, entry, memory_size)
-        )
+        entry = _memory({"round": round_no, "summary": j.summary, "importance": j.importance})
+        memory = remember(rel.memory, entry, memory_size)
+        relations[other] = _relation({"fav": fav, "status": status, "memory": memory})
         changes.append(
-            RelationChange(
-                source=name,
-                target=other,
-                delta=round(fav - rel.fav, 6),
-                fav=fav,
-                status=status,
-                previous_status=rel.status,
-                override=j.status,
-                summary=j.summary,
-                importance=j.importance,
+            _change(
+                {
+                    "source": name,
+                    "target": other,
+                    "delta": round(fav - rel.fav, 6),
+                    "fav": fav,
+                    "status": status,
+                    "previous_status": rel.status,
+                    "override": j.status,
+                    "summary": j.summary,
+                    "importance": j.importance,
+                },
             )
         )
     needs = dict(old.needs)
@@ -66,15 +85,18 @@ def update_agent(
         current = apply_need(value.current, change)
         if current != value.current:
             moved[need] = round(current - value.current, 4)
-            needs[need] = value.model_copy(update={"current": current})
+            needs[need] = _need({"current": current, "expected": value.expected})
+    state = {
+        "emotion": emotion,
+        "needs": needs,
+        "relations": relations,
+        "theta": old.theta if theta is None else theta,
+    }
     return AgentUpdate(
-        state=AgentState(
-            emotion=emotion,
-            needs=needs,
-            relations=relations,
-            theta=old.theta if theta is None else theta,
+        state=_agent(state),
+        emotion=_emotion(
+            {"agent": name, "delta": round(emotion - old.emotion, 6), "emotion": emotion},
         ),
-        emotion=EmotionChange(agent=name, delta=round(emotion - old.emotion, 6), emotion=emotion),
         relations=changes,
         needs=moved,
     )

@@ -1,0 +1,116 @@
+"""Applying judgements (engine/updates.py): the models built without validation are exactly
+what validation would have built (engine/trusted.py)."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import random
+
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import BaseModel
+
+from engine.minds.base import RelationJudgement
+from engine.needs import NEEDS
+from engine.rules import remember
+from engine.scenario import Status
+from engine.state import AgentState, MemoryEntry, NeedState, Relation
+from engine.trusted import trusted
+from engine.updates import update_agent
+
+OTHERS = ["Bob", "Cy", "Dee", "Eve"]
+
+
+def assert_as_validated(value: object) -> None:
+    """``value`` (and every model inside it) equals a validated copy field by field, with
+    the same types and the field order validation gives (the order dumps follow)."""
+    if isinstance(value, BaseModel):
+        fresh = type(value).model_validate(value.model_dump())
+        assert value == fresh
+        assert list(value.__dict__) == list(fresh.__dict__)
+        assert value.model_dump_json() == fresh.model_dump_json()
+        for name in type(value).model_fields:
+            assert type(getattr(value, name)) is type(getattr(fresh, name)), name
+            assert_as_validated(getattr(value, name))
+    elif isinstance(value, list):
+        for item in value:
+            assert_as_validated(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            assert_as_validated(item)
+
+
+def agent(rng: random.Random, memory: int) -> AgentState:
+    return AgentState(
+        emotion=rng.choice([0.0, 0.2, 0.5, 1.0]),
+        needs={n: NeedState(current=rng.choice([0.0, 5.5, 10.0]), expected=8.0) for n in NEEDS},
+        relations={
+            o: Relation(
+                fav=rng.choice([-1.0, -0.45, 0.0, 0.3, 1.0]),
+                status=rng.choice(list(Status)),
+                memory=[
+                    MemoryEntry(round=k, summary=f"m{k}", importance=rng.randint(1, 10))
+                    for k in range(memory)
+                ],
+            )
+            for o in OTHERS
+        },
+    )
+
+
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=0, max_value=4))
+def test_update_agent_builds_what_validation_would(seed, memory):
+    rng = random.Random(seed)
+    old = agent(rng, memory)
+    before = old.model_dump_json()
+    judged = {
+        o: RelationJudgement(
+            delta=rng.choice([-0.9, -0.3, -0.05, 0.0, 0.12, 0.3, 5.0]),
+            status=rng.choice([None, *Status]),
+            summary=f"about {o}",
+            importance=rng.randint(1, 10),
+        )
+        for o in rng.sample(OTHERS, rng.randint(0, len(OTHERS)))
+    }
+    needs = {n: rng.choice([-20.0, -0.4, 0.0, 0.25, 3.0]) for n in rng.sample(NEEDS, 5)}
+    update = update_agent(
+        "Ann",
+        old,
+        7,
+        3,
+        rng.choice([-1.0, -0.1, 0, 0.2, 0.9]),
+        judged,
+        needs,
+        rng.choice([None, 12.5]),
+    )
+    assert_as_validated(update.state)
+    assert_as_validated(update.emotion)
+    assert_as_validated(update.relations)
+    assert old.model_dump_json() == before  # the old state is left untouched
+    assert [c.target for c in update.relations] == list(judged)
+    for change in update.relations:
+        rel = update.state.relations[change.target]
+        assert (change.fav, change.status) == (rel.fav, rel.status)
+        entry = MemoryEntry(round=7, summary=change.summary, importance=change.importance)
+        assert rel.memory == remember(old.relations[change.target].memory, entry, 3)
+        assert len(rel.memory) <= 3
+
+
+def test_trusted_models_behave_as_validated_ones():
+    build = trusted(Relation)
+    entry = MemoryEntry(round=1, summary="x", importance=2)
+    rel = build({"fav": 0.25, "status": Status.RIVAL, "memory": [entry]})
+    assert rel == Relation(fav=0.25, status=Status.RIVAL, memory=[entry])
+    assert rel.model_fields_set == {"fav", "status", "memory"}
+    assert copy.deepcopy(rel) == rel
+    assert pickle.loads(pickle.dumps(rel)) == rel
+    moved = rel.model_copy(update={"fav": -0.5})
+    assert (moved.fav, rel.fav) == (-0.5, 0.25)
+    rel.fav = 0.75  # assignment as on any model
+    assert rel.fav == 0.75
+    assert build({"fav": 0.0, "status": Status.ALLY, "memory": []}).model_fields_set == {
+        "fav",
+        "status",
+        "memory",
+    }
