@@ -13,6 +13,7 @@ from .needs import CATEGORY_OF
 from .runmeta import RunMeta
 from .state import RoundRecord
 from .store import atomic_write_text
+from .textsafe import csv_row
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "transcript": (
@@ -265,7 +266,7 @@ def export_run(
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\n")
         writer.writerow(COLUMNS[name])
-        writer.writerows(rows)
+        writer.writerows(map(csv_row, rows))
         path = out / f"{name}.csv"
         try:
             atomic_write_text(path, buffer.getvalue())

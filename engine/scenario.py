@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from enum import StrEnum
 from importlib import resources
@@ -11,6 +13,7 @@ from typing import Annotated, Literal
 
 from pydantic import (
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
@@ -19,7 +22,9 @@ from pydantic import (
 )
 
 from .errors import ScenarioError
+from .limits import MAX_AGENTS, MAX_DEPTH, MAX_ROUNDS, MAX_SCENARIO_BYTES, rounds_problem
 from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS, expected_from_traits, parse_trait
+from .textsafe import char_name, one_line, unsafe_char
 
 
 class Archetype(StrEnum):
@@ -41,11 +46,35 @@ class Status(StrEnum):
     ENEMY = "enemy"
 
 
+def _no_controls(multiline: bool) -> BeforeValidator:
+    """Reject control characters (and, unless ``multiline``, tabs and line breaks)."""
+
+    def check(value: object) -> object:
+        if isinstance(value, str) and (bad := unsafe_char(value, multiline=multiline)):
+            raise ValueError(f"control character {char_name(bad)} is not allowed")
+        return value
+
+    return BeforeValidator(check)
+
+
 SVO = Literal["altruistic", "prosocial", "individualistic", "competitive"]
-Unit = Annotated[float, Field(ge=0.0, le=1.0)]
-Signed = Annotated[float, Field(ge=-1.0, le=1.0)]
-NeedValue = Annotated[float, Field(ge=0.0, le=10.0)]
-Name = Annotated[str, Field(min_length=1, max_length=40, pattern=r"^[^\s].*[^\s]$|^[^\s]$")]
+#: One-line text (names, roles, labels) and prose (descriptions, events, talking points);
+#: neither may hold control characters, prose may hold tabs and line breaks.
+Line = Annotated[str, _no_controls(multiline=False)]
+Text = Annotated[str, _no_controls(multiline=True)]
+#: Numbers are strict: ``rounds = true`` or ``rounds = "3"`` is an error, not 1 or 3.
+Int = Annotated[int, Field(strict=True)]
+Bool = Annotated[bool, Field(strict=True)]
+Unit = Annotated[float, Field(ge=0.0, le=1.0, strict=True)]
+Signed = Annotated[float, Field(ge=-1.0, le=1.0, strict=True)]
+NeedValue = Annotated[float, Field(ge=0.0, le=10.0, strict=True)]
+Name = Annotated[
+    str,
+    _no_controls(multiline=False),
+    Field(min_length=1, max_length=40, pattern=r"^[^\s].*[^\s]$|^[^\s]$"),
+]
+Round = Annotated[int, Field(ge=1, le=MAX_ROUNDS, strict=True)]
+Scale = Annotated[int, Field(ge=0, le=100, strict=True)]
 
 
 class _Strict(BaseModel):
@@ -70,18 +99,18 @@ class AgentSpec(_Strict):
 
     name: Name
     kind: Literal["social", "value-driven"] = "social"
-    role: str = Field(min_length=1)
+    role: Line = Field(min_length=1)
     archetype: Archetype = Archetype.BALANCED
-    traits: list[str] = []
-    boundary: str = ""
-    goal: str = ""
+    traits: list[Line] = []
+    boundary: Text = ""
+    goal: Text = ""
     emotion: Unit = 0.5
-    private_info: list[str] = []
-    talking_points: list[str] = []
-    evidence: list[str] = []
-    needs: dict[str, NeedSpec] = {}
+    private_info: list[Text] = []
+    talking_points: list[Text] = []
+    evidence: list[Text] = []
+    needs: dict[Line, NeedSpec] = {}
     svo: SVO = "prosocial"
-    model: str | None = Field(default=None, min_length=1)
+    model: Line | None = Field(default=None, min_length=1)
 
     @field_validator("needs")
     @classmethod
@@ -127,8 +156,8 @@ class EventSpec(_Strict):
     """A scripted scenario event; ``private_to`` limits who sees it. ``tone`` and ``about``
     tell the offline model how the event bears on the named agents (an LLM reads the text)."""
 
-    round: int = Field(ge=1)
-    text: str = Field(min_length=1)
+    round: Round
+    text: Text = Field(min_length=1)
     private_to: Annotated[list[Name], Field(min_length=1)] | None = None
     tone: Tone = "neutral"
     about: list[Name] = []
@@ -137,15 +166,15 @@ class EventSpec(_Strict):
 class ScheduleStep(_Strict):
     """Where and when a round takes place (the game master advances along these)."""
 
-    time: str = Field(min_length=1)
-    location: str = Field(min_length=1)
+    time: Line = Field(min_length=1)
+    location: Line = Field(min_length=1)
 
 
 class Rule(_Strict):
     """A scenario norm the game master enforces; ``cues`` are words that break it."""
 
-    text: str = Field(min_length=1)
-    cues: list[str] = []
+    text: Text = Field(min_length=1)
+    cues: list[Line] = []
 
     @model_validator(mode="before")
     @classmethod
@@ -156,31 +185,37 @@ class Rule(_Strict):
 class Criterion(_Strict):
     """A behaviour the Rater scores from the transcript (EduMirror dual-track measurement)."""
 
-    name: str = Field(min_length=1)
-    description: str = Field(min_length=1)
-    scale_min: int = 1
-    scale_max: int = 5
+    name: Line = Field(min_length=1)
+    description: Text = Field(min_length=1)
+    scale_min: Scale = 1
+    scale_max: Scale = 5
     #: Words that, in an agent's utterances, count as evidence for the behaviour
     #: (the offline rater's rule); the LLM rater reads the description.
-    cues: list[str] = []
+    cues: list[Line] = []
+
+    @model_validator(mode="after")
+    def _scale(self) -> Criterion:
+        if self.scale_max <= self.scale_min:
+            raise ValueError("scale_max must be greater than scale_min")
+        return self
 
 
 class LikertItem(_Strict):
     """One questionnaire item; reverse-scored items count scale_max + scale_min - answer."""
 
-    text: str = Field(min_length=1)
-    reverse: bool = False
+    text: Text = Field(min_length=1)
+    reverse: Bool = False
     #: The needs this item reflects (the offline surveyor answers from them).
-    needs: list[str] = []
+    needs: list[Line] = []
 
 
 class Questionnaire(_Strict):
     """A Likert questionnaire defined in a scenario file."""
 
-    title: str = Field(min_length=1)
-    scale_min: int = 1
-    scale_max: int = Field(default=4, ge=2, le=11)
-    labels: list[str] = []
+    title: Line = Field(min_length=1)
+    scale_min: Annotated[int, Field(ge=0, le=10, strict=True)] = 1
+    scale_max: Annotated[int, Field(ge=2, le=11, strict=True)] = 4
+    labels: list[Line] = []
     items: list[LikertItem] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -199,41 +234,62 @@ class Questionnaire(_Strict):
 class Intervention(_Strict):
     """A ready-made branch: events injected from a round on (e.g. a teacher strategy)."""
 
-    description: str = Field(min_length=1)
+    description: Text = Field(min_length=1)
     events: list[EventSpec] = Field(min_length=1)
 
 
 class Scenario(_Strict):
     """A validated scenario: agents, relations, factions, events and rules."""
 
-    id: str = Field(default="", pattern=r"^[a-z0-9][a-z0-9_-]*$|^$")
-    title: str = Field(min_length=1)
-    description: str = ""
-    conflict: int = Field(default=1, ge=1, le=5)
-    rounds: int = Field(default=9, ge=1, le=10_000)
-    memory_size: int = Field(default=5, ge=1, le=100)
+    id: Line = Field(default="", pattern=r"^[a-z0-9][a-z0-9_-]*$|^$")
+    title: Line = Field(min_length=1)
+    description: Text = ""
+    conflict: Int = Field(default=1, ge=1, le=5)
+    rounds: Int = 9
+    memory_size: Int = Field(default=5, ge=1, le=100)
     agents: list[AgentSpec] = Field(min_length=2)
     relations: list[RelationSpec] = []
-    factions: dict[str, list[Name]] = {}
+    factions: dict[Line, list[Name]] = {}
     events: list[EventSpec] = []
-    theory: str = ""
-    measurements: list[str] = []
+    theory: Text = ""
+    measurements: list[Line] = []
     rules: list[Rule] = []
     schedule: list[ScheduleStep] = []
     narrator: Literal["scripted", "llm"] = "scripted"
     criteria: list[Criterion] = []
-    questionnaires: dict[str, Questionnaire] = {}
-    interventions: dict[str, Intervention] = {}
+    questionnaires: dict[Line, Questionnaire] = {}
+    interventions: dict[Line, Intervention] = {}
+
+    @field_validator("rounds")
+    @classmethod
+    def _rounds(cls, rounds: int) -> int:
+        problem = rounds_problem(rounds)
+        if problem:
+            raise ValueError(problem)
+        return rounds
+
+    @field_validator("agents", mode="before")
+    @classmethod
+    def _cast_size(cls, agents: object) -> object:
+        if isinstance(agents, list) and len(agents) > MAX_AGENTS:
+            raise ValueError(
+                f"{len(agents):,} agents; a scenario has at most {MAX_AGENTS} (see the README)"
+            )
+        return agents
 
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
         names = [a.name for a in self.agents]
         seen: set[str] = set()
+        folded: dict[str, str] = {}
         for i, name in enumerate(names):
-            if name in seen:
-                raise ValueError(f"agents.{i}.name: duplicate agent name {name!r}")
-            if name.lower() in {"all", "none"}:
+            key = name.casefold()
+            if key in folded:
+                same = "" if folded[key] == name else f" (as {folded[key]!r}, ignoring case)"
+                raise ValueError(f"agents.{i}.name: duplicate agent name {name!r}{same}")
+            if key in {"all", "none"}:
                 raise ValueError(f"agents.{i}.name: {name!r} is reserved")
+            folded[key] = name
             seen.add(name)
         for i, rel in enumerate(self.relations):
             for key, who in (("from", rel.source), ("to", rel.target)):
@@ -294,22 +350,52 @@ class Scenario(_Strict):
         return [e for e in self.events if e.round == round_no]
 
 
+def _loc_part(part: object) -> str:
+    """A field name or key as an error names it (quoted when it holds control characters)."""
+    text = str(part)
+    return repr(text) if unsafe_char(text) else text
+
+
+def _given(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _describe(err: ValidationError) -> str:
     first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"])
+    loc = ".".join(_loc_part(p) for p in first["loc"])
     msg = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         msg = "unknown field"
     given = first.get("input")
     if first["type"] not in {"missing", "value_error"} and not isinstance(given, dict | list):
-        msg += f" (got {given!r})"
+        msg += f" (got {_given(given)})"
     if loc and re.match(r"^[\w-]+(\.[\w-]+)*: ", msg):  # a validator named a nested field
         return f"{loc}.{msg}"
     return f"{loc}: {msg}" if loc else msg
 
 
+def _too_deep(data: object) -> str | None:
+    """The path of the first value nested deeper than MAX_DEPTH tables and arrays."""
+    stack: list[tuple[object, tuple[str, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, dict | list):
+            if len(path) >= MAX_DEPTH:
+                return ".".join(_loc_part(p) for p in path)
+            pairs = value.items() if isinstance(value, dict) else enumerate(value)
+            stack.extend((v, (*path, str(k))) for k, v in pairs)
+    return None
+
+
 def parse_scenario(data: dict, source: str, default_id: str = "") -> Scenario:
     """Validate raw scenario data; errors name ``source`` and the field."""
+    source = one_line(source)
+    if not isinstance(data, dict):
+        raise ScenarioError(f"{source}: a scenario is a table of fields")
+    deep = _too_deep(data)
+    if deep is not None:
+        raise ScenarioError(f"{source}: {deep}: nested deeper than {MAX_DEPTH} levels")
     if default_id and "id" not in data:
         data = {**data, "id": default_id}
     try:
@@ -319,18 +405,37 @@ def parse_scenario(data: dict, source: str, default_id: str = "") -> Scenario:
         raise ScenarioError(f"{source}: {_describe(err)}{extra}") from None
 
 
+def _read_text(path: Path) -> str:
+    """The text of a scenario file: a regular UTF-8 file (a byte-order mark is allowed) of
+    at most MAX_SCENARIO_BYTES."""
+    where = one_line(str(path))
+    try:
+        # non-blocking: opening a named pipe must not wait for a writer
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise ScenarioError(f"{where}: not a regular file")
+            raw = file.read(MAX_SCENARIO_BYTES + 1)
+    except OSError as err:
+        raise ScenarioError(f"{where}: cannot read scenario file ({err.strerror})") from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        limit = MAX_SCENARIO_BYTES // 1024**2
+        raise ScenarioError(f"{where}: larger than {limit} MB, the limit for a scenario file")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise ScenarioError(f"{where}: not a UTF-8 text file") from None
+
+
 def load_scenario_file(path: Path) -> Scenario:
     """Load and validate a scenario TOML file."""
+    text = _read_text(path)
+    where = one_line(str(path))
     try:
-        raw = path.read_bytes()
-    except OSError as err:
-        raise ScenarioError(f"{path}: cannot read scenario file ({err.strerror})") from None
-    try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{path}: not a UTF-8 text file") from None
+        data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
-        raise ScenarioError(f"{path}: invalid TOML: {err}") from None
+        raise ScenarioError(f"{where}: invalid TOML: {one_line(str(err))}") from None
+    except RecursionError:
+        raise ScenarioError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
     slug = path.stem.lower().replace(" ", "-")
     return parse_scenario(data, str(path), default_id=slug if _is_slug(slug) else "")
 

@@ -32,6 +32,7 @@ from .events import (
 )
 from .gamemaster import narrate
 from .lexicon import infer_stance
+from .limits import check_rounds
 from .llm.settings import LLMSettings
 from .metrics import Metrics, compute_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
@@ -116,8 +117,8 @@ class Simulation:
         the same way every round; it never touches the relations' state (round 0 is the
         scenario's) nor the protocol.
         """
-        if rounds is not None and rounds < 1:
-            raise SocialsimError(f"--rounds {rounds}: must be at least 1")
+        if rounds is not None:
+            check_rounds(rounds)
         if prior is not None:
             check_agents(prior, scenario.names)
         if run_id is None:
@@ -251,11 +252,12 @@ class Simulation:
 
     def extend(self, rounds: int) -> None:
         """Plan ``rounds`` more rounds beyond the current one."""
-        if rounds < 1:
-            raise SocialsimError(f"--rounds {rounds}: must be at least 1")
-        self.meta = self.meta.model_copy(
-            update={"total_rounds": max(self.meta.total_rounds, self.round + rounds)}
+        check_rounds(rounds)
+        total = check_rounds(
+            max(self.meta.total_rounds, self.round + rounds),
+            f"--rounds {rounds} after round {self.round}",
         )
+        self.meta = self.meta.model_copy(update={"total_rounds": total})
         self._save_meta()
 
     def force(self, action: ForcedAction) -> None:

@@ -19,6 +19,7 @@ import json_repair
 from pydantic import BaseModel, ValidationError
 
 from ..records import LLMCall, Outcome, Structured
+from ..textsafe import clean, strip_controls
 from .formats import Formats
 from .settings import LLMSettings
 from .transport import (
@@ -158,12 +159,14 @@ class LLMClient:
         messages: Messages,
         sink: Sink | None = None,
     ) -> str:
-        """Free text (streamed into ``sink``); an empty string when the model fails."""
-        request = Request(key=key, model=model, messages=messages, sink=sink)
+        """Free text (streamed into ``sink``); an empty string when the model fails. Control
+        characters are stripped from the text and the streamed tokens."""
+        shown = None if sink is None else (lambda token: sink(strip_controls(token)))
+        request = Request(key=key, model=model, messages=messages, sink=shown)
         reply = await self._attempt(request, purpose, agent)
         if reply is None:
             return ""
-        text = reply.text.strip()
+        text = strip_controls(reply.text).strip()
         self._record(
             request,
             purpose,
@@ -187,7 +190,8 @@ class LLMClient:
         temperature: float | None = None,
     ) -> M:
         """A validated ``schema`` instance, repaired or re-asked when needed, else ``default``
-        (a value, or a function giving it only when needed)."""
+        (a value, or a function giving it only when needed); its strings hold no control
+        characters."""
         fallback = default if callable(default) else (lambda: default)
         ask = _Ask(key, model, messages, _schema_of(schema), schema.__name__, temperature)
         formats = self._formats_of(model)
@@ -198,7 +202,7 @@ class LLMClient:
         formats.answered(request.format, value is not None or repaired or _is_object(reply.text))
         if value is not None:
             self._record(request, purpose, agent, reply, "repaired" if repaired else "ok")
-            return value
+            return clean(value)
         self._record(request, purpose, agent, reply, "reasked", problem)
         followup = (
             {"role": "assistant", "content": reply.text},
@@ -216,7 +220,7 @@ class LLMClient:
         value, repaired, problem = parse(second.text, schema)
         if value is not None:
             self._record(reask, purpose, agent, second, "repaired" if repaired else "ok")
-            return value
+            return clean(value)
         self._record(reask, purpose, agent, second, "fallback", problem)
         return fallback()
 
