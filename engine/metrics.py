@@ -30,21 +30,23 @@ so the rest is read from Tab. 1, its glosses and Sec. 5.2:
   repaired when neutral or ally at the round measured. App. D pools repair across episodes
   from edge counts: :func:`repair_counts` gives them.
 
-Each state is read once into an :class:`Edges` view (favorability rows and bit masks of
-hostile edges), kept while the state lives: recorded states are never changed in place, so
-the metrics after every round read only the new state. Counting on bit masks keeps 100
-agents fast in pure Python.
+Each state is read once into an :class:`Edges` view (the favorability matrix and bit masks
+of hostile edges), kept while the state lives at the same round, so the metrics after every
+round read only the new state. Mean favorability, reciprocity and the E-I index take their
+terms from the matrix with numpy and sum them with ``math.fsum``, exact in any order: the
+values are bit-for-bit those of the plain definitions over lists. Balance and repair count
+on bit masks.
 """
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from pydantic import BaseModel
 
 from .scenario import Scenario, Status
@@ -72,20 +74,23 @@ class Metrics(BaseModel):
 
 @dataclass(frozen=True, slots=True)
 class Edges:
-    """A state's directed edges: ``fav[i][j]`` (0.0 on the diagonal) and ``hostile[i]``, the
-    bit mask of the agents i regards as rival or enemy; agents in the state's order."""
+    """A state's directed edges, agents in the state's order: the matrix ``fav[i, j]`` (0.0
+    on the diagonal) and ``hostile[i]``, the bit mask of the agents i regards as rival or
+    enemy."""
 
+    round: int
     names: list[str]
-    fav: list[list[float]]
+    fav: np.ndarray
     hostile: list[int]
 
     @classmethod
     def of(cls, state: WorldState) -> Edges:
         names = list(state.agents)
+        n = len(names)
         index = {name: k for k, name in enumerate(names)}
-        fav = [[0.0] * len(names) for _ in names]
+        rows = [[0.0] * n for _ in names]
         hostile = []
-        for row, agent in zip(fav, state.agents.values(), strict=True):
+        for row, agent in zip(rows, state.agents.values(), strict=True):
             mask = 0
             for other, rel in agent.relations.items():
                 k = index[other]
@@ -93,17 +98,18 @@ class Edges:
                 if rel.status in NEGATIVE:
                     mask |= 1 << k
             hostile.append(mask)
-        return cls(names, fav, hostile)
+        fav = np.array(rows, dtype=float).reshape(n, n)
+        return cls(state.round, names, fav, hostile)
 
 
 _VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}
 
 
 def _edges(state: WorldState) -> Edges:
-    """The state's :class:`Edges`, read once while the state lives."""
+    """The state's :class:`Edges`, read once while the state lives at the same round."""
     key = id(state)
     hit = _VIEWS.get(key)
-    if hit is not None and hit[0]() is state:
+    if hit is not None and hit[0]() is state and hit[1].round == state.round:
         return hit[1]
     view = Edges.of(state)
     _VIEWS[key] = (weakref.ref(state, lambda _: _VIEWS.pop(key, None)), view)
@@ -186,35 +192,39 @@ def _metrics(
 
 
 def _mean_fav(edges: Edges) -> float:
-    n = len(edges.fav)
+    n = len(edges.names)
     # the diagonal's zeros leave the exact sum unchanged
-    return math.fsum(itertools.chain.from_iterable(edges.fav)) / (n * (n - 1)) if n > 1 else 0.0
+    return math.fsum(edges.fav.ravel().tolist()) / (n * (n - 1)) if n > 1 else 0.0
 
 
 def _reciprocity(edges: Edges) -> float | None:
-    fav = edges.fav
-    xs: list[float] = []
-    ys: list[float] = []
-    for i, j in itertools.combinations(range(len(fav)), 2):
-        a, b = fav[i][j], fav[j][i]
-        xs += [a, b]
-        ys += [b, a]
-    if len(xs) < 4 or max(xs) - min(xs) <= CONSTANT_WITHIN:
+    """Pearson's r of (fav_ij, fav_ji) over every ordered pair i != j, as
+    ``statistics.correlation`` computes it (means and sums by ``fsum``). Both series hold
+    the same values, so they share their mean and sum of squares, and a dyad's two entries
+    give the same product: the sums are taken once, over each dyad once where they can."""
+    upper = np.triu_indices(len(edges.names), 1)
+    ij, ji = edges.fav[upper], edges.fav.T[upper]
+    xs = np.concatenate((ij, ji))
+    if len(xs) < 4 or xs.max() - xs.min() <= CONSTANT_WITHIN:
         return None
-    r = statistics.correlation(xs, ys)
+    mean = math.fsum(xs.tolist()) / len(xs)
+    sxy = 2.0 * math.fsum(((ij - mean) * (ji - mean)).tolist())
+    sxx = math.fsum(np.square(xs - mean).tolist())
+    r = sxy / math.sqrt(sxx * sxx)
     return max(-1.0, min(1.0, r))
 
 
 def _faction_means(edges: Edges, faction_of: dict[str, str]) -> tuple[float, float] | None:
     """(mean cross-faction fav, mean within-faction fav), or None without both kinds."""
-    member = [(k, faction_of[n]) for k, n in enumerate(edges.names) if n in faction_of]
-    inside: list[float] = []
-    outside: list[float] = []
-    for (i, fi), (j, fj) in itertools.permutations(member, 2):
-        (inside if fi == fj else outside).append(edges.fav[i][j])
-    if not inside or not outside:
+    member = [k for k, n in enumerate(edges.names) if n in faction_of]
+    faction = np.array([faction_of[edges.names[k]] for k in member], dtype=object)
+    fav = edges.fav[np.ix_(member, member)]
+    same = faction[:, None] == faction[None, :]
+    inside = fav[same & ~np.eye(len(member), dtype=bool)]
+    outside = fav[~same]
+    if not inside.size or not outside.size:
         return None
-    return statistics.fmean(outside), statistics.fmean(inside)
+    return math.fsum(outside.tolist()) / outside.size, math.fsum(inside.tolist()) / inside.size
 
 
 def _ei_index(means: tuple[float, float] | None) -> float | None:
@@ -228,7 +238,7 @@ def _balance(edges: Edges) -> float | None:
     """A dyad is negative when s_ij = (sigma_ij + sigma_ji) / 2 < 0, i.e. both directions
     are rival or enemy. Unbalanced triads (1 or 3 negative dyads) are counted from the
     negative-dyad graph: edges m, two-paths P and triangles T give exactly-2 = P - 3T and
-    exactly-1 = m(N-2) - 2(P - 3T) - 3T."""
+    exactly-1 = m(N-2) - 2(P - 3T) - 3T. Bit masks count it faster than numpy's products."""
     hostile = edges.hostile
     n = len(hostile)
     if n < 3:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 import random
+import statistics
 
 import pytest
 from hypothesis import given
@@ -380,3 +381,128 @@ async def test_metrics_series_equals_metrics_of_each_prefix():
     assert any(m.repair is not None for m in series)
     assert all(0.0 <= (m.balance or 0.0) <= 100.0 for m in series)
     assert all(m.reciprocity is None or -1.0 <= m.reciprocity <= 1.0 for m in series)
+
+
+# -- numpy against the plain definitions ---------------------------------------------------
+
+
+def plain_mean_fav(fav: list[list[float]]) -> float:
+    n = len(fav)
+    cells = [fav[i][j] for i in range(n) for j in range(n) if i != j]
+    return math.fsum(cells) / len(cells) if n > 1 else 0.0
+
+
+def plain_reciprocity(fav: list[list[float]]) -> float | None:
+    """Pearson's r over the dyads entered both ways, as statistics.correlation (3.11) has it."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for i, j in itertools.combinations(range(len(fav)), 2):
+        xs += [fav[i][j], fav[j][i]]
+        ys += [fav[j][i], fav[i][j]]
+    if len(xs) < 4 or max(xs) - min(xs) <= 1e-9:
+        return None
+    mx, my = math.fsum(xs) / len(xs), math.fsum(ys) / len(ys)
+    sxy = math.fsum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True))
+    sxx = math.fsum((x - mx) * (x - mx) for x in xs)
+    syy = math.fsum((y - my) * (y - my) for y in ys)
+    return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
+
+
+def plain_faction_means(
+    fav: list[list[float]], names: list[str], faction_of: dict[str, str]
+) -> tuple[float, float] | None:
+    member = [(k, faction_of[n]) for k, n in enumerate(names) if n in faction_of]
+    inside: list[float] = []
+    outside: list[float] = []
+    for (i, fi), (j, fj) in itertools.permutations(member, 2):
+        (inside if fi == fj else outside).append(fav[i][j])
+    if not inside or not outside:
+        return None
+    return statistics.fmean(outside), statistics.fmean(inside)
+
+
+def matrix_world(fav: list[list[float]], hostile: list[list[bool]]) -> WorldState:
+    names = [f"a{k}" for k in range(len(fav))]
+    return world(
+        names,
+        fav={a + b: fav[i][j] for i, a in enumerate(names) for j, b in enumerate(names)},
+        status={
+            a + b: R if hostile[i][j] else N
+            for i, a in enumerate(names)
+            for j, b in enumerate(names)
+        },
+    )
+
+
+@st.composite
+def matrices(draw: st.DrawFn) -> tuple[list[list[float]], list[list[bool]], dict[str, str]]:
+    """Favorability matrices of 0-9 agents: continuous, on a coarse grid (ties, constant
+    rows), or constant; hostile edges at a drawn density; agents in up to 3 factions."""
+    n = draw(st.integers(min_value=0, max_value=9))
+    kind = draw(st.sampled_from(["continuous", "grid", "constant"]))
+    if kind == "constant":
+        value = draw(st.floats(min_value=-1.0, max_value=1.0, allow_nan=False))
+        cell = st.just(value)
+    elif kind == "grid":
+        cell = st.sampled_from([-1.0, -0.5, -0.1, 0.0, 0.3, 0.55, 1.0])
+    else:
+        cell = st.floats(min_value=-1.0, max_value=1.0, allow_nan=False)
+    fav = [[draw(cell) if i != j else 0.0 for j in range(n)] for i in range(n)]
+    density = draw(st.floats(min_value=0.0, max_value=1.0))
+    hostile = [[i != j and draw(st.floats(0.0, 1.0)) < density for j in range(n)] for i in range(n)]
+    faction_of = {f"a{k}": f for k in range(n) if (f := draw(st.sampled_from(["x", "y", "z", ""])))}
+    return fav, hostile, faction_of
+
+
+@given(matrices())
+def test_numpy_metrics_equal_the_plain_definitions_bit_for_bit(case):
+    fav, hostile, faction_of = case
+    state = matrix_world(fav, hostile)
+    names = list(state.agents)
+    assert mean_fav(state) == plain_mean_fav(fav)
+    assert reciprocity(state) == plain_reciprocity(fav)
+    means = plain_faction_means(fav, names, faction_of)
+    assert ei_contrast(state, faction_of) == (None if means is None else means[0] - means[1])
+    if len(names) >= 3:
+        assert balance(state) == brute_balance(state)
+
+
+@pytest.mark.parametrize("n", [3, 4, 10, 40])
+@pytest.mark.parametrize("value", [-1.0, -0.3, 0.0, 0.7, 1.0])
+def test_numpy_reciprocity_of_constant_matrices_is_undefined(n, value):
+    fav = [[value if i != j else 0.0 for j in range(n)] for i in range(n)]
+    hostile = [[False] * n for _ in range(n)]
+    assert reciprocity(matrix_world(fav, hostile)) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_numpy_metrics_equal_the_plain_definitions_at_scale(seed):
+    rng = random.Random(seed)
+    n = 60
+    fav = [
+        [round(rng.uniform(-1, 1), rng.choice([1, 2, 4])) if i != j else 0.0 for j in range(n)]
+        for i in range(n)
+    ]
+    hostile = [[i != j and rng.random() < 0.4 for j in range(n)] for i in range(n)]
+    state = matrix_world(fav, hostile)
+    assert mean_fav(state) == plain_mean_fav(fav)
+    assert reciprocity(state) == plain_reciprocity(fav)
+    assert reciprocity(state) == pytest.approx(statistics.correlation(*plain_pairs(fav)), abs=1e-12)
+    assert balance(state) == brute_balance(state)
+
+
+def plain_pairs(fav: list[list[float]]) -> tuple[list[float], list[float]]:
+    n = len(fav)
+    pairs = [(fav[i][j], fav[j][i]) for i in range(n) for j in range(n) if i != j]
+    return [x for x, _ in pairs], [y for _, y in pairs]
+
+
+def test_metrics_follow_a_state_changed_in_place():
+    """A state mutated in place for the next round is read again, not served stale."""
+    state = world("ABC", fav={"AB": 0.5})
+    assert mean_fav(state) == pytest.approx(0.5 / 6)
+    state.agents["A"].relations["B"] = Relation(fav=-0.5, status=R)
+    state.agents["B"].relations["A"] = Relation(fav=0.1, status=R)
+    state.round = 1
+    assert mean_fav(state) == pytest.approx(-0.4 / 6)
+    assert balance(state) == pytest.approx(0.0)
