@@ -9,6 +9,7 @@ from ...lexicon import sentiment
 from ...rules import MAX_FAV_DELTA, RIVAL_AT
 from ...scenario import Status
 from ...state import Action, Mode, Stance
+from ...trusted import trusted
 from ..base import AgentContext, RelationJudgement
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
@@ -49,6 +50,8 @@ TONE_NEEDS: dict[str, dict[str, float]] = {
 TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}
 #: Emotion change from seeing a friend backed, attacked or addressed.
 FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
+
+_judgement = trusted(RelationJudgement)
 
 
 def relation_judgements(
@@ -159,11 +162,13 @@ def _judge_edge(
             override = Status.NEUTRAL
             notes.append((6, f"{other} and I put our quarrel behind us"))
     importance, summary = max(notes) if notes else (1, f"{other} was present")
-    return RelationJudgement(
-        delta=round(delta, 4),
-        status=override,
-        importance=importance,
-        summary=f"Round {ctx.round}: {summary}.",
+    return _judgement(  # built from the rule's own values: no validation per edge
+        {
+            "delta": round(delta, 4),
+            "status": override,
+            "summary": f"Round {ctx.round}: {summary}.",
+            "importance": importance,
+        }
     )
 
 
