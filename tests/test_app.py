@@ -361,7 +361,8 @@ async def test_branch_form_switches_to_the_branch(saves: Path) -> None:
         await pilot.press("b")
         form = app.screen
         assert isinstance(form, TextForm)
-        assert form.query_one("#value", Input).value == "2"
+        assert form.query_one("#value", Input).value == ""  # Enter keeps the default
+        assert form.query_one("#value", Input).placeholder.startswith("2 ")
         await pilot.press("enter")
         await pilot.pause()
         await pilot.pause()
@@ -443,9 +444,9 @@ async def test_force_form_queues_and_plays_the_action(saves: Path) -> None:
 @pytest.mark.parametrize(
     ("mode", "target", "utterance", "message"),
     [
-        ("private", "all", "psst", "not 'all'"),
+        # Private to everyone, or to oneself, is not offered (tests/test_app_dialogs.py).
         ("public", "all", "", "needs an utterance"),
-        ("private", "Edmund", "talking to myself", "cannot address itself"),
+        ("private", "Nell", " ", "needs an utterance"),
     ],
 )
 async def test_force_form_rejects_bad_input(

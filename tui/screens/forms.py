@@ -1,14 +1,21 @@
 """Modal dialogs. Each one hands its values to a ``submit`` callback that applies them
-through the engine and returns an error message to show inline, or ``None`` to close."""
+through the engine and returns an error message to show inline, or ``None`` to close.
+
+The usual conventions hold in every dialog: Enter submits (from any field), Space toggles a
+tick box or opens a list, Esc cancels; a choice the engine would refuse is never offered.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from rich.segment import Segment
+from rich.style import Style
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
+from textual.strip import Strip
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 from engine import ALL, ForcedAction, Mode
@@ -23,6 +30,7 @@ Form > Vertical {
 }
 Form .title { text-style: bold; margin-bottom: 1; }
 Form .error { color: $error; height: auto; }
+Form .keys { color: $text-muted; height: auto; }
 Form Select, Form Input { margin-bottom: 1; }
 Form SelectionList { height: auto; max-height: 8; }
 Form Horizontal { height: auto; align-horizontal: right; }
@@ -30,12 +38,40 @@ Form Button { margin-left: 2; min-width: 8; }
 """
 
 
+class FormSelect(Select[str]):
+    """A drop-down list in a dialog: Space or the arrows open it, Enter submits the dialog."""
+
+    BINDINGS = [Binding("enter", "screen.ok", "OK", show=False)]
+
+
+class TickList(SelectionList[str]):
+    """Tick boxes: Space ticks or unticks, Enter submits the dialog. A ticked box reads
+    ``[x]`` and an empty one ``[ ]``, so they differ without colour (``NO_COLOR``)."""
+
+    BINDINGS = [Binding("enter", "screen.ok", "OK", show=False)]
+
+    def render_line(self, y: int) -> Strip:
+        line = super(SelectionList, self).render_line(y)  # the prompt, without the button
+        index = self.scroll_offset.y + y
+        if index >= self.option_count:
+            return line
+        value = self.get_option_at_index(index).value
+        ticked = value in self.selected
+        component = "selection-list--button" + ("-selected" if ticked else "")
+        if self.highlighted == index:
+            component += "-highlighted"
+        style = self.get_component_rich_style(component) + Style(meta={"option": index})
+        under = next(iter(line)).style or self.rich_style
+        return Strip([Segment("[x]" if ticked else "[ ]", style), Segment(" ", under), *line])
+
+
 class Form(ModalScreen[bool]):
-    """Base dialog: a title, fields, an inline error line, OK and Cancel."""
+    """Base dialog: a title, fields, an inline error line, the keys, OK and Cancel."""
 
     DEFAULT_CSS = FORM_CSS
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
     title_text = ""
+    keys_text = "Enter OK · Esc cancel"
 
     def __init__(self, submit: Submit) -> None:
         super().__init__()
@@ -54,6 +90,7 @@ class Form(ModalScreen[bool]):
             yield Static(self.title_text, classes="title")
             yield from self.fields()
             yield Label("", classes="error")
+            yield Static(self.keys_text, classes="keys")
             with Horizontal():
                 yield Button("OK", variant="primary", id="ok", compact=True)
                 yield Button("Cancel", id="cancel", compact=True)
@@ -86,16 +123,26 @@ class Form(ModalScreen[bool]):
 
 
 class TextForm(Form):
-    """One text field (snapshot name, branch round, export folder)."""
+    """One text field (snapshot name, branch round, export folder).
+
+    ``default`` is what an empty field means: shown as the placeholder, so the field starts
+    empty and nothing has to be erased before typing."""
 
     def __init__(
-        self, title: str, submit: Submit, value: str = "", placeholder: str = "", hint: str = ""
+        self,
+        title: str,
+        submit: Submit,
+        value: str = "",
+        placeholder: str = "",
+        hint: str = "",
+        default: str = "",
     ) -> None:
         super().__init__(submit)
         self.title_text = title
         self.value = value
-        self.placeholder = placeholder
+        self.placeholder = f"{default} (Enter keeps it)" if default else placeholder
         self.hint = hint
+        self.default = default
 
     def fields(self) -> ComposeResult:
         if self.hint:
@@ -103,22 +150,31 @@ class TextForm(Form):
         yield Input(self.value, placeholder=self.placeholder, id="value", compact=True)
 
     def values(self) -> tuple:
-        return (self.query_one("#value", Input).value,)
+        return (self.query_one("#value", Input).value.strip() or self.default,)
+
+
+def target_choices(names: list[str], agent: str, mode: Mode) -> list[tuple[str, str]]:
+    """Whom ``agent`` may address in ``mode``: never itself; everyone only in public."""
+    others = [(n, n) for n in names if n != agent]
+    return [("everyone (all)", ALL), *others] if mode is Mode.PUBLIC else others
 
 
 class ForceForm(Form):
-    """Behaviour control: agent, mode, target and utterance for the next round."""
+    """Behaviour control: agent, mode, target and utterance for the next round. The target
+    list offers only valid choices and follows the agent and the mode."""
 
     title_text = "Force an action for the next round"
+    keys_text = "Enter OK · Space or ↑↓ open a list · Tab next field · Esc cancel"
 
     def __init__(self, names: list[str], submit: Submit, agent: str | None = None) -> None:
         super().__init__(submit)
         self.names = names
         self.agent = agent or names[0]
+        self.targets = [v for _, v in target_choices(names, self.agent, Mode.PUBLIC)]
 
     def fields(self) -> ComposeResult:
         yield Label("agent")
-        yield Select(
+        yield FormSelect(
             [(n, n) for n in self.names],
             value=self.agent,
             allow_blank=False,
@@ -126,7 +182,7 @@ class ForceForm(Form):
             compact=True,
         )
         yield Label("mode")
-        yield Select(
+        yield FormSelect(
             [(m.value, m.value) for m in Mode],
             value=Mode.PUBLIC.value,
             allow_blank=False,
@@ -134,8 +190,8 @@ class ForceForm(Form):
             compact=True,
         )
         yield Label("target")
-        yield Select(
-            [("everyone (all)", ALL)] + [(n, n) for n in self.names],
+        yield FormSelect(
+            target_choices(self.names, self.agent, Mode.PUBLIC),
             value=ALL,
             allow_blank=False,
             id="target",
@@ -143,6 +199,25 @@ class ForceForm(Form):
         )
         yield Label("utterance")
         yield Input(placeholder="what the agent says", id="utterance", compact=True)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id in ("agent", "mode"):
+            self._update_targets()
+
+    def _update_targets(self) -> None:
+        """Offer the targets the chosen agent and mode allow, keeping the current one if
+        it is still allowed; silence has no target."""
+        agent = str(self.query_one("#agent", Select).value)
+        mode = Mode(self.query_one("#mode", Select).value)
+        target = self.query_one("#target", Select)
+        choices = target_choices(self.names, agent, mode)
+        allowed = [value for _, value in choices]
+        if allowed != self.targets:
+            current = target.value
+            target.set_options(choices)
+            target.value = current if current in allowed else allowed[0]
+            self.targets = allowed
+        target.disabled = mode is Mode.SILENT
 
     def values(self) -> tuple:
         mode = Mode(self.query_one("#mode", Select).value)
@@ -161,6 +236,7 @@ class InjectForm(Form):
     """Scenario branching: an event for the next round, public or private to some agents."""
 
     title_text = "Inject an event into the next round"
+    keys_text = "Enter OK · Space ticks · Tab next field · Esc cancel"
 
     def __init__(self, names: list[str], submit: Submit) -> None:
         super().__init__(submit)
@@ -169,8 +245,8 @@ class InjectForm(Form):
     def fields(self) -> ComposeResult:
         yield Label("event")
         yield Input(placeholder="what happens", id="text", compact=True)
-        yield Label("visible to (none ticked = everyone; space ticks)")
-        yield SelectionList[str](*[(n, n) for n in self.names], id="private")
+        yield Label("visible to (none ticked = everyone)")
+        yield TickList(*[(n, n) for n in self.names], id="private")
 
     def values(self) -> tuple:
         chosen = list(self.query_one("#private", SelectionList).selected)
@@ -190,5 +266,7 @@ class ConfirmForm(Form):
         super().__init__(submit)
         self.title_text = question
 
+    keys_text = "y or Enter yes · n or Esc no"
+
     def fields(self) -> ComposeResult:
-        yield Static("y = yes, n or Esc = no")
+        yield from ()

@@ -262,7 +262,7 @@ class MainScreen(Screen[None]):
             hint += f" Optionally add an intervention: {', '.join(plans)}."
         if snaps:
             hint += f"  Snapshots: {snaps}"
-        self.app.push_screen(TextForm("Branch the run", submit, value=str(sim.round), hint=hint))
+        self.app.push_screen(TextForm("Branch the run", submit, default=str(sim.round), hint=hint))
 
     def action_export(self) -> None:
         """Write the run's CSVs to a folder."""

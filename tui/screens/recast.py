@@ -30,10 +30,12 @@ class RecastScreen(ModalScreen[None]):
     RecastScreen Select { width: 24; }
     RecastScreen .who { width: 1fr; padding-left: 1; }
     RecastScreen .error { color: $error; height: auto; }
+    RecastScreen .keys { color: $text-muted; height: auto; }
     RecastScreen #buttons { height: auto; align-horizontal: right; }
     RecastScreen Button { margin-left: 2; }
     """
     BINDINGS = [Binding("escape", "dismiss", "Close"), Binding("a", "apply", "Apply")]
+    AUTO_FOCUS = "Select"  # the first proposal
 
     def __init__(
         self,
@@ -70,6 +72,10 @@ class RecastScreen(ModalScreen[None]):
                         yield Static(Text(p.rationale, style="italic"))
                         yield Static(Text(p.evidence.line(), style="dim"))
             yield Label("", classes="error")
+            yield Static(
+                "Tab next agent · Space or Enter opens a list · a apply · Esc cancel",
+                classes="keys",
+            )
             with Horizontal(id="buttons"):
                 yield Button(
                     "Apply: rerun from the start", variant="primary", id="apply", compact=True
