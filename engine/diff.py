@@ -233,10 +233,12 @@ class RunComparison:
         }
         return RoundDiff(n, self.agents, edges, people, transcript(a), transcript(b))
 
-    def profile(self) -> Iterator[tuple[int, float]]:
-        """(round, mean |Δ fav|) from the first divergence to the last common round, one
-        round of each run read at a time."""
+    def profile(self) -> Iterator[tuple[int, float, float]]:
+        """(round, mean |Δ fav|, largest |Δ fav|) from the first divergence to the last
+        common round, one round of each run read at a time."""
         if self.first_divergence is None:
             return
         for n in range(self.first_divergence, self.last_common + 1):
-            yield n, self.round_diff(n).mean_abs_fav()
+            rd = self.round_diff(n)
+            largest = rd.largest()
+            yield n, rd.mean_abs_fav(), abs(largest[1].delta) if largest else 0.0

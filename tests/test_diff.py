@@ -17,6 +17,7 @@ from engine import (
 )
 from engine.diff import RunComparison, copied_prefix, lineage_note, same_round, transcript
 from engine.errors import SaveError
+from tui.diff_text import signed
 
 INSULT = "You are a liar and a thief, and you wrecked this committee."
 
@@ -110,9 +111,10 @@ def test_two_arms_of_a_trial_share_round_zero(store: SaveStore, mini: Scenario) 
             expected = b.agents[name].needs[need].current - a.agents[name].needs[need].current
             assert delta == pytest.approx(expected)
     assert rd.mean_abs_fav() > 0
-    profile = dict(diff.profile())
+    profile = {n: (mean, top) for n, mean, top in diff.profile()}
     assert list(profile) == [1, 2, 3]
-    assert profile[3] == pytest.approx(rd.mean_abs_fav())
+    assert profile[3][0] == pytest.approx(rd.mean_abs_fav())
+    assert profile[3][1] == max(abs(e.delta) for e in rd.edges.values())
     # The private event is in the treated run's transcript of round 1, marked private.
     (event,) = [
         t for t in diff.round_diff(1).transcript_b if t.speaker is None and "storm" in t.text
@@ -198,3 +200,86 @@ def test_unknown_runs_and_foreign_casts_are_errors(
     new_run(store, other, "b")
     with pytest.raises(SocialsimError, match="share no agents"):
         RunComparison(store, "a", "b")
+
+
+# -- socialsim diff ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def pair(store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch) -> SaveStore:
+    """Runs "p" (rounds 0..4) and its branch "c" at round 1 with a forced insult (0..3)."""
+    monkeypatch.setenv("COLUMNS", "200")
+    parent = new_run(store, mini, "p", 4)
+    child = parent.branch(1, run_id="c")
+    child.force(ForcedAction(agent="Ann", mode=Mode.PUBLIC, target="Bob", utterance=INSULT))
+    play(child, 2)
+    parent.close()
+    child.close()
+    return store
+
+
+def test_cli_diff_prints_the_first_divergence_and_its_round(run_cli, pair: SaveStore) -> None:
+    result = run_cli("diff", "p", "c", "--saves", str(pair.root))
+    assert result.code == 0, result.err
+    out = result.out
+    assert "B branched from A at round 1" in out
+    assert "first divergence: round 2" in out
+    assert "Round 2 (Δ = B − A)" in out
+    rd = RunComparison(pair, "p", "c").round_diff(2)
+    # The heatmap row of Bob (who was insulted; the first row named Bob) has his differences.
+    row = next(line for line in out.splitlines() if line.startswith("Bob "))
+    assert row.split()[1:] == [
+        "—"
+        if j == "Bob"
+        else signed(rd.edges[("Bob", j)].delta)
+        + ("*" if rd.edges[("Bob", j)].status_a != rd.edges[("Bob", j)].status_b else "")
+        for j in rd.agents
+    ]
+    assert rd.edges[("Bob", "Ann")].delta < 0
+    assert INSULT[:30] in out  # B's transcript of round 2, beside A's
+    assert "≠" in out
+
+
+def test_cli_diff_round_option(run_cli, pair: SaveStore) -> None:
+    result = run_cli("diff", "p", "c", "--round", "0", "--saves", str(pair.root))
+    assert result.code == 0 and "Round 0 (Δ = B − A)" in result.out
+    assert INSULT[:30] not in result.out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["p", "ghost"], "no run 'ghost'"),
+        (["p", "c", "--round", "4"], "--round 4: runs 'p' and 'c' both have rounds 0..3"),
+        (["p", "c", "--round", "-1"], "--round -1"),
+        (["p", "../c"], "not a plain name"),
+    ],
+)
+def test_cli_diff_bad_input_is_one_line(
+    run_cli, pair: SaveStore, args: list[str], message: str
+) -> None:
+    result = run_cli("diff", *args, "--saves", str(pair.root))
+    assert result.code == 2 and result.out == ""
+    (line,) = result.err.strip().splitlines()
+    assert line.startswith("socialsim: error: ") and message in line
+
+
+def test_cli_diff_of_identical_runs(run_cli, store: SaveStore, mini: Scenario) -> None:
+    parent = new_run(store, mini, "p", 3)
+    play(parent.branch(1, run_id="c"), 2)
+    result = run_cli("diff", "p", "c", "--saves", str(store.root))
+    assert result.code == 0
+    assert "no divergence: the runs are identical over rounds 0..3" in result.out
+    assert "Round 3 (Δ = B − A)" in result.out
+
+
+def test_signed_differences_read_without_colour() -> None:
+    assert [signed(d) for d in (0.0, -0.001, 0.004, -0.3, 0.12, 1.2, -2.0)] == [
+        "·",
+        "·",
+        "·",
+        "-.30",
+        "+.12",
+        "+1.2",
+        "-2.0",
+    ]

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from . import library, measurement, runs, studies
+from . import compare, library, measurement, runs, studies
 
 __all__ = ["app", "main"]
 
@@ -33,6 +33,7 @@ COMMANDS: dict[str, Callable[..., Any]] = {
     "branch": runs.branch,
     "list": library.list_runs,
     "show": library.show,
+    "diff": compare.diff,
     "export": library.export,
     "delete": library.delete,
     "sweep": studies.sweep,

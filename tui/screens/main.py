@@ -1,7 +1,7 @@
 """The main screen: the open run, with the keys that drive it.
 
 Step, run/pause, intervene (force, inject), name snapshots, branch, open other runs,
-overlay the relational prior on the matrix, and open the plots, metrics, export, recast and
+overlay the relational prior on the matrix, and open the plots, metrics, export, recast, diff and
 help screens.
 """
 
@@ -26,6 +26,7 @@ from .. import messages
 from ..session import Session
 from ..widgets.deck import AgentDeck
 from ..widgets.run_view import RunView
+from .diff import open_diff
 from .forms import ForceForm, InjectForm, TextForm
 from .help import HelpScreen
 from .metrics import MetricsScreen
@@ -74,6 +75,7 @@ class MainScreen(Screen[None]):
         Binding("m", "metrics", "Metrics", id="metrics"),
         Binding("x", "export", "Export", id="export"),
         Binding("c", "recast", "Recast", id="recast"),
+        Binding("d", "diff", "Diff", id="diff"),
         Binding("P", "toggle_prior", "Prior", id="prior"),
         Binding("v", "toggle_needs", "Needs on/off", show=False, id="needs"),
         Binding("left_square_bracket", "page(-1)", "Prev agents", show=False, id="prev"),
@@ -326,6 +328,10 @@ class MainScreen(Screen[None]):
             return None
 
         self.app.push_screen(RecastScreen(diagnosis.proposals, diagnosis.headline, apply))
+
+    def action_diff(self) -> None:
+        """Compare this run with its parent, or with a run chosen from the list."""
+        open_diff(self, self.session.store, self.sim.run_id)
 
     def action_help(self) -> None:
         """Every key binding."""

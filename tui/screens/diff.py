@@ -1,0 +1,306 @@
+"""The diff view: two runs side by side (a branch and its parent, or two arms of a trial).
+
+Where they part, the favorability difference as a heatmap (exact values under the cursor),
+each agent's emotion and need differences, and both transcripts of a round; ``[`` and
+``]`` move the round, ``g`` goes to the first divergence, ``o`` compares with another run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Group
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.coordinate import Coordinate
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from engine import RunListing, SaveStore, SocialsimError
+from engine.diff import RoundDiff, RunComparison
+
+from ..diff_text import (
+    LEGEND,
+    TALK_LEGEND,
+    divergence_text,
+    edge_cell,
+    edge_line,
+    emotion_cells,
+    needs_text,
+    only_lines,
+    profile_line,
+    side_text,
+    transcript_text,
+)
+
+
+def run_label(row: RunListing) -> Text:
+    """One run in the picker: id, scenario, progress, fork round, name."""
+    label = Text(row.run_id, style="bold")
+    label.append(f"  {row.scenario_id}  {row.rounds_done}/{row.total_rounds}", style="cyan")
+    if row.parent:
+        label.append(f"  from {row.parent.run_id}@{row.parent.round}", style="dim")
+    if row.name:
+        label.append(f"  {row.name}", style="italic")
+    return label
+
+
+def other_runs(store: SaveStore, current: str, scenario_id: str) -> list[RunListing]:
+    """Readable runs to compare with: the same scenario first, the newest first."""
+    rows = [r for r in store.list_runs() if r.ok and r.run_id != current]
+    rows.sort(key=lambda r: r.created, reverse=True)
+    return sorted(rows, key=lambda r: r.scenario_id != scenario_id)
+
+
+class RunPicker(ModalScreen[str | None]):
+    """Choose the run to compare with (Enter), or Esc."""
+
+    DEFAULT_CSS = """
+    RunPicker { align: center middle; }
+    RunPicker > Vertical { width: 90; max-width: 100%; height: auto; max-height: 100%;
+        border: thick $primary; background: $surface; padding: 0 1; }
+    RunPicker .title { text-style: bold; }
+    RunPicker OptionList { height: auto; max-height: 16; }
+    """
+    BINDINGS = [Binding("escape", "dismiss", "Cancel")]
+
+    def __init__(self, rows: list[RunListing], current: str) -> None:
+        super().__init__()
+        self.rows = rows
+        self.current = current
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(
+                f"Compare {self.current} with… (Enter chooses, Esc cancels)", classes="title"
+            )
+            yield OptionList(*(Option(run_label(r), id=r.run_id) for r in self.rows))
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class DiffScreen(Screen[None]):
+    """A comparison of run A (the reference) and run B; every difference is B − A."""
+
+    DEFAULT_CSS = """
+    DiffScreen #summary { height: auto; padding: 0 1; }
+    DiffScreen #round { height: 1; padding: 0 1; background: $boost; text-style: bold; }
+    DiffScreen #top { height: 1fr; }
+    DiffScreen #heatmap { height: 1fr; width: auto; max-width: 60%; margin-right: 1; }
+    DiffScreen #agents { width: 1fr; height: 1fr; }
+    DiffScreen #cell, DiffScreen #legend { height: auto; padding: 0 1; }
+    DiffScreen #talk { height: 1fr; }
+    DiffScreen #talk > VerticalScroll { width: 1fr; border: round $primary-darken-1; }
+    DiffScreen #talk > VerticalScroll:focus { border: round $accent; }
+    """
+    BINDINGS = [
+        Binding("escape,q,d", "app.pop_screen", "Back"),
+        Binding("left_square_bracket", "move(-1)", "Earlier"),
+        Binding("right_square_bracket", "move(1)", "Later"),
+        Binding("g", "first", "First diff"),
+        Binding("o", "other", "Other run"),
+    ]
+
+    def __init__(self, comparison: RunComparison, current: str) -> None:
+        super().__init__()
+        self.comparison = comparison
+        self.current = current
+        self.round = comparison.default_round()
+        self.diff: RoundDiff | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="summary")
+        yield Static(id="round")
+        with Horizontal(id="top"):
+            yield DataTable(id="heatmap", cursor_type="cell", fixed_columns=1)
+            yield DataTable(id="agents", cursor_type="row", zebra_stripes=True)
+        yield Static(id="cell")
+        yield Static(Text(LEGEND, style="dim"), id="legend")
+        with Horizontal(id="talk"):
+            yield VerticalScroll(Static(id="talk-a-text"), id="talk-a")
+            yield VerticalScroll(Static(id="talk-b-text"), id="talk-b")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#agents", DataTable).add_columns("agent", "S A", "S B", "Δ S", "needs Δ")
+        self.load(self.comparison)
+
+    def load(self, comparison: RunComparison) -> None:
+        """Show a (new) comparison from its default round."""
+        self.comparison = comparison
+        self.round = comparison.default_round()
+        heatmap = self.query_one("#heatmap", DataTable)
+        heatmap.clear(columns=True)
+        heatmap.add_column("from \\ to", key="_from_")
+        for name in comparison.agents:
+            heatmap.add_column(name, key=name)
+        for name in comparison.agents:
+            heatmap.add_row(Text(name, style="bold"), *("" for _ in comparison.agents), key=name)
+        self.query_one("#talk-a").border_title = f"A {comparison.run_a}"
+        self.query_one("#talk-b").border_title = f"B {comparison.run_b}"
+        self._summary(None)
+        self._fit_top()
+        self.show_round(self.round)
+        self._profile(comparison)
+        if self.diff is not None and (largest := self.diff.largest()):
+            (source, target), _ = largest  # start on the edge that differs most
+            names = list(comparison.agents)
+            heatmap.move_cursor(row=names.index(source), column=names.index(target) + 1)
+
+    def on_resize(self) -> None:
+        self._fit_top()
+
+    def _fit_top(self) -> None:
+        """The matrix and agents get the rows they need, up to half the screen; the
+        transcripts get the rest."""
+        rows = len(self.comparison.agents) + 2  # header and a horizontal scroll bar
+        half = max(5, (self.size.height - 8) // 2)
+        self.query_one("#top").styles.height = min(rows, half)
+
+    def _summary(self, profile: list[tuple[int, float, float]] | None) -> None:
+        """Who A and B are, where they part; the profile once read (None: still reading)."""
+        c = self.comparison
+        reading = Text("|Δ fav| by round: reading…", style="dim")
+        lines = [
+            Text.assemble(
+                side_text("A", c.meta_a, c.done_a), "   ", side_text("B", c.meta_b, c.done_b)
+            ),
+            Text.assemble(
+                (c.lineage(), "dim"),
+                " · ",
+                divergence_text(c),
+                " · ",
+                reading if profile is None else profile_line(profile),
+            ),
+            *only_lines(c),
+        ]
+        self.query_one("#summary", Static).update(Group(*lines))
+
+    @work(thread=True, exclusive=True, group="diff-profile", exit_on_error=False)
+    def _profile(self, comparison: RunComparison) -> None:
+        """Mean |Δ fav| per round, read off the UI thread (one round of each run at a time)."""
+        try:
+            profile = list(comparison.profile())
+        except SocialsimError as err:
+            self.app.call_from_thread(self.notify, str(err), severity="error")
+            return
+        if comparison is self.comparison:
+            self.app.call_from_thread(self._summary, profile)
+
+    def show_round(self, n: int) -> None:
+        """Read round ``n`` of both runs and show its differences."""
+        try:
+            rd = self.comparison.round_diff(n)
+        except SocialsimError as err:
+            self.notify(str(err), severity="error")
+            return
+        self.round, self.diff = n, rd
+        c = self.comparison
+        where = "first divergence" if n == c.first_divergence else ""
+        if c.first_divergence is not None and n < c.first_divergence:
+            where = "before the runs part"
+        head = Text.assemble(f"Round {n}", (f" of 0..{c.last_common}", "dim"), "  Δ = B − A")
+        if where:
+            head.append(f"  ({where})", style="italic")
+        self.query_one("#round", Static).update(head)
+        heatmap = self.query_one("#heatmap", DataTable)
+        for i in rd.agents:
+            for j in rd.agents:
+                cell = Text("—", style="dim") if i == j else edge_cell(rd.edges[(i, j)])
+                heatmap.update_cell(i, j, cell)
+        heatmap.refresh()
+        self._show_cell(heatmap.cursor_coordinate)
+        agents = self.query_one("#agents", DataTable)
+        agents.clear()
+        for name, person in rd.people.items():
+            agents.add_row(Text(name, style="bold"), *emotion_cells(person), needs_text(person, 2))
+        for side, mine, theirs in (
+            ("a", rd.transcript_a, rd.transcript_b),
+            ("b", rd.transcript_b, rd.transcript_a),
+        ):
+            lines = transcript_text(mine, theirs) or [Text("(nothing happened)", style="dim")]
+            self.query_one(f"#talk-{side}-text", Static).update(Group(*lines))
+        self.query_one("#talk").border_subtitle = TALK_LEGEND
+
+    def _show_cell(self, coordinate: Coordinate) -> None:
+        rd = self.diff
+        cell = self.query_one("#cell", Static)
+        if rd is None or coordinate.column == 0:
+            cell.update(Text("move the cursor onto a cell for its exact values", style="dim"))
+            return
+        source = rd.agents[coordinate.row]
+        target = rd.agents[coordinate.column - 1]
+        if source == target:
+            cell.update(Text(f"{source}: no edge to itself", style="dim"))
+        else:
+            cell.update(edge_line(source, target, rd.edges[(source, target)]))
+
+    def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        if event.data_table.id == "heatmap":
+            self._show_cell(event.coordinate)
+
+    def action_move(self, step: int) -> None:
+        """Show the previous or next round both runs have."""
+        n = self.round + step
+        if 0 <= n <= self.comparison.last_common:
+            self.show_round(n)
+        else:
+            self.notify(f"Both runs have rounds 0..{self.comparison.last_common}.")
+
+    def action_first(self) -> None:
+        """Go to the first round where the runs part."""
+        first = self.comparison.first_divergence
+        if first is None:
+            self.notify("The runs do not part: identical over every round both have.")
+        else:
+            self.show_round(first)
+
+    def action_other(self) -> None:
+        """Compare the current run with another saved run."""
+        store = self.comparison.store
+        rows = other_runs(store, self.current, self.comparison.meta_b.scenario.id)
+        pick_run(self, rows, self.current, lambda other: self._compare_with(store, other))
+
+    def _compare_with(self, store: SaveStore, other: str) -> None:
+        try:
+            self.load(RunComparison(store, other, self.current))
+        except SocialsimError as err:
+            self.notify(str(err), severity="error")
+
+
+def pick_run(
+    screen: Screen, rows: list[RunListing], current: str, chosen: Callable[[str], None]
+) -> None:
+    """Ask which run to compare with; ``chosen`` gets its id (nothing when cancelled)."""
+    if not rows:
+        screen.notify("No other saved run to compare with: branch this one first (b).")
+        return
+
+    def done(run_id: str | None) -> None:
+        if run_id:
+            chosen(run_id)
+
+    screen.app.push_screen(RunPicker(rows, current), done)
+
+
+def open_diff(screen: Screen, store: SaveStore, current: str) -> None:
+    """Compare ``current`` with its parent, or with a run chosen from the list."""
+    meta = store.read_meta(current)
+
+    def show(other: str) -> None:
+        try:
+            comparison = RunComparison(store, other, current)
+        except SocialsimError as err:
+            screen.notify(str(err), severity="error")
+            return
+        screen.app.push_screen(DiffScreen(comparison, current))
+
+    if meta.parent is not None and store.exists_quietly(meta.parent.run_id):
+        show(meta.parent.run_id)
+    else:
+        pick_run(screen, other_runs(store, current, meta.scenario.id), current, show)
