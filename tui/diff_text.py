@@ -57,9 +57,11 @@ def sparkline(values: list[float]) -> str:
     return "".join(SPARKS[min(7, round(v / top * 7))] for v in values)
 
 
-def side_text(tag: str, meta: RunMeta, done: int) -> Text:
-    """``A parent  tavern · rounds 0..4 · a name``."""
+def side_text(tag: str, meta: RunMeta, done: int, detail: bool = True) -> Text:
+    """``A parent  tavern · rounds 0..4 · a name``; without ``detail``: ``A parent (0..4)``."""
     line = Text.assemble((f"{tag} ", "bold"), (meta.run_id, "bold cyan"))
+    if not detail:
+        return line.append(f" (0..{done})", style="dim")
     line.append(f"  {meta.scenario.id} · rounds 0..{done}", style="dim")
     if meta.name:
         line.append(f" · {meta.name}", style="italic")

@@ -70,8 +70,10 @@ def transcripts(rd: RoundDiff, run_a: str, run_b: str) -> RenderableType:
 
 
 def diff(
-    run_a: Annotated[str, typer.Argument(help="The reference run (A).")],
-    run_b: Annotated[str, typer.Argument(help="The run compared with it (B); Δ = B − A.")],
+    run_a: Annotated[str, typer.Argument(metavar="RUN-A", help="The reference run (A).")],
+    run_b: Annotated[
+        str, typer.Argument(metavar="RUN-B", help="The run compared with it (B); Δ = B − A.")
+    ],
     round_no: Annotated[
         int | None,
         typer.Option(

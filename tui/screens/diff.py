@@ -166,9 +166,12 @@ class DiffScreen(Screen[None]):
         """Who A and B are, where they part; the profile once read (None: still reading)."""
         c = self.comparison
         reading = Text("|Δ fav| by round: reading…", style="dim")
+        same = c.meta_a.scenario.id == c.meta_b.scenario.id  # else name both scenarios
         lines = [
             Text.assemble(
-                side_text("A", c.meta_a, c.done_a), "   ", side_text("B", c.meta_b, c.done_b)
+                side_text("A", c.meta_a, c.done_a, detail=not same),
+                " ⇄ ",
+                side_text("B", c.meta_b, c.done_b, detail=not same),
             ),
             Text.assemble(
                 (c.lineage(), "dim"),
