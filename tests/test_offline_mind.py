@@ -116,11 +116,15 @@ async def test_attacking_my_friend_cools_me_toward_the_attacker(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-async def test_attacking_my_foe_warms_me_toward_the_attacker(seed):
+async def test_my_foes_enemy_is_not_my_friend_but_its_friend_is_my_foe(seed):
+    """Weak balance (Davis, 1967): an attack on my foe leaves me as I was toward the
+    attacker, while backing my foe cools me toward the backer."""
     sc = trio([{"from": "Ivy", "to": "Lu", "fav": -0.5}])
     base = await first_round(sc, seed, silent("Kit"))
-    got = await first_round(sc, seed, says("Kit", "Lu", "oppose"))
-    assert fav(got, "Ivy", "Kit") > fav(base, "Ivy", "Kit")
+    attacked = await first_round(sc, seed, says("Kit", "Lu", "oppose"))
+    backed = await first_round(sc, seed, says("Kit", "Lu", "support"))
+    assert fav(attacked, "Ivy", "Kit") == pytest.approx(fav(base, "Ivy", "Kit"))
+    assert fav(backed, "Ivy", "Kit") < fav(base, "Ivy", "Kit")
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -407,14 +411,19 @@ async def test_trust_weighs_the_peers_words_not_the_peer(seed):
 
 @pytest.mark.parametrize("seed", SEEDS)
 async def test_trust_carries_the_peers_view_of_a_third(seed):
-    # Kit is a stranger to Ivy; Kit attacks Lu, who addresses the group (so Ivy judges Lu).
+    # Kit is a stranger to Ivy; Kit attacks or backs Lu, who addresses the group (so Ivy
+    # judges Lu). A trusted Kit's attack cools Ivy toward Lu; a distrusted Kit's backing
+    # cools her too, and its attack leaves her as she was (weak balance).
     sc = trio()
-    acts = (says("Kit", "Lu", "oppose"), says("Lu", ALL, "neutral"))
-    plain = await first_round_with(sc, seed, None, *acts)
-    after = {}
-    for s in (1, -1):
-        after[s] = await first_round_with(sc, seed, primed(sc, "trust", ("Ivy", "Kit", s)), *acts)
-    assert fav(after[1], "Ivy", "Lu") < fav(plain, "Ivy", "Lu") < fav(after[-1], "Ivy", "Lu")
+    for stance, trusted, distrusted in (("oppose", -1, 0), ("support", 1, -1)):
+        acts = (says("Kit", "Lu", stance), says("Lu", ALL, "neutral"))
+        plain = fav(await first_round_with(sc, seed, None, *acts), "Ivy", "Lu")
+        after = {}
+        for s in (1, -1):
+            prior = primed(sc, "trust", ("Ivy", "Kit", s))
+            after[s] = fav(await first_round_with(sc, seed, prior, *acts), "Ivy", "Lu")
+        for s, sign in ((1, trusted), (-1, distrusted)):
+            assert (after[s] > plain) - (after[s] < plain) == sign, (stance, s)
 
 
 async def test_influence_pulls_toward_the_peers_lead():

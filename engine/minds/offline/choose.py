@@ -31,6 +31,7 @@ def candidates(
     outgroup: frozenset[str],
     last: list[Action],
     attackers: set[str],
+    broker: bool = False,
 ) -> list[Option]:
     """Weighted candidate actions: support friends, oppose foes, address the group, take
     sides in others' quarrels (balance), reach out to rivals (repair), follow or counter
@@ -54,6 +55,11 @@ def candidates(
         friend = rels[a.speaker].fav
         if friend >= FRIEND_AT and a.target in rels and a.stance != "neutral":
             sides[a.target] = sides.get(a.target, 0.0) + friend * SIGN[a.stance]
+    mediate: set[str] = set()
+    if broker:  # a third party outside every faction takes no side and backs both parties
+        mediate = {n for a in spoken if a.stance == "oppose" for n in (a.speaker, a.target)}
+        mediate &= rels.keys()
+        sides, hit_friends = {}, set()
     analytic = 1.6 if arch is Archetype.ANALYTICAL else 1.0
     options: list[tuple[float, Stance, str, Mode]] = [(analytic, "neutral", ALL, Mode.PUBLIC)]
     attitude, confides = lens.attitude, bool(ctx.persona.private_info or ctx.persona.evidence)
@@ -70,6 +76,8 @@ def candidates(
             friendly += 1.5
         if other in hit and fav >= FRIEND_AT:
             friendly += 1.0
+        if other in mediate:
+            friendly += REPAIR_PULL * PEACE[arch] * calm
         bias = OUTGROUP if other in outgroup else 0.0
         if rel.status in NEGATIVE:
             friendly += peace * (1.0 - bias)  # reaching out to a rival: the seed of repair

@@ -8,17 +8,19 @@ from collections.abc import Sequence
 from ...lexicon import sentiment
 from ...rules import MAX_FAV_DELTA, RIVAL_AT
 from ...scenario import Status
-from ...state import Action, Mode, Stance
+from ...state import ALL, Action, Mode, Stance
 from ...trusted import trusted
 from ..base import AgentContext, RelationJudgement
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
+    ADVOCACY,
     FOE_AT,
     FORGIVE,
     FRIEND_AT,
     FRIEND_HURT,
     HEIDER,
     NEGATIVE,
+    OUTGROUP,
     PEACE,
     PEACE_AT,
     PEACE_FROM,
@@ -55,7 +57,11 @@ _judgement = trusted(RelationJudgement)
 
 
 def relation_judgements(
-    ctx: AgentContext, triggers: dict[str, list[Action]], lens: PriorLens
+    ctx: AgentContext,
+    triggers: dict[str, list[Action]],
+    lens: PriorLens,
+    outgroup: frozenset[str] = frozenset(),
+    broker: bool = False,
 ) -> dict[str, RelationJudgement]:
     """U_R by rule: direct support/attack, balance through third parties, betrayal,
     reconciliation."""
@@ -70,11 +76,13 @@ def relation_judgements(
             attacks += 1
         elif a.stance == "neutral":
             continue
-        if a.target in triggers:
+        if a.target in triggers and not broker:  # a broker does not take sides (Heider)
             said_of.setdefault(a.target, []).append(a)
     climate = attacks / spoken if spoken else 0.0
     return {
-        other: _judge_edge(ctx, other, acts, lens, said_of.get(other, ()), climate)
+        other: _judge_edge(
+            ctx, other, acts, lens, said_of.get(other, ()), climate, other in outgroup
+        )
         for other, acts in triggers.items()
     }
 
@@ -86,12 +94,14 @@ def _judge_edge(
     lens: PriorLens,
     said_of: Sequence[Action],
     climate: float,
+    rival_side: bool,
 ) -> RelationJudgement:
     me = ctx.name
     _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
     rels = ctx.state.relations
     rel = rels[other]
     warm = ATTITUDE_LENS * lens.attitude[other] if other in lens.attitude else 0.0
+    bias = OUTGROUP if rival_side else 0.0  # in-group favoritism (Krackhardt & Stern)
     delta, override = 0.0, None
     notes: list[tuple[int, str]] = []
     feud = rel.status in NEGATIVE
@@ -107,7 +117,7 @@ def _judge_edge(
                 notes.append((8, f"I reached out to {other} and we made peace"))
         elif a.target == me:
             if a.stance == "support":
-                delta += 0.13 * responsive * (1.0 + warm)
+                delta += 0.13 * responsive * (1.0 + warm) * (1.0 - bias)
                 notes.append((5, f"{other} backed me {how}"))
                 reached = rel.fav + min(delta, MAX_FAV_DELTA)
                 if feud and reached > PEACE_FROM:
@@ -115,7 +125,8 @@ def _judge_edge(
                     override = Status.NEUTRAL
                     notes.append((8, f"{other} reached out and we made peace"))
             elif a.stance == "oppose":
-                delta -= 0.16 * thin * (1.2 if a.mode is Mode.PUBLIC else 1.0) * (1.0 - warm)
+                hurt = 0.16 * thin * (1.2 if a.mode is Mode.PUBLIC else 1.0) * (1.0 - warm)
+                delta -= hurt * (1.0 + bias)
                 notes.append((7, f"{other} attacked me {how}"))
                 if rel.status is Status.ALLY:
                     override = Status.RIVAL
@@ -135,29 +146,32 @@ def _judge_edge(
             if a.stance == "oppose" and friend >= FRIEND_AT:
                 delta -= FRIEND_HURT * friend * thin
                 notes.append((4, f"{other} attacked my friend {a.target}"))
-            elif a.stance == "oppose" and friend <= FOE_AT:
-                delta += 0.05
-                notes.append((3, f"{other} stood up to {a.target}, whom I distrust"))
             elif a.stance == "support" and friend >= FRIEND_AT:
                 delta += 0.05 * warmth
                 notes.append((3, f"{other} backed my friend {a.target}"))
             elif a.stance == "support" and friend <= FOE_AT:
                 delta -= 0.05
                 notes.append((3, f"{other} sided with {a.target}"))
+        elif a.stance == "neutral" and rival_side:
+            delta -= ADVOCACY
+            notes.append((2, f"{other} pressed the other side's case"))
         elif a.stance == "neutral":
             delta += 0.01 * warmth
             notes.append((1, f"{other} addressed the group"))
     believed = None
     for a in said_of:  # Heider: my friend's enemy is my enemy, my foe's enemy my friend
         credence = lens.credence(a.speaker, rels[a.speaker].fav)
+        if credence < 0 and a.stance == "oppose":
+            continue
         if credence:
             delta += HEIDER * credence * SIGN[a.stance]
             believed = a if credence > 0 else believed
     if believed is not None:
         notes.append((3, f"{believed.speaker} {_verb(believed.stance)} {other}, and I believe it"))
-    if feud and override is None and not attacked_me:
+    pressed = rival_side and any(a.target == ALL and a.speaker == other for a in acts)
+    if feud and override is None and not attacked_me and not pressed:
         # a grudge not renewed this round fades: fastest for peacemakers in a calm room
-        delta += FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
+        delta += FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate) * (1.0 - bias)
         if rel.fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
             override = Status.NEUTRAL
             notes.append((6, f"{other} and I put our quarrel behind us"))

@@ -39,6 +39,7 @@ class OfflineMind:
         self._signs: dict[str, dict[str, int]] = {}
         self._scenario: Scenario | None = None
         self._outgroups: dict[str, frozenset[str]] = {}
+        self._affiliated: frozenset[str] = frozenset()
 
     async def ask(self, question: Question[A]) -> A:
         """The rule answer: no model, no record."""
@@ -62,6 +63,7 @@ class OfflineMind:
                 me: frozenset(n for n, f in factions.items() if f != mine)
                 for me, mine in factions.items()
             }
+            self._affiliated = frozenset(factions)
         return self._outgroups.get(ctx.name, frozenset())
 
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
@@ -128,7 +130,9 @@ class OfflineMind:
         self, ctx: AgentContext, last: list[Action], attackers: set[str]
     ) -> list[tuple[float, Stance, str, Mode]]:
         """The weighted candidate acts (:func:`.choose.candidates`)."""
-        return candidates(ctx, self._lens(ctx), self._outgroup(ctx), last, attackers)
+        outgroup = self._outgroup(ctx)
+        broker = bool(ctx.scenario.factions) and ctx.name not in self._affiliated
+        return candidates(ctx, self._lens(ctx), outgroup, last, attackers, broker)
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         """An utterance from the agent's talking points in its archetype's voice."""
@@ -146,7 +150,9 @@ class OfflineMind:
     ) -> dict[str, RelationJudgement]:
         """U_R by rule: direct support/attack, balance through third parties, betrayal,
         reconciliation."""
-        return relation_judgements(ctx, triggers, self._lens(ctx))
+        outgroup = self._outgroup(ctx)
+        broker = bool(ctx.scenario.factions) and ctx.name not in self._affiliated
+        return relation_judgements(ctx, triggers, self._lens(ctx), outgroup, broker)
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""
