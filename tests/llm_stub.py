@@ -38,6 +38,11 @@ llama-cpp-python's server does, HTTP 500 with pydantic's "Input should be 'text'
 'json_object'" (``rejects={"json_schema", "json_object"}``: json_object too, "Input should
 be 'text'"). Each request's headers are kept in ``headers`` (``Authorization`` included).
 
+Connections: by default each response closes its connection (``stop()`` never waits on an
+idle client). ``keep_alive=True`` keeps them open for the next request, as a real server does;
+``connections`` counts the connections accepted either way (a client that reuses its HTTP
+connections opens few).
+
 Manual use (serves until Ctrl-C)::
 
     python tests/llm_stub.py --port 8765 --latency 0.2 --faults 500=0.1,malformed=0.1
@@ -534,6 +539,8 @@ class _Server(ThreadingHTTPServer):
         me = threading.current_thread()
         with self.active_lock:
             self.active[me] = request
+        with self.stub._lock:
+            self.stub.connections += 1
         try:
             super().process_request_thread(request, client_address)
         finally:
@@ -553,6 +560,11 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 10.0  # socket timeout for a client that connects and says nothing
     server: _Server
 
+    def setup(self) -> None:
+        # A kept connection carries many small writes: no Nagle delay between them.
+        self.disable_nagle_algorithm = self.server.stub.keep_alive
+        super().setup()
+
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.stub.verbose:
             super().log_message(format, *args)
@@ -563,13 +575,18 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
-        self.send_header("Connection", "close")
+        self._close_unless_kept()
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
-        self.close_connection = True
+
+    def _close_unless_kept(self) -> None:
+        """End the connection after this response, unless the stub keeps connections alive."""
+        if not self.server.stub.keep_alive:
+            self.send_header("Connection", "close")
+            self.close_connection = True
 
     def _send_error(
         self,
@@ -596,7 +613,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(404, f"Unknown path {self.path}", "invalid_request_error")
 
     def do_POST(self) -> None:
-        self.close_connection = True  # one request per connection: stop() never waits on idle
+        if not self.server.stub.keep_alive:  # one request per connection: stop() never waits
+            self.close_connection = True
         path = self.path.split("?")[0].rstrip("/")
         raw = self._read_body()
         if path not in ("/v1/chat/completions", "/chat/completions"):
@@ -609,7 +627,15 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self._send_error(400, f"Invalid JSON body: {exc}", "invalid_request_error")
             return
-        self.server.stub._handle_completion(self, body)
+        stub = self.server.stub
+        with stub._lock:
+            stub.in_flight += 1
+            stub.peak_in_flight = max(stub.peak_in_flight, stub.in_flight)
+        try:
+            stub._handle_completion(self, body)
+        finally:
+            with stub._lock:
+                stub.in_flight -= 1
 
 
 # --------------------------------------------------------------------------- the stub
@@ -622,7 +648,8 @@ class StubLLM:
     the chat-completions endpoint, in arrival order), ``calls`` (their number),
     ``faults_served`` (``Counter`` by fault kind), ``fault_log`` (per call: the fault served,
     ``"rejected"`` for a refused response format, or ``None``), ``headers`` (each request's
-    HTTP headers, in arrival order).
+    HTTP headers, in arrival order), ``connections`` (TCP connections accepted),
+    ``peak_in_flight`` (most chat-completion requests being answered at once).
     """
 
     def __init__(
@@ -638,6 +665,7 @@ class StubLLM:
         host: str = "127.0.0.1",
         port: int = 0,
         verbose: bool = False,
+        keep_alive: bool = False,
     ) -> None:
         faults = dict(faults or {})
         unknown = set(faults) - set(ALL_FAULTS)
@@ -658,12 +686,16 @@ class StubLLM:
         self.host = host
         self.port = port
         self.verbose = verbose
+        self.keep_alive = keep_alive
 
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.faults_served: Counter[str] = Counter()
         self.fault_log: list[str | None] = []
         self.calls = 0
+        self.connections = 0
+        self.in_flight = 0
+        self.peak_in_flight = 0
         self.url = ""
         self._lock = threading.Lock()
         self._script: deque[str | None] = deque()
@@ -703,6 +735,10 @@ class StubLLM:
             thread.join(max(0.0, deadline - time.monotonic()))
         with server.active_lock:
             active = list(server.active.items())
+        if self.keep_alive:  # wake handlers idle between requests; replies still go out
+            for _thread, sock in active:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RD)
         for handler_thread, sock in active:
             handler_thread.join(max(0.0, min(0.5, deadline - time.monotonic())))
             if handler_thread.is_alive():
@@ -739,6 +775,8 @@ class StubLLM:
             self.fault_log.clear()
             self._script.clear()
             self.calls = 0
+            self.connections = 0
+            self.peak_in_flight = self.in_flight
 
     # -- request handling (runs in a handler thread)
     def _draw_fault(self, index: int, scripted: bool, kind: str | None) -> str | None:
@@ -884,9 +922,8 @@ class StubLLM:
         handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
         handler.send_header("Cache-Control", "no-cache")
         handler.send_header("Transfer-Encoding", "chunked")
-        handler.send_header("Connection", "close")
+        handler._close_unless_kept()
         handler.end_headers()
-        handler.close_connection = True
 
         def send(data: str) -> None:
             payload = f"data: {data}\n\n".encode()
@@ -964,6 +1001,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--hang-seconds", type=float, default=30.0)
     parser.add_argument("--quiet", action="store_true", help="no per-request log lines")
+    parser.add_argument(
+        "--keep-alive", action="store_true", help="keep connections open between requests"
+    )
     args = parser.parse_args(argv)
     try:
         stub = StubLLM(
@@ -977,6 +1017,7 @@ def main(argv: list[str] | None = None) -> int:
             host=args.host,
             port=args.port,
             verbose=not args.quiet,
+            keep_alive=args.keep_alive,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -8,6 +8,7 @@ import os
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
 
+import asyncio
 import json
 import socket
 from collections.abc import Callable
@@ -304,3 +305,85 @@ async def test_replay_serves_the_record_without_requests(make_client: MakeClient
     with pytest.raises(TransportError, match="diverged") as caught:
         await verdict(replay, "never-recorded")
     assert caught.value.fatal
+
+
+# --------------------------------------------------------------------------- litellm's cost
+
+
+async def test_litellm_runs_without_callbacks_or_debug_logging(make_client: MakeClient) -> None:
+    import logging
+
+    import litellm
+
+    from engine.llm.transport import CALLBACK_LISTS, LOGGERS
+
+    litellm.success_callback = [lambda *args, **kwargs: None]  # registered before the run
+    logging.getLogger("LiteLLM").setLevel(logging.DEBUG)
+    client, stub = make_client()
+    assert await verdict(client) != DEFAULT and stub.calls == 1
+    assert all(getattr(litellm, name) == [] for name in CALLBACK_LISTS)
+    assert all(logging.getLogger(name).getEffectiveLevel() >= logging.ERROR for name in LOGGERS)
+
+
+async def exchanges(client: LLMClient, stub: StubLLM) -> None:
+    """One of each kind of exchange, faults included."""
+    await verdict(client, "a")
+    stub.script(["schema", None])
+    await verdict(client, "b")
+    await client.text(
+        key="s", purpose="speak", agent="Ann", model=client.settings.model, messages=MESSAGES,
+        sink=lambda piece: None,
+    )  # fmt: skip
+    stub.script(["500", None])
+    await verdict(client, "c")
+    stub.script(["429", "500"])
+    await verdict(client, "d")
+
+
+@pytest.mark.parametrize("stub_kwargs", [{}, {"reject_json_schema": True}])
+async def test_the_openai_route_sends_and_records_what_acompletion_does(
+    make_client: MakeClient, stub_kwargs: dict
+) -> None:
+    """``openai/`` models take litellm's provider layer directly; ``hosted_vllm/`` ones (the
+    same OpenAI-compatible server to litellm) go through ``litellm.acompletion``. Same
+    requests, same replies, same records and errors."""
+    seen = []
+    for model in ("openai/stub", "hosted_vllm/stub"):
+        client, stub = make_client(stub_kwargs, model=model, retries=1)
+        routed = getattr(client.transport, "_routes")  # noqa: B009 (private, read here only)
+        assert list(routed) == ([model] if model.startswith("openai/") else [])
+        await exchanges(client, stub)
+        calls = [c.model_dump(exclude={"latency_s", "model"}) for c in client.take_calls()]
+        for call in calls:  # errors name the model, and litellm's messages the provider
+            error = (call["error"] or "").replace(model, "M")
+            call["error"] = error.replace("Hosted_vllmException", "OpenAIException")
+        seen.append((calls, stub.requests, stub.fault_log))
+    route, acompletion = seen
+    assert route == acompletion
+    calls = {c["key"]: c for c in route[0]}
+    assert {"ok", "reasked", "fallback"} <= {c["outcome"] for c in calls.values()}
+    assert (calls["c"]["outcome"], calls["c"]["attempts"]) == ("ok", 2)
+    assert calls["d"]["error"] == "M: InternalServerError after 2 attempts"
+
+
+async def test_one_http_client_serves_every_call(make_client: MakeClient) -> None:
+    """A server that keeps connections open sees one for calls made one after another, and
+    no new ones when a second wave of calls follows the first."""
+    client, stub = make_client({"keep_alive": True, "latency": 0.05})
+    for key in "abcde":
+        await verdict(client, key)
+    assert stub.calls >= 5 and stub.connections == 1
+    await asyncio.gather(*(verdict(client, f"w1-{k}") for k in range(12)))
+    opened, calls = stub.connections, stub.calls
+    await asyncio.gather(*(verdict(client, f"w2-{k}") for k in range(12)))
+    assert stub.calls >= calls + 12 and stub.connections == opened <= 1 + 12
+
+
+async def test_the_default_concurrency_lets_a_whole_update_wave_out(
+    make_client: MakeClient,
+) -> None:
+    assert LLMSettings(model="openai/stub").max_concurrency >= 30 * (29 + 2)  # 30 agents
+    client, stub = make_client({"latency": 0.5})
+    await verdict(client, "probe")  # the format probe goes alone
+    await asyncio.gather(*(verdict(client, f"wave-{k}") for k in range(40)))
+    assert stub.peak_in_flight == 40

@@ -13,6 +13,8 @@ JudgeMode = Literal["per-edge", "batched"]
 #: instructions and the schema in the prompt only; ``auto`` = probe schema, json, text once
 #: per model and keep the first the server accepts.
 StructuredMode = Literal["auto", "schema", "json", "text"]
+#: The most LLM calls a run may have in flight at once (``--max-concurrency``).
+MAX_CONCURRENCY = 4096
 
 
 class LLMSettings(BaseModel):
@@ -25,7 +27,9 @@ class LLMSettings(BaseModel):
     agent_models: dict[str, str] = {}
     api_base: str | None = None
     judge_mode: JudgeMode = "per-edge"
-    max_concurrency: Annotated[int, Field(ge=1, le=256)] = 8
+    #: LLM calls in flight at once. The default lets a whole update wave go out together: a
+    #: 30-agent round in per-edge mode asks up to 30 x (29 edges + emotion + needs) = 930.
+    max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] = 1024
     timeout: Annotated[float, Field(gt=0, le=3600)] = 60.0
     retries: Annotated[int, Field(ge=0, le=10)] = 3
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.7

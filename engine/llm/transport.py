@@ -1,8 +1,15 @@
-"""Transports deliver one chat exchange: live through litellm, or from a run's record."""
+"""Transports deliver one chat exchange: live through litellm, or from a run's record.
+
+Live exchanges with the ``openai`` provider (OpenAI, and OpenAI-compatible servers at an
+``api_base``) take litellm's provider layer directly (see ``openai_route``); other providers
+go through ``litellm.acompletion``. Either way litellm runs without callbacks or debug
+logging, and the exceptions, retries and records are the same.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import random
 import socket
@@ -13,7 +20,8 @@ from typing import Any, Protocol
 
 from ..errors import SocialsimError
 from ..records import LLMCall, Structured
-from .settings import LLMSettings
+from .openai_route import PROVIDER, OpenAIRoute
+from .settings import MAX_CONCURRENCY, LLMSettings
 
 Sink = Callable[[str], None]
 BACKOFF_BASE = 0.25
@@ -94,14 +102,37 @@ class Transport(Protocol):
         ...
 
 
+#: litellm's callback lists: socialsim registers none, and runs with all of them empty.
+CALLBACK_LISTS = (
+    "callbacks",
+    "input_callback",
+    "success_callback",
+    "failure_callback",
+    "service_callback",
+    "_async_success_callback",
+    "_async_failure_callback",
+)
+#: litellm's loggers, kept at ERROR whatever ``LITELLM_LOG`` said when it was imported.
+LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy")
+
+
 def _litellm():
-    """Import litellm on first use, with the bundled cost map (no network at import)."""
+    """Import litellm on first use, with the bundled cost map (no network at import), no
+    callbacks and no debug output. Its aiohttp pool (500 connections per host by default)
+    is made as large as ``max_concurrency`` may be, so the semaphore alone caps the calls
+    in flight (both read when litellm is imported)."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("LITELLM_LOG", "ERROR")
+    for pool in ("AIOHTTP_CONNECTOR_LIMIT", "AIOHTTP_CONNECTOR_LIMIT_PER_HOST"):
+        os.environ.setdefault(pool, str(MAX_CONCURRENCY))
     import litellm
 
     litellm.suppress_debug_info = True
     litellm.drop_params = True
+    for name in CALLBACK_LISTS:
+        setattr(litellm, name, [])
+    for name in LOGGERS:
+        logging.getLogger(name).setLevel(logging.ERROR)
     return litellm
 
 
@@ -113,13 +144,22 @@ class LiteLLMTransport:
         self.litellm = _litellm()
         self._semaphore = asyncio.Semaphore(settings.max_concurrency)
         self._api_key = _api_key(settings)
+        #: Models priced at nothing (no price in litellm's map): never looked up again.
+        self._unpriced: set[str] = set()
+        self._routes: dict[str, OpenAIRoute] = {}
         for model in sorted({settings.model, settings.judge, *settings.agent_models.values()}):
-            self._check(model)
+            if self._check(model) == PROVIDER:
+                self._routes[model] = OpenAIRoute(
+                    self.litellm, model, settings.api_base, self._api_key
+                )
 
-    def _check(self, model: str) -> None:
-        """Fail early on an unknown provider, or a missing key for a provider's own API."""
+    def _check(self, model: str) -> str:
+        """The model's provider; fails early on an unknown provider, or a missing key for a
+        provider's own API."""
         try:
-            self.litellm.get_llm_provider(model, api_base=self.settings.api_base)
+            _, provider, _, _ = self.litellm.get_llm_provider(
+                model, api_base=self.settings.api_base
+            )
         except Exception:
             raise SocialsimError(
                 f"--model {model!r}: unknown model or provider; use a litellm model string "
@@ -127,7 +167,7 @@ class LiteLLMTransport:
                 "with --api-base"
             ) from None
         if self.settings.api_base or self.settings.api_key_env:
-            return  # the key is the placeholder, or the named variable's (checked already)
+            return provider  # the key is the placeholder, or the named variable's (checked)
         missing = [
             k
             for k in self.litellm.validate_environment(model).get("missing_keys", [])
@@ -135,6 +175,7 @@ class LiteLLMTransport:
         ]
         if missing:
             raise SocialsimError(f"--model {model!r}: set {', '.join(missing)} in the environment")
+        return provider
 
     async def complete(self, request: Request) -> Reply:
         attempts = 0
@@ -205,32 +246,47 @@ class LiteLLMTransport:
         delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempts - 1))
         return delay * (0.5 + random.random())
 
-    async def _once(self, request: Request) -> Reply:
+    def _params(self, request: Request) -> dict[str, Any]:
+        """The OpenAI parameters of ``request``, before any provider mapping."""
         s = self.settings
-        kwargs: dict[str, Any] = {
-            "model": request.model,
-            "messages": request.messages,
-            "timeout": s.timeout,
+        params: dict[str, Any] = {
             "temperature": s.temperature if request.temperature is None else request.temperature,
             "max_tokens": s.max_tokens,
-            "num_retries": 0,
-            "max_retries": 0,
         }
-        if s.api_base:
-            kwargs["api_base"] = s.api_base
-        if self._api_key is not None:  # else litellm reads the provider's usual variable
-            kwargs["api_key"] = self._api_key
         if request.format == "json_schema" and request.schema is not None:
-            kwargs["response_format"] = {
+            params["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": request.schema_name, "schema": request.schema},
             }
         elif request.format == "json_object":
-            kwargs["response_format"] = {"type": "json_object"}
+            params["response_format"] = {"type": "json_object"}
+        return params
+
+    async def _once(self, request: Request) -> Reply:
+        route = self._routes.get(request.model)
+        if route is not None:
+            body = route.body(request.messages, self._params(request))
+            text, sent = await route.send(body, self.settings.timeout, request.sink)
+            counts = _counts(sent)
+            return Reply(text=text, cost_usd=self._token_cost(request.model, counts), **counts)
+        kwargs: dict[str, Any] = {
+            "model": request.model,
+            "messages": request.messages,
+            "timeout": self.settings.timeout,
+            "num_retries": 0,
+            "max_retries": 0,
+            **self._params(request),
+        }
+        if self.settings.api_base:
+            kwargs["api_base"] = self.settings.api_base
+        if self._api_key is not None:  # else litellm reads the provider's usual variable
+            kwargs["api_key"] = self._api_key
         if request.sink is None:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""
-            return Reply(text=text, cost_usd=self._cost(response), **_usage(response))
+            hidden = getattr(response, "_hidden_params", None) or {}
+            cost = float(hidden.get("response_cost") or 0.0)  # litellm's price; None: unpriced
+            return Reply(text=text, cost_usd=cost, **_counts(response.usage))
         pieces: list[str] = []
         usage: dict[str, int] = {}
         stream = await self.litellm.acompletion(
@@ -238,7 +294,7 @@ class LiteLLMTransport:
         )
         async for chunk in stream:
             if getattr(chunk, "usage", None) is not None:
-                usage = _usage(chunk)  # the final chunk carries the usage
+                usage = _counts(chunk.usage)  # the final chunk carries the usage
             delta = chunk.choices[0].delta.content if chunk.choices else None
             if delta:
                 pieces.append(delta)
@@ -246,8 +302,9 @@ class LiteLLMTransport:
         return Reply(text="".join(pieces), cost_usd=self._token_cost(request.model, usage), **usage)
 
     def _token_cost(self, model: str, usage: dict[str, int]) -> float:
-        """Price a streamed reply from its token counts (unpriced models cost nothing)."""
-        if not usage:
+        """Price a reply from its token counts; a model litellm has no price for (a local
+        server) costs nothing, and is not looked up again."""
+        if not usage or model in self._unpriced:
             return 0.0
         try:
             prompt, completion = self.litellm.cost_per_token(
@@ -255,18 +312,10 @@ class LiteLLMTransport:
                 prompt_tokens=usage.get("prompt_tokens", 0),
                 completion_tokens=usage.get("completion_tokens", 0),
             )
-        except Exception:  # models without a price (local servers) cost nothing
+        except Exception:
+            self._unpriced.add(model)
             return 0.0
         return float(prompt + completion)
-
-    def _cost(self, response: Any) -> float:
-        hidden = getattr(response, "_hidden_params", None) or {}
-        if hidden.get("response_cost") is not None:  # litellm priced it already
-            return float(hidden["response_cost"])
-        try:
-            return float(self.litellm.completion_cost(completion_response=response) or 0.0)
-        except Exception:  # models without a price (local servers) cost nothing
-            return 0.0
 
     async def aclose(self) -> None:
         """Nothing per run: litellm's HTTP clients are shared by every run on the loop
@@ -311,14 +360,13 @@ class ReplayTransport:
         return None
 
 
-def _usage(response: Any) -> dict[str, int]:
-    usage = getattr(response, "usage", None)
+def _counts(usage: Any) -> dict[str, int]:
+    """Token counts of a usage (litellm's object, or an OpenAI reply's dict)."""
     if usage is None:
         return {}
-    return {
-        "prompt_tokens": int(getattr(usage, "prompt_tokens", 0) or 0),
-        "completion_tokens": int(getattr(usage, "completion_tokens", 0) or 0),
-    }
+    if not isinstance(usage, dict):
+        usage = {k: getattr(usage, k, 0) for k in ("prompt_tokens", "completion_tokens")}
+    return {k: int(usage.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")}
 
 
 def _unreachable(err: BaseException, connection_error: type[BaseException]) -> bool:

@@ -142,7 +142,7 @@ class LLMOptions:
     judge_mode: str = "per-edge"
     structured: str = "auto"
     structured_model: tuple[str, ...] = ()
-    max_concurrency: int = 8
+    max_concurrency: int = 1024  # LLMSettings.max_concurrency: a whole update wave
     timeout: float = 60.0
     retries: int = 3
     max_calls: int | None = None

@@ -1,0 +1,121 @@
+"""OpenAI-compatible chat endpoints through litellm's provider layer, without its per-call
+orchestration.
+
+For the ``openai`` provider (OpenAI itself, and any OpenAI-compatible server named
+``openai/<name>`` with an ``api_base``) litellm resolves the model, endpoint and headers
+once; per call its OpenAI config maps the parameters (renames and drops per model) and
+builds the body, and its pooled HTTP client (aiohttp underneath) sends it. What
+``litellm.acompletion`` adds on top of that, per call, is skipped: a logging object, success
+handlers and the standard logging payload, a cost lookup, and the synchronous request builder
+run in a thread pool (socialsim has no callbacks and prices the usage itself). Errors go
+through litellm's own exception mapping, so they are the exceptions ``acompletion`` raises.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+Sink = Callable[[str], None]
+PROVIDER = "openai"
+
+
+class OpenAIRoute:
+    """Chat exchanges with one model of the ``openai`` provider."""
+
+    def __init__(self, litellm: Any, model: str, api_base: str | None, api_key: str | None):
+        from litellm.utils import ProviderConfigManager
+
+        self.litellm = litellm
+        self.name, _, _, base = litellm.get_llm_provider(model, api_base=api_base)
+        config: Any = ProviderConfigManager.get_provider_chat_config(
+            model=self.name, provider=litellm.LlmProviders.OPENAI
+        )
+        key = api_key if api_key is not None else config.get_api_key()
+        base = base or config.get_api_base()
+        self.config = config
+        self.url = config.get_complete_url(base, key, self.name, {}, {})
+        self.headers = config.validate_environment({}, self.name, [], {}, {}, key, base)
+        # What litellm's OpenAI client adds from the environment.
+        organization = litellm.organization or os.environ.get("OPENAI_ORGANIZATION")
+        for header, value in (
+            ("OpenAI-Organization", organization),
+            ("OpenAI-Project", os.environ.get("OPENAI_PROJECT_ID")),
+        ):
+            if value:
+                self.headers[header] = value
+
+    def body(self, messages: list[dict[str, str]], params: dict[str, Any]) -> dict[str, Any]:
+        """The request body: ``params`` as litellm maps them for this model (unsupported ones
+        dropped, renamed where the model wants another name)."""
+        mapped = self.config.map_openai_params(params, {}, self.name, drop_params=True)
+        return self.config.transform_request(self.name, messages, mapped, {}, {})
+
+    async def send(
+        self, body: dict[str, Any], timeout: float, sink: Sink | None
+    ) -> tuple[str, Any]:
+        """(text, usage) of one exchange; streamed into ``sink`` when given. Failures raise
+        the litellm exception of the status or error."""
+        from litellm.llms.custom_httpx.http_handler import get_async_httpx_client
+
+        client = get_async_httpx_client(llm_provider=self.litellm.LlmProviders.OPENAI)
+        if sink is not None:
+            body = {**body, "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            response = await client.post(
+                self.url, json=body, headers=self.headers, timeout=timeout, stream=sink is not None
+            )
+            if sink is None:
+                data = response.json()
+                return data["choices"][0]["message"]["content"] or "", data.get("usage")
+            try:
+                return await _streamed(response, sink)
+            finally:
+                await response.aclose()
+        except Exception as err:
+            raise self._mapped(err) from err
+
+    def _mapped(self, err: Exception) -> Exception:
+        """The litellm exception ``acompletion`` raises for ``err`` (an HTTP status, a
+        timeout, a refused connection, a reply that is not a chat completion)."""
+        from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+        from litellm.llms.openai.common_utils import OpenAIError
+
+        response = getattr(err, "response", None)
+        if response is not None:
+            err = OpenAIError(
+                status_code=response.status_code,
+                message=getattr(err, "message", None) or response.text,
+                headers=response.headers,
+            )
+        elif isinstance(err, KeyError | IndexError | TypeError | ValueError):
+            err = OpenAIError(status_code=500, message=f"not a chat completion: {err!r}")
+        try:  # returns litellm's own exceptions (its HTTP client raises Timeout), raises others
+            return exception_type(self.name, err, custom_llm_provider=PROVIDER)
+        except Exception as mapped:
+            return mapped
+
+
+async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
+    """Read a server-sent-event chat stream: content deltas into ``sink``; the usage of the
+    final chunk."""
+    pieces: list[str] = []
+    usage = None
+    async for line in response.aiter_lines():
+        if not line.startswith("data:"):
+            continue
+        payload = line[5:].strip()
+        if payload == "[DONE]":
+            break
+        chunk = json.loads(payload)
+        if "error" in chunk:
+            raise ValueError(f"stream error: {chunk['error']}")
+        usage = chunk.get("usage") or usage
+        for choice in chunk.get("choices") or ():
+            delta = (choice.get("delta") or {}).get("content")
+            if delta:
+                pieces.append(delta)
+                sink(delta)
+    return "".join(pieces), usage
