@@ -23,7 +23,7 @@ from llm_stub import StubLLM
 from rich.console import Console
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Label, RichLog, Select, SelectionList, Static, Tree
+from textual.widgets import DataTable, Input, Label, RichLog, Select, SelectionList, Static
 
 from engine import Action, Mode, OfflineMind, SaveStore, SocialsimError
 from engine.events import AgentSpoke, TokenStreamed
@@ -34,17 +34,14 @@ from tui import cli
 from tui.app import SocialsimApp, build_app
 from tui.event_bridge import TOKEN_INTERVAL, EventBridge
 from tui.messages import Spoke, TokensArrived
-from tui.screens.forms import ConfirmForm, ForceForm, InjectForm, TextForm
+from tui.screens.forms import ForceForm, InjectForm, TextForm
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen, fork_point
 from tui.screens.metrics import MetricsScreen
-from tui.screens.plots import PlotsScreen
 from tui.screens.runs import RunBrowser
 from tui.widgets.agent_pane import AgentPane
 from tui.widgets.deck import AgentDeck
-from tui.widgets.matrix import FavMatrix, short_fav
 from tui.widgets.run_view import RunView
-from tui.widgets.style import STATUS_GLYPH
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = (100, 30)
@@ -536,131 +533,6 @@ async def test_inject_form_rejects_empty_text(saves: Path) -> None:
 # -- the run browser -----------------------------------------------------------------------------
 
 
-def _node(browser: RunBrowser, run_id: str):
-    tree = browser.query_one(Tree)
-    for line in range(tree.last_line + 1):
-        node = tree.get_node_at_line(line)
-        if node is not None and node.data == run_id:
-            return node
-    raise AssertionError(f"{run_id} not in the tree")
-
-
-async def _open_browser(pilot) -> RunBrowser:
-    await pilot.press("o")
-    await pilot.pause()
-    browser = pilot.app.screen
-    assert isinstance(browser, RunBrowser)
-    return browser
-
-
-async def _choose(pilot, browser: RunBrowser, run_id: str, key: str) -> None:
-    tree = browser.query_one(Tree)
-    tree.move_cursor(_node(browser, run_id))
-    await pilot.pause()
-    await pilot.press(key)
-    await pilot.pause()
-
-
-async def test_run_browser_tree_open_and_delete(saves: Path) -> None:
-    store = SaveStore(saves)
-    app = build_app("tavern", saves=saves)
-    async with app.run_test(size=SIZE) as pilot:
-        await press_and_settle(pilot, "n", "n")
-        first = app.sim.run_id
-        other = store.branch(first, 1).run_id
-        spare = store.branch(first, 0).run_id
-        browser = await _open_browser(pilot)
-        assert _node(browser, other).parent is _node(browser, first)
-        assert _node(browser, spare).parent is _node(browser, first)
-        assert _node(browser, first).parent is browser.query_one(Tree).root
-
-        # Deleting the open run is refused inline.
-        await _choose(pilot, browser, first, "d")
-        assert app.screen is browser
-        assert "open" in str(browser.query_one("#message", Label).content)
-        assert store.exists(first)
-
-        # Deleting another run asks first; y deletes it.
-        await _choose(pilot, browser, spare, "d")
-        assert isinstance(app.screen, ConfirmForm)
-        await pilot.press("y")
-        await pilot.pause()
-        assert app.screen is browser
-        assert not store.run_dir(spare).exists()
-        assert spare not in browser.rows
-
-        # Enter opens (resumes) another run.
-        await _choose(pilot, browser, other, "enter")
-        await pilot.pause()
-        assert not isinstance(app.screen, RunBrowser)
-        assert app.sim.run_id == other and app.sim.round == 1
-        assert lock_is_free(store, first)
-        assert not lock_is_free(store, other)
-        await press_and_settle(pilot, "n")
-        assert saved_rounds(store.run_dir(other)) == [0, 1, 2]
-
-
-async def test_run_browser_confirm_no_keeps_the_run(saves: Path) -> None:
-    store = SaveStore(saves)
-    app = build_app("tavern", saves=saves)
-    async with app.run_test(size=SIZE) as pilot:
-        other = store.branch(app.sim.run_id, 0).run_id
-        browser = await _open_browser(pilot)
-        await _choose(pilot, browser, other, "d")
-        assert isinstance(app.screen, ConfirmForm)
-        await pilot.press("n")
-        await pilot.pause()
-        assert app.screen is browser
-        assert store.exists(other)
-        assert app.sim.round == 0
-
-
-async def test_run_browser_broken_save(saves: Path) -> None:
-    app = build_app("tavern", saves=saves)
-    broken = saves / "broken-run"
-    (broken / "rounds").mkdir(parents=True)
-    (broken / "run.json").write_text("{ this is not json", encoding="utf-8")
-    async with app.run_test(size=SIZE) as pilot:
-        browser = await _open_browser(pilot)
-        row = browser.rows["broken-run"]
-        assert not row.ok and "corrupt" in row.reason
-        assert "broken-run" in str(_node(browser, "broken-run").label)
-        await _choose(pilot, browser, "broken-run", "enter")
-        assert app.screen is browser
-        assert "Cannot open broken-run" in str(browser.query_one("#message", Label).content)
-        await _choose(pilot, browser, "broken-run", "b")
-        assert app.screen is browser
-        assert "readable" in str(browser.query_one("#message", Label).content)
-        await pilot.press("escape")
-        assert not isinstance(app.screen, RunBrowser)
-        assert app.sim.round == 0
-
-
-async def test_run_browser_branches(saves: Path) -> None:
-    store = SaveStore(saves)
-    app = build_app("tavern", saves=saves)
-    async with app.run_test(size=SIZE) as pilot:
-        await press_and_settle(pilot, "n", "n")
-        run_id = app.sim.run_id
-        browser = await _open_browser(pilot)
-        await _choose(pilot, browser, run_id, "b")
-        form = app.screen
-        assert isinstance(form, TextForm)
-        form.query_one("#value", Input).value = "x"
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.screen is form and "number" in error_text(form)
-        form.query_one("#value", Input).value = "1"
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.screen is browser
-        (child,) = run_folders(saves) - {run_id}
-        assert store.read_meta(child).parent == Lineage(run_id=run_id, round=1)
-        assert saved_rounds(store.run_dir(child)) == [0, 1]
-        assert _node(browser, child).parent is _node(browser, run_id)
-        assert app.sim.run_id == run_id  # the browser's branch does not switch runs
-
-
 @pytest.mark.usefixtures("slow_mind")
 async def test_run_browser_refused_while_running(saves: Path, long_tavern: Path) -> None:
     app = build_app(str(long_tavern), saves=saves)
@@ -674,35 +546,6 @@ async def test_run_browser_refused_while_running(saves: Path, long_tavern: Path)
 
 
 # -- plots, metrics, export, help -------------------------------------------------------------
-
-
-async def test_plots_screen(saves: Path) -> None:
-    store = SaveStore(saves)
-    app = build_app("tavern", saves=saves)
-    async with app.run_test(size=SIZE) as pilot:
-        await press_and_settle(pilot, "n", "n", "n")
-        other = store.branch(app.sim.run_id, 1).run_id
-        await pilot.press("p")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, PlotsScreen)
-        left, right = screen.query_one("#left", Static), screen.query_one("#right", Static)
-        assert "emotion per agent" in str(left.content)
-        assert not right.display
-        for kind in ("fav", "edge", "needs", "emotion"):
-            screen.query_one("#kind", Select).value = kind
-            await pilot.pause()
-            assert app.screen is screen
-        screen.query_one("#kind", Select).value = "fav"
-        screen.query_one("#compare", Select).value = other
-        await pilot.pause()
-        assert right.display
-        # Both charts are titled with their run id (plotext drops a title that is too wide).
-        assert app.sim.run_id in str(left.content) and "mean fav" in str(left.content)
-        assert other in str(right.content) and "mean fav" in str(right.content)
-        await pilot.press("escape")
-        await pilot.pause()
-        assert not isinstance(app.screen, PlotsScreen)
 
 
 async def test_metrics_screen(saves: Path) -> None:
@@ -767,52 +610,6 @@ async def test_help_lists_every_binding(saves: Path) -> None:
             assert label in text
         await pilot.press("question_mark")
         assert not isinstance(app.screen, HelpScreen)
-
-
-def _matrix_rows(app: SocialsimApp) -> dict[str, list[str]]:
-    """Each matrix row's cells (the row label first), by the row's agent."""
-    lines = app.query_one(FavMatrix).render().plain.splitlines()[1:-1]
-    return {line.split()[0]: line.split()[1:] for line in lines}
-
-
-async def test_prior_overlay_shows_the_fixed_signs_and_toggles(saves: Path) -> None:
-    # tavern: Edmund, Nell, Silas, Greta, Callum; chain edges E-N +, N-S -, S-G +, G-C -
-    app = build_app("tavern", saves=saves, prior="trust:chain:+,-,+,-")
-    async with app.run_test(size=SIZE) as pilot:
-        title = app.query_one("#side-title", Static)
-        fav_rows = _matrix_rows(app)
-        assert fav_rows["Edmund"][1] != "+1"  # favorability first: the scenario's, not the prior's
-        await pilot.press("P")
-        assert app.query_one(FavMatrix).overlay
-        assert "trust/chain λ=0.5" in str(title.content)
-        rows = _matrix_rows(app)
-        assert rows["Edmund"] == ["—", "+1", "·", "·", "·"]
-        assert rows["Nell"] == ["+1", "—", "-1", "·", "·"]
-        assert rows["Greta"] == ["·", "·", "+1", "—", "-1"]
-        assert "prior: + positive" in app.query_one(FavMatrix).render().plain
-        await press_and_settle(pilot, "n")
-        assert app.sim.round == 1 and _matrix_rows(app) == rows  # fixed: a round changes nothing
-        await pilot.press("P")
-        assert not app.query_one(FavMatrix).overlay
-        assert str(title.content).startswith("favorability")
-        assert (
-            _matrix_rows(app)["Edmund"][1]
-            == short_fav(app.sim.state.agents["Edmund"].relations["Nell"].fav)
-            + STATUS_GLYPH[app.sim.state.agents["Edmund"].relations["Nell"].status]
-        )
-        commands = [c.title for c in app.get_system_commands(app.main)]
-        assert "Prior" in commands
-        await pilot.press("question_mark")
-        assert ("P", "Prior") in app.screen.rows
-
-
-async def test_prior_overlay_without_a_prior_says_so(saves: Path) -> None:
-    app = build_app("tavern", saves=saves)
-    async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("P")
-        assert "none" in str(app.query_one("#side-title", Static).content)
-        rows = _matrix_rows(app)
-        assert {cell for cells in rows.values() for cell in cells} == {"·", "—"}
 
 
 # -- keymap ---------------------------------------------------------------------------------------
@@ -884,21 +681,12 @@ async def test_notice_follows_resizes_under_a_dialog(saves: Path) -> None:
         assert not _notice_shown(app)
 
 
-@pytest.mark.parametrize(("size", "per_page"), [((80, 24), 1), ((160, 48), 2)])
+@pytest.mark.parametrize(("size", "per_page"), [((80, 24), 1), ((160, 48), 1)])
 async def test_thirty_agents(saves: Path, crowd: Path, size: tuple[int, int], per_page: int):
     app = build_app(str(crowd), saves=saves)
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
         assert not _notice_shown(app)
-        matrix = app.query_one(FavMatrix)
-        rows = [ln for ln in matrix.render().plain.splitlines() if re.match(r" ?\d+ A\d\d", ln)]
-        assert [row[:6] for row in rows] == [f"{k:>2} A{k:02d}" for k in range(1, 31)]
-        # Compact: one line per agent, never wrapped, whole rows reachable on screen.
-        assert matrix.region.height == len(matrix.render().plain.splitlines())
-        assert matrix.region.width >= matrix.natural_width() >= len(rows[0].rstrip())
-        side = app.query_one("#side")
-        assert side.region.width >= 38
-        assert side.max_scroll_y >= 0 and side.region.height > 10
         deck = app.query_one(AgentDeck)
         first = deck.shown_agents()
         assert len(first) == per_page and first[0] == "A01"
@@ -913,41 +701,6 @@ async def test_thirty_agents(saves: Path, crowd: Path, size: tuple[int, int], pe
         await press_and_settle(pilot, "n")
         assert app.sim.round == 1
         assert saved_rounds(run_dir(app)) == [0, 1]
-
-
-async def test_wide_full_matrix_scrolls_instead_of_wrapping(saves: Path, tmp_path: Path) -> None:
-    app = build_app(str(write_crowd(tmp_path / "eight.toml", 8)), saves=saves)
-    async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        matrix = app.query_one(FavMatrix)
-        text = matrix.render().plain.splitlines()
-        assert len(text) == 10  # header, 8 rows, legend: every row on one line
-        assert matrix.region.height == len(text)
-        assert matrix.region.width == matrix.natural_width()
-        side = app.query_one("#side")
-        assert side.max_scroll_x > 0  # wider than the panel: reachable by scrolling
-
-
-async def test_run_browser_opens_a_run_of_another_scenario(saves: Path, tmp_path: Path) -> None:
-    store = SaveStore(saves)
-    scenario = write_crowd(tmp_path / "crowd.toml", 12)
-    other = build_app(str(scenario), saves=saves)
-    other_id = other.sim.run_id
-    other.sim.close()
-    app = build_app("tavern", saves=saves)
-    async with app.run_test(size=SIZE) as pilot:
-        await press_and_settle(pilot, "n")
-        browser = await _open_browser(pilot)
-        await _choose(pilot, browser, other_id, "enter")
-        await pilot.pause()
-        assert app.sim.run_id == other_id and app.sim.scenario.id == "crowd"
-        deck = app.query_one(AgentDeck)
-        assert [p.spec.name for p in deck.panes] == [f"A{k:02d}" for k in range(1, 13)]
-        assert list(app.query_one(FavMatrix).state.agents) == app.sim.scenario.names
-        await press_and_settle(pilot, "n")
-        assert app.sim.round == 1
-        assert saved_rounds(store.run_dir(other_id)) == [0, 1]
-        assert transcript_lines(app) > 0
 
 
 async def test_v_hides_and_shows_the_need_bars(saves: Path) -> None:

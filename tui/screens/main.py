@@ -83,7 +83,7 @@ class MainScreen(Screen[None]):
         Binding("question_mark", "help", "Help", id="help"),
         Binding("q", "app.quit_safely", "Quit", id="quit"),
     ]
-    AUTO_FOCUS = "#side"  # the arrow keys scroll a matrix wider than the side panel
+    AUTO_FOCUS = "#matrix-grid"  # the arrow keys move the matrix cursor
     running: var[bool] = var(False)
     """A round is in flight (the engine worker is advancing the run)."""
 

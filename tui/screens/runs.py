@@ -1,29 +1,72 @@
-"""The run browser: saved runs as a lineage tree; open, branch or delete them."""
+"""The run browser: saved runs newest first, one row each (run, scenario, rounds, mind,
+parent, created, name), the open run marked; open, branch or delete them."""
 
 from __future__ import annotations
+
+from datetime import datetime
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Label, Static, Tree
+from textual.widgets import DataTable, Footer, Label, Static
 
 from engine import RunListing, SaveStore, Simulation, SocialsimError
 
 from .forms import ConfirmForm, TextForm
 
+COLUMNS = ("", "run", "scenario", "rounds", "mind", "parent", "created", "name")
+OPEN_MARK = "▶"
 
-def listing_label(row: RunListing, current: str) -> Text:
-    """One tree node: id, scenario, progress, fork round, name; broken ones in red."""
+
+def local_time(created: str) -> str:
+    """``2026-12-01 10:34`` in the local zone, from the save's UTC ISO time."""
+    try:
+        return datetime.fromisoformat(created).astimezone().strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return created
+
+
+def newest_first(rows: list[RunListing]) -> list[RunListing]:
+    """Readable runs by creation time, newest first (ties by id); broken entries last."""
+    readable = sorted((r for r in rows if r.ok), key=lambda r: (r.created, r.run_id))
+    return readable[::-1] + [r for r in rows if not r.ok]
+
+
+def listing_cells(row: RunListing, current: str) -> tuple[Text, ...]:
+    """One table row, every name in full; the open run marked ``▶`` and bold, a broken
+    entry in red with the reason in place of the details."""
     if not row.ok:
-        return Text.assemble((row.run_id, "bold red"), ("  ", ""), (row.reason, "red"))
-    label = Text(row.run_id, style="bold reverse" if row.run_id == current else "bold")
-    label.append(f"  {row.scenario_id}  {row.rounds_done}/{row.total_rounds}", style="cyan")
+        return (
+            Text("✗", style="red"),
+            Text(row.run_id, style="bold red"),
+            Text(row.reason, style="red"),
+            *(Text("") for _ in COLUMNS[3:]),
+        )
+    is_open = row.run_id == current
+    parent = f"{row.parent.run_id}@{row.parent.round}" if row.parent else "—"
+    return (
+        Text(OPEN_MARK if is_open else "", style="bold"),
+        Text(row.run_id, style="bold reverse" if is_open else "bold"),
+        Text(row.scenario_id, style="cyan"),
+        Text(f"{row.rounds_done}/{row.total_rounds}", justify="right"),
+        Text(row.model),
+        Text(parent, style="dim" if not row.parent else ""),
+        Text(local_time(row.created), style="dim"),
+        Text(row.name, style="italic"),
+    )
+
+
+def describe(row: RunListing, current: str) -> str:
+    """The highlighted run in a sentence (under the table, in case a column is scrolled)."""
+    if not row.ok:
+        return f"{row.run_id}: cannot be opened: {row.reason}"
+    text = f"{row.run_id}: {row.title}, round {row.rounds_done} of {row.total_rounds}, {row.model}"
     if row.parent:
-        label.append(f"  @{row.parent.round}", style="dim")
+        text += f"; branch of {row.parent.run_id} after round {row.parent.round}"
     if row.name:
-        label.append(f"  {row.name}", style="italic")
-    return label
+        text += f"; {row.name!r}"
+    return text + (" (open now)" if row.run_id == current else "")
 
 
 class RunBrowser(ModalScreen[Simulation | None]):
@@ -34,7 +77,8 @@ class RunBrowser(ModalScreen[Simulation | None]):
 
     DEFAULT_CSS = """
     RunBrowser { align: center middle; }
-    RunBrowser > Tree { width: 100%; height: 1fr; border: thick $primary; }
+    RunBrowser > DataTable { width: 100%; height: 1fr; border: thick $primary; }
+    RunBrowser > #detail { height: auto; padding: 0 1; }
     RunBrowser > #message { height: auto; color: $error; padding: 0 1; }
     RunBrowser > Static { height: auto; padding: 0 1; }
     """
@@ -48,55 +92,58 @@ class RunBrowser(ModalScreen[Simulation | None]):
         super().__init__()
         self.store = store
         self.current = current
-        self.rows: dict[str, RunListing] = {}
+        self.rows: dict[str, RunListing] = {}  # by run id, in the table's order
 
     def compose(self) -> ComposeResult:
-        yield Static(f"Saved runs in {self.store.root}  (Enter open · b branch · d delete)")
-        yield Tree("runs", id="tree")
+        yield Static(
+            f"Saved runs in {self.store.root.resolve()}, newest first "
+            f"({OPEN_MARK} open now · Enter open · b branch · d delete)",
+            id="where",
+        )
+        yield DataTable(cursor_type="row", zebra_stripes=True, id="runs")
+        yield Label("", id="detail")
         yield Label("", id="message")
         yield Footer()
 
     def on_mount(self) -> None:
         self.reload()
-        self.query_one(Tree).focus()
+        self.query_one(DataTable).focus()
 
-    def reload(self) -> None:
-        """Rebuild the tree from the saves folder."""
-        tree = self.query_one(Tree)
-        tree.clear()
-        tree.root.expand()
-        rows = self.store.list_runs()
-        self.rows = {r.run_id: r for r in rows}
-        children: dict[str, list[RunListing]] = {}
-        for r in rows:
-            if r.ok and r.parent and r.parent.run_id in self.rows:
-                children.setdefault(r.parent.run_id, []).append(r)
-
-        def add(node, row: RunListing) -> None:
-            kids = children.get(row.run_id, [])
-            label = listing_label(row, self.current)
-            child = node.add(label, data=row.run_id, expand=True, allow_expand=bool(kids))
-            for kid in kids:
-                add(child, kid)
-
-        for r in rows:
-            if not (r.ok and r.parent and r.parent.run_id in self.rows):
-                add(tree.root, r)
-        if not rows:
-            tree.root.add_leaf("no saved runs")
+    def reload(self, select: str | None = None) -> None:
+        """Rebuild the table from the saves folder; the cursor on ``select`` (default: the
+        open run)."""
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_columns(*COLUMNS)
+        self.rows = {r.run_id: r for r in newest_first(self.store.list_runs())}
+        for row in self.rows.values():
+            table.add_row(*listing_cells(row, self.current), key=row.run_id)
+        ids = list(self.rows)
+        target = select if select in ids else self.current
+        if target in ids:
+            table.move_cursor(row=ids.index(target))
+        self._describe()
+        if not self.rows:
+            self.say(f"No saved runs in {self.store.root.resolve()}.")
 
     def _selected(self) -> RunListing | None:
-        node = self.query_one(Tree).cursor_node
-        if node is None or node.data is None:
+        if not self.rows:
             return None
-        return self.rows.get(node.data)
+        return list(self.rows.values())[self.query_one(DataTable).cursor_row]
+
+    def _describe(self) -> None:
+        row = self._selected()
+        self.query_one("#detail", Label).update("" if row is None else describe(row, self.current))
+
+    def on_data_table_row_highlighted(self) -> None:
+        self._describe()
 
     def say(self, message: str) -> None:
-        """An inline message under the tree."""
+        """An inline message under the table."""
         self.query_one("#message", Label).update(message)
 
-    def on_tree_node_selected(self, event: Tree.NodeSelected) -> None:
-        row = self.rows.get(event.node.data) if event.node.data else None
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        row = self._selected()
         if row is None:
             return
         if not row.ok:
@@ -127,7 +174,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
                 child = self.store.branch(row.run_id, at)
             except SocialsimError as err:
                 return str(err)
-            self.reload()
+            self.reload(select=child.run_id)
             self.say(f"Created {child.run_id}; Enter opens it.")
             return None
 

@@ -1,23 +1,47 @@
 """The directed favorability matrix: row = from, column = to; and its relational-prior
-overlay, the fixed signs a prior states for each pair (Relational priors Sec. 3)."""
+overlay, the fixed signs a prior states for each pair (Relational priors Sec. 3).
+
+The grid scrolls both ways under sticky headers (the column header row and the row-label
+column). Cells show the value and a status glyph when every column fits the width the
+matrix is given, else one coloured glyph per cell under numbered columns. The line above
+the grid names the cursor's pair in full with its exact value; the lines under it say
+which rows and columns are in view when some are not, and explain the glyphs.
+"""
 
 from __future__ import annotations
 
-from rich.text import Text
-from textual.geometry import Size
-from textual.widget import Widget
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
 
-from engine import WorldState
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.coordinate import Coordinate
+from textual.widgets import DataTable, Static
+
+from engine import Status, WorldState
 from engine.priors import Prior, sign_index
+from engine.rules import ALLY_AT, ENEMY_AT, RIVAL_AT, threshold_status
 
 from .style import STATUS_GLYPH, fav_style
 
-COMPACT_ABOVE = 8
 LEGEND = "+ ally · neutral ~ rival x enemy"
-PRIOR_LEGEND = "prior: + positive 0 neutral - negative"
-#: How a stated sign is drawn: compact glyph, full cell, colour.
-SIGN_CELL = {1: ("+", "+1", "bold green"), 0: ("0", "0", "default"), -1: ("-", "-1", "bold red")}
-UNSTATED = ("·", "·", "dim")
+PRIOR_LEGEND = "prior + pos 0 neutral - neg · unstated"
+STICKY = (
+    f"sticky: {{example}} (status moves at {ALLY_AT:+.2f}, {RIVAL_AT:+.2f}, {ENEMY_AT:+.2f}"
+    " or by an event)"
+).replace("0.", ".")
+#: How a stated sign is drawn: compact glyph, full cell, colour, words.
+SIGN_CELL = {
+    1: ("+", "+1", "bold green", "+1 positive"),
+    0: ("0", "0", "default", "0 neutral"),
+    -1: ("-", "-1", "bold red", "-1 negative"),
+}
+UNSTATED = ("·", "·", "dim", "not stated")
+NAME_MAX = 12  # row labels longer than this are cut (unambiguously)
+HEADER_MAX = 10  # column headers of the value layout
+CELL_WORDS = len("  prior -1 negative")  # the longest value part of the cursor's line
 
 
 def prior_title(prior: Prior | None) -> str:
@@ -30,17 +54,117 @@ def prior_title(prior: Prior | None) -> str:
     return f"relational prior: {what} λ={prior.positivity:.2g}"
 
 
+def signed(value: float, digits: int) -> str:
+    """``value`` with a sign and ``digits`` decimals; never ``-0.00``."""
+    return f"{round(value, digits) + 0.0:+.{digits}f}"
+
+
 def short_fav(fav: float) -> str:
-    """Four characters: ``+.55``, ``-.05``, ``+1.0``."""
-    return f"{fav:+.1f}" if abs(fav) >= 0.995 else f"{fav:+.2f}".replace("0.", ".", 1)
+    """Four characters: ``+.55``, ``-.05``, ``+1.0``, and `` .00`` for what rounds to 0."""
+    if abs(fav) >= 0.995:
+        return f"{fav:+.1f}"
+    if round(fav, 2) == 0:
+        return " .00"
+    return f"{fav:+.2f}".replace("0.", ".", 1)
 
 
-class FavMatrix(Widget):
+def abbreviate(names: Sequence[str], width: int) -> list[str]:
+    """Each name cut to ``width`` characters with ``…``; cuts that would read the same keep
+    the agent's number (``Maxi…12``), so no two labels are alike."""
+    cut = [n if len(n) <= width else n[: width - 1] + "…" for n in names]
+    seen = Counter(cut)
+    return [
+        label if seen[label] == 1 else f"{name[: max(1, width - 1 - len(str(k)))]}…{k}"
+        for k, (name, label) in enumerate(zip(names, cut, strict=True), start=1)
+    ]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """How the grid is drawn: ``values`` (fav and glyph per cell, named columns) or
+    ``glyphs`` (one glyph per cell, numbered columns and rows; numbers above 9 may stand
+    in two header lines, tens over units, to fit more columns)."""
+
+    density: str
+    row_labels: tuple[str, ...]
+    col_labels: tuple[str, ...]
+    col_widths: tuple[int, ...]
+    header_lines: int = 1
+
+    @property
+    def label_width(self) -> int:
+        return max(len(label) for label in self.row_labels)
+
+    @property
+    def width(self) -> int:
+        """Columns the whole grid needs (each cell has a space before it)."""
+        return self.label_width + sum(w + 1 for w in self.col_widths)
+
+
+def layouts(names: Sequence[str]) -> list[Layout]:
+    """The layouts to try, widest first: values under full column names, values under five
+    characters per name, glyphs under numbers with room between them, glyphs under numbers,
+    glyphs under numbers standing tens over units (only when some number has two digits)."""
+    n = len(names)
+    rows = tuple(abbreviate(names, NAME_MAX))
+    full = tuple(abbreviate(names, HEADER_MAX))
+    short = tuple(abbreviate(names, 5))
+    digits = len(str(n))
+    numbered = tuple(f"{k:>{digits}} {label}" for k, label in enumerate(rows, start=1))
+    numbers = tuple(str(k) for k in range(1, n + 1))
+    options = [
+        Layout("values", rows, full, tuple(max(5, len(h)) for h in full)),
+        Layout("values", rows, short, (5,) * n),
+        Layout("glyphs", numbered, numbers, (digits + 1,) * n),
+        Layout("glyphs", numbered, numbers, (digits,) * n),
+    ]
+    if digits == 2:
+        stacked = tuple(f"{k // 10 or ' '}\n{k % 10}" for k in range(1, n + 1))
+        options.append(Layout("glyphs", numbered, stacked, (1,) * n, header_lines=2))
+    return options
+
+
+def choose_layout(names: Sequence[str], width: int) -> Layout:
+    """The first layout that fits ``width``; if none does, glyphs under numbers on one
+    header line, scrolled sideways."""
+    options = layouts(names)
+    return next((o for o in options if o.width <= width), options[3])
+
+
+def span(first: int, stop: int, total: int, what: str) -> str:
+    """``rows 3-9 of 30``."""
+    if stop <= first:
+        return f"{what} 0 of {total}"
+    return f"{what} {first + 1}-{stop} of {total}"
+
+
+class MatrixGrid(DataTable):
+    """The scrolling grid: arrow keys (or a click) move the cell cursor."""
+
+    DEFAULT_CSS = """
+    MatrixGrid {
+        height: auto; max-height: 100%; background: $surface;
+        scrollbar-size-vertical: 0; scrollbar-size-horizontal: 0;
+    }
+    MatrixGrid > .datatable--header { background: $surface; }
+    MatrixGrid > .datatable--cursor { text-style: bold reverse; }
+    MatrixGrid:focus > .datatable--cursor { text-style: bold reverse; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(cursor_type="cell", cell_padding=0, zebra_stripes=False, **kwargs)
+
+
+class FavMatrix(Vertical):
     """Colour = fav, glyph = status; cells changed in the last round are reversed. With the
     prior overlay on, each cell shows instead the sign the run's relational prior states for
     the pair (the same both ways, the same every round)."""
 
-    DEFAULT_CSS = "FavMatrix { width: auto; height: auto; text-wrap: nowrap; }"
+    DEFAULT_CSS = """
+    FavMatrix { width: 1fr; height: 1fr; }
+    FavMatrix > #matrix-cell { height: 1; dock: top; }
+    FavMatrix > #matrix-notes { height: auto; dock: bottom; color: $text-muted; }
+    """
 
     def __init__(self, state: WorldState, prior: Prior | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -49,6 +173,31 @@ class FavMatrix(Widget):
         self.prior = prior
         self._signs = sign_index(prior)
         self.overlay = False
+        self.layout_: Layout | None = None
+        self._names: tuple[str, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="matrix-cell")
+        yield MatrixGrid(id="matrix-grid")
+        yield Static(id="matrix-notes")
+
+    def on_mount(self) -> None:
+        grid = self.grid
+        self.watch(grid, "scroll_x", self._note, init=False)
+        self.watch(grid, "scroll_y", self._note, init=False)
+        self._draw()
+
+    @property
+    def grid(self) -> MatrixGrid:
+        """The scrolling grid of cells."""
+        return self.query_one(MatrixGrid)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The agents, in row (and column) order."""
+        return tuple(self.state.agents)
+
+    # -- what the run view calls --------------------------------------------------------------
 
     def show(
         self, state: WorldState, changed: set[tuple[str, str]], prior: Prior | None = None
@@ -58,92 +207,169 @@ class FavMatrix(Widget):
         self.changed = changed
         if prior is not self.prior:
             self.prior, self._signs = prior, sign_index(prior)
-        self.refresh(layout=True)
+        if self.is_mounted:
+            self._draw()
 
     def toggle_overlay(self) -> bool:
         """Switch between favorability and the prior overlay; True when the overlay is on."""
         self.overlay = not self.overlay
-        self.refresh()
+        if self.is_mounted:
+            self._draw()
         return self.overlay
 
     def natural_width(self) -> int:
-        """Columns the matrix needs."""
-        names = list(self.state.agents)
-        if len(names) > COMPACT_ABOVE:
-            return max(7 + len(names), len(LEGEND))
-        return max(self._label_width(names) + 1 + 6 * len(names), len(LEGEND))
+        """Columns the matrix would like: every cell's value under full column names."""
+        return max(layouts(self.names)[0].width, len(LEGEND))
 
-    @staticmethod
-    def _label_width(names: list[str]) -> int:
-        return min(8, max(len(n) for n in names))
+    def on_resize(self) -> None:
+        self._draw()
 
-    def get_content_width(self, container: Size, viewport: Size) -> int:
-        # Never wrap rows: a matrix wider than the side panel scrolls sideways instead.
-        return self.natural_width()
+    # -- the cursor ---------------------------------------------------------------------------
 
-    def render(self) -> Text:
-        names = list(self.state.agents)
-        lines = self._compact(names) if len(names) > COMPACT_ABOVE else self._full(names)
-        lines.append(Text(PRIOR_LEGEND if self.overlay else LEGEND, style="dim"))
-        text = Text("\n").join(lines)
-        text.no_wrap = True
-        return text
+    def cursor_pair(self) -> tuple[str, str]:
+        """(row agent, column agent) under the cursor."""
+        row, column = self.grid.cursor_coordinate
+        return self._names[row], self._names[column]
 
-    def _prior_cell(self, i: str, j: str) -> tuple[str, str, str]:
-        """(compact glyph, full text, style) of the sign stated for the pair i-j."""
+    def move_to(self, source: str, target: str) -> None:
+        """Put the cursor on the cell ``source`` → ``target`` (scrolling it into view)."""
+        self.grid.move_cursor(row=self._names.index(source), column=self._names.index(target))
+
+    def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+        event.stop()
+        self._describe_cursor()
+        self._note()
+
+    def _describe_cursor(self) -> None:
+        if not self._names:
+            return
+        i, j = self.cursor_pair()
+        text = Text.assemble((i, "bold"))
+        if i == j:
+            text.append(" (itself)", style="dim")
+        else:
+            text.append(" → ")
+            text.append(j, style="bold")
+            text.append("\n" if self._cell_lines() == 2 else "  ")
+            if self.overlay:
+                text.append("prior " + self._prior_cell(i, j)[3])
+            else:
+                rel = self.state.agents[i].relations[j]
+                text.append(signed(rel.fav, 4), style=fav_style(rel.fav))
+                text.append(f" {rel.status.value}")
+        self.query_one("#matrix-cell", Static).update(text)
+
+    def _cell_lines(self) -> int:
+        """Lines the cursor's description takes: one when the two longest names and a value
+        fit the width, else two (fixed, so moving the cursor never shifts the grid)."""
+        longest = sorted((len(n) for n in self._names), reverse=True)[:2]
+        return 1 if sum(longest) + len(" → ") + CELL_WORDS <= self.size.width else 2
+
+    # -- drawing ------------------------------------------------------------------------------
+
+    def _draw(self) -> None:
+        names = self.names
+        width = self.size.width
+        if not width:
+            return
+        layout = choose_layout(names, width)
+        grid = self.grid
+        if layout != self.layout_ or names != self._names:
+            cursor = grid.cursor_coordinate if names == self._names else Coordinate(0, 1)
+            grid.clear(columns=True)
+            grid.header_height = layout.header_lines
+            self.layout_, self._names = layout, names
+            for name, label, w in zip(names, layout.col_labels, layout.col_widths, strict=True):
+                head = "\n".join(line.rjust(w + 1) for line in label.split("\n"))
+                grid.add_column(Text(head, style="bold"), width=w + 1, key=name)
+            for name, label in zip(names, layout.row_labels, strict=True):
+                grid.add_row(
+                    *self._cells(name),
+                    key=name,
+                    label=Text(label.ljust(layout.label_width), style="bold"),
+                )
+            grid.move_cursor(row=cursor.row, column=cursor.column, animate=False)
+        else:
+            for name in names:
+                for j, cell in zip(names, self._cells(name), strict=True):
+                    grid.update_cell(name, j, cell)
+        self.query_one("#matrix-cell").styles.height = self._cell_lines()
+        self._describe_cursor()
+        self._note()
+        self.call_after_refresh(self._note)  # the range once the grid has its new size
+
+    def _prior_cell(self, i: str, j: str) -> tuple[str, str, str, str]:
+        """(glyph, full text, style, words) of the sign stated for the pair i-j."""
         sign = self._signs.get(i, {}).get(j)
         return UNSTATED if sign is None else SIGN_CELL[sign]
 
-    def _cell_style(self, i: str, j: str) -> tuple[str, str]:
-        rel = self.state.agents[i].relations[j]
-        style = fav_style(rel.fav)
-        if (i, j) in self.changed:
-            style += " reverse"
-        return STATUS_GLYPH[rel.status], style
+    def _cells(self, i: str) -> list[Text]:
+        """Row ``i`` of the current layout, each cell right-aligned after a space."""
+        layout = self.layout_
+        assert layout is not None
+        values = layout.density == "values"
+        cells = []
+        for j, w in zip(self.names, layout.col_widths, strict=True):
+            if i == j:
+                cells.append(Text(("—" if values else "\\").rjust(w + 1), style="dim"))
+                continue
+            if self.overlay:
+                glyph, full, style, _ = self._prior_cell(i, j)
+                cells.append(Text((full if values else glyph).rjust(w + 1), style=style))
+                continue
+            rel = self.state.agents[i].relations[j]
+            style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "")
+            glyph = STATUS_GLYPH[rel.status]
+            body = short_fav(rel.fav) + glyph if values else glyph
+            cells.append(Text(" " + body.rjust(w), style=style))
+        return cells
 
-    def _full(self, names: list[str]) -> list[Text]:
-        """Up to 8 agents: the fav value and a status glyph per cell."""
-        label_w = self._label_width(names)
-        head = Text(" " * (label_w + 1))
-        for name in names:
-            head.append(name[:5].rjust(5) + " ", style="bold")
-        lines = [head]
-        for i in names:
-            line = Text(i[:label_w].ljust(label_w) + " ", style="bold")
-            for j in names:
-                if i == j:
-                    line.append("  —   ", style="dim")
-                    continue
-                if self.overlay:
-                    _, cell, style = self._prior_cell(i, j)
-                    line.append(cell.center(5), style=style)
-                else:
-                    glyph, style = self._cell_style(i, j)
-                    fav = self.state.agents[i].relations[j].fav
-                    line.append((short_fav(fav) + glyph).rjust(5), style=style)
-                line.append(" ")
-            lines.append(line)
-        return lines
+    def _sticky_example(self) -> str | None:
+        """A cell whose status its fav alone would not give (``+.38~ is rival``), if any."""
+        for agent in self.state.agents.values():
+            for rel in agent.relations.values():
+                if threshold_status(rel.fav, Status.NEUTRAL) is not rel.status:
+                    glyph = STATUS_GLYPH[rel.status]
+                    return f"{short_fav(rel.fav)}{glyph} is still {rel.status.value}"
+        return None
 
-    def _compact(self, names: list[str]) -> list[Text]:
-        """Many agents: one coloured status glyph per cell, columns numbered (tens over units)."""
-        pad = " " * 7
-        tens = Text(
-            pad + "".join(str((k + 1) // 10 % 10) if k >= 9 else " " for k in range(len(names))),
-            style="dim",
-        )
-        units = Text(pad + "".join(str((k + 1) % 10) for k in range(len(names))), style="bold")
-        lines = [tens, units]
-        for k, i in enumerate(names):
-            line = Text(f"{k + 1:>2} {i[:3]:<3} ", style="bold")
-            for j in names:
-                if i == j:
-                    line.append("\\", style="dim")
-                    continue
-                if self.overlay:
-                    glyph, _, style = self._prior_cell(i, j)
-                else:
-                    glyph, style = self._cell_style(i, j)
-                line.append(glyph, style=style)
-            lines.append(line)
-        return lines
+    def in_view(self) -> tuple[range, range]:
+        """The rows and columns (agent indices) wholly in view."""
+        grid, layout = self.grid, self.layout_
+        if layout is None:
+            return range(0), range(0)
+        region = grid.scrollable_content_region
+        top = round(grid.scroll_y)
+        rows = range(top, min(len(self._names), top + max(0, region.height - layout.header_lines)))
+        left = round(grid.scroll_x)
+        right = left + region.width - layout.label_width
+        x, first, stop = 0, None, 0
+        for k, w in enumerate(layout.col_widths):
+            if x + 1 >= left and x + w + 1 <= right:  # its glyphs in view (not the space)
+                first = k if first is None else first
+                stop = k + 1
+            x += w + 1
+        return rows, range(first or 0, stop)
+
+    def _note(self) -> None:
+        """The range in view (when not everything is), then the legend."""
+        lines: list[Text] = []
+        n = len(self._names)
+        rows, cols = self.in_view()
+        if n and (len(rows) < n or len(cols) < n):
+            arrows = ("↕" if len(rows) < n else "") + ("↔" if len(cols) < n else "")
+            lines.append(
+                Text(
+                    f"{span(rows.start, rows.stop, n, 'rows')} · "
+                    f"{span(cols.start, cols.stop, n, 'cols')} {arrows}",
+                    style="bold",
+                )
+            )
+        if self.overlay:
+            lines.append(Text(PRIOR_LEGEND))
+        else:
+            lines.append(Text(LEGEND))
+            example = self._sticky_example()
+            if example is not None:
+                lines.append(Text(STICKY.format(example=example)))
+        self.query_one("#matrix-notes", Static).update(Text("\n").join(lines))
