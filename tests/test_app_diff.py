@@ -53,11 +53,19 @@ def text_of(screen: DiffScreen, widget_id: str) -> str:
     return console.file.getvalue()
 
 
+async def press(pilot, *keys: str) -> None:
+    """Press keys, then wait for the reads they started (off the UI thread) to show."""
+    for key in keys or (None,):
+        if key is not None:
+            await pilot.press(key)
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+
 async def open_diff(pilot) -> DiffScreen:
-    await pilot.press("d")
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    await press(pilot, "d")
+    await press(pilot)  # the profile worker starts once the view is shown
     screen = pilot.app.screen
     assert isinstance(screen, DiffScreen)
     return screen
@@ -96,15 +104,15 @@ async def test_round_keys_and_the_cell_under_the_cursor(saves: Path) -> None:
     app = build_app("branch", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_diff(pilot)
-        await pilot.press("right_square_bracket")
+        await press(pilot, "right_square_bracket")
         assert screen.round == 3 and "Round 3" in text_of(screen, "round")
-        await pilot.press("right_square_bracket")  # the branch has rounds 0..3: stays
+        await press(pilot, "right_square_bracket")  # the branch has rounds 0..3: stays
         assert screen.round == 3
-        await pilot.press("left_square_bracket", "left_square_bracket", "left_square_bracket")
+        await press(pilot, "left_square_bracket", "left_square_bracket", "left_square_bracket")
         assert screen.round == 0 and "before the runs part" in text_of(screen, "round")
         assert text_of(screen, "talk-a-text") == text_of(screen, "talk-b-text")
         assert "≠" not in text_of(screen, "talk-a-text")
-        await pilot.press("g")
+        await press(pilot, "g")
         assert screen.round == 2 and "first divergence" in text_of(screen, "round")
         # The cursor on Nell → Edmund shows both values and the difference.
         heatmap = screen.query_one("#heatmap", DataTable)
@@ -130,9 +138,8 @@ async def test_a_run_without_a_parent_picks_the_other_run(saves: Path) -> None:
         assert [options.get_option_at_index(k).id for k in range(options.option_count)] == [
             "branch"
         ]
-        await pilot.press("enter")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
+        await press(pilot, "enter")
+        await press(pilot)
         screen = app.screen
         assert isinstance(screen, DiffScreen)
         assert (screen.comparison.run_a, screen.comparison.run_b) == ("branch", "parent")
@@ -176,10 +183,8 @@ async def test_o_compares_with_another_run(saves: Path) -> None:
         ids = [options.get_option_at_index(k).id for k in range(options.option_count)]
         assert sorted(ids) == ["parent", "twin"]
         options.highlighted = ids.index("twin")
-        await pilot.press("enter")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await press(pilot, "enter")
+        await press(pilot)
         assert app.screen is screen
         assert (screen.comparison.run_a, screen.comparison.run_b) == ("twin", "branch")
         summary = text_of(screen, "summary")

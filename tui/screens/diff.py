@@ -106,12 +106,16 @@ class DiffScreen(Screen[None]):
         Binding("o", "other", "Other run"),
     ]
 
-    def __init__(self, comparison: RunComparison, current: str) -> None:
+    def __init__(self, comparison: RunComparison, first: RoundDiff, current: str) -> None:
         super().__init__()
         self.comparison = comparison
         self.current = current
-        self.round = comparison.default_round()
-        self.diff: RoundDiff | None = None
+        self.diff = first
+
+    @property
+    def round(self) -> int:
+        """The round shown."""
+        return self.diff.round
 
     def compose(self) -> ComposeResult:
         yield Static(id="summary")
@@ -128,12 +132,11 @@ class DiffScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.query_one("#agents", DataTable).add_columns("agent", "S A", "S B", "Δ S", "needs Δ")
-        self.load(self.comparison)
+        self.load(self.comparison, self.diff)
 
-    def load(self, comparison: RunComparison) -> None:
-        """Show a (new) comparison from its default round."""
+    def load(self, comparison: RunComparison, rd: RoundDiff) -> None:
+        """Show a (new) comparison, starting at the round ``rd``."""
         self.comparison = comparison
-        self.round = comparison.default_round()
         heatmap = self.query_one("#heatmap", DataTable)
         heatmap.clear(columns=True)
         heatmap.add_column("from \\ to", key="_from_")
@@ -145,9 +148,9 @@ class DiffScreen(Screen[None]):
         self.query_one("#talk-b").border_title = f"B {comparison.run_b}"
         self._summary(None)
         self._fit_top()
-        self.show_round(self.round)
+        self.show(rd)
         self._profile(comparison)
-        if self.diff is not None and (largest := self.diff.largest()):
+        if largest := rd.largest():
             (source, target), _ = largest  # start on the edge that differs most
             names = list(comparison.agents)
             heatmap.move_cursor(row=names.index(source), column=names.index(target) + 1)
@@ -195,15 +198,22 @@ class DiffScreen(Screen[None]):
         if comparison is self.comparison:
             self.app.call_from_thread(self._summary, profile)
 
+    @work(thread=True, exclusive=True, group="diff-round", exit_on_error=False)
     def show_round(self, n: int) -> None:
-        """Read round ``n`` of both runs and show its differences."""
+        """Read round ``n`` of both runs (off the UI thread) and show its differences."""
+        comparison = self.comparison
         try:
-            rd = self.comparison.round_diff(n)
+            rd = comparison.round_diff(n)
         except SocialsimError as err:
-            self.notify(str(err), severity="error")
+            self.app.call_from_thread(self.notify, str(err), severity="error")
             return
-        self.round, self.diff = n, rd
-        c = self.comparison
+        if comparison is self.comparison:
+            self.app.call_from_thread(self.show, rd)
+
+    def show(self, rd: RoundDiff) -> None:
+        """Show one round's differences."""
+        self.diff = rd
+        n, c = rd.round, self.comparison
         where = "first divergence" if n == c.first_divergence else ""
         if c.first_divergence is not None and n < c.first_divergence:
             where = "before the runs part"
@@ -233,7 +243,7 @@ class DiffScreen(Screen[None]):
     def _show_cell(self, coordinate: Coordinate) -> None:
         rd = self.diff
         cell = self.query_one("#cell", Static)
-        if rd is None or coordinate.column == 0:
+        if coordinate.column == 0:
             cell.update(Text("move the cursor onto a cell for its exact values", style="dim"))
             return
         source = rd.agents[coordinate.row]
@@ -267,13 +277,12 @@ class DiffScreen(Screen[None]):
         """Compare the current run with another saved run."""
         store = self.comparison.store
         rows = other_runs(store, self.current, self.comparison.meta_b.scenario.id)
-        pick_run(self, rows, self.current, lambda other: self._compare_with(store, other))
-
-    def _compare_with(self, store: SaveStore, other: str) -> None:
-        try:
-            self.load(RunComparison(store, other, self.current))
-        except SocialsimError as err:
-            self.notify(str(err), severity="error")
+        pick_run(
+            self,
+            rows,
+            self.current,
+            lambda other: compare(self, store, other, self.current, self.load),
+        )
 
 
 def pick_run(
@@ -291,17 +300,42 @@ def pick_run(
     screen.app.push_screen(RunPicker(rows, current), done)
 
 
+def compare(
+    screen: Screen,
+    store: SaveStore,
+    other: str,
+    current: str,
+    done: Callable[[RunComparison, RoundDiff], object],
+) -> None:
+    """Compare ``other`` (A) with ``current`` (B) off the UI thread, then hand the
+    comparison and its first round to ``done``; a problem is a notification."""
+
+    def work() -> None:
+        try:
+            comparison = RunComparison(store, other, current)
+            first = comparison.round_diff(comparison.default_round())
+        except SocialsimError as err:
+            screen.app.call_from_thread(screen.notify, str(err), severity="error")
+            return
+        screen.app.call_from_thread(done, comparison, first)
+
+    screen.run_worker(work, thread=True, group="diff-open", exclusive=True, exit_on_error=False)
+
+
 def open_diff(screen: Screen, store: SaveStore, current: str) -> None:
     """Compare ``current`` with its parent, or with a run chosen from the list."""
     meta = store.read_meta(current)
 
     def show(other: str) -> None:
-        try:
-            comparison = RunComparison(store, other, current)
-        except SocialsimError as err:
-            screen.notify(str(err), severity="error")
-            return
-        screen.app.push_screen(DiffScreen(comparison, current))
+        compare(
+            screen,
+            store,
+            other,
+            current,
+            lambda comparison, first: screen.app.push_screen(
+                DiffScreen(comparison, first, current)
+            ),
+        )
 
     if meta.parent is not None and store.exists_quietly(meta.parent.run_id):
         show(meta.parent.run_id)
