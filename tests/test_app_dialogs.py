@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from textual.app import App
 from textual.screen import Screen
-from textual.widgets import Input, Label, OptionList, Select
+from textual.widgets import DataTable, Input, Label, OptionList, Select
 
 from engine import Archetype, Mode, SaveStore
 from engine.tasks.diagnosis import Evidence, Proposal
@@ -21,6 +21,7 @@ from engine.tasks.spec import load_task
 from tui.app import SocialsimApp, build_app
 from tui.screens.forms import ForceForm, InjectForm, TextForm, TickList, target_choices
 from tui.screens.recast import RecastScreen
+from tui.screens.runs import RunBrowser
 
 SIZE = (100, 30)
 SIZES = pytest.mark.parametrize(
@@ -233,6 +234,28 @@ async def test_the_branch_round_is_typed_not_erased(saves: Path) -> None:
         await pilot.pause()
         assert app.sim.run_id != parent
         assert app.sim.meta.parent is not None and app.sim.meta.parent.round == 1
+
+
+async def test_the_browser_branch_round_starts_empty(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(2):
+            await pilot.press("n")
+            await app.workers.wait_for_complete()
+        await pilot.press("o")
+        await pilot.pause()
+        browser = app.screen
+        assert isinstance(browser, RunBrowser)
+        browser.query_one(DataTable).move_cursor(row=list(browser.rows).index(app.sim.run_id))
+        await pilot.press("b")
+        await pilot.pause()
+        field = app.screen.query_one("#value", Input)
+        assert field.value == "" and field.placeholder == "2 (Enter keeps it)"
+        await pilot.press("enter")  # the default: the run's last round
+        await pilot.pause()
+        assert app.screen is browser
+        (child,) = folders(saves) - {app.sim.run_id}
+        assert SaveStore(saves).read_meta(child).parent.round == 2
 
 
 # -- recast ---------------------------------------------------------------------------------

@@ -182,7 +182,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
             TextForm(
                 f"Branch {row.run_id}",
                 submit,
-                value=str(row.rounds_done),
+                default=str(row.rounds_done),
                 hint=f"Fork after which round? (0..{row.rounds_done})",
             )
         )
