@@ -10,7 +10,7 @@ MAX_ROUNDS = 10_000
 MAX_AGENTS = 300
 #: Size of a scenario file (a 300-agent cast with every relation listed fits).
 MAX_SCENARIO_BYTES = 8 * 1024 * 1024
-#: Nesting of tables and arrays in a scenario file (the format itself needs 6).
+#: Nesting of tables and arrays in a scenario file (the format itself needs 5).
 MAX_DEPTH = 20
 
 

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import stat
-import tomllib
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -22,9 +19,10 @@ from pydantic import (
 )
 
 from .errors import ScenarioError
-from .limits import MAX_AGENTS, MAX_DEPTH, MAX_ROUNDS, MAX_SCENARIO_BYTES, rounds_problem
+from .limits import MAX_AGENTS, MAX_DEPTH, MAX_ROUNDS, rounds_problem
 from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS, expected_from_traits, parse_trait
 from .textsafe import char_name, one_line, unsafe_char
+from .tomlfile import read_toml
 
 
 class Archetype(StrEnum):
@@ -70,8 +68,8 @@ Signed = Annotated[float, Field(ge=-1.0, le=1.0, strict=True)]
 NeedValue = Annotated[float, Field(ge=0.0, le=10.0, strict=True)]
 Name = Annotated[
     str,
-    _no_controls(multiline=False),
     Field(min_length=1, max_length=40, pattern=r"^[^\s].*[^\s]$|^[^\s]$"),
+    _no_controls(multiline=False),
 ]
 Round = Annotated[int, Field(ge=1, le=MAX_ROUNDS, strict=True)]
 Scale = Annotated[int, Field(ge=0, le=100, strict=True)]
@@ -381,7 +379,7 @@ def _too_deep(data: object) -> str | None:
     while stack:
         value, path = stack.pop()
         if isinstance(value, dict | list):
-            if len(path) >= MAX_DEPTH:
+            if len(path) > MAX_DEPTH:
                 return ".".join(_loc_part(p) for p in path)
             pairs = value.items() if isinstance(value, dict) else enumerate(value)
             stack.extend((v, (*path, str(k))) for k, v in pairs)
@@ -405,37 +403,9 @@ def parse_scenario(data: dict, source: str, default_id: str = "") -> Scenario:
         raise ScenarioError(f"{source}: {_describe(err)}{extra}") from None
 
 
-def _read_text(path: Path) -> str:
-    """The text of a scenario file: a regular UTF-8 file (a byte-order mark is allowed) of
-    at most MAX_SCENARIO_BYTES."""
-    where = one_line(str(path))
-    try:
-        # non-blocking: opening a named pipe must not wait for a writer
-        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as file:
-            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-                raise ScenarioError(f"{where}: not a regular file")
-            raw = file.read(MAX_SCENARIO_BYTES + 1)
-    except OSError as err:
-        raise ScenarioError(f"{where}: cannot read scenario file ({err.strerror})") from None
-    if len(raw) > MAX_SCENARIO_BYTES:
-        limit = MAX_SCENARIO_BYTES // 1024**2
-        raise ScenarioError(f"{where}: larger than {limit} MB, the limit for a scenario file")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise ScenarioError(f"{where}: not a UTF-8 text file") from None
-
-
 def load_scenario_file(path: Path) -> Scenario:
     """Load and validate a scenario TOML file."""
-    text = _read_text(path)
-    where = one_line(str(path))
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ScenarioError(f"{where}: invalid TOML: {one_line(str(err))}") from None
-    except RecursionError:
-        raise ScenarioError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    data = read_toml(path)
     slug = path.stem.lower().replace(" ", "-")
     return parse_scenario(data, str(path), default_id=slug if _is_slug(slug) else "")
 

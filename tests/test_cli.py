@@ -610,19 +610,31 @@ def test_subprocess_errors_exit_2_with_one_line(tmp_path: Path, args: list[str],
 # -- start-up and the shared LLM options -------------------------------------------------
 
 
-def test_help_imports_no_engine_module_beyond_its_errors():
+def _loaded_after(*argv: str) -> list[str]:
+    """The heavy or engine modules a fresh ``socialsim ARGV`` process has imported."""
     probe = (
-        "import sys\nfrom tui import cli\nsys.argv = ['socialsim', '--help']\n"
+        f"import sys\nfrom tui import cli\nsys.argv = ['socialsim', *{list(argv)!r}]\n"
         "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
-        "heavy = ('litellm', 'textual', 'pydantic', 'numpy')\n"
+        "heavy = ('litellm', 'textual', 'pydantic', 'numpy', 'typer')\n"
         "loaded = [m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('engine.')]\n"
-        "print('PROBE', sorted(loaded))\n"
+        "print('PROBE', sorted({m.split('.')[0] if m.split('.')[0] in heavy else m "
+        "for m in loaded}))\n"
     )
     proc = subprocess.run(
         [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "PROBE ['engine.errors']"
+    return eval(proc.stdout.strip().splitlines()[-1].removeprefix("PROBE "))
+
+
+def test_bare_help_imports_neither_typer_nor_the_engine():
+    assert _loaded_after("--help") == []
+
+
+def test_command_help_imports_no_engine_module_beyond_errors_and_limits():
+    loaded = _loaded_after("run", "--help")
+    assert [m for m in loaded if m.startswith("engine.")] == ["engine.errors", "engine.limits"]
+    assert not {"litellm", "textual", "numpy"} & set(loaded)
 
 
 def test_each_command_shows_only_its_llm_options(socialsim):
@@ -820,3 +832,241 @@ def test_a_degraded_round_is_saved_then_the_run_exits_2_after_its_summary(
     assert resumed.code == 0, resumed.err
     assert store.round_numbers("down") == [0, 1, 2]
     assert summary_rows(resumed.out)["LLM calls"].startswith(f"{usage.calls * 2} in 2 rounds, ")
+
+
+# -- bare --help from a snapshot of typer's help -----------------------------------------
+
+
+def _typer_help(width: int, force_terminal: bool | None) -> str:
+    """What typer itself prints for ``socialsim --help`` on such a console."""
+    import contextlib
+    import io
+
+    from typer import rich_utils
+
+    from tui.cli import build_app
+
+    out = io.StringIO()
+    saved = rich_utils.MAX_WIDTH, rich_utils.FORCE_TERMINAL
+    rich_utils.MAX_WIDTH, rich_utils.FORCE_TERMINAL = width, force_terminal
+    try:
+        with contextlib.redirect_stdout(out):
+            build_app()(args=["--help"], prog_name="socialsim", standalone_mode=False)
+    finally:
+        rich_utils.MAX_WIDTH, rich_utils.FORCE_TERMINAL = saved
+    return out.getvalue()
+
+
+def test_help_snapshot_is_fresh():
+    import pickle
+
+    from tui.cli import fasthelp
+
+    stored = pickle.loads(fasthelp.SNAPSHOT.read_bytes())
+    assert stored["fingerprint"] == fasthelp.fingerprint(), (
+        "tui/cli/help.pickle is stale (a command, option or docstring changed): "
+        "regenerate it with `.venv/bin/python -m tui.cli.fasthelp`"
+    )
+
+
+@pytest.mark.parametrize("width", [40, 80, 132, 250])
+@pytest.mark.parametrize("colour", [False, True])
+def test_help_snapshot_prints_exactly_what_typer_prints(
+    width: int, colour: bool, monkeypatch: pytest.MonkeyPatch
+):
+    import contextlib
+    import io
+    import pickle
+
+    from tui.cli import fasthelp
+
+    monkeypatch.setenv("COLORTERM", "truecolor")
+    snapshot = pickle.loads(fasthelp.SNAPSHOT.read_bytes())
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        fasthelp.render(snapshot, width=width, force_terminal=colour or None)
+    expected = _typer_help(width, colour or None)
+    assert ("\x1b[" in expected) == colour
+    assert out.getvalue() == expected
+
+
+@pytest.mark.parametrize("columns", ["60", "100"])
+def test_bare_help_in_a_process_equals_typers(columns: str):
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TERMINAL_WIDTH")}
+    env["COLUMNS"] = columns
+
+    def cli(*args: str) -> str:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tui.cli", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        return proc.stdout
+
+    fast = cli("--help")
+    assert "Commands" in fast and "validate" in fast
+    assert fast == cli("-h", "--help") == cli("-h")  # the last two through typer
+
+
+def test_a_stale_or_missing_snapshot_leaves_the_help_to_typer(
+    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    import pickle
+
+    from tui.cli import fasthelp
+
+    stale = pickle.loads(fasthelp.SNAPSHOT.read_bytes())
+    stale["fingerprint"] = "0" * 64
+    stale["prints"] = []  # would print nothing at all if it were used
+    (tmp_path / "stale.pickle").write_bytes(pickle.dumps(stale))
+    for snapshot in (tmp_path / "stale.pickle", tmp_path / "missing.pickle"):
+        monkeypatch.setattr(fasthelp, "SNAPSHOT", snapshot)
+        assert fasthelp.print_snapshot() is False
+        result = run_cli("--help")
+        assert result.code == 0
+        assert "Commands" in result.out and "validate" in result.out
+
+
+def test_typer_environment_variables_leave_the_help_to_typer(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    from tui.cli import fasthelp
+
+    monkeypatch.setenv("TERMINAL_WIDTH", "70")
+    assert fasthelp.print_snapshot() is False
+    assert capsys.readouterr().out == ""
+
+
+# -- usage errors, bounds and edge cases: one line, exit 2, nothing written --------------
+
+USAGE_ERRORS = {
+    "rounds-zero": (["run", "{lib}", "--rounds", "0"], ["run: ", "'--rounds'"]),
+    "rounds-huge": (["run", "{lib}", "--rounds", "1000000000"], ["'--rounds'", "10000"]),
+    "rounds-bignum": (["run", "{lib}", "--rounds", "9" * 23], ["'--rounds'", "10000"]),
+    "resume-huge": (["resume", "base", "--rounds", "10001"], ["resume: ", "'--rounds'"]),
+    "at-not-int": (["branch", "base", "--at", "abc"], ["branch: ", "'--at'", "integer"]),
+    "unknown-option": (["run", "{lib}", "--bogus"], ["run: ", "No such option: --bogus"]),
+    "unknown-root-option": (["--bogus"], ["No such option: --bogus", "socialsim --help"]),
+    "unknown-command": (["frobnicate"], ["No such command 'frobnicate'"]),
+    "missing-argument": (["show"], ["show: ", "Missing argument"]),
+    "missing-option": (["branch", "base"], ["branch: ", "--at"]),
+}
+
+
+@pytest.mark.parametrize("case", list(USAGE_ERRORS))
+def test_usage_errors_are_one_line(
+    socialsim, saves: Path, finished: str, lib_id: str, case: str
+):
+    args, fragments = USAGE_ERRORS[case]
+    before = snapshot(saves)
+    result = socialsim(*[a.format(lib=lib_id) for a in args])
+    assert_one_error(result, *fragments)
+    assert "╭" not in result.err + result.out
+    assert snapshot(saves) == before
+
+
+def test_usage_error_in_a_process_is_one_line(tmp_path: Path):
+    proc = _cli("run", "tavern", "--rounds", "0", "--saves", str(tmp_path / "s"))
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(ERROR), proc.stderr
+    assert not (tmp_path / "s").exists()
+
+
+def test_resume_may_not_extend_a_run_past_the_round_limit(socialsim, saves: Path, finished):
+    before = snapshot(saves)
+    result = socialsim("resume", finished, "--rounds", "9999")
+    assert_one_error(result, "--rounds 9999 after round 2", "1 to 10,000 rounds", "10,001")
+    assert snapshot(saves) == before
+
+
+def test_branch_refuses_an_empty_run_id_like_run(socialsim, saves: Path, finished, lib_id):
+    before = snapshot(saves)
+    for args in (
+        ["branch", finished, "--at", "1", "--run-id", ""],
+        ["run", lib_id, "--run-id", ""],
+        ["replay", finished, "--run-id", ""],
+    ):
+        assert_one_error(socialsim(*args), "run id ''", "plain name")
+    assert snapshot(saves) == before
+
+
+@pytest.mark.parametrize("command", [["list"], ["show", "base"], ["run", "{lib}", "-q"]])
+def test_saves_pointing_at_a_file_is_one_line(run_cli, tmp_path: Path, lib_id, command):
+    file = tmp_path / "saves.txt"
+    file.write_text("not a folder")
+    argv = [a.format(lib=lib_id) for a in command]
+    assert_one_error(run_cli(*argv, "--saves", str(file)), str(file), "is a file, not a folder")
+    assert file.read_text() == "not a folder"
+
+
+def test_a_scenario_with_an_escape_sequence_is_refused_before_anything_is_written(
+    socialsim, saves: Path, tmp_path: Path, mini_data: dict
+):
+    mini_data["agents"][0]["name"] = "Ann\u001b[31mRED\u001b]0;PWNED\u0007x"
+    path = write_scenario(tmp_path / "esc.toml", mini_data)
+    for args in (["run", str(path)], ["validate", str(path)]):
+        result = socialsim(*args)
+        assert_one_error(result, "esc.toml", "agents.0.name", "U+001B")
+        assert "\x1b" not in result.err + result.out
+    assert not saves.exists()
+
+
+def test_error_lines_escape_control_characters(run_cli, tmp_path: Path):
+    path = tmp_path / "a\x1b[2Jb\nc.toml"
+    result = run_cli("validate", str(path))
+    assert_one_error(result, "a\\x1b[2Jb\\nc.toml")
+
+
+def test_the_console_never_writes_control_characters_of_the_text():
+    import io
+
+    from rich.table import Table
+    from rich.text import Text
+
+    from tui.cli.base import make_console
+
+    console = make_console()
+    console.file = io.StringIO()
+    table = Table()
+    table.add_column("who")
+    table.add_row(Text("Ann\x1b[31mRED\x1b]0;PWNED\x07x"))
+    console.print(table)
+    console.print("plain \x1b[2J text", style="bold")
+    assert "\x1b" not in console.file.getvalue() and "\x07" not in console.file.getvalue()
+    assert "Ann[31mRED]0;PWNEDx" in console.file.getvalue()
+
+
+def test_sigterm_during_a_run_says_which_round_was_saved(tmp_path: Path):
+    import signal
+    import time
+
+    folder = tmp_path / "saves"
+    argv = ["run", "tavern", "--rounds", "10000", "-q", "--run-id", "long", "--saves", str(folder)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tui.cli", *argv],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    rounds = folder / "long" / "rounds"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(list(rounds.glob("*.json*"))) < 3:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    match = re.fullmatch(
+        r"socialsim: terminated; run long is saved up to round (\d+)/10000 in (.+); "
+        r"socialsim resume long continues it",
+        lines[0],
+    )
+    assert match, lines[0]
+    assert SaveStore(folder).round_numbers("long")[-1] == int(match.group(1))
+    assert "Traceback" not in out + err

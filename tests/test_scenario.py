@@ -248,3 +248,202 @@ async def test_event_with_empty_private_to_is_rejected_or_public(mini_data):
         return
     record = await Simulation.new(sc, seed=1).step()
     assert all(record.events[0].visible_to(n) for n in sc.names)
+
+
+# -- hardening (issue 14): limits, control characters, strict types, hostile files ---------
+
+ESC = "Ann\u001b[31mRED\u001b]0;PWNED\u0007x"
+
+
+def _set(data: dict, path: str, value: object) -> None:
+    """Set the field at a dotted ``path`` (list indexes as numbers) of raw scenario data."""
+    *parents, last = path.split(".")
+    node: object = data
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]  # type: ignore[index]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value  # type: ignore[index]
+
+
+TEXT_FIELDS = [
+    "title",
+    "description",
+    "agents.0.name",
+    "agents.0.role",
+    "agents.0.talking_points.0",
+    "agents.1.private_info.0",
+    "agents.0.goal",
+    "events.0.text",
+    "relations.0.from",
+    "factions.board.0",
+]
+
+
+@pytest.mark.parametrize("field", TEXT_FIELDS)
+@pytest.mark.parametrize("char", ["\u001b", "\u0007", "\u009b", "\r", "\u202e", "\x00"])
+def test_control_characters_are_rejected_in_every_text_field(mini_data, field, char):
+    _set(mini_data, field, f"A{char}b")
+    msg = error_of(mini_data)
+    assert msg.startswith(f"mini: {field}: control character U+{ord(char):04X}"), msg
+    assert char not in msg
+
+
+def test_the_escape_injection_name_of_the_issue_is_rejected(mini_data):
+    mini_data["agents"][0]["name"] = ESC
+    assert error_of(mini_data) == "mini: agents.0.name: control character U+001B is not allowed"
+
+
+@pytest.mark.parametrize("field", ["description", "agents.0.talking_points.0", "events.0.text"])
+def test_prose_may_hold_line_breaks_and_tabs(mini_data, field):
+    _set(mini_data, field, "first line\n\tsecond line")
+    parse_scenario(mini_data, "mini")
+
+
+@pytest.mark.parametrize("field", ["title", "agents.0.role", "agents.0.name"])
+def test_one_line_fields_may_not_hold_line_breaks(mini_data, field):
+    _set(mini_data, field, "two\nlines")
+    msg = error_of(mini_data)
+    assert msg.startswith(f"mini: {field}: "), msg
+
+
+def test_a_dict_key_with_control_characters_is_quoted_in_one_line(mini_data):
+    mini_data["factions"]["bo\nard"] = mini_data["factions"].pop("board")
+    msg = error_of(mini_data)
+    assert msg.startswith("mini: factions.'bo\\nard'"), msg
+
+
+def test_an_unknown_key_with_a_line_break_is_one_line(tmp_path: Path):
+    path = tmp_path / "key.toml"
+    path.write_text(GOOD_TOML.replace("rounds = 3", 'rounds = 3\n"a\\nb" = 1'), encoding="utf-8")
+    assert file_error(path) == f"{path}: 'a\\nb': unknown field (got 1)"
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("rounds", True),
+        ("rounds", "3"),
+        ("rounds", 3.0),
+        ("memory_size", False),
+        ("conflict", "2"),
+        ("agents.0.emotion", True),
+        ("agents.0.emotion", "0.5"),
+        ("relations.0.fav", True),
+        ("events.0.round", "1"),
+    ],
+)
+def test_numbers_are_strict(mini_data, field, value):
+    _set(mini_data, field, value)
+    msg = error_of(mini_data)
+    assert msg.startswith(f"mini: {field}: Input should be a valid"), msg
+
+
+def test_an_integer_is_a_valid_float(mini_data):
+    mini_data["agents"][0]["emotion"] = 1
+    mini_data["relations"][0]["fav"] = 0
+    sc = parse_scenario(mini_data, "mini")
+    assert sc.agents[0].emotion == 1.0
+
+
+def test_likert_reverse_is_a_strict_boolean(mini_data):
+    mini_data["questionnaires"] = {
+        "q": {"title": "Q", "items": [{"text": "I feel safe", "reverse": "yes"}]}
+    }
+    assert error_of(mini_data).startswith("mini: questionnaires.q.items.0.reverse: Input")
+
+
+@pytest.mark.parametrize("other", ["ann", "ANN", "Ann"])
+def test_agent_names_are_unique_ignoring_case(mini_data, other):
+    mini_data["agents"][1]["name"] = other
+    msg = error_of(mini_data)
+    assert msg.startswith(f"mini: agents.1.name: duplicate agent name {other!r}"), msg
+
+
+@pytest.mark.parametrize(("rounds", "ok"), [(10_000, True), (10_001, False), (10**23, False)])
+def test_rounds_bound(mini_data, rounds, ok):
+    mini_data["rounds"] = rounds
+    if ok:
+        assert parse_scenario(mini_data, "mini").rounds == rounds
+    else:
+        assert error_of(mini_data) == (
+            f"mini: rounds: a run has 1 to 10,000 rounds (got {rounds:,})"
+        )
+
+
+def _cast(n: int) -> list[dict]:
+    return [{"name": f"A{k:04d}", "role": "member"} for k in range(n)]
+
+
+def test_the_agent_limit(mini_data):
+    from engine.limits import MAX_AGENTS
+
+    mini_data.update(agents=_cast(MAX_AGENTS), relations=[], factions={}, events=[])
+    assert len(parse_scenario(mini_data, "mini").agents) == MAX_AGENTS
+    mini_data["agents"] = _cast(2000)
+    assert error_of(mini_data) == (
+        f"mini: agents: 2,000 agents; a scenario has at most {MAX_AGENTS} (see the README)"
+    )
+
+
+def test_huge_numbers_are_range_errors_not_crashes(mini_data):
+    mini_data["memory_size"] = 10**30
+    assert error_of(mini_data).startswith("mini: memory_size: Input should be less than")
+    mini_data["memory_size"] = 3
+    mini_data["criteria"] = [{"name": "c", "description": "d", "scale_max": 10**20}]
+    assert error_of(mini_data).startswith("mini: criteria.0.scale_max: Input should be less")
+
+
+def test_a_utf8_bom_is_accepted(tmp_path: Path):
+    path = tmp_path / "bom.toml"
+    path.write_bytes(b"\xef\xbb\xbf" + GOOD_TOML.encode())
+    assert load_scenario_file(path).names == ["Ann", "Bob"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x = " + "[" * 5000 + "]" * 5000,
+        "x = " + "{a = " * 3000 + "1" + "}" * 3000,
+        "x." + ".".join(["a"] * 5000) + " = 1",
+        "x = " + "[" * 21 + "]" * 21,
+    ],
+    ids=["arrays", "inline-tables", "dotted-keys", "just-over"],
+)
+def test_deep_nesting_is_one_line(tmp_path: Path, text: str):
+    path = tmp_path / "deep.toml"
+    path.write_text(text + "\n" + GOOD_TOML, encoding="utf-8")
+    msg = file_error(path)
+    assert msg.startswith(f"{path}: ") and msg.endswith("nested deeper than 20 levels"), msg
+
+
+def test_nesting_at_the_limit_reaches_validation(tmp_path: Path):
+    path = tmp_path / "deep.toml"
+    path.write_text("x = " + "[" * 20 + "]" * 20 + "\n" + GOOD_TOML, encoding="utf-8")
+    assert file_error(path) == f"{path}: x: unknown field"
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo", "folder"])
+def test_only_regular_files_are_read(tmp_path: Path, kind: str):
+    import os
+
+    path = tmp_path / "odd.toml"
+    if kind == "dev-zero":
+        path.symlink_to("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    msg = file_error(path)
+    assert msg.startswith(f"{path}: "), msg
+    assert "regular file" in msg or "Is a directory" in msg
+
+
+def test_an_oversized_file_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import engine.tomlfile
+
+    monkeypatch.setattr(engine.tomlfile, "MAX_SCENARIO_BYTES", 1024)
+    path = tmp_path / "big.toml"
+    path.write_text(GOOD_TOML + f'description = "{"x" * 2000}"\n', encoding="utf-8")
+    assert file_error(path) == f"{path}: larger than 0 MB, the limit for a scenario file"

@@ -11,11 +11,11 @@ Looked up at ``--keymap FILE``, else ``$SOCIALSIM_KEYMAP``, else
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 
 from engine import SocialsimError
+from engine.tomlfile import read_toml
 
 
 def keymap_path(explicit: Path | None = None) -> Path | None:
@@ -34,12 +34,7 @@ def load_keymap(known: Sequence[str], explicit: Path | None = None) -> dict[str,
     path = keymap_path(explicit)
     if path is None:
         return {}
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as err:
-        raise SocialsimError(f"{path}: cannot read keymap ({err.strerror})") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
-        raise SocialsimError(f"{path}: invalid TOML: {err}") from None
+    data = read_toml(path, "keymap", SocialsimError)
     keys = data.get("keys", {})
     if not isinstance(keys, dict):
         raise SocialsimError(f"{path}: [keys] must be a table")

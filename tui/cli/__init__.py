@@ -1,61 +1,89 @@
 """The ``socialsim`` command line (typer): the commands live in one module per topic and are
-listed here in the order of ``socialsim --help``. Engine imports stay inside the commands so
-``socialsim --help`` starts fast."""
+listed in :func:`commands` in the order of ``socialsim --help``. Nothing heavy is imported
+until a command runs: bare ``socialsim --help`` prints a snapshot of typer's help
+(``fasthelp``), and engine imports stay inside the commands."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
-from . import compare, library, measurement, runs, studies
+__all__ = ["app", "build_app", "commands", "main"]
 
-__all__ = ["app", "main"]
 
-app = typer.Typer(
-    name="socialsim",
-    help="Run and inspect LLM multi-agent social simulations.",
-    invoke_without_command=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.callback()(runs.root)
-COMMANDS: dict[str, Callable[..., Any]] = {
-    "tui": runs.tui,
-    "run": runs.run,
-    "resume": runs.resume,
-    "replay": runs.replay,
-    "survey": measurement.survey,
-    "rate": measurement.rate,
-    "branch": runs.branch,
-    "list": library.list_runs,
-    "show": library.show,
-    "diff": compare.diff,
-    "export": library.export,
-    "delete": library.delete,
-    "sweep": studies.sweep,
-    "tasks": studies.tasks,
-    "recast": studies.recast,
-    "scenarios": library.scenarios,
-    "validate": library.validate,
-    "schema": library.schema,
-}
-for name, command in COMMANDS.items():
-    app.command(name)(command)
+def commands() -> dict[str, Callable[..., Any]]:
+    """Every command by name, in the order of ``socialsim --help``."""
+    from . import compare, library, measurement, runs, studies
+
+    return {
+        "tui": runs.tui,
+        "run": runs.run,
+        "resume": runs.resume,
+        "replay": runs.replay,
+        "survey": measurement.survey,
+        "rate": measurement.rate,
+        "branch": runs.branch,
+        "list": library.list_runs,
+        "show": library.show,
+        "diff": compare.diff,
+        "export": library.export,
+        "delete": library.delete,
+        "sweep": studies.sweep,
+        "tasks": studies.tasks,
+        "recast": studies.recast,
+        "scenarios": library.scenarios,
+        "validate": library.validate,
+        "schema": library.schema,
+    }
+
+
+def build_app() -> typer.Typer:
+    """The typer application with every command registered."""
+    import typer
+
+    from . import runs
+
+    app = typer.Typer(
+        name="socialsim",
+        help="Run and inspect LLM multi-agent social simulations.",
+        invoke_without_command=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+    app.callback()(runs.root)
+    for name, command in commands().items():
+        app.command(name)(command)
+    return app
+
+
+def _app() -> typer.Typer:
+    app: typer.Typer | None = globals().get("app")
+    if app is None:
+        app = globals()["app"] = build_app()
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    """``tui.cli.app``: the typer application, built on first use."""
+    if name == "app":
+        return _app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
-    """Console-script entry point: engine errors become one line and exit code 2."""
-    from engine.errors import SocialsimError
+    """Console-script entry point: exits with the command's code; bad input (engine errors
+    and typer's usage errors alike) is one line ``socialsim: error: ...`` and exit code 2."""
+    args = sys.argv[1:]
+    if args in (["--help"], ["-h"]):
+        from .fasthelp import print_snapshot
 
-    try:
-        app()
-    except SocialsimError as err:
-        typer.echo(f"socialsim: error: {err}", err=True)
-        sys.exit(2)
-    except KeyboardInterrupt:
-        typer.echo("socialsim: interrupted; every finished round is saved", err=True)
-        sys.exit(130)
+        if print_snapshot():
+            sys.exit(0)
+    from .base import invoke
+
+    sys.exit(invoke(_app(), args))

@@ -1,19 +1,21 @@
-"""What every command shares: one-line errors, the save store, the console, running a
-coroutine, the run and saves parameters."""
+"""What every command shares: one-line errors, invoking the typer app, the save store, the
+console, running a coroutine (SIGTERM stops it like Ctrl+C), the run and saves parameters."""
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
+    from collections.abc import Callable, Coroutine
+    from types import FrameType
 
     from rich.console import Console
 
-    from engine import SaveStore
+    from engine import SaveStore, Simulation
 
 T = TypeVar("T")
 
@@ -24,29 +26,117 @@ SavesOpt = Annotated[
 RunArg = Annotated[str, typer.Argument(help="Run id (see `socialsim list`).")]
 
 
+def say(message: str) -> None:
+    """One line ``socialsim: ...`` on stderr (control characters and line breaks escaped)."""
+    from engine.textsafe import one_line
+
+    typer.echo(f"socialsim: {one_line(message)}", err=True)
+
+
 def fail(message: str) -> NoReturn:
     """One clear line on stderr, exit code 2."""
-    typer.echo(f"socialsim: error: {message}", err=True)
+    say(f"error: {message}")
     raise typer.Exit(2)
+
+
+def usage_message(err: typer.TyperException) -> str:
+    """A typer/click usage error (a bad value, an unknown option or command) as one line."""
+    ctx = getattr(err, "ctx", None)
+    text = " ".join(err.format_message().split()).rstrip(".")
+    if ctx is None:
+        return text
+    path = ctx.command_path
+    where = path.removeprefix("socialsim").strip()
+    return f"{where + ': ' if where else ''}{text} (see {path} --help)"
+
+
+def invoke(app: typer.Typer, args: list[str]) -> int:
+    """Run the typer ``app`` on ``args`` and return the exit code; engine errors and usage
+    errors print one line and give 2."""
+    from engine.errors import SocialsimError
+
+    try:
+        code = app(args=args, prog_name="socialsim", standalone_mode=False)
+    except SocialsimError as err:
+        say(f"error: {err}")
+        return 2
+    except typer.Abort:
+        say("aborted")
+        return 1
+    except typer.TyperException as err:
+        say(f"error: {usage_message(err)}")
+        return 2
+    if code == 130:  # typer's answer to a KeyboardInterrupt outside a played run
+        say("interrupted")
+    return code if isinstance(code, int) else 0
 
 
 def open_store(saves: Path | None) -> SaveStore:
     """The saves folder ``--saves`` names (default: $SOCIALSIM_SAVES or ./saves)."""
     from engine import SaveStore
 
-    return SaveStore(saves)
+    store = SaveStore(saves)
+    if store.root.exists() and not store.root.is_dir():
+        fail(f"saves folder {store.root} is a file, not a folder (--saves, $SOCIALSIM_SAVES)")
+    return store
 
 
 def make_console() -> Console:
-    """A console that prints user text as it is (no highlighting)."""
-    from rich.console import Console
+    """A console that prints user text as it is (no highlighting) and never writes a
+    control character of the text it is given (old saves, file names): only its own
+    styles reach the terminal."""
+    from collections.abc import Iterable
 
-    return Console(highlight=False)
+    from rich.console import Console, ConsoleOptions, RenderableType
+    from rich.segment import Segment
+
+    from engine.textsafe import strip_controls
+
+    class PlainConsole(Console):
+        def render(
+            self, renderable: RenderableType, options: ConsoleOptions | None = None
+        ) -> Iterable[Segment]:
+            for segment in super().render(renderable, options):
+                if segment.control is None and segment.text:
+                    text = strip_controls(segment.text)
+                    if text != segment.text:
+                        segment = Segment(text, segment.style)
+                yield segment
+
+    return PlainConsole(highlight=False)
 
 
-def run_async(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine, then close any LLM clients it opened (no unclosed-client warnings)."""
+def saved_so_far(sim: Simulation) -> str:
+    """Where an interrupted run stands: its last saved round and how to go on."""
+    where = f" in {sim.store.run_dir(sim.run_id)}" if sim.store is not None else ""
+    return (
+        f"run {sim.run_id} is saved up to round {sim.round}/{sim.total_rounds}{where}; "
+        f"socialsim resume {sim.run_id} continues it"
+    )
+
+
+class _Terminated:
+    """While installed, SIGTERM acts as Ctrl+C (the round in flight is dropped, every
+    finished round is already saved) and is remembered, for the exit code 143."""
+
+    def __init__(self) -> None:
+        self.received = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        self.received = True
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):  # asyncio's: cancel the main task; else raise KeyboardInterrupt
+            handler(signal.SIGINT, frame)
+        else:
+            raise KeyboardInterrupt
+
+
+def run_async(coro: Coroutine[Any, Any, T], interrupted: Callable[[], str] | None = None) -> T:
+    """Run a coroutine, then close any LLM clients it opened (no unclosed-client warnings).
+    Ctrl+C or SIGTERM ends it with one line (``interrupted()``: what is saved) and exit code
+    130 or 143."""
     import asyncio
+    import threading
 
     async def main() -> T:
         try:
@@ -56,4 +146,15 @@ def run_async(coro: Coroutine[Any, Any, T]) -> T:
 
             await close_clients()
 
-    return asyncio.run(main())
+    terminated = _Terminated()
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, terminated) if main_thread else None
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:
+        what = "terminated" if terminated.received else "interrupted"
+        say(f"{what}; {interrupted() if interrupted else 'every finished round is saved'}")
+        raise typer.Exit(143 if terminated.received else 130) from None
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)

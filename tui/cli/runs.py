@@ -8,7 +8,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .base import RunArg, SavesOpt, fail, make_console, open_store, run_async
+from engine.limits import MAX_ROUNDS
+
+from .base import RunArg, SavesOpt, fail, make_console, open_store, run_async, saved_so_far
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
@@ -110,7 +112,7 @@ def _play_to_the_end(sim: Simulation, store: SaveStore, rounds: int | None, quie
     from engine.errors import DegradedRunError
 
     try:
-        run_async(_play(sim, rounds, quiet))
+        run_async(_play(sim, rounds, quiet), interrupted=lambda: saved_so_far(sim))
     except DegradedRunError as err:
         _finish(sim, store)
         fail(_degraded_line(sim, store, str(err)))
@@ -155,7 +157,8 @@ def _finish(sim: Simulation, store: SaveStore) -> None:
 def run(
     scenario: Annotated[str, typer.Argument(help="Library id (see `scenarios`) or a .toml path.")],
     rounds: Annotated[
-        int | None, typer.Option(min=1, help="Rounds to play [default: the scenario's].")
+        int | None,
+        typer.Option(min=1, max=MAX_ROUNDS, help="Rounds to play [default: the scenario's]."),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
     name: Annotated[str, typer.Option(help="A label for the run.")] = "",
@@ -217,7 +220,7 @@ def run(
 def resume(
     run_id: RunArg,
     rounds: Annotated[
-        int | None, typer.Option(min=1, help="Rounds to play (may extend the run).")
+        int | None, typer.Option(min=1, max=MAX_ROUNDS, help="Rounds to play (may extend the run).")
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
     saves: SavesOpt = None,
@@ -254,6 +257,10 @@ def branch(
     saves: SavesOpt = None,
 ) -> None:
     """Create a new run that copies RUN up to round --at and records its parent."""
+    if new_id is not None:
+        from engine.store import check_run_id
+
+        check_run_id(new_id)
     child = open_store(saves).branch(
         run_id, at, new_id=new_id, name=name, intervention=intervention
     )
@@ -267,6 +274,10 @@ def replay(
 ) -> None:
     """Re-run RUN from its record (no network calls) into a new run and compare the states."""
     from engine.replay import replay_run
+    from engine.store import check_run_id
+
+    if new_id is not None:
+        check_run_id(new_id)
 
     result = run_async(replay_run(open_store(saves), run_id, new_id))
     result.sim.close()

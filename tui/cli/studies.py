@@ -193,8 +193,9 @@ def _write_csv(result: SweepResult, out: Path) -> None:
 
     from engine.store import atomic_write_text
     from engine.sweep import tidy_rows
+    from engine.textsafe import csv_cell
 
-    rows = tidy_rows(result)
+    rows = [{k: csv_cell(v) for k, v in row.items()} for row in tidy_rows(result)]
     buffer = io.StringIO()
     writer = csv.DictWriter(
         buffer, fieldnames=list(rows[0]) if rows else ["task"], lineterminator="\n"

@@ -1,0 +1,1 @@
+"""The fault and bad-input sweep (issue 14)."""

@@ -1,0 +1,123 @@
+"""Command-line edge cases: every bad argument is one line ``socialsim: error: ...`` with
+exit code 2 (1 for a declined confirmation), and changes nothing in the saves folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine.textsafe import unsafe_char
+
+ROOT = Path(__file__).resolve().parents[2]
+BIG = "9" * 23
+
+#: argv (``{tmp}``: a scratch folder) -> a fragment of the one error line.
+EDGES: dict[str, tuple[list[str], str]] = {
+    "seed-not-int": (["run", "tavern", "--seed", "abc"], "'--seed'"),
+    "rounds-negative": (["run", "tavern", "--rounds", "-1"], "'--rounds'"),
+    "rounds-over": (["run", "tavern", "--rounds", "10001"], "'--rounds'"),
+    "rounds-bignum": (["run", "tavern", "--rounds", BIG], "'--rounds'"),
+    "resume-rounds-over": (["resume", "base", "--rounds", BIG], "'--rounds'"),
+    "resume-past-limit": (["resume", "base", "--rounds", "9999"], "1 to 10,000 rounds"),
+    "show-round-negative": (["show", "base", "--round", "-1"], "--round -1"),
+    "show-round-bignum": (["show", "base", "--round", BIG], f"--round {BIG}"),
+    "show-round-text": (["show", "base", "--round", "abc"], "'--round'"),
+    "branch-at-negative": (["branch", "base", "--at", "-1"], "--at -1"),
+    "branch-at-bignum": (["branch", "base", "--at", BIG], f"--at {BIG}"),
+    "branch-empty-id": (["branch", "base", "--at", "1", "--run-id", ""], "run id ''"),
+    "branch-dot-id": (["branch", "base", "--at", "1", "--run-id", "."], "run id '.'"),
+    "branch-space-id": (["branch", "base", "--at", "1", "--run-id", "a b"], "'a b'"),
+    "replay-empty-id": (["replay", "base", "--run-id", ""], "run id ''"),
+    "run-empty-id": (["run", "tavern", "--run-id", ""], "run id ''"),
+    "run-escape-id": (["run", "tavern", "--run-id", "a\x1b[2J"], "'a\\x1b[2J'"),
+    "delete-empty": (["delete", "", "--yes"], "run id ''"),
+    "delete-dot": (["delete", ".", "--yes"], "run id '.'"),
+    "delete-parent": (["delete", "..", "--yes"], "run id '..'"),
+    "resume-empty": (["resume", ""], "run id ''"),
+    "run-empty-scenario": (["run", ""], "unknown scenario ''"),
+    "run-dev-zero": (["run", "/dev/zero"], "not a regular file"),
+    "validate-folder": (["validate", "/"], "Is a directory"),
+    "export-to-a-file": (["export", "base", "--out", "/dev/null"], "--out /dev/null"),
+    "schema-to-a-folder": (["schema", "--out", "/"], "--out /"),
+    "unknown-command": (["frobnicate"], "No such command 'frobnicate'"),
+    "unknown-option": (["list", "--frobnicate"], "No such option: --frobnicate"),
+    "extra-argument": (["show", "base", "extra"], "unexpected extra argument"),
+    "missing-argument": (["export", "base"], "Missing option '--out'"),
+    "zero-concurrency": (["run", "tavern", "--max-concurrency", "0"], "--max-concurrency"),
+    "empty-model": (["run", "tavern", "--model", ""], "--model ''"),
+    "bad-prior": (["run", "tavern", "--prior", "xx"], "--prior 'xx'"),
+    "saves-is-a-file": (["list", "--saves", "{tmp}/file"], "is a file, not a folder"),
+}
+
+
+@pytest.fixture
+def base(socialsim, saves: Path) -> str:
+    """A finished two-round run ``base`` of the tavern."""
+    result = socialsim("run", "tavern", "--rounds", "2", "--run-id", "base", "-q")
+    assert result.code == 0, result.err
+    return "base"
+
+
+def _tree(folder: Path) -> dict[str, bytes | None]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize("case", list(EDGES))
+def test_a_bad_argument_is_one_line_and_changes_nothing(
+    socialsim, saves: Path, tmp_path: Path, base: str, case: str
+):
+    args, fragment = EDGES[case]
+    (tmp_path / "file").write_text("x")
+    before = _tree(saves)
+    result = socialsim(*[a.format(tmp=tmp_path) for a in args])
+    assert result.code == 2, (result.code, result.out, result.err)
+    line = result.err.rstrip("\n")
+    assert "\n" not in line and unsafe_char(line) is None, result.err
+    assert line.startswith("socialsim: error: ") and fragment in line, line
+    assert "Traceback" not in result.out + result.err
+    assert _tree(saves) == before
+
+
+def test_a_declined_delete_changes_nothing(socialsim, saves: Path, base: str, monkeypatch):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO("n\n"))
+    before = _tree(saves)
+    result = socialsim("delete", base)
+    assert result.code == 1
+    assert _tree(saves) == before
+
+
+def test_a_delete_without_an_answer_is_aborted(socialsim, saves: Path, base: str, monkeypatch):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    before = _tree(saves)
+    result = socialsim("delete", base)
+    assert result.code == 1 and result.err.endswith("socialsim: aborted\n"), result.err
+    assert _tree(saves) == before
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "{tmp}/deep.toml"])
+def test_a_hostile_keymap_is_one_line(tmp_path: Path, target: str):
+    (tmp_path / "deep.toml").write_text("keys = " + "[" * 3000 + "]" * 3000)
+    env = {**os.environ, "SOCIALSIM_SAVES": str(tmp_path / "saves"), "COLUMNS": "200"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "tui.cli", "tui", "--keymap", target.format(tmp=tmp_path)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("socialsim: error: ")
+    assert not (tmp_path / "saves").exists()
