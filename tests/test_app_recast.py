@@ -91,10 +91,11 @@ async def test_c_lists_every_agent_with_its_diagnosis(saves: Path, task_run: str
             assert p.rationale in text
             assert p.evidence.line() in text
         avery = screen.proposals[0]
-        # The silent holder of the hidden profile is proposed analytical, with the facts.
+        # The quiet holder of the hidden profile is proposed analytical: nothing she said
+        # registered with the others (their relation memories of her).
         assert avery.archetype is Archetype.ANALYTICAL
-        assert "facts nobody heard" in avery.rationale
-        assert "facts never voiced" in avery.evidence.line()
+        assert "registered" in avery.rationale
+        assert "registered 1.0/10" in avery.evidence.line()
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, RecastScreen)

@@ -24,11 +24,12 @@ ERROR = "socialsim: error: "
 EVIDENCE = Evidence(
     turns=2,
     rounds=4,
+    attacks=0,
+    opposed_by=0,
     emotion_start=0.5,
     emotion_end=0.5,
     emotion_low=0.5,
-    unshared=0,
-    opposed_by=0,
+    registered=1.0,
     outgoing_fav=0.0,
     incoming_fav=0.0,
     incoming_change=0.0,
@@ -144,8 +145,9 @@ async def test_target_reached_from_hetero_and_every_episode_is_saved(tmp_path: P
         assert changes
         expected = [changes.get(n, c) for n, c in zip(AGENTS, before.casting, strict=True)]
         assert after.casting == expected
-    # The silent information holder Avery is the one recast.
-    assert session.iterations[1].casting[0] is A.ANALYTICAL
+    # The quiet holder Avery, whose words registered when she spoke, is recast to take a
+    # fuller part.
+    assert session.iterations[1].casting[0] is A.BALANCED
     # Every episode of every iteration is a saved run linked to the session.
     runs = {p.name for p in saves.iterdir() if not p.name.startswith(".")}
     assert len(runs) == sum(len(it.run_ids) for it in session.iterations) == 3 * len(seen)
@@ -443,7 +445,7 @@ def test_recast_prints_every_iteration_and_the_stop_reason(socialsim, tmp_path: 
             assert v.rationale.rstrip(".") in out
     last = out.strip().splitlines()[-1]
     assert last.startswith("stopped: target reached. best casting ")
-    assert "analytical / dominant" in last and "utility 1.000" in last
+    assert "balanced / dominant / analytical / agreeable" in last and "utility 1.000" in last
     # Every episode was saved.
     runs = [p for p in saves.iterdir() if not p.name.startswith(".")]
     assert len(runs) == 3 * len(headers)

@@ -21,30 +21,54 @@ from ..state import Mode, RoundRecord
 from .episode import task_of
 from .spec import target
 
+#: A memory of an exchange above small talk (the judge's importance, 1-10): being told a
+#: fact, backed or attacked, as opposed to being addressed with the rest of the group.
+NOTABLE = 3
+
 
 class Evidence(BaseModel):
-    """Trajectory facts about one agent over a run."""
+    """What the controller knows of one agent after a run: the transcript (turns, attacks)
+    and, when the run recorded them, the S and R trajectories. Under the ablation nothing
+    is recorded, so the trajectory fields are None: no evidence, not evidence of calm."""
 
     model_config = ConfigDict(extra="forbid")
 
     turns: int
     rounds: int
-    emotion_start: float
-    emotion_end: float
-    emotion_low: float
-    unshared: int
+    attacks: int
     opposed_by: int
-    outgoing_fav: float
-    incoming_fav: float
-    incoming_change: float
+    emotion_start: float | None = None
+    emotion_end: float | None = None
+    emotion_low: float | None = None
+    #: How much the agent's words registered with the others: the mean, over the others,
+    #: of the highest importance (1-10) their relation memories gave an exchange with it.
+    registered: float | None = None
+    outgoing_fav: float | None = None
+    incoming_fav: float | None = None
+    incoming_change: float | None = None
+
+    @property
+    def traced(self) -> bool:
+        """Whether the run recorded S and R trajectories (not under the ablation)."""
+        return self.registered is not None
+
+    @property
+    def quiet(self) -> bool:
+        """Spoke in at most half the rounds."""
+        return self.turns <= self.rounds // 2
 
     def line(self) -> str:
         """Readable summary for screens and prompts."""
+        said = f"spoke {self.turns}/{self.rounds} rounds; attacked {self.attacks}×, opposed " + (
+            f"{self.opposed_by}×"
+        )
+        if not self.traced:
+            return f"{said}; no S or R trajectories recorded"
         return (
-            f"spoke {self.turns}/{self.rounds} rounds; S {self.emotion_start:.2f}→"
-            f"{self.emotion_end:.2f} (low {self.emotion_low:.2f}); {self.unshared} facts "
-            f"never voiced; opposed {self.opposed_by}×; fav out {self.outgoing_fav:+.2f}, "
-            f"in {self.incoming_fav:+.2f} ({self.incoming_change:+.2f})"
+            f"{said}; S {self.emotion_start:.2f}→{self.emotion_end:.2f} (low "
+            f"{self.emotion_low:.2f}); registered {self.registered:.1f}/10 with the others; "
+            f"fav out {self.outgoing_fav:+.2f}, in {self.incoming_fav:+.2f} "
+            f"({self.incoming_change:+.2f})"
         )
 
 
@@ -61,33 +85,38 @@ class Proposal(BaseModel):
 
 
 def evidence(scenario: Scenario, records: Sequence[RoundRecord]) -> dict[str, Evidence]:
-    """Trajectory evidence for every agent of a run."""
-    said = " ".join(a.utterance.lower() for r in records for a in r.actions)
+    """Evidence for every agent of a run: its transcript, and its S and R trajectories if
+    the run recorded any emotion or relation update."""
+    spoken = [a for r in records[1:] for a in r.actions if a.mode is not Mode.SILENT]
+    changes = [c for r in records[1:] for c in r.relation_changes]
+    traced = bool(changes) or any(r.emotion_changes for r in records[1:])
+    peak: dict[tuple[str, str], int] = {}  # (listener, agent): the most important memory
+    for c in changes:
+        peak[c.source, c.target] = max(peak.get((c.source, c.target), 1), c.importance)
     first, last = records[0].state, records[-1].state
     out = {}
-    for spec in scenario.agents:
-        name = spec.name
-        emotions = [r.state.agents[name].emotion for r in records]
+    for name in scenario.names:
         others = [n for n in scenario.names if n != name]
+        transcript = {
+            "turns": sum(1 for a in spoken if a.speaker == name),
+            "rounds": len(records) - 1,
+            "attacks": sum(1 for a in spoken if a.speaker == name and a.stance == "oppose"),
+            "opposed_by": sum(1 for a in spoken if a.target == name and a.stance == "oppose"),
+        }
+        if not traced:
+            out[name] = Evidence(**transcript)
+            continue
 
         def incoming(state, name=name, others=others) -> float:
             return sum(state.agents[o].relations[name].fav for o in others) / len(others)
 
+        emotions = [r.state.agents[name].emotion for r in records]
         out[name] = Evidence(
-            turns=sum(
-                1
-                for r in records
-                for a in r.actions
-                if a.speaker == name and a.mode is not Mode.SILENT
-            ),
-            rounds=len(records) - 1,
+            **transcript,
             emotion_start=emotions[0],
             emotion_end=emotions[-1],
             emotion_low=min(emotions),
-            unshared=sum(1 for e in spec.evidence if e.rstrip(". ").lower() not in said),
-            opposed_by=sum(
-                1 for r in records for a in r.actions if a.target == name and a.stance == "oppose"
-            ),
+            registered=sum(peak.get((o, name), 1) for o in others) / len(others),
             outgoing_fav=sum(last.agents[name].relations[o].fav for o in others) / len(others),
             incoming_fav=incoming(last),
             incoming_change=incoming(last) - incoming(first),
@@ -98,12 +127,15 @@ def evidence(scenario: Scenario, records: Sequence[RoundRecord]) -> dict[str, Ev
 def diagnose_offline(
     scenario: Scenario, records: Sequence[RoundRecord], outcome: TaskOutcome | None, reached: bool
 ) -> list[Proposal]:
-    """Rule-based diagnosis reading the trajectories."""
+    """Rule-based diagnosis from the transcript, the outcome and, when recorded, the S and
+    R trajectories. The controller knows each agent's archetype and whether its role holds
+    private knowledge, not what that knowledge is: whose knowledge failed to reach the team
+    it reads from the trajectories (who withdrew, whose words registered with the others)."""
     proofs = evidence(scenario, records)
     proposals = []
     for spec in scenario.agents:
         ev = proofs[spec.name]
-        new, why = _rule(spec.name, spec.archetype, ev, outcome, reached)
+        new, why = _rule(spec.name, spec.archetype, bool(spec.evidence), ev, outcome, reached)
         proposals.append(
             Proposal(
                 agent=spec.name, current=spec.archetype, archetype=new, rationale=why, evidence=ev
@@ -113,27 +145,54 @@ def diagnose_offline(
 
 
 def _rule(
-    name: str, arch: Archetype, ev: Evidence, outcome: TaskOutcome | None, reached: bool
+    name: str,
+    arch: Archetype,
+    holder: bool,
+    ev: Evidence,
+    outcome: TaskOutcome | None,
+    reached: bool,
 ) -> tuple[Archetype | None, str]:
     if reached:
         return None, f"The team reached its target; keep {name} {arch.value}."
-    fell = ev.emotion_low <= ev.emotion_start - 0.1
-    if ev.unshared and (fell or ev.turns <= ev.rounds // 2) and arch is not Archetype.ANALYTICAL:
-        mood = f" and S fell from {ev.emotion_start:.2f} to {ev.emotion_low:.2f}" if fell else ""
-        return Archetype.ANALYTICAL, (
-            f"{name} held {ev.unshared} facts nobody heard and spoke in only {ev.turns} of "
-            f"{ev.rounds} rounds{mood}: an analytical persona voices its evidence."
-        )
-    if ev.unshared >= 2 and arch in (Archetype.AGREEABLE, Archetype.DOMINANT):
-        return Archetype.ANALYTICAL, (
-            f"{name} spoke in {ev.turns} of {ev.rounds} rounds yet never voiced {ev.unshared} "
-            "of its facts, echoing the common view: an analytical persona pools them."
-        )
-    hostile = ev.outgoing_fav <= -0.1 or (ev.turns >= ev.rounds and ev.incoming_change < -0.05)
-    if arch is Archetype.DOMINANT and hostile:
+    spoke = f"{name} spoke in {ev.turns} of {ev.rounds} rounds"
+    if ev.traced and holder and arch is not Archetype.ANALYTICAL:
+        assert ev.emotion_low is not None and ev.emotion_start is not None
+        fell = ev.emotion_low <= ev.emotion_start - 0.1
+        if ev.quiet and fell:
+            return Archetype.ANALYTICAL, (
+                f"{spoke} and its S fell from {ev.emotion_start:.2f} to {ev.emotion_low:.2f}: "
+                "it withdrew with its knowledge; an analytical persona keeps its evidence on "
+                "the table."
+            )
+        assert ev.registered is not None
+        if ev.quiet and ev.registered >= NOTABLE:
+            return Archetype.BALANCED, (
+                f"{spoke}; what it said registered with the others ({ev.registered:.1f}/10), "
+                "so its words carry: a balanced persona takes a fuller part."
+            )
+        if ev.registered < NOTABLE:
+            return Archetype.ANALYTICAL, (
+                f"{spoke}, and nothing it said registered with the others beyond small talk "
+                f"({ev.registered:.1f}/10): its knowledge never reached the team; an "
+                "analytical persona voices its evidence."
+            )
+    if not ev.traced and ev.quiet and arch is not Archetype.BALANCED:
         return Archetype.BALANCED, (
-            f"{name} spoke in {ev.turns} of {ev.rounds} rounds and turned hostile (mean "
-            f"outgoing fav {ev.outgoing_fav:+.2f}): a balanced persona leaves room for others."
+            f"{spoke}; with no S or R trajectories to tell withdrawal from neutral silence, "
+            "a balanced persona takes a fuller part in the discussion."
+        )
+    hostile = ev.traced and (
+        (ev.outgoing_fav or 0.0) <= -0.1
+        or (not ev.quiet and ev.turns >= ev.rounds and (ev.incoming_change or 0.0) < -0.05)
+    )
+    if arch is Archetype.DOMINANT and (hostile or 2 * ev.attacks >= ev.rounds):
+        why = (
+            f"turned hostile (mean outgoing fav {ev.outgoing_fav:+.2f})"
+            if hostile
+            else f"attacked the others {ev.attacks}×"
+        )
+        return Archetype.BALANCED, (
+            f"{spoke} and {why}: a balanced persona leaves room for others."
         )
     if outcome is not None and outcome.votes is not None:
         if outcome.votes.get(name) is False and arch in (Archetype.DOMINANT, Archetype.RESERVED):
@@ -151,15 +210,12 @@ def _rule(
                 f"{name} proposed a package that leaves value on the table: an analytical "
                 "persona searches the trade-offs."
             )
-    if ev.incoming_change <= -0.15 and arch is not Archetype.BALANCED:
+    if (ev.incoming_change or 0.0) <= -0.15 and arch is not Archetype.BALANCED:
         return Archetype.BALANCED, (
             f"Others cooled toward {name} ({ev.incoming_change:+.2f}): a balanced persona "
             "repairs the relationships."
         )
-    return None, (
-        f"{name} took part ({ev.turns}/{ev.rounds} rounds, S {ev.emotion_end:.2f}) "
-        "without a failure pattern; keep."
-    )
+    return None, f"{spoke} without a failure pattern; keep."
 
 
 class _Decision(BaseModel):

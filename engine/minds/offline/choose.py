@@ -57,7 +57,8 @@ def candidates(
             sides[a.target] = sides.get(a.target, 0.0) + friend * SIGN[a.stance]
     mediate: set[str] = set()
     if broker:  # a third party outside every faction takes no side and backs both parties
-        mediate = {n for a in spoken if a.stance == "oppose" for n in (a.speaker, a.target)}
+        quarrels = [a for a in spoken if a.stance == "oppose"]
+        mediate = {a.speaker for a in quarrels} | {a.target for a in quarrels if a.target}
         mediate &= rels.keys()
         sides, hit_friends = {}, set()
     analytic = 1.6 if arch is Archetype.ANALYTICAL else 1.0

@@ -19,6 +19,7 @@ from .params import (
     FRIEND_AT,
     FRIEND_HURT,
     HEIDER,
+    INFORM,
     NEGATIVE,
     OUTGROUP,
     PEACE,
@@ -62,9 +63,11 @@ def relation_judgements(
     lens: PriorLens,
     outgroup: frozenset[str] = frozenset(),
     broker: bool = False,
+    news: Sequence[str] = (),
 ) -> dict[str, RelationJudgement]:
     """U_R by rule: direct support/attack, balance through third parties, betrayal,
-    reconciliation."""
+    reconciliation, in-group favoritism, and regard for whoever told me a fact I did not
+    know (``news``: the factual claims new to me)."""
     me = ctx.name
     said_of: dict[str, list[Action]] = {}  # this round's stances on each agent, by others
     spoken = attacks = 0
@@ -81,7 +84,7 @@ def relation_judgements(
     climate = attacks / spoken if spoken else 0.0
     return {
         other: _judge_edge(
-            ctx, other, acts, lens, said_of.get(other, ()), climate, other in outgroup
+            ctx, other, acts, lens, said_of.get(other, ()), climate, other in outgroup, news
         )
         for other, acts in triggers.items()
     }
@@ -95,6 +98,7 @@ def _judge_edge(
     said_of: Sequence[Action],
     climate: float,
     rival_side: bool,
+    news: Sequence[str],
 ) -> RelationJudgement:
     me = ctx.name
     _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
@@ -158,6 +162,12 @@ def _judge_edge(
         elif a.stance == "neutral":
             delta += 0.01 * warmth
             notes.append((1, f"{other} addressed the group"))
+    told = news and any(
+        c in low for a in acts if a.speaker == other for low in (a.utterance.lower(),) for c in news
+    )
+    if told:  # an informant earns regard (and the credit that regard lends its word)
+        delta += INFORM
+        notes.append((4, f"{other} told me something I did not know"))
     believed = None
     for a in said_of:  # Heider: my friend's enemy is my enemy, my foe's enemy my friend
         credence = lens.credence(a.speaker, rels[a.speaker].fav)

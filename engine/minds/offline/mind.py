@@ -21,7 +21,7 @@ from .choose import candidates, intent
 from .judge import emotion_delta, need_deltas, relation_judgements
 from .lens import NO_LENS, PriorLens
 from .params import BASE_URGENCY, SILENCE_BELOW
-from .speech import utterance
+from .speech import plain, utterance
 
 LABEL = OFFLINE_LABEL
 
@@ -39,7 +39,8 @@ class OfflineMind:
         self._signs: dict[str, dict[str, int]] = {}
         self._scenario: Scenario | None = None
         self._outgroups: dict[str, frozenset[str]] = {}
-        self._affiliated: frozenset[str] = frozenset()
+        self._brokers: frozenset[str] = frozenset()
+        self._claims: tuple[str, ...] = ()
 
     async def ask(self, question: Question[A]) -> A:
         """The rule answer: no model, no record."""
@@ -54,17 +55,39 @@ class OfflineMind:
             self._prior, self._signs = prior, sign_index(prior)
         return PriorLens(**{prior.relation: self._signs.get(ctx.name, {})})
 
+    def _scene(self, scenario: Scenario) -> None:
+        """Per-scenario facts, read once: each agent's out-group, the brokers (outside every
+        faction of a factional scenario) and the factual claims (the agents' evidence)."""
+        if scenario is self._scenario:
+            return
+        factions = scenario.faction_of()
+        self._scenario = scenario
+        self._outgroups = {
+            me: frozenset(n for n, f in factions.items() if f != mine)
+            for me, mine in factions.items()
+        }
+        self._brokers = frozenset(n for n in scenario.names if n not in factions if factions)
+        self._claims = tuple(sorted({plain(e) for a in scenario.agents for e in a.evidence}))
+
     def _outgroup(self, ctx: AgentContext) -> frozenset[str]:
         """The members of factions other than the agent's (none if it has no faction)."""
-        if ctx.scenario is not self._scenario:
-            factions = ctx.scenario.faction_of()
-            self._scenario = ctx.scenario
-            self._outgroups = {
-                me: frozenset(n for n, f in factions.items() if f != mine)
-                for me, mine in factions.items()
-            }
-            self._affiliated = frozenset(factions)
+        self._scene(ctx.scenario)
         return self._outgroups.get(ctx.name, frozenset())
+
+    def _broker(self, ctx: AgentContext) -> bool:
+        """Whether the agent stands outside every faction of a factional scenario."""
+        self._scene(ctx.scenario)
+        return ctx.name in self._brokers
+
+    def _news(self, ctx: AgentContext) -> tuple[str, ...]:
+        """The factual claims the agent neither holds nor heard before this round."""
+        self._scene(ctx.scenario)
+        if not self._claims:
+            return ()
+        persona = ctx.persona
+        known = {plain(p) for p in (*persona.talking_points, *persona.evidence)}
+        said = " ".join(a.utterance for past in ctx.history for a in past.actions).lower()
+        return tuple(c for c in self._claims if c not in known and c not in said)
 
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
@@ -130,8 +153,7 @@ class OfflineMind:
         self, ctx: AgentContext, last: list[Action], attackers: set[str]
     ) -> list[tuple[float, Stance, str, Mode]]:
         """The weighted candidate acts (:func:`.choose.candidates`)."""
-        outgroup = self._outgroup(ctx)
-        broker = bool(ctx.scenario.factions) and ctx.name not in self._affiliated
+        outgroup, broker = self._outgroup(ctx), self._broker(ctx)
         return candidates(ctx, self._lens(ctx), outgroup, last, attackers, broker)
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
@@ -150,9 +172,10 @@ class OfflineMind:
     ) -> dict[str, RelationJudgement]:
         """U_R by rule: direct support/attack, balance through third parties, betrayal,
         reconciliation."""
-        outgroup = self._outgroup(ctx)
-        broker = bool(ctx.scenario.factions) and ctx.name not in self._affiliated
-        return relation_judgements(ctx, triggers, self._lens(ctx), outgroup, broker)
+        outgroup, broker = self._outgroup(ctx), self._broker(ctx)
+        return relation_judgements(
+            ctx, triggers, self._lens(ctx), outgroup, broker, self._news(ctx)
+        )
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""

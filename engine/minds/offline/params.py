@@ -56,6 +56,8 @@ FORGIVE = 0.25
 #: In-group favoritism (Krackhardt & Stern): toward another faction's members attacks are
 #: likelier (1 + OUTGROUP)x and reaching out rarer (1 - OUTGROUP)x.
 OUTGROUP = 0.4
+#: Regard gained by whoever tells me a factual claim (a scenario's evidence) I did not know.
+INFORM = 0.05
 #: A member of another faction pressing its case to the group cools me by this much.
 ADVOCACY = 0.02
 FLIP: dict[Stance, Stance] = {"support": "oppose", "oppose": "support", "neutral": "neutral"}

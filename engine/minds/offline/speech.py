@@ -75,6 +75,11 @@ def utterance(ctx: AgentContext, decision: Decision, rng: random.Random) -> str:
     return text
 
 
+def plain(text: str) -> str:
+    """A point as utterances are searched for it: lower case, no trailing stop."""
+    return text.rstrip(". ").lower()
+
+
 def _said(ctx: AgentContext) -> str:
     """Everything the agent itself said earlier, to avoid repeating a point."""
     return " ".join(
