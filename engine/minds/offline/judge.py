@@ -4,6 +4,7 @@ on how an agent feels about what it saw."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ...lexicon import sentiment
 from ...rules import MAX_FAV_DELTA, RIVAL_AT
@@ -13,7 +14,6 @@ from ...trusted import trusted
 from ..base import AgentContext, RelationJudgement
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
-    ADVOCACY,
     FOE_AT,
     FORGIVE,
     FRIEND_AT,
@@ -57,17 +57,29 @@ FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
 _judgement = trusted(RelationJudgement)
 
 
+@dataclass(frozen=True)
+class Standing:
+    """Where an agent stands in its scenario when it judges: the members of other factions,
+    whether it is a broker (outside every faction of a factional scenario: it takes no side
+    in others' quarrels), and the factual claims it has not yet heard (``news``)."""
+
+    outgroup: frozenset[str] = frozenset()
+    broker: bool = False
+    news: tuple[str, ...] = ()
+
+
+UNAFFILIATED = Standing()
+
+
 def relation_judgements(
     ctx: AgentContext,
     triggers: dict[str, list[Action]],
     lens: PriorLens,
-    outgroup: frozenset[str] = frozenset(),
-    broker: bool = False,
-    news: Sequence[str] = (),
+    standing: Standing = UNAFFILIATED,
 ) -> dict[str, RelationJudgement]:
     """U_R by rule: direct support/attack, balance through third parties, betrayal,
     reconciliation, in-group favoritism, and regard for whoever told me a fact I did not
-    know (``news``: the factual claims new to me)."""
+    know."""
     me = ctx.name
     said_of: dict[str, list[Action]] = {}  # this round's stances on each agent, by others
     spoken = attacks = 0
@@ -79,13 +91,11 @@ def relation_judgements(
             attacks += 1
         elif a.stance == "neutral":
             continue
-        if a.target in triggers and not broker:  # a broker does not take sides (Heider)
+        if a.target in triggers and not standing.broker:  # a broker takes no side (Heider)
             said_of.setdefault(a.target, []).append(a)
     climate = attacks / spoken if spoken else 0.0
     return {
-        other: _judge_edge(
-            ctx, other, acts, lens, said_of.get(other, ()), climate, other in outgroup, news
-        )
+        other: _judge_edge(ctx, other, acts, lens, said_of.get(other, ()), climate, standing)
         for other, acts in triggers.items()
     }
 
@@ -97,14 +107,14 @@ def _judge_edge(
     lens: PriorLens,
     said_of: Sequence[Action],
     climate: float,
-    rival_side: bool,
-    news: Sequence[str],
+    standing: Standing,
 ) -> RelationJudgement:
     me = ctx.name
     _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
     rels = ctx.state.relations
     rel = rels[other]
     warm = ATTITUDE_LENS * lens.attitude[other] if other in lens.attitude else 0.0
+    rival_side = other in standing.outgroup
     bias = OUTGROUP if rival_side else 0.0  # in-group favoritism (Krackhardt & Stern)
     delta, override = 0.0, None
     notes: list[tuple[int, str]] = []
@@ -145,7 +155,7 @@ def _judge_edge(
                         else f"{other} spoke to me",
                     )
                 )
-        elif a.target in rels:
+        elif a.target in rels and not standing.broker:
             friend = rels[a.target].fav
             if a.stance == "oppose" and friend >= FRIEND_AT:
                 delta -= FRIEND_HURT * friend * thin
@@ -157,11 +167,11 @@ def _judge_edge(
                 delta -= 0.05
                 notes.append((3, f"{other} sided with {a.target}"))
         elif a.stance == "neutral" and rival_side:
-            delta -= ADVOCACY
             notes.append((2, f"{other} pressed the other side's case"))
         elif a.stance == "neutral":
             delta += 0.01 * warmth
             notes.append((1, f"{other} addressed the group"))
+    news = standing.news
     told = news and any(
         c in low for a in acts if a.speaker == other for low in (a.utterance.lower(),) for c in news
     )
@@ -174,6 +184,8 @@ def _judge_edge(
         if credence < 0 and a.stance == "oppose":
             continue
         if credence:
+            if a.speaker in standing.outgroup:
+                credence *= 1.0 - OUTGROUP
             delta += HEIDER * credence * SIGN[a.stance]
             believed = a if credence > 0 else believed
     if believed is not None:

@@ -18,7 +18,7 @@ from ..base import A, AgentContext, RelationJudgement, TokenSink
 from ..planner import plan
 from ..question import Question
 from .choose import candidates, intent
-from .judge import emotion_delta, need_deltas, relation_judgements
+from .judge import Standing, emotion_delta, need_deltas, relation_judgements
 from .lens import NO_LENS, PriorLens
 from .params import BASE_URGENCY, SILENCE_BELOW
 from .speech import plain, utterance
@@ -172,10 +172,8 @@ class OfflineMind:
     ) -> dict[str, RelationJudgement]:
         """U_R by rule: direct support/attack, balance through third parties, betrayal,
         reconciliation."""
-        outgroup, broker = self._outgroup(ctx), self._broker(ctx)
-        return relation_judgements(
-            ctx, triggers, self._lens(ctx), outgroup, broker, self._news(ctx)
-        )
+        standing = Standing(self._outgroup(ctx), self._broker(ctx), self._news(ctx))
+        return relation_judgements(ctx, triggers, self._lens(ctx), standing)
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""

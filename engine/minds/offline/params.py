@@ -58,7 +58,5 @@ FORGIVE = 0.25
 OUTGROUP = 0.4
 #: Regard gained by whoever tells me a factual claim (a scenario's evidence) I did not know.
 INFORM = 0.05
-#: A member of another faction pressing its case to the group cools me by this much.
-ADVOCACY = 0.02
 FLIP: dict[Stance, Stance] = {"support": "oppose", "oppose": "support", "neutral": "neutral"}
 SIGN = {"support": 1, "oppose": -1, "neutral": 0}
