@@ -68,8 +68,12 @@ def remember(memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int) -
     entries = [*memory, entry]
     now = entry.round
     while len(entries) > capacity:
-        scores = [retention(e, now) for e in entries]
-        del entries[scores.index(min(scores))]  # the first lowest: the oldest of a tie
+        victim, lowest = 0, None
+        for k, e in enumerate(entries):
+            score = retention(e, now)
+            if lowest is None or score < lowest:
+                victim, lowest = k, score
+        del entries[victim]
     return entries
 
 
