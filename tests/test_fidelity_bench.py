@@ -57,11 +57,27 @@ async def test_scenarios_one_seed_two_scenarios(fidelity, capsys):
 
 
 async def test_tasks_full_and_ablation_cells(fidelity, capsys):
-    (result,) = await fidelity.play_tasks(["student-council"], seeds=1, recast_episodes=1)
+    (result,) = await fidelity.play_tasks(
+        ["student-council"], seeds=1, recast_episodes=1, sessions=2
+    )
     assert set(result.cells) == {
         (init, mode) for init in ("hetero", "random") for mode in ("full", "ablation")
     }
-    for start, final in result.cells.values():
-        assert start in (0.0, 100.0) and final in (0.0, 100.0)
-    fidelity.print_tasks([result], 1, 1)
-    assert "| student-council | hetero |" in capsys.readouterr().out
+    for start, finals in result.cells.values():
+        assert start in (0.0, 100.0) and len(finals) == 2
+        assert all(final in (0.0, 100.0) for final in finals)
+    for init in ("hetero", "random"):
+        full, ablation = result.cells[(init, "full")][1], result.cells[(init, "ablation")][1]
+        assert result.final(init, "full") == sum(full) / 2
+        assert result.session_wins(init) == (sum(f > a for f, a in zip(full, ablation)), 2)
+    fidelity.print_tasks([result], 1, 1, 2)
+    out = capsys.readouterr().out
+    assert "| student-council | hetero |" in out and "mean over 2 session(s)" in out
+
+
+async def test_tasks_without_recasting(fidelity, capsys):
+    (result,) = await fidelity.play_tasks(["student-council"], seeds=1, recast_episodes=0)
+    assert all(finals == [] for _, finals in result.cells.values())
+    assert result.final("hetero", "full") is None
+    fidelity.print_tasks([result], 1, 0)
+    assert "| – | – |" in capsys.readouterr().out

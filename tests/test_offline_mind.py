@@ -6,6 +6,7 @@ and a baseline run with the same seed differ only by the intervention's conseque
 
 from __future__ import annotations
 
+import math
 import re
 import statistics
 from collections import Counter
@@ -14,7 +15,7 @@ from dataclasses import replace
 import pytest
 
 from engine import ForcedAction, Mode, OfflineMind, Simulation, Status, load_library
-from engine.metrics import metrics_series
+from engine.metrics import metrics_series, repair_counts
 from engine.minds.base import AgentContext, PastRound
 from engine.priors import Prior, parse_prior
 from engine.rules import RIVAL_AT, initial_state
@@ -551,6 +552,132 @@ async def test_rivals_across_faction_lines_are_reached_out_to_less():
     assert reached["a"] > reached["b"]
 
 
+def factions(sc: Scenario, **sides: list[str]) -> Scenario:
+    return sc.model_copy(update={"factions": sides})
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_the_other_factions_support_counts_less_its_attacks_hurt_more(seed):
+    """In-group favoritism in judgements (Krackhardt & Stern)."""
+    got = {}
+    for side in ("a", "b"):
+        jo = {"a": [], "b": [], side: ["Jo"]}
+        sc = factions(trio(), a=["Ivy", "Kit", *jo["a"]], b=["Lu", *jo["b"]])
+        backed = await first_round(sc, seed, says("Jo", "Ivy", "support"))
+        hit = await first_round(sc, seed, says("Jo", "Ivy", "oppose"))
+        got[side] = (fav(backed, "Ivy", "Jo"), fav(hit, "Ivy", "Jo"))
+    assert got["a"][0] > got["b"][0] > 0.0
+    assert got["b"][1] < got["a"][1] < 0.0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_the_other_side_pressing_its_case_keeps_a_grudge_alive(seed):
+    """An unrenewed grudge fades (agreeable Ivy); a rival of another faction that keeps
+    pressing its side's case renews it."""
+
+    def cast(jo_side: str) -> Scenario:
+        sc = make_scenario(
+            [
+                {"name": "Ivy", "archetype": "agreeable"},
+                {"name": "Jo", "archetype": "balanced"},
+                {"name": "Kit", "archetype": "balanced"},
+            ],
+            [{"from": "Ivy", "to": "Jo", "fav": -0.3}],
+        )
+        jo = {"a": [], "b": [], jo_side: ["Jo"]}
+        return factions(sc, a=["Ivy", *jo["a"]], b=["Kit", *jo["b"]])
+
+    quiet = (silent("Ivy"), says("Jo", ALL, "neutral"), silent("Kit"))
+    status = {}
+    for side in ("a", "b"):
+        record = await first_round(cast(side), seed, *quiet)
+        status[side] = record.state.agents["Ivy"].relations["Jo"].status
+    assert status == {"a": Status.NEUTRAL, "b": Status.RIVAL}
+
+
+def _broker_scenario(ivy_side: str | None) -> Scenario:
+    """Ivy, a friend of Jo's, in Jo's faction or outside both factions (a broker)."""
+    sc = trio([{"from": "Ivy", "to": "Jo", "fav": 0.6}])
+    sides = {"a": ["Jo"], "b": ["Kit", "Lu"]}
+    if ivy_side:
+        sides[ivy_side].append("Ivy")
+    return factions(sc, **sides)
+
+
+async def test_a_broker_backs_both_parties_of_a_quarrel_and_joins_none():
+    """Pruitt & Kim's third party: outside every faction, Ivy backs both Jo and Kit after
+    their quarrel and never joins her friend Jo's attack; in Jo's faction she takes sides."""
+    picks: dict[str, Counter] = {}
+    for label, side in (("broker", None), ("partisan", "a")):
+        ctx = _ctx_after(_broker_scenario(side), "Ivy", [("Jo", "Kit", "oppose")])
+        picks[label] = Counter(
+            (d.stance, d.target) for d in [await OfflineMind(s).decide(ctx) for s in range(80)]
+        )
+    assert picks["broker"][("support", "Kit")] > picks["partisan"][("support", "Kit")]
+    assert picks["broker"][("oppose", "Kit")] == 0 < picks["partisan"][("oppose", "Kit")]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_a_broker_takes_no_offence_on_a_friends_behalf(seed):
+    got = {}
+    for label, side in (("broker", None), ("partisan", "a")):
+        record = await first_round(_broker_scenario(side), seed, says("Kit", "Jo", "oppose"))
+        got[label] = fav(record, "Ivy", "Kit")
+    assert got["partisan"] < got["broker"] == 0.0
+
+
+def _informants(ivy_knows: bool) -> Scenario:
+    fact = "the well water is poisoned"
+    return make_scenario(
+        [
+            {"name": "Ivy", "archetype": "balanced", "evidence": [fact] if ivy_knows else []},
+            {"name": "Jo", "archetype": "balanced", "evidence": [fact]},
+            {"name": "Kit", "archetype": "balanced"},
+        ]
+    )
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_an_informant_earns_regard_once(seed):
+    """Telling me a fact (a scenario's evidence) I did not know earns regard; a fact I hold,
+    or one I heard before, earns nothing."""
+    tell = ForcedAction(
+        agent="Jo", mode=Mode.PUBLIC, target=ALL, stance="neutral",
+        utterance="Listen: the well water is poisoned.",
+    )  # fmt: skip
+    chat = tell.model_copy(update={"utterance": "Jo has a plan."})
+    told = await first_round(_informants(False), seed, tell)
+    chatted = await first_round(_informants(False), seed, chat)
+    knew = await first_round(_informants(True), seed, tell)
+    assert fav(told, "Ivy", "Jo") > fav(chatted, "Ivy", "Jo") == fav(knew, "Ivy", "Jo")
+    memory = told.state.agents["Ivy"].relations["Jo"].memory[-1]
+    assert "did not know" in memory.summary and memory.importance >= 4
+    sim = Simulation.new(_informants(False), seed=seed)
+    for _ in range(2):
+        sim.force(tell)
+        second = await sim.step()
+    assert "did not know" not in second.state.agents["Ivy"].relations["Jo"].memory[-1].summary
+
+
+async def test_an_unbalanced_triad_becomes_balanced_over_rounds():
+    """Ivy is friends with Jo and Kit, who are enemies (one negative dyad: unbalanced). Her
+    backing carries across (Heider), and the rivals reach out (repair)."""
+    pair = [("Ivy", "Jo", 0.6), ("Ivy", "Kit", 0.6), ("Jo", "Kit", -0.6)]
+    sc = make_scenario(
+        [{"name": n, "archetype": "balanced"} for n in ("Ivy", "Jo", "Kit")],
+        [{"from": a, "to": b, "fav": f} for x, y, f in pair for a, b in ((x, y), (y, x))],
+        rounds=6,
+    )
+    balanced = 0
+    for seed in range(30):
+        sim = Simulation.new(sc, seed=seed)
+        await sim.run()
+        first, *_, last = metrics_series(sc, [r.state for r in sim.records])
+        assert first.balance == 0.0
+        balanced += last.balance == 100.0
+    assert balanced >= 20
+
+
 def _ranks(xs: list[float]) -> list[float]:
     order = sorted(range(len(xs)), key=xs.__getitem__)
     ranks = [0.0] * len(xs)
@@ -569,23 +696,49 @@ def spearman(xs: list[float], ys: list[float]) -> float:
     return statistics.correlation(_ranks(xs), _ranks(ys))
 
 
+SOCIAL = ("hospital", "tavern", "quest", "solar-farm", "demolition")
+
+
+async def conflict_trends(seeds: int) -> tuple[dict[str, float], float]:
+    """Spearman rho of final Fav, balance and repair against conflict rank over the five
+    scenario means (repair pooled over runs from edge counts, App. D: the paper's own
+    statistic), and the mean change of balance from round 0 to T."""
+    means: dict[str, list[float]] = {"mean_fav": [], "balance": [], "repair": []}
+    moved = []
+    for name in SOCIAL:
+        sc = load_library(name)
+        finals: dict[str, list[float]] = {"mean_fav": [], "balance": []}
+        repaired = deteriorated = 0
+        for seed in range(seeds):
+            sim = Simulation.new(sc, seed=seed)
+            await sim.run()
+            states = [r.state for r in sim.records]
+            first, last = metrics_series(sc, states)[:: sc.rounds]
+            for metric, values in finals.items():
+                values.append(getattr(last, metric))
+            fixed, fell = repair_counts(states)
+            repaired, deteriorated = repaired + fixed, deteriorated + fell
+            moved.append(abs(last.balance - first.balance))
+        for metric, values in finals.items():
+            means[metric].append(statistics.fmean(values))
+        means["repair"].append(repaired / deteriorated if deteriorated else math.nan)
+    ranks = [load_library(n).conflict for n in SOCIAL]
+    rho = {}
+    for metric, values in means.items():
+        pairs = [(c, v) for c, v in zip(ranks, values, strict=True) if not math.isnan(v)]
+        rho[metric] = spearman([c for c, _ in pairs], [v for _, v in pairs])
+    return rho, statistics.fmean(moved)
+
+
 async def test_conflict_lowers_favorability_balance_and_repair():
     """Sociodrama Tab. 1 by mechanism: across the five social scenarios in rising conflict,
     final favorability, balance and repair all fall, and balance moves during the run."""
-    finals: dict[str, list[tuple[int, float]]] = {"mean_fav": [], "balance": [], "repair": []}
-    moved = []
-    for name in ("hospital", "tavern", "quest", "solar-farm", "demolition"):
-        sc = load_library(name)
-        for seed in range(10):
-            sim = Simulation.new(sc, seed=seed)
-            await sim.run()
-            first, last = metrics_series(sc, [r.state for r in sim.records])[:: sc.rounds]
-            for metric, pairs in finals.items():
-                value = getattr(last, metric)
-                if value is not None:
-                    pairs.append((sc.conflict, value))
-            assert last.balance is not None and first.balance is not None
-            moved.append(abs(last.balance - first.balance))
-    rho = {m: spearman([c for c, _ in p], [v for _, v in p]) for m, p in finals.items()}
-    assert rho["mean_fav"] < -0.7 and rho["balance"] < -0.5 and rho["repair"] < -0.5, rho
-    assert statistics.fmean(moved) > 10.0
+    rho, moved = await conflict_trends(10)
+    assert all(r <= -0.9 for r in rho.values()), rho
+    assert moved > 10.0
+
+
+@pytest.mark.slow
+async def test_conflict_ordering_is_exact_over_twenty_seeds():
+    rho, _ = await conflict_trends(20)
+    assert rho == pytest.approx({"mean_fav": -1.0, "balance": -1.0, "repair": -1.0})
