@@ -270,21 +270,42 @@ def _repair_counts(hostile_by_state: Sequence[list[int]]) -> list[tuple[int, int
     """(repaired, deteriorated) at every state, from each state's hostile-edge masks."""
     if not hostile_by_state:
         return []
-    n = len(hostile_by_state[0])
-    everyone = [((1 << n) - 1) & ~(1 << i) for i in range(n)]
-    was_friendly = [0] * n
-    fell = [0] * n
-    counts = []
-    for hostile in hostile_by_state:
+    counter = RepairCounter(len(hostile_by_state[0]))
+    return [counter.add(hostile) for hostile in hostile_by_state]
+
+
+class RepairCounter:
+    """Repair counted state by state, so a run's metrics never need its earlier states:
+    ``fell[i]`` masks the edges i -> j that deteriorated so far, ``was_friendly[i]`` those
+    that were neutral or ally at some state so far (agents in the states' order)."""
+
+    __slots__ = ("_everyone", "fell", "was_friendly")
+
+    def __init__(
+        self, n: int, fell: list[int] | None = None, was_friendly: list[int] | None = None
+    ) -> None:
+        self._everyone = [((1 << n) - 1) & ~(1 << i) for i in range(n)]
+        self.fell = list(fell) if fell is not None else [0] * n
+        self.was_friendly = list(was_friendly) if was_friendly is not None else [0] * n
+
+    def add(self, hostile: list[int]) -> tuple[int, int]:
+        """Take the next state's hostile masks; (repaired, deteriorated) at that state."""
+        fell, was_friendly = self.fell, self.was_friendly
         repaired = deteriorated = 0
         for i, mask in enumerate(hostile):
-            friendly = everyone[i] & ~mask
+            friendly = self._everyone[i] & ~mask
             fell[i] |= mask & was_friendly[i]
             was_friendly[i] |= friendly
             deteriorated += fell[i].bit_count()
             repaired += (fell[i] & friendly).bit_count()
-        counts.append((repaired, deteriorated))
-    return counts
+        return repaired, deteriorated
+
+
+def round_metrics(scenario: Scenario, state: WorldState, counter: RepairCounter) -> Metrics:
+    """The metrics of the next state of a run whose earlier states ``counter`` has taken
+    (it takes this one too): what :func:`compute_metrics` gives over all the states."""
+    edges = _edges(state)
+    return _metrics(scenario, state, edges, _percent(*counter.add(edges.hostile)))
 
 
 def _percent(part: int, whole: int) -> float | None:
