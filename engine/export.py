@@ -1,18 +1,27 @@
-"""Tidy (long-format) CSV export of a saved run, one row per observation."""
+"""Tidy (long-format) CSV export of a saved run, one row per observation.
+
+The run is read one round at a time and every table is written as it goes, so memory stays
+flat however long the run is; each CSV is written to a temporary file beside its target and
+all of them are renamed into place at the end.
+"""
 
 from __future__ import annotations
 
 import csv
-import io
-from collections.abc import Iterable, Sequence
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
+from typing import IO
 
 from .errors import SaveError
-from .metrics import metrics_series
+from .history import History
+from .metrics import Metrics, RepairCounter, round_metrics
 from .needs import CATEGORY_OF
 from .runmeta import RunMeta
 from .state import RoundRecord
-from .store import atomic_write_text
 from .textsafe import csv_row
 
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -94,126 +103,117 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _transcript(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    for r in records:
-        for a in sorted(r.actions, key=lambda a: (a.order is None, a.order or 0)):
+def _transcript(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+    for a in sorted(r.actions, key=lambda a: (a.order is None, a.order or 0)):
+        yield (
+            run_id,
+            r.round,
+            a.order if a.order is not None else "",
+            a.speaker,
+            a.mode.value,
+            a.target or "",
+            a.stance,
+            a.urgency,
+            a.intent,
+            a.utterance,
+            int(a.forced),
+        )
+
+
+def _events(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+    for e in r.events:
+        yield run_id, r.round, e.source, ";".join(e.private_to or []), e.text
+
+
+def _emotions(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+    deltas = {c.agent: c.delta for c in r.emotion_changes}
+    for name, agent in r.state.agents.items():
+        yield run_id, r.round, name, agent.emotion, deltas.get(name, 0.0)
+
+
+def _relations(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+    changes = {(c.source, c.target): c for c in r.relation_changes}
+    for source, agent in r.state.agents.items():
+        for target, rel in agent.relations.items():
+            c = changes.get((source, target))
             yield (
                 run_id,
                 r.round,
-                a.order if a.order is not None else "",
-                a.speaker,
-                a.mode.value,
-                a.target or "",
-                a.stance,
-                a.urgency,
-                a.intent,
-                a.utterance,
-                int(a.forced),
+                source,
+                target,
+                rel.fav,
+                rel.status.value,
+                c.delta if c else 0.0,
+                c.override.value if c and c.override else "",
+                c.importance if c else "",
+                c.summary if c else "",
             )
 
 
-def _events(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    for r in records:
-        for e in r.events:
-            yield run_id, r.round, e.source, ";".join(e.private_to or []), e.text
-
-
-def _emotions(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    for r in records:
-        deltas = {c.agent: c.delta for c in r.emotion_changes}
-        for name, agent in r.state.agents.items():
-            yield run_id, r.round, name, agent.emotion, deltas.get(name, 0.0)
-
-
-def _relations(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    for r in records:
-        changes = {(c.source, c.target): c for c in r.relation_changes}
-        for source, agent in r.state.agents.items():
-            for target, rel in agent.relations.items():
-                c = changes.get((source, target))
-                yield (
-                    run_id,
-                    r.round,
-                    source,
-                    target,
-                    rel.fav,
-                    rel.status.value,
-                    c.delta if c else 0.0,
-                    c.override.value if c and c.override else "",
-                    c.importance if c else "",
-                    c.summary if c else "",
-                )
-
-
-def _needs(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    for r in records:
-        for name, agent in r.state.agents.items():
-            for need, v in agent.needs.items():
-                yield (
-                    run_id,
-                    r.round,
-                    name,
-                    CATEGORY_OF.get(need, ""),
-                    need,
-                    v.current,
-                    v.expected,
-                    max(0.0, v.expected - v.current),
-                )
-
-
-def _metrics(meta: RunMeta, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    series = metrics_series(meta.scenario, [r.state for r in records])
-    for r, m in zip(records, series, strict=True):
-        for metric, value in m.as_row().items():
-            yield meta.run_id, r.round, metric, "" if value is None else value
-
-
-def _llm_calls(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    for r in records:
-        for c in r.llm_calls:
+def _needs(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+    for name, agent in r.state.agents.items():
+        for need, v in agent.needs.items():
             yield (
                 run_id,
                 r.round,
-                c.key,
-                c.purpose,
-                c.agent,
-                c.model,
-                c.structured,
-                c.outcome,
-                c.attempts,
-                c.prompt_tokens,
-                c.completion_tokens,
-                c.cost_usd,
-                c.latency_s,
-                c.error or "",
-                ";".join(c.missing),
+                name,
+                CATEGORY_OF.get(need, ""),
+                need,
+                v.current,
+                v.expected,
+                max(0.0, v.expected - v.current),
             )
 
 
-def _usage(run_id: str, records: Sequence[RoundRecord]) -> Iterable[tuple]:
-    for r in records:
-        if r.usage is not None:
-            u = r.usage
-            yield (
-                run_id,
-                r.round,
-                u.judge_mode,
-                u.calls,
-                u.prompt_tokens,
-                u.completion_tokens,
-                u.cost_usd,
-                u.retries,
-                u.repairs,
-                u.reasks,
-                u.fallbacks,
-                u.errors,
-                u.structured,
-                u.structured_fallbacks,
-                u.missing_edges,
-            )
+def _metrics(run_id: str, m: Metrics) -> Iterator[tuple]:
+    for metric, value in m.as_row().items():
+        yield run_id, m.round, metric, "" if value is None else value
 
 
-def _surveys(run_id: str, rows: list[dict]) -> Iterable[tuple]:
+def _llm_calls(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+    for c in r.llm_calls:
+        yield (
+            run_id,
+            r.round,
+            c.key,
+            c.purpose,
+            c.agent,
+            c.model,
+            c.structured,
+            c.outcome,
+            c.attempts,
+            c.prompt_tokens,
+            c.completion_tokens,
+            c.cost_usd,
+            c.latency_s,
+            c.error or "",
+            ";".join(c.missing),
+        )
+
+
+def _usage(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+    if r.usage is not None:
+        u = r.usage
+        yield (
+            run_id,
+            r.round,
+            u.judge_mode,
+            u.calls,
+            u.prompt_tokens,
+            u.completion_tokens,
+            u.cost_usd,
+            u.retries,
+            u.repairs,
+            u.reasks,
+            u.fallbacks,
+            u.errors,
+            u.structured,
+            u.structured_fallbacks,
+            u.missing_edges,
+        )
+
+
+def _surveys(run_id: str, rows: list[dict]) -> Iterator[tuple]:
     for r in rows:
         yield (
             run_id,
@@ -228,49 +228,102 @@ def _surveys(run_id: str, rows: list[dict]) -> Iterable[tuple]:
         )
 
 
-def _ratings(run_id: str, rows: list[dict]) -> Iterable[tuple]:
+def _ratings(run_id: str, rows: list[dict]) -> Iterator[tuple]:
     for r in rows:
         yield run_id, r["agent"], r["criterion"], r["score"], r["evidence"], r["rater"]
 
 
+#: The tables with rows in every round, and how a round's rows are made.
+PER_ROUND = {
+    "transcript": _transcript,
+    "events": _events,
+    "emotions": _emotions,
+    "relations": _relations,
+    "needs": _needs,
+    "llm_calls": _llm_calls,
+    "usage": _usage,
+}
+
+
 def export_run(
     meta: RunMeta,
-    records: Sequence[RoundRecord],
+    history: Sequence[RoundRecord],
     out: Path,
     measurements: dict[str, list[dict]] | None = None,
 ) -> list[Path]:
-    """Write the CSVs of a run into ``out``; returns the paths written.
+    """Write the CSVs of a run (its rounds, round 0 first) into ``out``; returns the paths
+    written. The metrics come from a :class:`History`'s index, or are computed from the
+    states as they stream by.
 
     The LLM tables hold only their header for runs of the offline model.
     """
     run_id = meta.run_id
-    tables = {
-        "transcript": _transcript(run_id, records),
-        "events": _events(run_id, records),
-        "emotions": _emotions(run_id, records),
-        "relations": _relations(run_id, records),
-        "needs": _needs(run_id, records),
-        "metrics": _metrics(meta, records),
-        "llm_calls": _llm_calls(run_id, records),
-        "usage": _usage(run_id, records),
-        "surveys": _surveys(run_id, (measurements or {}).get("surveys", [])),
-        "ratings": _ratings(run_id, (measurements or {}).get("ratings", [])),
-    }
+    created = not out.exists()
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
-    written = []
-    for name in COLUMNS:
-        rows = tables[name]
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\n")
-        writer.writerow(COLUMNS[name])
-        writer.writerows(map(csv_row, rows))
-        path = out / f"{name}.csv"
-        try:
-            atomic_write_text(path, buffer.getvalue())
-        except OSError as err:
-            raise SaveError(f"{path}: cannot write ({err.strerror})") from None
-        written.append(path)
-    return written
+    paths = {name: out / f"{name}.csv" for name in COLUMNS}
+    temps: dict[str, Path] = {}
+    done = False
+    try:
+        with ExitStack() as stack:
+            writers = {}
+            for name, path in paths.items():
+                handle = stack.enter_context(_temporary(path, temps))
+                writers[name] = csv.writer(handle, lineterminator="\n")
+                writers[name].writerow(COLUMNS[name])
+            for record, metrics in zip(history, _metrics_of(meta, history), strict=True):
+                for name, rows in PER_ROUND.items():
+                    writers[name].writerows(map(csv_row, rows(run_id, record)))
+                writers["metrics"].writerows(map(csv_row, _metrics(run_id, metrics)))
+            taken = measurements or {}
+            writers["surveys"].writerows(map(csv_row, _surveys(run_id, taken.get("surveys", []))))
+            writers["ratings"].writerows(map(csv_row, _ratings(run_id, taken.get("ratings", []))))
+        for name, temp in temps.items():
+            os.replace(temp, paths[name])
+        done = True
+    except OSError as err:
+        raise SaveError(f"--out {out}: cannot write ({err.strerror})") from None
+    finally:
+        for temp in temps.values():
+            temp.unlink(missing_ok=True)
+        if not done and created:
+            shutil.rmtree(out, ignore_errors=True)
+    return list(paths.values())
+
+
+def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord]) -> Iterator[Metrics]:
+    if isinstance(history, History):
+        yield from history.metrics_series()
+        return
+    counter: RepairCounter | None = None
+    for record in history:
+        counter = counter or RepairCounter(len(record.state.agents))
+        yield round_metrics(meta.scenario, record.state, counter)
+
+
+@contextmanager
+def _temporary(path: Path, temps: dict[str, Path]) -> Iterator[IO[str]]:
+    """A hidden temporary file beside ``path`` (noted in ``temps``), on disk when the block
+    ends."""
+    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    temps[path.stem] = Path(name)
+    os.chmod(name, 0o666 & ~_umask())  # mkstemp's 0600, made what a new file would get
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+        yield handle
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def _umask() -> int:
+    """The process's umask, read without changing it where ``/proc`` shows it."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

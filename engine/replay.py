@@ -27,7 +27,7 @@ class ReplayResult:
 async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -> ReplayResult:
     """Replay ``run_id`` into a new saved run, re-applying its interventions round by round."""
     meta = store.read_meta(run_id)
-    records = store.read_rounds(run_id)
+    recorded = store.history(run_id, meta)
     spec = meta.mind
     if isinstance(spec, Offline):
         mind: Mind = OfflineMind(meta.seed)
@@ -37,7 +37,7 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
         # Replaying recorded exchanges costs nothing: the run's caps (perhaps lowered
         # after the recorded rounds were played) must not stop the replay part-way.
         uncapped = spec.model_copy(update={"max_calls": None, "budget_usd": None})
-        mind = replay_mind(uncapped, (c for r in records for c in r.llm_calls))
+        mind = replay_mind(uncapped, recorded.llm_calls())
     sim = Simulation.new(
         meta.scenario,
         seed=meta.seed,
@@ -49,7 +49,7 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
         scenario_ref=meta.scenario_ref,
     )
     try:
-        for record in records[1:]:
+        for record in recorded.logs(1):
             for a in record.actions:
                 if a.forced:
                     sim.force(
@@ -71,7 +71,7 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
         raise
     diverged = [
         old.round
-        for old, new in zip(records, sim.records, strict=True)
+        for old, new in zip(recorded, sim.history, strict=True)
         if old.state != new.state or old.actions != new.actions
     ]
-    return ReplayResult(sim=sim, rounds=len(records) - 1, diverged=diverged)
+    return ReplayResult(sim=sim, rounds=len(recorded) - 1, diverged=diverged)

@@ -14,7 +14,9 @@ from .priors import Prior
 from .scenario import Archetype, Scenario
 from .state import Pending, ScenarioEvent
 
-FORMAT_VERSION = 2
+#: 3: round files hold a round's changes, with a keyframe now and then, and a run has an
+#: index (engine/rounds.py, engine/runfiles.py); 2: every round file held the full state.
+FORMAT_VERSION = 3
 
 
 class ExperimentLink(BaseModel):
@@ -113,6 +115,28 @@ class RunMeta(BaseModel):
         return self.model_copy(update={"model": spec.model, "llm": llm})
 
 
+class ScenarioHead(BaseModel):
+    """A scenario's id and title, read without validating the rest of it."""
+
+    model_config = ConfigDict(extra="ignore")
+    id: str = ""
+    title: str = ""
+
+
+class RunHead(BaseModel):
+    """What ``list`` shows of a run, read from run.json without validating the rest."""
+
+    model_config = ConfigDict(extra="ignore")
+    format_version: int
+    run_id: str = ""
+    name: str = ""
+    created: str = ""
+    scenario: ScenarioHead = ScenarioHead()
+    total_rounds: int = 0
+    model: str = "offline"
+    parent: Lineage | None = None
+
+
 def now_iso() -> str:
     """Current UTC time, ISO 8601, seconds precision."""
     return datetime.now(UTC).replace(microsecond=0).isoformat()
@@ -154,6 +178,7 @@ def fork(
     parent = Lineage(run_id=meta.run_id, round=at_round)
     return meta.model_copy(
         update={
+            "format_version": FORMAT_VERSION,
             "run_id": new_id,
             "name": name or f"{meta.name or meta.run_id} @ {at_round}",
             "created": now_iso(),

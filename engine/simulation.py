@@ -31,15 +31,17 @@ from .events import (
     TokenStreamed,
 )
 from .gamemaster import narrate
+from .history import History
 from .lexicon import infer_stance
 from .limits import check_rounds
 from .llm.settings import LLMSettings
-from .metrics import Metrics, compute_metrics
+from .metrics import Metrics, RepairCounter, round_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
 from .priors import Prior, check_agents
 from .records import RoundUsage, main_failure
+from .rounds import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round_file
 from .rules import (
     can_observe,
     initial_state,
@@ -47,7 +49,16 @@ from .rules import (
     speaking_order,
     validate_action,
 )
-from .runmeta import ExperimentLink, Lineage, RunMeta, Snapshot, TaskOutcome, now_iso
+from .runfiles import RunFiles
+from .runmeta import (
+    FORMAT_VERSION,
+    ExperimentLink,
+    Lineage,
+    RunMeta,
+    Snapshot,
+    TaskOutcome,
+    now_iso,
+)
 from .scenario import Scenario
 from .state import (
     Action,
@@ -64,25 +75,35 @@ from .updates import update_agent
 
 #: How many earlier rounds an agent's context carries.
 HISTORY_WINDOW = 3
+#: Rounds a saved run holds in memory; older ones are read from the save when asked.
+HELD_ROUNDS = HISTORY_WINDOW + 1
 
 Listener = Callable[[SimEvent], None]
 
 
 class Simulation:
-    """One run: its scenario, mind, state history and (optionally) its save."""
+    """One run: its scenario, mind, history and (optionally) its save.
+
+    A saved run holds its current state and last :data:`HELD_ROUNDS` rounds in memory;
+    :attr:`history` reads older rounds from the save when asked.
+    """
 
     def __init__(
         self,
         meta: RunMeta,
-        records: list[RoundRecord],
+        history: History,
+        counter: RepairCounter,
         mind: Mind,
         store: SaveStore | None = None,
         lock: FileLock | None = None,
+        files: RunFiles | None = None,
     ) -> None:
         self.meta = meta
-        self.records = records
+        self.history = history
         self.mind = mind
         self.store = store
+        self._counter = counter
+        self._files = files
         self._lock = lock
         self._listeners: list[Listener] = []
         self._pause = False
@@ -138,12 +159,20 @@ class Simulation:
         # The mind first: a bad model string or a missing key leaves no run folder behind.
         brain = make_mind(mind, seed) if isinstance(mind, Offline | LLMSettings) else mind
         meta = meta.with_mind(brain.spec)
-        first = RoundRecord(round=0, state=initial_state(scenario))
-        lock = None
-        if store is not None:
-            store.create(meta, first)
-            lock = store.lock(run_id)
-        return cls(meta, [first], brain, store, lock)
+        state = initial_state(scenario)
+        first = RoundRecord(round=0, state=state)
+        counter = RepairCounter(len(state.agents))
+        metrics = round_metrics(scenario, state, counter)
+        if store is None:
+            history = History.in_memory(first, RoundSummary(round=0, metrics=metrics))
+            return cls(meta, history, counter, brain)
+        marks = RepairMarks.of(counter, list(state.agents))
+        entry = store.create(meta, round_file(state, first, metrics, marks))
+        lock = store.lock(run_id)
+        files = store.files(run_id)
+        files.index_complete = True
+        history = History.saved(files, [entry], [first], HELD_ROUNDS)
+        return cls(meta, history, counter, brain, store, lock, files)
 
     @classmethod
     def resume(
@@ -157,7 +186,10 @@ class Simulation:
         meta = store.read_meta(run_id)
         lock = store.lock(run_id)
         try:
-            records = store.read_rounds(run_id)
+            files = store.files(run_id)
+            entries = files.load_index(meta.scenario)
+            window, counter = files.tail(entries, HELD_ROUNDS, meta.scenario)
+            history = History.saved(files, entries, window, HELD_ROUNDS)
             if isinstance(mind, Offline | LLMSettings):
                 if mind != meta.mind:
                     meta = meta.with_mind(mind)
@@ -166,8 +198,8 @@ class Simulation:
             if mind is None:
                 mind = make_mind(meta.mind, meta.seed)
                 # Caps count the whole run, not just this process.
-                mind.count_recorded(c for r in records for c in r.llm_calls)
-            sim = cls(meta, records, mind, store, lock)
+                mind.count_recorded(history.llm_calls())
+            sim = cls(meta, history, counter, mind, store, lock, files)
         except BaseException:
             lock.release()
             raise
@@ -201,14 +233,19 @@ class Simulation:
         return self.meta.scenario
 
     @property
+    def records(self) -> History:
+        """The run's rounds: :attr:`history` under the name it had when it was a list."""
+        return self.history
+
+    @property
     def round(self) -> int:
         """Rounds finished so far."""
-        return self.records[-1].round
+        return len(self.history) - 1
 
     @property
     def state(self) -> WorldState:
         """State after the last finished round."""
-        return self.records[-1].state
+        return self.history[-1].state
 
     @property
     def total_rounds(self) -> int:
@@ -233,7 +270,7 @@ class Simulation:
         upto = self.round if round_no is None else round_no
         if not 0 <= upto <= self.round:
             raise SocialsimError(f"round {upto} is outside 0..{self.round}")
-        return compute_metrics(self.scenario, [r.state for r in self.records[: upto + 1]])
+        return self.history.metrics(upto)
 
     # -- control -----------------------------------------------------------------------
 
@@ -358,6 +395,7 @@ class Simulation:
                 "extend it or branch it to go on"
             )
         taken = self.pending
+        before = self.state
         # An offline round allocates tens of thousands of acyclic objects in a burst of CPU
         # work: collect after it. (LLM rounds wait on the network; leave the GC alone.)
         collecting = gc.isenabled() and self.meta.llm is None
@@ -380,12 +418,15 @@ class Simulation:
                     "usage": RoundUsage.of(calls, self.mind.judge_mode),
                 }
             )
-        if self.store is not None:
-            self.store.append_round(self.run_id, record)
-        self.records.append(record)
+        counter = RepairCounter(len(before.agents), self._counter.fell, self._counter.was_friendly)
+        metrics = round_metrics(self.scenario, record.state, counter)
+        if self._files is not None:
+            summary: RoundSummary = self._save(self._files, before, record, metrics, counter)
+        else:
+            summary = RoundSummary(round=record.round, metrics=metrics, usage=record.usage)
+        self.history.append(record, summary)
+        self._counter = counter
         self._note_structured_modes()
-        # Finished rounds live for the whole run: keep the cyclic GC from rescanning them.
-        gc.freeze()
         if taken.forced or taken.events or self.pending is not taken:
             # Interventions queued while the round ran are kept for the next one.
             self._set_pending(
@@ -399,6 +440,27 @@ class Simulation:
             self._emit(RunFinished(run_id=self.run_id, round=record.round))
         self._stop_if_degraded(record)
         return record
+
+    def _save(
+        self,
+        files: RunFiles,
+        before: WorldState,
+        record: RoundRecord,
+        metrics: Metrics,
+        counter: RepairCounter,
+    ) -> IndexEntry:
+        """Write the round's file (a keyframe every :data:`KEYFRAME_EVERY` rounds). The
+        first round a process writes completes the index first if it lacked rounds, and
+        moves a format-2 run to format 3."""
+        if not files.index_complete:
+            files.write_index(self.history.index_entries())
+        if self.meta.format_version < FORMAT_VERSION:
+            self.meta = self.meta.model_copy(update={"format_version": FORMAT_VERSION})
+            self._save_meta()
+        marks = None
+        if record.round % KEYFRAME_EVERY == 0:
+            marks = RepairMarks.of(counter, list(record.state.agents))
+        return files.write(round_file(before, record, metrics, marks))
 
     # -- degraded rounds (issue 11) -----------------------------------------------------
 

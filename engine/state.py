@@ -148,8 +148,8 @@ class Pending(_Model):
     events: list[ScenarioEvent] = []
 
 
-class RoundRecord(_Model):
-    """Everything that happened in one round and the state after it."""
+class RoundLog(_Model):
+    """Everything that happened in one round: what a round file holds, minus the state."""
 
     round: int
     events: list[ScenarioEvent] = []
@@ -157,6 +157,11 @@ class RoundRecord(_Model):
     emotion_changes: list[EmotionChange] = []
     relation_changes: list[RelationChange] = []
     need_deltas: dict[str, dict[str, float]] = {}
-    state: WorldState
     llm_calls: list[LLMCall] = []
     usage: RoundUsage | None = None
+
+
+class RoundRecord(RoundLog):
+    """Everything that happened in one round and the state after it."""
+
+    state: WorldState

@@ -1,15 +1,20 @@
-"""Run saves: one folder per run, tinydb JSON files written atomically.
+"""Run saves: one folder per run, JSON files written atomically.
 
 Layout of ``<saves>/<run-id>/``::
 
-    run.json            run metadata (scenario snapshot, seed, lineage, pending interventions)
-    rounds/000000.json  the initial state (round 0)
-    rounds/000001.json  one file per finished round: actions, updates, state after it
-    .lock               held by the process that runs the simulation
+    run.json                  run metadata (tinydb document: scenario snapshot, seed,
+                              lineage, pending interventions)
+    rounds/000000.json.gz     round 0: the initial state (a keyframe)
+    rounds/000001.json.gz     one file per finished round: what changed (engine/rounds.py)
+    index.jsonl               one line per round: metrics, usage, file size and checksum
+    .lock                     held by the process that runs the simulation
 
-tinydb rewrites a whole file on every write, so every round gets its own small file:
-autosave cost stays flat however long the run grows, and a kill at any moment leaves
-every finished round readable (each file is replaced atomically, never edited in place).
+Each round has its own small file written once and replaced atomically, so autosave cost
+stays flat however long the run grows and a kill at any moment leaves every finished round
+readable. A branch hard-links its parent's round files (they are never written again) and
+writes its fork round as a keyframe, so it costs the same at round 200 as at round 2 and
+stays readable when the parent is deleted. Format-2 runs (``rounds/NNNNNN.json``, the full
+state in every file) read as they are; engine/runfiles.py reads and writes a run's rounds.
 """
 
 from __future__ import annotations
@@ -20,25 +25,29 @@ import re
 import secrets
 import shutil
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from filelock import FileLock, Timeout
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict
 from tinydb.storages import Storage
 
+from .atomic import atomic_write_text
 from .errors import RunLockedError, SaveError
-from .runmeta import FORMAT_VERSION, Lineage, RunMeta, fork
+from .history import History
+from .metrics import Metrics
+from .rounds import IndexEntry, Keyframe, RepairMarks, RoundFile
+from .runfiles import ROUNDS_DIR, RunFiles, parse_json, read_bytes
+from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, fork
 from .scenario import Scenario
 from .state import RoundRecord
 
 META_FILE = "run.json"
-ROUNDS_DIR = "rounds"
 LOCK_FILE = ".lock"
 MEASURE_FILE = "measurements.json"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
-_ROUND_FILE = re.compile(r"^(\d{6})\.json$")
 
 
 def check_run_id(run_id: str) -> str:
@@ -51,21 +60,6 @@ def check_run_id(run_id: str) -> str:
 def default_saves_dir() -> Path:
     """``$SOCIALSIM_SAVES`` if set, else ``./saves``."""
     return Path(os.environ.get("SOCIALSIM_SAVES") or "saves")
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` so readers see the old or the new file, never a mix."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class AtomicJSONStorage(Storage):
@@ -98,37 +92,44 @@ class AtomicJSONStorage(Storage):
         atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
 
 
-def _read_doc(path: Path, table: str) -> dict[str, Any]:
-    """The single document of a one-document tinydb file."""
-    if not path.is_file():
-        raise SaveError(f"{path}: missing save file")
-    tables = AtomicJSONStorage(path, create=False).read() or {}
-    rows = tables.get(table)
-    if not isinstance(rows, dict) or len(rows) != 1:
-        raise SaveError(f"{path}: not a socialsim save file (no single {table!r} record)")
+class _HeadDoc(BaseModel):
+    """run.json as tinydb writes it, table ``run``, read for its head only."""
+
+    model_config = ConfigDict(extra="ignore")
+    run: dict[str, RunHead]
+
+
+class _MetaDoc(BaseModel):
+    """run.json as tinydb writes it: table ``run`` holding one document."""
+
+    model_config = ConfigDict(extra="ignore")
+    run: dict[str, RunMeta]
+
+
+def _single(rows: dict[str, Any], path: Path) -> Any:
+    """The one document of a one-document tinydb table."""
+    if len(rows) != 1:
+        raise SaveError(f"{path}: not a socialsim save file (no single 'run' record)")
     ((doc_id, doc),) = rows.items()
-    if not doc_id.isdigit() or not isinstance(doc, dict):
-        raise SaveError(f"{path}: not a socialsim save file (malformed {table!r} record)")
+    if not doc_id.isdigit():
+        raise SaveError(f"{path}: not a socialsim save file (malformed 'run' record)")
     return doc
 
 
-def _write_doc(path: Path, table: str, doc: BaseModel) -> None:
-    """Write a one-document tinydb file (table -> {"1": doc}) in a single atomic replace."""
-    body = doc.model_dump_json(by_alias=True)
-    atomic_write_text(path, f'{{"{table}":{{"1":{body}}}}}')
+def _read_head(path: Path) -> RunHead:
+    """run.json's head; a save written by a newer format is refused here."""
+    head: RunHead = _single(parse_json(_HeadDoc, read_bytes(path), path, "save").run, path)
+    if head.format_version > FORMAT_VERSION:
+        raise SaveError(
+            f"{path}: written by a newer socialsim (save format {head.format_version}; "
+            f"this version reads up to {FORMAT_VERSION})"
+        )
+    return head
 
 
-M = TypeVar("M", bound=BaseModel)
-
-
-def _validated(model: type[M], doc: dict[str, Any], path: Path, what: str) -> M:
-    """Validate a loaded document; a mismatch is one SaveError naming file and field."""
-    try:
-        return model.model_validate(doc)
-    except ValidationError as err:
-        first = err.errors()[0]
-        loc = ".".join(str(p) for p in first["loc"])
-        raise SaveError(f"{path}: invalid {what} ({loc}: {first['msg']})") from None
+def _write_meta(path: Path, meta: RunMeta) -> None:
+    """Write run.json (table -> {"1": meta}) in a single atomic replace."""
+    atomic_write_text(path, f'{{"run":{{"1":{meta.model_dump_json(by_alias=True)}}}}}')
 
 
 class RunListing(BaseModel):
@@ -145,6 +146,40 @@ class RunListing(BaseModel):
     total_rounds: int = 0
     model: str = ""
     parent: Lineage | None = None
+    #: The metrics after the last round (None when the index does not hold them yet).
+    metrics: Metrics | None = None
+
+
+def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
+    """(rounds done, metrics after the last) of a run, its round files checked against
+    its index by size; a format-2 run without an index has its last round read."""
+    numbers = files.numbers()
+    entries, _ = files.index_lines()
+    if not entries:
+        files.read(numbers[-1])
+        return numbers[-1], None
+    if len(entries) > len(numbers):
+        raise SaveError(f"{files.rounds}: rounds are missing (the index lists {len(entries)})")
+    for e in entries:
+        path = files.existing_path(e.round)
+        try:
+            size = path.stat().st_size
+        except OSError as err:
+            raise SaveError(f"{path}: unreadable ({err.strerror})") from None
+        if size != e.size:
+            raise SaveError(
+                f"{path}: damaged round file ({size:,} bytes; the index says {e.size:,})"
+            )
+    return numbers[-1], entries[-1].metrics if len(entries) == len(numbers) else None
+
+
+def _link(source: Path, folder: Path) -> None:
+    """Hard-link ``source`` into ``folder``; copy it where the file system cannot link
+    (another device, no link support, too many links)."""
+    try:
+        os.link(source, folder / source.name)
+    except OSError:
+        shutil.copyfile(source, folder / source.name)
 
 
 class SaveStore:
@@ -180,12 +215,15 @@ class SaveStore:
 
     # -- writing ---------------------------------------------------------------------
 
-    def create(self, meta: RunMeta, initial: RoundRecord) -> None:
-        """Create a run folder holding its metadata and round-0 state."""
-        self._materialize(meta, [initial])
+    def create(self, meta: RunMeta, first: RoundFile) -> IndexEntry:
+        """Create a run folder holding its metadata and round 0 (a keyframe)."""
+        entries: list[IndexEntry] = []
+        self._materialize(meta, lambda files: entries.append(files.write(first)))
+        return entries[0]
 
-    def _materialize(self, meta: RunMeta, records: list[RoundRecord]) -> None:
-        """Build a run folder in a hidden staging folder, then rename it into place."""
+    def _materialize(self, meta: RunMeta, fill: Callable[[RunFiles], object]) -> None:
+        """Build a run folder in a hidden staging folder (its metadata, then ``fill`` writes
+        its rounds), then rename it into place."""
         target = self.run_dir(meta.run_id)
         if target.exists():
             raise SaveError(f"{target}: a run with id {meta.run_id!r} already exists")
@@ -195,10 +233,9 @@ class SaveStore:
         except OSError as err:
             raise SaveError(f"{self.root}: cannot create a run here ({err.strerror})") from None
         try:
-            _write_doc(staging / META_FILE, "run", meta)
-            for record in records:
-                path = staging / ROUNDS_DIR / f"{record.round:06d}.json"
-                _write_doc(path, "round", record)
+            _write_meta(staging / META_FILE, meta)
+            (staging / ROUNDS_DIR).mkdir()
+            fill(RunFiles(staging))
             os.rename(staging, target)
         except OSError as err:
             raise SaveError(f"{target}: cannot create run ({err.strerror})") from None
@@ -208,16 +245,11 @@ class SaveStore:
 
     def write_meta(self, meta: RunMeta) -> None:
         """Replace a run's metadata atomically."""
-        path = self.run_dir(meta.run_id) / META_FILE
-        _write_doc(path, "run", meta)
+        _write_meta(self.run_dir(meta.run_id) / META_FILE, meta)
 
-    def append_round(self, run_id: str, record: RoundRecord) -> None:
-        """Persist one finished round in its own file (atomic)."""
-        path = self.run_dir(run_id) / ROUNDS_DIR / f"{record.round:06d}.json"
-        try:
-            _write_doc(path, "round", record)
-        except OSError as err:
-            raise SaveError(f"{path}: cannot write round ({err.strerror})") from None
+    def files(self, run_id: str) -> RunFiles:
+        """The round files and index of a run."""
+        return RunFiles(self.run_dir(run_id))
 
     def lock(self, run_id: str) -> FileLock:
         """Take the run's lock, or fail at once if another process holds it."""
@@ -239,46 +271,35 @@ class SaveStore:
         path = folder / META_FILE
         if not folder.is_dir():
             raise SaveError(f"no run {run_id!r} in {self.root}")
-        doc = _read_doc(path, "run")
-        version = doc.get("format_version")
-        if not isinstance(version, int):
-            raise SaveError(f"{path}: not a socialsim save file (no format_version)")
-        if version > FORMAT_VERSION:
-            raise SaveError(
-                f"{path}: written by a newer socialsim (save format {version}; "
-                f"this version reads up to {FORMAT_VERSION})"
-            )
-        meta = _validated(RunMeta, doc, path, "save")
+        _read_head(path)
+        meta: RunMeta = _single(parse_json(_MetaDoc, read_bytes(path), path, "save").run, path)
         # A copied or renamed folder is its own run: never write into the original.
         return meta if meta.run_id == run_id else meta.model_copy(update={"run_id": run_id})
 
     def round_numbers(self, run_id: str) -> list[int]:
         """Numbers of the round files present, checked to be contiguous from 0."""
-        folder = self.run_dir(run_id) / ROUNDS_DIR
-        if not folder.is_dir():
-            raise SaveError(f"{folder}: missing rounds folder")
-        numbers = sorted(
-            int(m.group(1)) for p in folder.iterdir() if (m := _ROUND_FILE.match(p.name))
-        )
-        if numbers != list(range(len(numbers))) or not numbers:
-            raise SaveError(f"{folder}: rounds are missing (found {numbers[:12]})")
-        return numbers
+        return self.files(run_id).numbers()
+
+    def history(self, run_id: str, meta: RunMeta | None = None) -> History:
+        """A saved run's rounds, read lazily (see :class:`~engine.history.History`)."""
+        meta = meta or self.read_meta(run_id)
+        files = self.files(run_id)
+        return History.saved(files, files.load_index(meta.scenario))
+
+    #: The name :meth:`history` had when it returned a list.
+    read_rounds = history
 
     def read_round(self, run_id: str, number: int) -> RoundRecord:
-        """One round record, validated."""
-        path = self.run_dir(run_id) / ROUNDS_DIR / f"{number:06d}.json"
-        doc = _read_doc(path, "round")
-        record = _validated(RoundRecord, doc, path, "round record")
-        if record.round != number:
-            raise SaveError(f"{path}: holds round {record.round}, expected {number}")
-        return record
-
-    def read_rounds(self, run_id: str) -> list[RoundRecord]:
-        """Every saved round of a run, round 0 first."""
-        return [self.read_round(run_id, n) for n in self.round_numbers(run_id)]
+        """One round's record, with the state after it."""
+        history = self.history(run_id)
+        if not 0 <= number < len(history):
+            raise SaveError(f"run {run_id!r} has rounds 0..{len(history) - 1}, not {number}")
+        return history[number]
 
     def list_runs(self) -> list[RunListing]:
-        """Every entry of the saves folder; unreadable ones are listed with a reason."""
+        """Every entry of the saves folder; unreadable ones are listed with a reason.
+        Reads each run's metadata head and index, and checks the size of every round
+        file against the index; no round file is read (a format-2 run's last one is)."""
         if not self.root.is_dir():
             return []
         rows: list[RunListing] = []
@@ -293,21 +314,22 @@ class SaveStore:
         if not entry.is_dir() or not _RUN_ID.fullmatch(name):
             return RunListing(run_id=name, ok=False, reason="not a socialsim run folder")
         try:
-            meta = self.read_meta(name)
-            done = len(self.round_numbers(name)) - 1
-            self.read_round(name, done)
+            head = _read_head(entry / META_FILE)
+            files = RunFiles(entry)
+            done, metrics = _check_rounds(files)
         except SaveError as err:
             return RunListing(run_id=name, ok=False, reason=str(err))
         return RunListing(
             run_id=name,
-            name=meta.name,
-            title=meta.scenario.title,
-            scenario_id=meta.scenario.id,
-            created=meta.created,
+            name=head.name,
+            title=head.scenario.title,
+            scenario_id=head.scenario.id,
+            created=head.created,
             rounds_done=done,
-            total_rounds=meta.total_rounds,
-            model=meta.model,
-            parent=meta.parent,
+            total_rounds=head.total_rounds,
+            model=head.model,
+            parent=head.parent,
+            metrics=metrics,
         )
 
     # -- measurements (post hoc; never part of the run's state) -------------------------
@@ -344,23 +366,41 @@ class SaveStore:
         scenario: Scenario | None = None,
         intervention: str | None = None,
     ) -> RunMeta:
-        """A new run holding copies of rounds 0..at_round; readable without its parent.
+        """A new run holding rounds 0..at_round; readable without its parent.
 
-        ``intervention`` names one of the scenario's ready-made interventions: its events
-        are scheduled from the fork on (its round 1 is the first round after the fork).
+        Rounds before the fork are hard links to the parent's files (copies where the file
+        system cannot link); the fork round is written as a keyframe. ``intervention``
+        names one of the scenario's ready-made interventions: its events are scheduled
+        from the fork on (its round 1 is the first round after the fork).
         """
         meta = self.read_meta(run_id)
-        done = len(self.round_numbers(run_id)) - 1
+        parent = self.files(run_id)
+        entries = parent.load_index(meta.scenario)
+        done = len(entries) - 1
         if not 0 <= at_round <= done:
             raise SaveError(
                 f"--at {at_round}: run {run_id!r} has rounds 0..{done}; cannot branch there"
             )
-        records = [self.read_round(run_id, n) for n in range(at_round + 1)]
         new_id = check_run_id(new_id) if new_id else self.new_run_id(meta.scenario.id or "run")
         child = fork(
             meta, at_round, new_id, name=name, scenario=scenario, intervention=intervention
         )
-        self._materialize(child, records)
+        (last,), counter = parent.tail(entries[: at_round + 1], 1, meta.scenario)
+        names = list(last.state.agents)
+        fork_file = parent.read(at_round, entries[at_round]).model_copy(
+            update={
+                "metrics": entries[at_round].metrics,
+                "keyframe": Keyframe(state=last.state, repair=RepairMarks.of(counter, names)),
+            }
+        )
+
+        def fill(files: RunFiles) -> None:
+            for n in range(at_round):
+                _link(parent.existing_path(n), files.rounds)
+            files.write_index(entries[:at_round])
+            files.write(fork_file)
+
+        self._materialize(child, fill)
         return child
 
     def delete(self, run_id: str) -> None:

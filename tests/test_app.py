@@ -12,7 +12,6 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is importe
 
 import asyncio
 import io
-import json
 import re
 import sys
 import time
@@ -29,6 +28,7 @@ from engine import Action, Mode, OfflineMind, SaveStore, SocialsimError
 from engine.events import AgentSpoke, TokenStreamed
 from engine.llm.settings import LLMSettings
 from engine.records import main_failure
+from engine.runfiles import RunFiles
 from engine.runmeta import Lineage
 from tui import cli
 from tui.app import SocialsimApp, build_app
@@ -116,11 +116,9 @@ def run_dir(app: SocialsimApp) -> Path:
 
 def saved_rounds(folder: Path) -> list[int]:
     """Round numbers stored in a run folder, each file checked to hold its own round."""
-    numbers = []
-    for path in sorted((folder / "rounds").glob("*.json")):
-        doc = json.loads(path.read_text(encoding="utf-8"))["round"]["1"]
-        assert doc["round"] == int(path.stem), path
-        numbers.append(doc["round"])
+    files = RunFiles(folder)
+    numbers = files.numbers()
+    assert [files.read(n).round for n in numbers] == numbers
     return numbers
 
 
@@ -248,7 +246,7 @@ async def test_run_to_the_end_then_step_warns(saves: Path) -> None:
         assert saved_rounds(run_dir(app)) == list(range(10))
         await press_and_settle(pilot, "n")
         assert app.sim.round == 9
-        assert not (run_dir(app) / "rounds" / "000010.json").exists()
+        assert not (run_dir(app) / "rounds" / "000010.json.gz").exists()
         assert any(sev == "warning" and "finished" in msg for sev, msg in notes)
 
 

@@ -39,4 +39,4 @@ def test_main_screen_after_one_step(snap_compare, tmp_path: Path, size: tuple[in
     app = make_app(tmp_path / "saves")
     assert snap_compare(app, terminal_size=size, run_before=step_once)
     assert app.sim.round == 1
-    assert (tmp_path / "saves" / "snapshot-run" / "rounds" / "000001.json").is_file()
+    assert (tmp_path / "saves" / "snapshot-run" / "rounds" / "000001.json.gz").is_file()

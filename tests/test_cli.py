@@ -12,6 +12,7 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is importe
 
 import asyncio
 import csv
+import gzip
 import json
 import re
 import subprocess
@@ -70,9 +71,10 @@ def snapshot(folder: Path) -> dict[str, bytes | None]:
     }
 
 
-def round_files(run_dir: Path) -> dict[str, object]:
+def round_files(run_dir: Path) -> dict[str, dict]:
     """The parsed round files of a run folder, by file name."""
-    return {p.name: json.loads(p.read_text()) for p in sorted((run_dir / "rounds").glob("*.json"))}
+    files = sorted((run_dir / "rounds").glob("*.json.gz"))
+    return {p.name: json.loads(gzip.decompress(p.read_bytes())) for p in files}
 
 
 @pytest.fixture(autouse=True)
@@ -149,7 +151,7 @@ def test_run_prints_a_summary_per_round_and_saves_the_run(socialsim, saves: Path
     assert "r1: round 2/2 saved in" in out
     run_dir = saves / "r1"
     assert (run_dir / "run.json").is_file()
-    assert sorted(round_files(run_dir)) == ["000000.json", "000001.json", "000002.json"]
+    assert sorted(round_files(run_dir)) == ["000000.json.gz", "000001.json.gz", "000002.json.gz"]
     shown = socialsim("show", "r1")
     assert shown.code == 0, shown.err
     assert f"{load_library(lib_id).title} [{lib_id}]" in shown.out
@@ -157,7 +159,7 @@ def test_run_prints_a_summary_per_round_and_saves_the_run(socialsim, saves: Path
     round1 = out[out.index("Round 1/2") : out.index("Round 2/2")]
     spoken = [
         a
-        for a in round_files(run_dir)["000001.json"]["round"]["1"]["actions"]
+        for a in round_files(run_dir)["000001.json.gz"]["actions"]
         if a["order"] is not None
     ]
     assert spoken
@@ -176,7 +178,7 @@ def test_run_quiet_prints_only_the_final_lines(socialsim, saves: Path, scenario_
     assert lines[0].startswith("q: round 2/2 saved in")
     assert "offline rule-based model" in lines[0]
     assert lines[1].startswith("Fav ")
-    assert (saves / "q" / "rounds" / "000002.json").is_file()
+    assert (saves / "q" / "rounds" / "000002.json.gz").is_file()
 
 
 def test_run_accepts_a_toml_path_and_defaults_to_the_scenario_rounds(
@@ -355,13 +357,22 @@ def test_branch_then_resume_the_branch(socialsim, saves: Path, finished: str):
     assert result.out.strip() == "kid: branched from base at round 1"
     assert re.search(r"^kid\s.*base@1\s+what if", socialsim("list").out, re.M)
     before = round_files(saves / "base")
-    assert round_files(saves / "kid") == {k: before[k] for k in ("000000.json", "000001.json")}
+    kid = round_files(saves / "kid")
+    assert sorted(kid) == ["000000.json.gz", "000001.json.gz"]
+    assert kid["000000.json.gz"] == before["000000.json.gz"]
+    # the fork round is the parent's, written as a keyframe
+    assert kid["000001.json.gz"]["keyframe"]["state"]["round"] == 1
+    assert {**kid["000001.json.gz"], "keyframe": None} == before["000001.json.gz"]
 
     resumed = socialsim("resume", "kid", "--rounds", "1")
     assert resumed.code == 0, resumed.err
     assert "Round 2/2" in resumed.out and "Round 1/2" not in resumed.out
     assert "kid: round 2/2 saved" in resumed.out
-    assert sorted(round_files(saves / "kid")) == ["000000.json", "000001.json", "000002.json"]
+    assert sorted(round_files(saves / "kid")) == [
+        "000000.json.gz",
+        "000001.json.gz",
+        "000002.json.gz",
+    ]
     shown = socialsim("show", "kid")
     assert re.search(r"lineage\s+base@1 → kid", shown.out), shown.out
     # The parent is untouched.
@@ -449,7 +460,7 @@ def _corrupt_meta(saves: Path) -> None:
 
 
 def _truncate_round(saves: Path) -> None:
-    path = saves / "base" / "rounds" / "000002.json"
+    path = saves / "base" / "rounds" / "000002.json.gz"
     path.write_bytes(path.read_bytes()[:200])
 
 
@@ -500,8 +511,12 @@ def test_bad_scenario_is_one_error_line(
 
 SAVE_ERRORS = {
     "corrupt-meta": (_corrupt_meta, ["show", "base"], ["run.json", "corrupt"]),
-    "truncated-round": (_truncate_round, ["show", "base"], ["000002.json", "truncated"]),
-    "truncated-export": (_truncate_round, ["export", "base", "--out", "{tmp}/x"], ["000002.json"]),
+    "truncated-round": (_truncate_round, ["show", "base"], ["000002.json.gz", "damaged"]),
+    "truncated-export": (
+        _truncate_round,
+        ["export", "base", "--out", "{tmp}/x"],
+        ["000002.json.gz"],
+    ),
     "newer-format": (_newer_format, ["show", "base"], ["run.json", "newer socialsim", "format"]),
     "branch-past-end": (None, ["branch", "base", "--at", "99"], ["--at 99", "0..2"]),
     "branch-traversal": (None, ["branch", "base", "--at", "1", "--run-id", "../x"], ["'../x'"]),

@@ -262,7 +262,7 @@ def test_llm_run_end_to_end(clean: Run, tmp_path: Path, net: NetLog) -> None:
     assert "clean: round 3/3 saved in" in clean.result.out
     assert "(openai/stub)" in clean.result.out
     assert sorted(p.name for p in (clean.dir / "rounds").iterdir()) == [
-        f"{n:06d}.json" for n in range(4)
+        f"{n:06d}.json.gz" for n in range(4)
     ]
 
     records = clean.records()
@@ -596,7 +596,7 @@ def test_bad_llm_input_is_one_clean_line(
         assert not folder.exists()
         return
     # The run was created (round 0), but the round that could not be played is not saved.
-    assert sorted(p.name for p in (folder / "rounds").iterdir()) == ["000000.json"]
+    assert sorted(p.name for p in (folder / "rounds").iterdir()) == ["000000.json.gz"]
     assert SaveStore(saves).read_rounds(run_id)[-1].round == 0
     assert_unlocked(folder)
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from conftest import CliResult
 
-from engine import SaveStore, Simulation
+from engine import FORMAT_VERSION, SaveStore, Simulation
 from engine.replay import replay_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -74,24 +74,36 @@ def test_state_of_a_v2_run_matches_its_export(saves: Path) -> None:
     assert got == [line.rsplit(",", 1)[0] for line in lines[1:]]
 
 
-async def test_resume_a_v2_run_plays_on_like_an_uninterrupted_run(saves: Path) -> None:
+async def test_resume_a_v2_run_plays_on_in_format_3(saves: Path) -> None:
+    """The format-2 files stay as they are; the new rounds are format 3; reopened, every
+    round reads back as it was played, and a second resume of the same save plays the
+    same rounds (the state read from format 2 is the one it saved)."""
+    rounds = saves / "plain" / "rounds"
+    old = {p.name: p.read_bytes() for p in rounds.iterdir()}
+    twin = shutil.copytree(saves / "plain", saves / "twin")
     store = SaveStore(saves)
-    sim = Simulation.resume("plain", store)
-    try:
-        sim.extend(2)
-        await sim.run()
-        resumed = [(r.round, r.state, r.actions) for r in sim.records]
-    finally:
-        sim.close()
-    fresh = Simulation.new(sim.scenario, seed=1, rounds=5)
-    await fresh.run()
-    assert resumed == [(r.round, r.state, r.actions) for r in fresh.records]
-    reopened = Simulation.resume("plain", store)
-    try:
+    played = []
+    for run_id in ("plain", "twin"):
+        sim = Simulation.resume(run_id, store)
+        try:
+            sim.extend(2)
+            await sim.run()
+            played.append(list(sim.records))
+        finally:
+            sim.close()
+    assert played[0] == played[1]
+    assert [r.round for r in played[0]] == [0, 1, 2, 3, 4, 5]
+    assert {p.name: p.read_bytes() for p in rounds.iterdir() if p.name in old} == old
+    assert sorted(p.name for p in rounds.iterdir() if p.name not in old) == [
+        "000004.json.gz",
+        "000005.json.gz",
+    ]
+    assert store.read_meta("plain").format_version == FORMAT_VERSION
+    assert list(store.history("plain")) == played[0]
+    assert store.history(twin.name).metrics_series() == store.history("plain").metrics_series()
+    with Simulation.resume("plain", store) as reopened:
         assert reopened.round == 5
-        assert reopened.state == fresh.state
-    finally:
-        reopened.close()
+        assert reopened.state == played[0][-1].state
 
 
 async def test_pending_intervention_of_a_v2_run_is_played_on_resume(saves: Path) -> None:

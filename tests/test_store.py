@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gzip
 import json
 import os
 import re
@@ -33,6 +34,8 @@ from engine import (
     Simulation,
     SocialsimError,
 )
+from engine.rounds import KEYFRAME_EVERY, RoundFile
+from engine.runfiles import INDEX_FILE
 from engine.runmeta import Lineage
 from engine.state import Pending
 from engine.store import LOCK_FILE, META_FILE, ROUNDS_DIR, check_run_id
@@ -67,7 +70,7 @@ async def played(
         await sim.run(rounds)
     finally:
         sim.close()
-    return sim.records
+    return list(sim.records)
 
 
 def tree(root: Path) -> dict[str, bytes | None]:
@@ -81,7 +84,12 @@ def tree(root: Path) -> dict[str, bytes | None]:
 
 
 def round_path(store: SaveStore, run_id: str, number: int) -> Path:
-    return store.run_dir(run_id) / ROUNDS_DIR / f"{number:06d}.json"
+    return store.run_dir(run_id) / ROUNDS_DIR / f"{number:06d}.json.gz"
+
+
+def read_all(store: SaveStore, run_id: str) -> list[RoundRecord]:
+    """Every round of a saved run, read from the save."""
+    return list(store.history(run_id))
 
 
 def meta_path(store: SaveStore, run_id: str) -> Path:
@@ -117,20 +125,21 @@ def start(code: str, *args: str, stdin: int | None = None) -> subprocess.Popen[s
 async def test_every_step_autosaves_its_round(store: SaveStore, mini: Scenario) -> None:
     sim = Simulation.new(mini, seed=3, store=store, run_id="auto")
     rounds_dir = store.run_dir("auto") / ROUNDS_DIR
-    assert sorted(os.listdir(rounds_dir)) == ["000000.json"]
-    assert store.read_rounds("auto") == sim.records
+    assert sorted(os.listdir(rounds_dir)) == ["000000.json.gz"]
+    assert read_all(store, "auto") == sim.records
     try:
         for n in range(1, mini.rounds + 1):
             record = await sim.step()
             assert record.round == n
             assert sorted(p.name for p in rounds_dir.iterdir()) == [
-                f"{i:06d}.json" for i in range(n + 1)
+                f"{i:06d}.json.gz" for i in range(n + 1)
             ]
-            # one tinydb document per file, holding this round
-            raw = json.loads(round_path(store, "auto", n).read_text(encoding="utf-8"))
-            assert raw["round"]["1"]["round"] == n
+            # gzip'd JSON holding this round; the state only in keyframes
+            raw = json.loads(gzip.decompress(round_path(store, "auto", n).read_bytes()))
+            assert raw["round"] == n
+            assert (raw["keyframe"] is not None) == (n % KEYFRAME_EVERY == 0)
             assert store.read_round("auto", n) == record
-            assert store.read_rounds("auto") == sim.records
+            assert read_all(store, "auto") == sim.records
             row = listing(store)["auto"]
             assert (row.ok, row.rounds_done, row.total_rounds) == (True, n, mini.rounds)
         with pytest.raises(RunFinishedError):
@@ -158,7 +167,7 @@ async def test_resume_continues_like_an_uninterrupted_run(
         assert sim.records == expected
     finally:
         sim.close()
-    assert store.read_rounds("r") == expected
+    assert read_all(store, "r") == expected
 
 
 async def test_extend_is_persisted(store: SaveStore, mini: Scenario) -> None:
@@ -186,24 +195,24 @@ async def test_failed_round_write_keeps_earlier_rounds(
     real_replace = os.replace
 
     def disk_full(src, dst, *args, **kwargs):
-        if Path(dst).name == "000003.json":
+        if Path(dst).name == "000003.json.gz":
             raise OSError(errno.ENOSPC, "No space left on device")
         return real_replace(src, dst, *args, **kwargs)
 
     monkeypatch.setattr(engine.store.os, "replace", disk_full)
     try:
-        with pytest.raises(SaveError, match=r"000003\.json.*No space left"):
+        with pytest.raises(SaveError, match=r"000003\.json\.gz.*No space left"):
             await sim.step()
         assert sim.round == 2
         # no half-written round and no temporary file left behind
         assert tree(store.root) == before
-        assert store.read_rounds("r") == expected[:3]
+        assert read_all(store, "r") == expected[:3]
         row = listing(store)["r"]
         assert (row.ok, row.rounds_done) == (True, 2)
 
         monkeypatch.setattr(engine.store.os, "replace", real_replace)
         assert await sim.step() == expected[3]
-        assert store.read_rounds("r") == expected[:4]
+        assert read_all(store, "r") == expected[:4]
     finally:
         sim.close()
 
@@ -222,36 +231,36 @@ async def test_interrupted_write_leaves_old_file_and_no_temp(
         raise Killed
 
     monkeypatch.setattr(engine.store.os, "replace", killed)
-    fake = records[2].model_copy(update={"round": 3})
+    fake = store.files("r").read(2).model_copy(update={"round": 3})
     with pytest.raises(Killed):
-        store.append_round("r", fake)
+        store.files("r").write(fake)
     meta = store.read_meta("r")
     with pytest.raises(Killed):
         store.write_meta(meta.model_copy(update={"name": "renamed"}))
     monkeypatch.undo()
 
     assert sorted(os.listdir(store.run_dir("r") / ROUNDS_DIR)) == [
-        "000000.json",
-        "000001.json",
-        "000002.json",
+        "000000.json.gz",
+        "000001.json.gz",
+        "000002.json.gz",
     ]
-    assert sorted(os.listdir(store.run_dir("r"))) == [LOCK_FILE, ROUNDS_DIR, META_FILE]
+    assert sorted(os.listdir(store.run_dir("r"))) == [LOCK_FILE, INDEX_FILE, ROUNDS_DIR, META_FILE]
     assert meta_path(store, "r").read_bytes() == meta_before
-    assert store.read_rounds("r") == records
+    assert read_all(store, "r") == records
 
 
 async def test_stray_temp_files_from_a_kill_are_ignored(store: SaveStore, mini: Scenario) -> None:
     expected = await reference(mini, seed=1, rounds=4)
     await played(store, mini, "r", 2, seed=1)
     run = store.run_dir("r")
-    half = round_path(store, "r", 2).read_text(encoding="utf-8")[:40]
-    (run / ROUNDS_DIR / ".000003.json.k1ll3d.tmp").write_text(half, encoding="utf-8")
+    half = round_path(store, "r", 2).read_bytes()[:40]
+    (run / ROUNDS_DIR / ".000003.json.gz.k1ll3d.tmp").write_bytes(half)
     (run / ".run.json.zz9x.tmp").write_text('{"run": {"1": {', encoding="utf-8")
     staging = store.root / ".other.ab12cd"  # a run being created when the kill came
     (staging / ROUNDS_DIR).mkdir(parents=True)
     (staging / META_FILE).write_text("{", encoding="utf-8")
 
-    assert store.read_rounds("r") == expected[:3]
+    assert read_all(store, "r") == expected[:3]
     assert store.round_numbers("r") == [0, 1, 2]
     rows = store.list_runs()
     assert [(row.run_id, row.ok, row.rounds_done) for row in rows] == [("r", True, 2)]
@@ -259,7 +268,7 @@ async def test_stray_temp_files_from_a_kill_are_ignored(store: SaveStore, mini: 
     with Simulation.resume("r", store) as sim:
         assert sim.records == expected[:3]
         assert await sim.step() == expected[3]
-    assert store.read_rounds("r") == expected[:4]
+    assert read_all(store, "r") == expected[:4]
 
 
 @pytest.mark.parametrize("die_after", [1, 2, 3])
@@ -295,7 +304,7 @@ async def test_kill_right_after_any_file_replace_leaves_a_readable_run(
     monkeypatch.undo()
     sim.close()  # a dead process holds no lock
 
-    records = store.read_rounds("r")
+    records = read_all(store, "r")
     assert len(records) in (3, 4)
     assert records == ref.records[: len(records)]
     with Simulation.resume("r", store) as again:
@@ -319,7 +328,7 @@ asyncio.run(main())
 
 
 async def test_sigkilled_writer_leaves_a_consistent_save(store: SaveStore, mini: Scenario) -> None:
-    Simulation.new(mini, seed=5, store=store, run_id="long", rounds=1_000_000).close()
+    Simulation.new(mini, seed=5, store=store, run_id="long", rounds=10_000).close()
     proc = start(LONG_RUN, str(store.root), "long")
     rounds_dir = store.run_dir("long") / ROUNDS_DIR
     try:
@@ -338,20 +347,18 @@ async def test_sigkilled_writer_leaves_a_consistent_save(store: SaveStore, mini:
             proc.stdout.close()
 
     names = sorted(os.listdir(rounds_dir))
-    visible = [n for n in names if re.fullmatch(r"\d{6}\.json", n)]
+    visible = [n for n in names if re.fullmatch(r"\d{6}\.json\.gz", n)]
     # only hidden temporary files may be left over, never a partial round file
     assert all(n.startswith(".") and n.endswith(".tmp") for n in names if n not in visible)
-    assert visible == [f"{i:06d}.json" for i in range(len(visible))]
+    assert visible == [f"{i:06d}.json.gz" for i in range(len(visible))]
     for n in visible:
-        text = (rounds_dir / n).read_text(encoding="utf-8")
-        doc = json.loads(text)
-        assert list(doc.get("round", {})) == ["1"], f"{n} is not a complete round: {text[:200]}"
-        assert RoundRecord.model_validate(doc["round"]["1"]).round == int(n[:6])
+        text = gzip.decompress((rounds_dir / n).read_bytes())
+        assert RoundFile.model_validate_json(text).round == int(n[:6])
 
-    records = store.read_rounds("long")
+    records = read_all(store, "long")
     done = len(records) - 1
     check = min(done, 40)
-    assert records[: check + 1] == await reference(mini, 5, check, total=1_000_000)
+    assert records[: check + 1] == await reference(mini, 5, check, total=10_000)
     row = listing(store)["long"]
     assert (row.ok, row.rounds_done) == (True, done)
 
@@ -359,7 +366,7 @@ async def test_sigkilled_writer_leaves_a_consistent_save(store: SaveStore, mini:
     with Simulation.resume("long", store) as sim:
         assert sim.round == done
         assert (await sim.step()).round == done + 1
-    assert len(store.read_rounds("long")) == done + 2
+    assert len(read_all(store, "long")) == done + 2
 
 
 # -- lock ------------------------------------------------------------------------------
@@ -372,7 +379,7 @@ async def test_open_run_is_locked_in_process(store: SaveStore, mini: Scenario) -
         Simulation.resume("busy", store)
     with pytest.raises(RunLockedError, match="busy"):
         store.delete("busy")
-    assert store.read_rounds("busy") == sim.records
+    assert read_all(store, "busy") == sim.records
     sim.close()
     sim.close()  # closing twice is harmless
 
@@ -413,7 +420,7 @@ async def test_run_locked_by_another_process(store: SaveStore, mini: Scenario) -
         assert "another socialsim process" in str(err.value)
         with pytest.raises(RunLockedError):
             store.delete("shared")
-        assert store.read_rounds("shared") == records  # reading needs no lock
+        assert read_all(store, "shared") == records  # reading needs no lock
         assert listing(store)["shared"].ok
         proc.stdin.write("\n")
         proc.stdin.flush()
@@ -454,8 +461,8 @@ async def test_branch_copies_rounds_and_records_lineage(
     assert child.ancestry == [Lineage(run_id="p", round=2)]
     assert (child.seed, child.scenario, child.total_rounds) == (8, mini, mini.rounds)
     assert store.read_meta(child.run_id) == child
-    assert store.read_rounds(child.run_id) == parent[:3]
-    assert store.read_rounds("p") == parent  # the parent is untouched
+    assert read_all(store, child.run_id) == parent[:3]
+    assert read_all(store, "p") == parent  # the parent is untouched
     row = listing(store)[child.run_id]
     assert (row.ok, row.rounds_done, row.parent, row.name) == (True, 2, child.parent, default)
 
@@ -466,7 +473,7 @@ async def test_branch_outlives_its_parent(store: SaveStore, mini: Scenario) -> N
     store.delete("p")
 
     assert store.read_meta("kid").name == "What if"
-    assert store.read_rounds("kid") == parent[:3]
+    assert read_all(store, "kid") == parent[:3]
     with Simulation.resume("kid", store) as sim:
         assert sim.lineage == [Lineage(run_id="p", round=2)]
         # same scenario and seed, no intervention: it replays the parent's round 3
@@ -507,7 +514,7 @@ async def test_branch_of_a_branch_extends_ancestry(store: SaveStore, mini: Scena
     assert second.ancestry == [Lineage(run_id="root", round=3), Lineage(run_id="b1", round=1)]
     assert second.name == "root @ 3 @ 1"
     assert store.read_meta("b2").ancestry == second.ancestry
-    assert store.read_rounds("b2") == root[:2]
+    assert read_all(store, "b2") == root[:2]
 
 
 async def test_simulation_branch_opens_and_locks_the_child(
@@ -551,7 +558,7 @@ async def test_list_runs_flags_broken_entries_and_keeps_good_ones(
     broken_copy("newer")
     edit_meta_doc(store, "newer", format_version=FORMAT_VERSION + 1)
     shutil.rmtree(broken_copy("no-rounds") / ROUNDS_DIR)
-    (broken_copy("gap") / ROUNDS_DIR / "000002.json").unlink()
+    (broken_copy("gap") / ROUNDS_DIR / "000002.json.gz").unlink()
     (store.root / "notes.txt").write_text("not a run")
     (store.root / "bad name").mkdir()
     (store.root / "-dash").mkdir()
@@ -596,8 +603,8 @@ async def test_list_runs_flags_broken_entries_and_keeps_good_ones(
         assert not rows[entry].ok
         assert rows[entry].reason == "not a socialsim run folder"
     # the good runs still read in full
-    assert len(store.read_rounds("good-a")) == 4
-    assert len(store.read_rounds("good-b")) == 2
+    assert len(read_all(store, "good-a")) == 4
+    assert len(read_all(store, "good-b")) == 2
 
 
 @pytest.mark.parametrize("damage", ["truncated", "empty"])
@@ -612,7 +619,7 @@ async def test_list_runs_flags_a_damaged_round_file(
     last = round_path(store, "hurt", 3)
     last.write_bytes(last.read_bytes()[:60] if damage == "truncated" else b"")
     with pytest.raises(SaveError, match=re.escape(str(last))):
-        store.read_rounds("hurt")
+        read_all(store, "hurt")
 
     rows = listing(store)
     assert rows["good"].ok
@@ -639,7 +646,7 @@ async def test_foreign_json_with_our_table_name_is_a_save_error(
     with pytest.raises(SaveError, match=re.escape(str(meta_path(store, "meta")))):
         store.read_meta("meta")
     with pytest.raises(SaveError, match=re.escape(str(round_path(store, "round", 1)))):
-        store.read_rounds("round")
+        read_all(store, "round")
     rows = listing(store)
     assert rows["good"].ok
     assert not rows["meta"].ok
@@ -695,7 +702,7 @@ async def test_bad_round_file_is_a_save_error_naming_it(
     with pytest.raises(SaveError, match=re.escape(str(path))):
         store.read_round("r", 2)
     with pytest.raises(SaveError, match=re.escape(str(path))):
-        store.read_rounds("r")
+        read_all(store, "r")
     with pytest.raises(SaveError, match=re.escape(str(path))):
         Simulation.resume("r", store)
     store.lock("r").release()  # the failed resume let go of the lock
@@ -708,8 +715,11 @@ async def test_bad_round_file_is_a_save_error_naming_it(
 async def test_round_file_holding_another_round(store: SaveStore, mini: Scenario) -> None:
     await played(store, mini, "r", 3)
     shutil.copyfile(round_path(store, "r", 2), round_path(store, "r", 1))
-    with pytest.raises(SaveError, match=r"000001\.json: holds round 2, expected 1"):
-        store.read_rounds("r")
+    with pytest.raises(SaveError, match=r"000001\.json\.gz: damaged round file"):
+        read_all(store, "r")  # its size and checksum are not the index's
+    (store.run_dir("r") / INDEX_FILE).unlink()
+    with pytest.raises(SaveError, match=r"000001\.json\.gz: holds round 2, expected 1"):
+        read_all(store, "r")
 
 
 async def test_save_from_a_newer_socialsim(store: SaveStore, mini: Scenario) -> None:
@@ -733,7 +743,7 @@ async def test_missing_rounds_are_a_save_error(
     for n in missing:
         round_path(store, "r", n).unlink()
     with pytest.raises(SaveError, match="rounds are missing"):
-        store.read_rounds("r")
+        read_all(store, "r")
     with pytest.raises(SaveError, match="rounds are missing"):
         Simulation.resume("r", store)
     store.lock("r").release()  # not left locked by the failed resume
@@ -757,7 +767,7 @@ async def test_copied_run_folder_never_writes_into_the_original(
         with sim:
             await sim.step()
             sim.inject("Someone knocks.")
-        assert len(store.read_rounds("backup")) == 4
+        assert len(read_all(store, "backup")) == 4
         assert store.read_meta("backup").pending.events[0].text == "Someone knocks."
     assert tree(store.run_dir("orig")) == original
 
@@ -787,7 +797,7 @@ async def test_bad_run_ids_are_rejected(
         store.run_dir(run_id)
     with pytest.raises(SaveError, match="not a plain name"):
         Simulation.new(mini, store=store, run_id=run_id)
-    for call in (store.read_meta, store.delete, store.exists, store.read_rounds):
+    for call in (store.read_meta, store.delete, store.exists, store.history):
         with pytest.raises(SaveError, match="not a plain name"):
             call(run_id)
     assert tree(tmp_path) == before

@@ -31,23 +31,21 @@ def show(
     saves: SavesOpt = None,
 ) -> None:
     """Show a run: lineage, agents, favorability matrix and metrics."""
-    from engine import compute_metrics
-
     from .tables import round_summary, run_overview
 
     store = open_store(saves)
     meta = store.read_meta(run_id)
-    records = store.read_rounds(run_id)
-    if round_no is not None:
-        if not 0 <= round_no < len(records):
-            fail(f"--round {round_no}: run {run_id!r} has rounds 0..{len(records) - 1}")
-        records = records[: round_no + 1]
-    metrics = compute_metrics(meta.scenario, [r.state for r in records])
+    history = store.history(run_id, meta)
+    last = len(history) - 1
+    if round_no is not None and not 0 <= round_no <= last:
+        fail(f"--round {round_no}: run {run_id!r} has rounds 0..{last}")
+    record = history[last if round_no is None else round_no]
+    metrics = history.metrics(record.round)
     console = make_console()
-    if records[-1].round > 0:
-        console.print(round_summary(records[-1], meta.total_rounds, metrics))
+    if record.round > 0:
+        console.print(round_summary(record, meta.total_rounds, metrics))
         console.print()
-    console.print(run_overview(meta, records, metrics))
+    console.print(run_overview(meta, record, metrics))
 
 
 def export(
@@ -60,7 +58,8 @@ def export(
 
     store = open_store(saves)
     meta = store.read_meta(run_id)
-    paths = export_run(meta, store.read_rounds(run_id), out, store.read_measurements(run_id))
+    history = store.history(run_id, meta)
+    paths = export_run(meta, history, out, store.read_measurements(run_id))
     for path in paths:
         typer.echo(str(path))
 

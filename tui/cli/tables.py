@@ -17,6 +17,7 @@ from ..widgets.style import STATUS_GLYPH, fav_style
 if TYPE_CHECKING:
     from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
     from engine.bootstrap import Interval
+    from engine.history import History
     from engine.mind_spec import MindSpec
     from engine.sweep import SweepResult
     from engine.tasks.controller import Iteration
@@ -100,16 +101,17 @@ def fav_matrix(state: WorldState) -> Table:
     return table
 
 
-def run_overview(meta: RunMeta, records: list[RoundRecord], metrics: Metrics) -> RenderableType:
-    """``show``: identity, lineage, pending interventions, agents, matrix, metrics."""
-    state = records[-1].state
+def run_overview(meta: RunMeta, record: RoundRecord, metrics: Metrics) -> RenderableType:
+    """``show``: identity, lineage, pending interventions, agents, matrix, metrics, at the
+    round of ``record``."""
+    state = record.state
     info = Table.grid(padding=(0, 2))
     info.add_column(style="dim")
     info.add_column()
     # User text (names, titles, utterances) is wrapped in Text: never parsed as markup.
     info.add_row("run", Text(meta.run_id + (f"  ({meta.name})" if meta.name else "")))
     info.add_row("scenario", Text(f"{meta.scenario.title} [{meta.scenario_ref}]"))
-    info.add_row("round", f"{records[-1].round}/{meta.total_rounds}")
+    info.add_row("round", f"{record.round}/{meta.total_rounds}")
     info.add_row("mind", Text(mind_name(meta.mind)))
     if meta.structured_modes:
         info.add_row("structured", Text(modes_line(meta.structured_modes)))
@@ -146,12 +148,12 @@ def modes_line(modes: Mapping[str, str]) -> str:
     return ", ".join(f"{model} {mode}" for model, mode in modes.items())
 
 
-def llm_summary(meta: RunMeta, records: list[RoundRecord]) -> RenderableType | None:
+def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     """The end of ``run`` and ``resume``: the run's LLM calls, tokens, cost, how its
     structured answers went and the structured modes (None for a run without LLM calls)."""
     from engine.records import RoundUsage
 
-    usages = [r.usage for r in records if r.usage is not None]
+    usages = history.usages()
     if not usages:
         return None
     summed = [name for name in RoundUsage.model_fields if name != "judge_mode"]
