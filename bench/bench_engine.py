@@ -20,8 +20,8 @@ import argparse
 import asyncio
 import cProfile
 import gc
+import gzip
 import importlib.util
-import json
 import os
 import pstats
 import random
@@ -41,16 +41,20 @@ if str(ROOT) not in sys.path:
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from engine.atomic import atomic_write_bytes  # noqa: E402
+from engine.metrics import Metrics  # noqa: E402
+from engine.rounds import KEYFRAME_EVERY, RepairMarks, RoundFile, round_file  # noqa: E402
+from engine.runfiles import COMPRESSION, RunFiles  # noqa: E402
 from engine.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
 from engine.simulation import Simulation  # noqa: E402
-from engine.state import RoundRecord  # noqa: E402
-from engine.store import SaveStore, atomic_write_text  # noqa: E402
+from engine.state import RoundRecord, WorldState  # noqa: E402
+from engine.store import SaveStore  # noqa: E402
 
 #: Offline round (issue 12): CPU per round at 100 agents, round time at 300.
 ROUND_TARGETS_S = {100: 0.080, 300: 1.0}
 ROUND_SIZES = (5, 30, 100, 300)
 PROFILE_SIZES = (30, 100, 300)
-AUTOSAVE_TARGET_S = 0.050  # append_round at 30 agents
+AUTOSAVE_TARGET_S = 0.050  # writing a round's file at 30 agents
 HELP_TARGET_S = 0.15  # `socialsim --help` wall time (issue 12)
 SIZES = (5, 30, 100)  # autosave
 ARCHETYPES = (
@@ -167,36 +171,47 @@ class SizeRun:
     save_gc_s: list[float]
     save_bytes: list[int]
     last: RoundRecord
+    before: WorldState  # the state before the last round
+    metrics: Metrics  # the metrics after it
 
 
-def record_bytes(record: RoundRecord) -> int:
-    return len(json.dumps(record.model_dump(mode="json"), separators=(",", ":")))
+def encoded(before: WorldState, record: RoundRecord, metrics: Metrics) -> RoundFile:
+    """The round's file as the simulation writes it (a keyframe every KEYFRAME_EVERY rounds;
+    the repair marks' content does not change the cost)."""
+    keyframe = RepairMarks() if record.round % KEYFRAME_EVERY == 0 else None
+    return round_file(before, record, metrics, keyframe)
 
 
-def timed_save(store: SaveStore, run_id: str, record: RoundRecord) -> tuple[float, float]:
-    """Wall time of append_round for ``record`` and the GC pauses inside it."""
+def timed_save(
+    files: RunFiles, before: WorldState, record: RoundRecord, metrics: Metrics
+) -> tuple[float, float]:
+    """Wall time of encoding and writing ``record``'s file (and index line), and the GC
+    pauses inside it."""
     gc0 = GC.total
     t0 = time.perf_counter()
-    store.append_round(run_id, record)
+    files.write(encoded(before, record, metrics))
     return time.perf_counter() - t0, GC.total - gc0
 
 
 async def run_size(n_agents: int, rounds: int, saves: Path, seed: int = 1) -> SizeRun:
-    """Step an unsaved simulation; time each step and, separately, append_round on its record."""
+    """Step an unsaved simulation; time each step and, separately, the write of its round."""
     scenario = make_scenario(n_agents, rounds)
     sim = Simulation.new(scenario, seed=seed, run_id=f"bench-{n_agents}-{rounds}")
     store = SaveStore(saves)
-    store.create(sim.meta, sim.records[0])
-    run = SizeRun(n_agents, [], [], [], [], sim.records[0])
+    first = sim.records[0]
+    store.create(sim.meta, encoded(first.state, first, sim.metrics()))
+    files = store.files(sim.run_id)
+    run = SizeRun(n_agents, [], [], [], [], first, first.state, sim.metrics())
     for _ in range(rounds):
+        before = sim.state
         t0 = time.perf_counter()
         record = await sim.step()
         run.step_s.append(time.perf_counter() - t0)
-        save, save_gc = timed_save(store, sim.run_id, record)
+        save, save_gc = timed_save(files, before, record, sim.metrics())
         run.save_s.append(save)
         run.save_gc_s.append(save_gc)
-        run.save_bytes.append(record_bytes(record))
-        run.last = record
+        run.save_bytes.append(files.path(record.round).stat().st_size)
+        run.last, run.before, run.metrics = record, before, sim.metrics()
     return run
 
 
@@ -370,15 +385,19 @@ async def profile_round(n_agents: int, warmup: int) -> cProfile.Profile:
     return profiler
 
 
-def autosave_breakdown(record: RoundRecord, saves: Path, repeat: int) -> list[tuple[str, float]]:
-    """Median cost of append_round and of each of its stages, for one record."""
-    store = SaveStore(saves / "breakdown")
-    doc = record.model_dump(mode="json")
-    text = dumps_like_store(doc)
-    target = saves / "breakdown-probe" / "probe.json"
+def autosave_breakdown(
+    before: WorldState, record: RoundRecord, metrics: Metrics, saves: Path, repeat: int
+) -> list[tuple[str, float]]:
+    """Median cost of writing one round's file and of each of its stages."""
+    files = RunFiles(saves / "breakdown")
+    files.rounds.mkdir(parents=True, exist_ok=True)
+    file = encoded(before, record, metrics)
+    text = file.model_dump_json().encode()
+    data = gzip.compress(text, COMPRESSION, mtime=0)
+    target = saves / "breakdown-probe" / "probe.json.gz"
     target.parent.mkdir(parents=True, exist_ok=True)
-    # append_round on a fresh round number each time, as autosave does (no file to read)
-    copies = iter([record.model_copy(update={"round": k}) for k in range(1, repeat + 1)])
+    # a fresh round number each time, as autosave does
+    copies = iter([file.model_copy(update={"round": k}) for k in range(1, repeat + 1)])
 
     def med(fn: Callable[[], object]) -> float:
         times = []
@@ -389,23 +408,19 @@ def autosave_breakdown(record: RoundRecord, saves: Path, repeat: int) -> list[tu
         return statistics.median(times)
 
     return [
-        ("append_round total", med(lambda: store.append_round("run", next(copies)))),
-        ("  record.model_dump(mode='json')", med(lambda: record.model_dump(mode="json"))),
-        ("  json.dumps as the store does it", med(lambda: dumps_like_store(doc))),
+        ("encode + write total", med(lambda: files.write(encoded(before, record, metrics)))),
+        ("  round_file (changes of the record)", med(lambda: encoded(before, record, metrics))),
+        ("  file.model_dump_json()", med(lambda: file.model_dump_json())),
+        (f"  gzip level {COMPRESSION}", med(lambda: gzip.compress(text, COMPRESSION, mtime=0))),
         (
-            "  atomic_write_text (mkstemp+write+fsync+replace)",
-            med(lambda: atomic_write_text(target, text)),
+            "  atomic_write_bytes (mkstemp+write+fsync+replace)",
+            med(lambda: atomic_write_bytes(target, data)),
         ),
         (
-            "  (plain write_text without fsync, for comparison)",
-            med(lambda: target.write_text(text)),
+            "  RunFiles.write of a built file (all but encoding)",
+            med(lambda: files.write(next(copies))),
         ),
     ]
-
-
-def dumps_like_store(doc: dict) -> str:
-    """What AtomicJSONStorage.write serialises for a one-document round file."""
-    return json.dumps({"round": {"1": doc}}, ensure_ascii=False, separators=(",", ":"))
 
 
 # -- main ----------------------------------------------------------------------------------
@@ -460,8 +475,8 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
 
     # 2. autosave time
     t2 = table(
-        f"2. Autosave per round (SaveStore.append_round; {rounds} rounds per size)",
-        ["agents", "median", "mean", "max", "GC share", "record size", "vs target (30, median)"],
+        f"2. Autosave per round (encode and write the round's file; {rounds} rounds per size)",
+        ["agents", "median", "mean", "max", "GC share", "file size", "vs target (30, median)"],
     )
     for n, run in runs.items():
         med = statistics.median(run.save_s)
@@ -489,7 +504,7 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
     step_early, step_late = med(growth.step_s, first), med(growth.step_s, last)
     t3 = table(
         f"3. Autosave growth at 30 agents over {growth_rounds} rounds (target ratio ~1)",
-        ["rounds", "append_round (median)", "record size (median)", "step (median)"],
+        ["rounds", "write (median)", "file size (median)", "step (median)"],
     )
     t3.add_row("1-10", ms(early), f"{early_kb:.0f} KiB", ms(step_early))
     t3.add_row(
@@ -533,8 +548,10 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
             "mind work in asyncio.gather tasks is outside step's cumtime; cProfile adds overhead.\n"
         )
         record = growth.last
-        t5 = table("   append_round stages, one 30-agent record", ["stage", "median"])
-        for stage, secs in autosave_breakdown(record, saves, 5 if args.quick else 15):
+        before = growth.before
+        t5 = table("   autosave stages, one 30-agent round", ["stage", "median"])
+        stages = autosave_breakdown(before, record, growth.metrics, saves, 5 if args.quick else 15)
+        for stage, secs in stages:
             t5.add_row(stage, ms(secs))
         console.print(t5)
 

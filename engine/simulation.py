@@ -397,12 +397,14 @@ class Simulation:
         taken = self.pending
         before = self.state
         # An offline round allocates tens of thousands of acyclic objects in a burst of CPU
-        # work: collect after it. (LLM rounds wait on the network; leave the GC alone.)
+        # work, and its file is written from them: collect after it. (LLM rounds wait on the
+        # network; leave the GC alone.)
         collecting = gc.isenabled() and self.meta.llm is None
         if collecting:
             gc.disable()
         try:
             record = await self._play_round(taken)
+            record = self._record_round(before, record)
         except SocialsimError as err:
             self.mind.take_calls()  # the failed round's exchanges are not kept
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
@@ -410,22 +412,10 @@ class Simulation:
         finally:
             if collecting:
                 gc.enable()
-        calls = self.mind.take_calls()
-        if calls:
-            record = record.model_copy(
-                update={
-                    "llm_calls": calls,
-                    "usage": RoundUsage.of(calls, self.mind.judge_mode),
-                }
-            )
-        counter = RepairCounter(len(before.agents), self._counter.fell, self._counter.was_friendly)
-        metrics = round_metrics(self.scenario, record.state, counter)
-        if self._files is not None:
-            summary: RoundSummary = self._save(self._files, before, record, metrics, counter)
-        else:
-            summary = RoundSummary(round=record.round, metrics=metrics, usage=record.usage)
-        self.history.append(record, summary)
-        self._counter = counter
+        # The rounds held live for several rounds and make no cyclic garbage (those that
+        # leave the window are freed by reference counting): keep the cyclic GC from
+        # rescanning them after every round.
+        gc.freeze()
         self._note_structured_modes()
         if taken.forced or taken.events or self.pending is not taken:
             # Interventions queued while the round ran are kept for the next one.
@@ -439,6 +429,24 @@ class Simulation:
         if self.finished:
             self._emit(RunFinished(run_id=self.run_id, round=record.round))
         self._stop_if_degraded(record)
+        return record
+
+    def _record_round(self, before: WorldState, record: RoundRecord) -> RoundRecord:
+        """Add the round's LLM exchanges to its record, compute its metrics, save it (for a
+        saved run) and add it to the history."""
+        calls = self.mind.take_calls()
+        if calls:
+            record = record.model_copy(
+                update={"llm_calls": calls, "usage": RoundUsage.of(calls, self.mind.judge_mode)}
+            )
+        counter = RepairCounter(len(before.agents), self._counter.fell, self._counter.was_friendly)
+        metrics = round_metrics(self.scenario, record.state, counter)
+        if self._files is not None:
+            summary: RoundSummary = self._save(self._files, before, record, metrics, counter)
+        else:
+            summary = RoundSummary(round=record.round, metrics=metrics, usage=record.usage)
+        self.history.append(record, summary)
+        self._counter = counter
         return record
 
     def _save(
