@@ -105,12 +105,21 @@ def test_a_delete_without_an_answer_is_aborted(socialsim, saves: Path, base: str
     assert _tree(saves) == before
 
 
-@pytest.mark.parametrize("target", ["/dev/zero", "{tmp}/deep.toml"])
-def test_a_hostile_keymap_is_one_line(tmp_path: Path, target: str):
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--keymap", "/dev/zero"],
+        ["--keymap", "{tmp}/deep.toml"],
+        ["--saves", "{tmp}/file"],
+    ],
+    ids=["keymap-dev-zero", "keymap-deep", "saves-is-a-file"],
+)
+def test_the_app_refuses_bad_files_in_one_line_before_it_starts(tmp_path: Path, args):
     (tmp_path / "deep.toml").write_text("keys = " + "[" * 3000 + "]" * 3000)
+    (tmp_path / "file").write_text("x")
     env = {**os.environ, "SOCIALSIM_SAVES": str(tmp_path / "saves"), "COLUMNS": "200"}
     proc = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "tui", "--keymap", target.format(tmp=tmp_path)],
+        [sys.executable, "-m", "tui.cli", "tui", *[a.format(tmp=tmp_path) for a in args]],
         cwd=ROOT,
         env=env,
         capture_output=True,

@@ -40,6 +40,7 @@ def _launch(
 ) -> None:
     from ..app import DEFAULT_SCENARIO, build_app
 
+    open_store(saves)  # a --saves that is a file: one line before the app starts
     names: list[str] = []
     models: dict[str, str] = {}
     if not llm.offline:
