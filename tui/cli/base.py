@@ -153,7 +153,7 @@ def run_async(coro: Coroutine[Any, Any, T], interrupted: Callable[[], str] | Non
         return asyncio.run(main())
     except KeyboardInterrupt:
         what = "terminated" if terminated.received else "interrupted"
-        say(f"{what}; {interrupted() if interrupted else 'every finished round is saved'}")
+        say(f"{what}; {interrupted()}" if interrupted else what)
         raise typer.Exit(143 if terminated.received else 130) from None
     finally:
         if main_thread:
