@@ -2,9 +2,10 @@
 have, the favorability matrix difference, each agent's emotion and need differences and
 the two transcripts. Differences are always B − A.
 
-Rounds are read through the store one at a time (at most one round of each run is held),
-so comparing long runs of many agents stays cheap. Rounds a branch copied from its parent
-are known to be equal from the lineage and are not read to find the divergence.
+Rounds come from each run's lazy history (:mod:`engine.history`): a walk rolls the state
+forward one round file at a time and holds one round of each run, so comparing long runs of
+many agents stays cheap. Rounds a branch copied from its parent are known to be equal from
+the lineage: only the fork round is checked, the rounds before it are not compared.
 """
 
 from __future__ import annotations
@@ -147,18 +148,45 @@ def lineage_note(a: RunMeta, b: RunMeta) -> str:
     return "independent runs"
 
 
+def diff_round(a: RoundRecord, b: RoundRecord, agents: tuple[str, ...]) -> RoundDiff:
+    """The differences between two records of the same round, over ``agents``."""
+    sa, sb = a.state.agents, b.state.agents
+    edges = {}
+    for i in agents:
+        for j in agents:
+            if i != j:
+                ra, rb = sa[i].relations[j], sb[i].relations[j]
+                edges[(i, j)] = EdgeDiff(ra.fav, rb.fav, ra.status, rb.status)
+    people = {
+        n: AgentDiff(
+            n,
+            sa[n].emotion,
+            sb[n].emotion,
+            {
+                k: (need.current, sb[n].needs[k].current)
+                for k, need in sa[n].needs.items()
+                if k in sb[n].needs
+            },
+        )
+        for n in agents
+    }
+    return RoundDiff(a.round, agents, edges, people, transcript(a), transcript(b))
+
+
 class RunComparison:
     """Two saved runs compared round by round (Δ = B − A).
 
     ``first_divergence`` is the first round whose events, actions or state differ, or None
-    when the runs agree on every round both have (``last_common``).
+    when the runs agree on every round both have (``last_common``). Rounds come from each
+    run's lazy history: a walk over rounds rolls the state forward one round file at a time.
     """
 
     def __init__(self, store: SaveStore, run_a: str, run_b: str) -> None:
         self.store = store
         self.meta_a, self.meta_b = store.read_meta(run_a), store.read_meta(run_b)
-        self.done_a = len(store.round_numbers(run_a)) - 1
-        self.done_b = len(store.round_numbers(run_b)) - 1
+        self.history_a = store.history(run_a, self.meta_a)
+        self.history_b = store.history(run_b, self.meta_b)
+        self.done_a, self.done_b = len(self.history_a) - 1, len(self.history_b) - 1
         self.last_common = min(self.done_a, self.done_b)
         first, other = self.meta_a.scenario.names, self.meta_b.scenario.names
         self.agents = tuple(n for n in first if n in other)
@@ -182,17 +210,22 @@ class RunComparison:
         """How the two runs are related."""
         return lineage_note(self.meta_a, self.meta_b)
 
-    def _pair(self, n: int) -> tuple[RoundRecord, RoundRecord]:
-        return self.store.read_round(self.run_a, n), self.store.read_round(self.run_b, n)
+    def _walk(self, start: int) -> Iterator[tuple[RoundRecord, RoundRecord]]:
+        """Both runs' rounds from ``start`` to the last common one, in step, read afresh
+        (so a walk in a worker thread shares no read position with the UI)."""
+        stop = self.last_common + 1
+        a = self.store.history(self.run_a, self.meta_a).records(start, stop)
+        b = self.store.history(self.run_b, self.meta_b).records(start, stop)
+        return zip(a, b, strict=True)
 
     def _find_divergence(self) -> int | None:
         start = 0
         known = min(copied_prefix(self.meta_a, self.meta_b), self.last_common)
-        if known >= 0 and same_round(*self._pair(known)):  # trust the lineage, checked once
-            start = known + 1
-        for n in range(start, self.last_common + 1):
-            if not same_round(*self._pair(n)):
-                return n
+        if known >= 0 and same_round(self.history_a[known], self.history_b[known]):
+            start = known + 1  # the lineage says so, and the fork round is checked once
+        for a, b in self._walk(start):
+            if not same_round(a, b):
+                return a.round
         return None
 
     def check_round(self, n: int) -> int:
@@ -209,36 +242,16 @@ class RunComparison:
         return self.last_common if self.first_divergence is None else self.first_divergence
 
     def round_diff(self, n: int) -> RoundDiff:
-        """Round ``n`` of both runs (read from the store now)."""
-        a, b = self._pair(self.check_round(n))
-        sa, sb = a.state.agents, b.state.agents
-        edges = {}
-        for i in self.agents:
-            for j in self.agents:
-                if i != j:
-                    ra, rb = sa[i].relations[j], sb[i].relations[j]
-                    edges[(i, j)] = EdgeDiff(ra.fav, rb.fav, ra.status, rb.status)
-        people = {
-            n: AgentDiff(
-                n,
-                sa[n].emotion,
-                sb[n].emotion,
-                {
-                    k: (need.current, sb[n].needs[k].current)
-                    for k, need in sa[n].needs.items()
-                    if k in sb[n].needs
-                },
-            )
-            for n in self.agents
-        }
-        return RoundDiff(n, self.agents, edges, people, transcript(a), transcript(b))
+        """Round ``n`` of both runs."""
+        self.check_round(n)
+        return diff_round(self.history_a[n], self.history_b[n], self.agents)
 
     def profile(self) -> Iterator[tuple[int, float, float]]:
         """(round, mean |Δ fav|, largest |Δ fav|) from the first divergence to the last
-        common round, one round of each run read at a time."""
+        common round, one round of each run held at a time."""
         if self.first_divergence is None:
             return
-        for n in range(self.first_divergence, self.last_common + 1):
-            rd = self.round_diff(n)
+        for a, b in self._walk(self.first_divergence):
+            rd = diff_round(a, b, self.agents)
             largest = rd.largest()
-            yield n, rd.mean_abs_fav(), abs(largest[1].delta) if largest else 0.0
+            yield a.round, rd.mean_abs_fav(), abs(largest[1].delta) if largest else 0.0

@@ -17,6 +17,7 @@ from engine import (
 )
 from engine.diff import RunComparison, copied_prefix, lineage_note, same_round, transcript
 from engine.errors import SaveError
+from engine.runfiles import RunFiles
 from tui.diff_text import signed
 
 INSULT = "You are a liar and a thief, and you wrecked this committee."
@@ -155,22 +156,21 @@ def test_the_divergence_search_skips_the_copied_rounds(
 ) -> None:
     long = mini.model_copy(update={"rounds": 12})
     parent = new_run(store, long, "p", 12)
-    child = parent.branch(10, run_id="c")
+    child = parent.branch(10, run_id="c")  # round 10: a keyframe in both runs
     child.inject("The hall is sold.")
     play(child, 1)
     reads: list[tuple[str, int]] = []
-    read_round = SaveStore.read_round
+    read = RunFiles.read
 
-    def counting(self: SaveStore, run_id: str, number: int):
-        reads.append((run_id, number))
-        return read_round(self, run_id, number)
+    def counting(self: RunFiles, n: int, entry=None):
+        reads.append((self.folder.name, n))
+        return read(self, n, entry)
 
-    monkeypatch.setattr(SaveStore, "read_round", counting)
-    monkeypatch.setattr(SaveStore, "read_rounds", None)  # never every round at once
+    monkeypatch.setattr(RunFiles, "read", counting)
     diff = RunComparison(store, "p", "c")
     assert diff.first_divergence == 11
-    # Round 10 once to check the lineage, then round 11: never the copied rounds 0..9.
-    assert sorted({n for _, n in reads}) == [10, 11]
+    # Round 10 to check the lineage, then round 11 rolled on from it: never rounds 0..9.
+    assert sorted(set(reads)) == [("c", 10), ("c", 11), ("p", 10), ("p", 11)]
 
 
 def test_rounds_outside_both_runs_are_refused(store: SaveStore, mini: Scenario) -> None:
