@@ -22,7 +22,7 @@ from llm_stub import StubLLM
 from rich.console import Console
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import DataTable, Input, Label, RichLog, Select, SelectionList, Static
+from textual.widgets import DataTable, Input, Label, Select, SelectionList, Static
 
 from engine import Action, Mode, OfflineMind, SaveStore, SocialsimError
 from engine.events import AgentSpoke, TokenStreamed
@@ -41,7 +41,9 @@ from tui.screens.metrics import MetricsScreen
 from tui.screens.runs import RunBrowser
 from tui.widgets.agent_pane import AgentPane
 from tui.widgets.deck import AgentDeck
+from tui.widgets.header import RunHeader
 from tui.widgets.run_view import RunView
+from tui.widgets.transcript import Transcript
 
 ROOT = Path(__file__).resolve().parents[1]
 SIZE = (100, 30)
@@ -136,17 +138,15 @@ def lock_is_free(store: SaveStore, run_id: str) -> bool:
 
 
 def transcript_lines(app: SocialsimApp) -> int:
-    """Lines written to every agent pane's transcript (rendered or waiting to render)."""
-    return sum(len(log.lines) + len(log._deferred_renders) for log in app.query(RichLog))
+    """Entries written to every agent pane's transcript."""
+    return sum(len(t.entries) for t in app.query(Transcript))
 
 
 def pane_text(app: SocialsimApp, name: str) -> str:
-    """The transcript of one agent's pane (rendered lines and lines waiting to render)."""
+    """The transcript of one agent's pane, one entry a line."""
     index = app.sim.scenario.names.index(name)
-    log = app.query_one(f"#pane-{index} RichLog", RichLog)
-    rendered = [strip.text for strip in log.lines]
-    waiting = [str(d.content) for d in log._deferred_renders]
-    return "\n".join(rendered + waiting)
+    transcript = app.query_one(f"#pane-{index} Transcript", Transcript)
+    return "\n".join(entry.plain for entry in transcript.entries)
 
 
 def error_text(screen) -> str:
@@ -792,11 +792,11 @@ async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> Non
         view.post_message(TokensArrived("Nell", "all."))
         await pilot.pause()
         pane = app.query_one("#pane-1", AgentPane)
-        assert pane.spec.name == "Nell" and pane.live == "Evening, all."
-        assert "Evening, all." in str(pane.query_one(".live", Static).content)
+        assert pane.spec.name == "Nell" and pane.transcript.live is not None
+        assert pane.transcript.live.plain == "… Evening, all."
         await press_and_settle(pilot, "n")
-        assert all(p.live == "" for p in app.query(AgentPane))
-        assert "Evening, all." not in str(pane.query_one(".live", Static).content)
+        assert all(p.transcript.live is None for p in app.query(AgentPane))
+        assert "Evening, all." not in pane_text(app, "Nell")
 
 
 async def test_palette_commands_run_the_main_screens_actions(saves: Path) -> None:
@@ -853,7 +853,7 @@ async def test_offline_runs_show_no_warning_strip_and_no_mode(saves: Path) -> No
     async with app.run_test(size=SIZE) as pilot:
         await press_and_settle(pilot, "n")
         assert not strip_of(app).display
-        header = str(app.query_one("#header", Static).content)
+        header = app.query_one(RunHeader).render().plain
         assert "offline rule-based" in header and "·" not in header
 
 
@@ -885,7 +885,7 @@ async def test_fallbacks_over_a_tenth_show_the_warning_strip(
         assert SaveStore(saves).read_meta(app.sim.run_id).structured_modes == {
             "openai/stub": "schema"
         }
-        header = str(app.query_one("#header", Static).content).splitlines()[1]
+        header = app.query_one(RunHeader).render().plain.splitlines()[1]
         assert header.startswith("LLM openai/stub · schema ")
 
 

@@ -14,13 +14,16 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from engine import SaveStore, Simulation, resolve_scenario
+from engine import SaveStore, Scenario, ScenarioError, Simulation, resolve_scenario
 from engine.llm.transport import close_clients
 from engine.mind_spec import OFFLINE, MindSpec
 from engine.priors import parse_prior
+from engine.scenario import library_ids
+from engine.tasks.episode import task_scenario
+from engine.tasks.spec import load_task, task_ids
 
 from . import messages
-from .keymap import load_keymap
+from .keymap import keys_shown, load_keymap
 from .screens.main import MainScreen, binding_ids
 from .session import Session
 
@@ -59,14 +62,18 @@ class SocialsimApp(App[None]):
         yield from super().get_system_commands(screen)
         if not isinstance(screen, MainScreen):
             return
+        seen: set[str] = set()
         for binding in screen.BINDINGS:
-            if isinstance(binding, Binding) and binding.show:
-                action = binding.action
-                yield SystemCommand(
-                    binding.description,
-                    f"key: {binding.key}",
-                    lambda action=action: screen.run_action(action),
-                )
+            if not isinstance(binding, Binding) or binding.action in seen:
+                continue
+            seen.add(binding.action)
+            shown = ", ".join(keys_shown(self, binding, self.session.keymap))
+            action = binding.action
+            yield SystemCommand(
+                binding.description,
+                f"{binding.tooltip or binding.description} (key: {shown})",
+                lambda action=action: screen.run_action(action),
+            )
 
     def action_quit_safely(self) -> None:
         """Quit; a round in flight is finished and saved first."""
@@ -85,6 +92,22 @@ class SocialsimApp(App[None]):
     async def on_unmount(self) -> None:
         self.sim.close()
         await close_clients()  # litellm's shared HTTP clients, if an LLM was used
+
+
+def opened_scenario(target: str) -> tuple[Scenario, str]:
+    """The scenario a target names and the reference saved with the run: a library id or a
+    file, or a task id (``student-council`` or ``task:student-council``: an episode of the
+    task in its Hetero casting, scored when its last round is played)."""
+    task_id = target.removeprefix("task:")
+    if target.startswith("task:") or (task_id in task_ids() and task_id not in library_ids()):
+        task = load_task(task_id)
+        return task_scenario(task, task.casting.hetero), f"task:{task.id}"
+    try:
+        return resolve_scenario(target), target
+    except ScenarioError as err:
+        if target.endswith(".toml") or "/" in target:
+            raise
+        raise ScenarioError(f"{err}; tasks: {', '.join(task_ids())}") from None
 
 
 def build_app(
@@ -107,13 +130,13 @@ def build_app(
     if store.exists_quietly(target):
         sim = Simulation.resume(target, store)
     else:
-        scenario = resolve_scenario(target)
+        scenario, ref = opened_scenario(target)
         sim = Simulation.new(
             scenario,
             seed=seed,
             mind=mind,
             prior=parse_prior(prior, scenario.names) if prior else None,
             store=store,
-            scenario_ref=target,
+            scenario_ref=ref,
         )
     return SocialsimApp(Session(store, sim, keymap))

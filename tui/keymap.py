@@ -14,6 +14,9 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from textual.app import App
+from textual.binding import Binding
+
 from engine import SocialsimError
 from engine.tomlfile import read_toml
 
@@ -46,3 +49,18 @@ def load_keymap(known: Sequence[str], explicit: Path | None = None) -> dict[str,
         if not isinstance(value, str) or not value.strip():
             raise SocialsimError(f'{path}: keys.{binding_id}: give keys as a string like "n,j"')
     return dict(keys)
+
+
+def bound_keys(binding: Binding, keymap: dict[str, str]) -> list[str]:
+    """The keys that trigger ``binding`` after the user's ``keymap``."""
+    return [k.strip() for k in keymap.get(binding.id or "", binding.key).split(",")]
+
+
+def keys_shown(app: App, binding: Binding, keymap: dict[str, str]) -> list[str]:
+    """Those keys as the footer shows them: ``?`` not ``question_mark``, ``^q``."""
+    return [
+        binding.key_display
+        if binding.key_display and key == binding.key
+        else app.get_key_display(Binding(key, binding.action))
+        for key in bound_keys(binding, keymap)
+    ]

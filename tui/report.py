@@ -8,7 +8,11 @@ from engine import Metrics
 
 
 def _fmt(value: float | None, spec: str = ".2f") -> str:
-    return "–" if value is None else format(value, spec)
+    """The value as ``spec``; one that rounds to zero is ``0.00``, never ``-0.00``."""
+    if value is None:
+        return "–"
+    text = format(value, spec)
+    return text.removeprefix("-") if float(text.rstrip("%")) == 0 else text
 
 
 def metrics_line(m: Metrics) -> Text:

@@ -10,11 +10,16 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 ABOUT = (
-    "Panes: S is the emotional state (0 negative, 0.5 neutral, 1 positive); need bars show "
-    "the current value, │ marks the expected one. Transcript: ▶ public, ✉ private (→ sent, "
-    "← received), · silent, ⚑ private event. Matrix: row regards column; colour = "
-    "favorability, glyph = status (+ ally, · neutral, ~ rival, x enemy); reversed cells "
-    "changed in the last round. Ctrl+P opens the command palette."
+    "Panes: S is the emotional state (0 negative, 0.5 neutral, 1 positive). Needs: bar = "
+    "current value, │ = expected; ✓ met, ! a small gap, ✗ a large one (also green, yellow, "
+    "red). Small panes show one line per category: its mean, and the need with the largest "
+    "gap. Transcript: ▶ public, ✉ private (→ sent, ← received), · silent, ⚑ private event; "
+    "PgUp/PgDn scroll the transcripts on screen (the mouse wheel too), back at the bottom "
+    "they follow again. z shows one agent full-size ([ and ] step through the agents), / "
+    "finds an agent by part of its name, a click on a name in the strip shows it. The event "
+    "strip folds to a line or two; i (or a click) shows all of it. Matrix: row regards "
+    "column; colour = favorability, glyph = status (+ ally, · neutral, ~ rival, x enemy); "
+    "reversed cells changed in the last round. Ctrl+P opens the command palette."
 )
 
 

@@ -12,10 +12,9 @@ from pathlib import Path
 from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.keys import format_key
 from textual.reactive import var
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from engine import Archetype, DegradedRunError, ForcedAction, Simulation, SocialsimError
 from engine.export import export_run
@@ -23,12 +22,15 @@ from engine.tasks.diagnosis import diagnose_run
 from engine.tasks.episode import finish_task_run, recast_scenario
 
 from .. import messages
+from ..keymap import keys_shown
 from ..session import Session
 from ..widgets.deck import AgentDeck
+from ..widgets.footer import KeyFooter
 from ..widgets.run_view import RunView
 from .diff import open_diff
 from .forms import ForceForm, InjectForm, TextForm
 from .help import HelpScreen
+from .jump import JumpScreen
 from .metrics import MetricsScreen
 from .plots import PlotsScreen
 from .recast import RecastScreen
@@ -63,20 +65,43 @@ class MainScreen(Screen[None]):
     MainScreen.too-small RunView { display: none; }
     """
     BINDINGS = [
+        # In the footer's order: it shows what fits, and always ? (help) and q.
         Binding("n", "step", "Step", id="step"),
         Binding("space", "step", "Step", show=False, id="step-alt"),
         Binding("r", "run_pause", "Run/Pause", id="run"),
-        Binding("s", "snapshot", "Save", id="save"),
-        Binding("b", "branch", "Branch", id="branch"),
         Binding("f", "force", "Force", id="force"),
         Binding("e", "inject", "Event", id="inject"),
+        Binding("b", "branch", "Branch", id="branch"),
         Binding("o", "open_runs", "Open", id="open"),
+        Binding("z", "focus_agent", "Focus", tooltip="one agent full-size, or all", id="focus"),
+        Binding("slash", "jump", "Find", tooltip="jump to an agent by name", id="find"),
+        Binding("s", "snapshot", "Save", id="save"),
         Binding("p", "plots", "Plots", id="plots"),
         Binding("m", "metrics", "Metrics", id="metrics"),
         Binding("x", "export", "Export", id="export"),
         Binding("c", "recast", "Recast", id="recast"),
         Binding("d", "diff", "Diff", id="diff"),
         Binding("P", "toggle_prior", "Prior", id="prior"),
+        Binding("i", "toggle_events", "Events", tooltip="the event strip in full", id="events"),
+        Binding(
+            "pageup",
+            "scroll(-1)",
+            "Scroll",
+            key_display="PgUp",
+            tooltip="scroll the transcripts back",
+            priority=True,
+            id="scroll-back",
+        ),
+        Binding(
+            "pagedown",
+            "scroll(1)",
+            "Scroll",
+            key_display="PgDn",
+            show=False,
+            tooltip="scroll the transcripts on",
+            priority=True,
+            id="scroll-on",
+        ),
         Binding("v", "toggle_needs", "Needs on/off", show=False, id="needs"),
         Binding("left_square_bracket", "page(-1)", "Prev agents", show=False, id="prev"),
         Binding("right_square_bracket", "page(1)", "Next agents", show=False, id="next"),
@@ -102,7 +127,7 @@ class MainScreen(Screen[None]):
             id="too-small",
         )
         yield RunView(self.sim, id="main").data_bind(MainScreen.running)
-        yield Footer()
+        yield KeyFooter()
 
     def on_screen_resume(self) -> None:
         self._fit(self.app.size.width, self.app.size.height)
@@ -112,7 +137,14 @@ class MainScreen(Screen[None]):
         self._fit(event.size.width, event.size.height)
 
     def _fit(self, width: int, height: int) -> None:
-        self.set_class(width < MIN_SIZE[0] or height < MIN_SIZE[1], "too-small")
+        too_small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        if too_small != self.has_class("too-small"):
+            self.set_class(too_small, "too-small")
+            self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # Under the "enlarge the terminal" notice no key acts (but quit, an app action).
+        return not self.has_class("too-small")
 
     def open_run(self, sim: Simulation) -> None:
         """Show another run (a branch, or a run opened from the browser)."""
@@ -124,6 +156,7 @@ class MainScreen(Screen[None]):
     @work(exclusive=True, group="engine", exit_on_error=False)
     async def _advance(self, rounds: int | None) -> None:
         sim = self.sim
+        self.app.clear_notifications()  # "Paused after round 3." is stale once it runs again
         self.running = True
         try:
             await sim.run(rounds)
@@ -174,6 +207,7 @@ class MainScreen(Screen[None]):
                 timeout=10,
             )
         else:
+            self.app.clear_notifications()  # "Pausing after this round…"
             self.notify(f"Paused after round {message.round}.")
 
     def action_toggle_needs(self) -> None:
@@ -187,8 +221,30 @@ class MainScreen(Screen[None]):
         self.query_one(RunView).toggle_prior()
 
     def action_page(self, step: int) -> None:
-        """Show the previous or next page of agent panes."""
+        """Show the previous or next page of agent panes (in focus mode: agent)."""
         self.query_one(AgentDeck).turn(step)
+
+    def action_focus_agent(self) -> None:
+        """One agent full-size (the one found with /, else the first shown), or all again."""
+        self.query_one(RunView).toggle_focus()
+
+    def action_jump(self) -> None:
+        """Find an agent by (part of) its name and show it."""
+        deck = self.query_one(AgentDeck)
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                deck.show_agent(name)
+
+        self.app.push_screen(JumpScreen(self.sim.scenario.names), chosen)
+
+    def action_toggle_events(self) -> None:
+        """Expand the event strip to every line, or fold it again."""
+        self.query_one(RunView).toggle_events()
+
+    def action_scroll(self, step: int) -> None:
+        """Scroll the transcripts on screen a page back (or on)."""
+        self.query_one(AgentDeck).scroll_transcripts(step)
 
     # -- interventions ------------------------------------------------------------------------
 
@@ -203,16 +259,14 @@ class MainScreen(Screen[None]):
 
     def action_force(self) -> None:
         """Open the behaviour-control form."""
-        shown = self.query_one(AgentDeck).shown_agents()
+        current = self.query_one(AgentDeck).current_agent()
 
         def submit(action: ForcedAction) -> str | None:
             if self.running:
                 return "Wait for the round in flight to finish (or pause)."
             return self._applied(self.sim.force, action)
 
-        self.app.push_screen(
-            ForceForm(self.sim.scenario.names, submit, shown[0] if shown else None)
-        )
+        self.app.push_screen(ForceForm(self.sim.scenario.names, submit, current))
 
     def action_inject(self) -> None:
         """Open the inject-event form."""
@@ -342,9 +396,8 @@ class MainScreen(Screen[None]):
         rows: dict[str, list[str]] = {}
         for binding in self.BINDINGS:
             assert isinstance(binding, Binding)
-            keys = self.session.keymap.get(binding.id or "", binding.key)
-            label = binding.description or binding.action
-            rows.setdefault(label, []).extend(format_key(k.strip()) for k in keys.split(","))
+            label = binding.tooltip or binding.description or binding.action
+            rows.setdefault(label, []).extend(keys_shown(self.app, binding, self.session.keymap))
         return [(", ".join(keys), label) for label, keys in rows.items()]
 
 

@@ -5,16 +5,26 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import RichLog, Static
+from textual.widgets import Static
 
 from engine import Action, Mode, ScenarioEvent
 from engine.scenario import AgentSpec
 from engine.state import AgentState
 
-from .needs import NeedBars
-from .style import bar, emotion_style
+from .needs import HEIGHT, Detail, NeedBars
+from .style import bar, emotion_style, signed
+from .transcript import Transcript
 
-FULL_NEEDS_AT = 36
+#: Transcript lines a pane keeps before it shows its needs in more detail.
+ROOM: dict[Detail, int] = {"full": 20, "compact": 16}
+
+
+def needs_detail(rows: int) -> Detail:
+    """The most detailed need bars that leave the transcript its room in ``rows`` lines."""
+    for detail in ("full", "compact"):
+        if rows - HEIGHT[detail] >= ROOM[detail]:
+            return detail
+    return "summary"
 
 
 def emotion_line(state: AgentState, delta: float | None) -> Text:
@@ -22,8 +32,8 @@ def emotion_line(state: AgentState, delta: float | None) -> Text:
     value = state.emotion
     line = Text.assemble(("S ", "bold"), (f"{value:.2f} ", emotion_style(value)))
     line.append(bar(value, 14), style=emotion_style(value))
-    if delta:
-        line.append(f" {delta:+.2f}", style="green" if delta > 0 else "red")
+    if delta is not None and round(delta, 2):
+        line.append(f" {signed(delta)}", style="green" if delta > 0 else "red")
     if state.theta is not None:  # value-driven agents: social orientation (EduMirror Eq. 2)
         line.append(f"  θ {state.theta:.0f}°", style="magenta")
     return line
@@ -47,54 +57,69 @@ def turn_line(round_no: int, action: Action, me: str) -> Text:
     return tag + Text(f"▶ →{target} ", style="bold cyan") + Text(action.utterance) + forced
 
 
+def event_line(round_no: int, event: ScenarioEvent) -> Text:
+    """A private event the agent received."""
+    return Text(f"R{round_no} ⚑ ", style="dim") + Text(event.text, style="yellow italic")
+
+
 class AgentPane(Vertical):
     """The pane of one agent, refreshed after every round and fed tokens while it speaks."""
 
     DEFAULT_CSS = """
     AgentPane { border: round $primary-darken-1; padding: 0; min-width: 40; }
+    AgentPane.-current { border: round $accent; }
     AgentPane .emotion { height: 1; }
     AgentPane .identity { height: 1; color: $text-muted; }
-    AgentPane RichLog { height: 1fr; min-height: 3; background: $surface; }
-    AgentPane .live { height: auto; max-height: 3; color: $text; text-style: italic; }
+    AgentPane Transcript { height: 1fr; min-height: 3; }
     """
 
     def __init__(self, spec: AgentSpec, state: AgentState, **kwargs) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.state = state
+        self.delta: float | None = None  # the emotion's change in the latest round
         self.border_title = spec.name
         self.border_subtitle = spec.archetype.value
-        self.live = ""
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self.spec.role, overflow="ellipsis", no_wrap=True), classes="identity")
-        yield Static(emotion_line(self.state, None), classes="emotion")
+        yield Static(classes="emotion")
         yield NeedBars(self.state.needs)
-        yield RichLog(wrap=True, markup=False, auto_scroll=True, min_width=20)
-        yield Static("", classes="live")
+        yield Transcript()
+
+    @property
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
 
     def on_resize(self) -> None:
-        self.query_one(NeedBars).compact = self.size.height < FULL_NEEDS_AT
+        self.query_one(NeedBars).detail = needs_detail(self.size.height - 2)
 
     def show_state(self, state: AgentState, delta: float | None) -> None:
-        """Refresh the gauge and bars after a round."""
-        self.state = state
-        self.query_one(".emotion", Static).update(emotion_line(state, delta))
-        self.query_one(NeedBars).update_needs(state.needs)
+        """Refresh the gauge and bars after a round (when the pane is next shown, if hidden)."""
+        self.state, self.delta = state, delta
+        if self.display:
+            self._draw_state()
+
+    def on_show(self) -> None:
+        self._draw_state()
+
+    def _draw_state(self) -> None:
+        self.query_one(".emotion", Static).update(emotion_line(self.state, self.delta))
+        self.query_one(NeedBars).update_needs(self.state.needs)
 
     def add_event(self, round_no: int, event: ScenarioEvent) -> None:
         """A private event this agent received."""
-        self.query_one(RichLog).write(
-            Text(f"R{round_no} ⚑ ", style="dim") + Text(event.text, style="yellow italic")
-        )
+        self.transcript.write(event_line(round_no, event))
 
     def add_turn(self, round_no: int, action: Action) -> None:
         """Write a finished turn (own, or a private message received)."""
-        self.live = ""
-        self.query_one(".live", Static).update("")
-        self.query_one(RichLog).write(turn_line(round_no, action, self.spec.name))
+        transcript = self.transcript
+        transcript.set_live(None)
+        transcript.write(turn_line(round_no, action, self.spec.name))
 
     def stream(self, text: str) -> None:
         """Add ``text`` to the utterance being generated and show it."""
-        self.live += text
-        self.query_one(".live", Static).update(Text("… ", style="dim") + Text(self.live))
+        transcript = self.transcript
+        live = transcript.live.copy() if transcript.live is not None else Text("… ", style="dim")
+        live.append(text, style="italic")
+        transcript.set_live(live)

@@ -1,65 +1,142 @@
-"""The run header, the warning strip (degraded LLM answers) and the current-event bar."""
+"""The run header, the warning strip (degraded LLM answers) and the event strip.
+
+The header fits its width: where the full line does not fit, the run ids are abbreviated
+and the lineage (``⑂ parent@round``) comes before the mind, so it is never the part cut.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Sequence
+
+from rich.console import Console
 from rich.text import Text
+from textual import events
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.widget import Widget
 from textual.widgets import Static
 
-from engine import Simulation
-from engine.records import main_failure
+from engine import ForcedAction, Mode, ScenarioEvent, Simulation
+from engine.records import RoundUsage, main_failure
+
+#: A generated run id: scenario, date, time, four hex digits.
+GENERATED_ID = re.compile(r"^(?P<head>.+)-\d{8}-\d{6}-(?P<tail>[0-9a-f]{4})$")
 
 
-def header_text(sim: Simulation, running: bool) -> Text:
-    """Two lines: scenario, round, mind, state / run id, lineage, queued interventions."""
+def short_id(run_id: str, limit: int = 16) -> str:
+    """``tavern-20261130-091456-eddd`` -> ``tavern…eddd``; other long ids keep both ends."""
+    match = GENERATED_ID.match(run_id)
+    if match:
+        return f"{match['head'][: limit - 5]}…{match['tail']}"
+    if len(run_id) <= limit:
+        return run_id
+    half = (limit - 1) // 2
+    return f"{run_id[:half]}…{run_id[-(limit - 1 - half) :]}"
+
+
+def usage_totals(usages: Iterable[RoundUsage | None]) -> RoundUsage | None:
+    """The sum of the rounds' LLM usage (None when no round called a model)."""
+    total: RoundUsage | None = None
+    for u in usages:
+        if u is None:
+            continue
+        total = total or RoundUsage()
+        total = total.model_copy(
+            update={
+                "calls": total.calls + u.calls,
+                "prompt_tokens": total.prompt_tokens + u.prompt_tokens,
+                "completion_tokens": total.completion_tokens + u.completion_tokens,
+                "cost_usd": total.cost_usd + u.cost_usd,
+                "repairs": total.repairs + u.repairs,
+                "reasks": total.reasks + u.reasks,
+                "fallbacks": total.fallbacks + u.fallbacks,
+            }
+        )
+    return total
+
+
+def header_text(
+    sim: Simulation,
+    running: bool,
+    width: int | None = None,
+    usage: RoundUsage | None = None,
+) -> Text:
+    """Two lines: state, round, scenario / mind, usage, run id, lineage, queued
+    interventions. Where they are wider than ``width``, the run ids are abbreviated, then
+    the lines compacted. ``usage`` is the run's total (summed from the records if not
+    given)."""
+    if usage is None:
+        usage = usage_totals(sim.history.usages())
     state = ("▶ running", "bold green") if running else ("❚❚ paused", "bold yellow")
     if sim.finished and not running:
         state = ("■ finished", "bold")
-    top = Text.assemble(
-        state,
-        ("  │  ", "dim"),
-        (f"round {sim.round}/{sim.total_rounds}", "bold cyan"),
-        ("  │  ", "dim"),
-        (sim.scenario.title, "bold"),
-    )
-    bottom = Text.assemble((sim.mind.label, "magenta"))
-    modes = structured_modes(sim)
-    if modes:
-        bottom.append(f" · {modes}", style="magenta")
-    usage = [r.usage for r in sim.records if r.usage is not None]
-    if usage:
-        tokens = sum(u.prompt_tokens + u.completion_tokens for u in usage)
-        bottom.append(
-            f" {sum(u.calls for u in usage)} calls {tokens / 1000:.1f}k tok "
-            f"${sum(u.cost_usd for u in usage):.4f}",
-            style="cyan",
+    lines = []
+    for level in range(3):  # full; run ids abbreviated; compact
+        compact = level == 2
+        sep = " │ " if compact else "  │  "
+        top = Text.assemble(
+            state,
+            (sep, "dim"),
+            (f"round {sim.round}/{sim.total_rounds}", "bold cyan"),
+            (sep, "dim"),
+            (sim.scenario.title, "bold"),
         )
-        trouble = (
-            sum(u.repairs for u in usage),
-            sum(u.reasks for u in usage),
-            sum(u.fallbacks for u in usage),
-        )
-        if any(trouble):
-            bottom.append(" (repaired {} re-asked {} fallback {})".format(*trouble), style="yellow")
-    bottom.append("  │  run ", style="dim")
-    bottom.append(sim.run_id, style="bold")
-    if sim.lineage:
-        parent = sim.lineage[-1]
-        bottom.append("  ⑂ from ", style="dim")
-        bottom.append(f"{parent.run_id}@{parent.round}")
-        if len(sim.lineage) > 1:
-            bottom.append(f" (depth {len(sim.lineage)})", style="dim")
-    if sim.meta.intervention:
-        bottom.append(f"  intervention: {sim.meta.intervention}", style="yellow")
-    queued = len(sim.pending.forced) + len(sim.pending.events)
-    if queued:
-        bottom.append(f"  │  {queued} queued for round {sim.round + 1}", style="yellow")
-    for line in (top, bottom):
+        bottom = _bottom(sim, usage, short_ids=level > 0, compact=compact)
+        lines = [top, bottom]
+        if width is None or max(len(top), len(bottom)) <= width:
+            break
+    for line in lines:
         line.no_wrap = True
         line.overflow = "ellipsis"
-    text = Text("\n").join([top, bottom])
+    text = Text("\n").join(lines)
     text.no_wrap = True
     text.overflow = "ellipsis"
     return text
+
+
+def _bottom(sim: Simulation, usage: RoundUsage | None, short_ids: bool, compact: bool) -> Text:
+    """Mind, usage, run and lineage; compact: run and lineage first, the mind by its model."""
+    ident = short_id if short_ids else (lambda run_id: run_id)
+    run = Text.assemble(("run ", "dim"), (ident(sim.run_id), "bold"))
+    if sim.lineage:
+        parent = sim.lineage[-1]
+        run.append(" ⑂ " if compact else "  ⑂ from ", style="dim")
+        run.append(f"{ident(parent.run_id)}@{parent.round}")
+        if len(sim.lineage) > 1 and not compact:
+            run.append(f" (depth {len(sim.lineage)})", style="dim")
+    if sim.meta.intervention:
+        run.append(f"  intervention: {sim.meta.intervention}", style="yellow")
+    mind = Text(sim.meta.mind.model if compact else sim.mind.label, style="magenta")
+    modes = structured_modes(sim)
+    if modes:
+        mind.append(f" · {modes}", style="magenta")
+    if usage is not None:
+        tokens = (usage.prompt_tokens + usage.completion_tokens) / 1000
+        if compact:
+            mind.append(f" {usage.calls} calls ${usage.cost_usd:.4f}", style="cyan")
+        else:
+            mind.append(
+                f" {usage.calls} calls {tokens:.1f}k tok ${usage.cost_usd:.4f}", style="cyan"
+            )
+        trouble = [
+            f"{label} {n}"
+            for label, n in (
+                ("repaired", usage.repairs),
+                ("re-asked", usage.reasks),
+                ("fallback", usage.fallbacks),
+            )
+            if n
+        ]
+        if trouble and not compact:
+            mind.append(f" ({', '.join(trouble)})", style="yellow")
+    sep = Text(" │ " if compact else "  │  ", style="dim")
+    parts = [run, mind] if compact else [mind, run]
+    queued = len(sim.pending.forced) + len(sim.pending.events)
+    if queued:
+        parts.append(Text(f"{queued} queued" + ("" if compact else f" for round {sim.round + 1}")))
+        parts[-1].stylize("yellow")
+    return sep.join(parts)
 
 
 def structured_modes(sim: Simulation) -> str:
@@ -94,40 +171,83 @@ def stopped_text(sim: Simulation, message: str) -> Text:
     )
 
 
-def event_text(sim: Simulation) -> Text:
+def _private(event: ScenarioEvent) -> str:
+    return f" (private to {', '.join(event.private_to)})" if event.private_to else ""
+
+
+def forced_text(forced: ForcedAction) -> str:
+    """``Edmund: private to Nell "We sell."`` -- what a forced action will make the agent do."""
+    if forced.mode is Mode.SILENT:
+        return f"{forced.agent}: silent"
+    to = f" to {forced.target}" if forced.target and forced.target != "all" else ""
+    said = f' "{forced.utterance}"' if forced.utterance else ""
+    return f"{forced.agent}: {forced.mode.value}{to}{said}"
+
+
+def pending_lines(sim: Simulation) -> list[Text]:
+    """What is queued for the next round, one item a line; private events say so."""
+    after = sim.round + 1
+    lines = [
+        Text.assemble((f"next R{after} event{_private(e)}: ", "bold italic yellow"), e.text)
+        for e in sim.pending.events
+    ]
+    lines += [
+        Text.assemble((f"next R{after} forced ", "bold italic yellow"), forced_text(f))
+        for f in sim.pending.forced
+    ]
+    return lines
+
+
+def event_lines(sim: Simulation) -> list[Text]:
     """The events of the round just played and what is queued for the next one."""
     record = sim.records[-1]
-    line = Text()
+    lines: list[Text] = []
     if record.round == 0:
-        line.append("Ready. ", style="bold")
         upcoming = sim.scenario.events_for(1)
+        line = Text.assemble(("Ready. ", "bold"))
         if upcoming:
             line.append("Round 1 opens with: ", style="dim")
             line.append(upcoming[0].text)
         else:
             line.append("Press n to play round 1.", style="dim")
+        lines.append(line)
     for e in sorted(record.events, key=lambda e: e.source != "injected"):
-        who = f" (private to {', '.join(e.private_to)})" if e.private_to else ""
         kind = {"injected": "injected", "narrator": "scene"}.get(e.source, "event")
-        line.append(f"R{record.round} {kind}{who}: ", style="bold yellow")
-        line.append(e.text + " ")
+        lines.append(
+            Text.assemble((f"R{record.round} {kind}{_private(e)}: ", "bold yellow"), e.text)
+        )
     if not record.events and record.round:
-        line.append(f"R{record.round}: no scripted event.", style="dim")
-    for e in sim.pending.events:
-        line.append(f"  next: {e.text}", style="italic yellow")
-    for f in sim.pending.forced:
-        line.append(f"  next: {f.agent} forced to {f.mode.value}", style="italic yellow")
-    return line
+        lines.append(Text(f"R{record.round}: no scripted event.", style="dim"))
+    return lines + pending_lines(sim)
 
 
-class RunHeader(Static):
-    """Header of the main screen."""
+def started_lines(round_no: int, round_events: Sequence[ScenarioEvent]) -> list[Text]:
+    """The strip while a round is played: its number and its events."""
+    lines = [Text(f"Round {round_no} under way…", style="bold")]
+    lines += [
+        Text.assemble((f"R{round_no}{_private(e)}: ", "bold yellow"), e.text) for e in round_events
+    ]
+    return lines
 
-    DEFAULT_CSS = """
-    RunHeader {
-        height: 2; background: $panel; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis;
-    }
-    """
+
+class RunHeader(Widget):
+    """Header of the main screen: two lines fitted to its width."""
+
+    DEFAULT_CSS = "RunHeader { height: 2; background: $panel; padding: 0 1; }"
+    running: reactive[bool] = reactive(False)
+
+    def __init__(self, sim: Simulation, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.sim = sim
+        self.usage: RoundUsage | None = None
+
+    def show(self, sim: Simulation, usage: RoundUsage | None) -> None:
+        """Draw ``sim`` with its total LLM usage."""
+        self.sim, self.usage = sim, usage
+        self.refresh()
+
+    def render(self) -> Text:
+        return header_text(self.sim, self.running, self.size.width, self.usage)
 
 
 class WarningStrip(Static):
@@ -153,7 +273,50 @@ class WarningStrip(Static):
         self.set_class(stopped, "stopped")
 
 
-class EventBar(Static):
-    """The current scenario event (two lines at most)."""
+class EventBar(Widget):
+    """The round's events and what is queued, one item a line: folded to a line or two
+    (saying how much is hidden), or expanded to every line (up to half the screen)."""
 
-    DEFAULT_CSS = "EventBar { height: auto; max-height: 3; padding: 0 1; }"
+    DEFAULT_CSS = "EventBar { height: auto; padding: 0 1; }"
+    expanded: reactive[bool] = reactive(False, layout=True)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.items: list[Text] = []
+
+    def show(self, items: list[Text]) -> None:
+        """Show ``items``, one or more lines each."""
+        self.items = items
+        self.refresh(layout=True)
+
+    def on_click(self, event: events.Click) -> None:
+        self.expanded = not self.expanded
+
+    def folded_lines(self) -> int:
+        """Lines shown while folded: one on a short terminal, else two."""
+        return 1 if self.app.size.height < 30 else 2
+
+    def lines(self, width: int) -> list[Text]:
+        """The lines drawn at ``width``: all that fit the cap, the last one saying what
+        the cap hides."""
+        if width <= 0:
+            return []
+        console: Console = self.app.console
+        wrapped = [line for item in self.items for line in item.wrap(console, width)]
+        cap = max(1, self.app.size.height // 2) if self.expanded else self.folded_lines()
+        if len(wrapped) <= cap:
+            return wrapped
+        shown = wrapped[:cap]
+        hint = f" … +{len(wrapped) - cap}" + ("" if self.expanded else " (i: all)")
+        last = shown[-1]
+        last.truncate(max(0, width - len(hint)))
+        last.append(hint, style="bold dim")
+        return shown
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.lines(width))
+
+    def render(self) -> Text:
+        text = Text("\n").join(self.lines(self.size.width))
+        text.no_wrap = True
+        return text

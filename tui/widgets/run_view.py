@@ -1,12 +1,14 @@
-"""The view of one run: header, warning strip, event bar, agent deck, favorability matrix
+"""The view of one run: header, warning strip, event strip, agent deck, favorability matrix
 and metrics.
 
 It listens to the run's engine events (as :mod:`tui.messages`) and keeps its widgets in
-step with them; :meth:`RunView.show` switches it to another run.
+step with them; :meth:`RunView.show` switches it to another run. In focus mode the deck
+shows one agent and the side panel steps aside.
 """
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, ScrollableContainer, Vertical
@@ -24,14 +26,17 @@ from .header import (
     EventBar,
     RunHeader,
     WarningStrip,
-    event_text,
+    event_lines,
     fallback_text,
-    header_text,
+    started_lines,
     stopped_text,
+    usage_totals,
 )
 from .matrix import FavMatrix, prior_title
 
 FAV_TITLE = "favorability  row → column"
+#: Rounds whose turns a reopened run replays into the transcripts (the save holds them all).
+REPLAYED_ROUNDS = 20
 
 
 class RunView(Vertical):
@@ -43,6 +48,7 @@ class RunView(Vertical):
     RunView #side { width: 40; border: round $secondary-darken-1; padding: 0; overflow-x: auto; }
     RunView #side-title { text-style: bold; }
     RunView #metrics-line { height: auto; margin-top: 1; }
+    RunView.-focus #side { display: none; }
     """
     running: var[bool] = var(False, init=False)
 
@@ -51,9 +57,10 @@ class RunView(Vertical):
         self.sim = sim
         self._bridge: EventBridge | None = None
         self._stopped: str | None = None  # why the run stopped degraded, until a round starts
+        self._usage = self._total_usage()
 
     def compose(self) -> ComposeResult:
-        yield RunHeader(id="header")
+        yield RunHeader(self.sim, id="header").data_bind(RunView.running)
         yield WarningStrip(id="warning")
         yield EventBar(id="event")
         with Horizontal(id="body"):
@@ -82,17 +89,32 @@ class RunView(Vertical):
     def on_resize(self, event: events.Resize) -> None:
         self._size_side(event.size.width)
 
-    def watch_running(self) -> None:
-        self.refresh_view()
-
     def show(self, sim: Simulation) -> None:
         """Switch to another run (a branch, or a run opened from the browser)."""
         if self._bridge is not None:
             self._bridge.close()
         self.sim = sim
         self._stopped = None
+        self._usage = self._total_usage()
         self._bridge = EventBridge(sim, self.post_message)
         self.call_after_refresh(self._swap_deck)
+
+    def toggle_focus(self) -> bool:
+        """One agent full-size (the side panel steps aside), or the pages again."""
+        focus = self.query_one(AgentDeck).toggle_focus()
+        self.set_class(focus, "-focus")
+        return focus
+
+    def toggle_events(self) -> None:
+        """Expand the event strip to every line, or fold it again."""
+        bar = self.query_one(EventBar)
+        bar.expanded = not bar.expanded
+
+    def _total_usage(self):
+        """The run's LLM usage so far (an offline run has none: its rounds are not read)."""
+        if self.sim.meta.mind.offline:
+            return None
+        return usage_totals(self.sim.history.usages())
 
     def toggle_prior(self) -> None:
         """Show the run's relational prior over the matrix, or favorability again."""
@@ -112,6 +134,7 @@ class RunView(Vertical):
     async def _swap_deck(self) -> None:
         await self.query_one(AgentDeck).remove()
         await self.query_one("#body", Horizontal).mount(self._deck(), before=0)
+        self.set_class(False, "-focus")
         self._replay_transcripts()
         self.refresh_view()
 
@@ -132,8 +155,15 @@ class RunView(Vertical):
             self._pane(action.target).add_turn(round_no, action)
 
     def _replay_transcripts(self) -> None:
-        """Fill the transcripts from the saved rounds (a resumed or branched run)."""
-        for record in self.sim.records[1:]:
+        """Fill the transcripts from the latest saved rounds (a resumed or branched run)."""
+        records = self.sim.records
+        first = max(1, len(records) - REPLAYED_ROUNDS)
+        if first > 1:
+            note = Text(f"R1-R{first - 1}: socialsim show {self.sim.run_id} --round N")
+            note.stylize("dim italic")
+            for pane in self.query(AgentPane):
+                pane.transcript.write(note)
+        for record in records[first:]:
             for e in record.events:
                 for name in e.private_to or []:
                     self._pane(name).add_event(record.round, e)
@@ -143,13 +173,13 @@ class RunView(Vertical):
     def refresh_view(self) -> None:
         """Redraw header, event bar, panes, matrix and metrics from the engine state."""
         sim = self.sim
-        self.query_one(RunHeader).update(header_text(sim, self.running))
+        self.query_one(RunHeader).show(sim, self._usage)
         strip = self.query_one(WarningStrip)
         if self._stopped is not None:
             strip.set_notice(stopped_text(sim, self._stopped), stopped=True)
         else:
             strip.set_notice(fallback_text(sim))
-        self.query_one(EventBar).update(event_text(sim))
+        self.query_one(EventBar).show(event_lines(sim))
         record = sim.records[-1]
         deltas = {c.agent: c.delta for c in record.emotion_changes}
         for spec in sim.scenario.agents:
@@ -175,9 +205,7 @@ class RunView(Vertical):
         for e in message.events:
             for name in e.private_to or []:
                 self._pane(name).add_event(message.round, e)
-        self.query_one(EventBar).update(
-            f"Round {message.round} under way… " + " ".join(e.text for e in message.events)
-        )
+        self.query_one(EventBar).show(started_lines(message.round, message.events))
 
     @on(messages.TokensArrived)
     def _tokens_arrived(self, message: messages.TokensArrived) -> None:
@@ -190,6 +218,8 @@ class RunView(Vertical):
     @on(messages.RoundEnded)
     def _round_ended(self, message: messages.RoundEnded) -> None:
         record = message.record
+        if record.usage is not None:
+            self._usage = usage_totals([self._usage, record.usage])
         for action in record.actions:
             if action.order is None:  # silent: no Spoke message came for it
                 self._pane(action.speaker).add_turn(record.round, action)

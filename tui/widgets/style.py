@@ -1,10 +1,26 @@
-"""Colours and glyphs shared by the widgets (chosen to read well in 256 colours)."""
+"""Colours and glyphs shared by the widgets (chosen to read well in 256 colours, and to say
+the same in glyphs where colour is off: ``NO_COLOR``)."""
 
 from __future__ import annotations
 
 from engine import Status
 
 STATUS_GLYPH = {Status.ALLY: "+", Status.NEUTRAL: "·", Status.RIVAL: "~", Status.ENEMY: "x"}
+#: A need met, a small gap, a large gap: the glyph beside the colour.
+GAP_GLYPH = {"met": "✓", "small": "!", "large": "✗"}
+GAP_STYLE = {"met": "green", "small": "yellow", "large": "red"}
+
+
+def gap_level(expected: float, current: float) -> str:
+    """``met`` (gap at most 0.5), ``small`` (at most 2) or ``large``, on the 0-10 scale."""
+    gap = expected - current
+    return "met" if gap <= 0.5 else "small" if gap <= 2.0 else "large"
+
+
+def signed(value: float, digits: int = 2) -> str:
+    """``+0.05``, ``-0.12``; a value that rounds to zero is ``0.00``, never ``-0.00``."""
+    text = f"{value:+.{digits}f}"
+    return text[1:] if float(text) == 0 else text
 
 
 def fav_style(fav: float) -> str:

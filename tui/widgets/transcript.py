@@ -1,0 +1,137 @@
+"""A scrollable transcript that keeps what was said, not how it was once wrapped.
+
+Entries are stored as rich ``Text`` and wrapped at the widget's current width; a resize
+re-wraps every entry, so no line keeps the wrapping of the width it was first drawn at. It
+stays on the newest line while the reader is at the bottom; scrolled back, it stays where
+the reader is (on the same entry across a resize). While hidden (an agent on another page)
+it only stores what it is given, and wraps it when it is shown.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from rich.segment import Segment
+from rich.text import Text
+from textual import events
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+
+class Transcript(ScrollView, can_focus=True):
+    """Turns and events of one agent, newest at the bottom, plus the utterance streaming in."""
+
+    DEFAULT_CSS = """
+    Transcript {
+        background: $surface; overflow-x: hidden; overflow-y: auto;
+        scrollbar-gutter: stable; scrollbar-size-vertical: 1;
+    }
+    Transcript:focus { background-tint: $foreground 5%; }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.entries: list[Text] = []
+        self.live: Text | None = None
+        self._strips: list[Strip] = []  # every entry wrapped at _width, in order
+        self._starts: list[int] = []  # the first strip of each entry
+        self._live: list[Strip] = []
+        self._live_stale = False  # the live text changed since it was wrapped
+        self._width = 0
+        self._shown = False
+        self._pinned = True  # the reader is at the bottom: stay there
+
+    # -- content ------------------------------------------------------------------------------
+
+    def write(self, text: Text) -> None:
+        """Add an entry at the bottom."""
+        self.entries.append(text)
+        if self._shown:
+            self._catch_up()
+
+    def set_live(self, text: Text | None) -> None:
+        """Show ``text`` under the entries (an utterance still arriving); None clears it."""
+        self.live, self._live_stale = text, True
+        if self._shown:
+            self._catch_up()
+
+    @property
+    def line_count(self) -> int:
+        """Wrapped lines at the current width."""
+        return len(self._strips) + len(self._live)
+
+    def visible_lines(self) -> list[str]:
+        """The text of the lines on screen."""
+        height = self.scrollable_content_region.height
+        return [self.render_line(y).text.rstrip() for y in range(height)]
+
+    def page(self, step: int) -> None:
+        """Scroll ``step`` pages (negative: back); a page keeps one line of context."""
+        height = max(1, self.scrollable_content_region.height - 1)
+        self.scroll_to(y=self.scroll_y + step * height, animate=False, immediate=True)
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._pinned = new_value >= self.max_scroll_y
+
+    # -- wrapping -----------------------------------------------------------------------------
+
+    def on_show(self) -> None:
+        self._shown = True
+        self._catch_up()
+
+    def on_hide(self) -> None:
+        self._shown = False
+
+    def on_resize(self, event: events.Resize) -> None:
+        width = self.scrollable_content_region.width
+        if width == self._width:
+            self._settle()  # a new height: the bottom stays in view if the reader was there
+            return
+        top = bisect_right(self._starts, int(self.scroll_y)) - 1
+        self._width = width
+        self._strips, self._starts, self._live_stale = [], [], True
+        self._catch_up(keep=max(0, top))
+
+    def _catch_up(self, keep: int | None = None) -> None:
+        """Wrap the entries (and live text) not wrapped at the current width yet."""
+        if not self._width:
+            return
+        for text in self.entries[len(self._starts) :]:
+            self._starts.append(len(self._strips))
+            self._strips.extend(self._wrap(text))
+        if self._live_stale:
+            self._live = self._wrap(self.live) if self.live is not None else []
+            self._live_stale = False
+        self._settle(keep)
+
+    def _wrap(self, text: Text) -> list[Strip]:
+        console = self.app.console
+        options = console.options.update_width(self._width)
+        return [
+            Strip(Segment.adjust_line_length(line, self._width), self._width)
+            for line in console.render_lines(text, options, pad=False)
+        ]
+
+    def _settle(self, keep: int | None = None) -> None:
+        """Size the scroll area; stay at the bottom if the reader was there, else on the
+        entry ``keep`` (after a re-wrap)."""
+        self.virtual_size = Size(self._width, self.line_count)
+        if self._pinned:
+            self.scroll_end(animate=False, immediate=True, x_axis=False)
+        elif keep is not None and keep < len(self._starts):
+            self.scroll_to(y=self._starts[keep], animate=False, immediate=True)
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        index = int(self.scroll_y) + y
+        style = self.rich_style
+        width = self.scrollable_content_region.width
+        if index < len(self._strips):
+            strip = self._strips[index]
+        elif index - len(self._strips) < len(self._live):
+            strip = self._live[index - len(self._strips)]
+        else:
+            return Strip.blank(width, style)
+        return strip.crop_extend(0, width, style).apply_style(style)
