@@ -8,10 +8,11 @@ all of them are renamed into place at the end.
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO
@@ -22,7 +23,9 @@ from .metrics import Metrics, RepairCounter, round_metrics
 from .needs import CATEGORY_OF
 from .runmeta import RunMeta
 from .state import RoundRecord
-from .textsafe import csv_row
+from .textsafe import csv_cell, csv_row
+
+Safe = Callable[[str], str]
 
 COLUMNS: dict[str, tuple[str, ...]] = {
     "transcript": (
@@ -125,13 +128,18 @@ def _events(run_id: str, r: RoundRecord) -> Iterator[tuple]:
         yield run_id, r.round, e.source, ";".join(e.private_to or []), e.text
 
 
-def _emotions(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+# The state tables have a row per agent, edge or need every round: only their text cells
+# (names, summaries) go through ``safe``, a memo of csv_cell; the rest are numbers and
+# values of fixed vocabularies.
+
+
+def _emotions(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
     deltas = {c.agent: c.delta for c in r.emotion_changes}
     for name, agent in r.state.agents.items():
-        yield run_id, r.round, name, agent.emotion, deltas.get(name, 0.0)
+        yield run_id, r.round, safe(name), agent.emotion, deltas.get(name, 0.0)
 
 
-def _relations(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+def _relations(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
     changes = {(c.source, c.target): c for c in r.relation_changes}
     for source, agent in r.state.agents.items():
         for target, rel in agent.relations.items():
@@ -139,24 +147,24 @@ def _relations(run_id: str, r: RoundRecord) -> Iterator[tuple]:
             yield (
                 run_id,
                 r.round,
-                source,
-                target,
+                safe(source),
+                safe(target),
                 rel.fav,
                 rel.status.value,
                 c.delta if c else 0.0,
                 c.override.value if c and c.override else "",
                 c.importance if c else "",
-                c.summary if c else "",
+                safe(c.summary) if c else "",
             )
 
 
-def _needs(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+def _needs(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
     for name, agent in r.state.agents.items():
         for need, v in agent.needs.items():
             yield (
                 run_id,
                 r.round,
-                name,
+                safe(name),
                 CATEGORY_OF.get(need, ""),
                 need,
                 v.current,
@@ -233,16 +241,15 @@ def _ratings(run_id: str, rows: list[dict]) -> Iterator[tuple]:
         yield run_id, r["agent"], r["criterion"], r["score"], r["evidence"], r["rater"]
 
 
-#: The tables with rows in every round, and how a round's rows are made.
-PER_ROUND = {
+#: The tables of a round's log, every cell checked by csv_row.
+LOG_TABLES = {
     "transcript": _transcript,
     "events": _events,
-    "emotions": _emotions,
-    "relations": _relations,
-    "needs": _needs,
     "llm_calls": _llm_calls,
     "usage": _usage,
 }
+#: The tables of a round's state.
+STATE_TABLES = {"emotions": _emotions, "relations": _relations, "needs": _needs}
 
 
 def export_run(
@@ -273,10 +280,13 @@ def export_run(
                 handle = stack.enter_context(_temporary(path, temps))
                 writers[name] = csv.writer(handle, lineterminator="\n")
                 writers[name].writerow(COLUMNS[name])
+            safe: Safe = functools.lru_cache(maxsize=65536)(csv_cell)
             for record, metrics in zip(history, _metrics_of(meta, history), strict=True):
-                for name, rows in PER_ROUND.items():
+                for name, rows in LOG_TABLES.items():
                     writers[name].writerows(map(csv_row, rows(run_id, record)))
-                writers["metrics"].writerows(map(csv_row, _metrics(run_id, metrics)))
+                for name, state_rows in STATE_TABLES.items():
+                    writers[name].writerows(state_rows(run_id, record, safe))
+                writers["metrics"].writerows(_metrics(run_id, metrics))
             taken = measurements or {}
             writers["surveys"].writerows(map(csv_row, _surveys(run_id, taken.get("surveys", []))))
             writers["ratings"].writerows(map(csv_row, _ratings(run_id, taken.get("ratings", []))))

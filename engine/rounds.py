@@ -207,21 +207,23 @@ class RoundFile(_Model):
         t, cols = self.round, self.relations
         agents = dict(before.agents)
         relations: dict[str, dict[str, Relation]] = {}
-        for k, source in enumerate(cols.source):
+        rows = zip(
+            cols.source, cols.target, cols.fav, cols.status, cols.summary, cols.importance,
+            cols.evicted, strict=True,
+        )  # fmt: skip
+        for source, target, fav, status, summary, importance, gone in rows:
             rels = relations.get(source)
             if rels is None:
                 rels = relations[source] = dict(agents[source].relations)
-            target, gone = cols.target[k], cols.evicted[k]
-            old = rels[target]
-            memory = [e for e in old.memory if e.round not in gone] if gone else [*old.memory]
+            old = rels[target].memory
+            memory = [e for e in old if e.round not in gone] if gone else [*old]
             if t not in gone:
-                entry = {"round": t, "summary": cols.summary[k], "importance": cols.importance[k]}
-                memory.append(_memory_entry(entry))
-            rels[target] = _relation(
-                {"fav": cols.fav[k], "status": cols.status[k], "memory": memory}
-            )
+                memory.append(
+                    _memory_entry({"round": t, "summary": summary, "importance": importance})
+                )
+            rels[target] = _relation({"fav": fav, "status": status, "memory": memory})
         emotions = {c.agent: c.emotion for c in self.emotion_changes}
-        for name in [*emotions, *relations, *self.needs, *self.theta]:
+        for name in dict.fromkeys([*emotions, *relations, *self.needs, *self.theta]):
             old_agent = agents[name]
             needs = old_agent.needs
             if name in self.needs:
