@@ -261,8 +261,8 @@ async def test_no_color_status_in_glyphs(
         await pilot.pause()
         first_row = grid_lines(matrix)[matrix.layout_.header_lines]
         assert re.search(r"\+.*~.*x.*·", first_row), first_row  # + ~ x · in that order
-        cursor = matrix.grid.get_component_rich_style("datatable--cursor")
-        assert cursor.reverse  # the cursor shows without colour too
+        cursor = matrix.grid.get_component_rich_style("grid--cursor")
+        assert cursor.underline and cursor.bold  # the cursor shows without colour too
 
 
 # -- the relational-prior overlay ----------------------------------------------------------------

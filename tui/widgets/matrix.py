@@ -13,17 +13,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
+from rich.segment import Segment
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.coordinate import Coordinate
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from engine import Status, WorldState
 from engine.priors import Prior, sign_index
 from engine.rules import ALLY_AT, ENEMY_AT, RIVAL_AT, threshold_status
 
+from .grid import Grid
 from .style import STATUS_GLYPH, fav_style
 
 LEGEND = "+ ally · neutral ~ rival x enemy"
@@ -131,28 +134,16 @@ def choose_layout(names: Sequence[str], width: int) -> Layout:
     return next((o for o in options if o.width <= width), options[3])
 
 
+@lru_cache(maxsize=64)
+def _style(spec: str) -> Style:
+    return Style.parse(spec)
+
+
 def span(first: int, stop: int, total: int, what: str) -> str:
     """``rows 3-9 of 30``."""
     if stop <= first:
         return f"{what} 0 of {total}"
     return f"{what} {first + 1}-{stop} of {total}"
-
-
-class MatrixGrid(DataTable):
-    """The scrolling grid: arrow keys (or a click) move the cell cursor."""
-
-    DEFAULT_CSS = """
-    MatrixGrid {
-        height: auto; max-height: 100%; background: $surface;
-        scrollbar-size-vertical: 0; scrollbar-size-horizontal: 0;
-    }
-    MatrixGrid > .datatable--header { background: $surface; }
-    MatrixGrid > .datatable--cursor { text-style: bold reverse; }
-    MatrixGrid:focus > .datatable--cursor { text-style: bold reverse; }
-    """
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(cursor_type="cell", cell_padding=0, zebra_stripes=False, **kwargs)
 
 
 class FavMatrix(Vertical):
@@ -178,19 +169,20 @@ class FavMatrix(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="matrix-cell")
-        yield MatrixGrid(id="matrix-grid")
+        yield Grid(id="matrix-grid")
         yield Static(id="matrix-notes")
 
     def on_mount(self) -> None:
         grid = self.grid
+        grid.cursor = (0, 1)  # the first row's first value, not its diagonal
         self.watch(grid, "scroll_x", self._note, init=False)
         self.watch(grid, "scroll_y", self._note, init=False)
         self._draw()
 
     @property
-    def grid(self) -> MatrixGrid:
+    def grid(self) -> Grid:
         """The scrolling grid of cells."""
-        return self.query_one(MatrixGrid)
+        return self.query_one(Grid)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -228,14 +220,14 @@ class FavMatrix(Vertical):
 
     def cursor_pair(self) -> tuple[str, str]:
         """(row agent, column agent) under the cursor."""
-        row, column = self.grid.cursor_coordinate
+        row, column = self.grid.cursor
         return self._names[row], self._names[column]
 
     def move_to(self, source: str, target: str) -> None:
         """Put the cursor on the cell ``source`` → ``target`` (scrolling it into view)."""
-        self.grid.move_cursor(row=self._names.index(source), column=self._names.index(target))
+        self.grid.move_cursor(self._names.index(source), self._names.index(target))
 
-    def on_data_table_cell_highlighted(self, event: DataTable.CellHighlighted) -> None:
+    def on_grid_moved(self, event: Grid.Moved) -> None:
         event.stop()
         self._describe_cursor()
         self._note()
@@ -269,33 +261,22 @@ class FavMatrix(Vertical):
 
     def _draw(self) -> None:
         names = self.names
-        width = self.size.width
-        if not width:
+        if not self.size.width:
             return
-        layout = choose_layout(names, width)
-        grid = self.grid
-        if layout != self.layout_ or names != self._names:
-            cursor = grid.cursor_coordinate if names == self._names else Coordinate(0, 1)
-            grid.clear(columns=True)
-            grid.header_height = layout.header_lines
-            self.layout_, self._names = layout, names
-            for name, label, w in zip(names, layout.col_labels, layout.col_widths, strict=True):
-                head = "\n".join(line.rjust(w + 1) for line in label.split("\n"))
-                grid.add_column(Text(head, style="bold"), width=w + 1, key=name)
-            for name, label in zip(names, layout.row_labels, strict=True):
-                grid.add_row(
-                    *self._cells(name),
-                    key=name,
-                    label=Text(label.ljust(layout.label_width), style="bold"),
-                )
-            grid.move_cursor(row=cursor.row, column=cursor.column, animate=False)
-        else:
-            for name in names:
-                for j, cell in zip(names, self._cells(name), strict=True):
-                    grid.update_cell(name, j, cell)
+        layout = choose_layout(names, self.size.width)
+        self.layout_, self._names = layout, names
+        bold = _style("bold")
+        head = [
+            [
+                Segment(label.split("\n")[line].rjust(w + 1), bold)
+                for label, w in zip(layout.col_labels, layout.col_widths, strict=True)
+            ]
+            for line in range(layout.header_lines)
+        ]
+        labels = [Segment(label.ljust(layout.label_width), bold) for label in layout.row_labels]
+        cells = [self._cells(i) for i in names]
         self.query_one("#matrix-cell").styles.height = self._cell_lines()
-        self._describe_cursor()
-        self._note()
+        self.grid.set_content(head, labels, cells, [w + 1 for w in layout.col_widths])
         self.call_after_refresh(self._note)  # the range once the grid has its new size
 
     def _prior_cell(self, i: str, j: str) -> tuple[str, str, str, str]:
@@ -303,7 +284,7 @@ class FavMatrix(Vertical):
         sign = self._signs.get(i, {}).get(j)
         return UNSTATED if sign is None else SIGN_CELL[sign]
 
-    def _cells(self, i: str) -> list[Text]:
+    def _cells(self, i: str) -> list[Segment]:
         """Row ``i`` of the current layout, each cell right-aligned after a space."""
         layout = self.layout_
         assert layout is not None
@@ -311,17 +292,16 @@ class FavMatrix(Vertical):
         cells = []
         for j, w in zip(self.names, layout.col_widths, strict=True):
             if i == j:
-                cells.append(Text(("—" if values else "\\").rjust(w + 1), style="dim"))
-                continue
-            if self.overlay:
+                cells.append(Segment(("—" if values else "\\").rjust(w + 1), _style("dim")))
+            elif self.overlay:
                 glyph, full, style, _ = self._prior_cell(i, j)
-                cells.append(Text((full if values else glyph).rjust(w + 1), style=style))
-                continue
-            rel = self.state.agents[i].relations[j]
-            style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "")
-            glyph = STATUS_GLYPH[rel.status]
-            body = short_fav(rel.fav) + glyph if values else glyph
-            cells.append(Text(" " + body.rjust(w), style=style))
+                cells.append(Segment((full if values else glyph).rjust(w + 1), _style(style)))
+            else:
+                rel = self.state.agents[i].relations[j]
+                style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "")
+                glyph = STATUS_GLYPH[rel.status]
+                body = short_fav(rel.fav) + glyph if values else glyph
+                cells.append(Segment(" " + body.rjust(w), _style(style)))
         return cells
 
     def _sticky_example(self) -> str | None:
@@ -335,21 +315,7 @@ class FavMatrix(Vertical):
 
     def in_view(self) -> tuple[range, range]:
         """The rows and columns (agent indices) wholly in view."""
-        grid, layout = self.grid, self.layout_
-        if layout is None:
-            return range(0), range(0)
-        region = grid.scrollable_content_region
-        top = round(grid.scroll_y)
-        rows = range(top, min(len(self._names), top + max(0, region.height - layout.header_lines)))
-        left = round(grid.scroll_x)
-        right = left + region.width - layout.label_width
-        x, first, stop = 0, None, 0
-        for k, w in enumerate(layout.col_widths):
-            if x + 1 >= left and x + w + 1 <= right:  # its glyphs in view (not the space)
-                first = k if first is None else first
-                stop = k + 1
-            x += w + 1
-        return rows, range(first or 0, stop)
+        return self.grid.in_view()
 
     def _note(self) -> None:
         """The range in view (when not everything is), then the legend."""
