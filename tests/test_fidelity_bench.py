@@ -69,7 +69,10 @@ async def test_tasks_full_and_ablation_cells(fidelity, capsys):
     for init in ("hetero", "random"):
         full, ablation = result.cells[(init, "full")][1], result.cells[(init, "ablation")][1]
         assert result.final(init, "full") == sum(full) / 2
-        assert result.session_wins(init) == (sum(f > a for f, a in zip(full, ablation)), 2)
+        assert result.session_wins(init) == (
+            sum(f > a for f, a in zip(full, ablation, strict=True)),
+            2,
+        )
     fidelity.print_tasks([result], 1, 1, 2)
     out = capsys.readouterr().out
     assert "| student-council | hetero |" in out and "mean over 2 session(s)" in out
