@@ -10,6 +10,7 @@ the lineage: only the fork round is checked, the rounds before it are not compar
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -21,6 +22,8 @@ from .store import SaveStore
 
 #: Differences smaller than this show as none (values are shown with two decimals).
 EPSILON = 0.005
+#: Round differences a comparison keeps, so going back and forth reads nothing again.
+HELD_ROUNDS = 4
 
 
 @dataclass(frozen=True)
@@ -196,6 +199,8 @@ class RunComparison:
             )
         self.only_a = tuple(n for n in first if n not in other)
         self.only_b = tuple(n for n in other if n not in first)
+        self._held: dict[int, RoundDiff] = {}  # the last rounds shown, oldest first
+        self._lock = threading.Lock()
         self.first_divergence = self._find_divergence()
 
     @property
@@ -218,14 +223,27 @@ class RunComparison:
         b = self.store.history(self.run_b, self.meta_b).records(start, stop)
         return zip(a, b, strict=True)
 
+    def _steps(self, start: int) -> Iterator[tuple[RoundRecord, RoundRecord]]:
+        """Both runs' rounds from ``start`` on, read through the comparison's own histories,
+        which remember where they stopped: the next round shown rolls on from there."""
+        for n in range(start, self.last_common + 1):
+            yield self.history_a[n], self.history_b[n]
+
     def _find_divergence(self) -> int | None:
-        start = 0
+        """Walk both runs from the fork round the lineage names (from round 0 if it names
+        none, or if that round turns out to differ); the first round that differs is kept
+        as :meth:`round_diff`'s first answer."""
         known = min(copied_prefix(self.meta_a, self.meta_b), self.last_common)
-        if known >= 0 and same_round(self.history_a[known], self.history_b[known]):
-            start = known + 1  # the lineage says so, and the fork round is checked once
-        for a, b in self._walk(start):
-            if not same_round(a, b):
+        for start in dict.fromkeys((max(known, 0), 0)):
+            for a, b in self._steps(start):
+                if same_round(a, b):
+                    continue
+                if a.round == known > 0:  # the lineage was wrong: compare from round 0
+                    break
+                self._held[a.round] = diff_round(a, b, self.agents)
                 return a.round
+            else:
+                return None
         return None
 
     def check_round(self, n: int) -> int:
@@ -242,9 +260,17 @@ class RunComparison:
         return self.last_common if self.first_divergence is None else self.first_divergence
 
     def round_diff(self, n: int) -> RoundDiff:
-        """Round ``n`` of both runs."""
+        """Round ``n`` of both runs (the last few asked for are kept). Safe to call from
+        several threads: one at a time reads."""
         self.check_round(n)
-        return diff_round(self.history_a[n], self.history_b[n], self.agents)
+        with self._lock:
+            held = self._held.pop(n, None)
+            if held is None:
+                held = diff_round(self.history_a[n], self.history_b[n], self.agents)
+            self._held[n] = held
+            while len(self._held) > HELD_ROUNDS:
+                del self._held[next(iter(self._held))]
+            return held
 
     def profile(self) -> Iterator[tuple[int, float, float]]:
         """(round, mean |Δ fav|, largest |Δ fav|) from the first divergence to the last

@@ -173,6 +173,39 @@ def test_the_divergence_search_skips_the_copied_rounds(
     assert sorted(set(reads)) == [("c", 10), ("c", 11), ("p", 10), ("p", 11)]
 
 
+def test_a_parent_replaced_under_the_same_id_is_compared_from_round_0(
+    store: SaveStore, mini: Scenario
+) -> None:
+    parent = new_run(store, mini, "p", 3)
+    play(parent.branch(2, run_id="c"), 1).close()
+    parent.close()
+    store.delete("p")
+    impostor = new_run(store, mini, "p")  # same id and scenario, another first round
+    impostor.force(ForcedAction(agent="Ann", mode=Mode.PUBLIC, target="Bob", utterance=INSULT))
+    play(impostor, 3)
+    diff = RunComparison(store, "p", "c")
+    assert copied_prefix(diff.meta_a, diff.meta_b) == 2  # what the lineage claims
+    assert diff.first_divergence == 1
+
+
+def test_rounds_shown_are_kept_not_read_again(
+    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    new_run(store, mini, "a", 5)
+    new_run(store, mini, "b", 5)
+    diff = RunComparison(store, "a", "b")
+    first = diff.round_diff(4)
+    reads: list[int] = []
+    read = RunFiles.read
+    monkeypatch.setattr(
+        RunFiles, "read", lambda self, n, entry=None: reads.append(n) or read(self, n, entry)
+    )
+    assert diff.round_diff(3).round == 3 and reads
+    reads.clear()
+    assert diff.round_diff(4) is first and diff.round_diff(3).round == 3
+    assert reads == []
+
+
 def test_rounds_outside_both_runs_are_refused(store: SaveStore, mini: Scenario) -> None:
     new_run(store, mini, "a", 3)
     new_run(store, mini, "b", 1)
