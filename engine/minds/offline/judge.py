@@ -3,7 +3,6 @@ on how an agent feels about what it saw."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ...lexicon import sentiment
@@ -55,6 +54,9 @@ TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "host
 FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
 
 _judgement = trusted(RelationJudgement)
+#: Favorability change from my own act toward the agent judged.
+OWN_ACT: dict[Stance, float] = {"support": 0.03, "oppose": -0.03, "neutral": 0.0}
+VERB: dict[Stance, str] = {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ def relation_judgements(
     reconciliation, in-group favoritism, and regard for whoever told me a fact I did not
     know."""
     me = ctx.name
+    broker, outgroup, news = standing.broker, standing.outgroup, standing.news
     said_of: dict[str, list[Action]] = {}  # this round's stances on each agent, by others
     spoken = attacks = 0
     for a in ctx.heard:  # one pass: the room's hostility and who was backed or attacked
@@ -91,121 +94,121 @@ def relation_judgements(
             attacks += 1
         elif a.stance == "neutral":
             continue
-        if a.target in triggers and not standing.broker:  # a broker takes no side (Heider)
+        if a.target in triggers and not broker:  # a broker takes no side (Heider)
             said_of.setdefault(a.target, []).append(a)
     climate = attacks / spoken if spoken else 0.0
-    return {
-        other: _judge_edge(ctx, other, acts, lens, said_of.get(other, ()), climate, standing)
-        for other, acts in triggers.items()
-    }
-
-
-def _judge_edge(
-    ctx: AgentContext,
-    other: str,
-    acts: list[Action],
-    lens: PriorLens,
-    said_of: Sequence[Action],
-    climate: float,
-    standing: Standing,
-) -> RelationJudgement:
-    me = ctx.name
+    # What every edge of this observer shares, read once (the edges are the hot loop).
     _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
+    # a grudge not renewed this round fades: fastest for peacemakers in a calm room
+    calm = FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
     rels = ctx.state.relations
-    rel = rels[other]
-    warm = ATTITUDE_LENS * lens.attitude[other] if other in lens.attitude else 0.0
-    rival_side = other in standing.outgroup
-    bias = OUTGROUP if rival_side else 0.0  # in-group favoritism (Krackhardt & Stern)
-    delta, override = 0.0, None
-    notes: list[tuple[int, str]] = []
-    feud = rel.status in NEGATIVE
-    attacked_me = feud and any(a.target == me and a.stance == "oppose" for a in acts)
-    for a in acts:
-        how = "publicly" if a.mode is Mode.PUBLIC else "privately"
-        if a.speaker == me:
-            delta += {"support": 0.03, "oppose": -0.03, "neutral": 0.0}[a.stance]
-            notes.append((2, f"I {_verb(a.stance)} {other} {how}"))
-            if a.stance == "support" and feud and not attacked_me:
-                delta = max(delta + RECONCILE, PEACE_AT - rel.fav)
-                override = Status.NEUTRAL
-                notes.append((8, f"I reached out to {other} and we made peace"))
-        elif a.target == me:
-            if a.stance == "support":
-                delta += 0.13 * responsive * (1.0 + warm) * (1.0 - bias)
-                notes.append((5, f"{other} backed me {how}"))
-                reached = rel.fav + min(delta, MAX_FAV_DELTA)
-                if feud and reached > PEACE_FROM:
-                    delta = max(delta + RECONCILE, PEACE_AT - rel.fav)
+    attitude = lens.attitude
+    credence_of = lens.credence
+    opening = f"Round {ctx.round}: "
+
+    def judge(other: str, acts: list[Action]) -> RelationJudgement:
+        rel = rels[other]
+        fav = rel.fav
+        warm = ATTITUDE_LENS * attitude[other] if other in attitude else 0.0
+        rival_side = other in outgroup
+        bias = OUTGROUP if rival_side else 0.0  # in-group favoritism (Krackhardt & Stern)
+        delta, override = 0.0, None
+        notes: list[tuple[int, str]] = []
+        feud = rel.status in NEGATIVE
+        attacked_me = feud and any(a.target == me and a.stance == "oppose" for a in acts)
+        for a in acts:
+            public = a.mode is Mode.PUBLIC
+            how = "publicly" if public else "privately"
+            stance = a.stance
+            if a.speaker == me:
+                delta += OWN_ACT[stance]
+                notes.append((2, f"I {VERB[stance]} {other} {how}"))
+                if stance == "support" and feud and not attacked_me:
+                    delta = max(delta + RECONCILE, PEACE_AT - fav)
                     override = Status.NEUTRAL
-                    notes.append((8, f"{other} reached out and we made peace"))
-            elif a.stance == "oppose":
-                hurt = 0.16 * thin * (1.2 if a.mode is Mode.PUBLIC else 1.0) * (1.0 - warm)
-                delta -= hurt * (1.0 + bias)
-                notes.append((7, f"{other} attacked me {how}"))
-                if rel.status is Status.ALLY:
-                    override = Status.RIVAL
-                    notes.append((9, f"{other}, my ally, turned on me"))
-            else:
-                delta += 0.08 if a.mode is Mode.PRIVATE else 0.02
-                notes.append(
-                    (
-                        4 if a.mode is Mode.PRIVATE else 2,
-                        f"{other} confided in me"
-                        if a.mode is Mode.PRIVATE
-                        else f"{other} spoke to me",
-                    )
-                )
-        elif a.target in rels and not standing.broker:
-            friend = rels[a.target].fav
-            if a.stance == "oppose" and friend >= FRIEND_AT:
-                delta -= FRIEND_HURT * friend * thin
-                notes.append((4, f"{other} attacked my friend {a.target}"))
-            elif a.stance == "support" and friend >= FRIEND_AT:
-                delta += 0.05 * warmth
-                notes.append((3, f"{other} backed my friend {a.target}"))
-            elif a.stance == "support" and friend <= FOE_AT:
-                delta -= 0.05
-                notes.append((3, f"{other} sided with {a.target}"))
-        elif a.stance == "neutral" and rival_side:
-            notes.append((2, f"{other} pressed the other side's case"))
-        elif a.stance == "neutral":
-            delta += 0.01 * warmth
-            notes.append((1, f"{other} addressed the group"))
-    news = standing.news
-    told = news and any(
-        c in low for a in acts if a.speaker == other for low in (a.utterance.lower(),) for c in news
-    )
-    if told:  # an informant earns regard (and the credit that regard lends its word)
-        delta += INFORM
-        notes.append((4, f"{other} told me something I did not know"))
-    believed = None
-    for a in said_of:  # Heider: my friend's enemy is my enemy, my foe's enemy my friend
-        credence = lens.credence(a.speaker, rels[a.speaker].fav)
-        if credence < 0 and a.stance == "oppose":
-            continue
-        if credence:
-            if a.speaker in standing.outgroup:
-                credence *= 1.0 - OUTGROUP
-            delta += HEIDER * credence * SIGN[a.stance]
-            believed = a if credence > 0 else believed
-    if believed is not None:
-        notes.append((3, f"{believed.speaker} {_verb(believed.stance)} {other}, and I believe it"))
-    pressed = rival_side and any(a.target == ALL and a.speaker == other for a in acts)
-    if feud and override is None and not attacked_me and not pressed:
-        # a grudge not renewed this round fades: fastest for peacemakers in a calm room
-        delta += FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate) * (1.0 - bias)
-        if rel.fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
-            override = Status.NEUTRAL
-            notes.append((6, f"{other} and I put our quarrel behind us"))
-    importance, summary = max(notes) if notes else (1, f"{other} was present")
-    return _judgement(  # built from the rule's own values: no validation per edge
-        {
-            "delta": round(delta, 4),
-            "status": override,
-            "summary": f"Round {ctx.round}: {summary}.",
-            "importance": importance,
-        }
-    )
+                    notes.append((8, f"I reached out to {other} and we made peace"))
+            elif a.target == me:
+                if stance == "support":
+                    delta += 0.13 * responsive * (1.0 + warm) * (1.0 - bias)
+                    notes.append((5, f"{other} backed me {how}"))
+                    reached = fav + min(delta, MAX_FAV_DELTA)
+                    if feud and reached > PEACE_FROM:
+                        delta = max(delta + RECONCILE, PEACE_AT - fav)
+                        override = Status.NEUTRAL
+                        notes.append((8, f"{other} reached out and we made peace"))
+                elif stance == "oppose":
+                    hurt = 0.16 * thin * (1.2 if public else 1.0) * (1.0 - warm)
+                    delta -= hurt * (1.0 + bias)
+                    notes.append((7, f"{other} attacked me {how}"))
+                    if rel.status is Status.ALLY:
+                        override = Status.RIVAL
+                        notes.append((9, f"{other}, my ally, turned on me"))
+                elif a.mode is Mode.PRIVATE:
+                    delta += 0.08
+                    notes.append((4, f"{other} confided in me"))
+                else:
+                    delta += 0.02
+                    notes.append((2, f"{other} spoke to me"))
+            elif a.target in rels and not broker:
+                friend = rels[a.target].fav
+                if stance == "oppose" and friend >= FRIEND_AT:
+                    delta -= FRIEND_HURT * friend * thin
+                    notes.append((4, f"{other} attacked my friend {a.target}"))
+                elif stance == "support" and friend >= FRIEND_AT:
+                    delta += 0.05 * warmth
+                    notes.append((3, f"{other} backed my friend {a.target}"))
+                elif stance == "support" and friend <= FOE_AT:
+                    delta -= 0.05
+                    notes.append((3, f"{other} sided with {a.target}"))
+            elif stance == "neutral" and rival_side:
+                notes.append((2, f"{other} pressed the other side's case"))
+            elif stance == "neutral":
+                delta += 0.01 * warmth
+                notes.append((1, f"{other} addressed the group"))
+        if news and any(
+            c in low
+            for a in acts
+            if a.speaker == other
+            for low in (a.utterance.lower(),)
+            for c in news
+        ):  # an informant earns regard (and the credit that regard lends its word)
+            delta += INFORM
+            notes.append((4, f"{other} told me something I did not know"))
+        believed = None
+        for a in said_of.get(other, ()):  # Heider: a friend's enemy is mine, a foe's my friend
+            credence = credence_of(a.speaker, rels[a.speaker].fav)
+            if credence < 0 and a.stance == "oppose":
+                continue
+            if credence:
+                if a.speaker in outgroup:
+                    credence *= 1.0 - OUTGROUP
+                delta += HEIDER * credence * SIGN[a.stance]
+                believed = a if credence > 0 else believed
+        if believed is not None:
+            notes.append(
+                (3, f"{believed.speaker} {VERB[believed.stance]} {other}, and I believe it")
+            )
+        if (
+            feud
+            and override is None
+            and not attacked_me
+            and not (rival_side and any(a.target == ALL and a.speaker == other for a in acts))
+        ):  # a grudge not renewed (nor its side's case pressed) this round fades
+            delta += calm * (1.0 - bias)
+            if fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
+                override = Status.NEUTRAL
+                notes.append((6, f"{other} and I put our quarrel behind us"))
+        importance, summary = max(notes) if notes else (1, f"{other} was present")
+        return _judgement(  # built from the rule's own values: no validation per edge
+            {
+                "delta": round(delta, 4),
+                "status": override,
+                "summary": f"{opening}{summary}.",
+                "importance": importance,
+            }
+        )
+
+    return {other: judge(other, acts) for other, acts in triggers.items()}
 
 
 def need_deltas(ctx: AgentContext, observed: list[Action], lens: PriorLens) -> dict[str, float]:
@@ -319,7 +322,3 @@ def emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) ->
         delta += felt * (1.0 + TRUST_WEIGHT * trust.get(a.speaker, 0)) if trust else felt
     delta += (0.5 - ctx.state.emotion) * 0.12
     return round(delta, 4)
-
-
-def _verb(stance: Stance) -> str:
-    return {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}[stance]
