@@ -713,7 +713,7 @@ def test_llm_options_build_one_mind_spec():
         (["--model", "openai/x", "--agent-model", "Zed=openai/y"], ["no agent 'Zed'", "Ann"]),
         (["--model", "openai/x", "--agent-model", "Ann"], ["'Ann'", "NAME=MODEL"]),
         (["--model", "openai/x", "--judge-mode", "sideways"], ["--judge-mode:"]),
-        (["--model", "openai/x", "--max-concurrency", "999"], ["--max-concurrency:"]),
+        (["--model", "openai/x", "--max-concurrency", "99999"], ["--max-concurrency:"]),
         (["--model", "openai/x", "--structured", "fancy"], ["--structured:"]),
         (["--model", "openai/x", "--api-key-env", "1-KEY"], ["--api-key-env:"]),
         (["--api-key-env", "MY_KEY"], ["need an LLM --model"]),
