@@ -30,8 +30,11 @@ def apply_emotion(emotion: float, delta: float) -> tuple[float, float]:
 
 def apply_fav(fav: float, delta: float) -> tuple[float, float]:
     """U_R application: clip delta to ±0.3, then fav to [-1, 1]. Returns (delta, fav)."""
-    delta = clip(delta, -MAX_FAV_DELTA, MAX_FAV_DELTA)
-    return delta, clip(fav + delta, -1.0, 1.0)
+    # clip() written out: this runs once per judged edge
+    high = MAX_FAV_DELTA
+    delta = -high if delta < -high else high if delta > high else delta
+    fav += delta
+    return delta, -1.0 if fav < -1.0 else 1.0 if fav > 1.0 else fav
 
 
 def threshold_status(fav: float, current: Status) -> Status:
@@ -70,7 +73,7 @@ def remember(memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int) -
     while len(entries) > capacity:
         victim, lowest = 0, None
         for k, e in enumerate(entries):
-            score = retention(e, now)
+            score = e.importance - RECENCY_WEIGHT * (now - e.round)  # retention(), inline
             if lowest is None or score < lowest:
                 victim, lowest = k, score
         del entries[victim]
@@ -104,6 +107,17 @@ def can_observe(action: Action, name: str) -> bool:
     return action.mode is Mode.PRIVATE and name in (action.speaker, action.target)
 
 
+def observed_by(actions: Sequence[Action], names: Iterable[str]) -> dict[str, list[Action]]:
+    """What each of ``names`` observes of ``actions``, in order (:func:`can_observe`): the
+    public acts, gathered once, for everyone party to no private act."""
+    public = [a for a in actions if a.mode is Mode.PUBLIC]
+    parties = {n for a in actions if a.mode is Mode.PRIVATE for n in (a.speaker, a.target)}
+    return {
+        n: [a for a in actions if can_observe(a, n)] if n in parties else public.copy()
+        for n in names
+    }
+
+
 def speaking_order(actions: Iterable[Action], names: Sequence[str]) -> list[Action]:
     """Phase 2 order: speakers by descending urgency, silent agents skipped.
 
@@ -119,8 +133,11 @@ def relation_triggers(
 ) -> dict[str, list[Action]]:
     """E_ij for each j: direct interactions between i and j, and j's visible public acts."""
     triggers: dict[str, list[Action]] = {}
-    for action in actions:
-        seen = can_observe(action, observer)
+    for action in actions:  # can_observe(action, observer), written out: runs N^2 times
+        mode = action.mode
+        seen = mode is Mode.PUBLIC or (
+            mode is Mode.PRIVATE and observer in (action.speaker, action.target)
+        )
         if action.speaker == observer:
             if action.target not in (None, ALL) and seen:
                 triggers.setdefault(action.target, []).append(action)

@@ -45,6 +45,7 @@ from .rounds import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round
 from .rules import (
     can_observe,
     initial_state,
+    observed_by,
     relation_triggers,
     speaking_order,
     validate_action,
@@ -498,6 +499,7 @@ class Simulation:
         """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""
         scenario, state = self.scenario, self.state
         past = self.records[-HISTORY_WINDOW:] if t > 1 else []
+        seen = [(r, observed_by(r.actions, scenario.names)) for r in past if r.round > 0]
         contexts = {}
         for spec in scenario.agents:
             me = spec.name
@@ -505,10 +507,9 @@ class Simulation:
                 PastRound(
                     round=r.round,
                     events=[e for e in r.events if e.visible_to(me)],
-                    actions=[a for a in r.actions if can_observe(a, me)],
+                    actions=actions[me],
                 )
-                for r in past
-                if r.round > 0
+                for r, actions in seen
             ]
             contexts[me] = AgentContext(
                 scenario=scenario,
@@ -634,7 +635,7 @@ class Simulation:
                 actions=[actions[n] for n in names],
                 state=WorldState(round=t, agents=dict(self.state.agents)),
             )
-        observed = {n: [a for a in spoken if can_observe(a, n)] for n in names}
+        observed = observed_by(spoken, names)
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
         # One concurrent wave: U_S, U_R and the needs judge do not depend on each other.
         count = len(ctxs)

@@ -10,6 +10,7 @@ from engine.rules import (
     apply_fav,
     can_observe,
     next_status,
+    observed_by,
     relation_triggers,
     remember,
     speaking_order,
@@ -200,6 +201,22 @@ def test_observers_private_is_speaker_and_recipient():
 
 def test_observers_silent_is_nobody():
     assert observers(act("Ann", Mode.SILENT), NAMES) == frozenset()
+
+
+def test_observed_by_is_what_each_agent_can_observe_in_order():
+    actions = [
+        act("Ann", Mode.PUBLIC, ALL),
+        act("Bob", Mode.PRIVATE, "Cy"),
+        act("Dee", Mode.SILENT),
+        act("Cy", Mode.PUBLIC, "Ann"),
+        act("Cy", Mode.PRIVATE, "Bob"),
+    ]
+    seen = observed_by(actions, NAMES)
+    assert seen == {n: [a for a in actions if can_observe(a, n)] for n in NAMES}
+    assert seen["Bob"] == [actions[0], actions[1], actions[3], actions[4]]
+    assert seen["Dee"] == [actions[0], actions[3]] == seen["Ann"]
+    seen["Ann"].append(actions[2])  # every agent gets its own list
+    assert seen["Dee"] == [actions[0], actions[3]]
 
 
 # -- action validation (Sec. 3.2) ----------------------------------------------------------
