@@ -598,7 +598,8 @@ class Simulation:
                 ctx = replace(contexts[me], heard=[a for a in spoken if can_observe(a, me)])
 
                 def sink(piece: str, me: str = me) -> None:
-                    self._emit(TokenStreamed(run_id=self.run_id, round=t, agent=me, text=piece))
+                    if self._listeners:  # a token event per word: built only for a listener
+                        self._emit(TokenStreamed(run_id=self.run_id, round=t, agent=me, text=piece))
 
                 text = await self.mind.speak(ctx, decisions[me], sink)
             if not text.strip():  # a failed or empty utterance is silence, not a blank turn
