@@ -41,7 +41,7 @@ class JumpScreen(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label("Jump to agent (type part of a name, Enter, Esc cancels)")
+            yield Label("Agent name (Enter shows it, Esc cancels)")
             yield Input(placeholder="name")
             yield OptionList(*self.names)
 

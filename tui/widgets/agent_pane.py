@@ -78,6 +78,7 @@ class AgentPane(Vertical):
         self.spec = spec
         self.state = state
         self.delta: float | None = None  # the emotion's change in the latest round
+        self._stale = True  # state not drawn yet (a hidden pane draws it when shown)
         self.border_title = spec.name
         self.border_subtitle = spec.archetype.value
 
@@ -96,16 +97,18 @@ class AgentPane(Vertical):
 
     def show_state(self, state: AgentState, delta: float | None) -> None:
         """Refresh the gauge and bars after a round (when the pane is next shown, if hidden)."""
-        self.state, self.delta = state, delta
+        self.state, self.delta, self._stale = state, delta, True
         if self.display:
             self._draw_state()
 
     def on_show(self) -> None:
-        self._draw_state()
+        if self._stale:
+            self._draw_state()
 
     def _draw_state(self) -> None:
         self.query_one(".emotion", Static).update(emotion_line(self.state, self.delta))
         self.query_one(NeedBars).update_needs(self.state.needs)
+        self._stale = False
 
     def add_event(self, round_no: int, event: ScenarioEvent) -> None:
         """A private event this agent received."""

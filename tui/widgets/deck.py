@@ -53,8 +53,11 @@ class AgentStrip(Widget):
             line.append(f"{deck.page_number + 1}/{deck.pages} ", style="bold")
         hint = "  [ ] page" if deck.pages > 1 else ""
         widths = [len(p.spec.name) + 3 for p in panes]
-        room = self.size.width - len(line) - len(hint) - 8  # 8: the ‹n and n› markers
-        window = strip_window(widths, shown, room)
+        room = self.size.width - len(line) - 8  # 8: the ‹n and n› markers
+        window = strip_window(widths, shown, room - len(hint))
+        if len(window) == len(shown) < len(panes):  # neighbours matter more than the hint
+            hint = ""
+            window = strip_window(widths, shown, room)
         if window.start:
             self._mark(line, f"‹{window.start} ", -1, "bold")
         for k in window:

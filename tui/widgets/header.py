@@ -35,12 +35,10 @@ def short_id(run_id: str, limit: int = 16) -> str:
     return f"{run_id[:half]}…{run_id[-(limit - 1 - half) :]}"
 
 
-def usage_totals(usages: Iterable[RoundUsage | None]) -> RoundUsage | None:
+def usage_totals(usages: Iterable[RoundUsage]) -> RoundUsage | None:
     """The sum of the rounds' LLM usage (None when no round called a model)."""
     total: RoundUsage | None = None
     for u in usages:
-        if u is None:
-            continue
         total = total or RoundUsage()
         total = total.model_copy(
             update={
@@ -56,18 +54,11 @@ def usage_totals(usages: Iterable[RoundUsage | None]) -> RoundUsage | None:
     return total
 
 
-def header_text(
-    sim: Simulation,
-    running: bool,
-    width: int | None = None,
-    usage: RoundUsage | None = None,
-) -> Text:
+def header_text(sim: Simulation, running: bool, width: int | None = None) -> Text:
     """Two lines: state, round, scenario / mind, usage, run id, lineage, queued
     interventions. Where they are wider than ``width``, the run ids are abbreviated, then
-    the lines compacted. ``usage`` is the run's total (summed from the records if not
-    given)."""
-    if usage is None:
-        usage = usage_totals(sim.history.usages())
+    the lines compacted."""
+    usage = usage_totals(sim.history.usages())  # from the save's index: no round is read
     state = ("▶ running", "bold green") if running else ("❚❚ paused", "bold yellow")
     if sim.finished and not running:
         state = ("■ finished", "bold")
@@ -239,15 +230,14 @@ class RunHeader(Widget):
     def __init__(self, sim: Simulation, **kwargs) -> None:
         super().__init__(**kwargs)
         self.sim = sim
-        self.usage: RoundUsage | None = None
 
-    def show(self, sim: Simulation, usage: RoundUsage | None) -> None:
-        """Draw ``sim`` with its total LLM usage."""
-        self.sim, self.usage = sim, usage
+    def show(self, sim: Simulation) -> None:
+        """Draw ``sim`` as it is now."""
+        self.sim = sim
         self.refresh()
 
     def render(self) -> Text:
-        return header_text(self.sim, self.running, self.size.width, self.usage)
+        return header_text(self.sim, self.running, self.size.width)
 
 
 class WarningStrip(Static):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Literal
 
 from rich.text import Text
+from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 
@@ -93,7 +94,7 @@ class NeedBars(Widget):
     """The needs of one agent at the level of detail its pane has room for."""
 
     DEFAULT_CSS = "NeedBars { height: auto; }"
-    detail: reactive[Detail] = reactive("compact", layout=True)
+    detail: reactive[Detail] = reactive("summary", layout=True)
 
     def __init__(self, needs: dict[str, NeedState], **kwargs) -> None:
         super().__init__(**kwargs)
@@ -103,6 +104,9 @@ class NeedBars(Widget):
         """Show a new need state."""
         self.needs = needs
         self.refresh()
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return HEIGHT[self.detail]  # known without rendering
 
     def render(self) -> Text:
         if self.detail == "summary":

@@ -30,7 +30,6 @@ from .header import (
     fallback_text,
     started_lines,
     stopped_text,
-    usage_totals,
 )
 from .matrix import FavMatrix, prior_title
 
@@ -57,7 +56,6 @@ class RunView(Vertical):
         self.sim = sim
         self._bridge: EventBridge | None = None
         self._stopped: str | None = None  # why the run stopped degraded, until a round starts
-        self._usage = self._total_usage()
 
     def compose(self) -> ComposeResult:
         yield RunHeader(self.sim, id="header").data_bind(RunView.running)
@@ -95,7 +93,6 @@ class RunView(Vertical):
             self._bridge.close()
         self.sim = sim
         self._stopped = None
-        self._usage = self._total_usage()
         self._bridge = EventBridge(sim, self.post_message)
         self.call_after_refresh(self._swap_deck)
 
@@ -109,12 +106,6 @@ class RunView(Vertical):
         """Expand the event strip to every line, or fold it again."""
         bar = self.query_one(EventBar)
         bar.expanded = not bar.expanded
-
-    def _total_usage(self):
-        """The run's LLM usage so far (an offline run has none: its rounds are not read)."""
-        if self.sim.meta.mind.offline:
-            return None
-        return usage_totals(self.sim.history.usages())
 
     def toggle_prior(self) -> None:
         """Show the run's relational prior over the matrix, or favorability again."""
@@ -156,14 +147,14 @@ class RunView(Vertical):
 
     def _replay_transcripts(self) -> None:
         """Fill the transcripts from the latest saved rounds (a resumed or branched run)."""
-        records = self.sim.records
-        first = max(1, len(records) - REPLAYED_ROUNDS)
+        history = self.sim.history
+        first = max(1, len(history) - REPLAYED_ROUNDS)
         if first > 1:
             note = Text(f"R1-R{first - 1}: socialsim show {self.sim.run_id} --round N")
             note.stylize("dim italic")
             for pane in self.query(AgentPane):
                 pane.transcript.write(note)
-        for record in records[first:]:
+        for record in history.logs(first):  # what was said; no state is rebuilt
             for e in record.events:
                 for name in e.private_to or []:
                     self._pane(name).add_event(record.round, e)
@@ -173,7 +164,7 @@ class RunView(Vertical):
     def refresh_view(self) -> None:
         """Redraw header, event bar, panes, matrix and metrics from the engine state."""
         sim = self.sim
-        self.query_one(RunHeader).show(sim, self._usage)
+        self.query_one(RunHeader).show(sim)
         strip = self.query_one(WarningStrip)
         if self._stopped is not None:
             strip.set_notice(stopped_text(sim, self._stopped), stopped=True)
@@ -218,8 +209,6 @@ class RunView(Vertical):
     @on(messages.RoundEnded)
     def _round_ended(self, message: messages.RoundEnded) -> None:
         record = message.record
-        if record.usage is not None:
-            self._usage = usage_totals([self._usage, record.usage])
         for action in record.actions:
             if action.order is None:  # silent: no Spoke message came for it
                 self._pane(action.speaker).add_turn(record.round, action)

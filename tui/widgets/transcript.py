@@ -14,6 +14,7 @@ from bisect import bisect_right
 from rich.segment import Segment
 from rich.text import Text
 from textual import events
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
@@ -41,6 +42,7 @@ class Transcript(ScrollView, can_focus=True):
         self._width = 0
         self._shown = False
         self._pinned = True  # the reader is at the bottom: stay there
+        self._drawn: LRUCache[int, Strip] = LRUCache(1024)  # entry lines as last drawn
 
     # -- content ------------------------------------------------------------------------------
 
@@ -69,7 +71,11 @@ class Transcript(ScrollView, can_focus=True):
     def page(self, step: int) -> None:
         """Scroll ``step`` pages (negative: back); a page keeps one line of context."""
         height = max(1, self.scrollable_content_region.height - 1)
-        self.scroll_to(y=self.scroll_y + step * height, animate=False, immediate=True)
+        self.scroll_to(y=self.scroll_y + step * height, animate=False, immediate=True, force=True)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._drawn.clear()
 
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
@@ -92,6 +98,7 @@ class Transcript(ScrollView, can_focus=True):
         top = bisect_right(self._starts, int(self.scroll_y)) - 1
         self._width = width
         self._strips, self._starts, self._live_stale = [], [], True
+        self._drawn.clear()
         self._catch_up(keep=max(0, top))
 
     def _catch_up(self, keep: int | None = None) -> None:
@@ -119,9 +126,9 @@ class Transcript(ScrollView, can_focus=True):
         entry ``keep`` (after a re-wrap)."""
         self.virtual_size = Size(self._width, self.line_count)
         if self._pinned:
-            self.scroll_end(animate=False, immediate=True, x_axis=False)
+            self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         elif keep is not None and keep < len(self._starts):
-            self.scroll_to(y=self._starts[keep], animate=False, immediate=True)
+            self.scroll_to(y=self._starts[keep], animate=False, immediate=True, force=True)
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
@@ -129,9 +136,12 @@ class Transcript(ScrollView, can_focus=True):
         style = self.rich_style
         width = self.scrollable_content_region.width
         if index < len(self._strips):
-            strip = self._strips[index]
-        elif index - len(self._strips) < len(self._live):
+            drawn = self._drawn.get(index)
+            if drawn is None:
+                drawn = self._strips[index].crop_extend(0, width, style).apply_style(style)
+                self._drawn[index] = drawn
+            return drawn
+        if index - len(self._strips) < len(self._live):
             strip = self._live[index - len(self._strips)]
-        else:
-            return Strip.blank(width, style)
-        return strip.crop_extend(0, width, style).apply_style(style)
+            return strip.crop_extend(0, width, style).apply_style(style)
+        return Strip.blank(width, style)
