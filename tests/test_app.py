@@ -561,29 +561,6 @@ async def test_metrics_screen(saves: Path) -> None:
         assert not isinstance(app.screen, MetricsScreen)
 
 
-async def test_export_form_writes_csvs(saves: Path, tmp_path: Path) -> None:
-    app = build_app("tavern", saves=saves)
-    out = tmp_path / "out"
-    async with app.run_test(size=SIZE) as pilot:
-        await press_and_settle(pilot, "n")
-        await pilot.press("x")
-        form = app.screen
-        assert isinstance(form, TextForm)
-        assert form.query_one("#value", Input).value.endswith(app.sim.run_id)
-        form.query_one("#value", Input).value = ""
-        await pilot.press("enter")
-        await pilot.pause()
-        assert app.screen is form and "folder" in error_text(form)
-        form.query_one("#value", Input).value = str(out)
-        await pilot.press("enter")
-        await pilot.pause()
-        assert not isinstance(app.screen, TextForm)
-    csvs = sorted(p.name for p in out.glob("*.csv"))
-    assert "transcript.csv" in csvs and "metrics.csv" in csvs
-    assert len(csvs) >= 5
-    assert not (tmp_path / "exports").exists()
-
-
 def _help_text(screen: HelpScreen) -> str:
     console = Console(width=76, color_system=None, file=io.StringIO())
     for static in screen.query(Static):

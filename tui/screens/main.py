@@ -27,10 +27,12 @@ from ..session import Session
 from ..widgets.deck import AgentDeck
 from ..widgets.footer import KeyFooter
 from ..widgets.run_view import RunView
+from .diff import open_diff
 from .forms import ForceForm, InjectForm, TextForm
 from .help import HelpScreen
 from .jump import JumpScreen
 from .metrics import MetricsScreen
+from .plots import PlotsScreen
 from .recast import RecastScreen
 from .runs import RunBrowser
 
@@ -323,19 +325,23 @@ class MainScreen(Screen[None]):
         sim, store = self.sim, self.session.store
 
         def submit(folder: str) -> str | None:
-            if not folder.strip():
-                return "Give a folder."
+            out = Path(folder).absolute()
             try:
-                paths = export_run(
-                    sim.meta, sim.records, Path(folder.strip()), store.read_measurements(sim.run_id)
-                )
+                paths = export_run(sim.meta, sim.records, out, store.read_measurements(sim.run_id))
             except SocialsimError as err:
                 return str(err)
-            self.notify(f"Exported {len(paths)} CSV files to {folder.strip()}.")
+            self.notify(f"Exported {len(paths)} CSV files to {out}.")
             return None
 
-        default = str(self.session.export_root / sim.run_id)
-        self.app.push_screen(TextForm("Export the run to CSV", submit, value=default))
+        here = Path.cwd()  # where socialsim was started: relative folders are under it
+        self.app.push_screen(
+            TextForm(
+                "Export the run to CSV",
+                submit,
+                default=str(here / self.session.export_root / sim.run_id),
+                hint=f"A relative folder is under {here}",
+            )
+        )
 
     # -- other screens ------------------------------------------------------------------------
 
@@ -353,8 +359,6 @@ class MainScreen(Screen[None]):
 
     def action_plots(self) -> None:
         """Plots of emotion, favorability and needs over time."""
-        from .plots import PlotsScreen  # plotting loads on first use, not at start-up
-
         self.app.push_screen(PlotsScreen(self.sim, self.session.store))
 
     def action_metrics(self) -> None:
@@ -385,8 +389,6 @@ class MainScreen(Screen[None]):
 
     def action_diff(self) -> None:
         """Compare this run with its parent, or with a run chosen from the list."""
-        from .diff import open_diff  # loads on first use, not at start-up
-
         open_diff(self, self.session.store, self.sim.run_id)
 
     def action_help(self) -> None:

@@ -1,4 +1,5 @@
-"""Sociodrama Tab. 1 metrics for every round of the run."""
+"""Sociodrama Tab. 1 metrics for every round of the run, from the run's index (no round
+is read)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from engine import Simulation
-from engine.metrics import metrics_series
 
 COLUMNS = ("round", "Fav", "S", "recip", "E-I", "balance %", "repair %")
 
 
 def _cell(value: float | None) -> str:
-    return "–" if value is None else f"{value:.2f}"
+    """Two decimals; what rounds to zero is ``0.00``, never ``-0.00``."""
+    return "–" if value is None else f"{round(value, 2) + 0.0:.2f}"
 
 
 class MetricsScreen(ModalScreen[None]):
@@ -38,8 +39,7 @@ class MetricsScreen(ModalScreen[None]):
     def on_mount(self) -> None:
         table = self.query_one(DataTable)
         table.add_columns(*COLUMNS)
-        states = [r.state for r in self.sim.records]
-        for m in metrics_series(self.sim.scenario, states):
+        for m in self.sim.history.metrics_series():
             table.add_row(
                 str(m.round),
                 _cell(m.mean_fav),

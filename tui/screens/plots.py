@@ -1,97 +1,134 @@
-"""Plots (plotext): emotion per agent, mean favorability, one edge, needs over time;
-optionally the same series for a second run (a branch) side by side."""
+"""Plots (textual-plotext, redrawn at every size): emotion per agent, mean favorability,
+one edge both ways, one agent's needs; optionally the same series of a second run of the
+scenario (a branch, another arm) beside it on the same axes.
+
+The legend is a list beside the charts, never drawn over the data: each series with its
+colour and marker, ticked to show it (Space), so 13 needs or 30 agents stay readable.
+"""
 
 from __future__ import annotations
 
-import plotext as plt
+import math
+from collections.abc import Sequence
+
 from rich.text import Text
-from textual.app import ComposeResult
+from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
-from textual.containers import Horizontal
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Select, Static
+from textual.widgets import Footer, Select, SelectionList, Static
+from textual_plotext import PlotextPlot
 
 from engine import RoundRecord, SaveStore, Simulation, SocialsimError
-from engine.metrics import mean_fav
 from engine.needs import NEEDS, need_label
+
+from ..series import run_series
+from .forms import TickList
 
 KINDS = (
     ("emotion per agent", "emotion"),
     ("mean favorability", "fav"),
-    ("one edge (from → to)", "edge"),
+    ("one edge, both ways", "edge"),
     ("needs of one agent", "needs"),
 )
-Series = dict[str, tuple[list[int], list[float]]]
+TITLES = {value: label for label, value in KINDS}
+Y_RANGE = {"emotion": (0.0, 1.0), "fav": (-1.0, 1.0), "edge": (-1.0, 1.0), "needs": (0.0, 10.0)}
+#: Line colours (256-colour indices), chosen to differ from each other on dark and light.
+PALETTE = (39, 208, 40, 199, 226, 129, 51, 160, 118, 214, 63, 87, 203, 34, 177, 250)
+#: Markers drawn instead of colour when colour is off (NO_COLOR), one per series.
+MARKERS = "ox+*#@%&=~^$sdvwz"
+STACK_BELOW = 120  # compare: charts one above the other below this width
 
 
-def series(records: list[RoundRecord], kind: str, agent: str, other: str, need: str) -> Series:
-    """Named (rounds, values) lines for one plot kind."""
-    rounds = [r.round for r in records]
-    if kind == "emotion":
-        return {
-            n: (rounds, [r.state.agents[n].emotion for r in records])
-            for n in records[0].state.agents
-        }
-    if kind == "fav":
-        return {"mean fav": (rounds, [mean_fav(r.state) for r in records])}
-    if kind == "edge":
-        if agent == other:
-            return {}
-        return {
-            f"{agent}→{other}": (
-                rounds,
-                [r.state.agents[agent].relations[other].fav for r in records],
-            )
-        }
-    names = NEEDS if need == "*" else (need,)
-    return {
-        need_label(n): (rounds, [r.state.agents[agent].needs[n].current for r in records])
-        for n in names
-    }
+def integer_ticks(last: int, width: int) -> list[int]:
+    """Whole rounds 0..``last`` spaced so their labels fit ``width`` columns."""
+    room = max(2, width // max(4, len(str(last)) + 3))
+    step = max(1, math.ceil(last / room))
+    return list(range(0, last + 1, step))
 
 
-def fit_title(title: str, width: int) -> str:
-    """plotext drops a title wider than the chart: shorten it, keeping its end (the run id)."""
-    room = max(10, width - 10)
-    return title if len(title) <= room else "…" + title[-(room - 1) :]
+def fit_title(what: str, run_id: str, width: int) -> str:
+    """``what — run id``, or the run id alone where that is too wide for the chart (plotext
+    drops a title wider than the chart), or the end of the run id."""
+    room = max(10, width - 12)
+    for title in (f"{what} — {run_id}", run_id):
+        if len(title) <= room:
+            return title
+    return "…" + run_id[-(room - 1) :]
 
 
-def render_plot(title: str, lines: Series, width: int, height: int, kind: str) -> Text:
-    """A plotext chart as rich Text."""
-    width = max(30, width)
-    plt.clf()
-    plt.plotsize(width, max(10, height))
-    plt.theme("pro")
-    plt.title(fit_title(title, width))
-    plt.xlabel("round")
-    for label, (xs, ys) in lines.items():
-        plt.plot(xs, ys, label=label, marker="braille")
-    if kind == "emotion":
-        plt.ylim(0, 1)
-    elif kind in ("fav", "edge"):
-        plt.ylim(-1, 1)
-    else:
-        plt.ylim(0, 10)
-    if not lines:
-        plt.title(fit_title(f"{title} (choose two different agents)", width))
-    return Text.from_ansi(plt.build())
+class Chart(PlotextPlot):
+    """One run's plot, laid out for the size it has each time it is drawn."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.run_id = ""
+        self.note = ""
+        self.kind = "emotion"
+        self.last = 1
+        self.lines: list[tuple[Sequence[int], Sequence[float], int, str]] = []
+
+    def show(
+        self,
+        run_id: str,
+        kind: str,
+        last: int,
+        lines: list[tuple[Sequence[int], Sequence[float], int, str]],
+        note: str = "",
+    ) -> None:
+        """Plot ``lines`` (xs, ys, colour, marker) of run ``run_id``, x from 0 to ``last``;
+        ``note`` stands in the title when there is nothing to plot."""
+        self.run_id, self.kind, self.last, self.lines = run_id, kind, max(1, last), lines
+        self.note = note
+        self.refresh()
+
+    def render(self) -> RenderResult:
+        plt = self.plt
+        plt.clear_figure()
+        width = self.size.width
+        plt.title(self.note or fit_title(TITLES[self.kind], self.run_id, width))
+        plt.xlabel("round")
+        ticks = integer_ticks(self.last, width - 8)
+        plt.xticks([float(t) for t in ticks], [str(t) for t in ticks])
+        plt.xlim(0, self.last)
+        plt.ylim(*Y_RANGE[self.kind])
+        for xs, ys, colour, marker in self.lines:
+            plt.plot(list(xs), list(ys), marker=marker, color=colour)
+        return super().render()
+
+
+class Legend(TickList):
+    """The series of the plot, each with its colour swatch (or marker); ticked ones are
+    drawn. Space or Enter ticks."""
+
+    BINDINGS = [Binding("enter", "select", "Show/hide", show=False)]
 
 
 class PlotsScreen(Screen[None]):
-    """Choose a series with the selectors; Esc returns to the run."""
+    """Choose a series with the selectors and the legend; Esc returns to the run."""
 
     DEFAULT_CSS = """
-    PlotsScreen #controls { height: auto; }
-    PlotsScreen Select { width: 1fr; margin-right: 1; }
-    PlotsScreen #charts { height: 1fr; }
-    PlotsScreen .chart { width: 1fr; height: 1fr; }
+    PlotsScreen #controls, PlotsScreen #compare-row { height: auto; }
+    PlotsScreen #controls Select { width: 1fr; margin-right: 1; }
+    PlotsScreen #compare { width: 1fr; }
+    PlotsScreen #body { height: 1fr; }
+    PlotsScreen #charts { width: 1fr; height: 1fr; }
+    PlotsScreen #charts.-stacked { layout: vertical; }
+    PlotsScreen Chart { width: 1fr; height: 1fr; }
+    PlotsScreen #legend-box { width: auto; max-width: 40%; height: 1fr; }
+    PlotsScreen #legend-title { height: 1; padding: 0 1; text-style: bold; }
+    PlotsScreen Legend { width: auto; height: 1fr; border: none; padding: 0; }
     """
-    BINDINGS = [Binding("escape,q,p", "app.pop_screen", "Back")]
+    BINDINGS = [
+        Binding("escape,q,p", "app.pop_screen", "Back"),
+        Binding("a", "show_all", "All/none"),
+    ]
 
     def __init__(self, sim: Simulation, store: SaveStore) -> None:
         super().__init__()
         self.sim = sim
         self.store = store
+        self._legend_for: tuple[str, ...] = ()
 
     def compose(self) -> ComposeResult:
         names = self.sim.scenario.names
@@ -100,14 +137,11 @@ class PlotsScreen(Screen[None]):
             for r in self.store.list_runs()
             if r.ok and r.run_id != self.sim.run_id and r.scenario_id == self.sim.scenario.id
         ]
+        agents = [(n, n) for n in names]
         with Horizontal(id="controls"):
             yield Select(KINDS, value="emotion", allow_blank=False, id="kind", compact=True)
-            yield Select(
-                [(n, n) for n in names], value=names[0], allow_blank=False, id="agent", compact=True
-            )
-            yield Select(
-                [(n, n) for n in names], value=names[1], allow_blank=False, id="other", compact=True
-            )
+            yield Select(agents, value=names[0], allow_blank=False, id="agent", compact=True)
+            yield Select(agents, value=names[1], allow_blank=False, id="other", compact=True)
             yield Select(
                 [("all needs", "*")] + [(need_label(n), n) for n in NEEDS],
                 value="*",
@@ -115,10 +149,16 @@ class PlotsScreen(Screen[None]):
                 id="need",
                 compact=True,
             )
-            yield Select(others, prompt="compare with run…", id="compare", compact=True)
-        with Horizontal(id="charts"):
-            yield Static(classes="chart", id="left")
-            yield Static(classes="chart", id="right")
+        with Horizontal(id="compare-row"):
+            prompt = "compare with run…" if others else "compare: no other run of this scenario"
+            yield Select(others, prompt=prompt, id="compare", compact=True)
+        with Horizontal(id="body"):
+            with Horizontal(id="charts"):
+                yield Chart(id="left")
+                yield Chart(id="right")
+            with Vertical(id="legend-box"):
+                yield Static("series", id="legend-title")
+                yield Legend(id="legend")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -130,28 +170,83 @@ class PlotsScreen(Screen[None]):
     def on_select_changed(self) -> None:
         self.redraw()
 
+    def on_selection_list_selected_changed(self) -> None:
+        self.redraw()
+
+    def action_show_all(self) -> None:
+        """Tick every series, or none if all are ticked."""
+        legend = self.query_one(Legend)
+        if len(legend.selected) == legend.option_count:
+            legend.deselect_all()
+        else:
+            legend.select_all()
+
     def _value(self, widget_id: str) -> str:
         select = self.query_one(f"#{widget_id}", Select)
         return "" if select.is_blank() else str(select.value)
 
-    def redraw(self) -> None:
-        """Render the chosen series for this run and, if chosen, the comparison run."""
+    def choice(self) -> tuple[str, str, str, str]:
+        """(kind, agent, other, need) as chosen."""
         kind, agent, other, need = (self._value(k) for k in ("kind", "agent", "other", "need"))
+        return kind, agent, other, need
+
+    def runs(self) -> list[tuple[str, Sequence[RoundRecord]]]:
+        """This run and, if chosen, the comparison run: (run id, rounds)."""
+        runs: list[tuple[str, Sequence[RoundRecord]]] = [(self.sim.run_id, self.sim.records)]
         compare = self._value("compare")
-        runs: list[tuple[str, list[RoundRecord]]] = [(self.sim.run_id, self.sim.records)]
-        right = self.query_one("#right", Static)
         if compare:
             try:
-                runs.append((compare, self.store.read_rounds(compare)))
+                runs.append((compare, self.store.history(compare)))
             except SocialsimError as err:
                 self.notify(str(err), severity="error")
-        right.display = len(runs) > 1
+        return runs
+
+    def redraw(self) -> None:
+        """Plot the chosen series for this run and, if chosen, the comparison run, on the
+        same axes: x from round 0 to the later run's last round in whole rounds."""
+        kind, agent, other, need = self.choice()
+        self.query_one("#agent").display = kind in ("edge", "needs")
+        self.query_one("#other").display = kind == "edge"
+        self.query_one("#need").display = kind == "needs"
+        root = str(self.store.root)
+        names = self.sim.scenario.names
+        plotted = [
+            (run_id, run_series((root, run_id), names, records).lines(kind, agent, other, need))
+            for run_id, records in self.runs()
+        ]
+        shown = self._legend(list(plotted[0][1]))
+        last = max(
+            (int(xs[-1]) for _, lines in plotted for xs, _ in lines.values() if xs), default=1
+        )
         charts = self.query_one("#charts")
-        width = (charts.size.width // len(runs)) - 1
-        height = charts.size.height - 1
-        for widget_id, (run_id, records) in zip(("left", "right"), runs, strict=False):
-            lines = series(records, kind, agent, other, need)
-            title = f"{dict((v, k) for k, v in KINDS)[kind]} — {run_id}"
-            self.query_one(f"#{widget_id}", Static).update(
-                render_plot(title, lines, width, height, kind)
-            )
+        charts.set_class(len(plotted) > 1 and self.size.width < STACK_BELOW, "-stacked")
+        self.query_one("#right", Chart).display = len(plotted) > 1
+        for chart, (run_id, lines) in zip(self.query(Chart), plotted, strict=False):
+            drawn = [
+                (xs, ys, *self._style(k))
+                for k, (label, (xs, ys)) in enumerate(lines.items())
+                if label in shown and len(xs)
+            ]
+            note = "" if lines else "choose two different agents"
+            chart.show(run_id, kind, last, drawn, note)
+
+    def _style(self, k: int) -> tuple[int, str]:
+        """(colour, marker) of the k-th series."""
+        marker = MARKERS[k % len(MARKERS)] if self.app.no_color else "braille"
+        return PALETTE[k % len(PALETTE)], marker
+
+    def _legend(self, labels: list[str]) -> set[str]:
+        """Fill the legend for these series (keeping what was ticked while the series are
+        the same); returns the ticked labels."""
+        legend = self.query_one(Legend)
+        if tuple(labels) != self._legend_for:
+            self._legend_for = tuple(labels)
+            with self.prevent(SelectionList.SelectedChanged):
+                legend.clear_options()
+                for k, label in enumerate(labels):
+                    colour, marker = self._style(k)
+                    swatch = "━━" if marker == "braille" else f" {marker}"
+                    prompt = Text.assemble((swatch, f"bold color({colour})"), " ", label)
+                    legend.add_option((prompt, label, True))
+                legend.highlighted = 0 if labels else None
+        return set(legend.selected)
