@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .minds.base import RelationJudgement
-from .rules import apply_emotion, apply_fav, apply_need, next_status, remember
+from .rules import apply_emotion, apply_fav, apply_need, remember, threshold_status
 from .state import (
     AgentState,
     EmotionChange,
@@ -54,25 +54,27 @@ def update_agent(
     before = old.relations
     relations = dict(before)
     changes: list[RelationChange] = []
+    memory_, relation_, change_ = _memory, _relation, _change  # locals: this is per edge
     for other, j in judged.items():
         rel = before[other]
-        _, fav = apply_fav(rel.fav, j.delta)
-        status = next_status(fav, rel.status, j.status)
-        entry = _memory({"round": round_no, "summary": j.summary, "importance": j.importance})
+        was, override, summary, importance = rel.fav, j.status, j.summary, j.importance
+        _, fav = apply_fav(was, j.delta)
+        status = override if override is not None else threshold_status(fav, rel.status)
+        entry = memory_({"round": round_no, "summary": summary, "importance": importance})
         memory = remember(rel.memory, entry, memory_size)
-        relations[other] = _relation({"fav": fav, "status": status, "memory": memory})
+        relations[other] = relation_({"fav": fav, "status": status, "memory": memory})
         changes.append(
-            _change(
+            change_(
                 {
                     "source": name,
                     "target": other,
-                    "delta": round(fav - rel.fav, 6),
+                    "delta": round(fav - was, 6),
                     "fav": fav,
                     "status": status,
                     "previous_status": rel.status,
-                    "override": j.status,
-                    "summary": j.summary,
-                    "importance": j.importance,
+                    "override": override,
+                    "summary": summary,
+                    "importance": importance,
                 },
             )
         )

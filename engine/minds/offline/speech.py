@@ -82,8 +82,9 @@ def plain(text: str) -> str:
 
 def _said(ctx: AgentContext) -> str:
     """Everything the agent itself said earlier, to avoid repeating a point."""
+    me = ctx.name
     return " ".join(
-        a.utterance for past in ctx.history for a in past.actions if a.speaker == ctx.name
+        a.utterance for past in ctx.history for a in past.actions if a.speaker == me
     ).lower()
 
 
