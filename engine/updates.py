@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .minds.base import RelationJudgement
-from .rules import apply_emotion, apply_fav, apply_need, remember, threshold_status
+from .rules import apply_emotion, apply_fav, apply_need, next_status, remember
 from .state import (
     AgentState,
     EmotionChange,
@@ -59,7 +59,7 @@ def update_agent(
         rel = before[other]
         was, override, summary, importance = rel.fav, j.status, j.summary, j.importance
         _, fav = apply_fav(was, j.delta)
-        status = override if override is not None else threshold_status(fav, rel.status)
+        status = next_status(fav, rel.status, override)
         entry = memory_({"round": round_no, "summary": summary, "importance": importance})
         memory = remember(rel.memory, entry, memory_size)
         relations[other] = relation_({"fav": fav, "status": status, "memory": memory})
