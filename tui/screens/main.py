@@ -27,12 +27,10 @@ from ..session import Session
 from ..widgets.deck import AgentDeck
 from ..widgets.footer import KeyFooter
 from ..widgets.run_view import RunView
-from .diff import open_diff
 from .forms import ForceForm, InjectForm, TextForm
 from .help import HelpScreen
 from .jump import JumpScreen
 from .metrics import MetricsScreen
-from .plots import PlotsScreen
 from .recast import RecastScreen
 from .runs import RunBrowser
 
@@ -359,6 +357,8 @@ class MainScreen(Screen[None]):
 
     def action_plots(self) -> None:
         """Plots of emotion, favorability and needs over time."""
+        from .plots import PlotsScreen  # plotting loads on first use, not at start-up
+
         self.app.push_screen(PlotsScreen(self.sim, self.session.store))
 
     def action_metrics(self) -> None:
@@ -389,6 +389,8 @@ class MainScreen(Screen[None]):
 
     def action_diff(self) -> None:
         """Compare this run with its parent, or with a run chosen from the list."""
+        from .diff import open_diff  # loads on first use, not at start-up
+
         open_diff(self, self.session.store, self.sim.run_id)
 
     def action_help(self) -> None:
