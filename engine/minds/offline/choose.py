@@ -82,10 +82,14 @@ def candidates(
         bias = OUTGROUP if other in outgroup else 0.0
         if rel.status in NEGATIVE:
             friendly += peace * (1.0 - bias)  # reaching out to a rival: the seed of repair
-        for pull in (
-            HEIDER_PULL * sides.get(other, 0.0),
-            ATTITUDE_WARMTH * attitude.get(other, 0),
-        ):
+        if other in sides:  # lean (Heider), then warmth (Attitude prior): + friendly, - hostile
+            pull = HEIDER_PULL * sides[other]
+            if pull > 0:
+                friendly += pull
+            elif pull < 0:
+                hostile -= pull
+        if other in attitude:
+            pull = ATTITUDE_WARMTH * attitude[other]
             if pull > 0:
                 friendly += pull
             elif pull < 0:
