@@ -35,8 +35,8 @@ async def settle(pilot) -> None:
     await pilot.pause()
 
 
-def saved_rounds(folder: Path) -> list[int]:
-    return sorted(int(p.name[:6]) for p in (folder / "rounds").glob("*.json*"))
+def saved_rounds(store: SaveStore, run_id: str) -> list[int]:
+    return store.round_numbers(run_id)
 
 
 def lock_is_free(store: SaveStore, run_id: str) -> bool:
@@ -166,7 +166,7 @@ async def test_run_browser_open_and_delete(saves: Path) -> None:
         assert not lock_is_free(store, other)
         await pilot.press("n")
         await settle(pilot)
-        assert saved_rounds(store.run_dir(other)) == [0, 1, 2]
+        assert saved_rounds(store, other) == [0, 1, 2]
 
 
 async def test_run_browser_confirm_no_keeps_the_run(saves: Path) -> None:
@@ -226,7 +226,7 @@ async def test_run_browser_branches(saves: Path) -> None:
         assert app.screen is browser
         (child,) = {p.name for p in saves.iterdir()} - {run_id}
         assert store.read_meta(child).parent == Lineage(run_id=run_id, round=1)
-        assert saved_rounds(store.run_dir(child)) == [0, 1]
+        assert saved_rounds(store, child) == [0, 1]
         assert browser.rows[child].parent == Lineage(run_id=run_id, round=1)
         assert browser.query_one(DataTable).cursor_row == list(browser.rows).index(child)
         assert app.sim.run_id == run_id  # the browser's branch does not switch runs
@@ -250,5 +250,5 @@ async def test_run_browser_opens_a_run_of_another_scenario(saves: Path, tmp_path
         await pilot.press("n")
         await settle(pilot)
         assert app.sim.round == 1
-        assert saved_rounds(store.run_dir(other_id)) == [0, 1]
+        assert saved_rounds(store, other_id) == [0, 1]
         assert json.loads((store.run_dir(other_id) / "run.json").read_text())  # still readable
