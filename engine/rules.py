@@ -58,23 +58,21 @@ def apply_need(value: float, delta: float) -> float:
     return clip(value + delta, NEED_MIN, NEED_MAX)
 
 
-def retention(entry: MemoryEntry, now: int) -> float:
-    """Retention score: importance, decayed by how many rounds ago it happened."""
-    return entry.importance - RECENCY_WEIGHT * (now - entry.round)
-
-
 def remember(memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int) -> list[MemoryEntry]:
-    """Add ``entry``; when over ``capacity`` evict the lowest-retention entries.
+    """Add ``entry``; when over ``capacity`` evict the lowest-retention entries (retention:
+    importance less RECENCY_WEIGHT per round since the entry's round).
 
     Ties are broken by evicting the older entry. Chronological order is kept.
     """
     entries = [*memory, entry]
     now = entry.round
-    while len(entries) > capacity:
-        victim, lowest = 0, None
-        for k, e in enumerate(entries):
-            score = e.importance - RECENCY_WEIGHT * (now - e.round)  # retention(), inline
-            if lowest is None or score < lowest:
+    while len(entries) > capacity:  # one pass per eviction: this runs once per edge
+        first = entries[0]
+        victim, lowest = 0, first.importance - RECENCY_WEIGHT * (now - first.round)
+        for k in range(1, len(entries)):
+            e = entries[k]
+            score = e.importance - RECENCY_WEIGHT * (now - e.round)
+            if score < lowest:
                 victim, lowest = k, score
         del entries[victim]
     return entries
