@@ -58,6 +58,9 @@ def build_app() -> typer.Typer:
     app.callback()(runs.root)
     for name, command in commands().items():
         app.command(name)(command)
+    from . import label
+
+    app.add_typer(label.app(), name="label")
     return app
 
 
