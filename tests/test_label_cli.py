@@ -174,3 +174,10 @@ def test_a_bad_sheet_imports_nothing(run_cli, saves: Path, tmp_path: Path, damag
 def test_an_unknown_study_is_one_line(run_cli, saves: Path, tmp_path: Path) -> None:
     result = run_cli("label", "report", "nope", "--saves", str(saves))
     assert result.code == 2 and "no study 'nope'" in result.err
+
+
+def test_rate_checks_the_rater_before_the_app_starts(run_cli, saves: Path) -> None:
+    make_study(run_cli, saves)
+    for rater, message in (("judge", "reserved"), ("../x", "plain name")):
+        result = run_cli("label", "rate", "st", "--rater", rater, "--saves", str(saves))
+        assert result.code == 2 and message in result.err and result.err.count("\n") == 1

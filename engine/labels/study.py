@@ -2,7 +2,9 @@
 every rater's labels, saved as one JSON file ``<saves>/.studies/NAME.json``.
 
 The folder is hidden so ``socialsim list`` never shows it as a run; the file is replaced
-atomically on every save (a kill leaves the old study or the new one).
+atomically on every save (a kill leaves the old study or the new one), and labels are
+added under a lock beside it (``NAME.json.lock``), read-merge-write, so raters labelling
+the same study at once keep each other's labels.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Literal
 
+from filelock import FileLock
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..atomic import atomic_write_text
@@ -131,3 +134,13 @@ def set_labels(study: Study, rater: str, labels: dict[str, Direction]) -> Study:
         raise LabelError(f"unknown item {unknown[0]!r} (study {study.name!r} has no such item)")
     merged = {**study.labels.get(rater, {}), **labels}
     return study.model_copy(update={"labels": {**study.labels, rater: merged}})
+
+
+def add_labels(saves: Path, name: str, rater: str, labels: dict[str, Direction]) -> Study:
+    """Merge ``labels`` into ``rater``'s in the saved study (under its lock); returns the
+    study as saved."""
+    path = study_path(saves, name)
+    with FileLock(str(path) + ".lock"):
+        study = set_labels(load_study(saves, name), rater, labels)
+        save_study(saves, study)
+    return study

@@ -106,13 +106,26 @@ def import_labels(
 ) -> None:
     """Read a filled sheet as one rater's labels (all or nothing)."""
     from engine.labels.sheet import read_sheet
-    from engine.labels.study import load_study, save_study, set_labels
+    from engine.labels.study import add_labels, load_study, set_labels
 
     store = open_store(saves)
     made = load_study(store.root, study)
     labels = read_sheet(made, sheet_file)
-    save_study(store.root, set_labels(made, rater, labels))
+    set_labels(made, rater, labels)  # a bad rater name fails before the lock is taken
+    add_labels(store.root, study, rater, labels)
     typer.echo(f"{study}: {len(labels)} labels from {rater} ({len(made.items)} items)")
+
+
+def rate(study: StudyArg, rater: RaterOpt, saves: SavesOpt = None) -> None:
+    """Label a study's items in the app (i/u/d, s skip, b back; resumes where you stopped)."""
+    from engine.labels.study import load_study, set_labels
+
+    from ..screens.label import LabelApp
+
+    store = open_store(saves)
+    made = load_study(store.root, study)
+    set_labels(made, rater, {})  # the rater's name is checked before the app starts
+    LabelApp(store.root, made, rater).run()
 
 
 def _value(x: float | None, percent: bool) -> str:
@@ -199,5 +212,6 @@ def app() -> typer.Typer:
     sub.command("new")(new)
     sub.command("sheet")(sheet)
     sub.command("import")(import_labels)
+    sub.command("rate")(rate)
     sub.command("report")(report)
     return sub
