@@ -73,7 +73,7 @@ async def test_the_screen_shows_evidence_never_the_judge(saves: Path) -> None:
             await pilot.pause()
             shown = text(app, "#evidence")
             assert item.evidence.observer in shown and item.evidence.role in shown
-            assert f"{item.evidence.prior:.2f}" in shown
+            assert f"{item.evidence.prior:.2f}" in text(app, "#question")
             assert all(a in shown for a in item.evidence.actions)
             assert "judge" not in shown.lower()
             assert item.delta == 0 or repr(item.delta) not in shown

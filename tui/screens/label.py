@@ -37,7 +37,8 @@ def question(item: Item) -> str:
 
 
 def evidence_text(item: Item) -> Text:
-    """The item's evidence as plain text (no markup is read from it)."""
+    """The item's evidence as plain text (no markup is read from it); the question is
+    shown below it, always in view."""
     ev = item.evidence
     lines = [f"Round {item.round} of run {item.run_id} — {item.kind}", ""]
     lines.append(f"{ev.observer}: {ev.role}" + (f" ({ev.archetype})" if ev.archetype else ""))
@@ -48,7 +49,6 @@ def evidence_text(item: Item) -> Text:
     lines += ["", f"What {ev.observer} saw this round:"]
     lines += [f"  • {e}" for e in ev.events] or ["  (no events)"]
     lines += [f"  ▸ {a}" for a in ev.actions] or ["  (no one spoke to or before them)"]
-    lines += ["", question(item)]
     return Text("\n".join(lines))
 
 
@@ -58,6 +58,8 @@ class LabelScreen(Screen[None]):
     DEFAULT_CSS = """
     LabelScreen #progress { height: 1; background: $primary; color: $text; padding: 0 1; }
     LabelScreen #evidence { padding: 1 2; }
+    LabelScreen #question { height: auto; padding: 0 2; text-style: bold;
+        border-top: solid $primary; }
     LabelScreen #mine { height: 1; padding: 0 2; color: $text-muted; }
     """
     BINDINGS = [
@@ -81,6 +83,7 @@ class LabelScreen(Screen[None]):
         yield Static(id="progress")
         with VerticalScroll():
             yield Static(id="evidence")
+        yield Static(id="question")
         yield Static(id="mine")
         yield Footer()
 
@@ -102,6 +105,7 @@ class LabelScreen(Screen[None]):
             )
         )
         self.query_one("#evidence", Static).update(evidence_text(item))
+        self.query_one("#question", Static).update(Text(question(item)))
         label = self.mine.get(item.id)
         self.query_one("#mine", Static).update(
             Text(f"your label: {label}" if label else "not labelled yet")
