@@ -104,6 +104,8 @@ class KindReport(BaseModel):
     items: int
     raters: int
     complete_items: int
+    #: items with two or more human labels (what alpha is computed on)
+    pairable_items: int
     kappa_humans: float | None
     kappa_with_judge: float | None
     alpha: float | None
@@ -159,7 +161,7 @@ def kind_report(
         )
         picked = coinc[pairable][resample(int(pairable.sum()))]
         intervals["alpha"] = _interval(alpha_batch(picked.sum(axis=1)))
-    clear, top = clear_majority(humans, need) if raters else (np.zeros(len(ids), bool), judge)
+    clear, top = clear_majority(humans, need)
     confusion = np.zeros((len(DIRECTIONS), len(DIRECTIONS)), dtype=int)
     np.add.at(confusion, (judge[clear].astype(int), top[clear]), 1)
     if clear.any():
@@ -171,6 +173,7 @@ def kind_report(
         items=len(ids),
         raters=len(raters),
         complete_items=int(complete.sum()),
+        pairable_items=int(pairable.sum()),
         majority=need,
         clear_items=int(clear.sum()),
         confusion=confusion.tolist(),

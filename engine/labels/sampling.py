@@ -113,14 +113,10 @@ def describe_action(action: Action) -> str:
     return f"{action.speaker} ({action.mode.value}{to}): {said}"
 
 
-def evidence(c: Candidate, scenario: Scenario, record: RoundRecord | None) -> Evidence:
+def evidence(c: Candidate, scenario: Scenario, record: RoundRecord) -> Evidence:
     """What the judge had for ``c``: the observer's persona, the prior value, and what it
     saw in the round (visible events, actions it could observe)."""
     spec = next((a for a in scenario.agents if a.name == c.observer), None)
-    seen_events = [e.text for e in record.events if e.visible_to(c.observer)] if record else []
-    seen_actions = (
-        [describe_action(a) for a in record.actions if can_observe(a, c.observer)] if record else []
-    )
     return Evidence(
         observer=c.observer,
         about=c.about,
@@ -129,8 +125,8 @@ def evidence(c: Candidate, scenario: Scenario, record: RoundRecord | None) -> Ev
         traits=list(spec.traits) if spec else [],
         goal=spec.goal if spec else "",
         prior=c.prior,
-        events=seen_events,
-        actions=seen_actions,
+        events=[e.text for e in record.events if e.visible_to(c.observer)],
+        actions=[describe_action(a) for a in record.actions if can_observe(a, c.observer)],
     )
 
 
@@ -166,16 +162,17 @@ def new_study(
         raise LabelError("the runs have no judged updates yet (play a round first)")
     picked = draw(pool, sample, list(stratify), zone, seed)
     records: dict[tuple[str, int], RoundRecord] = {}
-    for run_id, number in sorted({(c.run_id, c.round) for c in picked}):
-        history = store.history(run_id, metas[run_id])
-        records[run_id, number] = history[number]
+    for run_id in metas:
+        history = store.history(run_id, metas[run_id])  # read forward, round by round
+        for number in sorted({c.round for c in picked if c.run_id == run_id}):
+            records[run_id, number] = history[number]
     items = [
         Item(
             id=f"i{k + 1:03d}",
             kind=c.kind,
             run_id=c.run_id,
             round=c.round,
-            evidence=evidence(c, metas[c.run_id].scenario, records.get((c.run_id, c.round))),
+            evidence=evidence(c, metas[c.run_id].scenario, records[c.run_id, c.round]),
             delta=c.delta,
             judge=direction(c.delta, zone[c.kind]),
         )

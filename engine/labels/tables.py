@@ -40,24 +40,20 @@ def label_rows(study: Study) -> list[list[Any]]:
 
 
 def report_rows(reports: list[KindReport]) -> list[list[Any]]:
-    return [
-        [
-            r.kind,
-            s,
-            getattr(r, s),
-            r.intervals[s].low,
-            r.intervals[s].high,
-            r.items,
-            r.raters,
-            r.complete_items
-            if s.startswith("kappa")
-            else r.clear_items
-            if s == "agreement"
-            else r.items,
-        ]
-        for r in reports
-        for s in STATISTICS
-    ]
+    """One row per kind and statistic; ``items_used``: the items the statistic is computed
+    on (labelled by every rater for kappa, with a clear majority for agreement)."""
+    rows = []
+    for r in reports:
+        used = {
+            "kappa_humans": r.complete_items,
+            "kappa_with_judge": r.complete_items,
+            "alpha": r.pairable_items,
+            "agreement": r.clear_items,
+        }
+        for s in STATISTICS:
+            ci = r.intervals[s]
+            rows.append([r.kind, s, getattr(r, s), ci.low, ci.high, r.items, r.raters, used[s]])
+    return rows
 
 
 def confusion_rows(reports: list[KindReport]) -> list[list[Any]]:
