@@ -89,3 +89,14 @@ async def test_raters_keep_each_others_labels(saves: Path) -> None:
         await pilot.press("d")
     labels = load_study(saves, "st").labels
     assert set(labels) == {"ann", "bo"}
+
+
+async def test_a_label_that_cannot_be_saved_says_so_and_stays(saves: Path) -> None:
+    app = LabelApp(saves, load_study(saves, "st"), "ann")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        (saves / ".studies" / "st.json").unlink()
+        await pilot.press("i")
+        await pilot.pause()
+        assert "item 1 of 6 · 0 labelled" in text(app, "#progress")
+        assert any("not saved: no study 'st'" in str(n.message) for n in app._notifications)

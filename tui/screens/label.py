@@ -15,7 +15,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from engine.errors import SocialsimError
 from engine.labels.study import Direction, Item, Study, add_labels
+from engine.textsafe import one_line
 
 SCALE = {"emotion": "0 to 1", "relation": "-1 to 1", "need": "0 to 10"}
 
@@ -114,7 +116,11 @@ class LabelScreen(Screen[None]):
 
     def action_label(self, direction: Direction) -> None:
         item = self.study.items[self.position]
-        self.study = add_labels(self.saves, self.study.name, self.rater, {item.id: direction})
+        try:
+            self.study = add_labels(self.saves, self.study.name, self.rater, {item.id: direction})
+        except (SocialsimError, OSError) as err:  # the study removed or unwritable meanwhile
+            self.notify(one_line(f"not saved: {err}"), severity="error", markup=False)
+            return
         self.action_move(1)
 
     def action_move(self, step: int) -> None:
