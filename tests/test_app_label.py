@@ -93,10 +93,18 @@ async def test_raters_keep_each_others_labels(saves: Path) -> None:
 
 async def test_a_label_that_cannot_be_saved_says_so_and_stays(saves: Path) -> None:
     app = LabelApp(saves, load_study(saves, "st"), "ann")
+    seen: list[tuple[str, str]] = []
+    original = app.notify
+
+    def notify(message, *args, **kwargs):
+        seen.append((kwargs.get("severity", "information"), str(message)))
+        return original(message, *args, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         (saves / ".studies" / "st.json").unlink()
         await pilot.press("i")
         await pilot.pause()
         assert "item 1 of 6 · 0 labelled" in text(app, "#progress")
-        assert any("not saved: no study 'st'" in str(n.message) for n in app._notifications)
+    assert [s for s, m in seen if "not saved: no study 'st'" in m] == ["error"]
