@@ -265,3 +265,25 @@ def test_a_study_without_labels_reports_no_statistics() -> None:
     assert (r.items, r.raters, r.clear_items) == (4, 0, 0)
     assert r.kappa_humans is r.kappa_with_judge is r.alpha is r.agreement is None
     assert r.confusion == [[0, 0, 0]] * 3
+
+
+def test_sheet_round_trip(two_runs: SaveStore, tmp_path) -> None:
+    import csv
+
+    from engine.labels.sheet import read_sheet, write_sheet
+
+    study = new_study(two_runs, "s", ["r1", "r2"], 10, seed=4)
+    path = tmp_path / "sheet.csv"
+    write_sheet(study, path)
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["item"] for r in rows] == [i.id for i in study.items]
+    assert "judge" not in rows[0] and "delta" not in rows[0]
+    wanted = {r["item"]: DIRECTIONS[k % 3] for k, r in enumerate(rows) if k != 3}
+    for row in rows:
+        row["label"] = wanted.get(row["item"], "")
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    assert read_sheet(study, path) == wanted  # the empty label is no label
