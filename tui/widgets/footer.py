@@ -24,6 +24,7 @@ class KeyFooter(Footer):
     def __init__(self, **kwargs) -> None:
         super().__init__(compact=True, show_command_palette=False, **kwargs)
         self._width = 0
+        self._drawn: tuple[object, ...] | None = None  # what the keys on show were made from
 
     def keys(self) -> list[tuple[Binding, bool, str]]:
         """(binding, enabled, tooltip) of the keys to show, in order."""
@@ -51,6 +52,17 @@ class KeyFooter(Footer):
     def _width_of(self, binding: Binding) -> int:
         key = len(self.app.get_key_display(binding))
         return key + 1 + len(binding.description) + (1 if self.compact else 3)
+
+    async def recompose(self) -> None:
+        # Bindings "change" on every focus change: remake the keys only if what they show did.
+        drawn = (
+            self.compact,
+            self.show_command_palette,
+            self._bindings_ready and tuple((b, enabled) for b, enabled, _ in self.keys()),
+        )
+        if drawn != self._drawn:
+            self._drawn = drawn
+            await super().recompose()
 
     def compose(self) -> ComposeResult:
         if not self._bindings_ready:

@@ -103,9 +103,10 @@ class Transcript(ScrollView, can_focus=True):
 
     def _catch_up(self, keep: int | None = None) -> None:
         """Wrap the entries (and live text) not wrapped at the current width yet."""
-        if not self._width:
+        new = self.entries[len(self._starts) :]
+        if not self._width or not (new or self._live_stale or keep is not None):
             return
-        for text in self.entries[len(self._starts) :]:
+        for text in new:
             self._starts.append(len(self._strips))
             self._strips.extend(self._wrap(text))
         if self._live_stale:
