@@ -1,15 +1,21 @@
 """Tidy (long-format) CSV export of a saved run, one row per observation.
 
 The run is read one round at a time and every table is written as it goes, so memory stays
-flat however long the run is; each CSV is written to a temporary file beside its target and
-all of them are renamed into place at the end.
+flat however long the run is. The CSVs are written into a hidden folder beside the target
+(``.<name>.export-<pid>-<random>``) and that folder is renamed into place at the end, so an
+export appears as a whole set or not at all, also when it replaces an earlier export (the
+old folder is renamed away first). Only a target folder holding other files than the CSVs
+gets them replaced file by file. Hidden folders of exports whose process is gone are
+removed by the next export to the same target.
 """
 
 from __future__ import annotations
 
 import csv
+import errno
 import functools
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
@@ -17,6 +23,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO
 
+from .cleanup import pid_alive
 from .errors import SaveError
 from .history import History
 from .metrics import Metrics, RepairCounter, round_metrics
@@ -265,19 +272,21 @@ def export_run(
     The LLM tables hold only their header for runs of the offline model.
     """
     run_id = meta.run_id
-    created = not out.exists()
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        if out.exists() and not out.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
+        out.parent.mkdir(parents=True, exist_ok=True)
+        _remove_stale(out)
+        staging = Path(tempfile.mkdtemp(prefix=_prefix(out, "export"), dir=out.parent))
     except OSError as err:
         raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
     paths = {name: out / f"{name}.csv" for name in COLUMNS}
-    temps: dict[str, Path] = {}
-    done = False
     try:
+        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's 0700, made what mkdir would give
         with ExitStack() as stack:
             writers = {}
-            for name, path in paths.items():
-                handle = stack.enter_context(_temporary(path, temps))
+            for name in paths:
+                handle = stack.enter_context(_synced(staging / f"{name}.csv"))
                 writers[name] = csv.writer(handle, lineterminator="\n")
                 writers[name].writerow(COLUMNS[name])
             safe: Safe = functools.lru_cache(maxsize=65536)(csv_cell)
@@ -290,17 +299,41 @@ def export_run(
             taken = measurements or {}
             writers["surveys"].writerows(map(csv_row, _surveys(run_id, taken.get("surveys", []))))
             writers["ratings"].writerows(map(csv_row, _ratings(run_id, taken.get("ratings", []))))
-        for name, temp in temps.items():
-            os.replace(temp, paths[name])
-        done = True
+        _move_into_place(staging, out)
     except OSError as err:
         raise SaveError(f"--out {out}: cannot write ({err.strerror})") from None
     finally:
-        for temp in temps.values():
-            temp.unlink(missing_ok=True)
-        if not done and created:
-            shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
     return list(paths.values())
+
+
+def _prefix(out: Path, kind: str) -> str:
+    return f".{out.name}.{kind}-{os.getpid()}-"
+
+
+def _remove_stale(out: Path) -> None:
+    """Remove the hidden folders that killed exports to ``out`` left beside it."""
+    pattern = re.compile(rf"^\.{re.escape(out.name)}\.(?:export|old)-(\d+)-")
+    for entry in out.parent.iterdir():
+        m = pattern.match(entry.name)
+        if m and entry.is_dir() and not entry.is_symlink() and not pid_alive(int(m.group(1))):
+            shutil.rmtree(entry, ignore_errors=True)
+
+
+def _move_into_place(staging: Path, out: Path) -> None:
+    """Rename the finished ``staging`` folder to ``out``: whole, or (after a kill) absent."""
+    if not out.exists():
+        os.rename(staging, out)
+        return
+    ours = {f"{name}.csv" for name in COLUMNS}
+    if not set(os.listdir(out)) <= ours:  # other files: keep them, replace ours one by one
+        for name in sorted(ours):
+            os.replace(staging / name, out / name)
+        return
+    old = Path(tempfile.mkdtemp(prefix=_prefix(out, "old"), dir=out.parent))
+    os.rename(out, old / out.name)
+    os.rename(staging, out)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord]) -> Iterator[Metrics]:
@@ -314,13 +347,9 @@ def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord]) -> Iterator[Metri
 
 
 @contextmanager
-def _temporary(path: Path, temps: dict[str, Path]) -> Iterator[IO[str]]:
-    """A hidden temporary file beside ``path`` (noted in ``temps``), on disk when the block
-    ends."""
-    fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    temps[path.stem] = Path(name)
-    os.chmod(name, 0o666 & ~_umask())  # mkstemp's 0600, made what a new file would get
-    with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+def _synced(path: Path) -> Iterator[IO[str]]:
+    """A new file at ``path``, on disk when the block ends."""
+    with open(path, "w", encoding="utf-8", newline="") as handle:
         yield handle
         handle.flush()
         os.fsync(handle.fileno())

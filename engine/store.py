@@ -25,6 +25,7 @@ import re
 import secrets
 import shutil
 import tempfile
+import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +36,7 @@ from pydantic import BaseModel, ConfigDict
 from tinydb.storages import Storage
 
 from .atomic import atomic_write_text
+from .cleanup import clean, staging_prefix
 from .errors import RunLockedError, SaveError
 from .history import History
 from .metrics import Metrics
@@ -152,7 +154,9 @@ class RunListing(BaseModel):
 
 def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
     """(rounds done, metrics after the last) of a run, its round files checked against
-    its index by size; a format-2 run without an index has its last round read."""
+    its index by size, and by checksum for a file changed after the index was last
+    written (a round file is never written again once its line is in); a format-2 run
+    without an index has its last round read."""
     numbers = files.numbers()
     entries, _ = files.index_lines()
     if not entries:
@@ -160,17 +164,37 @@ def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
         return numbers[-1], None
     if len(entries) > len(numbers):
         raise SaveError(f"{files.rounds}: rounds are missing (the index lists {len(entries)})")
+    try:
+        indexed = files.index_path.stat().st_mtime_ns
+    except OSError as err:
+        raise SaveError(f"{files.index_path}: unreadable ({err.strerror})") from None
     for e in entries:
         path = files.existing_path(e.round)
         try:
-            size = path.stat().st_size
+            stat = path.stat()
         except OSError as err:
             raise SaveError(f"{path}: unreadable ({err.strerror})") from None
-        if size != e.size:
+        if stat.st_size != e.size:
             raise SaveError(
-                f"{path}: damaged round file ({size:,} bytes; the index says {e.size:,})"
+                f"{path}: damaged round file ({stat.st_size:,} bytes; the index says {e.size:,})"
             )
+        if stat.st_mtime_ns > indexed and zlib.crc32(read_bytes(path)) != e.crc:
+            raise SaveError(f"{path}: damaged round file (its checksum differs from the index)")
     return numbers[-1], entries[-1].metrics if len(entries) == len(numbers) else None
+
+
+def _is_run_folder(entry: Path) -> bool:
+    return not entry.is_symlink() and entry.is_dir() and bool(_RUN_ID.fullmatch(entry.name))
+
+
+def _probe_writable(folder: Path) -> None:
+    """Create and remove a temporary file in ``folder``: a SaveError if it cannot."""
+    try:
+        fd, name = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=folder)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as err:
+        raise SaveError(f"{folder}: cannot write the run ({err.strerror})") from None
 
 
 def _link(source: Path, folder: Path) -> None:
@@ -189,8 +213,12 @@ class SaveStore:
         self.root = Path(root) if root is not None else default_saves_dir()
 
     def run_dir(self, run_id: str) -> Path:
-        """The folder of a run (the id is checked to be a plain name)."""
-        return self.root / check_run_id(run_id)
+        """The folder of a run (the id is checked to be a plain name; a symlinked run
+        folder is refused, so one run never writes into another)."""
+        folder = self.root / check_run_id(run_id)
+        if folder.is_symlink():
+            raise SaveError(f"{folder}: a symlinked run folder is refused (copy the run instead)")
+        return folder
 
     def exists(self, run_id: str) -> bool:
         """Whether a run folder with this id exists."""
@@ -229,7 +257,7 @@ class SaveStore:
             raise SaveError(f"{target}: a run with id {meta.run_id!r} already exists")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
-            staging = Path(tempfile.mkdtemp(prefix=f".{meta.run_id}.", dir=self.root))
+            staging = Path(tempfile.mkdtemp(prefix=staging_prefix(meta.run_id), dir=self.root))
         except OSError as err:
             raise SaveError(f"{self.root}: cannot create a run here ({err.strerror})") from None
         try:
@@ -245,14 +273,19 @@ class SaveStore:
 
     def write_meta(self, meta: RunMeta) -> None:
         """Replace a run's metadata atomically."""
-        _write_meta(self.run_dir(meta.run_id) / META_FILE, meta)
+        path = self.run_dir(meta.run_id) / META_FILE
+        try:
+            _write_meta(path, meta)
+        except OSError as err:
+            raise SaveError(f"{path}: cannot write ({err.strerror})") from None
 
     def files(self, run_id: str) -> RunFiles:
         """The round files and index of a run."""
         return RunFiles(self.run_dir(run_id))
 
     def lock(self, run_id: str) -> FileLock:
-        """Take the run's lock, or fail at once if another process holds it."""
+        """Take the run's lock, or fail at once if another process holds it or the run
+        cannot be written (its folder or ``rounds/`` read-only): then nothing is changed."""
         folder = self.run_dir(run_id)
         lock = FileLock(str(folder / LOCK_FILE), timeout=0)
         try:
@@ -261,7 +294,39 @@ class SaveStore:
             raise RunLockedError(
                 f"run {run_id!r} is open in another socialsim process; close it there first"
             ) from None
+        except OSError as err:
+            raise SaveError(f"{folder}: cannot lock the run ({err.strerror})") from None
+        try:
+            for where in (folder, folder / ROUNDS_DIR):
+                if where.is_dir():
+                    _probe_writable(where)
+        except BaseException:
+            lock.release()
+            raise
         return lock
+
+    def _unlocked(self, folder: Path) -> bool:
+        """Whether nobody holds the lock of the run in ``folder`` (False if unknown)."""
+        lock = FileLock(str(folder / LOCK_FILE), timeout=0)
+        try:
+            lock.acquire()
+        except (Timeout, OSError):
+            return False
+        lock.release()
+        return True
+
+    def clean_leftovers(self) -> list[Path]:
+        """Remove what killed writers left in the saves folder (staging folders of creates
+        and branches, runs half-deleted, ``.tmp`` files of interrupted writes); returns the
+        paths removed. See engine/cleanup.py."""
+        if not self.root.is_dir():
+            return []
+        try:
+            entries = sorted(self.root.iterdir())
+        except OSError:
+            return []
+        runs = [e for e in entries if not e.name.startswith(".") and _is_run_folder(e)]
+        return clean(self.root, runs, self._unlocked)
 
     # -- reading ---------------------------------------------------------------------
 
@@ -302,8 +367,12 @@ class SaveStore:
         file against the index; no round file is read (a format-2 run's last one is)."""
         if not self.root.is_dir():
             return []
+        try:
+            entries = sorted(self.root.iterdir())
+        except OSError as err:
+            raise SaveError(f"{self.root}: unreadable saves folder ({err.strerror})") from None
         rows: list[RunListing] = []
-        for entry in sorted(self.root.iterdir()):
+        for entry in entries:
             if entry.name.startswith("."):
                 continue
             rows.append(self._listing(entry))
@@ -311,6 +380,8 @@ class SaveStore:
 
     def _listing(self, entry: Path) -> RunListing:
         name = entry.name
+        if entry.is_symlink() and _RUN_ID.fullmatch(name):
+            return RunListing(run_id=name, ok=False, reason="a symlinked run folder (refused)")
         if not entry.is_dir() or not _RUN_ID.fullmatch(name):
             return RunListing(run_id=name, ok=False, reason="not a socialsim run folder")
         try:
@@ -412,6 +483,8 @@ class SaveStore:
         try:
             trash = folder.with_name(f".deleting-{run_id}-{secrets.token_hex(2)}")
             os.rename(folder, trash)
+        except OSError as err:
+            raise SaveError(f"{folder}: cannot delete the run ({err.strerror})") from None
         finally:
             lock.release()
         shutil.rmtree(trash, ignore_errors=True)

@@ -12,10 +12,14 @@ from .base import RunArg, SavesOpt, fail, make_console, open_store
 
 
 def list_runs(saves: SavesOpt = None) -> None:
-    """List saved runs with their lineage (broken saves are shown with the reason)."""
+    """List saved runs with their lineage (broken saves are shown with the reason).
+    Leftovers of interrupted writes (killed creates, branches, deletes, round writes) are
+    removed first, one line each on stderr."""
     from .tables import runs_table
 
     store = open_store(saves)
+    for path in store.clean_leftovers():
+        typer.echo(f"socialsim: removed the leftover of an interrupted write: {path}", err=True)
     rows = store.list_runs()
     if not rows:
         typer.echo(f"no runs in {store.root}")

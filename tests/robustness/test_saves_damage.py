@@ -1,0 +1,251 @@
+"""Damaged, symlinked, unreadable and read-only saves: one clear line, exit 2, nothing
+changed; leftovers of killed writers cleaned by the next ``list``; exports whole."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import SaveStore
+from engine.export import COLUMNS
+
+ERROR = "socialsim: error: "
+as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
+
+
+def one_error(result, fragment: str) -> None:
+    assert result.code == 2, result
+    assert result.err.startswith(ERROR) and result.err.count("\n") == 1, result.err
+    assert fragment in result.err, result.err
+
+
+def snapshot(folder: Path) -> dict[str, tuple[int, int]]:
+    """Every file under ``folder``: (size, mtime) by relative path (the lock file aside)."""
+    return {
+        str(p.relative_to(folder)): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and p.name != ".lock"
+    }
+
+
+@pytest.fixture
+def good(socialsim, saves: Path) -> Path:
+    """A finished 6-round offline run ``good``."""
+    assert socialsim("run", "tavern", "--rounds", "6", "--run-id", "good", "-q").code == 0
+    return saves / "good"
+
+
+# -- symlinks ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["resume", "goodlink", "--rounds", "1", "-q"],
+        ["show", "goodlink"],
+        ["export", "goodlink", "--out", "OUT"],
+        ["branch", "goodlink", "--at", "2"],
+        ["delete", "goodlink", "--yes"],
+    ],
+    ids=lambda a: a[0],
+)
+def test_a_symlinked_run_folder_is_refused(socialsim, good: Path, saves: Path, tmp_path, argv):
+    (saves / "goodlink").symlink_to("good")
+    before = snapshot(good)
+    argv = [str(tmp_path / "out") if a == "OUT" else a for a in argv]
+    one_error(socialsim(*argv), "symlinked run folder")
+    assert snapshot(good) == before
+    assert (saves / "goodlink").is_symlink()
+    assert not (tmp_path / "out").exists()
+    listed = socialsim("list")
+    assert listed.code == 0 and "symlinked run folder" in listed.out
+
+
+# -- damage found by list ------------------------------------------------------------------
+
+
+def _age_index(run: Path) -> None:
+    """Date the index 10 s back: the damage below happens after the run was written."""
+    index = run / "index.jsonl"
+    t = index.stat().st_mtime - 10
+    os.utime(index, (t, t))
+
+
+def test_list_flags_a_truncated_middle_round(socialsim, good: Path):
+    path = good / "rounds" / "000003.json.gz"
+    path.write_bytes(path.read_bytes()[:-7])
+    listed = socialsim("list")
+    assert listed.code == 0
+    assert "000003.json.gz: damaged round file" in listed.out
+    one_error(socialsim("show", "good"), "000003")
+
+
+def test_list_flags_a_bit_flipped_middle_round(socialsim, good: Path):
+    _age_index(good)
+    path = good / "rounds" / "000003.json.gz"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    listed = socialsim("list")
+    assert listed.code == 0
+    assert "000003.json.gz: damaged round file" in listed.out
+    assert "checksum" in listed.out
+    one_error(socialsim("export", "good", "--out", str(good.parent.parent / "x")), "000003")
+
+
+def test_list_reads_no_round_file_of_a_healthy_run(socialsim, good: Path, monkeypatch):
+    _age_index(good)
+    os.utime(good / "index.jsonl")  # written after every round file, as a run writes it
+    reads: list[Path] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda p: reads.append(p) or real(p))
+    (row,) = SaveStore(good.parent).list_runs()
+    assert row.ok and row.rounds_done == 6
+    assert not [p for p in reads if p.parent.name == "rounds"]
+
+
+# -- leftovers of killed writers ------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return int(proc.stdout)
+
+
+def test_list_removes_and_reports_leftovers_of_writers_that_are_gone(
+    socialsim, good: Path, saves: Path
+):
+    dead = _dead_pid()
+    staging = saves / f".branch1.{dead}.abcd1234"
+    (staging / "rounds").mkdir(parents=True)
+    (staging / "run.json").write_text("{}")
+    deleting = saves / ".deleting-old-1f2e"
+    deleting.mkdir()
+    temps = [good / "rounds" / ".000007.json.gz.x1y2.tmp", good / ".run.json.a1b2.tmp"]
+    for t in temps:
+        t.write_bytes(b"half")
+    live = saves / f".branch2.{os.getpid()}.abcd1234"
+    live.mkdir()
+    before = snapshot(good)
+    listed = socialsim("list")
+    assert listed.code == 0 and "good" in listed.out
+    for path in (staging, deleting, *temps):
+        assert not path.exists()
+        assert str(path) in listed.err
+    assert live.exists() and str(live) not in listed.err  # its writer is alive (this test)
+    assert snapshot(good) == {k: v for k, v in before.items() if ".tmp" not in k}
+    assert socialsim("list").err == ""
+
+
+def test_temp_files_of_a_run_in_use_are_kept(good: Path, saves: Path):
+    temp = good / "rounds" / ".000007.json.gz.x1y2.tmp"
+    temp.write_bytes(b"being written")
+    store = SaveStore(saves)
+    lock = store.lock("good")
+    try:
+        assert store.clean_leftovers() == []
+        assert temp.exists()
+    finally:
+        lock.release()
+    assert store.clean_leftovers() == [temp]
+
+
+# -- exports ------------------------------------------------------------------------------
+
+
+def test_an_export_replaces_an_earlier_one_as_a_whole(socialsim, good: Path, tmp_path: Path):
+    out = tmp_path / "out"
+    assert socialsim("export", "good", "--out", str(out)).code == 0
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(first) == {f"{n}.csv" for n in COLUMNS}
+    assert socialsim("resume", "good", "--rounds", "2", "-q").code == 0
+    assert socialsim("export", "good", "--out", str(out)).code == 0
+    second = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert set(second) == set(first) and second["metrics.csv"] != first["metrics.csv"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "saves"]  # nothing hidden
+
+
+def test_a_failed_export_leaves_nothing(socialsim, good: Path, tmp_path: Path):
+    (good / "rounds" / "000004.json.gz").write_bytes(b"\x1f\x8b broken")
+    out = tmp_path / "new"
+    one_error(socialsim("export", "good", "--out", str(out)), "000004")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["saves"]
+
+
+def test_an_export_keeps_other_files_in_its_folder(socialsim, good: Path, tmp_path: Path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep me")
+    assert socialsim("export", "good", "--out", str(out)).code == 0
+    assert (out / "notes.txt").read_text() == "keep me"
+    assert {p.name for p in out.iterdir()} == {"notes.txt", *(f"{n}.csv" for n in COLUMNS)}
+
+
+# -- permissions (skipped as root, which ignores them) ----------------------------------------
+
+
+@as_root
+def test_an_unreadable_run_is_listed_as_damaged(socialsim, good: Path, saves: Path):
+    assert socialsim("run", "tavern", "--rounds", "1", "--run-id", "other", "-q").code == 0
+    good.chmod(0)
+    try:
+        listed = socialsim("list")
+        assert listed.code == 0 and "other" in listed.out and "good" in listed.out
+        for argv in (
+            ["show", "good"],
+            ["resume", "good", "-q"],
+            ["export", "good", "--out", str(saves.parent / "x")],
+        ):
+            result = socialsim(*argv)
+            assert result.code == 2 and result.err.startswith(ERROR), result
+            assert result.err.count("\n") == 1
+    finally:
+        good.chmod(0o755)
+
+
+@as_root
+@pytest.mark.parametrize("where", ["rounds", "run", "saves"])
+def test_a_read_only_folder_changes_nothing(socialsim, good: Path, saves: Path, where):
+    folder = {"rounds": good / "rounds", "run": good, "saves": saves}[where]
+    before = snapshot(good)
+    folder.chmod(0o555)
+    try:
+        resumed = socialsim("resume", "good", "--rounds", "1", "-q")
+        deleted = socialsim("delete", "good", "--yes")
+    finally:
+        folder.chmod(0o755)
+    if where != "saves":
+        assert resumed.code == 2 and resumed.err.startswith(ERROR), resumed
+    assert deleted.code == 2 and deleted.err.startswith(ERROR), deleted
+    if where != "saves":
+        assert snapshot(good) == before
+
+
+def test_a_run_that_cannot_be_written_is_refused_before_anything_changes(
+    socialsim, good: Path, monkeypatch
+):
+    """What a read-only rounds/ folder does, for root too: the write probe fails."""
+    import tempfile
+
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, **kwargs):
+        if Path(kwargs.get("dir", "")).name == "rounds":
+            raise PermissionError(13, "Permission denied")
+        return real(*args, **kwargs)
+
+    before = snapshot(good)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    one_error(socialsim("resume", "good", "--rounds", "1", "-q"), "cannot write the run")
+    assert snapshot(good) == before
+    shutil.rmtree(good.parent / "nothing", ignore_errors=True)
