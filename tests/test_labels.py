@@ -128,6 +128,10 @@ def test_the_dead_zone_makes_small_changes_unchanged(two_runs: SaveStore) -> Non
 def test_bad_requests_are_clear_errors(two_runs: SaveStore) -> None:
     with pytest.raises(LabelError, match="strata"):
         new_study(two_runs, "s", ["r1"], 10, stratify=["colour"])
+    with pytest.raises(LabelError, match="'mood'"):
+        new_study(two_runs, "s", ["r1"], 10, dead_zone={"mood": 0.1})
+    with pytest.raises(LabelError, match="dead zone"):
+        new_study(two_runs, "s", ["r1"], 10, dead_zone={"need": -1.0})
     with pytest.raises(LabelError, match="sample"):
         new_study(two_runs, "s", ["r1"], 0)
     with pytest.raises(LabelError, match="plain name"):

@@ -144,9 +144,11 @@ def new_study(
     """Draw a study of ``sample`` judged updates from ``runs`` (not saved: see
     :func:`~engine.labels.study.save_study`)."""
     zone = {**DEAD_ZONE, **(dead_zone or {})}
-    bad = [s for s in stratify if s not in STRATA] + [k for k in kinds if k not in KINDS]
+    bad = [s for s in stratify if s not in STRATA] + [k for k in [*kinds, *zone] if k not in KINDS]
     if bad:
         raise LabelError(f"{bad[0]!r}: strata are {', '.join(STRATA)}; kinds {', '.join(KINDS)}")
+    if any(not 0 <= v < float("inf") for v in zone.values()):
+        raise LabelError(f"a dead zone is a number of 0 or more, not {zone}")
     if sample < 1 or not runs:
         raise LabelError("a study needs at least one run and a sample of at least 1")
     pool: list[Candidate] = []
