@@ -249,3 +249,37 @@ def test_a_run_that_cannot_be_written_is_refused_before_anything_changes(
     one_error(socialsim("resume", "good", "--rounds", "1", "-q"), "cannot write the run")
     assert snapshot(good) == before
     shutil.rmtree(good.parent / "nothing", ignore_errors=True)
+
+
+# -- the app's run browser ---------------------------------------------------------------------
+
+
+async def test_the_app_browser_lists_damaged_runs_and_stays_open(
+    good: Path, saves: Path, hermetic_app: None
+):
+    from textual.widgets import DataTable, Label
+
+    from tui.app import build_app
+    from tui.screens.runs import RunBrowser
+
+    _age_index(good)
+    path = good / "rounds" / "000002.json.gz"
+    data = bytearray(path.read_bytes())
+    data[40] ^= 0x01
+    path.write_bytes(bytes(data))
+    (saves / "goodlink").symlink_to("good")
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("o")
+        await pilot.pause()
+        browser = app.screen
+        assert isinstance(browser, RunBrowser)
+        assert not browser.rows["good"].ok and "checksum" in browser.rows["good"].reason
+        assert not browser.rows["goodlink"].ok
+        assert browser.rows[app.sim.run_id].ok
+        table = browser.query_one(DataTable)
+        table.move_cursor(row=list(browser.rows).index("good"))
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is browser and app.is_running
+        assert "Cannot open good" in str(browser.query_one("#message", Label).content)

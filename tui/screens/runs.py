@@ -115,7 +115,12 @@ class RunBrowser(ModalScreen[Simulation | None]):
         table = self.query_one(DataTable)
         table.clear(columns=True)
         table.add_columns(*COLUMNS)
-        self.rows = {r.run_id: r for r in newest_first(self.store.list_runs())}
+        empty = f"No saved runs in {self.store.root.resolve()}."
+        try:
+            listings = self.store.list_runs()
+        except SocialsimError as err:  # the saves folder itself unreadable
+            listings, empty = [], str(err)
+        self.rows = {r.run_id: r for r in newest_first(listings)}
         for row in self.rows.values():
             table.add_row(*listing_cells(row, self.current), key=row.run_id)
         ids = list(self.rows)
@@ -124,7 +129,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
             table.move_cursor(row=ids.index(target))
         self._describe()
         if not self.rows:
-            self.say(f"No saved runs in {self.store.root.resolve()}.")
+            self.say(empty)
 
     def _selected(self) -> RunListing | None:
         if not self.rows:
