@@ -23,6 +23,7 @@ _EXPORTS = {
         "SocialsimError",
     ),
     "events": ("SimEvent",),
+    "history": ("History",),
     "metrics": ("Metrics", "compute_metrics"),
     "minds": ("Mind", "OfflineMind", "make_mind"),
     "scenario": (

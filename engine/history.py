@@ -156,8 +156,14 @@ class History(_Rounds):
     # -- reading -----------------------------------------------------------------------
 
     def _held(self, n: int) -> RoundRecord | None:
-        first = len(self) - len(self._window)
-        return self._window[n - first] if n >= first else None
+        """Round ``n``'s record if it is in memory (found by its round number, so a reader
+        in another thread never gets a neighbour while a round is being appended)."""
+        window = self._window
+        try:
+            first = window[0].round
+            return window[n - first] if first <= n <= window[-1].round else None
+        except IndexError:  # empty, or emptied while we looked
+            return None
 
     @property
     def _disk(self) -> RunFiles:

@@ -45,12 +45,15 @@ import statistics
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import numpy as np
 from pydantic import BaseModel
 
 from .scenario import Scenario, Status
 from .state import WorldState
+
+if TYPE_CHECKING:  # numpy is imported where a metric is computed: reading saves never needs it
+    import numpy as np
 
 NEGATIVE = frozenset((Status.RIVAL, Status.ENEMY))
 CONSTANT_WITHIN = 1e-9
@@ -98,6 +101,8 @@ class Edges:
                 if rel.status in NEGATIVE:
                     mask |= 1 << k
             hostile.append(mask)
+        import numpy as np
+
         fav = np.array(rows, dtype=float).reshape(n, n)
         return cls(state.round, names, fav, hostile)
 
@@ -202,6 +207,8 @@ def _reciprocity(edges: Edges) -> float | None:
     ``statistics.correlation`` computes it (means and sums by ``fsum``). Both series hold
     the same values, so they share their mean and sum of squares, and a dyad's two entries
     give the same product: the sums are taken once, over each dyad once where they can."""
+    import numpy as np
+
     upper = np.triu_indices(len(edges.names), 1)
     ij, ji = edges.fav[upper], edges.fav.T[upper]
     xs = np.concatenate((ij, ji))
@@ -216,6 +223,8 @@ def _reciprocity(edges: Edges) -> float | None:
 
 def _faction_means(edges: Edges, faction_of: dict[str, str]) -> tuple[float, float] | None:
     """(mean cross-faction fav, mean within-faction fav), or None without both kinds."""
+    import numpy as np
+
     member = [k for k, n in enumerate(edges.names) if n in faction_of]
     faction = np.array([faction_of[edges.names[k]] for k in member], dtype=object)
     fav = edges.fav[np.ix_(member, member)]
