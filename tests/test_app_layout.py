@@ -147,11 +147,14 @@ async def test_pageup_scrolls_the_transcripts_back_and_pagedown_follows_again(sa
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=(80, 24)) as pilot:
         await step(pilot, 4)
-        transcript = pane(app, "Edmund").transcript
+        edmund = pane(app, "Edmund")
+        transcript = edmund.transcript
         assert transcript.scroll_y == transcript.max_scroll_y > 0
+        assert str(edmund.border_subtitle) == "PgUp ↑ older  dominant"  # says how to go back
         await pilot.press("pageup")
         await pilot.pause()
         assert transcript.scroll_y < transcript.max_scroll_y
+        assert str(edmund.border_subtitle) == "PgDn ↓ newer  dominant"
         back = transcript.scroll_y
         await step(pilot)  # new turns do not pull a reader away from what they read
         assert transcript.scroll_y == back
@@ -159,6 +162,7 @@ async def test_pageup_scrolls_the_transcripts_back_and_pagedown_follows_again(sa
             await pilot.press("pagedown")
         await pilot.pause()
         assert transcript.scroll_y == transcript.max_scroll_y
+        assert str(edmund.border_subtitle) == "PgUp ↑ older  dominant"
         await step(pilot)  # at the bottom again: it follows
         assert transcript.scroll_y == transcript.max_scroll_y
         said = words(last_utterance(app, "Edmund"))

@@ -95,6 +95,11 @@ class AgentPane(Vertical):
     def on_resize(self) -> None:
         self.query_one(NeedBars).detail = needs_detail(self.size.height - 2)
 
+    def on_transcript_moved(self, message: Transcript.Moved) -> None:
+        """Say on the border where the rest of the transcript is, and which key shows it."""
+        hint = "PgDn ↓ newer  " if message.newer else "PgUp ↑ older  " if message.older else ""
+        self.border_subtitle = hint + self.spec.archetype.value
+
     def show_state(self, state: AgentState, delta: float | None) -> None:
         """Refresh the gauge and bars after a round (when the pane is next shown, if hidden)."""
         self.state, self.delta, self._stale = state, delta, True

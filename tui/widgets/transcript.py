@@ -16,6 +16,7 @@ from rich.text import Text
 from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -31,6 +32,14 @@ class Transcript(ScrollView, can_focus=True):
     Transcript:focus { background-tint: $foreground 5%; }
     """
 
+    class Moved(Message):
+        """What is out of sight changed: lines above (older), lines below (newer)."""
+
+        def __init__(self, older: bool, newer: bool) -> None:
+            super().__init__()
+            self.older = older
+            self.newer = newer
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.entries: list[Text] = []
@@ -42,6 +51,7 @@ class Transcript(ScrollView, can_focus=True):
         self._width = 0
         self._shown = False
         self._pinned = True  # the reader is at the bottom: stay there
+        self._out_of_sight = (False, False)  # as last reported by Moved
         self._drawn: LRUCache[int, Strip] = LRUCache(1024)  # entry lines as last drawn
 
     # -- content ------------------------------------------------------------------------------
@@ -80,6 +90,13 @@ class Transcript(ScrollView, can_focus=True):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._pinned = new_value >= self.max_scroll_y
+        self._report()
+
+    def _report(self) -> None:
+        out_of_sight = (self.scroll_y > 0, self.scroll_y < self.max_scroll_y)
+        if out_of_sight != self._out_of_sight:
+            self._out_of_sight = out_of_sight
+            self.post_message(self.Moved(*out_of_sight))
 
     # -- wrapping -----------------------------------------------------------------------------
 
@@ -130,6 +147,7 @@ class Transcript(ScrollView, can_focus=True):
             self.scroll_end(animate=False, immediate=True, x_axis=False, force=True)
         elif keep is not None and keep < len(self._starts):
             self.scroll_to(y=self._starts[keep], animate=False, immediate=True, force=True)
+        self._report()
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
