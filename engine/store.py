@@ -187,16 +187,6 @@ def _is_run_folder(entry: Path) -> bool:
     return not entry.is_symlink() and entry.is_dir() and bool(_RUN_ID.fullmatch(entry.name))
 
 
-def _probe_writable(folder: Path) -> None:
-    """Create and remove a temporary file in ``folder``: a SaveError if it cannot."""
-    try:
-        fd, name = tempfile.mkstemp(prefix=".probe.", suffix=".tmp", dir=folder)
-        os.close(fd)
-        os.unlink(name)
-    except OSError as err:
-        raise SaveError(f"{folder}: cannot write the run ({err.strerror})") from None
-
-
 def _link(source: Path, folder: Path) -> None:
     """Hard-link ``source`` into ``folder``; copy it where the file system cannot link
     (another device, no link support, too many links)."""
@@ -287,6 +277,9 @@ class SaveStore:
         """Take the run's lock, or fail at once if another process holds it or the run
         cannot be written (its folder or ``rounds/`` read-only): then nothing is changed."""
         folder = self.run_dir(run_id)
+        for where in (folder, folder / ROUNDS_DIR):
+            if where.is_dir() and not os.access(where, os.W_OK | os.X_OK):
+                raise SaveError(f"{where}: cannot write the run (permission denied)")
         lock = FileLock(str(folder / LOCK_FILE), timeout=0)
         try:
             lock.acquire()
@@ -296,13 +289,6 @@ class SaveStore:
             ) from None
         except OSError as err:
             raise SaveError(f"{folder}: cannot lock the run ({err.strerror})") from None
-        try:
-            for where in (folder, folder / ROUNDS_DIR):
-                if where.is_dir():
-                    _probe_writable(where)
-        except BaseException:
-            lock.release()
-            raise
         return lock
 
     def _unlocked(self, folder: Path) -> bool:
