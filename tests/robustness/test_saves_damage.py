@@ -277,3 +277,34 @@ async def test_the_app_browser_lists_damaged_runs_and_stays_open(
         await pilot.pause()
         assert app.screen is browser and app.is_running
         assert "Cannot open good" in str(browser.query_one("#message", Label).content)
+
+
+def test_an_unreadable_run_folder_for_root_too(socialsim, good: Path, saves: Path, monkeypatch):
+    """What ``chmod 000`` on a run folder does, emulated where root ignores it: every
+    read under the folder fails with EACCES."""
+    assert socialsim("run", "tavern", "--rounds", "1", "--run-id", "other", "-q").code == 0
+
+    def denied(path) -> bool:
+        return Path(path) != good and good in Path(path).parents
+
+    def guard(real):
+        def call(path, *args, **kwargs):
+            if denied(path):
+                raise PermissionError(13, "Permission denied", str(path))
+            return real(path, *args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(os, "listdir", guard(os.listdir))
+    monkeypatch.setattr(os, "stat", guard(os.stat))
+    monkeypatch.setattr(Path, "read_bytes", guard(Path.read_bytes))
+    listed = socialsim("list")
+    assert listed.code == 0 and "other" in listed.out, listed
+    assert "good" in listed.out and "Permission denied" in listed.out
+    for argv in (
+        ["show", "good"],
+        ["resume", "good", "-q"],
+        ["export", "good", "--out", str(saves.parent / "x")],
+    ):
+        one_error(socialsim(*argv), "good")
+    assert not (saves.parent / "x").exists()
