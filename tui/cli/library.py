@@ -24,7 +24,7 @@ def list_runs(saves: SavesOpt = None) -> None:
     if not rows:
         typer.echo(f"no runs in {store.root}")
         return
-    make_console().print(runs_table(rows))
+    make_console().print(runs_table(rows), soft_wrap=True)
 
 
 def show(

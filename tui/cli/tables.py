@@ -185,29 +185,31 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     return grid
 
 
-def runs_table(rows: list[RunListing]) -> Table:
-    """``list``: runs with lineage; broken entries with their reason."""
+def runs_table(rows: list[RunListing]) -> Text:
+    """``list``: one line per run with its lineage, broken entries in red with their reason.
+    Columns are aligned by hand: a rich Table measures every cell (0.2 s for 500 runs)."""
     from engine.mind_spec import mind_spec
 
-    table = Table(box=None, pad_edge=False)
-    table.add_column("run", no_wrap=True)
-    for col in ("scenario", "round", "mind", "parent", "name / problem"):
-        table.add_column(col)
+    header = ("run", "scenario", "round", "mind", "parent", "name / problem")
+    lines: list[tuple[str, ...]] = []
     for r in rows:
         if not r.ok:
-            table.add_row(Text(r.run_id, "red"), "", "", "", "", Text(r.reason, "red"))
+            lines.append((r.run_id, "", "", "", "", r.reason))
             continue
         parent = f"{r.parent.run_id}@{r.parent.round}" if r.parent else ""
         mind = "offline rule-based" if mind_spec(r.model).offline else r.model
-        table.add_row(
-            Text(r.run_id),
-            Text(r.scenario_id or r.title),
-            f"{r.rounds_done}/{r.total_rounds}",
-            Text(mind),
-            Text(parent),
-            Text(r.name),
-        )
-    return table
+        done = f"{r.rounds_done}/{r.total_rounds}"
+        lines.append((r.run_id, r.scenario_id or r.title, done, mind, parent, r.name))
+    widths = [max(len(row[k]) for row in [header, *lines]) for k in range(len(header) - 1)]
+    text = Text()
+    for row, style in [
+        (header, "bold"),
+        *((line, "" if r.ok else "red") for line, r in zip(lines, rows, strict=True)),
+    ]:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        text.append("  ".join([*cells, row[-1]]) + "\n", style)
+    text.rstrip()
+    return text
 
 
 def scenarios_table(entries: Mapping[str, Scenario | Exception]) -> Table:
