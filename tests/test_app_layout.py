@@ -396,10 +396,16 @@ async def test_a_task_id_opens_an_episode_of_the_task(saves: Path) -> None:
         assert app.sim.round == 1
 
 
-def test_socialsim_tui_accepts_a_task_id(monkeypatch: pytest.MonkeyPatch, saves: Path) -> None:
+@pytest.mark.parametrize(
+    "options", [[], ["--model", "openai/stub", "--api-base", "http://127.0.0.1:9/v1"]]
+)
+def test_socialsim_tui_accepts_a_task_id(
+    monkeypatch: pytest.MonkeyPatch, saves: Path, options: list[str]
+) -> None:
     captured: list[SocialsimApp] = []
     monkeypatch.setattr(SocialsimApp, "run", lambda self, *a, **k: captured.append(self))
-    monkeypatch.setattr(sys, "argv", ["socialsim", "tui", "task:nasa-moon", "--saves", str(saves)])
+    argv = ["socialsim", "tui", "task:nasa-moon", "--saves", str(saves), *options]
+    monkeypatch.setattr(sys, "argv", argv)
     with pytest.raises(SystemExit) as exit_:
         cli.main()
     assert exit_.value.code in (0, None)
@@ -407,6 +413,7 @@ def test_socialsim_tui_accepts_a_task_id(monkeypatch: pytest.MonkeyPatch, saves:
     app.sim.close()
     assert app.sim.meta.scenario_ref == "task:nasa-moon"
     assert SaveStore(saves).read_meta(app.sim.run_id).scenario_ref == "task:nasa-moon"
+    assert app.sim.meta.model == (options[1] if options else "offline")
 
 
 def test_an_unknown_id_names_the_tasks_too(saves: Path) -> None:

@@ -38,17 +38,15 @@ def _launch(
     llm: LLMOptions,
     prior: str | None = None,
 ) -> None:
-    from ..app import DEFAULT_SCENARIO, build_app
+    from ..app import DEFAULT_SCENARIO, build_app, opened_scenario
 
     open_store(saves)  # a --saves that is a file: one line before the app starts
     names: list[str] = []
     models: dict[str, str] = {}
     if not llm.offline:
-        from engine import resolve_scenario
-
         if target and open_store(saves).exists_quietly(target):
             fail("--model and its options apply to new runs; a saved run keeps its model")
-        scenario = resolve_scenario(target or DEFAULT_SCENARIO)
+        scenario, _ = opened_scenario(target or DEFAULT_SCENARIO)
         names, models = scenario.names, scenario_models(scenario)
     mind = llm.spec(names, scenario_models=models)
     app_ = build_app(target, mind=mind, seed=seed, saves=saves, keymap_file=keymap, prior=prior)
@@ -73,7 +71,10 @@ def root(ctx: typer.Context) -> None:
 def tui(
     target: Annotated[
         str | None,
-        typer.Argument(help="Scenario id or .toml path (new run), or a saved run id (resume)."),
+        typer.Argument(
+            help="Scenario id or .toml path (new run), task id (an episode of the task), "
+            "or a saved run id (resume)."
+        ),
     ] = None,
     seed: Annotated[int, typer.Option(help="Seed for a new run.")] = 0,
     keymap: Annotated[Path | None, typer.Option(help="Key remapping TOML file.")] = None,
