@@ -332,7 +332,12 @@ def _move_into_place(staging: Path, out: Path) -> None:
         return
     old = Path(tempfile.mkdtemp(prefix=_prefix(out, "old"), dir=out.parent))
     os.rename(out, old / out.name)
-    os.rename(staging, out)
+    try:
+        os.rename(staging, out)
+    except OSError:
+        os.rename(old / out.name, out)  # an error (not a kill): the earlier export back
+        old.rmdir()
+        raise
     shutil.rmtree(old, ignore_errors=True)
 
 

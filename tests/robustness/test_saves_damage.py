@@ -174,11 +174,18 @@ def test_an_export_replaces_an_earlier_one_as_a_whole(socialsim, good: Path, tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "saves"]  # nothing hidden
 
 
-def test_a_failed_export_leaves_nothing(socialsim, good: Path, tmp_path: Path):
+def test_a_failed_export_leaves_nothing_and_an_earlier_one_whole(
+    socialsim, good: Path, tmp_path: Path
+):
+    old = tmp_path / "old"
+    assert socialsim("export", "good", "--out", str(old)).code == 0
+    before = {p.name: p.read_bytes() for p in old.iterdir()}
+    assert socialsim("resume", "good", "--rounds", "1", "-q").code == 0
     (good / "rounds" / "000004.json.gz").write_bytes(b"\x1f\x8b broken")
-    out = tmp_path / "new"
-    one_error(socialsim("export", "good", "--out", str(out)), "000004")
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["saves"]
+    one_error(socialsim("export", "good", "--out", str(tmp_path / "new")), "000004")
+    one_error(socialsim("export", "good", "--out", str(old)), "000004")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["old", "saves"]
+    assert {p.name: p.read_bytes() for p in old.iterdir()} == before
 
 
 def test_an_export_keeps_other_files_in_its_folder(socialsim, good: Path, tmp_path: Path):
@@ -308,3 +315,23 @@ def test_an_unreadable_run_folder_for_root_too(socialsim, good: Path, saves: Pat
     ):
         one_error(socialsim(*argv), "good")
     assert not (saves.parent / "x").exists()
+
+
+def test_an_export_that_cannot_be_moved_into_place_keeps_the_earlier_one(
+    socialsim, good: Path, tmp_path: Path, monkeypatch
+):
+    out = tmp_path / "out"
+    assert socialsim("export", "good", "--out", str(out)).code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert socialsim("resume", "good", "--rounds", "1", "-q").code == 0
+    real = os.rename
+
+    def rename(src, dst):
+        if Path(dst) == out and ".export-" in Path(src).name:
+            raise OSError(28, "No space left on device")
+        return real(src, dst)
+
+    monkeypatch.setattr(os, "rename", rename)
+    one_error(socialsim("export", "good", "--out", str(out)), "No space left on device")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "saves"]
