@@ -113,8 +113,8 @@ class History(_Rounds):
             if held is not None:
                 record = held
             elif state is not None:  # roll on from the previous round's state
-                file = self._disk.read(n, self._entries[n])
-                record = file.record(file.apply(state))
+                file, after = self._disk.next_state(n, self._entries[n], state)
+                record = file.record(after)
             else:
                 record = self._read(n)
             state = record.state
@@ -177,11 +177,10 @@ class History(_Rounds):
         files, entries, cursor = self._disk, self._entries, self._cursor
         if cursor is not None and keyframe_before(entries, n) <= cursor[0] <= n:
             at, state = cursor
-            for m in range(at + 1, n):
-                state = files.read(m, entries[m]).apply(state)
-            file = files.read(n, entries[n])
-            if at < n:
-                state = file.apply(state)
+            if at == n:
+                file = files.read(n, entries[n])
+            for m in range(at + 1, n + 1):
+                file, state = files.next_state(m, entries[m], state)
         else:
             file, state = next(files.walk(entries, n, n + 1))
         self._cursor = (n, state)

@@ -11,11 +11,13 @@ rebuilt from them, and a file whose size or checksum differs from its line is da
 
 from __future__ import annotations
 
+import gc
 import gzip
 import os
 import re
 import zlib
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -209,6 +211,10 @@ class RunFiles:
 
     def _rebuilt_index(self, scenario: Scenario, count: int) -> list[IndexEntry]:
         """Every round's entry, its metrics computed from the states in one pass."""
+        with _gc_paused():
+            return self._rebuild_entries(scenario, count)
+
+    def _rebuild_entries(self, scenario: Scenario, count: int) -> list[IndexEntry]:
         entries: list[IndexEntry] = []
         state: WorldState | None = None
         counter: RepairCounter | None = None
@@ -220,16 +226,24 @@ class RunFiles:
             entries.append(_entry(file.model_copy(update={"metrics": metrics}), data))
         return entries
 
+    def next_state(
+        self, n: int, entry: IndexEntry, before: WorldState | None
+    ) -> tuple[RoundFile, WorldState]:
+        """Round ``n``'s file and the state after it, given the state ``before`` it (None
+        when round ``n`` is a keyframe). The cyclic GC is paused meanwhile: a round is a
+        burst of acyclic objects, and each collection would rescan the whole state held."""
+        with _gc_paused():
+            file = self.read(n, entry)
+            return file, file.apply(before) if before is not None else _keyframe_state(file, n)
+
     def walk(
         self, entries: list[IndexEntry], start: int, stop: int
     ) -> Iterator[tuple[RoundFile, WorldState]]:
         """(file, state after it) of rounds ``start``..``stop - 1``, rolled forward from
         the nearest keyframe at or before ``start``."""
-        k = keyframe_before(entries, start)
         state: WorldState | None = None
-        for n in range(k, stop):
-            file = self.read(n, entries[n])
-            state = file.apply(state) if state is not None else _keyframe_state(file, n)
+        for n in range(keyframe_before(entries, start), stop):
+            file, state = self.next_state(n, entries[n], state)
             if n >= start:
                 yield file, state
 
@@ -238,6 +252,12 @@ class RunFiles:
     ) -> tuple[list[RoundRecord], RepairCounter]:
         """The records of the last ``keep`` rounds of ``entries`` (states included) and the
         repair counter after the last: what a simulation needs to go on."""
+        with _gc_paused():
+            return self._tail(entries, keep, scenario)
+
+    def _tail(
+        self, entries: list[IndexEntry], keep: int, scenario: Scenario
+    ) -> tuple[list[RoundRecord], RepairCounter]:
         last = len(entries) - 1
         first = max(0, last - keep + 1)
         k = keyframe_before(entries, first)
@@ -261,6 +281,17 @@ class RunFiles:
             if n >= first:
                 records.append(file.record(state))
         return records, counter
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def keyframe_before(entries: list[IndexEntry], n: int) -> int:
