@@ -335,3 +335,26 @@ def test_an_export_that_cannot_be_moved_into_place_keeps_the_earlier_one(
     one_error(socialsim("export", "good", "--out", str(out)), "No space left on device")
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "saves"]
+
+
+async def test_the_app_browser_removes_and_reports_leftovers(
+    good: Path, saves: Path, hermetic_app: None
+):
+    from textual.widgets import Label
+
+    from tui.app import build_app
+
+    temp = good / "rounds" / ".000009.json.gz.k1l2.tmp"
+    temp.write_bytes(b"half")
+    staging = saves / f".gone.{_dead_pid()}.abcd1234"
+    staging.mkdir()
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(100, 30)) as pilot:
+        writing = saves / app.sim.run_id / "rounds" / ".000001.json.gz.m3n4.tmp"
+        writing.write_bytes(b"the open run's, being written")
+        await pilot.press("o")
+        await pilot.pause()
+        message = str(app.screen.query_one("#message", Label).content)
+        assert "Removed 2 leftover(s)" in message and temp.name in message
+        assert not temp.exists() and not staging.exists()
+        assert writing.exists()  # the app holds that run's lock: its writer is alive

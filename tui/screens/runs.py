@@ -116,6 +116,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
         table.clear(columns=True)
         table.add_columns(*COLUMNS)
         empty = f"No saved runs in {self.store.root.resolve()}."
+        cleaned = self.store.clean_leftovers()
         try:
             listings = self.store.list_runs()
         except SocialsimError as err:  # the saves folder itself unreadable
@@ -130,6 +131,9 @@ class RunBrowser(ModalScreen[Simulation | None]):
         self._describe()
         if not self.rows:
             self.say(empty)
+        elif cleaned:
+            names = ", ".join(p.name for p in cleaned)
+            self.say(f"Removed {len(cleaned)} leftover(s) of interrupted writes: {names}")
 
     def _selected(self) -> RunListing | None:
         if not self.rows:
