@@ -28,6 +28,7 @@ from .errors import SaveError
 from .history import History
 from .metrics import Metrics, RepairCounter, round_metrics
 from .needs import CATEGORY_OF
+from .runfiles import gc_paused
 from .runmeta import RunMeta
 from .state import RoundRecord
 from .textsafe import csv_cell, csv_row
@@ -157,9 +158,9 @@ def _relations(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
                 safe(source),
                 safe(target),
                 rel.fav,
-                rel.status.value,
+                rel.status,  # a StrEnum: csv writes its value
                 c.delta if c else 0.0,
-                c.override.value if c and c.override else "",
+                c.override or "" if c else "",
                 c.importance if c else "",
                 safe(c.summary) if c else "",
             )
@@ -283,7 +284,7 @@ def export_run(
     paths = {name: out / f"{name}.csv" for name in COLUMNS}
     try:
         os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's 0700, made what mkdir would give
-        with ExitStack() as stack:
+        with ExitStack() as stack, gc_paused():
             writers = {}
             for name in paths:
                 handle = stack.enter_context(_synced(staging / f"{name}.csv"))

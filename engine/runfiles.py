@@ -211,7 +211,7 @@ class RunFiles:
 
     def _rebuilt_index(self, scenario: Scenario, count: int) -> list[IndexEntry]:
         """Every round's entry, its metrics computed from the states in one pass."""
-        with _gc_paused():
+        with gc_paused():
             return self._rebuild_entries(scenario, count)
 
     def _rebuild_entries(self, scenario: Scenario, count: int) -> list[IndexEntry]:
@@ -232,7 +232,7 @@ class RunFiles:
         """Round ``n``'s file and the state after it, given the state ``before`` it (None
         when round ``n`` is a keyframe). The cyclic GC is paused meanwhile: a round is a
         burst of acyclic objects, and each collection would rescan the whole state held."""
-        with _gc_paused():
+        with gc_paused():
             file = self.read(n, entry)
             return file, file.apply(before) if before is not None else _keyframe_state(file, n)
 
@@ -252,7 +252,7 @@ class RunFiles:
     ) -> tuple[list[RoundRecord], RepairCounter]:
         """The records of the last ``keep`` rounds of ``entries`` (states included) and the
         repair counter after the last: what a simulation needs to go on."""
-        with _gc_paused():
+        with gc_paused():
             return self._tail(entries, keep, scenario)
 
     def _tail(
@@ -284,7 +284,9 @@ class RunFiles:
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
+    """The cyclic GC off for the block: reading rounds makes bursts of acyclic objects (freed
+    by reference counting), and each collection would rescan every object held."""
     enabled = gc.isenabled()
     gc.disable()
     try:
