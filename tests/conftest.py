@@ -139,3 +139,17 @@ async def make_client(request: pytest.FixtureRequest, monkeypatch: pytest.Monkey
     litellm.in_memory_llm_clients_cache.flush_cache()
     for stub in stubs:
         stub.stop()
+
+
+@pytest.fixture
+def saves(tmp_path: Path) -> Path:
+    """A saves folder inside the test's tmp_path (not created)."""
+    return tmp_path / "saves"
+
+
+@pytest.fixture
+def thirty(tmp_path: Path) -> Path:
+    """A town meeting of 30 (long names, some alike), 3 rounds."""
+    from cast import THIRTY, write_cast
+
+    return write_cast(tmp_path / "thirty.toml", THIRTY)

@@ -57,10 +57,6 @@ def _hermetic(hermetic_app: None) -> None:
     """Every test here runs with no user keymap and no files outside tmp_path."""
 
 
-@pytest.fixture
-def saves(tmp_path: Path) -> Path:
-    return tmp_path / "saves"
-
 
 @pytest.fixture
 def long_tavern(tmp_path: Path) -> Path:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cast import THIRTY, screen_text, write_cast
+from cast import THIRTY, screen_text
 from textual.widgets._footer import FooterKey
 
 from engine import ForcedAction, Metrics, Mode, OfflineMind, SaveStore, Simulation, resolve_scenario
@@ -35,15 +35,6 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-@pytest.fixture
-def saves(tmp_path: Path) -> Path:
-    return tmp_path / "saves"
-
-
-@pytest.fixture
-def thirty(tmp_path: Path) -> Path:
-    """A town meeting of 30 (long names, some alike), 3 rounds."""
-    return write_cast(tmp_path / "thirty.toml", THIRTY)
 
 
 async def settle(pilot) -> None:

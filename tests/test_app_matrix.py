@@ -35,14 +35,6 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-@pytest.fixture
-def saves(tmp_path: Path) -> Path:
-    return tmp_path / "saves"
-
-
-@pytest.fixture
-def thirty(tmp_path: Path) -> Path:
-    return write_cast(tmp_path / "thirty.toml", THIRTY)
 
 
 def grid_lines(matrix: FavMatrix) -> list[str]:

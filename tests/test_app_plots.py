@@ -30,10 +30,6 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-@pytest.fixture
-def saves(tmp_path: Path) -> Path:
-    return tmp_path / "saves"
-
 
 async def steps(pilot, n: int) -> None:
     for _ in range(n):

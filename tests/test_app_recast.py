@@ -29,10 +29,6 @@ def _hermetic(hermetic_app: None) -> None:
     """Every test here runs with no user keymap and no files outside tmp_path."""
 
 
-@pytest.fixture
-def saves(tmp_path: Path) -> Path:
-    return tmp_path / "saves"
-
 
 @pytest.fixture
 async def task_run(saves: Path) -> str:

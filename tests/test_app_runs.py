@@ -25,10 +25,6 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-@pytest.fixture
-def saves(tmp_path: Path) -> Path:
-    return tmp_path / "saves"
-
 
 async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
