@@ -103,6 +103,8 @@ class RunMeta(BaseModel):
     #: How each model is asked for structured replies, as ``--structured auto`` resolved it
     #: (model -> schema, json or text); updated after a round that changed it.
     structured_modes: dict[str, StructuredMode] = {}
+    #: Agents played by people from the next round on: agent -> player's name.
+    players: dict[str, str] = {}
 
     @property
     def mind(self) -> MindSpec:

@@ -106,6 +106,9 @@ class Action(_Model):
     order: int | None = None
     forced: bool = False
     theta: float | None = None
+    #: Who chose the action: the run's mind, or a person playing the agent (``player``).
+    actor: Literal["model", "human"] = "model"
+    player: str = ""
 
 
 class ForcedAction(_Model):
