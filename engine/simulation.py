@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -39,6 +39,7 @@ from .metrics import Metrics, RepairCounter, round_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
+from .minds.human import Ask, HumanMind, check_players
 from .priors import Prior, check_agents
 from .records import RoundUsage, main_failure
 from .rounds import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round_file
@@ -108,6 +109,7 @@ class Simulation:
         self._lock = lock
         self._listeners: list[Listener] = []
         self._pause = False
+        self._ask: Ask | None = None
         if meta.pending_round <= self.round:
             self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
 
@@ -338,6 +340,19 @@ class Simulation:
         self._save_meta()
         return snap
 
+    def play(self, players: Mapping[str, str]) -> None:
+        """Who plays which agent from the next round on (agent -> player's name; the name
+        defaults to the agent's); every other agent is the mind's. Saved with the run, and
+        kept by its branches."""
+        checked = check_players(players, self.scenario.names)
+        self.meta = self.meta.model_copy(update={"players": checked})
+        self._save_meta()
+
+    def seat(self, ask: Ask | None) -> None:
+        """Where the turns of agents played by people are asked: ``ask`` gets each
+        :class:`~engine.minds.human.Turn` (the app shows a form; a script answers it)."""
+        self._ask = ask
+
     def _set_pending(self, pending: Pending) -> None:
         self.meta = self.meta.model_copy(
             update={"pending": pending, "pending_round": self.round + 1}
@@ -395,12 +410,19 @@ class Simulation:
                 f"run {self.run_id!r} finished at round {self.round}/{self.total_rounds}; "
                 "extend it or branch it to go on"
             )
+        players = self.meta.players
+        if players and self._ask is None:
+            who = ", ".join(f"{a} ({p})" for a, p in players.items())
+            raise SocialsimError(
+                f"run {self.run_id!r}: {who} played by people; play it in the app "
+                f"(socialsim tui {self.run_id})"
+            )
         taken = self.pending
         before = self.state
         # An offline round allocates tens of thousands of acyclic objects in a burst of CPU
         # work, and its file is written from them: collect after it. (LLM rounds wait on the
-        # network; leave the GC alone.)
-        collecting = gc.isenabled() and self.meta.llm is None
+        # network, rounds with people on them; leave the GC alone.)
+        collecting = gc.isenabled() and self.meta.llm is None and not players
         if collecting:
             gc.disable()
         try:
@@ -409,6 +431,9 @@ class Simulation:
         except SocialsimError as err:
             self.mind.take_calls()  # the failed round's exchanges are not kept
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
+            raise
+        except asyncio.CancelledError:  # a person's turn withdrawn, or the app quit
+            self.mind.take_calls()  # the round is played again from its start
             raise
         finally:
             if collecting:
@@ -549,7 +574,8 @@ class Simulation:
         """Every agent decides at once, on identical information; forced ones are given."""
         names = self.scenario.names
         free = [n for n in names if n not in forced]
-        decided = await asyncio.gather(*(self.mind.decide(contexts[n]) for n in free))
+        minds = self._turn_mind()
+        decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
         raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
         for name, f in forced.items():
             raw[name] = Decision(
@@ -581,10 +607,12 @@ class Simulation:
         forced: dict[str, ForcedAction],
     ) -> dict[str, Action]:
         """Speakers in descending urgency, each hearing the earlier turns it can observe."""
-        names = self.scenario.names
+        names, minds, players = self.scenario.names, self._turn_mind(), self.meta.players
         actions = {
             n: Action(speaker=n, forced=n in forced, **decisions[n].model_dump()) for n in names
         }
+        for n in players.keys() - forced.keys():
+            actions[n] = actions[n].model_copy(update={"actor": "human", "player": players[n]})
         spoken: list[Action] = []
         if self.meta.ablation:  # fixed speaking order: scenario order, silent skipped
             turns = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
@@ -601,7 +629,7 @@ class Simulation:
                     if self._listeners:  # a token event per word: built only for a listener
                         self._emit(TokenStreamed(run_id=self.run_id, round=t, agent=me, text=piece))
 
-                text = await self.mind.speak(ctx, decisions[me], sink)
+                text = await minds.speak(ctx, decisions[me], sink)
             if not text.strip():  # a failed or empty utterance is silence, not a blank turn
                 actions[me] = action.model_copy(
                     update={
@@ -618,6 +646,12 @@ class Simulation:
             self._emit(AgentSpoke(run_id=self.run_id, round=t, action=action))
             await asyncio.sleep(0)
         return actions
+
+    def _turn_mind(self) -> Mind:
+        """Who is asked for turns: the mind, and the people seated for the agents they play."""
+        if not self.meta.players or self._ask is None:
+            return self.mind
+        return HumanMind(self.mind, self.meta.players, self._ask)
 
     async def _update(
         self,
