@@ -30,6 +30,16 @@ class ExperimentLink(BaseModel):
     episode: int
 
 
+class TrialLink(BaseModel):
+    """Which trial a run belongs to: its seed, and its arm ("" for the common prefix)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    trial: str
+    seed: int
+    arm: str = ""
+
+
 class TaskOutcome(BaseModel):
     """Individual answers, the team answer and the rule-computed utility of one episode."""
 
@@ -96,6 +106,8 @@ class RunMeta(BaseModel):
     scheduled: list[ScheduledEvent] = []
     intervention: str | None = None
     experiment: ExperimentLink | None = None
+    #: The trial (engine/experiments/trial.py) the run is a prefix or an arm of.
+    trial: TrialLink | None = None
     outcome: TaskOutcome | None = None
     #: The relational prior of the Relational priors paper (None: none given; the No-Prior
     #: control is a Prior).
@@ -137,6 +149,7 @@ class RunHead(BaseModel):
     total_rounds: int = 0
     model: str = "offline"
     parent: Lineage | None = None
+    trial: TrialLink | None = None
 
 
 def now_iso() -> str:
@@ -192,6 +205,7 @@ def fork(
             "scenario": scenario or meta.scenario,
             "outcome": None,
             "experiment": None,
+            "trial": None,
             "scheduled": scheduled,
             "intervention": intervention or meta.intervention,
         }

@@ -42,7 +42,7 @@ from .history import History
 from .metrics import Metrics
 from .rounds import IndexEntry, Keyframe, RepairMarks, RoundFile
 from .runfiles import ROUNDS_DIR, RunFiles, parse_json, read_bytes
-from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, fork
+from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, TrialLink, fork
 from .scenario import Scenario
 from .state import RoundRecord
 
@@ -148,6 +148,7 @@ class RunListing(BaseModel):
     total_rounds: int = 0
     model: str = ""
     parent: Lineage | None = None
+    trial: TrialLink | None = None
     #: The metrics after the last round (None when the index does not hold them yet).
     metrics: Metrics | None = None
 
@@ -386,6 +387,7 @@ class SaveStore:
             total_rounds=head.total_rounds,
             model=head.model,
             parent=head.parent,
+            trial=head.trial,
             metrics=metrics,
         )
 
