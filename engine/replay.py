@@ -1,4 +1,5 @@
-"""Re-run a saved run from its record: the recorded LLM exchanges, zero network calls."""
+"""Re-run a saved run from its record: the recorded LLM exchanges and the recorded turns of
+the people who played agents, zero network calls, nobody asked."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 
 from .mind_spec import Offline
 from .minds import Mind, OfflineMind
+from .minds.human import recorded_answers
 from .simulation import Simulation
 from .state import ForcedAction
 from .store import SaveStore
@@ -25,7 +27,8 @@ class ReplayResult:
 
 
 async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -> ReplayResult:
-    """Replay ``run_id`` into a new saved run, re-applying its interventions round by round."""
+    """Replay ``run_id`` into a new saved run, re-applying its interventions round by round;
+    an agent a person played in a round is answered with that person's recorded turn."""
     meta = store.read_meta(run_id)
     recorded = store.history(run_id, meta)
     spec = meta.mind
@@ -65,6 +68,10 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
             for e in record.events:
                 if e.source == "injected":
                     sim.inject(e.text, e.private_to)
+            people = {a.speaker: a.player for a in record.actions if a.actor == "human"}
+            if people != sim.meta.players:
+                sim.play(people)
+            sim.seat(recorded_answers(record.actions))
             await sim.step()
     except BaseException:
         sim.close()
