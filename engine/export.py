@@ -48,6 +48,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "intent",
         "utterance",
         "forced",
+        "actor",
+        "player",
     ),
     "events": ("run_id", "round", "source", "private_to", "text"),
     "emotions": ("run_id", "round", "agent", "emotion", "delta"),
@@ -128,6 +130,8 @@ def _transcript(run_id: str, r: RoundRecord) -> Iterator[tuple]:
             a.intent,
             a.utterance,
             int(a.forced),
+            a.actor,
+            a.player,
         )
 
 
