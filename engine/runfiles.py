@@ -82,6 +82,8 @@ class RunFiles:
         #: Whether index.jsonl held exactly the entries :meth:`load_index` returned (no
         #: torn line, no round missing from it): otherwise the next write rewrites it.
         self.index_complete = False
+        #: (round, index size before its line) of the last :meth:`write`, for :meth:`discard`.
+        self._index_end: tuple[int, int] | None = None
 
     def path(self, n: int) -> Path:
         """Where round ``n`` is written (format 3)."""
@@ -117,7 +119,9 @@ class RunFiles:
     # -- writing ---------------------------------------------------------------------
 
     def write(self, file: RoundFile) -> IndexEntry:
-        """Write a round file (atomically), then append its index line."""
+        """Write a round file (atomically), then append its index line; both are on disk
+        when this returns. When the line cannot be written (a full disk) the round file is
+        removed again and the index cut back, so the round is saved whole or not at all."""
         path = self.path(file.round)
         data = gzip.compress(file.model_dump_json().encode(), COMPRESSION, mtime=0)
         try:
@@ -128,12 +132,27 @@ class RunFiles:
         line = entry.model_dump_json().encode() + b"\n"
         try:
             with open(self.index_path, "ab") as handle:
+                self._index_end = (file.round, handle.tell())
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())
         except OSError as err:
+            self.discard(entry)
             raise SaveError(f"{self.index_path}: cannot write ({err.strerror})") from None
         return entry
+
+    def discard(self, entry: IndexEntry) -> None:
+        """Undo the last :meth:`write` (of ``entry``'s round): its index line is cut off,
+        then its file removed. Where the cut fails the round stays saved (its file is the
+        truth, and its line is rebuilt from it)."""
+        end, self._index_end = self._index_end, None
+        if end is None or end[0] != entry.round:
+            return
+        try:
+            os.truncate(self.index_path, end[1])
+            self.path(entry.round).unlink(missing_ok=True)
+        except OSError:
+            self.index_complete = False
 
     def write_index(self, entries: list[IndexEntry]) -> None:
         """Replace the index (atomically) with ``entries``."""

@@ -35,7 +35,7 @@ from .history import History
 from .lexicon import infer_stance
 from .limits import check_rounds
 from .llm.settings import LLMSettings
-from .metrics import Metrics, RepairCounter, round_metrics
+from .metrics import Metrics, RepairCounter, carry_edges, round_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
@@ -110,6 +110,8 @@ class Simulation:
         self._listeners: list[Listener] = []
         self._pause = False
         self._ask: Ask | None = None
+        #: The total of rounds the save records (an extension is written with its first round).
+        self._saved_total = meta.total_rounds
         if meta.pending_round <= self.round:
             self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
 
@@ -291,14 +293,15 @@ class Simulation:
         self._pause = True
 
     def extend(self, rounds: int) -> None:
-        """Plan ``rounds`` more rounds beyond the current one."""
+        """Plan ``rounds`` more rounds beyond the current one. The save records the new
+        total with the next round, after that round's file and index line are on disk: a
+        round that fails (a full disk, a kill) leaves the save as it was."""
         check_rounds(rounds)
         total = check_rounds(
             max(self.meta.total_rounds, self.round + rounds),
             f"--rounds {rounds} after round {self.round}",
         )
         self.meta = self.meta.model_copy(update={"total_rounds": total})
-        self._save_meta()
 
     def force(self, action: ForcedAction) -> None:
         """Behaviour control: replace an agent's action in the next round."""
@@ -360,8 +363,9 @@ class Simulation:
         self._save_meta()
 
     def _save_meta(self) -> None:
+        """Write the metadata, with the total of rounds the save already records."""
         if self.store is not None:
-            self.store.write_meta(self.meta)
+            self.store.write_meta(self.meta.model_copy(update={"total_rounds": self._saved_total}))
 
     def branch(
         self,
@@ -466,6 +470,7 @@ class Simulation:
                 update={"llm_calls": calls, "usage": RoundUsage.of(calls, self.mind.judge_mode)}
             )
         counter = RepairCounter(len(before.agents), self._counter.fell, self._counter.was_friendly)
+        carry_edges(before, record.state, record.relation_changes)
         metrics = round_metrics(self.scenario, record.state, counter)
         if self._files is not None:
             summary: RoundSummary = self._save(self._files, before, record, metrics, counter)
@@ -494,7 +499,16 @@ class Simulation:
         marks = None
         if record.round % KEYFRAME_EVERY == 0:
             marks = RepairMarks.of(counter, list(record.state.agents))
-        return files.write(round_file(before, record, metrics, marks))
+        entry = files.write(round_file(before, record, metrics, marks))
+        if self._saved_total != self.meta.total_rounds:  # an extension: commit it last
+            saved, self._saved_total = self._saved_total, self.meta.total_rounds
+            try:
+                self._save_meta()
+            except SaveError:
+                self._saved_total = saved
+                files.discard(entry)
+                raise
+        return entry
 
     # -- degraded rounds (issue 11) -----------------------------------------------------
 

@@ -175,7 +175,11 @@ async def test_extend_is_persisted(store: SaveStore, mini: Scenario) -> None:
     with Simulation.resume("r", store) as sim:
         assert sim.finished
         sim.extend(2)
-    assert store.read_meta("r").total_rounds == mini.rounds + 2
+    assert store.read_meta("r").total_rounds == mini.rounds  # no round played with it
+    with Simulation.resume("r", store) as sim:
+        sim.extend(2)
+        await sim.step()
+    assert store.read_meta("r").total_rounds == mini.rounds + 2  # saved with its round
     with Simulation.resume("r", store) as sim:
         assert not sim.finished
         await sim.run()
