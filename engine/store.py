@@ -26,7 +26,7 @@ import secrets
 import shutil
 import tempfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -302,12 +302,18 @@ class SaveStore:
         lock.release()
         return True
 
-    def clean_leftovers(self) -> list[Path]:
+    def clean_leftovers(self, run_ids: Iterable[str] | None = None) -> list[Path]:
         """Remove what killed writers left in the saves folder (staging folders of creates
         and branches, runs half-deleted, ``.tmp`` files of interrupted writes); returns the
-        paths removed. See engine/cleanup.py."""
+        paths removed. See engine/cleanup.py. ``run_ids``: look for ``.tmp`` files in these
+        runs only (what a command opening one run does: one listing of the saves folder
+        and two of the run), else in every run."""
         if not self.root.is_dir():
             return []
+        if run_ids is not None:
+            named = (self.root / r for r in run_ids if _RUN_ID.fullmatch(r) and ".." not in r)
+            runs = [e for e in named if _is_run_folder(e)]
+            return clean(self.root, runs, self._unlocked)
         try:
             entries = sorted(self.root.iterdir())
         except OSError:

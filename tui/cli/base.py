@@ -81,6 +81,13 @@ def open_store(saves: Path | None) -> SaveStore:
     return store
 
 
+def tidy(store: SaveStore, run_ids: list[str] | None = None) -> None:
+    """Remove what killed writers left in the saves folder (``.tmp`` files only in
+    ``run_ids`` when given: the runs a command opens), one line each on stderr."""
+    for path in store.clean_leftovers(run_ids):
+        say(f"removed the leftover of an interrupted write: {path}")
+
+
 def make_console() -> Console:
     """A console that prints user text as it is (no highlighting) and never writes a
     control character of the text it is given (old saves, file names): only its own

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .base import RunArg, SavesOpt, fail, make_console, open_store
+from .base import RunArg, SavesOpt, fail, make_console, open_store, tidy
 
 
 def list_runs(saves: SavesOpt = None) -> None:
@@ -18,8 +18,7 @@ def list_runs(saves: SavesOpt = None) -> None:
     from .tables import runs_table
 
     store = open_store(saves)
-    for path in store.clean_leftovers():
-        typer.echo(f"socialsim: removed the leftover of an interrupted write: {path}", err=True)
+    tidy(store)
     rows = store.list_runs()
     if not rows:
         typer.echo(f"no runs in {store.root}")
@@ -38,6 +37,7 @@ def show(
     from .tables import round_summary, run_overview
 
     store = open_store(saves)
+    tidy(store, [run_id])
     meta = store.read_meta(run_id)
     history = store.history(run_id, meta)
     last = len(history) - 1
@@ -61,6 +61,7 @@ def export(
     from engine.export import export_run
 
     store = open_store(saves)
+    tidy(store, [run_id])
     meta = store.read_meta(run_id)
     history = store.history(run_id, meta)
     paths = export_run(meta, history, out, store.read_measurements(run_id))

@@ -10,7 +10,16 @@ import typer
 
 from engine.limits import MAX_ROUNDS
 
-from .base import RunArg, SavesOpt, fail, make_console, open_store, run_async, saved_so_far
+from .base import (
+    RunArg,
+    SavesOpt,
+    fail,
+    make_console,
+    open_store,
+    run_async,
+    saved_so_far,
+    tidy,
+)
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
@@ -197,6 +206,7 @@ def run(
     if run_id is not None:
         check_run_id(run_id)
     store = open_store(saves)
+    tidy(store, [run_id] if run_id else [])
     with Simulation.new(
         resolved,
         seed=seed,
@@ -233,6 +243,7 @@ def resume(
     from engine import Simulation
 
     store = open_store(saves)
+    tidy(store, [run_id])
     mind = llm.resumed(store.read_meta(run_id).mind)
     with Simulation.resume(run_id, store, mind=mind) as sim:
         if rounds is not None and sim.round + rounds > sim.total_rounds:
@@ -263,9 +274,9 @@ def branch(
         from engine.store import check_run_id
 
         check_run_id(new_id)
-    child = open_store(saves).branch(
-        run_id, at, new_id=new_id, name=name, intervention=intervention
-    )
+    store = open_store(saves)
+    tidy(store, [run_id])
+    child = store.branch(run_id, at, new_id=new_id, name=name, intervention=intervention)
     typer.echo(f"{child.run_id}: branched from {run_id} at round {at}")
 
 
