@@ -43,6 +43,10 @@ idle client). ``keep_alive=True`` keeps them open for the next request, as a rea
 ``connections`` counts the connections accepted either way (a client that reuses its HTTP
 connections opens few).
 
+Usage: by default ``prompt_tokens`` and ``completion_tokens`` count words (no dependency);
+``tokens="litellm"`` counts them as a provider bills them, with ``litellm.token_counter``
+(the messages, plus a schema sent as ``response_format``), for tests of cost estimates.
+
 Manual use (serves until Ctrl-C)::
 
     python tests/llm_stub.py --port 8765 --latency 0.2 --faults 500=0.1,malformed=0.1
@@ -54,6 +58,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import random
 import re
 import signal
@@ -666,7 +671,10 @@ class StubLLM:
         port: int = 0,
         verbose: bool = False,
         keep_alive: bool = False,
+        tokens: str = "words",
     ) -> None:
+        if tokens not in ("words", "litellm"):
+            raise ValueError(f"tokens: {tokens!r}; known: words, litellm")
         faults = dict(faults or {})
         unknown = set(faults) - set(ALL_FAULTS)
         if unknown:
@@ -687,6 +695,7 @@ class StubLLM:
         self.port = port
         self.verbose = verbose
         self.keep_alive = keep_alive
+        self.tokens = tokens
 
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
@@ -876,11 +885,11 @@ class StubLLM:
             content = ""
 
         model = str(body.get("model") or "stub")
-        prompt_tokens = sum(_count_words(_message_text(m)) for m in body.get("messages") or [])
+        prompt_tokens, completion_tokens = self._usage(body, model, content)
         usage = {
             "prompt_tokens": prompt_tokens,
-            "completion_tokens": _count_words(content),
-            "total_tokens": prompt_tokens + _count_words(content),
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
         }
         ident = f"chatcmpl-stub-{self.seed}-{index}"
         created = int(time.time())
@@ -908,6 +917,22 @@ class StubLLM:
                 "usage": usage,
             },
         )
+
+    def _usage(self, body: dict[str, Any], model: str, content: str) -> tuple[int, int]:
+        """(prompt, completion) tokens: words, or as litellm counts them (``tokens``)."""
+        messages = body.get("messages") or []
+        if self.tokens == "words":
+            return sum(_count_words(_message_text(m)) for m in messages), _count_words(content)
+        os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network
+        import litellm
+
+        prompt = litellm.token_counter(model=model, messages=messages)
+        fmt = body.get("response_format")
+        if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
+            schema = (fmt.get("json_schema") or {}).get("schema")
+            text = json.dumps(schema, separators=(",", ":"))
+            prompt += litellm.token_counter(model=model, text=text)
+        return int(prompt), int(litellm.token_counter(model=model, text=content))
 
     def _stream(
         self,
@@ -1004,6 +1029,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--keep-alive", action="store_true", help="keep connections open between requests"
     )
+    parser.add_argument(
+        "--tokens", choices=("words", "litellm"), default="words", help="how usage is counted"
+    )
     args = parser.parse_args(argv)
     try:
         stub = StubLLM(
@@ -1018,6 +1046,7 @@ def main(argv: list[str] | None = None) -> int:
             port=args.port,
             verbose=not args.quiet,
             keep_alive=args.keep_alive,
+            tokens=args.tokens,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -1,0 +1,591 @@
+"""Cost before you spend: the calls, tokens and cost an LLM run would take, with a range.
+
+From the prompts: the run's first rounds (until the history window is full,
+``HISTORY_WINDOW + 1``) are played by the offline model, without network, while an
+:class:`~engine.minds.llm.LLMMind` whose transport sends nothing renders every request the LLM
+run would make in the same contexts: the same prompts, the schema pasted or sent as
+``response_format``, the same judge calls. Their tokens are counted with
+``litellm.token_counter`` (a schema sent as ``response_format`` counts too: providers bill
+it); a reply is the offline model's answer in the reply's shape. Later rounds cost what the
+played ones did once the window is full: their mean number of calls, at the last round's
+tokens per call. The range: low = half the speakers (turns and triggered edges), the least
+history and replies half as long; high = every agent speaks, 10% of the calls resent and
+replies twice as long.
+
+From earlier runs: saved runs of the same scenario, model, judge model and judge mode give
+their recorded usage per round; then the expected figures are theirs, and the range covers
+both sources.
+
+Cost comes from litellm's model cost map; a model without a price makes the cost unknown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import SaveError
+from .llm.settings import LLMSettings
+from .llm.transport import Reply, Request, TransportError
+from .mind_spec import OFFLINE, MindSpec
+from .minds.base import AgentContext, RelationJudgement, TokenSink
+from .minds.offline import OfflineMind
+from .minds.planner import N_CANDIDATES
+from .minds.question import Question
+from .priors import Prior
+from .records import LLMCall, RoundUsage
+from .scenario import Scenario
+from .state import Action, Decision, Mode
+
+if TYPE_CHECKING:
+    from .minds.base import A
+    from .minds.llm import LLMMind
+
+#: Replies of the low and high ends, relative to the offline answers' length.
+SHORT_REPLIES, LONG_REPLIES = 0.5, 2.0
+#: Share of calls the high end re-asks or retries (each resends the prompt).
+REASK_ALLOWANCE = 0.1
+#: Calls that grow with the number of speakers (each speaker's turn, each triggered edge).
+SPEAKER_PURPOSES = frozenset({"speak", "relation"})
+#: The low end's share of the speakers of the played rounds.
+FEWER_SPEAKERS = 0.5
+#: At most this many requests of one purpose and model are token-counted per round; the
+#: rest are counted at their mean.
+SAMPLE = 200
+
+
+@dataclass(frozen=True)
+class Span:
+    """A figure's low, expected and high values."""
+
+    low: float
+    expected: float
+    high: float
+
+    def __add__(self, other: Span) -> Span:
+        return Span(self.low + other.low, self.expected + other.expected, self.high + other.high)
+
+    def times(self, factor: float) -> Span:
+        return Span(self.low * factor, self.expected * factor, self.high * factor)
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Calls and tokens of some rounds, one model."""
+
+    calls: float = 0.0
+    prompt_tokens: float = 0.0
+    completion_tokens: float = 0.0
+
+    def __add__(self, other: Figures) -> Figures:
+        return Figures(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+        )
+
+    def times(self, factor: float) -> Figures:
+        return Figures(
+            self.calls * factor, self.prompt_tokens * factor, self.completion_tokens * factor
+        )
+
+
+ZERO = Figures()
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What a run would cost: calls, tokens and cost (``None``: a model has no price)."""
+
+    rounds: int
+    calls: Span
+    prompt_tokens: Span
+    completion_tokens: Span
+    cost_usd: Span | None
+    #: Models without a price in litellm's cost map.
+    unpriced: tuple[str, ...] = ()
+    #: Expected calls per round, by purpose.
+    per_round: dict[str, float] = field(default_factory=dict)
+    #: Prompt tokens per call of the last round played for the estimate, by purpose.
+    prompt_per_call: dict[str, float] = field(default_factory=dict)
+    #: Earlier runs (and their rounds) whose recorded usage set the expected figures.
+    earlier_runs: int = 0
+    earlier_rounds: int = 0
+
+    @property
+    def tokens(self) -> Span:
+        """Prompt and completion tokens together."""
+        return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def source(self) -> str:
+        """Where the figures come from, in words."""
+        played = "the prompts of the first rounds, rendered and counted"
+        if not self.earlier_runs:
+            return played
+        runs = "run" if self.earlier_runs == 1 else "runs"
+        return (
+            f"{played}; expected from {self.earlier_runs} earlier {runs} "
+            f"({self.earlier_rounds} rounds)"
+        )
+
+    def times(self, runs: float) -> Estimate:
+        """The estimate of ``runs`` such runs (a sweep, the arms of a trial)."""
+        cost = None if self.cost_usd is None else self.cost_usd.times(runs)
+        return replace(
+            self,
+            calls=self.calls.times(runs),
+            prompt_tokens=self.prompt_tokens.times(runs),
+            completion_tokens=self.completion_tokens.times(runs),
+            cost_usd=cost,
+        )
+
+    def above(self, usd: float | None = None, calls: float | None = None) -> bool:
+        """Whether the expected cost exceeds ``usd`` or the expected calls exceed ``calls``
+        (an unknown price never exceeds a cost threshold)."""
+        over_cost = usd is not None and self.cost_usd is not None and self.cost_usd.expected > usd
+        return over_cost or (calls is not None and self.calls.expected > calls)
+
+    def summary(self) -> str:
+        """One line: expected calls, tokens and cost with their range."""
+        return (
+            f"~{_ranged(self.calls)} LLM calls, ~{_ranged(self.tokens)} tokens, {self.cost_text()}"
+        )
+
+    def cost_text(self) -> str:
+        """The expected cost with its range, or "unknown price (models)"."""
+        if self.cost_usd is None:
+            return f"unknown price ({', '.join(self.unpriced)})"
+        c = self.cost_usd
+        return f"${c.expected:,.4f} [${c.low:,.4f}–${c.high:,.4f}]"
+
+
+def _ranged(s: Span) -> str:
+    return f"{s.expected:,.0f} [{s.low:,.0f}–{s.high:,.0f}]"
+
+
+def no_calls(rounds: int) -> Estimate:
+    """The estimate of an offline run: nothing."""
+    zero = Span(0.0, 0.0, 0.0)
+    return Estimate(rounds, zero, zero, zero, zero)
+
+
+def estimate_run(
+    scenario: Scenario,
+    settings: MindSpec,
+    rounds: int | None = None,
+    saves: Path | str | None = None,
+    *,
+    prior: Prior | None = None,
+    seed: int = 0,
+) -> Estimate:
+    """The estimate of playing ``rounds`` rounds (default: the scenario's) of ``scenario``
+    with ``settings``; ``saves``: a saves folder whose earlier runs of the same scenario and
+    models inform it. Runs its own event loop (in a thread when one is running here)."""
+    coro = estimate_run_async(scenario, settings, rounds, saves, prior=prior, seed=seed)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+async def estimate_run_async(
+    scenario: Scenario,
+    settings: MindSpec,
+    rounds: int | None = None,
+    saves: Path | str | None = None,
+    *,
+    prior: Prior | None = None,
+    seed: int = 0,
+) -> Estimate:
+    """:func:`estimate_run` in the running event loop."""
+    from .simulation import HISTORY_WINDOW
+
+    total = rounds or scenario.rounds
+    if not isinstance(settings, LLMSettings):
+        return no_calls(total)
+    played = await _play(scenario, settings, min(total, HISTORY_WINDOW + 1), prior, seed)
+    earlier = _earlier(saves, scenario, settings)
+    return _combine(played, total, len(scenario.agents), earlier)
+
+
+# -- the prompts of the first rounds ------------------------------------------------------
+
+
+class _Unsent:
+    """A transport that keeps every request and sends none: each fails at once, so the
+    client records it and falls back without a re-ask."""
+
+    def __init__(self) -> None:
+        self.schemas: dict[str, dict[str, Any]] = {}
+
+    async def complete(self, request: Request) -> Reply:
+        if request.format == "json_schema" and request.schema is not None:
+            self.schemas[request.key] = request.schema
+        raise TransportError("estimate: not sent", fatal=False)
+
+    async def aclose(self) -> None:
+        """Nothing to release."""
+
+
+class _Shadow:
+    """The offline model plays; an LLM mind renders what it would have been asked. The
+    offline answers, in the shape of the replies, stand for the replies' length."""
+
+    judge_mode = "rules"
+
+    def __init__(self, offline: OfflineMind, llm: LLMMind) -> None:
+        self.offline, self.llm = offline, llm
+        self.spec = OFFLINE
+        self.label = offline.label
+        self.replies: dict[str, list[str]] = defaultdict(list)
+        self.calls: list[list[LLMCall]] = []
+
+    async def ask(self, question: Question[A]) -> A:
+        return await self.offline.ask(question)
+
+    async def decide(self, ctx: AgentContext) -> Decision:
+        decision, _ = await asyncio.gather(self.offline.decide(ctx), self.llm.decide(ctx))
+        reply = _decision_json(decision)
+        if ctx.persona.kind == "value-driven":
+            self.replies["plan"].append(json.dumps({"candidates": [reply] * N_CANDIDATES}))
+        else:
+            self.replies["decide"].append(json.dumps(reply))
+        return decision
+
+    async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
+        text, _ = await asyncio.gather(
+            self.offline.speak(ctx, decision, sink), self.llm.speak(ctx, decision, _ignore)
+        )
+        self.replies["speak"].append(text)
+        return text
+
+    async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
+        delta, _ = await asyncio.gather(
+            self.offline.judge_emotion(ctx, observed), self.llm.judge_emotion(ctx, observed)
+        )
+        self.replies["emotion"].append(json.dumps({"delta": round(delta, 2)}))
+        return delta
+
+    async def judge_relations(
+        self, ctx: AgentContext, triggers: dict[str, list[Action]]
+    ) -> dict[str, RelationJudgement]:
+        judged, _ = await asyncio.gather(
+            self.offline.judge_relations(ctx, triggers), self.llm.judge_relations(ctx, triggers)
+        )
+        edges = [_edge_json(target, j) for target, j in judged.items()]
+        self.replies["relation"] += [json.dumps(e) for e in edges]
+        if triggers:
+            self.replies["judgements"].append(json.dumps({"judgements": edges}))
+        return judged
+
+    async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
+        deltas, _ = await asyncio.gather(
+            self.offline.judge_needs(ctx, observed), self.llm.judge_needs(ctx, observed)
+        )
+        self.replies["needs"].append(json.dumps({n: round(d, 2) for n, d in deltas.items()}))
+        return deltas
+
+    async def narrate(self, scenario: Scenario, round_no: int, scene: str) -> str:
+        await self.llm.narrate(scenario, round_no, scene)
+        self.replies["narrate"].append(scene)
+        return await self.offline.narrate(scenario, round_no, scene)
+
+    def take_calls(self) -> list[LLMCall]:
+        self.calls.append(self.llm.take_calls())
+        return []
+
+    def stop_reason(self) -> str | None:
+        return None
+
+    def structured_modes(self) -> dict[str, str]:
+        return {}
+
+    def count_recorded(self, calls: Iterable[LLMCall]) -> None:
+        """Nothing to count."""
+
+    async def aclose(self) -> None:
+        await self.llm.aclose()
+
+
+def _ignore(piece: str) -> None:
+    """A token sink for the rendering mind, which streams nothing."""
+
+
+def _decision_json(d: Decision) -> dict[str, Any]:
+    action = {"mode": d.mode.value, "target": None if d.mode is Mode.SILENT else d.target}
+    return {"urgency": d.urgency, "stance": d.stance, "intent": d.intent, "action": action}
+
+
+def _edge_json(target: str, j: RelationJudgement) -> dict[str, Any]:
+    return {
+        "target": target,
+        "delta_fav": round(j.delta, 2),
+        "status": j.status.value if j.status else None,
+        "summary": j.summary,
+        "importance": j.importance,
+    }
+
+
+@dataclass(frozen=True)
+class _Played:
+    """The rounds played for the estimate: per round, figures by (purpose, model)."""
+
+    rounds: list[dict[tuple[str, str], Figures]]
+
+
+async def _play(
+    scenario: Scenario, settings: LLMSettings, rounds: int, prior: Prior | None, seed: int
+) -> _Played:
+    from .minds.llm import LLMMind
+    from .simulation import Simulation
+
+    unsent = _Unsent()
+    quiet = settings.model_copy(update={"tolerate_fallbacks": True, "max_calls": None})
+    shadow = _Shadow(OfflineMind(seed), LLMMind(quiet, transport=unsent))
+    sim = Simulation.new(scenario, seed=seed, mind=shadow, rounds=rounds, prior=prior)
+    try:
+        await sim.run(rounds)
+    finally:
+        await shadow.aclose()
+    counter = _Counter(shadow.replies)
+    return _Played([counter.count(calls, unsent.schemas) for calls in shadow.calls])
+
+
+class _Counter:
+    """Counts the tokens of rendered requests with litellm (a sample of each kind)."""
+
+    def __init__(self, replies: Mapping[str, list[str]]) -> None:
+        from .llm.transport import _litellm
+
+        self.litellm = _litellm()
+        self.replies = replies
+        self._reply_tokens: dict[tuple[str, str], float] = {}
+        self._rng = random.Random(0)
+
+    def count(
+        self, calls: list[LLMCall], schemas: Mapping[str, dict[str, Any]]
+    ) -> dict[tuple[str, str], Figures]:
+        groups: dict[tuple[str, str], list[LLMCall]] = defaultdict(list)
+        for call in calls:
+            groups[call.purpose, call.model].append(call)
+        figures = {}
+        for (purpose, model), group in groups.items():
+            sample = group if len(group) <= SAMPLE else self._rng.sample(group, SAMPLE)
+            prompt = statistics.fmean(self._prompt(c, schemas.get(c.key)) for c in sample)
+            completion = self._reply(purpose, model)
+            n = len(group)
+            figures[purpose, model] = Figures(n, prompt * n, completion * n)
+        return figures
+
+    def _prompt(self, call: LLMCall, schema: dict[str, Any] | None) -> int:
+        tokens = int(self.litellm.token_counter(model=call.model, messages=call.messages))
+        if schema is not None:
+            text = json.dumps(schema, separators=(",", ":"))
+            tokens += int(self.litellm.token_counter(model=call.model, text=text))
+        return tokens
+
+    def _reply(self, purpose: str, model: str) -> float:
+        """Mean tokens of the offline answers of ``purpose``, as ``model`` counts them."""
+        key = (purpose, model)
+        if key not in self._reply_tokens:
+            self._reply_tokens[key] = sum(
+                self._mean_tokens(self.replies.get(part) or ["{}"], model)
+                for part in _REPLY_OF.get(purpose, (purpose,))
+            )
+        return self._reply_tokens[key]
+
+    def _mean_tokens(self, texts: list[str], model: str) -> float:
+        sample = texts if len(texts) <= SAMPLE else self._rng.sample(texts, SAMPLE)
+        return statistics.fmean(self.litellm.token_counter(model=model, text=t) for t in sample)
+
+
+#: The offline answers that stand for a purpose's reply: the batched judge answers
+#: emotion, judgements and needs in one reply.
+_REPLY_OF = {"judge": ("emotion", "judgements", "needs")}
+
+
+# -- earlier runs -------------------------------------------------------------------------
+
+
+def _earlier(
+    saves: Path | str | None, scenario: Scenario, settings: LLMSettings
+) -> list[list[RoundUsage]]:
+    """The per-round usage of each saved run of the same scenario, agents, models and judge
+    mode (runs that cannot be read are skipped)."""
+    if saves is None:
+        return []
+    from .store import SaveStore
+
+    store = SaveStore(saves)
+    found = []
+    for row in store.list_runs():
+        if not row.ok or row.scenario_id != scenario.id or row.model != settings.model:
+            continue
+        try:
+            meta = store.read_meta(row.run_id)
+            if not _same_models(meta.llm, settings) or meta.scenario.names != scenario.names:
+                continue
+            usages = [u for u in store.history(row.run_id, meta).usages() if u.calls]
+        except SaveError:
+            continue
+        if usages:
+            found.append(usages)
+    return found
+
+
+def _same_models(run: LLMSettings | None, settings: LLMSettings) -> bool:
+    return (
+        run is not None
+        and run.judge == settings.judge
+        and run.judge_mode == settings.judge_mode
+        and run.agent_models == settings.agent_models
+    )
+
+
+# -- the estimate -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _End:
+    """One end of the range: factors on the calls of speaker-dependent purposes, on the
+    others' calls, and on the replies' length; ``fewest`` takes the smallest prompt per call
+    of the played rounds (least history) for the later rounds."""
+
+    speakers: float
+    others: float
+    replies: float
+    fewest: bool = False
+
+    def scaled(self, purpose: str, f: Figures) -> Figures:
+        k = self.speakers if purpose in SPEAKER_PURPOSES else self.others
+        return Figures(f.calls * k, f.prompt_tokens * k, f.completion_tokens * k * self.replies)
+
+
+def _ends(played: _Played, agents: int) -> dict[str, _End]:
+    """Low: half the speakers, short replies; high: every agent speaks, re-asks, long
+    replies."""
+    speakers = statistics.fmean(
+        sum(f.calls for (purpose, _), f in r.items() if purpose == "speak") for r in played.rounds
+    )
+    everyone = max(1.0, agents / speakers) if speakers else 1.0
+    more = 1 + REASK_ALLOWANCE
+    return {
+        "low": _End(FEWER_SPEAKERS, 1.0, SHORT_REPLIES, fewest=True),
+        "expected": _End(1.0, 1.0, 1.0),
+        "high": _End(everyone * more, more, LONG_REPLIES),
+    }
+
+
+def _combine(played: _Played, total: int, agents: int, earlier: list[list[RoundUsage]]) -> Estimate:
+    """The played rounds, then the later rounds to ``total`` at the played rounds' mean
+    calls and the last one's tokens per call, at each end of the range; earlier runs'
+    usage, if any."""
+    ends = _ends(played, agents)
+    later = total - len(played.rounds)
+    by_model: dict[str, dict[str, Figures]] = {end: defaultdict(Figures) for end in ends}
+    per_round: dict[str, float] = defaultdict(float)
+    final: dict[str, Figures] = defaultdict(Figures)
+    for (purpose, _), f in played.rounds[-1].items():
+        final[purpose] += f
+    for key in sorted({k for r in played.rounds for k in r}):
+        purpose, model = key
+        series = [r.get(key, ZERO) for r in played.rounds]
+        calls = statistics.fmean(f.calls for f in series)
+        per_round[purpose] += calls
+        last = _per_call(played.rounds[-1].get(key) or sum(series, ZERO))
+        least = min((_per_call(f) for f in series if f.calls), key=lambda f: f.prompt_tokens)
+        for name, end in ends.items():
+            per_call = replace(last, prompt_tokens=least.prompt_tokens) if end.fewest else last
+            rounds = sum(series, ZERO) + per_call.times(calls * later)
+            by_model[name][model] += end.scaled(purpose, rounds)
+    spans = {name: sum(models.values(), ZERO) for name, models in by_model.items()}
+    earlier_rounds = 0
+    if earlier:
+        spans, earlier_rounds = _with_earlier(spans, earlier, total)
+    prices = _Prices(by_model["expected"])
+    order = ("low", "expected", "high")
+    return Estimate(
+        rounds=total,
+        calls=Span(*(spans[e].calls for e in order)),
+        prompt_tokens=Span(*(spans[e].prompt_tokens for e in order)),
+        completion_tokens=Span(*(spans[e].completion_tokens for e in order)),
+        cost_usd=None if prices.unpriced else Span(*(prices.cost(spans[e]) for e in order)),
+        unpriced=prices.unpriced,
+        per_round=dict(per_round),
+        prompt_per_call={p: _per_call(f).prompt_tokens for p, f in final.items()},
+        earlier_runs=len(earlier),
+        earlier_rounds=earlier_rounds,
+    )
+
+
+def _per_call(f: Figures) -> Figures:
+    return f.times(1 / f.calls) if f.calls else ZERO
+
+
+def _with_earlier(
+    spans: dict[str, Figures], earlier: list[list[RoundUsage]], total: int
+) -> tuple[dict[str, Figures], int]:
+    """Expected figures from the earlier runs' mean usage per round; the range widened to
+    cover the slowest and the busiest of them."""
+    runs = [
+        Figures(
+            statistics.fmean(u.calls for u in usages),
+            statistics.fmean(u.prompt_tokens for u in usages),
+            statistics.fmean(u.completion_tokens for u in usages),
+        ).times(total)
+        for usages in earlier
+    ]
+    rounds = sum(len(u) for u in earlier)
+    weights = [len(u) / rounds for u in earlier]
+    expected = sum((f.times(w) for f, w in zip(runs, weights, strict=True)), ZERO)
+    low = Figures(*(min(getattr(f, k) for f in [spans["low"], *runs]) for k in _FIELDS))
+    high = Figures(*(max(getattr(f, k) for f in [spans["high"], *runs]) for k in _FIELDS))
+    return {"low": low, "expected": expected, "high": high}, rounds
+
+
+_FIELDS = ("calls", "prompt_tokens", "completion_tokens")
+
+
+class _Prices:
+    """Each model's price per token from litellm's cost map, and its share of the tokens."""
+
+    def __init__(self, by_model: Mapping[str, Figures]) -> None:
+        from .llm.transport import _litellm
+
+        litellm = _litellm()
+        total = sum(by_model.values(), ZERO)
+        self.rates: dict[str, tuple[float, float]] = {}
+        self.shares: dict[str, tuple[float, float]] = {}
+        unpriced = []
+        for model, f in by_model.items():
+            try:
+                p, c = litellm.cost_per_token(model=model, prompt_tokens=1, completion_tokens=1)
+            except Exception:  # litellm raises for a model its map does not price
+                unpriced.append(model)
+                continue
+            self.rates[model] = (float(p), float(c))
+            self.shares[model] = (
+                f.prompt_tokens / total.prompt_tokens if total.prompt_tokens else 0.0,
+                f.completion_tokens / total.completion_tokens if total.completion_tokens else 0.0,
+            )
+        self.unpriced = tuple(sorted(unpriced))
+
+    def cost(self, f: Figures) -> float:
+        """The cost of ``f``'s tokens, split among the models as the prompts split them."""
+        return sum(
+            f.prompt_tokens * share_p * rate_p + f.completion_tokens * share_c * rate_c
+            for (rate_p, rate_c), (share_p, share_c) in (
+                (self.rates[m], self.shares[m]) for m in self.rates
+            )
+        )
