@@ -1,19 +1,21 @@
 """Sweeps over relational priors (the Relational priors paper, Sec. 4): team sizes, relation
 types, topologies, positivity λ (every sign assignment consistent with it), the No-Prior and
-Explicit-Neutral controls, models and repeated runs; a local asyncio executor or Ray;
-bootstrap intervals of the endpoint contrasts (App. A.3 for GovSim, App. B.3 for debate)."""
+Explicit-Neutral controls, models and repeated runs, each cell a job of the shared executor
+layer (engine/experiments/executor.py: local processes or Ray); bootstrap intervals of the
+endpoint contrasts (App. A.3 for GovSim, App. B.3 for debate)."""
 
 from __future__ import annotations
 
-import asyncio
+import threading
 from collections import Counter, defaultdict
-from collections.abc import Sequence
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from .bootstrap import RESAMPLES, Interval, ratio_contrasts
 from .errors import SocialsimError
+from .experiments.executor import Executor, Interrupted, Job, in_worker
 from .mind_spec import OFFLINE, MindSpec, mind_spec
 
 Task = Literal["govsim", "debate"]
@@ -191,30 +193,11 @@ async def run_condition(
     )
 
 
-class Executor(Protocol):
-    """Runs the cells of a sweep."""
-
-    async def map(
-        self, cells: Sequence[Condition], questions: Sequence[Any], seed: int, mind: MindSpec
-    ) -> list[Outcome]: ...
-
-
-class LocalExecutor:
-    """asyncio in this process, at most ``concurrency`` episodes at once."""
-
-    def __init__(self, concurrency: int = 4) -> None:
-        self.concurrency = concurrency
-
-    async def map(
-        self, cells: Sequence[Condition], questions: Sequence[Any], seed: int, mind: MindSpec
-    ) -> list[Outcome]:
-        gate = asyncio.Semaphore(self.concurrency)
-
-        async def one(cell: Condition) -> Outcome:
-            async with gate:
-                return await run_condition(cell, questions, seed, mind)
-
-        return list(await asyncio.gather(*(one(c) for c in cells)))
+def play_cell(
+    cond: Condition, questions: Sequence[Any], seed: int, mind: MindSpec = OFFLINE
+) -> Outcome:
+    """One cell in a worker process (a job of the executor), in its own event loop."""
+    return in_worker(run_condition(cond, questions, seed, mind))
 
 
 class SweepResult(BaseModel):
@@ -307,7 +290,7 @@ def contrasts(
     return rows
 
 
-async def sweep(
+def sweep(
     task: Task,
     cells: Sequence[Condition],
     executor: Executor,
@@ -316,10 +299,30 @@ async def sweep(
     seed: int = 0,
     mind: MindSpec = OFFLINE,
     resamples: int = RESAMPLES,
+    progress: Callable[[Outcome], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> SweepResult:
     """Run every cell with ``executor`` and compute the contrasts; ``mind``: the LLM
-    settings every cell shares (each cell's model replaces its model)."""
-    outcomes = await executor.map(cells, questions, seed, mind)
+    settings every cell shares (each cell's model replaces its model). ``progress`` hears
+    each outcome as it comes. Ctrl+C (or ``stop``) raises :class:`Interrupted` holding the
+    result of the cells that finished."""
+    outcomes: dict[int, Outcome] = {}
+
+    def done(index: int, outcome: Outcome) -> None:
+        outcomes[index] = outcome
+        if progress is not None:
+            progress(outcome)
+
+    jobs = [Job(play_cell, (cell, list(questions), seed, mind)) for cell in cells]
+    try:
+        executor.run(jobs, done, stop)
+    except KeyboardInterrupt:
+        finished = [outcomes[i] for i in sorted(outcomes)]
+        raise Interrupted(_result(task, finished, seed, resamples), len(cells)) from None
+    return _result(task, [outcomes[i] for i in range(len(cells))], seed, resamples)
+
+
+def _result(task: Task, outcomes: list[Outcome], seed: int, resamples: int) -> SweepResult:
     return SweepResult(
         task=task,
         outcomes=outcomes,

@@ -1,5 +1,5 @@
-"""Sweeps: cells for three- and five-agent teams, bootstrap contrasts, local vs Ray
-executors, the sweep CLI."""
+"""Sweeps: cells for three- and five-agent teams, bootstrap contrasts, local processes vs
+Ray, the sweep CLI."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from engine.errors import SocialsimError
+from engine.experiments.executor import LocalExecutor
 from engine.govsim import NAMES
 from engine.priors import TOPOLOGIES
 from engine.sweep import (
-    LocalExecutor,
     agent_names,
     conditions,
     contrasts,
@@ -63,10 +63,10 @@ def test_an_unreachable_lambda_names_the_team_and_topology():
         conditions("govsim", ["trust"], ["complete"], [1 / 3], 1, ["offline"], agents=(5,))
 
 
-async def test_local_sweep_contrasts_govsim_runs_endpoint_by_endpoint():
+def test_local_sweep_contrasts_govsim_runs_endpoint_by_endpoint():
     cells = conditions("govsim", ["attitude"], ["complete"], [0.0, 1.0], 3, ["offline"])
-    result = await sweep("govsim", cells, LocalExecutor(4), seed=5, resamples=2000)
-    again = await sweep("govsim", cells, LocalExecutor(1), seed=5, resamples=2000)
+    result = sweep("govsim", cells, LocalExecutor(4), seed=5, resamples=2000)
+    again = sweep("govsim", cells, LocalExecutor(1), seed=5, resamples=2000)
     assert [o.metrics for o in result.outcomes] == [o.metrics for o in again.outcomes]
     rows = {r["contrast"]: r for r in result.contrasts}
     assert {r["metric"] for r in result.contrasts} == {"score"}
@@ -86,22 +86,22 @@ async def test_local_sweep_contrasts_govsim_runs_endpoint_by_endpoint():
     assert contrasts(result.outcomes, seed=5, resamples=2000) == result.contrasts
 
 
-async def test_a_five_agent_sweep_plays_five_fishers_per_topology():
+def test_a_five_agent_sweep_plays_five_fishers_per_topology():
     cells = conditions(
         "govsim", ["influence"], ["chain", "tree"], [0.0, 1.0], 1, ["offline"], agents=(5,)
     )
-    result = await sweep("govsim", cells, LocalExecutor(2), seed=1, resamples=500)
+    result = sweep("govsim", cells, LocalExecutor(2), seed=1, resamples=500)
     assert {o.condition.agents for o in result.outcomes} == {5}
     keys = {(r["agents"], r["topology"], r["contrast"]) for r in result.contrasts}
     assert keys == {(5, t, c) for t in ("chain", "tree") for c in ("λ=1 − λ=0", "λ=1 − no-prior")}
 
 
-async def test_debate_sweep_contrasts_are_paired_by_question_on_four_metrics():
+def test_debate_sweep_contrasts_are_paired_by_question_on_four_metrics():
     from engine.debate import sample_questions
 
     questions = sample_questions()
     cells = conditions("debate", ["influence"], ["complete"], [0.0, 1.0], 2, ["offline"])
-    result = await sweep("debate", cells, LocalExecutor(2), questions=questions, resamples=3000)
+    result = sweep("debate", cells, LocalExecutor(2), questions=questions, resamples=3000)
     rows = [r for r in result.contrasts if r["contrast"] == "λ=1 − λ=0"]
     assert [r["metric"] for r in rows] == ["acc", "cr", "ccr", "wcf"]
     # a question's two runs stay one unit: 12 questions, each resampled whole
@@ -117,15 +117,15 @@ async def test_debate_sweep_contrasts_are_paired_by_question_on_four_metrics():
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="the Ray test runs on Linux CI")
-async def test_ray_executor_matches_the_local_executor():
+def test_ray_executor_matches_the_local_executor():
     ray = pytest.importorskip("ray")
-    from engine.sweep_ray import RayExecutor
+    from engine.experiments.ray_executor import RayExecutor
 
     cells = conditions("govsim", ["trust"], ["complete"], [0.0, 1.0], 1, ["offline"])
     cells += conditions("govsim", ["trust"], ["star"], [1.0], 1, ["offline"], False, agents=(5,))
-    local = await sweep("govsim", cells, LocalExecutor(2), seed=3, resamples=1000)
+    local = sweep("govsim", cells, LocalExecutor(2), seed=3, resamples=1000)
     try:
-        remote = await sweep(
+        remote = sweep(
             "govsim", cells, RayExecutor(num_cpus=2, calls_per_second=50), seed=3, resamples=1000
         )
     finally:

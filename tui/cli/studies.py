@@ -10,11 +10,23 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
-from .base import SavesOpt, fail, make_console, open_store, run_async
+from .base import SavesOpt, fail, make_console, open_store, run_async, say
+from .batch import (
+    AddressOpt,
+    ExecutorOpt,
+    RateOpt,
+    WorkersOpt,
+    YesOpt,
+    confirm_spend,
+    make_executor,
+    progress_bar,
+)
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
-    from engine.sweep import Executor, SweepResult, Task
+    from rich.console import Console
+
+    from engine.sweep import SweepResult, Task
 
 TASKS = ("govsim", "debate")
 
@@ -116,14 +128,13 @@ def sweep(
         Path | None,
         typer.Option(help="Debate questions (MMLU-Pro-style JSONL) [default: the bundled sample]."),
     ] = None,
-    executor: Annotated[str, typer.Option(help="local (asyncio) or ray.")] = "local",
-    address: Annotated[str | None, typer.Option(help="Ray address, e.g. auto.")] = None,
-    concurrency: Annotated[int, typer.Option(help="Local episodes at once.")] = 4,
-    calls_per_second: Annotated[
-        float | None, typer.Option(help="Shared LLM rate limit across Ray workers.")
-    ] = None,
+    executor: ExecutorOpt = "local",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
+    calls_per_second: RateOpt = None,
     seed: Annotated[int, typer.Option(help="Seed of run 0; run r uses seed + r.")] = 0,
     out: Annotated[Path | None, typer.Option(help="Write the tidy CSV here.")] = None,
+    yes: YesOpt = False,
     *,
     llm: LLMOptions,
 ) -> None:
@@ -133,8 +144,6 @@ def sweep(
     from engine.mind_spec import OFFLINE, mind_spec
     from engine.sweep import agent_names, conditions, topology_aliases
     from engine.sweep import sweep as run_sweep
-
-    from .tables import contrasts_table, sweep_table
 
     if task not in TASKS:
         fail(f"sweep {task!r}: choose govsim or debate")
@@ -165,20 +174,37 @@ def sweep(
     shared = replace(llm, model=live[0]).spec(()) if live else OFFLINE
     if kind == "govsim":
         shared = paper_settings(shared)
-    runner: Executor
-    if executor == "ray":
-        from engine.sweep_ray import RayExecutor
+    runner = make_executor(executor, workers, address, calls_per_second)
+    confirm_spend(not live, yes, f"This sweep of {len(cells)} episodes")
+    from engine.experiments.executor import Interrupted
 
-        runner = RayExecutor(address=address, calls_per_second=calls_per_second)
-    elif executor == "local":
-        from engine.sweep import LocalExecutor
+    try:
+        with progress_bar(f"sweep {kind}", len(cells)) as bar:
+            result = run_sweep(
+                kind,
+                cells,
+                runner,
+                questions=qs,
+                seed=seed,
+                mind=shared,
+                resamples=resamples,
+                progress=bar.advance,
+            )
+    except Interrupted as stopped:
+        result = stopped.partial
+        _report(result, out, console)
+        say(
+            f"interrupted; {len(result.outcomes)} of {stopped.total} episodes finished"
+            + (f", written to {out}" if out is not None else "")
+        )
+        raise typer.Exit(130) from None
+    _report(result, out, console)
 
-        runner = LocalExecutor(concurrency)
-    else:
-        fail(f"--executor {executor!r}: choose local or ray")
-    result = run_async(
-        run_sweep(kind, cells, runner, questions=qs, seed=seed, mind=shared, resamples=resamples)
-    )
+
+def _report(result: SweepResult, out: Path | None, console: Console) -> None:
+    """The sweep's tables, and its CSV when asked for."""
+    from .tables import contrasts_table, sweep_table
+
     console.print(sweep_table(result))
     console.print(contrasts_table(result))
     if out is not None:

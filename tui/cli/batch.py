@@ -1,0 +1,104 @@
+"""What ``sweep`` and ``trial`` share: the executor options, a rich progress bar on stderr,
+and the confirmation asked before an LLM batch spends money."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .base import fail
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from engine.experiments.executor import Executor
+
+PANEL = "Executor"
+ExecutorOpt = Annotated[
+    str, typer.Option(help="local (worker processes) or ray.", rich_help_panel=PANEL)
+]
+WorkersOpt = Annotated[
+    int | None,
+    typer.Option(
+        min=1, help="Local worker processes [default: one per core].", rich_help_panel=PANEL
+    ),
+]
+AddressOpt = Annotated[
+    str | None, typer.Option(help="Ray address, e.g. auto.", rich_help_panel=PANEL)
+]
+RateOpt = Annotated[
+    float | None,
+    typer.Option(
+        min=0.001, help="One LLM rate limit shared by every worker.", rich_help_panel=PANEL
+    ),
+]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask before spending on an LLM.")]
+
+
+def make_executor(
+    kind: str, workers: int | None, address: str | None, calls_per_second: float | None
+) -> Executor:
+    """The executor the options name."""
+    if kind == "local":
+        from engine.experiments.executor import LocalExecutor
+
+        return LocalExecutor(workers, calls_per_second)
+    if kind == "ray":
+        from engine.experiments.ray_executor import RayExecutor
+
+        return RayExecutor(address=address, num_cpus=workers, calls_per_second=calls_per_second)
+    fail(f"--executor {kind!r}: choose local or ray")
+
+
+class Bar:
+    """A rich progress bar's one task: runs finished of a total."""
+
+    def __init__(self, progress: Progress, task: TaskID) -> None:
+        self.progress = progress
+        self.task = task
+
+    def advance(self, *_: object) -> None:
+        """One more job finished."""
+        self.progress.advance(self.task)
+
+    def total(self, total: int) -> None:
+        """The jobs there are to play (after those finished already are counted out)."""
+        self.progress.update(self.task, total=total)
+
+
+@contextmanager
+def progress_bar(what: str, total: int) -> Iterator[Bar]:
+    """A progress bar on stderr, cleared when it ends."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    )
+    task = progress.add_task(what, total=total)
+    with progress:
+        yield Bar(progress, task)
+
+
+def confirm_spend(offline: bool, yes: bool, what: str) -> None:
+    """Ask before an LLM batch (unless ``--yes``); the offline model costs nothing."""
+    if offline or yes:
+        return
+    if not typer.confirm(f"{what} calls an LLM for every run. Go on?", default=False, err=True):
+        fail("cancelled before any call (give --yes to skip this question)")
