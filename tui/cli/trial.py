@@ -1,0 +1,335 @@
+"""``socialsim trial``: a randomised trial from a fork — every seed's prefix played once,
+branched once per arm, each arm played to the end — with per-arm means, paired differences
+from the control (95% bootstrap intervals) and a tidy CSV."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from .base import SavesOpt, fail, make_console, open_store, say
+from .batch import (
+    AddressOpt,
+    ExecutorOpt,
+    RateOpt,
+    WorkersOpt,
+    YesOpt,
+    confirm_spend,
+    make_executor,
+    progress_bar,
+)
+from .options import LLMOptions, llm_options
+
+if TYPE_CHECKING:
+    from rich.table import Table
+
+    from engine import SaveStore
+    from engine.experiments.stats import Estimate
+    from engine.experiments.trial import ArmSummary, TrialResult, TrialSpec
+
+#: What the table shows unless ``--outcome`` says otherwise: the final Sociodrama metrics,
+#: every Surveyor score and a task's utility.
+DEFAULT_OUTCOMES = ("mean_fav", "mean_emotion", "reciprocity", "balance", "survey.", "utility")
+
+
+def parse_seeds(text: str) -> list[int]:
+    """``1-20``, ``1,3,5`` or both (``1-5,9``)."""
+    seeds: list[int] = []
+    try:
+        for part in (p.strip() for p in text.split(",")):
+            if not part:
+                continue
+            first, sep, last = part.partition("-")
+            seeds += list(range(int(first), int(last) + 1)) if sep else [int(first)]
+    except ValueError:
+        fail(f"--seeds {text!r}: give seeds like 1-20 or 1,3,5")
+    if not seeds:
+        fail(f"--seeds {text!r}: give at least one seed")
+    return seeds
+
+
+def _scenario(ref: str) -> tuple[object, str]:
+    """A scenario (library id or file) or a task (``task:<id>``, or a task id), and the
+    reference its runs record."""
+    from engine import library_ids, resolve_scenario
+    from engine.tasks.episode import task_scenario
+    from engine.tasks.spec import load_task, task_ids
+
+    task_id = ref.removeprefix("task:")
+    if ref.startswith("task:") or (task_id in task_ids() and task_id not in library_ids()):
+        task = load_task(task_id)
+        return task_scenario(task, task.casting.hetero), f"task:{task.id}"
+    return resolve_scenario(ref), ref
+
+
+def _new_spec(
+    store: SaveStore,
+    ref: str,
+    fork_at: int | None,
+    arms: str | None,
+    inject: list[str],
+    force: list[str],
+    prior_arm: list[str],
+    seeds: str,
+    rounds: int | None,
+    trial_id: str | None,
+    resamples: int,
+    llm: LLMOptions,
+) -> TrialSpec:
+    from engine.experiments.arms import (
+        NONE,
+        forcing_arm,
+        injection_arm,
+        named_arms,
+    )
+    from engine.experiments.arms import (
+        prior_arm as make_prior_arm,
+    )
+    from engine.experiments.trial import plan
+    from engine.scenario import Scenario
+
+    scenario, scenario_ref = _scenario(ref)
+    assert isinstance(scenario, Scenario)
+    total = rounds or scenario.rounds
+    fork = total // 2 if fork_at is None else fork_at
+    chosen = named_arms(
+        arms if arms is not None else ",".join([NONE, *scenario.interventions]), scenario
+    )
+    chosen += [injection_arm(t, k, fork, total) for k, t in enumerate(inject, 1)]
+    chosen += [forcing_arm(t, k, scenario, fork, total) for k, t in enumerate(force, 1)]
+    chosen += [make_prior_arm(t, k, scenario.names) for k, t in enumerate(prior_arm, 1)]
+    mind = llm.spec(
+        scenario.names, scenario_models={a.name: a.model for a in scenario.agents if a.model}
+    )
+    return plan(
+        store,
+        scenario,
+        scenario_ref,
+        fork_at=fork,
+        arms=chosen,
+        seeds=parse_seeds(seeds),
+        rounds=rounds,
+        mind=mind,
+        trial_id=trial_id,
+        resamples=resamples,
+    )
+
+
+@llm_options(
+    "model",
+    "judge_model",
+    "agent_model",
+    "api_base",
+    "api_key_env",
+    "judge_mode",
+    "structured",
+    "max_concurrency",
+    "timeout",
+    "retries",
+    "tolerate_fallbacks",
+)
+def trial(
+    scenario: Annotated[
+        str,
+        typer.Argument(
+            help="Scenario id or .toml path, or a task id; with --resume, the trial id."
+        ),
+    ],
+    fork_at: Annotated[
+        int | None,
+        typer.Option("--fork-at", min=0, help="Round the arms branch at [default: half the run]."),
+    ] = None,
+    arms: Annotated[
+        str | None,
+        typer.Option(
+            help="Comma-separated arms: none and the scenario's interventions; the first is "
+            "the control [default: none and every intervention]."
+        ),
+    ] = None,
+    inject: Annotated[
+        list[str],
+        typer.Option("--inject", help='One more arm: "TEXT"@ROUND injects an event (repeatable).'),
+    ] = [],  # noqa: B006 - typer reads the default
+    force: Annotated[
+        list[str],
+        typer.Option(
+            "--force",
+            help="One more arm: AGENT:MODE[:TARGET[:UTTERANCE]]@ROUND forces an action "
+            "(repeatable).",
+        ),
+    ] = [],  # noqa: B006
+    prior_arm: Annotated[
+        list[str],
+        typer.Option(
+            "--prior-arm", help="One more arm: a relational prior from the fork on (repeatable)."
+        ),
+    ] = [],  # noqa: B006
+    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 1-20 or 1,3,5.")] = "1-20",
+    rounds: Annotated[
+        int | None, typer.Option(min=1, help="Rounds of every run [default: the scenario's].")
+    ] = None,
+    trial_id: Annotated[
+        str | None, typer.Option("--trial-id", help="Name the trial [default: generated].")
+    ] = None,
+    outcome: Annotated[
+        list[str],
+        typer.Option(
+            "--outcome",
+            help="Show this outcome (METRIC or METRIC:AGENT, e.g. survey.rses:Alice; "
+            "repeatable) [default: final metrics and survey scores].",
+        ),
+    ] = [],  # noqa: B006
+    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 10_000,
+    executor: ExecutorOpt = "local",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
+    calls_per_second: RateOpt = None,
+    out: Annotated[Path | None, typer.Option(help="Write the tidy CSV here.")] = None,
+    resume: Annotated[
+        bool,
+        typer.Option("--resume", help="Finish the trial SCENARIO names: only missing runs play."),
+    ] = False,
+    yes: YesOpt = False,
+    saves: SavesOpt = None,
+    *,
+    llm: LLMOptions,
+) -> None:
+    """A randomised trial: each seed's prefix to --fork-at, branched once per arm and played to
+    the end; per-arm means and paired differences from the first arm, with 95% intervals."""
+    from engine.experiments.executor import Interrupted
+    from engine.experiments.trial import load_spec, run_trial
+
+    store = open_store(saves)
+    runner = make_executor(executor, workers, address, calls_per_second)
+    if resume:
+        given = (fork_at, arms, rounds, trial_id, inject, force, prior_arm, seeds != "1-20")
+        if any(given) or llm.model != "offline":
+            fail("--resume re-uses the trial's saved spec: give only the trial id and how to run")
+        spec = load_spec(store, scenario)
+    else:
+        spec = _new_spec(
+            store, scenario, fork_at, arms, inject, force, prior_arm, seeds, rounds,
+            trial_id, resamples, llm,
+        )  # fmt: skip
+    shown = _selector(outcome, spec)
+    console = make_console()
+    confirm_spend(spec.mind.offline, yes, f"Trial {spec.trial_id} ({spec.runs} runs)")
+    console.print(
+        f"[bold]{spec.trial_id}[/]: {spec.scenario.title}, {len(spec.seeds)} seeds × "
+        f"{len(spec.arms)} arms, fork at round {spec.fork_at} of {spec.rounds}, "
+        f"{spec.mind.model} (control: {spec.control.name})"
+    )
+    try:
+        with progress_bar(f"trial {spec.trial_id}", spec.runs) as bar:
+            result = run_trial(
+                spec,
+                store,
+                runner,
+                begun=bar.total,
+                progress=bar.advance,
+            )
+    except Interrupted as stopped:
+        partial: TrialResult = stopped.partial
+        _report(partial, shown, out)
+        say(
+            f"interrupted; {partial.played} of {stopped.total} runs finished and saved"
+            + (f", the CSV ({out}) holds every finished arm" if out is not None else "")
+            + f"; socialsim trial {spec.trial_id} --resume plays the rest"
+        )
+        raise typer.Exit(130) from None
+    if result.reused:
+        console.print(f"{result.reused} of {spec.runs} runs were finished already; "
+                      f"{result.played} played now")  # fmt: skip
+    _report(result, shown, out)
+
+
+def _selector(outcome: list[str], spec: TrialSpec) -> object:
+    """Which final outcomes the table shows: ``--outcome`` as METRIC[:AGENT], else the
+    defaults."""
+    wanted = []
+    for item in outcome:
+        metric, _, agent = item.partition(":")
+        if agent and agent not in spec.scenario.names:
+            fail(
+                f"--outcome {item!r}: no agent {agent!r}; agents: {', '.join(spec.scenario.names)}"
+            )
+        wanted.append((metric, agent))
+
+    def accept(metric: str, agent: str) -> bool:
+        if wanted:
+            return any(metric == m and (not a or agent == a) for m, a in wanted)
+        return metric.startswith(DEFAULT_OUTCOMES)
+
+    return accept
+
+
+def _report(result: TrialResult, shown: object, out: Path | None) -> None:
+    from engine.experiments.trial import summarize
+
+    console = make_console()
+    summaries = summarize(result, shown)  # type: ignore[arg-type]
+    if summaries:
+        console.print(trial_table(result, summaries))
+    if out is not None:
+        write_trial_csv(result, out)
+        typer.echo(str(out))
+
+
+def write_trial_csv(result: TrialResult, out: Path) -> None:
+    """The trial's tidy rows as one CSV file, written atomically."""
+    import csv
+    import io
+
+    from engine.atomic import atomic_write_text
+    from engine.experiments.outcomes import COLUMNS
+    from engine.textsafe import csv_cell
+
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=["trial", "scenario", *COLUMNS], lineterminator="\n")
+    writer.writeheader()
+    spec = result.spec
+    for row in result.tidy():
+        full = {"trial": spec.trial_id, "scenario": spec.scenario_ref, **row}
+        writer.writerow({k: "" if v is None else csv_cell(v) for k, v in full.items()})
+    atomic_write_text(out, buffer.getvalue())
+
+
+def estimate_text(e: Estimate | None, signed: bool = False) -> str:
+    """``2.35 [1.90, 2.80]``: a mean and its 95% interval (``–`` without one)."""
+    if e is None:
+        return ""
+    form = "+.3g" if signed else ".3g"
+    interval = "" if e.low is None or e.high is None else f" [{e.low:{form}}, {e.high:{form}}]"
+    return f"{e.mean:{form}}{interval}"
+
+
+def trial_table(result: TrialResult, summaries: list[ArmSummary]) -> Table:
+    """Per outcome and arm: the mean over the complete seeds and the paired difference from
+    the control, each with its 95% bootstrap interval."""
+    from rich.table import Table
+
+    spec = result.spec
+    seeds = len(result.complete_seeds)
+    table = Table(
+        title=f"final outcomes over {seeds} seeds (of {len(spec.seeds)}); 95% percentile "
+        f"bootstrap intervals, seed-level, {spec.resamples:,} resamples; Δ paired with "
+        f"{spec.control.name}",
+        title_justify="left",
+    )
+    for name in ("outcome", "arm", "mean [95% CI]", f"Δ vs {spec.control.name} [95% CI]"):
+        table.add_column(name, justify="right" if "[" in name else "left")
+    last = None
+    for s in summaries:
+        key = f"{s.metric}:{s.agent}" if s.agent else s.metric
+        if last is not None and key != last:
+            table.add_section()
+        table.add_row(
+            key if key != last else "",
+            s.arm,
+            estimate_text(s.estimate),
+            estimate_text(s.difference, signed=True),
+        )
+        last = key
+    return table
