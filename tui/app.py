@@ -76,13 +76,16 @@ class SocialsimApp(App[None]):
             )
 
     def action_quit_safely(self) -> None:
-        """Quit; a round in flight is finished and saved first."""
-        if self.main.running:
+        """Quit; a round in flight is finished and saved first (asked again: quit now, the
+        round in flight dropped, the save keeping the one before)."""
+        if not self.main.running:
+            self.exit()
+        elif self._quitting:
+            self.main.workers.cancel_group(self.main, "engine")
+        else:
             self._quitting = True
             self.sim.request_pause()
-            self.notify("Finishing the current round, then quitting…")
-        else:
-            self.exit()
+            self.notify("Finishing the current round, then quitting… (q again: quit now)")
 
     @on(messages.RunStopped)
     def _quit_when_asked(self) -> None:
@@ -90,8 +93,11 @@ class SocialsimApp(App[None]):
             self.exit()
 
     async def on_unmount(self) -> None:
-        self.sim.close()
-        await close_clients()  # litellm's shared HTTP clients, if an LLM was used
+        engine = self.session.engine
+        if engine.started:  # litellm's shared HTTP clients, on the loop that opened them
+            await engine.call(close_clients())
+            engine.stop()
+        self.sim.close()  # the lock last: no round is written any more
 
 
 def opened_scenario(target: str) -> tuple[Scenario, str]:

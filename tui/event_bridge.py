@@ -4,11 +4,16 @@ An :class:`EventBridge` listens to one run (``Simulation.subscribe``). It turns 
 event the screen shows into a message of :mod:`tui.messages` and posts it. Token streams are
 coalesced: tokens are buffered per speaker and posted at most once per ``interval`` (and
 whenever a turn or a round ends), so a fast model cannot flood the message queue.
+
+The run may be played on another thread (:mod:`tui.engine_thread`): events arriving there
+are handed to the thread that made the bridge (the app's) through its event loop, in the
+order they were emitted, so messages are posted from the app's thread only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable
 
 from textual.message import Message
@@ -38,7 +43,10 @@ def to_message(event: events.SimEvent) -> Message | None:
 
 
 class EventBridge:
-    """Post the engine events of ``sim`` through ``post``, token streams coalesced."""
+    """Post the engine events of ``sim`` through ``post``, token streams coalesced.
+
+    Made on the app's thread (inside its running loop); the run's events may come from any
+    thread."""
 
     def __init__(
         self,
@@ -48,18 +56,39 @@ class EventBridge:
     ) -> None:
         self._post = post
         self._interval = interval
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()
+        self._lock = threading.Lock()  # guards _tokens and _armed across threads
         self._tokens: dict[str, list[str]] = {}
+        self._armed = False  # a flush is scheduled (or about to be)
         self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
         self._unsubscribe = sim.subscribe(self._on_event)
 
     def _on_event(self, event: events.SimEvent) -> None:
         if isinstance(event, events.TokenStreamed):
-            self._tokens.setdefault(event.agent, []).append(event.text)
-            if self._timer is None:
-                self._timer = asyncio.get_running_loop().call_later(self._interval, self.flush)
+            with self._lock:
+                self._tokens.setdefault(event.agent, []).append(event.text)
+                arm, self._armed = not self._armed, True
+            if arm:
+                self._on_app_thread(self._arm)
             return
         message = to_message(event)
         if message is not None:
+            self._on_app_thread(self._deliver, message)
+
+    def _on_app_thread(self, fn: Callable[..., None], *args: object) -> None:
+        if threading.get_ident() == self._thread:
+            fn(*args)
+        else:
+            self._loop.call_soon_threadsafe(fn, *args)
+
+    def _arm(self) -> None:
+        if not self._closed and self._timer is None:
+            self._timer = self._loop.call_later(self._interval, self.flush)
+
+    def _deliver(self, message: Message) -> None:
+        if not self._closed:
             self.flush()  # the tokens before the turn or round that ends
             self._post(message)
 
@@ -68,14 +97,17 @@ class EventBridge:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        tokens, self._tokens = self._tokens, {}
+        with self._lock:
+            tokens, self._tokens, self._armed = self._tokens, {}, False
         for agent, pieces in tokens.items():
             self._post(messages.TokensArrived(agent, "".join(pieces)))
 
     def close(self) -> None:
-        """Stop listening; what is buffered is dropped."""
+        """Stop listening; what is buffered or still on its way is dropped."""
+        self._closed = True
         self._unsubscribe()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._tokens = {}
+        with self._lock:
+            self._tokens = {}

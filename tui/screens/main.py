@@ -153,12 +153,14 @@ class MainScreen(Screen[None]):
 
     @work(exclusive=True, group="engine", exit_on_error=False)
     async def _advance(self, rounds: int | None) -> None:
-        sim = self.sim
+        """Play rounds on the engine thread (:mod:`tui.engine_thread`): this worker only
+        waits, so keys are answered while a round is in flight."""
+        sim, engine = self.sim, self.session.engine
         self.app.clear_notifications()  # "Paused after round 3." is stale once it runs again
         self.running = True
         try:
-            await sim.run(rounds)
-            outcome = await finish_task_run(sim)
+            await engine.call(sim.run(rounds))
+            outcome = await engine.call(finish_task_run(sim))
             if outcome is not None:
                 self.notify(f"Task finished: utility {outcome.utility:g}.", timeout=10)
         except DegradedRunError as err:  # the round is saved: a notice that stays
@@ -247,9 +249,10 @@ class MainScreen(Screen[None]):
     # -- interventions ------------------------------------------------------------------------
 
     def _applied(self, fn, *args) -> str | None:
-        """Run an engine call for a dialog: ``None`` when it worked, else the message."""
+        """Run an engine call for a dialog (on the engine thread, the run's one writer):
+        ``None`` when it worked, else the message."""
         try:
-            fn(*args)
+            self.session.engine.run_sync(fn, *args)
         except SocialsimError as err:
             return str(err)
         self.query_one(RunView).refresh_view()

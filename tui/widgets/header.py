@@ -17,7 +17,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from engine import ForcedAction, Mode, ScenarioEvent, Simulation
+from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation
 from engine.records import RoundUsage, main_failure
 
 #: A generated run id: scenario, date, time, four hex digits.
@@ -139,10 +139,9 @@ def structured_modes(sim: Simulation) -> str:
     return " ".join(f"{model.rsplit('/', 1)[-1]}:{mode}" for model, mode in modes.items())
 
 
-def fallback_text(sim: Simulation) -> Text | None:
-    """One line while more than 10% of the latest round's structured answers fell back: the
-    share, the model and its most common error (None otherwise)."""
-    record = sim.records[-1]
+def fallback_text(record: RoundRecord) -> Text | None:
+    """One line while more than 10% of the round's structured answers fell back: the share,
+    the model and its most common error (None otherwise)."""
     usage = record.usage
     if usage is None or not usage.warning:
         return None
@@ -189,9 +188,8 @@ def pending_lines(sim: Simulation) -> list[Text]:
     return lines
 
 
-def event_lines(sim: Simulation) -> list[Text]:
-    """The events of the round just played and what is queued for the next one."""
-    record = sim.records[-1]
+def event_lines(sim: Simulation, record: RoundRecord) -> list[Text]:
+    """The events of the round just played (``record``) and what is queued for the next."""
     lines: list[Text] = []
     if record.round == 0:
         upcoming = sim.scenario.events_for(1)

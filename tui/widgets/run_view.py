@@ -15,7 +15,7 @@ from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.reactive import var
 from textual.widgets import Static
 
-from engine import Action, Mode, Simulation
+from engine import Action, Mode, RoundRecord, Simulation
 
 from .. import messages
 from ..event_bridge import EventBridge
@@ -161,29 +161,33 @@ class RunView(Vertical):
             for action in sorted(record.actions, key=lambda a: (a.order is None, a.order or 0)):
                 self._write_turn(record.round, action)
 
-    def refresh_view(self) -> None:
-        """Redraw header, event bar, panes, matrix and metrics from the engine state."""
+    def refresh_view(self, record: RoundRecord | None = None) -> None:
+        """Redraw header, event bar, panes, matrix and metrics as of ``record`` (default: the
+        latest round). While rounds are played on the engine thread, the record a
+        ``RoundEnded`` message brings is drawn: it never changes, whatever that thread does."""
         sim = self.sim
+        record = record or sim.records[-1]
         self.query_one(RunHeader).show(sim)
         strip = self.query_one(WarningStrip)
         if self._stopped is not None:
             strip.set_notice(stopped_text(sim, self._stopped), stopped=True)
         else:
-            strip.set_notice(fallback_text(sim))
-        self.query_one(EventBar).show(event_lines(sim))
-        record = sim.records[-1]
+            strip.set_notice(fallback_text(record))
+        self.query_one(EventBar).show(event_lines(sim, record))
         deltas = {c.agent: c.delta for c in record.emotion_changes}
+        state = record.state
         for spec in sim.scenario.agents:
-            self._pane(spec.name).show_state(sim.state.agents[spec.name], deltas.get(spec.name))
+            self._pane(spec.name).show_state(state.agents[spec.name], deltas.get(spec.name))
         changed = {
             (c.source, c.target)
             for c in record.relation_changes
             if abs(c.delta) >= 0.005 or c.status != c.previous_status
         }
-        self.query_one(FavMatrix).show(sim.state, changed, sim.meta.prior)
+        self.query_one(FavMatrix).show(state, changed, sim.meta.prior)
         self._title()
         self._size_side(self.app.size.width)
-        self.query_one("#metrics-line", Static).update(metrics_block(sim.metrics()))
+        metrics = sim.history.metrics(record.round)
+        self.query_one("#metrics-line", Static).update(metrics_block(metrics))
         self.query_one(AgentDeck).refresh_strip()
 
     # -- engine events ------------------------------------------------------------------------
@@ -212,4 +216,4 @@ class RunView(Vertical):
         for action in record.actions:
             if action.order is None:  # silent: no Spoke message came for it
                 self._pane(action.speaker).add_turn(record.round, action)
-        self.refresh_view()
+        self.refresh_view(record)

@@ -1,0 +1,123 @@
+"""The thread the open run's rounds are played on, with an asyncio loop of its own.
+
+An offline round is CPU-bound (a few hundred milliseconds at 30 agents): played on the app's
+event loop it held back every key until it ended. :class:`EngineThread` runs one event loop
+on a daemon thread for the app's whole life (one loop, so the LLM clients a run opens stay
+bound to the loop that uses them); the screen awaits coroutines submitted to it
+(``await engine.call(sim.run(1))``) from an ordinary async Textual worker, so the app's loop
+stays free and ``workers.wait_for_complete()`` still waits for the round.
+
+Who touches what. While a round is in flight only the engine thread mutates the
+:class:`~engine.Simulation`; the engine's events reach the UI as Textual messages
+(``post_message`` is thread-safe; :class:`~tui.event_bridge.EventBridge` hands them over in
+order). What the UI reads is immutable: a finished round's ``RoundRecord`` (its
+``WorldState`` included) is never changed after it is built, ``sim.meta`` is replaced, never
+changed in place, and ``sim.history`` finds held rounds by round number, so a reader never
+gets a half-appended round. The screen draws from the record a ``RoundEnded`` message hands
+it. Pausing is a flag the round loop reads between rounds (``sim.request_pause``);
+cancelling the awaiting worker cancels the round's task on the engine loop (the round is not
+saved; the save keeps the last finished one).
+
+The seam for a mind that waits for a person (a human playing an agent): the mind's coroutines
+run on the engine loop, so it awaits a :class:`Reply`, a future of that loop that the UI
+thread resolves::
+
+    # in the mind, on the engine thread
+    reply: Reply[str] = Reply()
+    app.post_message(AskPlayer(context, reply))   # thread-safe
+    text = await reply                            # the round waits; the UI stays live
+
+    # in the UI thread, when the person submits (or gives up)
+    reply.set(text)        # or reply.cancel()
+
+Pausing does not interrupt a round waiting for a person; quitting cancels it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Coroutine, Generator
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+class EngineThread:
+    """One event loop on a daemon thread; coroutines are submitted to it from the UI."""
+
+    def __init__(self, name: str = "socialsim-engine") -> None:
+        self._name = name
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop:
+        """The engine's event loop (started on first use)."""
+        if self._loop is None:
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name=self._name, daemon=True)
+            thread.start()
+            self._loop, self._thread = loop, thread
+        return self._loop
+
+    @property
+    def started(self) -> bool:
+        """Whether the loop runs (nothing was submitted yet, else)."""
+        return self._loop is not None
+
+    async def call(self, coro: Coroutine[Any, Any, T]) -> T:
+        """Run ``coro`` on the engine loop and wait for its result without blocking the
+        caller's loop; cancelling the caller cancels ``coro``."""
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
+        return await asyncio.wrap_future(future)
+
+    def run_sync(self, fn: Callable[..., T], *args: object) -> T:
+        """``fn(*args)`` on the engine thread, waited for (an intervention the user makes
+        while a round is in flight, so the run's metadata has one writer). It waits at most
+        for the round's next ``await``; while no loop was started it is called here."""
+        if self._loop is None or threading.current_thread() is self._thread:
+            return fn(*args)
+
+        async def call() -> T:
+            return fn(*args)
+
+        return asyncio.run_coroutine_threadsafe(call(), self._loop).result()
+
+    def stop(self) -> None:
+        """Stop the loop and join the thread (what is still running there is dropped)."""
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        if not thread.is_alive():
+            loop.close()
+        self._loop = self._thread = None
+
+
+class Reply(Generic[T]):
+    """An answer a coroutine on the engine loop awaits and the UI thread gives.
+
+    Made on the engine loop (inside the coroutine that will await it); :meth:`set` and
+    :meth:`cancel` may be called from any thread.
+    """
+
+    def __init__(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._future: asyncio.Future[T] = self._loop.create_future()
+
+    def set(self, value: T) -> None:
+        """Give the answer (ignored if the wait was already given up)."""
+        self._loop.call_soon_threadsafe(self._resolve, value)
+
+    def cancel(self) -> None:
+        """Give up: the awaiting coroutine gets ``CancelledError``."""
+        self._loop.call_soon_threadsafe(self._future.cancel)
+
+    def _resolve(self, value: T) -> None:
+        if not self._future.done():
+            self._future.set_result(value)
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self._future.__await__()
