@@ -14,7 +14,6 @@ from engine import SaveStore
 from engine.export import COLUMNS
 
 ERROR = "socialsim: error: "
-as_root = pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file permissions")
 
 
 def one_error(result, fragment: str) -> None:
@@ -197,44 +196,112 @@ def test_an_export_keeps_other_files_in_its_folder(socialsim, good: Path, tmp_pa
     assert {p.name for p in out.iterdir()} == {"notes.txt", *(f"{n}.csv" for n in COLUMNS)}
 
 
-# -- permissions (skipped as root, which ignores them) ----------------------------------------
+# -- permissions (chmod, or for root, which ignores it, the same failures emulated) ----------
+
+AS_ROOT = os.geteuid() == 0
 
 
-@as_root
-def test_an_unreadable_run_is_listed_as_damaged(socialsim, good: Path, saves: Path):
+def _denied(*paths: str | os.PathLike) -> PermissionError:
+    return PermissionError(13, "Permission denied", str(paths[0]))
+
+
+def emulate_unreadable(monkeypatch, folder: Path) -> None:
+    """What ``chmod 000`` on ``folder`` does: every access under it fails with EACCES."""
+
+    def under(path) -> bool:
+        return folder in Path(os.fsdecode(path)).parents
+
+    def guard(real):
+        def call(path, *args, **kwargs):
+            if isinstance(path, str | bytes | os.PathLike) and under(path):
+                raise _denied(path)
+            return real(path, *args, **kwargs)
+
+        return call
+
+    for name in ("listdir", "stat", "open", "scandir"):
+        monkeypatch.setattr(os, name, guard(getattr(os, name)))
+    monkeypatch.setattr(Path, "read_bytes", guard(Path.read_bytes))
+    monkeypatch.setattr(Path, "read_text", guard(Path.read_text))
+
+
+def emulate_read_only(monkeypatch, folder: Path) -> None:
+    """What ``chmod 555`` on ``folder`` does: no entry in it can be created, removed or
+    renamed, and ``os.access`` says it cannot be written."""
+    real_access, real_open = os.access, os.open
+
+    def inside(path) -> bool:
+        return Path(os.fsdecode(path)).parent == folder
+
+    def access(path, mode, *args, **kwargs):
+        if Path(os.fsdecode(path)) == folder and mode & os.W_OK:
+            return False
+        return real_access(path, mode, *args, **kwargs)
+
+    def open_(path, flags, *args, **kwargs):
+        if flags & os.O_CREAT and inside(path) and not os.path.lexists(path):
+            raise _denied(path)
+        return real_open(path, flags, *args, **kwargs)
+
+    def entries(name: str):
+        real = getattr(os, name)
+
+        def call(*args, **kwargs):
+            paths = [a for a in args[:2] if isinstance(a, str | bytes | os.PathLike)]
+            exists = name == "mkdir" and os.path.lexists(args[0])  # EEXIST comes first
+            if any(inside(p) for p in paths) and not exists:
+                raise _denied(*paths)
+            return real(*args, **kwargs)
+
+        return call
+
+    monkeypatch.setattr(os, "access", access)
+    monkeypatch.setattr(os, "open", open_)
+    for name in ("mkdir", "rename", "replace", "unlink", "rmdir", "link"):
+        monkeypatch.setattr(os, name, entries(name))
+
+
+def test_an_unreadable_run_is_listed_as_damaged(socialsim, good: Path, saves: Path, monkeypatch):
     assert socialsim("run", "tavern", "--rounds", "1", "--run-id", "other", "-q").code == 0
-    good.chmod(0)
+    if AS_ROOT:
+        emulate_unreadable(monkeypatch, good)
+    else:
+        good.chmod(0)
     try:
         listed = socialsim("list")
-        assert listed.code == 0 and "other" in listed.out and "good" in listed.out
+        assert listed.code == 0 and "other" in listed.out and "good" in listed.out, listed
+        assert "Permission denied" in listed.out
         for argv in (
             ["show", "good"],
             ["resume", "good", "-q"],
             ["export", "good", "--out", str(saves.parent / "x")],
         ):
-            result = socialsim(*argv)
-            assert result.code == 2 and result.err.startswith(ERROR), result
-            assert result.err.count("\n") == 1
+            one_error(socialsim(*argv), "good")
+        assert not (saves.parent / "x").exists()
     finally:
         good.chmod(0o755)
 
 
-@as_root
 @pytest.mark.parametrize("where", ["rounds", "run", "saves"])
-def test_a_read_only_folder_changes_nothing(socialsim, good: Path, saves: Path, where):
+def test_a_read_only_folder_changes_nothing(socialsim, good: Path, saves: Path, where, monkeypatch):
     folder = {"rounds": good / "rounds", "run": good, "saves": saves}[where]
     before = snapshot(good)
-    folder.chmod(0o555)
-    try:
-        resumed = socialsim("resume", "good", "--rounds", "1", "-q")
-        deleted = socialsim("delete", "good", "--yes")
-    finally:
-        folder.chmod(0o755)
+    with monkeypatch.context() as patch:
+        if AS_ROOT:
+            emulate_read_only(patch, folder)
+        else:
+            folder.chmod(0o555)
+        try:
+            resumed = socialsim("resume", "good", "--rounds", "1", "-q")
+            deleted = socialsim("delete", "good", "--yes")
+        finally:
+            folder.chmod(0o755)
     if where != "saves":
-        assert resumed.code == 2 and resumed.err.startswith(ERROR), resumed
-    assert deleted.code == 2 and deleted.err.startswith(ERROR), deleted
-    if where != "saves":
+        one_error(resumed, "cannot write the run")
         assert snapshot(good) == before
+    one_error(deleted, "good")
+    assert (saves / "good" / "run.json").is_file()
+    assert not [p for p in saves.iterdir() if p.name.startswith(".")]
 
 
 def test_a_run_that_cannot_be_written_is_refused_before_anything_changes(
@@ -284,37 +351,6 @@ async def test_the_app_browser_lists_damaged_runs_and_stays_open(
         await pilot.pause()
         assert app.screen is browser and app.is_running
         assert "Cannot open good" in str(browser.query_one("#message", Label).content)
-
-
-def test_an_unreadable_run_folder_for_root_too(socialsim, good: Path, saves: Path, monkeypatch):
-    """What ``chmod 000`` on a run folder does, emulated where root ignores it: every
-    read under the folder fails with EACCES."""
-    assert socialsim("run", "tavern", "--rounds", "1", "--run-id", "other", "-q").code == 0
-
-    def denied(path) -> bool:
-        return Path(path) != good and good in Path(path).parents
-
-    def guard(real):
-        def call(path, *args, **kwargs):
-            if denied(path):
-                raise PermissionError(13, "Permission denied", str(path))
-            return real(path, *args, **kwargs)
-
-        return call
-
-    monkeypatch.setattr(os, "listdir", guard(os.listdir))
-    monkeypatch.setattr(os, "stat", guard(os.stat))
-    monkeypatch.setattr(Path, "read_bytes", guard(Path.read_bytes))
-    listed = socialsim("list")
-    assert listed.code == 0 and "other" in listed.out, listed
-    assert "good" in listed.out and "Permission denied" in listed.out
-    for argv in (
-        ["show", "good"],
-        ["resume", "good", "-q"],
-        ["export", "good", "--out", str(saves.parent / "x")],
-    ):
-        one_error(socialsim(*argv), "good")
-    assert not (saves.parent / "x").exists()
 
 
 def test_an_export_that_cannot_be_moved_into_place_keeps_the_earlier_one(
