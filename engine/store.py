@@ -29,11 +29,9 @@ import zlib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock, Timeout
 from pydantic import BaseModel, ConfigDict
-from tinydb.storages import Storage
 
 from .atomic import atomic_write_text
 from .cleanup import clean, staging_prefix
@@ -45,6 +43,9 @@ from .runfiles import ROUNDS_DIR, RunFiles, parse_json, read_bytes
 from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, TrialLink, fork
 from .scenario import Scenario
 from .state import RoundRecord
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 META_FILE = "run.json"
 LOCK_FILE = ".lock"
@@ -64,8 +65,9 @@ def default_saves_dir() -> Path:
     return Path(os.environ.get("SOCIALSIM_SAVES") or "saves")
 
 
-class AtomicJSONStorage(Storage):
-    """tinydb storage that replaces its file atomically on every write."""
+class AtomicJSONStorage:
+    """A JSON file of tables of numbered rows (the layout tinydb wrote), replaced
+    atomically on every write."""
 
     def __init__(self, path: str | Path, create: bool = True) -> None:
         self.path = Path(path)
@@ -170,11 +172,7 @@ def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
     except OSError as err:
         raise SaveError(f"{files.index_path}: unreadable ({err.strerror})") from None
     for e in entries:
-        path = files.existing_path(e.round)
-        try:
-            stat = path.stat()
-        except OSError as err:
-            raise SaveError(f"{path}: unreadable ({err.strerror})") from None
+        path, stat = _stat_round(files, e.round)
         if stat.st_size != e.size:
             raise SaveError(
                 f"{path}: damaged round file ({stat.st_size:,} bytes; the index says {e.size:,})"
@@ -182,6 +180,20 @@ def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
         if stat.st_mtime_ns > indexed and zlib.crc32(read_bytes(path)) != e.crc:
             raise SaveError(f"{path}: damaged round file (its checksum differs from the index)")
     return numbers[-1], entries[-1].metrics if len(entries) == len(numbers) else None
+
+
+def _stat_round(files: RunFiles, n: int) -> tuple[Path, os.stat_result]:
+    """The file holding round ``n`` and its status: one system call for a format-3 round
+    (``list`` checks every round of every run)."""
+    path = files.path(n)
+    try:
+        return path, os.stat(path)
+    except OSError:
+        path = files.existing_path(n)  # a format-2 round, or the error again
+    try:
+        return path, os.stat(path)
+    except OSError as err:
+        raise SaveError(f"{path}: unreadable ({err.strerror})") from None
 
 
 def _is_run_folder(entry: Path) -> bool:
@@ -277,6 +289,8 @@ class SaveStore:
     def lock(self, run_id: str) -> FileLock:
         """Take the run's lock, or fail at once if another process holds it or the run
         cannot be written (its folder or ``rounds/`` read-only): then nothing is changed."""
+        from filelock import FileLock, Timeout  # only writers lock: show and export do not
+
         folder = self.run_dir(run_id)
         for where in (folder, folder / ROUNDS_DIR):
             if where.is_dir() and not os.access(where, os.W_OK | os.X_OK):
@@ -294,6 +308,8 @@ class SaveStore:
 
     def _unlocked(self, folder: Path) -> bool:
         """Whether nobody holds the lock of the run in ``folder`` (False if unknown)."""
+        from filelock import FileLock, Timeout
+
         lock = FileLock(str(folder / LOCK_FILE), timeout=0)
         try:
             lock.acquire()
