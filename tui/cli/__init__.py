@@ -5,6 +5,7 @@ until a command runs: bare ``socialsim --help`` prints a snapshot of typer's hel
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -41,8 +42,9 @@ def commands() -> dict[str, Callable[..., Any]]:
     }
 
 
-def build_app() -> typer.Typer:
-    """The typer application with every command registered."""
+def build_app(only: str | None = None) -> typer.Typer:
+    """The typer application with every command registered, or with command ``only``
+    alone (to run it: typer builds the parameters of every command it holds first)."""
     import typer
 
     from . import runs
@@ -57,10 +59,12 @@ def build_app() -> typer.Typer:
     )
     app.callback()(runs.root)
     for name, command in commands().items():
-        app.command(name)(command)
-    from . import label
+        if only in (None, name):
+            app.command(name)(command)
+    if only is None:
+        from . import label
 
-    app.add_typer(label.app(), name="label")
+        app.add_typer(label.app(), name="label")
     return app
 
 
@@ -87,6 +91,10 @@ def main() -> None:
 
         if print_snapshot():
             sys.exit(0)
+    # socialsim uses no pydantic plugins; looking for them reads the metadata of every
+    # installed distribution (~20 ms of each command)
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from .base import invoke
 
-    sys.exit(invoke(_app(), args))
+    only = args[0] if args and args[0] in commands() else None
+    sys.exit(invoke(_app() if only is None else build_app(only), args))

@@ -89,9 +89,9 @@ def tidy(store: SaveStore, run_ids: list[str] | None = None) -> None:
 
 
 def make_console() -> Console:
-    """A console that prints user text as it is (no highlighting) and never writes a
-    control character of the text it is given (old saves, file names): only its own
-    styles reach the terminal."""
+    """A console that prints user text as it is (no highlighting, no ``:emoji:`` codes)
+    and never writes a control character of the text it is given (old saves, file
+    names): only its own styles reach the terminal."""
     from collections.abc import Iterable
 
     from rich.console import Console, ConsoleOptions, RenderableType
@@ -110,7 +110,7 @@ def make_console() -> Console:
                         segment = Segment(text, segment.style)
                 yield segment
 
-    return PlainConsole(highlight=False)
+    return PlainConsole(highlight=False, emoji=False)
 
 
 def saved_so_far(sim: Simulation) -> str:
