@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel
 
 from .scenario import Scenario, Status
-from .state import WorldState
+from .state import RelationChange, WorldState
 
 if TYPE_CHECKING:  # numpy is imported where a metric is computed: reading saves never needs it
     import numpy as np
@@ -106,19 +106,55 @@ class Edges:
         fav = np.array(rows, dtype=float).reshape(n, n)
         return cls(state.round, names, fav, hostile)
 
+    def changed(self, after: WorldState, changes: Sequence[RelationChange]) -> Edges:
+        """The view of ``after``, a state that differs from this view's only by
+        ``changes`` (its agents in the same order): a copy with the changed edges set."""
+        import numpy as np
+
+        index = {name: k for k, name in enumerate(self.names)}
+        fav = self.fav.copy()
+        hostile = self.hostile.copy()
+        if changes:
+            rows = [index[c.source] for c in changes]
+            cols = [index[c.target] for c in changes]
+            fav[rows, cols] = np.array([c.fav for c in changes], dtype=float)
+            for i, j, c in zip(rows, cols, changes, strict=True):
+                if c.status in NEGATIVE:
+                    hostile[i] |= 1 << j
+                else:
+                    hostile[i] &= ~(1 << j)
+        return Edges(after.round, self.names, fav, hostile)
+
 
 _VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}
 
 
-def _edges(state: WorldState) -> Edges:
-    """The state's :class:`Edges`, read once while the state lives at the same round."""
-    key = id(state)
-    hit = _VIEWS.get(key)
+def _held(state: WorldState) -> Edges | None:
+    hit = _VIEWS.get(id(state))
     if hit is not None and hit[0]() is state and hit[1].round == state.round:
         return hit[1]
-    view = Edges.of(state)
+    return None
+
+
+def _keep(state: WorldState, view: Edges) -> Edges:
+    key = id(state)
     _VIEWS[key] = (weakref.ref(state, lambda _: _VIEWS.pop(key, None)), view)
     return view
+
+
+def _edges(state: WorldState) -> Edges:
+    """The state's :class:`Edges`, read once while the state lives at the same round."""
+    held = _held(state)
+    return held if held is not None else _keep(state, Edges.of(state))
+
+
+def carry_edges(before: WorldState, after: WorldState, changes: Sequence[RelationChange]) -> None:
+    """Give ``after`` (the state a round made from ``before`` by applying ``changes``, every
+    relation it changed) its :class:`Edges` from ``before``'s, when that is held: the
+    metrics after a round then read only the changed edges, not all N(N-1)."""
+    held = _held(before)
+    if held is not None and list(after.agents) == held.names:
+        _keep(after, held.changed(after, changes))
 
 
 def mean_fav(state: WorldState) -> float:

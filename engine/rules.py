@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from operator import add, attrgetter
 
 from .errors import InterventionError
 from .needs import NEED_MAX, NEED_MIN, NEEDS
@@ -14,7 +15,9 @@ MAX_FAV_DELTA = 0.3
 ALLY_AT = 0.55
 ENEMY_AT = -0.50
 RIVAL_AT = -0.10
-RECENCY_WEIGHT = 1.0
+
+_importance = attrgetter("importance")
+_round = attrgetter("round")
 
 
 def clip(value: float, low: float, high: float) -> float:
@@ -60,21 +63,16 @@ def apply_need(value: float, delta: float) -> float:
 
 def remember(memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int) -> list[MemoryEntry]:
     """Add ``entry``; when over ``capacity`` evict the lowest-retention entries (retention:
-    importance less RECENCY_WEIGHT per round since the entry's round).
+    importance less one per round since the entry's round).
 
     Ties are broken by evicting the older entry. Chronological order is kept.
     """
     entries = [*memory, entry]
-    now = entry.round
-    while len(entries) > capacity:  # one pass per eviction: this runs once per edge
-        first = entries[0]
-        victim, lowest = 0, first.importance - RECENCY_WEIGHT * (now - first.round)
-        for k in range(1, len(entries)):
-            e = entries[k]
-            score = e.importance - RECENCY_WEIGHT * (now - e.round)
-            if score < lowest:
-                victim, lowest = k, score
-        del entries[victim]
+    # Retention is importance + round - now: every entry shares ``now``, so entries rank
+    # by importance + round, whole numbers summed in C (this runs once per judged edge).
+    while len(entries) > capacity:
+        keys = list(map(add, map(_importance, entries), map(_round, entries)))
+        del entries[keys.index(min(keys))]  # the first lowest: the oldest of a tie
     return entries
 
 

@@ -11,6 +11,7 @@ validated copies.
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -21,11 +22,17 @@ _new = object.__new__
 _set = object.__setattr__
 
 
+@cache
+def fields_set(model: type[BaseModel]) -> set[str]:
+    """The fields-set every trusted instance of ``model`` shares: it names every field, so
+    the additions pydantic makes on assignment leave it unchanged. (A loop that builds
+    instances inline, as :func:`trusted`'s builder does, sets this one.)"""
+    return set(model.model_fields)
+
+
 def trusted(model: type[M]) -> Callable[[dict[str, Any]], M]:
     """A builder of ``model`` instances that hold the given fields as they are."""
-    # Every instance shares one fields-set: it names every field, so the additions pydantic
-    # makes on assignment leave it unchanged.
-    every = set(model.model_fields)
+    every = fields_set(model)
 
     def build(fields: dict[str, Any]) -> M:
         obj = _new(model)

@@ -5,7 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .minds.base import RelationJudgement
-from .rules import apply_emotion, apply_fav, apply_need, next_status, remember
+from .rules import (
+    ALLY_AT,
+    ENEMY_AT,
+    MAX_FAV_DELTA,
+    RIVAL_AT,
+    apply_emotion,
+    apply_need,
+    remember,
+)
+from .scenario import Status
 from .state import (
     AgentState,
     EmotionChange,
@@ -14,11 +23,8 @@ from .state import (
     Relation,
     RelationChange,
 )
-from .trusted import trusted
+from .trusted import fields_set, trusted
 
-_memory = trusted(MemoryEntry)
-_relation = trusted(Relation)
-_change = trusted(RelationChange)
 _need = trusted(NeedState)
 _agent = trusted(AgentState)
 _emotion = trusted(EmotionChange)
@@ -53,31 +59,7 @@ def update_agent(
     _, emotion = apply_emotion(old.emotion, emotion_delta)
     before = old.relations
     relations = dict(before)
-    changes: list[RelationChange] = []
-    memory_, relation_, change_ = _memory, _relation, _change  # locals: this is per edge
-    for other, j in judged.items():
-        rel = before[other]
-        was, override, summary, importance = rel.fav, j.status, j.summary, j.importance
-        _, fav = apply_fav(was, j.delta)
-        status = next_status(fav, rel.status, override)
-        entry = memory_({"round": round_no, "summary": summary, "importance": importance})
-        memory = remember(rel.memory, entry, memory_size)
-        relations[other] = relation_({"fav": fav, "status": status, "memory": memory})
-        changes.append(
-            change_(
-                {
-                    "source": name,
-                    "target": other,
-                    "delta": round(fav - was, 6),
-                    "fav": fav,
-                    "status": status,
-                    "previous_status": rel.status,
-                    "override": override,
-                    "summary": summary,
-                    "importance": importance,
-                },
-            )
-        )
+    changes = _relation_changes(name, before, relations, round_no, memory_size, judged)
     needs = dict(old.needs)
     moved: dict[str, float] = {}
     for need, change in need_deltas.items():
@@ -102,3 +84,77 @@ def update_agent(
         relations=changes,
         needs=moved,
     )
+
+
+def _relation_changes(
+    name: str,
+    before: dict[str, Relation],
+    relations: dict[str, Relation],
+    round_no: int,
+    memory_size: int,
+    judged: dict[str, RelationJudgement],
+) -> list[RelationChange]:
+    """U_R for each judged edge: :func:`~engine.rules.apply_fav`, then
+    :func:`~engine.rules.next_status` and :func:`~engine.rules.remember`, written out (this
+    is the round's hottest loop: once per judged edge); the new relations go into
+    ``relations``, the changes are returned."""
+    # What trusted() builders do, inlined: a call per model costs a fifth of the edge.
+    new, put = object.__new__, object.__setattr__
+    memory_set, relation_set, change_set = (
+        fields_set(MemoryEntry),
+        fields_set(Relation),
+        fields_set(RelationChange),
+    )
+    high, ally, enemy, rival = MAX_FAV_DELTA, Status.ALLY, Status.ENEMY, Status.RIVAL
+    changes: list[RelationChange] = []
+    append = changes.append
+    for other, j in judged.items():
+        rel = before[other]
+        was, previous, override, summary, importance = (
+            rel.fav, rel.status, j.status, j.summary, j.importance,
+        )  # fmt: skip
+        delta = j.delta
+        fav = was + (-high if delta < -high else high if delta > high else delta)
+        fav = -1.0 if fav < -1.0 else 1.0 if fav > 1.0 else fav
+        if override is not None:
+            status = override
+        elif fav >= ALLY_AT:
+            status = ally
+        elif fav <= ENEMY_AT:
+            status = enemy
+        elif fav <= RIVAL_AT:
+            status = rival
+        else:
+            status = previous
+        entry = new(MemoryEntry)
+        put(entry, "__dict__", {"round": round_no, "summary": summary, "importance": importance})
+        put(entry, "__pydantic_fields_set__", memory_set)
+        put(entry, "__pydantic_extra__", None)
+        put(entry, "__pydantic_private__", None)
+        memory = remember(rel.memory, entry, memory_size)
+        relation = relations[other] = new(Relation)
+        put(relation, "__dict__", {"fav": fav, "status": status, "memory": memory})
+        put(relation, "__pydantic_fields_set__", relation_set)
+        put(relation, "__pydantic_extra__", None)
+        put(relation, "__pydantic_private__", None)
+        change = new(RelationChange)
+        put(
+            change,
+            "__dict__",
+            {
+                "source": name,
+                "target": other,
+                "delta": round(fav - was, 6),
+                "fav": fav,
+                "status": status,
+                "previous_status": previous,
+                "override": override,
+                "summary": summary,
+                "importance": importance,
+            },
+        )
+        put(change, "__pydantic_fields_set__", change_set)
+        put(change, "__pydantic_extra__", None)
+        put(change, "__pydantic_private__", None)
+        append(change)
+    return changes

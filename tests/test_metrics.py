@@ -506,3 +506,20 @@ def test_metrics_follow_a_state_changed_in_place():
     state.round = 1
     assert mean_fav(state) == pytest.approx(-0.4 / 6)
     assert balance(state) == pytest.approx(0.0)
+
+
+async def test_each_rounds_view_carried_from_its_changes_equals_one_read_whole():
+    """The simulation carries each state's Edges over from the state before and the round's
+    relation changes; that view is the one Edges.of reads from the whole state."""
+    from engine import resolve_scenario
+    from engine.metrics import Edges, _edges
+
+    sim = Simulation.new(resolve_scenario("demolition"), seed=2)
+    for _ in range(6):
+        record = await sim.step()
+        carried, whole = _edges(record.state), Edges.of(record.state)
+        assert carried is not whole and record.relation_changes
+        assert carried.round == whole.round == record.round
+        assert carried.names == whole.names
+        assert carried.fav.tolist() == whole.fav.tolist()
+        assert carried.hostile == whole.hostile
