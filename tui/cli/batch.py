@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .base import fail
+from .base import fail, say
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
+    from engine.estimate import Estimate
     from engine.experiments.executor import Executor
 
 PANEL = "Executor"
@@ -96,9 +97,14 @@ def progress_bar(what: str, total: int) -> Iterator[Bar]:
         yield Bar(progress, task)
 
 
-def confirm_spend(offline: bool, yes: bool, what: str) -> None:
-    """Ask before an LLM batch (unless ``--yes``); the offline model costs nothing."""
-    if offline or yes:
+def confirm_spend(offline: bool, yes: bool, what: str, estimate: Estimate | None = None) -> None:
+    """Before an LLM batch: print its estimate (when there is one) and ask, unless
+    ``--yes``; the offline model costs nothing."""
+    if offline:
+        return
+    if estimate is not None:
+        say(f"{what}: {estimate.summary()} (from {estimate.source})")
+    if yes:
         return
     if not typer.confirm(f"{what} calls an LLM for every run. Go on?", default=False, err=True):
         fail("cancelled before any call (give --yes to skip this question)")

@@ -194,7 +194,7 @@ def sweep(
         result = stopped.partial
         _report(result, out, console)
         say(
-            f"interrupted; {len(result.outcomes)} of {stopped.total} episodes finished"
+            f"{len(result.outcomes)} of {stopped.total} episodes finished"
             + (f", written to {out}" if out is not None else "")
         )
         raise typer.Exit(130) from None

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from engine import SaveStore
-    from engine.experiments.stats import Estimate
+    from engine.estimate import Estimate
+    from engine.experiments.stats import Estimate as Interval
     from engine.experiments.trial import ArmSummary, TrialResult, TrialSpec
 
 #: What the table shows unless ``--outcome`` says otherwise: the final Sociodrama metrics,
@@ -215,7 +216,10 @@ def trial(
         )  # fmt: skip
     shown = _selector(outcome, spec)
     console = make_console()
-    confirm_spend(spec.mind.offline, yes, f"Trial {spec.trial_id} ({spec.runs} runs)")
+    what = f"Trial {spec.trial_id} ({spec.runs} runs)"
+    confirm_spend(
+        spec.mind.offline, yes, what, None if spec.mind.offline else _estimate(spec, store)
+    )
     console.print(
         f"[bold]{spec.trial_id}[/]: {spec.scenario.title}, {len(spec.seeds)} seeds × "
         f"{len(spec.arms)} arms, fork at round {spec.fork_at} of {spec.rounds}, "
@@ -234,7 +238,7 @@ def trial(
         partial: TrialResult = stopped.partial
         _report(partial, shown, out)
         say(
-            f"interrupted; {partial.played} of {stopped.total} runs finished and saved"
+            f"{partial.played} of {stopped.total} runs finished and saved"
             + (f", the CSV ({out}) holds every finished arm" if out is not None else "")
             + f"; socialsim trial {spec.trial_id} --resume plays the rest"
         )
@@ -243,6 +247,16 @@ def trial(
         console.print(f"{result.reused} of {spec.runs} runs were finished already; "
                       f"{result.played} played now")  # fmt: skip
     _report(result, shown, out)
+
+
+def _estimate(spec: TrialSpec, store: SaveStore) -> Estimate:
+    """What the trial's LLM calls would cost: one run's estimate, times the rounds the trial
+    plays (each seed's prefix once, then every arm from the fork) over a run's rounds."""
+    from engine.estimate import estimate_run
+
+    one = estimate_run(spec.scenario, spec.mind, spec.rounds, store.root)
+    after = len(spec.arms) * (spec.rounds - spec.fork_at)
+    return one.times(len(spec.seeds) * (spec.fork_at + after) / spec.rounds)
 
 
 def _selector(outcome: list[str], spec: TrialSpec) -> object:
@@ -296,7 +310,7 @@ def write_trial_csv(result: TrialResult, out: Path) -> None:
     atomic_write_text(out, buffer.getvalue())
 
 
-def estimate_text(e: Estimate | None, signed: bool = False) -> str:
+def estimate_text(e: Interval | None, signed: bool = False) -> str:
     """``2.35 [1.90, 2.80]``: a mean and its 95% interval (``–`` without one)."""
     if e is None:
         return ""
