@@ -35,7 +35,7 @@ from .history import History
 from .lexicon import infer_stance
 from .limits import check_rounds
 from .llm.settings import LLMSettings
-from .metrics import Metrics, RepairCounter, round_metrics
+from .metrics import Metrics, RepairCounter, carry_edges, round_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
 from .minds.base import PastRound
@@ -470,6 +470,7 @@ class Simulation:
                 update={"llm_calls": calls, "usage": RoundUsage.of(calls, self.mind.judge_mode)}
             )
         counter = RepairCounter(len(before.agents), self._counter.fell, self._counter.was_friendly)
+        carry_edges(before, record.state, record.relation_changes)
         metrics = round_metrics(self.scenario, record.state, counter)
         if self._files is not None:
             summary: RoundSummary = self._save(self._files, before, record, metrics, counter)
