@@ -18,7 +18,7 @@ __all__ = ["app", "build_app", "commands", "main"]
 
 def commands() -> dict[str, Callable[..., Any]]:
     """Every command by name, in the order of ``socialsim --help``."""
-    from . import compare, library, measurement, runs, studies
+    from . import compare, library, measurement, runs, studies, trial
 
     return {
         "tui": runs.tui,
@@ -34,6 +34,7 @@ def commands() -> dict[str, Callable[..., Any]]:
         "export": library.export,
         "delete": library.delete,
         "sweep": studies.sweep,
+        "trial": trial.trial,
         "tasks": studies.tasks,
         "recast": studies.recast,
         "scenarios": library.scenarios,
