@@ -21,10 +21,15 @@ import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+from .card import FILE as CARD_FILE
+from .card import CardBuilder
 from .cleanup import pid_alive
 from .errors import SaveError
+from .export_graph import FOLDER as GRAPH_FOLDER
+from .export_graph import GraphWriter
+from .export_parquet import ParquetTable, pyarrow_modules
 from .history import History
 from .metrics import Metrics, RepairCounter, round_metrics
 from .needs import CATEGORY_OF
@@ -269,13 +274,20 @@ def export_run(
     history: Sequence[RoundRecord],
     out: Path,
     measurements: dict[str, list[dict]] | None = None,
+    *,
+    graphml: bool = False,
+    parquet: bool = False,
 ) -> list[Path]:
-    """Write the CSVs of a run (its rounds, round 0 first) into ``out``; returns the paths
-    written. The metrics come from a :class:`History`'s index, or are computed from the
-    states as they stream by.
+    """Write the CSVs of a run (its rounds, round 0 first) and its ``card.json`` into
+    ``out``; returns the paths written (the tables, the card, the GraphML folder). The metrics come from a :class:`History`'s index, or
+    are computed from the states as they stream by. ``graphml``: a GraphML file per round
+    too (``export_graph``); ``parquet``: the tables as Parquet instead of CSV
+    (``export_parquet``, pyarrow).
 
     The LLM tables hold only their header for runs of the offline model.
     """
+    if parquet:
+        pyarrow_modules()  # missing: one line before anything is written
     run_id = meta.run_id
     try:
         if out.exists() and not out.is_dir():
@@ -285,31 +297,58 @@ def export_run(
         staging = Path(tempfile.mkdtemp(prefix=_prefix(out, "export"), dir=out.parent))
     except OSError as err:
         raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
-    paths = {name: out / f"{name}.csv" for name in COLUMNS}
+    suffix = ".parquet" if parquet else ".csv"
+    paths = {name: out / f"{name}{suffix}" for name in COLUMNS}
     try:
         os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's 0700, made what mkdir would give
         with ExitStack() as stack, gc_paused():
-            writers = {}
+            writers: dict[str, Any] = {}
             for name in paths:
+                if parquet:
+                    table = ParquetTable(staging / f"{name}{suffix}", name, COLUMNS[name])
+                    writers[name] = table
+                    stack.callback(table.close)
+                    continue
                 handle = stack.enter_context(_synced(staging / f"{name}.csv"))
                 writers[name] = csv.writer(handle, lineterminator="\n")
                 writers[name].writerow(COLUMNS[name])
-            safe: Safe = functools.lru_cache(maxsize=65536)(csv_cell)
+            # Parquet is read by code: its text cells are written as they are.
+            cells: Callable[[tuple], Sequence[Any]] = _as_is if parquet else csv_row
+            safe: Safe = str if parquet else functools.lru_cache(maxsize=65536)(csv_cell)
+            card = CardBuilder(meta)
+            graphs = (
+                GraphWriter(staging / GRAPH_FOLDER, run_id, meta.scenario, meta.prior)
+                if graphml
+                else None
+            )
             for record, metrics in zip(history, _metrics_of(meta, history), strict=True):
                 for name, rows in LOG_TABLES.items():
-                    writers[name].writerows(map(csv_row, rows(run_id, record)))
+                    writers[name].writerows(map(cells, rows(run_id, record)))
                 for name, state_rows in STATE_TABLES.items():
                     writers[name].writerows(state_rows(run_id, record, safe))
                 writers["metrics"].writerows(_metrics(run_id, metrics))
+                card.add(record)
+                if graphs is not None:
+                    graphs.write(record)
             taken = measurements or {}
-            writers["surveys"].writerows(map(csv_row, _surveys(run_id, taken.get("surveys", []))))
-            writers["ratings"].writerows(map(csv_row, _ratings(run_id, taken.get("ratings", []))))
+            writers["surveys"].writerows(map(cells, _surveys(run_id, taken.get("surveys", []))))
+            writers["ratings"].writerows(map(cells, _ratings(run_id, taken.get("ratings", []))))
+            _write_card(staging / CARD_FILE, card.card().to_json())
         _move_into_place(staging, out)
     except OSError as err:
         raise SaveError(f"--out {out}: cannot write ({err.strerror})") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return list(paths.values())
+    return [*paths.values(), out / CARD_FILE, *([out / GRAPH_FOLDER] if graphml else [])]
+
+
+def _as_is(row: tuple) -> tuple:
+    return row
+
+
+def _write_card(path: Path, text: str) -> None:
+    with _synced(path) as handle:
+        handle.write(text)
 
 
 def _prefix(out: Path, kind: str) -> str:
@@ -330,9 +369,12 @@ def _move_into_place(staging: Path, out: Path) -> None:
     if not out.exists():
         os.rename(staging, out)
         return
-    ours = {f"{name}.csv" for name in COLUMNS}
+    ours = {f"{name}{suffix}" for name in COLUMNS for suffix in (".csv", ".parquet")}
+    ours |= {CARD_FILE, GRAPH_FOLDER}
     if not set(os.listdir(out)) <= ours:  # other files: keep them, replace ours one by one
-        for name in sorted(ours):
+        for name in sorted(os.listdir(staging)):
+            if os.path.isdir(out / name) and not os.path.islink(out / name):
+                shutil.rmtree(out / name)  # an earlier export's graphml folder
             os.replace(staging / name, out / name)
         return
     old = Path(tempfile.mkdtemp(prefix=_prefix(out, "old"), dir=out.parent))

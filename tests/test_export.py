@@ -53,8 +53,8 @@ def tables(saved, tmp_path: Path) -> dict[str, list[dict[str, str]]]:
     """The exported CSVs, loaded back with the csv module."""
     meta, records = saved
     paths = export_run(meta, records, tmp_path / "out")
-    assert [p.name for p in paths] == [f"{name}.csv" for name in COLUMNS]
-    return {p.stem: read_csv(p) for p in paths}
+    assert [p.name for p in paths] == [*(f"{name}.csv" for name in COLUMNS), "card.json"]
+    return {p.stem: read_csv(p) for p in paths if p.suffix == ".csv"}
 
 
 def read_csv(path: Path) -> list[dict[str, str]]:
@@ -217,7 +217,10 @@ def test_cli_export_writes_tidy_csvs_without_secrets(
     assert exc.value.code in (0, None)
     printed = capsys.readouterr()
     assert printed.err == ""
-    assert printed.out.split() == [str(out / f"{name}.csv") for name in COLUMNS]
+    assert printed.out.split() == [
+        *(str(out / f"{n}.csv") for n in COLUMNS),
+        str(out / "card.json"),
+    ]
     meta, records = saved
     expected = export_run(meta, records, tmp_path / "api")
     for path in expected:

@@ -56,15 +56,23 @@ def export(
     run_id: RunArg,
     out: Annotated[Path, typer.Option("--out", help="Folder for the CSV files.")],
     saves: SavesOpt = None,
+    graphml: Annotated[
+        bool, typer.Option("--graphml", help="Also a GraphML file per round (the signed network).")
+    ] = False,
+    parquet: Annotated[
+        bool, typer.Option("--parquet", help="The tables as Parquet instead of CSV (pyarrow).")
+    ] = False,
 ) -> None:
-    """Export a run as tidy CSVs: transcript, events, emotions, relations, needs, metrics."""
+    """Export a run as tidy CSVs (transcript, events, emotions, relations, needs, metrics)
+    and its run card (card.json)."""
     from engine.export import export_run
 
     store = open_store(saves)
     tidy(store, [run_id])
     meta = store.read_meta(run_id)
     history = store.history(run_id, meta)
-    paths = export_run(meta, history, out, store.read_measurements(run_id))
+    measured = store.read_measurements(run_id)
+    paths = export_run(meta, history, out, measured, graphml=graphml, parquet=parquet)
     for path in paths:
         typer.echo(str(path))
 
