@@ -310,13 +310,20 @@ def write_trial_csv(result: TrialResult, out: Path) -> None:
     atomic_write_text(out, buffer.getvalue())
 
 
+def number(x: float, signed: bool = False) -> str:
+    """Three significant digits (``0.0526``, ``16.9``, ``+2.00``); whole above 1,000."""
+    sign = "+" if signed else ""
+    return f"{x:{sign},.0f}" if abs(x) >= 1000 else f"{x:{sign}#.3g}"
+
+
 def estimate_text(e: Interval | None, signed: bool = False) -> str:
-    """``2.35 [1.90, 2.80]``: a mean and its 95% interval (``–`` without one)."""
+    """``2.35 [1.90, 2.80]``: a mean and its 95% interval (the mean alone without one)."""
     if e is None:
         return ""
-    form = "+.3g" if signed else ".3g"
-    interval = "" if e.low is None or e.high is None else f" [{e.low:{form}}, {e.high:{form}}]"
-    return f"{e.mean:{form}}{interval}"
+    interval = ""
+    if e.low is not None and e.high is not None:
+        interval = f" [{number(e.low, signed)}, {number(e.high, signed)}]"
+    return number(e.mean, signed) + interval
 
 
 def trial_table(result: TrialResult, summaries: list[ArmSummary]) -> Table:
