@@ -6,11 +6,14 @@ Run from the repository root::
     .venv/bin/python bench/bench_history.py                 # 3 repeats of every figure
     .venv/bin/python bench/bench_history.py --quick         # 1 repeat, memory over 100 rounds
     .venv/bin/python bench/bench_history.py --rev c88e0de   # the same with another revision
+    .venv/bin/python bench/bench_history.py --only show,list,export   # the history reads
 
 Every figure is measured in a fresh child process: wall time with ``time.perf_counter``,
 CPU (user + system) from ``getrusage``, resident memory from ``/proc/self/status`` (VmRSS
-now, VmHWM the peak). ``show`` and ``list`` are also timed as whole commands
-(``python -m tui.cli ...``: interpreter start and imports included). The runs that are
+now, VmHWM the peak). ``show``, ``list`` and ``export`` are also timed as whole commands
+(``python -m tui.cli ...``: interpreter start and imports included; CPU and peak RSS from
+the child's own ``wait4`` usage), with their bytecode cached as an installed package has
+it (under ``--cache``, even where PYTHONDONTWRITEBYTECODE is set). The runs that are
 read (1,000 rounds x 10 agents for export and show, 210 rounds x 30 agents for branch, 500
 runs for list) are built once per engine version into ``--cache`` and reused; the memory
 run (100 agents) is played afresh each repeat and its first 100 rounds give the disk
@@ -208,9 +211,10 @@ def child_main(argv: list[str]) -> None:
 class Runner:
     """Runs children with the engine of one revision (this tree, or a worktree)."""
 
-    def __init__(self, tree: Path) -> None:
+    def __init__(self, tree: Path, pycache: Path) -> None:
         self.tree = tree
-        self.env = {**os.environ, "PYTHONPATH": str(tree)}
+        self.env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(pycache)}
+        self.env.pop("PYTHONDONTWRITEBYTECODE", None)
 
     def child(self, task: str, *args: object) -> dict:
         out = self._run(
@@ -218,41 +222,29 @@ class Runner:
         )
         return json.loads(out[0].strip().splitlines()[-1])
 
-    def command(self, *argv: str) -> tuple[float, float]:
-        """(wall, CPU) of ``python -m tui.cli ARGV`` as a whole process."""
-        _, wall, cpu = self._run(["-m", "tui.cli", *argv])
-        return wall, cpu
+    def command(self, *argv: str) -> tuple[float, float, float]:
+        """(wall, CPU, peak RSS in MB) of ``python -m tui.cli ARGV`` as a whole process."""
+        _, wall, cpu, peak = self._run(["-m", "tui.cli", *argv])
+        return wall, cpu, peak
 
-    def _run(self, args: list[str]) -> tuple[str, float, float]:
-        _children_cpu()  # what children reaped so far spent
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            [sys.executable, *args],
-            cwd=self.tree,
-            env=self.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        out, err = proc.communicate()
-        wall = time.perf_counter() - t0
-        if proc.returncode:
-            raise SystemExit(f"child {args[:3]} failed ({proc.returncode}):\n{err[-2000:]}")
-        cpu = _children_cpu()
-        return out, wall, cpu
-
-
-_CHILD_CPU = [0.0]
-
-
-def _children_cpu() -> float:
-    """CPU of the child just reaped (the growth of RUSAGE_CHILDREN)."""
-    import resource
-
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    total = usage.ru_utime + usage.ru_stime
-    spent, _CHILD_CPU[0] = total - _CHILD_CPU[0], total
-    return spent
+    def _run(self, args: list[str]) -> tuple[str, float, float, float]:
+        """The child's stdout, wall time, CPU and peak RSS (MB, from its own usage)."""
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            t0 = time.perf_counter()
+            proc = subprocess.Popen(
+                [sys.executable, *args], cwd=self.tree, env=self.env, stdout=out, stderr=err
+            )
+            _, status, usage = os.wait4(proc.pid, 0)
+            wall = time.perf_counter() - t0
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            out.seek(0)
+            err.seek(0)
+            if proc.returncode:
+                raise SystemExit(
+                    f"child {args[:3]} failed ({proc.returncode}):\n{err.read()[-2000:].decode()}"
+                )
+            cpu = usage.ru_utime + usage.ru_stime
+            return out.read().decode(), wall, cpu, usage.ru_maxrss / 1024
 
 
 def uptime() -> str:
@@ -338,7 +330,15 @@ def main(argv: list[str] | None = None) -> None:
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "socialsim-bench-history"
     )
     parser.add_argument("--rev", help="measure this git revision instead (a worktree)")
+    parser.add_argument(
+        "--only",
+        type=lambda text: text.split(","),
+        default=list(SECTIONS),
+        help=f"comma-separated figures to measure, of {','.join(SECTIONS)} (default: all)",
+    )
     args = parser.parse_args(argv)
+    if unknown := set(args.only) - set(SECTIONS):
+        parser.error(f"--only: unknown figures {', '.join(sorted(unknown))}")
     repeat = 1 if args.quick else args.repeat
     memory_rounds = 100 if args.quick else args.memory_rounds
 
@@ -352,7 +352,7 @@ def main(argv: list[str] | None = None) -> None:
             capture_output=True,
         )
         tree = worktree
-    runner = Runner(tree)
+    runner = Runner(tree, args.cache / "pycache")
     try:
         report(runner, args, repeat, memory_rounds)
     finally:
@@ -367,12 +367,23 @@ def report(runner: Runner, args: argparse.Namespace, repeat: int, memory_rounds:
     print(f"socialsim history bench: {label}, {repeat} repeat(s), python {sys.version.split()[0]}")
     print(f"before: {uptime()}", flush=True)
     folder = cached(runner, args.cache)
-    saves, lists = folder / "saves", folder / "list"
-    rows: list[tuple[str, str, str, str]] = []
+    rows: list[Row] = []
+    for name in args.only:
+        rows += SECTIONS[name](runner, folder, args.cache, repeat, memory_rounds)
+    width = max(len(r[0]) for r in rows)
+    print(f"\n{'figure':<{width}}  {'wall (median [min, max])':<32}  {'CPU':<30}  vs target")
+    for name, wall, cpu, target in rows:
+        print(f"{name:<{width}}  {wall:<32}  {cpu:<30}  {target}")
+    print(f"\nafter: {uptime()}")
 
-    # 1-2. disk and memory: a 100-agent run played afresh
-    marks = sorted({max(1, memory_rounds // 5), memory_rounds // 2, memory_rounds})
-    disk_rounds = min(100, memory_rounds)
+
+Row = tuple[str, str, str, str]
+
+
+def memory_rows(runner: Runner, folder: Path, cache: Path, repeat: int, rounds: int) -> list[Row]:
+    """Disk per round and resident memory: a 100-agent run played afresh each repeat."""
+    marks = sorted({max(1, rounds // 5), rounds // 2, rounds})
+    disk_rounds = min(100, rounds)
     disks: list[float] = []
     rss: dict[int, list[float]] = {m: [] for m in marks}
     plays: list[float] = []
@@ -381,8 +392,8 @@ def report(runner: Runner, args: argparse.Namespace, repeat: int, memory_rounds:
     rereads: dict[int, list[float]] = {n: [] for n in reread}
     sizes: dict[str, list[float]] = {"keyframe": [], "changes": []}
     for _ in range(repeat):
-        with tempfile.TemporaryDirectory(dir=args.cache) as tmp:
-            got = runner.child("play", tmp, "mem", 100, memory_rounds, marks)
+        with tempfile.TemporaryDirectory(dir=cache) as tmp:
+            got = runner.child("play", tmp, "mem", 100, rounds, marks)
             disks.append(disk_per_round(Path(tmp) / "mem", disk_rounds))
             for n, t in runner.child("reread", tmp, "mem", reread).items():
                 rereads[int(n)].append(t["cpu"])
@@ -390,16 +401,16 @@ def report(runner: Runner, args: argparse.Namespace, repeat: int, memory_rounds:
                 sizes[kind].append(size)
         for m in marks:
             rss[m].append(got["marks"][str(m)]["rss_mb"])
-        plays.append(got["wall"] / memory_rounds)
-        play_cpu.append(got["cpu"] / memory_rounds)
-    rows.append(
+        plays.append(got["wall"] / rounds)
+        play_cpu.append(got["cpu"] / rounds)
+    rows = [
         (
             f"disk per round, 100 agents, rounds 1-{disk_rounds}",
             spread(disks, "MB"),
             "",
             verdict(statistics.median(disks), DISK_TARGET_MB),
         )
-    )
+    ]
     for m in marks:
         target = verdict(statistics.median(rss[m]), RSS_TARGET_MB) if m == marks[-1] else ""
         rows.append((f"RSS after {m} rounds, 100 agents", spread(rss[m], "MB", 0), "", target))
@@ -411,40 +422,62 @@ def report(runner: Runner, args: argparse.Namespace, repeat: int, memory_rounds:
             rows.append((f"  median {kind} file, 100 agents", spread(values, "MB"), "", ""))
     for n, values in rereads.items():
         rows.append((f"  read round {n} alone (state included), CPU", "", spread(values), ""))
+    return rows
 
-    # 3-4. export and show of 1,000 rounds x 10 agents
+
+def export_rows(runner: Runner, folder: Path, cache: Path, repeat: int, _: int) -> list[Row]:
+    """Export of 1,000 rounds x 10 agents, in process and as a whole command."""
+    saves = folder / "saves"
     walls: list[float] = []
     cpus: list[float] = []
     peaks: list[float] = []
     bases: list[float] = []
     for _ in range(repeat):
-        with tempfile.TemporaryDirectory(dir=args.cache) as tmp:
+        with tempfile.TemporaryDirectory(dir=cache) as tmp:
             got = runner.child("export", str(saves), "export", tmp)
         walls.append(got["wall"])
         cpus.append(got["cpu"])
         peaks.append(got["peak_mb"])
         bases.append(got["base_mb"])
-    rows.append(
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        out = str(Path(tmp) / "csv")
+        argv = ("export", "export", "--out", out, "--saves", str(saves))
+        runner.command(*argv)  # its bytecode cached, an earlier export in place
+        whole = [runner.command(*argv) for _ in range(repeat)]
+    return [
         (
-            "export 1,000 rounds x 10 agents",
+            "export 1,000 rounds x 10 agents (in process)",
             spread(walls),
             spread(cpus),
             verdict(statistics.median(walls), EXPORT_TARGET_S),
-        )
-    )
-    rows.append(
+        ),
         (
             "  peak RSS of the export process",
             spread(peaks, "MB", 0),
             f"after imports {statistics.median(bases):.0f} MB",
             verdict(statistics.median(peaks), EXPORT_RSS_TARGET_MB),
-        )
-    )
+        ),
+        _whole("socialsim export (whole command)", whole, EXPORT_TARGET_S),
+        (
+            "  peak RSS of socialsim export",
+            spread([p for _, _, p in whole], "MB", 0),
+            "",
+            verdict(statistics.median(p for _, _, p in whole), EXPORT_RSS_TARGET_MB),
+        ),
+    ]
+
+
+def show_rows(runner: Runner, folder: Path, cache: Path, repeat: int, _: int) -> list[Row]:
+    """``show`` of the 1,000-round run (its last round, and a round rebuilt from a
+    keyframe), in process and as a whole command."""
+    saves = folder / "saves"
+    rows = []
     for what, argv in (
         ("show", ["show", "export"]),
         ("show --round 995", ["show", "export", "--round", "995"]),
     ):
         inner = [runner.child("cli", *argv, "--saves", str(saves)) for _ in range(repeat)]
+        runner.command(*argv, "--saves", str(saves))  # its bytecode cached
         whole = [runner.command(*argv, "--saves", str(saves)) for _ in range(repeat)]
         rows.append(
             (
@@ -454,53 +487,60 @@ def report(runner: Runner, args: argparse.Namespace, repeat: int, memory_rounds:
                 verdict(statistics.median(g["wall"] for g in inner), SHOW_TARGET_S),
             )
         )
-        rows.append(
-            (
-                f"  socialsim {what} (whole command)",
-                spread([w for w, _ in whole]),
-                spread([c for _, c in whole]),
-                "",
-            )
-        )
+        rows.append(_whole(f"socialsim {what} (whole command)", whole, SHOW_TARGET_S))
+    return rows
 
-    # 5. branch
+
+def branch_rows(runner: Runner, folder: Path, cache: Path, repeat: int, _: int) -> list[Row]:
+    """Branching the 210-round run of 30 agents."""
+    rows = []
     for at in BRANCH_AT:
-        got_b = [runner.child("branch", str(saves), "branch", at) for _ in range(repeat)]
-        target = verdict(statistics.median(g["wall"] for g in got_b), BRANCH_TARGET_S)
+        got = [runner.child("branch", str(folder / "saves"), "branch", at) for _ in range(repeat)]
         rows.append(
             (
                 f"branch at round {at}, 30 agents",
-                spread([g["wall"] for g in got_b]),
-                spread([g["cpu"] for g in got_b]),
-                target,
+                spread([g["wall"] for g in got]),
+                spread([g["cpu"] for g in got]),
+                verdict(statistics.median(g["wall"] for g in got), BRANCH_TARGET_S),
             )
         )
+    return rows
 
-    # 6. list
-    got_l = [runner.child("list", str(lists)) for _ in range(repeat)]
-    whole_l = [runner.command("list", "--saves", str(lists)) for _ in range(repeat)]
-    rows.append(
+
+def list_rows(runner: Runner, folder: Path, cache: Path, repeat: int, _: int) -> list[Row]:
+    """``list`` of 500 runs, in process and as a whole command."""
+    lists = str(folder / "list")
+    got = [runner.child("list", lists) for _ in range(repeat)]
+    runner.command("list", "--saves", lists)  # its bytecode cached
+    whole = [runner.command("list", "--saves", lists) for _ in range(repeat)]
+    return [
         (
             f"list, {LIST_RUNS} runs (in process)",
-            spread([g["wall"] for g in got_l]),
-            spread([g["cpu"] for g in got_l]),
-            verdict(statistics.median(g["wall"] for g in got_l), LIST_TARGET_S),
-        )
-    )
-    rows.append(
-        (
-            "  socialsim list (whole command)",
-            spread([w for w, _ in whole_l]),
-            spread([c for _, c in whole_l]),
-            "",
-        )
+            spread([g["wall"] for g in got]),
+            spread([g["cpu"] for g in got]),
+            verdict(statistics.median(g["wall"] for g in got), LIST_TARGET_S),
+        ),
+        _whole("socialsim list (whole command)", whole, LIST_TARGET_S),
+    ]
+
+
+def _whole(name: str, runs: list[tuple[float, float, float]], target: float) -> Row:
+    walls = [w for w, _, _ in runs]
+    return (
+        f"  {name}",
+        spread(walls),
+        spread([c for _, c, _ in runs]),
+        verdict(statistics.median(walls), target),
     )
 
-    width = max(len(r[0]) for r in rows)
-    print(f"\n{'figure':<{width}}  {'wall (median [min, max])':<32}  {'CPU':<30}  vs target")
-    for name, wall, cpu, target in rows:
-        print(f"{name:<{width}}  {wall:<32}  {cpu:<30}  {target}")
-    print(f"\nafter: {uptime()}")
+
+SECTIONS = {
+    "memory": memory_rows,
+    "export": export_rows,
+    "show": show_rows,
+    "branch": branch_rows,
+    "list": list_rows,
+}
 
 
 if __name__ == "__main__":
