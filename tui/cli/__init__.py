@@ -18,7 +18,7 @@ __all__ = ["app", "build_app", "commands", "main"]
 
 def commands() -> dict[str, Callable[..., Any]]:
     """Every command by name, in the order of ``socialsim --help``."""
-    from . import compare, library, measurement, runs, studies, trial
+    from . import card, compare, estimate, library, measurement, runs, studies, trial
 
     return {
         "tui": runs.tui,
@@ -31,8 +31,10 @@ def commands() -> dict[str, Callable[..., Any]]:
         "list": library.list_runs,
         "show": library.show,
         "diff": compare.diff,
+        "card": card.card,
         "export": library.export,
         "delete": library.delete,
+        "estimate": estimate.estimate,
         "sweep": studies.sweep,
         "trial": trial.trial,
         "tasks": studies.tasks,
