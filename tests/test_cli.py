@@ -412,7 +412,7 @@ def test_export_writes_every_csv_with_the_documented_columns(
     out = tmp_path / "csv"
     result = socialsim("export", finished, "--out", str(out))
     assert result.code == 0, result.err
-    names = [f"{name}.csv" for name in COLUMNS]
+    names = [*(f"{name}.csv" for name in COLUMNS), "card.json"]
     assert result.out.split() == [str(out / n) for n in names]
     assert sorted(p.name for p in out.iterdir()) == sorted(names)
     for name, columns in COLUMNS.items():
