@@ -294,7 +294,7 @@ def replay(
 
     result = run_async(replay_run(open_store(saves), run_id, new_id))
     result.sim.close()
-    calls = sum(len(r.llm_calls) for r in result.sim.records)
+    calls = sum(u.calls for u in result.sim.records.usages())  # the index: no round is read
     if not result.identical:
         fail(f"replay {result.sim.run_id} diverged from {run_id} at rounds {result.diverged}")
     typer.echo(
