@@ -13,7 +13,7 @@ import pytest
 from engine import SaveStore, Simulation, resolve_scenario
 from engine.minds.offline import OfflineMind
 from tui.app import SocialsimApp, build_app
-from tui.engine_thread import EngineThread, Reply
+from tui.engine_thread import EngineThread, Pacer, Reply
 from tui.session import Session
 from tui.widgets.deck import AgentDeck
 from tui.widgets.transcript import Transcript
@@ -165,3 +165,41 @@ async def test_a_reply_given_up_cancels_the_wait() -> None:
         await task
     assert engine.run_sync(threading.current_thread) is not threading.current_thread()
     engine.stop()
+
+
+def _in_thread(fn) -> threading.Thread:
+    thread = threading.Thread(target=fn, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_the_engine_waits_for_the_screen_to_draw_the_round_before() -> None:
+    pacer = Pacer()
+    pacer.sent()  # one round ahead: the engine goes on at once
+    second = _in_thread(pacer.sent)
+    second.join(0.2)
+    assert second.is_alive()  # two rounds undrawn: held
+    pacer.drawn()
+    second.join(0.5)
+    assert not second.is_alive()
+
+
+def test_the_engine_is_not_held_while_the_ui_waits_for_it() -> None:
+    pacer = Pacer()
+    pacer.sent()
+    with pacer.ui_waiting():
+        held = _in_thread(pacer.sent)
+        held.join(0.5)
+        assert not held.is_alive()
+
+
+def test_the_engine_gives_way_to_a_key_until_it_is_drawn() -> None:
+    pacer = Pacer()
+    pacer.input_arrived()
+    waiting = _in_thread(pacer.give_way)
+    waiting.join(0.2)
+    assert waiting.is_alive()
+    pacer.input_drawn()
+    waiting.join(0.5)
+    assert not waiting.is_alive()
+    pacer.give_way()  # no input pending: no wait
