@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from textual import on
+from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -74,6 +74,14 @@ class SocialsimApp(App[None]):
                 f"{binding.tooltip or binding.description} (key: {shown})",
                 lambda action=action: screen.run_action(action),
             )
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.Resize):
+            # Input first: the engine thread gives way until the screen shows its effect.
+            pacer = self.session.engine.pacer
+            pacer.input_arrived()
+            self.call_after_refresh(pacer.input_drawn)
+        await super().on_event(event)
 
     def action_quit_safely(self) -> None:
         """Quit; a round in flight is finished and saved first (asked again: quit now, the

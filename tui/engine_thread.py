@@ -18,6 +18,14 @@ it. Pausing is a flag the round loop reads between rounds (``sim.request_pause``
 cancelling the awaiting worker cancels the round's task on the engine loop (the round is not
 saved; the save keeps the last finished one).
 
+Input first, and the screen keeps up: the two threads share one interpreter lock, so a
+busy engine thread would halve the app's speed just when a key wants an answer. A
+:class:`Pacer` holds the engine thread (at its next event: every word spoken, every turn,
+every round's end) from a key or resize until the screen has been repainted with its effect,
+and at the end of a round while the screen has not drawn the round before it, so the engine
+is never more than a round ahead (fast offline rounds do not pile up messages in front of the
+keys). Each hold is bounded (:data:`PACE_TIMEOUT`), so nothing can stall the run for good.
+
 The seam for a mind that waits for a person (a human playing an agent): the mind's coroutines
 run on the engine loop, so it awaits a :class:`Reply`, a future of that loop that the UI
 thread resolves::
@@ -37,10 +45,76 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Coroutine, Generator
+from collections.abc import Callable, Coroutine, Generator, Iterator
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+
+
+#: Longest the engine waits for the screen to draw a round (a screen that stopped drawing,
+#: a test without one, must not stop the run).
+PACE_TIMEOUT = 1.0
+
+
+class Pacer:
+    """Holds the engine thread while input waits for its repaint, and until the screen has
+    drawn all but ``ahead`` of the rounds it was sent (not while the UI thread itself waits
+    for the engine; never longer than :data:`PACE_TIMEOUT` at a time)."""
+
+    def __init__(self, ahead: int = 1) -> None:
+        self._ahead = ahead
+        self._cond = threading.Condition()
+        self._undrawn = 0  # rounds sent to the screen and not drawn yet
+        self._waiting = 0  # UI calls waiting for the engine loop
+        self._input = threading.Event()  # set: no input waits for its repaint
+        self._input.set()
+
+    def input_arrived(self) -> None:
+        """A key (or a resize) arrived: the engine waits until :meth:`input_drawn`."""
+        self._input.clear()
+
+    def input_drawn(self) -> None:
+        """The screen was repainted after the input."""
+        self._input.set()
+
+    def give_way(self) -> None:
+        """Engine thread, at each event: wait while input waits for its repaint."""
+        self._input.wait(PACE_TIMEOUT)
+
+    def sent(self) -> None:
+        """A round was posted to the screen (engine thread): wait while it is behind."""
+        with self._cond:
+            self._undrawn += 1
+            self._cond.wait_for(
+                lambda: self._undrawn <= self._ahead or self._waiting > 0, PACE_TIMEOUT
+            )
+
+    def drawn(self) -> None:
+        """The screen drew a round (UI thread)."""
+        with self._cond:
+            self._undrawn = max(0, self._undrawn - 1)
+            self._cond.notify_all()
+
+    def reset(self) -> None:
+        """Nothing is waiting to be drawn any more (the screen stopped listening)."""
+        self._input.set()
+        with self._cond:
+            self._undrawn = 0
+            self._cond.notify_all()
+
+    @contextmanager
+    def ui_waiting(self) -> Iterator[None]:
+        """While the UI thread waits for the engine loop, the engine is not held."""
+        self._input.set()
+        with self._cond:
+            self._waiting += 1
+            self._cond.notify_all()
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._waiting -= 1
 
 
 class EngineThread:
@@ -50,6 +124,7 @@ class EngineThread:
         self._name = name
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self.pacer = Pacer()
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop:
@@ -82,13 +157,15 @@ class EngineThread:
         async def call() -> T:
             return fn(*args)
 
-        return asyncio.run_coroutine_threadsafe(call(), self._loop).result()
+        with self.pacer.ui_waiting():
+            return asyncio.run_coroutine_threadsafe(call(), self._loop).result()
 
     def stop(self) -> None:
         """Stop the loop and join the thread (what is still running there is dropped)."""
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
+        self.pacer.reset()
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
         if not thread.is_alive():

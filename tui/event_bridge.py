@@ -7,7 +7,10 @@ whenever a turn or a round ends), so a fast model cannot flood the message queue
 
 The run may be played on another thread (:mod:`tui.engine_thread`): events arriving there
 are handed to the thread that made the bridge (the app's) through its event loop, in the
-order they were emitted, so messages are posted from the app's thread only.
+order they were emitted, so messages are posted from the app's thread only; with a
+:class:`~tui.engine_thread.Pacer`, that thread is held after each round while the screen has
+not drawn the round before (the screen calls :meth:`EventBridge.drawn`), and at every event
+while a key waits for its repaint.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from textual.message import Message
 from engine import Simulation, events
 
 from . import messages
+from .engine_thread import Pacer
 
 #: The screen redraws at most 30 times a second; more token messages would be wasted.
 TOKEN_INTERVAL = 1 / 30
@@ -53,8 +57,10 @@ class EventBridge:
         sim: Simulation,
         post: Callable[[Message], object],
         interval: float = TOKEN_INTERVAL,
+        pacer: Pacer | None = None,
     ) -> None:
         self._post = post
+        self._pacer = pacer
         self._interval = interval
         self._loop = asyncio.get_running_loop()
         self._thread = threading.get_ident()
@@ -66,6 +72,9 @@ class EventBridge:
         self._unsubscribe = sim.subscribe(self._on_event)
 
     def _on_event(self, event: events.SimEvent) -> None:
+        away = threading.get_ident() != self._thread  # on the engine thread
+        if away and self._pacer is not None:
+            self._pacer.give_way()
         if isinstance(event, events.TokenStreamed):
             with self._lock:
                 self._tokens.setdefault(event.agent, []).append(event.text)
@@ -76,6 +85,13 @@ class EventBridge:
         message = to_message(event)
         if message is not None:
             self._on_app_thread(self._deliver, message)
+        if away and self._pacer is not None and isinstance(event, events.RoundEnded):
+            self._pacer.sent()
+
+    def drawn(self) -> None:
+        """The screen drew a round the bridge posted (lets the engine go on)."""
+        if self._pacer is not None:
+            self._pacer.drawn()
 
     def _on_app_thread(self, fn: Callable[..., None], *args: object) -> None:
         if threading.get_ident() == self._thread:
@@ -106,6 +122,8 @@ class EventBridge:
         """Stop listening; what is buffered or still on its way is dropped."""
         self._closed = True
         self._unsubscribe()
+        if self._pacer is not None:
+            self._pacer.reset()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -124,7 +124,8 @@ class MainScreen(Screen[None]):
             f"Enlarge the terminal to at least {MIN_SIZE[0]}×{MIN_SIZE[1]} to use socialsim.",
             id="too-small",
         )
-        yield RunView(self.sim, id="main").data_bind(MainScreen.running)
+        pacer = self.session.engine.pacer
+        yield RunView(self.sim, pacer, id="main").data_bind(MainScreen.running)
         yield KeyFooter()
 
     def on_screen_resume(self) -> None:

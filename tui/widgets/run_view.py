@@ -18,6 +18,7 @@ from textual.widgets import Static
 from engine import Action, Mode, RoundRecord, Simulation
 
 from .. import messages
+from ..engine_thread import Pacer
 from ..event_bridge import EventBridge
 from ..report import metrics_block
 from .agent_pane import AgentPane
@@ -51,9 +52,10 @@ class RunView(Vertical):
     """
     running: var[bool] = var(False, init=False)
 
-    def __init__(self, sim: Simulation, **kwargs) -> None:
+    def __init__(self, sim: Simulation, pacer: Pacer | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.sim = sim
+        self._pacer = pacer  # holds the engine thread while rounds wait to be drawn
         self._bridge: EventBridge | None = None
         self._stopped: str | None = None  # why the run stopped degraded, until a round starts
 
@@ -76,7 +78,7 @@ class RunView(Vertical):
         return AgentDeck(panes, id="deck")
 
     def on_mount(self) -> None:
-        self._bridge = EventBridge(self.sim, self.post_message)
+        self._bridge = EventBridge(self.sim, self.post_message, pacer=self._pacer)
         self._replay_transcripts()
         self.refresh_view()
 
@@ -93,7 +95,7 @@ class RunView(Vertical):
             self._bridge.close()
         self.sim = sim
         self._stopped = None
-        self._bridge = EventBridge(sim, self.post_message)
+        self._bridge = EventBridge(sim, self.post_message, pacer=self._pacer)
         self.call_after_refresh(self._swap_deck)
 
     def toggle_focus(self) -> bool:
@@ -217,3 +219,5 @@ class RunView(Vertical):
             if action.order is None:  # silent: no Spoke message came for it
                 self._pane(action.speaker).add_turn(record.round, action)
         self.refresh_view(record)
+        if self._bridge is not None:
+            self._bridge.drawn()
