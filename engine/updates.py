@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .minds.base import RelationJudgement
+from .retention import Retention
 from .rules import (
     ALLY_AT,
     ENEMY_AT,
@@ -49,17 +50,20 @@ def update_agent(
     judged: dict[str, RelationJudgement],
     need_deltas: dict[str, float],
     theta: float | None = None,
+    retention: Retention | None = None,
 ) -> AgentUpdate:
     """Clip and apply U_S, U_R (with App. B status and memory eviction) and need deltas.
 
     Deltas recorded are the real movement after clipping. ``old`` is left untouched. The
     new models are built from the clipped values without validating them again (every
-    mind's deltas are finite floats and its judgements validated).
+    mind's deltas are finite floats and its judgements validated). ``retention``, the
+    memory keys of the state ``old`` is part of, finds the entries to evict (and is
+    updated); without it each edge's memory is read.
     """
     _, emotion = apply_emotion(old.emotion, emotion_delta)
     before = old.relations
     relations = dict(before)
-    changes = _relation_changes(name, before, relations, round_no, memory_size, judged)
+    changes = _relation_changes(name, before, relations, round_no, memory_size, judged, retention)
     needs = dict(old.needs)
     moved: dict[str, float] = {}
     for need, change in need_deltas.items():
@@ -93,6 +97,7 @@ def _relation_changes(
     round_no: int,
     memory_size: int,
     judged: dict[str, RelationJudgement],
+    retention: Retention | None,
 ) -> list[RelationChange]:
     """U_R for each judged edge: :func:`~engine.rules.apply_fav`, then
     :func:`~engine.rules.next_status` and :func:`~engine.rules.remember`, written out (this
@@ -106,9 +111,15 @@ def _relation_changes(
         fields_set(RelationChange),
     )
     high, ally, enemy, rival = MAX_FAV_DELTA, Status.ALLY, Status.ENEMY, Status.RIVAL
+    if retention is None:
+        victims: list[int | None] = [None] * len(judged)
+    else:
+        me = retention.index[name]
+        added = [j.importance + round_no for j in judged.values()]
+        victims = [*retention.evict(me, list(judged), added)]
     changes: list[RelationChange] = []
     append = changes.append
-    for other, j in judged.items():
+    for (other, j), victim in zip(judged.items(), victims, strict=True):
         rel = before[other]
         was, previous, override, summary, importance = (
             rel.fav, rel.status, j.status, j.summary, j.importance,
@@ -131,7 +142,19 @@ def _relation_changes(
         put(entry, "__pydantic_fields_set__", memory_set)
         put(entry, "__pydantic_extra__", None)
         put(entry, "__pydantic_private__", None)
-        memory = remember(rel.memory, entry, memory_size)
+        memory = rel.memory
+        size = len(memory)
+        if victim is not None and victim < 0 and size < memory_size:  # room: no eviction
+            memory = [*memory, entry]
+        elif victim is not None and victim >= 0 and size == memory_size:
+            memory = [*memory]
+            if victim < size:
+                del memory[victim]
+                memory.append(entry)
+        else:  # no keys, or more entries than the capacity: read the entries
+            memory = remember(memory, entry, memory_size)
+            if retention is not None:
+                retention.set(me, retention.index[other], memory)
         relation = relations[other] = new(Relation)
         put(relation, "__dict__", {"fav": fav, "status": status, "memory": memory})
         put(relation, "__pydantic_fields_set__", relation_set)

@@ -13,9 +13,10 @@ from pydantic import BaseModel
 
 from engine.minds.base import RelationJudgement
 from engine.needs import NEEDS
+from engine.retention import Retention
 from engine.rules import remember
 from engine.scenario import Status
-from engine.state import AgentState, MemoryEntry, NeedState, Relation
+from engine.state import AgentState, MemoryEntry, NeedState, Relation, WorldState
 from engine.trusted import trusted
 from engine.updates import update_agent
 
@@ -59,12 +60,8 @@ def agent(rng: random.Random, memory: int) -> AgentState:
     )
 
 
-@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=0, max_value=4))
-def test_update_agent_builds_what_validation_would(seed, memory):
-    rng = random.Random(seed)
-    old = agent(rng, memory)
-    before = old.model_dump_json()
-    judged = {
+def judgements(rng: random.Random) -> dict[str, RelationJudgement]:
+    return {
         o: RelationJudgement(
             delta=rng.choice([-0.9, -0.3, -0.05, 0.0, 0.12, 0.3, 5.0]),
             status=rng.choice([None, *Status]),
@@ -73,6 +70,14 @@ def test_update_agent_builds_what_validation_would(seed, memory):
         )
         for o in rng.sample(OTHERS, rng.randint(0, len(OTHERS)))
     }
+
+
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=0, max_value=4))
+def test_update_agent_builds_what_validation_would(seed, memory):
+    rng = random.Random(seed)
+    old = agent(rng, memory)
+    before = old.model_dump_json()
+    judged = judgements(rng)
     needs = {n: rng.choice([-20.0, -0.4, 0.0, 0.25, 3.0]) for n in rng.sample(NEEDS, 5)}
     update = update_agent(
         "Ann",
@@ -95,6 +100,35 @@ def test_update_agent_builds_what_validation_would(seed, memory):
         entry = MemoryEntry(round=7, summary=change.summary, importance=change.importance)
         assert rel.memory == remember(old.relations[change.target].memory, entry, 3)
         assert len(rel.memory) <= 3
+
+
+@given(
+    st.integers(min_value=0, max_value=2**32),
+    st.integers(min_value=0, max_value=4),
+    st.integers(min_value=0, max_value=4),
+)
+def test_memory_keys_evict_what_the_entries_would(seed, memory, capacity):
+    """update_agent with the state's Retention keys keeps the memories reading every entry
+    keeps (also for memories over the capacity), and leaves the keys of the new state."""
+    rng = random.Random(seed)
+    agents = {"Ann": agent(rng, memory), **{o: agent(rng, memory) for o in OTHERS}}
+    for a in agents.values():  # older entries, of varied rounds, as a played run has
+        for rel in a.relations.values():
+            rounds = sorted(rng.sample(range(1, 7), len(rel.memory)))
+            for e, r in zip(rel.memory, rounds, strict=True):
+                e.round = r
+    agents["Ann"].relations.pop("Ann", None)
+    state = WorldState(round=6, agents=agents)
+    keys = Retention.of(state, capacity)
+    for name in ["Ann", *OTHERS]:
+        old = state.agents[name]
+        judged = {o: j for o, j in judgements(rng).items() if o != name and o in old.relations}
+        plain = update_agent(name, old, 7, capacity, 0.1, judged, {})
+        kept = update_agent(name, old, 7, capacity, 0.1, judged, {}, retention=keys)
+        assert kept.state == plain.state
+        agents[name] = kept.state
+    after = WorldState(round=7, agents=agents)
+    assert keys.keys.tolist() == Retention(after, capacity).keys.tolist()
 
 
 def test_trusted_models_behave_as_validated_ones():
