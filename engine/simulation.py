@@ -42,6 +42,7 @@ from .minds.base import PastRound
 from .minds.human import Ask, HumanMind, check_players
 from .priors import Prior, check_agents
 from .records import RoundUsage, main_failure
+from .retention import Retention
 from .rounds import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round_file
 from .rules import (
     can_observe,
@@ -695,13 +696,17 @@ class Simulation:
         )
         emotion_deltas = results[:count]
         judgements, need_deltas = results[count : 2 * count], results[2 * count :]
+        before, memory_size = self.state, self.scenario.memory_size
+        retention = Retention.of(before, memory_size)  # the memory keys, handed on below
         updates = [
             update_agent(
-                n, self.state.agents[n], t, self.scenario.memory_size, d_s, j, d_n, actions[n].theta
+                n, before.agents[n], t, memory_size, d_s, j, d_n, actions[n].theta, retention
             )
             for n, d_s, j, d_n in zip(names, emotion_deltas, judgements, need_deltas, strict=True)
         ]
         new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
+        after = WorldState(round=t, agents=new_states)
+        retention.hand_to(after)
         emotions = [u.emotion for u in updates]
         relations = [c for u in updates for c in u.relations]
         self._emit(
@@ -714,7 +719,7 @@ class Simulation:
             emotion_changes=emotions,
             relation_changes=relations,
             need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
-            state=WorldState(round=t, agents=new_states),
+            state=after,
         )
 
 
