@@ -17,15 +17,30 @@ BIG = "9" * 23
 
 #: argv (``{tmp}``: a scratch folder) -> a fragment of the one error line.
 EDGES: dict[str, tuple[list[str], str]] = {
-    "seed-not-int": (["run", "tavern", "--seed", "abc"], "'--seed'"),
-    "rounds-negative": (["run", "tavern", "--rounds", "-1"], "'--rounds'"),
-    "rounds-over": (["run", "tavern", "--rounds", "10001"], "'--rounds'"),
-    "rounds-bignum": (["run", "tavern", "--rounds", BIG], "'--rounds'"),
-    "resume-rounds-over": (["resume", "base", "--rounds", BIG], "'--rounds'"),
+    "seed-not-int": (["run", "tavern", "--seed", "abc"], "--seed 'abc'"),
+    "seed-negative": (["run", "tavern", "--seed", "-1"], "--seed '-1': a seed is"),
+    "seed-bignum": (["run", "tavern", "--seed", BIG], f"--seed '{BIG}': a seed is"),
+    "tui-seed-negative": (["tui", "--seed", "-7"], "--seed '-7'"),
+    "sweep-seed-negative": (["sweep", "govsim", "--seed", "-1"], "--seed '-1'"),
+    "recast-seed-negative": (["recast", "student-council", "--seed", "-1"], "--seed '-1'"),
+    "name-escape": (["run", "tavern", "--name", "a\x1b]0;PWNED\x07"], "U+001B"),
+    "name-newline": (["run", "tavern", "--name", "a\nb"], "--name 'a\\nb'"),
+    "name-too-long": (["run", "tavern", "--name", "x" * 201], "longer than 200"),
+    "branch-name-escape": (["branch", "base", "--at", "1", "--name", "\x1b[2J"], "U+001B"),
+    "export-empty-out": (["export", "base", "--out", ""], "--out '': an empty path"),
+    "export-blank-out": (["export", "base", "--out=  "], "--out '  ': an empty path"),
+    "schema-empty-out": (["schema", "--out", ""], "--out ''"),
+    "sweep-empty-out": (["sweep", "govsim", "--out", ""], "--out ''"),
+    "rounds-negative": (["run", "tavern", "--rounds", "-1"], "--rounds '-1'"),
+    "rounds-over": (["run", "tavern", "--rounds", "10001"], "--rounds '10001'"),
+    "rounds-bignum": (["run", "tavern", "--rounds", BIG], f"--rounds '{BIG}'"),
+    "resume-rounds-over": (["resume", "base", "--rounds", BIG], f"--rounds '{BIG}'"),
     "resume-past-limit": (["resume", "base", "--rounds", "9999"], "1 to 10,000 rounds"),
     "show-round-negative": (["show", "base", "--round", "-1"], "--round -1"),
     "show-round-bignum": (["show", "base", "--round", BIG], f"--round {BIG}"),
-    "show-round-text": (["show", "base", "--round", "abc"], "'--round'"),
+    "show-round-text": (["show", "base", "--round", "abc"], "--round 'abc'"),
+    "branch-at-text": (["branch", "base", "--at", "abc"], "--at 'abc'"),
+    "branch-at-equals-text": (["branch", "base", "--at=x1"], "--at 'x1'"),
     "branch-at-negative": (["branch", "base", "--at", "-1"], "--at -1"),
     "branch-at-bignum": (["branch", "base", "--at", BIG], f"--at {BIG}"),
     "branch-empty-id": (["branch", "base", "--at", "1", "--run-id", ""], "run id ''"),
@@ -83,6 +98,7 @@ def test_a_bad_argument_is_one_line_and_changes_nothing(
     assert line.startswith("socialsim: error: ") and fragment in line, line
     assert "Traceback" not in result.out + result.err
     assert _tree(saves) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "saves"]  # nothing written
 
 
 def test_a_declined_delete_changes_nothing(socialsim, saves: Path, base: str, monkeypatch):

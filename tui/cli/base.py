@@ -39,15 +39,38 @@ def fail(message: str) -> NoReturn:
     raise typer.Exit(2)
 
 
-def usage_message(err: typer.TyperException) -> str:
-    """A typer/click usage error (a bad value, an unknown option or command) as one line."""
+def usage_message(err: typer.TyperException, args: list[str] | None = None) -> str:
+    """A typer/click usage error (a bad value, an unknown option or command) as one line;
+    a bad option value is quoted as given in ``args``."""
     ctx = getattr(err, "ctx", None)
     text = " ".join(err.format_message().split()).rstrip(".")
+    given = _given(getattr(err, "param", None), args or [])
+    if given is not None:
+        opt, value = given
+        message = " ".join(str(getattr(err, "message", "")).split()).rstrip(".")
+        text = f"{opt} {value!r}: {message}"
     if ctx is None:
         return text
     path = ctx.command_path
     where = path.removeprefix("socialsim").strip()
     return f"{where + ': ' if where else ''}{text} (see {path} --help)"
+
+
+def _given(param: object, args: list[str]) -> tuple[str, str] | None:
+    """(option, value) as the command line gave the option ``param`` (its last use)."""
+    if getattr(param, "param_type_name", None) != "option":
+        return None
+    found = None
+    names = [*getattr(param, "opts", []), *getattr(param, "secondary_opts", [])]
+    for k, arg in enumerate(args):
+        if arg == "--":
+            break
+        for name in names:
+            if arg == name and k + 1 < len(args):
+                found = (name, args[k + 1])
+            elif name.startswith("--") and arg.startswith(f"{name}="):
+                found = (name, arg[len(name) + 1 :])
+    return found
 
 
 def invoke(app: typer.Typer, args: list[str]) -> int:
@@ -64,7 +87,7 @@ def invoke(app: typer.Typer, args: list[str]) -> int:
         say("aborted")
         return 1
     except typer.TyperException as err:
-        say(f"error: {usage_message(err)}")
+        say(f"error: {usage_message(err, args)}")
         return 2
     if code == 130:  # typer's answer to a KeyboardInterrupt outside a played run
         say("interrupted")

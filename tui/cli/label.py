@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from . import options
 from .base import SavesOpt, fail, open_store
 
 if TYPE_CHECKING:
@@ -51,7 +52,9 @@ def new(
             "[default: emotion=0.01,relation=0.01,need=0.1].",
         ),
     ] = "",
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the sample.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the sample.", callback=options.seed)
+    ] = 0,
     saves: SavesOpt = None,
 ) -> None:
     """Draw a study: a reproducible stratified sample of the judge's updates from saved runs."""
@@ -85,7 +88,12 @@ def new(
 
 def sheet(
     study: StudyArg,
-    out: Annotated[Path, typer.Option("--out", help="The CSV file to write.")],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out", parser=options.folder, metavar="PATH", help="The CSV file to write."
+        ),
+    ],
     saves: SavesOpt = None,
 ) -> None:
     """Write the rating sheet: one row per item, its evidence, an empty label column."""
@@ -179,7 +187,9 @@ def report(
         ),
     ] = None,
     boots: Annotated[int, typer.Option("--boots", min=10, help="Bootstrap resamples.")] = 2000,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the bootstrap.")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed of the bootstrap.", callback=options.seed)
+    ] = 0,
     out: Annotated[
         Path | None,
         typer.Option("--out", help="Also write items, labels, report, confusion CSVs here."),

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from .base import RunArg, SavesOpt, fail, make_console, open_store, tidy
+from .options import folder
 
 
 def list_runs(saves: SavesOpt = None) -> None:
@@ -54,7 +55,10 @@ def show(
 
 def export(
     run_id: RunArg,
-    out: Annotated[Path, typer.Option("--out", help="Folder for the CSV files.")],
+    out: Annotated[
+        Path,
+        typer.Option("--out", parser=folder, metavar="PATH", help="Folder for the CSV files."),
+    ],
     saves: SavesOpt = None,
     graphml: Annotated[
         bool, typer.Option("--graphml", help="Also a GraphML file per round (the signed network).")
@@ -120,7 +124,10 @@ def validate(file: Annotated[Path, typer.Argument(help="A scenario .toml file.")
 
 def schema(
     out: Annotated[
-        Path | None, typer.Option("--out", help="Write to a file instead of stdout.")
+        Path | None,
+        typer.Option(
+            "--out", parser=folder, metavar="PATH", help="Write to a file instead of stdout."
+        ),
     ] = None,
 ) -> None:
     """Print the JSON Schema of the scenario format."""

@@ -7,6 +7,7 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -241,6 +242,38 @@ def structured_models(items: Sequence[str], models: set[str]) -> dict[str, str]:
             )
         chosen[model] = mode
     return chosen
+
+
+# -- validators of the other options (one place: each error quotes the value given) --------
+
+
+def seed(value: int) -> int:
+    """``--seed``: a whole number from 0 to 2**63 - 1."""
+    from engine.limits import MAX_SEED
+
+    if not 0 <= value <= MAX_SEED:
+        raise typer.BadParameter(f"a seed is a whole number from 0 to 2**63 - 1 ({MAX_SEED})")
+    return value
+
+
+def label(value: str) -> str:
+    """``--name``: one line of printable text (empty: no label)."""
+    from engine.limits import MAX_LABEL_CHARS
+    from engine.textsafe import char_name, unsafe_char
+
+    bad = unsafe_char(value)
+    if bad is not None:
+        raise typer.BadParameter(f"contains the control character {char_name(bad)}")
+    if len(value) > MAX_LABEL_CHARS:
+        raise typer.BadParameter(f"longer than {MAX_LABEL_CHARS} characters")
+    return value
+
+
+def folder(value: str) -> Path:
+    """``--out``: a path, not an empty string (which would mean the current folder)."""
+    if not value.strip():
+        raise typer.BadParameter("an empty path (it would mean the current folder)")
+    return Path(value)
 
 
 Command = TypeVar("Command", bound=Callable[..., Any])

@@ -10,6 +10,7 @@ import typer
 
 from engine.limits import MAX_ROUNDS
 
+from . import options
 from .base import (
     RunArg,
     SavesOpt,
@@ -85,7 +86,7 @@ def tui(
             "or a saved run id (resume)."
         ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for a new run.")] = 0,
+    seed: Annotated[int, typer.Option(help="Seed for a new run.", callback=options.seed)] = 0,
     keymap: Annotated[Path | None, typer.Option(help="Key remapping TOML file.")] = None,
     saves: SavesOpt = None,
     prior: PriorOpt = None,
@@ -171,8 +172,10 @@ def run(
         int | None,
         typer.Option(min=1, max=MAX_ROUNDS, help="Rounds to play [default: the scenario's]."),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for every random choice.")] = 0,
-    name: Annotated[str, typer.Option(help="A label for the run.")] = "",
+    seed: Annotated[
+        int, typer.Option(help="Seed for every random choice.", callback=options.seed)
+    ] = 0,
+    name: Annotated[str, typer.Option(help="A label for the run.", callback=options.label)] = "",
     run_id: Annotated[str | None, typer.Option("--run-id", help="Id for the new run.")] = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="Only print the final line.")
@@ -259,7 +262,7 @@ def resume(
 def branch(
     run_id: RunArg,
     at: Annotated[int, typer.Option("--at", help="Fork after this round (0 = the start).")],
-    name: Annotated[str, typer.Option(help="A label for the branch.")] = "",
+    name: Annotated[str, typer.Option(help="A label for the branch.", callback=options.label)] = "",
     new_id: Annotated[str | None, typer.Option("--run-id", help="Id for the branch.")] = None,
     intervention: Annotated[
         str | None,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 
 import typer
 
+from . import options
 from .base import SavesOpt, fail, make_console, open_store, run_async, say
 from .batch import (
     AddressOpt,
@@ -132,8 +133,13 @@ def sweep(
     workers: WorkersOpt = None,
     address: AddressOpt = None,
     calls_per_second: RateOpt = None,
-    seed: Annotated[int, typer.Option(help="Seed of run 0; run r uses seed + r.")] = 0,
-    out: Annotated[Path | None, typer.Option(help="Write the tidy CSV here.")] = None,
+    seed: Annotated[
+        int, typer.Option(help="Seed of run 0; run r uses seed + r.", callback=options.seed)
+    ] = 0,
+    out: Annotated[
+        Path | None,
+        typer.Option(parser=options.folder, metavar="PATH", help="Write the tidy CSV here."),
+    ] = None,
     yes: YesOpt = False,
     *,
     llm: LLMOptions,
@@ -257,7 +263,9 @@ def recast(
         str, typer.Option("--init", help="hetero, random, or four archetypes a,b,c,d.")
     ] = "hetero",
     episodes: Annotated[int, typer.Option("--episodes", "-r", help="Episodes per casting.")] = 4,
-    seed: Annotated[int, typer.Option(help="Seed of the first episode.")] = 0,
+    seed: Annotated[
+        int, typer.Option(help="Seed of the first episode.", callback=options.seed)
+    ] = 0,
     ablation: Annotated[
         bool, typer.Option("--ablation", help="w/o social dynamics: fixed order, no S/R updates.")
     ] = False,
