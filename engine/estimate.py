@@ -8,9 +8,9 @@ run would make in the same contexts: the same prompts, the schema pasted or sent
 ``litellm.token_counter`` (a schema sent as ``response_format`` counts too: providers bill
 it); a reply is the offline model's answer in the reply's shape. Later rounds cost what the
 played ones did once the window is full: their mean number of calls, at the last round's
-tokens per call. The range: low = half the speakers (turns and triggered edges), the least
-history and replies half as long; high = every agent speaks, 10% of the calls resent and
-replies twice as long.
+tokens per call. The range: low = half the speakers (turns and triggered edges), every
+round at the least prompt per call of the played rounds (the least history) and replies
+half as long; high = every agent speaks, 10% of the calls resent and replies twice as long.
 
 From earlier runs: saved runs of the same scenario, model, judge model and judge mode give
 their recorded usage per round; then the expected figures are theirs, and the range covers
@@ -459,8 +459,8 @@ def _same_models(run: LLMSettings | None, settings: LLMSettings) -> bool:
 @dataclass(frozen=True)
 class _End:
     """One end of the range: factors on the calls of speaker-dependent purposes, on the
-    others' calls, and on the replies' length; ``fewest`` takes the smallest prompt per call
-    of the played rounds (least history) for the later rounds."""
+    others' calls, and on the replies' length; ``fewest`` puts every round at the smallest
+    prompt per call of the played rounds (the least history)."""
 
     speakers: float
     others: float
@@ -505,9 +505,13 @@ def _combine(played: _Played, total: int, agents: int, earlier: list[list[RoundU
         per_round[purpose] += calls
         last = _per_call(played.rounds[-1].get(key) or sum(series, ZERO))
         least = min((_per_call(f) for f in series if f.calls), key=lambda f: f.prompt_tokens)
+        done = sum(series, ZERO)
         for name, end in ends.items():
-            per_call = replace(last, prompt_tokens=least.prompt_tokens) if end.fewest else last
-            rounds = sum(series, ZERO) + per_call.times(calls * later)
+            first, per_call = done, last
+            if end.fewest:  # every round at the least prompt per call (the least history)
+                first = replace(done, prompt_tokens=least.prompt_tokens * done.calls)
+                per_call = replace(last, prompt_tokens=least.prompt_tokens)
+            rounds = first + per_call.times(calls * later)
             by_model[name][model] += end.scaled(purpose, rounds)
     spans = {name: sum(models.values(), ZERO) for name, models in by_model.items()}
     earlier_rounds = 0
