@@ -1,7 +1,8 @@
 """The ``socialsim`` command line (typer): the commands live in one module per topic and are
-listed in :func:`commands` in the order of ``socialsim --help``. Nothing heavy is imported
+listed in :data:`COMMANDS` in the order of ``socialsim --help``. Nothing heavy is imported
 until a command runs: bare ``socialsim --help`` prints a snapshot of typer's help
-(``fasthelp``), and engine imports stay inside the commands."""
+(``fasthelp``), a command runs in an app that holds it alone (its module imported, not the
+others), and engine imports stay inside the commands."""
 
 from __future__ import annotations
 
@@ -13,35 +14,45 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import typer
 
-__all__ = ["app", "build_app", "commands", "main"]
+__all__ = ["COMMANDS", "app", "build_app", "commands", "main"]
 
 
-def commands() -> dict[str, Callable[..., Any]]:
-    """Every command by name, in the order of ``socialsim --help``."""
-    from . import card, compare, estimate, library, measurement, runs, studies, trial
+#: Every command by name, in the order of ``socialsim --help``: the module of ``tui/cli``
+#: that defines it and the function. A module is imported when one of its commands runs.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "tui": ("runs", "tui"),
+    "run": ("runs", "run"),
+    "resume": ("runs", "resume"),
+    "replay": ("runs", "replay"),
+    "survey": ("measurement", "survey"),
+    "rate": ("measurement", "rate"),
+    "branch": ("runs", "branch"),
+    "list": ("library", "list_runs"),
+    "show": ("library", "show"),
+    "diff": ("compare", "diff"),
+    "card": ("card", "card"),
+    "export": ("library", "export"),
+    "delete": ("library", "delete"),
+    "estimate": ("estimate", "estimate"),
+    "sweep": ("studies", "sweep"),
+    "trial": ("trial", "trial"),
+    "tasks": ("studies", "tasks"),
+    "recast": ("studies", "recast"),
+    "scenarios": ("library", "scenarios"),
+    "validate": ("library", "validate"),
+    "schema": ("library", "schema"),
+}
+
+
+def commands(*names: str) -> dict[str, Callable[..., Any]]:
+    """The commands ``names`` (every one when none is named) by name, in the order of
+    ``socialsim --help``; only their modules are imported."""
+    from importlib import import_module
 
     return {
-        "tui": runs.tui,
-        "run": runs.run,
-        "resume": runs.resume,
-        "replay": runs.replay,
-        "survey": measurement.survey,
-        "rate": measurement.rate,
-        "branch": runs.branch,
-        "list": library.list_runs,
-        "show": library.show,
-        "diff": compare.diff,
-        "card": card.card,
-        "export": library.export,
-        "delete": library.delete,
-        "estimate": estimate.estimate,
-        "sweep": studies.sweep,
-        "trial": trial.trial,
-        "tasks": studies.tasks,
-        "recast": studies.recast,
-        "scenarios": library.scenarios,
-        "validate": library.validate,
-        "schema": library.schema,
+        name: getattr(import_module(f".{module}", __name__), function)
+        for name, (module, function) in COMMANDS.items()
+        if not names or name in names
     }
 
 
@@ -61,9 +72,8 @@ def build_app(only: str | None = None) -> typer.Typer:
         context_settings={"help_option_names": ["-h", "--help"]},
     )
     app.callback()(runs.root)
-    for name, command in commands().items():
-        if only in (None, name):
-            app.command(name)(command)
+    for name, command in (commands(only) if only else commands()).items():
+        app.command(name)(command)
     if only is None:
         from . import label
 
@@ -99,5 +109,5 @@ def main() -> None:
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from .base import invoke
 
-    only = args[0] if args and args[0] in commands() else None
+    only = args[0] if args and args[0] in COMMANDS else None
     sys.exit(invoke(_app() if only is None else build_app(only), args))
