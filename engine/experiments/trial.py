@@ -328,6 +328,25 @@ class TrialResult:
 Progress = Callable[[str], None]
 
 
+def collect(
+    store: SaveStore, spec: TrialSpec
+) -> tuple[TrialResult, list[int], list[tuple[int, int]]]:
+    """What the saves hold of a trial: the result of its finished arm runs, and what is
+    left to play: the seeds whose prefix is unfinished, the (seed, arm index) pairs."""
+    result = TrialResult(spec)
+    prefixes = [s for s in spec.seeds if not prefix_done(store, spec, s)]
+    arms: list[tuple[int, int]] = []
+    for seed in spec.seeds:
+        for k, arm in enumerate(spec.arms):
+            if arm_done(store, spec, seed, arm):
+                result.rows[seed, arm.name] = run_outcomes(store, spec.arm_id(seed, arm))
+                result.reused += 1
+            else:
+                arms.append((seed, k))
+    result.reused += len(spec.seeds) - len(prefixes)
+    return result, prefixes, arms
+
+
 def run_trial(
     spec: TrialSpec,
     store: SaveStore,
@@ -343,17 +362,7 @@ def run_trial(
     finishes. Ctrl+C (or ``stop``) raises :class:`Interrupted` with the result so far."""
     if not spec_path(store, spec.trial_id).exists():
         save_spec(store, spec)
-    result = TrialResult(spec)
-    prefixes = [s for s in spec.seeds if not prefix_done(store, spec, s)]
-    arms: list[tuple[int, int]] = []
-    for seed in spec.seeds:
-        for k, arm in enumerate(spec.arms):
-            if arm_done(store, spec, seed, arm):
-                result.rows[seed, arm.name] = run_outcomes(store, spec.arm_id(seed, arm))
-                result.reused += 1
-            else:
-                arms.append((seed, k))
-    result.reused += len(spec.seeds) - len(prefixes)
+    result, prefixes, arms = collect(store, spec)
     if begun is not None:
         begun(len(prefixes) + len(arms))
     root = str(store.root)

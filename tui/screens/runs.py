@@ -1,5 +1,6 @@
 """The run browser: saved runs newest first, one row each (run, scenario, rounds, mind,
-parent, created, name), the open run marked; open, branch or delete them."""
+parent, created, name), the open run marked, a trial's runs together; open, branch or delete
+them, or show the trial of one (t)."""
 
 from __future__ import annotations
 
@@ -28,9 +29,19 @@ def local_time(created: str) -> str:
 
 
 def newest_first(rows: list[RunListing]) -> list[RunListing]:
-    """Readable runs by creation time, newest first (ties by id); broken entries last."""
-    readable = sorted((r for r in rows if r.ok), key=lambda r: (r.created, r.run_id))
-    return readable[::-1] + [r for r in rows if not r.ok]
+    """Readable runs by creation time, newest first (ties by id), the runs of a trial
+    together where its newest run falls; broken entries last."""
+    readable = [r for r in rows if r.ok]
+    newest: dict[str, str] = {}
+    for r in readable:
+        if r.trial is not None:
+            newest[r.trial.trial] = max(newest.get(r.trial.trial, ""), r.created)
+
+    def key(r: RunListing) -> tuple[str, str, str, str]:
+        trial = r.trial.trial if r.trial else ""
+        return (newest.get(trial, r.created), trial, r.created, r.run_id)
+
+    return sorted(readable, key=key, reverse=True) + [r for r in rows if not r.ok]
 
 
 def listing_cells(row: RunListing, current: str) -> tuple[Text, ...]:
@@ -66,6 +77,8 @@ def describe(row: RunListing, current: str) -> str:
         text += f"; branch of {row.parent.run_id} after round {row.parent.round}"
     if row.name:
         text += f"; {row.name!r}"
+    if row.trial:
+        text += f"; trial {row.trial.trial} (t shows it)"
     return text + (" (open now)" if row.run_id == current else "")
 
 
@@ -86,6 +99,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
         Binding("escape,q", "dismiss", "Close"),
         Binding("b", "branch", "Branch"),
         Binding("d", "delete", "Delete"),
+        Binding("t", "trial", "Trial"),
     ]
 
     def __init__(self, store: SaveStore, current: str) -> None:
@@ -195,6 +209,26 @@ class RunBrowser(ModalScreen[Simulation | None]):
                 hint=f"Fork after which round? (0..{row.rounds_done})",
             )
         )
+
+    def action_trial(self) -> None:
+        """The trial the highlighted run belongs to; a run opened there is opened here."""
+        from .trial import TrialScreen
+
+        row = self._selected()
+        if row is None or row.trial is None:
+            self.say("This run belongs to no trial (socialsim trial makes them).")
+            return
+        try:
+            screen = TrialScreen(self.store, row.trial.trial, self.current)
+        except SocialsimError as err:
+            self.say(str(err))
+            return
+
+        def opened(sim: Simulation | None) -> None:
+            if sim is not None:
+                self.dismiss(sim)
+
+        self.app.push_screen(screen, opened)
 
     def action_delete(self) -> None:
         row = self._selected()
