@@ -3,6 +3,8 @@ through the engine and returns an error message to show inline, or ``None`` to c
 
 The usual conventions hold in every dialog: Enter submits (from any field), Space toggles a
 tick box or opens a list, Esc cancels; a choice the engine would refuse is never offered.
+Typed or pasted text is checked as the command line checks it (no control characters, a
+bounded length) before anything is applied.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from textual.strip import Strip
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 from engine import ALL, ForcedAction, Mode
+from engine.limits import MAX_TEXT_CHARS
+from engine.textsafe import char_name, unsafe_char
 
 Submit = Callable[..., str | None]
 
@@ -36,6 +40,17 @@ Form SelectionList { height: auto; max-height: 8; }
 Form Horizontal { height: auto; align-horizontal: right; }
 Form Button { margin-left: 2; min-width: 8; }
 """
+
+
+def checked(text: str, what: str) -> str:
+    """``text`` of the field ``what``, or a ValueError (shown in the dialog) when it holds a
+    character a terminal would act on or is longer than the engine takes."""
+    bad = unsafe_char(text)
+    if bad is not None:
+        raise ValueError(f"{what}: contains the control character {char_name(bad)}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise ValueError(f"{what}: longer than {MAX_TEXT_CHARS:,} characters ({len(text):,})")
+    return text
 
 
 class FormSelect(Select[str]):
@@ -150,7 +165,8 @@ class TextForm(Form):
         yield Input(self.value, placeholder=self.placeholder, id="value", compact=True)
 
     def values(self) -> tuple:
-        return (self.query_one("#value", Input).value.strip() or self.default,)
+        text = checked(self.query_one("#value", Input).value.strip(), "the text")
+        return (text or self.default,)
 
 
 def target_choices(names: list[str], agent: str, mode: Mode) -> list[tuple[str, str]]:
@@ -227,7 +243,7 @@ class ForceForm(Form):
                 agent=str(self.query_one("#agent", Select).value),
                 mode=mode,
                 target=None if mode is Mode.SILENT else str(target),
-                utterance=self.query_one("#utterance", Input).value.strip(),
+                utterance=checked(self.query_one("#utterance", Input).value.strip(), "utterance"),
             ),
         )
 
@@ -250,7 +266,7 @@ class InjectForm(Form):
 
     def values(self) -> tuple:
         chosen = list(self.query_one("#private", SelectionList).selected)
-        return self.query_one("#text", Input).value, chosen or None
+        return checked(self.query_one("#text", Input).value, "event"), chosen or None
 
 
 class ConfirmForm(Form):
