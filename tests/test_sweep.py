@@ -230,3 +230,65 @@ def test_sweep_cli_bad_input_is_one_line(run_cli, args, needle):
     stderr = result.err
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("socialsim: error:") and needle in lines[0]
+
+
+# -- the executor layer ----------------------------------------------------------------------
+
+
+def test_the_shared_rate_limit_hands_out_slots_one_interval_apart(monkeypatch):
+    from engine.experiments import ratelimit
+
+    now = [100.0]
+    monkeypatch.setattr(ratelimit.time, "monotonic", lambda: now[0])
+    limit = ratelimit.RateLimit(4.0)  # a slot every 0.25 s
+    assert [limit.reserve() for _ in range(3)] == [0.0, 0.25, 0.5]
+    now[0] = 101.0  # idle for a while: the next call goes at once
+    assert limit.reserve() == 0.0
+
+
+def limited() -> bool:
+    """A job: whether this worker's LLM calls wait for the shared limit."""
+    from engine.llm import transport
+
+    return transport.RATE_LIMIT is not None
+
+
+def test_local_workers_share_one_rate_limit():
+    from engine.experiments.executor import Job
+
+    results: dict[int, bool] = {}
+    LocalExecutor(2, calls_per_second=5).run([Job(limited)] * 3, results.__setitem__)
+    assert results == {0: True, 1: True, 2: True}
+    LocalExecutor(2).run([Job(limited)] * 2, results.__setitem__)
+    assert results[0] is False
+
+
+class InterruptAfter(LocalExecutor):
+    """Ctrl+C reaches the caller after ``n`` results."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(1)
+        self.n = n
+
+    def run(self, jobs, done, stop=None):
+        seen = []
+
+        def counting(index, result):
+            done(index, result)
+            seen.append(index)
+            if len(seen) == self.n:
+                raise KeyboardInterrupt
+
+        super().run(jobs, counting, stop)
+
+
+def test_ctrl_c_in_a_sweep_prints_and_writes_what_finished(monkeypatch, run_cli, tmp_path):
+    out = tmp_path / "sweep.csv"
+    monkeypatch.setattr("tui.cli.studies.make_executor", lambda *a: InterruptAfter(2))
+    args = ["sweep", "govsim", "--relations", "trust", "--lambdas", "0,1", "--runs", "3"]
+    result = run_cli(*args, "--resamples", "200", "--out", str(out))
+    assert result.code == 130
+    with out.open(newline="") as handle:
+        runs = {(r["control"], r["positivity"], r["run"]) for r in csv.DictReader(handle)}
+    assert 2 <= len(runs) < 12  # the cells reported, and those running at Ctrl+C
+    assert f"{len(runs)} of 12 episodes finished, written to {out}" in result.err

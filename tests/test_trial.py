@@ -274,3 +274,40 @@ def test_resume_of_an_unknown_trial_or_with_a_new_spec_is_one_line(run_cli, tmp_
     assert unknown.code == 2 and "no trial 'nope'" in unknown.err
     respec = run_cli("trial", "nope", "--resume", "--fork-at", "2", "--saves", str(tmp_path))
     assert respec.code == 2 and "re-uses the trial's saved spec" in respec.err
+
+
+# -- an LLM trial ----------------------------------------------------------------------------
+
+
+def test_an_llm_trial_asks_before_spending_then_plays_against_the_stub(
+    monkeypatch, run_cli, tmp_path: Path
+):
+    import io
+
+    from llm_stub import StubLLM
+
+    saves, out = tmp_path / "saves", tmp_path / "llm.csv"
+    with StubLLM(seed=3) as stub:
+        args = ["trial", "tavern", "--model", "openai/stub", "--api-base", stub.url]
+        args += ["--rounds", "2", "--fork-at", "1", "--seeds", "1", "--arms", "none"]
+        args += ["--inject", "The bank calls in the tavern's loan today.@2", "--timeout", "5"]
+        args += ["--saves", str(saves), "--out", str(out), "--trial-id", "llm"]
+        monkeypatch.setattr("sys.stdin", io.StringIO("n\n"))
+        declined = run_cli(*args)
+        assert declined.code == 2, declined.err
+        assert "Trial llm (3 runs): ~" in declined.err and "LLM calls" in declined.err
+        assert "cancelled before any call" in declined.err
+        assert stub.calls == 0 and not (saves / ".trials").exists()
+        played = run_cli(*args, "--yes", "--workers", "2")
+        assert played.code == 0, played.err
+        assert stub.calls > 0
+    store = SaveStore(saves)
+    spec = load_spec(store, "llm")
+    assert spec.mind.model == "openai/stub"
+    for arm in spec.arms:
+        meta = store.read_meta(spec.arm_id(1, arm))
+        assert meta.llm is not None and meta.llm.model == "openai/stub"
+        calls = [c for r in store.history(meta.run_id) for c in r.llm_calls]
+        assert calls and all(c.model == "openai/stub" for c in calls)
+    with out.open(newline="") as handle:
+        assert {r["arm"] for r in csv.DictReader(handle)} == {"none", "inject-1"}
