@@ -4,9 +4,12 @@ The run is read one round at a time and every table is written as it goes, so me
 flat however long the run is. The CSVs are written into a hidden folder beside the target
 (``.<name>.export-<pid>-<random>``) and that folder is renamed into place at the end, so an
 export appears as a whole set or not at all, also when it replaces an earlier export (the
-old folder is renamed away first). Only a target folder holding other files than the CSVs
-gets them replaced file by file. Hidden folders of exports whose process is gone are
-removed by the next export to the same target.
+old folder is renamed away first). A target folder that holds other files too (never
+touched) gets the finished files renamed in one by one, with an earlier export's kept aside
+until every new one is in (an error puts them back) and ``.socialsim-export-incomplete``
+marking the folder meanwhile: a kill in those milliseconds leaves the mix marked, and the
+next export to the folder replaces it whole. Hidden folders of exports whose process is
+gone are removed by the next export to the same target.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Any
 
+from .atomic import atomic_write_text
 from .card import FILE as CARD_FILE
 from .card import CardBuilder
 from .cleanup import pid_alive
@@ -40,6 +44,8 @@ from .textsafe import csv_cell, csv_row
 
 Safe = Callable[[str], str]
 
+#: Marks a folder holding other files while an export's files are renamed into it.
+INCOMPLETE = ".socialsim-export-incomplete"
 COLUMNS: dict[str, tuple[str, ...]] = {
     "transcript": (
         "run_id",
@@ -371,11 +377,8 @@ def _move_into_place(staging: Path, out: Path) -> None:
         return
     ours = {f"{name}{suffix}" for name in COLUMNS for suffix in (".csv", ".parquet")}
     ours |= {CARD_FILE, GRAPH_FOLDER}
-    if not set(os.listdir(out)) <= ours:  # other files: keep them, replace ours one by one
-        for name in sorted(os.listdir(staging)):
-            if os.path.isdir(out / name) and not os.path.islink(out / name):
-                shutil.rmtree(out / name)  # an earlier export's graphml folder
-            os.replace(staging / name, out / name)
+    if not set(os.listdir(out)) <= ours | {INCOMPLETE}:  # other files: never touch them
+        _replace_among_others(staging, out)
         return
     old = Path(tempfile.mkdtemp(prefix=_prefix(out, "old"), dir=out.parent))
     os.rename(out, old / out.name)
@@ -386,6 +389,56 @@ def _move_into_place(staging: Path, out: Path) -> None:
         old.rmdir()
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _replace_among_others(staging: Path, out: Path) -> None:
+    """Rename the finished files of ``staging`` into ``out``, which holds other files too.
+    The files they replace are kept aside (hard links: ``out`` is unchanged meanwhile) and
+    put back if a rename fails; :data:`INCOMPLETE` marks ``out`` until the last is in."""
+    names = sorted(os.listdir(staging))
+    marker = out / INCOMPLETE
+    atomic_write_text(marker, f"an export was interrupted here; export again: {names}\n")
+    try:
+        old = Path(tempfile.mkdtemp(prefix=_prefix(out, "old"), dir=out.parent))
+    except OSError:
+        marker.unlink(missing_ok=True)
+        raise
+    done: list[str] = []
+    try:
+        for name in names:
+            _keep_aside(out / name, old / name)
+            os.replace(staging / name, out / name)
+            done.append(name)
+    except OSError:
+        for name in names[: len(done) + 1]:
+            _put_back(old / name, out / name, replaced=name in done)
+        marker.unlink(missing_ok=True)
+        raise
+    finally:
+        shutil.rmtree(old, ignore_errors=True)
+    marker.unlink()
+
+
+def _keep_aside(path: Path, aside: Path) -> None:
+    """Keep the file (or our folder) at ``path`` under ``aside`` before it is replaced."""
+    if path.is_dir() and not path.is_symlink():
+        os.rename(path, aside)  # an earlier export's graphml folder
+    elif os.path.lexists(path):
+        try:
+            os.link(path, aside, follow_symlinks=False)
+        except OSError:
+            shutil.copy2(path, aside, follow_symlinks=False)
+
+
+def _put_back(aside: Path, path: Path, replaced: bool) -> None:
+    """Undo :func:`_keep_aside` and, when ``replaced``, the rename that followed it."""
+    if replaced and path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path)
+    if os.path.lexists(aside):
+        if replaced or not os.path.lexists(path):
+            os.replace(aside, path)
+    elif replaced:
+        path.unlink(missing_ok=True)  # a file the earlier export did not have
 
 
 def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord]) -> Iterator[Metrics]:

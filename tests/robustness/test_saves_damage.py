@@ -11,9 +11,12 @@ from pathlib import Path
 import pytest
 
 from engine import SaveStore
+from engine.card import FILE as CARD_FILE
 from engine.export import COLUMNS
 
 ERROR = "socialsim: error: "
+#: What an export writes.
+EXPORTED = {*(f"{n}.csv" for n in COLUMNS), CARD_FILE}
 
 
 def one_error(result, fragment: str) -> None:
@@ -165,7 +168,7 @@ def test_an_export_replaces_an_earlier_one_as_a_whole(socialsim, good: Path, tmp
     out = tmp_path / "out"
     assert socialsim("export", "good", "--out", str(out)).code == 0
     first = {p.name: p.read_bytes() for p in out.iterdir()}
-    assert set(first) == {f"{n}.csv" for n in COLUMNS}
+    assert set(first) == EXPORTED
     assert socialsim("resume", "good", "--rounds", "2", "-q").code == 0
     assert socialsim("export", "good", "--out", str(out)).code == 0
     second = {p.name: p.read_bytes() for p in out.iterdir()}
@@ -193,7 +196,7 @@ def test_an_export_keeps_other_files_in_its_folder(socialsim, good: Path, tmp_pa
     (out / "notes.txt").write_text("keep me")
     assert socialsim("export", "good", "--out", str(out)).code == 0
     assert (out / "notes.txt").read_text() == "keep me"
-    assert {p.name for p in out.iterdir()} == {"notes.txt", *(f"{n}.csv" for n in COLUMNS)}
+    assert {p.name for p in out.iterdir()} == {"notes.txt", *EXPORTED}
 
 
 # -- permissions (chmod, or for root, which ignores it, the same failures emulated) ----------
