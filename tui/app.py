@@ -17,6 +17,7 @@ from textual.screen import Screen
 from engine import SaveStore, Scenario, ScenarioError, Simulation, resolve_scenario
 from engine.llm.transport import close_clients
 from engine.mind_spec import OFFLINE, MindSpec
+from engine.minds.human import check_players
 from engine.priors import parse_prior
 from engine.scenario import library_ids
 from engine.tasks.episode import task_scenario
@@ -88,6 +89,8 @@ class SocialsimApp(App[None]):
         round in flight dropped, the save keeping the one before)."""
         if not self.main.running:
             self.exit()
+        elif self.main.withdraw_turns():  # a round waiting for a person: asked again later
+            self._quitting = True
         elif self._quitting:
             self.main.workers.cancel_group(self.main, "engine")
         else:
@@ -132,8 +135,11 @@ def build_app(
     saves: Path | None = None,
     keymap_file: Path | None = None,
     prior: str | None = None,
+    players: dict[str, str] | None = None,
 ) -> SocialsimApp:
     """The app for a scenario (a new run) or a saved run id (resumed where it stopped).
+    ``players`` (agent -> player's name) are people who play agents from the next round on,
+    beside those the run already has.
 
     Raises :class:`engine.SocialsimError` with a clear message for bad input.
     """
@@ -145,6 +151,7 @@ def build_app(
         sim = Simulation.resume(target, store)
     else:
         scenario, ref = opened_scenario(target)
+        check_players(players or {}, scenario.names)  # before the run is created
         sim = Simulation.new(
             scenario,
             seed=seed,
@@ -153,4 +160,10 @@ def build_app(
             store=store,
             scenario_ref=ref,
         )
+    if players:
+        try:
+            sim.play({**sim.meta.players, **players})
+        except BaseException:
+            sim.close()
+            raise
     return SocialsimApp(Session(store, sim, keymap))

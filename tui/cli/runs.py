@@ -35,6 +35,26 @@ PriorOpt = Annotated[
 ]
 
 
+PlayOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--play",
+        metavar="AGENT[=PLAYER]",
+        help="A person plays AGENT (their turns are asked in the app; PLAYER names them in "
+        "the record, default the agent's name). Repeat for several people at one keyboard.",
+    ),
+]
+
+
+def played(play: list[str] | None) -> dict[str, str]:
+    """``--play AGENT[=PLAYER]`` options as agent -> player's name."""
+    players = {}
+    for given in play or []:
+        agent, _, player = given.partition("=")
+        players[agent.strip()] = player.strip() or agent.strip()
+    return players
+
+
 def scenario_models(scenario: Scenario) -> dict[str, str]:
     """Per-agent models a scenario file sets (``model = "..."`` on an agent)."""
     return {a.name: a.model for a in scenario.agents if a.model}
@@ -47,6 +67,7 @@ def _launch(
     keymap: Path | None,
     llm: LLMOptions,
     prior: str | None = None,
+    players: dict[str, str] | None = None,
 ) -> None:
     from ..app import DEFAULT_SCENARIO, build_app, opened_scenario
 
@@ -59,7 +80,15 @@ def _launch(
         scenario, _ = opened_scenario(target or DEFAULT_SCENARIO)
         names, models = scenario.names, scenario_models(scenario)
     mind = llm.spec(names, scenario_models=models)
-    app_ = build_app(target, mind=mind, seed=seed, saves=saves, keymap_file=keymap, prior=prior)
+    app_ = build_app(
+        target,
+        mind=mind,
+        seed=seed,
+        saves=saves,
+        keymap_file=keymap,
+        prior=prior,
+        players=players,
+    )
     app_.run()
     sim = app_.sim
     typer.echo(
@@ -90,11 +119,12 @@ def tui(
     keymap: Annotated[Path | None, typer.Option(help="Key remapping TOML file.")] = None,
     saves: SavesOpt = None,
     prior: PriorOpt = None,
+    play: PlayOpt = None,
     *,
     llm: LLMOptions,
 ) -> None:
     """Open the app on a scenario (a new run) or a saved run (resumed where it stopped)."""
-    _launch(target, seed, saves, keymap, llm, prior)
+    _launch(target, seed, saves, keymap, llm, prior, played(play))
 
 
 async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:

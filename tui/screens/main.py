@@ -18,6 +18,7 @@ from textual.widgets import Static
 
 from engine import Archetype, DegradedRunError, ForcedAction, Simulation, SocialsimError
 from engine.export import export_run
+from engine.minds.human import Turn
 from engine.tasks.diagnosis import diagnose_run
 from engine.tasks.episode import finish_task_run, recast_scenario
 
@@ -31,6 +32,7 @@ from .forms import ForceForm, InjectForm, TextForm
 from .help import HelpScreen
 from .jump import JumpScreen
 from .metrics import MetricsScreen
+from .play import Seat, TurnAsked, take_over, turn_form
 from .recast import RecastScreen
 from .runs import RunBrowser
 
@@ -82,6 +84,14 @@ class MainScreen(Screen[None]):
         Binding("P", "toggle_prior", "Prior", id="prior"),
         Binding("i", "toggle_events", "Events", tooltip="the event strip in full", id="events"),
         Binding(
+            "t",
+            "turn",
+            "Turn",
+            show=False,
+            tooltip="answer the turn an agent you play waits for",
+            id="turn",
+        ),
+        Binding(
             "pageup",
             "scroll(-1)",
             "Scroll",
@@ -113,6 +123,11 @@ class MainScreen(Screen[None]):
     def __init__(self, session: Session) -> None:
         super().__init__()
         self.session = session
+        self._turns: list[Turn] = []  # turns waiting for their person, oldest first
+        self._turn_shown = False
+
+    def on_mount(self) -> None:
+        self.sim.seat(Seat(self))
 
     @property
     def sim(self) -> Simulation:
@@ -148,6 +163,7 @@ class MainScreen(Screen[None]):
     def open_run(self, sim: Simulation) -> None:
         """Show another run (a branch, or a run opened from the browser)."""
         self.session.open(sim)
+        sim.seat(Seat(self))
         self.query_one(RunView).show(sim)
 
     # -- running ------------------------------------------------------------------------------
@@ -186,6 +202,8 @@ class MainScreen(Screen[None]):
 
     def action_run_pause(self) -> None:
         """Run to the end, or pause at the end of the round in flight."""
+        if self.running and self.withdraw_turns():
+            return
         if self.running:
             self.sim.request_pause()
             self.notify("Pausing after this round…")
@@ -193,6 +211,55 @@ class MainScreen(Screen[None]):
             self.notify("The run is finished.", severity="warning")
         else:
             self._advance(None)
+
+    # -- turns of the agents people play ------------------------------------------------------
+
+    @on(TurnAsked)
+    def _turn_asked(self, message: TurnAsked) -> None:
+        self._turns.append(message.turn)
+        self._show_turn()
+
+    def _show_turn(self) -> None:
+        """Show the oldest waiting turn's form (unless one is shown)."""
+        if self._turn_shown or not self._turns:
+            return
+        turn = self._turns[0]
+        self._turn_shown = True
+
+        def closed(answered: bool | None) -> None:
+            self._turn_shown = False
+            if answered:
+                self._turns.remove(turn)
+                self._show_turn()
+            elif turn in self._turns:
+                self.notify(
+                    f"Round {turn.ctx.round} waits for {turn.player} ({turn.agent}): "
+                    "t answers, r stops the round."
+                )
+
+        self.app.push_screen(turn_form(turn), closed)
+
+    def action_turn(self) -> None:
+        """Answer the turn an agent you play is waiting for."""
+        if self._turns:
+            self._show_turn()
+        else:
+            self.notify("No agent you play is waiting for a turn.")
+
+    def withdraw_turns(self) -> bool:
+        """Stop a round that waits for a person: it is not saved, and is played again from
+        its start (asking again) when the run goes on. True if a round was waiting."""
+        if not self._turns:
+            return False
+        turns, self._turns = self._turns, []
+        for turn in turns:
+            turn.withdraw()
+        who = ", ".join(dict.fromkeys(t.player for t in turns))
+        self.notify(
+            f"Round {turns[0].ctx.round} stopped while it waited for {who}; the save holds "
+            f"round {self.sim.round}, and the round is played again from its start."
+        )
+        return True
 
     @on(messages.RoundFailed)
     def _round_failed(self, message: messages.RoundFailed) -> None:
@@ -306,9 +373,12 @@ class MainScreen(Screen[None]):
         def submit(text: str) -> str | None:
             if self.running:
                 return "Pause the run first."
-            at, plan = fork_point(text, sim.round, plans)  # a ValueError is shown inline
+            rest, players = take_over(text, sim.scenario.names, sim.meta.players)
+            at, plan = fork_point(rest, sim.round, plans)  # a ValueError is shown inline
             try:
                 child = sim.branch(at, intervention=plan)
+                if players != child.meta.players:
+                    child.play(players)
             except SocialsimError as err:
                 return str(err)
             self.open_run(child)
@@ -318,6 +388,7 @@ class MainScreen(Screen[None]):
         hint = f"Fork after which round? (0..{sim.round})"
         if plans:
             hint += f" Optionally add an intervention: {', '.join(plans)}."
+        hint += " play NAME[=PLAYER] takes an agent over from the fork, ai NAME hands it back."
         if snaps:
             hint += f"  Snapshots: {snaps}"
         self.app.push_screen(TextForm("Branch the run", submit, default=str(sim.round), hint=hint))

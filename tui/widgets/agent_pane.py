@@ -40,21 +40,25 @@ def emotion_line(state: AgentState, delta: float | None) -> Text:
 
 
 def turn_line(round_no: int, action: Action, me: str) -> Text:
-    """A transcript line; public, private and silent turns look different at a glance."""
+    """A transcript line; public, private and silent turns look different at a glance, and
+    a turn a person played names them."""
     tag = Text(f"R{round_no} ", style="dim")
+    person = Text("")
+    if action.actor == "human":
+        person = Text(f" (human: {action.player})", style="bold green")
     if action.mode is Mode.SILENT:
-        return tag + Text("· silent", style="dim italic")
-    forced = Text(" (forced)", style="bold yellow") if action.forced else Text("")
+        return tag + Text("· silent", style="dim italic") + person
+    mark = Text(" (forced)", style="bold yellow") if action.forced else person
     if action.mode is Mode.PRIVATE:
         arrow = f"✉ →{action.target}" if action.speaker == me else f"✉ ←{action.speaker}"
         return (
             tag
             + Text(f"{arrow} ", style="bold magenta")
             + Text(action.utterance, style="magenta")
-            + forced
+            + mark
         )
     target = "all" if action.target in (None, "all") else action.target
-    return tag + Text(f"▶ →{target} ", style="bold cyan") + Text(action.utterance) + forced
+    return tag + Text(f"▶ →{target} ", style="bold cyan") + Text(action.utterance) + mark
 
 
 def event_line(round_no: int, event: ScenarioEvent) -> Text:

@@ -1,0 +1,194 @@
+"""Playing an agent in the app: the phase-1 form, the phase-2 utterance, checks shown
+inline, the app live while a round waits for the person, and a mid-wait quit that resumes
+with the same round asked again.
+
+Pilot tests drive the real app (:func:`tui.app.build_app`); the person's inputs are typed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import Input, Label, Select, Static
+
+from engine import Mode, SaveStore
+from tui.app import build_app
+from tui.screens.play import DecideForm, SpeakForm, agent_view
+from tui.widgets.agent_pane import AgentPane
+from tui.widgets.deck import AgentDeck
+
+SIZE = (100, 30)
+
+
+@pytest.fixture(autouse=True)
+def _hermetic(hermetic_app: None) -> None:
+    """No user keymap, no files outside tmp_path."""
+
+
+async def until(pilot: Pilot, kind: type, tries: int = 400) -> None:
+    """Let the app run until its screen is a ``kind`` (no clock involved: a bounded number
+    of event-loop turns)."""
+    for _ in range(tries):
+        if isinstance(pilot.app.screen, kind):
+            return
+        await pilot.pause(0.01)
+    raise AssertionError(f"no {kind.__name__}; the screen is {pilot.app.screen!r}")
+
+
+async def type_into(pilot: Pilot, selector: str, text: str) -> None:
+    field = pilot.app.screen.query_one(selector, Input)
+    field.value = ""
+    field.focus()
+    await pilot.press(*("space" if c == " " else c for c in text))
+
+
+async def decide(pilot: Pilot, urgency: str, intent: str, mode: Mode = Mode.PUBLIC) -> None:
+    """Fill the phase-1 form as a person would and press Enter."""
+    await until(pilot, DecideForm)
+    await type_into(pilot, "#urgency", urgency)
+    if mode is not Mode.PUBLIC:
+        pilot.app.screen.query_one("#mode", Select).value = mode.value
+        await pilot.pause()
+    await type_into(pilot, "#intent", intent)
+    await pilot.press("enter")
+
+
+async def say(pilot: Pilot, text: str) -> None:
+    await until(pilot, SpeakForm)
+    await type_into(pilot, "#utterance", text)
+    await pilot.press("enter")
+
+
+def error(pilot: Pilot) -> str:
+    return str(pilot.app.screen.query_one(".error", Label).content)
+
+
+async def test_a_played_round_asks_decide_then_speak_and_records_the_person(
+    saves: Path,
+) -> None:
+    app = build_app("bullying", saves=saves, players={"Helen": "Ms. Lee"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await decide(pilot, "9", "stop the exclusion and back Alice")
+        await say(pilot, "That is enough: in this class nobody is left out.")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.sim.round == 1
+        helen = next(a for a in app.sim.records[1].actions if a.speaker == "Helen")
+        assert (helen.actor, helen.player) == ("human", "Ms. Lee")
+        assert helen.utterance == "That is enough: in this class nobody is left out."
+        assert helen.intent == "stop the exclusion and back Alice"
+        assert helen.urgency == 9.0
+        others = [a for a in app.sim.records[1].actions if a.speaker != "Helen"]
+        assert {a.actor for a in others} == {"model"}
+        app.main.query_one(AgentDeck).show_agent("Helen")
+        await pilot.pause()
+        pane = app.main.query_one("#pane-4", AgentPane)
+        assert any("(human: Ms. Lee)" in line for line in pane.transcript.visible_lines())
+    saved = SaveStore(saves).read_round(app.sim.run_id, 1)
+    assert next(a for a in saved.actions if a.speaker == "Helen").player == "Ms. Lee"
+
+
+async def test_the_forms_show_the_agents_own_view_and_reject_bad_answers(saves: Path) -> None:
+    app = build_app("bullying", saves=saves, players={"Helen": "Ms. Lee"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await until(pilot, DecideForm)
+        form = app.screen
+        assert isinstance(form, DecideForm)
+        view = str(agent_view(form.turn))
+        assert "Alice's mother phoned in September" in view  # Helen's private information
+        assert "Jane's parents" not in view and "night light" not in view  # others' secrets
+        assert "Alice: +0.45 neutral" in view  # her relations
+        assert "hands back the English essays" in view  # what she sees this round
+        assert "Ms. Lee, you play Helen" in str(form.query_one(".title", Static).content)
+        await decide(pilot, "12", "calm them down")
+        assert isinstance(app.screen, DecideForm)
+        assert "urgency must be from 0 to 10" in error(pilot)
+        await decide(pilot, "soon", "calm them down")
+        assert "urgency must be a number" in error(pilot)
+        # A private turn is never offered 'everyone', nor Helen herself.
+        app.screen.query_one("#mode", Select).value = Mode.PRIVATE.value
+        await pilot.pause()
+        target = app.screen.query_one("#target", Select)
+        assert target.value == "Alice"
+        await type_into(pilot, "#urgency", "8")
+        await pilot.press("enter")
+        await say(pilot, "   ")
+        assert isinstance(app.screen, SpeakForm)
+        assert "type what to say" in error(pilot)
+        view = str(agent_view(app.screen.turn))
+        assert "said before you this round" in view
+        await say(pilot, "Alice, stay behind a moment, please.")
+        await app.workers.wait_for_complete()
+        helen = next(a for a in app.sim.records[1].actions if a.speaker == "Helen")
+        assert (helen.mode, helen.target) == (Mode.PRIVATE, "Alice")
+
+
+async def test_the_app_stays_live_while_a_round_waits_for_the_person(saves: Path) -> None:
+    app = build_app("bullying", saves=saves, players={"Helen": "Ms. Lee"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await until(pilot, DecideForm)
+        await pilot.press("escape")  # put the form aside: the round keeps waiting
+        await pilot.pause()
+        assert app.screen is app.main and app.main.running
+        await pilot.press("m")  # another screen opens and closes meanwhile
+        await pilot.pause()
+        assert app.screen is not app.main
+        await pilot.press("escape")
+        await pilot.pause()
+        await pilot.press("t")  # the turn comes back
+        await decide(pilot, "6", "find out what is going on")
+        await say(pilot, "Is everything all right over there?")
+        await app.workers.wait_for_complete()
+        assert app.sim.round == 1
+
+
+async def test_quit_mid_wait_keeps_the_finished_rounds_and_asks_again_on_resume(
+    saves: Path,
+) -> None:
+    app = build_app("bullying", saves=saves, players={"Helen": "Ms. Lee"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await decide(pilot, "9", "back Alice")
+        await say(pilot, "Well done, Alice.")
+        await app.workers.wait_for_complete()
+        await pilot.press("n")
+        await until(pilot, DecideForm)
+        asked = app.screen.turn.ctx.round
+        await pilot.press("escape")
+        await pilot.press("q")
+        await app.workers.wait_for_complete()
+    assert asked == 2
+    run_id = app.sim.run_id
+    assert SaveStore(saves).read_meta(run_id).players == {"Helen": "Ms. Lee"}
+    again = build_app(run_id, saves=saves)
+    async with again.run_test(size=SIZE) as pilot:
+        assert again.sim.round == 1  # round 2 was not saved
+        await pilot.press("n")
+        await until(pilot, DecideForm)
+        assert again.screen.turn.ctx.round == 2
+        await decide(pilot, "9", "back Alice again")
+        await say(pilot, "Alice, sit with Lily.")
+        await again.workers.wait_for_complete()
+        assert again.sim.round == 2
+
+
+async def test_pause_mid_wait_stops_the_round_and_going_on_asks_again(saves: Path) -> None:
+    app = build_app("bullying", saves=saves, players={"Helen": "Ms. Lee"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        await until(pilot, DecideForm)
+        await pilot.press("escape")
+        await pilot.press("r")  # pause: the waiting round is stopped
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert not app.main.running and app.sim.round == 0
+        await pilot.press("n")
+        await decide(pilot, "5", "watch the class")
+        await say(pilot, "Back to your seats, everyone.")
+        await app.workers.wait_for_complete()
+        assert app.sim.round == 1
