@@ -311,3 +311,21 @@ def test_an_llm_trial_asks_before_spending_then_plays_against_the_stub(
         assert calls and all(c.model == "openai/stub" for c in calls)
     with out.open(newline="") as handle:
         assert {r["arm"] for r in csv.DictReader(handle)} == {"none", "inject-1"}
+
+
+def test_a_task_trial_scores_every_arm(run_cli, tmp_path: Path):
+    out = tmp_path / "task.csv"
+    args = ["trial", "student-council", "--fork-at", "1", "--seeds", "1-2", "--arms", "none"]
+    args += ["--prior-arm", "trust:complete:1", "--saves", str(tmp_path / "s"), "--out", str(out)]
+    result = run_cli(*args, "--outcome", "utility")
+    assert result.code == 0, result.err
+    assert "utility" in result.out and "prior-1" in result.out
+    with out.open(newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["metric"] == "utility"]
+    assert {(r["seed"], r["arm"]) for r in rows} == {
+        (s, a) for s in ("1", "2") for a in ("none", "prior-1")
+    }
+    assert {r["scenario"] for r in rows} == {"task:student-council"}
+    store = SaveStore(tmp_path / "s")
+    meta = store.read_meta(rows[-1]["run_id"])
+    assert meta.prior is not None and meta.prior.relation == "trust" and meta.outcome is not None

@@ -313,7 +313,7 @@ def write_trial_csv(result: TrialResult, out: Path) -> None:
 def number(x: float, signed: bool = False) -> str:
     """Three significant digits (``0.0526``, ``16.9``, ``+2.00``); whole above 1,000."""
     sign = "+" if signed else ""
-    return f"{x:{sign},.0f}" if abs(x) >= 1000 else f"{x:{sign}#.3g}"
+    return f"{x:{sign},.0f}" if abs(x) >= 1000 else f"{x:{sign}#.3g}".removesuffix(".")
 
 
 def estimate_text(e: Interval | None, signed: bool = False) -> str:

@@ -33,7 +33,7 @@ from .diff import DiffScreen, compare
 
 def number(x: float, signed: bool = False) -> str:
     """Three significant digits (``0.0526``, ``+2.00``)."""
-    return f"{x:{'+' if signed else ''}#.3g}"
+    return f"{x:{'+' if signed else ''}#.3g}".removesuffix(".")
 
 
 def interval_text(e: Estimate | None, signed: bool = False) -> str:
