@@ -1,8 +1,9 @@
-"""``estimate``: calls, tokens and cost of an LLM run before it is started; the table and
-the question the commands that spend (trial, sweep) show first."""
+"""``estimate``: calls, tokens and cost of an LLM run before it is started; the threshold
+above which the app asks before a new LLM run plays (``tui --confirm-above``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -15,7 +16,9 @@ from .options import LLMOptions, llm_options
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from engine import Scenario
     from engine.estimate import Estimate
+    from engine.mind_spec import MindSpec
 
 
 @llm_options("model", "judge_model", "agent_model", "judge_mode", "structured", "structured_model")
@@ -87,8 +90,38 @@ def estimate_table(e: Estimate, title: str) -> Table:
     return table
 
 
-def confirm_spend(e: Estimate, title: str, yes: bool) -> None:
-    """Print the estimate and ask before spending, unless ``yes``; declining exits with 1."""
-    make_console().print(estimate_table(e, title))
-    if not yes and not typer.confirm("Start?"):
-        raise typer.Exit(1)
+def parse_threshold(text: str) -> tuple[float | None, float | None]:
+    """``--confirm-above``: ``1.00`` or ``$1`` (USD), ``500calls`` (LLM calls) or ``never``
+    -> (usd, calls); both None for never."""
+    given = text.strip().lower().replace(" ", "")
+    if given == "never":
+        return None, None
+    calls = given.endswith("calls")
+    number = given.removesuffix("calls").removeprefix("$")
+    try:
+        value = float(number)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # NaN and negatives too
+        fail(f"--confirm-above {text!r}: give USD (1.00), a number of calls (500calls) or never")
+    return (None, value) if calls else (value, None)
+
+
+def over_threshold(
+    scenario: Scenario,
+    spec: MindSpec,
+    threshold: str,
+    saves: Path | None,
+    prior: str | None = None,
+) -> Estimate | None:
+    """The estimate of a new run when it is above ``--confirm-above`` (None: it is not, or
+    no LLM plays the run)."""
+    usd, calls = parse_threshold(threshold)
+    if spec.offline or (usd is None and calls is None):
+        return None
+    from engine.estimate import estimate_run
+    from engine.priors import parse_prior
+
+    relational = parse_prior(prior, scenario.names) if prior is not None else None
+    found = estimate_run(scenario, spec, None, open_store(saves).root, prior=relational)
+    return found if found.above(usd=usd, calls=calls) else None
