@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.app import App, SystemCommand
@@ -29,10 +28,9 @@ from .keymap import keys_shown, load_keymap
 from .screens.main import MainScreen, binding_ids
 from .session import Session
 
-if TYPE_CHECKING:
-    from engine.estimate import Estimate
-
 DEFAULT_SCENARIO = "tavern"
+#: The app's return code after SIGTERM (128 + 15, as a shell reports a process it ended).
+TERMINATED = 143
 
 
 class SocialsimApp(App[None]):
@@ -45,20 +43,8 @@ class SocialsimApp(App[None]):
         super().__init__()
         self.session = session
         self._quitting = False
-        #: A new LLM run's estimate above ``--confirm-above`` (and the threshold): asked first.
-        self.spend: tuple[Estimate, str] | None = None
         if session.keymap:
             self.set_keymap(session.keymap)
-
-    def on_mount(self) -> None:
-        if self.spend is not None:  # cost before you spend: before the first call
-            from .screens.spend import SpendScreen
-
-            self.push_screen(SpendScreen(*self.spend), self._spend_answered)
-
-    def _spend_answered(self, start: bool | None) -> None:
-        if not start:
-            self.exit()
 
     @property
     def sim(self) -> Simulation:
@@ -114,6 +100,32 @@ class SocialsimApp(App[None]):
             self.sim.request_pause()
             self.notify("Finishing the current round, then quitting… (q again: quit now)")
 
+    @on(events.Mount)
+    def _catch_sigterm(self) -> None:
+        """SIGTERM (``kill``, a closing terminal session manager) quits at once as ``q``
+        pressed twice does: the round in flight dropped, every finished round already saved,
+        the terminal restored; the app's return code is then 143."""
+        import asyncio
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
+
+    def _terminated(self) -> None:
+        if self.main.running:
+            self.main.workers.cancel_group(self.main, "engine")
+        self.exit(return_code=TERMINATED)
+
+    @on(events.Unmount)
+    def _release_sigterm(self) -> None:
+        import asyncio
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGTERM)
+
     @on(messages.RunStopped)
     def _quit_when_asked(self) -> None:
         if self._quitting:
@@ -151,15 +163,11 @@ def build_app(
     saves: Path | None = None,
     keymap_file: Path | None = None,
     prior: str | None = None,
-    spend: tuple[Estimate, str] | None = None,
     players: dict[str, str] | None = None,
 ) -> SocialsimApp:
     """The app for a scenario (a new run) or a saved run id (resumed where it stopped).
     ``players`` (agent -> player's name) are people who play agents from the next round on,
     beside those the run already has.
-
-    ``spend``: the estimate of a new LLM run and the threshold it is above; the app asks
-    before it plays.
 
     Raises :class:`engine.SocialsimError` with a clear message for bad input.
     """
@@ -186,6 +194,4 @@ def build_app(
         except BaseException:
             sim.close()
             raise
-    app = SocialsimApp(Session(store, sim, keymap))
-    app.spend = spend
-    return app
+    return SocialsimApp(Session(store, sim, keymap))

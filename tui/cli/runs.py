@@ -19,6 +19,7 @@ from .base import (
     open_store,
     run_async,
     saved_so_far,
+    say,
     tidy,
 )
 from .options import LLMOptions, llm_options
@@ -69,7 +70,7 @@ def _launch(
     prior: str | None = None,
     players: dict[str, str] | None = None,
 ) -> None:
-    from ..app import DEFAULT_SCENARIO, build_app, opened_scenario
+    from ..app import DEFAULT_SCENARIO, TERMINATED, build_app, opened_scenario
 
     open_store(saves)  # a --saves that is a file: one line before the app starts
     names: list[str] = []
@@ -91,6 +92,9 @@ def _launch(
     )
     app_.run()
     sim = app_.sim
+    if app_.return_code == TERMINATED:
+        say(f"terminated; {saved_so_far(sim)}")
+        raise typer.Exit(TERMINATED)
     typer.echo(
         f"{sim.run_id}: round {sim.round}/{sim.total_rounds} saved in "
         f"{sim.store.run_dir(sim.run_id)}"
