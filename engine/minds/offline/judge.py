@@ -106,7 +106,8 @@ def relation_judgements(
     credence_of = lens.credence
     opening = f"Round {ctx.round}: "
 
-    def judge(other: str, acts: list[Action]) -> RelationJudgement:
+    judged: dict[str, RelationJudgement] = {}
+    for other, acts in triggers.items():  # the hot loop: once per edge, written inline
         rel = rels[other]
         fav = rel.fav
         warm = ATTITUDE_LENS * attitude[other] if other in attitude else 0.0
@@ -199,7 +200,7 @@ def relation_judgements(
                 override = Status.NEUTRAL
                 notes.append((6, f"{other} and I put our quarrel behind us"))
         importance, summary = max(notes) if notes else (1, f"{other} was present")
-        return _judgement(  # built from the rule's own values: no validation per edge
+        judged[other] = _judgement(  # built from the rule's own values: no validation
             {
                 "delta": round(delta, 4),
                 "status": override,
@@ -208,11 +209,14 @@ def relation_judgements(
             }
         )
 
-    return {other: judge(other, acts) for other, acts in triggers.items()}
+    return judged
 
 
-def need_deltas(ctx: AgentContext, observed: list[Action], lens: PriorLens) -> dict[str, float]:
-    """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""
+def need_deltas(
+    ctx: AgentContext, observed: list[Action], lens: PriorLens, mood: float | None = None
+) -> dict[str, float]:
+    """Need deltas from being attacked, supported, heard or silent, plus slow recovery;
+    ``mood`` is :func:`emotion_delta` of the same arguments when the caller has it."""
     me = ctx.name
     deltas = dict.fromkeys(ctx.state.needs, 0.0)
 
@@ -273,7 +277,8 @@ def need_deltas(ctx: AgentContext, observed: list[Action], lens: PriorLens) -> d
     deltas["emotional_safety"] -= 0.1 * quarrels
     if not spoke:
         bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
-    mood = emotion_delta(ctx, observed, lens)
+    if mood is None:
+        mood = emotion_delta(ctx, observed, lens)
     bump(
         emotional_wellbeing=3.0 * mood,
         emotional_stability=-2.0 * abs(mood),

@@ -41,6 +41,8 @@ class OfflineMind:
         self._outgroups: dict[str, frozenset[str]] = {}
         self._brokers: frozenset[str] = frozenset()
         self._claims: tuple[str, ...] = ()
+        #: Each agent's last U_S: its context, the acts judged and the delta.
+        self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
 
     async def ask(self, question: Question[A]) -> A:
         """The rule answer: no model, no record."""
@@ -165,7 +167,9 @@ class OfflineMind:
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         """U_S by rule: support lifts, attacks sink, harm to friends hurts."""
-        return emotion_delta(ctx, observed, self._lens(ctx))
+        mood = emotion_delta(ctx, observed, self._lens(ctx))
+        self._moods[ctx.name] = (ctx, observed, mood)  # the needs judge reads it again
+        return mood
 
     async def judge_relations(
         self, ctx: AgentContext, triggers: dict[str, list[Action]]
@@ -176,8 +180,11 @@ class OfflineMind:
         return relation_judgements(ctx, triggers, self._lens(ctx), standing)
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
-        """Need deltas from being attacked, supported, heard or silent, plus slow recovery."""
-        return need_deltas(ctx, observed, self._lens(ctx))
+        """Need deltas from being attacked, supported, heard or silent, plus slow recovery
+        (the mood U_S just judged on the same context and acts is not judged again)."""
+        held = self._moods.pop(ctx.name, None)
+        mood = held[2] if held is not None and held[0] is ctx and held[1] is observed else None
+        return need_deltas(ctx, observed, self._lens(ctx), mood)
 
     def take_calls(self) -> list[LLMCall]:
         """The offline model makes no model calls."""
