@@ -105,3 +105,19 @@ def test_over_threshold(mini: Scenario, saves: Path):
     assert over_threshold(mini, OFFLINE, "0", saves) is None
     unpriced = LLMSettings(model="openai/stub", api_base="http://127.0.0.1:9/v1")
     assert over_threshold(mini, unpriced, "0", saves) is None  # an unknown price: calls only
+
+
+def test_tui_confirm_above_reaches_the_app(run_cli, monkeypatch: pytest.MonkeyPatch, saves):
+    from tui.app import SocialsimApp
+
+    seen: list[object] = []
+    monkeypatch.setattr(SocialsimApp, "run", lambda self: seen.append(self.spend))
+    for threshold in ("0", "never", "1000"):
+        args = ("tui", "tavern", "--model", "gpt-4o-mini", "--saves", str(saves))
+        result = run_cli(*args, "--confirm-above", threshold)
+        assert result.code == 0, result.err
+    estimate, threshold = seen[0]  # type: ignore[misc]
+    assert threshold == "0" and estimate.cost_usd.expected > 0
+    assert seen[1:] == [None, None]
+    bad = run_cli("tui", "tavern", "--model", "gpt-4o-mini", "--confirm-above", "cheap")
+    assert bad.code == 2 and "--confirm-above 'cheap'" in bad.err and bad.err.count("\n") == 1

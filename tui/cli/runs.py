@@ -69,6 +69,7 @@ def _launch(
     llm: LLMOptions,
     prior: str | None = None,
     players: dict[str, str] | None = None,
+    confirm_above: str = "never",
 ) -> None:
     from ..app import DEFAULT_SCENARIO, TERMINATED, build_app, opened_scenario
 
@@ -81,6 +82,12 @@ def _launch(
         scenario, _ = opened_scenario(target or DEFAULT_SCENARIO)
         names, models = scenario.names, scenario_models(scenario)
     mind = llm.spec(names, scenario_models=models)
+    spend = None
+    if not llm.offline:  # cost before you spend: the app asks above the threshold
+        from .estimate import over_threshold
+
+        found = over_threshold(scenario, mind, confirm_above, saves, prior)
+        spend = (found, confirm_above) if found else None
     app_ = build_app(
         target,
         mind=mind,
@@ -89,6 +96,7 @@ def _launch(
         keymap_file=keymap,
         prior=prior,
         players=players,
+        spend=spend,
     )
     app_.run()
     sim = app_.sim
@@ -124,11 +132,19 @@ def tui(
     saves: SavesOpt = None,
     prior: PriorOpt = None,
     play: PlayOpt = None,
+    confirm_above: Annotated[
+        str,
+        typer.Option(
+            "--confirm-above",
+            help="A new LLM run whose estimate is above this asks first: USD (1.00), a "
+            "number of calls (500calls) or never.",
+        ),
+    ] = "1.00",
     *,
     llm: LLMOptions,
 ) -> None:
     """Open the app on a scenario (a new run) or a saved run (resumed where it stopped)."""
-    _launch(target, seed, saves, keymap, llm, prior, played(play))
+    _launch(target, seed, saves, keymap, llm, prior, played(play), confirm_above)
 
 
 async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
