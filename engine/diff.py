@@ -36,6 +36,8 @@ class Turn:
     target: str | None = None
     forced: bool = False
     private_to: tuple[str, ...] = ()
+    #: The person who played the turn ("" for the run's mind).
+    player: str = ""
 
 
 def transcript(record: RoundRecord) -> list[Turn]:
@@ -47,7 +49,8 @@ def transcript(record: RoundRecord) -> list[Turn]:
     silent = [a for a in record.actions if a.order is None]
     for a in [*spoken, *silent]:
         target = None if a.target in (None, ALL) else a.target
-        turns.append(Turn(a.speaker, a.utterance, a.mode.value, target, a.forced))
+        player = a.player if a.actor == "human" else ""
+        turns.append(Turn(a.speaker, a.utterance, a.mode.value, target, a.forced, player=player))
     return turns
 
 

@@ -146,9 +146,12 @@ def turn_text(turn: Turn) -> Text:
     if turn.speaker is None:
         private = f" (private to {', '.join(turn.private_to)})" if turn.private_to else ""
         return Text.assemble(("⚑ event", "yellow"), (private, "yellow"), ": ", turn.text)
-    forced = (" (forced)", "bold yellow") if turn.forced else ("", "")
+    person = (f" (human: {turn.player})", "bold green") if turn.player else ("", "")
+    forced = (" (forced)", "bold yellow") if turn.forced else person
     if turn.mode == "silent":
-        return Text.assemble(("· ", "dim"), (turn.speaker, "dim bold"), (" silent", "dim italic"))
+        return Text.assemble(
+            ("· ", "dim"), (turn.speaker, "dim bold"), (" silent", "dim italic"), person
+        )
     if turn.mode == "private":
         return Text.assemble(
             ("✉ ", "magenta"),
