@@ -114,8 +114,16 @@ class AgentPane(Vertical):
         if self._stale:
             self._draw_state()
 
+    def prepare(self) -> None:
+        """Draw what changed while the pane was hidden, before it is shown: a page turn
+        then takes one layout pass, not a second one for what the shown panes draw."""
+        if self._stale:
+            self._draw_state()
+        self.transcript.prepare()
+
     def _draw_state(self) -> None:
-        self.query_one(".emotion", Static).update(emotion_line(self.state, self.delta))
+        line = emotion_line(self.state, self.delta)
+        self.query_one(".emotion", Static).update(line, layout=False)  # one line, always
         self.query_one(NeedBars).update_needs(self.state.needs)
         self._stale = False
 

@@ -185,6 +185,9 @@ class AgentDeck(Vertical):
         if not self.is_mounted or not self.panes:
             return
         shown = self.shown_range()
+        for k in shown:
+            if not self.panes[k].display:
+                self.panes[k].prepare()
         for k, pane in enumerate(self.panes):
             pane.display = k in shown
             pane.set_class(pane.spec.name == self.current and len(shown) > 1, "-current")

@@ -8,6 +8,7 @@ a 100 × 100 grid costs building its segments, not laying out 10,000 widgets or 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import accumulate
 
 from rich.segment import Segment
@@ -48,13 +49,13 @@ class Grid(ScrollView, can_focus=True):
     ]
 
     class Moved(Message):
-        """The cursor moved (or the grid got new content)."""
+        """The cursor moved (or the grid got new content, or a new size)."""
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.head: list[list[Segment]] = []
         self.labels: list[Segment] = []
-        self.cells: list[list[Segment]] = []
+        self.cells: Sequence[list[Segment]] = []
         self.widths: list[int] = []
         self.label_width = 0
         self.cursor = (0, 0)
@@ -64,11 +65,12 @@ class Grid(ScrollView, can_focus=True):
         self,
         head: list[list[Segment]],
         labels: list[Segment],
-        cells: list[list[Segment]],
+        cells: Sequence[list[Segment]],
         widths: list[int],
     ) -> None:
         """New header lines (one segment per column), row labels and cells (``cells[r][c]``
-        is ``widths[c]`` wide); the cursor stays where it was when it still fits."""
+        is ``widths[c]`` wide; rows are read only when drawn, so they may be built lazily);
+        the cursor stays where it was when it still fits."""
         self.head, self.labels, self.cells, self.widths = head, labels, cells, widths
         self.label_width = max((s.cell_length for s in labels), default=0)
         self._starts = [0, *accumulate(widths)]
@@ -79,6 +81,9 @@ class Grid(ScrollView, can_focus=True):
         self.post_message(self.Moved())
 
     # -- geometry ----------------------------------------------------------------------------
+
+    def on_resize(self) -> None:
+        self.post_message(self.Moved())  # what is in view changed with the size
 
     @property
     def view_width(self) -> int:

@@ -11,9 +11,10 @@ which rows and columns are in view when some are not, and explain the glyphs.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import overload
 
 from rich.segment import Segment
 from rich.style import Style
@@ -139,6 +140,42 @@ def _style(spec: str) -> Style:
     return Style.parse(spec)
 
 
+def sticky_example(state: WorldState) -> str | None:
+    """A cell whose status its fav alone would not give (``+.38~ is still rival``), if any."""
+    for agent in state.agents.values():
+        for rel in agent.relations.values():
+            if threshold_status(rel.fav, Status.NEUTRAL) is not rel.status:
+                glyph = STATUS_GLYPH[rel.status]
+                return f"{short_fav(rel.fav)}{glyph} is still {rel.status.value}"
+    return None
+
+
+class LazyRows(Sequence[list[Segment]]):
+    """The grid's rows, each built when first drawn: a new state costs the rows in view."""
+
+    def __init__(self, names: Sequence[str], build: Callable[[str], list[Segment]]) -> None:
+        self._names = names
+        self._build = build
+        self._rows: dict[int, list[Segment]] = {}
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    @overload
+    def __getitem__(self, index: int) -> list[Segment]: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[list[Segment]]: ...
+
+    def __getitem__(self, index: int | slice) -> list[Segment] | Sequence[list[Segment]]:
+        if isinstance(index, slice):
+            return [self[k] for k in range(len(self))[index]]
+        row = self._rows.get(index)
+        if row is None:
+            row = self._rows[index] = self._build(self._names[index])
+        return row
+
+
 def span(first: int, stop: int, total: int, what: str) -> str:
     """``rows 3-9 of 30``."""
     if stop <= first:
@@ -166,6 +203,7 @@ class FavMatrix(Vertical):
         self.overlay = False
         self.layout_: Layout | None = None
         self._names: tuple[str, ...] = ()
+        self._sticky: tuple[WorldState | None, str | None] = (None, None)
 
     def compose(self) -> ComposeResult:
         yield Static(id="matrix-cell")
@@ -274,7 +312,7 @@ class FavMatrix(Vertical):
             for line in range(layout.header_lines)
         ]
         labels = [Segment(label.ljust(layout.label_width), bold) for label in layout.row_labels]
-        cells = [self._cells(i) for i in names]
+        cells = LazyRows(names, self._cells)
         self.query_one("#matrix-cell").styles.height = self._cell_lines()
         self.grid.set_content(head, labels, cells, [w + 1 for w in layout.col_widths])
         self.call_after_refresh(self._note)  # the range once the grid has its new size
@@ -290,7 +328,7 @@ class FavMatrix(Vertical):
         assert layout is not None
         values = layout.density == "values"
         cells = []
-        for j, w in zip(self.names, layout.col_widths, strict=True):
+        for j, w in zip(self._names, layout.col_widths, strict=True):
             if i == j:
                 cells.append(Segment(("—" if values else "\\").rjust(w + 1), _style("dim")))
             elif self.overlay:
@@ -305,13 +343,12 @@ class FavMatrix(Vertical):
         return cells
 
     def _sticky_example(self) -> str | None:
-        """A cell whose status its fav alone would not give (``+.38~ is rival``), if any."""
-        for agent in self.state.agents.values():
-            for rel in agent.relations.values():
-                if threshold_status(rel.fav, Status.NEUTRAL) is not rel.status:
-                    glyph = STATUS_GLYPH[rel.status]
-                    return f"{short_fav(rel.fav)}{glyph} is still {rel.status.value}"
-        return None
+        """A cell whose status its fav alone would not give (``+.38~ is rival``), if any
+        (looked for once per state, not at every scroll)."""
+        state = self.state
+        if self._sticky[0] is not state:
+            self._sticky = (state, sticky_example(state))
+        return self._sticky[1]
 
     def in_view(self) -> tuple[range, range]:
         """The rows and columns (agent indices) wholly in view."""

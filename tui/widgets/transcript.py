@@ -100,6 +100,11 @@ class Transcript(ScrollView, can_focus=True):
 
     # -- wrapping -----------------------------------------------------------------------------
 
+    def prepare(self) -> None:
+        """Wrap what was written while hidden (at the width last laid out; a new width
+        re-wraps on resize), so showing the transcript changes no size."""
+        self._catch_up()
+
     def on_show(self) -> None:
         self._shown = True
         self._catch_up()
