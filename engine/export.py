@@ -164,35 +164,43 @@ def _emotions(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
 
 def _relations(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
     changes = {(c.source, c.target): c for c in r.relation_changes}
+    t = r.round
     for source, agent in r.state.agents.items():
+        s = safe(source)
         for target, rel in agent.relations.items():
             c = changes.get((source, target))
-            yield (
-                run_id,
-                r.round,
-                safe(source),
-                safe(target),
-                rel.fav,
-                rel.status,  # a StrEnum: csv writes its value
-                c.delta if c else 0.0,
-                c.override or "" if c else "",
-                c.importance if c else "",
-                safe(c.summary) if c else "",
-            )
+            if c is None:  # rel.status is a StrEnum: csv writes its value
+                yield run_id, t, s, safe(target), rel.fav, rel.status, 0.0, "", "", ""
+            else:
+                yield (
+                    run_id,
+                    t,
+                    s,
+                    safe(target),
+                    rel.fav,
+                    rel.status,
+                    c.delta,
+                    c.override or "",
+                    c.importance,
+                    safe(c.summary),
+                )
 
 
 def _needs(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
+    t = r.round
     for name, agent in r.state.agents.items():
+        s = safe(name)
         for need, v in agent.needs.items():
+            current, expected = v.current, v.expected
             yield (
                 run_id,
-                r.round,
-                safe(name),
+                t,
+                s,
                 CATEGORY_OF.get(need, ""),
                 need,
-                v.current,
-                v.expected,
-                max(0.0, v.expected - v.current),
+                current,
+                expected,
+                max(0.0, expected - current),
             )
 
 
@@ -285,10 +293,10 @@ def export_run(
     parquet: bool = False,
 ) -> list[Path]:
     """Write the CSVs of a run (its rounds, round 0 first) and its ``card.json`` into
-    ``out``; returns the paths written (the tables, the card, the GraphML folder). The metrics come from a :class:`History`'s index, or
-    are computed from the states as they stream by. ``graphml``: a GraphML file per round
-    too (``export_graph``); ``parquet``: the tables as Parquet instead of CSV
-    (``export_parquet``, pyarrow).
+    ``out``; returns the paths written (the tables, the card, the GraphML folder). The
+    metrics come from a :class:`History`'s index, or are computed from the states as they
+    stream by. ``graphml``: a GraphML file per round too (``export_graph``); ``parquet``:
+    the tables as Parquet instead of CSV (``export_parquet``, pyarrow).
 
     The LLM tables hold only their header for runs of the offline model.
     """
