@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from engine import SaveStore, Simulation
+from engine.card import FILE as CARD_FILE
 from engine.export import COLUMNS
 
 TRIALS = 2
@@ -194,7 +195,7 @@ def _kill_exports(base: Path, tmp_path: Path, rng: random.Random, n: int) -> Non
     d = finish(ref, "export", "base", "--out", str(new_out))
     old, new = export_set(old_out), export_set(new_out)
     assert old is not None and new is not None and old != new
-    assert set(new) == {f"{name}.csv" for name in COLUMNS}
+    assert set(new) == {*(f"{name}.csv" for name in COLUMNS), CARD_FILE}
     for k in range(n):
         saves = tmp_path / f"saves{k}"
         shutil.copytree(ref, saves, symlinks=True)
