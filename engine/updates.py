@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from .minds.base import RelationJudgement
 from .retention import Retention
+from .rounding import ROUNDED_4, ROUNDED_6
 from .rules import (
     ALLY_AT,
     ENEMY_AT,
@@ -72,7 +73,7 @@ def update_agent(
             continue
         current = apply_need(value.current, change)
         if current != value.current:
-            moved[need] = round(current - value.current, 4)
+            moved[need] = ROUNDED_4[current - value.current]
             needs[need] = _need({"current": current, "expected": value.expected})
     state = {
         "emotion": emotion,
@@ -111,6 +112,7 @@ def _relation_changes(
         fields_set(RelationChange),
     )
     high, ally, enemy, rival = MAX_FAV_DELTA, Status.ALLY, Status.ENEMY, Status.RIVAL
+    rounded6 = ROUNDED_6  # round(x, 6), remembered
     if retention is None:
         victims: list[int | None] = [None] * len(judged)
     else:
@@ -167,7 +169,7 @@ def _relation_changes(
             {
                 "source": name,
                 "target": other,
-                "delta": round(fav - was, 6),
+                "delta": rounded6[fav - was],
                 "fav": fav,
                 "status": status,
                 "previous_status": previous,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...lexicon import sentiment
+from ...rounding import ROUNDED_4
 from ...rules import MAX_FAV_DELTA, RIVAL_AT
 from ...scenario import Status
 from ...state import ALL, Action, Mode, Stance
@@ -105,6 +106,7 @@ def relation_judgements(
     attitude = lens.attitude
     credence_of = lens.credence
     opening = f"Round {ctx.round}: "
+    rounded4 = ROUNDED_4  # round(x, 4), remembered
 
     judged: dict[str, RelationJudgement] = {}
     for other, acts in triggers.items():  # the hot loop: once per edge, written inline
@@ -202,7 +204,7 @@ def relation_judgements(
         importance, summary = max(notes) if notes else (1, f"{other} was present")
         judged[other] = _judgement(  # built from the rule's own values: no validation
             {
-                "delta": round(delta, 4),
+                "delta": rounded4[delta],
                 "status": override,
                 "summary": f"{opening}{summary}.",
                 "importance": importance,
@@ -287,7 +289,7 @@ def need_deltas(
     resilience = ctx.state.needs["psychological_resilience"].current / 10.0
     for need, value in ctx.state.needs.items():
         deltas[need] += 0.08 * resilience * (value.expected - value.current)
-    return {n: round(d, 4) for n, d in deltas.items() if d}
+    return {n: ROUNDED_4[d] for n, d in deltas.items() if d}
 
 
 def _salience(ctx: AgentContext, text: str) -> float:
