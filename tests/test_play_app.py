@@ -7,6 +7,7 @@ Pilot tests drive the real app (:func:`tui.app.build_app`); the person's inputs 
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,10 @@ from textual.pilot import Pilot
 from textual.widgets import Input, Label, Select, Static
 
 from engine import Mode, SaveStore
-from tui.app import build_app
-from tui.screens.play import DecideForm, SpeakForm, agent_view
+from tui import cli
+from tui.app import SocialsimApp, build_app
+from tui.screens.forms import TextForm
+from tui.screens.play import DecideForm, SpeakForm, agent_view, take_over
 from tui.widgets.agent_pane import AgentPane
 from tui.widgets.deck import AgentDeck
 
@@ -192,3 +195,78 @@ async def test_pause_mid_wait_stops_the_round_and_going_on_asks_again(saves: Pat
         await say(pilot, "Back to your seats, everyone.")
         await app.workers.wait_for_complete()
         assert app.sim.round == 1
+
+
+async def test_the_branch_dialog_takes_an_agent_over_and_hands_it_back(saves: Path) -> None:
+    app = build_app("bullying", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await app.workers.wait_for_complete()
+        parent = app.sim.run_id
+        await pilot.press("b")
+        await until(pilot, TextForm)
+        await type_into(pilot, "#value", "1 play Helen=Ms. Lee")
+        await pilot.press("enter")
+        await pilot.pause()
+        taken = app.sim
+        assert taken.run_id != parent and taken.meta.parent.round == 1
+        assert taken.meta.players == {"Helen": "Ms. Lee"}
+        await pilot.press("n")  # the branch asks Ms. Lee for Helen's round 2
+        await until(pilot, DecideForm)
+        assert app.screen.turn.ctx.round == 2
+        await decide(pilot, "0", "", Mode.SILENT)
+        await app.workers.wait_for_complete()
+        helen = next(a for a in app.sim.records[2].actions if a.speaker == "Helen")
+        assert (helen.actor, helen.mode) == ("human", Mode.SILENT)
+        await pilot.press("b")
+        await until(pilot, TextForm)
+        await type_into(pilot, "#value", "2 play Zed")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "play Zed: no such agent" in error(pilot)
+        await type_into(pilot, "#value", "2 ai Helen")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.sim.meta.players == {} and app.sim.meta.parent.run_id == taken.run_id
+        await pilot.press("n")  # the model plays Helen again: nobody is asked
+        await app.workers.wait_for_complete()
+        assert app.sim.round == 3 and app.screen is app.main
+
+
+def test_take_over_reads_play_and_ai_clauses() -> None:
+    names = ["Alice", "Helen", "Jane"]
+    assert take_over("3 supportive-individual play Helen=Ms. Lee", names, {}) == (
+        "3 supportive-individual",
+        {"Helen": "Ms. Lee"},
+    )
+    assert take_over("3 play Alice", names, {"Helen": "Ms. Lee"}) == (
+        "3",
+        {"Helen": "Ms. Lee", "Alice": "Alice"},
+    )
+    assert take_over("3 ai Helen", names, {"Helen": "Ms. Lee"}) == ("3", {})
+    assert take_over("3", names, {"Helen": "Ms. Lee"}) == ("3", {"Helen": "Ms. Lee"})
+    with pytest.raises(ValueError, match="ai Bob: no such agent"):
+        take_over("3 ai Bob", names, {})
+
+
+def test_cli_play_option_reaches_the_app(monkeypatch: pytest.MonkeyPatch, saves: Path) -> None:
+    captured: list[SocialsimApp] = []
+    monkeypatch.setattr(SocialsimApp, "run", lambda self, *a, **k: captured.append(self))
+    argv = ["socialsim", "tui", "bullying", "--play", "Helen=Ms. Lee", "--play", "Alice"]
+    monkeypatch.setattr(sys, "argv", [*argv, "--saves", str(saves)])
+    with pytest.raises(SystemExit) as exit_:
+        cli.main()
+    assert exit_.value.code in (0, None)
+    (app,) = captured
+    app.sim.close()
+    assert app.sim.meta.players == {"Helen": "Ms. Lee", "Alice": "Alice"}
+    assert SaveStore(saves).read_meta(app.sim.run_id).players == app.sim.meta.players
+
+
+def test_cli_play_of_an_unknown_agent_is_one_line_and_no_run(run_cli, saves: Path) -> None:
+    result = run_cli("tui", "bullying", "--play", "Zed", "--saves", str(saves))
+    assert result.code == 2
+    assert result.err.strip().splitlines() == [
+        "socialsim: error: --play 'Zed': no such agent; agents: Alice, Jane, Megan, Lily, Helen"
+    ]
+    assert not saves.exists() or not [p for p in saves.iterdir() if not p.name.startswith(".")]
