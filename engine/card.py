@@ -14,21 +14,25 @@ The card is built from the run's metadata and its rounds' logs as they stream by
 
 from __future__ import annotations
 
+import ast
 import hashlib
-import inspect
 import json
 import platform
 from collections.abc import Iterable
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from .rules import HISTORY_WINDOW
 from .runmeta import RunMeta
 from .state import RoundLog
 
 FILE = "card.json"
+#: The agents' and judge's prompt builders.
+PROMPTS = Path(__file__).parent / "minds" / "prompts.py"
 #: The prompt builders whose templates the card hashes (``engine.minds.prompts``).
 TEMPLATES = (
     "decide",
@@ -152,8 +156,6 @@ class CardBuilder:
 
     def card(self) -> RunCard:
         """The card of the rounds added so far."""
-        from .simulation import HISTORY_WINDOW
-
         meta, llm = self.meta, self.meta.llm
         pending = [
             *(
@@ -233,11 +235,15 @@ def scenario_hash(meta: RunMeta) -> str:
 
 def template_hashes() -> dict[str, str]:
     """SHA-256 of each prompt builder's source, and of the whole prompts module (its helpers
-    and constants), as this socialsim holds them."""
-    from .minds import prompts
-
-    hashes = {name: _sha(inspect.getsource(getattr(prompts, name))) for name in TEMPLATES}
-    hashes["module"] = _sha(inspect.getsource(prompts))
+    and constants), as this socialsim holds them (the file is read, not imported)."""
+    text = PROMPTS.read_text(encoding="utf-8")
+    builders = {
+        node.name: ast.get_source_segment(text, node) or ""
+        for node in ast.parse(text).body
+        if isinstance(node, ast.FunctionDef)
+    }
+    hashes = {name: _sha(builders[name]) for name in TEMPLATES}
+    hashes["module"] = _sha(text)
     return hashes
 
 

@@ -42,6 +42,7 @@ from .minds.planner import N_CANDIDATES
 from .minds.question import Question
 from .priors import Prior
 from .records import LLMCall, RoundUsage
+from .rules import HISTORY_WINDOW
 from .scenario import Scenario
 from .state import Action, Decision, Mode
 
@@ -209,8 +210,6 @@ async def estimate_run_async(
     seed: int = 0,
 ) -> Estimate:
     """:func:`estimate_run` in the running event loop."""
-    from .simulation import HISTORY_WINDOW
-
     total = rounds or scenario.rounds
     if not isinstance(settings, LLMSettings):
         return no_calls(total)

@@ -15,8 +15,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import BinaryIO
-from xml.sax.saxutils import XMLGenerator
-from xml.sax.xmlreader import AttributesImpl
 
 from .priors import Prior, sign_index
 from .scenario import Scenario
@@ -67,47 +65,61 @@ class GraphWriter:
         return path
 
     def _graph(self, handle: BinaryIO, record: RoundRecord) -> None:
-        xml = XMLGenerator(handle, "utf-8", short_empty_elements=True)
-        xml.startDocument()
-        _start(xml, "graphml", {"xmlns": NS})
+        doc = _Doc(handle)
+        doc.start("graphml", {"xmlns": NS})
         for key, target, name, kind in KEYS:
-            _start(xml, "key", {"id": key, "for": target, "attr.name": name, "attr.type": kind})
-            xml.endElement("key")
-        _start(xml, "graph", {"id": "G", "edgedefault": "directed"})
-        _data(xml, "g_run", self.run_id)
-        _data(xml, "g_round", str(record.round))
+            doc.start("key", {"id": key, "for": target, "attr.name": name, "attr.type": kind})
+            doc.end("key")
+        doc.start("graph", {"id": "G", "edgedefault": "directed"})
+        doc.data("g_run", self.run_id)
+        doc.data("g_round", str(record.round))
         if self.relation:
-            _data(xml, "g_relation", self.relation)
+            doc.data("g_relation", self.relation)
         agents = record.state.agents
+        ids = {name: _text(name) for name in agents}
         for name, agent in agents.items():
-            _start(xml, "node", {"id": _text(name)})
+            doc.start("node", {"id": ids[name]})
             for key, value in self.nodes.get(name, {}).items():
                 if value:
-                    _data(xml, key, value)
-            _data(xml, "n_emotion", repr(agent.emotion))
-            xml.endElement("node")
+                    doc.data(key, value)
+            doc.data("n_emotion", repr(agent.emotion))
+            doc.end("node")
         for source, agent in agents.items():
             signs = self.signs.get(source, {})
             for target, rel in agent.relations.items():
-                _start(xml, "edge", {"source": _text(source), "target": _text(target)})
-                _data(xml, "e_fav", repr(rel.fav))
-                _data(xml, "e_status", rel.status.value)
+                doc.start("edge", {"source": ids[source], "target": ids[target]})
+                doc.data("e_fav", repr(rel.fav))
+                doc.data("e_status", rel.status.value)
                 if target in signs:
-                    _data(xml, "e_prior", str(signs[target]))
-                xml.endElement("edge")
-        xml.endElement("graph")
-        xml.endElement("graphml")
-        xml.endDocument()
+                    doc.data("e_prior", str(signs[target]))
+                doc.end("edge")
+        doc.end("graph")
+        doc.end("graphml")
+        doc.xml.endDocument()
 
 
-def _start(xml: XMLGenerator, tag: str, attrs: dict[str, str]) -> None:
-    xml.startElement(tag, AttributesImpl(attrs))
+class _Doc:
+    """An XML document written element by element with the standard library's SAX writer
+    (imported here: it imports urllib, which an export without GraphML does not need)."""
 
+    def __init__(self, handle: BinaryIO) -> None:
+        from xml.sax.saxutils import XMLGenerator
+        from xml.sax.xmlreader import AttributesImpl
 
-def _data(xml: XMLGenerator, key: str, value: str) -> None:
-    _start(xml, "data", {"key": key})
-    xml.characters(_text(value))
-    xml.endElement("data")
+        self.xml = XMLGenerator(handle, "utf-8", short_empty_elements=True)
+        self.xml.startDocument()
+        self._attributes = AttributesImpl
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        self.xml.startElement(tag, self._attributes(attrs))
+
+    def end(self, tag: str) -> None:
+        self.xml.endElement(tag)
+
+    def data(self, key: str, value: str) -> None:
+        self.start("data", {"key": key})
+        self.xml.characters(_text(value))
+        self.xml.endElement("data")
 
 
 def _text(value: str) -> str:

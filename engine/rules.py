@@ -15,6 +15,8 @@ MAX_FAV_DELTA = 0.3
 ALLY_AT = 0.55
 ENEMY_AT = -0.50
 RIVAL_AT = -0.10
+#: How many earlier rounds an agent's context carries (Sec. 3.3: the recent history).
+HISTORY_WINDOW = 3
 
 _importance = attrgetter("importance")
 _round = attrgetter("round")

@@ -45,6 +45,7 @@ from .records import RoundUsage, main_failure
 from .retention import Retention
 from .rounds import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round_file
 from .rules import (
+    HISTORY_WINDOW,
     can_observe,
     initial_state,
     observed_by,
@@ -74,10 +75,8 @@ from .state import (
     WorldState,
 )
 from .store import SaveStore
-from .updates import update_agent
+from .updates import RelationUpdate, update_agent, update_relations
 
-#: How many earlier rounds an agent's context carries.
-HISTORY_WINDOW = 3
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1
 
@@ -687,37 +686,41 @@ class Simulation:
             )
         observed = observed_by(spoken, names)
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
+        before, memory_size = self.state, self.scenario.memory_size
+        retention = Retention.of(before, memory_size)  # the memory keys, handed on below
+
+        async def judge_relations(c: AgentContext) -> RelationUpdate:
+            """U_R of one observer, applied as soon as it is judged (while its judgements
+            are still in the CPU's caches)."""
+            judged = await mind.judge_relations(c, relation_triggers(c.name, spoken, names))
+            me = c.name
+            return update_relations(me, before.agents[me], t, memory_size, judged, retention)
+
         # One concurrent wave: U_S, U_R and the needs judge do not depend on each other.
         count = len(ctxs)
         results: list[Any] = await asyncio.gather(
             *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
-            *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
+            *(judge_relations(c) for c in ctxs),
             *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
         )
         emotion_deltas = results[:count]
-        judgements, need_deltas = results[count : 2 * count], results[2 * count :]
-        before, memory_size = self.state, self.scenario.memory_size
-        retention = Retention.of(before, memory_size)  # the memory keys, handed on below
+        relations, need_deltas = results[count : 2 * count], results[2 * count :]
         updates = [
-            update_agent(
-                n, before.agents[n], t, memory_size, d_s, j, d_n, actions[n].theta, retention
-            )
-            for n, d_s, j, d_n in zip(names, emotion_deltas, judgements, need_deltas, strict=True)
+            update_agent(n, before.agents[n], d_s, r, d_n, actions[n].theta)
+            for n, d_s, r, d_n in zip(names, emotion_deltas, relations, need_deltas, strict=True)
         ]
         new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
         after = WorldState(round=t, agents=new_states)
         retention.hand_to(after)
         emotions = [u.emotion for u in updates]
-        relations = [c for u in updates for c in u.relations]
-        self._emit(
-            StateUpdated(run_id=self.run_id, round=t, emotions=emotions, relations=relations)
-        )
+        changes = [c for u in updates for c in u.relations]
+        self._emit(StateUpdated(run_id=self.run_id, round=t, emotions=emotions, relations=changes))
         return RoundRecord(
             round=t,
             events=events,
             actions=[actions[n] for n in names],
             emotion_changes=emotions,
-            relation_changes=relations,
+            relation_changes=changes,
             need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
             state=after,
         )

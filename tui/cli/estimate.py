@@ -48,10 +48,9 @@ def estimate(
     from engine.estimate import estimate_run
     from engine.priors import parse_prior
 
-    from .runs import scenario_models
-
     resolved = resolve_scenario(scenario)
-    spec = llm.spec(resolved.names, scenario_models=scenario_models(resolved))
+    models = {a.name: a.model for a in resolved.agents if a.model}  # the file's own
+    spec = llm.spec(resolved.names, scenario_models=models)
     if spec.offline:
         typer.echo("offline: the rule-based model makes no LLM calls and costs nothing")
         return
