@@ -270,3 +270,29 @@ def test_cli_play_of_an_unknown_agent_is_one_line_and_no_run(run_cli, saves: Pat
         "socialsim: error: --play 'Zed': no such agent; agents: Alice, Jane, Megan, Lily, Helen"
     ]
     assert not saves.exists() or not [p for p in saves.iterdir() if not p.name.startswith(".")]
+
+
+async def test_two_people_at_one_keyboard_are_asked_in_turn(saves: Path) -> None:
+    app = build_app("bullying", saves=saves, players={"Helen": "Ms. Lee", "Alice": "Sam"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        asked = []
+        for urgency in ("3", "8"):  # phase 1: both forms, one after the other
+            await until(pilot, DecideForm)
+            asked.append(app.screen.turn.player)
+            await decide(pilot, urgency, "say how I see it")
+            await pilot.pause()
+        assert sorted(asked) == ["Ms. Lee", "Sam"]
+        spoken = []
+        for _ in asked:  # phase 2: the more urgent speaks first
+            await until(pilot, SpeakForm)
+            spoken.append(app.screen.turn.player)
+            await say(pilot, f"I am {app.screen.turn.player}.")
+        await app.workers.wait_for_complete()
+        assert spoken == [asked[1], asked[0]]
+        actions = {a.speaker: a for a in app.sim.records[1].actions}
+        assert {(n, actions[n].player) for n in ("Alice", "Helen")} == {
+            ("Alice", "Sam"),
+            ("Helen", "Ms. Lee"),
+        }
+        assert actions["Alice"].utterance == "I am Sam."
