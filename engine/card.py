@@ -237,8 +237,9 @@ def template_hashes() -> dict[str, str]:
     """SHA-256 of each prompt builder's source, and of the whole prompts module (its helpers
     and constants), as this socialsim holds them (the file is read, not imported)."""
     text = PROMPTS.read_text(encoding="utf-8")
-    builders = {
-        node.name: ast.get_source_segment(text, node) or ""
+    lines = text.splitlines()
+    builders = {  # top-level functions: whole lines, from ``def`` to the end of the body
+        node.name: "\n".join(lines[node.lineno - 1 : node.end_lineno])
         for node in ast.parse(text).body
         if isinstance(node, ast.FunctionDef)
     }
