@@ -42,29 +42,30 @@ class AgentUpdate:
     needs: dict[str, float]
 
 
+@dataclass(frozen=True, slots=True)
+class RelationUpdate:
+    """An agent's outgoing relations after U_R, and the changes that made them."""
+
+    relations: dict[str, Relation]
+    changes: list[RelationChange]
+
+
 def update_agent(
     name: str,
     old: AgentState,
-    round_no: int,
-    memory_size: int,
     emotion_delta: float,
-    judged: dict[str, RelationJudgement],
+    relations: RelationUpdate,
     need_deltas: dict[str, float],
     theta: float | None = None,
-    retention: Retention | None = None,
 ) -> AgentUpdate:
-    """Clip and apply U_S, U_R (with App. B status and memory eviction) and need deltas.
+    """Clip and apply U_S and need deltas, with the agent's U_R already applied
+    (:func:`update_relations`).
 
     Deltas recorded are the real movement after clipping. ``old`` is left untouched. The
     new models are built from the clipped values without validating them again (every
-    mind's deltas are finite floats and its judgements validated). ``retention``, the
-    memory keys of the state ``old`` is part of, finds the entries to evict (and is
-    updated); without it each edge's memory is read.
+    mind's deltas are finite floats).
     """
     _, emotion = apply_emotion(old.emotion, emotion_delta)
-    before = old.relations
-    relations = dict(before)
-    changes = _relation_changes(name, before, relations, round_no, memory_size, judged, retention)
     needs = dict(old.needs)
     moved: dict[str, float] = {}
     for need, change in need_deltas.items():
@@ -78,7 +79,7 @@ def update_agent(
     state = {
         "emotion": emotion,
         "needs": needs,
-        "relations": relations,
+        "relations": relations.relations,
         "theta": old.theta if theta is None else theta,
     }
     return AgentUpdate(
@@ -86,24 +87,28 @@ def update_agent(
         emotion=_emotion(
             {"agent": name, "delta": round(emotion - old.emotion, 6), "emotion": emotion},
         ),
-        relations=changes,
+        relations=relations.changes,
         needs=moved,
     )
 
 
-def _relation_changes(
+def update_relations(
     name: str,
-    before: dict[str, Relation],
-    relations: dict[str, Relation],
+    old: AgentState,
     round_no: int,
     memory_size: int,
     judged: dict[str, RelationJudgement],
-    retention: Retention | None,
-) -> list[RelationChange]:
-    """U_R for each judged edge: :func:`~engine.rules.apply_fav`, then
+    retention: Retention | None = None,
+) -> RelationUpdate:
+    """Clip and apply U_R to each judged edge: :func:`~engine.rules.apply_fav`, then
     :func:`~engine.rules.next_status` and :func:`~engine.rules.remember`, written out (this
-    is the round's hottest loop: once per judged edge); the new relations go into
-    ``relations``, the changes are returned."""
+    is the round's hottest loop: once per judged edge). ``old`` is left untouched; the
+    models are built without validating them again (every mind's judgements are
+    validated). ``retention``, the memory keys of the state ``old`` is part of, finds the
+    entries to evict (and is updated); without it each edge's memory is read.
+    """
+    before = old.relations
+    relations = dict(before)
     # What trusted() builders do, inlined: a call per model costs a fifth of the edge.
     new, put = object.__new__, object.__setattr__
     memory_set, relation_set, change_set = (
@@ -182,4 +187,4 @@ def _relation_changes(
         put(change, "__pydantic_extra__", None)
         put(change, "__pydantic_private__", None)
         append(change)
-    return changes
+    return RelationUpdate(relations, changes)

@@ -18,7 +18,7 @@ from engine.rules import remember
 from engine.scenario import Status
 from engine.state import AgentState, MemoryEntry, NeedState, Relation, WorldState
 from engine.trusted import trusted
-from engine.updates import update_agent
+from engine.updates import update_agent, update_relations
 
 OTHERS = ["Bob", "Cy", "Dee", "Eve"]
 
@@ -79,13 +79,12 @@ def test_update_agent_builds_what_validation_would(seed, memory):
     before = old.model_dump_json()
     judged = judgements(rng)
     needs = {n: rng.choice([-20.0, -0.4, 0.0, 0.25, 3.0]) for n in rng.sample(NEEDS, 5)}
+    relations = update_relations("Ann", old, 7, 3, judged)
     update = update_agent(
         "Ann",
         old,
-        7,
-        3,
         rng.choice([-1.0, -0.1, 0, 0.2, 0.9]),
-        judged,
+        relations,
         needs,
         rng.choice([None, 12.5]),
     )
@@ -108,7 +107,7 @@ def test_update_agent_builds_what_validation_would(seed, memory):
     st.integers(min_value=0, max_value=4),
 )
 def test_memory_keys_evict_what_the_entries_would(seed, memory, capacity):
-    """update_agent with the state's Retention keys keeps the memories reading every entry
+    """update_relations with the state's Retention keys keeps the memories reading every entry
     keeps (also for memories over the capacity), and leaves the keys of the new state."""
     rng = random.Random(seed)
     agents = {"Ann": agent(rng, memory), **{o: agent(rng, memory) for o in OTHERS}}
@@ -123,10 +122,10 @@ def test_memory_keys_evict_what_the_entries_would(seed, memory, capacity):
     for name in ["Ann", *OTHERS]:
         old = state.agents[name]
         judged = {o: j for o, j in judgements(rng).items() if o != name and o in old.relations}
-        plain = update_agent(name, old, 7, capacity, 0.1, judged, {})
-        kept = update_agent(name, old, 7, capacity, 0.1, judged, {}, retention=keys)
-        assert kept.state == plain.state
-        agents[name] = kept.state
+        plain = update_relations(name, old, 7, capacity, judged)
+        kept = update_relations(name, old, 7, capacity, judged, retention=keys)
+        assert kept == plain
+        agents[name] = old.model_copy(update={"relations": kept.relations})
     after = WorldState(round=7, agents=agents)
     assert keys.keys.tolist() == Retention(after, capacity).keys.tolist()
 
