@@ -646,6 +646,27 @@ def test_bare_help_imports_neither_typer_nor_the_engine():
     assert _loaded_after("--help") == []
 
 
+def test_a_command_imports_its_own_module_and_no_other_command_or_writer(tmp_path: Path):
+    probe = (
+        f"import sys\nfrom tui import cli\nsys.argv = ['socialsim', 'list', '--saves', "
+        f"{str(tmp_path)!r}]\ntry:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+        "print('PROBE', sorted(sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    loaded = set(eval(proc.stdout.strip().splitlines()[-1].removeprefix("PROBE ")))
+    assert "tui.cli.library" in loaded
+    from tui.cli import COMMANDS
+
+    others = {f"tui.cli.{module}" for module, _ in COMMANDS.values()} - {"tui.cli.library"}
+    assert not (others - {"tui.cli.runs"}) & loaded  # runs holds the app's callback
+    assert not {"filelock", "tinydb", "numpy", "litellm", "textual"} & {
+        m.split(".")[0] for m in loaded
+    }
+
+
 def test_command_help_imports_no_engine_module_beyond_errors_and_limits():
     loaded = _loaded_after("run", "--help")
     assert [m for m in loaded if m.startswith("engine.")] == ["engine.errors", "engine.limits"]

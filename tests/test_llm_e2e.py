@@ -444,6 +444,7 @@ def test_replay_is_identical_and_offline(
     assert len(net.connects) == connects_before  # not even a connection attempt
 
     old, new = run.records(), run.records(new_id)
+    assert f"from {sum(len(r.llm_calls) for r in old)} recorded LLM exchanges" in result.out
     assert [r.state for r in new] == [r.state for r in old]
     assert [r.actions for r in new] == [r.actions for r in old]
 
