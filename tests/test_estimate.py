@@ -209,3 +209,15 @@ def test_cli_unknown_price_offline_and_bad_input(run_cli):
         assert result.code == 2 and result.out == ""
         assert result.err.startswith("socialsim: error: ") and words in result.err
         assert result.err.count("\n") == 1
+
+
+def test_value_driven_agents_plan_and_an_llm_narrator_narrates(mini_data: dict):
+    from engine.scenario import parse_scenario
+
+    mini_data["agents"][1]["kind"] = "value-driven"
+    mini_data["narrator"] = "llm"
+    mini_data["rules"] = [{"text": "No shouting.", "cues": ["shout"]}]
+    scenario = parse_scenario(mini_data, "mini")
+    e = estimate_run(scenario, LLMSettings(model="gpt-4o-mini"), rounds=2)
+    assert e.per_round["plan"] == 1 and e.per_round["decide"] == 2
+    assert e.per_round["narrate"] == 0.5  # the rules are told in round 1 only (no breach)
