@@ -350,8 +350,8 @@ async def _play(
     from .simulation import Simulation
 
     unsent = _Unsent()
-    quiet = settings.model_copy(update={"tolerate_fallbacks": True, "max_calls": None})
-    shadow = _Shadow(OfflineMind(seed), LLMMind(quiet, transport=unsent))
+    # The run is the offline model's (no caps, no degraded stop): every request fails unsent.
+    shadow = _Shadow(OfflineMind(seed), LLMMind(settings, transport=unsent))
     sim = Simulation.new(scenario, seed=seed, mind=shadow, rounds=rounds, prior=prior)
     try:
         await sim.run(rounds)

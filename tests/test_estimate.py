@@ -221,3 +221,9 @@ def test_value_driven_agents_plan_and_an_llm_narrator_narrates(mini_data: dict):
     e = estimate_run(scenario, LLMSettings(model="gpt-4o-mini"), rounds=2)
     assert e.per_round["plan"] == 1 and e.per_round["decide"] == 2
     assert e.per_round["narrate"] == 0.5  # the rules are told in round 1 only (no breach)
+
+
+def test_caps_do_not_cut_the_estimate(mini: Scenario):
+    free = estimate_run(mini, LLMSettings(model="gpt-4o-mini"), rounds=3)
+    capped = LLMSettings(model="gpt-4o-mini", max_calls=1, budget_usd=0.0001)
+    assert estimate_run(mini, capped, rounds=3) == free
