@@ -45,6 +45,7 @@ import statistics
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -111,21 +112,23 @@ class Edges:
         ``changes`` (its agents in the same order): a copy with the changed edges set."""
         import numpy as np
 
-        index = {name: k for k, name in enumerate(self.names)}
+        at = {name: k for k, name in enumerate(self.names)}.__getitem__
         fav = self.fav.copy()
         hostile = self.hostile.copy()
-        if changes:
-            rows = [index[c.source] for c in changes]
-            cols = [index[c.target] for c in changes]
-            fav[rows, cols] = np.array([c.fav for c in changes], dtype=float)
+        if changes:  # the columns read in C (thousands of changes a round)
+            rows = list(map(at, map(_source, changes)))
+            cols = list(map(at, map(_target, changes)))
+            fav[rows, cols] = np.fromiter(map(_fav, changes), dtype=float, count=len(changes))
             for i, j, c in zip(rows, cols, changes, strict=True):
-                if c.status in NEGATIVE:
-                    hostile[i] |= 1 << j
-                else:
-                    hostile[i] &= ~(1 << j)
+                if c.status is not c.previous_status:  # else the edge stays as hostile as it was
+                    if c.status in NEGATIVE:
+                        hostile[i] |= 1 << j
+                    else:
+                        hostile[i] &= ~(1 << j)
         return Edges(after.round, self.names, fav, hostile)
 
 
+_source, _target, _fav = attrgetter("source"), attrgetter("target"), attrgetter("fav")
 _VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}
 
 

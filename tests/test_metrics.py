@@ -514,12 +514,17 @@ async def test_each_rounds_view_carried_from_its_changes_equals_one_read_whole()
     from engine import resolve_scenario
     from engine.metrics import Edges, _edges
 
-    sim = Simulation.new(resolve_scenario("demolition"), seed=2)
-    for _ in range(6):
+    sim = Simulation.new(resolve_scenario("demolition"), seed=0)
+    turned = set()
+    while not sim.finished:
         record = await sim.step()
+        hostile = [c.status in (R, E) for c in record.relation_changes]
+        before = [c.previous_status in (R, E) for c in record.relation_changes]
+        turned |= {(b, h) for b, h in zip(before, hostile, strict=True) if b != h}
         carried, whole = _edges(record.state), Edges.of(record.state)
         assert carried is not whole and record.relation_changes
         assert carried.round == whole.round == record.round
         assert carried.names == whole.names
         assert carried.fav.tolist() == whole.fav.tolist()
         assert carried.hostile == whole.hostile
+    assert turned == {(False, True), (True, False)}  # edges turned hostile, and made peace
