@@ -51,7 +51,9 @@ class Intervention(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     round: int
-    kind: str  # "forced", "injected", "scheduled" or "named"
+    #: "named" (a ready-made intervention, at the fork), "forced" (a turn), "injected" (an
+    #: event), "scheduled" (a named one's event still to come), "queued" (for the next round)
+    kind: str
     agent: str = ""
     text: str = ""
 
@@ -160,12 +162,12 @@ class CardBuilder:
         pending = [
             *(
                 Intervention(
-                    round=meta.pending_round, kind="forced", agent=f.agent, text=f.utterance
+                    round=meta.pending_round, kind="queued", agent=f.agent, text=f.utterance
                 )
                 for f in meta.pending.forced
             ),
             *(
-                Intervention(round=meta.pending_round, kind="injected", text=e.text)
+                Intervention(round=meta.pending_round, kind="queued", text=e.text)
                 for e in meta.pending.events
             ),
         ]

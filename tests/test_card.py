@@ -233,3 +233,12 @@ def test_card_json_holds_the_documented_keys(mini: Scenario, store: SaveStore, t
     export_run(meta, store.history("k", meta), tmp_path / "out")
     keys = set(json.loads((tmp_path / "out" / "card.json").read_text()))
     assert keys == set(RunCard.model_fields)
+
+
+def test_interventions_queued_for_the_next_round(mini: Scenario, store: SaveStore):
+    with Simulation.new(mini, store=store, run_id="q") as sim:
+        asyncio.run(sim.run(1))
+        sim.force(ForcedAction(agent="Bob", mode=Mode.SILENT))
+        sim.inject("A letter arrives.")
+    seen = [(i.round, i.kind, i.agent, i.text) for i in card_of(store, "q").interventions]
+    assert seen == [(2, "queued", "Bob", ""), (2, "queued", "", "A letter arrives.")]
