@@ -365,7 +365,7 @@ def run_trial(
     result, prefixes, arms = collect(store, spec)
     if begun is not None:
         begun(len(prefixes) + len(arms))
-    root = str(store.root)
+    root = str(store.root.resolve())  # workers (Ray's) may start in another folder
 
     def prefix_finished(index: int, seed: int) -> None:
         result.played += 1
