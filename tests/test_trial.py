@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine import SaveStore, load_library
+from engine import SaveStore, SocialsimError, load_library
 from engine.experiments.arms import named_arms
 from engine.experiments.executor import Interrupted, LocalExecutor
 from engine.experiments.stats import mean_intervals, paired_differences
@@ -267,6 +267,13 @@ def test_trial_cli_bad_input_is_one_line(run_cli, tmp_path: Path, args, needle):
     lines = result.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("socialsim: error:") and needle in lines[0]
     assert not (tmp_path / ".trials").exists()
+
+
+def test_a_new_trial_under_a_taken_id_is_refused(store: SaveStore):
+    spec = small_trial(store, seeds=(1,), arms="none,neglect")
+    run_trial(spec, store, LocalExecutor(1))
+    with pytest.raises(SocialsimError, match=r"trial 't' exists.*--resume finishes it"):
+        small_trial(store, seeds=(2,), arms="none,neglect")
 
 
 def test_resume_of_an_unknown_trial_or_with_a_new_spec_is_one_line(run_cli, tmp_path: Path):

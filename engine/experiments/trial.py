@@ -106,6 +106,11 @@ def plan(
     if len(set(seeds)) != len(seeds):
         raise SocialsimError("--seeds: a seed is given twice")
     trial_id = check_run_id(trial_id) if trial_id else new_trial_id(store, scenario.id)
+    if spec_path(store, trial_id).exists():
+        raise SaveError(
+            f"trial {trial_id!r} exists in {store.root}; socialsim trial {trial_id} --resume "
+            "finishes it"
+        )
     spec = TrialSpec(
         trial_id=trial_id,
         created=now_iso(),
