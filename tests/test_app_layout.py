@@ -27,14 +27,12 @@ from tui.widgets.agent_pane import AgentPane, emotion_line, needs_detail
 from tui.widgets.deck import AgentDeck, AgentStrip
 from tui.widgets.header import EventBar, RunHeader, short_id
 from tui.widgets.needs import HEIGHT, NeedBars
-from tui.widgets.style import signed
+from tui.widgets.style import mood_glyph, signed
 
 
 @pytest.fixture(autouse=True)
 def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
-
-
 
 
 async def settle(pilot) -> None:
@@ -202,6 +200,61 @@ async def test_z_shows_one_agent_full_size_and_back(saves: Path) -> None:
         await pilot.pause()
         assert app.query_one("#side").display
         assert "Silas" in deck.shown_agents()
+
+
+async def test_focus_at_160_columns_puts_the_needs_beside_the_transcript(
+    saves: Path, thirty: Path
+) -> None:
+    app = build_app(str(thirty), saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await step(pilot)
+        await pilot.press("z")
+        await pilot.pause()
+        (name,) = app.query_one(AgentDeck).shown_agents()
+        shown = pane(app, name)
+        bars, transcript = shown.query_one(NeedBars), shown.transcript
+        assert shown.region.width >= 158 and shown.has_class("-wide")
+        assert bars.detail == "full"  # every need with its numbers, beside the transcript
+        assert bars.region.right <= transcript.region.x
+        assert transcript.region.width >= 100 and transcript.region.height >= 38
+        await pilot.press("z")  # back to the pages: stacked again
+        await pilot.pause()
+        assert not shown.has_class("-wide")
+        assert transcript.region.y >= bars.region.bottom
+
+
+async def test_focus_at_80_columns_keeps_the_needs_above(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await step(pilot)
+        await pilot.press("z")
+        await pilot.pause()
+        edmund = pane(app, "Edmund")
+        assert not edmund.has_class("-wide")
+        assert edmund.transcript.region.y >= edmund.query_one(NeedBars).region.bottom
+
+
+async def test_the_strip_says_each_mood_without_colour(
+    saves: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await step(pilot, 2)
+        assert app.no_color
+        strip = app.query_one(AgentStrip).render().plain
+        for name, agent in app.sim.state.agents.items():
+            assert f"{name}{mood_glyph(agent.emotion)}" in strip
+    assert {mood_glyph(v) for v in (0.1, 0.35, 0.5, 0.8)} == {"▼", "▽", "■", "▲"}
+
+
+async def test_the_strip_in_colour_has_no_mood_glyphs(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await step(pilot)
+        assert not app.no_color
+        strip = app.query_one(AgentStrip).render().plain
+        assert not set(strip) & {"▼", "▽", "■", "▲"}
 
 
 async def test_slash_finds_an_agent_by_fuzzy_name(saves: Path, thirty: Path) -> None:

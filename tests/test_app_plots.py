@@ -1,9 +1,10 @@
 """The plots screen (``p``): every kind, the legend beside the charts, compare mode on shared
 whole-round axes, redrawn at each size, series read once per round; snapshots. The metrics
-screen (``m``): from the run's index, no round read."""
+screen (``m``): from the run's index, no round read. Both follow a run as its rounds end."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from itertools import pairwise
 from pathlib import Path
@@ -28,7 +29,6 @@ SIZE_IDS = ["80x24", "100x30", "160x48"]
 @pytest.fixture(autouse=True)
 def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
-
 
 
 async def steps(pilot, n: int) -> None:
@@ -257,3 +257,35 @@ def test_plots_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int], age
         await choose(screen=screen, pilot=pilot, compare="plots-branch")
 
     assert snap_compare(app, terminal_size=size, run_before=play)
+
+
+async def test_the_plots_and_metrics_follow_a_run_as_rounds_end(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await steps(pilot, 1)
+        screen = await open_plots(pilot)
+        left = screen.query_one("#left", Chart)
+        assert left.last == 1 and x_axis(left)[-1] == "1"
+        app.main.action_step()  # a round ends while the plots are open
+        await app.workers.wait_for_complete()
+        await until(lambda: left.last == 2)
+        assert len(left.lines[0][0]) == 3 and x_axis(left)[-1] == "2"
+        await pilot.press("escape")
+        await pilot.press("m")
+        await pilot.pause()
+        table = app.screen.query_one(DataTable)
+        assert table.row_count == 3 and table.cursor_row == 2
+        app.main.action_step()
+        await app.workers.wait_for_complete()
+        await until(lambda: table.row_count == 4)
+        assert table.get_row_at(3)[0] == "3" and table.cursor_row == 3  # the cursor follows
+        assert table.get_row_at(3)[1] == _cell(app.sim.metrics(3).mean_fav)
+
+
+async def until(condition, seconds: float = 10.0) -> None:
+    """Wait (polling) until ``condition()`` holds; fail after ``seconds``."""
+    for _ in range(int(seconds / 0.02)):
+        if condition():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError("the condition never held")

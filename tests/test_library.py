@@ -1,5 +1,6 @@
-"""The scenario library (20 EduMirror scenarios + 5 social ones), the game master's
-narration and rule enforcement, and ready-made interventions scheduled by ``branch``."""
+"""The scenario library (20 EduMirror scenarios + 5 social ones + a 32-agent village), the
+game master's narration and rule enforcement, and ready-made interventions scheduled by
+``branch``."""
 
 from __future__ import annotations
 
@@ -50,16 +51,17 @@ EDUMIRROR = {
     "transfer-student",
 }
 SOCIAL = {"hospital", "tavern", "quest", "solar-farm", "demolition"}
+LARGE = {"village-assembly"}  # 32 agents in factions, with interventions (the app at 30+)
 FILES = sorted((ROOT / "scenarios").glob("*.toml"))
 
 
 # -- the library ------------------------------------------------------------------------------
 
 
-def test_library_holds_the_20_edumirror_and_5_social_scenarios():
+def test_library_holds_the_20_edumirror_5_social_and_1_large_scenarios():
     assert len(EDUMIRROR) == 20
-    assert set(library_ids()) == EDUMIRROR | SOCIAL
-    assert {p.stem for p in FILES} == EDUMIRROR | SOCIAL
+    assert set(library_ids()) == EDUMIRROR | SOCIAL | LARGE
+    assert {p.stem for p in FILES} == EDUMIRROR | SOCIAL | LARGE
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])

@@ -1,7 +1,8 @@
 """The thread the open run's rounds are played on, with an asyncio loop of its own.
 
-An offline round is CPU-bound (a few hundred milliseconds at 30 agents): played on the app's
-event loop it held back every key until it ended. :class:`EngineThread` runs one event loop
+An offline round is CPU-bound (tens of milliseconds at 30 agents, seconds at 300), an LLM
+round waits on the network: played on the app's event loop, a round held back every key
+until its next ``await``. :class:`EngineThread` runs one event loop
 on a daemon thread for the app's whole life (one loop, so the LLM clients a run opens stay
 bound to the loop that uses them); the screen awaits coroutines submitted to it
 (``await engine.call(sim.run(1))``) from an ordinary async Textual worker, so the app's loop
@@ -38,7 +39,9 @@ thread resolves::
     # in the UI thread, when the person submits (or gives up)
     reply.set(text)        # or reply.cancel()
 
-Pausing does not interrupt a round waiting for a person; quitting cancels it.
+``engine.minds.human.Turn`` (a person playing an agent) is built the same way: a future of
+the loop that plays the round, answered from any thread. Pausing does not interrupt a round
+waiting for a person; withdrawing the turn or quitting (``q`` twice) cancels it, unsaved.
 """
 
 from __future__ import annotations

@@ -1,14 +1,18 @@
 """Sociodrama Tab. 1 metrics for every round of the run, from the run's index (no round
-is read)."""
+is read); rounds that end while the table is open are added to it."""
 
 from __future__ import annotations
 
+from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from engine import Simulation
+from engine import Metrics, Simulation
+
+from .. import messages
+from ..event_bridge import EventBridge
 
 COLUMNS = ("round", "Fav", "S", "recip", "E-I", "balance %", "repair %")
 
@@ -31,6 +35,7 @@ class MetricsScreen(ModalScreen[None]):
     def __init__(self, sim: Simulation) -> None:
         super().__init__()
         self.sim = sim
+        self._bridge: EventBridge | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(f"Metrics per round — {self.sim.scenario.title} ({self.sim.run_id})")
@@ -40,13 +45,31 @@ class MetricsScreen(ModalScreen[None]):
         table = self.query_one(DataTable)
         table.add_columns(*COLUMNS)
         for m in self.sim.history.metrics_series():
-            table.add_row(
-                str(m.round),
-                _cell(m.mean_fav),
-                _cell(m.mean_emotion),
-                _cell(m.reciprocity),
-                _cell(m.ei_index),
-                _cell(m.balance),
-                _cell(m.repair),
-            )
-        table.move_cursor(row=self.sim.round)
+            self._add(m)
+        table.move_cursor(row=table.row_count - 1)
+        self._bridge = EventBridge(self.sim, self.post_message)
+
+    def on_unmount(self) -> None:
+        if self._bridge is not None:
+            self._bridge.close()
+
+    @on(messages.RoundEnded)
+    def _round_ended(self, message: messages.RoundEnded) -> None:
+        """Add the rounds not in the table yet (the cursor follows if it was on the last)."""
+        table = self.query_one(DataTable)
+        following = table.cursor_row == table.row_count - 1
+        for r in range(table.row_count, message.record.round + 1):
+            self._add(self.sim.history.metrics(r))
+        if following:
+            table.move_cursor(row=table.row_count - 1)
+
+    def _add(self, m: Metrics) -> None:
+        self.query_one(DataTable).add_row(
+            str(m.round),
+            _cell(m.mean_fav),
+            _cell(m.mean_emotion),
+            _cell(m.reciprocity),
+            _cell(m.ei_index),
+            _cell(m.balance),
+            _cell(m.repair),
+        )

@@ -4,6 +4,9 @@ scenario (a branch, another arm) beside it on the same axes.
 
 The legend is a list beside the charts, never drawn over the data: each series with its
 colour and marker, ticked to show it (Space), so 13 needs or 30 agents stay readable.
+
+The plots follow a run that is playing: each round that ends is added to the series (read
+once, :mod:`tui.series`) and the charts are redrawn at most every :data:`LIVE_EVERY` seconds.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import math
 from collections.abc import Sequence
 
 from rich.text import Text
+from textual import on
 from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -22,6 +26,8 @@ from textual_plotext import PlotextPlot
 from engine import RoundRecord, SaveStore, Simulation, SocialsimError
 from engine.needs import NEEDS, need_label
 
+from .. import messages
+from ..event_bridge import EventBridge
 from ..series import run_series
 from .forms import TickList
 
@@ -38,6 +44,8 @@ PALETTE = (39, 208, 40, 199, 226, 129, 51, 160, 118, 214, 63, 87, 203, 34, 177, 
 #: Markers drawn instead of colour when colour is off (NO_COLOR), one per series.
 MARKERS = "ox+*#@%&=~^$sdvwz"
 STACK_BELOW = 120  # compare: charts one above the other below this width
+#: Seconds between redraws while rounds keep ending (a fast offline run ends several a second).
+LIVE_EVERY = 0.5
 
 
 def integer_ticks(last: int, width: int) -> list[int]:
@@ -129,6 +137,8 @@ class PlotsScreen(Screen[None]):
         self.sim = sim
         self.store = store
         self._legend_for: tuple[str, ...] = ()
+        self._bridge: EventBridge | None = None
+        self._stale = False  # rounds ended since the charts were drawn
 
     def compose(self) -> ComposeResult:
         names = self.sim.scenario.names
@@ -162,7 +172,21 @@ class PlotsScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._bridge = EventBridge(self.sim, self.post_message)
+        self.set_interval(LIVE_EVERY, self._redraw_if_stale)
         self.redraw()
+
+    def on_unmount(self) -> None:
+        if self._bridge is not None:
+            self._bridge.close()
+
+    @on(messages.RoundEnded)
+    def _round_ended(self) -> None:
+        self._stale = True
+
+    def _redraw_if_stale(self) -> None:
+        if self._stale:
+            self.redraw()
 
     def on_resize(self) -> None:
         self.redraw()
@@ -204,6 +228,7 @@ class PlotsScreen(Screen[None]):
     def redraw(self) -> None:
         """Plot the chosen series for this run and, if chosen, the comparison run, on the
         same axes: x from round 0 to the later run's last round in whole rounds."""
+        self._stale = False
         kind, agent, other, need = self.choice()
         self.query_one("#agent").display = kind in ("edge", "needs")
         self.query_one("#other").display = kind == "edge"

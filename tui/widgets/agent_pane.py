@@ -17,12 +17,16 @@ from .transcript import Transcript
 
 #: Transcript lines a pane keeps before it shows its needs in more detail.
 ROOM: dict[Detail, int] = {"full": 20, "compact": 16}
+#: A pane at least this wide (one agent in focus, 100 columns and up) puts its need bars
+#: beside the transcript, which then has the pane's full height and the rest of its width.
+WIDE = 100
 
 
-def needs_detail(rows: int) -> Detail:
-    """The most detailed need bars that leave the transcript its room in ``rows`` lines."""
+def needs_detail(rows: int, beside: bool = False) -> Detail:
+    """The most detailed need bars that leave the transcript its room in ``rows`` lines
+    (``beside`` the transcript: that fit in ``rows``)."""
     for detail in ("full", "compact"):
-        if rows - HEIGHT[detail] >= ROOM[detail]:
+        if rows - HEIGHT[detail] >= (0 if beside else ROOM[detail]):
             return detail
     return "summary"
 
@@ -75,6 +79,10 @@ class AgentPane(Vertical):
     AgentPane .emotion { height: 1; }
     AgentPane .identity { height: 1; color: $text-muted; }
     AgentPane Transcript { height: 1fr; min-height: 3; }
+    AgentPane .pane-body { height: 1fr; }
+    AgentPane.-wide .pane-body { layout: horizontal; }
+    AgentPane.-wide NeedBars { width: 48; margin-right: 1; }
+    AgentPane.-wide Transcript { width: 1fr; }
     """
 
     def __init__(self, spec: AgentSpec, state: AgentState, **kwargs) -> None:
@@ -89,15 +97,25 @@ class AgentPane(Vertical):
     def compose(self) -> ComposeResult:
         yield Static(Text(self.spec.role, overflow="ellipsis", no_wrap=True), classes="identity")
         yield Static(classes="emotion")
-        yield NeedBars(self.state.needs)
-        yield Transcript()
+        with Vertical(classes="pane-body"):
+            yield NeedBars(self.state.needs)
+            yield Transcript()
 
     @property
     def transcript(self) -> Transcript:
         return self.query_one(Transcript)
 
+    def fit(self, width: int) -> None:
+        """Arrange for the outer ``width`` the pane is about to get (set before the layout,
+        so a page turn or focus mode is laid out once, not again when the size arrives)."""
+        self.set_class(width - 2 >= WIDE, "-wide")
+
     def on_resize(self) -> None:
-        self.query_one(NeedBars).detail = needs_detail(self.size.height - 2)
+        wide = self.size.width >= WIDE
+        self.set_class(wide, "-wide")
+        rows = self.size.height - 2  # the border
+        detail = needs_detail(rows - 2, beside=True) if wide else needs_detail(rows)
+        self.query_one(NeedBars).detail = detail
 
     def on_transcript_moved(self, message: Transcript.Moved) -> None:
         """Say on the border where the rest of the transcript is, and which key shows it."""

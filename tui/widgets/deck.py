@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 
 from .agent_pane import AgentPane
-from .style import emotion_style
+from .style import emotion_style, mood_glyph
 
 PANE_WIDTH = 42
 
@@ -34,8 +34,9 @@ def strip_window(widths: list[int], shown: range, room: int) -> range:
 
 
 class AgentStrip(Widget):
-    """One line naming the agents around the page on screen (those on it reversed); a name
-    is clicked to show that agent, ``‹n`` and ``n›`` (agents out of sight) turn the page."""
+    """One line naming the agents around the page on screen (those on it reversed), each in
+    its mood's colour (with colour off, NO_COLOR, a glyph after the name says it); a name is
+    clicked to show that agent, ``‹n`` and ``n›`` (agents out of sight) turn the page."""
 
     DEFAULT_CSS = "AgentStrip { height: 1; padding: 0 1; }"
 
@@ -52,7 +53,8 @@ class AgentStrip(Widget):
         if deck.pages > 1:
             line.append(f"{deck.page_number + 1}/{deck.pages} ", style="bold")
         hint = "  [ ] page" if deck.pages > 1 else ""
-        widths = [len(p.spec.name) + 3 for p in panes]
+        moods = self.app.no_color  # the mood as a glyph too: one more cell a name
+        widths = [len(p.spec.name) + 3 + moods for p in panes]
         room = self.size.width - len(line) - 8  # 8: the ‹n and n› markers
         window = strip_window(widths, shown, room - len(hint))
         if len(window) == len(shown) < len(panes):  # neighbours matter more than the hint
@@ -63,10 +65,11 @@ class AgentStrip(Widget):
         for k in window:
             pane = panes[k]
             style = emotion_style(pane.state.emotion)
+            name = pane.spec.name + (mood_glyph(pane.state.emotion) if moods else "")
             if k in shown:
-                label, style = f"[{pane.spec.name}]", f"bold reverse {style}"
+                label, style = f"[{name}]", f"bold reverse {style}"
             else:
-                label = pane.spec.name
+                label = name
             if pane.spec.name == deck.current:
                 style += " underline"
             self._mark(line, label, pane.spec.name, style)
@@ -186,6 +189,7 @@ class AgentDeck(Vertical):
             return
         shown = self.shown_range()
         for k in shown:
+            self.panes[k].fit(self.size.width // len(shown))
             if not self.panes[k].display:
                 self.panes[k].prepare()
         for k, pane in enumerate(self.panes):

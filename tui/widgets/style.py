@@ -47,6 +47,16 @@ def emotion_style(value: float) -> str:
     return "red"
 
 
+#: The emotion bands of :func:`emotion_style` as glyphs, for where colour is off (NO_COLOR):
+#: high, middling, low, very low.
+MOOD_GLYPH = {"green": "▲", "default": "■", "yellow": "▽", "red": "▼"}
+
+
+def mood_glyph(value: float) -> str:
+    """The glyph of an emotion value's band (``▲`` at 0.65 and up ... ``▼`` under 0.3)."""
+    return MOOD_GLYPH[emotion_style(value)]
+
+
 def bar(fraction: float, width: int) -> str:
     """A horizontal bar of ``width`` cells filled to ``fraction`` (eighth-cell precision)."""
     fraction = min(1.0, max(0.0, fraction))
