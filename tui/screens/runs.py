@@ -111,7 +111,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
     def compose(self) -> ComposeResult:
         yield Static(
             f"Saved runs in {self.store.root.resolve()}, newest first "
-            f"({OPEN_MARK} open now · Enter open · b branch · d delete)",
+            f"({OPEN_MARK} open now · Enter open · b branch · d delete · t trial)",
             id="where",
         )
         yield DataTable(cursor_type="row", zebra_stripes=True, id="runs")
