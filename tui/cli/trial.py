@@ -250,13 +250,15 @@ def trial(
 
 
 def _estimate(spec: TrialSpec, store: SaveStore) -> Estimate:
-    """What the trial's LLM calls would cost: one run's estimate, times the rounds the trial
-    plays (each seed's prefix once, then every arm from the fork) over a run's rounds."""
+    """What the trial's LLM calls would cost: one run's estimate, times the rounds still to
+    play (each missing prefix to the fork, each missing arm from it) over a run's rounds."""
     from engine.estimate import estimate_run
+    from engine.experiments.trial import collect
 
     one = estimate_run(spec.scenario, spec.mind, spec.rounds, store.root)
-    after = len(spec.arms) * (spec.rounds - spec.fork_at)
-    return one.times(len(spec.seeds) * (spec.fork_at + after) / spec.rounds)
+    _, prefixes, arms = collect(store, spec)
+    rounds = len(prefixes) * spec.fork_at + len(arms) * (spec.rounds - spec.fork_at)
+    return one.times(rounds / spec.rounds)
 
 
 def _selector(outcome: list[str], spec: TrialSpec) -> object:
