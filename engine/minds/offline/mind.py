@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterable
+from operator import itemgetter
 
 from ...mind_spec import OFFLINE, OFFLINE_LABEL
 from ...priors import Prior, sign_index
@@ -143,7 +144,7 @@ class OfflineMind:
         self, ctx: AgentContext, rng: random.Random, last: list[Action], attackers: set[str]
     ) -> tuple[Stance, str, Mode]:
         options = self._options(ctx, last, attackers)
-        pick = rng.random() * sum(w for w, *_ in options)
+        pick = rng.random() * sum(map(itemgetter(0), options))
         for weight, stance, target, mode in options:
             pick -= weight
             if pick <= 0:
