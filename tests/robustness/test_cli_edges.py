@@ -66,6 +66,8 @@ EDGES: dict[str, tuple[list[str], str]] = {
     "empty-model": (["run", "tavern", "--model", ""], "--model ''"),
     "bad-prior": (["run", "tavern", "--prior", "xx"], "--prior 'xx'"),
     "saves-is-a-file": (["list", "--saves", "{tmp}/file"], "is a file, not a folder"),
+    "saves-empty": (["run", "tavern", "--rounds", "1", "--saves", ""], "--saves '': an empty"),
+    "list-saves-empty": (["list", "--saves", ""], "--saves ''"),
 }
 
 

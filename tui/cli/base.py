@@ -19,9 +19,23 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+
+def folder(value: str) -> Path:
+    """A path option (``--saves``, ``--out``): not an empty string (which would mean the
+    current folder)."""
+    if not value.strip():
+        raise typer.BadParameter("an empty path (it would mean the current folder)")
+    return Path(value)
+
+
 SavesOpt = Annotated[
     Path | None,
-    typer.Option("--saves", help="Saves folder [default: $SOCIALSIM_SAVES or ./saves]."),
+    typer.Option(
+        "--saves",
+        parser=folder,
+        metavar="<path>",
+        help="Saves folder [default: $SOCIALSIM_SAVES or ./saves].",
+    ),
 ]
 RunArg = Annotated[str, typer.Argument(help="Run id (see `socialsim list`).")]
 

@@ -8,8 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .base import RunArg, SavesOpt, fail, make_console, open_store, tidy
-from .options import folder
+from .base import RunArg, SavesOpt, fail, folder, make_console, open_store, tidy
 
 
 def list_runs(saves: SavesOpt = None) -> None:
@@ -57,7 +56,7 @@ def export(
     run_id: RunArg,
     out: Annotated[
         Path,
-        typer.Option("--out", parser=folder, metavar="PATH", help="Folder for the CSV files."),
+        typer.Option("--out", parser=folder, metavar="<path>", help="Folder for the CSV files."),
     ],
     saves: SavesOpt = None,
     graphml: Annotated[
@@ -126,7 +125,7 @@ def schema(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", parser=folder, metavar="PATH", help="Write to a file instead of stdout."
+            "--out", parser=folder, metavar="<path>", help="Write to a file instead of stdout."
         ),
     ] = None,
 ) -> None:

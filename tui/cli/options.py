@@ -7,7 +7,6 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -244,7 +243,7 @@ def structured_models(items: Sequence[str], models: set[str]) -> dict[str, str]:
     return chosen
 
 
-# -- validators of the other options (one place: each error quotes the value given) --------
+# -- validators of the other options (paths: base.folder; each error quotes the value) -----
 
 
 def seed(value: int) -> int:
@@ -267,13 +266,6 @@ def label(value: str) -> str:
     if len(value) > MAX_LABEL_CHARS:
         raise typer.BadParameter(f"longer than {MAX_LABEL_CHARS} characters")
     return value
-
-
-def folder(value: str) -> Path:
-    """``--out``: a path, not an empty string (which would mean the current folder)."""
-    if not value.strip():
-        raise typer.BadParameter("an empty path (it would mean the current folder)")
-    return Path(value)
 
 
 Command = TypeVar("Command", bound=Callable[..., Any])

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from . import options
-from .base import SavesOpt, fail, make_console, open_store, run_async, say
+from .base import SavesOpt, fail, folder, make_console, open_store, run_async, say
 from .batch import (
     AddressOpt,
     ExecutorOpt,
@@ -138,7 +138,7 @@ def sweep(
     ] = 0,
     out: Annotated[
         Path | None,
-        typer.Option(parser=options.folder, metavar="PATH", help="Write the tidy CSV here."),
+        typer.Option(parser=folder, metavar="<path>", help="Write the tidy CSV here."),
     ] = None,
     yes: YesOpt = False,
     *,
