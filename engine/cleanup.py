@@ -48,11 +48,13 @@ def stale_entries(root: Path) -> list[Path]:
     except OSError:
         return found
     for name in names:
-        path = root / name
-        if path.is_symlink() or not path.is_dir():
+        if not name.startswith("."):  # a run folder: no status asked (list of 500 runs)
             continue
         staging = _STAGING.match(name)
-        if _DELETING.match(name) or (staging and not pid_alive(int(staging.group(1)))):
+        if not (_DELETING.match(name) or (staging and not pid_alive(int(staging.group(1))))):
+            continue
+        path = root / name
+        if not path.is_symlink() and path.is_dir():
             found.append(path)
     return found
 
