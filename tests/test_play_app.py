@@ -296,3 +296,21 @@ async def test_two_people_at_one_keyboard_are_asked_in_turn(saves: Path) -> None
             ("Helen", "Ms. Lee"),
         }
         assert actions["Alice"].utterance == "I am Sam."
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 48)], ids=["80x24", "160x48"])
+async def test_both_forms_fit_the_smallest_terminal(saves: Path, size: tuple[int, int]) -> None:
+    app = build_app("bullying", saves=saves, players={"Helen": "Ms. Lee"})
+    async with app.run_test(size=size) as pilot:
+        await pilot.press("n")
+        await until(pilot, DecideForm)
+        for field in ("#view", "#urgency", "#mode", "#target", "#intent", "#ok"):
+            region = app.screen.query_one(field).region
+            assert region.height and region.bottom <= size[1], field
+        await decide(pilot, "7", "be heard")
+        await until(pilot, SpeakForm)
+        for field in ("#view", "#utterance", "#ok"):
+            region = app.screen.query_one(field).region
+            assert region.height and region.bottom <= size[1], field
+        await say(pilot, "Listen, all of you.")
+        await app.workers.wait_for_complete()

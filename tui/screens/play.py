@@ -16,7 +16,7 @@ from collections.abc import Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.widgets import Input, Label, Select, Static
@@ -96,9 +96,14 @@ class _TurnForm(Form):
     """A turn's dialog: the agent's view above the fields; Esc puts it aside."""
 
     DEFAULT_CSS = """
-    _TurnForm #view { height: auto; max-height: 12; margin-bottom: 1; }
+    _TurnForm #view { height: auto; max-height: 40vh; margin-bottom: 1; }
+    _TurnForm .row { align-horizontal: left; margin-bottom: 1; }
+    _TurnForm .row Input, _TurnForm .row Select { margin-bottom: 0; }
+    _TurnForm #urgency { width: 5; }
+    _TurnForm #mode { width: 12; }
+    _TurnForm #target, _TurnForm #intent { width: 1fr; }
     """
-    keys_text = "Enter answer · Tab next field · Esc later (t brings it back)"
+    keys_text = "Enter answer · Tab next · Space opens a list · Esc later (t: back)"
 
     def __init__(self, turn: Turn) -> None:
         super().__init__(self._answer)
@@ -130,26 +135,28 @@ class DecideForm(_TurnForm):
     def fields(self) -> ComposeResult:
         yield from self.view()
         names, me = self.turn.ctx.scenario.names, self.turn.agent
-        yield Label("urgency 0-10 (the most urgent speaks first)")
-        yield Input("5", id="urgency", compact=True)
-        yield Label("mode")
-        yield FormSelect(
-            [(m.value, m.value) for m in Mode],
-            value=Mode.PUBLIC.value,
-            allow_blank=False,
-            id="mode",
-            compact=True,
-        )
-        yield Label("target")
-        yield FormSelect(
-            target_choices(names, me, Mode.PUBLIC),
-            value=ALL,
-            allow_blank=False,
-            id="target",
-            compact=True,
-        )
-        yield Label("intent (one sentence: what you want to achieve)")
-        yield Input(placeholder="e.g. stop the exclusion and back Alice", id="intent", compact=True)
+        with Horizontal(classes="row"):  # compact: a person answers every round
+            yield Label("urgency 0-10 ")
+            yield Input("5", id="urgency", compact=True)
+            yield Label("  mode ")
+            yield FormSelect(
+                [(m.value, m.value) for m in Mode],
+                value=Mode.PUBLIC.value,
+                allow_blank=False,
+                id="mode",
+                compact=True,
+            )
+            yield Label("  to ")
+            yield FormSelect(
+                target_choices(names, me, Mode.PUBLIC),
+                value=ALL,
+                allow_blank=False,
+                id="target",
+                compact=True,
+            )
+        with Horizontal(classes="row"):
+            yield Label("intent ")
+            yield Input(placeholder="one sentence: what you want", id="intent", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#urgency", Input).focus()
