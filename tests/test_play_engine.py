@@ -248,3 +248,14 @@ async def test_the_transcript_csv_marks_human_turns(store: SaveStore, tmp_path: 
 def test_saves_without_the_new_fields_read_as_model_turns() -> None:
     action = Action.model_validate({"speaker": "Ann", "urgency": 3.0, "mode": "silent"})
     assert (action.actor, action.player) == ("model", "")
+
+
+def test_show_marks_the_persons_turn(run_cli, saves: Path) -> None:
+    with Simulation.new(bullying(), seed=1, store=SaveStore(saves), run_id="shown") as sim:
+        sim.play({"Helen": "Ms. Lee"})
+        sim.seat(Script())
+        asyncio.run(sim.step())
+    result = run_cli("show", "shown", "--round", "1", "--saves", str(saves))
+    assert result.code == 0, result.err
+    assert "Helen (human: Ms. Lee)" in result.out
+    assert "Jane (human" not in result.out

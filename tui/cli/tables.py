@@ -59,7 +59,7 @@ def round_summary(record: RoundRecord, total: int, metrics: Metrics) -> Renderab
     for a in spoken:
         arrow = f"→{a.target}" if a.target and a.target != "all" else ""
         mode = "" if a.mode.value == "public" else f" [{a.mode.value}]"
-        forced = " (forced)" if a.forced else ""
+        forced = " (forced)" if a.forced else f" (human: {a.player})" * (a.actor == "human")
         table.add_row(
             str(a.order),
             Text(f"{a.speaker}{arrow}{mode}{forced}", MODE_STYLE[a.mode.value]),
