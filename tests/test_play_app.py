@@ -144,6 +144,9 @@ async def test_the_app_stays_live_while_a_round_waits_for_the_person(saves: Path
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("t")  # the turn comes back
+        await until(pilot, DecideForm)
+        await pilot.press("escape")
+        await pilot.press("n")  # and with the step key too
         await decide(pilot, "6", "find out what is going on")
         await say(pilot, "Is everything all right over there?")
         await app.workers.wait_for_complete()

@@ -189,8 +189,10 @@ class MainScreen(Screen[None]):
             self.post_message(messages.RunStopped())
 
     def action_step(self) -> None:
-        """Play one round."""
-        if self.running:
+        """Play one round (while a round waits for a person: their form again)."""
+        if self.running and self._turns:
+            self._show_turn()
+        elif self.running:
             self.notify("A round is already running.", severity="warning")
         elif self.sim.finished:
             self.notify(
