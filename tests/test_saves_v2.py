@@ -44,7 +44,8 @@ def test_export_of_a_v2_run_is_what_the_old_release_wrote(
     assert result.code == 0, result.err
     golden = FIXTURES / "exports_v2" / run_id
     names = sorted(p.name for p in golden.iterdir())
-    assert sorted(p.name for p in out.iterdir()) == names
+    assert (out / "card.json").is_file()  # the run card came later (versions vary)
+    assert sorted(p.name for p in out.iterdir() if p.name != "card.json") == names
     for name in names:
         got = (out / name).read_text()
         if name == "transcript.csv":  # actor and player were appended after format 2
