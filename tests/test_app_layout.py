@@ -223,6 +223,21 @@ async def test_focus_at_160_columns_puts_the_needs_beside_the_transcript(
         assert transcript.region.y >= bars.region.bottom
 
 
+async def test_a_page_key_right_after_z_pages_by_the_width_pages_have(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await step(pilot)
+        deck = app.query_one(AgentDeck)
+        assert deck.per_page == 1
+        await pilot.press("z")
+        await pilot.pause()
+        main = app.main
+        main.action_focus_agent()  # z and ] before the layout (keys typed fast, over SSH)
+        main.action_page(1)
+        await pilot.pause()
+        assert deck.shown_agents() == ["Nell"]  # the next page, not the one after
+
+
 async def test_focus_at_80_columns_keeps_the_needs_above(saves: Path) -> None:
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=(80, 24)) as pilot:

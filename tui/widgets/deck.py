@@ -117,6 +117,7 @@ class AgentDeck(Vertical):
         super().__init__(**kwargs)
         self.panes = panes
         self.current: str | None = None  # the agent chosen by name (/, a click)
+        self._paged_width = 0  # the width the deck had when it last showed pages
 
     def compose(self) -> ComposeResult:
         yield AgentStrip()
@@ -125,7 +126,16 @@ class AgentDeck(Vertical):
 
     @property
     def per_page(self) -> int:
-        return 1 if self.focus_mode else max(1, self.size.width // PANE_WIDTH)
+        return 1 if self.focus_mode else max(1, self.width_now // PANE_WIDTH)
+
+    @property
+    def width_now(self) -> int:
+        """The deck's width, already as the layout will make it: in focus mode the whole
+        body (the side panel steps aside), with pages the width pages had. A key that comes
+        right after ``z`` must not page by the width before it."""
+        if self.focus_mode and isinstance(self.parent, Widget):
+            return self.parent.size.width
+        return self._paged_width or self.size.width
 
     @property
     def pages(self) -> int:
@@ -142,6 +152,8 @@ class AgentDeck(Vertical):
         return range(first, min(first + n, len(self.panes)))
 
     def on_resize(self) -> None:
+        if not self.focus_mode:
+            self._paged_width = self.size.width
         self._apply()
 
     def watch_agent_index(self) -> None:
@@ -189,7 +201,7 @@ class AgentDeck(Vertical):
             return
         shown = self.shown_range()
         for k in shown:
-            self.panes[k].fit(self.size.width // len(shown))
+            self.panes[k].fit(self.width_now // len(shown))
             if not self.panes[k].display:
                 self.panes[k].prepare()
         for k, pane in enumerate(self.panes):
