@@ -10,7 +10,8 @@ LIMIT = 1 << 16
 
 class Rounded(dict[float, float]):
     """``table[x] == round(x, digits)``, bit for bit (zeros are never stored: 0.0 and -0.0
-    are one key, but round keeps the sign)."""
+    are one key, but round keeps the sign; a zero rounds to itself, so a caller with many
+    passes them by: ``table[x] if x else x``)."""
 
     __slots__ = ("digits",)
 

@@ -167,6 +167,7 @@ def update_relations(
         put(relation, "__pydantic_fields_set__", relation_set)
         put(relation, "__pydantic_extra__", None)
         put(relation, "__pydantic_private__", None)
+        moved = fav - was
         change = new(RelationChange)
         put(
             change,
@@ -174,7 +175,7 @@ def update_relations(
             {
                 "source": name,
                 "target": other,
-                "delta": rounded6[fav - was],
+                "delta": rounded6[moved] if moved else moved,  # most edges do not move
                 "fav": fav,
                 "status": status,
                 "previous_status": previous,

@@ -31,6 +31,8 @@ def test_zeros_keep_their_sign_whichever_came_first():
     assert same(table[-1e-9], -0.0) and same(table[1e-9], 0.0)
     assert same(table[0.0], 0.0) and same(table[-0.0], -0.0) and same(table[0.0], 0.0)
     assert 0.0 not in table
+    for zero in (0.0, -0.0):  # what lets a caller pass zeros by: a zero rounds to itself
+        assert same(round(zero, 4), zero) and same(round(zero, 6), zero)
 
 
 def test_a_full_table_starts_over(monkeypatch):

@@ -204,7 +204,7 @@ def relation_judgements(
         importance, summary = max(notes) if notes else (1, f"{other} was present")
         judged[other] = _judgement(  # built from the rule's own values: no validation
             {
-                "delta": rounded4[delta],
+                "delta": rounded4[delta] if delta else delta,  # zeros: a table never holds them
                 "status": override,
                 "summary": f"{opening}{summary}.",
                 "importance": importance,
