@@ -50,8 +50,8 @@ async def test_a_teacher_plays_helen_and_compares_with_the_ai_interventions(
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("r")  # run to the end: each round waits for the teacher
         for urgency, intent, words in TEACHER:
-            await decide(pilot, urgency, intent)
-            await say(pilot, words)
+            await decide(pilot, urgency, intent, typed=True)
+            await say(pilot, words, typed=True)
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.sim.finished
