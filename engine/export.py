@@ -39,7 +39,8 @@ from .metrics import Metrics, RepairCounter, round_metrics
 from .needs import CATEGORY_OF
 from .runfiles import gc_paused
 from .runmeta import RunMeta
-from .state import RoundRecord
+from .state import RoundLog, RoundRecord
+from .statevalues import StateValues
 from .textsafe import csv_cell, csv_row
 
 Safe = Callable[[str], str]
@@ -127,7 +128,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 }
 
 
-def _transcript(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+def _transcript(run_id: str, r: RoundLog) -> Iterator[tuple]:
     for a in sorted(r.actions, key=lambda a: (a.order is None, a.order or 0)):
         yield (
             run_id,
@@ -146,7 +147,7 @@ def _transcript(run_id: str, r: RoundRecord) -> Iterator[tuple]:
         )
 
 
-def _events(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+def _events(run_id: str, r: RoundLog) -> Iterator[tuple]:
     for e in r.events:
         yield run_id, r.round, e.source, ";".join(e.private_to or []), e.text
 
@@ -156,29 +157,29 @@ def _events(run_id: str, r: RoundRecord) -> Iterator[tuple]:
 # values of fixed vocabularies.
 
 
-def _emotions(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
+def _emotions(run_id: str, r: RoundLog, v: StateValues, safe: Safe) -> Iterator[tuple]:
     deltas = {c.agent: c.delta for c in r.emotion_changes}
-    for name, agent in r.state.agents.items():
-        yield run_id, r.round, safe(name), agent.emotion, deltas.get(name, 0.0)
+    for name, emotion in v.emotions.items():
+        yield run_id, r.round, safe(name), emotion, deltas.get(name, 0.0)
 
 
-def _relations(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
+def _relations(run_id: str, r: RoundLog, v: StateValues, safe: Safe) -> Iterator[tuple]:
     changes = {(c.source, c.target): c for c in r.relation_changes}
     t = r.round
-    for source, agent in r.state.agents.items():
+    for source, relations in v.relations.items():
         s = safe(source)
-        for target, rel in agent.relations.items():
+        for target, (fav, status) in relations.items():
             c = changes.get((source, target))
-            if c is None:  # rel.status is a StrEnum: csv writes its value
-                yield run_id, t, s, safe(target), rel.fav, rel.status, 0.0, "", "", ""
+            if c is None:  # status is a StrEnum: csv writes its value
+                yield run_id, t, s, safe(target), fav, status, 0.0, "", "", ""
             else:
                 yield (
                     run_id,
                     t,
                     s,
                     safe(target),
-                    rel.fav,
-                    rel.status,
+                    fav,
+                    status,
                     c.delta,
                     c.override or "",
                     c.importance,
@@ -186,12 +187,11 @@ def _relations(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
                 )
 
 
-def _needs(run_id: str, r: RoundRecord, safe: Safe) -> Iterator[tuple]:
+def _needs(run_id: str, r: RoundLog, v: StateValues, safe: Safe) -> Iterator[tuple]:
     t = r.round
-    for name, agent in r.state.agents.items():
+    for name, needs in v.needs.items():
         s = safe(name)
-        for need, v in agent.needs.items():
-            current, expected = v.current, v.expected
+        for need, (current, expected) in needs.items():
             yield (
                 run_id,
                 t,
@@ -209,7 +209,7 @@ def _metrics(run_id: str, m: Metrics) -> Iterator[tuple]:
         yield run_id, m.round, metric, "" if value is None else value
 
 
-def _llm_calls(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+def _llm_calls(run_id: str, r: RoundLog) -> Iterator[tuple]:
     for c in r.llm_calls:
         yield (
             run_id,
@@ -230,7 +230,7 @@ def _llm_calls(run_id: str, r: RoundRecord) -> Iterator[tuple]:
         )
 
 
-def _usage(run_id: str, r: RoundRecord) -> Iterator[tuple]:
+def _usage(run_id: str, r: RoundLog) -> Iterator[tuple]:
     if r.usage is not None:
         u = r.usage
         yield (
@@ -335,15 +335,16 @@ def export_run(
                 if graphml
                 else None
             )
-            for record, metrics in zip(history, _metrics_of(meta, history), strict=True):
+            rounds = _rounds(history, full=graphs is not None)
+            for (log, values), metrics in zip(rounds, _metrics_of(meta, history), strict=True):
                 for name, rows in LOG_TABLES.items():
-                    writers[name].writerows(map(cells, rows(run_id, record)))
+                    writers[name].writerows(map(cells, rows(run_id, log)))
                 for name, state_rows in STATE_TABLES.items():
-                    writers[name].writerows(state_rows(run_id, record, safe))
+                    writers[name].writerows(state_rows(run_id, log, values, safe))
                 writers["metrics"].writerows(_metrics(run_id, metrics))
-                card.add(record)
-                if graphs is not None:
-                    graphs.write(record)
+                card.add(log)
+                if graphs is not None and isinstance(log, RoundRecord):
+                    graphs.write(log)
             taken = measurements or {}
             writers["surveys"].writerows(map(cells, _surveys(run_id, taken.get("surveys", []))))
             writers["ratings"].writerows(map(cells, _ratings(run_id, taken.get("ratings", []))))
@@ -447,6 +448,14 @@ def _put_back(aside: Path, path: Path, replaced: bool) -> None:
             os.replace(aside, path)
     elif replaced:
         path.unlink(missing_ok=True)  # a file the earlier export did not have
+
+
+def _rounds(history: Sequence[RoundRecord], full: bool) -> Iterator[tuple[RoundLog, StateValues]]:
+    """Each round's log and the values of its state: a saved run's rolled forward from its
+    files (no state is built) unless ``full`` (the logs are then the records)."""
+    if isinstance(history, History) and not full:
+        return history.values()
+    return ((record, StateValues.of(record.state)) for record in history)
 
 
 def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord]) -> Iterator[Metrics]:

@@ -21,6 +21,7 @@ from .records import LLMCall, RoundUsage
 from .rounds import IndexEntry, RoundSummary
 from .runfiles import RunFiles, keyframe_before
 from .state import RoundLog, RoundRecord, WorldState
+from .statevalues import StateValues
 
 
 class _Rounds(Sequence[RoundRecord]):
@@ -126,6 +127,25 @@ class History(_Rounds):
         for n in range(start, stop):
             held = self._held(n)
             yield held if held is not None else self._disk.read(n, self._entries[n]).log()
+
+    def values(
+        self, start: int = 0, stop: int | None = None
+    ) -> Iterator[tuple[RoundLog, StateValues]]:
+        """Rounds ``start``..``stop - 1`` without their states but with the values tables
+        show of them, rolled forward without building states (each pair is valid until
+        the next is taken: the values are changed in place)."""
+        stop = len(self) if stop is None else stop
+        if self._files is None:
+            yield from ((r, StateValues.of(r.state)) for r in self.records(start, stop))
+            return
+        held = [n for n in range(start, stop) if self._held(n) is not None]
+        disk_stop = held[0] if held else stop
+        if start < disk_stop:
+            files = self._files.walk_values(self._entries, start, disk_stop)
+            yield from ((file.log(), values) for file, values in files)
+        for n in range(disk_stop, stop):
+            record = self[n]
+            yield record, StateValues.of(record.state)
 
     def states(self, start: int = 0, stop: int | None = None) -> Iterator[WorldState]:
         """The state after each of rounds ``start``..``stop - 1``, one at a time."""

@@ -29,6 +29,7 @@ from .metrics import RepairCounter, round_metrics
 from .rounds import IndexEntry, RoundFile
 from .scenario import Scenario
 from .state import RoundRecord, WorldState
+from .statevalues import StateValues
 
 ROUNDS_DIR = "rounds"
 INDEX_FILE = "index.jsonl"
@@ -265,6 +266,23 @@ class RunFiles:
             file, state = self.next_state(n, entries[n], state)
             if n >= start:
                 yield file, state
+
+    def walk_values(
+        self, entries: list[IndexEntry], start: int, stop: int
+    ) -> Iterator[tuple[RoundFile, StateValues]]:
+        """(file, values of the state after it) of rounds ``start``..``stop - 1``: as
+        :meth:`walk`, without building the states. The values yielded are changed in place
+        by the next round."""
+        values: StateValues | None = None
+        for n in range(keyframe_before(entries, start), stop):
+            with gc_paused():
+                file = self.read(n, entries[n])
+            if values is None:
+                values = StateValues.of(_keyframe_state(file, n))
+            else:
+                values = values.after(file)
+            if n >= start:
+                yield file, values
 
     def tail(
         self, entries: list[IndexEntry], keep: int, scenario: Scenario

@@ -28,6 +28,7 @@ from engine.runfiles import INDEX_FILE, RunFiles
 from engine.scenario import Archetype, parse_scenario
 from engine.simulation import HELD_ROUNDS
 from engine.state import RoundRecord, WorldState
+from engine.statevalues import StateValues
 
 POOL = ["Ann", "Bob", "Cy", "Dee", "Eve"]
 TRAITS = ["quite timid", "moderately sociable", "extremely competitive", "slightly resilient"]
@@ -125,6 +126,10 @@ def assert_rebuilt(store: SaveStore, run_id: str, held: list[WorldState], scenar
     for n in order:
         assert fresh[n].state.model_dump_json() == played[n], n
     assert history.metrics_series() == metrics_series(scenario, held)
+    start = len(held) // 2  # the values tables show, rolled forward without building states
+    for (log, values), state in zip(history.values(start), held[start:], strict=True):
+        assert log.round == state.round
+        assert values == StateValues.of(state)
 
 
 PROPS = settings(
