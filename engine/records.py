@@ -27,7 +27,7 @@ class LLMCall(BaseModel):
     (they fell back to no change).
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     key: str
     purpose: str

@@ -48,7 +48,7 @@ NeedValue = Annotated[float, Field(ge=0.0, le=10.0)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class RelationColumns(_Model):

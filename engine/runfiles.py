@@ -69,7 +69,7 @@ def read_bytes(path: Path) -> bytes:
 class _LegacyRound(BaseModel):
     """A format-2 round file: a tinydb table ``round`` holding one full record."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     round: dict[str, RoundRecord]
 
 
@@ -88,7 +88,7 @@ class RunFiles:
 
     def path(self, n: int) -> Path:
         """Where round ``n`` is written (format 3)."""
-        return self.rounds / f"{n:06d}.json.gz"
+        return self.rounds / round_name(n)
 
     def legacy_path(self, n: int) -> Path:
         """Where a format-2 save holds round ``n``."""
@@ -331,6 +331,11 @@ def gc_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def round_name(n: int) -> str:
+    """The name of round ``n``'s file (format 3)."""
+    return f"{n:06d}.json.gz"
 
 
 def keyframe_before(entries: list[IndexEntry], n: int) -> int:

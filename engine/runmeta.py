@@ -86,7 +86,7 @@ class ScheduledEvent(BaseModel):
 class RunMeta(BaseModel):
     """What a run is: scenario snapshot, seed, model, lineage, queued interventions."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
     format_version: int = FORMAT_VERSION
     run_id: str
     name: str = ""

@@ -76,7 +76,7 @@ Scale = Annotated[int, Field(ge=0, le=100, strict=True)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class NeedSpec(_Strict):

@@ -25,7 +25,7 @@ Stance = Literal["support", "oppose", "neutral"]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class MemoryEntry(_Model):

@@ -39,7 +39,7 @@ from .errors import RunLockedError, SaveError
 from .history import History
 from .metrics import Metrics
 from .rounds import IndexEntry, Keyframe, RepairMarks, RoundFile
-from .runfiles import ROUNDS_DIR, RunFiles, parse_json, read_bytes
+from .runfiles import ROUNDS_DIR, RunFiles, parse_json, read_bytes, round_name
 from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, TrialLink, fork
 from .scenario import Scenario
 from .state import RoundRecord
@@ -106,7 +106,7 @@ class _HeadDoc(BaseModel):
 class _MetaDoc(BaseModel):
     """run.json as tinydb writes it: table ``run`` holding one document."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", defer_build=True)
     run: dict[str, RunMeta]
 
 
@@ -171,25 +171,27 @@ def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
         indexed = files.index_path.stat().st_mtime_ns
     except OSError as err:
         raise SaveError(f"{files.index_path}: unreadable ({err.strerror})") from None
+    folder = os.fspath(files.rounds)
     for e in entries:
-        path, stat = _stat_round(files, e.round)
+        path, stat = _stat_round(files, folder, e.round)
         if stat.st_size != e.size:
             raise SaveError(
                 f"{path}: damaged round file ({stat.st_size:,} bytes; the index says {e.size:,})"
             )
-        if stat.st_mtime_ns > indexed and zlib.crc32(read_bytes(path)) != e.crc:
+        if stat.st_mtime_ns > indexed and zlib.crc32(read_bytes(Path(path))) != e.crc:
             raise SaveError(f"{path}: damaged round file (its checksum differs from the index)")
     return numbers[-1], entries[-1].metrics if len(entries) == len(numbers) else None
 
 
-def _stat_round(files: RunFiles, n: int) -> tuple[Path, os.stat_result]:
-    """The file holding round ``n`` and its status: one system call for a format-3 round
-    (``list`` checks every round of every run)."""
-    path = files.path(n)
+def _stat_round(files: RunFiles, folder: str, n: int) -> tuple[str, os.stat_result]:
+    """The file holding round ``n`` (in ``folder``, the run's rounds folder) and its status:
+    one system call and no Path for a format-3 round (``list`` checks every round of every
+    run)."""
+    path = f"{folder}/{round_name(n)}"
     try:
         return path, os.stat(path)
     except OSError:
-        path = files.existing_path(n)  # a format-2 round, or the error again
+        path = os.fspath(files.existing_path(n))  # a format-2 round, or the error again
     try:
         return path, os.stat(path)
     except OSError as err:

@@ -20,7 +20,7 @@ MAX_CONCURRENCY = 4096
 class LLMSettings(BaseModel):
     """How an LLM run calls its models."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     model: str
     judge_model: str | None = None
