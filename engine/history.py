@@ -14,14 +14,16 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator, Sequence
-from typing import overload
+from typing import TYPE_CHECKING, overload
 
 from .metrics import Metrics
 from .records import LLMCall, RoundUsage
 from .rounds import IndexEntry, RoundSummary
 from .runfiles import RunFiles, keyframe_before
 from .state import RoundLog, RoundRecord, WorldState
-from .statevalues import StateValues
+
+if TYPE_CHECKING:  # imported when used: list and show never roll values
+    from .statevalues import StateValues
 
 
 class _Rounds(Sequence[RoundRecord]):
@@ -134,6 +136,8 @@ class History(_Rounds):
         """Rounds ``start``..``stop - 1`` without their states but with the values tables
         show of them, rolled forward without building states (each pair is valid until
         the next is taken: the values are changed in place)."""
+        from .statevalues import StateValues
+
         stop = len(self) if stop is None else stop
         if self._files is None:
             yield from ((r, StateValues.of(r.state)) for r in self.records(start, stop))

@@ -19,7 +19,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -29,7 +29,9 @@ from .metrics import RepairCounter, round_metrics
 from .rounds import IndexEntry, RoundFile
 from .scenario import Scenario
 from .state import RoundRecord, WorldState
-from .statevalues import StateValues
+
+if TYPE_CHECKING:  # imported when used: list and show never roll values
+    from .statevalues import StateValues
 
 ROUNDS_DIR = "rounds"
 INDEX_FILE = "index.jsonl"
@@ -273,6 +275,8 @@ class RunFiles:
         """(file, values of the state after it) of rounds ``start``..``stop - 1``: as
         :meth:`walk`, without building the states. The values yielded are changed in place
         by the next round."""
+        from .statevalues import StateValues
+
         values: StateValues | None = None
         for n in range(keyframe_before(entries, start), stop):
             with gc_paused():

@@ -163,6 +163,8 @@ def test_rebuilt_states_equal_the_played_states(
             held = [sim.state]
             sim = await play(sim, store, plan, held)
             assert list(sim.records) == list(store.history("run"))
+            live = zip(sim.records.values(), held, strict=True)  # held rounds, then the save's
+            assert all(values == StateValues.of(state) for (_, values), state in live)
             branch_held = None
             if fork is not None:
                 at = min(fork[0], sim.round)
