@@ -45,7 +45,8 @@ import statistics
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import compress
+from operator import attrgetter, is_not
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -119,16 +120,18 @@ class Edges:
             rows = list(map(at, map(_source, changes)))
             cols = list(map(at, map(_target, changes)))
             fav[rows, cols] = np.fromiter(map(_fav, changes), dtype=float, count=len(changes))
-            for i, j, c in zip(rows, cols, changes, strict=True):
-                if c.status is not c.previous_status:  # else the edge stays as hostile as it was
-                    if c.status in NEGATIVE:
-                        hostile[i] |= 1 << j
-                    else:
-                        hostile[i] &= ~(1 << j)
+            # only an edge whose status changed can change how hostile it is
+            turned = map(is_not, map(_status, changes), map(_previous, changes))
+            for i, j, c in compress(zip(rows, cols, changes, strict=True), turned):
+                if c.status in NEGATIVE:
+                    hostile[i] |= 1 << j
+                else:
+                    hostile[i] &= ~(1 << j)
         return Edges(after.round, self.names, fav, hostile)
 
 
 _source, _target, _fav = attrgetter("source"), attrgetter("target"), attrgetter("fav")
+_status, _previous = attrgetter("status"), attrgetter("previous_status")
 _VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}
 
 
