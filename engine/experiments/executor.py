@@ -8,11 +8,14 @@ calling thread, or the ``stop`` event set from another thread) cancels the jobs 
 started, lets the running ones finish and report, then raises KeyboardInterrupt; a second
 Ctrl+C stops the running ones too. A job that raises cancels the rest the same way and its
 error is raised. Workers ignore SIGINT: the terminal's Ctrl+C reaches the caller alone.
+Workers are spawned, not forked: the app and rich's progress bar hold threads, and a fork
+copies their locks in whatever state they are.
 """
 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import signal
 import threading
@@ -101,6 +104,7 @@ class LocalExecutor:
             manager, limit = local_limit(self.calls_per_second)
         pool = ProcessPoolExecutor(
             max_workers=min(self.workers, len(jobs)),
+            mp_context=multiprocessing.get_context("spawn"),
             initializer=_worker_init,
             initargs=(limit,),
         )

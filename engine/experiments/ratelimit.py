@@ -4,6 +4,7 @@ one place (a manager process locally, an actor on Ray) that hands each call its 
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import time
 from collections.abc import Awaitable, Callable
 from multiprocessing.managers import BaseManager
@@ -35,7 +36,7 @@ _Manager.register("RateLimit", RateLimit)
 def local_limit(rate: float) -> tuple[BaseManager, Any]:
     """A started manager process and a proxy to its :class:`RateLimit` (picklable into
     the workers); shut the manager down when the batch ends."""
-    manager = _Manager()
+    manager = _Manager(ctx=multiprocessing.get_context("spawn"))
     manager.start()
     return manager, manager.RateLimit(rate)  # type: ignore[attr-defined]
 
