@@ -15,13 +15,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from engine import SaveStore, Scenario, ScenarioError, Simulation, resolve_scenario
-from engine.llm.transport import close_clients
 from engine.mind_spec import OFFLINE, MindSpec
 from engine.minds.human import check_players
-from engine.priors import parse_prior
 from engine.scenario import library_ids
-from engine.tasks.episode import task_scenario
-from engine.tasks.spec import load_task, task_ids
+from engine.tasks.spec import task_ids
 
 from . import messages
 from .keymap import keys_shown, load_keymap
@@ -134,6 +131,8 @@ class SocialsimApp(App[None]):
     async def on_unmount(self) -> None:
         engine = self.session.engine
         if engine.started:  # litellm's shared HTTP clients, on the loop that opened them
+            from engine.llm.transport import close_clients  # with the LLM minds, not at start
+
             await engine.call(close_clients())
             engine.stop()
         self.sim.close()  # the lock last: no round is written any more
@@ -145,6 +144,9 @@ def opened_scenario(target: str) -> tuple[Scenario, str]:
     task in its Hetero casting, scored when its last round is played)."""
     task_id = target.removeprefix("task:")
     if target.startswith("task:") or (task_id in task_ids() and task_id not in library_ids()):
+        from engine.tasks.episode import task_scenario
+        from engine.tasks.spec import load_task
+
         task = load_task(task_id)
         return task_scenario(task, task.casting.hetero), f"task:{task.id}"
     try:
@@ -178,6 +180,8 @@ def build_app(
     if store.exists_quietly(target):
         sim = Simulation.resume(target, store)
     else:
+        from engine.priors import parse_prior
+
         scenario, ref = opened_scenario(target)
         check_players(players or {}, scenario.names)  # before the run is created
         sim = Simulation.new(

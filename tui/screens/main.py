@@ -8,6 +8,7 @@ help screens.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -16,25 +17,22 @@ from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Static
 
-from engine import Archetype, DegradedRunError, ForcedAction, Simulation, SocialsimError
-from engine.export import export_run
-from engine.minds.human import Turn
-from engine.tasks.diagnosis import diagnose_run
-from engine.tasks.episode import finish_task_run, recast_scenario
+from engine import DegradedRunError, Simulation, SocialsimError
 
 from .. import messages
 from ..keymap import keys_shown
+from ..seat import Seat, TurnAsked
 from ..session import Session
 from ..widgets.deck import AgentDeck
 from ..widgets.footer import KeyFooter
 from ..widgets.run_view import RunView
-from .forms import ForceForm, InjectForm, TextForm
-from .help import HelpScreen
-from .jump import JumpScreen
-from .metrics import MetricsScreen
-from .play import Seat, TurnAsked, take_over, turn_form
-from .recast import RecastScreen
-from .runs import RunBrowser
+
+if TYPE_CHECKING:
+    from engine import Archetype, ForcedAction
+    from engine.minds.human import Turn
+
+# The dialogs, other screens and what only they use are imported by the action that opens
+# them: the first frame waits for nothing it does not draw.
 
 MIN_SIZE = (80, 24)
 
@@ -175,6 +173,8 @@ class MainScreen(Screen[None]):
         sim, engine = self.sim, self.session.engine
         self.app.clear_notifications()  # "Paused after round 3." is stale once it runs again
         self.running = True
+        from engine.tasks.episode import finish_task_run
+
         try:
             await engine.call(sim.run(rounds))
             outcome = await engine.call(finish_task_run(sim))
@@ -239,6 +239,8 @@ class MainScreen(Screen[None]):
                     "t answers, r stops the round."
                 )
 
+        from .play import turn_form
+
         self.app.push_screen(turn_form(turn), closed)
 
     def action_turn(self) -> None:
@@ -300,6 +302,8 @@ class MainScreen(Screen[None]):
 
     def action_jump(self) -> None:
         """Find an agent by (part of) its name and show it."""
+        from .jump import JumpScreen
+
         deck = self.query_one(AgentDeck)
 
         def chosen(name: str | None) -> None:
@@ -330,6 +334,8 @@ class MainScreen(Screen[None]):
 
     def action_force(self) -> None:
         """Open the behaviour-control form."""
+        from .forms import ForceForm
+
         current = self.query_one(AgentDeck).current_agent()
 
         def submit(action: ForcedAction) -> str | None:
@@ -341,6 +347,8 @@ class MainScreen(Screen[None]):
 
     def action_inject(self) -> None:
         """Open the inject-event form."""
+        from .forms import InjectForm
+
         self.app.push_screen(
             InjectForm(
                 self.sim.scenario.names, lambda text, who: self._applied(self.sim.inject, text, who)
@@ -349,6 +357,7 @@ class MainScreen(Screen[None]):
 
     def action_snapshot(self) -> None:
         """Name the current round (the save itself is already up to date)."""
+        from .forms import TextForm
 
         def submit(name: str) -> str | None:
             error = self._applied(self.sim.snapshot, name)
@@ -368,6 +377,9 @@ class MainScreen(Screen[None]):
     def action_branch(self) -> None:
         """Fork the run at the current or an earlier round (optionally with one of the
         scenario's ready-made interventions) and switch to the branch."""
+        from .forms import TextForm
+        from .play import take_over
+
         sim = self.sim
         snaps = ", ".join(f"{s.name}@{s.round}" for s in sim.meta.snapshots)
         plans = list(sim.scenario.interventions)
@@ -397,6 +409,10 @@ class MainScreen(Screen[None]):
 
     def action_export(self) -> None:
         """Write the run's CSVs to a folder."""
+        from engine.export import export_run
+
+        from .forms import TextForm
+
         sim, store = self.sim, self.session.store
 
         def submit(folder: str) -> str | None:
@@ -425,6 +441,7 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Pause the run before opening another.", severity="warning")
             return
+        from .runs import RunBrowser
 
         def opened(sim: Simulation | None) -> None:
             if sim is not None:
@@ -434,12 +451,14 @@ class MainScreen(Screen[None]):
 
     def action_plots(self) -> None:
         """Plots of emotion, favorability and needs over time."""
-        from .plots import PlotsScreen  # plotting loads on first use, not at start-up
+        from .plots import PlotsScreen
 
         self.app.push_screen(PlotsScreen(self.sim, self.session.store))
 
     def action_metrics(self) -> None:
         """Per-round metrics table."""
+        from .metrics import MetricsScreen
+
         self.app.push_screen(MetricsScreen(self.sim))
 
     def action_recast(self) -> None:
@@ -447,6 +466,11 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Pause the run before recasting.", severity="warning")
             return
+        from engine.tasks.diagnosis import diagnose_run
+        from engine.tasks.episode import recast_scenario
+
+        from .recast import RecastScreen
+
         sim = self.sim
         diagnosis = diagnose_run(sim)
 
@@ -466,12 +490,14 @@ class MainScreen(Screen[None]):
 
     def action_diff(self) -> None:
         """Compare this run with its parent, or with a run chosen from the list."""
-        from .diff import open_diff  # loads on first use, not at start-up
+        from .diff import open_diff
 
         open_diff(self, self.session.store, self.sim.run_id)
 
     def action_help(self) -> None:
         """Every key binding."""
+        from .help import HelpScreen
+
         self.app.push_screen(HelpScreen(self.bindings_table(), self.sim.mind.label))
 
     def bindings_table(self) -> list[tuple[str, str]]:

@@ -1,12 +1,12 @@
 """Playing an agent: the forms that ask a person for the turn of an agent they play.
 
-The engine's :class:`~engine.minds.human.HumanMind` hands each turn to a :class:`Seat` (on
-whichever thread plays the round); the seat posts it to the main screen as a
-:class:`TurnAsked` message, and the screen shows :class:`DecideForm` (phase 1: urgency, mode,
-target, intent) or :class:`SpeakForm` (phase 2: the utterance, with the round's earlier
-utterances the agent heard in view). Both show the agent's own view: persona, private
-information, relations, what it has seen. Esc puts a form aside (the round keeps waiting,
-the app stays live); the main screen's ``t`` brings it back.
+The engine's :class:`~engine.minds.human.HumanMind` hands each turn to a
+:class:`~tui.seat.Seat` (on whichever thread plays the round); the seat posts it to the main
+screen as a :class:`~tui.seat.TurnAsked` message, and the screen shows :class:`DecideForm`
+(phase 1: urgency, mode, target, intent) or :class:`SpeakForm` (phase 2: the utterance, with
+the round's earlier utterances the agent heard in view). Both show the agent's own view:
+persona, private information, relations, what it has seen. Esc puts a form aside (the round
+keeps waiting, the app stays live); the main screen's ``t`` brings it back.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ from collections.abc import Mapping
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
-from textual.message import Message
-from textual.message_pump import MessagePump
 from textual.widgets import Input, Label, Select, Static
 
 from engine import ALL, Mode, SocialsimError
@@ -29,25 +27,6 @@ from .forms import Form, FormSelect, target_choices
 
 #: Earlier rounds whose utterances the view repeats.
 RECALLED_ROUNDS = 2
-
-
-class TurnAsked(Message):
-    """A played agent's turn waits for its person."""
-
-    def __init__(self, turn: Turn) -> None:
-        super().__init__()
-        self.turn = turn
-
-
-class Seat:
-    """The ``ask`` of a run played in the app: each turn is posted to ``screen`` (posting is
-    thread-safe, so the round may be played on another thread)."""
-
-    def __init__(self, screen: MessagePump) -> None:
-        self._screen = screen
-
-    def __call__(self, turn: Turn) -> None:
-        self._screen.post_message(TurnAsked(turn))
 
 
 def agent_view(turn: Turn) -> Text:
