@@ -19,7 +19,6 @@ state in every file) read as they are; engine/runfiles.py reads and writes a run
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import secrets
@@ -65,37 +64,6 @@ def default_saves_dir() -> Path:
     return Path(os.environ.get("SOCIALSIM_SAVES") or "saves")
 
 
-class AtomicJSONStorage:
-    """A JSON file of tables of numbered rows (the layout tinydb wrote), replaced
-    atomically on every write."""
-
-    def __init__(self, path: str | Path, create: bool = True) -> None:
-        self.path = Path(path)
-        self.create = create
-
-    def read(self) -> dict[str, dict[str, Any]] | None:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return None
-        except (OSError, UnicodeDecodeError) as err:
-            raise SaveError(f"{self.path}: unreadable save file ({err})") from None
-        if not text.strip():
-            raise SaveError(f"{self.path}: empty or truncated save file")
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise SaveError(f"{self.path}: corrupt or truncated save file ({err})") from None
-        if not isinstance(data, dict):
-            raise SaveError(f"{self.path}: not a socialsim save file")
-        return data
-
-    def write(self, data: dict[str, dict[str, Any]]) -> None:
-        if not self.create and not self.path.exists():
-            raise SaveError(f"{self.path}: save file disappeared")
-        atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-
-
 class _HeadDoc(BaseModel):
     """run.json as tinydb writes it, table ``run``, read for its head only."""
 
@@ -108,6 +76,10 @@ class _MetaDoc(BaseModel):
 
     model_config = ConfigDict(extra="ignore", defer_build=True)
     run: dict[str, RunMeta]
+
+
+def _doc_id(row: Any) -> int:
+    return int(row.doc_id)
 
 
 def _single(rows: dict[str, Any], path: Path) -> Any:
@@ -419,24 +391,22 @@ class SaveStore:
 
     def read_measurements(self, run_id: str) -> dict[str, list[dict[str, Any]]]:
         """Surveys and ratings saved with a run: ``{"surveys": [...], "ratings": [...]}``."""
-        path = self.run_dir(run_id) / MEASURE_FILE
-        tables = AtomicJSONStorage(path).read() or {}
-        return {
-            name: [tables[name][k] for k in sorted(tables.get(name, {}), key=int)]
-            for name in ("surveys", "ratings")
-        }
+        from .measurements_db import open_db  # tinydb: only commands that measure need it
+
+        with open_db(self.run_dir(run_id) / MEASURE_FILE) as db:
+            return {
+                name: [dict(row) for row in sorted(db.table(name).all(), key=_doc_id)]
+                for name in ("surveys", "ratings")
+            }
 
     def add_measurements(self, run_id: str, table: str, rows: list[BaseModel]) -> None:
         """Append survey or rating rows to the run's measurements file (one atomic write)."""
+        from .measurements_db import open_db
+
         if not (self.run_dir(run_id) / META_FILE).is_file():
             raise SaveError(f"no run {run_id!r} in {self.root}")
-        path = self.run_dir(run_id) / MEASURE_FILE
-        tables = AtomicJSONStorage(path).read() or {}
-        current = tables.setdefault(table, {})
-        start = max((int(k) for k in current), default=0) + 1
-        for k, row in enumerate(rows):
-            current[str(start + k)] = row.model_dump(mode="json")
-        AtomicJSONStorage(path).write(tables)
+        with open_db(self.run_dir(run_id) / MEASURE_FILE) as db:
+            db.table(table).insert_multiple(row.model_dump(mode="json") for row in rows)
 
     # -- lineage ---------------------------------------------------------------------
 
