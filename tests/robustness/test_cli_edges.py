@@ -68,6 +68,11 @@ EDGES: dict[str, tuple[list[str], str]] = {
     "saves-is-a-file": (["list", "--saves", "{tmp}/file"], "is a file, not a folder"),
     "saves-empty": (["run", "tavern", "--rounds", "1", "--saves", ""], "--saves '': an empty"),
     "list-saves-empty": (["list", "--saves", ""], "--saves ''"),
+    "tui-offline-confirm-nan": (["tui", "tavern", "--confirm-above", "nan"], "'nan': give USD"),
+    "trial-seed-negative": (["trial", "bullying", "--seeds", "-1", "--yes"], "--seeds '-1'"),
+    "trial-empty-out": (["trial", "bullying", "--out", "", "--yes"], "--out ''"),
+    "trial-out-folder": (["trial", "bullying", "--out", "/", "--yes"], "--out /: give a file"),
+    "trial-out-nowhere": (["trial", "bullying", "--out", "/no/such/x.csv"], "--out /no/such"),
 }
 
 
@@ -148,3 +153,24 @@ def test_the_app_refuses_bad_files_in_one_line_before_it_starts(tmp_path: Path, 
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("socialsim: error: ")
     assert not (tmp_path / "saves").exists()
+
+
+@pytest.mark.parametrize("args", [["--help"], ["scenarios"]], ids=["help", "scenarios"])
+def test_a_reader_that_leaves_early_gets_no_traceback(args):
+    """``socialsim --help | head``: stdout's reader is gone before the first write."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "tui.cli", *args],
+            cwd=ROOT,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+    finally:
+        os.close(write)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    assert proc.returncode in (0, 1)

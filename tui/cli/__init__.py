@@ -70,6 +70,7 @@ def build_app(only: str | None = None) -> typer.Typer:
         add_completion=False,
         pretty_exceptions_enable=False,
         context_settings={"help_option_names": ["-h", "--help"]},
+        rich_markup_mode="markdown",
     )
     app.callback()(runs.root)
     for name, command in (commands(only) if only else commands()).items():
@@ -102,7 +103,12 @@ def main() -> None:
     if args in (["--help"], ["-h"]):
         from .fasthelp import print_snapshot
 
-        if print_snapshot():
+        try:
+            printed = print_snapshot()
+        except BrokenPipeError:  # `socialsim --help | head`: the reader left
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
+        if printed:
             sys.exit(0)
     # socialsim uses no pydantic plugins; looking for them reads the metadata of every
     # installed distribution (~20 ms of each command)

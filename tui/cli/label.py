@@ -16,7 +16,7 @@ from .base import SavesOpt, fail, folder, open_store
 if TYPE_CHECKING:
     from engine.labels.agreement import Interval, KindReport
 
-StudyArg = Annotated[str, typer.Argument(help="Study name (saved as <saves>/.studies/NAME.json).")]
+StudyArg = Annotated[str, typer.Argument(help="Study name (saved as SAVES/.studies/NAME.json).")]
 RaterOpt = Annotated[str, typer.Option("--rater", help="The rater's name (a plain name).")]
 
 
@@ -216,6 +216,7 @@ def app() -> typer.Typer:
         help="Validate the judge against human raters (Sociodrama Sec. 5.2).",
         no_args_is_help=True,
         context_settings={"help_option_names": ["-h", "--help"]},
+        rich_markup_mode="markdown",
     )
     sub.command("new")(new)
     sub.command("sheet")(sheet)

@@ -47,7 +47,7 @@ OPTIONS: dict[str, Any] = {
         str | None,
         typer.Option(
             "--api-base",
-            help="Base URL of an OpenAI-compatible server (with openai/<name>).",
+            help="Base URL of an OpenAI-compatible server (with openai/NAME).",
             rich_help_panel=PANEL,
         ),
     ],

@@ -118,6 +118,14 @@ def root(ctx: typer.Context) -> None:
         _launch(None, 0, None, None, LLMOptions())
 
 
+def _threshold(value: str) -> str:
+    """``--confirm-above`` checked whether or not the run turns out to use an LLM."""
+    from .estimate import parse_threshold
+
+    parse_threshold(value)
+    return value
+
+
 @llm_options()
 def tui(
     target: Annotated[
@@ -138,6 +146,7 @@ def tui(
             "--confirm-above",
             help="A new LLM run whose estimate is above this asks first: USD (1.00), a "
             "number of calls (500calls) or never.",
+            callback=_threshold,
         ),
     ] = "1.00",
     *,

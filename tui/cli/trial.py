@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .base import SavesOpt, fail, make_console, open_store, say
+from .base import SavesOpt, fail, folder, make_console, open_store, say
 from .batch import (
     AddressOpt,
     ExecutorOpt,
@@ -187,7 +187,10 @@ def trial(
     workers: WorkersOpt = None,
     address: AddressOpt = None,
     calls_per_second: RateOpt = None,
-    out: Annotated[Path | None, typer.Option(help="Write the tidy CSV here.")] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(parser=folder, metavar="<path>", help="Write the tidy CSV here."),
+    ] = None,
     resume: Annotated[
         bool,
         typer.Option("--resume", help="Finish the trial SCENARIO names: only missing runs play."),
@@ -202,6 +205,8 @@ def trial(
     from engine.experiments.executor import Interrupted
     from engine.experiments.trial import load_spec, run_trial
 
+    if out is not None and (out.is_dir() or not out.parent.is_dir()):
+        fail(f"--out {out}: give a file in an existing folder (checked before any run plays)")
     store = open_store(saves)
     runner = make_executor(executor, workers, address, calls_per_second)
     if resume:
