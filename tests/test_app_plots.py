@@ -13,7 +13,7 @@ import pytest
 from cast import THIRTY, write_cast
 from textual.widgets import DataTable, Select
 
-from engine import SaveStore, Simulation, resolve_scenario
+from engine import History, SaveStore, Simulation, resolve_scenario
 from engine.needs import NEEDS, need_label
 from engine.runfiles import RunFiles
 from tui.app import SocialsimApp, build_app
@@ -187,6 +187,42 @@ async def test_series_are_read_once_per_round(saves: Path, monkeypatch) -> None:
         read.clear()
         await open_plots(pilot)
         assert read[0] == 1  # only the new round
+
+
+async def test_series_of_a_long_saved_run_rebuild_no_state(saves: Path, monkeypatch) -> None:
+    """300 rounds reopened (only the last few in memory): the plots read the index and the
+    rolled-forward values, never a state; the numbers are the states' own."""
+    store = SaveStore(saves)
+    sim = Simulation.new(resolve_scenario("tavern"), seed=3, rounds=300, store=store)
+    await sim.run()
+    run_id = sim.run_id
+    sim.close()
+    rebuilt: list[str] = []
+    for method in ("records", "states"):
+        original = getattr(History, method)
+
+        def counting(self, *args, _original=original, _method=method, **kwargs):
+            rebuilt.append(_method)
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(History, method, counting)
+    app = build_app(run_id, saves=saves)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        screen = await open_plots(pilot)
+        await choose(screen=screen, pilot=pilot, kind="fav")
+        left = screen.query_one("#left", Chart)
+        assert left.last == 300 and rebuilt == []
+        [(xs, mean)] = [(xs, ys) for xs, ys, *_ in left.lines]
+        await choose(screen=screen, pilot=pilot, kind="edge", agent="Nell", other="Silas")
+        [(_, there), (_, back)] = [(xs, ys) for xs, ys, *_ in left.lines]
+        assert rebuilt == []
+    monkeypatch.undo()
+    states = list(store.history(run_id).states())
+    assert list(xs) == list(range(301))
+    assert list(mean) == [app.sim.metrics(n).mean_fav for n in range(301)]
+    assert list(there) == [s.agents["Nell"].relations["Silas"].fav for s in states]
+    assert list(back) == [s.agents["Silas"].relations["Nell"].fav for s in states]
 
 
 async def test_no_color_legend_has_markers(saves: Path, monkeypatch) -> None:

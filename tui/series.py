@@ -1,8 +1,11 @@
 """Per-round series of a run for the plots.
 
-Each round's state is read once and only its numbers are kept (emotion, favorability of
-every edge, every need, mean favorability); a run that has grown since is extended by its
-new rounds alone. The series of the last few runs plotted are kept between visits.
+Each round is read once and only its numbers are kept: mean favorability from the run's
+index (:meth:`History.metrics <engine.history.History.metrics>`), emotion, favorability of
+every edge and every need from the values rolled forward from the round files
+(:meth:`History.values <engine.history.History.values>`: no state is rebuilt). A run that
+has grown since is extended by its new rounds alone, as they end. The series of the last few
+runs plotted are kept between visits.
 """
 
 from __future__ import annotations
@@ -12,8 +15,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from engine import RoundRecord
-from engine.metrics import mean_fav
+from engine import History
 from engine.needs import NEEDS, need_label
 
 #: (rounds, values) of one plotted line, by its label.
@@ -41,20 +43,21 @@ class RunSeries:
                 if i != j:
                     self.fav[i, j] = array("d")
 
-    def extend(self, records: Sequence[RoundRecord]) -> int:
-        """Read the rounds of ``records`` (the run's, round 0 first) not read yet; returns
+    def extend(self, history: History) -> int:
+        """Read the rounds of ``history`` (the run's, round 0 first) not read yet; returns
         how many were read."""
-        start = len(self.rounds)
-        for record in records[start:]:
-            state = record.state
-            self.rounds.append(record.round)
-            self.mean_fav.append(mean_fav(state))
-            for i, agent in state.agents.items():
-                self.emotion[i].append(agent.emotion)
-                for n, value in agent.needs.items():
-                    self.needs[i, n].append(value.current)
-                for j, rel in agent.relations.items():
-                    self.fav[i, j].append(rel.fav)
+        start, stop = len(self.rounds), len(history)  # a round may end meanwhile: next time
+        for n, (_, values) in enumerate(history.values(start, stop), start):
+            self.rounds.append(values.round)
+            self.mean_fav.append(history.metrics(n).mean_fav)
+            for i, emotion in values.emotions.items():
+                self.emotion[i].append(emotion)
+            for i, needs in values.needs.items():
+                for need, (current, _expected) in needs.items():
+                    self.needs[i, need].append(current)
+            for i, relations in values.relations.items():
+                for j, (fav, _status) in relations.items():
+                    self.fav[i, j].append(fav)
         return len(self.rounds) - start
 
     def lines(self, kind: str, agent: str, other: str, need: str) -> Lines:
@@ -80,13 +83,13 @@ class RunSeries:
 _kept: OrderedDict[tuple[str, str], RunSeries] = OrderedDict()
 
 
-def run_series(key: tuple[str, str], names: Sequence[str], records: Sequence[RoundRecord]):
+def run_series(key: tuple[str, str], names: Sequence[str], history: History) -> RunSeries:
     """The series of the run ``key`` (saves folder, run id), extended by the rounds of
-    ``records`` not read before."""
+    ``history`` not read before."""
     series = _kept.get(key)
-    if series is None or series.names != tuple(names) or len(series.rounds) > len(records):
+    if series is None or series.names != tuple(names) or len(series.rounds) > len(history):
         series = RunSeries(tuple(names))
-    series.extend(records)
+    series.extend(history)
     _kept[key] = series
     _kept.move_to_end(key)
     while len(_kept) > KEPT_RUNS:

@@ -6,7 +6,8 @@ The legend is a list beside the charts, never drawn over the data: each series w
 colour and marker, ticked to show it (Space), so 13 needs or 30 agents stay readable.
 
 The plots follow a run that is playing: each round that ends is added to the series (read
-once, :mod:`tui.series`) and the charts are redrawn at most every :data:`LIVE_EVERY` seconds.
+once from the run's index and round files, no state rebuilt: :mod:`tui.series`) and the
+charts are redrawn at most every :data:`LIVE_EVERY` seconds.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Select, SelectionList, Static
 from textual_plotext import PlotextPlot
 
-from engine import RoundRecord, SaveStore, Simulation, SocialsimError
+from engine import History, SaveStore, Simulation, SocialsimError
 from engine.needs import NEEDS, need_label
 
 from .. import messages
@@ -214,9 +215,9 @@ class PlotsScreen(Screen[None]):
         kind, agent, other, need = (self._value(k) for k in ("kind", "agent", "other", "need"))
         return kind, agent, other, need
 
-    def runs(self) -> list[tuple[str, Sequence[RoundRecord]]]:
+    def runs(self) -> list[tuple[str, History]]:
         """This run and, if chosen, the comparison run: (run id, rounds)."""
-        runs: list[tuple[str, Sequence[RoundRecord]]] = [(self.sim.run_id, self.sim.records)]
+        runs: list[tuple[str, History]] = [(self.sim.run_id, self.sim.history)]
         compare = self._value("compare")
         if compare:
             try:
@@ -236,8 +237,8 @@ class PlotsScreen(Screen[None]):
         root = str(self.store.root)
         names = self.sim.scenario.names
         plotted = [
-            (run_id, run_series((root, run_id), names, records).lines(kind, agent, other, need))
-            for run_id, records in self.runs()
+            (run_id, run_series((root, run_id), names, history).lines(kind, agent, other, need))
+            for run_id, history in self.runs()
         ]
         shown = self._legend(list(plotted[0][1]))
         last = max(
