@@ -14,7 +14,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-#: Loaded only by what uses them: an LLM run, the plots screen, the labelling statistics.
+#: Loaded only by what uses them: an LLM run, the plots screen, the labelling statistics,
+#: the export, a task's episode.
 HEAVY = (
     "litellm",
     "openai",
@@ -31,6 +32,8 @@ HEAVY = (
     "networkx",
     "engine.export",
     "engine.card",
+    "engine.tasks.spec",
+    "engine.tasks.episode",
 )
 #: Screens and dialogs a key opens.
 SCREENS = tuple(

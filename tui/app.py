@@ -18,7 +18,6 @@ from engine import SaveStore, Scenario, ScenarioError, Simulation, resolve_scena
 from engine.mind_spec import OFFLINE, MindSpec
 from engine.minds.human import check_players
 from engine.scenario import library_ids
-from engine.tasks.spec import task_ids
 
 from . import messages
 from .keymap import keys_shown, load_keymap
@@ -143,7 +142,12 @@ def opened_scenario(target: str) -> tuple[Scenario, str]:
     file, or a task id (``student-council`` or ``task:student-council``: an episode of the
     task in its Hetero casting, scored when its last round is played)."""
     task_id = target.removeprefix("task:")
-    if target.startswith("task:") or (task_id in task_ids() and task_id not in library_ids()):
+    is_task = target.startswith("task:")
+    if not is_task and task_id not in library_ids():  # the tasks load only when asked about
+        from engine.tasks.spec import task_ids
+
+        is_task = task_id in task_ids()
+    if is_task:
         from engine.tasks.episode import task_scenario
         from engine.tasks.spec import load_task
 
@@ -154,6 +158,8 @@ def opened_scenario(target: str) -> tuple[Scenario, str]:
     except ScenarioError as err:
         if target.endswith(".toml") or "/" in target:
             raise
+        from engine.tasks.spec import task_ids
+
         raise ScenarioError(f"{err}; tasks: {', '.join(task_ids())}") from None
 
 
