@@ -3,11 +3,15 @@
     .venv/bin/python bench/bench_app.py             # 5 runs of each figure
     .venv/bin/python bench/bench_app.py --runs 3
     .venv/bin/python bench/bench_app.py --profile   # plus where a step's time goes
+    .venv/bin/python bench/bench_app.py --start-only --runs 5   # the start-up figures alone
 
 Figures, each as median [min, max] over the runs, process CPU time beside wall time:
 
+* first frame: ``socialsim tui tavern`` (a new run) in a 100x30 pseudo-terminal, from
+  starting the command until the terminal has received the frame with ``round 0/``;
 * first paint: from starting a fresh ``python`` process (tavern, a new run, 100x30) until
-  the main screen is mounted and painted, beside ``socialsim --help`` in the same way;
+  ``build_app``'s app, run headless, has mounted and painted the main screen; both beside
+  ``socialsim --help``, each with Python's bytecode cache and as the environment has it;
 * ``n`` until the header shows the next round, 30 agents (rounds 1-3 of each run);
 * a key pressed while rounds are running (``r``) until the screen repaints with its effect;
   the rounds are played on the engine thread, so its CPU time is the app thread's alone.
@@ -91,11 +95,23 @@ async def _paint_once(saves: Path) -> None:
         print(json.dumps({"cpu": cpu_s()}), flush=True)
 
 
-def time_first_paint(saves: Path) -> tuple[float, float]:
+def child_env(pycache: Path | None) -> dict[str, str]:
+    """The environment of the processes timed: with ``pycache``, Python's compiled
+    bytecode is written to and read from there (as an installed app reads its cache; a
+    sandbox may set ``PYTHONDONTWRITEBYTECODE``, which makes every start compile the
+    project's modules from source)."""
+    env = dict(os.environ)
+    if pycache is not None:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
+    return env
+
+
+def time_first_paint(saves: Path, env: dict[str, str]) -> tuple[float, float]:
     """(wall, CPU) from starting a process until it has painted the main screen."""
     cmd = [sys.executable, __file__, "--first-paint-child", str(saves)]
     t0 = time.perf_counter()
-    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True) as child:
+    with subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True, env=env) as child:
         assert child.stdout is not None
         line = child.stdout.readline()
         wall = time.perf_counter() - t0
@@ -103,13 +119,70 @@ def time_first_paint(saves: Path) -> tuple[float, float]:
     return wall, json.loads(line)["cpu"]
 
 
-def time_help() -> tuple[float, float]:
+def _proc_cpu_s(pid: int) -> float:
+    """CPU time (user + system) of a running process, from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def time_command_frame(saves: Path, env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) of ``socialsim tui tavern`` in a pseudo-terminal of :data:`SIZE`, from
+    starting it until the terminal has received the frame showing ``round 0/``; the app is
+    then quit with ctrl+q."""
+    import fcntl
+    import pty
+    import re
+    import select
+    import struct
+    import termios
+
+    script = Path(sys.executable).parent / "socialsim"
+    cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "tui.cli"]
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SIZE[1], SIZE[0], 0, 0))
+    env = {**env, "SOCIALSIM_SAVES": str(saves), "TERM": "xterm-256color"}
+    env.pop("SOCIALSIM_KEYMAP", None)
+    escapes = re.compile(rb"\x1b(\[[0-?]*[ -/]*[@-~]|\][^\x07]*\x07|[()][0-9A-B]|.)")
+    t0 = time.perf_counter()
+    child = subprocess.Popen(
+        [*cmd, "tui", "tavern"], stdin=slave, stdout=slave, stderr=slave, env=env, cwd=saves.parent
+    )
+    os.close(slave)
+    seen = b""
+    try:
+        while b"round 0/" not in escapes.sub(b"", seen):
+            ready, _, _ = select.select([master], [], [], 30)
+            if not ready:
+                raise RuntimeError(f"no frame after 30 s: {seen[-400:]!r}")
+            try:
+                seen += os.read(master, 65536)
+            except OSError:  # the command ended before its first frame
+                raise RuntimeError(f"socialsim tui ended: {seen[-400:]!r}") from None
+        wall, cpu = time.perf_counter() - t0, _proc_cpu_s(child.pid)
+        os.write(master, b"\x11")  # ctrl+q
+        deadline = time.monotonic() + 30
+        while child.poll() is None and time.monotonic() < deadline:
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    os.read(master, 65536)
+                except OSError:
+                    break
+        child.wait(timeout=30)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        os.close(master)
+    return wall, cpu
+
+
+def time_help(env: dict[str, str]) -> tuple[float, float]:
     """(wall, CPU) of ``socialsim --help``."""
     script = Path(sys.executable).parent / "socialsim"
     cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "tui.cli"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    subprocess.run([*cmd, "--help"], cwd=ROOT, capture_output=True, check=True)
+    subprocess.run([*cmd, "--help"], cwd=ROOT, capture_output=True, check=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
@@ -241,6 +314,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--profile", action="store_true", help="cProfile of the step figure")
+    parser.add_argument(
+        "--start-only", action="store_true", help="only the start-up figures (first paint)"
+    )
     parser.add_argument("--first-paint-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.first_paint_child:
@@ -250,10 +326,22 @@ def main() -> None:
     print(load_line())
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        paint = [time_first_paint(root / f"paint-{k}") for k in range(args.runs)]
-        helps = [time_help() for _ in range(args.runs)]
-        report("first paint (tavern, new run)", paint, FIRST_PAINT_TARGET_S, "median")
-        report("socialsim --help", helps, None, "")
+        for cached in (True, False):
+            env = child_env(root / "pycache" if cached else None)
+            if cached:  # the cache written once, as by an app's first start after install
+                time_command_frame(root / "warm", env)
+            print("bytecode cached" if cached else "bytecode as the environment has it")
+            frame, paint, helps = [], [], []
+            for k in range(args.runs):  # interleaved: a load change hits each the same
+                frame.append(time_command_frame(root / f"frame-{cached}-{k}", env))
+                paint.append(time_first_paint(root / f"paint-{cached}-{k}", env))
+                helps.append(time_help(env))
+            report("  socialsim tui tavern, 1st frame", frame, FIRST_PAINT_TARGET_S, "median")
+            report("  first paint (build_app, run_test)", paint, FIRST_PAINT_TARGET_S, "median")
+            report("  socialsim --help", helps, None, "")
+        if args.start_only:
+            print(load_line())
+            return
         steps: list[tuple[float, float]] = []
         profiler = cProfile.Profile() if args.profile else None
         for k in range(args.runs):
