@@ -337,7 +337,7 @@ def main() -> None:
                 paint.append(time_first_paint(root / f"paint-{cached}-{k}", env))
                 helps.append(time_help(env))
             report("  socialsim tui tavern, 1st frame", frame, FIRST_PAINT_TARGET_S, "median")
-            report("  first paint (build_app, run_test)", paint, FIRST_PAINT_TARGET_S, "median")
+            report("  build_app headless, first paint", paint, FIRST_PAINT_TARGET_S, "median")
             report("  socialsim --help", helps, None, "")
         if args.start_only:
             print(load_line())
