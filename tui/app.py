@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, on
 from textual.app import App, SystemCommand
@@ -24,6 +25,9 @@ from .keymap import keys_shown, load_keymap
 from .screens.main import MainScreen, binding_ids
 from .session import Session
 
+if TYPE_CHECKING:
+    from engine.estimate import Estimate
+
 DEFAULT_SCENARIO = "tavern"
 #: The app's return code after SIGTERM (128 + 15, as a shell reports a process it ended).
 TERMINATED = 143
@@ -39,8 +43,20 @@ class SocialsimApp(App[None]):
         super().__init__()
         self.session = session
         self._quitting = False
+        #: A new LLM run's estimate above ``--confirm-above`` (and the threshold): asked first.
+        self.spend: tuple[Estimate, str] | None = None
         if session.keymap:
             self.set_keymap(session.keymap)
+
+    def on_mount(self) -> None:
+        if self.spend is not None:  # cost before you spend: before the first call
+            from .screens.spend import SpendScreen
+
+            self.push_screen(SpendScreen(*self.spend), self._spend_answered)
+
+    def _spend_answered(self, start: bool | None) -> None:
+        if not start:
+            self.exit()
 
     @property
     def sim(self) -> Simulation:
@@ -171,11 +187,15 @@ def build_app(
     saves: Path | None = None,
     keymap_file: Path | None = None,
     prior: str | None = None,
+    spend: tuple[Estimate, str] | None = None,
     players: dict[str, str] | None = None,
 ) -> SocialsimApp:
     """The app for a scenario (a new run) or a saved run id (resumed where it stopped).
     ``players`` (agent -> player's name) are people who play agents from the next round on,
     beside those the run already has.
+
+    ``spend``: the estimate of a new LLM run and the threshold it is above; the app asks
+    before it plays.
 
     Raises :class:`engine.SocialsimError` with a clear message for bad input.
     """
@@ -204,4 +224,6 @@ def build_app(
         except BaseException:
             sim.close()
             raise
-    return SocialsimApp(Session(store, sim, keymap))
+    app = SocialsimApp(Session(store, sim, keymap))
+    app.spend = spend
+    return app
