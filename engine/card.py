@@ -279,9 +279,7 @@ def _prior(meta: RunMeta) -> str | None:
 def _public_url(url: str) -> str:
     """``url`` without a user, password, query or fragment (they may hold a key)."""
     parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
 def _warning(meta: RunMeta) -> str:

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import pytest
 from llm_stub import StubLLM
+from pydantic import ValidationError
 
 from engine import SaveStore, Scenario, Simulation
-from engine.card import TEMPLATES, RunCard, run_card
+from engine.card import TEMPLATES, RunCard, _public_url, run_card
 from engine.export import export_run
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import close_clients
@@ -166,6 +167,26 @@ def test_no_secret_in_the_card(llm_run: str, store: SaveStore):
     text = c.to_json() + card_of(store, llm_run).to_json()
     for secret in (SECRET, "pw-secret", "q-secret", "f-secret", "me:"):
         assert secret not in text
+
+
+@pytest.mark.parametrize(
+    ("given", "shown"),
+    [
+        ("http://[::1]:8000/v1", "http://[::1]:8000/v1"),
+        ("http://me:pw@[::1]:8000/v1?k=1", "http://[::1]:8000/v1"),
+        ("http://h:abc/v1", "http://h:abc/v1"),
+    ],
+)
+def test_the_cards_url_keeps_ipv6_hosts_and_odd_ports(given: str, shown: str):
+    assert _public_url(given) == shown
+
+
+@pytest.mark.parametrize(
+    "url", ["https://me:pw@llm.example/v1", "http://h/v1?api_key=k", "http://h/v1#k", "h:80"]
+)
+def test_a_url_with_credentials_is_never_saved(url: str):
+    with pytest.raises(ValidationError, match=r"credentials|not an http"):
+        LLMSettings(model="openai/x", api_base=url)
 
 
 def test_an_offline_run_is_deterministic(mini: Scenario, store: SaveStore):

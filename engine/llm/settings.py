@@ -4,8 +4,9 @@ the settings hold at most the name of the variable that holds one)."""
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 JudgeMode = Literal["per-edge", "batched"]
 #: How structured replies are asked for: ``schema`` = ``response_format`` json_schema;
@@ -47,6 +48,23 @@ class LLMSettings(BaseModel):
     #: usual variable, except with ``api_base``, where a placeholder is sent (a local server
     #: must not receive OPENAI_API_KEY and the like unless asked).
     api_key_env: Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")] | None = None
+
+    @field_validator("api_base")
+    @classmethod
+    def _no_credentials(cls, url: str | None) -> str | None:
+        """The base URL is saved with the run: it may not carry a key (user:password@, a
+        query or a fragment); keys come from ``api_key_env``."""
+        if url is None:
+            return None
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError(f"{url!r} is not an http(s) URL")
+        if "@" in parts.netloc or parts.query or parts.fragment:
+            raise ValueError(
+                "the URL may not hold credentials, a query or a fragment (it is saved with "
+                "the run); pass the key with --api-key-env"
+            )
+        return url
 
     def model_for(self, agent: str) -> str:
         """The model that plays ``agent``."""
