@@ -386,8 +386,9 @@ def _move_into_place(staging: Path, out: Path) -> None:
         return
     ours = {f"{name}{suffix}" for name in COLUMNS for suffix in (".csv", ".parquet")}
     ours |= {CARD_FILE, GRAPH_FOLDER}
-    if not set(os.listdir(out)) <= ours | {INCOMPLETE}:  # other files: never touch them
-        _replace_among_others(staging, out)
+    present = set(os.listdir(out))
+    if not present <= ours | {INCOMPLETE}:  # other files: never touch them
+        _replace_among_others(staging, out, stale=sorted(present & ours))
         return
     old = Path(tempfile.mkdtemp(prefix=_prefix(out, "old"), dir=out.parent))
     os.rename(out, old / out.name)
@@ -400,11 +401,14 @@ def _move_into_place(staging: Path, out: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def _replace_among_others(staging: Path, out: Path) -> None:
-    """Rename the finished files of ``staging`` into ``out``, which holds other files too.
-    The files they replace are kept aside (hard links: ``out`` is unchanged meanwhile) and
-    put back if a rename fails; :data:`INCOMPLETE` marks ``out`` until the last is in."""
-    names = sorted(os.listdir(staging))
+def _replace_among_others(staging: Path, out: Path, stale: list[str]) -> None:
+    """Rename the finished files of ``staging`` into ``out``, which holds other files too,
+    and retire what is left of an earlier export (``stale``: a format or a graphml folder
+    this one does not write). The files they replace are kept aside (hard links: ``out`` is
+    unchanged meanwhile) and put back if a step fails; :data:`INCOMPLETE` marks ``out``
+    until the last is in."""
+    new = sorted(os.listdir(staging))
+    names = new + [name for name in stale if name not in new]
     marker = out / INCOMPLETE
     atomic_write_text(marker, f"an export was interrupted here; export again: {names}\n")
     try:
@@ -416,7 +420,10 @@ def _replace_among_others(staging: Path, out: Path) -> None:
     try:
         for name in names:
             _keep_aside(out / name, old / name)
-            os.replace(staging / name, out / name)
+            if name in new:
+                os.replace(staging / name, out / name)
+            elif os.path.lexists(out / name):  # a file (a folder was moved aside whole)
+                os.unlink(out / name)
             done.append(name)
     except OSError:
         for name in names[: len(done) + 1]:

@@ -89,3 +89,16 @@ def test_the_other_files_keep_their_identity(socialsim, out: Path):
     assert (after.st_ino, after.st_mtime_ns) == (notes.st_ino, notes.st_mtime_ns)
     assert not (out / INCOMPLETE).exists()
     assert sorted(p.name for p in out.parent.iterdir()) == ["out", "saves"]
+
+
+def test_an_export_in_another_format_retires_the_earlier_ones_files(socialsim, out: Path):
+    """CSV with GraphML, then Parquet alone: the earlier CSVs and graphml folder go, the
+    user's files stay."""
+    assert socialsim("export", "good", "--out", str(out), "--graphml").code == 0
+    assert (out / "graphml").is_dir() and list(out.glob("*.csv"))
+    assert socialsim("export", "good", "--out", str(out), "--parquet").code == 0
+    names = {p.name for p in out.iterdir()}
+    assert not (out / "graphml").exists() and not list(out.glob("*.csv"))
+    assert {"notes.txt", "mine", "card.json"} <= names and list(out.glob("*.parquet"))
+    assert (out / "notes.txt").read_text() == "the user's own notes"
+    assert not list(out.parent.glob(".out.*"))  # no staging or set-aside folder left
