@@ -27,30 +27,21 @@ and at the end of a round while the screen has not drawn the round before it, so
 is never more than a round ahead (fast offline rounds do not pile up messages in front of the
 keys). Each hold is bounded (:data:`PACE_TIMEOUT`), so nothing can stall the run for good.
 
-The seam for a mind that waits for a person (a human playing an agent): the mind's coroutines
-run on the engine loop, so it awaits a :class:`Reply`, a future of that loop that the UI
-thread resolves::
-
-    # in the mind, on the engine thread
-    reply: Reply[str] = Reply()
-    app.post_message(AskPlayer(context, reply))   # thread-safe
-    text = await reply                            # the round waits; the UI stays live
-
-    # in the UI thread, when the person submits (or gives up)
-    reply.set(text)        # or reply.cancel()
-
-``engine.minds.human.Turn`` (a person playing an agent) is built the same way: a future of
-the loop that plays the round, answered from any thread. Pausing does not interrupt a round
-waiting for a person; withdrawing the turn or quitting (``q`` twice) cancels it, unsaved.
+The seam for a mind that waits for a person (a human playing an agent) is
+:class:`engine.minds.human.Turn`: a future of the loop that plays the round, which the mind
+awaits on the engine thread and the UI thread answers (``turn.decide``, ``turn.say``) or gives
+up (``turn.withdraw``). Pausing does not interrupt a round waiting for a person; withdrawing
+its turn cancels the round, unsaved: ``r`` does, and so does the first ``q`` (then the app
+quits). A round that waits on anything else is dropped by ``q`` pressed twice.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Coroutine, Generator, Iterator
-from contextlib import contextmanager
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager, suppress
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -164,11 +155,15 @@ class EngineThread:
             return asyncio.run_coroutine_threadsafe(call(), self._loop).result()
 
     def stop(self) -> None:
-        """Stop the loop and join the thread (what is still running there is dropped)."""
+        """Cancel what still runs on the loop (and let it finish), then stop the loop and
+        join the thread."""
         loop, thread = self._loop, self._thread
         if loop is None or thread is None:
             return
         self.pacer.reset()
+        # A round stuck in CPU work past the timeout is left to the daemon thread's exit.
+        with suppress(TimeoutError):
+            asyncio.run_coroutine_threadsafe(_cancel_pending(), loop).result(timeout=5)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
         if not thread.is_alive():
@@ -176,28 +171,9 @@ class EngineThread:
         self._loop = self._thread = None
 
 
-class Reply(Generic[T]):
-    """An answer a coroutine on the engine loop awaits and the UI thread gives.
-
-    Made on the engine loop (inside the coroutine that will await it); :meth:`set` and
-    :meth:`cancel` may be called from any thread.
-    """
-
-    def __init__(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        self._future: asyncio.Future[T] = self._loop.create_future()
-
-    def set(self, value: T) -> None:
-        """Give the answer (ignored if the wait was already given up)."""
-        self._loop.call_soon_threadsafe(self._resolve, value)
-
-    def cancel(self) -> None:
-        """Give up: the awaiting coroutine gets ``CancelledError``."""
-        self._loop.call_soon_threadsafe(self._future.cancel)
-
-    def _resolve(self, value: T) -> None:
-        if not self._future.done():
-            self._future.set_result(value)
-
-    def __await__(self) -> Generator[Any, None, T]:
-        return self._future.__await__()
+async def _cancel_pending() -> None:
+    """Cancel every other task of the running loop and wait until they have finished."""
+    tasks = asyncio.all_tasks() - {asyncio.current_task()}
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
