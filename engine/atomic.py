@@ -9,11 +9,13 @@ from pathlib import Path
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to a hidden temporary file beside ``path``, flush it to disk, then
-    rename it over ``path``; a failure (or a kill) leaves the old file."""
+    rename it over ``path``; a failure (or a kill) leaves the old file. The file gets the
+    mode the umask gives a new file (not mkstemp's 0600)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
+            os.fchmod(handle.fileno(), 0o666 & ~umask())
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -26,3 +28,16 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_text(path: Path, text: str) -> None:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
     atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def umask() -> int:
+    """The process's umask, read without changing it where ``/proc`` shows it."""
+    try:
+        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

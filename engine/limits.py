@@ -30,9 +30,13 @@ def check_rounds(total: int, what: str = "--rounds") -> int:
 
         raise SocialsimError(f"{what}: {problem}")
     return total
+
+
 #: Seeds: whole numbers 0 .. 2**63 - 1 (what numpy's generators and the save take as they are).
 MAX_SEED = 2**63 - 1
 #: A run's label (``--name``, the app's snapshot and branch names): one line of text.
 MAX_LABEL_CHARS = 200
 #: Text a person types into the app (an injected event, a forced utterance).
 MAX_TEXT_CHARS = 4_000
+#: Seeds of one trial (``socialsim trial --seeds``): each plays a prefix and one run per arm.
+MAX_TRIAL_SEEDS = 10_000

@@ -269,6 +269,62 @@ def test_trial_cli_bad_input_is_one_line(run_cli, tmp_path: Path, args, needle):
     assert not (tmp_path / ".trials").exists()
 
 
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--out", "/dev/full"], "--out /dev/full: not a regular file"),
+        (["--seeds", "1-100000000"], "at most 10,000 seeds"),
+        (["--seeds", "1-99999999999999999999999"], "at most 10,000 seeds"),
+        (["--outcome", "nosuch"], "no outcome 'nosuch'; outcomes: mean_fav, mean_emotion"),
+    ],
+)
+def test_trial_cli_refuses_before_any_run_plays(run_cli, tmp_path: Path, args, needle):
+    result = run_cli("trial", "bullying", "--yes", "--saves", str(tmp_path), *args)
+    assert result.code == 2, result.err
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("socialsim: error:") and needle in lines[0]
+    assert not (tmp_path / ".trials").exists()
+
+
+def test_an_unwritable_out_is_one_line_and_the_runs_stay_saved(run_cli, tmp_path: Path):
+    args = ["trial", "bullying", "--trial-id", "w", "--fork-at", "1", "--rounds", "2"]
+    args += ["--seeds", "1", "--arms", "none,neglect", "--saves", str(tmp_path)]
+    result = run_cli(*args, "--out", "/proc/x.csv")
+    assert result.code == 2, result.err
+    line = result.err.strip()
+    assert "\n" not in line and "Traceback" not in result.out + result.err
+    assert line.startswith("socialsim: error: --out /proc/x.csv: cannot write the CSV")
+    assert "the runs are saved" in line
+    store = SaveStore(tmp_path)
+    spec = load_spec(store, "w")
+    assert all(arm_done(store, spec, 1, a) for a in spec.arms)
+
+
+def test_the_csv_gets_the_mode_the_umask_gives(run_cli, tmp_path: Path):
+    before = os.umask(0o027)
+    try:
+        args = ["trial", "bullying", "--fork-at", "1", "--rounds", "2", "--seeds", "1"]
+        args += ["--arms", "none,neglect", "--saves", str(tmp_path / "s")]
+        result = run_cli(*args, "--out", str(tmp_path / "t.csv"))
+    finally:
+        os.umask(before)
+    assert result.code == 0, result.err
+    assert (tmp_path / "t.csv").stat().st_mode & 0o777 == 0o640
+
+
+def test_resume_honours_resamples_and_refuses_seeds(monkeypatch, run_cli, tmp_path: Path):
+    monkeypatch.setenv("COLUMNS", "200")
+    args = ["trial", "bullying", "--trial-id", "r", "--fork-at", "1", "--rounds", "2"]
+    args += ["--seeds", "1-2", "--arms", "none,neglect", "--saves", str(tmp_path)]
+    assert run_cli(*args).code == 0
+    again = run_cli("trial", "r", "--resume", "--resamples", "500", "--saves", str(tmp_path))
+    assert again.code == 0, again.err
+    assert "500 resamples" in again.out
+    for seeds in ("1-20", "1-2"):
+        respec = run_cli("trial", "r", "--resume", "--seeds", seeds, "--saves", str(tmp_path))
+        assert respec.code == 2 and "re-uses the trial's saved spec" in respec.err
+
+
 def test_a_new_trial_under_a_taken_id_is_refused(store: SaveStore):
     spec = small_trial(store, seeds=(1,), arms="none,neglect")
     run_trial(spec, store, LocalExecutor(1))

@@ -12,6 +12,15 @@ from ..store import SaveStore
 COLUMNS = ("seed", "arm", "run_id", "round", "metric", "agent", "value")
 
 
+def outcome_names() -> list[str]:
+    """The outcome names a run can have, but a scenario's questionnaires (``survey.<id>``)."""
+    from ..metrics import Metrics
+    from ..needs import NEEDS
+
+    metrics = [name for name in Metrics.model_fields if name != "round"]
+    return [*metrics, "emotion", *(f"need.{n}" for n in NEEDS), "utility"]
+
+
 def run_outcomes(store: SaveStore, run_id: str) -> list[dict[str, Any]]:
     """Every outcome of a finished run (``value`` None where a metric is undefined)."""
     meta = store.read_meta(run_id)

@@ -36,16 +36,23 @@ DEFAULT_OUTCOMES = ("mean_fav", "mean_emotion", "reciprocity", "balance", "surve
 
 
 def parse_seeds(text: str) -> list[int]:
-    """``1-20``, ``1,3,5`` or both (``1-5,9``)."""
-    seeds: list[int] = []
+    """``1-20``, ``1,3,5`` or both (``1-5,9``); at most ``MAX_TRIAL_SEEDS`` seeds."""
+    from engine.limits import MAX_TRIAL_SEEDS
+
+    ranges: list[range] = []
     try:
         for part in (p.strip() for p in text.split(",")):
             if not part:
                 continue
             first, sep, last = part.partition("-")
-            seeds += list(range(int(first), int(last) + 1)) if sep else [int(first)]
+            ranges.append(
+                range(int(first), int(last) + 1) if sep else range(int(first), int(first) + 1)
+            )
     except ValueError:
         fail(f"--seeds {text!r}: give seeds like 1-20 or 1,3,5")
+    if sum(max(0, r.stop - r.start) for r in ranges) > MAX_TRIAL_SEEDS:
+        fail(f"--seeds {text!r}: a trial has at most {MAX_TRIAL_SEEDS:,} seeds")
+    seeds = [seed for r in ranges for seed in r]
     if not seeds:
         fail(f"--seeds {text!r}: give at least one seed")
     return seeds
@@ -167,7 +174,9 @@ def trial(
             "--prior-arm", help="One more arm: a relational prior from the fork on (repeatable)."
         ),
     ] = [],  # noqa: B006
-    seeds: Annotated[str, typer.Option(help="Seeds, e.g. 1-20 or 1,3,5.")] = "1-20",
+    seeds: Annotated[
+        str | None, typer.Option(help="Seeds, e.g. 1-20 or 1,3,5 [default: 1-20].")
+    ] = None,
     rounds: Annotated[
         int | None, typer.Option(min=1, help="Rounds of every run [default: the scenario's].")
     ] = None,
@@ -182,7 +191,9 @@ def trial(
             "repeatable) [default: final metrics and survey scores].",
         ),
     ] = [],  # noqa: B006
-    resamples: Annotated[int, typer.Option(min=100, help="Bootstrap resamples.")] = 10_000,
+    resamples: Annotated[
+        int | None, typer.Option(min=100, help="Bootstrap resamples [default: 10,000].")
+    ] = None,
     executor: ExecutorOpt = "local",
     workers: WorkersOpt = None,
     address: AddressOpt = None,
@@ -203,21 +214,25 @@ def trial(
     """A randomised trial: each seed's prefix to --fork-at, branched once per arm and played to
     the end; per-arm means and paired differences from the first arm, with 95% intervals."""
     from engine.experiments.executor import Interrupted
-    from engine.experiments.trial import load_spec, run_trial
+    from engine.experiments.trial import RESAMPLES, load_spec, run_trial
 
     if out is not None and (out.is_dir() or not out.parent.is_dir()):
         fail(f"--out {out}: give a file in an existing folder (checked before any run plays)")
+    if out is not None and out.exists() and not out.is_file():
+        fail(f"--out {out}: not a regular file (checked before any run plays)")
     store = open_store(saves)
     runner = make_executor(executor, workers, address, calls_per_second)
     if resume:
-        given = (fork_at, arms, rounds, trial_id, inject, force, prior_arm, seeds != "1-20")
+        given = (fork_at, arms, rounds, trial_id, inject, force, prior_arm, seeds is not None)
         if any(given) or llm.model != "offline":
             fail("--resume re-uses the trial's saved spec: give only the trial id and how to run")
         spec = load_spec(store, scenario)
+        if resamples is not None:  # they only shape the report
+            spec = spec.model_copy(update={"resamples": resamples})
     else:
         spec = _new_spec(
-            store, scenario, fork_at, arms, inject, force, prior_arm, seeds, rounds,
-            trial_id, resamples, llm,
+            store, scenario, fork_at, arms, inject, force, prior_arm, seeds or "1-20", rounds,
+            trial_id, resamples or RESAMPLES, llm,
         )  # fmt: skip
     shown = _selector(outcome, spec)
     console = make_console()
@@ -269,9 +284,17 @@ def _estimate(spec: TrialSpec, store: SaveStore) -> Estimate:
 def _selector(outcome: list[str], spec: TrialSpec) -> object:
     """Which final outcomes the table shows: ``--outcome`` as METRIC[:AGENT], else the
     defaults."""
+    from engine.experiments.outcomes import outcome_names
+
+    known = outcome_names()
     wanted = []
     for item in outcome:
         metric, _, agent = item.partition(":")
+        if metric not in known and not metric.startswith("survey."):
+            fail(
+                f"--outcome {item!r}: no outcome {metric!r}; outcomes: {', '.join(known)}, "
+                "survey.<questionnaire>"
+            )
         if agent and agent not in spec.scenario.names:
             fail(
                 f"--outcome {item!r}: no agent {agent!r}; agents: {', '.join(spec.scenario.names)}"
@@ -294,7 +317,13 @@ def _report(result: TrialResult, shown: object, out: Path | None) -> None:
     if summaries:
         console.print(trial_table(result, summaries))
     if out is not None:
-        write_trial_csv(result, out)
+        try:
+            write_trial_csv(result, out)
+        except OSError as err:
+            fail(
+                f"--out {out}: cannot write the CSV ({err.strerror or err}); the runs are saved: "
+                f"socialsim trial {result.spec.trial_id} --resume --out <path> writes it"
+            )
         typer.echo(str(out))
 
 
