@@ -73,6 +73,10 @@ EDGES: dict[str, tuple[list[str], str]] = {
     "trial-empty-out": (["trial", "bullying", "--out", "", "--yes"], "--out ''"),
     "trial-out-folder": (["trial", "bullying", "--out", "/", "--yes"], "--out /: give a file"),
     "trial-out-nowhere": (["trial", "bullying", "--out", "/no/such/x.csv"], "--out /no/such"),
+    "trial-out-dev-full": (["trial", "bullying", "--out", "/dev/full"], "not a regular file"),
+    "trial-seeds-too-many": (["trial", "bullying", "--seeds", "1-100000000"], "at most 10,000"),
+    "trial-outcome-unknown": (["trial", "bullying", "--outcome", "nosuch"], "no outcome"),
+    "trial-resume-seeds": (["trial", "t", "--resume", "--seeds", "1-20"], "saved spec"),
 }
 
 
