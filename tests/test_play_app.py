@@ -7,6 +7,7 @@ Pilot tests drive the real app (:func:`tui.app.build_app`); the person's inputs 
 
 from __future__ import annotations
 
+import asyncio
 import sys
 from pathlib import Path
 
@@ -14,7 +15,9 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import Input, Label, Select, Static
 
-from engine import Mode, SaveStore
+from engine import Mode, SaveStore, SocialsimError
+from engine.minds.human import Turn
+from engine.minds.offline import OfflineMind
 from tui import cli
 from tui.app import SocialsimApp, build_app
 from tui.screens.forms import TextForm
@@ -323,3 +326,43 @@ async def test_both_forms_fit_the_smallest_terminal(saves: Path, size: tuple[int
             assert region.height and region.bottom <= size[1], field
         await say(pilot, "Listen, all of you.")
         await app.workers.wait_for_complete()
+
+
+async def test_a_failed_round_drops_the_turn_it_was_waiting_for(
+    saves: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    decide_offline = OfflineMind.decide
+    fail = [True]
+
+    async def alice_fails_once(self, ctx):
+        if ctx.name == "Alice" and fail:
+            fail.clear()
+            await asyncio.sleep(0)  # Helen's turn is asked meanwhile
+            raise SocialsimError("Alice's mind is unreachable")
+        return await decide_offline(self, ctx)
+
+    withdrawn: list[str] = []
+    withdraw = Turn.withdraw
+
+    def noted_withdraw(turn: Turn) -> None:
+        withdrawn.append(turn.agent)
+        withdraw(turn)
+
+    monkeypatch.setattr(OfflineMind, "decide", alice_fails_once)
+    monkeypatch.setattr(Turn, "withdraw", noted_withdraw)
+    app = build_app("bullying", saves=saves, players={"Helen": "Ms. Lee"})
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await app.workers.wait_for_complete()
+        for _ in range(5):
+            await pilot.pause()
+        assert app.sim.round == 0 and not app.main.running
+        assert withdrawn == ["Helen"]  # the failed round's turn, given up
+        assert app.screen is app.main  # and its form is not left open
+        await pilot.press("n")  # the next round asks Helen afresh, and keeps her answer
+        await decide(pilot, "9", "back Alice")
+        await say(pilot, "Well done, Alice.")
+        await app.workers.wait_for_complete()
+        assert app.sim.round == 1
+        helen = next(a for a in app.sim.records[1].actions if a.speaker == "Helen")
+        assert (helen.intent, helen.utterance) == ("back Alice", "Well done, Alice.")

@@ -122,7 +122,7 @@ class MainScreen(Screen[None]):
         super().__init__()
         self.session = session
         self._turns: list[Turn] = []  # turns waiting for their person, oldest first
-        self._turn_shown = False
+        self._form: Screen[bool] | None = None  # the turn form shown, if any
 
     def on_mount(self) -> None:
         self.sim.seat(Seat(self))
@@ -186,6 +186,7 @@ class MainScreen(Screen[None]):
             self.notify(str(err), title="socialsim", severity="error", timeout=10)
         finally:
             self.running = False
+            self._drop_turns()  # a failed round's: never asked again
             self.post_message(messages.RunStopped())
 
     def action_step(self) -> None:
@@ -218,18 +219,20 @@ class MainScreen(Screen[None]):
 
     @on(TurnAsked)
     def _turn_asked(self, message: TurnAsked) -> None:
+        if not self.running:  # asked just before its round failed: the round is gone
+            message.turn.withdraw()
+            return
         self._turns.append(message.turn)
         self._show_turn()
 
     def _show_turn(self) -> None:
         """Show the oldest waiting turn's form (unless one is shown)."""
-        if self._turn_shown or not self._turns:
+        if self._form is not None or not self._turns:
             return
         turn = self._turns[0]
-        self._turn_shown = True
 
         def closed(answered: bool | None) -> None:
-            self._turn_shown = False
+            self._form = None
             if answered:
                 self._turns.remove(turn)
                 self._show_turn()
@@ -241,7 +244,8 @@ class MainScreen(Screen[None]):
 
         from .play import turn_form
 
-        self.app.push_screen(turn_form(turn), closed)
+        self._form = turn_form(turn)
+        self.app.push_screen(self._form, closed)
 
     def action_turn(self) -> None:
         """Answer the turn an agent you play is waiting for."""
@@ -253,17 +257,24 @@ class MainScreen(Screen[None]):
     def withdraw_turns(self) -> bool:
         """Stop a round that waits for a person: it is not saved, and is played again from
         its start (asking again) when the run goes on. True if a round was waiting."""
-        if not self._turns:
+        turns = self._drop_turns()
+        if not turns:
             return False
-        turns, self._turns = self._turns, []
-        for turn in turns:
-            turn.withdraw()
         who = ", ".join(dict.fromkeys(t.player for t in turns))
         self.notify(
             f"Round {turns[0].ctx.round} stopped while it waited for {who}; the save holds "
             f"round {self.sim.round}, and the round is played again from its start."
         )
         return True
+
+    def _drop_turns(self) -> list[Turn]:
+        """Withdraw the waiting turns (their round ends unsaved) and close a turn form."""
+        turns, self._turns = self._turns, []
+        for turn in turns:
+            turn.withdraw()
+        if self._form is not None and self.app.screen is self._form:
+            self._form.dismiss(False)
+        return turns
 
     @on(messages.RoundFailed)
     def _round_failed(self, message: messages.RoundFailed) -> None:
