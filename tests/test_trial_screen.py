@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 from engine import SaveStore, load_library
 from engine.experiments.arms import named_arms
 from engine.experiments.executor import LocalExecutor
-from engine.experiments.trial import arm_done, plan, run_trial
+from engine.experiments.trial import arm_done, plan, run_trial, save_spec
 from tui.app import build_app
 from tui.screens.diff import DiffScreen
 from tui.screens.runs import RunBrowser
@@ -129,3 +129,41 @@ async def test_trial_screen_lists_arms_opens_runs_diffs_and_plays_the_missing(sa
         await pilot.press("enter")
         await settle(pilot)
         assert app.sim.run_id == missing
+
+
+@pytest.mark.parametrize("how", ["close the screen", "exit the app"])
+async def test_a_playing_trial_is_told_to_stop_when_its_screen_goes(
+    saves: Path, monkeypatch, how: str
+):
+    import threading
+
+    store = SaveStore(saves)
+    scenario = load_library("bullying")
+    spec = plan(
+        store, scenario, "bullying", fork_at=1, rounds=2,
+        arms=named_arms("none,neglect", scenario), seeds=[1], trial_id="p", resamples=100,
+    )  # fmt: skip
+    save_spec(store, spec)
+    seen: dict[str, bool] = {}
+    started, ended = threading.Event(), threading.Event()
+
+    def playing(spec, store, executor, progress, stop, begun):
+        begun(2)
+        started.set()
+        seen["stopped"] = stop.wait(timeout=10)
+        ended.set()
+
+    monkeypatch.setattr("tui.screens.trial.run_trial", playing)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = TrialScreen(store, spec.trial_id)
+        await app.push_screen(screen)
+        await pilot.pause()
+        await pilot.press("r")
+        assert started.wait(timeout=10)
+        if how == "close the screen":
+            await pilot.press("escape")
+            await settle(pilot)
+            assert app.screen is not screen
+    assert ended.wait(timeout=15)
+    assert seen == {"stopped": True}

@@ -7,11 +7,13 @@ after the runs in flight)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import work
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
@@ -269,23 +271,37 @@ class TrialScreen(Screen[Simulation | None]):
             self.stopping.set()
             self.progress("stopping after the runs in flight…")
 
+    def on_unmount(self) -> None:
+        """A closed screen (or an exiting app) stops its trial after the runs in flight."""
+        if self.stopping is not None:
+            self.stopping.set()
+
     def progress(self, text: str) -> None:
-        self.query_one("#progress", Static).update(text)
+        if self.is_attached:
+            self.query_one("#progress", Static).update(text)
+
+    def tell(self, app: App[object], callback: Callable[[str], None], line: str) -> None:
+        """``callback(line)`` on the app's thread, unless the app or this screen is gone."""
+        if not app.is_running or not self.is_attached:
+            return
+        with contextlib.suppress(RuntimeError):  # the app's loop closed meanwhile
+            app.call_from_thread(callback, line)
 
     @work(thread=True, exclusive=True, group="trial-play", exit_on_error=False)
     def play(self, stop: threading.Event) -> None:
         from engine.experiments.executor import Interrupted, LocalExecutor
 
+        app = self.app
         counts = {"done": 0, "total": 0}
 
         def begun(total: int) -> None:
             counts["total"] = total
-            self.app.call_from_thread(self.progress, f"playing 0/{total} runs · s stops")
+            self.tell(app, self.progress, f"playing 0/{total} runs · s stops")
 
         def advanced(run_id: str) -> None:
             counts["done"] += 1
             line = f"playing {counts['done']}/{counts['total']} runs ({run_id}) · s stops"
-            self.app.call_from_thread(self.progress, line)
+            self.tell(app, self.progress, line)
 
         executor = LocalExecutor()
         try:
@@ -295,9 +311,11 @@ class TrialScreen(Screen[Simulation | None]):
             line = f"stopped: {counts['done']} of {counts['total']} runs played"
         except Exception as err:  # a failed job: said on the progress line
             line = f"stopped: {type(err).__name__}: {err}"
-        self.app.call_from_thread(self.finished_playing, line)
+        self.tell(app, self.finished_playing, line)
 
     def finished_playing(self, line: str) -> None:
         self.stopping = None
+        if not self.is_attached:
+            return
         self.progress(line)
         self.reload()
