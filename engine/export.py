@@ -23,6 +23,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
@@ -335,8 +336,11 @@ def export_run(
                 if graphml
                 else None
             )
-            rounds = _rounds(history, full=graphs is not None)
-            for (log, values), metrics in zip(rounds, _metrics_of(meta, history), strict=True):
+            # The rounds there are now: a run still playing may add some while they are read.
+            count = len(history)
+            rounds = _rounds(history, count, full=graphs is not None)
+            metrics_of = _metrics_of(meta, history, count)
+            for (log, values), metrics in zip(rounds, metrics_of, strict=True):
                 for name, rows in LOG_TABLES.items():
                     writers[name].writerows(map(cells, rows(run_id, log)))
                 for name, state_rows in STATE_TABLES.items():
@@ -457,20 +461,22 @@ def _put_back(aside: Path, path: Path, replaced: bool) -> None:
         path.unlink(missing_ok=True)  # a file the earlier export did not have
 
 
-def _rounds(history: Sequence[RoundRecord], full: bool) -> Iterator[tuple[RoundLog, StateValues]]:
-    """Each round's log and the values of its state: a saved run's rolled forward from its
-    files (no state is built) unless ``full`` (the logs are then the records)."""
+def _rounds(
+    history: Sequence[RoundRecord], count: int, full: bool
+) -> Iterator[tuple[RoundLog, StateValues]]:
+    """The first ``count`` rounds' logs and the values of their states: a saved run's rolled
+    forward from its files (no state is built) unless ``full`` (the logs are then the records)."""
     if isinstance(history, History) and not full:
-        return history.values()
-    return ((record, StateValues.of(record.state)) for record in history)
+        return history.values(0, count)
+    return ((record, StateValues.of(record.state)) for record in islice(history, count))
 
 
-def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord]) -> Iterator[Metrics]:
+def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord], count: int) -> Iterator[Metrics]:
     if isinstance(history, History):
-        yield from history.metrics_series()
+        yield from history.metrics_series()[:count]
         return
     counter: RepairCounter | None = None
-    for record in history:
+    for record in islice(history, count):
         counter = counter or RepairCounter(len(record.state.agents))
         yield round_metrics(meta.scenario, record.state, counter)
 

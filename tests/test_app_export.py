@@ -78,7 +78,7 @@ async def test_default_folder_is_named_in_full_under_the_start_folder(
     assert str(tmp_path) in hint  # where relative folders go
     csvs = sorted(p.name for p in folder.glob("*.csv"))
     assert "transcript.csv" in csvs and "metrics.csv" in csvs and len(csvs) >= 5
-    assert any(f"CSV files to {folder}." in message for message in seen)
+    assert any(f" files to {folder}." in message for message in seen)
     assert modes(folder) == {0o644}  # what the umask gives a new file, not 0600
 
 
@@ -87,7 +87,7 @@ async def test_a_relative_folder_is_under_the_start_folder(tmp_path: Path, umask
     _, seen, _ = await export_from_the_app(tmp_path, "mine/csv")
     out = tmp_path / "mine" / "csv"
     assert (out / "relations.csv").is_file()
-    assert any(f"CSV files to {out}." in message for message in seen)
+    assert any(f" files to {out}." in message for message in seen)
     assert modes(out) == {0o640}
     assert not (tmp_path / "exports").exists()
 

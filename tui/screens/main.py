@@ -419,7 +419,10 @@ class MainScreen(Screen[None]):
         self.app.push_screen(TextForm("Branch the run", submit, default=str(sim.round), hint=hint))
 
     def action_export(self) -> None:
-        """Write the run's CSVs to a folder."""
+        """Write the run's CSVs to a folder (its rounds so far: not while one is played)."""
+        if self.running:
+            self.notify("Pause the run before exporting.", severity="warning")
+            return
         from engine.export import export_run
 
         from .forms import TextForm
@@ -432,7 +435,7 @@ class MainScreen(Screen[None]):
                 paths = export_run(sim.meta, sim.records, out, store.read_measurements(sim.run_id))
             except SocialsimError as err:
                 return str(err)
-            self.notify(f"Exported {len(paths)} CSV files to {out}.")
+            self.notify(f"Exported {len(paths)} files to {out}.")
             return None
 
         here = Path.cwd()  # where socialsim was started: relative folders are under it

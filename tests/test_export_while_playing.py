@@ -1,0 +1,81 @@
+"""Exporting a run that is still playing: the app refuses while a round is in flight (pause
+first), and the export itself takes the round count once, so rounds added meanwhile are
+left for the next export instead of tearing the tables apart. engine/export.py, x."""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import threading
+from pathlib import Path
+
+import pytest
+
+from engine import SaveStore, Simulation, resolve_scenario
+from engine.export import export_run
+from engine.history import History
+from engine.minds.offline import OfflineMind
+from tui.app import build_app
+from tui.screens.forms import TextForm
+
+SIZE = (100, 30)
+
+
+@pytest.fixture(autouse=True)
+def _hermetic(hermetic_app: None) -> None:
+    """No user keymap; the working folder is tmp_path."""
+
+
+def test_rounds_added_while_exporting_are_left_for_the_next_export(
+    saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = Simulation.new(resolve_scenario("tavern"), store=SaveStore(saves), rounds=6)
+    asyncio.run(sim.run(2))
+    series = History.metrics_series
+
+    def a_round_lands_first(history: History) -> list:
+        asyncio.run(sim.step())  # the engine thread finishes a round mid-export
+        return series(history)
+
+    monkeypatch.setattr(History, "metrics_series", a_round_lands_first)
+    export_run(sim.meta, sim.records, tmp_path / "out")
+    sim.close()
+    with (tmp_path / "out" / "metrics.csv").open(newline="", encoding="utf-8") as handle:
+        rounds = {row["round"] for row in csv.DictReader(handle)}
+    assert rounds == {"0", "1", "2"} and sim.round == 3
+
+
+async def test_export_waits_until_the_run_is_paused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gate = threading.Event()
+    decide = OfflineMind.decide
+
+    async def held_decide(self, ctx):
+        await asyncio.get_running_loop().run_in_executor(None, gate.wait, 10)
+        return await decide(self, ctx)
+
+    monkeypatch.setattr(OfflineMind, "decide", held_decide)
+    app = build_app("tavern", saves=tmp_path / "saves")
+    seen: list[str] = []
+    notify = app.notify
+
+    def noting(message, *args, **kwargs):
+        seen.append(str(message))
+        return notify(message, *args, **kwargs)
+
+    app.notify = noting  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.main.running
+        await pilot.press("x")
+        await pilot.pause()
+        assert app.screen is app.main and not isinstance(app.screen, TextForm)
+        assert "Pause the run before exporting." in seen
+        gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await pilot.press("x")  # once the round is in, the export dialog opens
+        await pilot.pause()
+        assert isinstance(app.screen, TextForm)
