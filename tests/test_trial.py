@@ -60,6 +60,16 @@ def test_the_mean_interval_of_a_hand_worked_case():
     assert (gappy.n, gappy.mean) == (2, 2.0) and gappy.low == 1.0 and gappy.high == 3.0
 
 
+def test_numbers_have_three_significant_digits_and_whole_thousands():
+    from engine.experiments.stats import Estimate, estimate_text, number
+
+    assert [number(0.05263), number(16.94), number(2, signed=True)] == ["0.0526", "16.9", "+2.00"]
+    assert number(12345.6) == "12,346" and number(-1234.4, signed=True) == "-1,234"
+    assert estimate_text(Estimate(3, 2.345, 1.9, 2.8)) == "2.35 [1.90, 2.80]"
+    assert estimate_text(Estimate(1, 1500.0, None, None), signed=True) == "+1,500"
+    assert estimate_text(None) == ""
+
+
 def test_the_paired_difference_cancels_what_the_seeds_share():
     control = np.array([[1.0, 5.0, 9.0]])
     arm = control + 2.0

@@ -88,3 +88,19 @@ def paired_differences(
     resampled together for both."""
     pair = (np.asarray(arm, dtype=float), np.asarray(control, dtype=float))
     return _estimates(pair, _difference, resamples, seed)
+
+
+def number(x: float, signed: bool = False) -> str:
+    """Three significant digits (``0.0526``, ``16.9``, ``+2.00``); whole above 1,000."""
+    sign = "+" if signed else ""
+    return f"{x:{sign},.0f}" if abs(x) >= 1000 else f"{x:{sign}#.3g}".removesuffix(".")
+
+
+def estimate_text(e: Estimate | None, signed: bool = False) -> str:
+    """``2.35 [1.90, 2.80]``: a mean and its 95% interval (the mean alone without one)."""
+    if e is None:
+        return ""
+    interval = ""
+    if e.low is not None and e.high is not None:
+        interval = f" [{number(e.low, signed)}, {number(e.high, signed)}]"
+    return number(e.mean, signed) + interval

@@ -162,12 +162,6 @@ def load_spec(store: SaveStore, trial_id: str) -> TrialSpec:
         raise SaveError(f"{path}: not a socialsim trial ({err.errors()[0]['msg']})") from None
 
 
-def trial_ids(store: SaveStore) -> list[str]:
-    """The trials saved in ``store``, by id."""
-    folder = store.root / TRIALS_DIR
-    return sorted(p.stem for p in folder.glob("*.json")) if folder.is_dir() else []
-
-
 # -- the runs -----------------------------------------------------------------------------------
 
 

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
 
     from engine import SaveStore
     from engine.estimate import Estimate
-    from engine.experiments.stats import Estimate as Interval
     from engine.experiments.trial import ArmSummary, TrialResult, TrialSpec
 
 #: What the table shows unless ``--outcome`` says otherwise: the final Sociodrama metrics,
@@ -346,26 +345,12 @@ def write_trial_csv(result: TrialResult, out: Path) -> None:
     atomic_write_text(out, buffer.getvalue())
 
 
-def number(x: float, signed: bool = False) -> str:
-    """Three significant digits (``0.0526``, ``16.9``, ``+2.00``); whole above 1,000."""
-    sign = "+" if signed else ""
-    return f"{x:{sign},.0f}" if abs(x) >= 1000 else f"{x:{sign}#.3g}".removesuffix(".")
-
-
-def estimate_text(e: Interval | None, signed: bool = False) -> str:
-    """``2.35 [1.90, 2.80]``: a mean and its 95% interval (the mean alone without one)."""
-    if e is None:
-        return ""
-    interval = ""
-    if e.low is not None and e.high is not None:
-        interval = f" [{number(e.low, signed)}, {number(e.high, signed)}]"
-    return number(e.mean, signed) + interval
-
-
 def trial_table(result: TrialResult, summaries: list[ArmSummary]) -> Table:
     """Per outcome and arm: the mean over the complete seeds and the paired difference from
     the control, each with its 95% bootstrap interval."""
     from rich.table import Table
+
+    from engine.experiments.stats import estimate_text
 
     spec = result.spec
     seeds = len(result.complete_seeds)

@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from engine import SaveStore, Simulation, SocialsimError
-from engine.experiments.stats import Estimate
+from engine.experiments.stats import Estimate, estimate_text
 from engine.experiments.trial import (
     ArmSummary,
     TrialResult,
@@ -33,20 +33,6 @@ from engine.experiments.trial import (
 from .diff import DiffScreen, compare
 
 
-def number(x: float, signed: bool = False) -> str:
-    """Three significant digits (``0.0526``, ``+2.00``)."""
-    return f"{x:{'+' if signed else ''}#.3g}".removesuffix(".")
-
-
-def interval_text(e: Estimate | None, signed: bool = False) -> str:
-    """``16.9 [15.6, 18.1]``: a mean and its 95% interval."""
-    if e is None:
-        return ""
-    if e.low is None or e.high is None:
-        return number(e.mean, signed)
-    return f"{number(e.mean, signed)} [{number(e.low, signed)}, {number(e.high, signed)}]"
-
-
 def outcome_name(metric: str, agent: str) -> str:
     return f"{metric}:{agent}" if agent else metric
 
@@ -56,7 +42,7 @@ class TrialScreen(Screen[Simulation | None]):
 
     DEFAULT_CSS = """
     TrialScreen #title { height: auto; padding: 0 1; text-style: bold; }
-    TrialScreen #outcome { height: 1; padding: 0 1; background: $boost; }
+    TrialScreen #outcome { height: auto; padding: 0 1; background: $boost; }
     TrialScreen #arms { height: auto; max-height: 50%; }
     TrialScreen #runs { height: 1fr; }
     TrialScreen #progress { height: 1; padding: 0 1; color: $accent; }
@@ -65,8 +51,8 @@ class TrialScreen(Screen[Simulation | None]):
         Binding("escape,q", "dismiss", "Back"),
         Binding("d", "diff", "Diff arms"),
         Binding("m", "mark", "Reference"),
-        Binding("left_square_bracket", "outcome(-1)", "Outcome"),
-        Binding("right_square_bracket", "outcome(1)", "Outcome"),
+        Binding("left_square_bracket", "outcome(-1)", "Outcome", key_display="[ ]"),
+        Binding("right_square_bracket", "outcome(1)", "Outcome", show=False),
         Binding("r", "play", "Play missing"),
         Binding("s", "stop", "Stop"),
     ]
@@ -97,7 +83,7 @@ class TrialScreen(Screen[Simulation | None]):
         self.query_one("#arms", DataTable).add_columns(
             "arm", "what", "finished", "mean [95% CI]", "Δ vs reference [95% CI]"
         )
-        self.query_one("#runs", DataTable).add_columns("seed", "run", "rounds")
+        self.query_one("#runs", DataTable).add_columns("seed", "run", "status")
         self.reload()
 
     # -- loading ----------------------------------------------------------------------------
@@ -151,8 +137,8 @@ class TrialScreen(Screen[Simulation | None]):
                 label,
                 arm.describe(),
                 f"{finished}/{len(self.spec.seeds)}",
-                interval_text(summary.estimate if summary else None),
-                interval_text(diff, signed=True),
+                estimate_text(summary.estimate if summary else None),
+                estimate_text(diff, signed=True),
                 key=arm.name,
             )
         table.move_cursor(row=min(row, len(self.spec.arms) - 1))
