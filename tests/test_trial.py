@@ -310,6 +310,16 @@ def test_an_unwritable_out_is_one_line_and_the_runs_stay_saved(run_cli, tmp_path
     assert all(arm_done(store, spec, 1, a) for a in spec.arms)
 
 
+def test_an_outcome_the_runs_lack_is_one_line_naming_those_they_have(run_cli, tmp_path: Path):
+    args = ["trial", "bullying", "--trial-id", "o", "--fork-at", "1", "--rounds", "2"]
+    args += ["--seeds", "1-2", "--arms", "none,neglect", "--saves", str(tmp_path)]
+    result = run_cli(*args, "--outcome", "survey.nosuch")
+    assert result.code == 2, result.err
+    line = result.err.strip()
+    assert line.startswith("socialsim: error: --outcome: the trial's runs have none of these")
+    assert "mean_fav" in line and "survey.rses" in line and "\n" not in line
+
+
 def test_the_csv_gets_the_mode_the_umask_gives(run_cli, tmp_path: Path):
     before = os.umask(0o027)
     try:

@@ -309,12 +309,18 @@ def _selector(outcome: list[str], spec: TrialSpec) -> object:
 
 
 def _report(result: TrialResult, shown: object, out: Path | None) -> None:
-    from engine.experiments.trial import summarize
+    from engine.experiments.trial import final_values, summarize
 
     console = make_console()
     summaries = summarize(result, shown)  # type: ignore[arg-type]
     if summaries:
         console.print(trial_table(result, summaries))
+    elif result.complete_seeds:
+        names = sorted({metric for metric, _ in final_values(result)})
+        fail(
+            f"--outcome: the trial's runs have none of these; outcomes: {', '.join(names)} "
+            f"(the runs are saved: socialsim trial {result.spec.trial_id} --resume shows them)"
+        )
     if out is not None:
         try:
             write_trial_csv(result, out)
