@@ -49,7 +49,7 @@ class TrialScreen(Screen[Simulation | None]):
     """
     BINDINGS = [
         Binding("escape,q", "dismiss", "Back"),
-        Binding("d", "diff", "Diff arms"),
+        Binding("d", "diff", "Diff"),
         Binding("m", "mark", "Reference"),
         Binding("left_square_bracket", "outcome(-1)", "Outcome", key_display="[ ]"),
         Binding("right_square_bracket", "outcome(1)", "Outcome", show=False),
