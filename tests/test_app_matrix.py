@@ -160,6 +160,56 @@ async def test_thirty_agents_at_160x48_use_the_width(saves: Path, thirty: Path) 
         assert "of 30" in notes_text(matrix)
 
 
+def rows_in_note(matrix: FavMatrix, total: int) -> int:
+    """N of the range note ``rows 1-N of total``."""
+    found = re.search(rf"rows 1-(\d+) of {total}", notes_text(matrix))
+    assert found is not None, notes_text(matrix)
+    return int(found.group(1))
+
+
+def metrics_text(app: SocialsimApp) -> str:
+    return str(app.query_one("#metrics-line", Static).content)
+
+
+async def test_village_assembly_at_80x24_keeps_eight_rows_in_a_compact_panel(saves: Path) -> None:
+    app = build_app("village-assembly", saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        matrix = app.query_one(FavMatrix)
+        assert rows_in_note(matrix, 32) >= 8  # two with the full panel
+        assert "sticky" not in notes_text(matrix)
+        metrics = metrics_text(app).splitlines()
+        assert len(metrics) == 2
+        assert metrics[0].startswith("Fav ") and " recip " in metrics[0]
+        assert metrics[1].startswith("E-I ") and " bal " in metrics[1] and " repair " in metrics[1]
+        assert "\n" not in cell_text(matrix)
+        assert cell_text(matrix).startswith("Agnes → Walter  +")
+        matrix.move_to("Winifred", "Sebastian")  # the two longest names fit one line
+        await pilot.pause()
+        rel = app.sim.state.agents["Winifred"].relations["Sebastian"]
+        assert cell_text(matrix) == f"Winifred → Sebastian  {signed(rel.fav, 4)} {rel.status}"
+
+
+async def test_village_assembly_at_160x48_keeps_the_full_panel(saves: Path) -> None:
+    app = build_app("village-assembly", saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        matrix = app.query_one(FavMatrix)
+        assert "sticky: " in notes_text(matrix)
+        full = metrics_text(app)
+        for name in ("mean Fav", "mean S", "reciprocity", "E-I index", "balance", "repair"):
+            assert name in full
+        await pilot.resize_terminal(80, 24)  # live: compact
+        await pilot.pause()
+        assert "sticky" not in notes_text(matrix) and len(metrics_text(app).splitlines()) == 2
+        assert rows_in_note(matrix, 32) >= 8
+        await pilot.resize_terminal(160, 48)  # and full again
+        await pilot.pause()
+        assert "sticky: " in notes_text(matrix) and metrics_text(app) == full
+
+
 # -- 5 agents -----------------------------------------------------------------------------------
 
 

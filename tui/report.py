@@ -44,3 +44,22 @@ def metrics_block(m: Metrics) -> Text:
         ("repair", _fmt(m.repair, ".0f") + ("%" if m.repair is not None else "")),
     ]
     return Text("\n").join(Text.assemble((f"{k:<12}", "dim"), v) for k, v in rows)
+
+
+def metrics_pair(m: Metrics) -> Text:
+    """The metrics on two short lines, for a short panel."""
+    return Text.assemble(
+        ("Fav ", "dim"),
+        _fmt(m.mean_fav),
+        ("  S ", "dim"),
+        _fmt(m.mean_emotion),
+        ("  recip ", "dim"),
+        _fmt(m.reciprocity),
+        "\n",
+        ("E-I ", "dim"),
+        _fmt(m.ei_index),
+        ("  bal ", "dim"),
+        _fmt(m.balance, ".0f") + ("%" if m.balance is not None else ""),
+        ("  repair ", "dim"),
+        _fmt(m.repair, ".0f") + ("%" if m.repair is not None else ""),
+    )

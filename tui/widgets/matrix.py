@@ -5,7 +5,8 @@ The grid scrolls both ways under sticky headers (the column header row and the r
 column). Cells show the value and a status glyph when every column fits the width the
 matrix is given, else one coloured glyph per cell under numbered columns. The line above
 the grid names the cursor's pair in full with its exact value; the lines under it say
-which rows and columns are in view when some are not, and explain the glyphs.
+which rows and columns are in view when some are not, and explain the glyphs (compact, for
+a short panel, without the sticky note).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.message import Message
 from textual.widgets import Static
 
 from engine import Status, WorldState
@@ -45,7 +47,9 @@ SIGN_CELL = {
 UNSTATED = ("·", "·", "dim", "not stated")
 NAME_MAX = 12  # row labels longer than this are cut (unambiguously)
 HEADER_MAX = 10  # column headers of the value layout
-CELL_WORDS = len("  prior -1 negative")  # the longest value part of the cursor's line
+#: The longest value part of the cursor's line, with the prior overlay and without.
+PRIOR_WORDS = len("  prior -1 negative")
+FAV_WORDS = len("  +0.0000 neutral")
 
 
 def prior_title(prior: Prior | None) -> str:
@@ -194,6 +198,9 @@ class FavMatrix(Vertical):
     FavMatrix > #matrix-notes { height: auto; dock: bottom; color: $text-muted; }
     """
 
+    class Resized(Message):
+        """The matrix has a new size: the panel around it may fit itself anew."""
+
     def __init__(self, state: WorldState, prior: Prior | None = None, **kwargs) -> None:
         super().__init__(**kwargs)
         self.state = state
@@ -204,6 +211,7 @@ class FavMatrix(Vertical):
         self.layout_: Layout | None = None
         self._names: tuple[str, ...] = ()
         self._sticky: tuple[WorldState | None, str | None] = (None, None)
+        self.compact = False
 
     def compose(self) -> ComposeResult:
         yield Static(id="matrix-cell")
@@ -253,6 +261,25 @@ class FavMatrix(Vertical):
 
     def on_resize(self) -> None:
         self._draw()
+        self.post_message(self.Resized())
+
+    def set_compact(self, compact: bool) -> None:
+        """Compact: no sticky note (for a short panel)."""
+        if compact != self.compact:
+            self.compact = compact
+            if self.is_mounted:
+                self._note()
+
+    def full_chrome(self) -> int:
+        """Lines the matrix takes besides its grid rows when not compact: the cursor's
+        line(s), the column header, the range note, the legend and the sticky note."""
+        width = self.size.width
+        lines = self._cell_lines() + choose_layout(self.names, width).header_lines + 2
+        example = None if self.overlay else self._sticky_example()
+        if example is not None and width:
+            sticky = Text(STICKY.format(example=example))
+            lines += len(sticky.wrap(self.app.console, width))
+        return lines
 
     # -- the cursor ---------------------------------------------------------------------------
 
@@ -290,10 +317,12 @@ class FavMatrix(Vertical):
         self.query_one("#matrix-cell", Static).update(text)
 
     def _cell_lines(self) -> int:
-        """Lines the cursor's description takes: one when the two longest names and a value
-        fit the width, else two (fixed, so moving the cursor never shifts the grid)."""
-        longest = sorted((len(n) for n in self._names), reverse=True)[:2]
-        return 1 if sum(longest) + len(" → ") + CELL_WORDS <= self.size.width else 2
+        """Lines the cursor's description takes: one when the two longest names and the
+        longest value (of the view shown) fit the width, else two (fixed, so moving the
+        cursor never shifts the grid)."""
+        longest = sorted((len(n) for n in self.names), reverse=True)[:2]
+        words = PRIOR_WORDS if self.overlay else FAV_WORDS
+        return 1 if sum(longest) + len(" → ") + words <= self.size.width else 2
 
     # -- drawing ------------------------------------------------------------------------------
 
@@ -372,7 +401,7 @@ class FavMatrix(Vertical):
             lines.append(Text(PRIOR_LEGEND))
         else:
             lines.append(Text(LEGEND))
-            example = self._sticky_example()
+            example = None if self.compact else self._sticky_example()
             if example is not None:
                 lines.append(Text(STICKY.format(example=example)))
         self.query_one("#matrix-notes", Static).update(Text("\n").join(lines))

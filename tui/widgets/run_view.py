@@ -15,12 +15,12 @@ from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.reactive import var
 from textual.widgets import Static
 
-from engine import Action, Mode, RoundRecord, Simulation
+from engine import Action, Metrics, Mode, RoundRecord, Simulation
 
 from .. import messages
 from ..engine_thread import Pacer
 from ..event_bridge import EventBridge
-from ..report import metrics_block
+from ..report import metrics_block, metrics_pair
 from .agent_pane import AgentPane
 from .deck import AgentDeck
 from .header import (
@@ -37,6 +37,10 @@ from .matrix import FavMatrix, prior_title
 FAV_TITLE = "favorability  row → column"
 #: Rounds whose turns a reopened run replays into the transcripts (the save holds them all).
 REPLAYED_ROUNDS = 20
+#: Below this many matrix rows in view the side panel goes compact (metrics on two lines, no
+#: sticky note).
+MIN_ROWS = 8
+FULL_METRICS = 7  # a blank line and one line per metric
 
 
 class RunView(Vertical):
@@ -48,6 +52,7 @@ class RunView(Vertical):
     RunView #side { width: 40; border: round $secondary-darken-1; padding: 0; overflow-x: auto; }
     RunView #side-title { text-style: bold; }
     RunView #metrics-line { height: auto; margin-top: 1; }
+    RunView #metrics-line.-compact { margin-top: 0; }
     RunView.-focus #side { display: none; }
     """
     running: var[bool] = var(False, init=False)
@@ -58,6 +63,7 @@ class RunView(Vertical):
         self._pacer = pacer  # holds the engine thread while rounds wait to be drawn
         self._bridge: EventBridge | None = None
         self._stopped: str | None = None  # why the run stopped degraded, until a round starts
+        self._metrics: Metrics | None = None  # as of the round drawn
 
     def compose(self) -> ComposeResult:
         yield RunHeader(self.sim, id="header").data_bind(RunView.running)
@@ -113,6 +119,7 @@ class RunView(Vertical):
         """Show the run's relational prior over the matrix, or favorability again."""
         self.query_one(FavMatrix).toggle_overlay()
         self._title()
+        self._fit_side()  # the cursor's line and the notes may differ
 
     def _title(self) -> None:
         matrix = self.query_one(FavMatrix)
@@ -137,6 +144,21 @@ class RunView(Vertical):
         """The side panel takes the matrix's width, up to half the terminal."""
         natural = self.query_one(FavMatrix).natural_width() + 3
         self.query_one("#side").styles.width = min(natural, max(38, width // 2))
+
+    @on(FavMatrix.Resized)
+    def _fit_side(self) -> None:
+        """Compact matrix and metrics when the full ones would leave fewer than ``MIN_ROWS``
+        matrix rows (or than all of them, when fewer) in the side panel (the title takes a line
+        too)."""
+        matrix = self.query_one(FavMatrix)
+        height = self.query_one("#side").scrollable_content_region.height
+        rows = height - 1 - matrix.full_chrome() - FULL_METRICS
+        compact = rows < min(MIN_ROWS, len(matrix.names))
+        matrix.set_compact(compact)
+        line = self.query_one("#metrics-line", Static)
+        line.set_class(compact, "-compact")
+        if self._metrics is not None:
+            line.update((metrics_pair if compact else metrics_block)(self._metrics))
 
     def _pane(self, name: str) -> AgentPane:
         index = self.sim.scenario.names.index(name)
@@ -188,8 +210,8 @@ class RunView(Vertical):
         self.query_one(FavMatrix).show(state, changed, sim.meta.prior)
         self._title()
         self._size_side(self.app.size.width)
-        metrics = sim.history.metrics(record.round)
-        self.query_one("#metrics-line", Static).update(metrics_block(metrics))
+        self._metrics = sim.history.metrics(record.round)
+        self._fit_side()
         self.query_one(AgentDeck).refresh_strip()
 
     # -- engine events ------------------------------------------------------------------------
