@@ -9,6 +9,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from engine.rules import ALLY_AT, ENEMY_AT, RIVAL_AT
+
 ABOUT = (
     "Panes: S is the emotional state (0 negative, 0.5 neutral, 1 positive). Needs: bar = "
     "current value, │ = expected; ✓ met, ! a small gap, ✗ a large one (also green, yellow, "
@@ -19,7 +21,9 @@ ABOUT = (
     "finds an agent by part of its name, a click on a name in the strip shows it. The event "
     "strip folds to a line or two; i (or a click) shows all of it. Matrix: row regards "
     "column; colour = favorability, glyph = status (+ ally, · neutral, ~ rival, x enemy); "
-    "reversed cells changed in the last round. Ctrl+P opens the command palette."
+    "reversed cells changed in the last round; a status is sticky: it moves when fav "
+    f"crosses {ALLY_AT:+.2f}, {RIVAL_AT:+.2f} or {ENEMY_AT:+.2f}, or by an event (a short "
+    "panel leaves that note out). Ctrl+P opens the command palette."
 )
 
 
