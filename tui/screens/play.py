@@ -80,7 +80,7 @@ class _TurnForm(Form):
     _TurnForm .row Input, _TurnForm .row Select { margin-bottom: 0; }
     _TurnForm #urgency { width: 5; }
     _TurnForm #mode { width: 12; }
-    _TurnForm #target, _TurnForm #intent { width: 1fr; }
+    _TurnForm #target, _TurnForm #intent, _TurnForm #utterance { width: 1fr; }
     """
     keys_text = "Enter answer · Tab next · Space opens a list · Esc later (t: back)"
 
@@ -181,7 +181,8 @@ class SpeakForm(_TurnForm):
         if decision is not None:
             aim = f" ({decision.mode.value} to {decision.target or ALL}: {decision.intent})"
         yield Label(f"what {self.turn.agent} says{aim}")
-        yield Input(placeholder="type the utterance", id="utterance", compact=True)
+        with Horizontal(classes="row"):  # a bare Input made the dialog's auto height too tall
+            yield Input(placeholder="type the utterance", id="utterance", compact=True)
 
     def on_mount(self) -> None:
         self.query_one("#utterance", Input).focus()
