@@ -272,8 +272,14 @@ class MainScreen(Screen[None]):
         turns, self._turns = self._turns, []
         for turn in turns:
             turn.withdraw()
-        if self._form is not None and self.app.screen is self._form:
-            self._form.dismiss(False)
+        form = self._form
+        if form is not None:
+
+            def close() -> None:
+                if self.app.screen is form:
+                    form.dismiss(False)
+
+            form.call_later(close)  # on the form's queue: after it has mounted
         return turns
 
     @on(messages.RoundFailed)
