@@ -30,8 +30,9 @@ RECALLED_ROUNDS = 2
 
 
 def agent_view(turn: Turn) -> Text:
-    """What the played agent knows now: who it is, what only it knows, how it regards the
-    others, what it has seen and heard (this round's earlier utterances in phase 2)."""
+    """What the played agent knows now, the round first (at 80x24 the view shows ~9 lines):
+    this round's earlier utterances in phase 2, what happens this round, then who it is,
+    what only it knows, how it regards the others, how it feels, what it heard before."""
     ctx, spec = turn.ctx, turn.ctx.persona
     view = Text()
 
@@ -41,6 +42,12 @@ def agent_view(turn: Turn) -> Text:
             for line in lines:
                 view.append(f"  {line}\n")
 
+    if turn.phase == "speak":
+        section(
+            "said before you this round",
+            [f"{a.speaker} → {a.target or ALL}: {a.utterance}" for a in ctx.heard] or ["(nobody)"],
+        )
+    section(f"round {ctx.round}: what happens", [e.text for e in ctx.events])
     section(
         f"{spec.name}: {spec.role}",
         [f"goal: {spec.goal}"] * bool(spec.goal)
@@ -62,12 +69,6 @@ def agent_view(turn: Turn) -> Text:
         if a.utterance and a.speaker != spec.name
     ]
     section("earlier rounds", heard)
-    section(f"round {ctx.round}: what happens", [e.text for e in ctx.events])
-    if turn.phase == "speak":
-        section(
-            "said before you this round",
-            [f"{a.speaker} → {a.target or ALL}: {a.utterance}" for a in ctx.heard] or ["(nobody)"],
-        )
     return view
 
 
