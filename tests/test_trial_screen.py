@@ -75,7 +75,7 @@ async def test_trial_screen_lists_arms_opens_runs_diffs_and_plays_the_missing(sa
         screen = app.screen
         assert isinstance(screen, TrialScreen)
         assert "3 seeds × 3 arms, fork at round 3 of 5" in text(screen, "title")
-        assert "2 seeds complete, 1 runs missing" in text(screen, "title")
+        assert "2 seeds complete, 1 run missing" in text(screen, "title")
         assert "outcome survey.rses:Alice after round 5" in text(screen, "outcome")
         arms = cells(screen, "arms")
         assert [r[0] for r in arms] == ["none", "neglect", "supportive-cooperative"]

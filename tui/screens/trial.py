@@ -81,7 +81,7 @@ class TrialScreen(Screen[Simulation | None]):
 
     def on_mount(self) -> None:
         self.query_one("#arms", DataTable).add_columns(
-            "arm", "what", "finished", "mean [95% CI]", "Δ vs reference [95% CI]"
+            "arm", "what", "finished", "mean [95% CI]", "Δ [95% CI]"
         )
         self.query_one("#runs", DataTable).add_columns("seed", "run", "status")
         self.reload()
@@ -111,8 +111,8 @@ class TrialScreen(Screen[Simulation | None]):
         self.query_one("#title", Static).update(
             f"{spec.trial_id}: {spec.scenario.title}, {len(spec.seeds)} seeds × "
             f"{len(spec.arms)} arms, fork at round {spec.fork_at} of {spec.rounds}, "
-            f"{spec.mind.model}; {done} seeds complete"
-            + (f", {missing} runs missing (r plays them)" if missing else "")
+            f"{spec.mind.model}; {done} seed{'s' * (done != 1)} complete"
+            + (f", {missing} run{'s' * (missing != 1)} missing (r plays them)" if missing else "")
         )
         self.fill_arms()
 
