@@ -27,7 +27,7 @@ from itertools import islice
 from pathlib import Path
 from typing import IO, Any
 
-from .atomic import atomic_write_text
+from .atomic import atomic_write_text, umask
 from .card import FILE as CARD_FILE
 from .card import CardBuilder
 from .cleanup import pid_alive
@@ -315,7 +315,7 @@ def export_run(
     suffix = ".parquet" if parquet else ".csv"
     paths = {name: out / f"{name}{suffix}" for name in COLUMNS}
     try:
-        os.chmod(staging, 0o777 & ~_umask())  # mkdtemp's 0700, made what mkdir would give
+        os.chmod(staging, 0o777 & ~umask())  # mkdtemp's 0700, made what mkdir would give
         with ExitStack() as stack, gc_paused():
             writers: dict[str, Any] = {}
             for name in paths:
@@ -488,16 +488,3 @@ def _synced(path: Path) -> Iterator[IO[str]]:
         yield handle
         handle.flush()
         os.fsync(handle.fileno())
-
-
-def _umask() -> int:
-    """The process's umask, read without changing it where ``/proc`` shows it."""
-    try:
-        for line in Path("/proc/self/status").read_text(encoding="ascii").splitlines():
-            if line.startswith("Umask:"):
-                return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
