@@ -15,22 +15,33 @@ def _fmt(value: float | None, spec: str = ".2f") -> str:
     return text.removeprefix("-") if float(text.rstrip("%")) == 0 else text
 
 
+def _percent(value: float | None) -> str:
+    return _fmt(value, ".0f") + ("%" if value is not None else "")
+
+
+def _cells(m: Metrics, short: bool = False) -> list[tuple[str, str]]:
+    """The metrics as (label, value) pairs, in Tab. 1's order."""
+    return [
+        ("Fav", _fmt(m.mean_fav)),
+        ("S", _fmt(m.mean_emotion)),
+        ("recip", _fmt(m.reciprocity)),
+        ("E-I", _fmt(m.ei_index)),
+        ("bal" if short else "balance", _percent(m.balance)),
+        ("repair", _percent(m.repair)),
+    ]
+
+
+def _line(cells: list[tuple[str, str]]) -> Text:
+    text = Text()
+    for i, (label, value) in enumerate(cells):
+        text.append(("  " if i else "") + f"{label} ", style="dim")
+        text.append(value)
+    return text
+
+
 def metrics_line(m: Metrics) -> Text:
     """One line of the Sociodrama metrics (Tab. 1)."""
-    return Text.assemble(
-        ("Fav ", "dim"),
-        _fmt(m.mean_fav),
-        ("  S ", "dim"),
-        _fmt(m.mean_emotion),
-        ("  recip ", "dim"),
-        _fmt(m.reciprocity),
-        ("  E-I ", "dim"),
-        _fmt(m.ei_index),
-        ("  balance ", "dim"),
-        _fmt(m.balance, ".0f") + ("%" if m.balance is not None else ""),
-        ("  repair ", "dim"),
-        _fmt(m.repair, ".0f") + ("%" if m.repair is not None else ""),
-    )
+    return _line(_cells(m))
 
 
 def metrics_block(m: Metrics) -> Text:
@@ -40,26 +51,13 @@ def metrics_block(m: Metrics) -> Text:
         ("mean S", _fmt(m.mean_emotion)),
         ("reciprocity", _fmt(m.reciprocity)),
         ("E-I index", _fmt(m.ei_index)),
-        ("balance", _fmt(m.balance, ".0f") + ("%" if m.balance is not None else "")),
-        ("repair", _fmt(m.repair, ".0f") + ("%" if m.repair is not None else "")),
+        ("balance", _percent(m.balance)),
+        ("repair", _percent(m.repair)),
     ]
     return Text("\n").join(Text.assemble((f"{k:<12}", "dim"), v) for k, v in rows)
 
 
 def metrics_pair(m: Metrics) -> Text:
     """The metrics on two short lines, for a short panel."""
-    return Text.assemble(
-        ("Fav ", "dim"),
-        _fmt(m.mean_fav),
-        ("  S ", "dim"),
-        _fmt(m.mean_emotion),
-        ("  recip ", "dim"),
-        _fmt(m.reciprocity),
-        "\n",
-        ("E-I ", "dim"),
-        _fmt(m.ei_index),
-        ("  bal ", "dim"),
-        _fmt(m.balance, ".0f") + ("%" if m.balance is not None else ""),
-        ("  repair ", "dim"),
-        _fmt(m.repair, ".0f") + ("%" if m.repair is not None else ""),
-    )
+    cells = _cells(m, short=True)
+    return Text("\n").join([_line(cells[:3]), _line(cells[3:])])
