@@ -26,6 +26,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict
 
+from .records import RoundUsage
 from .rules import HISTORY_WINDOW
 from .runmeta import RunMeta
 from .state import RoundLog
@@ -124,7 +125,7 @@ class CardBuilder:
     def __init__(self, meta: RunMeta) -> None:
         self.meta = meta
         self.rounds = 0
-        self.totals = Totals()
+        self.usage = RoundUsage()
         self.interventions: list[Intervention] = []
 
     def add(self, log: RoundLog) -> None:
@@ -140,21 +141,8 @@ class CardBuilder:
                 self.interventions.append(
                     Intervention(round=log.round, kind="injected", text=e.text)
                 )
-        u = log.usage
-        if u is not None:
-            t = self.totals
-            self.totals = Totals(
-                calls=t.calls + u.calls,
-                prompt_tokens=t.prompt_tokens + u.prompt_tokens,
-                completion_tokens=t.completion_tokens + u.completion_tokens,
-                cost_usd=t.cost_usd + u.cost_usd,
-                retries=t.retries + u.retries,
-                repairs=t.repairs + u.repairs,
-                reasks=t.reasks + u.reasks,
-                fallbacks=t.fallbacks + u.fallbacks,
-                errors=t.errors + u.errors,
-                missing_edges=t.missing_edges + u.missing_edges,
-            )
+        if log.usage is not None:
+            self.usage = RoundUsage.summed([self.usage, log.usage])
 
     def card(self) -> RunCard:
         """The card of the rounds added so far."""
@@ -214,7 +202,7 @@ class CardBuilder:
             interventions=sorted(
                 [*named, *self.interventions, *scheduled, *pending], key=lambda i: i.round
             ),
-            totals=self.totals,
+            totals=Totals(**self.usage.model_dump(include=set(Totals.model_fields))),
             deterministic=deterministic,
             warning=None if deterministic else _warning(meta),
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -71,6 +72,13 @@ class RoundUsage(BaseModel):
     structured_fallbacks: int = 0
     #: Triggered edges the batched judge left out even after its re-ask (no change applied).
     missing_edges: int = 0
+
+    @classmethod
+    def summed(cls, usages: Iterable[RoundUsage]) -> RoundUsage:
+        """The field-by-field sum of several rounds' usage (``judge_mode`` left empty)."""
+        names = [name for name in cls.model_fields if name != "judge_mode"]
+        rows = list(usages)
+        return cls(**{name: sum(getattr(u, name) for u in rows) for name in names})
 
     @classmethod
     def of(cls, calls: list[LLMCall], judge_mode: str) -> RoundUsage:

@@ -156,8 +156,7 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     usages = history.usages()
     if not usages:
         return None
-    summed = [name for name in RoundUsage.model_fields if name != "judge_mode"]
-    total = RoundUsage(**{name: sum(getattr(u, name) for u in usages) for name in summed})
+    total = RoundUsage.summed(usages)
     tokens = total.prompt_tokens + total.completion_tokens
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim")
