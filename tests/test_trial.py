@@ -282,7 +282,7 @@ def test_trial_cli_bad_input_is_one_line(run_cli, tmp_path: Path, args, needle):
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (["--out", "/dev/full"], "--out /dev/full: not a regular file"),
+        (["--out", "/dev/full"], "--out '/dev/full': not a regular file"),
         (["--seeds", "1-100000000"], "at most 10,000 seeds"),
         (["--seeds", "1-99999999999999999999999"], "at most 10,000 seeds"),
         (["--outcome", "nosuch"], "no outcome 'nosuch'; outcomes: mean_fav, mean_emotion"),

@@ -28,6 +28,19 @@ def folder(value: str) -> Path:
     return Path(value)
 
 
+def out_file(value: str) -> Path:
+    """A file option (``--out FILE.csv``) checked before any work: a regular file or a new
+    one, in a folder that exists."""
+    path = folder(value)
+    if path.is_dir():
+        raise typer.BadParameter("a folder; give a file")
+    if path.exists() and not path.is_file():
+        raise typer.BadParameter("not a regular file")
+    if not path.parent.is_dir():
+        raise typer.BadParameter(f"no folder {str(path.parent)!r}")
+    return path
+
+
 SavesOpt = Annotated[
     Path | None,
     typer.Option(

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import options
-from .base import SavesOpt, fail, folder, open_store
+from .base import SavesOpt, fail, open_store, out_file
 
 if TYPE_CHECKING:
     from engine.labels.agreement import Interval, KindReport
@@ -90,7 +90,7 @@ def sheet(
     study: StudyArg,
     out: Annotated[
         Path,
-        typer.Option("--out", parser=folder, metavar="<path>", help="The CSV file to write."),
+        typer.Option("--out", parser=out_file, metavar="<path>", help="The CSV file to write."),
     ],
     saves: SavesOpt = None,
 ) -> None:

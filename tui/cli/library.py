@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .base import RunArg, SavesOpt, fail, folder, make_console, open_store, tidy
+from .base import RunArg, SavesOpt, fail, folder, make_console, open_store, out_file, tidy
 
 
 def list_runs(saves: SavesOpt = None) -> None:
@@ -125,7 +125,7 @@ def schema(
     out: Annotated[
         Path | None,
         typer.Option(
-            "--out", parser=folder, metavar="<path>", help="Write to a file instead of stdout."
+            "--out", parser=out_file, metavar="<path>", help="Write to a file instead of stdout."
         ),
     ] = None,
 ) -> None:

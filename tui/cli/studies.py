@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from . import options
-from .base import SavesOpt, fail, folder, make_console, open_store, run_async, say
+from .base import SavesOpt, fail, make_console, open_store, out_file, run_async, say
 from .batch import (
     AddressOpt,
     ExecutorOpt,
@@ -138,7 +138,7 @@ def sweep(
     ] = 0,
     out: Annotated[
         Path | None,
-        typer.Option(parser=folder, metavar="<path>", help="Write the tidy CSV here."),
+        typer.Option(parser=out_file, metavar="<path>", help="Write the tidy CSV here."),
     ] = None,
     yes: YesOpt = False,
     *,
@@ -214,7 +214,10 @@ def _report(result: SweepResult, out: Path | None, console: Console) -> None:
     console.print(sweep_table(result))
     console.print(contrasts_table(result))
     if out is not None:
-        _write_csv(result, out)
+        try:
+            _write_csv(result, out)
+        except OSError as err:
+            fail(f"--out {out}: cannot write the CSV ({err.strerror or err})")
         typer.echo(str(out))
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .base import SavesOpt, fail, folder, make_console, open_store, say
+from .base import SavesOpt, fail, make_console, open_store, out_file, say
 from .batch import (
     AddressOpt,
     ExecutorOpt,
@@ -199,7 +199,7 @@ def trial(
     calls_per_second: RateOpt = None,
     out: Annotated[
         Path | None,
-        typer.Option(parser=folder, metavar="<path>", help="Write the tidy CSV here."),
+        typer.Option(parser=out_file, metavar="<path>", help="Write the tidy CSV here."),
     ] = None,
     resume: Annotated[
         bool,
@@ -215,10 +215,6 @@ def trial(
     from engine.experiments.executor import Interrupted
     from engine.experiments.trial import RESAMPLES, load_spec, run_trial
 
-    if out is not None and (out.is_dir() or not out.parent.is_dir()):
-        fail(f"--out {out}: give a file in an existing folder (checked before any run plays)")
-    if out is not None and out.exists() and not out.is_file():
-        fail(f"--out {out}: not a regular file (checked before any run plays)")
     store = open_store(saves)
     runner = make_executor(executor, workers, address, calls_per_second)
     if resume:
