@@ -15,30 +15,24 @@ from pathlib import Path
 from typing import Any
 
 from .errors import SocialsimError
+from .records import RoundUsage
 
 INSTALL_HINT = "pip install 'socialsim[parquet]'"
 #: Rows per row group (and the most rows held in memory per table).
 BATCH = 65_536
+
+
+def _typed(kind: type) -> frozenset[str]:
+    """The usage table's columns of ``kind``, as :class:`RoundUsage` declares them."""
+    return frozenset(n for n, f in RoundUsage.model_fields.items() if f.annotation is kind)
+
+
 #: Each table's int64 columns besides ``round``, and its double columns.
 INTS: dict[str, frozenset[str]] = {
     "transcript": frozenset({"order", "forced"}),
     "relations": frozenset({"importance"}),
     "llm_calls": frozenset({"attempts", "prompt_tokens", "completion_tokens"}),
-    "usage": frozenset(
-        {
-            "calls",
-            "prompt_tokens",
-            "completion_tokens",
-            "retries",
-            "repairs",
-            "reasks",
-            "fallbacks",
-            "errors",
-            "structured",
-            "structured_fallbacks",
-            "missing_edges",
-        }
-    ),
+    "usage": _typed(int),
 }
 FLOATS: dict[str, frozenset[str]] = {
     "transcript": frozenset({"urgency"}),
@@ -47,7 +41,7 @@ FLOATS: dict[str, frozenset[str]] = {
     "needs": frozenset({"current", "expected", "gap"}),
     "metrics": frozenset({"value"}),
     "llm_calls": frozenset({"cost_usd", "latency_s"}),
-    "usage": frozenset({"cost_usd"}),
+    "usage": _typed(float),
     "surveys": frozenset({"score", "angle"}),
     "ratings": frozenset({"score"}),
 }
