@@ -39,12 +39,12 @@ class SocialsimApp(App[None]):
     TITLE = "socialsim"
     ENABLE_COMMAND_PALETTE = True
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, spend: tuple[Estimate, str] | None = None) -> None:
         super().__init__()
         self.session = session
         self._quitting = False
         #: A new LLM run's estimate above ``--confirm-above`` (and the threshold): asked first.
-        self.spend: tuple[Estimate, str] | None = None
+        self.spend = spend
         if session.keymap:
             self.set_keymap(session.keymap)
 
@@ -224,6 +224,4 @@ def build_app(
         except BaseException:
             sim.close()
             raise
-    app = SocialsimApp(Session(store, sim, keymap))
-    app.spend = spend
-    return app
+    return SocialsimApp(Session(store, sim, keymap), spend)
