@@ -256,6 +256,7 @@ def run(
         single_episode(scenario, seed, llm, prior, agents)
         return
     from engine import Simulation, resolve_scenario
+    from engine.errors import SocialsimError
     from engine.store import check_run_id
 
     resolved = resolve_scenario(scenario)
@@ -269,6 +270,7 @@ def run(
         check_run_id(run_id)
     store = open_store(saves)
     tidy(store, [run_id] if run_id else [])
+    failed: SocialsimError | None = None
     with Simulation.new(
         resolved,
         seed=seed,
@@ -287,7 +289,15 @@ def run(
                 f"[bold]{escape(resolved.title)}[/] — {escape(sim.mind.label)}, "
                 f"seed {seed}, run {sim.run_id}\n"
             )
-        _play_to_the_end(sim, store, None, quiet)
+        try:
+            _play_to_the_end(sim, store, None, quiet)
+        except SocialsimError as err:
+            if sim.round > 0:
+                raise
+            failed = err
+    if failed is not None:  # a server that fails the first round leaves no empty run behind
+        store.delete(sim.run_id)
+        raise SocialsimError(f"{failed}; no round was played, so run {sim.run_id} was not kept")
 
 
 @llm_options("max_calls", "budget_usd", "tolerate_fallbacks")
