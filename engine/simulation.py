@@ -38,7 +38,7 @@ from .llm.settings import LLMSettings
 from .metrics import Metrics, RepairCounter, carry_edges, round_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
-from .minds.base import PastRound
+from .minds.base import Judgements, PastRound, RuleJudge
 from .minds.human import Ask, HumanMind, check_players
 from .priors import Prior, check_agents
 from .records import RoundUsage, main_failure
@@ -75,7 +75,7 @@ from .state import (
     WorldState,
 )
 from .store import SaveStore
-from .updates import RelationUpdate, update_agent, update_relations
+from .updates import AgentUpdate, update_agent, update_relations
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1
@@ -689,26 +689,29 @@ class Simulation:
         before, memory_size = self.state, self.scenario.memory_size
         retention = Retention.of(before, memory_size)  # the memory keys, handed on below
 
-        async def judge_relations(c: AgentContext) -> RelationUpdate:
-            """U_R of one observer, applied as soon as it is judged (while its judgements
-            are still in the CPU's caches)."""
-            judged = await mind.judge_relations(c, relation_triggers(c.name, spoken, names))
-            me = c.name
-            return update_relations(me, before.agents[me], t, memory_size, judged, retention)
+        def apply(me: str, judged: Judgements) -> AgentUpdate:
+            """One observer's judgements, clipped and applied."""
+            old = before.agents[me]
+            relations = update_relations(me, old, t, memory_size, judged.relations, retention)
+            return update_agent(me, old, judged.emotion, relations, judged.needs, actions[me].theta)
 
-        # One concurrent wave: U_S, U_R and the needs judge do not depend on each other.
-        count = len(ctxs)
-        results: list[Any] = await asyncio.gather(
-            *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
-            *(judge_relations(c) for c in ctxs),
-            *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
-        )
-        emotion_deltas = results[:count]
-        relations, need_deltas = results[count : 2 * count], results[2 * count :]
-        updates = [
-            update_agent(n, before.agents[n], d_s, r, d_n, actions[n].theta)
-            for n, d_s, r, d_n in zip(names, emotion_deltas, relations, need_deltas, strict=True)
-        ]
+        if isinstance(mind, RuleJudge):  # rules never wait: each observer judged and applied
+            updates = [
+                apply(c.name, mind.judge_now(c, relation_triggers(c.name, spoken, names)))
+                for c in ctxs
+            ]
+        else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
+            count = len(ctxs)
+            results: list[Any] = await asyncio.gather(
+                *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
+                *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
+                *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
+            )
+            moods, edges, needs = (results[k * count : (k + 1) * count] for k in range(3))
+            updates = [
+                apply(n, Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n))
+                for n, d_s, d_r, d_n in zip(names, moods, edges, needs, strict=True)
+            ]
         new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
         after = WorldState(round=t, agents=new_states)
         retention.hand_to(after)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .minds.base import RelationJudgement
+from .minds.base import Edge
 from .retention import Retention
 from .rounding import ROUNDED_4, ROUNDED_6
 from .rules import (
@@ -97,7 +97,7 @@ def update_relations(
     old: AgentState,
     round_no: int,
     memory_size: int,
-    judged: dict[str, RelationJudgement],
+    judged: dict[str, Edge],
     retention: Retention | None = None,
 ) -> RelationUpdate:
     """Clip and apply U_R to each judged edge: :func:`~engine.rules.apply_fav`, then
@@ -122,16 +122,15 @@ def update_relations(
         victims: list[int | None] = [None] * len(judged)
     else:
         me = retention.index[name]
-        added = [j.importance + round_no for j in judged.values()]
+        added = [edge[3] + round_no for edge in judged.values()]
         victims = [*retention.evict(me, list(judged), added)]
     changes: list[RelationChange] = []
     append = changes.append
-    for (other, j), victim in zip(judged.items(), victims, strict=True):
+    for (other, (delta, override, summary, importance)), victim in zip(
+        judged.items(), victims, strict=True
+    ):
         rel = before[other]
-        was, previous, override, summary, importance = (
-            rel.fav, rel.status, j.status, j.summary, j.importance,
-        )  # fmt: skip
-        delta = j.delta
+        was, previous = rel.fav, rel.status
         fav = was + (-high if delta < -high else high if delta > high else delta)
         fav = -1.0 if fav < -1.0 else 1.0 if fav > 1.0 else fav
         if override is not None:

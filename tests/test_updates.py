@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel
 
-from engine.minds.base import RelationJudgement
+from engine.minds.base import Edge, RelationJudgement
 from engine.needs import NEEDS
 from engine.retention import Retention
 from engine.rules import remember
@@ -60,14 +60,14 @@ def agent(rng: random.Random, memory: int) -> AgentState:
     )
 
 
-def judgements(rng: random.Random) -> dict[str, RelationJudgement]:
+def judgements(rng: random.Random) -> dict[str, Edge]:
     return {
         o: RelationJudgement(
             delta=rng.choice([-0.9, -0.3, -0.05, 0.0, 0.12, 0.3, 5.0]),
             status=rng.choice([None, *Status]),
             summary=f"about {o}",
             importance=rng.randint(1, 10),
-        )
+        ).edge()
         for o in rng.sample(OTHERS, rng.randint(0, len(OTHERS)))
     }
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol, TypeVar
+from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -60,6 +60,10 @@ class AgentContext:
         return [n for n in self.scenario.names if n != self.persona.name]
 
 
+#: One edge's U_R as the round applies it: (delta, status override, summary, importance).
+Edge = tuple[float, Status | None, str, int]
+
+
 class RelationJudgement(BaseModel):
     """U_R output for one edge (Sociodrama Sec. 3.3, App. B)."""
 
@@ -67,6 +71,18 @@ class RelationJudgement(BaseModel):
     status: Status | None = None
     summary: str = ""
     importance: int = Field(default=1, ge=1, le=10)
+
+    def edge(self) -> Edge:
+        """The judgement as the round applies it."""
+        return (self.delta, self.status, self.summary, self.importance)
+
+
+class Judgements(NamedTuple):
+    """What one observer judged of a round: U_S, U_R of each triggered edge, need deltas."""
+
+    emotion: float
+    relations: dict[str, Edge]
+    needs: dict[str, float]
 
 
 class Mind(Protocol):
@@ -135,4 +151,15 @@ class Mind(Protocol):
 
     async def aclose(self) -> None:
         """Release network clients."""
+        ...
+
+
+@runtime_checkable
+class RuleJudge(Protocol):
+    """A mind whose judges are rules that never wait (the offline mind): the round calls
+    :meth:`judge_now` for each observer instead of gathering three coroutines an agent."""
+
+    def judge_now(self, ctx: AgentContext, triggers: dict[str, list[Action]]) -> Judgements:
+        """U_S, U_R (of the edges ``triggers`` names) and need deltas of ``ctx``'s agent,
+        from what it observed (``ctx.heard``)."""
         ...

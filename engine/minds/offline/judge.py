@@ -10,8 +10,7 @@ from ...rounding import ROUNDED_4
 from ...rules import MAX_FAV_DELTA, RIVAL_AT
 from ...scenario import Status
 from ...state import ALL, Action, Mode, Stance
-from ...trusted import trusted
-from ..base import AgentContext, RelationJudgement
+from ..base import AgentContext, Edge
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
     FOE_AT,
@@ -54,7 +53,6 @@ TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "host
 #: Emotion change from seeing a friend backed, attacked or addressed.
 FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
 
-_judgement = trusted(RelationJudgement)
 #: Favorability change from my own act toward the agent judged.
 OWN_ACT: dict[Stance, float] = {"support": 0.03, "oppose": -0.03, "neutral": 0.0}
 VERB: dict[Stance, str] = {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}
@@ -79,7 +77,7 @@ def relation_judgements(
     triggers: dict[str, list[Action]],
     lens: PriorLens,
     standing: Standing = UNAFFILIATED,
-) -> dict[str, RelationJudgement]:
+) -> dict[str, Edge]:
     """U_R by rule: direct support/attack, balance through third parties, betrayal,
     reconciliation, in-group favoritism, and regard for whoever told me a fact I did not
     know."""
@@ -108,7 +106,7 @@ def relation_judgements(
     opening = f"Round {ctx.round}: "
     rounded4 = ROUNDED_4  # round(x, 4), remembered
 
-    judged: dict[str, RelationJudgement] = {}
+    judged: dict[str, Edge] = {}
     for other, acts in triggers.items():  # the hot loop: once per edge, written inline
         rel = rels[other]
         fav = rel.fav
@@ -202,14 +200,8 @@ def relation_judgements(
                 override = Status.NEUTRAL
                 notes.append((6, f"{other} and I put our quarrel behind us"))
         importance, summary = max(notes) if notes else (1, f"{other} was present")
-        judged[other] = _judgement(  # built from the rule's own values: no validation
-            {
-                "delta": rounded4[delta] if delta else delta,  # zeros: a table never holds them
-                "status": override,
-                "summary": f"{opening}{summary}.",
-                "importance": importance,
-            }
-        )
+        rounded = rounded4[delta] if delta else delta  # zeros: a table never holds them
+        judged[other] = (rounded, override, f"{opening}{summary}.", importance)
 
     return judged
 

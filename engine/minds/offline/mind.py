@@ -14,8 +14,9 @@ from ...priors import Prior, sign_index
 from ...records import LLMCall
 from ...scenario import Archetype, Scenario
 from ...state import ALL, Action, Decision, Mode, Stance
+from ...trusted import trusted
 from ...values import s_self
-from ..base import A, AgentContext, RelationJudgement, TokenSink
+from ..base import A, AgentContext, Edge, Judgements, RelationJudgement, TokenSink
 from ..planner import plan
 from ..question import Question
 from .choose import candidates, intent
@@ -25,6 +26,8 @@ from .params import BASE_URGENCY, SILENCE_BELOW
 from .speech import plain, utterance
 
 LABEL = OFFLINE_LABEL
+_judgement = trusted(RelationJudgement)
+_JUDGEMENT_FIELDS = tuple(RelationJudgement.model_fields)
 
 
 class OfflineMind:
@@ -177,8 +180,10 @@ class OfflineMind:
     ) -> dict[str, RelationJudgement]:
         """U_R by rule: direct support/attack, balance through third parties, betrayal,
         reconciliation."""
-        standing = Standing(self._outgroup(ctx), self._broker(ctx), self._news(ctx))
-        return relation_judgements(ctx, triggers, self._lens(ctx), standing)
+        return {
+            other: _judgement(dict(zip(_JUDGEMENT_FIELDS, edge, strict=True)))
+            for other, edge in self._relations(ctx, triggers, self._lens(ctx)).items()
+        }
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Need deltas from being attacked, supported, heard or silent, plus slow recovery
@@ -186,6 +191,21 @@ class OfflineMind:
         held = self._moods.pop(ctx.name, None)
         mood = held[2] if held is not None and held[0] is ctx and held[1] is observed else None
         return need_deltas(ctx, observed, self._lens(ctx), mood)
+
+    def judge_now(self, ctx: AgentContext, triggers: dict[str, list[Action]]) -> Judgements:
+        """The three judges at once, without a coroutine each (:class:`~.base.RuleJudge`)."""
+        lens, observed = self._lens(ctx), ctx.heard
+        mood = emotion_delta(ctx, observed, lens)
+        return Judgements(
+            mood, self._relations(ctx, triggers, lens), need_deltas(ctx, observed, lens, mood)
+        )
+
+    def _relations(
+        self, ctx: AgentContext, triggers: dict[str, list[Action]], lens: PriorLens
+    ) -> dict[str, Edge]:
+        """U_R by rule of each triggered edge (:func:`.judge.relation_judgements`)."""
+        standing = Standing(self._outgroup(ctx), self._broker(ctx), self._news(ctx))
+        return relation_judgements(ctx, triggers, lens, standing)
 
     def take_calls(self) -> list[LLMCall]:
         """The offline model makes no model calls."""
