@@ -68,6 +68,7 @@ from .state import (
     Action,
     Decision,
     ForcedAction,
+    MemoryEntry,
     Mode,
     Pending,
     RoundRecord,
@@ -688,11 +689,13 @@ class Simulation:
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
         before, memory_size = self.state, self.scenario.memory_size
         retention = Retention.of(before, memory_size)  # the memory keys, handed on below
+        entries: dict[tuple[str, int], MemoryEntry] = {}  # the round's, shared by the edges
 
         def apply(me: str, judged: Judgements) -> AgentUpdate:
             """One observer's judgements, clipped and applied."""
             old = before.agents[me]
-            relations = update_relations(me, old, t, memory_size, judged.relations, retention)
+            edges = judged.relations
+            relations = update_relations(me, old, t, memory_size, edges, retention, entries)
             return update_agent(me, old, judged.emotion, relations, judged.needs, actions[me].theta)
 
         if isinstance(mind, RuleJudge):  # rules never wait: each observer judged and applied
@@ -707,10 +710,10 @@ class Simulation:
                 *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
                 *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
             )
-            moods, edges, needs = (results[k * count : (k + 1) * count] for k in range(3))
+            moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))
             updates = [
                 apply(n, Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n))
-                for n, d_s, d_r, d_n in zip(names, moods, edges, needs, strict=True)
+                for n, d_s, d_r, d_n in zip(names, moods, verdicts, needs, strict=True)
             ]
         new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
         after = WorldState(round=t, agents=new_states)

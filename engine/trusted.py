@@ -19,7 +19,17 @@ from pydantic import BaseModel
 M = TypeVar("M", bound=BaseModel)
 
 _new = object.__new__
-_set = object.__setattr__
+#: The setters of the slots every model instance fills: called directly, they skip the
+#: attribute lookup by name ``object.__setattr__`` makes on each call.
+SET_DICT, SET_FIELDS, SET_EXTRA, SET_PRIVATE = (
+    BaseModel.__dict__[slot].__set__
+    for slot in (
+        "__dict__",
+        "__pydantic_fields_set__",
+        "__pydantic_extra__",
+        "__pydantic_private__",
+    )
+)
 
 
 @cache
@@ -36,10 +46,10 @@ def trusted(model: type[M]) -> Callable[[dict[str, Any]], M]:
 
     def build(fields: dict[str, Any]) -> M:
         obj = _new(model)
-        _set(obj, "__dict__", fields)
-        _set(obj, "__pydantic_fields_set__", every)
-        _set(obj, "__pydantic_extra__", None)
-        _set(obj, "__pydantic_private__", None)
+        SET_DICT(obj, fields)
+        SET_FIELDS(obj, every)
+        SET_EXTRA(obj, None)
+        SET_PRIVATE(obj, None)
         return obj
 
     return build

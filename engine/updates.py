@@ -25,7 +25,7 @@ from .state import (
     Relation,
     RelationChange,
 )
-from .trusted import fields_set, trusted
+from .trusted import SET_DICT, SET_EXTRA, SET_FIELDS, SET_PRIVATE, fields_set, trusted
 
 _need = trusted(NeedState)
 _agent = trusted(AgentState)
@@ -99,18 +99,24 @@ def update_relations(
     memory_size: int,
     judged: dict[str, Edge],
     retention: Retention | None = None,
+    entries: dict[tuple[str, int], MemoryEntry] | None = None,
 ) -> RelationUpdate:
     """Clip and apply U_R to each judged edge: :func:`~engine.rules.apply_fav`, then
     :func:`~engine.rules.next_status` and :func:`~engine.rules.remember`, written out (this
     is the round's hottest loop: once per judged edge). ``old`` is left untouched; the
     models are built without validating them again (every mind's judgements are
     validated). ``retention``, the memory keys of the state ``old`` is part of, finds the
-    entries to evict (and is updated); without it each edge's memory is read.
+    entries to evict (and is updated); without it each edge's memory is read. ``entries``,
+    the round's memory entries by summary and importance, are shared by every edge that
+    remembers the same (and added to).
     """
     before = old.relations
     relations = dict(before)
     # What trusted() builders do, inlined: a call per model costs a fifth of the edge.
-    new, put = object.__new__, object.__setattr__
+    new = object.__new__
+    set_dict, set_fields, set_extra, set_private = SET_DICT, SET_FIELDS, SET_EXTRA, SET_PRIVATE
+    if entries is None:
+        entries = {}
     memory_set, relation_set, change_set = (
         fields_set(MemoryEntry),
         fields_set(Relation),
@@ -143,11 +149,13 @@ def update_relations(
             status = rival
         else:
             status = previous
-        entry = new(MemoryEntry)
-        put(entry, "__dict__", {"round": round_no, "summary": summary, "importance": importance})
-        put(entry, "__pydantic_fields_set__", memory_set)
-        put(entry, "__pydantic_extra__", None)
-        put(entry, "__pydantic_private__", None)
+        entry = entries.get((summary, importance))
+        if entry is None:
+            entry = entries[summary, importance] = new(MemoryEntry)
+            set_dict(entry, {"round": round_no, "summary": summary, "importance": importance})
+            set_fields(entry, memory_set)
+            set_extra(entry, None)
+            set_private(entry, None)
         memory = rel.memory
         size = len(memory)
         if victim is not None and victim < 0 and size < memory_size:  # room: no eviction
@@ -162,15 +170,14 @@ def update_relations(
             if retention is not None:
                 retention.set(me, retention.index[other], memory)
         relation = relations[other] = new(Relation)
-        put(relation, "__dict__", {"fav": fav, "status": status, "memory": memory})
-        put(relation, "__pydantic_fields_set__", relation_set)
-        put(relation, "__pydantic_extra__", None)
-        put(relation, "__pydantic_private__", None)
+        set_dict(relation, {"fav": fav, "status": status, "memory": memory})
+        set_fields(relation, relation_set)
+        set_extra(relation, None)
+        set_private(relation, None)
         moved = fav - was
         change = new(RelationChange)
-        put(
+        set_dict(
             change,
-            "__dict__",
             {
                 "source": name,
                 "target": other,
@@ -183,8 +190,8 @@ def update_relations(
                 "importance": importance,
             },
         )
-        put(change, "__pydantic_fields_set__", change_set)
-        put(change, "__pydantic_extra__", None)
-        put(change, "__pydantic_private__", None)
+        set_fields(change, change_set)
+        set_extra(change, None)
+        set_private(change, None)
         append(change)
     return RelationUpdate(relations, changes)

@@ -148,3 +148,25 @@ def test_trusted_models_behave_as_validated_ones():
         "status",
         "memory",
     }
+
+
+@given(st.integers(min_value=0, max_value=2**32), st.integers(min_value=0, max_value=4))
+def test_a_rounds_shared_memory_entries_change_nothing_but_sharing(seed, memory):
+    """Edges that remember the same summary and importance in a round share one entry (the
+    round's ``entries``), and the relations are those each edge's own entry gives."""
+    rng = random.Random(seed)
+    entries: dict[tuple[str, int], MemoryEntry] = {}
+    olds = [agent(rng, memory) for _ in range(3)]
+    judged = [
+        {o: (0.1, None, rng.choice(["left", "came"]), rng.randint(1, 2)) for o in OTHERS}
+        for _ in olds
+    ]
+    pairs = list(zip(olds, judged, strict=True))
+    shared = [update_relations("Ann", o, 7, 3, j, entries=entries) for o, j in pairs]
+    own = [update_relations("Ann", o, 7, 3, j) for o, j in pairs]
+    assert shared == own
+    assert_as_validated([r.relations for r in shared])
+    remembered = [e for u in shared for r in u.relations.values() for e in r.memory if e.round == 7]
+    assert all(entries[e.summary, e.importance] is e for e in remembered)
+    assert len(entries) <= 4  # two summaries, two importances
+    assert memory >= 3 or len(remembered) == 3 * len(OTHERS)  # with room, every edge keeps its
