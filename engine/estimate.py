@@ -6,15 +6,26 @@ From the prompts: the run's first rounds (until the history window is full,
 run would make in the same contexts: the same prompts, the schema pasted or sent as
 ``response_format``, the same judge calls. Their tokens are counted with
 ``litellm.token_counter`` (a schema sent as ``response_format`` counts too: providers bill
-it); a reply is the offline model's answer in the reply's shape. Later rounds cost what the
-played ones did once the window is full: their mean number of calls, at the last round's
-tokens per call. The range: low = half the speakers (turns and triggered edges), every
-round at the least prompt per call of the played rounds (the least history) and replies
-half as long; high = every agent speaks, 10% of the calls resent and replies twice as long.
+it); a reply is the offline model's answer to that request in the reply's shape. Later rounds
+cost what the played ones did once the window is full: their mean number of calls, at the
+last round's tokens per call.
 
-From earlier runs: saved runs of the same scenario, model, judge model and judge mode give
-their recorded usage per round; then the expected figures are theirs, and the range covers
-both sources.
+The model's behaviour: who speaks, how, and how long replies are, is a property of the model,
+not of the scenario. Saved runs of any scenario played by the same models
+(:mod:`engine.behaviour`) give it: the play then takes the model's share of speakers and of
+private and addressed turns, and its utterances, intents and relation summaries at the
+model's length (so the later prompts hold the history the model would write); each request's
+reply is the model's mean reply of that purpose, and its re-asks are added. Without such runs
+the expected figures assume the offline model's behaviour (it speaks more, and at more
+length, than most models), which the range allows for.
+
+The range: low = a third of the speakers (turns and triggered edges), every request at the
+least prompt of its kind rendered, replies half as long; high = every agent speaks, 10% of
+the calls resent and replies twice as long.
+
+From earlier runs of the same scenario: saved runs of the same scenario, model, judge model
+and judge mode give their recorded usage per round; then the expected figures are theirs,
+and the range covers both sources.
 
 Cost comes from litellm's model cost map; a model without a price makes the cost unknown.
 """
@@ -23,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import random
 import statistics
 from collections import defaultdict
@@ -32,19 +44,20 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .behaviour import Behaviour, measure
 from .errors import SaveError
 from .llm.settings import LLMSettings
 from .llm.transport import Reply, Request, TransportError
 from .mind_spec import OFFLINE, MindSpec
 from .minds.base import AgentContext, RelationJudgement, TokenSink
 from .minds.offline import OfflineMind
-from .minds.planner import N_CANDIDATES
+from .minds.planner import N_CANDIDATES, imagine
 from .minds.question import Question
 from .priors import Prior
 from .records import LLMCall, RoundUsage
 from .rules import HISTORY_WINDOW
 from .scenario import Scenario
-from .state import Action, Decision, Mode
+from .state import ALL, Action, Decision, Mode
 
 if TYPE_CHECKING:
     from .minds.base import A
@@ -57,7 +70,7 @@ REASK_ALLOWANCE = 0.1
 #: Calls that grow with the number of speakers (each speaker's turn, each triggered edge).
 SPEAKER_PURPOSES = frozenset({"speak", "relation"})
 #: The low end's share of the speakers of the played rounds.
-FEWER_SPEAKERS = 0.5
+FEWER_SPEAKERS = 1 / 3
 #: At most this many requests of one purpose and model are token-counted per round; the
 #: rest are counted at their mean.
 SAMPLE = 200
@@ -120,6 +133,9 @@ class Estimate:
     #: Earlier runs (and their rounds) whose recorded usage set the expected figures.
     earlier_runs: int = 0
     earlier_rounds: int = 0
+    #: Saved runs (and their rounds), of any scenario, whose models' behaviour was measured.
+    measured_runs: int = 0
+    measured_rounds: int = 0
 
     @property
     def tokens(self) -> Span:
@@ -129,14 +145,23 @@ class Estimate:
     @property
     def source(self) -> str:
         """Where the figures come from, in words."""
-        played = "the prompts of the first rounds, rendered and counted"
-        if not self.earlier_runs:
-            return played
-        runs = "run" if self.earlier_runs == 1 else "runs"
-        return (
-            f"{played}; expected from {self.earlier_runs} earlier {runs} "
-            f"({self.earlier_rounds} rounds)"
-        )
+        parts = ["the prompts of the first rounds, rendered and counted"]
+        if self.measured_runs:
+            parts.append(
+                "who speaks, reply lengths and re-asks as measured in "
+                f"{_runs(self.measured_runs)} of these models ({self.measured_rounds} rounds)"
+            )
+        else:
+            parts.append(
+                "who speaks and reply lengths as the offline model plays "
+                "(no saved run of these models)"
+            )
+        if self.earlier_runs:
+            parts.append(
+                f"expected from {_runs(self.earlier_runs)} of this scenario and these "
+                f"settings ({self.earlier_rounds} rounds)"
+            )
+        return "; ".join(parts)
 
     def times(self, runs: float) -> Estimate:
         """The estimate of ``runs`` such runs (a sweep, the arms of a trial)."""
@@ -167,6 +192,10 @@ class Estimate:
             return f"unknown price ({', '.join(self.unpriced)})"
         c = self.cost_usd
         return f"${c.expected:,.4f} [${c.low:,.4f}–${c.high:,.4f}]"
+
+
+def _runs(n: int) -> str:
+    return f"{n} saved run" if n == 1 else f"{n} saved runs"
 
 
 def _ranged(s: Span) -> str:
@@ -213,9 +242,10 @@ async def estimate_run_async(
     total = rounds or scenario.rounds
     if not isinstance(settings, LLMSettings):
         return no_calls(total)
-    played = await _play(scenario, settings, min(total, HISTORY_WINDOW + 1), prior, seed)
+    behaviour = measure(saves, settings)
+    played = await _play(scenario, settings, min(total, HISTORY_WINDOW + 1), prior, seed, behaviour)
     earlier = _earlier(saves, scenario, settings)
-    return _combine(played, total, len(scenario.agents), earlier)
+    return _combine(played, total, len(scenario.agents), earlier, behaviour)
 
 
 # -- the prompts of the first rounds ------------------------------------------------------
@@ -239,41 +269,115 @@ class _Unsent:
 
 class _Shadow:
     """The offline model plays; an LLM mind renders what it would have been asked. The
-    offline answers, in the shape of the replies, stand for the replies' length."""
+    offline answers, in the shape of each request's reply, stand for the replies.
+
+    With a measured :class:`~engine.behaviour.Behaviour`, the play takes the model's: its
+    share of speakers each round and how they speak (privately, to one agent, to all), and
+    its utterances, intents and relation summaries at the model's length (the offline
+    text, cut or repeated), so the later prompts hold the history the model would write."""
 
     judge_mode = "rules"
 
-    def __init__(self, offline: OfflineMind, llm: LLMMind) -> None:
+    def __init__(self, offline: OfflineMind, llm: LLMMind, behaviour: Behaviour, seed: int) -> None:
         self.offline, self.llm = offline, llm
+        self.settings = llm.settings
+        self.behaviour = behaviour
+        self.seed = seed
         self.spec = OFFLINE
         self.label = offline.label
-        self.replies: dict[str, list[str]] = defaultdict(list)
+        #: The offline answer of each request, by the request's key: a JSON object or text.
+        self.answers: dict[str, Any] = {}
         self.calls: list[list[LLMCall]] = []
+        self._sizer = _Sizer()
+        self._speakers: dict[tuple[int, str, str], frozenset[str]] = {}
+
+    def _key(self, ctx: AgentContext, purpose: str, target: str = "") -> str:
+        return self.llm._key(ctx, purpose, target)
 
     async def ask(self, question: Question[A]) -> A:
         return await self.offline.ask(question)
 
     async def decide(self, ctx: AgentContext) -> Decision:
         decision, _ = await asyncio.gather(self.offline.decide(ctx), self.llm.decide(ctx))
+        decision = self._as_model(ctx, decision)
         reply = _decision_json(decision)
         if ctx.persona.kind == "value-driven":
-            self.replies["plan"].append(json.dumps({"candidates": [reply] * N_CANDIDATES}))
+            reply["imagined"] = _imagined(ctx, decision)
+            self.answers[self._key(ctx, "plan")] = {"candidates": [reply] * N_CANDIDATES}
         else:
-            self.replies["decide"].append(json.dumps(reply))
+            self.answers[self._key(ctx, "decide")] = reply
         return decision
+
+    def _as_model(self, ctx: AgentContext, decision: Decision) -> Decision:
+        """The decision as the agent's model would take it: whether it speaks by the
+        model's share of speakers this round, how by its shares of private and addressed
+        turns (the offline target kept when it fits), its intent at the model's length."""
+        model = self.settings.model_for(ctx.name)
+        kind = "plan" if ctx.persona.kind == "value-driven" else "decide"
+        voice = self.behaviour.voice(kind, model)
+        if voice is None:
+            return decision
+        if ctx.name not in self._round_speakers(ctx, kind, model, voice.speak):
+            return decision.model_copy(update={"mode": Mode.SILENT, "target": None})
+        rng = random.Random(f"{self.seed}|{ctx.round}|{ctx.name}|voice")
+        mode = Mode.PRIVATE if rng.random() < voice.private else Mode.PUBLIC
+        target: str | None = ALL
+        if mode is Mode.PRIVATE or rng.random() < voice.addressed:
+            kept = decision.mode is mode and decision.target not in (None, ALL)
+            target = decision.target if kept else rng.choice(ctx.others)
+        intent = self._sizer.sized(decision.intent, voice.intent_tokens, model)
+        return decision.model_copy(update={"mode": mode, "target": target, "intent": intent})
+
+    def _round_speakers(
+        self, ctx: AgentContext, kind: str, model: str, share: float
+    ) -> frozenset[str]:
+        """The agents of ``kind`` and ``model`` who speak in the round: as many as their
+        share of them, carried over the rounds (so the total is the share of all turns), in
+        an order drawn for the round."""
+        key = (ctx.round, kind, model)
+        if key not in self._speakers:
+            names = [
+                a.name
+                for a in ctx.scenario.agents
+                if self.settings.model_for(a.name) == model
+                and ("plan" if a.kind == "value-driven" else "decide") == kind
+            ]
+
+            def due(r: int) -> int:
+                return math.floor(share * len(names) * r + 0.5)
+
+            rng = random.Random(f"{self.seed}|{ctx.round}|{kind}|{model}|speakers")
+            rng.shuffle(names)
+            self._speakers[key] = frozenset(names[: due(ctx.round) - due(ctx.round - 1)])
+        return self._speakers[key]
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         text, _ = await asyncio.gather(
             self.offline.speak(ctx, decision, sink), self.llm.speak(ctx, decision, _ignore)
         )
-        self.replies["speak"].append(text)
+        model = self.settings.model_for(ctx.name)
+        tokens = self.behaviour.utterance_tokens(model)
+        if tokens is not None:
+            text = self._sizer.sized(text, tokens, model)
+        self.answers[self._key(ctx, "speak")] = text
         return text
+
+    def _judged(self, ctx: AgentContext) -> dict[str, Any]:
+        """The batched judge's answer about ``ctx``'s agent, filled by the three judges."""
+        return self.answers.setdefault(self._key(ctx, "judge"), {})
+
+    @property
+    def _batched(self) -> bool:
+        return self.llm.judge_mode == "batched"
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         delta, _ = await asyncio.gather(
             self.offline.judge_emotion(ctx, observed), self.llm.judge_emotion(ctx, observed)
         )
-        self.replies["emotion"].append(json.dumps({"delta": round(delta, 2)}))
+        if self._batched:
+            self._judged(ctx)["delta"] = round(delta, 2)
+        else:
+            self.answers[self._key(ctx, "emotion")] = {"delta": round(delta, 2)}
         return delta
 
     async def judge_relations(
@@ -282,22 +386,42 @@ class _Shadow:
         judged, _ = await asyncio.gather(
             self.offline.judge_relations(ctx, triggers), self.llm.judge_relations(ctx, triggers)
         )
-        edges = [_edge_json(target, j) for target, j in judged.items()]
-        self.replies["relation"] += [json.dumps(e) for e in edges]
-        if triggers:
-            self.replies["judgements"].append(json.dumps({"judgements": edges}))
+        judged = {t: self._summarised(ctx, t, j) for t, j in judged.items()}
+        if self._batched and triggers:
+            edges = [{"target": t, **_edge_json(j)} for t, j in judged.items()]
+            self._judged(ctx)["judgements"] = edges
+        elif not self._batched:
+            for target, j in judged.items():
+                self.answers[self._key(ctx, "relation", target)] = _edge_json(j)
         return judged
+
+    def _summarised(
+        self, ctx: AgentContext, target: str, j: RelationJudgement
+    ) -> RelationJudgement:
+        """The judgement with a summary as the judge model gives them: as often, as long."""
+        model = self.settings.judge
+        summaries = self.behaviour.summaries.get(model)
+        if summaries is None:
+            return j
+        rng = random.Random(f"{self.seed}|{ctx.round}|{ctx.name}|{target}|summary")
+        given = rng.random() < summaries.share
+        summary = self._sizer.sized(j.summary, summaries.tokens, model) if given else ""
+        return j.model_copy(update={"summary": summary})
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         deltas, _ = await asyncio.gather(
             self.offline.judge_needs(ctx, observed), self.llm.judge_needs(ctx, observed)
         )
-        self.replies["needs"].append(json.dumps({n: round(d, 2) for n, d in deltas.items()}))
+        needs = {n: round(d, 2) for n, d in deltas.items()}
+        if self._batched:
+            self._judged(ctx)["needs"] = needs
+        else:
+            self.answers[self._key(ctx, "needs")] = needs
         return deltas
 
     async def narrate(self, scenario: Scenario, round_no: int, scene: str) -> str:
         await self.llm.narrate(scenario, round_no, scene)
-        self.replies["narrate"].append(scene)
+        self.answers[f"r{round_no:04d}:narrate"] = scene
         return await self.offline.narrate(scenario, round_no, scene)
 
     def take_calls(self) -> list[LLMCall]:
@@ -326,9 +450,16 @@ def _decision_json(d: Decision) -> dict[str, Any]:
     return {"urgency": d.urgency, "stance": d.stance, "intent": d.intent, "action": action}
 
 
-def _edge_json(target: str, j: RelationJudgement) -> dict[str, Any]:
+def _imagined(ctx: AgentContext, d: Decision) -> dict[str, float]:
+    """The need changes a planner imagines for the decision (those it changes)."""
+    needs, _ = imagine(ctx, d.stance, d.target, d.mode, attacked=False)
+    before = ctx.state.needs
+    changes = {n: round(v.current - before[n].current, 2) for n, v in needs.items()}
+    return {n: c for n, c in changes.items() if c}
+
+
+def _edge_json(j: RelationJudgement) -> dict[str, Any]:
     return {
-        "target": target,
         "delta_fav": round(j.delta, 2),
         "status": j.status.value if j.status else None,
         "summary": j.summary,
@@ -336,82 +467,117 @@ def _edge_json(target: str, j: RelationJudgement) -> dict[str, Any]:
     }
 
 
+class _Sizer:
+    """Cuts or repeats a text's words to about a number of tokens, as a model counts them."""
+
+    def __init__(self) -> None:
+        from .llm.transport import _litellm
+
+        self.litellm = _litellm()
+        self._tokens: dict[tuple[str, str], int] = {}
+
+    def sized(self, text: str, tokens: float, model: str) -> str:
+        words = text.split()
+        if not words or tokens <= 0:
+            return ""
+        key = (model, text)
+        if key not in self._tokens:
+            self._tokens[key] = max(1, int(self.litellm.token_counter(model=model, text=text)))
+        n = max(1, round(len(words) * tokens / self._tokens[key]))
+        return " ".join(words[i % len(words)] for i in range(n))
+
+
 @dataclass(frozen=True)
 class _Played:
-    """The rounds played for the estimate: per round, figures by (purpose, model)."""
+    """The rounds played for the estimate: per round, figures by (purpose, model); the
+    least prompt tokens of one request of each (purpose, model) in any of them."""
 
     rounds: list[dict[tuple[str, str], Figures]]
+    least: dict[tuple[str, str], float]
 
 
 async def _play(
-    scenario: Scenario, settings: LLMSettings, rounds: int, prior: Prior | None, seed: int
+    scenario: Scenario,
+    settings: LLMSettings,
+    rounds: int,
+    prior: Prior | None,
+    seed: int,
+    behaviour: Behaviour,
 ) -> _Played:
     from .minds.llm import LLMMind
     from .simulation import Simulation
 
     unsent = _Unsent()
     # The run is the offline model's (no caps, no degraded stop): every request fails unsent.
-    shadow = _Shadow(OfflineMind(seed), LLMMind(settings, transport=unsent))
+    llm = LLMMind(settings, transport=unsent)
+    shadow = _Shadow(OfflineMind(seed), llm, behaviour, seed)
     sim = Simulation.new(scenario, seed=seed, mind=shadow, rounds=rounds, prior=prior)
     try:
         await sim.run(rounds)
     finally:
         await shadow.aclose()
-    counter = _Counter(shadow.replies)
-    return _Played([counter.count(calls, unsent.schemas) for calls in shadow.calls])
+    counter = _Counter(shadow.answers, unsent.schemas, behaviour)
+    return _Played([counter.count(calls) for calls in shadow.calls], counter.least)
 
 
 class _Counter:
-    """Counts the tokens of rendered requests with litellm (a sample of each kind)."""
+    """Counts the tokens of rendered requests and of their answers with litellm (a sample
+    of each kind); a purpose the behaviour measured for the model takes its replies' length
+    and its exchanges per question (re-asks) from there."""
 
-    def __init__(self, replies: Mapping[str, list[str]]) -> None:
+    def __init__(
+        self,
+        answers: Mapping[str, Any],
+        schemas: Mapping[str, dict[str, Any]],
+        behaviour: Behaviour,
+    ) -> None:
         from .llm.transport import _litellm
 
         self.litellm = _litellm()
-        self.replies = replies
-        self._reply_tokens: dict[tuple[str, str], float] = {}
+        self.answers, self.schemas, self.behaviour = answers, schemas, behaviour
         self._rng = random.Random(0)
+        #: The least prompt tokens of one request, by (purpose, model).
+        self.least: dict[tuple[str, str], float] = {}
 
-    def count(
-        self, calls: list[LLMCall], schemas: Mapping[str, dict[str, Any]]
-    ) -> dict[tuple[str, str], Figures]:
+    def count(self, calls: list[LLMCall]) -> dict[tuple[str, str], Figures]:
         groups: dict[tuple[str, str], list[LLMCall]] = defaultdict(list)
         for call in calls:
             groups[call.purpose, call.model].append(call)
         figures = {}
         for (purpose, model), group in groups.items():
             sample = group if len(group) <= SAMPLE else self._rng.sample(group, SAMPLE)
-            prompt = statistics.fmean(self._prompt(c, schemas.get(c.key)) for c in sample)
-            completion = self._reply(purpose, model)
+            prompts = [self._prompt(c) for c in sample]
+            prompt = statistics.fmean(prompts)
+            least = float(min(prompts))
             n = len(group)
-            figures[purpose, model] = Figures(n, prompt * n, completion * n)
+            measured = self.behaviour.exchange(purpose, model)
+            if measured is not None:
+                least *= measured.prompt_factor
+            self.least[purpose, model] = min(least, self.least.get((purpose, model), least))
+            if measured is None:
+                completion = statistics.fmean(self._answer(c) for c in sample)
+                figures[purpose, model] = Figures(n, prompt * n, completion * n)
+            else:
+                figures[purpose, model] = Figures(
+                    n * measured.calls_per_ask,
+                    prompt * n * measured.prompt_factor,
+                    measured.completion_per_ask * n,
+                )
         return figures
 
-    def _prompt(self, call: LLMCall, schema: dict[str, Any] | None) -> int:
+    def _prompt(self, call: LLMCall) -> int:
         tokens = int(self.litellm.token_counter(model=call.model, messages=call.messages))
+        schema = self.schemas.get(call.key)
         if schema is not None:
             text = json.dumps(schema, separators=(",", ":"))
             tokens += int(self.litellm.token_counter(model=call.model, text=text))
         return tokens
 
-    def _reply(self, purpose: str, model: str) -> float:
-        """Mean tokens of the offline answers of ``purpose``, as ``model`` counts them."""
-        key = (purpose, model)
-        if key not in self._reply_tokens:
-            self._reply_tokens[key] = sum(
-                self._mean_tokens(self.replies.get(part) or ["{}"], model)
-                for part in _REPLY_OF.get(purpose, (purpose,))
-            )
-        return self._reply_tokens[key]
-
-    def _mean_tokens(self, texts: list[str], model: str) -> float:
-        sample = texts if len(texts) <= SAMPLE else self._rng.sample(texts, SAMPLE)
-        return statistics.fmean(self.litellm.token_counter(model=model, text=t) for t in sample)
-
-
-#: The offline answers that stand for a purpose's reply: the batched judge answers
-#: emotion, judgements and needs in one reply.
-_REPLY_OF = {"judge": ("emotion", "judgements", "needs")}
+    def _answer(self, call: LLMCall) -> int:
+        """Tokens of the offline answer to ``call``, in its reply's shape."""
+        answer = self.answers.get(call.key, "")
+        text = answer if isinstance(answer, str) else json.dumps(answer)
+        return int(self.litellm.token_counter(model=call.model, text=text)) if text else 0
 
 
 # -- earlier runs -------------------------------------------------------------------------
@@ -458,8 +624,8 @@ def _same_models(run: LLMSettings | None, settings: LLMSettings) -> bool:
 @dataclass(frozen=True)
 class _End:
     """One end of the range: factors on the calls of speaker-dependent purposes, on the
-    others' calls, and on the replies' length; ``fewest`` puts every round at the smallest
-    prompt per call of the played rounds (the least history)."""
+    others' calls, and on the replies' length; ``fewest`` puts every request at the least
+    prompt of its kind rendered in the played rounds (the least history and seen)."""
 
     speakers: float
     others: float
@@ -472,8 +638,8 @@ class _End:
 
 
 def _ends(played: _Played, agents: int) -> dict[str, _End]:
-    """Low: half the speakers, short replies; high: every agent speaks, re-asks, long
-    replies."""
+    """Low: a third of the speakers, the least prompts, short replies; high: every agent
+    speaks, re-asks, long replies."""
     speakers = statistics.fmean(
         sum(f.calls for (purpose, _), f in r.items() if purpose == "speak") for r in played.rounds
     )
@@ -486,7 +652,13 @@ def _ends(played: _Played, agents: int) -> dict[str, _End]:
     }
 
 
-def _combine(played: _Played, total: int, agents: int, earlier: list[list[RoundUsage]]) -> Estimate:
+def _combine(
+    played: _Played,
+    total: int,
+    agents: int,
+    earlier: list[list[RoundUsage]],
+    behaviour: Behaviour,
+) -> Estimate:
     """The played rounds, then the later rounds to ``total`` at the played rounds' mean
     calls and the last one's tokens per call, at each end of the range; earlier runs'
     usage, if any."""
@@ -503,13 +675,13 @@ def _combine(played: _Played, total: int, agents: int, earlier: list[list[RoundU
         calls = statistics.fmean(f.calls for f in series)
         per_round[purpose] += calls
         last = _per_call(played.rounds[-1].get(key) or sum(series, ZERO))
-        least = min((_per_call(f) for f in series if f.calls), key=lambda f: f.prompt_tokens)
+        least = played.least[key]
         done = sum(series, ZERO)
         for name, end in ends.items():
             first, per_call = done, last
-            if end.fewest:  # every round at the least prompt per call (the least history)
-                first = replace(done, prompt_tokens=least.prompt_tokens * done.calls)
-                per_call = replace(last, prompt_tokens=least.prompt_tokens)
+            if end.fewest:  # every request at the least prompt of its kind
+                first = replace(done, prompt_tokens=least * done.calls)
+                per_call = replace(last, prompt_tokens=least)
             rounds = first + per_call.times(calls * later)
             by_model[name][model] += end.scaled(purpose, rounds)
     spans = {name: sum(models.values(), ZERO) for name, models in by_model.items()}
@@ -529,6 +701,8 @@ def _combine(played: _Played, total: int, agents: int, earlier: list[list[RoundU
         prompt_per_call={p: _per_call(f).prompt_tokens for p, f in final.items()},
         earlier_runs=len(earlier),
         earlier_rounds=earlier_rounds,
+        measured_runs=behaviour.runs,
+        measured_rounds=behaviour.rounds,
     )
 
 
