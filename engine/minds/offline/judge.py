@@ -4,6 +4,7 @@ on how an agent feels about what it saw."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...lexicon import sentiment
 from ...rounding import ROUNDED_4
@@ -72,6 +73,25 @@ class Standing:
 UNAFFILIATED = Standing()
 
 
+class _Present(dict[str, str]):
+    """Each agent's "was present" summary of a round (the summary of most edges), built once
+    for every observer of the round."""
+
+    def __init__(self, opening: str) -> None:
+        super().__init__()
+        self.opening = opening
+
+    def __missing__(self, other: str) -> str:
+        summary = self[other] = f"{self.opening}{other} was present."
+        return summary
+
+
+@lru_cache(maxsize=2)
+def _present(opening: str) -> _Present:
+    """The "was present" summaries of the round ``opening`` names."""
+    return _Present(opening)
+
+
 def relation_judgements(
     ctx: AgentContext,
     triggers: dict[str, list[Action]],
@@ -104,7 +124,10 @@ def relation_judgements(
     attitude = lens.attitude
     credence_of = lens.credence
     opening = f"Round {ctx.round}: "
+    present = _present(opening)
     rounded4 = ROUNDED_4  # round(x, 4), remembered
+    public_mode, private_mode = Mode.PUBLIC, Mode.PRIVATE
+    ally, neutral = Status.ALLY, Status.NEUTRAL
 
     judged: dict[str, Edge] = {}
     for other, acts in triggers.items():  # the hot loop: once per edge, written inline
@@ -118,49 +141,50 @@ def relation_judgements(
         feud = rel.status in NEGATIVE
         attacked_me = feud and any(a.target == me and a.stance == "oppose" for a in acts)
         for a in acts:
-            public = a.mode is Mode.PUBLIC
-            how = "publicly" if public else "privately"
-            stance = a.stance
+            stance, target = a.stance, a.target
             if a.speaker == me:
                 delta += OWN_ACT[stance]
+                how = "publicly" if a.mode is public_mode else "privately"
                 notes.append((2, f"I {VERB[stance]} {other} {how}"))
                 if stance == "support" and feud and not attacked_me:
                     delta = max(delta + RECONCILE, PEACE_AT - fav)
-                    override = Status.NEUTRAL
+                    override = neutral
                     notes.append((8, f"I reached out to {other} and we made peace"))
-            elif a.target == me:
+            elif target == me:
+                public = a.mode is public_mode
+                how = "publicly" if public else "privately"
                 if stance == "support":
                     delta += 0.13 * responsive * (1.0 + warm) * (1.0 - bias)
                     notes.append((5, f"{other} backed me {how}"))
                     reached = fav + min(delta, MAX_FAV_DELTA)
                     if feud and reached > PEACE_FROM:
                         delta = max(delta + RECONCILE, PEACE_AT - fav)
-                        override = Status.NEUTRAL
+                        override = neutral
                         notes.append((8, f"{other} reached out and we made peace"))
                 elif stance == "oppose":
                     hurt = 0.16 * thin * (1.2 if public else 1.0) * (1.0 - warm)
                     delta -= hurt * (1.0 + bias)
                     notes.append((7, f"{other} attacked me {how}"))
-                    if rel.status is Status.ALLY:
+                    if rel.status is ally:
                         override = Status.RIVAL
                         notes.append((9, f"{other}, my ally, turned on me"))
-                elif a.mode is Mode.PRIVATE:
+                elif a.mode is private_mode:
                     delta += 0.08
                     notes.append((4, f"{other} confided in me"))
                 else:
                     delta += 0.02
                     notes.append((2, f"{other} spoke to me"))
-            elif a.target in rels and not broker:
-                friend = rels[a.target].fav
+            elif target in rels and not broker:
+                friend = rels[target].fav
                 if stance == "oppose" and friend >= FRIEND_AT:
                     delta -= FRIEND_HURT * friend * thin
-                    notes.append((4, f"{other} attacked my friend {a.target}"))
+                    notes.append((4, f"{other} attacked my friend {target}"))
                 elif stance == "support" and friend >= FRIEND_AT:
                     delta += 0.05 * warmth
-                    notes.append((3, f"{other} backed my friend {a.target}"))
+                    notes.append((3, f"{other} backed my friend {target}"))
                 elif stance == "support" and friend <= FOE_AT:
                     delta -= 0.05
-                    notes.append((3, f"{other} sided with {a.target}"))
+                    notes.append((3, f"{other} sided with {target}"))
             elif stance == "neutral" and rival_side:
                 notes.append((2, f"{other} pressed the other side's case"))
             elif stance == "neutral":
@@ -197,11 +221,15 @@ def relation_judgements(
         ):  # a grudge not renewed (nor its side's case pressed) this round fades
             delta += calm * (1.0 - bias)
             if fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
-                override = Status.NEUTRAL
+                override = neutral
                 notes.append((6, f"{other} and I put our quarrel behind us"))
-        importance, summary = max(notes) if notes else (1, f"{other} was present")
+        if notes:
+            importance, note = max(notes)
+            summary = f"{opening}{note}."
+        else:
+            importance, summary = 1, present[other]
         rounded = rounded4[delta] if delta else delta  # zeros: a table never holds them
-        judged[other] = (rounded, override, f"{opening}{summary}.", importance)
+        judged[other] = (rounded, override, summary, importance)
 
     return judged
 
