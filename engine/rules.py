@@ -131,15 +131,13 @@ def relation_triggers(
 ) -> dict[str, list[Action]]:
     """E_ij for each j: direct interactions between i and j, and j's visible public acts."""
     triggers: dict[str, list[Action]] = {}
+    public, private = Mode.PUBLIC, Mode.PRIVATE
     for action in actions:  # can_observe(action, observer), written out: runs N^2 times
-        mode = action.mode
-        seen = mode is Mode.PUBLIC or (
-            mode is Mode.PRIVATE and observer in (action.speaker, action.target)
-        )
+        mode, target = action.mode, action.target
         if action.speaker == observer:
-            if action.target not in (None, ALL) and seen:
-                triggers.setdefault(action.target, []).append(action)
-        elif seen:
+            if target is not None and target != ALL and (mode is public or mode is private):
+                triggers.setdefault(target, []).append(action)
+        elif mode is public or (mode is private and target == observer):
             triggers.setdefault(action.speaker, []).append(action)
     return triggers
 

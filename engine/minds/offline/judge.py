@@ -329,20 +329,21 @@ def emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) ->
         else 0.04 * _salience(ctx, e.text) * sentiment(e.text)
         for e in ctx.events
     )
-    trust = lens.trust
-    for a in observed:
+    trust, public = lens.trust, Mode.PUBLIC
+    for a in observed:  # once per act an agent observed: N^2 a round
+        stance, target = a.stance, a.target
         if a.speaker == me:
-            delta += -0.01 if a.stance == "oppose" else 0.01
+            delta += -0.01 if stance == "oppose" else 0.01
             continue
-        if a.target == me:
-            if a.stance == "neutral":
+        if target == me:
+            if stance == "neutral":
                 continue
-            felt = 0.08 * responsive if a.stance == "support" else -0.08 * thin
-            if a.stance == "oppose" and a.mode is Mode.PUBLIC:
+            felt = 0.08 * responsive if stance == "support" else -0.08 * thin
+            if stance == "oppose" and a.mode is public:
                 felt *= 1.25
-        elif a.target in rels and rels[a.target].fav >= FRIEND_AT:
-            felt = FRIEND_FEELING[a.stance]
-        elif a.stance == "oppose":
+        elif target in rels and rels[target].fav >= FRIEND_AT:
+            felt = FRIEND_FEELING[stance]
+        elif stance == "oppose":
             felt = -0.01
         else:
             continue
