@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING
 
 from .state import MemoryEntry, WorldState
@@ -71,24 +72,29 @@ class Retention:
             last = memory[-cap:]
             row[cap - len(last) :] = [e.importance + e.round for e in last]
 
-    def evict(self, i: int, targets: Sequence[str], added: Sequence[int]) -> list[int]:
-        """Add to each edge i -> ``targets[k]`` an entry of key ``added[k]``; the position
-        of the entry each evicts (``capacity`` for the new one itself), or -1 for an
-        edge that had room. An edge with more entries than the capacity is the caller's
-        to settle (:func:`~engine.rules.remember`, then :meth:`set`)."""
+    def evict(self, rows: Sequence[tuple[str, Sequence[str], Sequence[int]]]) -> list[list[int]]:
+        """For each row (agent i, targets, added) add to each edge i -> ``targets[k]`` an
+        entry of key ``added[k]``; for each row, the position of the entry each edge evicts
+        (``capacity`` for the new one itself), or -1 for an edge that had room. The rows of
+        a round go in one call (numpy's cost is per call). An edge with more entries than
+        the capacity is the caller's to settle (:func:`~engine.rules.remember`, then
+        :meth:`set`)."""
         import numpy as np
 
-        cap, k = self.capacity, len(targets)
-        cols = [self.index[t] for t in targets]
-        row = self.keys[i]
+        cap, index = self.capacity, self.index
+        sizes = [len(targets) for _, targets, _ in rows]
+        sources = np.repeat(np.array([index[name] for name, _, _ in rows], np.intp), sizes)
+        cols = np.array([index[t] for _, targets, _ in rows for t in targets], np.intp)
+        k = len(cols)
         full = np.empty((k, cap + 1), np.int64)
-        full[:, :cap] = row[cols]
-        full[:, cap] = added
+        full[:, :cap] = self.keys[sources, cols]
+        full[:, cap] = [key for _, _, added in rows for key in added]
         room = full[:, 0] == EMPTY
         # the first lowest key (argmin takes the first of a tie); an edge with room drops a
         # padding slot instead, so its entries move one place towards the front
         victim = np.where(room, 0, full.argmin(axis=1))
         keep = np.ones(full.shape, dtype=bool)
         keep[np.arange(k), victim] = False
-        row[cols] = full[keep].reshape(k, cap)
-        return np.where(room, -1, victim).tolist()
+        self.keys[sources, cols] = full[keep].reshape(k, cap)
+        flat = np.where(room, -1, victim).tolist()
+        return [flat[end - size : end] for size, end in zip(sizes, accumulate(sizes), strict=True)]

@@ -76,7 +76,7 @@ from .state import (
     WorldState,
 )
 from .store import SaveStore
-from .updates import AgentUpdate, update_agent, update_relations
+from .updates import update_agent, update_relations
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1
@@ -691,18 +691,8 @@ class Simulation:
         retention = Retention.of(before, memory_size)  # the memory keys, handed on below
         entries: dict[tuple[str, int], MemoryEntry] = {}  # the round's, shared by the edges
 
-        def apply(me: str, judged: Judgements) -> AgentUpdate:
-            """One observer's judgements, clipped and applied."""
-            old = before.agents[me]
-            edges = judged.relations
-            relations = update_relations(me, old, t, memory_size, edges, retention, entries)
-            return update_agent(me, old, judged.emotion, relations, judged.needs, actions[me].theta)
-
-        if isinstance(mind, RuleJudge):  # rules never wait: each observer judged and applied
-            updates = [
-                apply(c.name, mind.judge_now(c, relation_triggers(c.name, spoken, names)))
-                for c in ctxs
-            ]
+        if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
+            judged = [mind.judge_now(c, relation_triggers(c.name, spoken, names)) for c in ctxs]
         else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
             count = len(ctxs)
             results: list[Any] = await asyncio.gather(
@@ -711,10 +701,23 @@ class Simulation:
                 *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
             )
             moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))
-            updates = [
-                apply(n, Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n))
-                for n, d_s, d_r, d_n in zip(names, moods, verdicts, needs, strict=True)
+            judged = [
+                Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n)
+                for d_s, d_r, d_n in zip(moods, verdicts, needs, strict=True)
             ]
+        victims = retention.evict(
+            [
+                (n, list(j.relations), [e[3] + t for e in j.relations.values()])
+                for n, j in zip(names, judged, strict=True)
+            ]
+        )
+        updates = []
+        for me, j, evicted in zip(names, judged, victims, strict=True):
+            old = before.agents[me]
+            relations = update_relations(
+                me, old, t, memory_size, j.relations, retention, entries, evicted
+            )
+            updates.append(update_agent(me, old, j.emotion, relations, j.needs, actions[me].theta))
         new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
         after = WorldState(round=t, agents=new_states)
         retention.hand_to(after)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .minds.base import Edge
@@ -100,6 +101,7 @@ def update_relations(
     judged: dict[str, Edge],
     retention: Retention | None = None,
     entries: dict[tuple[str, int], MemoryEntry] | None = None,
+    victims: Sequence[int] | None = None,
 ) -> RelationUpdate:
     """Clip and apply U_R to each judged edge: :func:`~engine.rules.apply_fav`, then
     :func:`~engine.rules.next_status` and :func:`~engine.rules.remember`, written out (this
@@ -108,7 +110,9 @@ def update_relations(
     validated). ``retention``, the memory keys of the state ``old`` is part of, finds the
     entries to evict (and is updated); without it each edge's memory is read. ``entries``,
     the round's memory entries by summary and importance, are shared by every edge that
-    remembers the same (and added to).
+    remembers the same (and added to). ``victims`` are what :meth:`Retention.evict` gave
+    for these edges (the round's edges are evicted at once); without them they are found
+    here.
     """
     before = old.relations
     relations = dict(before)
@@ -125,15 +129,17 @@ def update_relations(
     high, ally, enemy, rival = MAX_FAV_DELTA, Status.ALLY, Status.ENEMY, Status.RIVAL
     rounded6 = ROUNDED_6  # round(x, 6), remembered
     if retention is None:
-        victims: list[int | None] = [None] * len(judged)
+        found: Sequence[int | None] = [None] * len(judged)
     else:
         me = retention.index[name]
-        added = [edge[3] + round_no for edge in judged.values()]
-        victims = [*retention.evict(me, list(judged), added)]
+        if victims is None:
+            added = [edge[3] + round_no for edge in judged.values()]
+            victims = retention.evict([(name, list(judged), added)])[0]
+        found = victims
     changes: list[RelationChange] = []
     append = changes.append
     for (other, (delta, override, summary, importance)), victim in zip(
-        judged.items(), victims, strict=True
+        judged.items(), found, strict=True
     ):
         rel = before[other]
         was, previous = rel.fav, rel.status

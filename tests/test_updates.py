@@ -170,3 +170,26 @@ def test_a_rounds_shared_memory_entries_change_nothing_but_sharing(seed, memory)
     assert all(entries[e.summary, e.importance] is e for e in remembered)
     assert len(entries) <= 4  # two summaries, two importances
     assert memory >= 3 or len(remembered) == 3 * len(OTHERS)  # with room, every edge keeps its
+
+
+@settings(deadline=None)  # the first example imports numpy
+@given(
+    st.integers(min_value=0, max_value=2**32),
+    st.integers(min_value=0, max_value=4),
+    st.integers(min_value=0, max_value=4),
+)
+def test_a_rounds_edges_evicted_at_once_evict_what_each_agents_would(seed, memory, capacity):
+    rng = random.Random(seed)
+    names = ["Ann", *OTHERS]
+    agents = {n: agent(rng, memory) for n in names}
+    for n, a in agents.items():
+        a.relations.pop(n, None)
+    state = WorldState(round=6, agents=agents)
+    rows = []
+    for name in names:
+        targets = rng.sample([o for o in names if o != name], rng.randint(0, 3))
+        rows.append((name, targets, [rng.randint(7, 17) for _ in targets]))
+    at_once, one_by_one = Retention(state, capacity), Retention(state, capacity)
+    assert at_once.evict(rows) == [one_by_one.evict([row])[0] for row in rows]
+    assert at_once.keys.tolist() == one_by_one.keys.tolist()
+    assert any(rows) and at_once.evict([]) == []
