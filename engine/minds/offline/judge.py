@@ -266,14 +266,18 @@ def need_deltas(
             )
     spoke, quarrels = False, 0.0  # quarrels: attacks among others, by credit given
     trusting = bool(lens.trust)
-    for a in observed:
-        weight = lens.weight(a.speaker) if trusting else 1.0
-        if a.speaker == me:
+    for a in observed:  # once per act an agent observed: N^2 a round
+        speaker, target, stance = a.speaker, a.target, a.stance
+        weight = lens.weight(speaker) if trusting else 1.0
+        if speaker == me:
             spoke = True
             bump(sense_of_control=0.2, passion_and_motivation=0.15)
-            if a.stance == "oppose":
+            if stance == "oppose":
                 bump(sense_of_superiority=0.3)
-        elif a.target == me and a.stance == "oppose":
+        elif target != me:
+            if stance == "oppose":
+                quarrels += weight
+        elif stance == "oppose":
             bump(
                 weight,
                 psychological_safety=-0.4,
@@ -283,7 +287,7 @@ def need_deltas(
                 group_acceptance=-0.2,
                 psychological_resilience=-0.1,
             )
-        elif a.target == me and a.stance == "support":
+        elif stance == "support":
             bump(
                 weight,
                 group_acceptance=0.5,
@@ -292,10 +296,8 @@ def need_deltas(
                 self_worth=0.3,
                 psychological_resilience=0.1,
             )
-        elif a.target == me:
+        else:
             bump(weight, support_system=0.3 if a.mode is Mode.PRIVATE else 0.1)
-        elif a.stance == "oppose":
-            quarrels += weight
     deltas["emotional_safety"] -= 0.1 * quarrels
     if not spoke:
         bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
