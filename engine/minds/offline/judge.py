@@ -103,26 +103,31 @@ def relation_judgements(
     know."""
     me = ctx.name
     broker, outgroup, news = standing.broker, standing.outgroup, standing.news
-    said_of: dict[str, list[Action]] = {}  # this round's stances on each agent, by others
+    rels = ctx.state.relations
+    credence_of = lens.credence
+    # Heider: this round's stances on each agent by others I give credit to (or hold in
+    # contempt: a foe's attack counts for nothing), with the credit
+    said_of: dict[str, list[tuple[Action, float]]] = {}
     spoken = attacks = 0
     for a in ctx.heard:  # one pass: the room's hostility and who was backed or attacked
-        if a.speaker == me:
+        speaker, stance = a.speaker, a.stance
+        if speaker == me:
             continue
         spoken += 1
-        if a.stance == "oppose":
+        if stance == "oppose":
             attacks += 1
-        elif a.stance == "neutral":
+        elif stance == "neutral":
             continue
         if a.target in triggers and not broker:  # a broker takes no side (Heider)
-            said_of.setdefault(a.target, []).append(a)
+            credence = credence_of(speaker, rels[speaker].fav)
+            if credence > 0 or (credence < 0 and stance != "oppose"):
+                said_of.setdefault(a.target, []).append((a, credence))
     climate = attacks / spoken if spoken else 0.0
     # What every edge of this observer shares, read once (the edges are the hot loop).
     _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
     # a grudge not renewed this round fades: fastest for peacemakers in a calm room
     calm = FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
-    rels = ctx.state.relations
     attitude = lens.attitude
-    credence_of = lens.credence
     opening = f"Round {ctx.round}: "
     present = _present(opening)
     rounded4 = ROUNDED_4  # round(x, 4), remembered
@@ -176,13 +181,14 @@ def relation_judgements(
                     notes.append((2, f"{other} spoke to me"))
             elif target in rels and not broker:
                 friend = rels[target].fav
-                if stance == "oppose" and friend >= FRIEND_AT:
-                    delta -= FRIEND_HURT * friend * thin
-                    notes.append((4, f"{other} attacked my friend {target}"))
-                elif stance == "support" and friend >= FRIEND_AT:
-                    delta += 0.05 * warmth
-                    notes.append((3, f"{other} backed my friend {target}"))
-                elif stance == "support" and friend <= FOE_AT:
+                if friend >= FRIEND_AT:
+                    if stance == "oppose":
+                        delta -= FRIEND_HURT * friend * thin
+                        notes.append((4, f"{other} attacked my friend {target}"))
+                    elif stance == "support":
+                        delta += 0.05 * warmth
+                        notes.append((3, f"{other} backed my friend {target}"))
+                elif friend <= FOE_AT and stance == "support":
                     delta -= 0.05
                     notes.append((3, f"{other} sided with {target}"))
             elif stance == "neutral" and rival_side:
@@ -200,15 +206,11 @@ def relation_judgements(
             delta += INFORM
             notes.append((4, f"{other} told me something I did not know"))
         believed = None
-        for a in said_of.get(other, ()):  # Heider: a friend's enemy is mine, a foe's my friend
-            credence = credence_of(a.speaker, rels[a.speaker].fav)
-            if credence < 0 and a.stance == "oppose":
-                continue
-            if credence:
-                if a.speaker in outgroup:
-                    credence *= 1.0 - OUTGROUP
-                delta += HEIDER * credence * SIGN[a.stance]
-                believed = a if credence > 0 else believed
+        for a, credence in said_of.get(other, ()):  # a friend's enemy is mine, a foe's my friend
+            if a.speaker in outgroup:
+                credence *= 1.0 - OUTGROUP
+            delta += HEIDER * credence * SIGN[a.stance]
+            believed = a if credence > 0 else believed
         if believed is not None:
             notes.append(
                 (3, f"{believed.speaker} {VERB[believed.stance]} {other}, and I believe it")
