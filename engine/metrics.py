@@ -108,6 +108,16 @@ class Edges:
         fav = np.array(rows, dtype=float).reshape(n, n)
         return cls(state.round, names, fav, hostile)
 
+    def hostile_rows(self, rows: Sequence[int]) -> np.ndarray:
+        """``hostile`` of agents ``rows`` as a boolean matrix (``[row, j]``)."""
+        import numpy as np
+
+        n = len(self.names)
+        size = (n + 7) // 8
+        raw = b"".join(self.hostile[i].to_bytes(size, "little") for i in rows)
+        table = np.frombuffer(raw, dtype=np.uint8).reshape(len(rows), size)
+        return np.unpackbits(table, axis=1, count=n, bitorder="little").astype(bool)
+
     def changed(self, after: WorldState, changes: Sequence[RelationChange]) -> Edges:
         """The view of ``after``, a state that differs from this view's only by
         ``changes`` (its agents in the same order): a copy with the changed edges set."""
@@ -148,7 +158,7 @@ def _keep(state: WorldState, view: Edges) -> Edges:
     return view
 
 
-def _edges(state: WorldState) -> Edges:
+def favorability(state: WorldState) -> Edges:
     """The state's :class:`Edges`, read once while the state lives at the same round."""
     held = _held(state)
     return held if held is not None else _keep(state, Edges.of(state))
@@ -165,7 +175,7 @@ def carry_edges(before: WorldState, after: WorldState, changes: Sequence[Relatio
 
 def mean_fav(state: WorldState) -> float:
     """Mean favorability over all N(N-1) directed edges."""
-    return _mean_fav(_edges(state))
+    return _mean_fav(favorability(state))
 
 
 def mean_emotion(state: WorldState) -> float:
@@ -175,33 +185,33 @@ def mean_emotion(state: WorldState) -> float:
 
 def reciprocity(state: WorldState) -> float | None:
     """Pearson correlation of fav_ij with fav_ji over dyads (double-entry)."""
-    return _reciprocity(_edges(state))
+    return _reciprocity(favorability(state))
 
 
 def ei_index(state: WorldState, faction_of: dict[str, str]) -> float | None:
     """(E - I) / (E + I) of the mean cross-faction (E) and within-faction (I) favorability."""
-    return _ei_index(_faction_means(_edges(state), faction_of))
+    return _ei_index(_faction_means(favorability(state), faction_of))
 
 
 def ei_contrast(state: WorldState, faction_of: dict[str, str]) -> float | None:
     """Mean cross-faction fav minus mean within-faction fav, in [-2, 2]."""
-    means = _faction_means(_edges(state), faction_of)
+    means = _faction_means(favorability(state), faction_of)
     return None if means is None else means[0] - means[1]
 
 
 def balance(state: WorldState) -> float | None:
     """Percentage of triads with an even number of negative dyads (Eq. 6)."""
-    return _balance(_edges(state))
+    return _balance(favorability(state))
 
 
 def repair_counts(states: Sequence[WorldState]) -> tuple[int, int]:
     """(repaired, deteriorated) directed edges at the last state, for pooling over runs."""
-    return _repair_counts([_edges(s).hostile for s in states])[-1] if states else (0, 0)
+    return _repair_counts([favorability(s).hostile for s in states])[-1] if states else (0, 0)
 
 
 def repair_series(states: Sequence[WorldState]) -> list[float | None]:
     """Repair % at every state, in one pass over the run."""
-    return [_percent(*c) for c in _repair_counts([_edges(s).hostile for s in states])]
+    return [_percent(*c) for c in _repair_counts([favorability(s).hostile for s in states])]
 
 
 def repair(states: Sequence[WorldState]) -> float | None:
@@ -211,7 +221,7 @@ def repair(states: Sequence[WorldState]) -> float | None:
 
 def metrics_series(scenario: Scenario, states: Sequence[WorldState]) -> list[Metrics]:
     """The metrics at every state of a run (each state read once)."""
-    views = [_edges(s) for s in states]
+    views = [favorability(s) for s in states]
     counts = _repair_counts([v.hostile for v in views])
     return [
         _metrics(scenario, state, view, _percent(*c))
@@ -221,7 +231,7 @@ def metrics_series(scenario: Scenario, states: Sequence[WorldState]) -> list[Met
 
 def compute_metrics(scenario: Scenario, states: Sequence[WorldState]) -> Metrics:
     """All metrics at the last of ``states`` (states from round 0 onward)."""
-    return _metrics(scenario, states[-1], _edges(states[-1]), repair(states))
+    return _metrics(scenario, states[-1], favorability(states[-1]), repair(states))
 
 
 def _metrics(
@@ -355,7 +365,7 @@ class RepairCounter:
 def round_metrics(scenario: Scenario, state: WorldState, counter: RepairCounter) -> Metrics:
     """The metrics of the next state of a run whose earlier states ``counter`` has taken
     (it takes this one too): what :func:`compute_metrics` gives over all the states."""
-    edges = _edges(state)
+    edges = favorability(state)
     return _metrics(scenario, state, edges, _percent(*counter.add(edges.hostile)))
 
 

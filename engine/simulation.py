@@ -590,7 +590,11 @@ class Simulation:
         names = self.scenario.names
         free = [n for n in names if n not in forced]
         minds = self._turn_mind()
-        decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
+        at_once = getattr(minds, "decide_all", None)
+        if at_once is not None:  # a mind that never waits decides for everyone in one go
+            decided = at_once([contexts[n] for n in free], self.state)
+        else:
+            decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
         raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
         for name, f in forced.items():
             raw[name] = Decision(

@@ -512,7 +512,7 @@ async def test_each_rounds_view_carried_from_its_changes_equals_one_read_whole()
     """The simulation carries each state's Edges over from the state before and the round's
     relation changes; that view is the one Edges.of reads from the whole state."""
     from engine import resolve_scenario
-    from engine.metrics import Edges, _edges
+    from engine.metrics import Edges, favorability
 
     sim = Simulation.new(resolve_scenario("demolition"), seed=0)
     turned = set()
@@ -521,10 +521,14 @@ async def test_each_rounds_view_carried_from_its_changes_equals_one_read_whole()
         hostile = [c.status in (R, E) for c in record.relation_changes]
         before = [c.previous_status in (R, E) for c in record.relation_changes]
         turned |= {(b, h) for b, h in zip(before, hostile, strict=True) if b != h}
-        carried, whole = _edges(record.state), Edges.of(record.state)
+        carried, whole = favorability(record.state), Edges.of(record.state)
         assert carried is not whole and record.relation_changes
         assert carried.round == whole.round == record.round
         assert carried.names == whole.names
         assert carried.fav.tolist() == whole.fav.tolist()
         assert carried.hostile == whole.hostile
+        rows = [3, 0, 2]
+        assert carried.hostile_rows(rows).tolist() == [
+            [bool(carried.hostile[i] >> j & 1) for j in range(len(carried.names))] for i in rows
+        ]
     assert turned == {(False, True), (True, False)}  # edges turned hostile, and made peace

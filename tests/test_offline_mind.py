@@ -342,6 +342,51 @@ async def test_mind_is_deterministic_per_seed_round_and_agent():
     assert len(later) > 1
 
 
+@pytest.mark.parametrize(
+    ("scenario", "seed", "prior"),
+    [
+        ("tavern", 4, None),
+        ("village-assembly", 2, None),
+        ("bullying", 4, "attitude"),
+        ("friendship", 4, "influence"),
+        ("gossip", 4, "trust"),
+    ],
+)
+async def test_a_round_decided_at_once_is_decided_as_one_by_one(scenario, seed, prior):
+    """decide_all (the round's agents at once, reading the state's relations as the metrics
+    do) decides as decide does for each agent alone, private acts, brokers (tavern's
+    outsider), value-driven agents (friendship) and prior lenses included."""
+    sc = load_library(scenario)
+    lens = parse_prior(f"{prior}:complete:+,-,-,+,+,-", sc.names[:4]) if prior else None
+    sim = Simulation.new(sc, seed=seed, prior=lens)
+    mind = sim.mind
+    assert isinstance(mind, OfflineMind)
+    private = 0
+    for t in range(1, 6):
+        contexts = list(sim.contexts(t, []).values())
+        together = mind.decide_all(contexts, sim.state)
+        assert together == [await mind.decide(ctx) for ctx in contexts]
+        private += sum(d.mode is Mode.PRIVATE for d in together)
+        await sim.step()
+    assert private
+
+
+async def test_acts_seen_out_of_their_speakers_order_are_read_as_seen():
+    """Who attacked Ivy's friend Jo last (Kit, as Ivy saw it) is who Ivy turns on; decided
+    at once with another agent, the acts are not merged in their speakers' order."""
+    sc = trio([{"from": "Ivy", "to": "Jo", "fav": 0.6}])
+    acts = [("Lu", "Jo", "oppose"), ("Kit", "Jo", "oppose")]
+    contexts = [_ctx_after(sc, me, acts) for me in ("Ivy", "Jo")]
+    turned_on = Counter()
+    for seed in range(40):
+        mind = OfflineMind(seed)
+        together = mind.decide_all(contexts)
+        assert together == [await mind.decide(ctx) for ctx in contexts]
+        if together[0].stance == "oppose":
+            turned_on[together[0].target] += 1
+    assert turned_on["Kit"] > turned_on["Lu"]
+
+
 # -- relational priors: one channel per relation type (Relational priors Sec. 3.2) ---------
 
 

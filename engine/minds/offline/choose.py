@@ -3,9 +3,13 @@ repair and escalation act on what it does."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
 from ...scenario import Archetype
 from ...state import ALL, Action, Mode, Stance
 from ..base import AgentContext
+from .lastround import LastRound
 from .lens import ATTITUDE_WARMTH, INFLUENCE_PULL, PriorLens
 from .params import (
     CALM_AGGRESSION,
@@ -14,107 +18,164 @@ from .params import (
     FOE_AT,
     FRIEND_AT,
     HEIDER_PULL,
-    NEGATIVE,
-    OUTGROUP,
     PEACE,
     REPAIR_PULL,
-    SIGN,
     TEMPER,
 )
 
+if TYPE_CHECKING:  # numpy is imported where options are weighed: reading saves never needs it
+    import numpy as np
+
 Option = tuple[float, Stance, str, Mode]
+#: The acts toward one other agent, in the order they are weighed.
+TOWARD: tuple[Stance, Stance, Stance] = ("oppose", "support", "neutral")
 
 
-def candidates(
-    ctx: AgentContext,
-    lens: PriorLens,
-    outgroup: frozenset[str],
-    last: list[Action],
-    attackers: set[str],
-    broker: bool = False,
-) -> list[Option]:
-    """Weighted candidate actions: support friends, oppose foes, address the group, take
-    sides in others' quarrels (balance), reach out to rivals (repair), follow or counter
-    an influential peer's lead (Influence prior)."""
-    me, arch = ctx.name, ctx.persona.archetype
-    aggression, warmth, _, _ = TEMPER[arch]
-    rels = ctx.state.relations
-    spoken = [a for a in last if a.order and a.speaker != me]
-    climate = _hostility(spoken)
-    aggression *= CALM_AGGRESSION + ESCALATION * climate
-    calm = min(1.0, 2.0 * ctx.state.emotion)
-    peace = REPAIR_PULL * PEACE[arch] * calm * (1.0 - climate)
-    supporters = {a.speaker for a in last if a.target == me and a.stance == "support"}
-    hit = {a.target: a.speaker for a in last if a.stance == "oppose" and a.target != me}
-    hit_friends = {
-        who for victim, who in hit.items() if victim in rels and rels[victim].fav >= FRIEND_AT
-    }
-    # Heider: what my friends did to others last round is what I lean to do.
-    sides: dict[str, float] = {}
-    for a in spoken:
-        friend = rels[a.speaker].fav
-        if friend >= FRIEND_AT and a.target in rels and a.stance != "neutral":
-            sides[a.target] = sides.get(a.target, 0.0) + friend * SIGN[a.stance]
-    mediate: set[str] = set()
-    if broker:  # a third party outside every faction takes no side and backs both parties
-        quarrels = [a for a in spoken if a.stance == "oppose"]
+class Options:
+    """Weighted candidate acts, in order: address the group, then up to three acts toward
+    each other agent (:data:`TOWARD`: oppose, support, confide), then the influence ones.
+    ``weights`` holds each act's weight; the acts are spelled out only when asked."""
+
+    __slots__ = ("_first", "_mode", "_others", "_slots", "_tail", "weights")
+
+    def __init__(
+        self,
+        first: Option,
+        others: Sequence[str],
+        table: np.ndarray,
+        given: np.ndarray,
+        mode: Mode,
+        tail: list[Option],
+    ) -> None:
+        """``table[k]``: the weights of the acts toward ``others[k]``, those ``given``."""
+        self._first, self._others, self._mode, self._tail = first, others, mode, tail
+        slots = given.ravel().nonzero()[0]
+        self._slots: list[int] = slots.tolist()
+        self.weights: list[float] = [first[0], *table.ravel()[slots].tolist()]
+        self.weights += [w for w, *_ in tail]
+
+    def act(self, k: int) -> Option:
+        """The ``k``-th act."""
+        if k == 0:
+            return self._first
+        if k > len(self._slots):
+            return self._tail[k - len(self._slots) - 1]
+        other, kind = divmod(self._slots[k - 1], 3)
+        mode = self._mode if kind == 0 else Mode.PUBLIC if kind == 1 else Mode.PRIVATE
+        return self.weights[k], TOWARD[kind], self._others[other], mode
+
+    def as_list(self) -> list[Option]:
+        """Every act, in order."""
+        return [self.act(k) for k in range(len(self.weights))]
+
+
+class Peers:
+    """An agent's others, in the order of its relations, and their positions among the
+    scenario's agents (``at``)."""
+
+    __slots__ = ("at", "names")
+
+    def __init__(self, names: Iterable[str], index: Mapping[str, int]) -> None:
+        import numpy as np
+
+        self.names = tuple(names)
+        self.at = np.array([index[n] for n in self.names], dtype=np.intp)
+
+
+class Deciders:
+    """The agents who weigh candidate acts together (rows), with what their weighing reads
+    beside their contexts, in arrays over the scenario's agents (columns): favorability,
+    rival or enemy status, in-group bias (:data:`OUTGROUP` toward another faction's
+    members), brokers and prior lenses."""
+
+    __slots__ = ("bias", "brokers", "ctxs", "fav", "index", "lenses", "peers", "rivals")
+
+    def __init__(
+        self,
+        ctxs: Sequence[AgentContext],
+        index: Mapping[str, int],
+        peers: Sequence[Peers],
+        fav: np.ndarray,
+        rivals: np.ndarray,
+        bias: np.ndarray,
+        brokers: Sequence[bool],
+        lenses: Sequence[PriorLens],
+    ) -> None:
+        """``index``: every agent's column (its position among the scenario's agents)."""
+        self.ctxs, self.index, self.peers = ctxs, index, peers
+        self.fav, self.rivals, self.bias = fav, rivals, bias
+        self.brokers, self.lenses = brokers, lenses
+
+
+def candidates(who: Deciders, seen: LastRound) -> list[Options]:
+    """Each row's weighted candidate actions: support friends, oppose foes, address the
+    group, take sides in others' quarrels (balance), reach out to rivals (repair), follow
+    or counter an influential peer's lead (Influence prior). The terms are weighed for
+    every row and other agent at once."""
+    import numpy as np
+
+    ctxs, fav, bias = who.ctxs, who.fav, who.bias
+    archs = [c.persona.archetype for c in ctxs]
+    temper = np.array([TEMPER[a][:2] for a in archs]).reshape(len(ctxs), 2)
+    aggression = temper[:, 0] * (CALM_AGGRESSION + ESCALATION * seen.climate)
+    calm = np.minimum(1.0, 2.0 * np.array([c.state.emotion for c in ctxs]))
+    peace = np.array([REPAIR_PULL * PEACE[a] for a in archs]) * calm * (1.0 - seen.climate)
+    hostile = np.where(fav < FOE_AT + 0.15, (FOE_AT + 0.15 - fav) * 4.0, 0.0)
+    friendly = np.where(fav > 0.1, (fav - 0.1) * 3.0, 0.0)
+    brokers = np.array(who.brokers, dtype=bool)
+    hit, hit_friends = seen.hit(fav, FRIEND_AT)
+    hostile[seen.attackers] += 2.0
+    hostile[hit_friends & ~brokers[:, None]] += 1.5
+    friendly[seen.supporters] += 1.5
+    friendly[hit & (fav >= FRIEND_AT)] += 1.0
+    for row in np.flatnonzero(brokers).tolist():  # outside every faction: both parties backed
+        ctx, peers = ctxs[row], who.peers[row]
+        quarrels = [a for a in _others_acts(ctx) if a.stance == "oppose"]
         mediate = {a.speaker for a in quarrels} | {a.target for a in quarrels if a.target}
-        mediate &= rels.keys()
-        sides, hit_friends = {}, set()
-    analytic = 1.6 if arch is Archetype.ANALYTICAL else 1.0
-    options: list[tuple[float, Stance, str, Mode]] = [(analytic, "neutral", ALL, Mode.PUBLIC)]
-    attitude, confides = lens.attitude, bool(ctx.persona.private_info or ctx.persona.evidence)
-    mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC
-    # the agents some act or prior singles out: the rest take only the terms of their
-    # favorability, status and faction (one test instead of seven, for most relations)
-    singled = {*attackers, *hit_friends, *supporters, *hit, *mediate, *sides, *attitude}
-    for other, rel in rels.items():
-        fav = rel.fav
-        hostile = (FOE_AT + 0.15 - fav) * 4.0 if fav < FOE_AT + 0.15 else 0.0
-        friendly = (fav - 0.1) * 3.0 if fav > 0.1 else 0.0
-        single = other in singled
-        if single:
-            if other in attackers:
-                hostile += 2.0
-            if other in hit_friends:
-                hostile += 1.5
-            if other in supporters:
-                friendly += 1.5
-            if other in hit and fav >= FRIEND_AT:
-                friendly += 1.0
-            if other in mediate:
-                friendly += REPAIR_PULL * PEACE[arch] * calm
-        bias = OUTGROUP if other in outgroup else 0.0
-        if rel.status in NEGATIVE:
-            friendly += peace * (1.0 - bias)  # reaching out to a rival: the seed of repair
-        if single:  # lean (Heider), then warmth (Attitude prior): + friendly, - hostile
-            if other in sides:
-                pull = HEIDER_PULL * sides[other]
-                if pull > 0:
-                    friendly += pull
-                elif pull < 0:
-                    hostile -= pull
-            if other in attitude:
-                pull = ATTITUDE_WARMTH * attitude[other]
-                if pull > 0:
-                    friendly += pull
-                elif pull < 0:
-                    hostile -= pull
-        if hostile > 0:
-            options.append((hostile * aggression * (1.0 + bias), "oppose", other, mode))
-        if friendly > 0:
-            options.append((friendly * warmth, "support", other, Mode.PUBLIC))
-            if confides and fav >= 0.4:
-                options.append((0.5 * friendly, "neutral", other, Mode.PRIVATE))
-    if lens.influence:
-        options += _follow_options(me, spoken, lens.influence)
+        parties = [peers.at[k] for k, n in enumerate(peers.names) if n in mediate]
+        friendly[row, parties] += REPAIR_PULL * PEACE[archs[row]] * calm[row]
+    reaching = who.rivals
+    friendly[reaching] += (peace[:, None] * (1.0 - bias))[reaching]  # the seed of repair
+    # lean (Heider), then warmth (Attitude prior): + friendly, - hostile
+    sides = np.where(brokers[:, None], 0.0, seen.sides(fav, FRIEND_AT))
+    _lean(friendly, hostile, HEIDER_PULL * sides)
+    if any(lens.attitude for lens in who.lenses):
+        warm = np.zeros(fav.shape)
+        for row, lens in enumerate(who.lenses):
+            for other, sign in lens.attitude.items():
+                if other in who.index:
+                    warm[row, who.index[other]] = sign
+        _lean(friendly, hostile, ATTITUDE_WARMTH * warm)
+    table = np.stack(
+        (hostile * aggression[:, None] * (1.0 + bias), friendly * temper[:, 1:], 0.5 * friendly),
+        axis=2,
+    )
+    confides = np.array([bool(c.persona.private_info or c.persona.evidence) for c in ctxs])
+    given = np.stack(
+        (hostile > 0, friendly > 0, (friendly > 0) & (fav >= 0.4) & confides[:, None]), axis=2
+    )
+    options = []
+    for row, (ctx, lens, peers) in enumerate(zip(ctxs, who.lenses, who.peers, strict=True)):
+        arch, follow = archs[row], lens.influence
+        first: Option = (1.6 if arch is Archetype.ANALYTICAL else 1.0, "neutral", ALL, Mode.PUBLIC)
+        mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC
+        tail = _follow_options(ctx.name, _others_acts(ctx), follow) if follow else []
+        at = peers.at
+        options.append(Options(first, peers.names, table[row, at], given[row, at], mode, tail))
     return options
 
 
-def _hostility(spoken: list[Action]) -> float:
-    """The climate: the share of attacks among the spoken acts an agent saw last round (0
-    when none); the judges count this round's the same way."""
-    return [a.stance for a in spoken].count("oppose") / len(spoken) if spoken else 0.0
+def _others_acts(ctx: AgentContext) -> list[Action]:
+    """The acts others spoke last round, as the agent saw them."""
+    last = ctx.history[-1].actions if ctx.history else []
+    return [a for a in last if a.order and a.speaker != ctx.name]
+
+
+def _lean(friendly: np.ndarray, hostile: np.ndarray, pull: np.ndarray) -> None:
+    """A pull toward (+, to ``friendly``) or against (-, to ``hostile``) each agent."""
+    toward, against = pull > 0, pull < 0
+    friendly[toward] += pull[toward]
+    hostile[against] -= pull[against]
 
 
 def _follow_options(

@@ -6,24 +6,29 @@ from __future__ import annotations
 
 import hashlib
 import random
-from collections.abc import Iterable
-from operator import itemgetter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
+from ...metrics import favorability
 from ...mind_spec import OFFLINE, OFFLINE_LABEL
 from ...priors import Prior, sign_index
 from ...records import LLMCall
 from ...scenario import Archetype, Scenario
-from ...state import ALL, Action, Decision, Mode, Stance
+from ...state import ALL, Action, Decision, Mode, WorldState
 from ...trusted import trusted
 from ...values import s_self
 from ..base import A, AgentContext, Edge, Judgements, RelationJudgement, TokenSink
 from ..planner import plan
 from ..question import Question
-from .choose import candidates, intent
+from .choose import Deciders, Options, Peers, candidates, intent
 from .judge import Standing, emotion_delta, need_deltas, relation_judgements
+from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
-from .params import BASE_URGENCY, SILENCE_BELOW
+from .params import BASE_URGENCY, NEGATIVE, OUTGROUP, SILENCE_BELOW
 from .speech import plain, utterance
+
+if TYPE_CHECKING:  # numpy is imported where agents decide: reading saves never needs it
+    import numpy as np
 
 LABEL = OFFLINE_LABEL
 _judgement = trusted(RelationJudgement)
@@ -45,6 +50,9 @@ class OfflineMind:
         self._outgroups: dict[str, frozenset[str]] = {}
         self._brokers: frozenset[str] = frozenset()
         self._claims: tuple[str, ...] = ()
+        self._index: dict[str, int] = {}
+        self._peers: dict[str, Peers] = {}
+        self._bias: np.ndarray | None = None
         #: Each agent's last U_S: its context, the acts judged and the delta.
         self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
 
@@ -74,6 +82,8 @@ class OfflineMind:
         }
         self._brokers = frozenset(n for n in scenario.names if n not in factions if factions)
         self._claims = tuple(sorted({plain(e) for a in scenario.agents for e in a.evidence}))
+        self._index = {n: k for k, n in enumerate(scenario.names)}
+        self._peers, self._bias = {}, None
 
     def _outgroup(self, ctx: AgentContext) -> frozenset[str]:
         """The members of factions other than the agent's (none if it has no faction)."""
@@ -95,18 +105,47 @@ class OfflineMind:
         said = " ".join(a.utterance for past in ctx.history for a in past.actions).lower()
         return tuple(c for c in self._claims if c not in known and c not in said)
 
+    def _peers_of(self, ctx: AgentContext) -> Peers:
+        """The agent's others in the order of its relations."""
+        peers = self._peers.get(ctx.name)
+        if peers is None or peers.names != tuple(ctx.state.relations):
+            peers = self._peers[ctx.name] = Peers(ctx.state.relations, self._index)
+        return peers
+
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
         return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
 
     async def decide(self, ctx: AgentContext) -> Decision:
         """Urgency from archetype, arousal and provocation; target by weighted candidates."""
+        return self.decide_all([ctx])[0]
+
+    def decide_all(
+        self, ctxs: Sequence[AgentContext], world: WorldState | None = None
+    ) -> list[Decision]:
+        """:meth:`decide` for a round's agents at once (it never waits): their candidate
+        acts are weighed together. ``world``, the state they decide in, gives their
+        relations as the metrics read them (else each context's are read)."""
+        if not ctxs:
+            return []
+        self._scene(ctxs[0].scenario)
+        lasts = [ctx.history[-1].actions if ctx.history else [] for ctx in ctxs]
+        seen = LastRound([ctx.name for ctx in ctxs], lasts, self._index)
+        if not seen.in_order:  # acts seen out of their speakers' order: one at a time
+            return [self.decide_all([ctx], world)[0] for ctx in ctxs]
+        who = self._deciders(ctxs, world)
+        options = candidates(who, seen)
+        return [
+            self._decide(ctx, acts, hit)
+            for ctx, acts, hit in zip(ctxs, options, seen.attacked(), strict=True)
+        ]
+
+    def _decide(self, ctx: AgentContext, options: Options, attacked: bool) -> Decision:
+        """One agent's decision, its candidate acts weighed."""
         rng = self._rng(ctx, "decide")
         me, arch = ctx.name, ctx.persona.archetype
-        last = ctx.history[-1].actions if ctx.history else []
-        attackers = {a.speaker for a in last if a.target == me and a.stance == "oppose"}
         urgency = BASE_URGENCY[arch] + 3.0 * abs(ctx.state.emotion - 0.5)
-        if attackers:
+        if attacked:
             urgency += 1.5
         if any(e.private_to or me in e.text for e in ctx.events):
             urgency += 1.0
@@ -116,7 +155,7 @@ class OfflineMind:
             urgency += 0.3 * s_self(ctx.state.needs) - 1.0
         urgency = round(min(10.0, max(0.0, urgency + rng.uniform(-1.5, 1.5))), 2)
         if ctx.persona.kind == "value-driven":
-            best = plan(ctx, rng, self._options(ctx, last, attackers), bool(attackers))
+            best = plan(ctx, rng, options.as_list(), attacked)
             if best.mode is Mode.SILENT or urgency < SILENCE_BELOW:
                 return Decision(
                     urgency=urgency,
@@ -134,7 +173,7 @@ class OfflineMind:
             )
         if urgency < SILENCE_BELOW:
             return Decision(urgency=urgency, mode=Mode.SILENT, intent="stay quiet and watch")
-        stance, target, mode = self._choose(ctx, rng, last, attackers)
+        _, stance, target, mode = options.act(_draw(rng, options.weights))
         return Decision(
             urgency=urgency,
             mode=mode,
@@ -143,24 +182,37 @@ class OfflineMind:
             intent=intent(stance, target, mode),
         )
 
-    def _choose(
-        self, ctx: AgentContext, rng: random.Random, last: list[Action], attackers: set[str]
-    ) -> tuple[Stance, str, Mode]:
-        options = self._options(ctx, last, attackers)
-        pick = rng.random() * sum(map(itemgetter(0), options))
-        for weight, stance, target, mode in options:
-            pick -= weight
-            if pick <= 0:
-                return stance, target, mode
-        _, stance, target, mode = options[-1]
-        return stance, target, mode
+    def _deciders(self, ctxs: Sequence[AgentContext], world: WorldState | None) -> Deciders:
+        """The agents' relations, bias, brokers and lenses, in arrays (:class:`Deciders`)."""
+        import numpy as np
 
-    def _options(
-        self, ctx: AgentContext, last: list[Action], attackers: set[str]
-    ) -> list[tuple[float, Stance, str, Mode]]:
-        """The weighted candidate acts (:func:`.choose.candidates`)."""
-        outgroup, broker = self._outgroup(ctx), self._broker(ctx)
-        return candidates(ctx, self._lens(ctx), outgroup, last, attackers, broker)
+        index = self._index
+        rows = [index[ctx.name] for ctx in ctxs]
+        view = favorability(world) if world is not None else None
+        if view is not None and view.names == list(index):
+            fav = view.fav[rows]
+            rivals = view.hostile_rows(rows)
+        else:
+            fav = np.zeros((len(ctxs), len(index)))
+            rivals = np.zeros((len(ctxs), len(index)), dtype=bool)
+            for row, ctx in enumerate(ctxs):
+                for other, rel in ctx.state.relations.items():
+                    fav[row, index[other]] = rel.fav
+                    rivals[row, index[other]] = rel.status in NEGATIVE
+        if self._bias is None:
+            self._bias = np.zeros((len(index), len(index)))
+            for me, outgroup in self._outgroups.items():
+                self._bias[index[me], [index[n] for n in outgroup]] = OUTGROUP
+        return Deciders(
+            ctxs,
+            index,
+            [self._peers_of(ctx) for ctx in ctxs],
+            fav,
+            rivals,
+            self._bias[rows],
+            [self._broker(ctx) for ctx in ctxs],
+            [self._lens(ctx) for ctx in ctxs],
+        )
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         """An utterance from the agent's talking points in its archetype's voice."""
@@ -228,3 +280,13 @@ class OfflineMind:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+def _draw(rng: random.Random, weights: list[float]) -> int:
+    """An index drawn by weight (the last when rounding leaves the draw unspent)."""
+    pick = rng.random() * sum(weights)
+    for k, weight in enumerate(weights):
+        pick -= weight
+        if pick <= 0:
+            return k
+    return len(weights) - 1

@@ -1,0 +1,117 @@
+"""The last round as a round's deciding agents saw it, read once for all of them: the acts
+any of them saw, who saw which, and what each agent's decision reads of them, in arrays
+over the agents (rows) and the scenario's agents (columns, by ``index``)."""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from ...state import Action
+
+if TYPE_CHECKING:  # numpy is imported where a round is read: reading saves never needs it
+    import numpy as np
+
+SIGN = {"support": 1.0, "oppose": -1.0}
+
+
+class LastRound:
+    """The acts the agents ``names`` saw (``lasts``, each agent's in the order it saw them).
+
+    Several agents' acts are merged in their speakers' order (as the acts of a round are
+    seen; :attr:`in_order` tells whether each agent's keep it); who saw which is
+    ``seen[row, act]``."""
+
+    __slots__ = (
+        "_index",
+        "_rows",
+        "acts",
+        "attackers",
+        "climate",
+        "in_order",
+        "seen",
+        "supporters",
+    )
+
+    def __init__(
+        self, names: Sequence[str], lasts: Sequence[Sequence[Action]], index: Mapping[str, int]
+    ) -> None:
+        import numpy as np
+
+        self._index, rows = index, len(names)
+        self._rows = np.array([index[n] for n in names], dtype=np.intp)
+        groups: dict[tuple[int, ...], list[int]] = {}  # the rows that saw the very same acts
+        for row, last in enumerate(lasts):
+            groups.setdefault(tuple(map(id, last)), []).append(row)
+        #: Whether every row saw its acts in the order of :attr:`acts`.
+        self.in_order = True
+        if len(groups) == 1:
+            self.acts = list(lasts[0])
+            self.seen = np.ones((rows, len(self.acts)), dtype=bool)
+        else:
+            ids = {id(a): a for same in groups.values() for a in lasts[same[0]]}
+            self.acts = sorted(ids.values(), key=lambda a: index.get(a.speaker, -1))
+            at = {id(a): k for k, a in enumerate(self.acts)}
+            self.seen = np.zeros((rows, len(self.acts)), dtype=bool)
+            for key, same in groups.items():
+                where = [at[k] for k in key]
+                self.in_order = self.in_order and all(map(operator.lt, where, where[1:]))
+                self.seen[np.ix_(same, where)] = True
+        row_of = {n: r for r, n in enumerate(names)}
+        #: Who attacked, and who supported, each agent (``[row, column]``).
+        self.attackers = np.zeros((rows, len(index)), dtype=bool)
+        self.supporters = np.zeros((rows, len(index)), dtype=bool)
+        for k, a in enumerate(self.acts):
+            hearer = row_of.get(a.target or "")
+            if hearer is not None and self.seen[hearer, k] and a.stance in SIGN:
+                toward = self.attackers if a.stance == "oppose" else self.supporters
+                toward[hearer, index[a.speaker]] = True
+        # the climate: the share of attacks among the acts others spoke (0 when none)
+        spoken = np.array([bool(a.order) for a in self.acts], dtype=bool)
+        speakers = np.array([index.get(a.speaker, -1) for a in self.acts], dtype=np.intp)
+        heard = self.seen & spoken & (speakers != self._rows[:, None])
+        attacks = np.array([a.stance == "oppose" for a in self.acts], dtype=bool)
+        count = heard.sum(axis=1)
+        share = (heard & attacks).sum(axis=1) / np.maximum(count, 1)
+        #: The share of attacks among the acts others spoke, by row (0 when none): the
+        #: judges count this round's the same way.
+        self.climate = np.where(count > 0, share, 0.0)
+
+    def attacked(self) -> list[bool]:
+        """Whether each row's agent was attacked."""
+        import numpy as np
+
+        attacked: list[bool] = np.any(self.attackers, axis=1).tolist()
+        return attacked
+
+    def hit(self, fav: np.ndarray, friend_at: float) -> tuple[np.ndarray, np.ndarray]:
+        """Who was attacked (by another than the row's agent would not matter), and who last
+        attacked a friend (``fav[row, column]`` at least ``friend_at``), by row."""
+        import numpy as np
+
+        last = np.full(fav.shape, -1, dtype=np.intp)  # the last attacker of each agent
+        for k, a in enumerate(self.acts):
+            victim = self._index.get(a.target or "")
+            if a.stance == "oppose" and victim is not None:
+                last[:, victim] = np.where(self.seen[:, k], self._index[a.speaker], last[:, victim])
+        hit = last >= 0
+        rows, victims = np.nonzero(hit & (fav >= friend_at))
+        hit_friends = np.zeros(fav.shape, dtype=bool)
+        hit_friends[rows, last[rows, victims]] = True
+        return hit, hit_friends
+
+    def sides(self, fav: np.ndarray, friend_at: float) -> np.ndarray:
+        """Heider: by row and agent, the summed favorability of the friends (``fav`` at
+        least ``friend_at``) who backed (+) or attacked (-) the agent, acts in order."""
+        import numpy as np
+
+        sides = np.zeros(fav.shape)
+        for k, a in enumerate(self.acts):
+            on = self._index.get(a.target or "")
+            if on is None or not a.order or a.stance not in SIGN:
+                continue
+            friend = fav[:, self._index[a.speaker]]
+            chosen = self.seen[:, k] & (friend >= friend_at)
+            sides[:, on] += np.where(chosen, friend * SIGN[a.stance], 0.0)
+        return sides
