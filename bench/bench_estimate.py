@@ -4,7 +4,7 @@ another scenario with the same model.
 
 Run from the repository root::
 
-    .venv/bin/python bench/bench_estimate.py                      # seeds 1-3, 6 rounds
+    .venv/bin/python bench/bench_estimate.py                      # seeds 1-3, 6 rounds, 5 pairs
     .venv/bin/python bench/bench_estimate.py --seeds 1-5 --rounds 8
     .venv/bin/python bench/bench_estimate.py --pairs tavern:bullying,hospital:tavern
 
@@ -74,6 +74,11 @@ def spans(e: Estimate) -> tuple[Span, Span, Span]:
     return e.calls, e.prompt_tokens, e.tokens
 
 
+def _order(source: str) -> tuple[bool, bool, str]:
+    """Prompts only, then calibrated; each scenario's or pair's row, then all together."""
+    return source.startswith("calibrated"), source.endswith(", all"), source
+
+
 def _span(s: Span) -> str:
     return f"{s.low:,.0f}-{s.high:,.0f}"
 
@@ -91,7 +96,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--modes", default="per-edge,batched")
     parser.add_argument(
-        "--pairs", default="tavern:bullying,bullying:tavern", help="A:B = calibrate on A, B"
+        "--pairs",
+        default="tavern:hospital,hospital:tavern,gossip:bullying,bullying:gossip,tavern:bullying",
+        help="A:B = calibrate on a run of A, estimate B",
     )
     args = parser.parse_args()
     pairs = [tuple(p.split(":")) for p in args.pairs.split(",")]
@@ -111,11 +118,14 @@ def main() -> None:
                     alone = estimate_run(target, spec, args.rounds)
                     actual = play(target, spec, args.rounds, seed + 100, None)
                     for source, e in (("prompts only", alone), (f"calibrated on {a}", calibrated)):
-                        key = (mode, source if source == "prompts only" else "calibrated")
-                        for name, span, got in zip(FIGURES, spans(e), actual, strict=True):
-                            ratios[key][name].append(span.expected / got)
-                            inside[key][0] += span.low <= got <= span.high
-                            inside[key][1] += 1
+                        keys = [(mode, f"prompts only: {b}"), (mode, "prompts only, all")]
+                        if source != "prompts only":
+                            keys = [(mode, f"calibrated: {a} -> {b}"), (mode, "calibrated, all")]
+                        for key in keys:
+                            for name, span, got in zip(FIGURES, spans(e), actual, strict=True):
+                                ratios[key][name].append(span.expected / got)
+                                inside[key][0] += span.low <= got <= span.high
+                                inside[key][1] += 1
                         print(
                             f"{mode:8} seed {seed} {b:9} {source:22} "
                             + "  ".join(
@@ -126,13 +136,13 @@ def main() -> None:
                             flush=True,
                         )
     print(f"\nexpected / actual, median [min, max]; target within +-{TARGET:.0%}")
-    print(f"{'judge mode':10} {'estimate':13} " + " ".join(f"{f:>18}" for f in FIGURES) + "  range")
-    for (mode, source), by in ratios.items():
+    print(f"{'judge mode':10} {'estimate':24} " + " ".join(f"{f:>18}" for f in FIGURES) + "  range")
+    for (mode, source), by in sorted(ratios.items(), key=lambda kv: (kv[0][0], _order(kv[0][1]))):
         cells = [
             f"{statistics.median(by[f]):.2f} [{min(by[f]):.2f}, {max(by[f]):.2f}]" for f in FIGURES
         ]
         n_in, n = inside[mode, source]
-        print(f"{mode:10} {source:13} " + " ".join(f"{c:>18}" for c in cells) + f"  {n_in}/{n}")
+        print(f"{mode:10} {source:24} " + " ".join(f"{c:>18}" for c in cells) + f"  {n_in}/{n}")
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .behaviour import Behaviour, measure
+from .behaviour import Behaviour, Voice, measure
 from .errors import SaveError
 from .llm.settings import LLMSettings
 from .llm.transport import Reply, Request, TransportError
@@ -289,7 +289,7 @@ class _Shadow:
         self.answers: dict[str, Any] = {}
         self.calls: list[list[LLMCall]] = []
         self._sizer = _Sizer()
-        self._speakers: dict[tuple[int, str, str], frozenset[str]] = {}
+        self._speakers: dict[tuple[int, str, str], dict[str, tuple[Mode, bool]]] = {}
 
     def _key(self, ctx: AgentContext, purpose: str, target: str = "") -> str:
         return self.llm._key(ctx, purpose, target)
@@ -309,31 +309,34 @@ class _Shadow:
         return decision
 
     def _as_model(self, ctx: AgentContext, decision: Decision) -> Decision:
-        """The decision as the agent's model would take it: whether it speaks by the
-        model's share of speakers this round, how by its shares of private and addressed
-        turns (the offline target kept when it fits), its intent at the model's length."""
+        """The decision as the agent's model would take it: whether and how it speaks
+        (:meth:`_turns`; the offline target kept when it fits), its intent at the model's
+        length."""
         model = self.settings.model_for(ctx.name)
         kind = "plan" if ctx.persona.kind == "value-driven" else "decide"
         voice = self.behaviour.voice(kind, model)
         if voice is None:
             return decision
-        if ctx.name not in self._round_speakers(ctx, kind, model, voice.speak):
+        turn = self._turns(ctx, kind, model, voice).get(ctx.name)
+        if turn is None:
             return decision.model_copy(update={"mode": Mode.SILENT, "target": None})
-        rng = random.Random(f"{self.seed}|{ctx.round}|{ctx.name}|voice")
-        mode = Mode.PRIVATE if rng.random() < voice.private else Mode.PUBLIC
+        mode, addressed = turn
         target: str | None = ALL
-        if mode is Mode.PRIVATE or rng.random() < voice.addressed:
+        if addressed:
             kept = decision.mode is mode and decision.target not in (None, ALL)
+            rng = random.Random(f"{self.seed}|{ctx.round}|{ctx.name}|target")
             target = decision.target if kept else rng.choice(ctx.others)
         intent = self._sizer.sized(decision.intent, voice.intent_tokens, model)
         return decision.model_copy(update={"mode": mode, "target": target, "intent": intent})
 
-    def _round_speakers(
-        self, ctx: AgentContext, kind: str, model: str, share: float
-    ) -> frozenset[str]:
-        """The agents of ``kind`` and ``model`` who speak in the round: as many as their
-        share of them, carried over the rounds (so the total is the share of all turns), in
-        an order drawn for the round."""
+    def _turns(
+        self, ctx: AgentContext, kind: str, model: str, voice: Voice
+    ) -> dict[str, tuple[Mode, bool]]:
+        """The agents of ``kind`` and ``model`` who speak in the round, each with its mode
+        and whether it addresses one agent: as many speakers as the model's share of them,
+        as many of those private and as many public ones addressed as its shares, each count
+        carried over the rounds (so the totals are the shares), in an order drawn for the
+        round."""
         key = (ctx.round, kind, model)
         if key not in self._speakers:
             names = [
@@ -343,12 +346,21 @@ class _Shadow:
                 and ("plan" if a.kind == "value-driven" else "decide") == kind
             ]
 
-            def due(r: int) -> int:
-                return math.floor(share * len(names) * r + 0.5)
+            def counts(r: int) -> tuple[int, int, int]:
+                """(speakers, private, addressed) in rounds 1..r."""
+                said = _whole(voice.speak * len(names) * r)
+                private = _whole(voice.private * said)
+                return said, private, _whole(voice.addressed * (said - private))
 
+            (said, private, addressed), before = counts(ctx.round), counts(ctx.round - 1)
+            n, n_private, n_addressed = (
+                x - y for x, y in zip((said, private, addressed), before, strict=True)
+            )
             rng = random.Random(f"{self.seed}|{ctx.round}|{kind}|{model}|speakers")
             rng.shuffle(names)
-            self._speakers[key] = frozenset(names[: due(ctx.round) - due(ctx.round - 1)])
+            turns = [(Mode.PRIVATE, True)] * n_private + [(Mode.PUBLIC, True)] * n_addressed
+            turns += [(Mode.PUBLIC, False)] * max(0, n - len(turns))
+            self._speakers[key] = dict(zip(names[:n], turns, strict=False))
         return self._speakers[key]
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
@@ -439,6 +451,11 @@ class _Shadow:
 
     async def aclose(self) -> None:
         await self.llm.aclose()
+
+
+def _whole(x: float) -> int:
+    """``x`` rounded half up."""
+    return math.floor(x + 0.5)
 
 
 def _ignore(piece: str) -> None:
