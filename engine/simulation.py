@@ -65,6 +65,7 @@ from .runmeta import (
 )
 from .scenario import Scenario
 from .state import (
+    ALL,
     Action,
     Decision,
     ForcedAction,
@@ -76,6 +77,7 @@ from .state import (
     WorldState,
 )
 from .store import SaveStore
+from .trusted import trusted
 from .updates import update_agent, update_relations
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
@@ -111,6 +113,8 @@ class Simulation:
         self._listeners: list[Listener] = []
         self._pause = False
         self._ask: Ask | None = None
+        #: :meth:`_past_round`'s rounds, by round number.
+        self._past: dict[int, tuple[RoundRecord, dict[str, PastRound]]] = {}
         #: The total of rounds the save records (an extension is written with its first round).
         self._saved_total = meta.total_rounds
         if meta.pending_round <= self.round:
@@ -539,18 +543,11 @@ class Simulation:
         """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""
         scenario, state = self.scenario, self.state
         past = self.records[-HISTORY_WINDOW:] if t > 1 else []
-        seen = [(r, observed_by(r.actions, scenario.names)) for r in past if r.round > 0]
+        seen = [self._past_round(r) for r in past if r.round > 0]
         contexts = {}
         for spec in scenario.agents:
             me = spec.name
-            history = [
-                PastRound(
-                    round=r.round,
-                    events=[e for e in r.events if e.visible_to(me)],
-                    actions=actions[me],
-                )
-                for r, actions in seen
-            ]
+            history = [by_agent[me] for by_agent in seen]
             contexts[me] = AgentContext(
                 scenario=scenario,
                 persona=spec,
@@ -562,6 +559,33 @@ class Simulation:
                 prior=self.meta.prior,
             )
         return contexts
+
+    def _past_round(self, record: RoundRecord) -> dict[str, PastRound]:
+        """What each agent observed of an earlier round, read once while the round is in the
+        contexts' window (the agents' minds see the same objects from round to round, and
+        agents who observed the same acts one list of them)."""
+        held = self._past.get(record.round)
+        if held is None or held[0] is not record:
+            names = self.scenario.names
+            lists: dict[tuple[int, ...], list[Action]] = {}
+            actions = {
+                me: lists.setdefault(tuple(map(id, seen)), seen)
+                for me, seen in observed_by(record.actions, names).items()
+            }
+            held = self._past[record.round] = (
+                record,
+                {
+                    me: PastRound(
+                        round=record.round,
+                        events=[e for e in record.events if e.visible_to(me)],
+                        actions=actions[me],
+                    )
+                    for me in names
+                },
+            )
+            for old in [k for k in self._past if k <= record.round - HISTORY_WINDOW]:
+                del self._past[old]
+        return held[1]
 
     async def _play_round(self, pending: Pending) -> RoundRecord:
         scenario, run_id = self.scenario, self.run_id
@@ -591,8 +615,8 @@ class Simulation:
         free = [n for n in names if n not in forced]
         minds = self._turn_mind()
         at_once = getattr(minds, "decide_all", None)
-        if at_once is not None:  # a mind that never waits decides for everyone in one go
-            decided = at_once([contexts[n] for n in free], self.state)
+        if at_once is not None:  # a mind that never waits decides for everyone in one call
+            decided = await at_once([contexts[n] for n in free], self.state)
         else:
             decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
         raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
@@ -604,9 +628,9 @@ class Simulation:
                 stance=f.stance or "neutral",
                 intent="forced by the user",
             )
-        decisions = {}
-        for name in names:
-            decisions[name] = _valid(name, raw[name], names)
+        known = frozenset(names)
+        decisions = {name: _valid(name, raw[name], names, known) for name in names}
+        for name in names if self._listeners else ():
             self._emit(
                 AgentDecided(
                     run_id=self.run_id,
@@ -627,12 +651,12 @@ class Simulation:
     ) -> dict[str, Action]:
         """Speakers in descending urgency, each hearing the earlier turns it can observe."""
         names, minds, players = self.scenario.names, self._turn_mind(), self.meta.players
-        actions = {
-            n: Action(speaker=n, forced=n in forced, **decisions[n].model_dump()) for n in names
-        }
+        actions = {n: _action(n, decisions[n], n in forced) for n in names}
         for n in players.keys() - forced.keys():
             actions[n] = actions[n].model_copy(update={"actor": "human", "player": players[n]})
         spoken: list[Action] = []
+        public: list[Action] = []  # what everyone hears
+        private: set[str] = set()  # the parties to private turns, who hear more
         if self.meta.ablation:  # fixed speaking order: scenario order, silent skipped
             turns = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
         else:
@@ -642,7 +666,8 @@ class Simulation:
             if action.forced:
                 text = forced[me].utterance
             else:
-                ctx = replace(contexts[me], heard=[a for a in spoken if can_observe(a, me)])
+                heard = [a for a in spoken if can_observe(a, me)] if me in private else public[:]
+                ctx = replace(contexts[me], heard=heard)
 
                 def sink(piece: str, me: str = me) -> None:
                     if self._listeners:  # a token event per word: built only for a listener
@@ -662,7 +687,12 @@ class Simulation:
             action = action.model_copy(update={"utterance": text.strip(), "order": order})
             actions[me] = action
             spoken.append(action)
-            self._emit(AgentSpoke(run_id=self.run_id, round=t, action=action))
+            if action.mode is Mode.PUBLIC:
+                public.append(action)
+            else:
+                private.update((me, action.target or ""))
+            if self._listeners:
+                self._emit(AgentSpoke(run_id=self.run_id, round=t, action=action))
             await asyncio.sleep(0)
         return actions
 
@@ -744,8 +774,39 @@ def _among(item: object, items: Sequence[object]) -> bool:
     return any(item is other for other in items)
 
 
-def _valid(name: str, decision: Decision, names: Sequence[str]) -> Decision:
-    """A decision with an invalid mode/target combination becomes silence."""
+_new_action = trusted(Action)
+
+
+def _action(speaker: str, decision: Decision, forced: bool) -> Action:
+    """The action of a decision, before it is spoken (the decision's values are valid)."""
+    return _new_action(
+        {
+            "speaker": speaker,
+            "urgency": decision.urgency,
+            "mode": decision.mode,
+            "target": decision.target,
+            "intent": decision.intent,
+            "stance": decision.stance,
+            "utterance": "",
+            "order": None,
+            "forced": forced,
+            "theta": decision.theta,
+            "actor": "model",
+            "player": "",
+        }
+    )
+
+
+def _valid(name: str, decision: Decision, names: Sequence[str], known: frozenset[str]) -> Decision:
+    """A decision with an invalid mode/target combination becomes silence (``known``: the
+    names, for the common cases checked at once)."""
+    mode, target = decision.mode, decision.target
+    if (
+        (mode is Mode.SILENT and target is None)
+        or (mode is Mode.PUBLIC and target == ALL)
+        or (mode is not Mode.SILENT and target not in (name, ALL) and target in known)
+    ):
+        return decision
     try:
         validate_action(name, decision.mode, decision.target, names)
     except InterventionError:

@@ -75,13 +75,13 @@ def slow_mind(monkeypatch: pytest.MonkeyPatch) -> None:
     Rounds then leave the event loop idle most of the time, so a run is still going when
     the next key arrives and pilot presses return quickly.
     """
-    decide = OfflineMind.decide
+    decide_all = OfflineMind.decide_all
 
-    async def slow_decide(self, ctx):
+    async def slow_decide_all(self, ctxs, world=None):
         await asyncio.sleep(0.1)
-        return await decide(self, ctx)
+        return await decide_all(self, ctxs, world)
 
-    monkeypatch.setattr(OfflineMind, "decide", slow_decide)
+    monkeypatch.setattr(OfflineMind, "decide_all", slow_decide_all)
 
 
 def write_crowd(path: Path, agents: int) -> Path:

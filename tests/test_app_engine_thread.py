@@ -45,14 +45,14 @@ async def test_keys_are_answered_while_a_round_blocks_its_thread(
     longer holds the app: the page turns while the round is still in flight."""
     gate = threading.Event()
     threads: set[int] = set()
-    decide = OfflineMind.decide
+    decide_all = OfflineMind.decide_all
 
-    async def blocking_decide(self, ctx):
+    async def blocking_decide_all(self, ctxs, world=None):
         threads.add(threading.get_ident())
         gate.wait(timeout=10)  # blocks the thread the round runs on, not just a task
-        return await decide(self, ctx)
+        return await decide_all(self, ctxs, world)
 
-    monkeypatch.setattr(OfflineMind, "decide", blocking_decide)
+    monkeypatch.setattr(OfflineMind, "decide_all", blocking_decide_all)
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         deck = app.query_one(AgentDeck)
@@ -131,13 +131,13 @@ async def test_an_event_injected_mid_round_is_kept_for_the_next(
     saves: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = threading.Event()
-    decide = OfflineMind.decide
+    decide_all = OfflineMind.decide_all
 
-    async def waiting_decide(self, ctx):
+    async def waiting_decide_all(self, ctxs, world=None):
         await asyncio.get_running_loop().run_in_executor(None, gate.wait, 10)
-        return await decide(self, ctx)
+        return await decide_all(self, ctxs, world)
 
-    monkeypatch.setattr(OfflineMind, "decide", waiting_decide)
+    monkeypatch.setattr(OfflineMind, "decide_all", waiting_decide_all)
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")

@@ -49,13 +49,13 @@ async def test_export_waits_until_the_run_is_paused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     gate = threading.Event()
-    decide = OfflineMind.decide
+    decide_all = OfflineMind.decide_all
 
-    async def held_decide(self, ctx):
+    async def held_decide_all(self, ctxs, world=None):
         await asyncio.get_running_loop().run_in_executor(None, gate.wait, 10)
-        return await decide(self, ctx)
+        return await decide_all(self, ctxs, world)
 
-    monkeypatch.setattr(OfflineMind, "decide", held_decide)
+    monkeypatch.setattr(OfflineMind, "decide_all", held_decide_all)
     app = build_app("tavern", saves=tmp_path / "saves")
     seen: list[str] = []
     notify = app.notify

@@ -364,7 +364,7 @@ async def test_a_round_decided_at_once_is_decided_as_one_by_one(scenario, seed, 
     private = 0
     for t in range(1, 6):
         contexts = list(sim.contexts(t, []).values())
-        together = mind.decide_all(contexts, sim.state)
+        together = await mind.decide_all(contexts, sim.state)
         assert together == [await mind.decide(ctx) for ctx in contexts]
         private += sum(d.mode is Mode.PRIVATE for d in together)
         await sim.step()
@@ -380,7 +380,7 @@ async def test_acts_seen_out_of_their_speakers_order_are_read_as_seen():
     turned_on = Counter()
     for seed in range(40):
         mind = OfflineMind(seed)
-        together = mind.decide_all(contexts)
+        together = await mind.decide_all(contexts)
         assert together == [await mind.decide(ctx) for ctx in contexts]
         if together[0].stance == "oppose":
             turned_on[together[0].target] += 1

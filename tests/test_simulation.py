@@ -328,6 +328,29 @@ async def test_history_shows_only_visible_past_actions():
         assert speakers(history[0].actions) == list(expected)
 
 
+async def test_an_earlier_rounds_view_is_read_once_and_shared():
+    """Round 1 as an agent saw it is one object in rounds 2 and 3, and agents who saw the
+    same acts share one list of them."""
+    mind = scripted()
+    sim = Simulation.new(quartet(), mind=mind)
+    for _ in range(3):
+        await sim.step()
+    (first,) = mind.decided[2, "B"].history
+    assert mind.decided[3, "B"].history[0] is first
+    assert mind.decided[3, "C"].history[0].actions is first.actions
+    assert mind.decided[3, "A"].history[0].actions is not first.actions
+
+
+def test_a_decisions_action_is_built_as_validation_builds_it():
+    from engine.simulation import _action
+
+    decision = Decision(urgency=4.5, mode=Mode.PRIVATE, target="B", intent="i", theta=0.3)
+    built = _action("A", decision, True)
+    valid = Action(speaker="A", forced=True, **decision.model_dump())
+    assert built == valid and list(built.__dict__) == list(Action.model_fields)
+    assert built.model_dump_json() == valid.model_dump_json()
+
+
 # -- interventions -------------------------------------------------------------------------
 
 

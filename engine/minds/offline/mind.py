@@ -13,6 +13,7 @@ from ...metrics import favorability
 from ...mind_spec import OFFLINE, OFFLINE_LABEL
 from ...priors import Prior, sign_index
 from ...records import LLMCall
+from ...rules import HISTORY_WINDOW
 from ...scenario import Archetype, Scenario
 from ...state import ALL, Action, Decision, Mode, WorldState
 from ...trusted import trusted
@@ -53,6 +54,9 @@ class OfflineMind:
         self._index: dict[str, int] = {}
         self._peers: dict[str, Peers] = {}
         self._bias: np.ndarray | None = None
+        #: :meth:`_said`'s earlier rounds, by the id of their acts' list.
+        self._said_round = -1
+        self._utterances: dict[int, tuple[int, list[Action], dict[str, list[str]]]] = {}
         #: Each agent's last U_S: its context, the acts judged and the delta.
         self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
 
@@ -112,19 +116,38 @@ class OfflineMind:
             peers = self._peers[ctx.name] = Peers(ctx.state.relations, self._index)
         return peers
 
+    def _said(self, ctx: AgentContext) -> str:
+        """Everything the agent itself said earlier, lower case (each earlier round's acts,
+        as an agent saw them, are sorted by speaker once, while the round is in its window)."""
+        if ctx.round != self._said_round:
+            self._said_round = ctx.round
+            self._utterances = {
+                k: v for k, v in self._utterances.items() if v[0] >= ctx.round - HISTORY_WINDOW
+            }
+        said: list[str] = []
+        for past in ctx.history:
+            held = self._utterances.get(id(past.actions))
+            if held is None or held[1] is not past.actions:
+                by_speaker: dict[str, list[str]] = {}
+                for a in past.actions:
+                    by_speaker.setdefault(a.speaker, []).append(a.utterance)
+                held = self._utterances[id(past.actions)] = (past.round, past.actions, by_speaker)
+            said += held[2].get(ctx.name, ())
+        return " ".join(said).lower()
+
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
         return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
 
     async def decide(self, ctx: AgentContext) -> Decision:
         """Urgency from archetype, arousal and provocation; target by weighted candidates."""
-        return self.decide_all([ctx])[0]
+        return (await self.decide_all([ctx]))[0]
 
-    def decide_all(
+    async def decide_all(
         self, ctxs: Sequence[AgentContext], world: WorldState | None = None
     ) -> list[Decision]:
-        """:meth:`decide` for a round's agents at once (it never waits): their candidate
-        acts are weighed together. ``world``, the state they decide in, gives their
+        """:meth:`decide` for a round's agents at once (one call, which never waits): their
+        candidate acts are weighed together. ``world``, the state they decide in, gives their
         relations as the metrics read them (else each context's are read)."""
         if not ctxs:
             return []
@@ -132,7 +155,7 @@ class OfflineMind:
         lasts = [ctx.history[-1].actions if ctx.history else [] for ctx in ctxs]
         seen = LastRound([ctx.name for ctx in ctxs], lasts, self._index)
         if not seen.in_order:  # acts seen out of their speakers' order: one at a time
-            return [self.decide_all([ctx], world)[0] for ctx in ctxs]
+            return [(await self.decide_all([ctx], world))[0] for ctx in ctxs]
         who = self._deciders(ctxs, world)
         options = candidates(who, seen)
         return [
@@ -216,7 +239,7 @@ class OfflineMind:
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         """An utterance from the agent's talking points in its archetype's voice."""
-        text = utterance(ctx, decision, self._rng(ctx, "speak"))
+        text = utterance(ctx, decision, self._rng(ctx, "speak"), self._said(ctx))
         for word in text.split(" "):
             sink(word + " ")
         return text

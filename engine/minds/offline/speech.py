@@ -50,16 +50,17 @@ TEMPLATES: dict[Archetype, dict[Stance, str]] = {
 CONFIDE = "Between you and me, {t}: {p}."
 
 
-def utterance(ctx: AgentContext, decision: Decision, rng: random.Random) -> str:
+def utterance(ctx: AgentContext, decision: Decision, rng: random.Random, said: str) -> str:
     """What the agent says: a confidence in private, else a point in its archetype's voice,
-    prefixed by a retort to whoever attacked it this round."""
+    prefixed by a retort to whoever attacked it this round. ``said``: everything the agent
+    itself said earlier, lower case, to avoid repeating a point."""
     target = decision.target if decision.target not in (None, ALL) else "everyone"
     if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
         secrets = ctx.persona.private_info + ctx.persona.evidence
-        point = _pick(rng, secrets, _said(ctx)) or _point(ctx, rng)
+        point = _pick(rng, secrets, said) or _point(ctx, rng, said)
         text = CONFIDE.format(t=target, p=point.rstrip(". "))
     else:
-        point = _point(ctx, rng).rstrip(". ")
+        point = _point(ctx, rng, said).rstrip(". ")
         template = TEMPLATES[ctx.persona.archetype][decision.stance]
         text = template.format(t=target, p=point, P=point[:1].upper() + point[1:])
     jab = next(
@@ -80,24 +81,15 @@ def plain(text: str) -> str:
     return text.rstrip(". ").lower()
 
 
-def _said(ctx: AgentContext) -> str:
-    """Everything the agent itself said earlier, to avoid repeating a point."""
-    me = ctx.name
-    return " ".join(
-        a.utterance for past in ctx.history for a in past.actions if a.speaker == me
-    ).lower()
-
-
 def _pick(rng: random.Random, points: list[str], said: str) -> str | None:
     fresh = [p for p in points if p.rstrip(". ").lower() not in said]
     pool = fresh or points
     return rng.choice(pool) if pool else None
 
 
-def _point(ctx: AgentContext, rng: random.Random) -> str:
+def _point(ctx: AgentContext, rng: random.Random, said: str) -> str:
     """A talking point; evidence holders share unsaid evidence as their archetype allows."""
     persona = ctx.persona
-    said = _said(ctx)
     share = SHARES_EVIDENCE[persona.archetype]
     fresh = [e for e in persona.evidence if e.rstrip(". ").lower() not in said]
     if fresh and rng.random() < share:
