@@ -292,6 +292,7 @@ class _Shadow:
         self._speakers: dict[tuple[int, str, str], dict[str, tuple[Mode, bool]]] = {}
 
     def _key(self, ctx: AgentContext, purpose: str, target: str = "") -> str:
+        """The key the LLM mind gives the request (answers are matched to requests by it)."""
         return self.llm._key(ctx, purpose, target)
 
     async def ask(self, question: Question[A]) -> A:
