@@ -313,7 +313,7 @@ def need_deltas(
     resilience = ctx.state.needs["psychological_resilience"].current / 10.0
     for need, value in ctx.state.needs.items():
         deltas[need] += 0.08 * resilience * (value.expected - value.current)
-    return {n: ROUNDED_4[d] for n, d in deltas.items() if d}
+    return {n: round(d, 4) for n, d in deltas.items() if d}  # seldom seen before: no table
 
 
 def _salience(ctx: AgentContext, text: str) -> float:
