@@ -45,6 +45,7 @@ import statistics
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from itertools import compress
 from operator import attrgetter, is_not
 from typing import TYPE_CHECKING
@@ -237,36 +238,53 @@ def compute_metrics(scenario: Scenario, states: Sequence[WorldState]) -> Metrics
 def _metrics(
     scenario: Scenario, state: WorldState, edges: Edges, repaired: float | None
 ) -> Metrics:
+    total = _fav_sum(edges)
     return Metrics(
         round=state.round,
-        mean_fav=_mean_fav(edges),
+        mean_fav=_mean_fav(edges, total),
         mean_emotion=mean_emotion(state),
-        reciprocity=_reciprocity(edges),
+        reciprocity=_reciprocity(edges, total),
         ei_index=_ei_index(_faction_means(edges, scenario.faction_of())),
         balance=_balance(edges),
         repair=repaired,
     )
 
 
-def _mean_fav(edges: Edges) -> float:
+def _fav_sum(edges: Edges) -> float:
+    """The exact sum of every edge's favorability (the diagonal's zeros leave it as it is)."""
+    return math.fsum(edges.fav.ravel().tolist())
+
+
+def _mean_fav(edges: Edges, total: float | None = None) -> float:
+    """Mean favorability (``total``: :func:`_fav_sum`, when it is at hand)."""
     n = len(edges.names)
-    # the diagonal's zeros leave the exact sum unchanged
-    return math.fsum(edges.fav.ravel().tolist()) / (n * (n - 1)) if n > 1 else 0.0
+    if n < 2:
+        return 0.0
+    return (_fav_sum(edges) if total is None else total) / (n * (n - 1))
 
 
-def _reciprocity(edges: Edges) -> float | None:
-    """Pearson's r of (fav_ij, fav_ji) over every ordered pair i != j, as
-    ``statistics.correlation`` computes it (means and sums by ``fsum``). Both series hold
-    the same values, so they share their mean and sum of squares, and a dyad's two entries
-    give the same product: the sums are taken once, over each dyad once where they can."""
+@cache
+def _upper(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The positions (i, j) above the diagonal of an n x n matrix (shared: read only)."""
     import numpy as np
 
-    upper = np.triu_indices(len(edges.names), 1)
+    return np.triu_indices(n, 1)
+
+
+def _reciprocity(edges: Edges, total: float | None = None) -> float | None:
+    """Pearson's r of (fav_ij, fav_ji) over every ordered pair i != j, as
+    ``statistics.correlation`` computes it (means and sums by ``fsum``). Both series hold
+    the same values, so they share their mean (that of :func:`_mean_fav`) and sum of
+    squares, and a dyad's two entries give the same product: the sums are taken once, over
+    each dyad once where they can."""
+    import numpy as np
+
+    upper = _upper(len(edges.names))
     ij, ji = edges.fav[upper], edges.fav.T[upper]
     xs = np.concatenate((ij, ji))
     if len(xs) < 4 or xs.max() - xs.min() <= CONSTANT_WITHIN:
         return None
-    mean = math.fsum(xs.tolist()) / len(xs)
+    mean = _mean_fav(edges, total)
     sxy = 2.0 * math.fsum(((ij - mean) * (ji - mean)).tolist())
     sxx = math.fsum(np.square(xs - mean).tolist())
     r = sxy / math.sqrt(sxx * sxx)
@@ -278,11 +296,14 @@ def _faction_means(edges: Edges, faction_of: dict[str, str]) -> tuple[float, flo
     import numpy as np
 
     member = [k for k, n in enumerate(edges.names) if n in faction_of]
-    faction = np.array([faction_of[edges.names[k]] for k in member], dtype=object)
-    fav = edges.fav[np.ix_(member, member)]
+    codes: dict[str, int] = {}
+    faction = np.array([codes.setdefault(faction_of[edges.names[k]], len(codes)) for k in member])
+    everyone = len(member) == len(edges.names)
+    fav = edges.fav if everyone else edges.fav[np.ix_(member, member)]
     same = faction[:, None] == faction[None, :]
-    inside = fav[same & ~np.eye(len(member), dtype=bool)]
     outside = fav[~same]
+    np.fill_diagonal(same, False)
+    inside = fav[same]
     if not inside.size or not outside.size:
         return None
     return math.fsum(outside.tolist()) / outside.size, math.fsum(inside.tolist()) / inside.size
