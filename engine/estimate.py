@@ -130,6 +130,9 @@ class Estimate:
     per_round: dict[str, float] = field(default_factory=dict)
     #: Prompt tokens per call of the last round played for the estimate, by purpose.
     prompt_per_call: dict[str, float] = field(default_factory=dict)
+    #: The whole run's figures by purpose, from the prompts (and the measured behaviour),
+    #: before earlier runs of the scenario set the totals.
+    by_purpose: dict[str, Figures] = field(default_factory=dict)
     #: Earlier runs (and their rounds) whose recorded usage set the expected figures.
     earlier_runs: int = 0
     earlier_rounds: int = 0
@@ -684,6 +687,7 @@ def _combine(
     later = total - len(played.rounds)
     by_model: dict[str, dict[str, Figures]] = {end: defaultdict(Figures) for end in ends}
     per_round: dict[str, float] = defaultdict(float)
+    by_purpose: dict[str, Figures] = defaultdict(Figures)
     final: dict[str, Figures] = defaultdict(Figures)
     for (purpose, _), f in played.rounds[-1].items():
         final[purpose] += f
@@ -702,6 +706,8 @@ def _combine(
                 per_call = replace(last, prompt_tokens=least)
             rounds = first + per_call.times(calls * later)
             by_model[name][model] += end.scaled(purpose, rounds)
+            if name == "expected":
+                by_purpose[purpose] += rounds
     spans = {name: sum(models.values(), ZERO) for name, models in by_model.items()}
     earlier_rounds = 0
     if earlier:
@@ -717,6 +723,7 @@ def _combine(
         unpriced=prices.unpriced,
         per_round=dict(per_round),
         prompt_per_call={p: _per_call(f).prompt_tokens for p, f in final.items()},
+        by_purpose=dict(by_purpose),
         earlier_runs=len(earlier),
         earlier_rounds=earlier_rounds,
         measured_runs=behaviour.runs,

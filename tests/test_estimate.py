@@ -218,6 +218,11 @@ def test_judge_modes_ask_different_calls(mini: Scenario):
     assert set(batched.per_round) == {"decide", "speak", "judge"}
     assert batched.per_round["judge"] == len(mini.agents)
     assert batched.calls.expected < per_edge.calls.expected
+    for e in (per_edge, batched):  # the purposes make up the whole
+        assert set(e.by_purpose) == set(e.per_round)
+        for field in ("calls", "prompt_tokens", "completion_tokens"):
+            whole = getattr(e, field).expected
+            assert sum(getattr(f, field) for f in e.by_purpose.values()) == pytest.approx(whole)
 
 
 def test_cost_comes_from_litellms_price_map(mini: Scenario):
