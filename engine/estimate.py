@@ -166,6 +166,15 @@ class Estimate:
             )
         return "; ".join(parts)
 
+    @property
+    def basis(self) -> str:
+        """What sets the expected figures, in a few words."""
+        if self.earlier_runs:
+            return f"{_runs(self.earlier_runs)} of this scenario"
+        if self.measured_runs:
+            return f"the prompts and the models' behaviour in {_runs(self.measured_runs)}"
+        return "the prompts, as the offline model plays (no saved run of these models)"
+
     def times(self, runs: float) -> Estimate:
         """The estimate of ``runs`` such runs (a sweep, the arms of a trial)."""
         cost = None if self.cost_usd is None else self.cost_usd.times(runs)

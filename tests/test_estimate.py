@@ -92,6 +92,7 @@ def test_a_stub_run_falls_within_the_range(stub: StubLLM, judge_mode: str):
     assert 0.9 < estimate.calls.expected / calls < 1.5
     assert 1 < estimate.tokens.expected / tokens < 1.6
     assert "as the offline model plays (no saved run of these models)" in estimate.source
+    assert estimate.basis.startswith("the prompts, as the offline model plays")
 
 
 def within_25_percent(estimate: Estimate, records: list[RoundRecord]) -> None:
@@ -116,6 +117,7 @@ def test_a_run_of_another_scenario_calibrates_the_estimate_within_25_percent(
     assert estimate.earlier_runs == 0  # another scenario: only the model's behaviour carries
     assert (estimate.measured_runs, estimate.measured_rounds) == (1, 16)
     assert "as measured in 1 saved run of these models (16 rounds)" in estimate.source
+    assert estimate.basis == "the prompts and the models' behaviour in 1 saved run"
     within_25_percent(estimate, play(tavern, spec, 12, seed=2))
 
 
@@ -179,6 +181,7 @@ def test_an_earlier_run_predicts_the_next_within_25_percent(stub: StubLLM, store
     assert "expected from 1 saved run of this scenario and these settings (3 rounds)" in (
         estimate.source
     )
+    assert estimate.basis == "1 saved run of this scenario"
     calls, prompt, tokens = totals(play(tavern, spec, 6, seed=2))
     assert abs(estimate.calls.expected / calls - 1) <= 0.25
     assert abs(estimate.prompt_tokens.expected / prompt - 1) <= 0.25

@@ -20,7 +20,7 @@ def spend_lines(e: Estimate, threshold: str) -> list[str]:
     """The estimate as the dialog shows it."""
     cost = _span(e.cost_usd, money=True) if e.cost_usd is not None else e.cost_text()
     return [
-        f"{e.rounds} rounds; expected [low–high]:",
+        f"{e.rounds} rounds; expected [low–high], from {e.basis}:",
         f"LLM calls  {_span(e.calls)}",
         f"tokens     {_span(e.tokens)}",
         f"cost       {cost}",
