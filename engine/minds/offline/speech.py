@@ -63,11 +63,12 @@ def utterance(ctx: AgentContext, decision: Decision, rng: random.Random, said: s
         point = _point(ctx, rng, said).rstrip(". ")
         template = TEMPLATES[ctx.persona.archetype][decision.stance]
         text = template.format(t=target, p=point, P=point[:1].upper() + point[1:])
+    me, addressed = ctx.name, decision.target
     jab = next(
         (
             a.speaker
             for a in reversed(ctx.heard)
-            if a.target == ctx.name and a.stance == "oppose" and a.speaker != decision.target
+            if a.target == me and a.stance == "oppose" and a.speaker != addressed
         ),
         None,
     )
