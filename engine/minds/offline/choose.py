@@ -124,18 +124,18 @@ def candidates(who: Deciders, seen: LastRound) -> list[Options]:
     friendly = np.where(fav > 0.1, (fav - 0.1) * 3.0, 0.0)
     brokers = np.array(who.brokers, dtype=bool)
     hit, hit_friends = seen.hit(fav, FRIEND_AT)
-    hostile[seen.attackers] += 2.0
-    hostile[hit_friends & ~brokers[:, None]] += 1.5
-    friendly[seen.supporters] += 1.5
-    friendly[hit & (fav >= FRIEND_AT)] += 1.0
+    # dense sums of the terms (adding 0.0 leaves these non-negative weights as they are)
+    hostile += seen.attackers * 2.0
+    hostile += (hit_friends & ~brokers[:, None]) * 1.5
+    friendly += seen.supporters * 1.5
+    friendly += (hit & (fav >= FRIEND_AT)) * 1.0
     for row in np.flatnonzero(brokers).tolist():  # outside every faction: both parties backed
         ctx, peers = ctxs[row], who.peers[row]
         quarrels = [a for a in _others_acts(ctx) if a.stance == "oppose"]
         mediate = {a.speaker for a in quarrels} | {a.target for a in quarrels if a.target}
         parties = [peers.at[k] for k, n in enumerate(peers.names) if n in mediate]
         friendly[row, parties] += REPAIR_PULL * PEACE[archs[row]] * calm[row]
-    reaching = who.rivals
-    friendly[reaching] += (peace[:, None] * (1.0 - bias))[reaching]  # the seed of repair
+    friendly += np.where(who.rivals, peace[:, None] * (1.0 - bias), 0.0)  # seed of repair
     # lean (Heider), then warmth (Attitude prior): + friendly, - hostile
     sides = np.where(brokers[:, None], 0.0, seen.sides(fav, FRIEND_AT))
     _lean(friendly, hostile, HEIDER_PULL * sides)
@@ -173,9 +173,10 @@ def _others_acts(ctx: AgentContext) -> list[Action]:
 
 def _lean(friendly: np.ndarray, hostile: np.ndarray, pull: np.ndarray) -> None:
     """A pull toward (+, to ``friendly``) or against (-, to ``hostile``) each agent."""
-    toward, against = pull > 0, pull < 0
-    friendly[toward] += pull[toward]
-    hostile[against] -= pull[against]
+    import numpy as np
+
+    friendly += np.where(pull > 0, pull, 0.0)
+    hostile -= np.where(pull < 0, pull, 0.0)
 
 
 def _follow_options(

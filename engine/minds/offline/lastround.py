@@ -90,15 +90,23 @@ class LastRound:
         attacked a friend (``fav[row, column]`` at least ``friend_at``), by row."""
         import numpy as np
 
-        last = np.full(fav.shape, -1, dtype=np.intp)  # the last attacker of each agent
-        for k, a in enumerate(self.acts):
-            victim = self._index.get(a.target or "")
-            if a.stance == "oppose" and victim is not None:
-                last[:, victim] = np.where(self.seen[:, k], self._index[a.speaker], last[:, victim])
+        index = self._index
+        attacks = np.array(
+            [
+                (k, index.get(a.target or "", -1), index[a.speaker])
+                for k, a in enumerate(self.acts)
+                if a.stance == "oppose"
+            ],
+            dtype=np.intp,
+        ).reshape(-1, 3)
+        acts, victims, speakers = attacks[attacks[:, 1] >= 0].T  # attacks on an agent
+        rows, which = np.nonzero(self.seen[:, acts])
+        last = np.full(fav.shape, -1, dtype=np.intp)  # each agent's last attack seen
+        np.maximum.at(last, (rows, victims[which]), which)
         hit = last >= 0
-        rows, victims = np.nonzero(hit & (fav >= friend_at))
+        rows, hurt = np.nonzero(hit & (fav >= friend_at))
         hit_friends = np.zeros(fav.shape, dtype=bool)
-        hit_friends[rows, last[rows, victims]] = True
+        hit_friends[rows, speakers[last[rows, hurt]]] = True
         return hit, hit_friends
 
     def sides(self, fav: np.ndarray, friend_at: float) -> np.ndarray:
@@ -106,12 +114,20 @@ class LastRound:
         least ``friend_at``) who backed (+) or attacked (-) the agent, acts in order."""
         import numpy as np
 
+        index = self._index
+        leaning = np.array(
+            [
+                (k, index[a.speaker], index.get(a.target or "", -1), SIGN[a.stance])
+                for k, a in enumerate(self.acts)
+                if a.order and a.stance in SIGN
+            ],
+            dtype=float,
+        ).reshape(-1, 4)
+        columns = leaning[leaning[:, 2] >= 0].T  # acts on an agent
+        acts, by, on = columns[:3].astype(np.intp)
+        friend = fav[:, by]
+        # act by act (each cell's terms are added in the acts' order), the rows that count it
+        which, rows = np.nonzero((self.seen[:, acts] & (friend >= friend_at)).T)
         sides = np.zeros(fav.shape)
-        for k, a in enumerate(self.acts):
-            on = self._index.get(a.target or "")
-            if on is None or not a.order or a.stance not in SIGN:
-                continue
-            friend = fav[:, self._index[a.speaker]]
-            chosen = self.seen[:, k] & (friend >= friend_at)
-            sides[:, on] += np.where(chosen, friend * SIGN[a.stance], 0.0)
+        np.add.at(sides, (rows, on[which]), friend[rows, which] * columns[3][which])
         return sides
