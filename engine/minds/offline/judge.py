@@ -3,6 +3,7 @@ on how an agent feels about what it saw."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -72,6 +73,15 @@ class Standing:
 
 UNAFFILIATED = Standing()
 
+#: An observed act as the judges read it: (speaker, target, stance, mode). Every observer
+#: reads every act it heard, and a model's attribute costs ~40 ns more than a tuple's item.
+Seen = tuple[str, str | None, Stance, Mode]
+
+
+def seen(observed: Iterable[Action]) -> list[Seen]:
+    """The acts an agent observed, as the judges read them."""
+    return [(a.speaker, a.target, a.stance, a.mode) for a in observed]
+
 
 class _Present(dict[str, str]):
     """Each agent's "was present" summary of a round (the summary of most edges), built once
@@ -96,21 +106,21 @@ def relation_judgements(
     ctx: AgentContext,
     triggers: dict[str, list[Action]],
     lens: PriorLens,
+    heard: Sequence[Seen],
     standing: Standing = UNAFFILIATED,
 ) -> dict[str, Edge]:
     """U_R by rule: direct support/attack, balance through third parties, betrayal,
     reconciliation, in-group favoritism, and regard for whoever told me a fact I did not
-    know."""
+    know. ``heard`` is :func:`seen` of ``ctx.heard``."""
     me = ctx.name
     broker, outgroup, news = standing.broker, standing.outgroup, standing.news
     rels = ctx.state.relations
     credence_of = lens.credence
     # Heider: this round's stances on each agent by others I give credit to (or hold in
     # contempt: a foe's attack counts for nothing), with the credit
-    said_of: dict[str, list[tuple[Action, float]]] = {}
+    said_of: dict[str, list[tuple[str, Stance, float]]] = {}
     spoken = attacks = 0
-    for a in ctx.heard:  # one pass: the room's hostility and who was backed or attacked
-        speaker, stance = a.speaker, a.stance
+    for speaker, target, stance, _ in heard:  # the room's hostility, who was backed or attacked
         if speaker == me:
             continue
         spoken += 1
@@ -118,10 +128,10 @@ def relation_judgements(
             attacks += 1
         elif stance == "neutral":
             continue
-        if a.target in triggers and not broker:  # a broker takes no side (Heider)
+        if target in triggers and not broker:  # a broker takes no side (Heider)
             credence = credence_of(speaker, rels[speaker].fav)
             if credence > 0 or (credence < 0 and stance != "oppose"):
-                said_of.setdefault(a.target, []).append((a, credence))
+                said_of.setdefault(target, []).append((speaker, stance, credence))
     climate = attacks / spoken if spoken else 0.0
     # What every edge of this observer shares, read once (the edges are the hot loop).
     _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
@@ -206,15 +216,15 @@ def relation_judgements(
             delta += INFORM
             notes.append((4, f"{other} told me something I did not know"))
         believed = None
-        for a, credence in said_of.get(other, ()):  # a friend's enemy is mine, a foe's my friend
-            if a.speaker in outgroup:
+        for said in said_of.get(other, ()):  # a friend's enemy is mine, a foe's my friend
+            teller, view, credence = said
+            if teller in outgroup:
                 credence *= 1.0 - OUTGROUP
-            delta += HEIDER * credence * SIGN[a.stance]
-            believed = a if credence > 0 else believed
+            delta += HEIDER * credence * SIGN[view]
+            believed = said if credence > 0 else believed
         if believed is not None:
-            notes.append(
-                (3, f"{believed.speaker} {VERB[believed.stance]} {other}, and I believe it")
-            )
+            teller, view, _ = believed
+            notes.append((3, f"{teller} {VERB[view]} {other}, and I believe it"))
         if (
             feud
             and override is None
@@ -237,7 +247,7 @@ def relation_judgements(
 
 
 def need_deltas(
-    ctx: AgentContext, observed: list[Action], lens: PriorLens, mood: float | None = None
+    ctx: AgentContext, observed: Sequence[Seen], lens: PriorLens, mood: float | None = None
 ) -> dict[str, float]:
     """Need deltas from being attacked, supported, heard or silent, plus slow recovery;
     ``mood`` is :func:`emotion_delta` of the same arguments when the caller has it."""
@@ -268,8 +278,7 @@ def need_deltas(
             )
     spoke, quarrels = False, 0.0  # quarrels: attacks among others, by credit given
     trusting = bool(lens.trust)
-    for a in observed:  # once per act an agent observed: N^2 a round
-        speaker, target, stance = a.speaker, a.target, a.stance
+    for speaker, target, stance, mode in observed:  # once per act an agent observed
         weight = lens.weight(speaker) if trusting else 1.0
         if speaker == me:
             spoke = True
@@ -299,7 +308,7 @@ def need_deltas(
                 psychological_resilience=0.1,
             )
         else:
-            bump(weight, support_system=0.3 if a.mode is Mode.PRIVATE else 0.1)
+            bump(weight, support_system=0.3 if mode is Mode.PRIVATE else 0.1)
     deltas["emotional_safety"] -= 0.1 * quarrels
     if not spoke:
         bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
@@ -321,7 +330,7 @@ def _salience(ctx: AgentContext, text: str) -> float:
     return 1.0 if ctx.name.lower() in text.lower() else 0.3
 
 
-def emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) -> float:
+def emotion_delta(ctx: AgentContext, observed: Sequence[Seen], lens: PriorLens) -> float:
     """The rule behind U_S; the needs judge reuses it for affect-linked needs. A trusted
     peer's acts weigh more, a distrusted peer's less (Trust priors)."""
     me = ctx.name
@@ -334,16 +343,15 @@ def emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) ->
         for e in ctx.events
     )
     trust, public = lens.trust, Mode.PUBLIC
-    for a in observed:  # once per act an agent observed: N^2 a round
-        stance, target = a.stance, a.target
-        if a.speaker == me:
+    for speaker, target, stance, mode in observed:  # once per act an agent observed
+        if speaker == me:
             delta += -0.01 if stance == "oppose" else 0.01
             continue
         if target == me:
             if stance == "neutral":
                 continue
             felt = 0.08 * responsive if stance == "support" else -0.08 * thin
-            if stance == "oppose" and a.mode is public:
+            if stance == "oppose" and mode is public:
                 felt *= 1.25
         elif target in rels and rels[target].fav >= FRIEND_AT:
             felt = FRIEND_FEELING[stance]
@@ -351,6 +359,6 @@ def emotion_delta(ctx: AgentContext, observed: list[Action], lens: PriorLens) ->
             felt = -0.01
         else:
             continue
-        delta += felt * (1.0 + TRUST_WEIGHT * trust.get(a.speaker, 0)) if trust else felt
+        delta += felt * (1.0 + TRUST_WEIGHT * trust.get(speaker, 0)) if trust else felt
     delta += (0.5 - ctx.state.emotion) * 0.12
     return round(delta, 4)
