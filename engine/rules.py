@@ -8,7 +8,17 @@ from operator import add, attrgetter
 from .errors import InterventionError
 from .needs import NEED_MAX, NEED_MIN, NEEDS
 from .scenario import Scenario, Status
-from .state import ALL, Action, AgentState, MemoryEntry, Mode, NeedState, Relation, WorldState
+from .state import (
+    ALL,
+    Action,
+    AgentState,
+    MemoryEntry,
+    Mode,
+    NeedState,
+    Relation,
+    Stance,
+    WorldState,
+)
 
 MAX_EMOTION_DELTA = 0.3
 MAX_FAV_DELTA = 0.3
@@ -126,33 +136,35 @@ def speaking_order(actions: Iterable[Action], names: Sequence[str]) -> list[Acti
     return sorted(speakers, key=lambda a: (-a.urgency, position[a.speaker]))
 
 
-#: An act as :func:`triggers_among` reads it, once a round for every observer: (act, speaker,
-#: mode, target) (a model's attribute costs ~40 ns more than a tuple's item).
-ReadAct = tuple[Action, str, Mode, str | None]
+#: An act as the round's loops over every observer read it: (act, speaker, target, stance,
+#: mode), read once a round (a model's attribute costs ~40 ns more than a tuple's item).
+ReadAct = tuple[Action, str, str | None, Stance, Mode]
 
 
 def read_acts(actions: Iterable[Action]) -> list[ReadAct]:
-    """``actions`` as :func:`triggers_among` reads them."""
-    return [(a, a.speaker, a.mode, a.target) for a in actions]
+    """``actions`` as the round's loops read them."""
+    return [(a, a.speaker, a.target, a.stance, a.mode) for a in actions]
 
 
 def relation_triggers(
     observer: str, actions: Iterable[Action], names: Sequence[str]
 ) -> dict[str, list[Action]]:
     """E_ij for each j: direct interactions between i and j, and j's visible public acts."""
-    return triggers_among(observer, read_acts(actions))
+    found = triggers_among(observer, read_acts(actions))
+    return {j: [read[0] for read in acts] for j, acts in found.items()}
 
 
-def triggers_among(observer: str, acts: Iterable[ReadAct]) -> dict[str, list[Action]]:
-    """:func:`relation_triggers` of acts already read (:func:`read_acts`)."""
-    triggers: dict[str, list[Action]] = {}
+def triggers_among(observer: str, acts: Iterable[ReadAct]) -> dict[str, list[ReadAct]]:
+    """:func:`relation_triggers` among acts already read (:func:`read_acts`), as read."""
+    triggers: dict[str, list[ReadAct]] = {}
     public, private = Mode.PUBLIC, Mode.PRIVATE
-    for action, speaker, mode, target in acts:  # can_observe, written out: runs N^2 times
+    for read in acts:  # can_observe, written out: runs N^2 times
+        _, speaker, target, _, mode = read
         if speaker == observer:
             if target is not None and target != ALL and (mode is public or mode is private):
-                triggers.setdefault(target, []).append(action)
+                triggers.setdefault(target, []).append(read)
         elif mode is public or (mode is private and target == observer):
-            triggers.setdefault(speaker, []).append(action)
+            triggers.setdefault(speaker, []).append(read)
     return triggers
 
 

@@ -50,6 +50,7 @@ from .rules import (
     initial_state,
     observed_by,
     read_acts,
+    relation_triggers,
     speaking_order,
     triggers_among,
     validate_action,
@@ -726,14 +727,14 @@ class Simulation:
         retention = Retention.of(before, memory_size)  # the memory keys, handed on below
         entries: dict[tuple[str, int], MemoryEntry] = {}  # the round's, shared by the edges
 
-        acts = read_acts(spoken)  # read once for every observer's triggers
         if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
+            acts = read_acts(spoken)  # read once for every observer's triggers
             judged = [mind.judge_now(c, triggers_among(c.name, acts)) for c in ctxs]
         else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
             count = len(ctxs)
             results: list[Any] = await asyncio.gather(
                 *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
-                *(mind.judge_relations(c, triggers_among(c.name, acts)) for c in ctxs),
+                *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
                 *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
             )
             moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))

@@ -11,6 +11,7 @@ from pydantic import BaseModel, Field
 from ..mind_spec import MindSpec
 from ..priors import Prior
 from ..records import LLMCall
+from ..rules import ReadAct
 from ..scenario import AgentSpec, Scenario, Status
 from ..state import Action, AgentState, Decision, ScenarioEvent
 from .question import Question
@@ -159,7 +160,8 @@ class RuleJudge(Protocol):
     """A mind whose judges are rules that never wait (the offline mind): the round calls
     :meth:`judge_now` for each observer instead of gathering three coroutines an agent."""
 
-    def judge_now(self, ctx: AgentContext, triggers: dict[str, list[Action]]) -> Judgements:
-        """U_S, U_R (of the edges ``triggers`` names) and need deltas of ``ctx``'s agent,
-        from what it observed (``ctx.heard``)."""
+    def judge_now(self, ctx: AgentContext, triggers: dict[str, list[ReadAct]]) -> Judgements:
+        """U_S, U_R (of the edges ``triggers`` names, its acts read once a round:
+        :func:`~engine.rules.triggers_among`) and need deltas of ``ctx``'s agent, from what
+        it observed (``ctx.heard``)."""
         ...

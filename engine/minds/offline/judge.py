@@ -3,15 +3,15 @@ on how an agent feels about what it saw."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from ...lexicon import sentiment
 from ...rounding import ROUNDED_4
-from ...rules import MAX_FAV_DELTA, RIVAL_AT
+from ...rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
 from ...scenario import Status
-from ...state import ALL, Action, Mode, Stance
+from ...state import ALL, Mode, Stance
 from ..base import AgentContext, Edge
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
@@ -73,15 +73,6 @@ class Standing:
 
 UNAFFILIATED = Standing()
 
-#: An observed act as the judges read it: (speaker, target, stance, mode). Every observer
-#: reads every act it heard, and a model's attribute costs ~40 ns more than a tuple's item.
-Seen = tuple[str, str | None, Stance, Mode]
-
-
-def seen(observed: Iterable[Action]) -> list[Seen]:
-    """The acts an agent observed, as the judges read them."""
-    return [(a.speaker, a.target, a.stance, a.mode) for a in observed]
-
 
 class _Present(dict[str, str]):
     """Each agent's "was present" summary of a round (the summary of most edges), built once
@@ -104,14 +95,14 @@ def _present(opening: str) -> _Present:
 
 def relation_judgements(
     ctx: AgentContext,
-    triggers: dict[str, list[Action]],
+    triggers: dict[str, list[ReadAct]],
     lens: PriorLens,
-    heard: Sequence[Seen],
+    heard: Sequence[ReadAct],
     standing: Standing = UNAFFILIATED,
 ) -> dict[str, Edge]:
     """U_R by rule: direct support/attack, balance through third parties, betrayal,
     reconciliation, in-group favoritism, and regard for whoever told me a fact I did not
-    know. ``heard`` is :func:`seen` of ``ctx.heard``."""
+    know. ``triggers`` and ``heard`` (``ctx.heard``) are read (:func:`~engine.rules.read_acts`)."""
     me = ctx.name
     broker, outgroup, news = standing.broker, standing.outgroup, standing.news
     rels = ctx.state.relations
@@ -120,7 +111,7 @@ def relation_judgements(
     # contempt: a foe's attack counts for nothing), with the credit
     said_of: dict[str, list[tuple[str, Stance, float]]] = {}
     spoken = attacks = 0
-    for speaker, target, stance, _ in heard:  # the room's hostility, who was backed or attacked
+    for _, speaker, target, stance, _ in heard:  # the room's hostility, who was backed, attacked
         if speaker == me:
             continue
         spoken += 1
@@ -154,19 +145,18 @@ def relation_judgements(
         delta, override = 0.0, None
         notes: list[tuple[int, str]] = []
         feud = rel.status in NEGATIVE
-        attacked_me = feud and any(a.target == me and a.stance == "oppose" for a in acts)
-        for a in acts:
-            stance, target = a.stance, a.target
-            if a.speaker == me:
+        attacked_me = feud and any(t == me and s == "oppose" for _, _, t, s, _ in acts)
+        for _, speaker, target, stance, mode in acts:
+            if speaker == me:
                 delta += OWN_ACT[stance]
-                how = "publicly" if a.mode is public_mode else "privately"
+                how = "publicly" if mode is public_mode else "privately"
                 notes.append((2, f"I {VERB[stance]} {other} {how}"))
                 if stance == "support" and feud and not attacked_me:
                     delta = max(delta + RECONCILE, PEACE_AT - fav)
                     override = neutral
                     notes.append((8, f"I reached out to {other} and we made peace"))
             elif target == me:
-                public = a.mode is public_mode
+                public = mode is public_mode
                 how = "publicly" if public else "privately"
                 if stance == "support":
                     delta += 0.13 * responsive * (1.0 + warm) * (1.0 - bias)
@@ -183,7 +173,7 @@ def relation_judgements(
                     if rel.status is ally:
                         override = Status.RIVAL
                         notes.append((9, f"{other}, my ally, turned on me"))
-                elif a.mode is private_mode:
+                elif mode is private_mode:
                     delta += 0.08
                     notes.append((4, f"{other} confided in me"))
                 else:
@@ -208,8 +198,8 @@ def relation_judgements(
                 notes.append((1, f"{other} addressed the group"))
         if news and any(
             c in low
-            for a in acts
-            if a.speaker == other
+            for a, speaker, *_ in acts
+            if speaker == other
             for low in (a.utterance.lower(),)
             for c in news
         ):  # an informant earns regard (and the credit that regard lends its word)
@@ -229,7 +219,7 @@ def relation_judgements(
             feud
             and override is None
             and not attacked_me
-            and not (rival_side and any(a.target == ALL and a.speaker == other for a in acts))
+            and not (rival_side and any(t == ALL and s == other for _, s, t, _, _ in acts))
         ):  # a grudge not renewed (nor its side's case pressed) this round fades
             delta += calm * (1.0 - bias)
             if fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
@@ -247,7 +237,7 @@ def relation_judgements(
 
 
 def need_deltas(
-    ctx: AgentContext, observed: Sequence[Seen], lens: PriorLens, mood: float | None = None
+    ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLens, mood: float | None = None
 ) -> dict[str, float]:
     """Need deltas from being attacked, supported, heard or silent, plus slow recovery;
     ``mood`` is :func:`emotion_delta` of the same arguments when the caller has it."""
@@ -278,7 +268,7 @@ def need_deltas(
             )
     spoke, quarrels = False, 0.0  # quarrels: attacks among others, by credit given
     trusting = bool(lens.trust)
-    for speaker, target, stance, mode in observed:  # once per act an agent observed
+    for _, speaker, target, stance, mode in observed:  # once per act an agent observed
         weight = lens.weight(speaker) if trusting else 1.0
         if speaker == me:
             spoke = True
@@ -330,7 +320,7 @@ def _salience(ctx: AgentContext, text: str) -> float:
     return 1.0 if ctx.name.lower() in text.lower() else 0.3
 
 
-def emotion_delta(ctx: AgentContext, observed: Sequence[Seen], lens: PriorLens) -> float:
+def emotion_delta(ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLens) -> float:
     """The rule behind U_S; the needs judge reuses it for affect-linked needs. A trusted
     peer's acts weigh more, a distrusted peer's less (Trust priors)."""
     me = ctx.name
@@ -343,7 +333,7 @@ def emotion_delta(ctx: AgentContext, observed: Sequence[Seen], lens: PriorLens) 
         for e in ctx.events
     )
     trust, public = lens.trust, Mode.PUBLIC
-    for speaker, target, stance, mode in observed:  # once per act an agent observed
+    for _, speaker, target, stance, mode in observed:  # once per act an agent observed
         if speaker == me:
             delta += -0.01 if stance == "oppose" else 0.01
             continue

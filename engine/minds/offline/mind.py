@@ -13,7 +13,7 @@ from ...metrics import favorability
 from ...mind_spec import OFFLINE, OFFLINE_LABEL
 from ...priors import Prior, sign_index
 from ...records import LLMCall
-from ...rules import HISTORY_WINDOW
+from ...rules import HISTORY_WINDOW, ReadAct, read_acts
 from ...scenario import Archetype, Scenario
 from ...state import ALL, Action, Decision, Mode, WorldState
 from ...trusted import trusted
@@ -22,7 +22,7 @@ from ..base import A, AgentContext, Edge, Judgements, RelationJudgement, TokenSi
 from ..planner import plan
 from ..question import Question
 from .choose import Deciders, Options, Peers, candidates, intent
-from .judge import Seen, Standing, emotion_delta, need_deltas, relation_judgements, seen
+from .judge import Standing, emotion_delta, need_deltas, relation_judgements
 from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
 from .params import BASE_URGENCY, NEGATIVE, OUTGROUP, SILENCE_BELOW
@@ -59,9 +59,9 @@ class OfflineMind:
         self._utterances: dict[int, tuple[int, list[Action], dict[str, list[str]]]] = {}
         #: Each agent's last U_S: its context, the acts judged and the delta.
         self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
-        #: :meth:`_seen`'s acts of the round, by the ids of an agent's acts (and those acts).
-        self._seen_round = -1
-        self._heard: dict[tuple[int, ...], tuple[list[Action], list[Seen]]] = {}
+        #: :meth:`_read`'s acts of the round, by the ids of the acts an agent heard.
+        self._read_round = -1
+        self._heard: dict[tuple[int, ...], list[ReadAct]] = {}
 
     async def ask(self, question: Question[A]) -> A:
         """The rule answer: no model, no record."""
@@ -249,7 +249,7 @@ class OfflineMind:
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         """U_S by rule: support lifts, attacks sink, harm to friends hurts."""
-        mood = emotion_delta(ctx, seen(observed), self._lens(ctx))
+        mood = emotion_delta(ctx, read_acts(observed), self._lens(ctx))
         self._moods[ctx.name] = (ctx, observed, mood)  # the needs judge reads it again
         return mood
 
@@ -258,7 +258,8 @@ class OfflineMind:
     ) -> dict[str, RelationJudgement]:
         """U_R by rule: direct support/attack, balance through third parties, betrayal,
         reconciliation."""
-        edges = self._relations(ctx, triggers, self._lens(ctx), seen(ctx.heard))
+        read = {other: read_acts(acts) for other, acts in triggers.items()}
+        edges = self._relations(ctx, read, self._lens(ctx), read_acts(ctx.heard))
         return {
             other: _judgement(dict(zip(_JUDGEMENT_FIELDS, edge, strict=True)))
             for other, edge in edges.items()
@@ -269,33 +270,33 @@ class OfflineMind:
         (the mood U_S just judged on the same context and acts is not judged again)."""
         held = self._moods.pop(ctx.name, None)
         mood = held[2] if held is not None and held[0] is ctx and held[1] is observed else None
-        return need_deltas(ctx, seen(observed), self._lens(ctx), mood)
+        return need_deltas(ctx, read_acts(observed), self._lens(ctx), mood)
 
-    def judge_now(self, ctx: AgentContext, triggers: dict[str, list[Action]]) -> Judgements:
+    def judge_now(self, ctx: AgentContext, triggers: dict[str, list[ReadAct]]) -> Judgements:
         """The three judges at once, without a coroutine each (:class:`~.base.RuleJudge`)."""
-        lens, heard = self._lens(ctx), self._seen(ctx)
+        lens, heard = self._lens(ctx), self._read(ctx)
         mood = emotion_delta(ctx, heard, lens)
         return Judgements(
             mood, self._relations(ctx, triggers, lens, heard), need_deltas(ctx, heard, lens, mood)
         )
 
-    def _seen(self, ctx: AgentContext) -> list[Seen]:
-        """:func:`.judge.seen` of the acts the agent heard, read once a round for every agent
-        who heard the same acts (most hear only the public ones)."""
-        if ctx.round != self._seen_round:
-            self._seen_round, self._heard = ctx.round, {}
-        key = tuple(map(id, ctx.heard))  # the acts are held below: their ids stay theirs
-        held = self._heard.get(key)
-        if held is None:
-            held = self._heard[key] = (ctx.heard, seen(ctx.heard))
-        return held[1]
+    def _read(self, ctx: AgentContext) -> list[ReadAct]:
+        """The acts the agent heard, read (:func:`~engine.rules.read_acts`) once a round for
+        every agent who heard the same acts (most hear only the public ones)."""
+        if ctx.round != self._read_round:
+            self._read_round, self._heard = ctx.round, {}
+        key = tuple(map(id, ctx.heard))  # the rows hold the acts: their ids stay theirs
+        read = self._heard.get(key)
+        if read is None:
+            read = self._heard[key] = read_acts(ctx.heard)
+        return read
 
     def _relations(
         self,
         ctx: AgentContext,
-        triggers: dict[str, list[Action]],
+        triggers: dict[str, list[ReadAct]],
         lens: PriorLens,
-        heard: list[Seen],
+        heard: list[ReadAct],
     ) -> dict[str, Edge]:
         """U_R by rule of each triggered edge (:func:`.judge.relation_judgements`)."""
         standing = Standing(self._outgroup(ctx), self._broker(ctx), self._news(ctx))
