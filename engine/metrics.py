@@ -46,8 +46,7 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from itertools import compress
-from operator import attrgetter, is_not
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
@@ -121,28 +120,29 @@ class Edges:
 
     def changed(self, after: WorldState, changes: Sequence[RelationChange]) -> Edges:
         """The view of ``after``, a state that differs from this view's only by
-        ``changes`` (its agents in the same order): a copy with the changed edges set."""
+        ``changes`` (its agents in the same order, each edge changed once at most): a copy
+        with the changed edges set."""
         import numpy as np
 
         at = {name: k for k, name in enumerate(self.names)}.__getitem__
         fav = self.fav.copy()
-        hostile = self.hostile.copy()
+        hostile = self.hostile
         if changes:  # the columns read in C (thousands of changes a round)
-            rows = list(map(at, map(_source, changes)))
-            cols = list(map(at, map(_target, changes)))
-            fav[rows, cols] = np.fromiter(map(_fav, changes), dtype=float, count=len(changes))
-            # only an edge whose status changed can change how hostile it is
-            turned = map(is_not, map(_status, changes), map(_previous, changes))
-            for i, j, c in compress(zip(rows, cols, changes, strict=True), turned):
-                if c.status in NEGATIVE:
-                    hostile[i] |= 1 << j
-                else:
-                    hostile[i] &= ~(1 << j)
+            count, n = len(changes), len(self.names)
+            rows = np.fromiter(map(at, map(_source, changes)), dtype=np.intp, count=count)
+            cols = np.fromiter(map(at, map(_target, changes)), dtype=np.intp, count=count)
+            fav[rows, cols] = np.fromiter(map(_fav, changes), dtype=float, count=count)
+            hostile_now = self.hostile_rows(range(n))
+            hostile_now[rows, cols] = np.fromiter(
+                map(NEGATIVE.__contains__, map(_status, changes)), dtype=bool, count=count
+            )
+            packed = np.packbits(hostile_now, axis=1, bitorder="little")
+            hostile = [int.from_bytes(row.tobytes(), "little") for row in packed]
         return Edges(after.round, self.names, fav, hostile)
 
 
 _source, _target, _fav = attrgetter("source"), attrgetter("target"), attrgetter("fav")
-_status, _previous = attrgetter("status"), attrgetter("previous_status")
+_status = attrgetter("status")
 _VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}
 
 
