@@ -208,8 +208,17 @@ def sign_assignments(n_edges: int, positivity: float) -> list[tuple[int, ...]]:
 
     λ·|E| must be an integer (within 1e-9); the ``C(|E|, λ|E|)`` assignments come in
     lexicographic order of the positive positions, so the first puts the positives on the
-    first edges.
+    first edges (:func:`first_signs`).
     """
+    k = positives(n_edges, positivity)
+    return [
+        tuple(1 if e in chosen else -1 for e in range(n_edges))
+        for chosen in map(set, combinations(range(n_edges), k))
+    ]
+
+
+def positives(n_edges: int, positivity: float) -> int:
+    """How many of ``n_edges`` edges are positive at λ (λ·|E|, which must be whole)."""
     if n_edges < 1:
         raise SocialsimError(f"a relation network needs at least one edge, got {n_edges}")
     if not 0.0 <= positivity <= 1.0 or math.isnan(positivity):
@@ -221,10 +230,14 @@ def sign_assignments(n_edges: int, positivity: float) -> list[tuple[int, ...]]:
             f"λ={positivity:g} not reachable with {n_edges} edges "
             f"(λ·{n_edges} must be a whole number)"
         )
-    return [
-        tuple(1 if e in positives else -1 for e in range(n_edges))
-        for positives in map(set, combinations(range(n_edges), k))
-    ]
+    return k
+
+
+def first_signs(n_edges: int, positivity: float) -> tuple[int, ...]:
+    """The first of :func:`sign_assignments` (positives on the first edges), without
+    listing the others (``C(|E|, λ|E|)`` of them: millions at 8 agents, complete)."""
+    k = positives(n_edges, positivity)
+    return (1,) * k + (-1,) * (n_edges - k)
 
 
 def signed_priors(
@@ -369,7 +382,15 @@ def parse_prior(text: str, names: Sequence[str]) -> Prior:
             topology=topo,
             edges=[(i, j, s) for (i, j), s in zip(edges, signs, strict=True)],
         )
-    return signed_priors(names, relation, topo, _positivity(value))[0]  # type: ignore[arg-type]
+    lam = _positivity(value)
+    first = first_signs(len(edges), lam)
+    return _make(
+        control="signed",
+        relation=relation,
+        topology=topo,
+        positivity=lam,
+        edges=[(i, j, s) for (i, j), s in zip(edges, first, strict=True)],
+    )
 
 
 def _topology(text: str) -> Topology:

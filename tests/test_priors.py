@@ -16,6 +16,7 @@ from engine.priors import (
     PHRASES,
     Prior,
     explicit_neutral,
+    first_signs,
     no_prior,
     parse_prior,
     render,
@@ -121,6 +122,20 @@ def test_assignment_counts_are_binomial(n_edges: int) -> None:
         assert len(signs) == comb(n_edges, k)
         assert len(set(signs)) == len(signs)
         assert all(s.count(1) == k and len(s) == n_edges for s in signs)
+
+
+@pytest.mark.parametrize(("n_edges", "k"), [(1, 0), (3, 1), (6, 3), (6, 6)])
+def test_first_signs_is_the_first_assignment(n_edges: int, k: int) -> None:
+    assert first_signs(n_edges, k / n_edges) == sign_assignments(n_edges, k / n_edges)[0]
+
+
+def test_a_prior_over_a_large_cast_takes_the_first_assignment_without_listing_them() -> None:
+    names = [f"A{i}" for i in range(30)]  # 435 edges: C(435, 145) assignments at λ = 1/3
+    prior = parse_prior("attitude:complete:1/3", names)
+    signs = [s for _, _, s in prior.edges]
+    assert signs == [1] * 145 + [-1] * 290
+    with pytest.raises(SocialsimError, match="not reachable with 435 edges"):
+        parse_prior("attitude:complete:0.5", names)
 
 
 def test_endpoints() -> None:
