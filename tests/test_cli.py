@@ -630,7 +630,7 @@ def _loaded_after(*argv: str) -> list[str]:
     probe = (
         f"import sys\nfrom tui import cli\nsys.argv = ['socialsim', *{list(argv)!r}]\n"
         "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
-        "heavy = ('litellm', 'textual', 'pydantic', 'numpy', 'typer')\n"
+        "heavy = ('litellm', 'textual', 'pydantic', 'numpy', 'typer', 'markdown_it')\n"
         "loaded = [m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('engine.')]\n"
         "print('PROBE', sorted({m.split('.')[0] if m.split('.')[0] in heavy else m "
         "for m in loaded}))\n"

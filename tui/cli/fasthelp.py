@@ -1,7 +1,9 @@
 """Bare ``socialsim --help`` without importing typer (most of its start-up time).
 
 ``help.pickle`` holds what typer's help passes to rich: the console's settings and the
-renderables it prints (rich objects only). Printed with a console made the same way, the
+renderables it prints (rich objects only; each one-paragraph Markdown held as the
+:class:`Paragraph` it renders, so printing imports neither rich.markdown nor markdown-it,
+a third of the start-up). Printed with a console made the same way, the
 output is byte for byte typer's, at any width and in colour. The snapshot is used only
 while its fingerprint (the sources of the CLI's commands, the typer and rich versions)
 matches and no environment variable that changes typer's help is set; otherwise typer
@@ -81,6 +83,17 @@ def print_snapshot() -> bool:
     return True
 
 
+class Paragraph:
+    """A Markdown paragraph as rich renders it: its styled text, wrapped to the width and
+    padded, and measured as Markdown is (no measure: the whole width)."""
+
+    def __init__(self, text: Any) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Any, options: Any) -> Any:
+        yield from console.render(self.text, options)
+
+
 def render(snapshot: dict[str, Any], **console: Any) -> None:
     """Print ``snapshot`` on a console made as typer makes it (``console``: settings to
     override, for tests)."""
@@ -136,9 +149,73 @@ def build() -> dict[str, Any]:
     return {
         "fingerprint": fingerprint(),
         "console": settings,
-        "prints": prints,
+        "prints": [(tuple(map(_paragraphs, objects)), kwargs) for objects, kwargs in prints],
         "after": after.getvalue(),
     }
+
+
+def _paragraphs(renderable: Any) -> Any:
+    """``renderable`` with each Markdown inside it that renders as a :class:`Paragraph` at
+    every width from 8 to 300 columns, in colour and not, replaced by that paragraph."""
+    from rich.columns import Columns
+    from rich.console import Group
+    from rich.markdown import Markdown
+    from rich.table import Table
+
+    if isinstance(renderable, Markdown):
+        paragraph = Paragraph(_styled_text(renderable))
+        return paragraph if _renders_alike(renderable, paragraph) else renderable
+    if isinstance(renderable, Table):
+        for column in renderable.columns:
+            column._cells = [_paragraphs(cell) for cell in column._cells]
+    elif isinstance(renderable, Group):
+        renderable._renderables = tuple(map(_paragraphs, renderable._renderables))
+    elif isinstance(renderable, Columns):
+        renderable.renderables = [_paragraphs(r) for r in renderable.renderables]
+    elif hasattr(renderable, "renderable"):  # Padding, Panel, Align
+        renderable.renderable = _paragraphs(renderable.renderable)
+    return renderable
+
+
+def _styled_text(markdown: Any) -> Any:
+    """The text of ``markdown`` with its styles, rendered on one line."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    wide = Console(width=100_000, file=io.StringIO(), color_system="truecolor")
+    text = Text(justify="left")
+    for segment in wide.render(markdown):
+        if segment.text != "\n":
+            text.append(segment.text, segment.style)
+    text.rstrip()
+    return text
+
+
+def _renders_alike(a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` print the same at every width from 8 to 300, in colour and
+    not."""
+    import io
+
+    from rich.console import Console
+
+    def printed(renderable: Any, width: int, colour: bool) -> str:
+        out = io.StringIO()
+        console = Console(
+            width=width,
+            file=out,
+            force_terminal=colour,
+            color_system="truecolor" if colour else None,
+        )
+        console.print(renderable)
+        return out.getvalue()
+
+    return all(
+        printed(a, width, colour) == printed(b, width, colour)
+        for width in range(8, 301)
+        for colour in (False, True)
+    )
 
 
 def write() -> Path:
@@ -147,5 +224,7 @@ def write() -> Path:
     return SNAPSHOT
 
 
-if __name__ == "__main__":
-    print(write())
+if __name__ == "__main__":  # run as a script, this module is __main__: pickle the package's
+    from tui.cli import fasthelp
+
+    print(fasthelp.write())
