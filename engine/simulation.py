@@ -38,7 +38,7 @@ from .llm.settings import LLMSettings
 from .metrics import Metrics, RepairCounter, carry_edges, round_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
-from .minds.base import Judgements, PastRound, RuleJudge
+from .minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge
 from .minds.human import Ask, HumanMind, check_players
 from .priors import Prior, check_agents
 from .records import RoundUsage, main_failure
@@ -616,9 +616,8 @@ class Simulation:
         names = self.scenario.names
         free = [n for n in names if n not in forced]
         minds = self._turn_mind()
-        at_once = getattr(minds, "decide_all", None)
-        if at_once is not None:  # a mind that never waits decides for everyone in one call
-            decided = await at_once([contexts[n] for n in free], self.state)
+        if isinstance(minds, DecidesAtOnce):  # one call decides for everyone
+            decided = await minds.decide_all([contexts[n] for n in free], self.state)
         else:
             decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
         raw: dict[str, Decision] = dict(zip(free, decided, strict=True))

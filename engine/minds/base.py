@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
@@ -13,7 +13,7 @@ from ..priors import Prior
 from ..records import LLMCall
 from ..rules import ReadAct
 from ..scenario import AgentSpec, Scenario, Status
-from ..state import Action, AgentState, Decision, ScenarioEvent
+from ..state import Action, AgentState, Decision, ScenarioEvent, WorldState
 from .question import Question
 
 A = TypeVar("A", bound=BaseModel)
@@ -152,6 +152,20 @@ class Mind(Protocol):
 
     async def aclose(self) -> None:
         """Release network clients."""
+        ...
+
+
+@runtime_checkable
+class DecidesAtOnce(Protocol):
+    """A mind that decides for a round's agents in one call (the offline mind weighs their
+    candidate acts together): phase 1 calls :meth:`decide_all` instead of gathering a
+    :meth:`Mind.decide` coroutine an agent."""
+
+    async def decide_all(
+        self, ctxs: Sequence[AgentContext], world: WorldState | None = None
+    ) -> list[Decision]:
+        """:meth:`Mind.decide` for each of ``ctxs``, in order; ``world`` is the state they
+        decide in."""
         ...
 
 
