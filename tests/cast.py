@@ -1,10 +1,16 @@
-"""Casts of 5 and 30 agents for the app's matrix and plot tests, and the text on screen."""
+"""Casts of 5 and 30 agents for the app's matrix and plot tests, the text on screen, the
+notifications shown, and rounds held mid-way."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 
+import pytest
 from textual.app import App
+
+from engine.minds.offline import OfflineMind
 
 #: Thirty names, some long and some alike in their first five letters (Christopher,
 #: Christina; Maximilian, Maxine), as a real cast of a town meeting has.
@@ -37,3 +43,30 @@ def write_cast(path: Path, names: tuple[str, ...] | list[str], rounds: int = 3) 
 def screen_text(app: App) -> list[str]:
     """The lines the terminal shows now (the screen's composed strips)."""
     return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def record_notifications(app: App) -> list[tuple[str, str]]:
+    """Capture (severity, message) of every notification while still showing it."""
+    seen: list[tuple[str, str]] = []
+    original = app.notify
+
+    def notify(message, *args, **kwargs):
+        seen.append((kwargs.get("severity", "information"), str(message)))
+        return original(message, *args, **kwargs)
+
+    app.notify = notify  # type: ignore[method-assign]
+    return seen
+
+
+def hold_rounds(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """Hold every offline round at its decisions, off the event loop, until the gate
+    returned is set (10 s at most)."""
+    gate = threading.Event()
+    decide_all = OfflineMind.decide_all
+
+    async def held_decide_all(self, ctxs, world=None):
+        await asyncio.get_running_loop().run_in_executor(None, gate.wait, 10)
+        return await decide_all(self, ctxs, world)
+
+    monkeypatch.setattr(OfflineMind, "decide_all", held_decide_all)
+    return gate

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cast import record_notifications
 from llm_stub import StubLLM
 from rich.console import Console
 from textual.message import Message
@@ -55,7 +56,6 @@ SIZE = (100, 30)
 @pytest.fixture(autouse=True)
 def _hermetic(hermetic_app: None) -> None:
     """Every test here runs with no user keymap and no files outside tmp_path."""
-
 
 
 @pytest.fixture
@@ -147,19 +147,6 @@ def pane_text(app: SocialsimApp, name: str) -> str:
 
 def error_text(screen) -> str:
     return str(screen.query_one(".error", Label).content)
-
-
-def record_notifications(app: SocialsimApp) -> list[tuple[str, str]]:
-    """Capture (severity, message) of every notification while still showing it."""
-    seen: list[tuple[str, str]] = []
-    original = app.notify
-
-    def notify(message, *args, **kwargs):
-        seen.append((kwargs.get("severity", "information"), str(message)))
-        return original(message, *args, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
-    return seen
 
 
 async def settle(pilot) -> None:

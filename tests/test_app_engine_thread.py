@@ -11,6 +11,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from cast import hold_rounds
 
 from engine import SaveStore, Simulation, resolve_scenario
 from engine.minds.human import Turn
@@ -130,14 +131,7 @@ async def test_quit_twice_drops_a_round_waiting_for_a_person(saves: Path) -> Non
 async def test_an_event_injected_mid_round_is_kept_for_the_next(
     saves: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    gate = threading.Event()
-    decide_all = OfflineMind.decide_all
-
-    async def waiting_decide_all(self, ctxs, world=None):
-        await asyncio.get_running_loop().run_in_executor(None, gate.wait, 10)
-        return await decide_all(self, ctxs, world)
-
-    monkeypatch.setattr(OfflineMind, "decide_all", waiting_decide_all)
+    gate = hold_rounds(monkeypatch)
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from cast import record_notifications
 from textual.widgets import Input, Static
 
 from engine import SaveStore, Simulation, resolve_scenario
@@ -40,14 +41,7 @@ async def export_from_the_app(tmp_path: Path, typed: str) -> tuple[Path, list[st
     """Play a round, press x, type ``typed`` (or keep the default), Enter: (the folder the
     dialog offered, the notifications, the hint)."""
     app = build_app("tavern", saves=tmp_path / "saves")
-    seen: list[str] = []
-    notify = app.notify
-
-    def noting(message, *args, **kwargs):
-        seen.append(str(message))
-        return notify(message, *args, **kwargs)
-
-    app.notify = noting  # type: ignore[method-assign]
+    notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         await app.workers.wait_for_complete()
@@ -66,7 +60,7 @@ async def export_from_the_app(tmp_path: Path, typed: str) -> tuple[Path, list[st
         assert not isinstance(app.screen, TextForm)
         run_id = app.sim.run_id
     assert offered == tmp_path / "exports" / run_id
-    return offered, seen, hint
+    return offered, [message for _, message in notes], hint
 
 
 async def test_default_folder_is_named_in_full_under_the_start_folder(

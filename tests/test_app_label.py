@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from cast import record_notifications
 
 from engine import SaveStore, Scenario, Simulation
 from engine.labels.sampling import new_study
@@ -93,14 +94,7 @@ async def test_raters_keep_each_others_labels(saves: Path) -> None:
 
 async def test_a_label_that_cannot_be_saved_says_so_and_stays(saves: Path) -> None:
     app = LabelApp(saves, load_study(saves, "st"), "ann")
-    seen: list[tuple[str, str]] = []
-    original = app.notify
-
-    def notify(message, *args, **kwargs):
-        seen.append((kwargs.get("severity", "information"), str(message)))
-        return original(message, *args, **kwargs)
-
-    app.notify = notify  # type: ignore[method-assign]
+    seen = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         (saves / ".studies" / "st.json").unlink()

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import asyncio
 import csv
-import threading
 from pathlib import Path
 
 import pytest
+from cast import hold_rounds, record_notifications
 
 from engine import SaveStore, Simulation, resolve_scenario
 from engine.export import export_run
 from engine.history import History
-from engine.minds.offline import OfflineMind
 from tui.app import build_app
 from tui.screens.forms import TextForm
 
@@ -48,23 +47,9 @@ def test_rounds_added_while_exporting_are_left_for_the_next_export(
 async def test_export_waits_until_the_run_is_paused(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    gate = threading.Event()
-    decide_all = OfflineMind.decide_all
-
-    async def held_decide_all(self, ctxs, world=None):
-        await asyncio.get_running_loop().run_in_executor(None, gate.wait, 10)
-        return await decide_all(self, ctxs, world)
-
-    monkeypatch.setattr(OfflineMind, "decide_all", held_decide_all)
+    gate = hold_rounds(monkeypatch)
     app = build_app("tavern", saves=tmp_path / "saves")
-    seen: list[str] = []
-    notify = app.notify
-
-    def noting(message, *args, **kwargs):
-        seen.append(str(message))
-        return notify(message, *args, **kwargs)
-
-    app.notify = noting  # type: ignore[method-assign]
+    seen = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("n")
         await pilot.pause()
@@ -72,7 +57,7 @@ async def test_export_waits_until_the_run_is_paused(
         await pilot.press("x")
         await pilot.pause()
         assert app.screen is app.main and not isinstance(app.screen, TextForm)
-        assert "Pause the run before exporting." in seen
+        assert ("warning", "Pause the run before exporting.") in seen
         gate.set()
         await app.workers.wait_for_complete()
         await pilot.pause()
