@@ -519,11 +519,13 @@ class _Sizer:
 
 @dataclass(frozen=True)
 class _Played:
-    """The rounds played for the estimate: per round, figures by (purpose, model); the
-    least prompt tokens of one request of each (purpose, model) in any of them."""
+    """The rounds played for the estimate: per round, figures by (purpose, model) and the
+    turns spoken (speak requests, re-asks not counted); the least prompt tokens of one call
+    of each (purpose, model) in any of them."""
 
     rounds: list[dict[tuple[str, str], Figures]]
     least: dict[tuple[str, str], float]
+    speakers: list[int]
 
 
 async def _play(
@@ -547,7 +549,11 @@ async def _play(
     finally:
         await shadow.aclose()
     counter = _Counter(shadow.answers, unsent.schemas, behaviour)
-    return _Played([counter.count(calls) for calls in shadow.calls], counter.least)
+    return _Played(
+        [counter.count(calls) for calls in shadow.calls],
+        counter.least,
+        [sum(c.purpose == "speak" for c in calls) for calls in shadow.calls],
+    )
 
 
 class _Counter:
@@ -566,7 +572,7 @@ class _Counter:
         self.litellm = _litellm()
         self.answers, self.schemas, self.behaviour = answers, schemas, behaviour
         self._rng = random.Random(0)
-        #: The least prompt tokens of one request, by (purpose, model).
+        #: The least prompt tokens of one call, by (purpose, model).
         self.least: dict[tuple[str, str], float] = {}
 
     def count(self, calls: list[LLMCall]) -> dict[tuple[str, str], Figures]:
@@ -581,8 +587,8 @@ class _Counter:
             least = float(min(prompts))
             n = len(group)
             measured = self.behaviour.exchange(purpose, model)
-            if measured is not None:
-                least *= measured.prompt_factor
+            if measured is not None:  # a call's share of a question's prompts, re-asks too
+                least *= measured.prompt_factor / measured.calls_per_ask
             self.least[purpose, model] = min(least, self.least.get((purpose, model), least))
             if measured is None:
                 completion = statistics.fmean(self._answer(c) for c in sample)
@@ -670,9 +676,7 @@ class _End:
 def _ends(played: _Played, agents: int) -> dict[str, _End]:
     """Low: a third of the speakers, the least prompts, short replies; high: every agent
     speaks, re-asks, long replies."""
-    speakers = statistics.fmean(
-        sum(f.calls for (purpose, _), f in r.items() if purpose == "speak") for r in played.rounds
-    )
+    speakers = statistics.fmean(played.speakers)
     everyone = max(1.0, agents / speakers) if speakers else 1.0
     more = 1 + REASK_ALLOWANCE
     return {

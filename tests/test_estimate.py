@@ -161,6 +161,26 @@ def test_replies_and_reasks_come_from_the_measured_exchanges(stub: StubLLM, stor
     assert estimate.per_round["decide"] == pytest.approx(5 * decide.calls_per_ask)
 
 
+def test_measured_reasks_move_the_range_with_the_expectation(
+    stub: StubLLM, store: SaveStore, tmp_path: Path
+):
+    """Re-asks cost every end of the range alike: the low end's share of the expected
+    prompt tokens does not grow when the model's saved run was re-asked (a re-asked call
+    resends its prompt; it is not a larger prompt)."""
+    spec = settings(stub, judge_mode="batched")
+    tavern = resolve_scenario("tavern")
+    play(resolve_scenario("hospital"), spec, 2, seed=1, store=SaveStore(tmp_path / "clean"))
+    clean = estimate_run(tavern, spec, rounds=4, saves=tmp_path / "clean")
+    stub.script(["schema"] * 12)
+    play(resolve_scenario("hospital"), spec, 2, seed=1, store=store)
+    reasked = estimate_run(tavern, spec, rounds=4, saves=store.root)
+    assert reasked.calls.expected > clean.calls.expected  # the re-asks were measured
+    for e in (clean, reasked):
+        assert e.prompt_tokens.low < e.prompt_tokens.expected < e.prompt_tokens.high
+    share = [e.prompt_tokens.low / e.prompt_tokens.expected for e in (clean, reasked)]
+    assert share[1] == pytest.approx(share[0], rel=0.05)
+
+
 def test_runs_of_other_models_are_not_measured(stub: StubLLM, store: SaveStore):
     play(resolve_scenario("hospital"), settings(stub), 1, seed=1, store=store)
     other = LLMSettings.model_validate({"model": "openai/other", "api_base": stub.url})
