@@ -247,15 +247,26 @@ def signed_priors(
     _check_relation(relation)
     edges = topology_edges(names, topology)
     return [
-        _make(
-            control="signed",
-            relation=relation,
-            topology=topology,
-            positivity=positivity,
-            edges=[(i, j, s) for (i, j), s in zip(edges, signs, strict=True)],
-        )
+        _signed(relation, topology, edges, signs, positivity)
         for signs in sign_assignments(len(edges), positivity)
     ]
+
+
+def _signed(
+    relation: str,
+    topology: str,
+    edges: Sequence[tuple[str, str]],
+    signs: Sequence[int],
+    positivity: float | None = None,
+) -> Prior:
+    """A signed prior: one sign per edge of the topology, in :func:`topology_edges` order."""
+    return _make(
+        control="signed",
+        relation=relation,
+        topology=topology,
+        positivity=positivity,
+        edges=[(i, j, s) for (i, j), s in zip(edges, signs, strict=True)],
+    )
 
 
 def no_prior() -> Prior:
@@ -376,21 +387,9 @@ def parse_prior(text: str, names: Sequence[str]) -> Prior:
             raise SocialsimError(
                 f"--prior {raw!r}: {len(signs)} sign(s) for {len(edges)} edge(s) ({listed})"
             )
-        return _make(
-            control="signed",
-            relation=relation,
-            topology=topo,
-            edges=[(i, j, s) for (i, j), s in zip(edges, signs, strict=True)],
-        )
+        return _signed(relation, topo, edges, signs)
     lam = _positivity(value)
-    first = first_signs(len(edges), lam)
-    return _make(
-        control="signed",
-        relation=relation,
-        topology=topo,
-        positivity=lam,
-        edges=[(i, j, s) for (i, j), s in zip(edges, first, strict=True)],
-    )
+    return _signed(relation, topo, edges, first_signs(len(edges), lam), lam)
 
 
 def _topology(text: str) -> Topology:
