@@ -77,6 +77,15 @@ class RelationJudgement(BaseModel):
         """The judgement as the round applies it."""
         return (self.delta, self.status, self.summary, self.importance)
 
+    @classmethod
+    def of_edge(cls, edge: Edge) -> RelationJudgement:
+        """The judgement of an edge a rule judged (its values are the rule's own: not
+        validated again)."""
+        delta, status, summary, importance = edge
+        return cls.model_construct(
+            delta=delta, status=status, summary=summary, importance=importance
+        )
+
 
 class Judgements(NamedTuple):
     """What one observer judged of a round: U_S, U_R of each triggered edge, need deltas."""

@@ -16,7 +16,6 @@ from ...records import LLMCall
 from ...rules import HISTORY_WINDOW, ReadAct, read_acts
 from ...scenario import Archetype, Scenario
 from ...state import ALL, Action, Decision, Mode, WorldState
-from ...trusted import trusted
 from ...values import s_self
 from ..base import A, AgentContext, Edge, Judgements, RelationJudgement, TokenSink
 from ..planner import plan
@@ -32,8 +31,6 @@ if TYPE_CHECKING:  # numpy is imported where agents decide: reading saves never 
     import numpy as np
 
 LABEL = OFFLINE_LABEL
-_judgement = trusted(RelationJudgement)
-_JUDGEMENT_FIELDS = tuple(RelationJudgement.model_fields)
 
 
 class OfflineMind:
@@ -260,10 +257,7 @@ class OfflineMind:
         reconciliation."""
         read = {other: read_acts(acts) for other, acts in triggers.items()}
         edges = self._relations(ctx, read, self._lens(ctx), read_acts(ctx.heard))
-        return {
-            other: _judgement(dict(zip(_JUDGEMENT_FIELDS, edge, strict=True)))
-            for other, edge in edges.items()
-        }
+        return {other: RelationJudgement.of_edge(edge) for other, edge in edges.items()}
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Need deltas from being attacked, supported, heard or silent, plus slow recovery
