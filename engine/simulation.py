@@ -631,16 +631,17 @@ class Simulation:
             )
         known = frozenset(names)
         decisions = {name: _valid(name, raw[name], names, known) for name in names}
-        for name in names if self._listeners else ():
-            self._emit(
-                AgentDecided(
-                    run_id=self.run_id,
-                    round=t,
-                    agent=name,
-                    decision=decisions[name],
-                    forced=name in forced,
+        if self._listeners:  # an event per agent: built only for a listener
+            for name in names:
+                self._emit(
+                    AgentDecided(
+                        run_id=self.run_id,
+                        round=t,
+                        agent=name,
+                        decision=decisions[name],
+                        forced=name in forced,
+                    )
                 )
-            )
         return decisions
 
     async def _phase2(

@@ -168,7 +168,7 @@ class Mind(Protocol):
 class DecidesAtOnce(Protocol):
     """A mind that decides for a round's agents in one call (the offline mind weighs their
     candidate acts together): phase 1 calls :meth:`decide_all` instead of gathering a
-    :meth:`Mind.decide` coroutine an agent."""
+    :meth:`Mind.decide` coroutine per agent."""
 
     async def decide_all(
         self, ctxs: Sequence[AgentContext], world: WorldState | None = None
@@ -181,7 +181,7 @@ class DecidesAtOnce(Protocol):
 @runtime_checkable
 class RuleJudge(Protocol):
     """A mind whose judges are rules that never wait (the offline mind): the round calls
-    :meth:`judge_now` for each observer instead of gathering three coroutines an agent."""
+    :meth:`judge_now` for each observer instead of gathering three coroutines per agent."""
 
     def judge_now(self, ctx: AgentContext, triggers: dict[str, list[ReadAct]]) -> Judgements:
         """U_S, U_R (of the edges ``triggers`` names, its acts read once a round:

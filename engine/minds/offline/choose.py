@@ -85,7 +85,7 @@ class Peers:
 class Deciders:
     """The agents who weigh candidate acts together (rows), with what their weighing reads
     beside their contexts, in arrays over the scenario's agents (columns): favorability,
-    rival or enemy status, in-group bias (:data:`OUTGROUP` toward another faction's
+    rival or enemy status, in-group bias (:data:`.params.OUTGROUP` toward another faction's
     members), brokers and prior lenses."""
 
     __slots__ = ("bias", "brokers", "ctxs", "fav", "index", "lenses", "peers", "rivals")

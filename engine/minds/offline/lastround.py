@@ -86,8 +86,9 @@ class LastRound:
         return attacked
 
     def hit(self, fav: np.ndarray, friend_at: float) -> tuple[np.ndarray, np.ndarray]:
-        """Who was attacked (by another than the row's agent would not matter), and who last
-        attacked a friend (``fav[row, column]`` at least ``friend_at``), by row."""
+        """By row: which agents the row's agent saw attacked (``hit[row, victim]``, its own
+        attacks counted too), and who last attacked one of its friends (``fav[row, victim]``
+        at least ``friend_at``; an agent is no friend of itself: its own column is 0)."""
         import numpy as np
 
         index = self._index

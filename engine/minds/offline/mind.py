@@ -75,7 +75,8 @@ class OfflineMind:
 
     def _scene(self, scenario: Scenario) -> None:
         """Per-scenario facts, read once: each agent's out-group, the brokers (outside every
-        faction of a factional scenario) and the factual claims (the agents' evidence)."""
+        faction of a factional scenario), the factual claims (the agents' evidence) and the
+        agents' positions; the peers and in-group bias read from them start over."""
         if scenario is self._scenario:
             return
         factions = scenario.faction_of()
