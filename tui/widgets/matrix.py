@@ -109,10 +109,16 @@ class Layout:
         return self.label_width + sum(w + 1 for w in self.col_widths)
 
 
-def layouts(names: Sequence[str]) -> list[Layout]:
+def layouts(names: Sequence[str]) -> tuple[Layout, ...]:
     """The layouts to try, widest first: values under full column names, values under five
     characters per name, glyphs under numbers with room between them, glyphs under numbers,
-    glyphs under numbers standing tens over units (only when some number has two digits)."""
+    glyphs under numbers standing tens over units (only when some number has two digits).
+    Worked out once per cast (the matrix asks on every round and resize)."""
+    return _layouts(tuple(names))
+
+
+@lru_cache(maxsize=8)
+def _layouts(names: tuple[str, ...]) -> tuple[Layout, ...]:
     n = len(names)
     rows = tuple(abbreviate(names, NAME_MAX))
     full = tuple(abbreviate(names, HEADER_MAX))
@@ -129,7 +135,7 @@ def layouts(names: Sequence[str]) -> list[Layout]:
     if digits == 2:
         stacked = tuple(f"{k // 10 or ' '}\n{k % 10}" for k in range(1, n + 1))
         options.append(Layout("glyphs", numbered, stacked, (1,) * n, header_lines=2))
-    return options
+    return tuple(options)
 
 
 def choose_layout(names: Sequence[str], width: int) -> Layout:
