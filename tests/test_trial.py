@@ -269,26 +269,15 @@ def test_trial_cli_prints_the_arms_and_writes_a_tidy_csv(monkeypatch, run_cli, t
         (["--seeds", "a-b"], "--seeds"),
         (["--executor", "mpi"], "--executor"),
         (["--outcome", "emotion:Zed"], "no agent 'Zed'"),
-    ],
-)
-def test_trial_cli_bad_input_is_one_line(run_cli, tmp_path: Path, args, needle):
-    result = run_cli("trial", "bullying", "--saves", str(tmp_path), *args)
-    assert result.code == 2
-    lines = result.err.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("socialsim: error:") and needle in lines[0]
-    assert not (tmp_path / ".trials").exists()
-
-
-@pytest.mark.parametrize(
-    ("args", "needle"),
-    [
         (["--out", "/dev/full"], "--out '/dev/full': not a regular file"),
         (["--seeds", "1-100000000"], "at most 10,000 seeds"),
         (["--seeds", "1-99999999999999999999999"], "at most 10,000 seeds"),
         (["--outcome", "nosuch"], "no outcome 'nosuch'; outcomes: mean_fav, mean_emotion"),
     ],
 )
-def test_trial_cli_refuses_before_any_run_plays(run_cli, tmp_path: Path, args, needle):
+def test_trial_cli_bad_input_is_one_line_before_any_run_plays(
+    run_cli, tmp_path: Path, args, needle
+):
     result = run_cli("trial", "bullying", "--yes", "--saves", str(tmp_path), *args)
     assert result.code == 2, result.err
     lines = result.err.strip().splitlines()
