@@ -10,9 +10,15 @@ from pydantic import BaseModel, ConfigDict
 
 Outcome = Literal["ok", "repaired", "reasked", "fallback", "error"]
 #: How an exchange asked for its reply: ``response_format`` json_schema, ``response_format``
-#: json_object (schema in the prompt), JSON instructions and schema in the prompt only, or
-#: free text (utterances, narration).
-Structured = Literal["json_schema", "json_object", "json_instructions", "text"]
+#: json_object carrying the schema (llama.cpp's servers enforce it with a grammar),
+#: ``response_format`` json_object (schema in the prompt), JSON instructions and schema in the
+#: prompt only, or free text (utterances, narration).
+Structured = Literal[
+    "json_schema", "json_object_schema", "json_object", "json_instructions", "text"
+]
+#: Who counted an exchange's tokens: the server's usage, or socialsim (a streamed reply the
+#: server sent no usage for; see ``engine.llm.tokens``).
+CountedBy = Literal["server", "socialsim"]
 #: More than this share of a round's structured answers fell back: the run stops, loudly.
 DEGRADED_SHARE = 0.5
 #: More than this share fell back: the app warns.
@@ -25,7 +31,9 @@ class LLMCall(BaseModel):
     ``key`` names the exchange deterministically (round, purpose, agent, target), so a
     replay can serve the same response to the same request whatever the call order.
     ``missing``: the triggered edges a batched judgement still left out after its re-ask
-    (they fell back to no change).
+    (they fell back to no change). ``clamped``: the fields of a reply in the schema's shape
+    whose values broke a bound and were clamped to it (not re-asked). ``sent_tokens``: the
+    prompt's tokens as socialsim counts them, beside the ``prompt_tokens`` the server read.
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -45,6 +53,9 @@ class LLMCall(BaseModel):
     structured: Structured = "text"
     outcome: Outcome = "ok"
     missing: list[str] = []
+    clamped: list[str] = []
+    counted_by: CountedBy = "server"
+    sent_tokens: int = 0
 
     @property
     def answers(self) -> bool:
@@ -72,6 +83,8 @@ class RoundUsage(BaseModel):
     structured_fallbacks: int = 0
     #: Triggered edges the batched judge left out even after its re-ask (no change applied).
     missing_edges: int = 0
+    #: Replies in the schema's shape whose out-of-bound values were clamped.
+    clamped: int = 0
 
     @classmethod
     def summed(cls, usages: Iterable[RoundUsage]) -> RoundUsage:
@@ -98,6 +111,7 @@ class RoundUsage(BaseModel):
             structured=len(answers),
             structured_fallbacks=sum(c.outcome == "fallback" for c in answers),
             missing_edges=sum(len(c.missing) for c in calls),
+            clamped=sum(bool(c.clamped) for c in calls),
         )
 
     @property

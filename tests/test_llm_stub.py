@@ -9,6 +9,7 @@ os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is importe
 
 import asyncio
 import json
+import re
 import threading
 import time
 from collections.abc import AsyncIterator, Callable
@@ -52,6 +53,8 @@ class Decision(BaseModel):
 
 
 SCHEMA = Decision.model_json_schema()
+#: How the stub counts tokens: words and punctuation marks.
+PIECES = re.compile(r"\w+|[^\w\s]")
 RESPONSE_FORMAT = {"type": "json_schema", "json_schema": {"name": "decision", "schema": SCHEMA}}
 MESSAGES = [
     {"role": "system", "content": "You are Ann, the chair of a committee."},
@@ -118,11 +121,12 @@ async def test_httpx_non_streaming_is_openai_shaped(make_stub: MakeStub) -> None
     assert choice["message"]["role"] == "assistant"
     content = choice["message"]["content"]
     assert 8 <= len(content.split()) <= 20 and content.endswith(".")
-    prompt_words = sum(len(m["content"].split()) for m in MESSAGES)
+    prompt_pieces = sum(len(PIECES.findall(m["content"])) for m in MESSAGES)
+    answer_pieces = len(PIECES.findall(content))
     assert data["usage"] == {
-        "prompt_tokens": prompt_words,
-        "completion_tokens": len(content.split()),
-        "total_tokens": prompt_words + len(content.split()),
+        "prompt_tokens": prompt_pieces,
+        "completion_tokens": answer_pieces,
+        "total_tokens": prompt_pieces + answer_pieces,
     }
     assert missing.status_code == 404 and "error" in missing.json()
     assert stub.calls == 2 and stub.requests == [body, body]
@@ -151,7 +155,8 @@ async def test_httpx_streaming_wire_format(make_stub: MakeStub) -> None:
     words = [e["choices"][0]["delta"]["content"] for e in events[1:-2]]
     assert len(words) >= 8
     assert events[-2]["choices"][0]["finish_reason"] == "stop"
-    assert events[-1]["choices"] == [] and events[-1]["usage"]["completion_tokens"] == len(words)
+    pieces = len(PIECES.findall("".join(words)))
+    assert events[-1]["choices"] == [] and events[-1]["usage"]["completion_tokens"] == pieces
 
 
 # --------------------------------------------------------------------------- (2) structured output
@@ -235,7 +240,7 @@ async def test_litellm_streaming_joins_into_sentence(make_stub: MakeStub) -> Non
 
     assert len(chunks) >= 8
     assert 8 <= len(text.split()) <= 20 and text.endswith(".")
-    assert chunks[-1].usage.completion_tokens == len(text.split())
+    assert chunks[-1].usage.completion_tokens == len(PIECES.findall(text))
     stub.reset()  # call index back to 0
     assert (await stream_text(stub))[0] == text
     assert plain.choices[0].message.content != text  # index 1 differs from index 0

@@ -128,17 +128,18 @@ async def test_per_model_overrides(make_client: MakeClient) -> None:
 # --------------------------------------------------------------------------- auto
 
 
-async def test_auto_against_llama_cpp_settles_on_json_object_with_one_refusal(
+async def test_auto_against_llama_cpp_settles_on_json_object_with_its_schema(
     make_client: MakeClient,
 ) -> None:
     """llama-cpp-python's server answers json_schema with HTTP 500 "Input should be 'text' or
-    'json_object'": one refused probe, no retries, then real json_object answers."""
+    'json_object'": one refused probe, no retries, then json_object answers carrying the
+    schema (which the server enforces with a grammar)."""
     client, stub = make_client({"rejects": {"json_schema"}}, retries=3)
     assert client.modes() == {"openai/stub": "auto"}
     start = time.perf_counter()
     values = await asyncio.gather(*(verdict(client, f"q{i}") for i in range(6)))
     elapsed = time.perf_counter() - start
-    assert client.modes() == {"openai/stub": "json"}
+    assert client.modes() == {"openai/stub": "grammar"}
     assert all(v != DEFAULT for v in values)
     # Six exchanges in flight at once: only the probe met the refusal, and it was not retried.
     assert stub.fault_log.count("rejected") == 1 and stub.calls == 7
@@ -147,12 +148,13 @@ async def test_auto_against_llama_cpp_settles_on_json_object_with_one_refusal(
     assert formats == ["json_schema"] + ["json_object"] * 6
     for body in stub.requests[1:]:
         assert _schema_from_text(system_of(body)) == SCHEMA
+        assert body["response_format"]["schema"] == SCHEMA
     calls = client.take_calls()
     (refused,) = [c for c in calls if c.outcome == "error"]
     assert refused.key.endswith(":rejected") and refused.structured == "json_schema"
     assert "Input should be 'text' or 'json_object'" in (refused.error or "")
     answers = [c for c in calls if c is not refused]
-    assert {(c.structured, c.outcome) for c in answers} == {("json_object", "ok")}
+    assert {(c.structured, c.outcome) for c in answers} == {("json_object_schema", "ok")}
     usage = RoundUsage.of(calls, "per-edge")
     assert (usage.structured, usage.structured_fallbacks, usage.fallbacks) == (6, 0, 0)
     assert usage.retries == 0
@@ -166,10 +168,11 @@ async def test_auto_against_a_server_refusing_both_formats_ends_in_text(
     assert all(v != DEFAULT for v in values)
     assert client.modes() == {"openai/stub": "text"}
     formats = [b.get("response_format", {}).get("type") for b in stub.requests]
-    assert formats == ["json_schema", "json_object", None, None, None]
-    assert stub.fault_log == ["rejected", "rejected", None, None, None]
+    assert formats == ["json_schema", "json_object", "json_object", None, None, None]
+    assert stub.fault_log == ["rejected", "rejected", "rejected", None, None, None]
     calls = {c.key: c for c in client.take_calls()}
     assert calls["a:rejected"].structured == "json_schema"
+    assert calls["a:rejected:json_object_schema"].structured == "json_object_schema"
     assert calls["a:rejected:json_object"].structured == "json_object"
     assert "Input should be 'text'" in (calls["a:rejected:json_object"].error or "")
     assert [calls[k].structured for k in "abc"] == ["json_instructions"] * 3
@@ -225,11 +228,11 @@ def test_records_saved_before_the_modes_still_load() -> None:
 # --------------------------------------------------------------------------- a whole round
 
 
-async def test_a_round_on_llama_cpp_uses_json_object_without_fallbacks(
+async def test_a_round_on_llama_cpp_uses_json_object_with_its_schema_without_fallbacks(
     make_client: MakeClient,
 ) -> None:
     """The issue's case: before, every structured call was retried and fell back, and the run
-    "completed" silently. Now one refused probe, then real answers; the mind says "json"."""
+    "completed" silently. Now one refused probe, then real answers; the mind says "grammar"."""
     from engine import Simulation, load_library
 
     _, stub = make_client({"rejects": {"json_schema"}})
@@ -240,10 +243,10 @@ async def test_a_round_on_llama_cpp_uses_json_object_without_fallbacks(
         (record,) = await sim.run()
     finally:
         await sim.aclose()
-    assert sim.mind.structured_modes() == {"openai/stub": "json"}
+    assert sim.mind.structured_modes() == {"openai/stub": "grammar"}
     usage = record.usage
     assert usage is not None and usage.structured >= 10
     assert (usage.structured_fallbacks, usage.missing_edges, usage.retries) == (0, 0, 0)
     assert stub.fault_log.count("rejected") == 1
     answered = {c.structured for c in record.llm_calls if c.answers}
-    assert answered == {"json_object"}
+    assert answered == {"json_object_schema"}

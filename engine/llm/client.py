@@ -1,10 +1,16 @@
 """Structured and streamed exchanges on top of a transport, with every exchange recorded.
 
 A structured call asks for JSON in the model's format (``response_format`` json_schema,
-json_object with the schema in the prompt, or instructions only; see ``formats``),
-validates it with pydantic, repairs malformed JSON with json-repair, re-asks once with the
-validation error, and otherwise falls back to a safe default. The run never crashes on model
-output; each refusal, repair, re-ask and fallback is in the record.
+json_object carrying the schema, json_object with the schema in the prompt, or instructions
+only; see ``formats``), validates it with pydantic, repairs malformed JSON with json-repair,
+clamps values beyond the schema's bounds (``clamp``), re-asks once with the validation error,
+and otherwise falls back to a safe default. The run never crashes on model output; each
+refusal, repair, clamp, re-ask and fallback is in the record. A reply is kept (and sent back
+in a re-ask) up to :data:`MAX_REPLY_CHARS`.
+
+Every exchange's prompt is counted (``tokens``): a model whose server drops the system
+message is switched to carrying it in the first user turn, and a prompt the server cut is
+flagged; both are said at once through :attr:`LLMClient.notices`.
 """
 
 from __future__ import annotations
@@ -20,9 +26,12 @@ from pydantic import BaseModel, ValidationError
 
 from ..records import LLMCall, Outcome, Structured
 from ..textsafe import clean, strip_controls
+from .clamp import clamp
 from .formats import Formats
 from .settings import LLMSettings
+from .tokens import SystemRoles
 from .transport import (
+    RESPONSE_FORMATS,
     Reply,
     Request,
     SchemaRejected,
@@ -34,6 +43,11 @@ from .transport import (
 
 M = TypeVar("M", bound=BaseModel)
 Messages = list[dict[str, str]]
+#: The most of a reply kept in the record and sent back in a re-ask (a runaway reply of
+#: megabytes would otherwise be stored whole and resent).
+MAX_REPLY_CHARS = 32_000
+#: The record key of an exchange asked again because the server dropped its system text.
+DROPPED_SUFFIX = ":system-dropped"
 
 
 @dataclass(frozen=True)
@@ -70,9 +84,14 @@ class LLMClient:
         self.settings = settings
         self.transport = transport
         self._formats: dict[str, Formats] = {}
+        self.roles = SystemRoles(settings.system_role)
         self._calls: list[LLMCall] = []
         self.total_calls = 0
         self.total_cost = 0.0
+        #: Called with each line socialsim must say at once (a dropped system message, a
+        #: cut prompt); the lines are also kept in :attr:`said`.
+        self.notices: Callable[[str], None] | None = None
+        self.said: list[str] = []
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -110,6 +129,18 @@ class LLMClient:
         models = dict.fromkeys([s.model, s.judge, *s.agent_models.values()])
         return {m: self._formats_of(m).resolved for m in models}
 
+    def system_roles(self) -> dict[str, str]:
+        """Where each model's system text goes (keep or merge), once its first exchange
+        showed it."""
+        return self.roles.resolved()
+
+    def _notice(self, line: str) -> None:
+        if line in self.said:
+            return
+        self.said.append(line)
+        if self.notices is not None:
+            self.notices(line)
+
     def _formats_of(self, model: str) -> Formats:
         formats = self._formats.get(model)
         if formats is None:
@@ -125,6 +156,7 @@ class LLMClient:
         outcome: Outcome,
         error: str | None = None,
         attempts: int = 1,
+        clamped: Sequence[str] = (),
     ) -> None:
         call = LLMCall(
             key=request.key,
@@ -132,17 +164,20 @@ class LLMClient:
             agent=agent,
             model=request.model,
             messages=request.messages,
-            response=reply.text if reply else None,
+            response=_kept(reply.text) if reply else None,
             error=error,
             structured=request.format,
             outcome=outcome,
             attempts=reply.attempts if reply else attempts,
+            clamped=list(clamped),
         )
         if reply is not None:
             call.prompt_tokens = reply.prompt_tokens
             call.completion_tokens = reply.completion_tokens
             call.cost_usd = reply.cost_usd
             call.latency_s = reply.latency_s
+            call.sent_tokens = reply.sent_tokens
+            call.counted_by = reply.counted_by
         self._calls.append(call)
         self.total_calls += 1
         self.total_cost += call.cost_usd
@@ -162,8 +197,13 @@ class LLMClient:
         """Free text (streamed into ``sink``); an empty string when the model fails. Control
         characters are stripped from the text and the streamed tokens."""
         shown = None if sink is None else (lambda token: sink(strip_controls(token)))
-        request = Request(key=key, model=model, messages=messages, sink=shown)
+        request = Request(
+            key=key, model=model, messages=self.roles.shaped(model, messages), sink=shown
+        )
         reply = await self._attempt(request, purpose, agent)
+        if reply is not None and self._dropped(request, reply, purpose, agent):
+            request = replace(request, messages=self.roles.shaped(model, messages))
+            reply = await self._attempt(request, purpose, agent)
         if reply is None:
             return ""
         text = strip_controls(reply.text).strip()
@@ -195,20 +235,20 @@ class LLMClient:
         fallback = default if callable(default) else (lambda: default)
         ask = _Ask(key, model, messages, _schema_of(schema), schema.__name__, temperature)
         formats = self._formats_of(model)
-        request, reply = await self._probing(formats, ask, purpose, agent)
+        request, reply = await self._probing(formats, ask, purpose, agent, schema)
         if reply is None:
             return fallback()
-        value, repaired, problem = parse(reply.text, schema)
-        formats.answered(request.format, value is not None or repaired or _is_object(reply.text))
-        if value is not None:
-            self._record(request, purpose, agent, reply, "repaired" if repaired else "ok")
-            return clean(value)
-        self._record(request, purpose, agent, reply, "reasked", problem)
+        first = parse(reply.text, schema)
+        formats.answered(request.format, _shaped(first, reply.text))
+        if first.value is not None:
+            self._record(request, purpose, agent, reply, first.outcome, clamped=first.clamped)
+            return clean(first.value)
+        self._record(request, purpose, agent, reply, "reasked", first.problem)
         followup = (
-            {"role": "assistant", "content": reply.text},
+            {"role": "assistant", "content": _kept(reply.text)},
             {
                 "role": "user",
-                "content": f"That reply was not valid: {problem}. "
+                "content": f"That reply was not valid: {first.problem}. "
                 "Reply again with only the JSON object that matches the schema.",
             },
         )
@@ -217,34 +257,104 @@ class LLMClient:
         )
         if second is None:
             return fallback()
-        value, repaired, problem = parse(second.text, schema)
-        if value is not None:
-            self._record(reask, purpose, agent, second, "repaired" if repaired else "ok")
-            return clean(value)
-        self._record(reask, purpose, agent, second, "fallback", problem)
+        again = parse(second.text, schema)
+        if again.value is not None:
+            self._record(reask, purpose, agent, second, again.outcome, clamped=again.clamped)
+            return clean(again.value)
+        self._record(reask, purpose, agent, second, "fallback", again.problem)
         return fallback()
 
     async def _probing(
-        self, formats: Formats, ask: _Ask, purpose: str, agent: str
+        self, formats: Formats, ask: _Ask, purpose: str, agent: str, schema: type[BaseModel]
     ) -> tuple[Request, Reply | None]:
-        """The exchange; a model's first one goes alone while its format is probed."""
+        """The exchange; a model's first one goes alone while its format is probed: a
+        reply out of the schema's shape in a response format steps down (recorded as that
+        format's refusal), so a server that accepts a format and ignores it is passed by."""
         if not formats.settled:
             async with formats.probe:
                 if not formats.settled:
-                    result = await self._exchange(formats, ask, purpose, agent)
+                    while True:
+                        request, reply = await self._exchange(formats, ask, purpose, agent)
+                        if not self._ignored(formats, request, reply, schema, purpose, agent):
+                            break
                     formats.settled = True
-                    return result
+                    return request, reply
         return await self._exchange(formats, ask, purpose, agent)
+
+    def _ignored(
+        self,
+        formats: Formats,
+        request: Request,
+        reply: Reply | None,
+        schema: type[BaseModel],
+        purpose: str,
+        agent: str,
+    ) -> bool:
+        """True (and the format stepped down) when the probe's reply in a response format
+        is not in the schema's shape although a lower format is left."""
+        if reply is None or request.format not in RESPONSE_FORMATS or not formats.can_step:
+            return False
+        if _shaped(parse(reply.text, schema), reply.text) is not False:
+            return False
+        refused = replace(request, key=rejected_key(request.key, request.format))
+        problem = (
+            f"{request.model}: {request.format} accepted but not enforced (a reply out of "
+            f"the schema's shape: {reply.text[:120]!r})"
+        )
+        # Recorded as a refusal is (no reply kept), so a replay steps down the same way.
+        self._record(refused, purpose, agent, None, "error", error=problem)
+        formats.refused(request.format)
+        return True
+
+    def _dropped(self, request: Request, reply: Reply, purpose: str, agent: str) -> bool:
+        """Check what the server read of the prompt. True when a model's first exchange
+        showed its system text dropped: the exchange is recorded under its own key, the
+        model is merged from now on, and the caller asks again."""
+        first = not self.roles.settled(request.model)
+        system = (
+            sum(
+                self._tokens(request.model, m["content"])
+                for m in request.messages
+                if m["role"] == "system"
+            )
+            if first
+            else 0
+        )
+        read = reply.prompt_tokens if reply.counted_by == "server" else 0
+        verdict = self.roles.check(request.model, reply.sent_tokens, system, read)
+        if verdict == "dropped":
+            self._notice(
+                f"{request.model}: the server read {read} of the {reply.sent_tokens} prompt "
+                "tokens sent, dropping the system message (its chat template has none); "
+                "socialsim now puts the system text in the first user turn "
+                "(--system-role merge)"
+            )
+            dropped = replace(request, key=request.key + DROPPED_SUFFIX)
+            self._record(dropped, purpose, agent, reply, "error", error="system message dropped")
+            return True
+        if verdict == "cut":
+            self._notice(
+                f"{request.model}: the server read {read} of the {reply.sent_tokens} prompt "
+                f"tokens sent ({request.key}): the prompt was cut; raise the server's "
+                "context window"
+            )
+        return False
+
+    def _tokens(self, model: str, text: str) -> int:
+        counter = getattr(self.transport, "counter", None)
+        return counter.text(model, text) if counter is not None else 0
 
     async def _exchange(
         self, formats: Formats, ask: _Ask, purpose: str, agent: str
     ) -> tuple[Request, Reply | None]:
         """One exchange in the model's format, stepping down the formats the server refuses
-        (each refusal recorded); ``None`` (recorded as a fallback) when it failed."""
+        (each refusal recorded); ``None`` (recorded as a fallback) when it failed. The
+        prompt is checked on arrival (:meth:`_dropped`)."""
         while True:
             request = ask.request(formats.current)
+            request = replace(request, messages=self.roles.shaped(ask.model, request.messages))
             try:
-                return request, await self.transport.complete(request)
+                reply = await self.transport.complete(request)
             except SchemaRejected as err:
                 refused = replace(request, key=rejected_key(request.key, request.format))
                 self._record(refused, purpose, agent, None, "error", error=str(err))
@@ -254,11 +364,14 @@ class LLMClient:
                         f"{formats.mode!r}: use --structured auto",
                         fatal=True,
                     ) from None
+                continue
             except TransportError as err:
                 if err.fatal:
                     raise
                 self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
                 return request, None
+            if not self._dropped(request, reply, purpose, agent):
+                return request, reply
 
     async def _attempt(self, request: Request, purpose: str, agent: str) -> Reply | None:
         """One free-text exchange; ``None`` (recorded as a fallback) when it failed."""
@@ -291,32 +404,78 @@ def with_schema(messages: Messages, schema: dict[str, Any] | None) -> Messages:
     return [{**first, "content": first["content"] + note}, *rest]
 
 
-def parse(text: str, schema: type[M]) -> tuple[M | None, bool, str]:
-    """(value, repaired, problem): strict JSON first, then json-repair; never raises."""
+@dataclass(frozen=True)
+class Parsed:
+    """A reply read against its schema: the value (None: invalid), whether json-repair
+    mended it, the fields clamped to their bounds, and the problem of an invalid one."""
+
+    value: BaseModel | None
+    repaired: bool = False
+    clamped: tuple[str, ...] = ()
+    problem: str = ""
+    #: The reply broke only rules a JSON schema cannot express (a model validator's).
+    shaped: bool = False
+
+    @property
+    def outcome(self) -> Outcome:
+        return "repaired" if self.repaired else "ok"
+
+
+def parse(text: str, schema: type[M]) -> Parsed:
+    """Strict JSON first, then json-repair; values beyond the schema's bounds clamped to
+    them; never raises."""
     if not text or not text.strip():
-        return None, False, "the reply was empty"
+        return Parsed(None, problem="the reply was empty")
+    stripped = _strip_fences(text)
     try:
-        return schema.model_validate_json(_strip_fences(text)), False, ""
+        return Parsed(schema.model_validate_json(stripped))
     except ValidationError as err:
         problem = _problem(err)
+    repaired = False
     try:
-        data = json_repair.loads(text)
-    except Exception:  # json-repair gives up on some inputs
-        return None, False, problem
-    if not isinstance(data, dict):
-        return None, False, "the reply was not a JSON object"
-    try:
-        return schema.model_validate(data), True, ""
-    except ValidationError as err:
-        return None, False, _problem(err)
-
-
-def _is_object(text: str) -> bool:
-    """True if ``text`` is one JSON object (whatever its fields)."""
-    try:
-        return isinstance(json.loads(_strip_fences(text)), dict)
+        data = json.loads(stripped)
     except ValueError:
-        return False
+        try:
+            data, repaired = json_repair.loads(text), True
+        except Exception:  # json-repair gives up on some inputs
+            return Parsed(None, problem=problem)
+    if not isinstance(data, dict):
+        return Parsed(None, problem="the reply was not a JSON object")
+    clamped: list[str] = []
+    try:
+        return Parsed(schema.model_validate(data), repaired)
+    except ValidationError as err:
+        problem = _problem(err)
+        clamped = clamp(data, _schema_of(schema))
+        shaped = _unshaped_only(err)
+    if not clamped:
+        return Parsed(None, problem=problem, shaped=shaped)
+    try:
+        return Parsed(schema.model_validate(data), repaired, tuple(clamped))
+    except ValidationError as err:
+        return Parsed(None, problem=_problem(err), shaped=_unshaped_only(err))
+
+
+#: Validation errors of rules a JSON schema cannot state (raised by validators).
+VALIDATOR_ERRORS = frozenset({"value_error", "assertion_error"})
+
+
+def _unshaped_only(err: ValidationError) -> bool:
+    return all(e["type"] in VALIDATOR_ERRORS for e in err.errors())
+
+
+def _shaped(parsed: Parsed, text: str) -> bool | None:
+    """Whether a reply was in the schema's shape (``None``: empty, which says nothing)."""
+    if not text.strip():
+        return None
+    return parsed.value is not None or parsed.shaped
+
+
+def _kept(text: str) -> str:
+    """What is kept of a reply: at most :data:`MAX_REPLY_CHARS`."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text
+    return text[:MAX_REPLY_CHARS] + f"[... {len(text) - MAX_REPLY_CHARS} more characters]"
 
 
 def _strip_fences(text: str) -> str:

@@ -1,10 +1,13 @@
 """How a model is asked for structured replies: a fixed mode, or the one ``auto`` finds.
 
-``auto`` tries ``response_format`` json_schema, then json_object (schema in the prompt), then
+``auto`` tries ``response_format`` json_schema, then json_object carrying the schema (what
+llama.cpp's servers enforce with a grammar), then json_object (schema in the prompt), then
 JSON instructions in the prompt only. It steps down when the server refuses a format (a 4xx
-or 5xx naming it, as llama-cpp-python's server does for json_schema) or when it answers
-prose instead of JSON twice in a row. The first exchange of a model goes alone (the probe):
-the others wait for it, so a refusing server sees one refused request, not a burst.
+or 5xx naming it, as llama-cpp-python's server does for json_schema), when the probe's reply
+is not in the schema's shape (a server that accepts a format and ignores it), or when later
+replies miss the shape twice in a row. An empty reply or a failed exchange says nothing of
+the format and never steps down. The first exchange of a model goes alone (the probe): the
+others wait for it, so a refusing server sees one refused request, not a burst.
 """
 
 from __future__ import annotations
@@ -16,18 +19,20 @@ from .settings import StructuredMode
 
 #: The formats each mode may use, best first.
 LADDER: dict[StructuredMode, tuple[Structured, ...]] = {
-    "auto": ("json_schema", "json_object", "json_instructions"),
+    "auto": ("json_schema", "json_object_schema", "json_object", "json_instructions"),
     "schema": ("json_schema",),
+    "grammar": ("json_object_schema",),
     "json": ("json_object",),
     "text": ("json_instructions",),
 }
 #: The mode a format belongs to (what the run metadata and the app show).
 MODE_OF: dict[Structured, StructuredMode] = {
     "json_schema": "schema",
+    "json_object_schema": "grammar",
     "json_object": "json",
     "json_instructions": "text",
 }
-#: Prose replies in a row after which a format counts as ignored.
+#: Replies out of the schema's shape in a row after which a format counts as ignored.
 IGNORED_LIMIT = 2
 
 
@@ -41,7 +46,7 @@ class Formats:
         self.settled = False
         self._ladder = LADDER[mode]
         self._rung = 0
-        self._prose = 0
+        self._misses = 0
 
     @property
     def current(self) -> Structured:
@@ -60,15 +65,21 @@ class Formats:
         if self._rung + 1 == len(self._ladder):
             return False
         self._rung += 1
-        self._prose = 0
+        self._misses = 0
         return True
 
-    def answered(self, format: Structured, usable: bool) -> None:
-        """A reply came back in ``format``; ``usable``: it was a JSON object (valid or not;
-        breaking a rule the schema cannot express says nothing of the server)."""
-        if format != self.current:
+    @property
+    def can_step(self) -> bool:
+        """True while a lower format is left to try."""
+        return self._rung + 1 < len(self._ladder)
+
+    def answered(self, format: Structured, shaped: bool | None) -> None:
+        """A reply came back in ``format``; ``shaped``: it was in the schema's shape (values
+        out of bounds included: a grammar cannot express every rule); ``None``: an empty
+        reply or a failure, which says nothing of the server's format."""
+        if format != self.current or shaped is None:
             return
-        self._prose = 0 if usable else self._prose + 1
-        if self._prose >= IGNORED_LIMIT and self._rung + 1 < len(self._ladder):
+        self._misses = 0 if shaped else self._misses + 1
+        if self._misses >= IGNORED_LIMIT and self._rung + 1 < len(self._ladder):
             self._rung += 1
-            self._prose = 0
+            self._misses = 0

@@ -22,6 +22,15 @@ Sink = Callable[[str], None]
 PROVIDER = "openai"
 
 
+class StreamCut(Exception):
+    """The server ended a stream before the reply finished (no ``finish_reason``): for
+    example llama-cpp-python, which cuts a stream short when another request waits."""
+
+
+class ReplyNotText(Exception):
+    """The reply's body is not UTF-8 text."""
+
+
 class OpenAIRoute:
     """Chat exchanges with one model of the ``openai`` provider."""
 
@@ -68,12 +77,18 @@ class OpenAIRoute:
                 self.url, json=body, headers=self.headers, timeout=timeout, stream=sink is not None
             )
             if sink is None:
-                data = response.json()
+                try:
+                    body_text = response.content.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise ReplyNotText("the reply is not valid UTF-8") from None
+                data = json.loads(body_text)
                 return data["choices"][0]["message"]["content"] or "", data.get("usage")
             try:
                 return await _streamed(response, sink)
             finally:
                 await response.aclose()
+        except (StreamCut, ReplyNotText):
+            raise
         except Exception as err:
             raise self._mapped(err) from err
 
@@ -100,9 +115,10 @@ class OpenAIRoute:
 
 async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
     """Read a server-sent-event chat stream: content deltas into ``sink``; the usage of the
-    final chunk."""
+    final chunk. A stream that ends before a choice says why it finished is cut."""
     pieces: list[str] = []
     usage = None
+    finished = False
     async for line in response.aiter_lines():
         if not line.startswith("data:"):
             continue
@@ -114,8 +130,11 @@ async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
             raise ValueError(f"stream error: {chunk['error']}")
         usage = chunk.get("usage") or usage
         for choice in chunk.get("choices") or ():
+            finished = finished or bool(choice.get("finish_reason"))
             delta = (choice.get("delta") or {}).get("content")
             if delta:
                 pieces.append(delta)
                 sink(delta)
+    if not finished:
+        raise StreamCut("the server ended the stream before the reply finished")
     return "".join(pieces), usage

@@ -9,11 +9,17 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 JudgeMode = Literal["per-edge", "batched"]
-#: How structured replies are asked for: ``schema`` = ``response_format`` json_schema;
+#: How structured replies are asked for: ``schema`` = ``response_format`` json_schema (OpenAI,
+#: vLLM, SGLang, LM Studio, Ollama); ``grammar`` = ``response_format`` json_object carrying
+#: the schema (llama.cpp's llama-server and llama-cpp-python enforce it with a grammar);
 #: ``json`` = ``response_format`` json_object with the schema in the prompt; ``text`` = JSON
-#: instructions and the schema in the prompt only; ``auto`` = probe schema, json, text once
-#: per model and keep the first the server accepts.
-StructuredMode = Literal["auto", "schema", "json", "text"]
+#: instructions and the schema in the prompt only; ``auto`` = probe them in that order once
+#: per model and keep the first the server accepts and really enforces.
+StructuredMode = Literal["auto", "schema", "grammar", "json", "text"]
+#: Where the system text goes: ``keep`` = a system message; ``merge`` = at the head of the
+#: first user turn (for chat templates without a system role, whose servers drop it);
+#: ``auto`` = keep, and merge for a model whose server is seen to drop it.
+SystemRole = Literal["auto", "keep", "merge"]
 #: The most LLM calls a run may have in flight at once (``--max-concurrency``).
 MAX_CONCURRENCY = 4096
 
@@ -28,9 +34,13 @@ class LLMSettings(BaseModel):
     agent_models: dict[str, str] = {}
     api_base: str | None = None
     judge_mode: JudgeMode = "per-edge"
-    #: LLM calls in flight at once. The default lets a whole update wave go out together: a
-    #: 30-agent round in per-edge mode asks up to 30 x (29 edges + emotion + needs) = 930.
+    #: The most LLM calls in flight at once. A hosted provider gets this many from the start
+    #: (a whole update wave: a 30-agent round in per-edge mode asks up to 30 x (29 edges +
+    #: emotion + needs) = 930); an ``api_base`` server starts at its slot count (or 1) and
+    #: the limit adapts (see ``engine.llm.limit``) up to this ceiling.
     max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] = 1024
+    #: Seconds an exchange may wait for the server's next byte (a streamed reply still
+    #: arriving is never cut); for a reply sent whole, the time it takes.
     timeout: Annotated[float, Field(gt=0, le=3600)] = 60.0
     retries: Annotated[int, Field(ge=0, le=10)] = 3
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
@@ -42,6 +52,7 @@ class LLMSettings(BaseModel):
     structured: StructuredMode = "auto"
     #: Per-model overrides of ``structured`` (model string -> mode).
     structured_models: dict[str, StructuredMode] = {}
+    system_role: SystemRole = "auto"
     #: Play on after a round in which most structured answers fell back.
     tolerate_fallbacks: bool = False
     #: The environment variable whose value is sent as the API key. Unset: the provider's

@@ -13,23 +13,33 @@ import logging
 import os
 import random
 import socket
+import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import SocialsimError
-from ..records import LLMCall, Structured
-from .openai_route import PROVIDER, OpenAIRoute
+from ..records import CountedBy, LLMCall, Structured
+from .limit import AdaptiveLimit
+from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
 from .settings import MAX_CONCURRENCY, LLMSettings
+from .tokens import Counter
 
 Sink = Callable[[str], None]
 BACKOFF_BASE = 0.25
 #: Awaited before every attempt when set: a rate limit shared across processes (Ray sweeps).
 RATE_LIMIT: Callable[[], Any] | None = None
 BACKOFF_CAP = 8.0
-#: Formats sent as ``response_format`` (a server may refuse them).
-RESPONSE_FORMATS = frozenset({"json_schema", "json_object"})
+#: Formats sent as ``response_format`` (a server may refuse them, or accept and ignore them).
+RESPONSE_FORMATS = frozenset({"json_schema", "json_object_schema", "json_object"})
+#: What a server says of a prompt longer than its context window (llama.cpp's servers, vLLM,
+#: OpenAI), and how each is raised.
+WINDOW_WORDS = ("context window", "context length", "context_length", "maximum context")
+WINDOW_HINT = (
+    "raise the server's context window (llama.cpp --ctx-size, llama-cpp-python --n_ctx, "
+    "Ollama num_ctx, vLLM --max-model-len)"
+)
 #: Sent as the API key to an ``api_base`` unless ``api_key_env`` names a variable.
 PLACEHOLDER_KEY = "no-key"
 #: Exchanges a record may lack because it predates them (the batched judge's re-ask of
@@ -58,7 +68,8 @@ class Request:
 
 @dataclass
 class Reply:
-    """The model's text and what it cost."""
+    """The model's text and what it cost; ``sent_tokens``: the prompt as socialsim counts
+    it; ``counted_by``: who counted ``prompt_tokens`` and ``completion_tokens``."""
 
     text: str
     prompt_tokens: int = 0
@@ -66,6 +77,8 @@ class Reply:
     cost_usd: float = 0.0
     latency_s: float = 0.0
     attempts: int = 1
+    sent_tokens: int = 0
+    counted_by: CountedBy = "server"
 
 
 class TransportError(SocialsimError):
@@ -129,6 +142,7 @@ def _litellm():
 
     litellm.suppress_debug_info = True
     litellm.drop_params = True
+    litellm.disable_hf_tokenizer_download = True  # token counts never reach the network
     for name in CALLBACK_LISTS:
         setattr(litellm, name, [])
     for name in LOGGERS:
@@ -136,13 +150,43 @@ def _litellm():
     return litellm
 
 
-class LiteLLMTransport:
-    """Live calls with a concurrency cap, a per-call timeout and retries with backoff."""
+@dataclass
+class Health:
+    """How one model's exchanges went: for the line that says a server is slow."""
 
-    def __init__(self, settings: LLMSettings) -> None:
+    calls: int = 0
+    timeouts: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+    def line(self, model: str, where: str, settings: LLMSettings) -> str | None:
+        """``None`` unless calls timed out; else the figures and what to change."""
+        if not self.timeouts:
+            return None
+        median = (
+            f"median answered call {statistics.median(self.latencies):.0f} s"
+            if self.latencies
+            else "no call was answered"
+        )
+        return (
+            f"{model} at {where}: {self.timeouts} of {self.calls} calls timed out after "
+            f"{settings.retries + 1} attempts ({settings.timeout:g} s each; {median}); "
+            "raise --timeout or lower --max-concurrency"
+        )
+
+
+class LiteLLMTransport:
+    """Live calls under an adaptive in-flight limit per endpoint, an idle timeout and
+    retries with backoff."""
+
+    def __init__(self, settings: LLMSettings, *, slots: int | None = None) -> None:
         self.settings = settings
         self.litellm = _litellm()
-        self._semaphore = asyncio.Semaphore(settings.max_concurrency)
+        ceiling = settings.max_concurrency
+        # A local server starts at its slot count (or one call); a provider at the ceiling.
+        start = (slots or 1) if settings.api_base else ceiling
+        self.limit = AdaptiveLimit(start, ceiling)
+        self.counter = Counter(self.litellm)
+        self.health: dict[str, Health] = {}
         self._api_key = _api_key(settings)
         #: Models priced at nothing (no price in litellm's map): never looked up again.
         self._unpriced: set[str] = set()
@@ -177,29 +221,62 @@ class LiteLLMTransport:
             raise SocialsimError(f"--model {model!r}: set {', '.join(missing)} in the environment")
         return provider
 
+    def slow_lines(self) -> list[str]:
+        """One line per model whose calls timed out (see :class:`Health`)."""
+        where = self.settings.api_base or "its provider"
+        lines = (h.line(m, where, self.settings) for m, h in sorted(self.health.items()))
+        return [line for line in lines if line]
+
     async def complete(self, request: Request) -> Reply:
+        health = self.health.setdefault(request.model, Health())
+        health.calls += 1
         attempts = 0
-        async with self._semaphore:
-            while True:
-                attempts += 1
-                if RATE_LIMIT is not None:
-                    await RATE_LIMIT()
-                start = time.perf_counter()
-                try:
-                    reply = await self._once(request)
-                except Exception as err:
-                    delay = self._backoff(request, err, attempts)
-                else:
-                    reply.latency_s = round(time.perf_counter() - start, 4)
-                    reply.attempts = attempts
-                    return reply
-                await asyncio.sleep(delay)
+        while True:
+            attempts += 1
+            if RATE_LIMIT is not None:
+                await RATE_LIMIT()
+            ticket = await self.limit.acquire()
+            start = time.perf_counter()
+            try:
+                reply = await self._once(request)
+            except Exception as err:
+                failure = err
+            else:
+                failure = None
+            finally:
+                await self.limit.release(ticket)
+            if failure is None:
+                reply.latency_s = round(time.perf_counter() - start, 4)
+                reply.attempts = attempts
+                health.latencies.append(reply.latency_s)
+                await self.limit.answered(
+                    reply.latency_s, reply.prompt_tokens, reply.completion_tokens
+                )
+                return reply
+            if self._overloads(failure):
+                self.limit.overloaded()
+            try:
+                delay = self._backoff(request, failure, attempts)
+            except TransportError:
+                if isinstance(failure, self.litellm.exceptions.Timeout):
+                    health.timeouts += 1
+                raise
+            await asyncio.sleep(delay)
+
+    def _overloads(self, err: Exception) -> bool:
+        """A sign the server has more than it can do: a timeout, a 429 or 503, a cut stream."""
+        ex = self.litellm.exceptions
+        return isinstance(
+            err, ex.Timeout | ex.RateLimitError | ex.ServiceUnavailableError | StreamCut
+        )
 
     def _backoff(self, request: Request, err: Exception, attempts: int) -> float:
         """The wait before retrying a failed attempt, or the :class:`TransportError` it is."""
         ex = self.litellm.exceptions
         text = str(err)
         status = getattr(err, "status_code", None)
+        if isinstance(err, ReplyNotText):  # a retry of the same request would not help
+            raise TransportError(f"{request.model}: {err}", fatal=False, attempts=attempts)
         if (
             request.format in RESPONSE_FORMATS
             and isinstance(status, int)
@@ -210,8 +287,11 @@ class LiteLLMTransport:
                 f"{request.model}: {request.format} refused: {_format_line(text)}"
             ) from None
         if isinstance(err, ex.BadRequestError):
+            hint = f"; {WINDOW_HINT}" if _names_window(text) else ""
             raise TransportError(
-                f"{request.model}: request rejected: {_short(text)}", fatal=True, attempts=attempts
+                f"{request.model}: request rejected: {_short(text)}{hint}",
+                fatal=True,
+                attempts=attempts,
             ) from None
         if isinstance(err, ex.AuthenticationError):
             hint = (
@@ -229,19 +309,24 @@ class LiteLLMTransport:
             ex.ServiceUnavailableError,
             ex.BadGatewayError,
             ex.APIConnectionError,
+            StreamCut,
         )
         if not isinstance(err, transient):  # not found, forbidden, bad model strings, ...
             raise TransportError(
                 f"{request.model}: {_short(text)}", fatal=True, attempts=attempts
             ) from None
         if attempts > self.settings.retries:
-            unreachable = _unreachable(err, ex.APIConnectionError)
+            unreachable = not isinstance(err, ex.Timeout) and _unreachable(err)
             where = self.settings.api_base or "the provider"
-            message = (
-                f"{request.model}: cannot reach {where}"
-                if unreachable
-                else f"{request.model}: {type(err).__name__} after {attempts} attempts"
-            )
+            if unreachable:
+                message = f"{request.model}: cannot reach {where}"
+            elif isinstance(err, ex.Timeout):
+                message = (
+                    f"{request.model}: timed out after {attempts} attempts "
+                    f"({self.settings.timeout:g} s each)"
+                )
+            else:
+                message = f"{request.model}: {_failure_name(err)} after {attempts} attempts"
             raise TransportError(message, fatal=unreachable, attempts=attempts) from None
         delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempts - 1))
         return delay * (0.5 + random.random())
@@ -258,7 +343,9 @@ class LiteLLMTransport:
                 "type": "json_schema",
                 "json_schema": {"name": request.schema_name, "schema": request.schema},
             }
-        elif request.format == "json_object":
+        elif request.format == "json_object_schema" and request.schema is not None:
+            params["response_format"] = {"type": "json_object", "schema": request.schema}
+        elif request.format in ("json_object", "json_object_schema"):
             params["response_format"] = {"type": "json_object"}
         return params
 
@@ -267,8 +354,7 @@ class LiteLLMTransport:
         if route is not None:
             body = route.body(request.messages, self._params(request))
             text, sent = await route.send(body, self.settings.timeout, request.sink)
-            counts = _counts(sent)
-            return Reply(text=text, cost_usd=self._token_cost(request.model, counts), **counts)
+            return self._reply(request, text, _counts(sent))
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": request.messages,
@@ -285,21 +371,46 @@ class LiteLLMTransport:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""
             hidden = getattr(response, "_hidden_params", None) or {}
-            cost = float(hidden.get("response_cost") or 0.0)  # litellm's price; None: unpriced
-            return Reply(text=text, cost_usd=cost, **_counts(response.usage))
+            reply = self._reply(request, text, _counts(response.usage))
+            if hidden.get("response_cost"):  # litellm's price; None: unpriced
+                reply.cost_usd = float(hidden["response_cost"])
+            return reply
         pieces: list[str] = []
         usage: dict[str, int] = {}
+        finished = False
         stream = await self.litellm.acompletion(
             **kwargs, stream=True, stream_options={"include_usage": True}
         )
         async for chunk in stream:
             if getattr(chunk, "usage", None) is not None:
                 usage = _counts(chunk.usage)  # the final chunk carries the usage
-            delta = chunk.choices[0].delta.content if chunk.choices else None
+            choice = chunk.choices[0] if chunk.choices else None
+            finished = finished or bool(choice and choice.finish_reason)
+            delta = choice.delta.content if choice else None
             if delta:
                 pieces.append(delta)
                 request.sink(delta)
-        return Reply(text="".join(pieces), cost_usd=self._token_cost(request.model, usage), **usage)
+        if not finished:
+            raise StreamCut("the server ended the stream before the reply finished")
+        return self._reply(request, "".join(pieces), usage)
+
+    def _reply(self, request: Request, text: str, usage: dict[str, int]) -> Reply:
+        """The reply, its tokens counted by socialsim where the server sent no usage."""
+        sent = self.counter.messages(request.model, request.messages)
+        counted_by: CountedBy = "server"
+        if not usage.get("prompt_tokens") and not usage.get("completion_tokens"):
+            usage = {
+                "prompt_tokens": sent,
+                "completion_tokens": self.counter.text(request.model, text),
+            }
+            counted_by = "socialsim"
+        return Reply(
+            text=text,
+            cost_usd=self._token_cost(request.model, usage),
+            sent_tokens=sent,
+            counted_by=counted_by,
+            **usage,
+        )
 
     def _token_cost(self, model: str, usage: dict[str, int]) -> float:
         """Price a reply from its token counts; a model litellm has no price for (a local
@@ -354,6 +465,8 @@ class ReplayTransport:
             cost_usd=call.cost_usd,
             latency_s=call.latency_s,
             attempts=call.attempts,
+            sent_tokens=call.sent_tokens,
+            counted_by=call.counted_by,
         )
 
     async def aclose(self) -> None:
@@ -369,21 +482,20 @@ def _counts(usage: Any) -> dict[str, int]:
     return {k: int(usage.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")}
 
 
-def _unreachable(err: BaseException, connection_error: type[BaseException]) -> bool:
-    """True when the server could not be connected to at all (refused, unknown host).
-
-    litellm reports a refused connection to an OpenAI-compatible server as an
-    ``InternalServerError`` (status 500); its cause chain still holds the connect error.
-    """
+def _unreachable(err: BaseException) -> bool:
+    """True when the server could not be connected to at all: a refused connection or a
+    name that does not resolve, found in the cause chain (litellm reports a refused
+    connection as an ``InternalServerError`` or an ``APIConnectionError``, and a timeout or
+    a dropped connection as an ``APIConnectionError`` too, which are not unreachable)."""
     import httpx
+    from aiohttp import ClientConnectorError  # litellm's HTTP client is aiohttp underneath
 
-    if isinstance(err, connection_error):
-        return True
+    refused = (httpx.ConnectError, ConnectionRefusedError, socket.gaierror, ClientConnectorError)
     seen: set[int] = set()
     cause: BaseException | None = err
     while cause is not None and id(cause) not in seen:
         seen.add(id(cause))
-        if isinstance(cause, httpx.ConnectError | ConnectionRefusedError | socket.gaierror):
+        if isinstance(cause, refused):
             return True
         cause = cause.__cause__ or cause.__context__
     return False
@@ -399,6 +511,16 @@ def _api_key(settings: LLMSettings) -> str | None:
     if not value:
         raise SocialsimError(f"--api-key-env {name}: {name} is not set in the environment")
     return value
+
+
+def _names_window(text: str) -> bool:
+    lowered = text.lower()
+    return any(word in lowered for word in WINDOW_WORDS)
+
+
+def _failure_name(err: Exception) -> str:
+    """How a transient failure is named: a cut stream by what happened, others by class."""
+    return str(err) if isinstance(err, StreamCut) else type(err).__name__
 
 
 def _names_format(text: str) -> bool:

@@ -1,0 +1,117 @@
+"""Values, not only shapes: clamp a reply's out-of-bound values to its JSON schema's bounds.
+
+A grammar (or a careful model) gives the schema's fields but not always values within its
+ranges (``"urgency": 365``). Such a reply is clamped to the bound the schema states (numbers
+to ``minimum``/``maximum``, strings to ``maxLength``, arrays to ``maxItems``) instead of being
+re-asked. Everything else the schema rules out (a missing field, a value outside an enum, a
+wrong type) is left for validation to refuse.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+Schema = dict[str, Any]
+
+
+def clamp(data: Any, schema: Schema) -> list[str]:
+    """Clamp ``data`` in place to ``schema``'s bounds; the dotted paths of what changed."""
+    changed: list[str] = []
+    _walk(data, schema, schema, "", changed)
+    return changed
+
+
+def _resolve(node: Schema, root: Schema) -> Schema:
+    """``node`` with its ``$ref`` (into the root's ``$defs``) followed."""
+    while "$ref" in node:
+        name = node["$ref"].rsplit("/", 1)[-1]
+        node = root.get("$defs", {}).get(name, {})
+    return node
+
+
+def _walk(value: Any, node: Schema, root: Schema, path: str, changed: list[str]) -> Any:
+    """Clamp ``value`` to ``node``; returns the (possibly new) value."""
+    node = _resolve(node, root)
+    branches = node.get("anyOf") or node.get("oneOf")
+    if branches:
+        branch = _branch(value, [_resolve(b, root) for b in branches])
+        return value if branch is None else _walk(value, branch, root, path, changed)
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float) and node.get("type") in ("number", "integer"):
+        bounded = _bounded(value, node)
+        if bounded != value:
+            changed.append(path or "reply")
+        return bounded
+    if isinstance(value, str) and node.get("type") == "string":
+        limit = node.get("maxLength")
+        if limit is not None and len(value) > limit:
+            changed.append(path or "reply")
+            return value[:limit]
+        return value
+    if isinstance(value, list) and node.get("type") == "array":
+        limit = node.get("maxItems")
+        if limit is not None and len(value) > limit:
+            changed.append(path or "reply")
+            del value[limit:]
+        items = node.get("items")
+        if isinstance(items, dict):
+            for i, item in enumerate(value):
+                value[i] = _walk(item, items, root, f"{path}.{i}" if path else str(i), changed)
+        return value
+    if isinstance(value, dict):
+        for key, sub in (node.get("properties") or {}).items():
+            if key in value:
+                value[key] = _walk(value[key], sub, root, f"{path}.{key}" if path else key, changed)
+    return value
+
+
+def _bounded(value: float, node: Schema) -> float:
+    low, high = node.get("minimum"), node.get("maximum")
+    if low is not None and value < low:
+        return type(value)(low) if node.get("type") == "integer" else low
+    if high is not None and value > high:
+        return type(value)(high) if node.get("type") == "integer" else high
+    return value
+
+
+def _branch(value: Any, branches: list[Schema]) -> Schema | None:
+    """The union member ``value`` belongs to: of those of its JSON type, the one whose
+    constant properties (a discriminator such as ``mode``) it matches, else one without."""
+    kinds = [b for b in branches if _is_type(value, b.get("type"))]
+    if not isinstance(value, dict):
+        return kinds[0] if kinds else None
+    untagged = None
+    for b in kinds:
+        tags = {k: t for k, p in (b.get("properties") or {}).items() if (t := _tag(p)) is not None}
+        if tags and all(value.get(k) == t for k, t in tags.items()):
+            return b
+        if not tags and untagged is None:
+            untagged = b
+    return untagged
+
+
+def _tag(prop: Schema) -> Any:
+    """The one value a property allows (``const``, or a one-member ``enum``), else None."""
+    if "const" in prop:
+        return prop["const"]
+    enum = prop.get("enum") or ()
+    return enum[0] if len(enum) == 1 else None
+
+
+def _is_type(value: Any, kind: Any) -> bool:
+    if kind is None:
+        return True
+    if kind == "null":
+        return value is None
+    if kind == "object":
+        return isinstance(value, dict)
+    if kind == "array":
+        return isinstance(value, list)
+    if kind == "string":
+        return isinstance(value, str)
+    if kind == "boolean":
+        return isinstance(value, bool)
+    if kind in ("number", "integer"):
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return False
