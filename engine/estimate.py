@@ -139,6 +139,8 @@ class Estimate:
     #: Saved runs (and their rounds), of any scenario, whose models' behaviour was measured.
     measured_runs: int = 0
     measured_rounds: int = 0
+    #: The most tokens one prompt of the played rounds held (what a context window must fit).
+    largest_prompt: int = 0
 
     @property
     def tokens(self) -> Span:
@@ -526,6 +528,7 @@ class _Played:
     rounds: list[dict[tuple[str, str], Figures]]
     least: dict[tuple[str, str], float]
     speakers: list[int]
+    largest: int = 0
 
 
 async def _play(
@@ -553,6 +556,7 @@ async def _play(
         [counter.count(calls) for calls in shadow.calls],
         counter.least,
         [sum(c.purpose == "speak" for c in calls) for calls in shadow.calls],
+        counter.largest,
     )
 
 
@@ -572,8 +576,9 @@ class _Counter:
         self.litellm = _litellm()
         self.answers, self.schemas, self.behaviour = answers, schemas, behaviour
         self._rng = random.Random(0)
-        #: The least prompt tokens of one call, by (purpose, model).
+        #: The least prompt tokens of one call, by (purpose, model); the most of any call.
         self.least: dict[tuple[str, str], float] = {}
+        self.largest = 0
 
     def count(self, calls: list[LLMCall]) -> dict[tuple[str, str], Figures]:
         groups: dict[tuple[str, str], list[LLMCall]] = defaultdict(list)
@@ -585,6 +590,7 @@ class _Counter:
             prompts = [self._prompt(c) for c in sample]
             prompt = statistics.fmean(prompts)
             least = float(min(prompts))
+            self.largest = max(self.largest, *prompts)
             n = len(group)
             measured = self.behaviour.exchange(purpose, model)
             if measured is not None:  # a call's share of a question's prompts, re-asks too
@@ -741,6 +747,7 @@ def _combine(
         earlier_rounds=earlier_rounds,
         measured_runs=behaviour.runs,
         measured_rounds=behaviour.rounds,
+        largest_prompt=played.largest,
     )
 
 

@@ -75,6 +75,14 @@ class RunFinished(_Event):
     kind: Literal["finished"] = "finished"
 
 
+class Notice(_Event):
+    """Something the user must know at once about the run's models (a server that drops
+    the system message, a prompt cut short)."""
+
+    kind: Literal["notice"] = "notice"
+    message: str
+
+
 class EngineError(_Event):
     """A round failed; the run stays at the last saved round."""
 
@@ -91,5 +99,6 @@ SimEvent = (
     | RoundEnded
     | RunPaused
     | RunFinished
+    | Notice
     | EngineError
 )

@@ -4,6 +4,7 @@ and the pure logic of forking one run's metadata into a branch's (no file access
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
@@ -115,6 +116,9 @@ class RunMeta(BaseModel):
     #: How each model is asked for structured replies, as ``--structured auto`` resolved it
     #: (model -> schema, json or text); updated after a round that changed it.
     structured_modes: dict[str, StructuredMode] = {}
+    #: Where each model's system text went, as ``--system-role auto`` resolved it (model ->
+    #: keep, or merge: into the first user turn, for a server that dropped it).
+    system_roles: dict[str, Literal["keep", "merge"]] = {}
     #: Agents played by people from the next round on: agent -> player's name.
     players: dict[str, str] = {}
 

@@ -22,6 +22,7 @@ from .events import (
     AgentDecided,
     AgentSpoke,
     EngineError,
+    Notice,
     RoundEnded,
     RoundStarted,
     RunFinished,
@@ -38,7 +39,7 @@ from .llm.settings import LLMSettings
 from .metrics import Metrics, RepairCounter, carry_edges, round_metrics
 from .mind_spec import OFFLINE, MindSpec, Offline
 from .minds import AgentContext, Mind, make_mind
-from .minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge
+from .minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge, TalksToServers
 from .minds.human import Ask, HumanMind, check_players
 from .priors import Prior, check_agents
 from .records import RoundUsage, main_failure
@@ -523,8 +524,10 @@ class Simulation:
         """Save how each model is asked for structured replies (what ``--structured auto``
         settled on) when a round changed it."""
         modes = self.mind.structured_modes()
-        if modes != self.meta.structured_modes:
-            self.meta = self.meta.model_copy(update={"structured_modes": modes})
+        roles = self.mind.system_roles() if isinstance(self.mind, TalksToServers) else {}
+        if modes != self.meta.structured_modes or roles != self.meta.system_roles:
+            update = {"structured_modes": modes, "system_roles": roles}
+            self.meta = self.meta.model_copy(update=update)
             self._save_meta()
 
     def _stop_if_degraded(self, record: RoundRecord) -> None:
@@ -606,8 +609,18 @@ class Simulation:
         contexts = self.contexts(t, events)
         forced = {f.agent: f for f in pending.forced}
         decisions = await self._phase1(t, contexts, forced)
+        self._say_notices(t)
         actions = await self._phase2(t, contexts, decisions, forced)
-        return await self._update(t, contexts, events, actions)
+        self._say_notices(t)
+        record = await self._update(t, contexts, events, actions)
+        self._say_notices(t)
+        return record
+
+    def _say_notices(self, t: int) -> None:
+        """Emit what the mind says the user must read at once, after each phase."""
+        if isinstance(self.mind, TalksToServers):
+            for line in self.mind.take_notices():
+                self._emit(Notice(run_id=self.run_id, round=t, message=line))
 
     async def _phase1(
         self, t: int, contexts: dict[str, AgentContext], forced: dict[str, ForcedAction]

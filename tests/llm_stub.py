@@ -12,8 +12,9 @@ one handler thread per request, so latencies of concurrent requests overlap)::
 
 What it answers is driven by the request:
 
-* ``response_format = {"type": "json_schema", "json_schema": {"schema": S}}`` -> JSON valid
-  against ``S`` (a generator for the JSON Schema subset pydantic v2 emits);
+* ``response_format = {"type": "json_schema", "json_schema": {"schema": S}}``, or
+  ``{"type": "json_object", "schema": S}`` (llama.cpp's servers) -> JSON valid against ``S``
+  (a generator for the JSON Schema subset pydantic v2 emits);
 * else a system/user message holding the marker ``JSON schema:`` followed by a schema (the
   rest of the message, or up to a line ``END SCHEMA``; the latest such message wins) -> JSON
   valid against that schema;
@@ -486,6 +487,8 @@ def _find_schema(body: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
             schema = spec.get("schema") if isinstance(spec, dict) else None
             if isinstance(schema, dict):
                 return schema, True
+        if fmt.get("type") == "json_object" and isinstance(fmt.get("schema"), dict):
+            return fmt["schema"], True  # enforced, as llama.cpp's servers do
         wants_json = fmt.get("type") in ("json_object", "json_schema")
     messages = body.get("messages") or []
     for message in reversed(messages):

@@ -41,6 +41,8 @@ def to_message(event: events.SimEvent) -> Message | None:
             return messages.RoundEnded(event.record)
         case events.RunPaused():
             return messages.RunPaused(event.round, event.reason)
+        case events.Notice():
+            return messages.Notice(event.message)
         case events.EngineError():
             return messages.RoundFailed(event.message)
     return None

@@ -52,6 +52,14 @@ class RunPaused(Message):
         self.reason = reason
 
 
+class Notice(Message):
+    """A line the engine says the user must read at once (about the run's models)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__()
+        self.message = message
+
+
 class RoundFailed(Message):
     """A round failed; the run stays at the last saved round."""
 

@@ -95,7 +95,7 @@ def _tag(prop: Schema) -> Any:
     """The one value a property allows (``const``, or a one-member ``enum``), else None."""
     if "const" in prop:
         return prop["const"]
-    enum = prop.get("enum") or ()
+    enum: list[Any] = prop.get("enum") or []
     return enum[0] if len(enum) == 1 else None
 
 

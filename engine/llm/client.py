@@ -19,7 +19,7 @@ import functools
 import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import json_repair
 from pydantic import BaseModel, ValidationError
@@ -46,6 +46,8 @@ Messages = list[dict[str, str]]
 #: The most of a reply kept in the record and sent back in a re-ask (a runaway reply of
 #: megabytes would otherwise be stored whole and resent).
 MAX_REPLY_CHARS = 32_000
+#: Formats whose schema the server is sent and enforces: it is not pasted in the prompt too.
+ENFORCED = frozenset({"json_schema", "json_object_schema"})
 #: The record key of an exchange asked again because the server dropped its system text.
 DROPPED_SUFFIX = ":system-dropped"
 
@@ -63,9 +65,9 @@ class _Ask:
     followup: tuple[dict[str, str], ...] = ()
 
     def request(self, format: Structured) -> Request:
-        """The request in ``format``: the schema goes in the prompt unless it is sent as
-        ``response_format`` json_schema."""
-        pasted = None if format == "json_schema" else self.schema
+        """The request in ``format``: the schema goes in the prompt unless the server is
+        sent it to enforce (json_schema, or json_object carrying it)."""
+        pasted = None if format in ENFORCED else self.schema
         return Request(
             key=self.key,
             model=self.model,
@@ -242,7 +244,7 @@ class LLMClient:
         formats.answered(request.format, _shaped(first, reply.text))
         if first.value is not None:
             self._record(request, purpose, agent, reply, first.outcome, clamped=first.clamped)
-            return clean(first.value)
+            return clean(cast(M, first.value))
         self._record(request, purpose, agent, reply, "reasked", first.problem)
         followup = (
             {"role": "assistant", "content": _kept(reply.text)},
@@ -260,7 +262,7 @@ class LLMClient:
         again = parse(second.text, schema)
         if again.value is not None:
             self._record(reask, purpose, agent, second, again.outcome, clamped=again.clamped)
-            return clean(again.value)
+            return clean(cast(M, again.value))
         self._record(reask, purpose, agent, second, "fallback", again.problem)
         return fallback()
 

@@ -185,6 +185,7 @@ class LiteLLMTransport:
         # A local server starts at its slot count (or one call); a provider at the ceiling.
         start = (slots or 1) if settings.api_base else ceiling
         self.limit = AdaptiveLimit(start, ceiling)
+        self._described = asyncio.Lock() if settings.api_base else None
         self.counter = Counter(self.litellm)
         self.health: dict[str, Health] = {}
         self._api_key = _api_key(settings)
@@ -227,7 +228,23 @@ class LiteLLMTransport:
         lines = (h.line(m, where, self.settings) for m, h in sorted(self.health.items()))
         return [line for line in lines if line]
 
+    async def _start_at_slots(self, model: str) -> None:
+        """Once, before the first call to a local server: start at the slots it says it
+        has (llama.cpp's ``/props``)."""
+        lock, self._described = self._described, None
+        if lock is None:
+            return
+        async with lock:
+            from .server import describe
+
+            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
+            info = await describe(model, self.settings.api_base, headers)
+            if info.slots:
+                self.limit.limit = float(min(info.slots, self.limit.ceiling))
+
     async def complete(self, request: Request) -> Reply:
+        if self._described is not None:
+            await self._start_at_slots(request.model)
         health = self.health.setdefault(request.model, Health())
         health.calls += 1
         attempts = 0
@@ -237,12 +254,11 @@ class LiteLLMTransport:
                 await RATE_LIMIT()
             ticket = await self.limit.acquire()
             start = time.perf_counter()
+            failure: Exception | None = None
             try:
                 reply = await self._once(request)
             except Exception as err:
                 failure = err
-            else:
-                failure = None
             finally:
                 await self.limit.release(ticket)
             if failure is None:

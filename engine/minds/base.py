@@ -165,6 +165,21 @@ class Mind(Protocol):
 
 
 @runtime_checkable
+class TalksToServers(Protocol):
+    """A mind whose models are served over HTTP (an LLM mind): lines the user must read at
+    once, which the simulation emits as :class:`~engine.events.Notice`, and where each
+    model's system text goes, which the run metadata records (see ``engine.llm.tokens``)."""
+
+    def take_notices(self) -> list[str]:
+        """The lines since the last call."""
+        ...
+
+    def system_roles(self) -> dict[str, str]:
+        """model -> keep or merge, for the models whose first exchange showed it."""
+        ...
+
+
+@runtime_checkable
 class DecidesAtOnce(Protocol):
     """A mind that decides for a round's agents in one call (the offline mind weighs their
     candidate acts together): phase 1 calls :meth:`decide_all` instead of gathering a

@@ -25,7 +25,7 @@ from ..rules import validate_action
 from ..scenario import Scenario
 from ..state import ALL, Action, Decision, Mode, Stance
 from ..textsafe import one_line, strip_controls, unsafe_char
-from .base import AgentContext, Mind, RelationJudgement, TokenSink
+from .base import AgentContext, Mind, RelationJudgement, TalksToServers, TokenSink
 from .question import Question
 
 A = TypeVar("A", bound=BaseModel)
@@ -250,6 +250,12 @@ class HumanMind:
 
     def structured_modes(self) -> dict[str, str]:
         return self.base.structured_modes()
+
+    def take_notices(self) -> list[str]:
+        return self.base.take_notices() if isinstance(self.base, TalksToServers) else []
+
+    def system_roles(self) -> dict[str, str]:
+        return self.base.system_roles() if isinstance(self.base, TalksToServers) else {}
 
     def count_recorded(self, calls: Iterable[LLMCall]) -> None:
         self.base.count_recorded(calls)

@@ -165,6 +165,8 @@ class LLMMind:
     def __init__(self, settings: LLMSettings, transport: Transport | None = None) -> None:
         self.settings = self.spec = settings
         self.client = LLMClient(settings, transport or LiteLLMTransport(settings))
+        self._notices: list[str] = []
+        self.client.notices = self._notices.append
         self.judge_mode = settings.judge_mode
         self._observers: dict[tuple[int, str], asyncio.Future] = {}
         self.label = settings.label
@@ -393,6 +395,15 @@ class LLMMind:
             model=self.settings.judge,
             messages=messages,
         )
+
+    def take_notices(self) -> list[str]:
+        """Lines the user must read at once (a dropped system message, a cut prompt)."""
+        lines, self._notices = self._notices, []
+        return lines
+
+    def system_roles(self) -> dict[str, str]:
+        """Where each model's system text goes (keep, or merge into the first user turn)."""
+        return self.client.system_roles()
 
     def structured_modes(self) -> dict[str, str]:
         """How each model is asked for structured replies (schema, json or text; "auto"

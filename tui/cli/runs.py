@@ -157,7 +157,8 @@ def tui(
 
 
 async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
-    from engine.events import RoundEnded, RunPaused
+    from engine.events import Notice, RoundEnded, RunPaused
+    from engine.textsafe import strip_controls
 
     from .tables import round_summary
 
@@ -167,6 +168,8 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
         if isinstance(event, RoundEnded) and not quiet:
             console.print(round_summary(event.record, sim.total_rounds, sim.metrics()))
             console.print()
+        elif isinstance(event, Notice):
+            typer.echo(f"socialsim: round {event.round}: {strip_controls(event.message)}", err=True)
         elif isinstance(event, RunPaused) and event.reason:
             typer.echo(f"socialsim: {event.reason}; the save holds round {event.round}", err=True)
 
@@ -268,6 +271,9 @@ def run(
     spec = llm.spec(resolved.names, scenario_models=scenario_models(resolved))
     if run_id is not None:
         check_run_id(run_id)
+    from engine.fits import check_window
+
+    check_window(resolved, spec, rounds, prior=relational, seed=seed)
     store = open_store(saves)
     tidy(store, [run_id] if run_id else [])
     failed: SocialsimError | None = None
@@ -318,6 +324,9 @@ def resume(
     tidy(store, [run_id])
     mind = llm.resumed(store.read_meta(run_id).mind)
     with Simulation.resume(run_id, store, mind=mind) as sim:
+        from engine.fits import check_window
+
+        check_window(sim.scenario, sim.meta.mind, sim.total_rounds, prior=sim.meta.prior)
         if rounds is not None and sim.round + rounds > sim.total_rounds:
             sim.extend(rounds)
         if sim.finished:

@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from engine import DegradedRunError, Simulation, SocialsimError
+from engine.textsafe import strip_controls
 
 from .. import messages
 from ..keymap import keys_shown
@@ -281,6 +282,11 @@ class MainScreen(Screen[None]):
 
             form.call_later(close)  # on the form's queue: after it has mounted
         return turns
+
+    @on(messages.Notice)
+    def _notice(self, message: messages.Notice) -> None:
+        text = strip_controls(message.message)
+        self.notify(text, title="Model server", severity="warning", timeout=15, markup=False)
 
     @on(messages.RoundFailed)
     def _round_failed(self, message: messages.RoundFailed) -> None:

@@ -1,0 +1,121 @@
+"""What a local server says of itself: its context window and its slots.
+
+Asked once, before a run's first round, with a short timeout, and only of the endpoint the
+user configured (``--api-base``, or Ollama's own for ``ollama/`` models):
+
+* llama.cpp's ``llama-server``: ``GET /props`` gives ``default_generation_settings.n_ctx``
+  (the window of one slot) and ``total_slots``;
+* Ollama: ``POST /api/show`` gives the model's ``num_ctx`` parameter when its Modelfile sets
+  one, else Ollama's default window (:data:`OLLAMA_DEFAULT_CTX`) applies, whatever the
+  model's own ``context_length``;
+* vLLM (and SGLang): ``GET /v1/models`` gives each model's ``max_model_len``.
+
+llama-cpp-python's server says neither; a prompt too long for it is refused at the call,
+which socialsim reports with the same advice.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+#: Ollama's window when the model's Modelfile sets no ``num_ctx`` (Ollama 0.6 and later).
+OLLAMA_DEFAULT_CTX = 4096
+OLLAMA_BASE = "http://localhost:11434"
+PROBE_TIMEOUT = 3.0
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """A server's context window (tokens a request may hold: prompt and reply) and its
+    slots (requests it decodes at once), where it says them; how to raise the window."""
+
+    window: int | None = None
+    slots: int | None = None
+    kind: str = ""
+    raise_with: str = "the server's context window setting"
+
+
+def _root(api_base: str) -> str:
+    return re.sub(r"/v1/?$", "", api_base.rstrip("/"))
+
+
+def _ollama(model: str) -> str | None:
+    """The Ollama model name of an ``ollama/`` or ``ollama_chat/`` model string."""
+    for prefix in ("ollama/", "ollama_chat/"):
+        if model.startswith(prefix):
+            return model.removeprefix(prefix)
+    return None
+
+
+async def describe(
+    model: str, api_base: str | None, headers: dict[str, str] | None = None
+) -> ServerInfo:
+    """What the server of ``model`` says of itself (an empty :class:`ServerInfo` when it
+    says nothing, is not local, or does not answer in time)."""
+    import httpx
+
+    name = _ollama(model)
+    if api_base is None and name is None:
+        return ServerInfo()  # a hosted provider: windows are in litellm's model map
+    root = _root(api_base or OLLAMA_BASE)
+    async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers or {}) as client:
+        if name is not None:
+            return await _ask_ollama(client, root, name)
+        for ask in (_ask_llama_cpp, _ask_models):
+            info = await ask(client, root, model.split("/", 1)[-1])
+            if info.window or info.slots:
+                return info
+        # Ollama's OpenAI-compatible endpoint (``openai/<name>`` at :11434/v1).
+        return await _ask_ollama(client, root, model.split("/", 1)[-1])
+
+
+async def _json(client: Any, method: str, url: str, **kwargs: Any) -> Any:
+    try:
+        response = await client.request(method, url, **kwargs)
+        return response.json() if response.status_code == 200 else None
+    except Exception:  # not this kind of server, or not answering: it says nothing
+        return None
+
+
+async def _ask_llama_cpp(client: Any, root: str, name: str) -> ServerInfo:
+    data = await _json(client, "GET", f"{root}/props")
+    if not isinstance(data, dict):
+        return ServerInfo()
+    settings = data.get("default_generation_settings") or {}
+    window = _int(settings.get("n_ctx") if isinstance(settings, dict) else None)
+    return ServerInfo(window, _int(data.get("total_slots")), "llama.cpp", "--ctx-size")
+
+
+async def _ask_models(client: Any, root: str, name: str) -> ServerInfo:
+    data = await _json(client, "GET", f"{root}/v1/models")
+    models = data.get("data") if isinstance(data, dict) else None
+    for entry in models or ():
+        if isinstance(entry, dict) and entry.get("id") == name:
+            window = _int(entry.get("max_model_len"))
+            if window:
+                return ServerInfo(window, None, "vLLM", "--max-model-len")
+    return ServerInfo()
+
+
+async def _ask_ollama(client: Any, root: str, name: str) -> ServerInfo:
+    data = await _json(client, "POST", f"{root}/api/show", json={"model": name})
+    if not isinstance(data, dict):
+        return ServerInfo()
+    match = re.search(r"^num_ctx\s+(\d+)", str(data.get("parameters") or ""), re.MULTILINE)
+    window = int(match.group(1)) if match else OLLAMA_DEFAULT_CTX
+    info = data.get("model_info") or {}
+    native = [_int(v) for k, v in info.items() if k.endswith(".context_length")]
+    if native and native[0]:
+        window = min(window, native[0])
+    return ServerInfo(
+        window,
+        None,
+        "Ollama",
+        "num_ctx (PARAMETER num_ctx in a Modelfile, or OLLAMA_CONTEXT_LENGTH)",
+    )
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
