@@ -3,10 +3,11 @@
 A local server decodes one or a few requests at a time; what it is sent beyond that waits in
 its queue, where each call's clock runs until it times out, and abandoned requests keep the
 server busy. So an ``api_base`` endpoint starts at its slot count where the server says it
-(llama.cpp's ``/props``), else at one call, and the limit grows by one call per limit's worth
-of answers while latency holds, shrinks by one when latency rises well above the best seen
-(calls queue in the server rather than run), and halves on a timeout, a 429 or 503, or a
-stream the server cut short: TCP's congestion control, with the ceiling
+(llama.cpp's ``/props``), else at one call. While latency holds the limit grows: by one call
+per answer until the first sign of a full server (slow start: it doubles every round trip),
+then by one call per limit's worth of answers; it shrinks by one when latency rises well
+above the best seen (calls queue in the server rather than run), and halves on a timeout, a
+429 or 503, or a stream the server cut short: TCP's congestion control, with the ceiling
 ``--max-concurrency``. A hosted provider starts at the ceiling, as before, and still halves
 on a fault.
 
@@ -48,6 +49,7 @@ class AdaptiveLimit:
         #: How often the limit was halved, and the highest it reached.
         self.decreases = 0
         self.peak = int(self.limit)
+        self._slow_start = True
 
     @property
     def oldest_age(self) -> float:
@@ -83,8 +85,10 @@ class AdaptiveLimit:
         if len(self._recent) < 2:
             return
         if smoothed <= self._best * HOLD_FACTOR:
-            self.limit = min(self.ceiling, self.limit + 1 / self.limit)
+            step = 1.0 if self._slow_start else 1 / self.limit
+            self.limit = min(self.ceiling, self.limit + step)
         elif smoothed > self._best * QUEUE_FACTOR and self.limit >= 2:
+            self._slow_start = False
             self.limit -= 1 / self.limit
         self.peak = max(self.peak, int(self.limit))
         if int(self.limit) > before:
@@ -95,4 +99,5 @@ class AdaptiveLimit:
         """A timeout, a 429 or 503, or a cut stream: halve the limit."""
         self.limit = max(1.0, self.limit / 2)
         self.decreases += 1
+        self._slow_start = False
         self._recent.clear()
