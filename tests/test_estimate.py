@@ -140,7 +140,9 @@ def test_the_play_takes_the_measured_share_of_speakers(stub: StubLLM, store: Sav
 
 
 def test_replies_and_reasks_come_from_the_measured_exchanges(stub: StubLLM, store: SaveStore):
-    spec = settings(stub, judge_mode="batched")
+    # A fixed format: the scripted invalid replies are the model's, not a server ignoring
+    # a format the probe would step past.
+    spec = settings(stub, judge_mode="batched", structured="schema")
     stub.script(["schema"] * 12)  # the first exchanges are re-asked
     records = play(resolve_scenario("hospital"), spec, 2, seed=1, store=store)
     calls = [c for r in records for c in r.llm_calls]
@@ -167,7 +169,9 @@ def test_measured_reasks_move_the_range_with_the_expectation(
     """Re-asks cost every end of the range alike: the low end's share of the expected
     prompt tokens does not grow when the model's saved run was re-asked (a re-asked call
     resends its prompt; it is not a larger prompt)."""
-    spec = settings(stub, judge_mode="batched")
+    # A fixed format: the scripted invalid replies are the model's, not a server ignoring
+    # a format the probe would step past.
+    spec = settings(stub, judge_mode="batched", structured="schema")
     tavern = resolve_scenario("tavern")
     play(resolve_scenario("hospital"), spec, 2, seed=1, store=SaveStore(tmp_path / "clean"))
     clean = estimate_run(tavern, spec, rounds=4, saves=tmp_path / "clean")
@@ -178,7 +182,9 @@ def test_measured_reasks_move_the_range_with_the_expectation(
     for e in (clean, reasked):
         assert e.prompt_tokens.low < e.prompt_tokens.expected < e.prompt_tokens.high
     share = [e.prompt_tokens.low / e.prompt_tokens.expected for e in (clean, reasked)]
-    assert share[1] == pytest.approx(share[0], rel=0.05)
+    # A re-ask resends the prompt with the reply and the problem after it: a little larger,
+    # which moves the share a few percent (the bug this guards against moved it past 1).
+    assert share[1] == pytest.approx(share[0], rel=0.08)
 
 
 def test_runs_of_other_models_are_not_measured(stub: StubLLM, store: SaveStore):

@@ -506,7 +506,9 @@ def test_max_calls_stops_cleanly_and_resume_respects_the_cap(
 # --------------------------------------------------------------------------- 6. json_schema refused
 
 
-def test_rejected_json_schema_switches_to_json_object(net: NetLog, saves: Path) -> None:
+def test_rejected_json_schema_switches_to_json_object_with_the_schema(
+    net: NetLog, saves: Path
+) -> None:
     with StubLLM(seed=3, reject_json_schema=True) as stub:
         run = play(stub, saves, "rejecting", 2, "-q")
         clean_exit(run.result)
@@ -514,7 +516,7 @@ def test_rejected_json_schema_switches_to_json_object(net: NetLog, saves: Path) 
         rejected = [i for i, f in enumerate(stub.fault_log) if f == "rejected"]
         formats = [body.get("response_format", {}).get("type") for _, body in run.requests()]
         # Only the probe (the model's first exchange, a round-1 decision, sent alone) is
-        # refused; every other structured request asks for json_object.
+        # refused; every other structured request asks for json_object carrying the schema.
         assert rejected == [i for i, f in enumerate(formats) if f == "json_schema"] == [0]
         assert set(formats[1:]) == {"json_object", None}
         first_wave = set()
@@ -533,9 +535,9 @@ def test_rejected_json_schema_switches_to_json_object(net: NetLog, saves: Path) 
             assert c.structured == "json_schema" and c.response is None
             assert "response_format" in (c.error or "")
             retried = keys[c.key.removesuffix(":rejected")]
-            assert retried.structured == "json_object" and retried.response
+            assert retried.structured == "json_object_schema" and retried.response
         rest = [c for c in calls if c not in marked]
-        assert {c.structured for c in rest} == {"json_object", "text"}
+        assert {c.structured for c in rest} == {"json_object_schema", "text"}
         assert stub.calls == sum(c.attempts for c in calls)
         assert records[-1].round == 2
 

@@ -110,13 +110,16 @@ def test_stated_ranges_match_the_schemas_and_the_rules() -> None:
     assert fav == (-MAX_FAV_DELTA, MAX_FAV_DELTA)
     assert need == (-prompts.NEED_DELTA_CAP, prompts.NEED_DELTA_CAP)
 
-    assert stated(prompts.emotion(ctx, heard)[1]["content"], "delta") == emotion
-    other = ctx.others[0]
-    assert stated(prompts.relation(ctx, other, heard[:1])[1]["content"], "delta_fav") == fav
-    assert stated(prompts.needs(ctx, heard)[1]["content"], "signed change") == need
-    assert stated(prompts.plan(ctx, 3)[1]["content"], "change") == need
+    def whole(messages: list[dict[str, str]]) -> str:  # the rules are in the system text
+        return "\n".join(m["content"] for m in messages)
 
-    batched = prompts.observer(replace(ctx, heard=heard), heard, triggers)[1]["content"]
+    assert stated(whole(prompts.emotion(ctx, heard)), "delta") == emotion
+    other = ctx.others[0]
+    assert stated(whole(prompts.relation(ctx, other, heard[:1])), "delta_fav") == fav
+    assert stated(whole(prompts.needs(ctx, heard)), "signed change") == need
+    assert stated(whole(prompts.plan(ctx, 3)), "change") == need
+
+    batched = whole(prompts.observer(replace(ctx, heard=heard), heard, triggers))
     observer = _observer_schema(tuple(triggers)).model_json_schema()
     assert stated(batched, "delta:") == bounds(observer["properties"]["delta"]) == emotion
     assert stated(batched, "delta_fav") == fav

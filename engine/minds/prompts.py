@@ -2,6 +2,12 @@
 
 Each system message starts with a ``[socialsim:<purpose>]`` tag so a transcript of calls
 (or a test stub) can tell the requests apart.
+
+Prompts are ordered for a server's prefix cache (llama.cpp, vLLM and SGLang reuse the
+computation of the longest prefix they have seen): what never changes within a run for an
+agent and purpose comes first (the system text: scenario, persona, rules, who is present, the
+judge's character), then what grows in order (the history), then what changes every call
+(the agent's state, this round, the task); each part renders byte-stable.
 """
 
 from __future__ import annotations
@@ -107,69 +113,86 @@ def _now(ctx: AgentContext) -> str:
 
 def _system(ctx: AgentContext, purpose: str) -> str:
     s = ctx.scenario
-    text = f"[socialsim:{purpose}]\nScenario: {s.title}. {s.description}\n\n{_persona(ctx)}"
+    text = (
+        f"[socialsim:{purpose}]\nScenario: {s.title}. {s.description}\n\n{_persona(ctx)}\n"
+        f"Others present: {', '.join(ctx.others)}."
+    )
     # Relational priors Sec. 3.3: the relational block closes the agent's system prompt.
     block = render(ctx.prior, ctx.name) if ctx.prior is not None else None
     return f"{text}\n\n{block}" if block else text
 
 
 def _context(ctx: AgentContext) -> str:
-    return (
-        f"{_state(ctx)}\n\nWhat you have seen:\n{_history(ctx)}\n\nNow:\n{_now(ctx)}\n\n"
-        f"Others present: {', '.join(ctx.others)}."
-    )
+    return f"What you have seen:\n{_history(ctx)}\n\n{_state(ctx)}\n\nNow:\n{_now(ctx)}"
 
 
-def ask(ctx: AgentContext, purpose: str, task: str) -> Messages:
-    """An agent's system prompt and assembled context, followed by ``task``."""
+def ask(ctx: AgentContext, purpose: str, task: str, rules: str = "") -> Messages:
+    """An agent's system prompt (closed by ``rules``, the purpose's instructions, which never
+    change) and assembled context, followed by ``task`` (what this call asks)."""
+    system = _system(ctx, purpose)
     return [
-        {"role": "system", "content": _system(ctx, purpose)},
+        {"role": "system", "content": f"{system}\n\n{rules}" if rules else system},
         {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
     ]
 
 
 def decide(ctx: AgentContext) -> Messages:
     """Phase 1: urgency, mode, target, stance and intent, before anyone speaks."""
-    task = (
-        "Phase 1: decide whether and how you will speak this round. Nobody has spoken yet.\n"
+    rules = (
+        "Phase 1: decide whether and how you will speak this round, before anyone speaks.\n"
         "urgency: 0-10, how pressing it is for you to speak. mode: public (everyone hears), "
         "private (only the target hears) or silent. target: one agent's name, 'all' (public "
         "only), or null when silent. stance toward the target: support, oppose or neutral. "
         "intent: one sentence."
     )
-    return ask(ctx, "decide", task)
+    return ask(ctx, "decide", "Decide now: nobody has spoken yet this round.", rules)
 
 
 def plan(ctx: AgentContext, n: int) -> Messages:
     """Value-driven planner (EduMirror App. E.2): candidates with imagined need changes."""
-    task = (
+    rules = (
         f"Plan your next move. Propose {n} different candidate actions for this round (one may "
         "be staying silent). For each give urgency 0-10, the action (mode and target), your "
         "stance toward the target, a one-sentence intent, and how each of your needs would "
         f"change ({NEED_RANGE}) if you did it and saw its likely consequence; omit unchanged "
         "needs."
     )
-    return ask(ctx, "plan", task)
+    return ask(ctx, "plan", "Plan now.", rules)
 
 
 def speak(ctx: AgentContext, decision: Decision) -> Messages:
     """Phase 2: the utterance, in character, seeing the turns before it."""
     to = "everyone" if decision.target in (None, ALL) else decision.target
-    task = (
-        f"Phase 2: you decided to speak {decision.mode.value}ly to {to} "
-        f"({decision.stance}); your intent: {decision.intent}\n"
-        "Say it now in one to three sentences, in character. Reply with the spoken words "
-        "only: no name prefix, no quotes, no stage directions."
+    rules = (
+        "Phase 2: say what you decided to say, in one to three sentences, in character. "
+        "Reply with the spoken words only: no name prefix, no quotes, no stage directions."
     )
-    return ask(ctx, "speak", task)
+    task = (
+        f"You decided to speak {decision.mode.value}ly to {to} ({decision.stance}); your "
+        f"intent: {decision.intent}\nSay it now."
+    )
+    return ask(ctx, "speak", task, rules)
 
 
-def _judge_system(purpose: str) -> str:
+def _judge_system(purpose: str, ctx: AgentContext, rules: str) -> str:
+    """The judge's system text about ``ctx``'s character: the same for every call of a
+    purpose about that character, so a server's prefix cache can reuse it."""
+    p, s = ctx.persona, ctx.scenario
     return (
         f"[socialsim:{purpose}]\nYou are the impartial judge of a social simulation. "
         "You estimate how events change one character's inner state, conditioned on "
-        "that character's traits. Be proportionate: most events move states a little."
+        "that character's traits. Be proportionate: most events move states a little.\n"
+        f"Scenario: {s.title}. {s.description}\n"
+        f"Character: {p.name}, {p.role} ({p.archetype.value}; traits: "
+        f"{', '.join(p.traits) or '-'}).\n\n{rules}"
     )
+
+
+def _judged(purpose: str, ctx: AgentContext, rules: str, task: str) -> Messages:
+    return [
+        {"role": "system", "content": _judge_system(purpose, ctx, rules)},
+        {"role": "user", "content": task},
+    ]
 
 
 def _observed(observed: list[Action], events: list[ScenarioEvent]) -> str:
@@ -179,17 +202,13 @@ def _observed(observed: list[Action], events: list[ScenarioEvent]) -> str:
 
 def emotion(ctx: AgentContext, observed: list[Action]) -> Messages:
     """U_S: a signed change of S from the agent's traits, S and visible events."""
-    p = ctx.persona
+    name = ctx.persona.name
     task = (
-        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
         f"Current emotional state S = {ctx.state.emotion:.2f} on [0, 1].\n"
-        f"Events {p.name} saw this round:\n{_observed(observed, ctx.events)}\n\n"
-        f"Return delta: the signed change of S, {EMOTION_RANGE}."
+        f"Events {name} saw this round:\n{_observed(observed, ctx.events)}"
     )
-    return [
-        {"role": "system", "content": _judge_system("emotion")},
-        {"role": "user", "content": task},
-    ]
+    rules = f"Return delta: the signed change of S, {EMOTION_RANGE}."
+    return _judged("emotion", ctx, rules, task)
 
 
 def _edge(ctx: AgentContext, other: str, acts: list[Action]) -> str:
@@ -218,82 +237,66 @@ RELATION_RULES = (
 
 def relation(ctx: AgentContext, other: str, acts: list[Action]) -> Messages:
     """U_R for one edge (App. B): delta fav, optional status, summary, importance."""
-    p = ctx.persona
-    task = (
-        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
-        f"{_edge(ctx, other, acts)}\n\n{RELATION_RULES}"
-    )
-    return [
-        {"role": "system", "content": _judge_system("relation")},
-        {"role": "user", "content": task},
-    ]
+    return _judged("relation", ctx, RELATION_RULES, _edge(ctx, other, acts))
 
 
 def observer(
     ctx: AgentContext, observed: list[Action], triggers: dict[str, list[Action]]
 ) -> Messages:
     """Batched judge: one call per observer for U_S, U_R of every triggered edge, and needs."""
-    p = ctx.persona
     parts = [
-        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).",
         f"Current emotional state S = {ctx.state.emotion:.2f} on [0, 1].",
-        f"Events {p.name} saw this round:\n{_observed(observed, ctx.events)}",
-        f"delta: the signed change of S, {EMOTION_RANGE}.",
+        f"Events {ctx.persona.name} saw this round:\n{_observed(observed, ctx.events)}",
     ]
     if triggers:
         edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
         parts.append(f"{edges}\n\n{_judgements(triggers)}")
-    rows = [
-        f"- {n} ({need_label(n)}): {v.current:.1f} of expected {v.expected:.1f}, "
-        f"{describe(v.current)}"
-        for n, v in ctx.state.needs.items()
-    ]
-    parts.append(
-        "Psychological needs (0-10):\n" + "\n".join(rows) + "\nneeds: the signed "
-        f"change ({NEED_RANGE}) of each need this round moved; omit the rest."
-    )
-    return [
-        {"role": "system", "content": _judge_system("judge")},
-        {"role": "user", "content": "\n\n".join(parts)},
-    ]
+    parts.append(_needs_now(ctx))
+    return _judged("judge", ctx, f"{OBSERVER_RULES}\n\n{_needs_wanted(ctx)}", "\n\n".join(parts))
+
+
+OBSERVER_RULES = (
+    f"delta: the signed change of S, {EMOTION_RANGE}.\n"
+    f"judgements: one for each character named below, toward whom: {RELATION_RULES}\n"
+    f"needs: the signed change ({NEED_RANGE}) of each need this round moved; omit the rest."
+)
 
 
 def _judgements(triggers: dict[str, list[Action]]) -> str:
-    return f"judgements: exactly one for each of {', '.join(triggers)}: {RELATION_RULES}"
+    return f"judgements: exactly one for each of {', '.join(triggers)}."
 
 
 def missing_edges(ctx: AgentContext, triggers: dict[str, list[Action]]) -> Messages:
     """Batched judge's re-ask for the edges its reply left out."""
-    p = ctx.persona
     edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
-    task = (
-        f"Character: {p.name} ({p.archetype.value}; traits: {', '.join(p.traits) or '-'}).\n"
-        f"{edges}\n\n{_judgements(triggers)}"
-    )
-    return [
-        {"role": "system", "content": _judge_system("judge")},
-        {"role": "user", "content": task},
+    rules = f"{OBSERVER_RULES}\n\n{_needs_wanted(ctx)}"
+    return _judged("judge", ctx, rules, f"{edges}\n\n{_judgements(triggers)}")
+
+
+def _needs_wanted(ctx: AgentContext) -> str:
+    """The character's 13 needs and what it expects of each (0-10): fixed for a run."""
+    rows = [
+        f"- {n} ({category}, {need_label(n)}): expects {ctx.state.needs[n].expected:.1f}"
+        for category, names in NEED_CATEGORIES.items()
+        for n in names
     ]
+    return "Psychological needs (0-10):\n" + "\n".join(rows)
+
+
+def _needs_now(ctx: AgentContext) -> str:
+    """Where each need stands now."""
+    rows = [f"{n} {v.current:.1f} ({describe(v.current)})" for n, v in ctx.state.needs.items()]
+    return "Needs now: " + "; ".join(rows) + "."
 
 
 def needs(ctx: AgentContext, observed: list[Action]) -> Messages:
     """Need update: which of the 13 needs the round moved, and by how much."""
-    p = ctx.persona
-    rows = []
-    for category, names in NEED_CATEGORIES.items():
-        for n in names:
-            v = ctx.state.needs[n]
-            rows.append(
-                f"- {n} ({category}, {need_label(n)}): {v.current:.1f} of expected "
-                f"{v.expected:.1f}, {describe(v.current)}"
-            )
     task = (
-        f"Character: {p.name} ({p.archetype.value}).\nPsychological needs (0-10):\n"
-        + "\n".join(rows)
-        + f"\n\nEvents {p.name} saw this round:\n{_observed(observed, ctx.events)}\n\n"
+        f"{_needs_now(ctx)}\n\n"
+        f"Events {ctx.persona.name} saw this round:\n{_observed(observed, ctx.events)}"
+    )
+    rules = (
+        f"{_needs_wanted(ctx)}\n\n"
         f"Return the signed change ({NEED_RANGE}) of each need this round moved; omit the rest."
     )
-    return [
-        {"role": "system", "content": _judge_system("needs")},
-        {"role": "user", "content": task},
-    ]
+    return _judged("needs", ctx, rules, task)
