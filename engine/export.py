@@ -96,6 +96,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "latency_s",
         "error",
         "missing",
+        "clamped",
+        "counted_by",
+        "sent_tokens",
     ),
     "surveys": (
         "run_id",
@@ -125,6 +128,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "structured",
         "structured_fallbacks",
         "missing_edges",
+        "clamped",
     ),
 }
 
@@ -228,6 +232,9 @@ def _llm_calls(run_id: str, r: RoundLog) -> Iterator[tuple]:
             c.latency_s,
             c.error or "",
             ";".join(c.missing),
+            ";".join(c.clamped),
+            c.counted_by,
+            c.sent_tokens,
         )
 
 
@@ -250,6 +257,7 @@ def _usage(run_id: str, r: RoundLog) -> Iterator[tuple]:
             u.structured,
             u.structured_fallbacks,
             u.missing_edges,
+            u.clamped,
         )
 
 

@@ -743,7 +743,7 @@ def test_llm_options_build_one_mind_spec():
         (["--model", "openai/x", "--structured-model", "=json"], ["'=json'", "MODEL=MODE"]),
         (
             ["--model", "openai/x", "--structured-model", "openai/x=fancy"],
-            ["'openai/x=fancy'", "MODE is one of auto, schema, json, text"],
+            ["'openai/x=fancy'", "MODE is one of auto, schema, grammar, json, text"],
         ),
         (
             ["--model", "openai/x", "--judge-model", "openai/j", "--structured-model", "gpt=json"],
@@ -800,13 +800,13 @@ def summary_rows(out: str) -> dict[str, str]:
     }
 
 
-def test_auto_against_a_server_refusing_json_schema_settles_on_json(
+def test_auto_against_a_server_refusing_json_schema_settles_on_grammar(
     socialsim, stub_run, saves: Path
 ):
     result = stub_run("llama", rejects={"json_schema"})
     assert result.code == 0, result.err
     store = SaveStore(saves)
-    assert store.read_meta("llama").structured_modes == {"openai/stub": "json"}
+    assert store.read_meta("llama").structured_modes == {"openai/stub": "grammar"}
     usages = [r.usage for r in store.read_rounds("llama")[1:]]
     assert all(u is not None and u.structured_fallbacks == 0 for u in usages)
     calls = sum(u.calls for u in usages if u)
@@ -814,7 +814,7 @@ def test_auto_against_a_server_refusing_json_schema_settles_on_json(
     rows = summary_rows(result.out)
     assert rows["LLM calls"].startswith(f"{calls} in 2 rounds, ")
     assert (
-        rows["answers"] == f"{structured} structured; 0 repaired, 0 re-asked, 0 fallbacks, "
+        rows["answers"] == f"{structured} structured; 0 repaired, 0 clamped, 0 re-asked, 0 fallbacks, "
         "0 missing edges"
     )
     assert rows["fell back"] == "0.0% of the structured answers"

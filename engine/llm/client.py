@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import functools
 import json
+import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
 import json_repair
@@ -50,6 +51,31 @@ MAX_REPLY_CHARS = 32_000
 ENFORCED = frozenset({"json_schema", "json_object_schema"})
 #: The record key of an exchange asked again because the server dropped its system text.
 DROPPED_SUFFIX = ":system-dropped"
+
+
+@dataclass
+class Health:
+    """How one model's exchanges went: for the line that says a server is slow."""
+
+    calls: int = 0
+    timeouts: int = 0
+    latencies: list[float] = field(default_factory=list)
+
+    def line(self, model: str, settings: LLMSettings) -> str | None:
+        """``None`` unless calls timed out; else the figures and what to change."""
+        if not self.timeouts:
+            return None
+        median = (
+            f"median answered call {statistics.median(self.latencies):.0f} s"
+            if self.latencies
+            else "no call was answered"
+        )
+        where = settings.api_base or "its provider"
+        return (
+            f"{model} at {where}: {self.timeouts} of {self.calls} calls timed out after "
+            f"{settings.retries + 1} attempts ({settings.timeout:g} s each; {median}); "
+            "raise --timeout or lower --max-concurrency"
+        )
 
 
 @dataclass(frozen=True)
@@ -94,6 +120,7 @@ class LLMClient:
         #: cut prompt); the lines are also kept in :attr:`said`.
         self.notices: Callable[[str], None] | None = None
         self.said: list[str] = []
+        self.health: dict[str, Health] = {}
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -131,6 +158,11 @@ class LLMClient:
         models = dict.fromkeys([s.model, s.judge, *s.agent_models.values()])
         return {m: self._formats_of(m).resolved for m in models}
 
+    def slow_lines(self) -> list[str]:
+        """One line per model whose calls timed out (see :class:`Health`)."""
+        lines = (h.line(m, self.settings) for m, h in sorted(self.health.items()))
+        return [line for line in lines if line]
+
     def system_roles(self) -> dict[str, str]:
         """Where each model's system text goes (keep or merge), once its first exchange
         showed it."""
@@ -159,6 +191,7 @@ class LLMClient:
         error: str | None = None,
         attempts: int = 1,
         clamped: Sequence[str] = (),
+        timed_out: bool = False,
     ) -> None:
         call = LLMCall(
             key=request.key,
@@ -173,7 +206,11 @@ class LLMClient:
             attempts=reply.attempts if reply else attempts,
             clamped=list(clamped),
         )
+        health = self.health.setdefault(request.model, Health())
+        health.calls += 1
+        health.timeouts += timed_out
         if reply is not None:
+            health.latencies.append(reply.latency_s)
             call.prompt_tokens = reply.prompt_tokens
             call.completion_tokens = reply.completion_tokens
             call.cost_usd = reply.cost_usd
@@ -370,7 +407,10 @@ class LLMClient:
             except TransportError as err:
                 if err.fatal:
                     raise
-                self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
+                self._record(
+                    request, purpose, agent, None, "fallback", str(err), err.attempts,
+                    timed_out=err.timed_out,
+                )  # fmt: skip
                 return request, None
             if not self._dropped(request, reply, purpose, agent):
                 return request, reply
@@ -382,7 +422,10 @@ class LLMClient:
         except TransportError as err:
             if err.fatal:
                 raise
-            self._record(request, purpose, agent, None, "fallback", str(err), err.attempts)
+            self._record(
+                request, purpose, agent, None, "fallback", str(err), err.attempts,
+                timed_out=err.timed_out,
+            )  # fmt: skip
             return None
 
     async def aclose(self) -> None:

@@ -13,10 +13,9 @@ import logging
 import os
 import random
 import socket
-import statistics
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import SocialsimError
@@ -84,10 +83,13 @@ class Reply:
 class TransportError(SocialsimError):
     """An exchange that failed after its retries; ``fatal`` ones stop the round."""
 
-    def __init__(self, message: str, *, fatal: bool, attempts: int = 1) -> None:
+    def __init__(
+        self, message: str, *, fatal: bool, attempts: int = 1, timed_out: bool = False
+    ) -> None:
         super().__init__(message)
         self.fatal = fatal
         self.attempts = attempts
+        self.timed_out = timed_out
 
 
 class SchemaRejected(TransportError):
@@ -150,30 +152,6 @@ def _litellm():
     return litellm
 
 
-@dataclass
-class Health:
-    """How one model's exchanges went: for the line that says a server is slow."""
-
-    calls: int = 0
-    timeouts: int = 0
-    latencies: list[float] = field(default_factory=list)
-
-    def line(self, model: str, where: str, settings: LLMSettings) -> str | None:
-        """``None`` unless calls timed out; else the figures and what to change."""
-        if not self.timeouts:
-            return None
-        median = (
-            f"median answered call {statistics.median(self.latencies):.0f} s"
-            if self.latencies
-            else "no call was answered"
-        )
-        return (
-            f"{model} at {where}: {self.timeouts} of {self.calls} calls timed out after "
-            f"{settings.retries + 1} attempts ({settings.timeout:g} s each; {median}); "
-            "raise --timeout or lower --max-concurrency"
-        )
-
-
 class LiteLLMTransport:
     """Live calls under an adaptive in-flight limit per endpoint, an idle timeout and
     retries with backoff."""
@@ -187,7 +165,6 @@ class LiteLLMTransport:
         self.limit = AdaptiveLimit(start, ceiling)
         self._described = asyncio.Lock() if settings.api_base else None
         self.counter = Counter(self.litellm)
-        self.health: dict[str, Health] = {}
         self._api_key = _api_key(settings)
         #: Models priced at nothing (no price in litellm's map): never looked up again.
         self._unpriced: set[str] = set()
@@ -222,12 +199,6 @@ class LiteLLMTransport:
             raise SocialsimError(f"--model {model!r}: set {', '.join(missing)} in the environment")
         return provider
 
-    def slow_lines(self) -> list[str]:
-        """One line per model whose calls timed out (see :class:`Health`)."""
-        where = self.settings.api_base or "its provider"
-        lines = (h.line(m, where, self.settings) for m, h in sorted(self.health.items()))
-        return [line for line in lines if line]
-
     async def _start_at_slots(self, model: str) -> None:
         """Once, before the first call to a local server: start at the slots it says it
         has (llama.cpp's ``/props``)."""
@@ -245,8 +216,6 @@ class LiteLLMTransport:
     async def complete(self, request: Request) -> Reply:
         if self._described is not None:
             await self._start_at_slots(request.model)
-        health = self.health.setdefault(request.model, Health())
-        health.calls += 1
         attempts = 0
         while True:
             attempts += 1
@@ -264,20 +233,13 @@ class LiteLLMTransport:
             if failure is None:
                 reply.latency_s = round(time.perf_counter() - start, 4)
                 reply.attempts = attempts
-                health.latencies.append(reply.latency_s)
                 await self.limit.answered(
                     reply.latency_s, reply.prompt_tokens, reply.completion_tokens
                 )
                 return reply
             if self._overloads(failure):
                 self.limit.overloaded()
-            try:
-                delay = self._backoff(request, failure, attempts)
-            except TransportError:
-                if isinstance(failure, self.litellm.exceptions.Timeout):
-                    health.timeouts += 1
-                raise
-            await asyncio.sleep(delay)
+            await asyncio.sleep(self._backoff(request, failure, attempts))
 
     def _overloads(self, err: Exception) -> bool:
         """A sign the server has more than it can do: a timeout, a 429 or 503, a cut stream."""
@@ -343,7 +305,12 @@ class LiteLLMTransport:
                 )
             else:
                 message = f"{request.model}: {_failure_name(err)} after {attempts} attempts"
-            raise TransportError(message, fatal=unreachable, attempts=attempts) from None
+            raise TransportError(
+                message,
+                fatal=unreachable,
+                attempts=attempts,
+                timed_out=isinstance(err, ex.Timeout),
+            ) from None
         delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempts - 1))
         return delay * (0.5 + random.random())
 

@@ -166,6 +166,7 @@ class LLMMind:
         self.settings = self.spec = settings
         self.client = LLMClient(settings, transport or LiteLLMTransport(settings))
         self._notices: list[str] = []
+        self._said_slow: set[str] = set()
         self.client.notices = self._notices.append
         self.judge_mode = settings.judge_mode
         self._observers: dict[tuple[int, str], asyncio.Future] = {}
@@ -397,7 +398,12 @@ class LLMMind:
         )
 
     def take_notices(self) -> list[str]:
-        """Lines the user must read at once (a dropped system message, a cut prompt)."""
+        """Lines the user must read at once: a dropped system message, a cut prompt, and
+        calls timing out (with the figures, when they changed)."""
+        for line in self.client.slow_lines():
+            if line not in self._said_slow:
+                self._said_slow.add(line)
+                self._notices.append(line)
         lines, self._notices = self._notices, []
         return lines
 

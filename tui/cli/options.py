@@ -73,7 +73,8 @@ OPTIONS: dict[str, Any] = {
         typer.Option(
             "--structured",
             help="How structured replies are asked for: auto (probe the server once per "
-            "model), schema, json or text.",
+            "model), schema (json_schema), grammar (json_object carrying the schema, as "
+            "llama.cpp enforces it), json or text.",
             rich_help_panel=PANEL,
         ),
     ],
@@ -85,15 +86,39 @@ OPTIONS: dict[str, Any] = {
             rich_help_panel=PANEL,
         ),
     ],
+    "system_role": Annotated[
+        str,
+        typer.Option(
+            "--system-role",
+            help="Where the system text goes: keep (a system message), merge (at the head of "
+            "the first user turn, for chat templates without a system role) or auto (merge "
+            "for a server seen to drop it).",
+            rich_help_panel=PANEL,
+        ),
+    ],
     "max_concurrency": Annotated[
         int,
         typer.Option(
-            "--max-concurrency", min=1, help="LLM calls in flight at once.", rich_help_panel=PANEL
+            "--max-concurrency",
+            min=1,
+            help="The most LLM calls in flight at once (a local server's limit adapts below it).",
+            rich_help_panel=PANEL,
         ),
     ],
     "timeout": Annotated[
         float,
-        typer.Option("--timeout", min=0.1, help="Seconds per LLM call.", rich_help_panel=PANEL),
+        typer.Option(
+            "--timeout",
+            min=0.1,
+            help="Seconds an LLM call may wait for the server's next byte.",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "max_tokens": Annotated[
+        int,
+        typer.Option(
+            "--max-tokens", min=16, help="Cap on each reply's tokens.", rich_help_panel=PANEL
+        ),
     ],
     "retries": Annotated[
         int,
@@ -142,8 +167,10 @@ class LLMOptions:
     judge_mode: str = "per-edge"
     structured: str = "auto"
     structured_model: tuple[str, ...] = ()
+    system_role: str = "auto"
     max_concurrency: int = 1024  # LLMSettings.max_concurrency: a whole update wave
     timeout: float = 60.0
+    max_tokens: int = 1024
     retries: int = 3
     max_calls: int | None = None
     budget_usd: float | None = None
@@ -192,8 +219,10 @@ class LLMOptions:
                 judge_mode=self.judge_mode,
                 structured=self.structured,
                 structured_models=structured_models(self.structured_model, models),
+                system_role=self.system_role,
                 max_concurrency=self.max_concurrency,
                 timeout=self.timeout,
+                max_tokens=self.max_tokens,
                 retries=self.retries,
                 max_calls=self.max_calls,
                 budget_usd=self.budget_usd,

@@ -169,8 +169,9 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     )
     grid.add_row(
         "answers",
-        f"{total.structured:,} structured; {total.repairs} repaired, {total.reasks} re-asked, "
-        f"{total.fallbacks} fallbacks, {total.missing_edges} missing edges",
+        f"{total.structured:,} structured; {total.repairs} repaired, {total.clamped} clamped, "
+        f"{total.reasks} re-asked, {total.fallbacks} fallbacks, {total.missing_edges} missing "
+        "edges",
     )
     grid.add_row(
         "fell back",
@@ -181,6 +182,9 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     )
     if meta.structured_modes:
         grid.add_row("structured", Text(modes_line(meta.structured_modes)))
+    merged = [model for model, role in meta.system_roles.items() if role == "merge"]
+    if merged:
+        grid.add_row("system text", Text(f"in the first user turn for {', '.join(merged)}"))
     return grid
 
 
