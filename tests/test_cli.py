@@ -158,9 +158,7 @@ def test_run_prints_a_summary_per_round_and_saves_the_run(socialsim, saves: Path
     # Every speaker of round 1 has a numbered line under the round 1 header.
     round1 = out[out.index("Round 1/2") : out.index("Round 2/2")]
     spoken = [
-        a
-        for a in round_files(run_dir)["000001.json.gz"]["actions"]
-        if a["order"] is not None
+        a for a in round_files(run_dir)["000001.json.gz"]["actions"] if a["order"] is not None
     ]
     assert spoken
     names = load_library(lib_id).names
@@ -814,14 +812,15 @@ def test_auto_against_a_server_refusing_json_schema_settles_on_grammar(
     rows = summary_rows(result.out)
     assert rows["LLM calls"].startswith(f"{calls} in 2 rounds, ")
     assert (
-        rows["answers"] == f"{structured} structured; 0 repaired, 0 clamped, 0 re-asked, 0 fallbacks, "
+        rows["answers"]
+        == f"{structured} structured; 0 repaired, 0 clamped, 0 re-asked, 0 fallbacks, "
         "0 missing edges"
     )
     assert rows["fell back"] == "0.0% of the structured answers"
-    assert rows["structured"] == "openai/stub json"
+    assert rows["structured"] == "openai/stub grammar"
     shown = socialsim("show", "llama")
     assert shown.code == 0, shown.err
-    assert re.search(r"^structured\s+openai/stub json\s*$", shown.out, re.M), shown.out
+    assert re.search(r"^structured\s+openai/stub grammar\s*$", shown.out, re.M), shown.out
 
 
 def test_an_offline_run_prints_no_llm_summary_and_no_modes(socialsim, finished: str, saves: Path):
@@ -994,9 +993,7 @@ USAGE_ERRORS = {
 
 
 @pytest.mark.parametrize("case", list(USAGE_ERRORS))
-def test_usage_errors_are_one_line(
-    socialsim, saves: Path, finished: str, lib_id: str, case: str
-):
+def test_usage_errors_are_one_line(socialsim, saves: Path, finished: str, lib_id: str, case: str):
     args, fragments = USAGE_ERRORS[case]
     before = snapshot(saves)
     result = socialsim(*[a.format(lib=lib_id) for a in args])
