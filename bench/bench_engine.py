@@ -55,7 +55,7 @@ ROUND_TARGETS_S = {100: 0.080, 300: 1.0}
 ROUND_SIZES = (5, 30, 100, 300)
 PROFILE_SIZES = (30, 100, 300)
 AUTOSAVE_TARGET_S = 0.050  # writing a round's file at 30 agents
-HELP_TARGET_S = 0.15  # `socialsim --help` wall time (issue 12)
+HELP_TARGET_S = 0.3  # `socialsim --help` wall time (issue 23)
 SIZES = (5, 30, 100)  # autosave
 ARCHETYPES = (
     Archetype.BALANCED,

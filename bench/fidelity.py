@@ -22,7 +22,7 @@ both beside the paper's Tab. 3 model averages (target: the ablation below the fu
 after recasting in most cells, as in the paper's 8 of 8). Utilities are shown in the paper's
 units: accuracy and Pareto rate in %, L1.
 
-Output is Markdown, ready for the README. The bench never fails on a missed target.
+Output is Markdown, ready for docs/papers.md. The bench never fails on a missed target.
 """
 
 from __future__ import annotations

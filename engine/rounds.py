@@ -39,7 +39,7 @@ from .state import (
 from .trusted import trusted
 
 #: A keyframe every this many rounds: rebuilding a round reads at most this many files
-#: (see the README's Saves section for the measured trade-off).
+#: (see docs/formats.md, Keyframes, for the measured trade-off).
 KEYFRAME_EVERY = 10
 
 Fav = Annotated[float, Field(ge=-1.0, le=1.0)]

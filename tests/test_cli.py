@@ -628,7 +628,7 @@ def _loaded_after(*argv: str) -> list[str]:
     probe = (
         f"import sys\nfrom tui import cli\nsys.argv = ['socialsim', *{list(argv)!r}]\n"
         "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
-        "heavy = ('litellm', 'textual', 'pydantic', 'numpy', 'typer', 'markdown_it')\n"
+        "heavy = ('litellm', 'textual', 'pydantic', 'numpy', 'statsmodels', 'typer')\n"
         "loaded = [m for m in sys.modules if m.split('.')[0] in heavy or m.startswith('engine.')]\n"
         "print('PROBE', sorted({m.split('.')[0] if m.split('.')[0] in heavy else m "
         "for m in loaded}))\n"
@@ -640,8 +640,13 @@ def _loaded_after(*argv: str) -> list[str]:
     return eval(proc.stdout.strip().splitlines()[-1].removeprefix("PROBE "))
 
 
-def test_bare_help_imports_neither_typer_nor_the_engine():
-    assert _loaded_after("--help") == []
+@pytest.mark.parametrize("argv", [["--help"], ["-h"], ["run", "--help"]])
+def test_help_imports_no_heavy_module_and_no_engine_module_beyond_errors_and_limits(
+    argv: list[str],
+):
+    loaded = _loaded_after(*argv)
+    assert not {"litellm", "textual", "numpy", "statsmodels"} & set(loaded)
+    assert {m for m in loaded if m.startswith("engine.")} <= {"engine.errors", "engine.limits"}
 
 
 def test_a_command_imports_its_own_module_and_no_other_command_or_writer(tmp_path: Path):
@@ -663,12 +668,6 @@ def test_a_command_imports_its_own_module_and_no_other_command_or_writer(tmp_pat
     assert not {"filelock", "tinydb", "numpy", "litellm", "textual"} & {
         m.split(".")[0] for m in loaded
     }
-
-
-def test_command_help_imports_no_engine_module_beyond_errors_and_limits():
-    loaded = _loaded_after("run", "--help")
-    assert [m for m in loaded if m.startswith("engine.")] == ["engine.errors", "engine.limits"]
-    assert not {"litellm", "textual", "numpy"} & set(loaded)
 
 
 def test_each_command_shows_only_its_llm_options(socialsim):
@@ -869,64 +868,11 @@ def test_a_degraded_round_is_saved_then_the_run_exits_2_after_its_summary(
     assert summary_rows(resumed.out)["LLM calls"].startswith(f"{usage.calls * 2} in 2 rounds, ")
 
 
-# -- bare --help from a snapshot of typer's help -----------------------------------------
-
-
-def _typer_help(width: int, force_terminal: bool | None) -> str:
-    """What typer itself prints for ``socialsim --help`` on such a console."""
-    import contextlib
-    import io
-
-    from typer import rich_utils
-
-    from tui.cli import build_app
-
-    out = io.StringIO()
-    saved = rich_utils.MAX_WIDTH, rich_utils.FORCE_TERMINAL
-    rich_utils.MAX_WIDTH, rich_utils.FORCE_TERMINAL = width, force_terminal
-    try:
-        with contextlib.redirect_stdout(out):
-            build_app()(args=["--help"], prog_name="socialsim", standalone_mode=False)
-    finally:
-        rich_utils.MAX_WIDTH, rich_utils.FORCE_TERMINAL = saved
-    return out.getvalue()
-
-
-def test_help_snapshot_is_fresh():
-    import pickle
-
-    from tui.cli import fasthelp
-
-    stored = pickle.loads(fasthelp.SNAPSHOT.read_bytes())
-    assert stored["fingerprint"] == fasthelp.fingerprint(), (
-        "tui/cli/help.pickle is stale (a command, option or docstring changed): "
-        "regenerate it with `.venv/bin/python -m tui.cli.fasthelp`"
-    )
-
-
-@pytest.mark.parametrize("width", [40, 80, 132, 250])
-@pytest.mark.parametrize("colour", [False, True])
-def test_help_snapshot_prints_exactly_what_typer_prints(
-    width: int, colour: bool, monkeypatch: pytest.MonkeyPatch
-):
-    import contextlib
-    import io
-    import pickle
-
-    from tui.cli import fasthelp
-
-    monkeypatch.setenv("COLORTERM", "truecolor")
-    snapshot = pickle.loads(fasthelp.SNAPSHOT.read_bytes())
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        fasthelp.render(snapshot, width=width, force_terminal=colour or None)
-    expected = _typer_help(width, colour or None)
-    assert ("\x1b[" in expected) == colour
-    assert out.getvalue() == expected
+# -- bare --help -----------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("columns", ["60", "100"])
-def test_bare_help_in_a_process_equals_typers(columns: str):
+def test_bare_help_lists_every_command_in_order_under_both_options(columns: str):
     env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TERMINAL_WIDTH")}
     env["COLUMNS"] = columns
 
@@ -942,38 +888,13 @@ def test_bare_help_in_a_process_equals_typers(columns: str):
         )
         return proc.stdout
 
-    fast = cli("--help")
-    assert "Commands" in fast and "validate" in fast
-    assert fast == cli("-h", "--help") == cli("-h")  # the last two through typer
+    from tui.cli import COMMANDS
 
-
-def test_a_stale_or_missing_snapshot_leaves_the_help_to_typer(
-    run_cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-):
-    import pickle
-
-    from tui.cli import fasthelp
-
-    stale = pickle.loads(fasthelp.SNAPSHOT.read_bytes())
-    stale["fingerprint"] = "0" * 64
-    stale["prints"] = []  # would print nothing at all if it were used
-    (tmp_path / "stale.pickle").write_bytes(pickle.dumps(stale))
-    for snapshot in (tmp_path / "stale.pickle", tmp_path / "missing.pickle"):
-        monkeypatch.setattr(fasthelp, "SNAPSHOT", snapshot)
-        assert fasthelp.print_snapshot() is False
-        result = run_cli("--help")
-        assert result.code == 0
-        assert "Commands" in result.out and "validate" in result.out
-
-
-def test_typer_environment_variables_leave_the_help_to_typer(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-):
-    from tui.cli import fasthelp
-
-    monkeypatch.setenv("TERMINAL_WIDTH", "70")
-    assert fasthelp.print_snapshot() is False
-    assert capsys.readouterr().out == ""
+    shown = cli("--help")
+    assert shown == cli("-h")
+    assert "Run and inspect LLM multi-agent social simulations." in shown
+    listed = [m.group(1) for m in re.finditer(r"^│ (\w+) ", shown, re.MULTILINE)]
+    assert listed == [*COMMANDS, "label"]
 
 
 # -- usage errors, bounds and edge cases: one line, exit 2, nothing written --------------

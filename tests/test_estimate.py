@@ -88,7 +88,7 @@ def test_a_stub_run_falls_within_the_range(stub: StubLLM, judge_mode: str):
     assert estimate.prompt_tokens.low <= prompt <= estimate.prompt_tokens.high
     assert estimate.tokens.low <= tokens <= estimate.tokens.high
     # the prompts alone assume the offline model's behaviour: it speaks more, and at more
-    # length, than the stub (which keeps a third of its agents silent); see the README
+    # length, than the stub (which keeps a third of its agents silent); see docs/benchmarks.md
     assert 0.9 < estimate.calls.expected / calls < 1.5
     assert 1 < estimate.tokens.expected / tokens < 1.6
     assert "as the offline model plays (no saved run of these models)" in estimate.source

@@ -1,4 +1,4 @@
-"""The README's classroom example (EduMirror): a teacher plays Ms. Hale (Helen) in
+"""The classroom example of docs/app.md (EduMirror): a teacher plays Ms. Hale (Helen) in
 ``bullying`` from round 0 of a baseline run and compares the outcome with the AI-played
 intervention branches in the diff view and with ``socialsim diff``. The teacher's inputs are
 typed by the pilot."""

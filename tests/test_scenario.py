@@ -383,7 +383,7 @@ def test_the_agent_limit(mini_data):
     assert len(parse_scenario(mini_data, "mini").agents) == MAX_AGENTS
     mini_data["agents"] = _cast(2000)
     assert error_of(mini_data) == (
-        f"mini: agents: 2,000 agents; a scenario has at most {MAX_AGENTS} (see the README)"
+        f"mini: agents: 2,000 agents; a scenario has at most {MAX_AGENTS} (see docs/formats.md)"
     )
 
 

@@ -1,8 +1,8 @@
 """The ``socialsim`` command line (typer): the commands live in one module per topic and are
 listed in :data:`COMMANDS` in the order of ``socialsim --help``. Nothing heavy is imported
-until a command runs: bare ``socialsim --help`` prints a snapshot of typer's help
-(``fasthelp``), a command runs in an app that holds it alone (its module imported, not the
-others), and engine imports stay inside the commands."""
+until a command runs: typer prints every help, a command runs in an app that holds it alone
+(its module imported, not the others), and the engine, the app, litellm, numpy and
+statsmodels are imported inside the commands, never at module import."""
 
 from __future__ import annotations
 
@@ -100,16 +100,6 @@ def main() -> None:
     """Console-script entry point: exits with the command's code; bad input (engine errors
     and typer's usage errors alike) is one line ``socialsim: error: ...`` and exit code 2."""
     args = sys.argv[1:]
-    if args in (["--help"], ["-h"]):
-        from .fasthelp import print_snapshot
-
-        try:
-            printed = print_snapshot()
-        except BrokenPipeError:  # `socialsim --help | head`: the reader left
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(1)
-        if printed:
-            sys.exit(0)
     # socialsim uses no pydantic plugins; looking for them reads the metadata of every
     # installed distribution (~20 ms of each command)
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
