@@ -1,13 +1,17 @@
 """Text that reaches a terminal or a spreadsheet: control characters and formula cells.
 
 Scenario files may not contain control characters (checked on load); what a model returns
-has them stripped before anything displays or saves it; CSV text cells that a spreadsheet
-would run as a formula are neutralised with a leading apostrophe.
+has them stripped before anything displays or saves it; what else comes from outside (error
+messages quoting a reply, file names) is escaped where it is shown or exported. CSV text
+cells that a spreadsheet would run as a formula are neutralised with a leading apostrophe.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import re
+from collections.abc import Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -17,7 +21,7 @@ T = TypeVar("T")
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 #: Line and tab breaks, unsafe in one-line fields (names, ids, roles).
 _BREAKS = re.compile("[\t\n\u2028\u2029]")
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_FORMULA_START = ("=", "+", "-", "@", "\t")
 #: Cells that are plain numbers, or lists of them, are never formulas.
 _NUMBERS = re.compile(r"[+-]?\d[\d.]*(?:[eE][+-]?\d+)?(?:[ ;,][+-]?\d[\d.]*(?:[eE][+-]?\d+)?)*")
 
@@ -77,20 +81,47 @@ def one_line(text: str) -> str:
     escapes (``\\n``, ``\\x1b``), so a message cannot move the cursor or span lines."""
     if not (_UNSAFE.search(text) or _BREAKS.search(text)):
         return text
-    return re.sub(f"{_UNSAFE.pattern}|{_BREAKS.pattern}", lambda m: repr(m.group())[1:-1], text)
+    return re.sub(f"{_UNSAFE.pattern}|{_BREAKS.pattern}", _escape, text)
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with the control characters a terminal would act on shown as escapes
+    (``\\x1b``, ``\\u202e``); line ends become newlines and tabs stay, so prose keeps
+    its lines. For text that is kept, such as an export's cells."""
+    if not _UNSAFE.search(text):
+        return text
+    return _UNSAFE.sub(_escape, text.replace("\r\n", "\n"))
+
+
+def _escape(match: re.Match[str]) -> str:
+    return repr(match.group())[1:-1]
+
+
+def escaped(value: T) -> T:
+    """:func:`escape_controls` for a text cell; other values are returned as they are."""
+    return escape_controls(value) if isinstance(value, str) else value  # type: ignore[return-value]
 
 
 def csv_cell(value: T) -> T:
-    """A CSV cell a spreadsheet will not run: text beginning with ``=``, ``+``, ``-``, ``@``,
-    tab or carriage return gets a leading apostrophe, unless it is a plain number (or a list
-    of them). Numbers and other values are returned as they are."""
-    if (
-        isinstance(value, str)
-        and value.startswith(_FORMULA_START)
-        and not _NUMBERS.fullmatch(value)
-    ):
-        return "'" + value  # type: ignore[return-value]
-    return value
+    """A CSV cell a spreadsheet will not run and a terminal showing it will not act on:
+    control characters are escaped (:func:`escape_controls`), and text beginning with
+    ``=``, ``+``, ``-``, ``@`` or tab gets a leading apostrophe, unless it is a plain
+    number (or a list of them). Numbers and other values are returned as they are."""
+    if not isinstance(value, str):
+        return value
+    text = escape_controls(value)
+    if text.startswith(_FORMULA_START) and not _NUMBERS.fullmatch(text):
+        return "'" + text  # type: ignore[return-value]
+    return text  # type: ignore[return-value]
+
+
+def list_cell(items: Iterable[str]) -> str:
+    """Names in one cell, separated by ``;``; a name holding ``;``, a quote or a line break
+    is quoted CSV-style (``"A;B";C``), so ``csv.reader([cell], delimiter=";")`` gives the
+    names back whatever they hold."""
+    out = io.StringIO()
+    csv.writer(out, delimiter=";", lineterminator="").writerow(items)
+    return out.getvalue()
 
 
 def csv_row(row: Any) -> list[Any]:

@@ -85,13 +85,17 @@ def delete(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     saves: SavesOpt = None,
 ) -> None:
-    """Delete a saved run (its branches keep their own copies)."""
+    """Delete a saved run (its branches keep their own copies). A damaged run is deleted
+    after saying what it holds; a folder that is not a run never is."""
+    from engine.textsafe import one_line
+
     store = open_store(saves)
-    if not store.run_dir(run_id).is_dir():
-        fail(f"no run {run_id!r} in {store.root}")
+    damage = store.damage(run_id)
+    if damage is not None:
+        typer.echo(one_line(f"run {run_id} is damaged: {damage}"))
     if not yes and not typer.confirm(f"Delete run {run_id}?"):
         raise typer.Exit(1)
-    store.delete(run_id)
+    store.delete(run_id, damaged=damage is not None)
     typer.echo(f"deleted {run_id}")
 
 
