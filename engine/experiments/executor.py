@@ -7,7 +7,9 @@ so a caller keeps what finished whatever happens next. Ctrl+C (KeyboardInterrupt
 calling thread, or the ``stop`` event set from another thread) cancels the jobs not yet
 started, lets the running ones finish and report, then raises KeyboardInterrupt; a second
 Ctrl+C stops the running ones too. A job that raises cancels the rest the same way and its
-error is raised. Workers ignore SIGINT: the terminal's Ctrl+C reaches the caller alone.
+error is raised. Workers ignore SIGINT: the terminal's Ctrl+C reaches the caller alone, and
+they exit when the caller is gone, SIGKILLed too (:func:`die_with_parent`), so no worker,
+and no resource tracker kept alive by one, outlives it.
 Workers are spawned, not forked: the app and rich's progress bar hold threads, and a fork
 copies their locks in whatever state they are.
 """
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
+import multiprocessing.connection
 import os
 import signal
 import threading
@@ -75,9 +78,27 @@ class Executor(Protocol):
         ...
 
 
+def die_with_parent() -> None:
+    """End this spawned process as soon as its parent is gone, however it ended: a thread
+    waits on the pipe whose other end only the parent holds (it reads end-of-file when the
+    parent dies). A no-op in a process that was not started by multiprocessing."""
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+    sentinel = parent.sentinel
+
+    def watch() -> None:
+        multiprocessing.connection.wait([sentinel])
+        os._exit(1)  # the parent is gone: nobody is left to report to
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def _worker_init(limit: Any) -> None:
-    """A local worker: Ctrl+C is the caller's to handle; LLM calls share the rate limit."""
+    """A local worker: Ctrl+C is the caller's to handle, the caller's death ends it; LLM
+    calls share the rate limit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
     if limit is not None:
         from .ratelimit import install
 

@@ -36,8 +36,10 @@ _Manager.register("RateLimit", RateLimit)
 def local_limit(rate: float) -> tuple[BaseManager, Any]:
     """A started manager process and a proxy to its :class:`RateLimit` (picklable into
     the workers); shut the manager down when the batch ends."""
+    from .executor import die_with_parent
+
     manager = _Manager(ctx=multiprocessing.get_context("spawn"))
-    manager.start()
+    manager.start(die_with_parent)  # a killed caller must not leave it behind
     return manager, manager.RateLimit(rate)  # type: ignore[attr-defined]
 
 
