@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
@@ -31,6 +32,33 @@ def unsafe_char(text: str, *, multiline: bool = False) -> str | None:
     tab and newline are allowed when ``multiline``."""
     found = _UNSAFE.search(text) or (None if multiline else _BREAKS.search(text))
     return found.group() if found else None
+
+
+#: Characters a terminal draws as nothing (Unicode's default-ignorable code points: zero
+#: widths, joiners, direction marks, variation selectors, fillers, tags).
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f"
+    "\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e0fff]"
+)
+
+
+def format_char(text: str) -> str | None:
+    """The first format character of ``text`` (Unicode category Cf: zero-width spaces and
+    joiners, direction marks, the soft hyphen, tags), or None."""
+    for char in text:
+        if unicodedata.category(char) == "Cf":
+            return char
+    return None
+
+
+def name_key(name: str) -> str:
+    """What a name looks like, for telling look-alikes apart: compatibility-normalised
+    (NFKC: ``Ａ`` is ``A``, a composed ``ë`` is a decomposed one), case-folded, without
+    invisible or format characters, runs of spaces as one."""
+    text = "".join(c for c in _INVISIBLE.sub("", name) if unicodedata.category(c) != "Cf")
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return " ".join(text.split())
 
 
 def char_name(char: str) -> str:
