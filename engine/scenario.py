@@ -76,6 +76,8 @@ Name = Annotated[
     Field(min_length=1, max_length=40, pattern=r"^[^\s].*[^\s]$|^[^\s]$"),
     _no_controls(multiline=False),
 ]
+#: A scenario id: lower-case letters, digits, ``_`` and ``-`` (empty: none given).
+Slug = Annotated[str, Field(max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$|^$")]
 Round = Annotated[int, Field(ge=1, le=MAX_ROUNDS, strict=True)]
 Scale = Annotated[int, Field(ge=0, le=100, strict=True)]
 
@@ -249,7 +251,7 @@ class Intervention(_Strict):
 class Scenario(_Strict):
     """A validated scenario: agents, relations, factions, events and rules."""
 
-    id: Line = Field(default="", max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$|^$")
+    id: Slug = ""
     title: Line = Field(min_length=1)
     description: Text = ""
     conflict: Int = Field(default=1, ge=1, le=5)
