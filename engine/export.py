@@ -10,9 +10,10 @@ until every new one is in (an error puts them back) and ``.socialsim-export-inco
 marking the folder meanwhile: a kill in those milliseconds leaves the mix marked, and the
 next export to the folder replaces it whole. Hidden folders of exports whose process is
 gone are removed by the next export to the same target. An export holds a lock beside its
-target (``.<name>.lock``, gone when it ends) from start to end: a second export to the same folder meanwhile
-fails at once, so two never mix and the one that succeeds is the one whose files remain.
-A long folder name is cut (with a hash) in these hidden names, which stay within 255 bytes.
+target (``.<name>.lock``, gone when it ends) from start to end: a second export to the same
+folder meanwhile fails at once, so two never mix and the one that succeeds is the one whose
+files remain. A long folder name is cut (with a hash) in these hidden names, which stay
+within 255 bytes.
 """
 
 from __future__ import annotations
