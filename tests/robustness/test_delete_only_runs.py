@@ -50,9 +50,7 @@ def test_a_runs_rounds_folder_is_never_deleted(socialsim, saves: Path, played: P
     assert socialsim("show", "A").code == 0
 
 
-def test_a_damaged_run_is_deleted_after_saying_what_it_holds(
-    socialsim, saves: Path, played: Path
-):
+def test_a_damaged_run_is_deleted_after_saying_what_it_holds(socialsim, saves: Path, played: Path):
     (played / "run.json").write_text("{ torn")
     result = socialsim("delete", "A", "--yes")
     assert result.code == 0, result.err
