@@ -25,7 +25,6 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-
 async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -271,3 +270,15 @@ async def test_run_browser_deletes_a_damaged_run_saying_so_and_never_another_fol
         await pilot.press("y")
         await pilot.pause()
         assert not (saves / damaged).exists()
+
+
+async def test_run_browser_shows_a_hostile_file_name_escaped(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        (saves / "\x1b]0;PWNED\x07[bold]x").write_text("")
+        browser = await open_browser(pilot)
+        cells = [c for row in table_rows(browser) for c in row]
+        assert "\\x1b]0;PWNED\\x07[bold]x" in cells
+        assert not any("\x1b" in c or "\x07" in c for c in cells)
+        await choose(pilot, browser, "\x1b]0;PWNED\x07[bold]x", "d")
+        assert "is not a plain name" in message(browser) and "\x1b" not in message(browser)

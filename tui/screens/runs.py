@@ -51,8 +51,8 @@ def listing_cells(row: RunListing, current: str) -> tuple[Text, ...]:
     if not row.ok:
         return (
             Text("✗", style="red"),
-            Text(row.run_id, style="bold red"),
-            Text(row.reason, style="red"),
+            shown(row.run_id, "bold red"),  # any file name in the saves folder
+            shown(row.reason, "red"),
             *(Text("") for _ in COLUMNS[3:]),
         )
     is_open = row.run_id == current
@@ -157,7 +157,9 @@ class RunBrowser(ModalScreen[Simulation | None]):
 
     def _describe(self) -> None:
         row = self._selected()
-        self.query_one("#detail", Label).update("" if row is None else describe(row, self.current))
+        self.query_one("#detail", Label).update(
+            "" if row is None else shown(describe(row, self.current))
+        )
 
     def on_data_table_row_highlighted(self) -> None:
         self._describe()
