@@ -8,7 +8,7 @@ calling thread, or the ``stop`` event set from another thread) cancels the jobs 
 started, lets the running ones finish and report, then raises KeyboardInterrupt; a second
 Ctrl+C stops the running ones too. A job that raises cancels the rest the same way and its
 error is raised. Workers ignore SIGINT: the terminal's Ctrl+C reaches the caller alone, and
-they exit when the caller is gone, SIGKILLed too (:func:`die_with_parent`), so no worker,
+they exit when the caller is gone, SIGKILLed too (engine/experiments/parent_watch.py), so no worker,
 and no resource tracker kept alive by one, outlives it.
 Workers are spawned, not forked: the app and rich's progress bar hold threads, and a fork
 copies their locks in whatever state they are.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import multiprocessing
-import multiprocessing.connection
 import os
 import signal
 import threading
@@ -28,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from ..errors import SocialsimError
+from .parent_watch import die_with_parent
 
 #: How often a waiting caller looks at its ``stop`` event (seconds).
 POLL = 0.1
@@ -76,22 +76,6 @@ class Executor(Protocol):
     def run(self, jobs: Sequence[Job], done: Done, stop: threading.Event | None = None) -> None:
         """Play ``jobs``; ``done(i, result)`` for each finished job, in the calling thread."""
         ...
-
-
-def die_with_parent() -> None:
-    """End this spawned process as soon as its parent is gone, however it ended: a thread
-    waits on the pipe whose other end only the parent holds (it reads end-of-file when the
-    parent dies). A no-op in a process that was not started by multiprocessing."""
-    parent = multiprocessing.parent_process()
-    if parent is None or parent.sentinel is None:
-        return
-    sentinel = parent.sentinel
-
-    def watch() -> None:
-        multiprocessing.connection.wait([sentinel])
-        os._exit(1)  # the parent is gone: nobody is left to report to
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _worker_init(limit: Any) -> None:

@@ -168,7 +168,7 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
             console.print(round_summary(event.record, sim.total_rounds, sim.metrics()))
             console.print()
         elif isinstance(event, RunPaused) and event.reason:
-            typer.echo(f"socialsim: {event.reason}; the save holds round {event.round}", err=True)
+            say(f"{event.reason}; the save holds round {event.round}")
 
     sim.subscribe(show)
     try:
