@@ -95,3 +95,60 @@ def test_a_branch_racing_the_delete_of_its_parent_names_the_parent(
     line = _one_error(socialsim("branch", "A", "--at", "2", "--run-id", "B"))
     assert "run 'A' was deleted while it was being branched" in line
     assert sorted(p.name for p in saves.iterdir() if not p.name.startswith(".")) == []
+
+
+def _make(saves: Path, played: Path, kind: str) -> Path:
+    """An entry ``X`` of the saves folder that is not a run."""
+    entry = saves / "X"
+    if kind == "file":
+        entry.write_text("x")
+    elif kind == "symlink-to-run":
+        entry.symlink_to(played)
+    elif kind == "symlink-to-folder":
+        (saves.parent / "elsewhere").mkdir()
+        (saves.parent / "elsewhere" / "a.txt").write_text("x")
+        entry.symlink_to(saves.parent / "elsewhere")
+    else:
+        entry.mkdir()
+        contents = {
+            "empty-folder": {},
+            "index-only": {"index.jsonl": "{}\n"},
+            "tmp-only": {"run.json.tmp": "x"},
+            "run-json-and-notes": {"run.json": "{}", "notes.md": "x"},
+            "rounds-and-photos": {"rounds/000000.json.gz": "x", "photo.jpg": "x"},
+            "lock-only": {".lock": ""},
+        }[kind]
+        for name, text in contents.items():
+            (entry / name).parent.mkdir(parents=True, exist_ok=True)
+            (entry / name).write_text(text)
+    return entry
+
+
+def _tree(saves: Path) -> dict[str, bytes | str]:
+    return {
+        str(p.relative_to(saves.parent)): (
+            f"-> {p.readlink()}" if p.is_symlink() else p.read_bytes() if p.is_file() else ""
+        )
+        for p in sorted(saves.parent.rglob("*"))
+    }
+
+
+FEW_ENTRIES = ["empty-folder", "file", "run-json-and-notes"]
+MORE_ENTRIES = [
+    "symlink-to-run",
+    "symlink-to-folder",
+    "index-only",
+    "tmp-only",
+    "rounds-and-photos",
+    "lock-only",
+]
+
+
+@pytest.mark.parametrize(
+    "kind", [*FEW_ENTRIES, *(pytest.param(k, marks=pytest.mark.slow) for k in MORE_ENTRIES)]
+)
+def test_no_entry_that_is_not_a_run_is_deleted(socialsim, saves: Path, played: Path, kind: str):
+    _make(saves, played, kind)
+    before = _tree(saves)
+    _one_error(socialsim("delete", "X", "--yes"))
+    assert _tree(saves) == before
