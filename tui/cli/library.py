@@ -86,8 +86,8 @@ def delete(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
     saves: SavesOpt = None,
 ) -> None:
-    """Delete a saved run (its branches keep their own copies). A damaged run is deleted
-    after saying what it holds; a folder that is not a run never is."""
+    """Delete a saved run (its branches keep their own copies)."""
+    # A damaged run is deleted after saying what it holds; a folder that is not a run never is.
     from engine.textsafe import one_line
 
     store = open_store(saves)
