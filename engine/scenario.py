@@ -394,9 +394,10 @@ class Scenario(_Strict):
 
 
 def _loc_part(part: object) -> str:
-    """A field name or key as an error names it (quoted when it holds control characters)."""
+    """A field name or key as an error names it (quoted when empty or holding control
+    characters)."""
     text = str(part)
-    return repr(text) if unsafe_char(text) else text
+    return repr(text) if unsafe_char(text) or not text else text
 
 
 def _given(value: object) -> str:

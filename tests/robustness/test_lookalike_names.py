@@ -100,7 +100,7 @@ def test_a_relation_given_twice_is_refused(mini_data: dict):
     ("path", "value", "fragment"),
     [
         (("id",), "a" * 65, "at most 64"),
-        (("factions", ""), ["Ann"], "factions"),
+        (("factions", ""), ["Ann"], "factions.''.[key]: String should have at least 1"),
         (("factions", "b" * 41), ["Ann"], "factions"),
         (("agents", 0, "role"), "r" * (MAX_LINE + 1), f"at most {MAX_LINE}"),
         (("description",), "d" * (MAX_PROSE + 1), f"at most {MAX_PROSE:,}"),
