@@ -13,13 +13,14 @@ from pathlib import Path
 import pytest
 from textual.widgets import Label, Static
 
-from engine import Simulation
+from engine import Mode, Simulation
 from engine.export import export_run
 from engine.records import LLMCall, RoundUsage
 from engine.textsafe import list_cell, unsafe_char
 from robustness.scenario_mutations import to_toml
 from tui.app import build_app
 from tui.screens.forms import Form, TextForm
+from tui.widgets.agent_pane import event_line, turn_line
 from tui.widgets.header import fallback_text, stopped_text
 
 HOSTILE = "\x1b]0;PWNED\x07\x1b[31mred\x9b31m\u202egnp [bold]x[/]"
@@ -89,6 +90,20 @@ async def test_notifications_and_dialogs_show_outside_text_escaped(saves: Path, 
         await pilot.pause()
         error = str(form.query_one(".error", Label).render())
         assert unsafe_char(error) is None and "\\x1b]0;PWNED" in error and "[bold]x[/]" in error
+
+
+def test_a_saved_utterance_or_event_with_control_characters_is_shown_without_them(mini):
+    """A save file written by hand (the engine strips replies before saving) still cannot
+    drive the terminal through the agent panes."""
+    _, records = _hostile_round(mini)
+    record = records[-1]
+    spoken = next(a for a in record.actions if a.utterance)
+    for mode in (Mode.PUBLIC, Mode.PRIVATE):
+        action = spoken.model_copy(update={"utterance": HOSTILE, "mode": mode})
+        line = turn_line(1, action, spoken.speaker)
+        assert unsafe_char(line.plain) is None and "[bold]x[/]" in line.plain
+    event = record.events[0].model_copy(update={"text": HOSTILE})
+    assert unsafe_char(event_line(1, event).plain) is None
 
 
 @pytest.fixture
