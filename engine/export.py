@@ -18,6 +18,7 @@ within 255 bytes.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import functools
@@ -348,7 +349,8 @@ def _locked(out: Path) -> Iterator[None]:
         try:
             yield
         finally:
-            os.unlink(path)
+            with contextlib.suppress(OSError):  # removed by hand meanwhile: nothing to undo
+                os.unlink(path)
     finally:
         os.close(fd)
 
