@@ -9,14 +9,20 @@ touched) gets the finished files renamed in one by one, with an earlier export's
 until every new one is in (an error puts them back) and ``.socialsim-export-incomplete``
 marking the folder meanwhile: a kill in those milliseconds leaves the mix marked, and the
 next export to the folder replaces it whole. Hidden folders of exports whose process is
-gone are removed by the next export to the same target.
+gone are removed by the next export to the same target. An export holds a lock beside its
+target (``.<name>.lock``, gone when it ends) from start to end: a second export to the same
+folder meanwhile fails at once, so two never mix and the one that succeeds is the one whose
+files remain. A long folder name is cut (with a hash) in these hidden names, which stay
+within 255 bytes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import errno
 import functools
+import hashlib
 import os
 import re
 import shutil
@@ -42,7 +48,7 @@ from .runfiles import gc_paused
 from .runmeta import RunMeta
 from .state import RoundLog, RoundRecord
 from .statevalues import StateValues
-from .textsafe import csv_cell, csv_row
+from .textsafe import csv_cell, csv_row, escaped, list_cell
 
 Safe = Callable[[str], str]
 
@@ -154,7 +160,7 @@ def _transcript(run_id: str, r: RoundLog) -> Iterator[tuple]:
 
 def _events(run_id: str, r: RoundLog) -> Iterator[tuple]:
     for e in r.events:
-        yield run_id, r.round, e.source, ";".join(e.private_to or []), e.text
+        yield run_id, r.round, e.source, list_cell(e.private_to or []), e.text
 
 
 # The state tables have a row per agent, edge or need every round: only their text cells
@@ -231,8 +237,8 @@ def _llm_calls(run_id: str, r: RoundLog) -> Iterator[tuple]:
             c.cost_usd,
             c.latency_s,
             c.error or "",
-            ";".join(c.missing),
-            ";".join(c.clamped),
+            list_cell(c.missing),
+            list_cell(c.clamped),
             c.counted_by,
             c.sent_tokens,
         )
@@ -311,11 +317,63 @@ def export_run(
     """
     if parquet:
         pyarrow_modules()  # missing: one line before anything is written
-    run_id = meta.run_id
     try:
         if out.exists() and not out.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
         out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
+    with _locked(out):
+        return _export(meta, history, out, measurements or {}, graphml, parquet)
+
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold the lock of exports to ``out``, or fail at once: two exports to one folder never
+    mix, and the one that succeeds is the one whose files remain. The lock is a hidden file
+    beside ``out``, removed on release; a lock taken on a file already removed (its holder
+    finished meanwhile) is refused too, so only the holder of the file there now goes on."""
+    import fcntl
+
+    path = out.parent / f"{_hidden(out)}.lock"
+    busy = SaveError(
+        f"--out {out}: another export to this folder is under way; try again when it is done"
+    )
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as err:
+        raise SaveError(f"--out {out}: cannot lock the folder ({err.strerror})") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise busy from None
+        try:
+            current = os.stat(path).st_ino
+        except FileNotFoundError:
+            raise busy from None
+        if current != os.fstat(fd).st_ino:
+            raise busy
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):  # removed by hand meanwhile: nothing to undo
+                os.unlink(path)
+    finally:
+        os.close(fd)
+
+
+def _export(
+    meta: RunMeta,
+    history: Sequence[RoundRecord],
+    out: Path,
+    taken: dict[str, list[dict]],
+    graphml: bool,
+    parquet: bool,
+) -> list[Path]:
+    """:func:`export_run`, the export folder's lock held."""
+    run_id = meta.run_id
+    try:
         _remove_stale(out)
         staging = Path(tempfile.mkdtemp(prefix=_prefix(out, "export"), dir=out.parent))
     except OSError as err:
@@ -335,8 +393,8 @@ def export_run(
                 handle = stack.enter_context(_synced(staging / f"{name}.csv"))
                 writers[name] = csv.writer(handle, lineterminator="\n")
                 writers[name].writerow(COLUMNS[name])
-            # Parquet is read by code: its text cells are written as they are.
-            cells: Callable[[tuple], Sequence[Any]] = _as_is if parquet else csv_row
+            # Parquet is read by code: no formula guard, only control characters escaped.
+            cells: Callable[[tuple], Sequence[Any]] = _escaped if parquet else csv_row
             safe: Safe = str if parquet else functools.lru_cache(maxsize=65536)(csv_cell)
             card = CardBuilder(meta)
             graphs = (
@@ -357,7 +415,6 @@ def export_run(
                 card.add(log)
                 if graphs is not None and isinstance(log, RoundRecord):
                     graphs.write(log)
-            taken = measurements or {}
             writers["surveys"].writerows(map(cells, _surveys(run_id, taken.get("surveys", []))))
             writers["ratings"].writerows(map(cells, _ratings(run_id, taken.get("ratings", []))))
             _write_card(staging / CARD_FILE, card.card().to_json())
@@ -369,8 +426,8 @@ def export_run(
     return [*paths.values(), out / CARD_FILE, *([out / GRAPH_FOLDER] if graphml else [])]
 
 
-def _as_is(row: tuple) -> tuple:
-    return row
+def _escaped(row: tuple) -> list[Any]:
+    return [escaped(v) for v in row]
 
 
 def _write_card(path: Path, text: str) -> None:
@@ -378,13 +435,27 @@ def _write_card(path: Path, text: str) -> None:
         handle.write(text)
 
 
+def _hidden(out: Path) -> str:
+    """``.<name>``, the start of the hidden names beside ``out``; a long name is cut and
+    given a hash of the whole, so the names built on it stay within 255 bytes."""
+    name = out.name.encode()
+    if len(name) <= _NAME_BYTES:
+        return f".{out.name}"
+    digest = hashlib.sha1(name).hexdigest()[:10]
+    return f".{name[:_NAME_BYTES].decode(errors='ignore')}~{digest}"
+
+
+#: The longest folder name used whole in the hidden names beside it (bytes).
+_NAME_BYTES = 160
+
+
 def _prefix(out: Path, kind: str) -> str:
-    return f".{out.name}.{kind}-{os.getpid()}-"
+    return f"{_hidden(out)}.{kind}-{os.getpid()}-"
 
 
 def _remove_stale(out: Path) -> None:
     """Remove the hidden folders that killed exports to ``out`` left beside it."""
-    pattern = re.compile(rf"^\.{re.escape(out.name)}\.(?:export|old)-(\d+)-")
+    pattern = re.compile(rf"^{re.escape(_hidden(out))}\.(?:export|old)-(\d+)-")
     for entry in out.parent.iterdir():
         m = pattern.match(entry.name)
         if m and entry.is_dir() and not entry.is_symlink() and not pid_alive(int(m.group(1))):

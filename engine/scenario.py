@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
@@ -14,6 +15,7 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -21,7 +23,7 @@ from pydantic import (
 from .errors import ScenarioError
 from .limits import MAX_AGENTS, MAX_DEPTH, MAX_ROUNDS, rounds_problem
 from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS, expected_from_traits, parse_trait
-from .textsafe import char_name, one_line, unsafe_char
+from .textsafe import char_name, format_char, name_key, one_line, unsafe_char
 from .tomlfile import read_toml
 
 
@@ -56,10 +58,13 @@ def _no_controls(multiline: bool) -> BeforeValidator:
 
 
 SVO = Literal["altruistic", "prosocial", "individualistic", "competitive"]
+#: The longest one-line text and prose a scenario may hold (characters).
+MAX_LINE = 300
+MAX_PROSE = 10_000
 #: One-line text (names, roles, labels) and prose (descriptions, events, talking points);
 #: neither may hold control characters, prose may hold tabs and line breaks.
-Line = Annotated[str, _no_controls(multiline=False)]
-Text = Annotated[str, _no_controls(multiline=True)]
+Line = Annotated[str, Field(max_length=MAX_LINE), _no_controls(multiline=False)]
+Text = Annotated[str, Field(max_length=MAX_PROSE), _no_controls(multiline=True)]
 #: Numbers are strict: ``rounds = true`` or ``rounds = "3"`` is an error, not 1 or 3.
 Int = Annotated[int, Field(strict=True)]
 Bool = Annotated[bool, Field(strict=True)]
@@ -71,8 +76,15 @@ Name = Annotated[
     Field(min_length=1, max_length=40, pattern=r"^[^\s].*[^\s]$|^[^\s]$"),
     _no_controls(multiline=False),
 ]
+#: A scenario id: lower-case letters, digits, ``_`` and ``-`` (empty: none given).
+Slug = Annotated[str, Field(max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$|^$")]
 Round = Annotated[int, Field(ge=1, le=MAX_ROUNDS, strict=True)]
 Scale = Annotated[int, Field(ge=0, le=100, strict=True)]
+
+
+#: The validation context key that applies the rules of scenario files (see
+#: :meth:`Scenario._file_rules`).
+FILE_RULES = "scenario_file"
 
 
 class _Strict(BaseModel):
@@ -239,7 +251,7 @@ class Intervention(_Strict):
 class Scenario(_Strict):
     """A validated scenario: agents, relations, factions, events and rules."""
 
-    id: Line = Field(default="", pattern=r"^[a-z0-9][a-z0-9_-]*$|^$")
+    id: Slug = ""
     title: Line = Field(min_length=1)
     description: Text = ""
     conflict: Int = Field(default=1, ge=1, le=5)
@@ -247,7 +259,7 @@ class Scenario(_Strict):
     memory_size: Int = Field(default=5, ge=1, le=100)
     agents: list[AgentSpec] = Field(min_length=2)
     relations: list[RelationSpec] = []
-    factions: dict[Line, list[Name]] = {}
+    factions: dict[Name, list[Name]] = {}
     events: list[EventSpec] = []
     theory: Text = ""
     measurements: list[Line] = []
@@ -327,6 +339,39 @@ class Scenario(_Strict):
                         raise ValueError(f"events.{i}.{field}: unknown agent {who!r}")
         return self
 
+    @model_validator(mode="after")
+    def _file_rules(self, info: ValidationInfo) -> Scenario:
+        """Rules for scenario files (:func:`parse_scenario`), not for the snapshots in
+        saves written before they held: no format character in a name, no two names
+        that look alike, no relation given twice."""
+        if not (info.context or {}).get(FILE_RULES):
+            return self
+        named = [(f"agents.{i}.name", a.name) for i, a in enumerate(self.agents)]
+        named += [(f"factions.{f}", f) for f in self.factions]
+        for where, name in named:
+            if bad := format_char(name):
+                raise ValueError(
+                    f"{where}: format character {char_name(bad)} "
+                    f"({unicodedata.name(bad, 'unnamed')}) is not allowed in a name"
+                )
+        looks: dict[str, str] = {}
+        for i, spec in enumerate(self.agents):
+            twin = looks.setdefault(name_key(spec.name), spec.name)
+            if twin != spec.name:
+                raise ValueError(
+                    f"agents.{i}.name: {one_line(repr(spec.name))} looks like agent "
+                    f"{one_line(repr(twin))} (names are compared as they are shown)"
+                )
+        given: dict[tuple[str, str], int] = {}
+        for i, rel in enumerate(self.relations):
+            first = given.setdefault((rel.source, rel.target), i)
+            if first != i:
+                raise ValueError(
+                    f"relations.{i}: a second relation from {rel.source!r} to {rel.target!r} "
+                    f"(relations.{first} gives it)"
+                )
+        return self
+
     @property
     def names(self) -> list[str]:
         """Agent names in scenario order."""
@@ -349,9 +394,10 @@ class Scenario(_Strict):
 
 
 def _loc_part(part: object) -> str:
-    """A field name or key as an error names it (quoted when it holds control characters)."""
+    """A field name or key as an error names it (quoted when empty or holding control
+    characters)."""
     text = str(part)
-    return repr(text) if unsafe_char(text) else text
+    return repr(text) if unsafe_char(text) or not text else text
 
 
 def _given(value: object) -> str:
@@ -397,7 +443,7 @@ def parse_scenario(data: dict, source: str, default_id: str = "") -> Scenario:
     if default_id and "id" not in data:
         data = {**data, "id": default_id}
     try:
-        return Scenario.model_validate(data)
+        return Scenario.model_validate(data, context={FILE_RULES: True})
     except ValidationError as err:
         extra = f" (and {err.error_count() - 1} more)" if err.error_count() > 1 else ""
         raise ScenarioError(f"{source}: {_describe(err)}{extra}") from None

@@ -38,7 +38,7 @@ from .errors import RunLockedError, SaveError
 from .history import History
 from .metrics import Metrics
 from .rounds import IndexEntry, Keyframe, RepairMarks, RoundFile
-from .runfiles import ROUNDS_DIR, RunFiles, parse_json, read_bytes, round_name
+from .runfiles import INDEX_FILE, ROUNDS_DIR, RunFiles, parse_json, read_bytes, round_name
 from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, TrialLink, fork
 from .scenario import Scenario
 from .state import RoundRecord
@@ -172,6 +172,25 @@ def _stat_round(files: RunFiles, folder: str, n: int) -> tuple[str, os.stat_resu
 
 def _is_run_folder(entry: Path) -> bool:
     return not entry.is_symlink() and entry.is_dir() and bool(_RUN_ID.fullmatch(entry.name))
+
+
+#: What a run folder may hold (besides ``.tmp`` files of interrupted writes).
+_RUN_ENTRIES = frozenset({META_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE})
+
+
+def _holdings(folder: Path, entries: list[str]) -> str:
+    """``run.json (812 bytes), rounds/ (3 files)``: what a run folder holds."""
+    parts = []
+    for name in entries:
+        path = folder / name
+        try:
+            if path.is_dir():
+                parts.append(f"{name}/ ({len(os.listdir(path))} files)")
+            else:
+                parts.append(f"{name} ({path.stat().st_size:,} bytes)")
+        except OSError:
+            parts.append(f"{name} (unreadable)")
+    return ", ".join(parts) or "nothing"
 
 
 def _link(source: Path, folder: Path) -> None:
@@ -449,18 +468,51 @@ class SaveStore:
 
         def fill(files: RunFiles) -> None:
             for n in range(at_round):
-                _link(parent.existing_path(n), files.rounds)
+                try:
+                    _link(parent.existing_path(n), files.rounds)
+                except (OSError, SaveError):
+                    if (parent.folder / META_FILE).is_file():
+                        raise
+                    raise SaveError(
+                        f"run {run_id!r} was deleted while it was being branched; "
+                        "no branch was made"
+                    ) from None
             files.write_index(entries[:at_round])
             files.write(fork_file)
 
         self._materialize(child, fill)
         return child
 
-    def delete(self, run_id: str) -> None:
-        """Delete a run folder (refused while another process holds its lock)."""
+    def damage(self, run_id: str) -> str | None:
+        """What ``delete`` would remove: None for a run whose metadata reads as one; for a
+        damaged run (``run.json`` unreadable or missing beside ``rounds/``), why and what it
+        holds. A folder that is not a run at all is a SaveError: it is never deleted."""
         folder = self.run_dir(run_id)
         if not folder.is_dir():
             raise SaveError(f"no run {run_id!r} in {self.root}")
+        try:
+            _read_head(folder / META_FILE)
+        except SaveError as err:
+            reason = str(err)
+        else:
+            return None
+        try:
+            entries = sorted(os.listdir(folder))
+        except OSError as err:
+            raise SaveError(f"{folder}: unreadable ({err.strerror})") from None
+        foreign = [e for e in entries if e not in _RUN_ENTRIES and not e.endswith(".tmp")]
+        if not {META_FILE, ROUNDS_DIR} & set(entries) or foreign:
+            what = f"it holds {', '.join(foreign[:3])}" if foreign else "no run.json, no rounds/"
+            raise SaveError(f"{folder}: not a socialsim run ({what}); not deleted")
+        return f"{reason}; it holds {_holdings(folder, entries)}"
+
+    def delete(self, run_id: str, *, damaged: bool = False) -> None:
+        """Delete a run folder (refused while another process holds its lock); a damaged
+        run only when ``damaged`` (its :meth:`damage` was shown), never another folder."""
+        folder = self.run_dir(run_id)
+        damage = self.damage(run_id)
+        if damage is not None and not damaged:
+            raise SaveError(f"run {run_id!r} is damaged ({damage}); not deleted")
         lock = self.lock(run_id)
         try:
             trash = folder.with_name(f".deleting-{run_id}-{secrets.token_hex(2)}")

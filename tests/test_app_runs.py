@@ -25,7 +25,6 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-
 async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
@@ -248,3 +247,38 @@ async def test_run_browser_opens_a_run_of_another_scenario(saves: Path, tmp_path
         assert app.sim.round == 1
         assert saved_rounds(store, other_id) == [0, 1]
         assert json.loads((store.run_dir(other_id) / "run.json").read_text())  # still readable
+
+
+async def test_run_browser_deletes_a_damaged_run_saying_so_and_never_another_folder(
+    saves: Path,
+) -> None:
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        damaged = store.branch(app.sim.run_id, 0).run_id
+        (saves / damaged / "run.json").write_text("{ torn")
+        (saves / "notes").mkdir()
+        (saves / "notes" / "thesis.txt").write_text("x")
+        browser = await open_browser(pilot)
+        await choose(pilot, browser, "notes", "d")
+        assert app.screen is browser and "not a socialsim run" in message(browser)
+        assert (saves / "notes" / "thesis.txt").read_text() == "x"
+        await choose(pilot, browser, damaged, "d")
+        assert isinstance(app.screen, ConfirmForm)
+        title = str(app.screen.query_one(".title").render())
+        assert f"Delete damaged run {damaged}?" in title and "run.json (6 bytes)" in title
+        await pilot.press("y")
+        await pilot.pause()
+        assert not (saves / damaged).exists()
+
+
+async def test_run_browser_shows_a_hostile_file_name_escaped(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        (saves / "\x1b]0;PWNED\x07[bold]x").write_text("")
+        browser = await open_browser(pilot)
+        cells = [c for row in table_rows(browser) for c in row]
+        assert "\\x1b]0;PWNED\\x07[bold]x" in cells
+        assert not any("\x1b" in c or "\x07" in c for c in cells)
+        await choose(pilot, browser, "\x1b]0;PWNED\x07[bold]x", "d")
+        assert "is not a plain name" in message(browser) and "\x1b" not in message(browser)

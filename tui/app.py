@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING
 from textual import events, on
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from engine import SaveStore, Scenario, ScenarioError, Simulation, resolve_scenario
 from engine.mind_spec import OFFLINE, MindSpec
 from engine.minds.human import check_players
 from engine.scenario import library_ids
+from engine.textsafe import one_line
 
 from . import messages
 from .keymap import keys_shown, load_keymap
@@ -47,6 +49,25 @@ class SocialsimApp(App[None]):
         self.spend = spend
         if session.keymap:
             self.set_keymap(session.keymap)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """A notification; its text (often an error quoting a file name or a reply) is one
+        escaped line, never markup."""
+        super().notify(
+            one_line(message),
+            title=one_line(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def on_mount(self) -> None:
         if self.spend is not None:  # cost before you spend: before the first call

@@ -7,7 +7,9 @@ so a caller keeps what finished whatever happens next. Ctrl+C (KeyboardInterrupt
 calling thread, or the ``stop`` event set from another thread) cancels the jobs not yet
 started, lets the running ones finish and report, then raises KeyboardInterrupt; a second
 Ctrl+C stops the running ones too. A job that raises cancels the rest the same way and its
-error is raised. Workers ignore SIGINT: the terminal's Ctrl+C reaches the caller alone.
+error is raised. Workers ignore SIGINT: the terminal's Ctrl+C reaches the caller alone, and
+they exit when the caller is gone, SIGKILLed too (engine/experiments/parent_watch.py), so no worker,
+and no resource tracker kept alive by one, outlives it.
 Workers are spawned, not forked: the app and rich's progress bar hold threads, and a fork
 copies their locks in whatever state they are.
 """
@@ -25,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
 from ..errors import SocialsimError
+from .parent_watch import die_with_parent
 
 #: How often a waiting caller looks at its ``stop`` event (seconds).
 POLL = 0.1
@@ -76,8 +79,10 @@ class Executor(Protocol):
 
 
 def _worker_init(limit: Any) -> None:
-    """A local worker: Ctrl+C is the caller's to handle; LLM calls share the rate limit."""
+    """A local worker: Ctrl+C is the caller's to handle, the caller's death ends it; LLM
+    calls share the rate limit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
     if limit is not None:
         from .ratelimit import install
 

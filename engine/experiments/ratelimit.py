@@ -10,6 +10,8 @@ from collections.abc import Awaitable, Callable
 from multiprocessing.managers import BaseManager
 from typing import Any
 
+from .parent_watch import die_with_parent
+
 
 class RateLimit:
     """At most ``rate`` calls a second: each :meth:`reserve` takes the next free slot,
@@ -37,7 +39,7 @@ def local_limit(rate: float) -> tuple[BaseManager, Any]:
     """A started manager process and a proxy to its :class:`RateLimit` (picklable into
     the workers); shut the manager down when the batch ends."""
     manager = _Manager(ctx=multiprocessing.get_context("spawn"))
-    manager.start()
+    manager.start(die_with_parent)  # a killed caller must not leave it behind
     return manager, manager.RateLimit(rate)  # type: ignore[attr-defined]
 
 

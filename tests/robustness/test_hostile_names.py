@@ -101,7 +101,7 @@ def test_neutralised_cells_keep_numbers_and_plain_text():
         "'+a",
         "'-b",
         "'\tx",
-        "'\rx",
+        "\\rx",  # a carriage return is escaped: no longer a formula's start
         "-0.25",
         "+3",
         "1e-5",

@@ -69,6 +69,7 @@ def export(
     """Export a run as tidy CSVs (transcript, events, emotions, relations, needs, metrics)
     and its run card (card.json)."""
     from engine.export import export_run
+    from engine.textsafe import one_line
 
     store = open_store(saves)
     tidy(store, [run_id])
@@ -77,7 +78,7 @@ def export(
     measured = store.read_measurements(run_id)
     paths = export_run(meta, history, out, measured, graphml=graphml, parquet=parquet)
     for path in paths:
-        typer.echo(str(path))
+        typer.echo(one_line(str(path)))
 
 
 def delete(
@@ -86,12 +87,16 @@ def delete(
     saves: SavesOpt = None,
 ) -> None:
     """Delete a saved run (its branches keep their own copies)."""
+    # A damaged run is deleted after saying what it holds; a folder that is not a run never is.
+    from engine.textsafe import one_line
+
     store = open_store(saves)
-    if not store.run_dir(run_id).is_dir():
-        fail(f"no run {run_id!r} in {store.root}")
+    damage = store.damage(run_id)
+    if damage is not None:
+        typer.echo(one_line(f"run {run_id} is damaged: {damage}"))
     if not yes and not typer.confirm(f"Delete run {run_id}?"):
         raise typer.Exit(1)
-    store.delete(run_id)
+    store.delete(run_id, damaged=damage is not None)
     typer.echo(f"deleted {run_id}")
 
 
@@ -113,10 +118,11 @@ def scenarios() -> None:
 def validate(file: Annotated[Path, typer.Argument(help="A scenario .toml file.")]) -> None:
     """Check a scenario file; prints one line naming the problem, or a summary."""
     from engine import load_scenario_file
+    from engine.textsafe import one_line
 
     s = load_scenario_file(file)
     typer.echo(
-        f"{file}: ok — {s.title!r}, {len(s.agents)} agents, {s.rounds} rounds, "
+        f"{one_line(str(file))}: ok — {s.title!r}, {len(s.agents)} agents, {s.rounds} rounds, "
         f"{len(s.events)} events, {len(s.relations)} relations"
     )
 

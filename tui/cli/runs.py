@@ -171,7 +171,7 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
         elif isinstance(event, Notice):
             typer.echo(f"socialsim: round {event.round}: {strip_controls(event.message)}", err=True)
         elif isinstance(event, RunPaused) and event.reason:
-            typer.echo(f"socialsim: {event.reason}; the save holds round {event.round}", err=True)
+            say(f"{event.reason}; the save holds round {event.round}")
 
     sim.subscribe(show)
     try:

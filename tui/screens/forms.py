@@ -24,6 +24,8 @@ from engine import ALL, ForcedAction, Mode
 from engine.limits import MAX_TEXT_CHARS
 from engine.textsafe import char_name, unsafe_char
 
+from ..outside import shown
+
 Submit = Callable[..., str | None]
 
 FORM_CSS = """
@@ -102,7 +104,7 @@ class Form(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.title_text, classes="title")
+            yield Static(shown(self.title_text), classes="title")
             yield from self.fields()
             yield Label("", classes="error")
             yield Static(self.keys_text, classes="keys")
@@ -112,7 +114,7 @@ class Form(ModalScreen[bool]):
 
     def show_error(self, message: str) -> None:
         """Show a problem without closing the dialog."""
-        self.query_one(".error", Label).update(message)
+        self.query_one(".error", Label).update(shown(message))
 
     def action_cancel(self) -> None:
         self.dismiss(False)

@@ -15,6 +15,8 @@ from textual.widgets import Button, Label, Select, Static
 from engine import Archetype
 from engine.tasks.diagnosis import Proposal
 
+from ..outside import shown
+
 KEEP = "keep"
 
 
@@ -103,6 +105,6 @@ class RecastScreen(ModalScreen[None]):
             return
         error = self.apply_fn(casting)
         if error:
-            self.query_one(".error", Label).update(error)
+            self.query_one(".error", Label).update(shown(error))
         else:
             self.dismiss()

@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Footer, Label, Static
 
 from engine import RunListing, SaveStore, Simulation, SocialsimError
 
+from ..outside import shown
 from .forms import ConfirmForm, TextForm
 
 COLUMNS = ("", "run", "scenario", "rounds", "mind", "parent", "created", "name")
@@ -50,8 +51,8 @@ def listing_cells(row: RunListing, current: str) -> tuple[Text, ...]:
     if not row.ok:
         return (
             Text("✗", style="red"),
-            Text(row.run_id, style="bold red"),
-            Text(row.reason, style="red"),
+            shown(row.run_id, "bold red"),  # any file name in the saves folder
+            shown(row.reason, "red"),
             *(Text("") for _ in COLUMNS[3:]),
         )
     is_open = row.run_id == current
@@ -156,14 +157,16 @@ class RunBrowser(ModalScreen[Simulation | None]):
 
     def _describe(self) -> None:
         row = self._selected()
-        self.query_one("#detail", Label).update("" if row is None else describe(row, self.current))
+        self.query_one("#detail", Label).update(
+            "" if row is None else shown(describe(row, self.current))
+        )
 
     def on_data_table_row_highlighted(self) -> None:
         self._describe()
 
     def say(self, message: str) -> None:
         """An inline message under the table."""
-        self.query_one("#message", Label).update(message)
+        self.query_one("#message", Label).update(shown(message))
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         row = self._selected()
@@ -238,15 +241,22 @@ class RunBrowser(ModalScreen[Simulation | None]):
             self.say("This run is open; open another run before deleting it.")
             return
 
+        try:
+            damage = self.store.damage(row.run_id)
+        except SocialsimError as err:
+            self.say(str(err))
+            return
+
         def submit() -> str | None:
             try:
-                self.store.delete(row.run_id)
+                self.store.delete(row.run_id, damaged=damage is not None)
             except SocialsimError as err:
                 return str(err)
             self.reload()
             self.say(f"Deleted {row.run_id}.")
             return None
 
-        self.app.push_screen(
-            ConfirmForm(f"Delete run {row.run_id}? Its branches keep their copies.", submit)
-        )
+        question = f"Delete run {row.run_id}? Its branches keep their copies."
+        if damage is not None:
+            question = f"Delete damaged run {row.run_id}? {damage}."
+        self.app.push_screen(ConfirmForm(question, submit))

@@ -30,6 +30,7 @@ from engine.experiments.trial import (
     summarize,
 )
 
+from ..outside import shown
 from .diff import DiffScreen, compare
 
 
@@ -264,7 +265,7 @@ class TrialScreen(Screen[Simulation | None]):
 
     def progress(self, text: str) -> None:
         if self.is_attached:
-            self.query_one("#progress", Static).update(text)
+            self.query_one("#progress", Static).update(shown(text))
 
     def tell(self, app: App[object], callback: Callable[[str], None], line: str) -> None:
         """``callback(line)`` on the app's thread, unless the app or this screen is gone."""

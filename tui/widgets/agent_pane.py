@@ -10,6 +10,7 @@ from textual.widgets import Static
 from engine import Action, Mode, ScenarioEvent
 from engine.scenario import AgentSpec
 from engine.state import AgentState
+from engine.textsafe import strip_controls
 
 from .needs import HEIGHT, Detail, NeedBars
 from .style import bar, emotion_style, signed
@@ -45,7 +46,8 @@ def emotion_line(state: AgentState, delta: float | None) -> Text:
 
 def turn_line(round_no: int, action: Action, me: str) -> Text:
     """A transcript line; public, private and silent turns look different at a glance, and
-    a turn a person played names them."""
+    a turn a person played names them. What was said is shown without control characters,
+    also when a save file holds them."""
     tag = Text(f"R{round_no} ", style="dim")
     person = Text("")
     if action.actor == "human":
@@ -58,16 +60,19 @@ def turn_line(round_no: int, action: Action, me: str) -> Text:
         return (
             tag
             + Text(f"{arrow} ", style="bold magenta")
-            + Text(action.utterance, style="magenta")
+            + Text(strip_controls(action.utterance), style="magenta")
             + mark
         )
     target = "all" if action.target in (None, "all") else action.target
-    return tag + Text(f"▶ →{target} ", style="bold cyan") + Text(action.utterance) + mark
+    said = Text(strip_controls(action.utterance))
+    return tag + Text(f"▶ →{target} ", style="bold cyan") + said + mark
 
 
 def event_line(round_no: int, event: ScenarioEvent) -> Text:
     """A private event the agent received."""
-    return Text(f"R{round_no} ⚑ ", style="dim") + Text(event.text, style="yellow italic")
+    return Text(f"R{round_no} ⚑ ", style="dim") + Text(
+        strip_controls(event.text), style="yellow italic"
+    )
 
 
 class AgentPane(Vertical):

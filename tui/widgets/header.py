@@ -19,6 +19,7 @@ from textual.widgets import Static
 
 from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation
 from engine.records import RoundUsage, main_failure
+from engine.textsafe import one_line
 
 #: A generated run id: scenario, date, time, four hex digits.
 GENERATED_ID = re.compile(r"^(?P<head>.+)-\d{8}-\d{6}-(?P<tail>[0-9a-f]{4})$")
@@ -149,7 +150,7 @@ def fallback_text(record: RoundRecord) -> Text | None:
     fell, total = usage.structured_fallbacks + usage.missing_edges, usage.structured
     return Text.assemble(
         (f"⚠ R{record.round}: {usage.fallback_share:.0%} of structured answers fell back", "bold"),
-        f" ({fell}/{total + usage.missing_edges}) · {model}: {error} ({count}x)",
+        one_line(f" ({fell}/{total + usage.missing_edges}) · {model}: {error} ({count}x)"),
     )
 
 
@@ -157,7 +158,10 @@ def stopped_text(sim: Simulation, message: str) -> Text:
     """Why the run stopped after a degraded round (the engine's line) and how to go on."""
     return Text.assemble(
         ("⛔ RUN STOPPED", "bold"),
-        f"  {message}. To play on regardless: socialsim resume {sim.run_id} --tolerate-fallbacks",
+        one_line(
+            f"  {message}. To play on regardless: socialsim resume {sim.run_id} "
+            "--tolerate-fallbacks"
+        ),
     )
 
 
