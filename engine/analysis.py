@@ -205,8 +205,10 @@ class Trial:
                     "diff_high": None if d is None else d.high,
                 }
             )
-        return pandas().DataFrame(rows).astype(
-            {c: float for c in ("mean", "low", "high", "diff", "diff_low", "diff_high")}
+        return (
+            pandas()
+            .DataFrame(rows)
+            .astype({c: float for c in ("mean", "low", "high", "diff", "diff_low", "diff_high")})
         )
 
 

@@ -69,14 +69,14 @@ def open_page(path: Path, width: int = 1280, height: int = 900) -> Iterator[Open
             try:
                 page = context.new_page()
                 opened = Opened(page)
-                page.on(
-                    "console", lambda m: m.type == "error" and opened.errors.append(m.text)
-                )
+                page.on("console", lambda m: m.type == "error" and opened.errors.append(m.text))
                 page.on("pageerror", lambda e: opened.errors.append(str(e)))
                 page.on(
                     "request",
-                    lambda r: r.url.split(":", 1)[0] not in ("file", "data", "blob")
-                    and opened.requests.append(r.url),
+                    lambda r: (
+                        r.url.split(":", 1)[0] not in ("file", "data", "blob")
+                        and opened.requests.append(r.url)
+                    ),
                 )
                 start = time.perf_counter()
                 page.goto(path.resolve().as_uri())

@@ -64,8 +64,10 @@ def render(template: str, **context: Any) -> str:
     from plotly.offline import get_plotlyjs
 
     script = get_plotlyjs().replace("</script", "<\\/script")
-    return _environment().get_template(template).render(
-        plotly_js=Markup(script), plotly_version=plotly.__version__, **context
+    return (
+        _environment()
+        .get_template(template)
+        .render(plotly_js=Markup(script), plotly_version=plotly.__version__, **context)
     )
 
 
