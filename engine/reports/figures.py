@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .run import RunSeries
+    from .series import RunSeries
 
 #: Favorability bins of the network's edges: [low, high), colour, width.
 EDGE_BINS = [
