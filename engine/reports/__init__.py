@@ -7,6 +7,7 @@ extra ``socialsim[report]``, named in one line when missing.
 """
 
 from .page import report_modules
+from .page import write as write_html
 from .run import run_report, write_run_report
 from .trial import trial_report, write_trial_report
 
@@ -14,6 +15,7 @@ __all__ = [
     "report_modules",
     "run_report",
     "trial_report",
+    "write_html",
     "write_run_report",
     "write_trial_report",
 ]

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..experiments.outcomes import default_outcome
 from ..experiments.trial import ArmSummary, TrialResult, collect, load_spec, summarize
 from ..store import SaveStore
 from . import figures
@@ -77,13 +78,13 @@ def write_trial_report(
     progress: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Write the report of the saved trial ``trial_id`` to ``out`` (the final outcomes that
-    ``outcomes(metric, agent)`` accepts, default all) and, with ``arm_reports``, each
-    finished arm run's report into :func:`runs_folder`; returns the paths written, the
-    trial's last. ``progress(run_id)`` hears each arm report as it is written."""
+    ``outcomes(metric, agent)`` accepts, default those ``socialsim trial`` shows) and, with
+    ``arm_reports``, each finished arm run's report into :func:`runs_folder`; returns the
+    paths written, the trial's last. ``progress(run_id)`` hears each arm report as it is written."""
     report_modules()
     spec = load_spec(store, trial_id)
     result = collect(store, spec)[0]
-    summaries = summarize(result, outcomes)
+    summaries = summarize(result, outcomes or default_outcome)
     links: dict[tuple[int, str], str] = {}
     written: list[Path] = []
     if arm_reports:

@@ -29,10 +29,6 @@ if TYPE_CHECKING:
     from engine.estimate import Estimate
     from engine.experiments.trial import ArmSummary, TrialResult, TrialSpec
 
-#: What the table shows unless ``--outcome`` says otherwise: the final Sociodrama metrics,
-#: every Surveyor score and a task's utility.
-DEFAULT_OUTCOMES = ("mean_fav", "mean_emotion", "reciprocity", "balance", "survey.", "utility")
-
 
 def parse_seeds(text: str) -> list[int]:
     """``1-20``, ``1,3,5`` or both (``1-5,9``); at most ``MAX_TRIAL_SEEDS`` seeds."""
@@ -280,7 +276,7 @@ def _estimate(spec: TrialSpec, store: SaveStore) -> Estimate:
 def _selector(outcome: list[str], spec: TrialSpec) -> object:
     """Which final outcomes the table shows: ``--outcome`` as METRIC[:AGENT], else the
     defaults."""
-    from engine.experiments.outcomes import outcome_names
+    from engine.experiments.outcomes import default_outcome, outcome_names
 
     known = outcome_names()
     wanted = []
@@ -300,7 +296,7 @@ def _selector(outcome: list[str], spec: TrialSpec) -> object:
     def accept(metric: str, agent: str) -> bool:
         if wanted:
             return any(metric == m and (not a or agent == a) for m, a in wanted)
-        return metric.startswith(DEFAULT_OUTCOMES)
+        return default_outcome(metric, agent)
 
     return accept
 
