@@ -140,35 +140,37 @@ def emotions(series: RunSeries) -> Any:
     for k, name in enumerate(series.names):
         fig.add_trace(
             go.Scatter(
-                x=series.rounds, y=[row[k] for row in series.emotion], mode="lines+markers",
-                name=name, marker={"size": 4},
+                x=series.rounds, y=[row[k] for row in series.emotion], mode="lines",
+                name=name,
             )
         )  # fmt: skip
     return fig
 
 
 def needs(series: RunSeries, category_of: Mapping[str, str]) -> Any:
-    """Each need's current level over the rounds, one agent at a time (a menu picks it)."""
+    """Each need's current level over the rounds, one agent at a time: a menu swaps the
+    agent's values into the same traces (one per need, not one per agent and need)."""
     go = _go()
     fig = _lines("Needs of one agent (the menu picks the agent)", "current level")
     agents = list(series.needs)
-    for a, agent in enumerate(agents):
-        for need, values in series.needs[agent].items():
-            fig.add_trace(
-                go.Scatter(
-                    x=series.rounds, y=values, mode="lines", visible=a == 0,
-                    name=f"{need.replace('_', ' ')} ({category_of.get(need, '')})",
-                    legendgroup=agent,
-                )
-            )  # fmt: skip
-    counts = [len(series.needs[agent]) for agent in agents]
-    total = sum(counts)
-    buttons = []
-    start = 0
-    for agent, count in zip(agents, counts, strict=True):
-        mask = [start <= t < start + count for t in range(total)]
-        buttons.append({"label": agent, "method": "restyle", "args": [{"visible": mask}]})
-        start += count
+    if not agents:
+        return fig
+    first = series.needs[agents[0]]
+    for need, values in first.items():
+        fig.add_trace(
+            go.Scatter(
+                x=series.rounds, y=values, mode="lines",
+                name=f"{need.replace('_', ' ')} ({category_of.get(need, '')})",
+            )
+        )  # fmt: skip
+    buttons = [
+        {
+            "label": agent,
+            "method": "restyle",
+            "args": [{"y": [series.needs[agent].get(need, []) for need in first]}],
+        }
+        for agent in agents
+    ]
     fig.update_layout(
         updatemenus=[{"buttons": buttons, "x": 0, "y": 1.18, "xanchor": "left"}],
         height=480,
