@@ -157,6 +157,15 @@ def test_the_run_report_opens_in_chromium(saved, tmp_path):
         assert page.evaluate(NETWORK) != last
         assert page.locator("#network-plot .scatterlayer").inner_html() != paths
         assert page.locator("#round-1.current").count() == 1
+        # a point of the metrics links to its round: the slider and the transcript follow
+        page.evaluate(
+            "() => document.getElementById('metrics-plot')"
+            ".emit('plotly_click', {points: [{x: 12}]})"
+        )
+        assert page.locator("#round-label").inner_text() == "12"
+        assert page.locator("#round-12.current").count() == 1
+        page.locator("#round").fill("1")
+        page.locator("#round").dispatch_event("input")
         page.locator("#network").scroll_into_view_if_needed()
         page.screenshot(path=str(SHOTS / "village-assembly-round1.png"))
         assert opened.errors == []

@@ -151,7 +151,7 @@ def needs(series: RunSeries, category_of: Mapping[str, str]) -> Any:
     """Each need's current level over the rounds, one agent at a time: a menu swaps the
     agent's values into the same traces (one per need, not one per agent and need)."""
     go = _go()
-    fig = _lines("Needs of one agent (the menu picks the agent)", "current level")
+    fig = _lines("Needs of one agent (the menu, right, picks the agent)", "current level")
     agents = list(series.needs)
     if not agents:
         return fig
@@ -172,7 +172,9 @@ def needs(series: RunSeries, category_of: Mapping[str, str]) -> Any:
         for agent in agents
     ]
     fig.update_layout(
-        updatemenus=[{"buttons": buttons, "x": 0, "y": 1.18, "xanchor": "left"}],
+        updatemenus=[
+            {"buttons": buttons, "x": 1, "y": 1.02, "xanchor": "right", "yanchor": "bottom"}
+        ],
         height=480,
         margin={"t": 90},
     )
