@@ -197,3 +197,37 @@ def test_the_trial_report_opens_in_chromium(saved, tmp_path):
         assert page.locator("#network-plot .scatterlayer .trace").count() > 0
         assert opened.errors == [] and opened.requests == []
     print(f"\n{out.stat().st_size:,} bytes, opened in {opened.seconds:.2f} s; {SHOTS}")
+
+
+HOSTILE = '<a href="https://e.org">A</a></script>'
+
+
+@pytest.fixture
+def hostile_run(mini_data: dict, tmp_path: Path) -> SaveStore:
+    """A run of the mini committee whose chair's name holds markup plotly and HTML act on."""
+    import asyncio
+    import json
+
+    from engine import Simulation
+    from engine.scenario import parse_scenario
+
+    data = json.loads(json.dumps(mini_data).replace('"Ann"', json.dumps(HOSTILE)))
+    store = SaveStore(tmp_path / "saves")
+    with Simulation.new(parse_scenario(data, "mini"), store=store, run_id="h", rounds=2) as sim:
+        asyncio.run(sim.run())
+    return store
+
+
+def test_a_name_with_markup_is_shown_as_text(hostile_run, tmp_path):
+    from engine.reports import write_run_report
+
+    html = write_run_report(hostile_run, "h", tmp_path / "h.html").read_text()
+    page = html.partition("</script>")[2]
+    assert page.count("</script>") == 2  # the data's and the page's: no name closes one
+    assert '<a href="https://e.org' not in page  # not in the HTML, nor for plotly
+    assert "&lt;a href" in page  # escaped in the transcript and the plots' labels
+    if missing() is None:
+        with open_page(tmp_path / "h.html") as opened:
+            assert opened.errors == [] and opened.requests == []
+            assert opened.page.locator(".main-svg a").count() == 0
+            assert HOSTILE in opened.page.locator("#network-plot").inner_text()

@@ -4,6 +4,7 @@ edge into the bin of its favorability in that round (``templates/run.js``)."""
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -27,6 +28,12 @@ def _go() -> Any:
     import plotly.graph_objects as go
 
     return go
+
+
+def label(text: str) -> str:
+    """``text`` as plotly shows it literally: its text takes a few HTML tags (``<a href>``,
+    ``<b>``), so a name holding them is entity-escaped."""
+    return html.escape(text, quote=False)
 
 
 def circle(n: int) -> list[list[float]]:
@@ -62,9 +69,8 @@ def network(series: RunSeries, shown: int) -> Any:
             x=[p[0] for p in xy],
             y=[p[1] for p in xy],
             mode="markers+text",
-            text=series.names,
+            text=[label(n) for n in series.names],
             textposition="top center",
-            customdata=series.names,
             marker={
                 "size": 14,
                 "color": series.emotion[shown],
@@ -100,8 +106,8 @@ def heatmap(series: RunSeries, shown: int) -> Any:
     fig = go.Figure(
         go.Heatmap(
             z=series.fav[shown],
-            x=series.names,
-            y=series.names,
+            x=[label(n) for n in series.names],
+            y=[label(n) for n in series.names],
             zmin=-1,
             zmax=1,
             colorscale=FAV_SCALE,
@@ -141,7 +147,7 @@ def emotions(series: RunSeries) -> Any:
         fig.add_trace(
             go.Scatter(
                 x=series.rounds, y=[row[k] for row in series.emotion], mode="lines",
-                name=name,
+                name=label(name),
             )
         )  # fmt: skip
     return fig
@@ -165,7 +171,7 @@ def needs(series: RunSeries, category_of: Mapping[str, str]) -> Any:
         )  # fmt: skip
     buttons = [
         {
-            "label": agent,
+            "label": label(agent),
             "method": "restyle",
             "args": [{"y": [series.needs[agent].get(need, []) for need in first]}],
         }
@@ -244,6 +250,6 @@ def forest(
     fig.add_vline(x=0, line={"color": "#b2182b", "dash": "dash"}, row=1, col=2)
     fig.update_yaxes(autorange="reversed", categoryorder="array", categoryarray=list(arms))
     fig.update_layout(
-        title={"text": title}, height=120 + 50 * len(arms), margin={"t": 80, "l": 170}
+        title={"text": label(title)}, height=120 + 50 * len(arms), margin={"t": 80, "l": 170}
     )
     return fig
