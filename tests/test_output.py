@@ -76,7 +76,14 @@ def test_every_format_holds_the_trial_cells(trial_saves, run_cli, fmt):
 
 @pytest.mark.parametrize(
     "command",
-    [("list",), ("scenarios",), ("tasks",), ("card", "tr-s1-none"), ("show", "tr-s1-none")],
+    [
+        ("list",),
+        ("scenarios",),
+        ("tasks",),
+        ("card", "tr-s1-none"),
+        ("show", "tr-s1-none"),
+        ("diff", "tr-s1-none", "tr-s1-neglect"),
+    ],
 )
 def test_other_commands_print_json(trial_saves, run_cli, command):
     result = run_cli(*command, "--format", "json", "--saves", str(trial_saves.root))
@@ -85,6 +92,16 @@ def test_other_commands_print_json(trial_saves, run_cli, command):
     assert result.code == 0, result.err
     value = json.loads(result.out)
     assert value
+
+
+def test_a_debate_episode_prints_its_intervals_as_csv(run_cli):
+    result = run_cli("run", "debate", "--format", "csv")
+    assert result.code == 0
+    rows = list(csv.DictReader(io.StringIO(result.out)))
+    assert [r["metric"] for r in rows] == ["acc", "cr", "ccr", "wcf"]
+    assert all(re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]|–", r["interval"]) for r in rows)
+    refused = run_cli("run", "bullying", "--format", "csv")
+    assert refused.code == 2 and "only a debate episode" in refused.err
 
 
 def test_a_bad_format_is_one_line(run_cli):

@@ -60,10 +60,16 @@ def team_sizes(text: str, task: str) -> list[int]:
 
 
 def single_episode(
-    task: str, seed: int, llm: LLMOptions, prior_text: str | None, agents: str = "3"
+    task: str,
+    seed: int,
+    llm: LLMOptions,
+    prior_text: str | None,
+    agents: str = "3",
+    fmt: str = "table",
 ) -> None:
     """``run govsim`` / ``run debate``: one episode under one prior, printed (GovSim with
-    ``agents`` fishers; debate with its question-level 95% intervals)."""
+    ``agents`` fishers; debate with its question-level 95% intervals, in ``fmt``: what
+    surrounds them goes to stderr in the formats but table)."""
     from engine.priors import no_prior, parse_prior
     from engine.sweep import agent_names
 
@@ -73,7 +79,7 @@ def single_episode(
     names = agent_names(cast("Task", task), sizes[0])
     prior = parse_prior(prior_text, names) if prior_text else no_prior()
     mind = llm.spec(names)
-    console = make_console()
+    console = make_console(stderr=fmt != "table")
     metrics: Mapping[str, float | None]
     if task == "govsim":
         from engine.govsim import paper_settings, run_govsim
@@ -93,6 +99,7 @@ def single_episode(
         from engine.debate import run_debate, sample_questions
         from engine.debate.stats import bootstrap_metrics
 
+        from .output import emit
         from .tables import intervals_table
 
         questions = sample_questions()
@@ -102,7 +109,8 @@ def single_episode(
                 f"{t.question_id}: "
                 + " → ".join("/".join(str(v) for v in r.values()) for r in t.answers)
             )
-        console.print(intervals_table(bootstrap_metrics(debated.traces, questions, seed=seed)))
+        intervals = bootstrap_metrics(debated.traces, questions, seed=seed)
+        emit(make_console(), [intervals_table(intervals)], fmt)
         metrics = debated.metrics
     console.print(
         " ".join(f"{k} {'–' if v is None else format(v, '.3g')}" for k, v in metrics.items())
