@@ -155,3 +155,10 @@ def test_tsv_cells_keep_their_tabs_out():
     found.rows[0][0] = "a\tb"
     text = as_text([found], "tsv")
     assert text.splitlines()[1].split("\t")[0] == "a b"
+
+
+def test_show_and_diff_piped_cut_nothing(trial_saves, run_cli):
+    saves = ("--saves", str(trial_saves.root))
+    for command in (("show", "tr-s1-none"), ("diff", "tr-s1-none", "tr-s1-neglect")):
+        result = run_cli(*command, *saves)
+        assert result.code == 0 and "…" not in result.out, command

@@ -120,8 +120,10 @@ def diff(
     console.print(profile_line(list(comparison.profile())))
     console.print()
     console.print(Text(f"Round {round_no} (Δ = B − A)", style="bold cyan"))
-    console.print(heatmap(rd))
+    from .output import print_all
+
+    print_all(console, heatmap(rd))
     console.print()
-    console.print(agents_table(rd))
+    print_all(console, agents_table(rd))
     console.print()
     console.print(transcripts(rd, comparison.run_a, comparison.run_b))

@@ -72,7 +72,9 @@ def show(
     if record.round > 0:
         console.print(round_summary(record, meta.total_rounds, metrics))
         console.print()
-    console.print(run_overview(meta, record, metrics))
+    from .output import print_all
+
+    print_all(console, run_overview(meta, record, metrics))
 
 
 def export(

@@ -108,6 +108,20 @@ def _rich(rows: Rows) -> Table:
     return table
 
 
+def print_all(console: Console, *renderables: RenderableType) -> None:
+    """Print ``renderables``, every table among them (also inside a group) whole."""
+    from rich.console import Group
+    from rich.table import Table
+
+    for renderable in renderables:
+        if isinstance(renderable, Group):
+            print_all(console, *renderable.renderables)
+        elif isinstance(renderable, Table):
+            print_whole(console, renderable)
+        else:
+            console.print(renderable)
+
+
 def print_whole(console: Console, table: Table) -> None:
     """Print ``table`` with no cell cut: as wide as it needs when not to a terminal; in a
     terminal, cells wrapped at their spaces when its longest words fit, else stacked."""
