@@ -157,8 +157,10 @@ def test_tsv_cells_keep_their_tabs_out():
     assert text.splitlines()[1].split("\t")[0] == "a b"
 
 
-def test_show_and_diff_piped_cut_nothing(trial_saves, run_cli):
-    saves = ("--saves", str(trial_saves.root))
-    for command in (("show", "tr-s1-none"), ("diff", "tr-s1-none", "tr-s1-neglect")):
+def test_show_and_diff_of_thirty_agents_piped_cut_nothing(thirty, tmp_path, run_cli):
+    saves = ("--saves", str(tmp_path / "saves"))
+    assert run_cli("run", str(thirty), "--rounds", "2", "--run-id", "a", "-q", *saves).code == 0
+    assert run_cli("branch", "a", "--at", "1", "--run-id", "b", *saves).code == 0
+    for command in (("show", "a"), ("diff", "a", "b", "--round", "1")):
         result = run_cli(*command, *saves)
         assert result.code == 0 and "…" not in result.out, command
