@@ -298,6 +298,34 @@ LOG_TABLES = {
 STATE_TABLES = {"emotions": _emotions, "relations": _relations, "needs": _needs}
 
 
+def table_rows(
+    name: str,
+    meta: RunMeta,
+    history: Sequence[RoundRecord],
+    measurements: dict[str, list[dict]] | None = None,
+) -> Iterator[tuple]:
+    """The rows of one table of :data:`COLUMNS` with their cells as they are (as Parquet
+    gets them), the run read one round at a time: the analysis API's source."""
+    run_id = meta.run_id
+    taken = measurements or {}
+    if name == "surveys":
+        yield from _surveys(run_id, taken.get("surveys", []))
+    elif name == "ratings":
+        yield from _ratings(run_id, taken.get("ratings", []))
+    elif name == "metrics":
+        for metrics in _metrics_of(meta, history, len(history)):
+            yield from _metrics(run_id, metrics)
+    elif name in LOG_TABLES:
+        logs = history.logs() if isinstance(history, History) else iter(history)
+        for log in logs:
+            yield from LOG_TABLES[name](run_id, log)
+    elif name in STATE_TABLES:
+        for log, values in _rounds(history, len(history), full=False):
+            yield from STATE_TABLES[name](run_id, log, values, str)
+    else:
+        raise KeyError(name)
+
+
 def export_run(
     meta: RunMeta,
     history: Sequence[RoundRecord],

@@ -10,6 +10,14 @@ from ..store import SaveStore
 
 #: The columns of an outcome row (the trial adds its id and the scenario).
 COLUMNS = ("seed", "arm", "run_id", "round", "metric", "agent", "value")
+#: The outcomes a trial's table and report show unless told otherwise (name prefixes): the
+#: final Sociodrama metrics, every Surveyor score and a task's utility.
+DEFAULT_OUTCOMES = ("mean_fav", "mean_emotion", "reciprocity", "balance", "survey.", "utility")
+
+
+def default_outcome(metric: str, agent: str) -> bool:
+    """Whether ``metric`` is one of :data:`DEFAULT_OUTCOMES`."""
+    return metric.startswith(DEFAULT_OUTCOMES)
 
 
 def outcome_names() -> list[str]:

@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("compare", "diff"),
     "card": ("card", "card"),
     "export": ("library", "export"),
+    "report": ("reports", "report"),
     "delete": ("library", "delete"),
     "estimate": ("estimate", "estimate"),
     "sweep": ("studies", "sweep"),

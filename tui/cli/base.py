@@ -53,6 +53,26 @@ SavesOpt = Annotated[
 RunArg = Annotated[str, typer.Argument(help="Run id (see `socialsim list`).")]
 
 
+def output_format(value: str) -> str:
+    """``--format``: one of the output formats (``output.FORMATS``)."""
+    from .output import FORMATS
+
+    if value not in FORMATS:
+        raise typer.BadParameter(f"choose from {', '.join(FORMATS)}")
+    return value
+
+
+FormatOpt = Annotated[
+    str,
+    typer.Option(
+        "--format",
+        parser=output_format,
+        metavar="<format>",
+        help="table, csv, tsv, json or markdown (tables are never cut, also when piped).",
+    ),
+]
+
+
 def say(message: str) -> None:
     """One line ``socialsim: ...`` on stderr (control characters and line breaks escaped)."""
     from engine.textsafe import one_line
@@ -138,10 +158,11 @@ def tidy(store: SaveStore, run_ids: list[str] | None = None) -> None:
         say(f"removed the leftover of an interrupted write: {path}")
 
 
-def make_console() -> Console:
+def make_console(stderr: bool = False) -> Console:
     """A console that prints user text as it is (no highlighting, no ``:emoji:`` codes)
     and never writes a control character of the text it is given (old saves, file
-    names): only its own styles reach the terminal."""
+    names): only its own styles reach the terminal. ``stderr``: it prints there (what
+    surrounds a table printed as csv or json)."""
     from collections.abc import Iterable
 
     from rich.console import Console, ConsoleOptions, RenderableType
@@ -160,7 +181,7 @@ def make_console() -> Console:
                         segment = Segment(text, segment.style)
                 yield segment
 
-    return PlainConsole(highlight=False, emoji=False)
+    return PlainConsole(highlight=False, emoji=False, stderr=stderr)
 
 
 def saved_so_far(sim: Simulation) -> str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .base import RunArg, SavesOpt, make_console, open_store
+from .base import FormatOpt, RunArg, SavesOpt, make_console, open_store
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -20,6 +20,7 @@ def card(
         bool, typer.Option("--json", help="Print card.json as export writes it.")
     ] = False,
     saves: SavesOpt = None,
+    fmt: FormatOpt = "table",
 ) -> None:
     """Print a run's card: scenario and prompt hashes, models, decoding, seed, judge mode,
     versions, interventions and forks, LLM totals, and whether it is deterministic."""
@@ -31,12 +32,13 @@ def card(
     if as_json:
         typer.echo(found.to_json(), nl=False)
         return
-    console = make_console()
-    console.print(card_table(found))
+    from .output import emit
+
+    emit(make_console(), [card_table(found)], fmt)
     if found.warning:
         from rich.markup import escape
 
-        console.print(f"[bold yellow]⚠ {escape(found.warning)}[/]")
+        make_console(stderr=fmt != "table").print(f"[bold yellow]⚠ {escape(found.warning)}[/]")
 
 
 def card_table(c: RunCard) -> Table:

@@ -6,21 +6,31 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .base import SavesOpt, fail, make_console, open_store
+from .base import FormatOpt, SavesOpt, fail, make_console, open_store
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
+    from rich.table import Table
 
     from engine.diff import RoundDiff
 
 
 def heatmap(rd: RoundDiff) -> RenderableType:
-    """The favorability difference matrix (row → column), one signed cell per edge."""
+    """The favorability difference matrix with its legend."""
     from rich.console import Group
+    from rich.text import Text
+
+    from ..diff_text import LEGEND
+
+    return Group(heatmap_table(rd), Text(LEGEND, style="dim"))
+
+
+def heatmap_table(rd: RoundDiff) -> Table:
+    """The favorability difference matrix (row → column), one signed cell per edge."""
     from rich.table import Table
     from rich.text import Text
 
-    from ..diff_text import LEGEND, edge_cell
+    from ..diff_text import edge_cell
 
     table = Table(box=None, pad_edge=False)
     table.add_column("from \\ to", style="bold", no_wrap=True)
@@ -31,10 +41,10 @@ def heatmap(rd: RoundDiff) -> RenderableType:
             Text("—", style="dim") if i == j else edge_cell(rd.edges[(i, j)]) for j in rd.agents
         ]
         table.add_row(Text(i), *cells)
-    return Group(table, Text(LEGEND, style="dim"))
+    return table
 
 
-def agents_table(rd: RoundDiff) -> RenderableType:
+def agents_table(rd: RoundDiff) -> Table:
     """Emotion in both runs and its difference, and the needs that differ most."""
     from rich.table import Table
     from rich.text import Text
@@ -81,8 +91,10 @@ def diff(
         ),
     ] = None,
     saves: SavesOpt = None,
+    fmt: FormatOpt = "table",
 ) -> None:
-    """Compare two runs: first divergence, favorability difference, emotions, needs, talk."""
+    """Compare two runs: first divergence, favorability difference, emotions, needs, talk
+    (--format other than table: the difference matrix and the agents)."""
     from rich.text import Text
 
     from engine.diff import RunComparison
@@ -96,14 +108,22 @@ def diff(
     elif not 0 <= round_no <= last:
         fail(f"--round {round_no}: runs {run_a!r} and {run_b!r} both have rounds 0..{last}")
     rd = comparison.round_diff(round_no)
+    if fmt != "table":
+        from .output import emit, rows_of
+
+        named = [rows_of(heatmap_table(rd), "favorability Δ"), rows_of(agents_table(rd), "agents")]
+        emit(make_console(), named, fmt)
+        return
     console = make_console()
     for line in run_lines(comparison):
         console.print(line)
     console.print(profile_line(list(comparison.profile())))
     console.print()
     console.print(Text(f"Round {round_no} (Δ = B − A)", style="bold cyan"))
-    console.print(heatmap(rd))
+    from .output import print_all
+
+    print_all(console, heatmap(rd))
     console.print()
-    console.print(agents_table(rd))
+    print_all(console, agents_table(rd))
     console.print()
     console.print(transcripts(rd, comparison.run_a, comparison.run_b))

@@ -10,7 +10,7 @@ import typer
 
 from engine.limits import MAX_ROUNDS
 
-from .base import SavesOpt, fail, make_console, open_store
+from .base import FormatOpt, SavesOpt, fail, make_console, open_store
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
@@ -33,6 +33,7 @@ def estimate(
         str | None, typer.Option(help="Relational prior, as for `run` (in every prompt).")
     ] = None,
     saves: SavesOpt = None,
+    fmt: FormatOpt = "table",
     *,
     llm: LLMOptions,
 ) -> None:
@@ -57,7 +58,9 @@ def estimate(
     relational = parse_prior(prior, resolved.names) if prior is not None else None
     store = open_store(saves)
     found = estimate_run(resolved, spec, rounds, store.root, prior=relational, seed=seed)
-    make_console().print(estimate_table(found, f"{resolved.title} · {spec.label}"))
+    from .output import emit
+
+    emit(make_console(), [estimate_table(found, f"{resolved.title} · {spec.label}")], fmt)
 
 
 def estimate_table(e: Estimate, title: str) -> Table:

@@ -8,22 +8,36 @@ from typing import Annotated
 
 import typer
 
-from .base import RunArg, SavesOpt, fail, folder, make_console, open_store, out_file, tidy
+from .base import (
+    FormatOpt,
+    RunArg,
+    SavesOpt,
+    fail,
+    folder,
+    make_console,
+    open_store,
+    out_file,
+    tidy,
+)
 
 
-def list_runs(saves: SavesOpt = None) -> None:
+def list_runs(saves: SavesOpt = None, fmt: FormatOpt = "table") -> None:
     """List saved runs with their lineage (broken saves are shown with the reason).
     Leftovers of interrupted writes (killed creates, branches, deletes, round writes) are
     removed first, one line each on stderr."""
-    from .tables import runs_table
+    from .output import emit
+    from .tables import runs_rows, runs_table
 
     store = open_store(saves)
     tidy(store)
     rows = store.list_runs()
-    if not rows:
+    if not rows and fmt == "table":
         typer.echo(f"no runs in {store.root}")
         return
-    make_console().print(runs_table(rows), soft_wrap=True)
+    if fmt == "table":
+        make_console().print(runs_table(rows), soft_wrap=True)
+        return
+    emit(make_console(), [runs_rows(rows)], fmt)
 
 
 def show(
@@ -32,9 +46,11 @@ def show(
         int | None, typer.Option("--round", help="Show this round's state.")
     ] = None,
     saves: SavesOpt = None,
+    fmt: FormatOpt = "table",
 ) -> None:
-    """Show a run: lineage, agents, favorability matrix and metrics."""
-    from .tables import round_summary, run_overview
+    """Show a run: lineage, agents, favorability matrix and metrics (--format other than
+    table: the agents and the matrix)."""
+    from .tables import agents_table, fav_matrix, round_summary, run_overview
 
     store = open_store(saves)
     tidy(store, [run_id])
@@ -46,10 +62,19 @@ def show(
     record = history[last if round_no is None else round_no]
     metrics = history.metrics(record.round)
     console = make_console()
+    if fmt != "table":
+        from .output import emit, rows_of
+
+        tables = [rows_of(agents_table(meta, record.state), "agents")]
+        tables.append(rows_of(fav_matrix(record.state, plain=True), "favorability"))
+        emit(console, tables, fmt)
+        return
     if record.round > 0:
         console.print(round_summary(record, meta.total_rounds, metrics))
         console.print()
-    console.print(run_overview(meta, record, metrics))
+    from .output import print_all
+
+    print_all(console, run_overview(meta, record, metrics))
 
 
 def export(
@@ -100,7 +125,7 @@ def delete(
     typer.echo(f"deleted {run_id}")
 
 
-def scenarios() -> None:
+def scenarios(fmt: FormatOpt = "table") -> None:
     """List the bundled scenario library (broken entries are shown with the reason)."""
     from engine import Scenario, ScenarioError, library_ids, load_library
 
@@ -112,7 +137,9 @@ def scenarios() -> None:
             entries[sid] = load_library(sid)
         except ScenarioError as err:  # one broken file must not hide the rest of the library
             entries[sid] = err
-    make_console().print(scenarios_table(entries))
+    from .output import emit
+
+    emit(make_console(), [scenarios_table(entries)], fmt)
 
 
 def validate(file: Annotated[Path, typer.Argument(help="A scenario .toml file.")]) -> None:

@@ -12,6 +12,7 @@ from engine.limits import MAX_ROUNDS
 
 from . import options
 from .base import (
+    FormatOpt,
     RunArg,
     SavesOpt,
     fail,
@@ -245,6 +246,7 @@ def run(
     saves: SavesOpt = None,
     prior: PriorOpt = None,
     agents: Annotated[str, typer.Option(help="govsim only: 3 or 5 fishers.")] = "3",
+    fmt: FormatOpt = "table",
     *,
     llm: LLMOptions,
 ) -> None:
@@ -253,10 +255,12 @@ def run(
     SCENARIO may also be `govsim` (the fishing commons) or `debate` (the bundled questions)
     for a single episode of the Relational priors paper's tasks.
     """
+    if fmt != "table" and scenario != "debate":
+        fail(f"--format {fmt}: only a debate episode prints a table (its intervals)")
     if scenario in ("govsim", "debate"):
         from .studies import single_episode
 
-        single_episode(scenario, seed, llm, prior, agents)
+        single_episode(scenario, seed, llm, prior, agents, fmt)
         return
     from engine import Simulation, resolve_scenario
     from engine.errors import SocialsimError

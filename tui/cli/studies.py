@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, cast
 import typer
 
 from . import options
-from .base import SavesOpt, fail, make_console, open_store, out_file, run_async, say
+from .base import FormatOpt, SavesOpt, fail, make_console, open_store, out_file, run_async, say
 from .batch import (
     AddressOpt,
     ExecutorOpt,
@@ -25,8 +25,6 @@ from .batch import (
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
-    from rich.console import Console
-
     from engine.sweep import SweepResult, Task
 
 TASKS = ("govsim", "debate")
@@ -62,10 +60,16 @@ def team_sizes(text: str, task: str) -> list[int]:
 
 
 def single_episode(
-    task: str, seed: int, llm: LLMOptions, prior_text: str | None, agents: str = "3"
+    task: str,
+    seed: int,
+    llm: LLMOptions,
+    prior_text: str | None,
+    agents: str = "3",
+    fmt: str = "table",
 ) -> None:
     """``run govsim`` / ``run debate``: one episode under one prior, printed (GovSim with
-    ``agents`` fishers; debate with its question-level 95% intervals)."""
+    ``agents`` fishers; debate with its question-level 95% intervals, in ``fmt``: what
+    surrounds them goes to stderr in the formats but table)."""
     from engine.priors import no_prior, parse_prior
     from engine.sweep import agent_names
 
@@ -75,7 +79,7 @@ def single_episode(
     names = agent_names(cast("Task", task), sizes[0])
     prior = parse_prior(prior_text, names) if prior_text else no_prior()
     mind = llm.spec(names)
-    console = make_console()
+    console = make_console(stderr=fmt != "table")
     metrics: Mapping[str, float | None]
     if task == "govsim":
         from engine.govsim import paper_settings, run_govsim
@@ -95,6 +99,7 @@ def single_episode(
         from engine.debate import run_debate, sample_questions
         from engine.debate.stats import bootstrap_metrics
 
+        from .output import emit
         from .tables import intervals_table
 
         questions = sample_questions()
@@ -104,7 +109,8 @@ def single_episode(
                 f"{t.question_id}: "
                 + " → ".join("/".join(str(v) for v in r.values()) for r in t.answers)
             )
-        console.print(intervals_table(bootstrap_metrics(debated.traces, questions, seed=seed)))
+        intervals = bootstrap_metrics(debated.traces, questions, seed=seed)
+        emit(make_console(), [intervals_table(intervals)], fmt)
         metrics = debated.metrics
     console.print(
         " ".join(f"{k} {'–' if v is None else format(v, '.3g')}" for k, v in metrics.items())
@@ -141,6 +147,7 @@ def sweep(
         typer.Option(parser=out_file, metavar="<path>", help="Write the tidy CSV here."),
     ] = None,
     yes: YesOpt = False,
+    fmt: FormatOpt = "table",
     *,
     llm: LLMOptions,
 ) -> None:
@@ -163,7 +170,7 @@ def sweep(
     cells = conditions(
         kind, rels, tops, _floats(lambdas, "--lambdas"), runs, model_list, agents=sizes
     )
-    console = make_console()
+    console = make_console(stderr=fmt != "table")  # what surrounds the tables
     for n in sizes:
         for dup, kept in topology_aliases(agent_names(kind, n), tops).items():
             console.print(
@@ -198,27 +205,30 @@ def sweep(
             )
     except Interrupted as stopped:
         result = stopped.partial
-        _report(result, out, console)
+        _report(result, out, fmt)
         say(
             f"{len(result.outcomes)} of {stopped.total} episodes finished"
             + (f", written to {out}" if out is not None else "")
         )
         raise typer.Exit(130) from None
-    _report(result, out, console)
+    _report(result, out, fmt)
 
 
-def _report(result: SweepResult, out: Path | None, console: Console) -> None:
-    """The sweep's tables, and its CSV when asked for."""
+def _report(result: SweepResult, out: Path | None, fmt: str) -> None:
+    """The sweep's tables (in json: ``means`` and ``contrasts``), and its CSV when asked
+    for."""
+    from .output import emit, rows_of
     from .tables import contrasts_table, sweep_table
 
-    console.print(sweep_table(result))
-    console.print(contrasts_table(result))
+    means, contrasts = sweep_table(result), contrasts_table(result)
+    named = [rows_of(means, "means"), rows_of(contrasts, "contrasts")]
+    emit(make_console(), [means, contrasts] if fmt == "table" else named, fmt)
     if out is not None:
         try:
             _write_csv(result, out)
         except OSError as err:
             fail(f"--out {out}: cannot write the CSV ({err.strerror or err})")
-        typer.echo(str(out))
+        typer.echo(str(out), err=fmt != "table")
 
 
 def _write_csv(result: SweepResult, out: Path) -> None:
@@ -240,13 +250,14 @@ def _write_csv(result: SweepResult, out: Path) -> None:
     atomic_write_text(out, buffer.getvalue())
 
 
-def tasks() -> None:
+def tasks(fmt: FormatOpt = "table") -> None:
     """List the collaborative tasks of the persona-recasting controller."""
     from engine.tasks.spec import load_task, task_ids
 
+    from .output import emit
     from .tables import tasks_table
 
-    make_console().print(tasks_table({tid: load_task(tid) for tid in task_ids()}))
+    emit(make_console(), [tasks_table({tid: load_task(tid) for tid in task_ids()})], fmt)
 
 
 @llm_options(
@@ -273,6 +284,7 @@ def recast(
         bool, typer.Option("--ablation", help="w/o social dynamics: fixed order, no S/R updates.")
     ] = False,
     saves: SavesOpt = None,
+    fmt: FormatOpt = "table",
     *,
     llm: LLMOptions,
 ) -> None:
@@ -284,6 +296,7 @@ def recast(
     from engine.tasks.episode import task_scenario
     from engine.tasks.spec import load_task, parse_casting
 
+    from .output import emit
     from .tables import iteration_table
 
     spec = load_task(task)
@@ -292,14 +305,14 @@ def recast(
     casting = {"hetero": spec.casting.hetero, "random": spec.casting.random}.get(init)
     casting = casting or parse_casting(init)
     mind = llm.spec(task_scenario(spec, casting).names)
-    console = make_console()
+    console = make_console(stderr=fmt != "table")  # what surrounds the tables
     console.print(
         f"[bold]{escape(spec.title)}[/] — {episodes} episodes per casting, "
         f"{'ablation: w/o social dynamics, ' if ablation else ''}model {mind.model}\n"
     )
 
     def show(it: Iteration) -> None:
-        console.print(iteration_table(it))
+        emit(make_console(), [iteration_table(it)], fmt)
         console.print(
             f"utility {it.mean:.3f} ± {it.sd:.3f} over {len(it.utilities)} "
             f"episodes: {', '.join(f'{u:g}' for u in it.utilities)}\n"

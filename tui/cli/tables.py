@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from engine.tasks.controller import Iteration
     from engine.tasks.spec import Task
 
+    from .output import Rows
+
 MODE_STYLE = {"public": "bold", "private": "magenta", "silent": "dim"}
 
 #: Metrics shown in the sweep table, with short headers (all are in the CSV).
@@ -82,13 +84,14 @@ def round_summary(record: RoundRecord, total: int, metrics: Metrics) -> Renderab
     return Group(*parts)
 
 
-def fav_matrix(state: WorldState) -> Table:
-    """The directed favorability matrix: row = from, column = to, glyph = status."""
+def fav_matrix(state: WorldState, plain: bool = False) -> Table:
+    """The directed favorability matrix: row = from, column = to, glyph = status (names
+    in the header to 8 characters, whole when ``plain``: for --format)."""
     names = list(state.agents)
     table = Table(title="favorability (row → column)", box=None, pad_edge=False)
     table.add_column("from \\ to", style="bold")
     for n in names:
-        table.add_column(Text(n[:8]), justify="right")
+        table.add_column(Text(n if plain else n[:8]), justify="right")
     for i in names:
         cells: list[Text | str] = [Text(i)]
         for j in names:
@@ -128,6 +131,19 @@ def run_overview(meta: RunMeta, record: RoundRecord, metrics: Metrics) -> Render
         info.add_row("pending", Text(f"inject: {e.text}"))
     for s in meta.snapshots:
         info.add_row("snapshot", Text(f"{s.name} @ round {s.round}"))
+    return Group(
+        info,
+        Text(""),
+        agents_table(meta, state),
+        Text(""),
+        fav_matrix(state),
+        Text(""),
+        metrics_line(metrics),
+    )
+
+
+def agents_table(meta: RunMeta, state: WorldState) -> Table:
+    """Each agent's role, archetype, emotion and two largest unmet needs."""
     agents = Table(box=None, pad_edge=False)
     for col in ("agent", "role", "archetype", "S", "largest unmet needs"):
         agents.add_column(col)
@@ -138,9 +154,7 @@ def run_overview(meta: RunMeta, record: RoundRecord, metrics: Metrics) -> Render
         agents.add_row(
             Text(spec.name), Text(spec.role), spec.archetype.value, f"{a.emotion:.2f}", unmet
         )
-    return Group(
-        info, Text(""), agents, Text(""), fav_matrix(state), Text(""), metrics_line(metrics)
-    )
+    return agents
 
 
 def modes_line(modes: Mapping[str, str]) -> str:
@@ -188,21 +202,30 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     return grid
 
 
-def runs_table(rows: list[RunListing]) -> Text:
-    """``list``: one line per run with its lineage, broken entries in red with their reason.
-    Columns are aligned by hand: a rich Table measures every cell (0.2 s for 500 runs)."""
+def runs_rows(rows: list[RunListing]) -> Rows:
+    """``list``'s cells: one row per run with its lineage, a broken entry's reason last."""
     from engine.mind_spec import mind_spec
 
-    header = ("run", "scenario", "round", "mind", "parent", "name / problem")
-    lines: list[tuple[str, ...]] = []
+    from .output import Rows
+
+    lines: list[list[str]] = []
     for r in rows:
         if not r.ok:
-            lines.append((r.run_id, "", "", "", "", r.reason))
+            lines.append([r.run_id, "", "", "", "", r.reason])
             continue
         parent = f"{r.parent.run_id}@{r.parent.round}" if r.parent else ""
         mind = "offline rule-based" if mind_spec(r.model).offline else r.model
         done = f"{r.rounds_done}/{r.total_rounds}"
-        lines.append((r.run_id, r.scenario_id or r.title, done, mind, parent, r.name))
+        lines.append([r.run_id, r.scenario_id or r.title, done, mind, parent, r.name])
+    header = ["run", "scenario", "round", "mind", "parent", "name / problem"]
+    return Rows("runs", header, lines)
+
+
+def runs_table(rows: list[RunListing]) -> Text:
+    """``list``: one line per run with its lineage, broken entries in red with their reason.
+    Columns are aligned by hand: a rich Table measures every cell (0.2 s for 500 runs)."""
+    found = runs_rows(rows)
+    header, lines = found.header, found.rows
     widths = [max(len(row[k]) for row in [header, *lines]) for k in range(len(header) - 1)]
     text = Text()
     for row, style in [

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .base import SavesOpt, fail, make_console, open_store, out_file, say
+from .base import FormatOpt, SavesOpt, fail, make_console, open_store, out_file, say
 from .batch import (
     AddressOpt,
     ExecutorOpt,
@@ -28,10 +28,6 @@ if TYPE_CHECKING:
     from engine import SaveStore
     from engine.estimate import Estimate
     from engine.experiments.trial import ArmSummary, TrialResult, TrialSpec
-
-#: What the table shows unless ``--outcome`` says otherwise: the final Sociodrama metrics,
-#: every Surveyor score and a task's utility.
-DEFAULT_OUTCOMES = ("mean_fav", "mean_emotion", "reciprocity", "balance", "survey.", "utility")
 
 
 def parse_seeds(text: str) -> list[int]:
@@ -207,6 +203,7 @@ def trial(
     ] = False,
     yes: YesOpt = False,
     saves: SavesOpt = None,
+    fmt: FormatOpt = "table",
     *,
     llm: LLMOptions,
 ) -> None:
@@ -230,7 +227,7 @@ def trial(
             trial_id, resamples or RESAMPLES, llm,
         )  # fmt: skip
     shown = _selector(outcome, spec)
-    console = make_console()
+    console = make_console(stderr=fmt != "table")  # what surrounds the table
     what = f"Trial {spec.trial_id} ({spec.runs} runs)"
     confirm_spend(
         spec.mind.offline, yes, what, None if spec.mind.offline else _estimate(spec, store)
@@ -251,7 +248,7 @@ def trial(
             )
     except Interrupted as stopped:
         partial: TrialResult = stopped.partial
-        _report(partial, shown, out)
+        _report(partial, shown, out, fmt)
         say(
             f"{partial.played} of {stopped.total} runs finished and saved"
             + (f", the CSV ({out}) holds every finished arm" if out is not None else "")
@@ -261,7 +258,7 @@ def trial(
     if result.reused:
         console.print(f"{result.reused} of {spec.runs} runs were finished already; "
                       f"{result.played} played now")  # fmt: skip
-    _report(result, shown, out)
+    _report(result, shown, out, fmt)
 
 
 def _estimate(spec: TrialSpec, store: SaveStore) -> Estimate:
@@ -279,7 +276,7 @@ def _estimate(spec: TrialSpec, store: SaveStore) -> Estimate:
 def _selector(outcome: list[str], spec: TrialSpec) -> object:
     """Which final outcomes the table shows: ``--outcome`` as METRIC[:AGENT], else the
     defaults."""
-    from engine.experiments.outcomes import outcome_names
+    from engine.experiments.outcomes import default_outcome, outcome_names
 
     known = outcome_names()
     wanted = []
@@ -299,18 +296,19 @@ def _selector(outcome: list[str], spec: TrialSpec) -> object:
     def accept(metric: str, agent: str) -> bool:
         if wanted:
             return any(metric == m and (not a or agent == a) for m, a in wanted)
-        return metric.startswith(DEFAULT_OUTCOMES)
+        return default_outcome(metric, agent)
 
     return accept
 
 
-def _report(result: TrialResult, shown: object, out: Path | None) -> None:
+def _report(result: TrialResult, shown: object, out: Path | None, fmt: str) -> None:
     from engine.experiments.trial import final_values, summarize
 
-    console = make_console()
+    from .output import emit
+
     summaries = summarize(result, shown)  # type: ignore[arg-type]
     if summaries:
-        console.print(trial_table(result, summaries))
+        emit(make_console(), [trial_table(result, summaries)], fmt)
     elif result.complete_seeds:
         names = sorted({metric for metric, _ in final_values(result)})
         fail(
@@ -325,7 +323,7 @@ def _report(result: TrialResult, shown: object, out: Path | None) -> None:
                 f"--out {out}: cannot write the CSV ({err.strerror or err}); the runs are saved: "
                 f"socialsim trial {result.spec.trial_id} --resume --out <path> writes it"
             )
-        typer.echo(str(out))
+        typer.echo(str(out), err=fmt != "table")
 
 
 def write_trial_csv(result: TrialResult, out: Path) -> None:
@@ -370,7 +368,7 @@ def trial_table(result: TrialResult, summaries: list[ArmSummary]) -> Table:
         if last is not None and key != last:
             table.add_section()
         table.add_row(
-            key if key != last else "",
+            key,
             s.arm,
             estimate_text(s.estimate),
             estimate_text(s.difference, signed=True),

@@ -78,6 +78,14 @@ class MainScreen(Screen[None]):
         Binding("p", "plots", "Plots", id="plots"),
         Binding("m", "metrics", "Metrics", id="metrics"),
         Binding("x", "export", "Export", id="export"),
+        Binding(
+            "w",
+            "report",
+            "Report",
+            show=False,
+            tooltip="write the run's HTML report (one file, opens in any browser)",
+            id="report",
+        ),
         Binding("c", "recast", "Recast", id="recast"),
         Binding("d", "diff", "Diff", id="diff"),
         Binding("P", "toggle_prior", "Prior", id="prior"),
@@ -457,6 +465,36 @@ class MainScreen(Screen[None]):
                 submit,
                 default=str(here / self.session.export_root / sim.run_id),
                 hint=f"A relative folder is under {here}",
+            )
+        )
+
+    def action_report(self) -> None:
+        """Write the run's HTML report (its rounds so far: not while one is played)."""
+        if self.running:
+            self.notify("Pause the run before writing its report.", severity="warning")
+            return
+        from engine.reports import run_report, write_html
+
+        from .forms import TextForm
+
+        sim = self.sim
+
+        def submit(file: str) -> str | None:
+            out = Path(file).absolute()
+            try:
+                write_html(out, run_report(sim.meta, sim.records)[0])
+            except SocialsimError as err:
+                return str(err)
+            self.notify(f"Wrote the report to {out}.")
+            return None
+
+        here = Path.cwd()
+        self.app.push_screen(
+            TextForm(
+                "Write the run's HTML report",
+                submit,
+                default=str(here / self.session.export_root / f"{sim.run_id}.html"),
+                hint=f"A relative path is under {here}",
             )
         )
 

@@ -3,7 +3,7 @@ seeds and the paired difference from the reference arm, with 95% intervals — a
 the highlighted arm. Enter opens a run; ``d`` compares it with the reference arm's run of
 the same seed (the diff view); ``m`` makes the highlighted arm the reference; ``[`` and ``]``
 choose the outcome; ``r`` plays the runs still missing, with a progress line (``s`` stops
-after the runs in flight)."""
+after the runs in flight); ``w`` writes the trial's HTML report."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ class TrialScreen(Screen[Simulation | None]):
         Binding("right_square_bracket", "outcome(1)", "Outcome", show=False),
         Binding("r", "play", "Play missing"),
         Binding("s", "stop", "Stop"),
+        Binding("w", "report", "Report", show=False),
     ]
 
     def __init__(self, store: SaveStore, trial_id: str, current: str = "") -> None:
@@ -252,6 +253,33 @@ class TrialScreen(Screen[Simulation | None]):
             return
         self.stopping = threading.Event()
         self.play(self.stopping)
+
+    def action_report(self) -> None:
+        """Write the trial's HTML report, and each finished arm run's beside it."""
+        from pathlib import Path
+
+        from engine.reports import write_trial_report
+
+        from .forms import TextForm
+
+        def submit(file: str) -> str | None:
+            out = Path(file).absolute()
+            try:
+                paths = write_trial_report(self.store, self.trial_id, out)
+            except SocialsimError as err:
+                return str(err)
+            self.notify(f"Wrote the report to {out} ({len(paths) - 1} arm reports beside it).")
+            return None
+
+        here = Path.cwd()
+        self.app.push_screen(
+            TextForm(
+                "Write the trial's HTML report",
+                submit,
+                default=str(here / "exports" / f"{self.trial_id}.html"),
+                hint=f"A relative path is under {here}",
+            )
+        )
 
     def action_stop(self) -> None:
         if self.stopping is not None:

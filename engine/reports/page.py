@@ -1,0 +1,80 @@
+"""The page around a report's figures: the Jinja2 environment, plotly.js inlined once, the
+figures as JSON, and the atomic write of the finished file."""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from ..atomic import atomic_write_text
+from ..errors import SaveError, SocialsimError
+
+TEMPLATES = Path(__file__).with_name("templates")
+
+
+def report_modules() -> tuple[Any, Any]:
+    """(plotly, jinja2), or one clear error naming the extra that brings them."""
+    try:
+        import jinja2
+        import plotly
+    except ImportError as err:
+        raise SocialsimError(
+            f"reports need plotly and Jinja2 ({err.name} is missing): "
+            "pip install 'socialsim[report]'"
+        ) from None
+    return plotly, jinja2
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Any:
+    _, jinja2 = report_modules()
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["json"] = script_json
+    return env
+
+
+def script_json(value: Any) -> Any:
+    """``value`` as JSON safe inside a ``<script>`` element (no ``</`` can close it)."""
+    from markupsafe import Markup
+
+    text = json.dumps(value, separators=(",", ":"), allow_nan=False, default=str)
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def figure_json(figure: Any) -> Any:
+    """A plotly figure as the JSON ``Plotly.newPlot`` takes (data, layout), script-safe."""
+    from markupsafe import Markup
+
+    text = figure.to_json(validate=False, pretty=False, engine="json")
+    return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+def render(template: str, **context: Any) -> str:
+    """The page ``template`` with plotly.js inlined."""
+    plotly, _ = report_modules()
+    from markupsafe import Markup
+    from plotly.offline import get_plotlyjs
+
+    script = get_plotlyjs().replace("</script", "<\\/script")
+    return (
+        _environment()
+        .get_template(template)
+        .render(plotly_js=Markup(script), plotly_version=plotly.__version__, **context)
+    )
+
+
+def write(out: Path, html: str) -> Path:
+    """Write the page to ``out`` whole (or leave what was there)."""
+    try:
+        atomic_write_text(out, html)
+    except OSError as err:
+        raise SaveError(f"--out {out}: cannot write ({err.strerror or err})") from None
+    return out

@@ -1,0 +1,74 @@
+// The round slider: each edge moves to the bin of its favorability in that round, node
+// colours follow emotion, the heatmap shows that round's matrix, the transcript marks it.
+const DATA = JSON.parse(document.getElementById("run-data").textContent);
+const CONFIG = {responsive: true, displaylogo: false};
+const BINS = DATA.bins.length;           // network traces: bins, sticky, nodes
+const n = DATA.names.length;
+const P = DATA.positions;
+
+function segment(i, j) {
+  // the line i -> j, shortened at both ends and offset to its right
+  const [x0, y0] = P[i], [x1, y1] = P[j];
+  const dx = x1 - x0, dy = y1 - y0, len = Math.hypot(dx, dy) || 1;
+  const ox = dy / len * 0.012, oy = -dx / len * 0.012, cut = 0.04 / len;
+  return [x0 + dx * cut + ox, y0 + dy * cut + oy, x1 - dx * cut + ox, y1 - dy * cut + oy];
+}
+const SEGMENTS = [];
+for (let i = 0; i < n; i++) { SEGMENTS.push([]); for (let j = 0; j < n; j++) SEGMENTS[i].push(i === j ? null : segment(i, j)); }
+
+function edgeTraces(k) {
+  const xs = DATA.bins.map(() => []), ys = DATA.bins.map(() => []);
+  const fav = DATA.fav[k];
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+    const f = fav[i][j];
+    if (f === null || i === j) continue;
+    const b = DATA.bins.findIndex(([low, high]) => f >= low && f < high);
+    const s = SEGMENTS[i][j];
+    xs[b].push(s[0], s[2], null); ys[b].push(s[1], s[3], null);
+  }
+  const sx = [], sy = [];
+  for (const [i, j] of DATA.sticky[k]) { const s = SEGMENTS[i][j]; sx.push(s[0], s[2], null); sy.push(s[1], s[3], null); }
+  xs.push(sx); ys.push(sy);
+  return {xs, ys};
+}
+
+function heatText(k) {
+  return DATA.fav[k].map((row, i) => row.map((f, j) => i === j ? "" :
+    DATA.statuses[DATA.status[k][i][j]] + " " + DATA.glyphs[DATA.status[k][i][j]]));
+}
+
+function showRound(k) {
+  const round = DATA.rounds[k];
+  const {xs, ys} = edgeTraces(k);
+  const traces = [...Array(BINS + 1).keys()];
+  Plotly.restyle("network-plot", {x: xs, y: ys}, traces);
+  Plotly.restyle("network-plot", {"marker.color": [DATA.emotion[k]]}, [BINS + 1]);
+  Plotly.relayout("network-plot", {"title.text": "Signed favorability network, round " + round});
+  Plotly.restyle("heatmap-plot", {z: [DATA.fav[k]], text: [heatText(k)],
+    hovertemplate: "%{y} → %{x}: %{z:+.2f} (%{text})<extra></extra>"}, [0]);
+  Plotly.relayout("heatmap-plot", {"title.text": "Favorability matrix, round " + round});
+  document.getElementById("round-label").textContent = round;
+  document.getElementById("round").value = k;
+  const link = document.getElementById("round-link");
+  link.href = "#round-" + round;
+  document.querySelectorAll(".transcript section.current").forEach(s => s.classList.remove("current"));
+  const section = document.getElementById("round-" + round);
+  if (section) section.classList.add("current");
+}
+
+function toRound(round, scroll) {
+  const k = DATA.rounds.indexOf(round);
+  if (k < 0) return;
+  showRound(k);
+  if (scroll) document.getElementById("round-" + round).scrollIntoView();
+}
+
+Promise.all(Object.entries(FIGURES).map(([name, fig]) =>
+  Plotly.newPlot(name + "-plot", fig.data, fig.layout, CONFIG))).then(() => {
+  showRound(DATA.rounds.length - 1);
+  document.getElementById("round").addEventListener("input", e => showRound(+e.target.value));
+  for (const name of ["emotion", "metrics"]) {
+    document.getElementById(name + "-plot").on("plotly_click", ev => toRound(ev.points[0].x, true));
+  }
+  document.body.dataset.ready = "yes";
+});
