@@ -22,7 +22,7 @@ from ..engine_thread import Pacer
 from ..event_bridge import EventBridge
 from ..report import metrics_block, metrics_pair
 from .agent_pane import AgentPane
-from .deck import AgentDeck
+from .deck import PANE_WIDTH, AgentDeck
 from .header import (
     EventBar,
     RunHeader,
@@ -73,7 +73,9 @@ class RunView(Vertical):
             yield self._deck()
             with ScrollableContainer(id="side"):
                 yield Static(FAV_TITLE, id="side-title")
-                yield FavMatrix(self.sim.state, self.sim.meta.prior, id="matrix")
+                yield FavMatrix(
+                    self.sim.state, self.sim.meta.prior, self.sim.scenario.factions, id="matrix"
+                )
                 yield Static(id="metrics-line")
 
     def _deck(self) -> AgentDeck:
@@ -141,9 +143,15 @@ class RunView(Vertical):
     # -- drawing ------------------------------------------------------------------------------
 
     def _size_side(self, width: int) -> None:
-        """The side panel takes the matrix's width, up to half the terminal."""
-        natural = self.query_one(FavMatrix).natural_width() + 3
-        self.query_one("#side").styles.width = min(natural, max(38, width // 2))
+        """The side panel takes the matrix's width, up to half the terminal; a little more
+        when that fits the whole grid and leaves the deck as many panes."""
+        matrix = self.query_one(FavMatrix)
+        side = min(matrix.natural_width() + 3, max(38, width // 2))
+        narrowest = matrix.narrowest_width() + 3
+        panes = max(1, (width - side) // PANE_WIDTH)
+        if side < narrowest <= width - panes * PANE_WIDTH:
+            side = narrowest
+        self.query_one("#side").styles.width = side
 
     @on(FavMatrix.Resized)
     def _fit_side(self) -> None:
@@ -201,13 +209,14 @@ class RunView(Vertical):
         deltas = {c.agent: c.delta for c in record.emotion_changes}
         state = record.state
         for spec in sim.scenario.agents:
-            self._pane(spec.name).show_state(state.agents[spec.name], deltas.get(spec.name))
+            pane = self._pane(spec.name)
+            pane.show_state(state.agents[spec.name], deltas.get(spec.name), state)
         changed = {
             (c.source, c.target)
             for c in record.relation_changes
             if abs(c.delta) >= 0.005 or c.status != c.previous_status
         }
-        self.query_one(FavMatrix).show(state, changed, sim.meta.prior)
+        self.query_one(FavMatrix).show(state, changed, sim.meta.prior, sim.scenario.factions)
         self._title()
         self._size_side(self.app.size.width)
         self._metrics = sim.history.metrics(record.round)
