@@ -97,7 +97,7 @@ def fav_band(fav: float) -> int:
 #: The band's glyph, sign and size in one cell (for NO_COLOR and plain text).
 BAND_GLYPH = {-2: "▼", -1: "▽", 0: "·", 1: "△", 2: "▲"}
 #: The bands' boundaries as the legends write them, lowest first.
-BAND_EDGES = ("-1", "-.5", "-.1", "+.15", "+.55", "+1")
+BAND_EDGES = ("-1", "-.5", "-.1", ".15", ".55", "1")
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,13 @@ class MainScreen(Screen[None]):
         Binding("c", "recast", "Recast", id="recast"),
         Binding("d", "diff", "Diff", id="diff"),
         Binding("P", "toggle_prior", "Prior", id="prior"),
+        Binding(
+            "F",
+            "filter_matrix",
+            "Filter",
+            tooltip="the matrix for one agent or faction, or all",
+            id="filter",
+        ),
         Binding("i", "toggle_events", "Events", tooltip="the event strip in full", id="events"),
         Binding(
             "t",
@@ -179,7 +186,10 @@ class MainScreen(Screen[None]):
             await engine.call(sim.run(rounds))
             outcome = await engine.call(finish_task_run(sim))
             if outcome is not None:
-                self.notify(f"Task finished: utility {outcome.utility:g}.", timeout=10)
+                from ..widgets.header import task_score
+
+                self.notify(f"Task finished: {task_score(outcome)}.", timeout=10)
+                self.query_one(RunView).refresh_view()
         except DegradedRunError as err:  # the round is saved: a notice that stays
             self.query_one(RunView).stopped_degraded(str(err))
         except SocialsimError as err:
@@ -308,6 +318,39 @@ class MainScreen(Screen[None]):
         """Overlay the run's relational prior (the fixed signs its prompts state) on the
         matrix, or go back to favorability."""
         self.query_one(RunView).toggle_prior()
+
+    def action_filter_matrix(self) -> None:
+        """Show one agent's row and column of the matrix, or one faction's; filtered
+        already: every agent again."""
+        from ..relations import Selection, parse_selection
+        from ..widgets.matrix import FavMatrix
+        from .forms import TextForm
+
+        scenario = self.sim.scenario
+        view = self.query_one(RunView)
+        if self.query_one(FavMatrix).selection != Selection():
+            view.select_matrix(Selection())
+            return
+
+        def submit(text: str) -> str | None:
+            try:
+                selection = parse_selection(text, scenario.names, scenario.factions)
+            except ValueError as err:
+                return str(err)
+            view.select_matrix(selection)
+            return None
+
+        factions = ", ".join(scenario.factions) or "none"
+        self.app.push_screen(
+            TextForm(
+                "Filter the matrix",
+                submit,
+                placeholder="an agent or a faction (empty: every agent)",
+                hint=f"An agent's name shows its row and column; a faction its members. "
+                f"Factions: {factions}.",
+                value=self.query_one(AgentDeck).current_agent() or "",
+            )
+        )
 
     def action_page(self, step: int) -> None:
         """Show the previous or next page of agent panes (in focus mode: agent)."""

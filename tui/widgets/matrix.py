@@ -87,7 +87,7 @@ def signed(value: float, digits: int) -> str:
 
 
 def scale_legend(no_color: bool) -> Text:
-    """The colour scale: ``fav -1 █ -.5 █ -.1 █ +.15 █ +.55 █ +1``, each block in its
+    """The colour scale: ``fav -1 █ -.5 █ -.1 █ .15 █ .55 █ 1``, each block in its
     band's colour (with colour off, the band's glyph)."""
     text = Text("fav ", style="dim")
     for band, (low, _high) in enumerate(zip(BAND_EDGES, BAND_EDGES[1:], strict=False), -2):
@@ -396,9 +396,10 @@ class FavMatrix(Vertical):
 
     def natural_width(self) -> int:
         """Columns the matrix would like: every cell's value under full column names."""
+        legend = len(scale_legend(False)) + 2
         if self.selection.agent is not None:
-            return max(self._layout(0).width, len(LEGEND))
-        return max(layouts(self._cast())[0].width, len(LEGEND))
+            return max(self._layout(0).width, legend)
+        return max(layouts(self._cast())[0].width, legend)
 
     def narrowest_width(self) -> int:
         """Columns the narrowest layout needs: every cell in view, one glyph each."""

@@ -32,6 +32,7 @@ from .header import (
     started_lines,
     stopped_text,
 )
+from ..relations import Selection
 from .matrix import FavMatrix, prior_title
 
 FAV_TITLE = "favorability  row → column"
@@ -54,6 +55,8 @@ class RunView(Vertical):
     RunView #metrics-line { height: auto; margin-top: 1; }
     RunView #metrics-line.-compact { margin-top: 0; }
     RunView.-focus #side { display: none; }
+    RunView #side:focus-within { border: double $accent; }
+    RunView AgentPane:focus-within { border: double $accent; }
     """
     running: var[bool] = var(False, init=False)
 
@@ -71,7 +74,7 @@ class RunView(Vertical):
         yield EventBar(id="event")
         with Horizontal(id="body"):
             yield self._deck()
-            with ScrollableContainer(id="side"):
+            with ScrollableContainer(id="side", can_focus=False):
                 yield Static(FAV_TITLE, id="side-title")
                 yield FavMatrix(
                     self.sim.state, self.sim.meta.prior, self.sim.scenario.factions, id="matrix"
@@ -108,9 +111,22 @@ class RunView(Vertical):
 
     def toggle_focus(self) -> bool:
         """One agent full-size (the side panel steps aside), or the pages again."""
-        focus = self.query_one(AgentDeck).toggle_focus()
+        deck = self.query_one(AgentDeck)
+        focus = deck.toggle_focus()
         self.set_class(focus, "-focus")
+        # The keys go where the eyes are: the agent's transcript, or the matrix again.
+        if focus:
+            deck.panes[deck.agent_index].transcript.focus()
+        else:
+            self.query_one(FavMatrix).grid.focus()
         return focus
+
+    def select_matrix(self, selection: Selection) -> None:
+        """Filter the matrix to one agent's row and column, or one faction, or show all."""
+        matrix = self.query_one(FavMatrix)
+        matrix.select(selection)
+        self._size_side(self.app.size.width)
+        matrix.grid.focus()
 
     def toggle_events(self) -> None:
         """Expand the event strip to every line, or fold it again."""
