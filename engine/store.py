@@ -39,7 +39,7 @@ from .history import History
 from .metrics import Metrics
 from .rounds import IndexEntry, Keyframe, RepairMarks, RoundFile
 from .runfiles import ROUNDS_DIR, RunFiles, parse_json, read_bytes, round_name
-from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, TrialLink, fork
+from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, Snapshot, TrialLink, fork
 from .scenario import Scenario
 from .state import RoundRecord
 
@@ -123,6 +123,8 @@ class RunListing(BaseModel):
     model: str = ""
     parent: Lineage | None = None
     trial: TrialLink | None = None
+    #: Its named snapshots (``s`` in the app), in the order they were named.
+    snapshots: list[Snapshot] = []
     #: The metrics after the last round (None when the index does not hold them yet).
     metrics: Metrics | None = None
 
@@ -384,6 +386,7 @@ class SaveStore:
             model=head.model,
             parent=head.parent,
             trial=head.trial,
+            snapshots=head.snapshots,
             metrics=metrics,
         )
 

@@ -14,7 +14,8 @@ from engine import SaveStore, SocialsimError
 from engine.runmeta import Lineage
 from tui.app import SocialsimApp, build_app
 from tui.screens.forms import ConfirmForm, TextForm
-from tui.screens.runs import OPEN_MARK, RunBrowser, local_time, newest_first
+from tui.listing import newest_first
+from tui.screens.runs import OPEN_MARK, RunBrowser, local_time
 from tui.widgets.deck import AgentDeck
 
 SIZE = (100, 30)

@@ -12,9 +12,11 @@ from .base import RunArg, SavesOpt, fail, folder, make_console, open_store, out_
 
 
 def list_runs(saves: SavesOpt = None) -> None:
-    """List saved runs with their lineage (broken saves are shown with the reason).
-    Leftovers of interrupted writes (killed creates, branches, deletes, round writes) are
-    removed first, one line each on stderr."""
+    """List saved runs newest first (a trial's runs together) with their lineage, names
+    and snapshots (broken saves last, with the reason). Leftovers of interrupted writes
+    (killed creates, branches, deletes, round writes) are removed first, one line each on
+    stderr."""
+    from ..listing import newest_first
     from .tables import runs_table
 
     store = open_store(saves)
@@ -23,7 +25,7 @@ def list_runs(saves: SavesOpt = None) -> None:
     if not rows:
         typer.echo(f"no runs in {store.root}")
         return
-    make_console().print(runs_table(rows), soft_wrap=True)
+    make_console().print(runs_table(newest_first(rows)), soft_wrap=True)
 
 
 def show(
