@@ -52,10 +52,17 @@ MEASURE_FILE = "measurements.json"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 
+#: The folder in the saves folder the app exports runs to by default (never a run).
+EXPORTS = "exports"
+
+
 def check_run_id(run_id: str) -> str:
-    """Accept only plain names: no paths, no traversal, no hidden files."""
+    """Accept only plain names: no paths, no traversal, no hidden files, not the exports
+    folder."""
     if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
         raise SaveError(f"run id {run_id!r} is not a plain name (letters, digits, '.', '_', '-')")
+    if run_id == EXPORTS:
+        raise SaveError(f"run id {run_id!r} is taken: the saves folder keeps exports there")
     return run_id
 
 
@@ -346,6 +353,10 @@ class SaveStore:
             raise SaveError(f"run {run_id!r} has rounds 0..{len(history) - 1}, not {number}")
         return history[number]
 
+    def export_dir(self, run_id: str) -> Path:
+        """Where the app exports a run by default: ``<saves>/exports/<run id>``."""
+        return self.root / EXPORTS / run_id
+
     def list_runs(self) -> list[RunListing]:
         """Every entry of the saves folder; unreadable ones are listed with a reason.
         Reads each run's metadata head and index, and checks the size of every round
@@ -358,7 +369,7 @@ class SaveStore:
             raise SaveError(f"{self.root}: unreadable saves folder ({err.strerror})") from None
         rows: list[RunListing] = []
         for entry in entries:
-            if entry.name.startswith("."):
+            if entry.name.startswith(".") or entry.name == EXPORTS:
                 continue
             rows.append(self._listing(entry))
         return rows

@@ -468,7 +468,8 @@ class MainScreen(Screen[None]):
         self.app.push_screen(TextForm("Branch the run", submit, default=str(sim.round), hint=hint))
 
     def action_export(self) -> None:
-        """Write the run's CSVs to a folder (its rounds so far: not while one is played)."""
+        """Write the run's CSVs to a folder, by default ``exports/<run>`` in the saves
+        folder (its rounds so far: not while one is played)."""
         if self.running:
             self.notify("Pause the run before exporting.", severity="warning")
             return
@@ -492,7 +493,7 @@ class MainScreen(Screen[None]):
             TextForm(
                 "Export the run to CSV",
                 submit,
-                default=str(here / self.session.export_root / sim.run_id),
+                default=str(store.export_dir(sim.run_id).absolute()),
                 hint=f"A relative folder is under {here}",
             )
         )
