@@ -99,6 +99,8 @@ def diff(
     console = make_console()
     for line in run_lines(comparison):
         console.print(line)
+    if (warning := comparison.scenario_warning()) is not None:
+        console.print(Text(warning, style="bold yellow"))
     console.print(profile_line(list(comparison.profile())))
     console.print()
     console.print(Text(f"Round {round_no} (Δ = B − A)", style="bold cyan"))
