@@ -14,26 +14,6 @@ if TYPE_CHECKING:
     from engine.diff import RoundDiff
 
 
-def heatmap(rd: RoundDiff) -> RenderableType:
-    """The favorability difference matrix (row → column), one signed cell per edge."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    from ..diff_text import LEGEND, edge_cell
-
-    table = Table(box=None, pad_edge=False)
-    table.add_column("from \\ to", style="bold", no_wrap=True)
-    for name in rd.agents:
-        table.add_column(Text(name), justify="right", no_wrap=True)
-    for i in rd.agents:
-        cells = [
-            Text("—", style="dim") if i == j else edge_cell(rd.edges[(i, j)]) for j in rd.agents
-        ]
-        table.add_row(Text(i), *cells)
-    return Group(table, Text(LEGEND, style="dim"))
-
-
 def agents_table(rd: RoundDiff) -> RenderableType:
     """Emotion in both runs and its difference, and the needs that differ most."""
     from rich.table import Table
@@ -80,14 +60,29 @@ def diff(
             "--round", help="Round to show [default: the first divergence, else the last]."
         ),
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", metavar="NAME", help="Only NAME's row and column, edge by edge."),
+    ] = None,
+    faction: Annotated[
+        str | None,
+        typer.Option("--faction", metavar="F", help="Only the members of faction F (of A)."),
+    ] = None,
+    long: Annotated[
+        bool, typer.Option("--long", help="The difference in long format: one line per edge.")
+    ] = False,
     saves: SavesOpt = None,
 ) -> None:
-    """Compare two runs: first divergence, favorability difference, emotions, needs, talk."""
+    """Compare two runs: first divergence, favorability difference, emotions, needs, talk.
+    The difference matrix stands in faction order, in pages of columns that fit the
+    terminal; --agent, --faction and --long narrow it down or list it edge by edge."""
     from rich.text import Text
 
     from engine.diff import RunComparison
 
-    from ..diff_text import profile_line, run_lines
+    from .matrices import diff_matrices, matrix_view
+
+    from ..diff_text import LEGEND, profile_line, run_lines
 
     comparison = RunComparison(open_store(saves), run_a, run_b)
     last = comparison.last_common
@@ -95,8 +90,13 @@ def diff(
         round_no = comparison.default_round()
     elif not 0 <= round_no <= last:
         fail(f"--round {round_no}: runs {run_a!r} and {run_b!r} both have rounds 0..{last}")
-    rd = comparison.round_diff(round_no)
     console = make_console()
+    factions = comparison.meta_a.scenario.factions
+    try:
+        view = matrix_view(agent, faction, long, console.width, comparison.agents, factions)
+    except ValueError as err:
+        fail(str(err))
+    rd = comparison.round_diff(round_no)
     for line in run_lines(comparison):
         console.print(line)
     if (warning := comparison.scenario_warning()) is not None:
@@ -104,7 +104,8 @@ def diff(
     console.print(profile_line(list(comparison.profile())))
     console.print()
     console.print(Text(f"Round {round_no} (Δ = B − A)", style="bold cyan"))
-    console.print(heatmap(rd))
+    console.print(diff_matrices(rd, factions, view))
+    console.print(Text(LEGEND, style="dim"))
     console.print()
     console.print(agents_table(rd))
     console.print()

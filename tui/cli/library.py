@@ -28,14 +28,33 @@ def list_runs(saves: SavesOpt = None) -> None:
     make_console().print(runs_table(newest_first(rows)), soft_wrap=True)
 
 
+AgentOpt = Annotated[
+    str | None,
+    typer.Option("--agent", metavar="NAME", help="Only NAME's row and column of the matrix."),
+]
+FactionOpt = Annotated[
+    str | None,
+    typer.Option("--faction", metavar="F", help="Only the members of faction F (or its code)."),
+]
+LongOpt = Annotated[
+    bool, typer.Option("--long", help="The matrix in long format: one line per directed edge.")
+]
+
+
 def show(
     run_id: RunArg,
     round_no: Annotated[
         int | None, typer.Option("--round", help="Show this round's state.")
     ] = None,
+    agent: AgentOpt = None,
+    faction: FactionOpt = None,
+    long: LongOpt = False,
     saves: SavesOpt = None,
 ) -> None:
-    """Show a run: lineage, agents, favorability matrix and metrics."""
+    """Show a run: lineage, agents, favorability matrix and metrics. The matrix stands in
+    faction order, in pages of columns that fit the terminal; --agent, --faction and
+    --long narrow it down or list it edge by edge."""
+    from .matrices import fav_matrices, matrix_view
     from .tables import round_summary, run_overview
 
     store = open_store(saves)
@@ -45,13 +64,19 @@ def show(
     last = len(history) - 1
     if round_no is not None and not 0 <= round_no <= last:
         fail(f"--round {round_no}: run {run_id!r} has rounds 0..{last}")
+    console = make_console()
+    factions = meta.scenario.factions
+    try:
+        view = matrix_view(agent, faction, long, console.width, meta.scenario.names, factions)
+    except ValueError as err:
+        fail(str(err))
     record = history[last if round_no is None else round_no]
     metrics = history.metrics(record.round)
-    console = make_console()
     if record.round > 0:
         console.print(round_summary(record, meta.total_rounds, metrics))
         console.print()
-    console.print(run_overview(meta, record, metrics))
+    matrix = fav_matrices(record.state, factions, view)
+    console.print(run_overview(meta, record, metrics, matrix))
 
 
 def export(

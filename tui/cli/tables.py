@@ -12,10 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ..report import metrics_line
-from ..widgets.style import STATUS_GLYPH, fav_style
 
 if TYPE_CHECKING:
-    from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
+    from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario
     from engine.bootstrap import Interval
     from engine.history import History
     from engine.mind_spec import MindSpec
@@ -82,28 +81,11 @@ def round_summary(record: RoundRecord, total: int, metrics: Metrics) -> Renderab
     return Group(*parts)
 
 
-def fav_matrix(state: WorldState) -> Table:
-    """The directed favorability matrix: row = from, column = to, glyph = status."""
-    names = list(state.agents)
-    table = Table(title="favorability (row → column)", box=None, pad_edge=False)
-    table.add_column("from \\ to", style="bold")
-    for n in names:
-        table.add_column(Text(n[:8]), justify="right")
-    for i in names:
-        cells: list[Text | str] = [Text(i)]
-        for j in names:
-            if i == j:
-                cells.append(Text("—", style="dim"))
-                continue
-            rel = state.agents[i].relations[j]
-            cells.append(Text(f"{rel.fav:+.2f}{STATUS_GLYPH[rel.status]}", fav_style(rel.fav)))
-        table.add_row(*cells)
-    return table
-
-
-def run_overview(meta: RunMeta, record: RoundRecord, metrics: Metrics) -> RenderableType:
-    """``show``: identity, lineage, pending interventions, agents, matrix, metrics, at the
-    round of ``record``."""
+def run_overview(
+    meta: RunMeta, record: RoundRecord, metrics: Metrics, matrix: RenderableType
+) -> RenderableType:
+    """``show``: identity, lineage, pending interventions, agents, the favorability
+    ``matrix`` (:mod:`.matrices`), metrics, at the round of ``record``."""
     state = record.state
     info = Table.grid(padding=(0, 2))
     info.add_column(style="dim")
@@ -139,7 +121,7 @@ def run_overview(meta: RunMeta, record: RoundRecord, metrics: Metrics) -> Render
             Text(spec.name), Text(spec.role), spec.archetype.value, f"{a.emotion:.2f}", unmet
         )
     return Group(
-        info, Text(""), agents, Text(""), fav_matrix(state), Text(""), metrics_line(metrics)
+        info, Text(""), agents, Text(""), matrix, Text(""), metrics_line(metrics)
     )
 
 
