@@ -1,8 +1,9 @@
 """The directed favorability matrix: row = from, column = to; and its relational-prior
 overlay, the fixed signs a prior states for each pair (Relational priors Sec. 3).
 
-Agents stand in faction order: each row label starts with its faction's code, a header
-line names the factions over their columns and a ``│`` opens each faction's columns. The
+Agents stand in faction order: a header line names the factions over their columns, a
+``│`` opens each faction's columns, the last row of each is underlined and, where rows are
+numbered, each row label starts with its faction's code. The
 grid scrolls both ways under sticky headers (the column header rows and the row-label
 column). Cells show the value and a status glyph when every column fits the width the
 matrix is given, else one coloured glyph per cell under numbered columns (with colour off,
@@ -115,7 +116,7 @@ class Layout:
     """How the grid is drawn: ``values`` (fav and glyph per cell, named columns) or
     ``glyphs`` (one glyph per cell, numbered columns and rows; numbers above 9 may stand
     in two header lines, tens over units, to fit more columns). ``starts``: the columns that
-    open a faction (a ``│`` before them)."""
+    open a faction (a ``│`` before them); ``ends``: the rows that close one (underlined)."""
 
     density: str
     row_labels: tuple[str, ...]
@@ -123,6 +124,7 @@ class Layout:
     col_widths: tuple[int, ...]
     header_lines: int = 1
     starts: frozenset[int] = frozenset()
+    ends: frozenset[int] = frozenset()
 
     @property
     def label_width(self) -> int:
@@ -171,9 +173,13 @@ def layouts(names: Sequence[str] | Cast) -> tuple[Layout, ...]:
 
 
 def _grouped(options: list[Layout], cast: Cast) -> tuple[Layout, ...]:
-    """Each layout with the factions' header line over its columns, ``│`` opening each."""
+    """Each layout with the factions' header line over its columns, ``│`` opening each,
+    the last row of each underlined, and (numbered rows) the faction's code before each
+    row's number: the values layouts, for a few agents, keep their width for values."""
     if not cast.groups:
         return tuple(options)
+    ends = frozenset(accumulate(count for _, count in cast.groups[:-1])) - {0}
+    ends = frozenset(k - 1 for k in ends)
     grouped = []
     for o in options:
         parts: list[str] = []
@@ -189,10 +195,14 @@ def _grouped(options: list[Layout], cast: Cast) -> tuple[Layout, ...]:
             starts.add(k)
             k += count
         labels = tuple(f"{part}\n{label}" for part, label in zip(parts, o.col_labels, strict=True))
-        width = max(len(c) for c in cast.codes)
-        rows = tuple(f"{c:<{width}} {label}" for c, label in zip(cast.codes, o.row_labels, strict=True))
+        rows = o.row_labels
+        if o.density == "glyphs":
+            width = max(len(c) for c in cast.codes)
+            rows = tuple(f"{c:<{width}} {label}" for c, label in zip(cast.codes, rows, strict=True))
         grouped.append(
-            Layout(o.density, rows, labels, o.col_widths, o.header_lines + 1, frozenset(starts))
+            Layout(
+                o.density, rows, labels, o.col_widths, o.header_lines + 1, frozenset(starts), ends
+            )
         )
     return tuple(grouped)
 
@@ -512,7 +522,11 @@ class FavMatrix(Vertical):
             ]
             for line in range(layout.header_lines)
         ]
-        labels = [Segment(label.ljust(layout.label_width), bold) for label in layout.row_labels]
+        closing = _style("bold underline")
+        labels = [
+            Segment(label.ljust(layout.label_width), closing if k in layout.ends else bold)
+            for k, label in enumerate(layout.row_labels)
+        ]
         cells = LazyRows(names, self._cells)
         self.query_one("#matrix-cell").styles.height = self._cell_lines()
         self.grid.set_content(head, labels, cells, [w + 1 for w in layout.col_widths])
@@ -531,18 +545,20 @@ class FavMatrix(Vertical):
         values = layout.density == "values"
         bands = not values and self.app.no_color  # no colour: the glyph carries the value
         r = self._rows.index(row)
+        rule = " underline" if r in layout.ends else ""  # the last row of a faction
         cells = []
         for k, w in enumerate(layout.col_widths):
             i, j = self._pair(r, k)
             lead = "│" if k in layout.starts else " "
             if i == j:
-                cells.append(Segment(lead + ("—" if values else "\\").rjust(w), _style("dim")))
+                cells.append(Segment(lead + ("—" if values else "\\").rjust(w), _style("dim" + rule)))
             elif self.overlay:
                 glyph, full, style, _ = self._prior_cell(i, j)
-                cells.append(Segment(lead + (full if values else glyph).rjust(w), _style(style)))
+                body = (full if values else glyph).rjust(w)
+                cells.append(Segment(lead + body, _style(style + rule)))
             else:
                 rel = self.state.agents[i].relations[j]
-                style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "")
+                style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "") + rule
                 if values:
                     body = short_fav(rel.fav) + STATUS_GLYPH[rel.status]
                 else:
