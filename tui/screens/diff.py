@@ -124,6 +124,7 @@ class RunPicker(ModalScreen[str | None]):
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options([Option(run_label(r), id=r.run_id) for r in self.others])
+        options.highlighted = 0
 
 
 class DiffScreen(Screen[None]):

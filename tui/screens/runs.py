@@ -85,8 +85,8 @@ class RunBrowser(ModalScreen[Simulation | None]):
     """
     BINDINGS = [
         Binding("escape,q", "dismiss", "Close"),
-        Binding("home", "first", "First", show=False),
-        Binding("end", "last", "Last", show=False),
+        Binding("home", "first", "First", show=False, priority=True),
+        Binding("end", "last", "Last", show=False, priority=True),
         Binding("b", "branch", "Branch"),
         Binding("d", "delete", "Delete"),
         Binding("t", "trial", "Trial"),
