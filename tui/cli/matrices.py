@@ -99,9 +99,8 @@ def paged(
     for k, page in enumerate(pages, start=1):
         first = cols.index(page[0]) + 1
         what = f"{title}, columns {first}-{first + len(page) - 1} of {len(cols)}"
+        heading = what + (f" (page {k}/{len(pages)})" if len(pages) > 1 else "")
         table = Table(
-            title=what + (f" (page {k}/{len(pages)})" if len(pages) > 1 else ""),
-            title_justify="left",
             box=None,
             pad_edge=False,
             padding=(0, 0, 0, GAP),
@@ -112,7 +111,7 @@ def paged(
             table.add_column(c, justify="right", no_wrap=True, min_width=widths[c])
         for r in rows:
             table.add_row(Text(labels[r]), *(cell(r, c) for c in page))
-        out += [table, Text("")]
+        out += [Text(heading, style="bold"), table, Text("")]
     return out[:-1]
 
 
