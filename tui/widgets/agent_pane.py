@@ -19,6 +19,9 @@ from .transcript import Transcript
 
 #: Transcript lines a pane keeps before it shows its needs in more detail.
 ROOM: dict[Detail, int] = {"full": 20, "compact": 16}
+#: A pane with fewer lines inside its border leaves out the role line: the ties take two
+#: lines, and the transcript keeps its room (the role stays the pane's tooltip).
+SHORT = 20
 #: A pane at least this wide (one agent in focus, 100 columns and up) puts its need bars
 #: beside the transcript, which then has the pane's full height and the rest of its width.
 WIDE = 100
@@ -139,6 +142,7 @@ class AgentPane(Vertical):
         self.world: WorldState | None = None  # the whole state: whom it likes, who likes it
         self._stale = True  # state not drawn yet (a hidden pane draws it when shown)
         self.border_title = spec.name
+        self.tooltip = spec.role
         self.border_subtitle = spec.archetype.value
 
     def compose(self) -> ComposeResult:
@@ -162,6 +166,7 @@ class AgentPane(Vertical):
         wide = self.size.width >= WIDE
         self.set_class(wide, "-wide")
         rows = self.size.height - 2  # the border
+        self.query_one(".identity").display = rows >= SHORT
         detail = needs_detail(rows - 2, beside=True) if wide else needs_detail(rows)
         self.query_one(NeedBars).detail = detail
         self._draw_ties()
