@@ -192,7 +192,7 @@ def test_metrics_are_named_per_round(tables):
 def test_every_metric_row_carries_its_unit(tables):
     units = {r["metric"]: r["unit"] for r in tables["metrics"]}
     assert units == METRIC_UNITS
-    assert units["balance"].startswith("percent") and units["mean_fav"] == "fav, -1..1"
+    assert units["balance"].startswith("percent") and units["mean_fav"] == "fav (-1..1)"
 
 
 def test_agents_table_joins_faction_archetype_model_and_player(tables):
