@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from .atomic import atomic_write_text, umask
-from .card import FILE as CARD_FILE
 from .card import CSV_SCHEMA, CardBuilder
+from .card import FILE as CARD_FILE
 from .cleanup import pid_alive
 from .errors import SaveError
 from .export_graph import FOLDER as GRAPH_FOLDER

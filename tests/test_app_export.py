@@ -1,5 +1,6 @@
-"""The export action (``x``): where the CSVs go (by default under the saves folder, named in
-full; relative folders are under the folder socialsim was started in) and their permissions (the user's umask, not 0600)."""
+"""The export action (``x``): where the CSVs go (by default under the saves folder, named
+in full; relative folders are under the folder socialsim was started in) and their
+permissions (the user's umask, not 0600)."""
 
 from __future__ import annotations
 

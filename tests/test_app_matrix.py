@@ -35,8 +35,6 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-
-
 def grid_lines(matrix: FavMatrix) -> list[str]:
     """The grid as drawn now (header lines first), only what is in view."""
     grid = matrix.grid

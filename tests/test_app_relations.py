@@ -66,7 +66,10 @@ def test_faction_order_codes_and_selections() -> None:
     assert codes["valley farmers"] == "VF" and codes["traders and families"] == "TF"
     assert codes["newcomers"] == "NE" and codes["northwater"] == "NO"
     assert len(set(codes.values())) == len(codes)
-    assert faction_codes(["residents", "redevelopment"]) == {"residents": "RE", "redevelopment": "RD"}
+    assert faction_codes(["residents", "redevelopment"]) == {
+        "residents": "RE",
+        "redevelopment": "RD",
+    }
     names, factions = village.names, village.factions
     assert parse_selection("agnes", names, factions) == Selection(agent="Agnes")
     assert parse_selection("PC", names, factions) == Selection(faction="parish council")
@@ -85,13 +88,17 @@ def test_ties_are_the_strongest_both_ways(store: SaveStore) -> None:
         ties = ties_of(state, "Agnes", 3)
         out = {o: r.fav for o, r in state.agents["Agnes"].relations.items()}
         into = {o: a.relations["Agnes"].fav for o, a in state.agents.items() if o != "Agnes"}
-        assert [t.fav for t in ties.likes] == sorted((v for v in out.values() if v >= 0.005), reverse=True)[:3]
+        assert [t.fav for t in ties.likes] == sorted(
+            (v for v in out.values() if v >= 0.005), reverse=True
+        )[:3]
         assert [t.fav for t in ties.dislikes] == sorted(v for v in out.values() if v <= -0.005)[:3]
         assert ties.liked_by[0].fav == max(into.values())
         assert ties.disliked_by[0].fav == min(into.values()) < 0
         wide = ties_lines(state, "Agnes", 120).plain.splitlines()
         top = ties.likes[0]
-        assert wide[0].startswith(f"likes {top.other} {short_fav(top.fav)}") and "dislikes" in wide[0]
+        assert (
+            wide[0].startswith(f"likes {top.other} {short_fav(top.fav)}") and "dislikes" in wide[0]
+        )
         assert wide[1].startswith("liked by ") and "disliked by" in wide[1]
         narrow = ties_lines(state, "Agnes", 36).plain.splitlines()
         assert narrow[0].startswith("→ ") and narrow[1].startswith("← ")

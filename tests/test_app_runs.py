@@ -13,8 +13,8 @@ from textual.widgets import DataTable, Input, Label
 from engine import SaveStore, SocialsimError
 from engine.runmeta import Lineage
 from tui.app import SocialsimApp, build_app
-from tui.screens.forms import ConfirmForm, TextForm
 from tui.listing import newest_first
+from tui.screens.forms import ConfirmForm, TextForm
 from tui.screens.runs import OPEN_MARK, RunBrowser, local_time
 from tui.widgets.deck import AgentDeck
 
@@ -24,7 +24,6 @@ SIZE = (100, 30)
 @pytest.fixture(autouse=True)
 def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
-
 
 
 async def settle(pilot) -> None:
@@ -110,7 +109,15 @@ async def test_browser_sorted_by_time_with_columns_and_the_open_run_marked(
         rows = table_rows(browser)
         header = [str(c.label) for c in browser.query_one(DataTable).ordered_columns]
         assert header == [
-            "", "run", "rounds", "parent", "scenario", "mind", "created", "name", "snapshots"
+            "",
+            "run",
+            "rounds",
+            "parent",
+            "scenario",
+            "mind",
+            "created",
+            "name",
+            "snapshots",
         ]
         assert rows[0][:6] == ["", crowd_id, "0/3", "—", "meeting", "offline"]
         # The parent without the scenario and date it shares with the branch's own id.

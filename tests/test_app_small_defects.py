@@ -101,7 +101,9 @@ def test_run_browser_snapshot_after_a_delete(snap_compare, tmp_path: Path) -> No
         await settle(pilot)
         for k in range(2):
             child = store.branch("va", 1, new_id=f"va-b{k}")
-            store.write_meta(child.model_copy(update={"created": f"2026-01-0{k + 1}T00:00:00+00:00"}))
+            store.write_meta(
+                child.model_copy(update={"created": f"2026-01-0{k + 1}T00:00:00+00:00"})
+            )
         await pilot.press("o")
         await pilot.pause()
         browser = app.screen

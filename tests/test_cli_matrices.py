@@ -56,7 +56,12 @@ def test_show_pages_every_cell_whole_within_the_width(run_cli, village, monkeypa
     assert len(pages) > 1 and f"(page {len(pages)}/{len(pages)})" in pages[-1]
     state = store.history("va")[-1].state
     # Every directed edge is printed once, whole, with its status glyph.
-    cells = [c for ln in part if ln[:3] in ("VF ", "TF ", "PC ", "VT ", "NE ", "CE ", "NO ") for c in CELL.findall(ln)]
+    cells = [
+        c
+        for ln in part
+        if ln[:3] in ("VF ", "TF ", "PC ", "VT ", "NE ", "CE ", "NO ")
+        for c in CELL.findall(ln)
+    ]
     assert len(cells) == 32 * 31
     rel = state.agents["Agnes"].relations["Walter"]
     first_row = next(ln for ln in part if ln.startswith("VF Agnes"))
@@ -72,11 +77,17 @@ def test_show_one_agent_one_faction_and_the_long_format(run_cli, village, monkey
     assert agent.code == 0
     rows = {ln.split()[1]: ln.split()[2:] for ln in matrix_part(agent.out)[2:] if ln[:3] == "VF "}
     out, into = state.agents["Walter"].relations["Agnes"], state.agents["Agnes"].relations["Walter"]
-    assert rows["Agnes"][0].startswith(f"{out.fav:+.2f}") and rows["Agnes"][1].startswith(f"{into.fav:+.2f}")
+    assert rows["Agnes"][0].startswith(f"{out.fav:+.2f}") and rows["Agnes"][1].startswith(
+        f"{into.fav:+.2f}"
+    )
     faction = run_cli("show", "va", "--saves", str(saves), "--faction", "PC")
     assert "faction parish council, columns 1-4 of 4" in faction.out
     long = run_cli("show", "va", "--saves", str(saves), "--long", "--faction", "chapel elders")
-    edges = [ln.split() for ln in matrix_part(long.out)[2:] if ln.split()[:1] in (["Ezra"], ["Mabel"], ["Percy"])]
+    edges = [
+        ln.split()
+        for ln in matrix_part(long.out)[2:]
+        if ln.split()[:1] in (["Ezra"], ["Mabel"], ["Percy"])
+    ]
     assert len(edges) == 6  # 3 members, both ways
     ezra = state.agents["Ezra"].relations["Mabel"]
     assert ["Ezra", "Mabel", f"{ezra.fav:+.4f}", ezra.status.value] in edges
@@ -106,17 +117,31 @@ def test_diff_fits_and_narrows_down(run_cli, village, monkeypatch, columns):
     heat = [ln for ln in full.out.splitlines() if ln.startswith("Δ fav = B − A (row")]
     assert heat and all(len(ln) <= columns for ln in full.out.splitlines() if ln[:3] == "VF ")
     one = run_cli("diff", "va", "vb", "--saves", str(saves), "--agent", "Walter")
-    lines = [ln.split() for ln in one.out.splitlines() if ln.startswith("Agnes  ") and "Walter" in ln]
+    lines = [
+        ln.split() for ln in one.out.splitlines() if ln.startswith("Agnes  ") and "Walter" in ln
+    ]
     a = store.history("va")[2].state.agents["Agnes"].relations["Walter"]
     b = store.history("vb")[2].state.agents["Agnes"].relations["Walter"]
     assert any(row[:4] == ["Agnes", "Walter", f"{a.fav:+.3f}", f"{b.fav:+.3f}"] for row in lines)
     long = run_cli("diff", "va", "vb", "--saves", str(saves), "--long", "--faction", "VF")
-    assert len([ln for ln in long.out.splitlines() if re.match(r"(Agnes|Walter|Bethan|Huw|Ivy|Reuben|Tomasz) ", ln)]) >= 42
+    assert (
+        len(
+            [
+                ln
+                for ln in long.out.splitlines()
+                if re.match(r"(Agnes|Walter|Bethan|Huw|Ivy|Reuben|Tomasz) ", ln)
+            ]
+        )
+        >= 42
+    )
 
 
 def test_list_is_newest_first_with_snapshot_names(run_cli, village):
     saves, store = village
-    for run_id, created in (("va", "2026-01-01T00:00:00+00:00"), ("vb", "2026-01-02T00:00:00+00:00")):
+    for run_id, created in (
+        ("va", "2026-01-01T00:00:00+00:00"),
+        ("vb", "2026-01-02T00:00:00+00:00"),
+    ):
         meta = store.read_meta(run_id)
         store.write_meta(meta.model_copy(update={"created": created}))
     with Simulation.resume("va", store) as sim:

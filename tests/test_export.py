@@ -164,7 +164,11 @@ def test_transcript_rows_match_the_saved_actions(saved, tables):
             assert int(r["forced"]) == int(a.forced)
     forced = [r for r in rows if r["forced"] == "1"]
     assert len(forced) == 1
-    assert (forced[0]["round_no"], forced[0]["speaker"], forced[0]["speech_mode"]) == ("2", "Bob", "private")
+    assert (forced[0]["round_no"], forced[0]["speaker"], forced[0]["speech_mode"]) == (
+        "2",
+        "Bob",
+        "private",
+    )
     assert forced[0]["target"] == "Cy"
     # Quotes, commas, semicolons, newlines and non-ASCII survive the round trip.
     assert forced[0]["utterance"] == TRICKY
@@ -216,7 +220,14 @@ def test_old_column_names_read_by_the_cards_schema_version(saved, tmp_path: Path
     card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
     assert card["csv_schema"] == CSV_SCHEMA == 2
     old = ["run_id", "round", "order", "speaker", "mode", "target"]
-    assert current_columns(old, 1) == ["run_id", "round_no", "order", "speaker", "speech_mode", "target"]
+    assert current_columns(old, 1) == [
+        "run_id",
+        "round_no",
+        "order",
+        "speaker",
+        "speech_mode",
+        "target",
+    ]
     assert current_columns(COLUMNS["transcript"], card["csv_schema"]) == list(COLUMNS["transcript"])
 
 
@@ -224,7 +235,10 @@ def test_the_card_records_each_interventions_mode_target_and_audience(saved, tmp
     meta, records = saved
     export_run(meta, records, tmp_path / "out")
     card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
-    seen = [(i["kind"], i["agent"], i["mode"], i["target"], i["audience"]) for i in card["interventions"]]
+    seen = [
+        (i["kind"], i["agent"], i["mode"], i["target"], i["audience"])
+        for i in card["interventions"]
+    ]
     assert seen == [
         ("forced", "Bob", "private", "Cy", ["Bob", "Cy"]),
         ("injected", "", "private", "", ["Ann", "Cy"]),

@@ -9,11 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-
-from engine.export import current_columns
 from conftest import CliResult
 
 from engine import FORMAT_VERSION, SaveStore, Simulation
+from engine.export import current_columns
 from engine.replay import replay_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

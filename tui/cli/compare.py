@@ -80,9 +80,8 @@ def diff(
 
     from engine.diff import RunComparison
 
-    from .matrices import diff_matrices, matrix_view
-
     from ..diff_text import LEGEND, profile_line, run_lines
+    from .matrices import diff_matrices, matrix_view
 
     comparison = RunComparison(open_store(saves), run_a, run_b)
     last = comparison.last_common

@@ -129,7 +129,10 @@ def _aligned(header: Sequence[str], lines: list[list[Text]]) -> Text:
     """Columns aligned by hand, every cell whole (the long format: a few columns)."""
     widths = [max([len(h), *(row[k].cell_len for row in lines)]) for k, h in enumerate(header)]
     out = Text(
-        "  ".join(h.ljust(w) if k < 2 else h.rjust(w) for k, (h, w) in enumerate(zip(header, widths, strict=True))),
+        "  ".join(
+            h.ljust(w) if k < 2 else h.rjust(w)
+            for k, (h, w) in enumerate(zip(header, widths, strict=True))
+        ),
         style="bold",
     )
     for row in lines:
@@ -178,8 +181,7 @@ def fav_matrices(
         return Group(Text(f"favorability, {view.selection.describe()}", style="bold"), table)
     if ego is not None:
         lines = [
-            [Text(_label(o, codes)), fav_cell(state, ego, o), fav_cell(state, o, ego)]
-            for o in rows
+            [Text(_label(o, codes)), fav_cell(state, ego, o), fav_cell(state, o, ego)] for o in rows
         ]
         header = ("agent", f"{ego} → agent", f"agent → {ego}")
         title = Text(f"favorability: {ego}'s row and column", style="bold")

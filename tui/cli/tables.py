@@ -120,9 +120,7 @@ def run_overview(
         agents.add_row(
             Text(spec.name), Text(spec.role), spec.archetype.value, f"{a.emotion:.2f}", unmet
         )
-    return Group(
-        info, Text(""), agents, Text(""), matrix, Text(""), metrics_line(metrics)
-    )
+    return Group(info, Text(""), agents, Text(""), matrix, Text(""), metrics_line(metrics))
 
 
 def modes_line(modes: Mapping[str, str]) -> str:

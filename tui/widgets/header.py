@@ -18,8 +18,8 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation, SocialsimError
-from engine.runmeta import TaskOutcome
 from engine.records import RoundUsage, main_failure
+from engine.runmeta import TaskOutcome
 
 #: A generated run id: scenario, date, time, four hex digits.
 GENERATED_ID = re.compile(r"^(?P<head>.+)-\d{8}-\d{6}-(?P<tail>[0-9a-f]{4})$")

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import accumulate
+from itertools import accumulate, pairwise
 from typing import overload
 
 from rich.segment import Segment
@@ -40,8 +40,8 @@ from ..relations import (
     BAND_EDGES,
     BAND_GLYPH,
     Selection,
-    fav_band,
     faction_codes,
+    fav_band,
     selected_names,
     short_fav,
 )
@@ -52,7 +52,7 @@ LEGEND = "+ ally · neutral ~ rival x enemy"
 #: Under NO_COLOR a glyph cell shows the value's band, not the status.
 BAND_LEGEND = "glyph = fav; status on the cursor's line"
 #: The colour of each favorability band (:func:`~tui.relations.fav_band`), lowest first.
-BAND_STYLE = {band: fav_style(edge) for band, edge in zip(range(-2, 3), (-1, -0.3, 0, 0.3, 1))}
+BAND_STYLE = {band: fav_style(fav) for band, fav in enumerate((-1, -0.3, 0, 0.3, 1), -2)}
 PRIOR_LEGEND = "prior + pos 0 neutral - neg · unstated"
 STICKY = (
     f"sticky: {{example}} (status moves at {ALLY_AT:+.2f}, {RIVAL_AT:+.2f}, {ENEMY_AT:+.2f}"
@@ -91,7 +91,7 @@ def scale_legend(no_color: bool) -> Text:
     """The colour scale: ``fav -1 █ -.5 █ -.1 █ .15 █ .55 █ 1``, each block in its
     band's colour (with colour off, the band's glyph)."""
     text = Text("fav ", style="dim")
-    for band, (low, _high) in enumerate(zip(BAND_EDGES, BAND_EDGES[1:], strict=False), -2):
+    for band, low in enumerate(BAND_EDGES[:-1], -2):
         text.append(f"{low} ")
         mark = BAND_GLYPH[band] if no_color else "█"
         text.append(mark, style="" if no_color else BAND_STYLE[band])
@@ -191,7 +191,7 @@ def _grouped(options: list[Layout], cast: Cast) -> tuple[Layout, ...]:
             code = cast.codes[k] or "-"
             label = ("│" + (faction if len(faction) < span else code))[:span].ljust(span)
             cuts = [0, *accumulate(widths)]
-            parts += [label[x:y] for x, y in zip(cuts, cuts[1:], strict=False)]
+            parts += [label[x:y] for x, y in pairwise(cuts)]
             starts.add(k)
             k += count
         labels = tuple(f"{part}\n{label}" for part, label in zip(parts, o.col_labels, strict=True))
@@ -551,7 +551,9 @@ class FavMatrix(Vertical):
             i, j = self._pair(r, k)
             lead = "│" if k in layout.starts else " "
             if i == j:
-                cells.append(Segment(lead + ("—" if values else "\\").rjust(w), _style("dim" + rule)))
+                cells.append(
+                    Segment(lead + ("—" if values else "\\").rjust(w), _style("dim" + rule))
+                )
             elif self.overlay:
                 glyph, full, style, _ = self._prior_cell(i, j)
                 body = (full if values else glyph).rjust(w)

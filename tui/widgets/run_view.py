@@ -20,6 +20,7 @@ from engine import Action, Metrics, Mode, RoundRecord, Simulation
 from .. import messages
 from ..engine_thread import Pacer
 from ..event_bridge import EventBridge
+from ..relations import Selection
 from ..report import metrics_block, metrics_pair
 from .agent_pane import AgentPane
 from .deck import PANE_WIDTH, AgentDeck
@@ -32,7 +33,6 @@ from .header import (
     started_lines,
     stopped_text,
 )
-from ..relations import Selection
 from .matrix import FavMatrix, prior_title
 
 FAV_TITLE = "favorability  row → column"
