@@ -13,11 +13,10 @@ from textual.widgets import DataTable, Label, OptionList
 
 from engine import SaveStore, Simulation, resolve_scenario
 from engine.runmeta import TaskOutcome
-from tui.app import SocialsimApp, build_app
+from tui.app import build_app
 from tui.screens.diff import OTHERS, DiffScreen, RunPicker
 from tui.screens.forms import ConfirmForm
 from tui.screens.runs import RunBrowser
-from tui.session import Session
 from tui.widgets.header import header_text, task_score
 
 
@@ -91,29 +90,6 @@ async def test_browser_end_goes_down_and_the_parent_shows_at_80x24(saves: Path) 
         assert f"…{'-'.join(fork)}@1" in shown
 
 
-def test_run_browser_snapshot_after_a_delete(snap_compare, tmp_path: Path) -> None:
-    store = SaveStore(tmp_path / "saves")
-    sim = Simulation.new(resolve_scenario("village-assembly"), seed=0, store=store, run_id="va")
-    app = SocialsimApp(Session(store, sim))
-
-    async def play(pilot) -> None:
-        await pilot.press("n")
-        await settle(pilot)
-        for k in range(2):
-            child = store.branch("va", 1, new_id=f"va-b{k}")
-            store.write_meta(
-                child.model_copy(update={"created": f"2026-01-0{k + 1}T00:00:00+00:00"})
-            )
-        await pilot.press("o")
-        await pilot.pause()
-        browser = app.screen
-        browser.query_one(DataTable).move_cursor(row=list(browser.rows).index("va-b0"))
-        await pilot.press("d", "y")
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=(80, 24), run_before=play)
-
-
 async def test_d_offers_the_same_scenario_and_others_behind_a_choice(saves: Path) -> None:
     store = SaveStore(saves)
     other = Simulation.new(resolve_scenario("demolition"), seed=0, store=store, run_id="demo")
@@ -166,6 +142,17 @@ async def test_a_launch_that_plays_nothing_leaves_no_run(saves: Path) -> None:
     kept = {r.run_id for r in store.list_runs()}
     assert kept == {played.sim.run_id, named.sim.run_id}
     assert not played.discarded and not named.discarded
+
+
+async def test_the_header_shows_a_scored_task_on_its_scale(saves: Path) -> None:
+    app = build_app("task:lost-at-sea", saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        assert "score" not in screen_text(app)[0]
+        app.sim.meta.outcome = TaskOutcome(task="lost-at-sea", casting=[], utility=-6.0)
+        app.main.query_one("#main").refresh_view()
+        await pilot.pause()
+        assert "score -6 (0 best, -" in screen_text(app)[0]
 
 
 def test_a_task_score_in_the_header_with_its_scale(store: SaveStore) -> None:
