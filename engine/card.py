@@ -29,7 +29,12 @@ from pydantic import BaseModel, ConfigDict
 from .records import RoundUsage
 from .rules import HISTORY_WINDOW
 from .runmeta import RunMeta
-from .state import RoundLog
+from .state import ALL, Action, ForcedAction, Mode, RoundLog, ScenarioEvent
+
+#: The version of the exported tables' columns (``csv_schema`` in the card): 2 renamed
+#: ``round`` and ``mode`` (they shadow pandas methods) to ``round_no`` and ``speech_mode``
+#: and added ``agents.csv`` and the metrics' ``unit``.
+CSV_SCHEMA = 2
 
 FILE = "card.json"
 #: The agents' and judge's prompt builders.
@@ -57,6 +62,46 @@ class Intervention(BaseModel):
     kind: str
     agent: str = ""
     text: str = ""
+    #: A turn's mode (public, private, silent); an event's: public or private.
+    mode: str = ""
+    #: Whom a turn is addressed to ("all" for everyone); whom an event is about (";"-joined).
+    target: str = ""
+    #: Who observes it: ["all"], or the agents a private turn or event reaches.
+    audience: list[str] = ["all"]
+
+    @classmethod
+    def of_turn(cls, round_no: int, kind: str, turn: Action | ForcedAction) -> Intervention:
+        """A forced turn (played, or queued): its agent, mode, target and audience."""
+        speaker = turn.speaker if isinstance(turn, Action) else turn.agent
+        target = turn.target or ALL
+        audience = {
+            Mode.PUBLIC: [ALL],
+            Mode.PRIVATE: [speaker, target],
+            Mode.SILENT: [speaker],
+        }[turn.mode]
+        return cls(
+            round=round_no,
+            kind=kind,
+            agent=speaker,
+            text=turn.utterance,
+            mode=turn.mode.value,
+            target=target if turn.mode is not Mode.SILENT else "",
+            audience=audience,
+        )
+
+    @classmethod
+    def of_event(cls, round_no: int, kind: str, event: ScenarioEvent) -> Intervention:
+        """An injected, queued or scheduled event: public or private, whom it is about and
+        who observes it."""
+        private = event.private_to is not None
+        return cls(
+            round=round_no,
+            kind=kind,
+            text=event.text,
+            mode="private" if private else "public",
+            target=";".join(event.about),
+            audience=list(event.private_to or []) if private else [ALL],
+        )
 
 
 class Totals(BaseModel):
@@ -110,6 +155,8 @@ class RunCard(BaseModel):
     versions: dict[str, str]
     forks: list[dict[str, Any]]
     interventions: list[Intervention]
+    #: The version of the exported tables' columns (``engine.export.CSV_SCHEMA``).
+    csv_schema: int = 1
     totals: Totals
     deterministic: bool
     warning: str | None
@@ -133,14 +180,10 @@ class CardBuilder:
         self.rounds = max(self.rounds, log.round)
         for a in log.actions:
             if a.forced:
-                self.interventions.append(
-                    Intervention(round=log.round, kind="forced", agent=a.speaker, text=a.utterance)
-                )
+                self.interventions.append(Intervention.of_turn(log.round, "forced", a))
         for e in log.events:
             if e.source == "injected":
-                self.interventions.append(
-                    Intervention(round=log.round, kind="injected", text=e.text)
-                )
+                self.interventions.append(Intervention.of_event(log.round, "injected", e))
         if log.usage is not None:
             self.usage = RoundUsage.summed([self.usage, log.usage])
 
@@ -148,19 +191,11 @@ class CardBuilder:
         """The card of the rounds added so far."""
         meta, llm = self.meta, self.meta.llm
         pending = [
-            *(
-                Intervention(
-                    round=meta.pending_round, kind="queued", agent=f.agent, text=f.utterance
-                )
-                for f in meta.pending.forced
-            ),
-            *(
-                Intervention(round=meta.pending_round, kind="queued", text=e.text)
-                for e in meta.pending.events
-            ),
+            *(Intervention.of_turn(meta.pending_round, "queued", f) for f in meta.pending.forced),
+            *(Intervention.of_event(meta.pending_round, "queued", e) for e in meta.pending.events),
         ]
         scheduled = [
-            Intervention(round=s.round, kind="scheduled", text=s.event.text)
+            Intervention.of_event(s.round, "scheduled", s.event)
             for s in meta.scheduled
             if s.round > self.rounds  # played ones are among the injected events
         ]
@@ -202,6 +237,7 @@ class CardBuilder:
             interventions=sorted(
                 [*named, *self.interventions, *scheduled, *pending], key=lambda i: i.round
             ),
+            csv_schema=CSV_SCHEMA,
             totals=Totals(**self.usage.model_dump(include=set(Totals.model_fields))),
             deterministic=deterministic,
             warning=None if deterministic else _warning(meta),

@@ -218,6 +218,17 @@ class RunComparison:
         """How the two runs are related."""
         return lineage_note(self.meta_a, self.meta_b)
 
+    def scenario_warning(self) -> str | None:
+        """Runs of two scenarios: their agents are matched by id (the name), which may
+        stand for two different people; None for runs of one scenario."""
+        a, b = self.meta_a.scenario.id, self.meta_b.scenario.id
+        if a == b:
+            return None
+        return (
+            f"warning: runs of two scenarios ({a}, {b}): agents matched by id (name), "
+            f"{len(self.agents)} in both; a shared name may be another person"
+        )
+
     def _walk(self, start: int) -> Iterator[tuple[RoundRecord, RoundRecord]]:
         """Both runs' rounds from ``start`` to the last common one, in step, read afresh
         (so a walk in a worker thread shares no read position with the UI)."""

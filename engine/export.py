@@ -34,15 +34,15 @@ from pathlib import Path
 from typing import IO, Any
 
 from .atomic import atomic_write_text, umask
+from .card import CSV_SCHEMA, CardBuilder
 from .card import FILE as CARD_FILE
-from .card import CardBuilder
 from .cleanup import pid_alive
 from .errors import SaveError
 from .export_graph import FOLDER as GRAPH_FOLDER
 from .export_graph import GraphWriter
 from .export_parquet import ParquetTable, pyarrow_modules
 from .history import History
-from .metrics import Metrics, RepairCounter, round_metrics
+from .metrics import METRIC_UNITS, Metrics, RepairCounter, round_metrics
 from .needs import CATEGORY_OF
 from .runfiles import gc_paused
 from .runmeta import RunMeta
@@ -54,13 +54,15 @@ Safe = Callable[[str], str]
 
 #: Marks a folder holding other files while an export's files are renamed into it.
 INCOMPLETE = ".socialsim-export-incomplete"
+#: Columns renamed since version 1 (old name -> current name), in every table.
+RENAMED_SINCE_1 = {"round": "round_no", "mode": "speech_mode"}
 COLUMNS: dict[str, tuple[str, ...]] = {
     "transcript": (
         "run_id",
-        "round",
+        "round_no",
         "order",
         "speaker",
-        "mode",
+        "speech_mode",
         "target",
         "stance",
         "urgency",
@@ -70,11 +72,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "actor",
         "player",
     ),
-    "events": ("run_id", "round", "source", "private_to", "text"),
-    "emotions": ("run_id", "round", "agent", "emotion", "delta"),
+    "events": ("run_id", "round_no", "source", "private_to", "text"),
+    "emotions": ("run_id", "round_no", "agent", "emotion", "delta"),
     "relations": (
         "run_id",
-        "round",
+        "round_no",
         "source",
         "target",
         "fav",
@@ -84,11 +86,11 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "importance",
         "summary",
     ),
-    "needs": ("run_id", "round", "agent", "category", "need", "current", "expected", "gap"),
-    "metrics": ("run_id", "round", "metric", "value"),
+    "needs": ("run_id", "round_no", "agent", "category", "need", "current", "expected", "gap"),
+    "metrics": ("run_id", "round_no", "metric", "value", "unit"),
     "llm_calls": (
         "run_id",
-        "round",
+        "round_no",
         "key",
         "purpose",
         "agent",
@@ -108,7 +110,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     ),
     "surveys": (
         "run_id",
-        "round",
+        "round_no",
         "agent",
         "questionnaire",
         "answers",
@@ -120,7 +122,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "ratings": ("run_id", "agent", "criterion", "score", "evidence", "rater"),
     "usage": (
         "run_id",
-        "round",
+        "round_no",
         "judge_mode",
         "calls",
         "prompt_tokens",
@@ -136,6 +138,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "missing_edges",
         "clamped",
     ),
+    "agents": ("run_id", "agent", "role", "archetype", "faction", "model", "player"),
 }
 
 
@@ -217,7 +220,34 @@ def _needs(run_id: str, r: RoundLog, v: StateValues, safe: Safe) -> Iterator[tup
 
 def _metrics(run_id: str, m: Metrics) -> Iterator[tuple]:
     for metric, value in m.as_row().items():
-        yield run_id, m.round, metric, "" if value is None else value
+        yield run_id, m.round, metric, "" if value is None else value, METRIC_UNITS[metric]
+
+
+def _agents(meta: RunMeta) -> Iterator[tuple]:
+    """One row per agent: its persona's role and archetype, faction ("" for none), the
+    model that plays it (the run's, unless the agent has its own) and the person who plays
+    it ("" for the model)."""
+    scenario, llm = meta.scenario, meta.llm
+    factions = scenario.faction_of()
+    for spec in scenario.agents:
+        model = llm.agent_models.get(spec.name, meta.model) if llm else meta.model
+        yield (
+            meta.run_id,
+            spec.name,
+            spec.role,
+            spec.archetype.value,
+            factions.get(spec.name, ""),
+            model,
+            meta.players.get(spec.name, ""),
+        )
+
+
+def current_columns(header: Sequence[str], schema: int) -> list[str]:
+    """A table's ``header`` as written under ``csv_schema`` ``schema`` (the card's; 1 when
+    the card has none), in today's names: old exports read with the code written for new."""
+    if schema >= CSV_SCHEMA:
+        return list(header)
+    return [RENAMED_SINCE_1.get(name, name) for name in header]
 
 
 def _llm_calls(run_id: str, r: RoundLog) -> Iterator[tuple]:
@@ -445,6 +475,7 @@ def _export(
                     graphs.write(log)
             writers["surveys"].writerows(map(cells, _surveys(run_id, taken.get("surveys", []))))
             writers["ratings"].writerows(map(cells, _ratings(run_id, taken.get("ratings", []))))
+            writers["agents"].writerows(map(cells, _agents(meta)))
             _write_card(staging / CARD_FILE, card.card().to_json())
         _move_into_place(staging, out)
     except OSError as err:

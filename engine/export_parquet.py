@@ -27,7 +27,7 @@ def _typed(kind: type) -> frozenset[str]:
     return frozenset(n for n, f in RoundUsage.model_fields.items() if f.annotation is kind)
 
 
-#: Each table's int64 columns besides ``round``, and its double columns.
+#: Each table's int64 columns besides ``round_no``, and its double columns.
 INTS: dict[str, frozenset[str]] = {
     "transcript": frozenset({"order", "forced"}),
     "relations": frozenset({"importance"}),
@@ -70,7 +70,7 @@ class ParquetTable:
         self.path = path
         ints, floats = INTS.get(table, frozenset()), FLOATS.get(table, frozenset())
         self.kinds = [
-            "int" if c == "round" or c in ints else "float" if c in floats else "str"
+            "int" if c == "round_no" or c in ints else "float" if c in floats else "str"
             for c in columns
         ]
         self.schema = pa.schema(

@@ -77,6 +77,18 @@ class Metrics(BaseModel):
         return self.model_dump(exclude={"round"})
 
 
+#: Each metric's unit and scale (``metrics.csv``'s ``unit`` column): no commas, so the
+#: column needs no quoting.
+METRIC_UNITS = {
+    "mean_fav": "fav (-1..1)",
+    "mean_emotion": "S (0..1)",
+    "reciprocity": "Pearson r (-1..1)",
+    "ei_index": "ratio (E-I)/(E+I) (unbounded)",
+    "balance": "percent of triads balanced (0..100)",
+    "repair": "percent of deteriorated edges repaired (0..100)",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Edges:
     """A state's directed edges, agents in the state's order: the matrix ``fav[i, j]`` (0.0

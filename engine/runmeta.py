@@ -154,6 +154,7 @@ class RunHead(BaseModel):
     model: str = "offline"
     parent: Lineage | None = None
     trial: TrialLink | None = None
+    snapshots: list[Snapshot] = []
 
 
 def now_iso() -> str:

@@ -39,7 +39,7 @@ from .history import History
 from .metrics import Metrics
 from .rounds import IndexEntry, Keyframe, RepairMarks, RoundFile
 from .runfiles import INDEX_FILE, ROUNDS_DIR, RunFiles, parse_json, read_bytes, round_name
-from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, TrialLink, fork
+from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, Snapshot, TrialLink, fork
 from .scenario import Scenario
 from .state import RoundRecord
 
@@ -52,10 +52,17 @@ MEASURE_FILE = "measurements.json"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 
+#: The folder in the saves folder the app exports runs to by default (never a run).
+EXPORTS = "exports"
+
+
 def check_run_id(run_id: str) -> str:
-    """Accept only plain names: no paths, no traversal, no hidden files."""
+    """Accept only plain names: no paths, no traversal, no hidden files, not the exports
+    folder."""
     if not _RUN_ID.fullmatch(run_id) or ".." in run_id:
         raise SaveError(f"run id {run_id!r} is not a plain name (letters, digits, '.', '_', '-')")
+    if run_id == EXPORTS:
+        raise SaveError(f"run id {run_id!r} is taken: the saves folder keeps exports there")
     return run_id
 
 
@@ -123,6 +130,8 @@ class RunListing(BaseModel):
     model: str = ""
     parent: Lineage | None = None
     trial: TrialLink | None = None
+    #: Its named snapshots (``s`` in the app), in the order they were named.
+    snapshots: list[Snapshot] = []
     #: The metrics after the last round (None when the index does not hold them yet).
     metrics: Metrics | None = None
 
@@ -363,6 +372,10 @@ class SaveStore:
             raise SaveError(f"run {run_id!r} has rounds 0..{len(history) - 1}, not {number}")
         return history[number]
 
+    def export_dir(self, run_id: str) -> Path:
+        """Where the app exports a run by default: ``<saves>/exports/<run id>``."""
+        return self.root / EXPORTS / run_id
+
     def list_runs(self) -> list[RunListing]:
         """Every entry of the saves folder; unreadable ones are listed with a reason.
         Reads each run's metadata head and index, and checks the size of every round
@@ -375,7 +388,7 @@ class SaveStore:
             raise SaveError(f"{self.root}: unreadable saves folder ({err.strerror})") from None
         rows: list[RunListing] = []
         for entry in entries:
-            if entry.name.startswith("."):
+            if entry.name.startswith(".") or entry.name == EXPORTS:
                 continue
             rows.append(self._listing(entry))
         return rows
@@ -403,6 +416,7 @@ class SaveStore:
             model=head.model,
             parent=head.parent,
             trial=head.trial,
+            snapshots=head.snapshots,
             metrics=metrics,
         )
 

@@ -35,7 +35,6 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-
 def run_json(app: SocialsimApp) -> bytes:
     return (app.session.store.run_dir(app.sim.run_id) / "run.json").read_bytes()
 

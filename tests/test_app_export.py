@@ -1,5 +1,6 @@
-"""The export action (``x``): where the CSVs go (named in full; relative folders are under
-the folder socialsim was started in) and their permissions (the user's umask, not 0600)."""
+"""The export action (``x``): where the CSVs go (by default under the saves folder, named
+in full; relative folders are under the folder socialsim was started in) and their
+permissions (the user's umask, not 0600)."""
 
 from __future__ import annotations
 
@@ -59,16 +60,17 @@ async def export_from_the_app(tmp_path: Path, typed: str) -> tuple[Path, list[st
         await pilot.pause()
         assert not isinstance(app.screen, TextForm)
         run_id = app.sim.run_id
-    assert offered == tmp_path / "exports" / run_id
+    assert offered == tmp_path / "saves" / "exports" / run_id
     return offered, [message for _, message in notes], hint
 
 
-async def test_default_folder_is_named_in_full_under_the_start_folder(
+async def test_default_folder_is_named_in_full_under_the_saves_folder(
     tmp_path: Path, umask
 ) -> None:
     umask(0o022)
     folder, seen, hint = await export_from_the_app(tmp_path, "")
-    assert folder.is_absolute() and folder.parent.parent == Path.cwd() == tmp_path
+    assert folder.is_absolute() and folder.parent.parent == tmp_path / "saves"
+    assert [r.run_id for r in SaveStore(tmp_path / "saves").list_runs()] == [folder.name]
     assert str(tmp_path) in hint  # where relative folders go
     csvs = sorted(p.name for p in folder.glob("*.csv"))
     assert "transcript.csv" in csvs and "metrics.csv" in csvs and len(csvs) >= 5

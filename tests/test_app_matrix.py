@@ -35,12 +35,24 @@ def _hermetic(hermetic_app: None) -> None:
     """No user keymap, no files outside tmp_path."""
 
 
-
-
 def grid_lines(matrix: FavMatrix) -> list[str]:
     """The grid as drawn now (header lines first), only what is in view."""
     grid = matrix.grid
     return [grid.render_line(y).text for y in range(grid.scrollable_content_region.height)]
+
+
+def row_cells(matrix: FavMatrix) -> dict[str, list[str]]:
+    """Each row in view by agent name: its cells as drawn (faction code and │ left out)."""
+    assert matrix.layout_ is not None
+    names = set(matrix.state.agents)
+    rows = {}
+    for line in grid_lines(matrix)[matrix.layout_.header_lines :]:
+        tokens = line.replace("│", " ").split()
+        while tokens and tokens[0] not in names:
+            tokens.pop(0)  # the faction's code, the row's number
+        if tokens:
+            rows[tokens[0]] = tokens[1:]
+    return rows
 
 
 def cell_text(matrix: FavMatrix) -> str:
@@ -223,7 +235,9 @@ async def test_five_agents_values_under_full_names(saves: Path, size: tuple[int,
         layout = matrix.layout_
         assert isinstance(layout, Layout) and layout.density == "values"
         lines = grid_lines(matrix)
-        assert lines[0].split() == app.sim.scenario.names  # Edmund, Callum: never cut
+        assert [part.strip() for part in lines[0].split("│")] == ["", "sell", "keep", "-"]
+        # Faction order (sell, keep, then Silas in none), full names: never cut.
+        assert lines[1].split() == ["Edmund", "Greta", "Nell", "Callum", "Silas"]
         rows, cols = matrix.in_view()
         assert cols == range(5)  # every column in view, under its full name
         if size != (80, 24):  # at 80x24 the rows may need scrolling, and then say so
@@ -231,11 +245,12 @@ async def test_five_agents_values_under_full_names(saves: Path, size: tuple[int,
         elif rows != range(5):
             assert f"rows 1-{rows.stop} of 5" in notes_text(matrix)
         state = app.sim.state
-        row = {ln.split()[0]: ln.split()[1:] for ln in lines[1:]}
+        row = row_cells(matrix)
         fav = state.agents["Nell"].relations["Edmund"]
         assert row["Nell"][0] == short_fav(fav.fav).strip() + STATUS_GLYPH[fav.status]
         visible = "\n".join(screen_text(app))
-        assert "mean Fav" in visible  # the metrics stay on screen under the matrix
+        # The metrics stay on screen under the matrix (at 80x24 on two compact lines).
+        assert re.search(r"(mean Fav +|Fav )-?\d\.\d\d", visible), visible
 
 
 # -- the glyph legend, sticky statuses, NO_COLOR -------------------------------------------------
@@ -270,7 +285,7 @@ async def test_sticky_status_gets_a_legend_line(saves: Path) -> None:
         warm_rival = _with_relations(app.sim, {("Edmund", "Nell"): (0.38, Status.RIVAL)})
         matrix.show(warm_rival, {("Edmund", "Nell")})
         await pilot.pause()
-        assert "+.38~" in grid_lines(matrix)[1]
+        assert "+.38~" in grid_lines(matrix)[2]  # under the faction and name lines
         note = notes_text(matrix)
         assert (
             note.splitlines()[-1]
@@ -279,10 +294,11 @@ async def test_sticky_status_gets_a_legend_line(saves: Path) -> None:
         matrix.move_to("Edmund", "Nell")
         await pilot.pause()
         assert "+0.3800 rival" in cell_text(matrix)
+        assert row_cells(matrix)["Edmund"][2] == "+.38~"
 
 
 @pytest.mark.parametrize("agents", [5, 30])
-async def test_no_color_status_in_glyphs(
+async def test_no_color_cells_carry_sign_and_size(
     saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, agents: int
 ) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
@@ -301,8 +317,12 @@ async def test_no_color_status_in_glyphs(
         }
         matrix.show(_with_relations(app.sim, statuses), set())
         await pilot.pause()
-        first_row = grid_lines(matrix)[matrix.layout_.header_lines]
-        assert re.search(r"\+.*~.*x.*·", first_row), first_row  # + ~ x · in that order
+        first = row_cells(matrix)[names[0]]
+        if agents == 5:  # values: signed, with the status glyph; columns in faction order
+            assert first == ["—", "-.80x", "+.70+", "+.10·", "-.30~"]  # Greta, Nell, Callum, Silas
+        else:  # glyphs: the band of the value, sign and size, in place of the status
+            assert first[:5] == ["\\", "▲", "▽", "▼", "·"]
+            assert "glyph = fav" in notes_text(matrix) and "fav -1 ▼ -.5 ▽" in notes_text(matrix)
         cursor = matrix.grid.get_component_rich_style("grid--cursor")
         assert cursor.underline and cursor.bold  # the cursor shows without colour too
 
@@ -319,16 +339,20 @@ async def test_prior_overlay_shows_the_fixed_signs_and_toggles(saves: Path) -> N
         matrix = app.query_one(FavMatrix)
 
         def rows() -> dict[str, list[str]]:
-            return {ln.split()[0]: ln.split()[1:] for ln in grid_lines(matrix)[1:]}
+            return row_cells(matrix)
 
-        assert rows()["Edmund"][1] != "+1"  # favorability first: the scenario's
+        # Columns in faction order: Edmund, Greta (sell), Nell, Callum (keep), Silas.
+        assert rows()["Edmund"][2] != "+1"  # favorability first: the scenario's
         await pilot.press("P")
         assert matrix.overlay and "trust/chain λ=0.5" in str(title.content)
         overlay = rows()
-        assert overlay["Edmund"] == ["—", "+1", "·", "·", "·"]
-        assert overlay["Nell"] == ["+1", "—", "-1", "·", "·"]
-        assert overlay["Greta"] == ["·", "·", "+1", "—", "-1"]
+        assert overlay["Edmund"] == ["—", "·", "+1", "·", "·"]
+        assert overlay["Nell"] == ["+1", "·", "—", "·", "-1"]
+        assert overlay["Greta"] == ["·", "—", "·", "-1", "+1"]
         assert "prior + pos" in notes_text(matrix)
+        assert "Edmund → Greta  prior not stated" in cell_text(matrix)
+        matrix.move_to("Edmund", "Nell")
+        await pilot.pause()
         assert "Edmund → Nell  prior +1 positive" in cell_text(matrix)
         await pilot.press("n")
         await settle(pilot)
@@ -336,7 +360,7 @@ async def test_prior_overlay_shows_the_fixed_signs_and_toggles(saves: Path) -> N
         await pilot.press("P")
         assert not matrix.overlay and str(title.content).startswith("favorability")
         rel = app.sim.state.agents["Edmund"].relations["Nell"]
-        assert rows()["Edmund"][1] == short_fav(rel.fav).strip() + STATUS_GLYPH[rel.status]
+        assert rows()["Edmund"][2] == short_fav(rel.fav).strip() + STATUS_GLYPH[rel.status]
 
 
 async def test_prior_overlay_without_a_prior_says_so(saves: Path) -> None:
@@ -346,7 +370,7 @@ async def test_prior_overlay_without_a_prior_says_so(saves: Path) -> None:
         await pilot.pause()
         matrix = app.query_one(FavMatrix)
         assert "none" in str(app.query_one("#side-title", Static).content)
-        cells = {c for ln in grid_lines(matrix)[1:] for c in ln.split()[1:]}
+        cells = {c for row in row_cells(matrix).values() for c in row}
         assert cells == {"·", "—"}
 
 

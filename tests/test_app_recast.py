@@ -29,7 +29,6 @@ def _hermetic(hermetic_app: None) -> None:
     """Every test here runs with no user keymap and no files outside tmp_path."""
 
 
-
 @pytest.fixture
 async def task_run(saves: Path) -> str:
     """A finished, scored student-council episode (hetero casting) saved in ``saves``."""

@@ -13,8 +13,9 @@ from textual.widgets import DataTable, Input, Label
 from engine import SaveStore, SocialsimError
 from engine.runmeta import Lineage
 from tui.app import SocialsimApp, build_app
+from tui.listing import newest_first
 from tui.screens.forms import ConfirmForm, TextForm
-from tui.screens.runs import OPEN_MARK, RunBrowser, local_time, newest_first
+from tui.screens.runs import OPEN_MARK, RunBrowser, local_time
 from tui.widgets.deck import AgentDeck
 
 SIZE = (100, 30)
@@ -107,10 +108,22 @@ async def test_browser_sorted_by_time_with_columns_and_the_open_run_marked(
         assert list(browser.rows) == [crowd_id, branch, first]  # newest first
         rows = table_rows(browser)
         header = [str(c.label) for c in browser.query_one(DataTable).ordered_columns]
-        assert header == ["", "run", "scenario", "rounds", "mind", "parent", "created", "name"]
-        assert rows[0][:5] == ["", crowd_id, "meeting", "0/3", "offline"]
-        assert rows[1][:6] == ["", branch, "tavern", "1/9", "offline", f"{first}@1"]
-        assert rows[2][:6] == [OPEN_MARK, first, "tavern", "2/9", "offline", "—"]
+        assert header == [
+            "",
+            "run",
+            "rounds",
+            "parent",
+            "scenario",
+            "mind",
+            "created",
+            "name",
+            "snapshots",
+        ]
+        assert rows[0][:6] == ["", crowd_id, "0/3", "—", "meeting", "offline"]
+        # The parent without the scenario and date it shares with the branch's own id.
+        shared = "-".join(first.split("-")[2:])
+        assert rows[1][:6] == ["", branch, "1/9", f"…{shared}@1", "tavern", "offline"]
+        assert rows[2][:6] == [OPEN_MARK, first, "2/9", "—", "tavern", "offline"]
         assert rows[2][6] == local_time("2026-03-01T09:00:00+00:00")
         # The cursor starts on the open run; the line under the table names it in full.
         assert browser.query_one(DataTable).cursor_row == 2

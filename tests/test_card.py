@@ -261,5 +261,11 @@ def test_interventions_queued_for_the_next_round(mini: Scenario, store: SaveStor
         asyncio.run(sim.run(1))
         sim.force(ForcedAction(agent="Bob", mode=Mode.SILENT))
         sim.inject("A letter arrives.")
-    seen = [(i.round, i.kind, i.agent, i.text) for i in card_of(store, "q").interventions]
+    queued = card_of(store, "q").interventions
+    seen = [(i.round, i.kind, i.agent, i.text) for i in queued]
     assert seen == [(2, "queued", "Bob", ""), (2, "queued", "", "A letter arrives.")]
+    # A silent turn reaches no one but its agent; a public event everyone.
+    assert [(i.mode, i.target, i.audience) for i in queued] == [
+        ("silent", "", ["Bob"]),
+        ("public", "", ["all"]),
+    ]

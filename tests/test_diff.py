@@ -259,9 +259,9 @@ def test_cli_diff_prints_the_first_divergence_and_its_round(run_cli, pair: SaveS
     assert "first divergence: round 2" in out
     assert "Round 2 (Δ = B − A)" in out
     rd = RunComparison(pair, "p", "c").round_diff(2)
-    # The heatmap row of Bob (who was insulted; the first row named Bob) has his differences.
-    row = next(line for line in out.splitlines() if line.startswith("Bob "))
-    assert row.split()[1:] == [
+    # The heatmap row of Bob (who was insulted; his faction's code first) has his differences.
+    row = next(line for line in out.splitlines() if line.startswith("ME Bob "))
+    assert row.split()[2:] == [
         "—"
         if j == "Bob"
         else signed(rd.edges[("Bob", j)].delta)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import csv
+import json
 import re
 import sys
 from collections import Counter
@@ -22,7 +23,9 @@ from engine import (
     Simulation,
     Status,
 )
-from engine.export import COLUMNS, export_run
+from engine.card import CSV_SCHEMA
+from engine.export import COLUMNS, current_columns, export_run
+from engine.metrics import METRIC_UNITS
 from engine.needs import CATEGORY_OF, NEEDS
 from tui import cli
 
@@ -85,10 +88,10 @@ def test_relations_has_every_directed_edge_every_round(saved, tables):
     _, records = saved
     rows = tables["relations"]
     n = 3
-    per_round = Counter(int(r["round"]) for r in rows)
+    per_round = Counter(int(r["round_no"]) for r in rows)
     assert per_round == dict.fromkeys(range(ROUNDS + 1), n * (n - 1))
     for record in records:
-        mine = [r for r in rows if int(r["round"]) == record.round]
+        mine = [r for r in rows if int(r["round_no"]) == record.round]
         assert len({(r["source"], r["target"]) for r in mine}) == n * (n - 1)
         changes = {(c.source, c.target): c for c in record.relation_changes}
         for r in mine:
@@ -106,13 +109,13 @@ def test_relations_has_every_directed_edge_every_round(saved, tables):
                 assert int(r["importance"]) == change.importance
                 assert r["summary"] == change.summary
                 assert optional(r["override"], Status) == change.override
-    assert all(r["delta"] == "0.0" for r in rows if r["round"] == "0")
+    assert all(r["delta"] == "0.0" for r in rows if r["round_no"] == "0")
 
 
 def test_needs_has_thirteen_rows_per_agent_per_round(saved, tables):
     _, records = saved
     rows = tables["needs"]
-    per_agent_round = Counter((int(r["round"]), r["agent"]) for r in rows)
+    per_agent_round = Counter((int(r["round_no"]), r["agent"]) for r in rows)
     assert set(per_agent_round.values()) == {13}
     assert len(per_agent_round) == 3 * (ROUNDS + 1)
     for r in rows:
@@ -121,7 +124,7 @@ def test_needs_has_thirteen_rows_per_agent_per_round(saved, tables):
         current, expected, gap = float(r["current"]), float(r["expected"]), float(r["gap"])
         assert 0.0 <= current <= 10.0 and 0.0 <= expected <= 10.0
         assert gap == max(0.0, expected - current)
-        state = records[int(r["round"])].state.agents[r["agent"]].needs[r["need"]]
+        state = records[int(r["round_no"])].state.agents[r["agent"]].needs[r["need"]]
         assert (current, expected) == (state.current, state.expected)
 
 
@@ -130,7 +133,7 @@ def test_emotions_has_one_row_per_agent_per_round(saved, tables):
     rows = tables["emotions"]
     assert len(rows) == 3 * (ROUNDS + 1)
     for r in rows:
-        record = records[int(r["round"])]
+        record = records[int(r["round_no"])]
         assert float(r["emotion"]) == record.state.agents[r["agent"]].emotion
         deltas = {c.agent: c.delta for c in record.emotion_changes}
         assert float(r["delta"]) == deltas.get(r["agent"], 0.0)
@@ -139,9 +142,9 @@ def test_emotions_has_one_row_per_agent_per_round(saved, tables):
 def test_transcript_rows_match_the_saved_actions(saved, tables):
     _, records = saved
     rows = tables["transcript"]
-    assert {int(r["round"]) for r in rows} == set(range(1, ROUNDS + 1))
+    assert {int(r["round_no"]) for r in rows} == set(range(1, ROUNDS + 1))
     for record in records[1:]:
-        mine = [r for r in rows if int(r["round"]) == record.round]
+        mine = [r for r in rows if int(r["round_no"]) == record.round]
         assert len(mine) == len(record.actions) == 3
         # Speakers in speaking order, then the silent agents (empty order).
         orders = [optional(r["order"], int) for r in mine]
@@ -152,7 +155,7 @@ def test_transcript_rows_match_the_saved_actions(saved, tables):
         for r in mine:
             a = by_speaker[r["speaker"]]
             assert optional(r["order"], int) == a.order
-            assert Mode(r["mode"]) is a.mode
+            assert Mode(r["speech_mode"]) is a.mode
             assert r["target"] == (a.target or "")
             assert r["stance"] == a.stance
             assert float(r["urgency"]) == a.urgency
@@ -161,14 +164,18 @@ def test_transcript_rows_match_the_saved_actions(saved, tables):
             assert int(r["forced"]) == int(a.forced)
     forced = [r for r in rows if r["forced"] == "1"]
     assert len(forced) == 1
-    assert (forced[0]["round"], forced[0]["speaker"], forced[0]["mode"]) == ("2", "Bob", "private")
+    assert (forced[0]["round_no"], forced[0]["speaker"], forced[0]["speech_mode"]) == (
+        "2",
+        "Bob",
+        "private",
+    )
     assert forced[0]["target"] == "Cy"
     # Quotes, commas, semicolons, newlines and non-ASCII survive the round trip.
     assert forced[0]["utterance"] == TRICKY
 
 
 def test_events_keep_source_and_visibility(tables):
-    rows = [(r["round"], r["source"], r["private_to"], r["text"]) for r in tables["events"]]
+    rows = [(r["round_no"], r["source"], r["private_to"], r["text"]) for r in tables["events"]]
     assert rows == [
         ("1", "scripted", "", "The hall roof leaks again."),
         ("2", "scripted", "Bob", "Bob receives the bank statement."),
@@ -179,11 +186,63 @@ def test_events_keep_source_and_visibility(tables):
 def test_metrics_are_named_per_round(tables):
     rows = tables["metrics"]
     for k in range(ROUNDS + 1):
-        mine = {r["metric"]: optional(r["value"]) for r in rows if int(r["round"]) == k}
+        mine = {r["metric"]: optional(r["value"]) for r in rows if int(r["round_no"]) == k}
         assert set(mine) == METRICS
         assert isinstance(mine["mean_fav"], float) and -1.0 <= mine["mean_fav"] <= 1.0
         assert isinstance(mine["mean_emotion"], float) and 0.0 <= mine["mean_emotion"] <= 1.0
     assert len(rows) == len(METRICS) * (ROUNDS + 1)
+
+
+def test_every_metric_row_carries_its_unit(tables):
+    units = {r["metric"]: r["unit"] for r in tables["metrics"]}
+    assert units == METRIC_UNITS
+    assert units["balance"].startswith("percent") and units["mean_fav"] == "fav (-1..1)"
+
+
+def test_agents_table_joins_faction_archetype_model_and_player(tables):
+    rows = [tuple(r.values()) for r in tables["agents"]]
+    assert rows == [
+        ("exp", "Ann", "chair", "dominant", "board", "offline", ""),
+        ("exp", "Bob", "treasurer", "reserved", "members", "offline", ""),
+        ("exp", "Cy", "member", "agreeable", "members", "offline", ""),
+    ]
+
+
+def test_no_column_shadows_a_pandas_method():
+    pandas = pytest.importorskip("pandas")
+    taken = set(dir(pandas.DataFrame)) | set(dir(pandas.Series))
+    assert {c for cols in COLUMNS.values() for c in cols} & taken == set()
+
+
+def test_old_column_names_read_by_the_cards_schema_version(saved, tmp_path: Path):
+    meta, records = saved
+    export_run(meta, records, tmp_path / "out")
+    card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
+    assert card["csv_schema"] == CSV_SCHEMA == 2
+    old = ["run_id", "round", "order", "speaker", "mode", "target"]
+    assert current_columns(old, 1) == [
+        "run_id",
+        "round_no",
+        "order",
+        "speaker",
+        "speech_mode",
+        "target",
+    ]
+    assert current_columns(COLUMNS["transcript"], card["csv_schema"]) == list(COLUMNS["transcript"])
+
+
+def test_the_card_records_each_interventions_mode_target_and_audience(saved, tmp_path: Path):
+    meta, records = saved
+    export_run(meta, records, tmp_path / "out")
+    card = json.loads((tmp_path / "out" / "card.json").read_text(encoding="utf-8"))
+    seen = [
+        (i["kind"], i["agent"], i["mode"], i["target"], i["audience"])
+        for i in card["interventions"]
+    ]
+    assert seen == [
+        ("forced", "Bob", "private", "Cy", ["Bob", "Cy"]),
+        ("injected", "", "private", "", ["Ann", "Cy"]),
+    ]
 
 
 def test_export_is_repeatable(saved, tmp_path: Path):
@@ -262,7 +321,7 @@ def test_llm_tables_count_structured_answers_fallbacks_and_missing_edges(saved, 
         ("r1:speak:Cy", "text", "ok", ""),
     ]
     (usage,) = read_csv(out / "usage.csv")
-    assert usage["round"] == "1" and usage["judge_mode"] == "batched"
+    assert usage["round_no"] == "1" and usage["judge_mode"] == "batched"
     counts = ("calls", "fallbacks", "structured", "structured_fallbacks", "missing_edges")
     assert [int(usage[c]) for c in counts] == [3, 1, 2, 1, 2]
 

@@ -139,7 +139,7 @@ def test_parquet_tables_hold_the_csv_rows_typed(run: str, store: SaveStore, tmp_
                 else:
                     assert value == type(value)(text), (name, column)
     relations = pq.read_table(tmp_path / "pq" / "relations.parquet").schema
-    assert str(relations.field("round").type) == "int64"
+    assert str(relations.field("round_no").type) == "int64"
     assert str(relations.field("fav").type) == "double"
     transcript = pq.read_table(tmp_path / "pq" / "transcript.parquet").to_pylist()
     assert "=SUM(1)" in {r["utterance"] for r in transcript}

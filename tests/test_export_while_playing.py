@@ -40,7 +40,7 @@ def test_rounds_added_while_exporting_are_left_for_the_next_export(
     export_run(sim.meta, sim.records, tmp_path / "out")
     sim.close()
     with (tmp_path / "out" / "metrics.csv").open(newline="", encoding="utf-8") as handle:
-        rounds = {row["round"] for row in csv.DictReader(handle)}
+        rounds = {row["round_no"] for row in csv.DictReader(handle)}
     assert rounds == {"0", "1", "2"} and sim.round == 3
 
 

@@ -338,7 +338,7 @@ def test_llm_run_end_to_end(clean: Run, tmp_path: Path, net: NetLog) -> None:
     assert [r["key"] for r in rows] == [c.key for c in calls]
     with (out / "usage.csv").open() as fh:
         usage = list(csv.DictReader(fh))
-    assert [(u["round"], int(u["calls"])) for u in usage] == [
+    assert [(u["round_no"], int(u["calls"])) for u in usage] == [
         (str(r.round), len(r.llm_calls)) for r in records[1:]
     ]
     assert files_containing(clean.dir, SECRET) == []

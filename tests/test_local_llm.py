@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
-from bench_local import has_packages, llama_server, play  # noqa: E402
+from bench_local import has_packages, llama_server, play
 
 PYTHON = os.environ.get("SOCIALSIM_LLAMA_PYTHON", sys.executable)
 

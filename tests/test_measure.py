@@ -444,7 +444,7 @@ def test_cli_survey_and_rate_leave_the_run_untouched_and_export(
     exported = socialsim("export", "b", "--out", str(out))
     assert exported.code == 0, exported.err
     rows = list(csv.DictReader((out / "surveys.csv").open()))
-    assert [(r["questionnaire"], r["agent"], r["round"]) for r in rows] == [
+    assert [(r["questionnaire"], r["agent"], r["round_no"]) for r in rows] == [
         ("rses", "Alice", "0"),
         ("rses", "Alice", "3"),
         ("svo", "Megan", "1"),

@@ -16,7 +16,14 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from engine import SaveStore, Scenario, ScenarioError, Simulation, resolve_scenario
+from engine import (
+    SaveStore,
+    Scenario,
+    ScenarioError,
+    Simulation,
+    SocialsimError,
+    resolve_scenario,
+)
 from engine.mind_spec import OFFLINE, MindSpec
 from engine.minds.human import check_players
 from engine.scenario import library_ids
@@ -45,6 +52,8 @@ class SocialsimApp(App[None]):
         super().__init__()
         self.session = session
         self._quitting = False
+        #: The new run was deleted on quitting: no round was played, nothing named in it.
+        self.discarded = False
         #: A new LLM run's estimate above ``--confirm-above`` (and the threshold): asked first.
         self.spend = spend
         if session.keymap:
@@ -172,6 +181,10 @@ class SocialsimApp(App[None]):
             await engine.call(close_clients())
             engine.stop()
         self.sim.close()  # the lock last: no round is written any more
+        try:
+            self.discarded = self.session.discard_unplayed()
+        except SocialsimError:  # unreadable now: kept, as any save socialsim cannot read
+            self.discarded = False
 
 
 def opened_scenario(target: str) -> tuple[Scenario, str]:
@@ -224,6 +237,7 @@ def build_app(
     keymap = load_keymap(binding_ids(), keymap_file)
     store = SaveStore(saves)
     target = target or DEFAULT_SCENARIO
+    fresh = None
     if store.exists_quietly(target):
         sim = Simulation.resume(target, store)
     else:
@@ -239,10 +253,11 @@ def build_app(
             store=store,
             scenario_ref=ref,
         )
+        fresh = sim.run_id
     if players:
         try:
             sim.play({**sim.meta.players, **players})
         except BaseException:
             sim.close()
             raise
-    return SocialsimApp(Session(store, sim, keymap), spend)
+    return SocialsimApp(Session(store, sim, keymap, fresh=fresh), spend)

@@ -15,16 +15,6 @@ if TYPE_CHECKING:
     from engine.diff import RoundDiff
 
 
-def heatmap(rd: RoundDiff) -> RenderableType:
-    """The favorability difference matrix with its legend."""
-    from rich.console import Group
-    from rich.text import Text
-
-    from ..diff_text import LEGEND
-
-    return Group(heatmap_table(rd), Text(LEGEND, style="dim"))
-
-
 def heatmap_table(rd: RoundDiff) -> Table:
     """The favorability difference matrix (row → column), one signed cell per edge."""
     from rich.table import Table
@@ -90,16 +80,30 @@ def diff(
             "--round", help="Round to show [default: the first divergence, else the last]."
         ),
     ] = None,
+    agent: Annotated[
+        str | None,
+        typer.Option("--agent", metavar="NAME", help="Only NAME's row and column, edge by edge."),
+    ] = None,
+    faction: Annotated[
+        str | None,
+        typer.Option("--faction", metavar="F", help="Only the members of faction F (of A)."),
+    ] = None,
+    long: Annotated[
+        bool, typer.Option("--long", help="The difference in long format: one line per edge.")
+    ] = False,
     saves: SavesOpt = None,
     fmt: FormatOpt = "table",
 ) -> None:
-    """Compare two runs: first divergence, favorability difference, emotions, needs, talk
+    """Compare two runs: first divergence, favorability difference, emotions, needs, talk.
+    The difference matrix stands in faction order, in pages of columns that fit the
+    terminal; --agent, --faction and --long narrow it down or list it edge by edge
     (--format other than table: the difference matrix and the agents)."""
     from rich.text import Text
 
     from engine.diff import RunComparison
 
-    from ..diff_text import profile_line, run_lines
+    from ..diff_text import LEGEND, profile_line, run_lines
+    from .matrices import diff_matrices, matrix_view
 
     comparison = RunComparison(open_store(saves), run_a, run_b)
     last = comparison.last_common
@@ -107,22 +111,31 @@ def diff(
         round_no = comparison.default_round()
     elif not 0 <= round_no <= last:
         fail(f"--round {round_no}: runs {run_a!r} and {run_b!r} both have rounds 0..{last}")
-    rd = comparison.round_diff(round_no)
     if fmt != "table":
         from .output import emit, rows_of
 
+        rd = comparison.round_diff(round_no)
         named = [rows_of(heatmap_table(rd), "favorability Δ"), rows_of(agents_table(rd), "agents")]
         emit(make_console(), named, fmt)
         return
     console = make_console()
+    factions = comparison.meta_a.scenario.factions
+    try:
+        view = matrix_view(agent, faction, long, console.width, comparison.agents, factions)
+    except ValueError as err:
+        fail(str(err))
+    rd = comparison.round_diff(round_no)
     for line in run_lines(comparison):
         console.print(line)
+    if (warning := comparison.scenario_warning()) is not None:
+        console.print(Text(warning, style="bold yellow"))
     console.print(profile_line(list(comparison.profile())))
     console.print()
     console.print(Text(f"Round {round_no} (Δ = B − A)", style="bold cyan"))
+    console.print(diff_matrices(rd, factions, view))
+    console.print(Text(LEGEND, style="dim"))
     from .output import print_all
 
-    print_all(console, heatmap(rd))
     console.print()
     print_all(console, agents_table(rd))
     console.print()

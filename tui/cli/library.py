@@ -22,9 +22,11 @@ from .base import (
 
 
 def list_runs(saves: SavesOpt = None, fmt: FormatOpt = "table") -> None:
-    """List saved runs with their lineage (broken saves are shown with the reason).
-    Leftovers of interrupted writes (killed creates, branches, deletes, round writes) are
-    removed first, one line each on stderr."""
+    """List saved runs newest first (a trial's runs together) with their lineage, names
+    and snapshots (broken saves last, with the reason). Leftovers of interrupted writes
+    (killed creates, branches, deletes, round writes) are removed first, one line each on
+    stderr."""
+    from ..listing import newest_first
     from .output import emit
     from .tables import runs_rows, runs_table
 
@@ -35,9 +37,22 @@ def list_runs(saves: SavesOpt = None, fmt: FormatOpt = "table") -> None:
         typer.echo(f"no runs in {store.root}")
         return
     if fmt == "table":
-        make_console().print(runs_table(rows), soft_wrap=True)
+        make_console().print(runs_table(newest_first(rows)), soft_wrap=True)
         return
-    emit(make_console(), [runs_rows(rows)], fmt)
+    emit(make_console(), [runs_rows(newest_first(rows))], fmt)
+
+
+AgentOpt = Annotated[
+    str | None,
+    typer.Option("--agent", metavar="NAME", help="Only NAME's row and column of the matrix."),
+]
+FactionOpt = Annotated[
+    str | None,
+    typer.Option("--faction", metavar="F", help="Only the members of faction F (or its code)."),
+]
+LongOpt = Annotated[
+    bool, typer.Option("--long", help="The matrix in long format: one line per directed edge.")
+]
 
 
 def show(
@@ -45,11 +60,17 @@ def show(
     round_no: Annotated[
         int | None, typer.Option("--round", help="Show this round's state.")
     ] = None,
+    agent: AgentOpt = None,
+    faction: FactionOpt = None,
+    long: LongOpt = False,
     saves: SavesOpt = None,
     fmt: FormatOpt = "table",
 ) -> None:
-    """Show a run: lineage, agents, favorability matrix and metrics (--format other than
-    table: the agents and the matrix)."""
+    """Show a run: lineage, agents, favorability matrix and metrics. The matrix stands in
+    faction order, in pages of columns that fit the terminal; --agent, --faction and
+    --long narrow it down or list it edge by edge (--format other than table: the agents
+    and the matrix)."""
+    from .matrices import fav_matrices, matrix_view
     from .tables import agents_table, fav_matrix, round_summary, run_overview
 
     store = open_store(saves)
@@ -59,9 +80,14 @@ def show(
     last = len(history) - 1
     if round_no is not None and not 0 <= round_no <= last:
         fail(f"--round {round_no}: run {run_id!r} has rounds 0..{last}")
+    console = make_console()
+    factions = meta.scenario.factions
+    try:
+        view = matrix_view(agent, faction, long, console.width, meta.scenario.names, factions)
+    except ValueError as err:
+        fail(str(err))
     record = history[last if round_no is None else round_no]
     metrics = history.metrics(record.round)
-    console = make_console()
     if fmt != "table":
         from .output import emit, rows_of
 
@@ -74,7 +100,8 @@ def show(
         console.print()
     from .output import print_all
 
-    print_all(console, run_overview(meta, record, metrics))
+    matrix = fav_matrices(record.state, factions, view)
+    print_all(console, run_overview(meta, record, metrics, matrix))
 
 
 def export(

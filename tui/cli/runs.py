@@ -104,6 +104,9 @@ def _launch(
     if app_.return_code == TERMINATED:
         say(f"terminated; {saved_so_far(sim)}")
         raise typer.Exit(TERMINATED)
+    if app_.discarded:
+        typer.echo(f"{sim.run_id}: no round played, nothing saved (the run was not kept)")
+        return
     typer.echo(
         f"{sim.run_id}: round {sim.round}/{sim.total_rounds} saved in "
         f"{sim.store.run_dir(sim.run_id)}"

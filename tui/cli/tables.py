@@ -104,9 +104,11 @@ def fav_matrix(state: WorldState, plain: bool = False) -> Table:
     return table
 
 
-def run_overview(meta: RunMeta, record: RoundRecord, metrics: Metrics) -> RenderableType:
-    """``show``: identity, lineage, pending interventions, agents, matrix, metrics, at the
-    round of ``record``."""
+def run_overview(
+    meta: RunMeta, record: RoundRecord, metrics: Metrics, matrix: RenderableType
+) -> RenderableType:
+    """``show``: identity, lineage, pending interventions, agents, the favorability
+    ``matrix`` (:mod:`.matrices`), metrics, at the round of ``record``."""
     state = record.state
     info = Table.grid(padding=(0, 2))
     info.add_column(style="dim")
@@ -136,7 +138,7 @@ def run_overview(meta: RunMeta, record: RoundRecord, metrics: Metrics) -> Render
         Text(""),
         agents_table(meta, state),
         Text(""),
-        fav_matrix(state),
+        matrix,
         Text(""),
         metrics_line(metrics),
     )
@@ -203,9 +205,11 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
 
 
 def runs_rows(rows: list[RunListing]) -> Rows:
-    """``list``'s cells: one row per run with its lineage, a broken entry's reason last."""
+    """``list``'s cells (in the order given): one row per run with its lineage, name and
+    named snapshots, a broken entry's reason last."""
     from engine.mind_spec import mind_spec
 
+    from ..listing import snapshot_names
     from .output import Rows
 
     lines: list[list[str]] = []
@@ -216,13 +220,16 @@ def runs_rows(rows: list[RunListing]) -> Rows:
         parent = f"{r.parent.run_id}@{r.parent.round}" if r.parent else ""
         mind = "offline rule-based" if mind_spec(r.model).offline else r.model
         done = f"{r.rounds_done}/{r.total_rounds}"
-        lines.append([r.run_id, r.scenario_id or r.title, done, mind, parent, r.name])
-    header = ["run", "scenario", "round", "mind", "parent", "name / problem"]
+        snaps = snapshot_names(r)
+        about = "; ".join(x for x in (r.name, f"snapshots {snaps}" if snaps else "") if x)
+        lines.append([r.run_id, r.scenario_id or r.title, done, mind, parent, about])
+    header = ["run", "scenario", "round", "mind", "parent", "name / snapshots / problem"]
     return Rows("runs", header, lines)
 
 
 def runs_table(rows: list[RunListing]) -> Text:
-    """``list``: one line per run with its lineage, broken entries in red with their reason.
+    """``list``: one line per run (in the order given) with its lineage, name and named
+    snapshots, broken entries in red with their reason.
     Columns are aligned by hand: a rich Table measures every cell (0.2 s for 500 runs)."""
     found = runs_rows(rows)
     header, lines = found.header, found.rows

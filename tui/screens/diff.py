@@ -49,15 +49,26 @@ def run_label(row: RunListing) -> Text:
     return label
 
 
-def other_runs(store: SaveStore, current: str, scenario_id: str) -> list[RunListing]:
-    """Readable runs to compare with: the same scenario first, the newest first."""
+#: The picker's option that shows the runs of other scenarios.
+OTHERS = "\0others"
+
+
+def other_runs(
+    store: SaveStore, current: str, scenario_id: str
+) -> tuple[list[RunListing], list[RunListing]]:
+    """Readable runs to compare with, newest first: those of the same scenario, and those
+    of other scenarios (offered only behind a choice: their agents match by name alone)."""
     rows = [r for r in store.list_runs() if r.ok and r.run_id != current]
     rows.sort(key=lambda r: r.created, reverse=True)
-    return sorted(rows, key=lambda r: r.scenario_id != scenario_id)
+    return (
+        [r for r in rows if r.scenario_id == scenario_id],
+        [r for r in rows if r.scenario_id != scenario_id],
+    )
 
 
 class RunPicker(ModalScreen[str | None]):
-    """Choose the run to compare with (Enter), or Esc."""
+    """Choose the run to compare with (Enter), or Esc. Runs of other scenarios are one
+    choice away, with a warning."""
 
     DEFAULT_CSS = """
     RunPicker { align: center middle; }
@@ -68,20 +79,52 @@ class RunPicker(ModalScreen[str | None]):
     """
     BINDINGS = [Binding("escape", "dismiss", "Cancel")]
 
-    def __init__(self, rows: list[RunListing], current: str) -> None:
+    def __init__(
+        self, rows: list[RunListing], current: str, others: list[RunListing] | None = None
+    ) -> None:
         super().__init__()
         self.rows = rows
         self.current = current
+        self.others = others or []
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Static(
                 f"Compare {self.current} with… (Enter chooses, Esc cancels)", classes="title"
             )
-            yield OptionList(*(Option(run_label(r), id=r.run_id) for r in self.rows))
+            if not self.rows:
+                yield Static("No other run of this scenario.", id="picker-note")
+            else:
+                yield Static("Runs of the same scenario:", id="picker-note")
+            options = [Option(run_label(r), id=r.run_id) for r in self.rows]
+            if self.others:
+                options.append(
+                    Option(
+                        Text(
+                            f"other scenarios… ({len(self.others)} runs; agents are matched "
+                            "by name)",
+                            style="italic",
+                        ),
+                        id=OTHERS,
+                    )
+                )
+            yield OptionList(*options)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(event.option.id)
+        if event.option.id != OTHERS:
+            self.dismiss(event.option.id)
+            return
+        self.query_one("#picker-note", Static).update(
+            Text(
+                "Runs of other scenarios: agents are matched by id (their name), and a "
+                "name shared by two scenarios may be two different people.",
+                style="bold yellow",
+            )
+        )
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options([Option(run_label(r), id=r.run_id) for r in self.others])
+        options.highlighted = 0
 
 
 class DiffScreen(Screen[None]):
@@ -185,6 +228,8 @@ class DiffScreen(Screen[None]):
             ),
             *only_lines(c),
         ]
+        if (warning := c.scenario_warning()) is not None:
+            lines.append(Text(warning, style="bold yellow"))
         self.query_one("#summary", Static).update(Group(*lines))
 
     @work(thread=True, exclusive=True, group="diff-profile", exit_on_error=False)
@@ -276,20 +321,26 @@ class DiffScreen(Screen[None]):
     def action_other(self) -> None:
         """Compare the current run with another saved run."""
         store = self.comparison.store
-        rows = other_runs(store, self.current, self.comparison.meta_b.scenario.id)
+        same, others = other_runs(store, self.current, self.comparison.meta_b.scenario.id)
         pick_run(
             self,
-            rows,
+            same,
             self.current,
             lambda other: compare(self, store, other, self.current, self.load),
+            others,
         )
 
 
 def pick_run(
-    screen: Screen, rows: list[RunListing], current: str, chosen: Callable[[str], None]
+    screen: Screen,
+    rows: list[RunListing],
+    current: str,
+    chosen: Callable[[str], None],
+    others: list[RunListing] | None = None,
 ) -> None:
-    """Ask which run to compare with; ``chosen`` gets its id (nothing when cancelled)."""
-    if not rows:
+    """Ask which run to compare with (``others``: runs of other scenarios, behind a
+    choice); ``chosen`` gets its id (nothing when cancelled)."""
+    if not rows and not others:
         screen.notify("No other saved run to compare with: branch this one first (b).")
         return
 
@@ -297,7 +348,7 @@ def pick_run(
         if run_id:
             chosen(run_id)
 
-    screen.app.push_screen(RunPicker(rows, current), done)
+    screen.app.push_screen(RunPicker(rows, current, others), done)
 
 
 def compare(
@@ -340,4 +391,5 @@ def open_diff(screen: Screen, store: SaveStore, current: str) -> None:
     if meta.parent is not None and store.exists_quietly(meta.parent.run_id):
         show(meta.parent.run_id)
     else:
-        pick_run(screen, other_runs(store, current, meta.scenario.id), current, show)
+        same, others = other_runs(store, current, meta.scenario.id)
+        pick_run(screen, same, current, show, others)

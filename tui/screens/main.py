@@ -89,6 +89,13 @@ class MainScreen(Screen[None]):
         Binding("c", "recast", "Recast", id="recast"),
         Binding("d", "diff", "Diff", id="diff"),
         Binding("P", "toggle_prior", "Prior", id="prior"),
+        Binding(
+            "F",
+            "filter_matrix",
+            "Filter",
+            tooltip="the matrix for one agent or faction, or all",
+            id="filter",
+        ),
         Binding("i", "toggle_events", "Events", tooltip="the event strip in full", id="events"),
         Binding(
             "t",
@@ -188,7 +195,10 @@ class MainScreen(Screen[None]):
             await engine.call(sim.run(rounds))
             outcome = await engine.call(finish_task_run(sim))
             if outcome is not None:
-                self.notify(f"Task finished: utility {outcome.utility:g}.", timeout=10)
+                from ..widgets.header import task_score
+
+                self.notify(f"Task finished: {task_score(outcome)}.", timeout=10)
+                self.query_one(RunView).refresh_view()
         except DegradedRunError as err:  # the round is saved: a notice that stays
             self.query_one(RunView).stopped_degraded(str(err))
         except SocialsimError as err:
@@ -323,6 +333,39 @@ class MainScreen(Screen[None]):
         matrix, or go back to favorability."""
         self.query_one(RunView).toggle_prior()
 
+    def action_filter_matrix(self) -> None:
+        """Show one agent's row and column of the matrix, or one faction's; filtered
+        already: every agent again."""
+        from ..relations import Selection, parse_selection
+        from ..widgets.matrix import FavMatrix
+        from .forms import TextForm
+
+        scenario = self.sim.scenario
+        view = self.query_one(RunView)
+        if self.query_one(FavMatrix).selection != Selection():
+            view.select_matrix(Selection())
+            return
+
+        def submit(text: str) -> str | None:
+            try:
+                selection = parse_selection(text, scenario.names, scenario.factions)
+            except ValueError as err:
+                return str(err)
+            view.select_matrix(selection)
+            return None
+
+        factions = ", ".join(scenario.factions) or "none"
+        self.app.push_screen(
+            TextForm(
+                "Filter the matrix",
+                submit,
+                placeholder="an agent or a faction (empty: every agent)",
+                hint=f"An agent's name shows its row and column; a faction its members. "
+                f"Factions: {factions}.",
+                value=self.query_one(AgentDeck).current_agent() or "",
+            )
+        )
+
     def action_page(self, step: int) -> None:
         """Show the previous or next page of agent panes (in focus mode: agent)."""
         self.query_one(AgentDeck).turn(step)
@@ -439,7 +482,8 @@ class MainScreen(Screen[None]):
         self.app.push_screen(TextForm("Branch the run", submit, default=str(sim.round), hint=hint))
 
     def action_export(self) -> None:
-        """Write the run's CSVs to a folder (its rounds so far: not while one is played)."""
+        """Write the run's CSVs to a folder, by default ``exports/<run>`` in the saves
+        folder (its rounds so far: not while one is played)."""
         if self.running:
             self.notify("Pause the run before exporting.", severity="warning")
             return
@@ -463,7 +507,7 @@ class MainScreen(Screen[None]):
             TextForm(
                 "Export the run to CSV",
                 submit,
-                default=str(here / self.session.export_root / sim.run_id),
+                default=str(store.export_dir(sim.run_id).absolute()),
                 hint=f"A relative folder is under {here}",
             )
         )
@@ -489,11 +533,12 @@ class MainScreen(Screen[None]):
             return None
 
         here = Path.cwd()
+        default = self.session.store.export_dir(sim.run_id).with_suffix(".html")
         self.app.push_screen(
             TextForm(
                 "Write the run's HTML report",
                 submit,
-                default=str(here / self.session.export_root / f"{sim.run_id}.html"),
+                default=str(default.absolute()),
                 hint=f"A relative path is under {here}",
             )
         )

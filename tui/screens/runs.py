@@ -1,6 +1,6 @@
-"""The run browser: saved runs newest first, one row each (run, scenario, rounds, mind,
-parent, created, name), the open run marked, a trial's runs together; open, branch or delete
-them, or show the trial of one (t)."""
+"""The run browser: saved runs newest first, one row each (run, rounds, parent, scenario,
+mind, created, name, snapshots), the open run marked, a trial's runs together; open, branch
+or delete them, or show the trial of one (t)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ from textual.widgets import DataTable, Footer, Label, Static
 
 from engine import RunListing, SaveStore, Simulation, SocialsimError
 
+from ..listing import newest_first, short_parent, snapshot_names
 from ..outside import shown
 from .forms import ConfirmForm, TextForm
 
-COLUMNS = ("", "run", "scenario", "rounds", "mind", "parent", "created", "name")
+COLUMNS = ("", "run", "rounds", "parent", "scenario", "mind", "created", "name", "snapshots")
 OPEN_MARK = "▶"
 
 
@@ -27,22 +28,6 @@ def local_time(created: str) -> str:
         return datetime.fromisoformat(created).astimezone().strftime("%Y-%m-%d %H:%M")
     except ValueError:
         return created
-
-
-def newest_first(rows: list[RunListing]) -> list[RunListing]:
-    """Readable runs by creation time, newest first (ties by id), the runs of a trial
-    together where its newest run falls; broken entries last."""
-    readable = [r for r in rows if r.ok]
-    newest: dict[str, str] = {}
-    for r in readable:
-        if r.trial is not None:
-            newest[r.trial.trial] = max(newest.get(r.trial.trial, ""), r.created)
-
-    def key(r: RunListing) -> tuple[str, str, str, str]:
-        trial = r.trial.trial if r.trial else ""
-        return (newest.get(trial, r.created), trial, r.created, r.run_id)
-
-    return sorted(readable, key=key, reverse=True) + [r for r in rows if not r.ok]
 
 
 def listing_cells(row: RunListing, current: str) -> tuple[Text, ...]:
@@ -56,16 +41,16 @@ def listing_cells(row: RunListing, current: str) -> tuple[Text, ...]:
             *(Text("") for _ in COLUMNS[3:]),
         )
     is_open = row.run_id == current
-    parent = f"{row.parent.run_id}@{row.parent.round}" if row.parent else "—"
     return (
         Text(OPEN_MARK if is_open else "", style="bold"),
         Text(row.run_id, style="bold reverse" if is_open else "bold"),
-        Text(row.scenario_id, style="cyan"),
         Text(f"{row.rounds_done}/{row.total_rounds}", justify="right"),
+        Text(short_parent(row), style="dim" if not row.parent else ""),
+        Text(row.scenario_id, style="cyan"),
         Text(row.model),
-        Text(parent, style="dim" if not row.parent else ""),
         Text(local_time(row.created), style="dim"),
         Text(row.name, style="italic"),
+        Text(snapshot_names(row), style="italic"),
     )
 
 
@@ -78,6 +63,8 @@ def describe(row: RunListing, current: str) -> str:
         text += f"; branch of {row.parent.run_id} after round {row.parent.round}"
     if row.name:
         text += f"; {row.name!r}"
+    if row.snapshots:
+        text += f"; snapshots {snapshot_names(row)}"
     if row.trial:
         text += f"; trial {row.trial.trial} (t shows it)"
     return text + (" (open now)" if row.run_id == current else "")
@@ -90,14 +77,17 @@ class RunBrowser(ModalScreen[Simulation | None]):
     """
 
     DEFAULT_CSS = """
-    RunBrowser { align: center middle; }
+    RunBrowser { align: center middle; background: $background; }
     RunBrowser > DataTable { width: 100%; height: 1fr; border: thick $primary; }
-    RunBrowser > #detail { height: auto; padding: 0 1; }
-    RunBrowser > #message { height: auto; color: $error; padding: 0 1; }
-    RunBrowser > Static { height: auto; padding: 0 1; }
+    RunBrowser > #detail { height: auto; width: 100%; padding: 0 1; }
+    RunBrowser > #message { height: auto; width: 100%; color: $error; padding: 0 1; }
+    RunBrowser > #message.-done { color: $success; }
+    RunBrowser > Static { height: auto; width: 100%; padding: 0 1; }
     """
     BINDINGS = [
         Binding("escape,q", "dismiss", "Close"),
+        Binding("home", "first", "First", show=False, priority=True),
+        Binding("end", "last", "Last", show=False, priority=True),
         Binding("b", "branch", "Branch"),
         Binding("d", "delete", "Delete"),
         Binding("t", "trial", "Trial"),
@@ -108,6 +98,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
         self.store = store
         self.current = current
         self.rows: dict[str, RunListing] = {}  # by run id, in the table's order
+        self._said_for: str | None = None  # the row the message under the table is about
 
     def compose(self) -> ComposeResult:
         yield Static(
@@ -163,10 +154,26 @@ class RunBrowser(ModalScreen[Simulation | None]):
 
     def on_data_table_row_highlighted(self) -> None:
         self._describe()
+        row = self._selected()
+        if row is None or row.run_id != self._said_for:
+            self.say("")  # a refusal or a result was about another row
 
-    def say(self, message: str) -> None:
-        """An inline message under the table."""
-        self.query_one("#message", Label).update(shown(message))
+    def action_first(self) -> None:
+        """The newest run (Home), not the table's first column."""
+        self.query_one(DataTable).move_cursor(row=0)
+
+    def action_last(self) -> None:
+        """The oldest run (End): the table scrolls down, never sideways."""
+        table = self.query_one(DataTable)
+        table.move_cursor(row=max(0, table.row_count - 1))
+
+    def say(self, message: str, done: bool = False) -> None:
+        """An inline message under the table (``done``: a result, not a refusal)."""
+        label = self.query_one("#message", Label)
+        label.update(shown(message))
+        label.set_class(done, "-done")
+        row = self._selected()
+        self._said_for = row.run_id if row is not None and message else None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         row = self._selected()
@@ -201,7 +208,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
             except SocialsimError as err:
                 return str(err)
             self.reload(select=child.run_id)
-            self.say(f"Created {child.run_id}; Enter opens it.")
+            self.say(f"Created {child.run_id}; Enter opens it.", done=True)
             return None
 
         self.app.push_screen(
@@ -253,7 +260,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
             except SocialsimError as err:
                 return str(err)
             self.reload()
-            self.say(f"Deleted {row.run_id}.")
+            self.say(f"Deleted {row.run_id}.", done=True)
             return None
 
         question = f"Delete run {row.run_id}? Its branches keep their copies."

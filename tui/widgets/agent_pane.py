@@ -1,4 +1,5 @@
-"""One agent's pane: identity, emotion gauge, need bars and a live transcript."""
+"""One agent's pane: identity, emotion gauge, strongest ties both ways, need bars and a
+live transcript."""
 
 from __future__ import annotations
 
@@ -7,17 +8,21 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from engine import Action, Mode, ScenarioEvent
+from engine import Action, Mode, ScenarioEvent, WorldState
 from engine.scenario import AgentSpec
 from engine.state import AgentState
 from engine.textsafe import strip_controls
 
+from ..relations import Tie, short_fav, ties_of
 from .needs import HEIGHT, Detail, NeedBars
-from .style import bar, emotion_style, signed
+from .style import bar, emotion_style, fav_style, signed
 from .transcript import Transcript
 
 #: Transcript lines a pane keeps before it shows its needs in more detail.
 ROOM: dict[Detail, int] = {"full": 20, "compact": 16}
+#: A pane with fewer lines inside its border leaves out the role line: the ties take two
+#: lines, and the transcript keeps its room (the role stays the pane's tooltip).
+SHORT = 20
 #: A pane at least this wide (one agent in focus, 100 columns and up) puts its need bars
 #: beside the transcript, which then has the pane's full height and the rest of its width.
 WIDE = 100
@@ -42,6 +47,49 @@ def emotion_line(state: AgentState, delta: float | None) -> Text:
     if state.theta is not None:  # value-driven agents: social orientation (EduMirror Eq. 2)
         line.append(f"  θ {state.theta:.0f}°", style="magenta")
     return line
+
+
+def _tie_part(words: str, ties: tuple[Tie, ...]) -> Text:
+    part = Text(words, style="dim")
+    for tie in ties:
+        part.append(f" {tie.other} ")
+        part.append(short_fav(tie.fav), style=fav_style(tie.fav))
+    return part
+
+
+def _tie_line(kinds: tuple[tuple[str, tuple[Tie, ...]], ...], empty: str) -> Text:
+    parts = [_tie_part(words, ties) for words, ties in kinds if ties]
+    return Text(" · ").join(parts) if parts else Text(empty, style="dim")
+
+
+def ties_lines(state: WorldState, agent: str, width: int) -> Text:
+    """Two lines: whom ``agent`` likes and dislikes most (``likes Walter +.69 · dislikes
+    Sebastian -.62``), then who likes and dislikes it most, as many ties of each kind as
+    fit ``width`` (three at most). Where even one of each does not fit, the short form:
+    ``→ Walter +.69 Sebastian -.62`` (its regard for them), ``← Walter +.70 Rafael -.30``
+    (theirs for it)."""
+    forms = []
+    for limit in (3, 2, 1):
+        t = ties_of(state, agent, limit)
+        forms.append(
+            [
+                _tie_line((("likes", t.likes), ("dislikes", t.dislikes)), "likes: none yet"),
+                _tie_line(
+                    (("liked by", t.liked_by), ("disliked by", t.disliked_by)),
+                    "liked by: none yet",
+                ),
+            ]
+        )
+    for limit in (2, 1):
+        t = ties_of(state, agent, limit)
+        forms.append(
+            [
+                _tie_line((("→", t.likes + t.dislikes),), "→ no ties yet"),
+                _tie_line((("←", t.liked_by + t.disliked_by),), "← no ties yet"),
+            ]
+        )
+    lines = next((f for f in forms if all(ln.cell_len <= width for ln in f)), forms[-1])
+    return Text("\n").join(lines)
 
 
 def turn_line(round_no: int, action: Action, me: str) -> Text:
@@ -82,6 +130,7 @@ class AgentPane(Vertical):
     AgentPane { border: round $primary-darken-1; padding: 0; min-width: 40; }
     AgentPane.-current { border: round $accent; }
     AgentPane .emotion { height: 1; }
+    AgentPane .ties { height: 2; text-wrap: nowrap; text-overflow: ellipsis; }
     AgentPane .identity { height: 1; color: $text-muted; }
     AgentPane Transcript { height: 1fr; min-height: 3; }
     AgentPane .pane-body { height: 1fr; }
@@ -95,13 +144,16 @@ class AgentPane(Vertical):
         self.spec = spec
         self.state = state
         self.delta: float | None = None  # the emotion's change in the latest round
+        self.world: WorldState | None = None  # the whole state: whom it likes, who likes it
         self._stale = True  # state not drawn yet (a hidden pane draws it when shown)
         self.border_title = spec.name
+        self.tooltip = spec.role
         self.border_subtitle = spec.archetype.value
 
     def compose(self) -> ComposeResult:
         yield Static(Text(self.spec.role, overflow="ellipsis", no_wrap=True), classes="identity")
         yield Static(classes="emotion")
+        yield Static(classes="ties")
         with Vertical(classes="pane-body"):
             yield NeedBars(self.state.needs)
             yield Transcript()
@@ -119,17 +171,23 @@ class AgentPane(Vertical):
         wide = self.size.width >= WIDE
         self.set_class(wide, "-wide")
         rows = self.size.height - 2  # the border
+        self.query_one(".identity").display = rows >= SHORT
         detail = needs_detail(rows - 2, beside=True) if wide else needs_detail(rows)
         self.query_one(NeedBars).detail = detail
+        self._draw_ties()
 
     def on_transcript_moved(self, message: Transcript.Moved) -> None:
         """Say on the border where the rest of the transcript is, and which key shows it."""
         hint = "PgDn ↓ newer  " if message.newer else "PgUp ↑ older  " if message.older else ""
         self.border_subtitle = hint + self.spec.archetype.value
 
-    def show_state(self, state: AgentState, delta: float | None) -> None:
-        """Refresh the gauge and bars after a round (when the pane is next shown, if hidden)."""
+    def show_state(
+        self, state: AgentState, delta: float | None, world: WorldState | None = None
+    ) -> None:
+        """Refresh the gauge, ties and bars after a round (when the pane is next shown, if
+        hidden); ``world`` is the whole state the agent's is part of."""
         self.state, self.delta, self._stale = state, delta, True
+        self.world = world or self.world
         if self.display:
             self._draw_state()
 
@@ -148,7 +206,13 @@ class AgentPane(Vertical):
         line = emotion_line(self.state, self.delta)
         self.query_one(".emotion", Static).update(line, layout=False)  # one line, always
         self.query_one(NeedBars).update_needs(self.state.needs)
+        self._draw_ties()
         self._stale = False
+
+    def _draw_ties(self) -> None:
+        if self.world is not None and self.size.width:
+            lines = ties_lines(self.world, self.spec.name, self.size.width)
+            self.query_one(".ties", Static).update(lines, layout=False)
 
     def add_event(self, round_no: int, event: ScenarioEvent) -> None:
         """A private event this agent received."""

@@ -17,8 +17,9 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation
+from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation, SocialsimError
 from engine.records import RoundUsage, main_failure
+from engine.runmeta import TaskOutcome
 from engine.textsafe import one_line
 
 #: A generated run id: scenario, date, time, four hex digits.
@@ -55,6 +56,24 @@ def usage_totals(usages: Iterable[RoundUsage]) -> RoundUsage | None:
     return total
 
 
+def task_score(outcome: TaskOutcome) -> str:
+    """A scored task episode's utility on its scale: ``score 1/1 (top choice right)``,
+    ``score -4 (0 best, -12 worst: L1 distance to the experts)``."""
+    from engine.tasks.spec import load_task
+
+    try:
+        task = load_task(outcome.task)
+    except SocialsimError:
+        return f"score {outcome.utility:g}"
+    u = outcome.utility
+    if task.utility == "top1":
+        return f"score {u:g}/1 (top choice {'right' if u else 'wrong'})"
+    if task.utility == "neg-l1":
+        worst = len(task.items) ** 2 // 2
+        return f"score {u:g} (0 best, -{worst} worst: L1 distance to the experts)"
+    return f"score {u:g}/1 ({'a' if u else 'no'} Pareto-optimal deal)"
+
+
 def header_text(sim: Simulation, running: bool, width: int | None = None) -> Text:
     """Two lines: state, round, scenario / mind, usage, run id, lineage, queued
     interventions. Where they are wider than ``width``, the run ids are abbreviated, then
@@ -74,6 +93,9 @@ def header_text(sim: Simulation, running: bool, width: int | None = None) -> Tex
             (sep, "dim"),
             (sim.scenario.title, "bold"),
         )
+        if sim.meta.outcome is not None:
+            top.append(sep, style="dim")
+            top.append(task_score(sim.meta.outcome), style="bold magenta")
         bottom = _bottom(sim, usage, short_ids=level > 0, compact=compact)
         lines = [top, bottom]
         if width is None or max(len(top), len(bottom)) <= width:

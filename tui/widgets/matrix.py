@@ -1,12 +1,18 @@
 """The directed favorability matrix: row = from, column = to; and its relational-prior
 overlay, the fixed signs a prior states for each pair (Relational priors Sec. 3).
 
-The grid scrolls both ways under sticky headers (the column header row and the row-label
+Agents stand in faction order: a header line names the factions over their columns, a
+``│`` opens each faction's columns, the last row of each is underlined and, where rows are
+numbered, each row label starts with its faction's code. The
+grid scrolls both ways under sticky headers (the column header rows and the row-label
 column). Cells show the value and a status glyph when every column fits the width the
-matrix is given, else one coloured glyph per cell under numbered columns. The line above
-the grid names the cursor's pair in full with its exact value; the lines under it say
-which rows and columns are in view when some are not, and explain the glyphs (compact, for
-a short panel, without the sticky note).
+matrix is given, else one coloured glyph per cell under numbered columns (with colour off,
+``NO_COLOR``, a glyph of the value's sign and size instead). The matrix may be filtered to
+one agent's row and column (the others down the side, two columns: its regard for them and
+theirs for it) or to one faction. The line above the grid names the cursor's pair in full
+with its exact value; the lines under it say what is shown and which rows and columns are
+in view when some are not, and give the legend of the colour scale and the glyphs
+(compact, for a short panel, without the sticky note).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate, pairwise
 from typing import overload
 
 from rich.segment import Segment
@@ -29,10 +36,23 @@ from engine import Status, WorldState
 from engine.priors import Prior, sign_index
 from engine.rules import ALLY_AT, ENEMY_AT, RIVAL_AT, threshold_status
 
+from ..relations import (
+    BAND_EDGES,
+    BAND_GLYPH,
+    Selection,
+    faction_codes,
+    fav_band,
+    selected_names,
+    short_fav,
+)
 from .grid import Grid
 from .style import STATUS_GLYPH, fav_style
 
 LEGEND = "+ ally · neutral ~ rival x enemy"
+#: Under NO_COLOR a glyph cell shows the value's band, not the status.
+BAND_LEGEND = "glyph = fav; status on the cursor's line"
+#: The colour of each favorability band (:func:`~tui.relations.fav_band`), lowest first.
+BAND_STYLE = {band: fav_style(fav) for band, fav in enumerate((-1, -0.3, 0, 0.3, 1), -2)}
 PRIOR_LEGEND = "prior + pos 0 neutral - neg · unstated"
 STICKY = (
     f"sticky: {{example}} (status moves at {ALLY_AT:+.2f}, {RIVAL_AT:+.2f}, {ENEMY_AT:+.2f}"
@@ -67,13 +87,17 @@ def signed(value: float, digits: int) -> str:
     return f"{round(value, digits) + 0.0:+.{digits}f}"
 
 
-def short_fav(fav: float) -> str:
-    """Four characters: ``+.55``, ``-.05``, ``+1.0``, and `` .00`` for what rounds to 0."""
-    if abs(fav) >= 0.995:
-        return f"{fav:+.1f}"
-    if round(fav, 2) == 0:
-        return " .00"
-    return f"{fav:+.2f}".replace("0.", ".", 1)
+def scale_legend(no_color: bool) -> Text:
+    """The colour scale: ``fav -1 █ -.5 █ -.1 █ .15 █ .55 █ 1``, each block in its
+    band's colour (with colour off, the band's glyph)."""
+    text = Text("fav ", style="dim")
+    for band, low in enumerate(BAND_EDGES[:-1], -2):
+        text.append(f"{low} ")
+        mark = BAND_GLYPH[band] if no_color else "█"
+        text.append(mark, style="" if no_color else BAND_STYLE[band])
+        text.append(" ")
+    text.append(BAND_EDGES[-1])
+    return text
 
 
 def abbreviate(names: Sequence[str], width: int) -> list[str]:
@@ -91,13 +115,16 @@ def abbreviate(names: Sequence[str], width: int) -> list[str]:
 class Layout:
     """How the grid is drawn: ``values`` (fav and glyph per cell, named columns) or
     ``glyphs`` (one glyph per cell, numbered columns and rows; numbers above 9 may stand
-    in two header lines, tens over units, to fit more columns)."""
+    in two header lines, tens over units, to fit more columns). ``starts``: the columns that
+    open a faction (a ``│`` before them); ``ends``: the rows that close one (underlined)."""
 
     density: str
     row_labels: tuple[str, ...]
     col_labels: tuple[str, ...]
     col_widths: tuple[int, ...]
     header_lines: int = 1
+    starts: frozenset[int] = frozenset()
+    ends: frozenset[int] = frozenset()
 
     @property
     def label_width(self) -> int:
@@ -109,22 +136,89 @@ class Layout:
         return self.label_width + sum(w + 1 for w in self.col_widths)
 
 
-def layouts(names: Sequence[str]) -> tuple[Layout, ...]:
+@dataclass(frozen=True)
+class Cast:
+    """The agents a grid shows, in order, each with its faction's code, and the factions
+    over the columns as (name, how many columns); no factions: empty codes and groups."""
+
+    names: tuple[str, ...]
+    codes: tuple[str, ...] = ()
+    groups: tuple[tuple[str, int], ...] = ()
+
+
+def cast_of(names: Sequence[str], factions: dict[str, list[str]]) -> Cast:
+    """``names`` (already in faction order) with their factions' codes and column groups."""
+    if not factions:
+        return Cast(tuple(names))
+    code = faction_codes(list(factions))
+    faction_of = {who: f for f, members in factions.items() for who in members}
+    groups: list[tuple[str, int]] = []
+    for name in names:
+        faction = faction_of.get(name, "others")
+        if groups and groups[-1][0] == faction:
+            groups[-1] = (faction, groups[-1][1] + 1)
+        else:
+            groups.append((faction, 1))
+    codes = tuple(code.get(faction_of.get(n, ""), "") for n in names)
+    return Cast(tuple(names), codes, tuple(groups))
+
+
+def layouts(names: Sequence[str] | Cast) -> tuple[Layout, ...]:
     """The layouts to try, widest first: values under full column names, values under five
     characters per name, glyphs under numbers with room between them, glyphs under numbers,
     glyphs under numbers standing tens over units (only when some number has two digits).
-    Worked out once per cast (the matrix asks on every round and resize)."""
-    return _layouts(tuple(names))
+    With factions, a header line above names them over their columns. Worked out once per
+    cast (the matrix asks on every round and resize)."""
+    return _layouts(names if isinstance(names, Cast) else Cast(tuple(names)))
+
+
+def _grouped(options: list[Layout], cast: Cast) -> tuple[Layout, ...]:
+    """Each layout with the factions' header line over its columns, ``│`` opening each,
+    the last row of each underlined, and (numbered rows) the faction's code before each
+    row's number: the values layouts, for a few agents, keep their width for values."""
+    if not cast.groups:
+        return tuple(options)
+    ends = frozenset(accumulate(count for _, count in cast.groups[:-1])) - {0}
+    ends = frozenset(k - 1 for k in ends)
+    grouped = []
+    for o in options:
+        parts: list[str] = []
+        starts: set[int] = set()
+        k = 0
+        for faction, count in cast.groups:
+            widths = [w + 1 for w in o.col_widths[k : k + count]]
+            span = sum(widths)
+            code = cast.codes[k] or "-"
+            label = ("│" + (faction if len(faction) < span else code))[:span].ljust(span)
+            cuts = [0, *accumulate(widths)]
+            parts += [label[x:y] for x, y in pairwise(cuts)]
+            starts.add(k)
+            k += count
+        labels = tuple(f"{part}\n{label}" for part, label in zip(parts, o.col_labels, strict=True))
+        rows = o.row_labels
+        if o.density == "glyphs":
+            width = max(len(c) for c in cast.codes)
+            rows = tuple(f"{c:<{width}} {label}" for c, label in zip(cast.codes, rows, strict=True))
+        grouped.append(
+            Layout(
+                o.density, rows, labels, o.col_widths, o.header_lines + 1, frozenset(starts), ends
+            )
+        )
+    return tuple(grouped)
 
 
 @lru_cache(maxsize=8)
-def _layouts(names: tuple[str, ...]) -> tuple[Layout, ...]:
+def _layouts(cast: Cast) -> tuple[Layout, ...]:
+    names = cast.names
     n = len(names)
     rows = tuple(abbreviate(names, NAME_MAX))
     full = tuple(abbreviate(names, HEADER_MAX))
     short = tuple(abbreviate(names, 5))
     digits = len(str(n))
-    numbered = tuple(f"{k:>{digits}} {label}" for k, label in enumerate(rows, start=1))
+    # The faction's code before a numbered row costs its name as many characters.
+    room = NAME_MAX - (max(map(len, cast.codes)) + 1 if cast.codes else 0)
+    cut = abbreviate(names, room)
+    numbered = tuple(f"{k:>{digits}} {label}" for k, label in enumerate(cut, start=1))
     numbers = tuple(str(k) for k in range(1, n + 1))
     options = [
         Layout("values", rows, full, tuple(max(5, len(h)) for h in full)),
@@ -135,14 +229,27 @@ def _layouts(names: tuple[str, ...]) -> tuple[Layout, ...]:
     if digits == 2:
         stacked = tuple(f"{k // 10 or ' '}\n{k % 10}" for k in range(1, n + 1))
         options.append(Layout("glyphs", numbered, stacked, (1,) * n, header_lines=2))
-    return tuple(options)
+    return _grouped(options, cast)
 
 
-def choose_layout(names: Sequence[str], width: int) -> Layout:
+def choose_layout(names: Sequence[str] | Cast, width: int) -> Layout:
     """The first layout that fits ``width``; if none does, glyphs under numbers on one
     header line, scrolled sideways."""
     options = layouts(names)
     return next((o for o in options if o.width <= width), options[3])
+
+
+def ego_layout(agent: str, cast: Cast) -> Layout:
+    """One agent's row and column: the others down the side (in faction order, with their
+    codes), two value columns: ``agent``'s regard for each (``Agnes→``) and each one's
+    for ``agent`` (``→Agnes``)."""
+    rows = tuple(abbreviate(cast.names, NAME_MAX))
+    if cast.codes:
+        width = max(len(c) for c in cast.codes)
+        rows = tuple(f"{c:<{width}} {r}" for c, r in zip(cast.codes, rows, strict=True))
+    short = abbreviate([agent], HEADER_MAX - 1)[0]
+    cols = (f"{short}→", f"→{short}")
+    return Layout("values", rows, cols, tuple(max(5, len(c)) for c in cols))
 
 
 @lru_cache(maxsize=64)
@@ -207,15 +314,24 @@ class FavMatrix(Vertical):
     class Resized(Message):
         """The matrix has a new size: the panel around it may fit itself anew."""
 
-    def __init__(self, state: WorldState, prior: Prior | None = None, **kwargs) -> None:
+    def __init__(
+        self,
+        state: WorldState,
+        prior: Prior | None = None,
+        factions: dict[str, list[str]] | None = None,
+        **kwargs,
+    ) -> None:
         super().__init__(**kwargs)
         self.state = state
         self.changed: set[tuple[str, str]] = set()
         self.prior = prior
         self._signs = sign_index(prior)
+        self.factions = factions or {}
+        self.selection = Selection()
         self.overlay = False
         self.layout_: Layout | None = None
-        self._names: tuple[str, ...] = ()
+        self._rows: tuple[str, ...] = ()  # the agents down the side, as drawn
+        self._cols: tuple[str, ...] = ()  # across (an agent's row and column: it, twice)
         self._sticky: tuple[WorldState | None, str | None] = (None, None)
         self.compact = False
 
@@ -238,21 +354,48 @@ class FavMatrix(Vertical):
 
     @property
     def names(self) -> tuple[str, ...]:
-        """The agents, in row (and column) order."""
-        return tuple(self.state.agents)
+        """The agents down the side, in faction order (filtered: those selected)."""
+        return tuple(selected_names(self.selection, list(self.state.agents), self.factions))
+
+    def _cast(self) -> Cast:
+        return cast_of(self.names, self.factions)
+
+    def _layout(self, width: int) -> Layout:
+        cast = self._cast()
+        if self.selection.agent is not None:
+            return ego_layout(self.selection.agent, cast)
+        return choose_layout(cast, width)
 
     # -- what the run view calls --------------------------------------------------------------
 
     def show(
-        self, state: WorldState, changed: set[tuple[str, str]], prior: Prior | None = None
+        self,
+        state: WorldState,
+        changed: set[tuple[str, str]],
+        prior: Prior | None = None,
+        factions: dict[str, list[str]] | None = None,
     ) -> None:
-        """Draw a new state (and the run's prior), highlighting the edges in ``changed``."""
+        """Draw a new state (and the run's prior and factions), highlighting the edges in
+        ``changed``."""
+        if factions is not None and factions != self.factions:
+            self.factions, self.selection = factions, Selection()
+        if self.selection.agent is not None and self.selection.agent not in state.agents:
+            self.selection = Selection()
         self.state = state
         self.changed = changed
         if prior is not self.prior:
             self.prior, self._signs = prior, sign_index(prior)
         if self.is_mounted:
             self._draw()
+
+    def select(self, selection: Selection) -> None:
+        """Show every agent, one agent's row and column, or one faction."""
+        self.selection = selection
+        if self.is_mounted:
+            self.grid.cursor = (0, 0 if selection.agent is not None else 1)
+            self.grid.scroll_to(0, 0, animate=False, force=True)
+            self._draw()
+            self.post_message(self.Resized())
 
     def toggle_overlay(self) -> bool:
         """Switch between favorability and the prior overlay; True when the overlay is on."""
@@ -263,7 +406,16 @@ class FavMatrix(Vertical):
 
     def natural_width(self) -> int:
         """Columns the matrix would like: every cell's value under full column names."""
-        return max(layouts(self.names)[0].width, len(LEGEND))
+        legend = len(scale_legend(False)) + 2
+        if self.selection.agent is not None:
+            return max(self._layout(0).width, legend)
+        return max(layouts(self._cast())[0].width, legend)
+
+    def narrowest_width(self) -> int:
+        """Columns the narrowest layout needs: every cell in view, one glyph each."""
+        if self.selection.agent is not None:
+            return self.natural_width()
+        return min(o.width for o in layouts(self._cast()))
 
     def on_resize(self) -> None:
         self._draw()
@@ -278,25 +430,47 @@ class FavMatrix(Vertical):
 
     def full_chrome(self) -> int:
         """Lines the matrix takes besides its grid rows when not compact: the cursor's
-        line(s), the column header, the range note, the legend and the sticky note."""
+        line(s), the column header, the selection, range and legend lines and the sticky
+        note."""
         width = self.size.width
-        lines = self._cell_lines() + choose_layout(self.names, width).header_lines + 2
+        lines = self._cell_lines() + self._layout(width).header_lines + 3
+        lines += self.selection != Selection()
+        extra = [self._codes_line()] if self.factions and not self.overlay else []
         example = None if self.overlay else self._sticky_example()
-        if example is not None and width:
-            sticky = Text(STICKY.format(example=example))
-            lines += len(sticky.wrap(self.app.console, width))
+        if example is not None:
+            extra.append(Text(STICKY.format(example=example)))
+        if width:
+            lines += sum(len(t.wrap(self.app.console, width)) for t in extra)
         return lines
+
+    def _codes_line(self) -> Text:
+        """``VF valley farmers · TF traders and families · ...``."""
+        codes = faction_codes(list(self.factions))
+        return Text(" · ".join(f"{c} {f}" for f, c in codes.items()), style="dim")
 
     # -- the cursor ---------------------------------------------------------------------------
 
     def cursor_pair(self) -> tuple[str, str]:
-        """(row agent, column agent) under the cursor."""
-        row, column = self.grid.cursor
-        return self._names[row], self._names[column]
+        """(row agent, column agent) under the cursor: the edge its cell shows."""
+        return self._pair(*self.grid.cursor)
+
+    def _pair(self, row: int, column: int) -> tuple[str, str]:
+        ego = self.selection.agent
+        if ego is not None:
+            other = self._rows[row]
+            return (ego, other) if column == 0 else (other, ego)
+        return self._rows[row], self._cols[column]
 
     def move_to(self, source: str, target: str) -> None:
         """Put the cursor on the cell ``source`` → ``target`` (scrolling it into view)."""
-        self.grid.move_cursor(self._names.index(source), self._names.index(target))
+        ego = self.selection.agent
+        if ego is not None and ego in (source, target) and source != target:
+            other = target if source == ego else source
+            self.grid.move_cursor(self._rows.index(other), 0 if source == ego else 1)
+            return
+        if ego is not None or source not in self._rows or target not in self._cols:
+            self.select(Selection())
+        self.grid.move_cursor(self._rows.index(source), self._cols.index(target))
 
     def on_grid_moved(self, event: Grid.Moved) -> None:
         event.stop()
@@ -304,7 +478,7 @@ class FavMatrix(Vertical):
         self._note()
 
     def _describe_cursor(self) -> None:
-        if not self._names:
+        if not self._rows:
             return
         i, j = self.cursor_pair()
         text = Text.assemble((i, "bold"))
@@ -326,7 +500,7 @@ class FavMatrix(Vertical):
         """Lines the cursor's description takes: one when the two longest names and the
         longest value (of the view shown) fit the width, else two (fixed, so moving the
         cursor never shifts the grid)."""
-        longest = sorted((len(n) for n in self.names), reverse=True)[:2]
+        longest = sorted((len(n) for n in self.state.agents), reverse=True)[:2]
         words = PRIOR_WORDS if self.overlay else FAV_WORDS
         return 1 if sum(longest) + len(" → ") + words <= self.size.width else 2
 
@@ -334,10 +508,12 @@ class FavMatrix(Vertical):
 
     def _draw(self) -> None:
         names = self.names
-        if not self.size.width:
+        if not self.size.width or not names:
             return
-        layout = choose_layout(names, self.size.width)
-        self.layout_, self._names = layout, names
+        layout = self._layout(self.size.width)
+        ego = self.selection.agent
+        self.layout_, self._rows = layout, names
+        self._cols = (ego, ego) if ego is not None else names
         bold = _style("bold")
         head = [
             [
@@ -346,7 +522,11 @@ class FavMatrix(Vertical):
             ]
             for line in range(layout.header_lines)
         ]
-        labels = [Segment(label.ljust(layout.label_width), bold) for label in layout.row_labels]
+        closing = _style("bold underline")
+        labels = [
+            Segment(label.ljust(layout.label_width), closing if k in layout.ends else bold)
+            for k, label in enumerate(layout.row_labels)
+        ]
         cells = LazyRows(names, self._cells)
         self.query_one("#matrix-cell").styles.height = self._cell_lines()
         self.grid.set_content(head, labels, cells, [w + 1 for w in layout.col_widths])
@@ -357,24 +537,35 @@ class FavMatrix(Vertical):
         sign = self._signs.get(i, {}).get(j)
         return UNSTATED if sign is None else SIGN_CELL[sign]
 
-    def _cells(self, i: str) -> list[Segment]:
-        """Row ``i`` of the current layout, each cell right-aligned after a space."""
+    def _cells(self, row: str) -> list[Segment]:
+        """Row ``row`` of the current layout, each cell right-aligned after a space (a
+        ``│`` where a faction's columns open)."""
         layout = self.layout_
         assert layout is not None
         values = layout.density == "values"
+        bands = not values and self.app.no_color  # no colour: the glyph carries the value
+        r = self._rows.index(row)
+        rule = " underline" if r in layout.ends else ""  # the last row of a faction
         cells = []
-        for j, w in zip(self._names, layout.col_widths, strict=True):
+        for k, w in enumerate(layout.col_widths):
+            i, j = self._pair(r, k)
+            lead = "│" if k in layout.starts else " "
             if i == j:
-                cells.append(Segment(("—" if values else "\\").rjust(w + 1), _style("dim")))
+                cells.append(
+                    Segment(lead + ("—" if values else "\\").rjust(w), _style("dim" + rule))
+                )
             elif self.overlay:
                 glyph, full, style, _ = self._prior_cell(i, j)
-                cells.append(Segment((full if values else glyph).rjust(w + 1), _style(style)))
+                body = (full if values else glyph).rjust(w)
+                cells.append(Segment(lead + body, _style(style + rule)))
             else:
                 rel = self.state.agents[i].relations[j]
-                style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "")
-                glyph = STATUS_GLYPH[rel.status]
-                body = short_fav(rel.fav) + glyph if values else glyph
-                cells.append(Segment(" " + body.rjust(w), _style(style)))
+                style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "") + rule
+                if values:
+                    body = short_fav(rel.fav) + STATUS_GLYPH[rel.status]
+                else:
+                    body = BAND_GLYPH[fav_band(rel.fav)] if bands else STATUS_GLYPH[rel.status]
+                cells.append(Segment(lead + body.rjust(w), _style(style)))
         return cells
 
     def _sticky_example(self) -> str | None:
@@ -386,28 +577,36 @@ class FavMatrix(Vertical):
         return self._sticky[1]
 
     def in_view(self) -> tuple[range, range]:
-        """The rows and columns (agent indices) wholly in view."""
+        """The rows and columns (grid indices) wholly in view."""
         return self.grid.in_view()
 
     def _note(self) -> None:
-        """The range in view (when not everything is), then the legend."""
+        """What is shown (when filtered), the range in view (when not everything is), the
+        factions' codes, then the legends."""
         lines: list[Text] = []
-        n = len(self._names)
+        n, m = len(self._rows), len(self._cols)
+        if self.selection != Selection():
+            lines.append(Text(f"{self.selection.describe()} (F: all)", style="bold"))
         rows, cols = self.in_view()
-        if n and (len(rows) < n or len(cols) < n):
-            arrows = ("↕" if len(rows) < n else "") + ("↔" if len(cols) < n else "")
+        if n and (len(rows) < n or len(cols) < m):
+            arrows = ("↕" if len(rows) < n else "") + ("↔" if len(cols) < m else "")
             lines.append(
                 Text(
                     f"{span(rows.start, rows.stop, n, 'rows')} · "
-                    f"{span(cols.start, cols.stop, n, 'cols')} {arrows}",
+                    f"{span(cols.start, cols.stop, m, 'cols')} {arrows}",
                     style="bold",
                 )
             )
         if self.overlay:
             lines.append(Text(PRIOR_LEGEND))
-        else:
-            lines.append(Text(LEGEND))
-            example = None if self.compact else self._sticky_example()
-            if example is not None:
-                lines.append(Text(STICKY.format(example=example)))
+            self.query_one("#matrix-notes", Static).update(Text("\n").join(lines))
+            return
+        lines.append(scale_legend(self.app.no_color))
+        glyphs = self.layout_ is not None and self.layout_.density == "glyphs"
+        lines.append(Text(BAND_LEGEND if glyphs and self.app.no_color else LEGEND))
+        if self.factions and not self.compact:
+            lines.append(self._codes_line())
+        example = None if self.compact else self._sticky_example()
+        if example is not None:
+            lines.append(Text(STICKY.format(example=example)))
         self.query_one("#matrix-notes", Static).update(Text("\n").join(lines))

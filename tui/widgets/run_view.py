@@ -20,9 +20,10 @@ from engine import Action, Metrics, Mode, RoundRecord, Simulation
 from .. import messages
 from ..engine_thread import Pacer
 from ..event_bridge import EventBridge
+from ..relations import Selection
 from ..report import metrics_block, metrics_pair
 from .agent_pane import AgentPane
-from .deck import AgentDeck
+from .deck import PANE_WIDTH, AgentDeck
 from .header import (
     EventBar,
     RunHeader,
@@ -54,6 +55,8 @@ class RunView(Vertical):
     RunView #metrics-line { height: auto; margin-top: 1; }
     RunView #metrics-line.-compact { margin-top: 0; }
     RunView.-focus #side { display: none; }
+    RunView #side:focus-within { border: double $accent; }
+    RunView AgentPane:focus-within { border: double $accent; }
     """
     running: var[bool] = var(False, init=False)
 
@@ -71,9 +74,11 @@ class RunView(Vertical):
         yield EventBar(id="event")
         with Horizontal(id="body"):
             yield self._deck()
-            with ScrollableContainer(id="side"):
+            with ScrollableContainer(id="side", can_focus=False):
                 yield Static(FAV_TITLE, id="side-title")
-                yield FavMatrix(self.sim.state, self.sim.meta.prior, id="matrix")
+                yield FavMatrix(
+                    self.sim.state, self.sim.meta.prior, self.sim.scenario.factions, id="matrix"
+                )
                 yield Static(id="metrics-line")
 
     def _deck(self) -> AgentDeck:
@@ -106,9 +111,22 @@ class RunView(Vertical):
 
     def toggle_focus(self) -> bool:
         """One agent full-size (the side panel steps aside), or the pages again."""
-        focus = self.query_one(AgentDeck).toggle_focus()
+        deck = self.query_one(AgentDeck)
+        focus = deck.toggle_focus()
         self.set_class(focus, "-focus")
+        # The keys go where the eyes are: the agent's transcript, or the matrix again.
+        if focus:
+            deck.panes[deck.agent_index].transcript.focus()
+        else:
+            self.query_one(FavMatrix).grid.focus()
         return focus
+
+    def select_matrix(self, selection: Selection) -> None:
+        """Filter the matrix to one agent's row and column, or one faction, or show all."""
+        matrix = self.query_one(FavMatrix)
+        matrix.select(selection)
+        self._size_side(self.app.size.width)
+        matrix.grid.focus()
 
     def toggle_events(self) -> None:
         """Expand the event strip to every line, or fold it again."""
@@ -141,9 +159,15 @@ class RunView(Vertical):
     # -- drawing ------------------------------------------------------------------------------
 
     def _size_side(self, width: int) -> None:
-        """The side panel takes the matrix's width, up to half the terminal."""
-        natural = self.query_one(FavMatrix).natural_width() + 3
-        self.query_one("#side").styles.width = min(natural, max(38, width // 2))
+        """The side panel takes the matrix's width, up to half the terminal; a little more
+        when that fits the whole grid and leaves the deck as many panes."""
+        matrix = self.query_one(FavMatrix)
+        side = min(matrix.natural_width() + 3, max(38, width // 2))
+        narrowest = matrix.narrowest_width() + 3
+        panes = max(1, (width - side) // PANE_WIDTH)
+        if side < narrowest <= width - panes * PANE_WIDTH:
+            side = narrowest
+        self.query_one("#side").styles.width = side
 
     @on(FavMatrix.Resized)
     def _fit_side(self) -> None:
@@ -201,13 +225,14 @@ class RunView(Vertical):
         deltas = {c.agent: c.delta for c in record.emotion_changes}
         state = record.state
         for spec in sim.scenario.agents:
-            self._pane(spec.name).show_state(state.agents[spec.name], deltas.get(spec.name))
+            pane = self._pane(spec.name)
+            pane.show_state(state.agents[spec.name], deltas.get(spec.name), state)
         changed = {
             (c.source, c.target)
             for c in record.relation_changes
             if abs(c.delta) >= 0.005 or c.status != c.previous_status
         }
-        self.query_one(FavMatrix).show(state, changed, sim.meta.prior)
+        self.query_one(FavMatrix).show(state, changed, sim.meta.prior, sim.scenario.factions)
         self._title()
         self._size_side(self.app.size.width)
         self._metrics = sim.history.metrics(record.round)
