@@ -78,6 +78,10 @@ class Run:
         return frame
 
     @cached_property
+    def agents(self) -> pd.DataFrame:
+        return self.table("agents")
+
+    @cached_property
     def transcript(self) -> pd.DataFrame:
         return self.table("transcript")
 
@@ -121,7 +125,7 @@ class Run:
     def lineage(self) -> pd.DataFrame:
         """The fork points the run descends from, oldest first (``run_id``, ``round``)."""
         links = [(link.run_id, link.round) for link in self.meta.ancestry]
-        return pandas().DataFrame(links, columns=["run_id", "round"])
+        return pandas().DataFrame(links, columns=["run_id", "round_no"])
 
     @cached_property
     def card(self) -> dict[str, Any]:

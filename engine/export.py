@@ -338,7 +338,9 @@ def table_rows(
     gets them), the run read one round at a time: the analysis API's source."""
     run_id = meta.run_id
     taken = measurements or {}
-    if name == "surveys":
+    if name == "agents":
+        yield from _agents(meta)
+    elif name == "surveys":
         yield from _surveys(run_id, taken.get("surveys", []))
     elif name == "ratings":
         yield from _ratings(run_id, taken.get("ratings", []))

@@ -49,7 +49,7 @@ def test_a_run_table_is_the_export_csv(store, tmp_path, table):
     if len(frame):
         # the same cells (as text: the CSV writes floats with repr, a bool as 0/1 or True)
         ours = frame.astype(object).where(frame.notna(), "").astype(str)
-        for column in ("run_id", "round", *COLUMNS[table][2:4]):
+        for column in ("run_id", *COLUMNS[table][1:4]):
             assert ours[column].tolist() == exported[column].tolist(), column
 
 
@@ -57,8 +57,8 @@ def test_run_numbers_lineage_and_card(store):
     run = open_run("g2", store)
     assert run.relations["fav"].dtype.kind == "f"
     assert run.metrics["value"].dtype.kind == "f"
-    assert run.relations["round"].max() == 3
-    assert run.lineage.to_dict("records") == [{"run_id": "g", "round": 3}]
+    assert run.relations["round_no"].max() == 3
+    assert run.lineage.to_dict("records") == [{"run_id": "g", "round_no": 3}]
     assert run.card["run_id"] == "g2"
     names = load_library("gossip").names
     assert sorted(run.emotions["agent"].unique()) == sorted(names)

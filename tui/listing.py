@@ -34,7 +34,9 @@ def short_parent(row: RunListing) -> str:
         return "—"
     mine, theirs = row.run_id.split("-"), row.parent.run_id.split("-")
     same = 0
-    while same < min(len(mine), len(theirs)) - 1 and mine[same] == theirs[same]:
+    # The time and the four hex digits stay: a branch made in the parent's second still
+    # shows when its parent was made.
+    while same < min(len(mine), len(theirs)) - 2 and mine[same] == theirs[same]:
         same += 1
     shown = "-".join(theirs[same:])
     return f"{'…' if same else ''}{shown}@{row.parent.round}"
