@@ -102,7 +102,9 @@ class Throughput:
 
 
 def duration(seconds: float) -> str:
-    """``42 s``, ``3.5 min``, ``1.2 h``."""
+    """``4.2 s``, ``42 s``, ``3.5 min``, ``1.2 h``."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 90:
         return f"{seconds:.0f} s"
     if seconds < 90 * 60:

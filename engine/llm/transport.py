@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .. import progress
 from ..errors import SocialsimError
 from ..records import LLMCall, Structured
 from .openai_route import PROVIDER, OpenAIRoute
@@ -180,20 +181,21 @@ class LiteLLMTransport:
     async def complete(self, request: Request) -> Reply:
         attempts = 0
         async with self._semaphore:
-            while True:
-                attempts += 1
-                if RATE_LIMIT is not None:
-                    await RATE_LIMIT()
-                start = time.perf_counter()
-                try:
-                    reply = await self._once(request)
-                except Exception as err:
-                    delay = self._backoff(request, err, attempts)
-                else:
-                    reply.latency_s = round(time.perf_counter() - start, 4)
-                    reply.attempts = attempts
-                    return reply
-                await asyncio.sleep(delay)
+            with progress.exchange(request.key):
+                while True:
+                    attempts += 1
+                    if RATE_LIMIT is not None:
+                        await RATE_LIMIT()
+                    start = time.perf_counter()
+                    try:
+                        reply = await self._once(request)
+                    except Exception as err:
+                        delay = self._backoff(request, err, attempts)
+                    else:
+                        reply.latency_s = round(time.perf_counter() - start, 4)
+                        reply.attempts = attempts
+                        return reply
+                    await asyncio.sleep(delay)
 
     def _backoff(self, request: Request, err: Exception, attempts: int) -> float:
         """The wait before retrying a failed attempt, or the :class:`TransportError` it is."""

@@ -159,6 +159,7 @@ def tui(
 async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
     from engine.events import RoundEnded, RunPaused
 
+    from .progress import calls_shown
     from .tables import round_summary
 
     console = make_console()
@@ -172,7 +173,8 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
 
     sim.subscribe(show)
     try:
-        await sim.run(rounds)
+        with calls_shown(sim, quiet):
+            await sim.run(rounds)
     finally:
         await sim.mind.aclose()
 
