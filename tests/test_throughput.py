@@ -50,9 +50,9 @@ def test_the_probe_measures_the_servers_rates_at_its_slots(server: StubLLM) -> N
     assert speed.concurrency == SLOTS  # from /props total_slots
     assert server.calls == speed.calls == 3 + 2 * SLOTS  # bounded
     one, both = speed.single, speed.parallel
-    assert 0.4 * PROMPT_RATE < one.prompt_per_s < 1.3 * PROMPT_RATE, speed.text()
-    assert 0.4 * GENERATE_RATE < one.generated_per_s < 1.3 * GENERATE_RATE, speed.text()
-    assert both.prompt_per_s > 1.3 * one.prompt_per_s, speed.text()  # two slots at once
+    assert 0.3 * PROMPT_RATE < one.prompt_per_s < 1.5 * PROMPT_RATE, speed.text()
+    assert 0.3 * GENERATE_RATE < one.generated_per_s < 1.5 * GENERATE_RATE, speed.text()
+    assert both.prompt_per_s > 1.2 * one.prompt_per_s, speed.text()  # two slots at once
     prompts = [r["messages"][0]["content"].split()[0] for r in server.requests]
     assert len(set(prompts)) == len(prompts)  # each prompt new: no prefix cache reuses it
     assert all(not r.get("stream") and len(r["messages"]) == 1 for r in server.requests)
@@ -138,7 +138,7 @@ def test_the_spend_dialog_shows_the_time() -> None:
     one_slot = Throughput(1, Rates(0.01, 0.1), Rates(0.01, 0.1), calls=5, seconds=3)
     lines = spend_lines(untimed.timed(one_slot), "500calls")
     # a round: 2 decide calls, 150 prompt tokens x 0.01 s + 50 generated x 0.1 s = 6.5 s
-    assert "time       ~13 s [6 s–26 s], ~6 s per round" in lines
+    assert "time       ~13 s [6.5 s–26 s], ~6.5 s per round" in lines
 
 
 def test_socialsim_estimate_prints_the_time(server: StubLLM, run_cli) -> None:
