@@ -28,6 +28,11 @@ and judge mode give their recorded usage per round; then the expected figures ar
 and the range covers both sources.
 
 Cost comes from litellm's model cost map; a model without a price makes the cost unknown.
+
+Time, on a server measured by :func:`engine.llm.throughput.probe` (:meth:`Estimate.timed`):
+each purpose's expected tokens of a round at the server's rates with that round's calls of
+the purpose in flight together (speakers and the narrator one at a time: each hears the
+turns before it), summed over the purposes and rounds; the range scales with the tokens'.
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from .behaviour import Behaviour, Voice, measure
 from .errors import SaveError
 from .llm.settings import LLMSettings
+from .llm.throughput import Throughput, duration
 from .llm.transport import Reply, Request, TransportError
 from .mind_spec import OFFLINE, MindSpec
 from .minds.base import AgentContext, RelationJudgement, TokenSink
@@ -74,6 +80,8 @@ FEWER_SPEAKERS = 1 / 3
 #: At most this many requests of one purpose and model are token-counted per round; the
 #: rest are counted at their mean.
 SAMPLE = 200
+#: Calls made one at a time within a round (each speaker hears the turns before it).
+IN_TURN = frozenset({"speak", "narrate"})
 
 
 @dataclass(frozen=True)
@@ -141,6 +149,11 @@ class Estimate:
     measured_rounds: int = 0
     #: The most tokens one prompt of the played rounds held (what a context window must fit).
     largest_prompt: int = 0
+    #: Expected wall seconds of the run at a measured server, and its rates (None: not
+    #: measured; ``unmeasured`` says why when a probe failed).
+    wall_s: Span | None = None
+    speed: Throughput | None = None
+    unmeasured: str = ""
 
     @property
     def tokens(self) -> Span:
@@ -186,6 +199,38 @@ class Estimate:
             prompt_tokens=self.prompt_tokens.times(runs),
             completion_tokens=self.completion_tokens.times(runs),
             cost_usd=cost,
+            wall_s=None if self.wall_s is None else self.wall_s.times(runs),
+        )
+
+    def timed(self, speed: Throughput) -> Estimate:
+        """The estimate with its wall time at a server of ``speed`` (see the module)."""
+        rounds = max(1, self.rounds)
+        seconds = sum(
+            speed.seconds_for(
+                f.prompt_tokens / rounds,
+                f.completion_tokens / rounds,
+                1.0 if purpose in IN_TURN else f.calls / rounds,
+            )
+            for purpose, f in self.by_purpose.items()
+        )
+        counted = sum((f for f in self.by_purpose.values()), ZERO)
+        counted_tokens = counted.prompt_tokens + counted.completion_tokens
+        t = self.tokens
+        scale = t.expected / counted_tokens if counted_tokens else 1.0
+        expected = seconds * rounds * scale
+        wall = Span(
+            *(expected * v / t.expected if t.expected else 0.0 for v in (t.low, t.expected, t.high))
+        )
+        return replace(self, wall_s=wall, speed=speed, unmeasured="")
+
+    def time_text(self) -> str:
+        """Expected wall time with its range and per round, or why there is none."""
+        if self.wall_s is None:
+            return f"not measured ({self.unmeasured})" if self.unmeasured else ""
+        w = self.wall_s
+        return (
+            f"~{duration(w.expected)} [{duration(w.low)}–{duration(w.high)}], "
+            f"~{duration(w.expected / max(1, self.rounds))} per round"
         )
 
     def above(self, usd: float | None = None, calls: float | None = None) -> bool:

@@ -42,6 +42,7 @@ from .minds import AgentContext, Mind, make_mind
 from .minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge, TalksToServers
 from .minds.human import Ask, HumanMind, check_players
 from .priors import Prior, check_agents
+from .progress import Calls
 from .records import RoundUsage, main_failure
 from .retention import Retention
 from .rounds import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round_file
@@ -120,6 +121,8 @@ class Simulation:
         self._past: dict[int, tuple[RoundRecord, dict[str, PastRound]]] = {}
         #: The total of rounds the save records (an extension is written with its first round).
         self._saved_total = meta.total_rounds
+        #: The LLM calls of the round being played (see :mod:`engine.progress`).
+        self.progress = Calls()
         if meta.pending_round <= self.round:
             self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
 
@@ -437,8 +440,10 @@ class Simulation:
         collecting = gc.isenabled() and self.meta.llm is None and not players
         if collecting:
             gc.disable()
+        last = self.records[-1].usage if self.round else None
         try:
-            record = await self._play_round(taken)
+            with self.progress.round(self.round + 1, last.calls if last else None):
+                record = await self._play_round(taken)
             record = self._record_round(before, record)
         except SocialsimError as err:
             self.mind.take_calls()  # the failed round's exchanges are not kept
@@ -595,6 +600,7 @@ class Simulation:
     async def _play_round(self, pending: Pending) -> RoundRecord:
         scenario, run_id = self.scenario, self.run_id
         t = self.round + 1
+        self.progress.phase("narrate")
         narration = await narrate(scenario, t, self.records, self.mind)
         events = (
             ([narration] if narration else [])
@@ -608,10 +614,13 @@ class Simulation:
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
         contexts = self.contexts(t, events)
         forced = {f.agent: f for f in pending.forced}
+        self.progress.phase("decide")
         decisions = await self._phase1(t, contexts, forced)
         self._say_notices(t)
+        self.progress.phase("speak")
         actions = await self._phase2(t, contexts, decisions, forced)
         self._say_notices(t)
+        self.progress.phase("judge")
         record = await self._update(t, contexts, events, actions)
         self._say_notices(t)
         return record

@@ -48,11 +48,46 @@ Usage: by default ``prompt_tokens`` and ``completion_tokens`` count words and pu
 marks (no dependency; close to a BPE tokenizer's count);
 ``tokens="litellm"`` counts them as a provider bills them, with ``litellm.token_counter``
 (the messages, plus a schema sent as ``response_format``), for tests of cost estimates.
+Either way only the messages the server read count (see ``drop_system``).
+
+Local servers (each mode on its own; they combine):
+
+* ``json_object_schema=True`` (the default with ``server="llama.cpp"``): a
+  ``response_format = {"type": "json_object", "schema": S}`` is enforced as llama.cpp's
+  grammar does: the reply is valid against ``S``. Without it such a schema is ignored and the
+  reply is unrelated JSON (``{"answer": ...}``), as a server that takes the field and drops it.
+  With ``rejects={"json_schema"}`` too, the stub is llama-cpp-python's server (json_schema
+  answered with HTTP 500).
+* ``server="llama.cpp"``: ``GET /props`` gives ``default_generation_settings.n_ctx`` (``n_ctx``)
+  and ``total_slots`` (``slots``, else 1).
+* ``server="vllm"``: ``GET /v1/models`` gives each model's ``max_model_len`` (``n_ctx``).
+* ``server="ollama"``: Ollama's native API beside the OpenAI one: ``POST /api/chat`` (``format``
+  = ``"json"`` or a JSON schema, which the reply conforms to; ``stream`` defaults to true and
+  streams NDJSON lines; the counts are ``prompt_eval_count`` and ``eval_count``),
+  ``POST /api/show`` (``model_info`` with ``stub.context_length`` = ``n_ctx``), ``GET
+  /api/tags``. Other servers answer these paths with 404.
+* ``slots=N``: at most N requests are answered at once; the rest wait server-side, first in
+  first out (``granted``: the call indices in the order they got a slot). None: no limit.
+* ``prompt_rate`` and ``generate_rate`` (tokens per second, per request, in the stub's token
+  counts): a reply takes ``prompt_tokens / prompt_rate + completion_tokens / generate_rate``
+  seconds beyond ``latency`` (streamed: the prompt time before the first chunk, the rest
+  spread over the chunks), inside its slot, as a server that decodes a few requests at once.
+* ``drop_system=True``: system messages are dropped before anything else, as a chat template
+  without a system role does (llama-cpp-python's ``gemma``): the reply sees only the other
+  messages (a schema pasted in the system text is not seen) and ``prompt_tokens`` counts only
+  the kept messages.
+* ``stream_usage=False``: a streamed reply never carries a usage chunk, even when
+  ``stream_options.include_usage`` asks for one.
+* the ``"range"`` fault (drawn or scripted like the others; schema requests, not streamed):
+  the reply is in the schema's shape but its first bounded number, depth first, is put
+  out of range (``{"urgency": 365, ...}`` for a maximum of 10; see :func:`out_of_range`). It is
+  not among :data:`FAULT_KINDS`, so the fault sweeps over those do not draw it.
 
 Manual use (serves until Ctrl-C)::
 
     python tests/llm_stub.py --port 8765 --latency 0.2 --faults 500=0.1,malformed=0.1
     python tests/llm_stub.py --rejects json_schema  # as llama-cpp-python's server
+    python tests/llm_stub.py --server llama.cpp --slots 1 --prompt-rate 300 --generate-rate 30
 """
 
 from __future__ import annotations
@@ -70,7 +105,7 @@ import threading
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -80,6 +115,7 @@ __all__ = [
     "StubLLM",
     "generate_from_schema",
     "llama_cpp_refusal",
+    "out_of_range",
     "violate_schema",
 ]
 
@@ -87,10 +123,17 @@ __all__ = [
 FAULT_KINDS: tuple[str, ...] = ("500", "429", "timeout", "malformed", "schema", "empty")
 #: Faults only requests whose schema has a keyed list can get.
 KEYED_FAULTS: tuple[str, ...] = ("incomplete",)
-ALL_FAULTS = FAULT_KINDS + KEYED_FAULTS
+#: Faults only requests whose schema bounds a number can get (a grammar gives the shape, not
+#: the range).
+VALUE_FAULTS: tuple[str, ...] = ("range",)
+ALL_FAULTS = FAULT_KINDS + KEYED_FAULTS + VALUE_FAULTS
 STREAM_FAULTS = frozenset({"500", "429", "timeout", "empty"})
-SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema", "incomplete"})
+SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema", "incomplete", "range"})
 REFUSABLE = frozenset({"json_schema", "json_object"})
+#: The servers the stub can pass for (the endpoints beside chat completions they serve).
+SERVERS = ("openai", "llama.cpp", "vllm", "ollama")
+#: How far past its bound a ``range`` fault puts a number (the issue's ``urgency: 365``).
+OUT_OF_RANGE = 365
 
 SCHEMA_MARKER = "JSON schema:"
 SCHEMA_END = "END SCHEMA"
@@ -445,6 +488,48 @@ def violate_schema(schema: dict[str, Any], rng: random.Random) -> Any:
     return ["not", "an", "object"]
 
 
+def out_of_range(schema: dict[str, Any], value: Any) -> Any | None:
+    """``value`` (valid against ``schema``) with its first bounded number, depth first, out of
+    range: :data:`OUT_OF_RANGE` (``urgency: 365`` for a maximum of 10; its negative below a
+    minimum), or that far past a bound beyond it; None when the schema bounds no number in
+    ``value``."""
+    root = schema
+
+    def walk(sub: Any, v: Any) -> tuple[bool, Any]:
+        s = _resolve(sub, root)
+        for branch in s.get("anyOf") or s.get("oneOf") or ():
+            hit, new = walk(branch, v)
+            if hit:
+                return True, new
+        if isinstance(v, bool):
+            return False, v
+        if isinstance(v, (int, float)):
+            high = s.get("maximum", s.get("exclusiveMaximum"))
+            low = s.get("minimum", s.get("exclusiveMinimum"))
+            if high is not None:
+                return True, type(v)(OUT_OF_RANGE if high < OUT_OF_RANGE else high + OUT_OF_RANGE)
+            if low is not None:
+                return True, type(v)(-OUT_OF_RANGE if low > -OUT_OF_RANGE else low - OUT_OF_RANGE)
+            return False, v
+        if isinstance(v, dict):
+            props = s.get("properties") or {}
+            for name, item in v.items():
+                extra = s.get("additionalProperties")
+                hit, new = walk(props.get(name, extra if isinstance(extra, dict) else {}), item)
+                if hit:
+                    return True, {**v, name: new}
+        if isinstance(v, list):
+            prefix = s.get("prefixItems") or []
+            for i, item in enumerate(v):
+                hit, new = walk(prefix[i] if i < len(prefix) else s.get("items") or {}, item)
+                if hit:
+                    return True, [*v[:i], new, *v[i + 1 :]]
+        return False, v
+
+    hit, changed = walk(schema, value)
+    return changed if hit else None
+
+
 def _schema_from_text(text: str) -> dict[str, Any] | None:
     idx = text.find(SCHEMA_MARKER)
     if idx < 0:
@@ -477,9 +562,11 @@ def _message_text(message: Any) -> str:
     return ""
 
 
-def _find_schema(body: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
-    """Return (schema or None, wants_json)."""
-    fmt = body.get("response_format")
+def _find_schema(
+    fmt: Any, messages: list[Any], json_object_schema: bool = False
+) -> tuple[dict[str, Any] | None, bool]:
+    """Return (schema or None, wants_json) of a request's ``response_format`` and its
+    messages."""
     wants_json = False
     if isinstance(fmt, dict):
         if fmt.get("type") == "json_schema":
@@ -487,10 +574,11 @@ def _find_schema(body: dict[str, Any]) -> tuple[dict[str, Any] | None, bool]:
             schema = spec.get("schema") if isinstance(spec, dict) else None
             if isinstance(schema, dict):
                 return schema, True
-        if fmt.get("type") == "json_object" and isinstance(fmt.get("schema"), dict):
-            return fmt["schema"], True  # enforced, as llama.cpp's servers do
+        if fmt.get("type") == "json_object" and json_object_schema:
+            schema = fmt.get("schema")
+            if isinstance(schema, dict):
+                return schema, True
         wants_json = fmt.get("type") in ("json_object", "json_schema")
-    messages = body.get("messages") or []
     for message in reversed(messages):
         if isinstance(message, dict) and message.get("role") in ("system", "developer", "user"):
             schema = _schema_from_text(_message_text(message))
@@ -596,6 +684,22 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self.wfile.flush()
 
+    def _start_chunked(self, content_type: str) -> Callable[[str], None]:
+        """Send a 200 with chunked transfer; return a writer of one chunk ("" ends it)."""
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self._close_unless_kept()
+        self.end_headers()
+
+        def write(text: str) -> None:
+            payload = text.encode()
+            self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+            self.wfile.flush()
+
+        return write
+
     def _close_unless_kept(self) -> None:
         """End the connection after this response, unless the stub keeps connections alive."""
         if not self.server.stub.keep_alive:
@@ -620,9 +724,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- routes
     def do_GET(self) -> None:
-        if self.path.split("?")[0].rstrip("/") in ("/v1/models", "/models"):
-            model = {"id": "stub", "object": "model", "created": 0, "owned_by": "socialsim"}
+        stub = self.server.stub
+        path = self.path.split("?")[0].rstrip("/")
+        if path in ("/v1/models", "/models"):
+            model: dict[str, Any] = {
+                "id": "stub",
+                "object": "model",
+                "created": 0,
+                "owned_by": "socialsim",
+            }
+            if stub.server == "vllm":
+                model.update(owned_by="vllm", root="stub", max_model_len=stub.n_ctx)
             self._send_json(200, {"object": "list", "data": [model]})
+        elif path == "/props" and stub.server == "llama.cpp":
+            settings = {"n_ctx": stub.n_ctx, "model": "stub.gguf"}
+            self._send_json(
+                200,
+                {
+                    "default_generation_settings": settings,
+                    "total_slots": stub.slots or 1,
+                    "model_path": "stub.gguf",
+                },
+            )
+        elif path == "/api/tags" and stub.server == "ollama":
+            self._send_json(200, {"models": [{"name": "stub", "model": "stub"}]})
         else:
             self._send_error(404, f"Unknown path {self.path}", "invalid_request_error")
 
@@ -631,7 +756,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         path = self.path.split("?")[0].rstrip("/")
         raw = self._read_body()
-        if path not in ("/v1/chat/completions", "/chat/completions"):
+        stub = self.server.stub
+        ollama = stub.server == "ollama" and path in ("/api/chat", "/api/show")
+        if path not in ("/v1/chat/completions", "/chat/completions") and not ollama:
             self._send_error(404, f"Unknown path {self.path}", "invalid_request_error")
             return
         try:
@@ -641,12 +768,18 @@ class _Handler(BaseHTTPRequestHandler):
         except ValueError as exc:
             self._send_error(400, f"Invalid JSON body: {exc}", "invalid_request_error")
             return
-        stub = self.server.stub
+        if path == "/api/show":  # Ollama: the model's trained window
+            info = {"general.architecture": "stub", "stub.context_length": stub.n_ctx}
+            self._send_json(200, {"model_info": info, "details": {"family": "stub"}})
+            return
         with stub._lock:
             stub.in_flight += 1
             stub.peak_in_flight = max(stub.peak_in_flight, stub.in_flight)
         try:
-            stub._handle_completion(self, body)
+            if path == "/api/chat":
+                stub._handle_ollama_chat(self, body)
+            else:
+                stub._handle_completion(self, body)
         finally:
             with stub._lock:
                 stub.in_flight -= 1
@@ -681,9 +814,23 @@ class StubLLM:
         verbose: bool = False,
         keep_alive: bool = False,
         tokens: str = "words",
+        server: str = "openai",
+        n_ctx: int = 4096,
+        slots: int | None = None,
+        prompt_rate: float | None = None,
+        generate_rate: float | None = None,
+        json_object_schema: bool | None = None,
+        drop_system: bool = False,
+        stream_usage: bool = True,
     ) -> None:
         if tokens not in ("words", "litellm"):
             raise ValueError(f"tokens: {tokens!r}; known: words, litellm")
+        if server not in SERVERS:
+            raise ValueError(f"server: {server!r}; known: {', '.join(SERVERS)}")
+        if slots is not None and slots < 1:
+            raise ValueError("slots must be >= 1")
+        if any(r is not None and r <= 0 for r in (prompt_rate, generate_rate)):
+            raise ValueError("prompt_rate and generate_rate are tokens per second, > 0")
         faults = dict(faults or {})
         unknown = set(faults) - set(ALL_FAULTS)
         if unknown:
@@ -705,8 +852,20 @@ class StubLLM:
         self.verbose = verbose
         self.keep_alive = keep_alive
         self.tokens = tokens
+        self.server = server
+        self.n_ctx = int(n_ctx)
+        self.slots = slots
+        self.prompt_rate = prompt_rate
+        self.generate_rate = generate_rate
+        self.json_object_schema = (
+            server == "llama.cpp" if json_object_schema is None else json_object_schema
+        )
+        self.drop_system = drop_system
+        self.stream_usage = stream_usage
 
         self.requests: list[dict[str, Any]] = []
+        #: Call indices in the order they were given a slot (arrival order when FIFO holds).
+        self.granted: list[int] = []
         self.headers: list[dict[str, str]] = []
         self.faults_served: Counter[str] = Counter()
         self.fault_log: list[str | None] = []
@@ -717,6 +876,8 @@ class StubLLM:
         self.url = ""
         self._lock = threading.Lock()
         self._script: deque[str | None] = deque()
+        self._waiting: deque[threading.Event] = deque()
+        self._busy = 0
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -791,6 +952,7 @@ class StubLLM:
             self.headers.clear()
             self.faults_served.clear()
             self.fault_log.clear()
+            self.granted.clear()
             self._script.clear()
             self.calls = 0
             self.connections = 0
@@ -816,21 +978,23 @@ class StubLLM:
             return self._stopping.wait(seconds)
         return self._stopping.is_set()
 
-    def _handle_completion(self, handler: _Handler, body: dict[str, Any]) -> None:
-        schema, wants_json = _find_schema(body)
-        fmt = body.get("response_format")
-        kind = fmt.get("type") if isinstance(fmt, dict) else None
-        refused = kind in self.rejects
-        rejected = refused or (self.reject_json_schema and kind == "json_schema")
-        stream = bool(body.get("stream"))
-        keyed = _keyed_lists(schema) if schema is not None else []
+    def _admit(
+        self,
+        handler: _Handler,
+        body: dict[str, Any],
+        draw: bool,
+        schema: Any,
+        stream: bool,
+        keyed: list[str],
+    ) -> tuple[int, str | None]:
+        """Record a request on arrival; draw its fault (``draw``: not refused)."""
         with self._lock:
             index = self.calls
             self.calls += 1
             self.requests.append(body)
             self.headers.append(dict(handler.headers))
             fault: str | None = None
-            if not rejected:
+            if draw:
                 scripted = bool(self._script)
                 fault = self._draw_fault(
                     index, scripted, self._script.popleft() if scripted else None
@@ -839,43 +1003,58 @@ class StubLLM:
                     fault = None
                 if fault in KEYED_FAULTS and not keyed:
                     fault = None
+                if (
+                    fault == "range"
+                    and out_of_range(schema, generate_from_schema(schema, random.Random(0))) is None
+                ):
+                    fault = None
                 if fault is not None and stream and fault not in STREAM_FAULTS:
                     fault = None
                 if fault is not None:
                     self.faults_served[fault] += 1
-            self.fault_log.append("rejected" if rejected else fault)
+            self.fault_log.append(fault if draw else "rejected")
+        return index, fault
 
-        if self._wait(self.latency):
+    @contextlib.contextmanager
+    def _slot(self, index: int) -> Iterator[bool]:
+        """Hold one of the server's ``slots`` (FIFO) while a request is answered; yields
+        False when the server stopped while the request waited."""
+        if self.slots is None:
+            with self._lock:
+                self.granted.append(index)
+            yield True
             return
-        if refused:
-            message = llama_cpp_refusal(str(kind), self.rejects)
-            handler._send_error(500, message, "internal_server_error")
+        turn = threading.Event()
+        with self._lock:
+            if self._busy < self.slots and not self._waiting:
+                self._busy += 1
+                turn.set()
+            else:
+                self._waiting.append(turn)
+        while not turn.wait(0.05):
+            if self._stopping.is_set():
+                with self._lock:
+                    if not turn.is_set():
+                        self._waiting.remove(turn)
+                        break
+        if not turn.is_set():
+            yield False
             return
-        if rejected:
-            handler._send_error(
-                400,
-                "Invalid 'response_format': response_format of type json_schema is not "
-                "supported by this server (json_schema is not supported).",
-                "invalid_request_error",
-                code="invalid_request_error",
-                param="response_format",
-            )
-            return
-        if fault == "500":
-            handler._send_error(500, "The server had an error (stub fault 500).", "server_error")
-            return
-        if fault == "429":
-            handler._send_error(
-                429,
-                "Rate limit reached (stub fault 429). Please try again.",
-                "requests",
-                code="rate_limit_exceeded",
-                headers={"Retry-After": "0"},
-            )
-            return
-        if fault == "timeout" and self._wait(self.hang_seconds):
-            return
+        with self._lock:
+            self.granted.append(index)
+        try:
+            yield True
+        finally:
+            with self._lock:
+                if self._waiting:
+                    self._waiting.popleft().set()  # the slot passes to the longest waiting
+                else:
+                    self._busy -= 1
 
+    def _content(
+        self, index: int, schema: Any, wants_json: bool, fault: str | None, keyed: list[str]
+    ) -> str:
+        """The reply's text for a request and its fault."""
         rng = random.Random(f"{self.seed}/{index}/content")
         if schema is not None:
             value = generate_from_schema(schema, rng)
@@ -886,57 +1065,184 @@ class StubLLM:
                 content = json.dumps(violate_schema(schema, rng))
             elif fault == "incomplete":
                 content = json.dumps(_incomplete(value, keyed))
+            elif fault == "range":
+                content = json.dumps(out_of_range(schema, value))
         elif wants_json:
             content = json.dumps({"answer": _sentence(rng)})
         else:
             content = _sentence(rng)
-        if fault == "empty":
-            content = ""
+        return "" if fault == "empty" else content
 
-        model = str(body.get("model") or "stub")
-        prompt_tokens, completion_tokens = self._usage(body, model, content)
-        usage = {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        }
-        ident = f"chatcmpl-stub-{self.seed}-{index}"
-        created = int(time.time())
-        if stream:
-            options = body.get("stream_options") or {}
-            include_usage = isinstance(options, dict) and bool(options.get("include_usage"))
-            self._stream(handler, ident, created, model, content, usage if include_usage else None)
-            return
-        handler._send_json(
-            200,
-            {
-                "id": ident,
-                "object": "chat.completion",
-                "created": created,
+    def _kept(self, body: dict[str, Any]) -> list[Any]:
+        """The messages the server reads: all of them, or (``drop_system``) the non-system
+        ones, as a chat template without a system role does."""
+        messages = list(body.get("messages") or [])
+        if self.drop_system:
+            return [m for m in messages if not (isinstance(m, dict) and m.get("role") == "system")]
+        return messages
+
+    def _seconds(self, prompt_tokens: int, completion_tokens: int) -> tuple[float, float]:
+        """(prompt, generation) seconds at ``prompt_rate`` and ``generate_rate``."""
+        prompt = prompt_tokens / self.prompt_rate if self.prompt_rate else 0.0
+        generate = completion_tokens / self.generate_rate if self.generate_rate else 0.0
+        return prompt, generate
+
+    def _handle_completion(self, handler: _Handler, body: dict[str, Any]) -> None:
+        fmt = body.get("response_format")
+        kind = fmt.get("type") if isinstance(fmt, dict) else None
+        refused = kind in self.rejects
+        rejected = refused or (self.reject_json_schema and kind == "json_schema")
+        messages = self._kept(body)
+        schema, wants_json = _find_schema(fmt, messages, self.json_object_schema)
+        stream = bool(body.get("stream"))
+        keyed = _keyed_lists(schema) if schema is not None else []
+        index, fault = self._admit(handler, body, not rejected, schema, stream, keyed)
+        with self._slot(index) as served:
+            if not served or self._wait(self.latency):
+                return
+            if refused:
+                message = llama_cpp_refusal(str(kind), self.rejects)
+                handler._send_error(500, message, "internal_server_error")
+                return
+            if rejected:
+                handler._send_error(
+                    400,
+                    "Invalid 'response_format': response_format of type json_schema is not "
+                    "supported by this server (json_schema is not supported).",
+                    "invalid_request_error",
+                    code="invalid_request_error",
+                    param="response_format",
+                )
+                return
+            if fault == "500":
+                handler._send_error(
+                    500, "The server had an error (stub fault 500).", "server_error"
+                )
+                return
+            if fault == "429":
+                handler._send_error(
+                    429,
+                    "Rate limit reached (stub fault 429). Please try again.",
+                    "requests",
+                    code="rate_limit_exceeded",
+                    headers={"Retry-After": "0"},
+                )
+                return
+            if fault == "timeout" and self._wait(self.hang_seconds):
+                return
+            content = self._content(index, schema, wants_json, fault, keyed)
+            model = str(body.get("model") or "stub")
+            prompt_tokens, completion_tokens = self._usage(messages, fmt, model, content)
+            usage = {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            }
+            seconds = self._seconds(prompt_tokens, completion_tokens)
+            ident = f"chatcmpl-stub-{self.seed}-{index}"
+            created = int(time.time())
+            if stream:
+                options = body.get("stream_options") or {}
+                include_usage = (
+                    isinstance(options, dict)
+                    and bool(options.get("include_usage"))
+                    and self.stream_usage
+                )
+                self._stream(
+                    handler,
+                    ident,
+                    created,
+                    model,
+                    content,
+                    usage if include_usage else None,
+                    seconds,
+                )
+                return
+            if self._wait(sum(seconds)):
+                return
+            handler._send_json(
+                200,
+                {
+                    "id": ident,
+                    "object": "chat.completion",
+                    "created": created,
+                    "model": model,
+                    "system_fingerprint": "stub",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": content},
+                            "logprobs": None,
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": usage,
+                },
+            )
+
+    def _handle_ollama_chat(self, handler: _Handler, body: dict[str, Any]) -> None:
+        """Ollama's native ``POST /api/chat``: ``format`` is ``"json"`` or a JSON schema (the
+        reply conforms), ``stream`` defaults to true (NDJSON lines), the counts are
+        ``prompt_eval_count`` and ``eval_count``."""
+        fmt = body.get("format")
+        messages = self._kept(body)
+        schema, wants_json = _find_schema(None, messages)
+        if isinstance(fmt, dict):
+            schema, wants_json = fmt, True
+        wants_json = wants_json or fmt == "json"
+        stream = body.get("stream", True) is not False
+        keyed = _keyed_lists(schema) if schema is not None else []
+        index, fault = self._admit(handler, body, True, schema, stream, keyed)
+        with self._slot(index) as served:
+            if not served or self._wait(self.latency):
+                return
+            if fault in ("500", "429"):
+                status = int(fault)
+                handler._send_json(status, {"error": f"stub fault {fault}"})
+                return
+            if fault == "timeout" and self._wait(self.hang_seconds):
+                return
+            content = self._content(index, schema, wants_json, fault, keyed)
+            model = str(body.get("model") or "stub")
+            prompt_tokens, completion_tokens = self._usage(messages, fmt, model, content)
+            prompt_s, generate_s = self._seconds(prompt_tokens, completion_tokens)
+            created = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            final = {
                 "model": model,
-                "system_fingerprint": "stub",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "logprobs": None,
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": usage,
-            },
-        )
+                "created_at": created,
+                "message": {"role": "assistant", "content": "" if stream else content},
+                "done": True,
+                "done_reason": "stop",
+                "total_duration": int((prompt_s + generate_s) * 1e9),
+                "prompt_eval_count": prompt_tokens,
+                "eval_count": completion_tokens,
+            }
+            if not stream:
+                if not self._wait(prompt_s + generate_s):
+                    handler._send_json(200, final)
+                return
+            send = handler._start_chunked("application/x-ndjson")
+            if self._wait(prompt_s):
+                return
+            pieces = re.findall(r"\s*\S+", content)
+            for piece in pieces:
+                if self._wait(self.chunk_latency + generate_s / len(pieces)):
+                    return
+                message = {"role": "assistant", "content": piece}
+                line = {"model": model, "created_at": created, "message": message, "done": False}
+                send(json.dumps(line) + "\n")
+            send(json.dumps(final) + "\n")
+            send("")
 
-    def _usage(self, body: dict[str, Any], model: str, content: str) -> tuple[int, int]:
-        """(prompt, completion) tokens: words, or as litellm counts them (``tokens``)."""
-        messages = body.get("messages") or []
+    def _usage(self, messages: list[Any], fmt: Any, model: str, content: str) -> tuple[int, int]:
+        """(prompt, completion) tokens of the messages the server read and of its reply:
+        words, or as litellm counts them (``tokens``)."""
         if self.tokens == "words":
             return sum(_count_words(_message_text(m)) for m in messages), _count_words(content)
         os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network
         import litellm
 
         prompt = litellm.token_counter(model=model, messages=messages)
-        fmt = body.get("response_format")
         if isinstance(fmt, dict) and fmt.get("type") == "json_schema":
             schema = (fmt.get("json_schema") or {}).get("schema")
             text = json.dumps(schema, separators=(",", ":"))
@@ -951,18 +1257,12 @@ class StubLLM:
         model: str,
         content: str,
         usage: dict[str, int] | None,
+        seconds: tuple[float, float] = (0.0, 0.0),
     ) -> None:
-        handler.send_response(200)
-        handler.send_header("Content-Type", "text/event-stream; charset=utf-8")
-        handler.send_header("Cache-Control", "no-cache")
-        handler.send_header("Transfer-Encoding", "chunked")
-        handler._close_unless_kept()
-        handler.end_headers()
+        send_raw = handler._start_chunked("text/event-stream; charset=utf-8")
 
         def send(data: str) -> None:
-            payload = f"data: {data}\n\n".encode()
-            handler.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
-            handler.wfile.flush()
+            send_raw(f"data: {data}\n\n")
 
         def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
             choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
@@ -978,9 +1278,13 @@ class StubLLM:
                 event["usage"] = None
             return json.dumps(event)
 
+        prompt_s, generate_s = seconds
+        if self._wait(prompt_s):
+            return
         send(chunk({"role": "assistant", "content": ""}))
-        for piece in re.findall(r"\s*\S+", content):
-            if self._wait(self.chunk_latency):
+        pieces = re.findall(r"\s*\S+", content)
+        for piece in pieces:
+            if self._wait(self.chunk_latency + generate_s / len(pieces)):
                 return
             send(chunk({"content": piece}))
         send(chunk({}, "stop"))
@@ -996,8 +1300,7 @@ class StubLLM:
             }
             send(json.dumps(final))
         send("[DONE]")
-        handler.wfile.write(b"0\r\n\r\n")
-        handler.wfile.flush()
+        send_raw("")
 
 
 # --------------------------------------------------------------------------- CLI
@@ -1041,6 +1344,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tokens", choices=("words", "litellm"), default="words", help="how usage is counted"
     )
+    parser.add_argument("--server", choices=SERVERS, default="openai", help="server to pass for")
+    parser.add_argument("--n-ctx", type=int, default=4096, help="context window it reports")
+    parser.add_argument("--slots", type=int, default=None, help="requests decoded at once")
+    parser.add_argument("--prompt-rate", type=float, default=None, help="prompt tokens/s")
+    parser.add_argument("--generate-rate", type=float, default=None, help="generated tokens/s")
+    parser.add_argument(
+        "--json-object-schema",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="enforce a json_object's schema [default: with --server llama.cpp]",
+    )
+    parser.add_argument("--drop-system", action="store_true", help="drop system messages")
+    parser.add_argument(
+        "--no-stream-usage", action="store_true", help="no usage chunk, even when asked"
+    )
     args = parser.parse_args(argv)
     try:
         stub = StubLLM(
@@ -1056,6 +1374,14 @@ def main(argv: list[str] | None = None) -> int:
             verbose=not args.quiet,
             keep_alive=args.keep_alive,
             tokens=args.tokens,
+            server=args.server,
+            n_ctx=args.n_ctx,
+            slots=args.slots,
+            prompt_rate=args.prompt_rate,
+            generate_rate=args.generate_rate,
+            json_object_schema=args.json_object_schema,
+            drop_system=args.drop_system,
+            stream_usage=not args.no_stream_usage,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -800,7 +800,7 @@ def summary_rows(out: str) -> dict[str, str]:
 def test_auto_against_a_server_refusing_json_schema_settles_on_grammar(
     socialsim, stub_run, saves: Path
 ):
-    result = stub_run("llama", rejects={"json_schema"})
+    result = stub_run("llama", rejects={"json_schema"}, server="llama.cpp")
     assert result.code == 0, result.err
     store = SaveStore(saves)
     assert store.read_meta("llama").structured_modes == {"openai/stub": "grammar"}

@@ -467,9 +467,11 @@ def test_max_calls_stops_cleanly_and_resume_respects_the_cap(
     per_round = [len(r.llm_calls) for r in records[1:]]
     assert done < 3 and sum(per_round[:-1]) < 30 <= sum(per_round)
     total = sum(per_round)
-    assert run.result.err.strip() == (
+    *phases, stopped = run.result.err.strip().splitlines()  # piped: a line per phase, then
+    assert stopped == (
         f"socialsim: stopped: {total} LLM calls reached --max-calls 30; the save holds round {done}"
     )
+    assert len(phases) == 3 * done and all(line.startswith("round ") for line in phases)
     assert f"capped: round {done}/3 saved in" in run.result.out
     # The save is intact, readable and unlocked.
     clean_exit(socialsim("show", "capped", "--saves", str(saves)))
@@ -509,7 +511,7 @@ def test_max_calls_stops_cleanly_and_resume_respects_the_cap(
 def test_rejected_json_schema_switches_to_json_object_with_the_schema(
     net: NetLog, saves: Path
 ) -> None:
-    with StubLLM(seed=3, reject_json_schema=True) as stub:
+    with StubLLM(seed=3, rejects={"json_schema"}, server="llama.cpp") as stub:  # llama-cpp-python
         run = play(stub, saves, "rejecting", 2, "-q")
         clean_exit(run.result)
         records = run.records()

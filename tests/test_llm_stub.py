@@ -22,7 +22,13 @@ from uuid import UUID
 import httpx
 import litellm
 import pytest
-from llm_stub import StubLLM, generate_from_schema, violate_schema
+from llm_stub import (
+    OUT_OF_RANGE,
+    SCHEMA_MARKER,
+    StubLLM,
+    generate_from_schema,
+    violate_schema,
+)
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 litellm.suppress_debug_info = True  # no "Give Feedback" banner on every exception
@@ -478,3 +484,128 @@ async def test_same_seed_same_answers(make_stub: MakeStub) -> None:
     first, again, other = await run(11), await run(11), await run(12)
     assert first == again
     assert first != other
+
+
+# --------------------------------------------------------------------------- (9) local servers
+
+
+def test_json_object_schema_is_enforced_like_llama_cpp_python(make_stub: MakeStub) -> None:
+    llama = make_stub(server="llama.cpp", rejects={"json_schema"})
+    plain = make_stub()
+    fmt = {"type": "json_object", "schema": SCHEMA}
+    body = {"model": "stub", "messages": MESSAGES, "response_format": fmt}
+    enforced = httpx.post(f"{llama.url}/chat/completions", json=body, timeout=5).json()
+    ignored = httpx.post(f"{plain.url}/chat/completions", json=body, timeout=5).json()
+    refused = httpx.post(
+        f"{llama.url}/chat/completions",
+        json={**body, "response_format": RESPONSE_FORMAT},
+        timeout=5,
+    )
+    Decision.model_validate_json(enforced["choices"][0]["message"]["content"])
+    assert set(json.loads(ignored["choices"][0]["message"]["content"])) == {"answer"}
+    assert refused.status_code == 500 and "Input should be 'text' or 'json_object'" in refused.text
+
+
+def test_drop_system_reads_and_counts_only_the_rest(make_stub: MakeStub) -> None:
+    stub = make_stub(drop_system=True)
+    system = {"role": "system", "content": f"You are Ann.\n{SCHEMA_MARKER} {json.dumps(SCHEMA)}"}
+    user = {"role": "user", "content": "The roof leaks again. What do you do?"}
+    merged = {"role": "user", "content": f"{system['content']}\n\n{user['content']}"}
+    dropped = httpx.post(
+        f"{stub.url}/chat/completions", json={"messages": [system, user]}, timeout=5
+    ).json()
+    kept = httpx.post(f"{stub.url}/chat/completions", json={"messages": [merged]}, timeout=5)
+    assert dropped["usage"]["prompt_tokens"] == len(PIECES.findall(user["content"]))
+    assert dropped["choices"][0]["message"]["content"].endswith(".")  # prose: no schema seen
+    kept_json = kept.json()
+    assert kept_json["usage"]["prompt_tokens"] == len(PIECES.findall(merged["content"]))
+    Decision.model_validate_json(kept_json["choices"][0]["message"]["content"])
+
+
+def test_stream_without_usage_even_when_asked(make_stub: MakeStub) -> None:
+    stub = make_stub(stream_usage=False)
+    body = {
+        "model": "stub",
+        "messages": MESSAGES,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
+    with httpx.stream("POST", f"{stub.url}/chat/completions", json=body, timeout=5) as response:
+        lines = [line for line in response.iter_lines() if line]
+    assert lines[-1] == "data: [DONE]"
+    events = [json.loads(line.removeprefix("data: ")) for line in lines[:-1]]
+    assert len([e for e in events if e["choices"] and e["choices"][0]["delta"].get("content")]) >= 8
+    assert not any("usage" in e for e in events)
+
+
+def test_range_fault_breaks_a_bound_in_the_schema_shape(make_stub: MakeStub) -> None:
+    stub = make_stub()
+    stub.script(["range", "range"])
+    body = {"model": "stub", "messages": MESSAGES, "response_format": RESPONSE_FORMAT}
+    data = httpx.post(f"{stub.url}/chat/completions", json=body, timeout=5).json()
+    value = json.loads(data["choices"][0]["message"]["content"])
+    assert value["intensity"] == OUT_OF_RANGE  # the first bounded number, past its maximum
+    with pytest.raises(ValidationError):
+        Decision.model_validate(value)
+    Decision.model_validate({**value, "intensity": 1.0})  # only the value is wrong
+    prose = httpx.post(f"{stub.url}/chat/completions", json={"messages": MESSAGES}, timeout=5)
+    assert prose.json()["choices"][0]["message"]["content"].endswith(".")  # not served: no schema
+    assert stub.faults_served == {"range": 1} and stub.fault_log == ["range", None]
+
+
+def test_servers_report_their_window_and_slots(make_stub: MakeStub) -> None:
+    llama = make_stub(server="llama.cpp", n_ctx=2048, slots=3)
+    vllm = make_stub(server="vllm", n_ctx=8192)
+    ollama = make_stub(server="ollama", n_ctx=32768)
+    plain = make_stub()
+    root = {s: s.url.removesuffix("/v1") for s in (llama, vllm, ollama, plain)}
+    props = httpx.get(f"{root[llama]}/props", timeout=5).json()
+    assert props["default_generation_settings"]["n_ctx"] == 2048 and props["total_slots"] == 3
+    models = httpx.get(f"{vllm.url}/models", timeout=5).json()
+    assert models["data"][0]["max_model_len"] == 8192
+    show = httpx.post(f"{root[ollama]}/api/show", json={"model": "stub"}, timeout=5).json()
+    assert show["model_info"]["stub.context_length"] == 32768
+    assert httpx.get(f"{root[plain]}/props", timeout=5).status_code == 404
+    assert httpx.post(f"{root[plain]}/api/show", json={}, timeout=5).status_code == 404
+    assert "max_model_len" not in httpx.get(f"{plain.url}/models", timeout=5).json()["data"][0]
+
+
+def test_ollama_native_chat_follows_the_format_schema(make_stub: MakeStub) -> None:
+    stub = make_stub(server="ollama")
+    root = stub.url.removesuffix("/v1")
+    body = {"model": "stub", "messages": MESSAGES, "format": SCHEMA, "stream": False}
+    data = httpx.post(f"{root}/api/chat", json=body, timeout=5).json()
+    assert data["done"] is True and data["message"]["role"] == "assistant"
+    Decision.model_validate_json(data["message"]["content"])
+    assert data["prompt_eval_count"] == sum(len(PIECES.findall(m["content"])) for m in MESSAGES)
+    assert data["eval_count"] == len(PIECES.findall(data["message"]["content"]))
+
+    with httpx.stream("POST", f"{root}/api/chat", json={**body, "stream": True}, timeout=5) as r:
+        assert r.headers["content-type"] == "application/x-ndjson"
+        lines = [json.loads(line) for line in r.iter_lines() if line]
+    assert [line["done"] for line in lines] == [False] * (len(lines) - 1) + [True]
+    Decision.model_validate_json("".join(line["message"]["content"] for line in lines))
+    assert lines[-1]["eval_count"] > 0
+
+
+def test_slots_queue_requests_first_in_first_out(make_stub: MakeStub) -> None:
+    # 10 words a request at 100 words/s: 0.1 s each in the single slot
+    stub = make_stub(slots=1, prompt_rate=100.0, generate_rate=1000.0)
+    messages = [{"role": "user", "content": " ".join(["word"] * 10)}]
+    done: list[int] = []
+
+    def call(i: int) -> None:
+        httpx.post(f"{stub.url}/chat/completions", json={"messages": messages}, timeout=10)
+        done.append(i)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    started = time.perf_counter()
+    for thread in threads:
+        thread.start()
+        while stub.calls <= threads.index(thread):  # arrival in thread order
+            time.sleep(0.005)
+    for thread in threads:
+        thread.join(10)
+    elapsed = time.perf_counter() - started
+    assert stub.granted == [0, 1, 2, 3] and done == [0, 1, 2, 3]
+    assert elapsed >= 4 * 0.1, f"four 0.1 s requests through one slot took {elapsed:.2f} s"

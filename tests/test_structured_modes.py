@@ -99,7 +99,9 @@ async def test_each_mode_sends_exactly_its_request(
 
 
 async def test_an_explicit_mode_the_server_refuses_stops_the_run(make_client: MakeClient) -> None:
-    client, stub = make_client({"rejects": {"json_schema"}}, structured="schema", retries=3)
+    client, stub = make_client(
+        {"rejects": {"json_schema"}, "server": "llama.cpp"}, structured="schema", retries=3
+    )
     with pytest.raises(TransportError, match="use --structured auto") as caught:
         await verdict(client)
     assert caught.value.fatal and stub.calls == 1  # refused once, never retried
@@ -134,7 +136,7 @@ async def test_auto_against_llama_cpp_settles_on_json_object_with_its_schema(
     """llama-cpp-python's server answers json_schema with HTTP 500 "Input should be 'text' or
     'json_object'": one refused probe, no retries, then json_object answers carrying the
     schema (which the server enforces with a grammar)."""
-    client, stub = make_client({"rejects": {"json_schema"}}, retries=3)
+    client, stub = make_client({"rejects": {"json_schema"}, "server": "llama.cpp"}, retries=3)
     assert client.modes() == {"openai/stub": "auto"}
     start = time.perf_counter()
     values = await asyncio.gather(*(verdict(client, f"q{i}") for i in range(6)))
@@ -235,7 +237,7 @@ async def test_a_round_on_llama_cpp_uses_json_object_with_its_schema_without_fal
     "completed" silently. Now one refused probe, then real answers; the mind says "grammar"."""
     from engine import Simulation, load_library
 
-    _, stub = make_client({"rejects": {"json_schema"}})
+    _, stub = make_client({"rejects": {"json_schema"}, "server": "llama.cpp"})
     settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=2, judge_mode="batched")
     sim = Simulation.new(load_library("tavern"), mind=settings, rounds=1)
     assert sim.mind.structured_modes() == {"openai/stub": "auto"}

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .. import progress
 from ..errors import SocialsimError
 from ..records import CountedBy, LLMCall, Structured
 from .limit import AdaptiveLimit
@@ -217,29 +218,30 @@ class LiteLLMTransport:
         if self._described is not None:
             await self._start_at_slots(request.model)
         attempts = 0
-        while True:
-            attempts += 1
-            if RATE_LIMIT is not None:
-                await RATE_LIMIT()
-            ticket = await self.limit.acquire()
-            start = time.perf_counter()
-            failure: Exception | None = None
-            try:
-                reply = await self._once(request)
-            except Exception as err:
-                failure = err
-            finally:
-                await self.limit.release(ticket)
-            if failure is None:
-                reply.latency_s = round(time.perf_counter() - start, 4)
-                reply.attempts = attempts
-                await self.limit.answered(
-                    reply.latency_s, reply.prompt_tokens, reply.completion_tokens
-                )
-                return reply
-            if self._overloads(failure):
-                self.limit.overloaded()
-            await asyncio.sleep(self._backoff(request, failure, attempts))
+        with progress.exchange(request.key):
+            while True:
+                attempts += 1
+                if RATE_LIMIT is not None:
+                    await RATE_LIMIT()
+                ticket = await self.limit.acquire()
+                start = time.perf_counter()
+                failure: Exception | None = None
+                try:
+                    reply = await self._once(request)
+                except Exception as err:
+                    failure = err
+                finally:
+                    await self.limit.release(ticket)
+                if failure is None:
+                    reply.latency_s = round(time.perf_counter() - start, 4)
+                    reply.attempts = attempts
+                    await self.limit.answered(
+                        reply.latency_s, reply.prompt_tokens, reply.completion_tokens
+                    )
+                    return reply
+                if self._overloads(failure):
+                    self.limit.overloaded()
+                await asyncio.sleep(self._backoff(request, failure, attempts))
 
     def _overloads(self, err: Exception) -> bool:
         """A sign the server has more than it can do: a timeout, a 429 or 503, a cut stream."""

@@ -21,7 +21,18 @@ if TYPE_CHECKING:
     from engine.mind_spec import MindSpec
 
 
-@llm_options("model", "judge_model", "agent_model", "judge_mode", "structured", "structured_model")
+@llm_options(
+    "model",
+    "judge_model",
+    "agent_model",
+    "api_base",
+    "api_key_env",
+    "judge_mode",
+    "structured",
+    "structured_model",
+    "max_concurrency",
+    "timeout",
+)
 def estimate(
     scenario: Annotated[str, typer.Argument(help="Library id (see `scenarios`) or a .toml path.")],
     rounds: Annotated[
@@ -34,14 +45,24 @@ def estimate(
     ] = None,
     saves: SavesOpt = None,
     fmt: FormatOpt = "table",
+    probe: Annotated[
+        bool,
+        typer.Option(
+            "--probe/--no-probe",
+            help="With --api-base: measure the server with a few short calls, for the time.",
+        ),
+    ] = True,
     *,
     llm: LLMOptions,
 ) -> None:
-    """Estimate the LLM calls, tokens and cost of a run of SCENARIO, with a range.
+    """Estimate the LLM calls, tokens, cost and (at an --api-base) time of a run of
+    SCENARIO, with a range.
 
     The first rounds' prompts are rendered (the offline model plays them) and counted with
     litellm's tokenizer; earlier saved runs of the same scenario and models give their
-    recorded usage. Prices come from litellm's cost map. Nothing is sent.
+    recorded usage. Prices come from litellm's cost map. Nothing is sent, except at an
+    --api-base: a short probe (a few chat completions) measures the server's prompt and
+    generation speed, which gives the expected wall time.
     """
     if scenario in ("govsim", "debate"):
         fail(f"estimate {scenario}: estimates cover scenario runs; govsim and debate are not")
@@ -58,15 +79,41 @@ def estimate(
     relational = parse_prior(prior, resolved.names) if prior is not None else None
     store = open_store(saves)
     found = estimate_run(resolved, spec, rounds, store.root, prior=relational, seed=seed)
+    if probe:
+        found = with_time(found, spec)
     from .output import emit
 
     emit(make_console(), [estimate_table(found, f"{resolved.title} · {spec.label}")], fmt)
+    if found.unmeasured:
+        fail(f"estimate: time not measured: {found.unmeasured}")
+
+
+def with_time(found: Estimate, spec: MindSpec) -> Estimate:
+    """``found`` timed at the run's ``api_base``, measured by a short probe (a failed probe
+    says why in ``unmeasured``); as it is without an ``api_base``."""
+    import asyncio
+    from dataclasses import replace
+
+    from engine.llm.settings import LLMSettings
+    from engine.llm.throughput import ProbeError
+    from engine.llm.throughput import probe as measure
+
+    if not isinstance(spec, LLMSettings) or not spec.api_base:
+        return found
+    try:
+        speed = asyncio.run(measure(spec))
+    except ProbeError as err:
+        return replace(found, unmeasured=str(err))
+    return found.timed(speed)
 
 
 def estimate_table(e: Estimate, title: str) -> Table:
-    """Calls, tokens and cost, low / expected / high, and where the figures come from."""
+    """Calls, tokens, cost and (measured) wall time, low / expected / high, and where the
+    figures come from."""
     from rich.markup import escape
     from rich.table import Table
+
+    from engine.llm.throughput import duration
 
     table = Table(title=escape(f"{title} · {e.rounds} rounds"), title_justify="left")
     table.add_column("")
@@ -83,11 +130,16 @@ def estimate_table(e: Estimate, title: str) -> Table:
     else:
         c = e.cost_usd
         table.add_row("cost", *(f"${v:,.4f}" for v in (c.low, c.expected, c.high)))
+    if e.wall_s is not None:
+        w, rounds = e.wall_s, max(1, e.rounds)
+        table.add_row("wall time", *(duration(v) for v in (w.low, w.expected, w.high)))
+        table.add_row("per round", *(duration(v / rounds) for v in (w.low, w.expected, w.high)))
     per_round = ", ".join(
         f"{purpose} {n:.3g} ({e.prompt_per_call.get(purpose, 0):,.0f} tokens)"
         for purpose, n in sorted(e.per_round.items())
     )
-    table.caption = escape(f"calls per round: {per_round}\nfrom {e.source}")
+    speed = f"\nserver: {e.speed.text()}" if e.speed is not None else ""
+    table.caption = escape(f"calls per round: {per_round}\nfrom {e.source}{speed}")
     table.caption_justify = "left"
     return table
 
@@ -126,4 +178,4 @@ def over_threshold(
 
     relational = parse_prior(prior, scenario.names) if prior is not None else None
     found = estimate_run(scenario, spec, None, open_store(saves).root, prior=relational)
-    return found if found.above(usd=usd, calls=calls) else None
+    return with_time(found, spec) if found.above(usd=usd, calls=calls) else None

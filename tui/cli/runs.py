@@ -164,6 +164,7 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
     from engine.events import Notice, RoundEnded, RunPaused
     from engine.textsafe import strip_controls
 
+    from .progress import calls_shown
     from .tables import round_summary
 
     console = make_console()
@@ -179,7 +180,8 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
 
     sim.subscribe(show)
     try:
-        await sim.run(rounds)
+        with calls_shown(sim, quiet):
+            await sim.run(rounds)
     finally:
         await sim.mind.aclose()
 

@@ -24,6 +24,7 @@ def spend_lines(e: Estimate, threshold: str) -> list[str]:
         f"LLM calls  {_span(e.calls)}",
         f"tokens     {_span(e.tokens)}",
         f"cost       {cost}",
+        *([f"time       {e.time_text()}"] if e.time_text() else []),
         "",
         f"Above the confirmation threshold ({threshold}). Nothing has been sent yet.",
     ]

@@ -14,10 +14,12 @@ from rich.text import Text
 from textual import events
 from textual.geometry import Size
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
 from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation, SocialsimError
+from engine.llm.throughput import duration
 from engine.records import RoundUsage, main_failure
 from engine.runmeta import TaskOutcome
 from engine.textsafe import one_line
@@ -74,10 +76,22 @@ def task_score(outcome: TaskOutcome) -> str:
     return f"score {u:g}/1 ({'a' if u else 'no'} Pareto-optimal deal)"
 
 
+def in_flight_text(sim: Simulation, compact: bool = False) -> str:
+    """``3 calls in flight, oldest 12 s`` while a round waits on LLM calls (else empty)."""
+    p = sim.progress.now()
+    age = p.oldest_age()
+    if age is None:
+        return ""
+    if compact:
+        return f"{p.in_flight} in flight, {duration(age)}"
+    calls = "call" if p.in_flight == 1 else "calls"
+    return f"{p.in_flight} {calls} in flight, oldest {duration(age)}"
+
+
 def header_text(sim: Simulation, running: bool, width: int | None = None) -> Text:
-    """Two lines: state, round, scenario / mind, usage, run id, lineage, queued
-    interventions. Where they are wider than ``width``, the run ids are abbreviated, then
-    the lines compacted."""
+    """Two lines: state, round, LLM calls in flight, scenario / mind, usage, run id,
+    lineage, queued interventions. Where they are wider than ``width``, the run ids are
+    abbreviated, then the lines compacted."""
     usage = usage_totals(sim.history.usages())  # from the save's index: no round is read
     state = ("▶ running", "bold green") if running else ("❚❚ paused", "bold yellow")
     if sim.finished and not running:
@@ -86,10 +100,12 @@ def header_text(sim: Simulation, running: bool, width: int | None = None) -> Tex
     for level in range(3):  # full; run ids abbreviated; compact
         compact = level == 2
         sep = " │ " if compact else "  │  "
+        flight = in_flight_text(sim, compact) if running else ""
         top = Text.assemble(
             state,
             (sep, "dim"),
             (f"round {sim.round}/{sim.total_rounds}", "bold cyan"),
+            *([(sep, "dim"), (flight, "yellow")] if flight else []),
             (sep, "dim"),
             (sim.scenario.title, "bold"),
         )
@@ -254,6 +270,15 @@ class RunHeader(Widget):
     def __init__(self, sim: Simulation, **kwargs) -> None:
         super().__init__(**kwargs)
         self.sim = sim
+        self._ticks: Timer | None = None
+
+    def watch_running(self, running: bool) -> None:
+        """While a round runs, redraw every second: the calls in flight and their age."""
+        if running and self._ticks is None and self.sim.meta.llm is not None:
+            self._ticks = self.set_interval(1.0, self.refresh)
+        elif not running and self._ticks is not None:
+            self._ticks.stop()
+            self._ticks = None
 
     def show(self, sim: Simulation) -> None:
         """Draw ``sim`` as it is now."""

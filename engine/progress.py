@@ -1,0 +1,173 @@
+"""A round's LLM calls as they go: done out of expected, in flight, the oldest's start.
+
+The transport reports each exchange to the simulation it serves with :func:`exchange` (or
+:func:`started` and :func:`finished`): a no-op outside a round. A :class:`Simulation` owns a
+:class:`Calls` tracker (``sim.progress``) and marks its rounds and phases on it; renderers
+(the CLI's bar and per-phase lines, the app's header) read :meth:`Calls.now` from any thread
+or subscribe to finished phases with :meth:`Calls.on_phase`.
+
+A round's expected calls are the previous round's (a run's first: the hint given with
+:meth:`Calls.expect`, e.g. from the estimate; else unknown). The ETA assumes the calls left
+go at the round's pace so far.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from dataclasses import dataclass
+
+_CURRENT: ContextVar[Calls | None] = ContextVar("socialsim_progress", default=None)
+
+
+def started(key: str) -> None:
+    """An exchange ``key`` went to the server (a no-op outside a simulation's round)."""
+    calls = _CURRENT.get()
+    if calls is not None:
+        calls.started(key)
+
+
+def finished(key: str) -> None:
+    """The exchange ``key`` ended, answered or not."""
+    calls = _CURRENT.get()
+    if calls is not None:
+        calls.finished(key)
+
+
+@contextlib.contextmanager
+def exchange(key: str) -> Iterator[None]:
+    """:func:`started` on entry, :func:`finished` on any exit (cancellation too)."""
+    started(key)
+    try:
+        yield
+    finally:
+        finished(key)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a round's calls stand (times from ``time.monotonic()``)."""
+
+    round: int = 0
+    phase: str = ""
+    done: int = 0
+    #: The round's expected calls (None: unknown); never below the calls done and in flight.
+    expected: int | None = None
+    in_flight: int = 0
+    #: When the oldest call in flight started (None: none in flight).
+    oldest_started: float | None = None
+    round_started: float = 0.0
+
+    def oldest_age(self, now: float | None = None) -> float | None:
+        """Seconds the oldest call in flight has waited."""
+        if self.oldest_started is None:
+            return None
+        return (time.monotonic() if now is None else now) - self.oldest_started
+
+    def eta(self, now: float | None = None) -> float | None:
+        """Seconds left in the round at its pace so far (None: no call done, or unknown)."""
+        if self.expected is None or not self.done:
+            return None
+        elapsed = (time.monotonic() if now is None else now) - self.round_started
+        return max(0, self.expected - self.done) * elapsed / self.done
+
+
+@dataclass(frozen=True)
+class PhaseDone:
+    """A phase of a round ended: its calls and seconds, and the round's progress then."""
+
+    phase: str
+    calls: int
+    seconds: float
+    progress: Progress
+
+
+class Calls:
+    """The calls of the round a simulation is playing (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._round, self._phase, self._done = 0, "", 0
+        self._expected: int | None = None
+        self._hint: int | None = None
+        self._round_started = self._phase_started = 0.0
+        self._phase_done = 0
+        self._flight: dict[str, list[float]] = {}
+        self._listeners: list[Callable[[PhaseDone], None]] = []
+
+    def expect(self, calls: int | None) -> None:
+        """The calls expected of a round when no round before it says (the first)."""
+        self._hint = calls
+
+    def on_phase(self, listener: Callable[[PhaseDone], None]) -> Callable[[], None]:
+        """Call ``listener`` (in the engine's thread) at the end of each phase; returns the
+        unsubscribe."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def now(self) -> Progress:
+        """The round's progress at this moment."""
+        with self._lock:
+            return self._now()
+
+    def _now(self) -> Progress:
+        starts = [t for ts in self._flight.values() for t in ts]
+        expected = self._expected
+        if expected is not None:
+            expected = max(expected, self._done + len(starts))
+        return Progress(
+            self._round,
+            self._phase,
+            self._done,
+            expected,
+            len(starts),
+            min(starts, default=None),
+            self._round_started,
+        )
+
+    @contextlib.contextmanager
+    def round(self, number: int, previous: int | None) -> Iterator[None]:
+        """Track round ``number`` (``previous``: the calls of the round before, if known)
+        while the block runs: the transport's reports in it come here."""
+        with self._lock:
+            self._round, self._phase, self._done, self._phase_done = number, "", 0, 0
+            self._expected = previous if previous is not None else self._hint
+            self._round_started = self._phase_started = time.monotonic()
+            self._flight.clear()
+        token = _CURRENT.set(self)
+        try:
+            yield
+            self.phase("")
+        finally:
+            _CURRENT.reset(token)
+
+    def phase(self, name: str) -> None:
+        """Phase ``name`` begins (``""``: the round's last one ended); the one before ends."""
+        now = time.monotonic()
+        with self._lock:
+            ended = PhaseDone(
+                self._phase, self._done - self._phase_done, now - self._phase_started, self._now()
+            )
+            self._phase, self._phase_done, self._phase_started = name, self._done, now
+        if ended.phase:
+            for listener in list(self._listeners):
+                listener(ended)
+
+    def started(self, key: str) -> None:
+        """An exchange of the round went out."""
+        with self._lock:
+            self._flight.setdefault(key, []).append(time.monotonic())
+
+    def finished(self, key: str) -> None:
+        """An exchange of the round ended."""
+        with self._lock:
+            times = self._flight.get(key)
+            if not times:
+                return
+            times.pop(0)
+            if not times:
+                del self._flight[key]
+            self._done += 1
