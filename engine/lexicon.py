@@ -24,9 +24,9 @@ NEGATIVE = frozenset(
     humiliated hurt ignore ignored laugh laughed laughing liar lie lied lies lonely mock
     mocked never no nonsense outrage push pushed pushes refuse ridiculous ruin ruined rumour
     rumours rumor rumors selfish shame stupid threat threaten threatened wrong
-    bankrupt bankruptcy collapse collapsed debt debts died dies evict evicted eviction fine
-    fined flood flooded foreclose foreclosure injured lose loses loss lost overdue scandal
-    sick stole stolen sue sued theft unpaid""".split()
+    bankrupt bankruptcy burn burned burns burnt collapse collapsed debt debts died dies evict
+    evicted eviction fine fined flood flooded floods foreclose foreclosure injured lose loses
+    loss lost overdue scandal sick stole stolen sue sued theft unpaid""".split()
 )
 #: Phrases whose words say nothing alone ("the bank calls in the loan").
 NEGATIVE_PHRASES = (

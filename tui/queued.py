@@ -18,10 +18,12 @@ def describe(item: ForcedAction | ScenarioEvent, names: Sequence[str]) -> str:
     return f"event: {item.text} ({meaning_line(item, names)})"
 
 
-def meaning_line(event: ScenarioEvent, names: Sequence[str]) -> str:
-    """An event's meaning in words: its valence, whom it touches and implicates."""
+def meaning_line(event: ScenarioEvent, names: Sequence[str], marked: bool = True) -> str:
+    """An event's meaning in words: its valence (``marked`` "read from the text" when the
+    engine infers it), whom it touches and implicates."""
     m = meaning_of(event, names)
-    inferred = " read from the text" if event.valence is None and event.tone == "neutral" else ""
+    inferred = marked and event.valence is None and event.tone == "neutral"
+    inferred = " read from the text" if inferred else ""
     parts = [f"valence {m.valence:+.2f}{inferred}"]
     parts.append("touches " + (", ".join(m.touches) if m.touches else "everyone"))
     if m.implicates:
