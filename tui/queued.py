@@ -22,9 +22,8 @@ def meaning_line(event: ScenarioEvent, names: Sequence[str], marked: bool = True
     """An event's meaning in words: its valence (``marked`` "read from the text" when the
     engine infers it), whom it touches and implicates."""
     m = meaning_of(event, names)
-    inferred = marked and event.valence is None and event.tone == "neutral"
-    inferred = " read from the text" if inferred else ""
-    parts = [f"valence {m.valence:+.2f}{inferred}"]
+    read = marked and event.valence is None and event.tone == "neutral"
+    parts = [f"valence {m.valence:+.2f}" + (" read from the text" if read else "")]
     parts.append("touches " + (", ".join(m.touches) if m.touches else "everyone"))
     if m.implicates:
         parts.append("implicates " + ", ".join(m.implicates))
