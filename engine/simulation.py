@@ -115,6 +115,8 @@ class Simulation:
         self._listeners: list[Listener] = []
         self._pause = False
         self._ask: Ask | None = None
+        #: The interventions a round in flight took (``None`` between rounds).
+        self._taken: Pending | None = None
         #: :meth:`_past_round`'s rounds, by round number.
         self._past: dict[int, tuple[RoundRecord, dict[str, PastRound]]] = {}
         #: The total of rounds the save records (an extension is written with its first round).
@@ -406,12 +408,13 @@ class Simulation:
         return item
 
     def _queue(self, pending: Pending) -> None:
-        """Queue ``pending`` for the next round, which a finished run does not have."""
-        if self.finished:
+        """Queue ``pending`` for the next round, which a finished run does not have (nor a
+        run playing its last round: what is queued then waits for the round after it)."""
+        after = self.round + 1 + (self._taken is not None)  # the round it would apply to
+        if after > self.meta.total_rounds:
             raise RunFinishedError(
-                f"run {self.run_id!r} finished at round {self.round}/{self.total_rounds}: "
-                "nothing can be queued for a round that will not come; extend it (resume "
-                "--rounds N) or branch it"
+                f"run {self.run_id!r} ends at round {self.total_rounds}: nothing can be "
+                f"queued for round {after}; extend it (resume --rounds N) or branch it"
             )
         self._saved_total = self.meta.total_rounds  # an extension is saved with its queue
         self._set_pending(pending)
@@ -498,6 +501,7 @@ class Simulation:
         collecting = gc.isenabled() and self.meta.llm is None and not players
         if collecting:
             gc.disable()
+        self._taken = taken
         try:
             record = await self._play_round(taken)
             record = self._record_round(before, record)
@@ -509,6 +513,7 @@ class Simulation:
             self.mind.take_calls()  # the round is played again from its start
             raise
         finally:
+            self._taken = None
             if collecting:
                 gc.enable()
         # The rounds held live for several rounds and make no cyclic garbage (those that

@@ -130,3 +130,27 @@ def test_cli_branch_rounds_goes_on_past_the_end(
     assert made.code == 0, made.err
     assert SaveStore(saves).read_meta("more").total_rounds == 4
     assert run_cli("resume", "more", "-q").code == 0
+
+
+async def test_nothing_is_queued_during_the_last_round_for_the_round_after(
+    mini: Scenario, store: SaveStore
+):
+    sim = Simulation.new(mini, seed=1, store=store, run_id="base", rounds=2)
+    await sim.step()
+    refused: list[str] = []
+
+    def listener(event: object) -> None:  # a person injecting while the last round plays
+        if getattr(event, "kind", "") == "round_started":
+            try:
+                sim.inject("Too late.")
+            except RunFinishedError as err:
+                refused.append(str(err))
+
+    sim.subscribe(listener)
+    await sim.step()
+    assert sim.finished and sim.queue == []
+    assert refused == [
+        "run 'base' ends at round 2: nothing can be queued for round 3; "
+        "extend it (resume --rounds N) or branch it"
+    ]
+    sim.close()
