@@ -156,8 +156,10 @@ AGAIN = (
 
 def utterance(ctx: AgentContext, decision: Decision, rng: random.Random, said: str) -> str:
     """What the agent says: a confidence in private, else a point in its archetype's voice,
-    prefixed by a retort to whoever attacked it this round. ``said``: everything the agent
-    itself said earlier, lower case, to avoid repeating a point or an utterance."""
+    prefixed by a retort to whoever attacked it this round and by news that touches it (an
+    injected event it has not spoken of, :func:`.event_effects.topic`) when the point is
+    not that news. ``said``: everything the agent itself said earlier, lower case, to
+    avoid repeating a point or an utterance."""
     target = decision.target if decision.target not in (None, ALL) else None
     t = target or "everyone"
     if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
@@ -174,6 +176,9 @@ def utterance(ctx: AgentContext, decision: Decision, rng: random.Random, said: s
         None,
     )
     prefix = f"({jab}, I heard that.) " if jab and decision.mode is Mode.PUBLIC else ""
+    news = topic(ctx, said)
+    if news and not any(plain(news) in o.lower() for o in options):  # news comes first
+        prefix += news[:1].upper() + news[1:] + ". "
     texts = [prefix + o for o in options]
     return next((x for x in texts if x.lower() not in said), None) or next(
         (a + texts[0] for a in AGAIN if (a + texts[0]).lower() not in said), AGAIN[0] + texts[0]
