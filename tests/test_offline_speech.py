@@ -1,6 +1,6 @@
 """Properties of the offline model's speech over every bundled scenario: nobody names
-themselves in the third person, nobody agrees with someone who has not yet spoken, and no
-speaker says the same thing word for word within three rounds."""
+themselves in the third person, nobody agrees with someone who has not yet spoken, no
+speaker says the same thing word for word within three rounds, nor tells a secret twice."""
 
 from __future__ import annotations
 
@@ -10,6 +10,8 @@ from functools import cache
 
 import pytest
 
+from engine.minds.offline.speech import plain
+from engine.minds.offline.voice import inside, voiced
 from engine.scenario import library_ids, load_library
 from engine.simulation import Simulation
 from engine.state import Action
@@ -76,3 +78,18 @@ def test_no_utterance_repeated_within_three_rounds(scenario_id: str, seed: int) 
             last = said.get(a.utterance)
             assert last is None or round_no - last > 3, (a.speaker, a.utterance, last, round_no)
             said[a.utterance] = round_no
+
+
+@pytest.mark.parametrize(("scenario_id", "seed"), _runs())
+def test_a_secret_is_told_once_then_referred_to(scenario_id: str, seed: int) -> None:
+    """Within the rounds a speaker remembers, none of its secrets is told twice."""
+    specs = {a.name: a for a in load_library(scenario_id).agents}
+    told: dict[tuple[str, str], int] = {}
+    for round_no, acts in enumerate(_run(scenario_id, seed), 1):
+        for a in acts:
+            for secret in specs[a.speaker].private_info:
+                spoken = voiced(secret, a.speaker, a.target, about_speaker=True)
+                if plain(inside(spoken)) in a.utterance.lower():
+                    last = told.get((a.speaker, secret))
+                    assert last is None or round_no - last > 3, (a.speaker, secret, last)
+                    told[a.speaker, secret] = round_no

@@ -191,20 +191,28 @@ def plain(text: str) -> str:
 
 
 def _confidences(ctx: AgentContext, t: str, rng: random.Random, said: str) -> list[str]:
-    """A secret not yet told (in the agent's memory), else a reference to what was told."""
+    """A secret not yet told (in the agent's memory, to anyone), in its own voice, else a
+    reference to what was told."""
     me, persona = ctx.name, ctx.persona
-    secrets = [inside(voiced(s, me, t, about_speaker=True)) for s in persona.private_info]
-    secrets += persona.evidence  # facts are quoted as they are
-    fresh = [s.rstrip(". ") for s in secrets if plain(s) not in said]
+    mine = [a for past in ctx.history for a in past.actions if a.speaker == me and a.order]
+
+    def tells(secret: str, to: str | None) -> str:
+        """The secret as the agent tells it to ``to`` (a fact is quoted as it is)."""
+        if secret in persona.evidence:
+            return secret
+        return inside(voiced(secret, me, to, about_speaker=True))
+
+    secrets = [*persona.private_info, *persona.evidence]
+    fresh = [
+        tells(s, t).rstrip(". ")
+        for s in secrets
+        if not any(plain(tells(s, a.target)) in a.utterance.lower() for a in mine)
+    ]
     if fresh:
         return _fill(_shuffled(rng, CONFIDE), _shuffled(rng, fresh), t)
     if secrets:
-        told = any(
-            a.speaker == me and a.target == t and a.mode is Mode.PRIVATE
-            for past in ctx.history
-            for a in past.actions
-        )
-        return [v.format(t=t) for v in _shuffled(rng, TOLD if told else UNTOLD)]
+        confided = any(a.target == t and a.mode is Mode.PRIVATE for a in mine)
+        return [v.format(t=t) for v in _shuffled(rng, TOLD if confided else UNTOLD)]
     return _fill(_shuffled(rng, CONFIDE), _own_points(ctx, t, rng, said), t)
 
 

@@ -33,19 +33,21 @@ def voiced(
     """``text`` as ``speaker`` says it to ``addressee``: their names become I/me/my and
     you/your, and the pronouns that follow a name so replaced (in its sentence) follow it.
     ``about_speaker``: the text narrates the speaker (a persona's private information), so
-    a sentence opening with he/she/his/her is the speaker's own."""
+    its third-person pronouns of the first gender used are the speaker's own throughout."""
     people = {speaker: 1, **({addressee: 2} if addressee and addressee != speaker else {})}
+    narrator = 1 if about_speaker else 0
     tokens = _TOKEN.findall(text)
     out: list[str] = []
-    person = 0  # whom third-person pronouns now refer to (0: nobody resolved)
+    person = narrator  # whom third-person pronouns now refer to (0: nobody resolved)
     follows: frozenset[str] = _HE | _SHE  # the pronouns that refer to that person
     conjugate = 0  # the person whose verb comes next
     start = True  # at a sentence's start
     for k, tok in enumerate(tokens):
         if not tok[0].isalpha():
             if any(c in tok for c in ".;!?"):
-                start, person, conjugate = True, 0, 0
-                follows = _HE | _SHE
+                start, conjugate = True, 0
+                if not narrator:
+                    person, follows = 0, _HE | _SHE
             out.append(tok)
             continue
         low = tok.lower()
@@ -60,12 +62,10 @@ def voiced(
                 conjugate = who
             else:
                 out.append(obj)
-            person = who
-        elif start and about_speaker and low in _SUBJECT | _POSSESSIVE | {"her"}:
-            person, follows = 1, (_HE if low in _HE else _SHE)  # the speaker's own pronouns
-            out.append(_pronoun(low, tokens, k, 1))
-            conjugate = 1 if low in _SUBJECT else 0
+            person = narrator or who
         elif person and low in follows:
+            if narrator and len(follows) > len(_HE):  # the narration's gender, once seen
+                follows = _HE if low in _HE else _SHE
             out.append(_pronoun(low, tokens, k, person))
             conjugate = person if low in _SUBJECT else 0
         elif conjugate:
