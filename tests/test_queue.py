@@ -30,7 +30,7 @@ def test_a_finished_run_queues_nothing_until_extended(mini: Scenario, store: Sav
         lambda: sim.inject("The bank calls in the loan."),
         lambda: sim.force(_force(sim)),
     ):
-        with pytest.raises(RunFinishedError, match="extend it .* or branch it"):
+        with pytest.raises(RunFinishedError, match=r"extend it .* or branch it"):
             queue()
     assert sim.queue == [] and store.read_meta("base").pending.events == []
     sim.extend(3)
