@@ -12,7 +12,10 @@ POSITIVE = frozenset(
     generous glad good grateful great help helped helpful helps honest hope include included
     includes kind love praise praised praises promise protect protects proud reasonable
     relief right safe sorry support supported supportive supports team thank thanks together
-    trust welcome welcomes well wise yes""".split()
+    trust welcome welcomes well wise yes
+    award awarded bonus celebrate celebrates donate donates donation forgive forgives forgiven
+    gift grant granted grants recover recovered recovers rescue rescued save saved saves win
+    wins won""".split()
 )
 NEGATIVE = frozenset(
     """accuse afraid against alone anger angry attack betray betrayed blame bully bullies
@@ -20,16 +23,37 @@ NEGATIVE = frozenset(
     excluded exclude fail failed fault fear fight fraud greedy hate hostile humiliate
     humiliated hurt ignore ignored laugh laughed laughing liar lie lied lies lonely mock
     mocked never no nonsense outrage push pushed pushes refuse ridiculous ruin ruined rumour
-    rumours rumor rumors selfish shame stupid threat threaten threatened wrong""".split()
+    rumours rumor rumors selfish shame stupid threat threaten threatened wrong
+    bankrupt bankruptcy burn burned burns burnt collapse collapsed debt debts died dies evict
+    evicted eviction fine fined flood flooded floods foreclose foreclosure injured lose loses
+    loss lost overdue scandal sick stole stolen sue sued theft unpaid""".split()
+)
+#: Phrases whose words say nothing alone ("the bank calls in the loan").
+NEGATIVE_PHRASES = (
+    "call in",
+    "calls in",
+    "called in",
+    "cut off",
+    "cuts off",
+    "fell through",
+    "falls through",
+    "laid off",
+    "lays off",
+    "pulled out",
+    "pulls out",
+    "shut down",
+    "shuts down",
 )
 _WORD = re.compile(r"[a-z']+")
+_PHRASE = re.compile(r"\b(?:" + "|".join(NEGATIVE_PHRASES) + r")\b")
 
 
 def sentiment(text: str) -> float:
     """Net tone of ``text`` in [-1, 1]: (positive - negative) / matched words."""
-    words = _WORD.findall(text.lower())
+    low = text.lower()
+    words = _WORD.findall(low)
     pos = sum(w in POSITIVE for w in words)
-    neg = sum(w in NEGATIVE for w in words)
+    neg = sum(w in NEGATIVE for w in words) + len(_PHRASE.findall(low))
     return 0.0 if pos + neg == 0 else (pos - neg) / (pos + neg)
 
 

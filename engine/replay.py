@@ -67,7 +67,13 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
                     )
             for e in record.events:
                 if e.source == "injected":
-                    sim.inject(e.text, e.private_to)
+                    sim.inject(
+                        e.text,
+                        e.private_to,
+                        valence=e.valence,
+                        about=e.about,
+                        implicates=e.implicates,
+                    )
             people = {a.speaker: a.player for a in record.actions if a.actor == "human"}
             if people != sim.meta.players:
                 sim.play(people)

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from .errors import SaveError
+from .limits import check_rounds
 from .llm.settings import LLMSettings, StructuredMode
 from .mind_spec import OFFLINE, MindSpec
 from .priors import Prior
@@ -170,12 +171,20 @@ def fork(
     name: str = "",
     scenario: Scenario | None = None,
     intervention: str | None = None,
+    rounds: int | None = None,
 ) -> RunMeta:
     """The metadata of a branch of ``meta`` at ``at_round``.
 
     ``intervention`` names one of the scenario's ready-made interventions: its events are
-    scheduled from the fork on (its round 1 is the first round after the fork).
+    scheduled from the fork on (its round 1 is the first round after the fork). ``rounds``
+    plans that many rounds after the fork (never fewer than the parent's). A branch at the
+    parent's current round carries the interventions queued for its next round, if the
+    branch has that round.
     """
+    total = meta.total_rounds
+    if rounds is not None:
+        total = check_rounds(max(total, at_round + check_rounds(rounds)))
+    carried = meta.pending_round == at_round + 1 and at_round < total
     plans = meta.scenario.interventions
     if intervention is not None and intervention not in plans:
         known = ", ".join(plans) or "none in this scenario"
@@ -204,8 +213,9 @@ def fork(
             "created": now_iso(),
             "parent": parent,
             "ancestry": [*meta.ancestry, parent],
-            "pending": Pending(),
-            "pending_round": 0,
+            "total_rounds": total,
+            "pending": meta.pending if carried else Pending(),
+            "pending_round": at_round + 1 if carried else 0,
             "snapshots": [s for s in meta.snapshots if s.round <= at_round],
             "scenario": scenario or meta.scenario,
             "outcome": None,

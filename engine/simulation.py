@@ -117,6 +117,8 @@ class Simulation:
         self._listeners: list[Listener] = []
         self._pause = False
         self._ask: Ask | None = None
+        #: The interventions a round in flight took (``None`` between rounds).
+        self._taken: Pending | None = None
         #: :meth:`_past_round`'s rounds, by round number.
         self._past: dict[int, tuple[RoundRecord, dict[str, PastRound]]] = {}
         #: The total of rounds the save records (an extension is written with its first round).
@@ -305,8 +307,9 @@ class Simulation:
 
     def extend(self, rounds: int) -> None:
         """Plan ``rounds`` more rounds beyond the current one. The save records the new
-        total with the next round, after that round's file and index line are on disk: a
-        round that fails (a full disk, a kill) leaves the save as it was."""
+        total with the next round, after that round's file and index line are on disk (a
+        round that fails, a full disk or a kill, leaves the save as it was), or with the
+        first intervention queued for it."""
         check_rounds(rounds)
         total = check_rounds(
             max(self.meta.total_rounds, self.round + rounds),
@@ -324,21 +327,41 @@ class Simulation:
         if action.stance is None:
             action = action.model_copy(update={"stance": infer_stance(action.utterance)})
         kept = [f for f in self.pending.forced if f.agent != action.agent]
-        self._set_pending(self.pending.model_copy(update={"forced": [*kept, action]}))
+        self._queue(self.pending.model_copy(update={"forced": [*kept, action]}))
 
-    def inject(self, text: str, private_to: Sequence[str] | None = None) -> None:
-        """Scenario branching: add an event to the next round."""
+    def inject(
+        self,
+        text: str,
+        private_to: Sequence[str] | None = None,
+        *,
+        valence: float | None = None,
+        about: Sequence[str] = (),
+        implicates: Sequence[str] | None = None,
+    ) -> None:
+        """Scenario branching: add an event to the next round. Its meaning (``valence``
+        -1..1, whom it is ``about`` and whom it ``implicates``) is read from the text where
+        not given (:func:`~engine.meaning.meaning_of`)."""
         if not text.strip():
             raise InterventionError("inject: the event text is empty")
-        for who in private_to or []:
-            if who not in self.scenario.names:
-                raise InterventionError(f"inject: unknown agent {who!r} in private_to")
+        for field, names in (
+            ("private_to", private_to),
+            ("about", about),
+            ("implicates", implicates),
+        ):
+            for who in names or []:
+                if who not in self.scenario.names:
+                    raise InterventionError(f"inject: unknown agent {who!r} in {field}")
+        if valence is not None and not -1.0 <= valence <= 1.0:
+            raise InterventionError(f"inject: valence {valence} is outside -1..1")
         event = ScenarioEvent(
             text=text.strip(),
             private_to=list(private_to) if private_to else None,
             source="injected",
+            valence=valence,
+            about=list(about),
+            implicates=None if implicates is None else list(implicates),
         )
-        self._set_pending(self.pending.model_copy(update={"events": [*self.pending.events, event]}))
+        self._queue(self.pending.model_copy(update={"events": [*self.pending.events, event]}))
 
     def record_outcome(self, outcome: TaskOutcome) -> None:
         """Save a task episode's outcome with the run."""
@@ -367,6 +390,39 @@ class Simulation:
         :class:`~engine.minds.human.Turn` (the app shows a form; a script answers it)."""
         self._ask = ask
 
+    @property
+    def queue(self) -> list[ForcedAction | ScenarioEvent]:
+        """The interventions queued for the next round: forced turns, then events."""
+        return [*self.pending.forced, *self.pending.events]
+
+    def unqueue(self, index: int) -> ForcedAction | ScenarioEvent:
+        """Remove the queued intervention at ``index`` of :attr:`queue` and return it."""
+        queue = self.queue
+        if not 0 <= index < len(queue):
+            raise InterventionError(
+                f"unqueue: no queued intervention {index + 1} (there are {len(queue)})"
+            )
+        item = queue[index]
+        self._set_pending(
+            Pending(
+                forced=[f for f in self.pending.forced if f is not item],
+                events=[e for e in self.pending.events if e is not item],
+            )
+        )
+        return item
+
+    def _queue(self, pending: Pending) -> None:
+        """Queue ``pending`` for the next round, which a finished run does not have (nor a
+        run playing its last round: what is queued then waits for the round after it)."""
+        after = self.round + 1 + (self._taken is not None)  # the round it would apply to
+        if after > self.meta.total_rounds:
+            raise RunFinishedError(
+                f"run {self.run_id!r} ends at round {self.total_rounds}: nothing can be "
+                f"queued for round {after}; extend it (resume --rounds N) or branch it"
+            )
+        self._saved_total = self.meta.total_rounds  # an extension is saved with its queue
+        self._set_pending(pending)
+
     def _set_pending(self, pending: Pending) -> None:
         self.meta = self.meta.model_copy(
             update={"pending": pending, "pending_round": self.round + 1}
@@ -385,15 +441,24 @@ class Simulation:
         name: str = "",
         scenario: Scenario | None = None,
         intervention: str | None = None,
+        rounds: int | None = None,
     ) -> Simulation:
         """A new saved run forked at ``at_round`` (default: now), opened and locked;
         ``scenario`` replaces the personas from the fork on (a recast), ``intervention``
-        schedules one of the scenario's ready-made interventions from the fork on."""
+        schedules one of the scenario's ready-made interventions from the fork on, and
+        ``rounds`` plans that many rounds after the fork. A branch at the current round
+        carries the interventions queued here, if its next round comes."""
         if self.store is None:
             raise SaveError("branch: this run is not saved")
         at = self.round if at_round is None else at_round
         child = self.store.branch(
-            self.run_id, at, new_id=run_id, name=name, scenario=scenario, intervention=intervention
+            self.run_id,
+            at,
+            new_id=run_id,
+            name=name,
+            scenario=scenario,
+            intervention=intervention,
+            rounds=rounds,
         )
         return Simulation.resume(child.run_id, self.store, self.mind)
 
@@ -440,6 +505,7 @@ class Simulation:
         collecting = gc.isenabled() and self.meta.llm is None and not players
         if collecting:
             gc.disable()
+        self._taken = taken
         last = self.records[-1].usage if self.round else None
         try:
             with self.progress.round(self.round + 1, last.calls if last else None):
@@ -453,6 +519,7 @@ class Simulation:
             self.mind.take_calls()  # the round is played again from its start
             raise
         finally:
+            self._taken = None
             if collecting:
                 gc.enable()
         # The rounds held live for several rounds and make no cyclic garbage (those that

@@ -69,13 +69,18 @@ class WorldState(_Model):
 
 
 class ScenarioEvent(_Model):
-    """A round's event: scripted by the scenario or injected by the user."""
+    """A round's event: scripted by the scenario or injected by the user. Its meaning:
+    ``tone``, ``valence`` (how good or bad it is for those it touches, -1..1), ``about``
+    (whom it touches) and ``implicates`` (whom it is laid at); left unset, the valence,
+    the touched and the implicated are read from the text (:func:`engine.meaning.meaning_of`)."""
 
     text: str = Field(min_length=1)
     private_to: list[str] | None = None
     source: Literal["scripted", "injected", "narrator"] = "scripted"
     tone: Literal["neutral", "supportive", "protective", "punitive", "hostile"] = "neutral"
     about: list[str] = []
+    valence: Annotated[float, Field(ge=-1.0, le=1.0)] | None = None
+    implicates: list[str] | None = None
 
     def visible_to(self, name: str) -> bool:
         """Whether the named agent observes this event."""

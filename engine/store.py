@@ -451,13 +451,16 @@ class SaveStore:
         name: str = "",
         scenario: Scenario | None = None,
         intervention: str | None = None,
+        rounds: int | None = None,
     ) -> RunMeta:
         """A new run holding rounds 0..at_round; readable without its parent.
 
         Rounds before the fork are hard links to the parent's files (copies where the file
         system cannot link); the fork round is written as a keyframe. ``intervention``
         names one of the scenario's ready-made interventions: its events are scheduled
-        from the fork on (its round 1 is the first round after the fork).
+        from the fork on (its round 1 is the first round after the fork); ``rounds`` plans
+        that many rounds after the fork, and the queue goes with a fork at the last round
+        (:func:`~engine.runmeta.fork`).
         """
         meta = self.read_meta(run_id)
         parent = self.files(run_id)
@@ -469,7 +472,13 @@ class SaveStore:
             )
         new_id = check_run_id(new_id) if new_id else self.new_run_id(meta.scenario.id or "run")
         child = fork(
-            meta, at_round, new_id, name=name, scenario=scenario, intervention=intervention
+            meta,
+            at_round,
+            new_id,
+            name=name,
+            scenario=scenario,
+            intervention=intervention,
+            rounds=rounds,
         )
         (last,), counter = parent.tail(entries[: at_round + 1], 1, meta.scenario)
         names = list(last.state.agents)

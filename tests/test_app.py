@@ -220,17 +220,19 @@ async def test_step_key_plays_one_round(saves: Path, key: str) -> None:
         assert saved_rounds(run_dir(app)) == [0, 1, 2]
 
 
-async def test_run_to_the_end_then_step_warns(saves: Path) -> None:
+async def test_run_to_the_end_then_step_offers_to_go_on(saves: Path) -> None:
+    from tui.screens.forms import GoOnForm
+
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
-        notes = record_notifications(app)
         await press_and_settle(pilot, "r")
         assert app.sim.finished and app.sim.round == 9
         assert saved_rounds(run_dir(app)) == list(range(10))
         await press_and_settle(pilot, "n")
-        assert app.sim.round == 9
+        assert isinstance(app.screen, GoOnForm)  # extend or branch; Esc plays nothing
+        await press_and_settle(pilot, "escape")
+        assert app.sim.round == 9 and app.sim.total_rounds == 9
         assert not (run_dir(app) / "rounds" / "000010.json.gz").exists()
-        assert any(sev == "warning" and "finished" in msg for sev, msg in notes)
 
 
 @pytest.mark.usefixtures("slow_mind")

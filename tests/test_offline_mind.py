@@ -17,9 +17,11 @@ import pytest
 from engine import ForcedAction, Mode, OfflineMind, Simulation, Status, load_library
 from engine.metrics import metrics_series, repair_counts
 from engine.minds.base import AgentContext, PastRound
+from engine.minds.offline.speech import BACKING, TOLD, UNTOLD, plain
+from engine.minds.offline.voice import inside, voiced
 from engine.priors import Prior, parse_prior
 from engine.rules import RIVAL_AT, initial_state
-from engine.scenario import Scenario, parse_scenario
+from engine.scenario import AgentSpec, Scenario, parse_scenario
 from engine.state import ALL, Action, RoundRecord
 
 SEEDS = range(6)
@@ -218,28 +220,49 @@ async def test_dominant_agents_speak_more_and_earlier_than_reserved():
     assert statistics.fmean(positions["dominant"]) < statistics.fmean(positions["reserved"])
 
 
-async def test_utterances_use_the_speakers_own_points():
+async def test_utterances_argue_the_right_case():
+    """Speakers argue their own points, a supporter the case of whom it supports, and a
+    confidence tells the speaker's secret in its own voice (or refers to one told)."""
     sc = load_library("hospital")
-    points = {a.name: [p.lower() for p in (*a.talking_points, *a.private_info)] for a in sc.agents}
-    private_info = {a.name: [p.lower() for p in a.private_info] for a in sc.agents}
-    spoken = 0
-    confided = 0
+
+    def said_by(me: str, of: AgentSpec, to: str | None) -> list[str]:
+        texts = [*of.talking_points, *of.evidence]
+        own = [voiced(p, me, to, about_speaker=True) for p in of.private_info]
+        return [plain(inside(voiced(p, me, to))) for p in texts] + [plain(inside(p)) for p in own]
+
+    specs = {a.name: a for a in sc.agents}
+    spoken = confided = backed = 0
     for seed in range(4):
         sim = Simulation.new(sc, seed=seed)
+        last: list[str] = []
         for record in await sim.run(4):
+            news = [plain(voiced(e.text, "")) for e in record.events]
+            news, last = news + last, news
             for a in record.actions:
                 if a.order is None:
                     continue
                 spoken += 1
                 text = a.utterance.lower()
-                assert any(p in text for p in points[a.speaker]), a.utterance
-                others = [p for n, ps in points.items() if n != a.speaker for p in ps]
-                assert not any(p in text for p in others), a.utterance
+                to = a.target if a.target not in (None, ALL) else None
+                if a.stance == "support" and to is not None:
+                    backed += 1  # the target's case, a fact of the speaker's, or plain backing
+                    case = [plain(inside(voiced(p, a.speaker))) for p in specs[to].talking_points]
+                    case += [plain(e) for e in specs[a.speaker].evidence]
+                    plainly = [b.format(t=to).lower() for b in BACKING[specs[a.speaker].archetype]]
+                    assert any(p in text for p in case + plainly), a.utterance
+                    continue
+                own = said_by(a.speaker, specs[a.speaker], to)
                 if a.mode is Mode.PRIVATE and a.stance == "neutral":
                     confided += 1
-                    assert any(p in text for p in private_info[a.speaker]), a.utterance
+                    told = any(r.format(t=to).lower() in text for r in (*TOLD, *UNTOLD))
+                    assert told or any(p in text for p in own), a.utterance
+                    continue
+                assert any(p in text for p in own + news), a.utterance
+                others = [p for n, o in specs.items() if n != a.speaker for p in o.talking_points]
+                assert not any(plain(p) in text for p in others), a.utterance
     assert spoken > 20
     assert confided > 0
+    assert backed > 0
 
 
 async def test_utterances_differ_by_archetype():
@@ -266,9 +289,8 @@ async def test_utterances_differ_by_archetype():
         sim = Simulation.new(sc, seed=seed)
         for record in await sim.run():
             for a in record.actions:
-                if a.order is None:
-                    continue
-                assert point in a.utterance.lower()
+                if a.order is None or point not in a.utterance.lower():
+                    continue  # said lately in every frame: the agent's goal instead
                 frame = name_re.sub("<T>", a.utterance.replace(point.capitalize(), point))
                 frame = jab_re.sub("", frame).replace(point, "<P>")
                 frames[sc.agent(a.speaker).archetype.value].add(frame)

@@ -533,7 +533,7 @@ async def _silent_avery(*, ablation: bool) -> Simulation:
     """A student-council run (hetero casting) in which Avery never speaks; with this seed,
     dominant Blake and agreeable Drew talk every round without voicing a fact."""
     task = load_task("student-council")
-    sim = Simulation.new(task_scenario(task, task.casting.hetero), seed=5, ablation=ablation)
+    sim = Simulation.new(task_scenario(task, task.casting.hetero), seed=3, ablation=ablation)
     for _ in range(task.rounds):
         sim.force(ForcedAction(agent="Avery", mode=Mode.SILENT))
         await sim.step()

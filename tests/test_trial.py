@@ -401,3 +401,20 @@ def test_a_task_trial_scores_every_arm(run_cli, tmp_path: Path):
     store = SaveStore(tmp_path / "s")
     meta = store.read_meta(rows[-1]["run_id"])
     assert meta.prior is not None and meta.prior.relation == "trust" and meta.outcome is not None
+
+
+def test_an_injected_event_moves_the_offline_outcomes(monkeypatch, run_cli, tmp_path: Path):
+    """Issue 26: the bank's call moves every seed's final mood (the offline model reads the
+    event's valence from its text), so the arm differs from none."""
+    monkeypatch.setenv("COLUMNS", "160")
+    out = tmp_path / "t.csv"
+    args = ["trial", "tavern", "--seeds", "1-3", "--inject", '"The bank calls in the loan."@6']
+    result = run_cli(*args, "--saves", str(tmp_path / "s"), "--out", str(out), "--workers", "1")
+    assert result.code == 0, result.err
+    with out.open(newline="") as handle:
+        rows = [r for r in csv.DictReader(handle) if r["metric"] == "mean_emotion"]
+    last = max(int(r["round"]) for r in rows)
+    final = {(r["seed"], r["arm"]): float(r["value"]) for r in rows if int(r["round"]) == last}
+    for seed in ("1", "2", "3"):
+        assert final[seed, "inject-1"] < final[seed, "none"]
+    assert "+0.00 [+0.00, +0.00]" not in result.out.split("mean_emotion")[1].split("\n")[1]

@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "survey": ("measurement", "survey"),
     "rate": ("measurement", "rate"),
     "branch": ("runs", "branch"),
+    "queue": ("runs", "queue"),
     "list": ("library", "list_runs"),
     "show": ("library", "show"),
     "diff": ("compare", "diff"),

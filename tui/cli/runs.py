@@ -1,5 +1,5 @@
 """Playing runs: the app (``tui``, bare ``socialsim``), ``run``, ``resume``, ``branch``,
-``replay``."""
+``queue``, ``replay``."""
 
 from __future__ import annotations
 
@@ -357,17 +357,51 @@ def branch(
             "--intervention", help="A ready-made intervention of the scenario to schedule."
         ),
     ] = None,
+    rounds: Annotated[
+        int | None,
+        typer.Option(
+            min=1, max=MAX_ROUNDS, help="Rounds after the fork (a finished run's branch goes on)."
+        ),
+    ] = None,
     saves: SavesOpt = None,
 ) -> None:
-    """Create a new run that copies RUN up to round --at and records its parent."""
+    """Create a new run that copies RUN up to round --at and records its parent; a branch at
+    RUN's last round carries what is queued for the next one."""
     if new_id is not None:
         from engine.store import check_run_id
 
         check_run_id(new_id)
     store = open_store(saves)
     tidy(store, [run_id])
-    child = store.branch(run_id, at, new_id=new_id, name=name, intervention=intervention)
+    child = store.branch(
+        run_id, at, new_id=new_id, name=name, intervention=intervention, rounds=rounds
+    )
     typer.echo(f"{child.run_id}: branched from {run_id} at round {at}")
+
+
+def queue(
+    run_id: RunArg,
+    remove: Annotated[
+        list[int] | None,
+        typer.Option("--remove", min=1, metavar="N", help="Remove queued item N (repeatable)."),
+    ] = None,
+    saves: SavesOpt = None,
+) -> None:
+    """List the interventions queued for RUN's next round (numbered), or remove some."""
+    from engine import Simulation
+
+    from ..queued import describe, queue_lines
+
+    store = open_store(saves)
+    tidy(store, [run_id])
+    with Simulation.resume(run_id, store) as sim:
+        names, count = sim.scenario.names, len(sim.queue)
+        if any(n > count for n in remove or []):
+            fail(f"--remove {max(remove or [])}: run {run_id!r} has {count} queued")
+        for n in sorted(set(remove or []), reverse=True):  # the later first: numbers hold
+            typer.echo(f"removed {n}. {describe(sim.unqueue(n - 1), names)}")
+        lines = queue_lines(sim.queue, names)
+        typer.echo("\n".join(lines) if lines else f"nothing queued for run {run_id!r}")
 
 
 def replay(

@@ -250,11 +250,31 @@ class ForceForm(Form):
         )
 
 
-class InjectForm(Form):
-    """Scenario branching: an event for the next round, public or private to some agents."""
+#: The valences the inject dialog offers ("" leaves it to the text).
+VALENCES = [
+    ("read from the text", ""),
+    ("very good news (+1)", "1"),
+    ("good news (+0.5)", "0.5"),
+    ("neutral (0)", "0"),
+    ("bad news (-0.5)", "-0.5"),
+    ("very bad news (-1)", "-1"),
+]
+READ, NOBODY = "(read from the text)", "(nobody)"
 
+
+class InjectForm(Form):
+    """Scenario branching: an event for the next round, its meaning (how good or bad it is,
+    whom it touches, whom it implicates; each read from the text unless chosen, the reading
+    shown as one types) and who sees it."""
+
+    DEFAULT_CSS = """
+    InjectForm > Vertical { overflow-y: auto; }
+    InjectForm SelectionList { max-height: 7; }
+    InjectForm Select, InjectForm Input { margin-bottom: 0; }
+    InjectForm .reading { color: $text-muted; }
+    """
     title_text = "Inject an event into the next round"
-    keys_text = "Enter OK · Space ticks · Tab next field · Esc cancel"
+    keys_text = "Enter OK · Space ticks or opens a list · Tab next field · Esc cancel"
 
     def __init__(self, names: list[str], submit: Submit) -> None:
         super().__init__(submit)
@@ -263,12 +283,102 @@ class InjectForm(Form):
     def fields(self) -> ComposeResult:
         yield Label("event")
         yield Input(placeholder="what happens", id="text", compact=True)
+        yield Static(self._reading(""), classes="reading", id="reading")
+        yield Label("how good or bad it is for those it touches")
+        yield FormSelect(VALENCES, value="", allow_blank=False, id="valence", compact=True)
+        yield Label("whom it is laid at (implicates)")
+        yield FormSelect(
+            [(READ, READ), (NOBODY, NOBODY), *((n, n) for n in self.names)],
+            value=READ,
+            allow_blank=False,
+            id="implicates",
+            compact=True,
+        )
+        yield Label("whom it touches (none ticked = read from the text)")
+        yield TickList(*[(n, n) for n in self.names], id="about")
         yield Label("visible to (none ticked = everyone)")
         yield TickList(*[(n, n) for n in self.names], id="private")
 
+    def _reading(self, text: str) -> str:
+        """What the engine reads from the text so far."""
+        from engine.state import ScenarioEvent
+
+        from ..queued import meaning_line
+
+        if not text.strip():
+            return "the text reads as: (type the event to see its meaning)"
+        return "the text reads as: " + meaning_line(ScenarioEvent(text=text), self.names, False)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "text":
+            self.query_one("#reading", Static).update(self._reading(event.value))
+
     def values(self) -> tuple:
         chosen = list(self.query_one("#private", SelectionList).selected)
-        return checked(self.query_one("#text", Input).value, "event"), chosen or None
+        about = list(self.query_one("#about", SelectionList).selected)
+        valence = str(self.query_one("#valence", Select).value)
+        blamed = str(self.query_one("#implicates", Select).value)
+        implicates = None if blamed == READ else [] if blamed == NOBODY else [blamed]
+        return (
+            checked(self.query_one("#text", Input).value, "event"),
+            chosen or None,
+            float(valence) if valence else None,
+            about,
+            implicates,
+        )
+
+
+class GoOnForm(Form):
+    """A finished run goes on: extended by some rounds (as ``resume --rounds``), or branched
+    with that many rounds after the fork."""
+
+    title_text = "The run is finished"
+    keys_text = "Enter OK · Space or ↑↓ open a list · Tab next field · Esc cancel"
+
+    def __init__(self, round_no: int, submit: Submit, rounds: int = 3) -> None:
+        super().__init__(submit)
+        self.round_no = round_no
+        self.rounds = rounds
+
+    def fields(self) -> ComposeResult:
+        yield Static(
+            f"It played all its rounds ({self.round_no}); nothing can be queued for a "
+            "round that will not come. Go on:",
+            classes="hint",
+        )
+        yield FormSelect(
+            [("extend this run", "extend"), ("branch it (a new run)", "branch")],
+            value="extend",
+            allow_blank=False,
+            id="how",
+            compact=True,
+        )
+        yield Label("by how many rounds")
+        yield Input(str(self.rounds), id="rounds", compact=True)
+
+    def values(self) -> tuple:
+        text = self.query_one("#rounds", Input).value.strip()
+        if not text.isdigit() or int(text) < 1:
+            raise ValueError(f"rounds: a whole number from 1 ({text!r})")
+        return str(self.query_one("#how", Select).value), int(text)
+
+
+class QueueForm(Form):
+    """What is queued for the next round; ticked items are removed."""
+
+    keys_text = "Space ticks · Enter removes the ticked · Esc cancel"
+
+    def __init__(self, lines: list[str], round_no: int, submit: Submit) -> None:
+        super().__init__(submit)
+        self.lines = lines
+        self.title_text = f"Queued for round {round_no} (tick to remove)"
+
+    def fields(self) -> ComposeResult:
+        yield TickList(*[(line, str(k)) for k, line in enumerate(self.lines)], id="queued")
+
+    def values(self) -> tuple:
+        ticked = self.query_one("#queued", SelectionList).selected
+        return (sorted((int(k) for k in ticked), reverse=True),)
 
 
 class ConfirmForm(Form):

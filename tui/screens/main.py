@@ -7,6 +7,8 @@ help screens.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -97,6 +99,14 @@ class MainScreen(Screen[None]):
             id="filter",
         ),
         Binding("i", "toggle_events", "Events", tooltip="the event strip in full", id="events"),
+        Binding(
+            "u",
+            "queue",
+            "Queue",
+            show=False,
+            tooltip="list what is queued for the next round and remove items",
+            id="queue",
+        ),
         Binding(
             "t",
             "turn",
@@ -215,10 +225,7 @@ class MainScreen(Screen[None]):
         elif self.running:
             self.notify("A round is already running.", severity="warning")
         elif self.sim.finished:
-            self.notify(
-                f"The run finished at round {self.sim.round}. Branch it (b) to go on.",
-                severity="warning",
-            )
+            self._go_on(self.action_step, plays=True)
         else:
             self._advance(1)
 
@@ -230,7 +237,7 @@ class MainScreen(Screen[None]):
             self.sim.request_pause()
             self.notify("Pausing after this round…")
         elif self.sim.finished:
-            self.notify("The run is finished.", severity="warning")
+            self._go_on(self.action_run_pause, plays=True)
         else:
             self._advance(None)
 
@@ -406,9 +413,67 @@ class MainScreen(Screen[None]):
         self.query_one(RunView).refresh_view()
         return None
 
+    def _go_on(self, then: Callable[[], None], plays: bool = False) -> None:
+        """A finished run: offer to extend it or branch it by some rounds, then ``then``
+        (the force or event dialog the user asked for, or the round when the run was
+        extended: ``plays``) on the run that goes on."""
+        from .forms import GoOnForm
+
+        sim = self.sim
+        branched: list[str] = []
+
+        def submit(how: str, rounds: int) -> str | None:
+            if self.running:
+                return "Pause the run first."
+            if how == "extend":
+                return self._applied(sim.extend, rounds)
+            try:
+                child = sim.branch(rounds=rounds)
+            except SocialsimError as err:
+                return str(err)
+            self.open_run(child)
+            branched.append(child.run_id)
+            return None
+
+        def done(ok: bool | None) -> None:
+            if not ok:
+                return
+            if branched and plays:  # the new run's panes are still being built
+                self.notify(f"Branched at round {sim.round}: now on {branched[0]}; n plays.")
+                return
+            if branched:
+                self.notify(f"Branched at round {sim.round}: now on {branched[0]}.")
+            then()
+
+        self.app.push_screen(GoOnForm(sim.round, submit), done)
+
+    def action_queue(self) -> None:
+        """List what is queued for the next round; the ticked items are removed."""
+        from ..queued import queue_lines
+        from .forms import QueueForm
+
+        sim = self.sim
+        if not sim.queue:
+            self.notify(f"Nothing is queued for round {sim.round + 1}.")
+            return
+
+        def submit(indices: list[int]) -> str | None:
+            for k in indices:  # the later first: the numbers hold
+                error = self._applied(sim.unqueue, k)
+                if error:
+                    return error
+            return None
+
+        lines = queue_lines(sim.queue, sim.scenario.names)
+        self.app.push_screen(QueueForm(lines, sim.round + 1, submit))
+
     def action_force(self) -> None:
         """Open the behaviour-control form."""
         from .forms import ForceForm
+
+        if self.sim.finished:
+            self._go_on(self.action_force)
+            return
 
         current = self.query_one(AgentDeck).current_agent()
 
@@ -420,14 +485,26 @@ class MainScreen(Screen[None]):
         self.app.push_screen(ForceForm(self.sim.scenario.names, submit, current))
 
     def action_inject(self) -> None:
-        """Open the inject-event form."""
+        """Open the inject-event form (its meaning asked for, read from the text unless
+        chosen)."""
         from .forms import InjectForm
 
-        self.app.push_screen(
-            InjectForm(
-                self.sim.scenario.names, lambda text, who: self._applied(self.sim.inject, text, who)
-            )
-        )
+        if self.sim.finished:
+            self._go_on(self.action_inject)
+            return
+        sim = self.sim
+
+        def submit(
+            text: str,
+            who: list[str] | None,
+            valence: float | None,
+            about: list[str],
+            implicates: list[str] | None,
+        ) -> str | None:
+            inject = partial(sim.inject, valence=valence, about=about, implicates=implicates)
+            return self._applied(inject, text, who)
+
+        self.app.push_screen(InjectForm(sim.scenario.names, submit))
 
     def action_snapshot(self) -> None:
         """Name the current round (the save itself is already up to date)."""

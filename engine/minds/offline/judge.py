@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...lexicon import sentiment
 from ...rounding import ROUNDED_4
 from ...rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
 from ...scenario import Status
 from ...state import ALL, Mode, Stance
 from ..base import AgentContext, Edge
+from .event_effects import event_mood, event_needs
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
     FOE_AT,
@@ -31,27 +31,6 @@ from .params import (
     TEMPER,
 )
 
-#: How a toned event moves the needs and emotion of the agents it is about (offline model).
-TONE_NEEDS: dict[str, dict[str, float]] = {
-    "supportive": {
-        "psychological_safety": 0.6,
-        "emotional_safety": 0.5,
-        "group_acceptance": 0.5,
-        "support_system": 0.7,
-        "self_worth": 0.4,
-        "sense_of_respect": 0.4,
-    },
-    "protective": {"psychological_safety": 0.8, "emotional_safety": 0.4},
-    "punitive": {"sense_of_superiority": -0.6, "sense_of_control": -0.4, "sense_of_respect": -0.3},
-    "hostile": {
-        "psychological_safety": -0.6,
-        "emotional_safety": -0.5,
-        "group_acceptance": -0.5,
-        "self_worth": -0.7,
-        "sense_of_respect": -0.7,
-    },
-}
-TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}
 #: Emotion change from seeing a friend backed, attacked or addressed.
 FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
 
@@ -248,24 +227,8 @@ def need_deltas(
         for need, change in changes.items():
             deltas[need] += weight * change
 
-    for event in ctx.events:  # what happens to (or around) the agent moves its needs
-        if event.tone != "neutral":
-            weight = 1.0 if me in event.about else 0.0
-            if event.tone in ("supportive", "hostile") and me not in event.about:
-                weight = 0.25  # the climate reaches bystanders too
-            for need, change in TONE_NEEDS[event.tone].items():
-                deltas[need] += weight * change
-            continue
-        tone = sentiment(event.text) * _salience(ctx, event.text)
-        if tone:
-            bump(
-                psychological_safety=0.5 * tone,
-                emotional_safety=0.4 * tone,
-                group_acceptance=0.4 * tone,
-                self_worth=0.3 * tone,
-                sense_of_respect=0.3 * tone,
-                support_system=0.3 * tone,
-            )
+    for need, change in event_needs(ctx).items():  # what happens to (or around) the agent
+        deltas[need] += change
     spoke, quarrels = False, 0.0  # quarrels: attacks among others, by credit given
     trusting = bool(lens.trust)
     for _, speaker, target, stance, mode in observed:  # once per act an agent observed
@@ -315,23 +278,13 @@ def need_deltas(
     return {n: round(d, 4) for n, d in deltas.items() if d}  # seldom seen before: no table
 
 
-def _salience(ctx: AgentContext, text: str) -> float:
-    """How much an event concerns the agent: fully when it names the agent."""
-    return 1.0 if ctx.name.lower() in text.lower() else 0.3
-
-
 def emotion_delta(ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLens) -> float:
     """The rule behind U_S; the needs judge reuses it for affect-linked needs. A trusted
     peer's acts weigh more, a distrusted peer's less (Trust priors)."""
     me = ctx.name
     _, _, thin, responsive = TEMPER[ctx.persona.archetype]
     rels = ctx.state.relations
-    delta = sum(
-        TONE_EMOTION[e.tone] * (1.0 if me in e.about else 0.25)
-        if e.tone != "neutral"
-        else 0.04 * _salience(ctx, e.text) * sentiment(e.text)
-        for e in ctx.events
-    )
+    delta = event_mood(ctx)
     trust, public = lens.trust, Mode.PUBLIC
     for _, speaker, target, stance, mode in observed:  # once per act an agent observed
         if speaker == me:

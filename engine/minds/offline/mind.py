@@ -21,6 +21,7 @@ from ..base import A, AgentContext, Edge, Judgements, RelationJudgement, TokenSi
 from ..planner import plan
 from ..question import Question
 from .choose import Deciders, Options, Peers, candidates, intent
+from .event_effects import event_edges, merge_edges
 from .judge import Standing, emotion_delta, need_deltas, relation_judgements
 from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
@@ -293,9 +294,11 @@ class OfflineMind:
         lens: PriorLens,
         heard: list[ReadAct],
     ) -> dict[str, Edge]:
-        """U_R by rule of each triggered edge (:func:`.judge.relation_judgements`)."""
+        """U_R by rule of each triggered edge (:func:`.judge.relation_judgements`), and
+        toward whoever the round's events implicate (:func:`.event_effects.event_edges`)."""
         standing = Standing(self._outgroup(ctx), self._broker(ctx), self._news(ctx))
-        return relation_judgements(ctx, triggers, lens, heard, standing)
+        judged = relation_judgements(ctx, triggers, lens, heard, standing)
+        return merge_edges(judged, event_edges(ctx)) if ctx.events else judged
 
     def take_calls(self) -> list[LLMCall]:
         """The offline model makes no model calls."""

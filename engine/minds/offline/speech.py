@@ -1,12 +1,17 @@
-"""Offline utterances: the agent's talking points and evidence in its archetype's voice."""
+"""Offline utterances: the agent's talking points and evidence in its archetype's voice,
+voiced from the speaker to its addressee (:mod:`.voice`), never said twice word for word
+while the agent remembers saying it."""
 
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 
 from ...scenario import Archetype
-from ...state import ALL, Decision, Mode, Stance
+from ...state import ALL, Action, Decision, Mode, Stance
 from ..base import AgentContext
+from .event_effects import topic
+from .voice import inside, voiced
 
 #: Chance that a speaker with unshared evidence (task facts) voices it rather than a
 #: talking point: analysts pool information, dominant and agreeable agents echo the
@@ -19,62 +24,165 @@ SHARES_EVIDENCE = {
     Archetype.DOMINANT: 0.1,
 }
 
-
-TEMPLATES: dict[Archetype, dict[Stance, str]] = {
+#: Each archetype's ways of saying a point, by stance. A supporter argues the case of the
+#: one it supports ({p} is the target's point); these presume the target has spoken.
+TEMPLATES: dict[Archetype, dict[Stance, tuple[str, ...]]] = {
     Archetype.DOMINANT: {
-        "support": "{t} is right, and I'll back that all the way: {p}.",
-        "oppose": "{t}, that is simply wrong. {P}, and everyone here knows it.",
-        "neutral": "Let me be clear: {p}. We settle this now.",
+        "support": (
+            "{t} is right, and I'll back that all the way: {p}.",
+            "Listen to {t}. {P}, and that settles it.",
+        ),
+        "oppose": (
+            "{t}, that is simply wrong. {P}, and everyone here knows it.",
+            "No, {t}. {P}, and nothing you say changes that.",
+        ),
+        "neutral": ("Let me be clear: {p}. We settle this now.", "Here it is, plainly: {p}."),
     },
     Archetype.ANALYTICAL: {
-        "support": "{t}'s point holds up. Look at it closely: {p}.",
-        "oppose": "{t}, the facts don't support you. Consider this: {p}.",
-        "neutral": "Let's look at what we actually know: {p}.",
+        "support": (
+            "{t}'s point holds up. Look at it closely: {p}.",
+            "The evidence is on {t}'s side: {p}.",
+        ),
+        "oppose": (
+            "{t}, the facts don't support you. Consider this: {p}.",
+            "{t}, that doesn't follow. {P}.",
+        ),
+        "neutral": ("Let's look at what we actually know: {p}.", "One thing we should weigh: {p}."),
     },
     Archetype.AGREEABLE: {
-        "support": "I'm with {t} on this. And {p}, if that helps all of us.",
-        "oppose": "{t}, I understand where you're coming from, but I can't agree. {P}.",
-        "neutral": "Maybe we can find common ground here: {p}.",
+        "support": (
+            "I'm with {t} on this. {P}, and that helps all of us.",
+            "I think {t} has it right: {p}.",
+        ),
+        "oppose": (
+            "{t}, I understand where you're coming from, but I can't agree. {P}.",
+            "I'm sorry, {t}, I see it another way. {P}.",
+        ),
+        "neutral": (
+            "Maybe we can find common ground here: {p}.",
+            "Could we all keep this in mind: {p}?",
+        ),
     },
     Archetype.RESERVED: {
-        "support": "...I agree with {t}. {P}.",
-        "oppose": "I don't think that's fair, {t}. {P}.",
-        "neutral": "If I may... {p}.",
+        "support": ("...I agree with {t}. {P}.", "...{t} is right, I think. {P}."),
+        "oppose": (
+            "I don't think that's fair, {t}. {P}.",
+            "...I can't go along with that, {t}. {P}.",
+        ),
+        "neutral": ("If I may... {p}.", "...Just one thing: {p}."),
     },
     Archetype.BALANCED: {
-        "support": "{t} makes a fair point, and {p}.",
-        "oppose": "{t}, I see it differently: {p}.",
-        "neutral": "Here is where I stand: {p}.",
+        "support": ("{t} makes a fair point, and {p}.", "I'd back {t} here: {p}."),
+        "oppose": ("{t}, I see it differently: {p}.", "I hear you, {t}, but {p}."),
+        "neutral": ("Here is where I stand: {p}.", "For what it's worth, {p}."),
     },
 }
-CONFIDE = "Between you and me, {t}: {p}."
+#: Backing or challenging someone who has not spoken yet (nothing of theirs to agree with).
+UNHEARD: dict[Archetype, dict[Stance, tuple[str, ...]]] = {
+    Archetype.DOMINANT: {
+        "support": (
+            "I'm standing with {t}, and so should all of you: {p}.",
+            "Everyone, back {t} on this: {p}.",
+        ),
+        "oppose": ("{t}, before you start: {p}.", "Let me stop you before you begin, {t}: {p}."),
+    },
+    Archetype.ANALYTICAL: {
+        "support": ("{t}'s position deserves a hearing: {p}.", "Consider {t}'s side of it: {p}."),
+        "oppose": (
+            "{t}, here is what you will have to answer: {p}.",
+            "{t}, the record is against you: {p}.",
+        ),
+    },
+    Archetype.AGREEABLE: {
+        "support": (
+            "I'd like to stand up for {t}: {p}.",
+            "We should all look after {t} here: {p}.",
+        ),
+        "oppose": ("{t}, I hope you'll hear me out. {P}.", "{t}, please think about this: {p}."),
+    },
+    Archetype.RESERVED: {
+        "support": (
+            "...I think {t} deserves support. {P}.",
+            "...someone should stand by {t}. {P}.",
+        ),
+        "oppose": ("...{t}, I'm worried about this. {P}.", "...{t}, please don't. {P}."),
+    },
+    Archetype.BALANCED: {
+        "support": ("{t} has my backing here: {p}.", "I'll stand with {t} on this: {p}."),
+        "oppose": (
+            "I'll put it to you straight, {t}: {p}.",
+            "{t}, hear this before you speak: {p}.",
+        ),
+    },
+}
+#: Backing someone without a point of theirs to argue (none heard, no fact to add).
+BACKING: dict[Archetype, tuple[str, ...]] = {
+    Archetype.DOMINANT: (
+        "I'm standing with {t}, and so should all of you.",
+        "{t} has my full backing, and that's final.",
+    ),
+    Archetype.ANALYTICAL: (
+        "{t}'s position deserves a fair hearing.",
+        "I'd like to hear {t} out before anyone decides.",
+    ),
+    Archetype.AGREEABLE: (
+        "I'd like to stand up for {t} here.",
+        "We should all look after {t} in this.",
+    ),
+    Archetype.RESERVED: ("...I think {t} deserves support.", "...someone should stand by {t}."),
+    Archetype.BALANCED: ("{t} has my backing here.", "I'll stand with {t} on this."),
+}
+CONFIDE = (
+    "Between you and me, {t}: {p}.",
+    "{t}, keep this to yourself: {p}.",
+)
+#: A confidence once every secret is told: referred to, not told again.
+TOLD = (
+    "You remember what I told you, {t}. It still stands.",
+    "{t}, what I told you in confidence has not changed.",
+)
+UNTOLD = (
+    "{t}, there is more to this than I can say in front of everyone.",
+    "Between you and me, {t}: I am keeping some things back for now.",
+)
+#: Said before a point the speaker said in the same words lately (the last resort).
+AGAIN = (
+    "I'll say it again: ",
+    "Once more, then: ",
+    "Let me repeat myself: ",
+    "For the last time: ",
+)
 
 
 def utterance(ctx: AgentContext, decision: Decision, rng: random.Random, said: str) -> str:
     """What the agent says: a confidence in private, else a point in its archetype's voice,
-    prefixed by a retort to whoever attacked it this round. ``said``: everything the agent
-    itself said earlier, lower case, to avoid repeating a point."""
-    target = decision.target if decision.target not in (None, ALL) else "everyone"
+    prefixed by a retort to whoever attacked it this round and by news that touches it (an
+    injected event it has not spoken of, :func:`.event_effects.topic`) when the point is
+    not that news. ``said``: everything the agent itself said earlier, lower case, to
+    avoid repeating a point or an utterance."""
+    target = decision.target if decision.target not in (None, ALL) else None
+    t = target or "everyone"
     if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
-        secrets = ctx.persona.private_info + ctx.persona.evidence
-        point = _pick(rng, secrets, said) or _point(ctx, rng, said)
-        text = CONFIDE.format(t=target, p=point.rstrip(". "))
+        options = _confidences(ctx, t, rng, said)
     else:
-        point = _point(ctx, rng, said).rstrip(". ")
-        template = TEMPLATES[ctx.persona.archetype][decision.stance]
-        text = template.format(t=target, p=point, P=point[:1].upper() + point[1:])
-    me, addressed = ctx.name, decision.target
+        options = _arguments(ctx, decision.stance, target, rng, said)
+    me = ctx.name
     jab = next(
         (
             a.speaker
             for a in reversed(ctx.heard)
-            if a.target == me and a.stance == "oppose" and a.speaker != addressed
+            if a.target == me and a.stance == "oppose" and a.speaker != target
         ),
         None,
     )
-    if jab and decision.mode is Mode.PUBLIC:
-        text = f"({jab}, I heard that.) " + text
-    return text
+    prefix = f"({jab}, I heard that.) " if jab and decision.mode is Mode.PUBLIC else ""
+    news = topic(ctx, said)
+    if news and not any(plain(news) in o.lower() for o in options):  # news comes first
+        prefix += news[:1].upper() + news[1:] + ". "
+    texts = [prefix + o for o in options]
+    return next((x for x in texts if x.lower() not in said), None) or next(
+        (a + texts[0] for a in AGAIN if (a + texts[0]).lower() not in said), AGAIN[0] + texts[0]
+    )
 
 
 def plain(text: str) -> str:
@@ -82,21 +190,120 @@ def plain(text: str) -> str:
     return text.rstrip(". ").lower()
 
 
-def _pick(rng: random.Random, points: list[str], said: str) -> str | None:
-    fresh = [p for p in points if p.rstrip(". ").lower() not in said]
-    pool = fresh or points
-    return rng.choice(pool) if pool else None
+def _confidences(ctx: AgentContext, t: str, rng: random.Random, said: str) -> list[str]:
+    """A secret not yet told (in the agent's memory, to anyone), in its own voice, else a
+    reference to what was told."""
+    me, persona = ctx.name, ctx.persona
+    mine = [a for past in ctx.history for a in past.actions if a.speaker == me and a.order]
+
+    def tells(secret: str, to: str | None) -> str:
+        """The secret as the agent tells it to ``to`` (a fact is quoted as it is)."""
+        if secret in persona.evidence:
+            return secret
+        return inside(voiced(secret, me, to, about_speaker=True))
+
+    secrets = [*persona.private_info, *persona.evidence]
+    fresh = [
+        tells(s, t).rstrip(". ")
+        for s in secrets
+        if not any(plain(tells(s, a.target)) in a.utterance.lower() for a in mine)
+    ]
+    if fresh:
+        return _fill(_shuffled(rng, CONFIDE), _shuffled(rng, fresh), t)
+    if secrets:
+        confided = any(a.target == t and a.mode is Mode.PRIVATE for a in mine)
+        return [v.format(t=t) for v in _shuffled(rng, TOLD if confided else UNTOLD)]
+    return _fill(_shuffled(rng, CONFIDE), _own_points(ctx, t, rng, said), t)
 
 
-def _point(ctx: AgentContext, rng: random.Random, said: str) -> str:
-    """A talking point; evidence holders share unsaid evidence as their archetype allows."""
-    persona = ctx.persona
-    share = SHARES_EVIDENCE[persona.archetype]
-    fresh = [e for e in persona.evidence if e.rstrip(". ").lower() not in said]
-    if fresh and rng.random() < share:
-        return rng.choice(fresh)
-    return (
-        _pick(rng, persona.talking_points, said)
-        or persona.goal.rstrip(".")
+def _arguments(
+    ctx: AgentContext, stance: Stance, target: str | None, rng: random.Random, said: str
+) -> list[str]:
+    """A point for or against the target in the agent's voice, agreeing only with someone
+    it heard speak. A supporter argues the target's case as it heard it (or adds a fact of
+    its own); with neither, it backs the target without a point."""
+    t, arch = target or "everyone", ctx.persona.archetype
+    spoke = target is None or _has_spoken(ctx, target)
+    variants = TEMPLATES[arch][stance] if spoke or stance == "neutral" else UNHEARD[arch][stance]
+    if stance != "support" or target is None:
+        return _fill(_shuffled(rng, variants), _own_points(ctx, target, rng, said), t)
+    facts = _facts(ctx, rng, said)
+    case = _heard_case(ctx, target)
+    if not facts and not case:
+        return [v.format(t=t) for v in _shuffled(rng, BACKING[arch])]
+    points = facts + (_fresh_first(rng, case, said) if case else [])
+    return _fill(_shuffled(rng, variants), points, t)
+
+
+def _fill(variants: Sequence[str], points: Sequence[str], t: str) -> list[str]:
+    """Every variant with every point, the first point first."""
+    return [v.format(t=t, p=p, P=p[:1].upper() + p[1:]) for p in points for v in variants]
+
+
+def _has_spoken(ctx: AgentContext, name: str) -> bool:
+    """Whether the agent heard ``name`` speak, this round or in the rounds it remembers."""
+    return any(a.speaker == name for a in _heard_all(ctx))
+
+
+def _heard_all(ctx: AgentContext) -> list[Action]:
+    return [*(a for past in ctx.history for a in past.actions), *ctx.heard]
+
+
+def _heard_case(ctx: AgentContext, name: str) -> list[str]:
+    """The talking points the agent heard ``name`` make, as the agent says them."""
+    spec = next((a for a in ctx.scenario.agents if a.name == name), None)
+    if spec is None:
+        return []
+    acts = [a for a in _heard_all(ctx) if a.speaker == name]
+    me = ctx.name
+    return [
+        inside(voiced(p, me)).rstrip(". ")
+        for p in spec.talking_points
+        if any(_made(p, a) for a in acts)
+    ]
+
+
+def _made(point: str, act: Action) -> bool:
+    """Whether ``act`` makes ``point`` (as its speaker voiced it to its addressee)."""
+    to = act.target if act.target not in (None, ALL) else None
+    return plain(inside(voiced(point, act.speaker, to))) in act.utterance.lower()
+
+
+def _facts(ctx: AgentContext, rng: random.Random, said: str) -> list[str]:
+    """An unsaid fact of the agent's (its evidence, quoted as it is), if its archetype
+    shares one now."""
+    fresh = [e.rstrip(". ") for e in ctx.persona.evidence if plain(e) not in said]
+    if fresh and rng.random() < SHARES_EVIDENCE[ctx.persona.archetype]:
+        return [rng.choice(fresh)]
+    return []
+
+
+def _own_points(
+    ctx: AgentContext, addressee: str | None, rng: random.Random, said: str
+) -> list[str]:
+    """The agent's points, voiced to the addressee: news that touches it first, then an
+    unsaid fact as its archetype shares it, then unsaid talking points."""
+    me, persona = ctx.name, ctx.persona
+    points = [inside(voiced(p, me, addressee)).rstrip(". ") for p in persona.talking_points]
+    fallback = (
+        voiced(persona.goal, me).rstrip(".")
         or f"as the {persona.role}, I have a stake in how this ends"
     )
+    news = topic(ctx, said)
+    first = ([news] if news else []) + _facts(ctx, rng, said)
+    rest = _fresh_first(rng, points, said) if points else []
+    evidence = [e.rstrip(". ") for e in persona.evidence]
+    return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
+
+
+def _fresh_first(rng: random.Random, points: list[str], said: str) -> list[str]:
+    """A random one of the points not yet said (any if all were), then the others."""
+    fresh = [p for p in points if plain(p) not in said]
+    pick = rng.choice(fresh or points)
+    return [pick, *(p for p in points if p != pick)]
+
+
+def _shuffled(rng: random.Random, items: Sequence[str]) -> list[str]:
+    out = list(items)
+    rng.shuffle(out)
+    return out

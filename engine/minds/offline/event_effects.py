@@ -1,0 +1,161 @@
+"""How the offline model responds to a round's events, by their meaning
+(:func:`engine.meaning.meaning_of`): the mood and needs of those they touch, regard for whoever
+they implicate and what the touched talk about next."""
+
+from __future__ import annotations
+
+from ...meaning import EventMeaning, meaning_of
+from ...state import ScenarioEvent
+from ..base import AgentContext, Edge
+from .voice import inside, voiced
+
+#: How a toned event moves the needs and emotion of the agents it is about.
+TONE_NEEDS: dict[str, dict[str, float]] = {
+    "supportive": {
+        "psychological_safety": 0.6,
+        "emotional_safety": 0.5,
+        "group_acceptance": 0.5,
+        "support_system": 0.7,
+        "self_worth": 0.4,
+        "sense_of_respect": 0.4,
+    },
+    "protective": {"psychological_safety": 0.8, "emotional_safety": 0.4},
+    "punitive": {"sense_of_superiority": -0.6, "sense_of_control": -0.4, "sense_of_respect": -0.3},
+    "hostile": {
+        "psychological_safety": -0.6,
+        "emotional_safety": -0.5,
+        "group_acceptance": -0.5,
+        "self_worth": -0.7,
+        "sense_of_respect": -0.7,
+    },
+}
+TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}
+#: Emotion change per unit of valence of an untoned event, for an agent it names or is about.
+EVENT_MOOD = 0.04
+#: Need changes per unit of valence of an untoned event, for an agent it names or is about.
+VALENCE_NEEDS = {
+    "psychological_safety": 0.5,
+    "emotional_safety": 0.4,
+    "group_acceptance": 0.4,
+    "self_worth": 0.3,
+    "sense_of_respect": 0.3,
+    "support_system": 0.3,
+}
+#: The share of an untoned scripted event's weight for an agent it neither names nor is
+#: about (the scenario's backdrop concerns everyone, each less than one that names them; an
+#: injected event that names nobody is news for everyone, in full).
+DIFFUSE = 0.3
+#: The share of a toned event's weight for an agent it is not about.
+BYSTANDER = 0.25
+#: Favorability change toward whoever an event implicates, per unit of its valence (half
+#: for an observer the event does not touch).
+BLAME = 0.12
+#: An event matters enough to speak about from this absolute valence.
+SALIENT = 0.25
+#: What an agent says about news that touches it, by the news's sign.
+NEWS = {
+    -1: ("{e}, and that changes everything for us", "{e}; we have to face that together"),
+    1: ("{e}, and that gives us a way forward", "{e}, and that is good news for all of us"),
+}
+BLAMED = "{e}, and {x} has to answer for it"
+
+
+def _meanings(ctx: AgentContext, events: list[ScenarioEvent]) -> list[EventMeaning]:
+    return [meaning_of(e, ctx.scenario.names) for e in events]
+
+
+def _share(event: ScenarioEvent, m: EventMeaning, me: str) -> float:
+    """How much of an untoned event's weight reaches the agent."""
+    if me in m.touches or (not m.touches and event.source == "injected"):
+        return 1.0
+    return DIFFUSE
+
+
+def event_mood(ctx: AgentContext) -> float:
+    """U_S from the round's events the agent sees: a toned event by its tone, another by its
+    valence, in full for an agent it is about and a share (:data:`BYSTANDER`,
+    :data:`DIFFUSE`) for the rest (:func:`_share`)."""
+    me, delta = ctx.name, 0.0
+    for event, m in zip(ctx.events, _meanings(ctx, ctx.events), strict=True):
+        if event.tone != "neutral":
+            delta += TONE_EMOTION[event.tone] * (1.0 if me in m.touches else BYSTANDER)
+        else:
+            delta += EVENT_MOOD * m.valence * _share(event, m, me)
+    return delta
+
+
+def event_needs(ctx: AgentContext) -> dict[str, float]:
+    """Need deltas from the round's events: a toned event's pattern (bystanders feel only a
+    supportive or hostile climate), an untoned one's valence."""
+    me, deltas = ctx.name, dict.fromkeys(ctx.state.needs, 0.0)
+    for event, m in zip(ctx.events, _meanings(ctx, ctx.events), strict=True):
+        if event.tone != "neutral":
+            climate = event.tone in ("supportive", "hostile")
+            weight = 1.0 if me in m.touches else BYSTANDER if climate else 0.0
+            changes = TONE_NEEDS[event.tone]
+        else:
+            weight = m.valence * _share(event, m, me)
+            changes = VALENCE_NEEDS
+        for need, change in changes.items():
+            if need in deltas:
+                deltas[need] += weight * change
+    return {n: d for n, d in deltas.items() if d}
+
+
+def event_edges(ctx: AgentContext) -> dict[str, Edge]:
+    """U_R toward whoever the round's events implicate: blame for bad news, credit for good,
+    remembered with the event."""
+    me = ctx.name
+    edges: dict[str, Edge] = {}
+    for event, m in zip(ctx.events, _meanings(ctx, ctx.events), strict=True):
+        for other in m.implicates:
+            if other == me or other not in ctx.state.relations or not m.valence:
+                continue
+            delta = BLAME * m.valence * (1.0 if m.touched(me) else 0.5)
+            how = "is to blame for" if m.valence < 0 else "deserves credit for"
+            note = f"Round {ctx.round}: {other} {how} this: {event.text.rstrip('.')[:80]}."
+            old = edges.get(other)
+            delta += old[0] if old else 0.0
+            edges[other] = (round(delta, 4), None, note, 6 if m.valence < 0 else 5)
+    return edges
+
+
+def merge_edges(judged: dict[str, Edge], extra: dict[str, Edge]) -> dict[str, Edge]:
+    """The judged edges with ``extra``'s deltas added (the more important note kept)."""
+    if not extra:
+        return judged
+    merged = dict(judged)
+    for other, (delta, override, note, importance) in extra.items():
+        old = merged.get(other)
+        if old is None:
+            merged[other] = (delta, override, note, importance)
+        else:
+            kept = (old[2], old[3]) if old[3] >= importance else (note, importance)
+            merged[other] = (round(old[0] + delta, 4), old[1], *kept)
+    return merged
+
+
+def topic(ctx: AgentContext, said: str) -> str | None:
+    """What the agent says about this or last round's most salient injected event that
+    touches it and that it has not yet spoken of, in its own voice; ``None`` when there is
+    none (the scenario's own events are its agents' setting, not news)."""
+    me = ctx.name
+    events = list(ctx.events)
+    if ctx.history and ctx.history[-1].round == ctx.round - 1:
+        events += ctx.history[-1].events
+    events = [e for e in events if e.source == "injected"]
+    best: tuple[float, str, EventMeaning] | None = None
+    for event, m in zip(events, _meanings(ctx, events), strict=True):
+        text = voiced(event.text, me).rstrip(". ")
+        size = abs(m.valence)
+        fresh = text.lower() not in said
+        if m.touched(me) and size >= SALIENT and fresh and (best is None or size > best[0]):
+            best = (size, text, m)
+    if best is None:
+        return None
+    _, text, m = best
+    lowered = inside(text)
+    culprit = next((x for x in m.implicates if x != me), None)
+    if culprit and m.valence < 0:
+        return BLAMED.format(e=lowered, x=culprit)
+    return NEWS[1 if m.valence > 0 else -1][ctx.round % 2].format(e=lowered)
