@@ -127,8 +127,8 @@ def llama_server(python: str, log: Path) -> Iterator[str]:
 async def play(url: str, mode: str, rounds: int, model: str, timeout: float) -> Played:
     from engine import Simulation, resolve_scenario
     from engine.errors import SocialsimError
-    from engine.events import RoundEnded, RoundStarted
     from engine.llm.settings import LLMSettings
+    from engine.round.events import RoundEnded, RoundStarted
 
     settings = LLMSettings(model=model, api_base=url, judge_mode=mode, timeout=timeout)
     played = Played(mode)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from engine.textsafe import one_line
+from engine.core.textsafe import one_line
 
 
 def shown(text: str, style: str = "") -> Text:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from engine.meaning import meaning_of
-from engine.state import ForcedAction, Mode, ScenarioEvent
+from engine.core.meaning import meaning_of
+from engine.core.state import ForcedAction, Mode, ScenarioEvent
 
 
 def describe(item: ForcedAction | ScenarioEvent, names: Sequence[str]) -> str:

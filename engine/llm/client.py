@@ -25,8 +25,8 @@ from typing import Any, TypeVar, cast
 import json_repair
 from pydantic import BaseModel, ValidationError
 
-from ..records import LLMCall, Outcome, Structured
-from ..textsafe import clean, strip_controls
+from ..core.exchanges import LLMCall, Outcome, Structured
+from ..core.textsafe import clean, strip_controls
 from .clamp import clamp
 from .formats import Formats
 from .settings import LLMSettings

@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .. import progress
+from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
-from ..records import CountedBy, LLMCall, Structured
+from . import progress
 from .limit import AdaptiveLimit
 from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
 from .settings import MAX_CONCURRENCY, LLMSettings

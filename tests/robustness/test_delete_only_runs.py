@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import engine.store
+import engine.saves.store
 from engine import SaveError, SaveStore
 
 ERROR = "socialsim: error: "
@@ -84,14 +84,14 @@ def test_the_store_deletes_a_damaged_run_only_when_told(saves: Path, played: Pat
 def test_a_branch_racing_the_delete_of_its_parent_names_the_parent(
     socialsim, saves: Path, played: Path, monkeypatch: pytest.MonkeyPatch
 ):
-    link = engine.store._link
+    link = engine.saves.store._link
 
     def deleted_meanwhile(source: Path, folder: Path) -> None:
         if played.exists():
             SaveStore(saves).delete("A")  # another process's delete, between two links
         link(source, folder)
 
-    monkeypatch.setattr(engine.store, "_link", deleted_meanwhile)
+    monkeypatch.setattr(engine.saves.store, "_link", deleted_meanwhile)
     line = _one_error(socialsim("branch", "A", "--at", "2", "--run-id", "B"))
     assert "run 'A' was deleted while it was being branched" in line
     assert sorted(p.name for p in saves.iterdir() if not p.name.startswith(".")) == []

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.export import COLUMNS, INCOMPLETE, _locked
+from engine.reports.export import COLUMNS, INCOMPLETE, _locked
 
 TRIES = 2
 SLOW_TRIES = 30

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from engine import Scenario, ScenarioError
-from engine.scenario import MAX_LINE, MAX_PROSE, parse_scenario
-from engine.textsafe import name_key, unsafe_char
+from engine.core.scenario import MAX_LINE, MAX_PROSE, parse_scenario
+from engine.core.textsafe import name_key, unsafe_char
 
 FEW = ["\u200b", "\u00ad", "\u200f"]
 #: The issue's list, then LRM, RLM, ALM and U+FFF9.

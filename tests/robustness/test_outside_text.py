@@ -14,9 +14,9 @@ import pytest
 from textual.widgets import Label, Static
 
 from engine import Mode, Simulation
-from engine.export import export_run
-from engine.records import LLMCall, RoundUsage
-from engine.textsafe import list_cell, unsafe_char
+from engine.core.exchanges import LLMCall, RoundUsage
+from engine.core.textsafe import list_cell, unsafe_char
+from engine.reports.export import export_run
 from robustness.scenario_mutations import to_toml
 from tui.app import build_app
 from tui.screens.forms import Form, TextForm

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
     from rich.table import Table
 
-    from engine.diff import RoundDiff
+    from engine.studies.diff import RoundDiff
 
 
 def heatmap_table(rd: RoundDiff) -> Table:
@@ -100,7 +100,7 @@ def diff(
     (--format other than table: the difference matrix and the agents)."""
     from rich.text import Text
 
-    from engine.diff import RunComparison
+    from engine.studies.diff import RunComparison
 
     from ..diff_text import LEGEND, profile_line, run_lines
     from .matrices import diff_matrices, matrix_view

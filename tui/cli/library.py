@@ -120,8 +120,8 @@ def export(
 ) -> None:
     """Export a run as tidy CSVs (transcript, events, emotions, relations, needs, metrics)
     and its run card (card.json)."""
-    from engine.export import export_run
-    from engine.textsafe import one_line
+    from engine.core.textsafe import one_line
+    from engine.reports.export import export_run
 
     store = open_store(saves)
     tidy(store, [run_id])
@@ -140,7 +140,7 @@ def delete(
 ) -> None:
     """Delete a saved run (its branches keep their own copies)."""
     # A damaged run is deleted after saying what it holds; a folder that is not a run never is.
-    from engine.textsafe import one_line
+    from engine.core.textsafe import one_line
 
     store = open_store(saves)
     damage = store.damage(run_id)
@@ -172,7 +172,7 @@ def scenarios(fmt: FormatOpt = "table") -> None:
 def validate(file: Annotated[Path, typer.Argument(help="A scenario .toml file.")]) -> None:
     """Check a scenario file; prints one line naming the problem, or a summary."""
     from engine import load_scenario_file
-    from engine.textsafe import one_line
+    from engine.core.textsafe import one_line
 
     s = load_scenario_file(file)
     typer.echo(

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from engine import WorldState
-from engine.diff import RoundDiff
+from engine.studies.diff import RoundDiff
 
 from ..diff_text import delta_style, edge_cell
 from ..diff_text import signed as delta

@@ -1,4 +1,4 @@
-"""A run's LLM calls as the CLI shows them (``engine.progress``), on stderr: on a terminal
+"""A run's LLM calls as the CLI shows them (``engine.llm.progress``), on stderr: on a terminal
 one progress bar (the round's calls done of those expected, in flight, the oldest's age and
 an ETA); piped, one line per finished phase."""
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from engine import Simulation
-    from engine.progress import Calls, PhaseDone, Progress
+    from engine.llm.progress import Calls, PhaseDone, Progress
 
 
 def phase_line(done: PhaseDone, total_rounds: int) -> str:
@@ -81,7 +81,7 @@ def calls_shown(sim: Simulation, quiet: bool = False) -> Iterator[None]:
     from rich.live import Live
 
     if sim.round == 0:  # no round before the first to say how many calls to expect
-        from engine.estimate import estimate_run
+        from engine.studies.estimate import estimate_run
 
         first = estimate_run(sim.scenario, sim.meta.llm, 1).calls.expected
         sim.progress.expect(round(first))

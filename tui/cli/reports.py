@@ -38,9 +38,9 @@ def report(
 ) -> None:
     """Write a run's or a trial's report: one HTML file, every script inlined, that opens
     from file:// without network (plotly and Jinja2: the extra socialsim[report])."""
-    from engine.experiments.trial import load_spec, spec_path
     from engine.reports import report_modules, write_run_report, write_trial_report
-    from engine.store import check_run_id
+    from engine.saves.store import check_run_id
+    from engine.studies.experiments.trial import load_spec, spec_path
 
     report_modules()
     store = open_store(saves)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from engine.limits import MAX_ROUNDS
+from engine.core.limits import MAX_ROUNDS
 
 from . import options
 from .base import (
@@ -161,8 +161,8 @@ def tui(
 
 
 async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
-    from engine.events import Notice, RoundEnded, RunPaused
-    from engine.textsafe import strip_controls
+    from engine.core.textsafe import strip_controls
+    from engine.round.events import Notice, RoundEnded, RunPaused
 
     from .progress import calls_shown
     from .tables import round_summary
@@ -269,18 +269,18 @@ def run(
         return
     from engine import Simulation, resolve_scenario
     from engine.errors import SocialsimError
-    from engine.store import check_run_id
+    from engine.saves.store import check_run_id
 
     resolved = resolve_scenario(scenario)
     relational = None
     if prior is not None:
-        from engine.priors import parse_prior
+        from engine.core.priors import parse_prior
 
         relational = parse_prior(prior, resolved.names)
     spec = llm.spec(resolved.names, scenario_models=scenario_models(resolved))
     if run_id is not None:
         check_run_id(run_id)
-    from engine.fits import check_window
+    from engine.studies.fits import check_window
 
     check_window(resolved, spec, rounds, prior=relational, seed=seed)
     store = open_store(saves)
@@ -333,7 +333,7 @@ def resume(
     tidy(store, [run_id])
     mind = llm.resumed(store.read_meta(run_id).mind)
     with Simulation.resume(run_id, store, mind=mind) as sim:
-        from engine.fits import check_window
+        from engine.studies.fits import check_window
 
         check_window(sim.scenario, sim.meta.mind, sim.total_rounds, prior=sim.meta.prior)
         if rounds is not None and sim.round + rounds > sim.total_rounds:
@@ -368,7 +368,7 @@ def branch(
     """Create a new run that copies RUN up to round --at and records its parent; a branch at
     RUN's last round carries what is queued for the next one."""
     if new_id is not None:
-        from engine.store import check_run_id
+        from engine.saves.store import check_run_id
 
         check_run_id(new_id)
     store = open_store(saves)
@@ -410,8 +410,8 @@ def replay(
     saves: SavesOpt = None,
 ) -> None:
     """Re-run RUN from its record (no network calls) into a new run and compare the states."""
-    from engine.replay import replay_run
-    from engine.store import check_run_id
+    from engine.round.replay import replay_run
+    from engine.saves.store import check_run_id
 
     if new_id is not None:
         check_run_id(new_id)

@@ -16,12 +16,12 @@ from ..widgets.style import STATUS_GLYPH, fav_style
 
 if TYPE_CHECKING:
     from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
-    from engine.bootstrap import Interval
-    from engine.history import History
-    from engine.mind_spec import MindSpec
-    from engine.sweep import SweepResult
-    from engine.tasks.controller import Iteration
-    from engine.tasks.spec import Task
+    from engine.minds.spec import MindSpec
+    from engine.saves.history import History
+    from engine.studies.bootstrap import Interval
+    from engine.studies.sweep import SweepResult
+    from engine.studies.tasks.controller import Iteration
+    from engine.studies.tasks.spec import Task
 
     from .output import Rows
 
@@ -167,7 +167,7 @@ def modes_line(modes: Mapping[str, str]) -> str:
 def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     """The end of ``run`` and ``resume``: the run's LLM calls, tokens, cost, how its
     structured answers went and the structured modes (None for a run without LLM calls)."""
-    from engine.records import RoundUsage
+    from engine.core.exchanges import RoundUsage
 
     usages = history.usages()
     if not usages:
@@ -207,7 +207,7 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
 def runs_rows(rows: list[RunListing]) -> Rows:
     """``list``'s cells (in the order given): one row per run with its lineage, name and
     named snapshots, a broken entry's reason last."""
-    from engine.mind_spec import mind_spec
+    from engine.minds.spec import mind_spec
 
     from ..listing import snapshot_names
     from .output import Rows

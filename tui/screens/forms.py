@@ -21,8 +21,8 @@ from textual.strip import Strip
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 from engine import ALL, ForcedAction, Mode
-from engine.limits import MAX_TEXT_CHARS
-from engine.textsafe import char_name, unsafe_char
+from engine.core.limits import MAX_TEXT_CHARS
+from engine.core.textsafe import char_name, unsafe_char
 
 from ..outside import shown
 
@@ -301,7 +301,7 @@ class InjectForm(Form):
 
     def _reading(self, text: str) -> str:
         """What the engine reads from the text so far."""
-        from engine.state import ScenarioEvent
+        from engine.core.state import ScenarioEvent
 
         from ..queued import meaning_line
 

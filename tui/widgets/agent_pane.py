@@ -9,9 +9,9 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from engine import Action, Mode, ScenarioEvent, WorldState
-from engine.scenario import AgentSpec
-from engine.state import AgentState
-from engine.textsafe import strip_controls
+from engine.core.scenario import AgentSpec
+from engine.core.state import AgentState
+from engine.core.textsafe import strip_controls
 
 from ..relations import Tie, short_fav, ties_of
 from .needs import HEIGHT, Detail, NeedBars

@@ -19,10 +19,10 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation, SocialsimError
+from engine.core.exchanges import RoundUsage, main_failure
+from engine.core.textsafe import one_line
 from engine.llm.throughput import duration
-from engine.records import RoundUsage, main_failure
-from engine.runmeta import TaskOutcome
-from engine.textsafe import one_line
+from engine.saves.runmeta import TaskOutcome
 
 #: A generated run id: scenario, date, time, four hex digits.
 GENERATED_ID = re.compile(r"^(?P<head>.+)-\d{8}-\d{6}-(?P<tail>[0-9a-f]{4})$")
@@ -61,7 +61,7 @@ def usage_totals(usages: Iterable[RoundUsage]) -> RoundUsage | None:
 def task_score(outcome: TaskOutcome) -> str:
     """A scored task episode's utility on its scale: ``score 1/1 (top choice right)``,
     ``score -4 (0 best, -12 worst: L1 distance to the experts)``."""
-    from engine.tasks.spec import load_task
+    from engine.studies.tasks.spec import load_task
 
     try:
         task = load_task(outcome.task)

@@ -1,11 +1,11 @@
 """How the offline model responds to a round's events, by their meaning
-(:func:`engine.meaning.meaning_of`): the mood and needs of those they touch, regard for whoever
+(:func:`engine.core.meaning.meaning_of`): the mood and needs of those they touch, regard for whoever
 they implicate and what the touched talk about next."""
 
 from __future__ import annotations
 
-from ...meaning import EventMeaning, meaning_of
-from ...state import ScenarioEvent
+from ...core.meaning import EventMeaning, meaning_of
+from ...core.state import ScenarioEvent
 from ..base import AgentContext, Edge
 from .voice import inside, voiced
 

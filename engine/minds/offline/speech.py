@@ -7,8 +7,8 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from ...scenario import Archetype
-from ...state import ALL, Action, Decision, Mode, Stance
+from ...core.scenario import Archetype
+from ...core.state import ALL, Action, Decision, Mode, Stance
 from ..base import AgentContext
 from .event_effects import topic
 from .voice import inside, voiced
