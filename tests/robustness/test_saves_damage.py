@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine import SaveStore
-from engine.card import FILE as CARD_FILE
-from engine.export import COLUMNS
+from engine.reports.card import FILE as CARD_FILE
+from engine.reports.export import COLUMNS
 
 ERROR = "socialsim: error: "
 #: What an export writes.
