@@ -42,7 +42,9 @@ def estimate(
     litellm's tokenizer; earlier saved runs of the same scenario and models give their
     recorded usage. Prices come from litellm's cost map. Nothing is sent.
     """
-    if scenario in ("govsim", "debate"):
+    from engine.studies.families import FAMILIES
+
+    if scenario in FAMILIES:
         fail(f"estimate {scenario}: estimates cover scenario runs; govsim and debate are not")
     from engine import resolve_scenario
     from engine.core.priors import parse_prior

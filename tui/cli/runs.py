@@ -250,7 +250,9 @@ def run(
     SCENARIO may also be `govsim` (the fishing commons) or `debate` (the bundled questions)
     for a single episode of the Relational priors paper's tasks.
     """
-    if scenario in ("govsim", "debate"):
+    from engine.studies.families import FAMILIES
+
+    if scenario in FAMILIES:
         from .studies import single_episode
 
         single_episode(scenario, seed, llm, prior, agents)
