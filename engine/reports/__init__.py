@@ -1,1 +1,2 @@
-"""What leaves the program: CSV and Parquet tables, GraphML per round and the run card."""
+"""What leaves the program: the export formats (``export.FORMATS``: CSV or Parquet tables,
+the run card, GraphML per round)."""
