@@ -88,3 +88,16 @@ def test_the_detector_sees_a_relative_import():
     """The AST walk resolves relative imports (so the rule above cannot pass vacuously)."""
     assert "engine.llm.client" in _imports(ROOT / "engine" / "minds" / "llm.py")
     assert "engine.llm.client.LLMClient" in _imports(ROOT / "engine" / "minds" / "llm.py")
+
+
+def test_the_engine_shows_its_plan_in_packages():
+    """At most five modules sit directly in engine/ (the public API, errors); the rest are
+    in packages by concern, and no engine module is over 600 lines."""
+    direct = sorted(p.name for p in (ROOT / "engine").glob("*.py"))
+    assert len(direct) <= 5, direct
+    long = {
+        path.relative_to(ROOT).as_posix(): n
+        for path in (ROOT / "engine").rglob("*.py")
+        if (n := len(path.read_text().splitlines())) > 600
+    }
+    assert long == {}

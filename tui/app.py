@@ -16,15 +16,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
-from engine import (
-    SaveStore,
-    Scenario,
-    ScenarioError,
-    Simulation,
-    SocialsimError,
-    resolve_scenario,
-)
-from engine.core.scenario import library_ids
+from engine import SaveStore, Scenario, Simulation, SocialsimError
 from engine.core.textsafe import one_line
 from engine.minds.human import check_players
 from engine.minds.spec import OFFLINE, MindSpec
@@ -191,26 +183,9 @@ def opened_scenario(target: str) -> tuple[Scenario, str]:
     """The scenario a target names and the reference saved with the run: a library id or a
     file, or a task id (``student-council`` or ``task:student-council``: an episode of the
     task in its Hetero casting, scored when its last round is played)."""
-    task_id = target.removeprefix("task:")
-    is_task = target.startswith("task:")
-    if not is_task and task_id not in library_ids():  # the tasks load only when asked about
-        from engine.studies.tasks.spec import task_ids
+    from engine.studies.targets import open_target
 
-        is_task = task_id in task_ids()
-    if is_task:
-        from engine.studies.tasks.episode import task_scenario
-        from engine.studies.tasks.spec import load_task
-
-        task = load_task(task_id)
-        return task_scenario(task, task.casting.hetero), f"task:{task.id}"
-    try:
-        return resolve_scenario(target), target
-    except ScenarioError as err:
-        if target.endswith(".toml") or "/" in target:
-            raise
-        from engine.studies.tasks.spec import task_ids
-
-        raise ScenarioError(f"{err}; tasks: {', '.join(task_ids())}") from None
+    return open_target(target)
 
 
 def build_app(

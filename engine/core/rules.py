@@ -52,6 +52,13 @@ def apply_fav(fav: float, delta: float) -> tuple[float, float]:
     return delta, -1.0 if fav < -1.0 else 1.0 if fav > 1.0 else fav
 
 
+def ends_above(fav: float, delta: float, level: float) -> bool:
+    """Whether U_R takes ``fav`` above ``level`` when it moves by ``delta``, as a judge
+    foresees it: a rise clipped as :func:`apply_fav` clips it, a fall counted whole (so a
+    steep fall never counts as crossing upward)."""
+    return fav + min(delta, MAX_FAV_DELTA) > level
+
+
 def threshold_status(fav: float, current: Status) -> Status:
     """App. B thresholds: ally >= 0.55, enemy <= -0.50, rival in (-0.50, -0.10]."""
     if fav >= ALLY_AT:

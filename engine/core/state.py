@@ -72,7 +72,8 @@ class ScenarioEvent(_Model):
     """A round's event: scripted by the scenario or injected by the user. Its meaning:
     ``tone``, ``valence`` (how good or bad it is for those it touches, -1..1), ``about``
     (whom it touches) and ``implicates`` (whom it is laid at); left unset, the valence,
-    the touched and the implicated are read from the text (:func:`engine.core.meaning.meaning_of`)."""
+    the touched and the implicated are read from the text
+    (:func:`engine.core.meaning.meaning_of`)."""
 
     text: str = Field(min_length=1)
     private_to: list[str] | None = None

@@ -16,9 +16,14 @@ which socialsim reports with the same advice.
 
 from __future__ import annotations
 
+import asyncio
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .settings import LLMSettings
 
 #: Ollama's window when the model's Modelfile sets no ``num_ctx`` (Ollama 0.6 and later).
 OLLAMA_DEFAULT_CTX = 4096
@@ -115,6 +120,27 @@ async def _ask_ollama(client: Any, root: str, name: str) -> ServerInfo:
         "Ollama",
         "num_ctx (PARAMETER num_ctx in a Modelfile, or OLLAMA_CONTEXT_LENGTH)",
     )
+
+
+def servers_of(settings: LLMSettings) -> dict[str, ServerInfo]:
+    """What each of a run's models' servers says of itself (runs its own event loop, in a
+    thread when one is running here)."""
+    from .keys import api_key
+
+    key = api_key(settings)
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    models = sorted({settings.model, settings.judge, *settings.agent_models.values()})
+
+    async def ask() -> dict[str, ServerInfo]:
+        found = await asyncio.gather(*(describe(m, settings.api_base, headers) for m in models))
+        return dict(zip(models, found, strict=True))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(ask())
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, ask()).result()
 
 
 def _int(value: Any) -> int | None:

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import SocialsimError
+from .keys import api_key
 from .settings import LLMSettings
-from .transport import _api_key, _litellm
+from .transport import _litellm
 
 #: Calls at once when the server does not say how many it decodes together.
 PROBE_CONCURRENCY = 4
@@ -142,7 +143,7 @@ class _Probe:
         self.url = base.rstrip("/") + "/chat/completions"
         self.root = base.rstrip("/").removesuffix("/v1")
         self.wire_model = model.split("/", 1)[1] if "/" in model else model
-        key = _api_key(settings)  # the named variable's value; never an unnamed one
+        key = api_key(settings)  # the named variable's value; never an unnamed one
         headers = {"Authorization": f"Bearer {key}"} if settings.api_key_env else {}
         self.client = httpx.AsyncClient(headers=headers, timeout=settings.timeout, trust_env=False)
         self.litellm = _litellm()

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
 from . import progress
+from .keys import api_key
 from .limit import AdaptiveLimit
 from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
 from .settings import MAX_CONCURRENCY, LLMSettings
@@ -40,8 +41,6 @@ WINDOW_HINT = (
     "raise the server's context window (llama.cpp --ctx-size, llama-cpp-python --n_ctx, "
     "Ollama num_ctx, vLLM --max-model-len)"
 )
-#: Sent as the API key to an ``api_base`` unless ``api_key_env`` names a variable.
-PLACEHOLDER_KEY = "no-key"
 #: Exchanges a record may lack because it predates them (the batched judge's re-ask of
 #: missing edges): replayed as failures, which give the no-change of the old runs.
 NEWER_EXCHANGES = (":missing", ":missing:reask")
@@ -166,7 +165,7 @@ class LiteLLMTransport:
         self.limit = AdaptiveLimit(start, ceiling)
         self._described = asyncio.Lock() if settings.api_base else None
         self.counter = Counter(self.litellm)
-        self._api_key = _api_key(settings)
+        self._api_key = api_key(settings)
         #: Models priced at nothing (no price in litellm's map): never looked up again.
         self._unpriced: set[str] = set()
         self._routes: dict[str, OpenAIRoute] = {}
@@ -484,18 +483,6 @@ def _unreachable(err: BaseException) -> bool:
             return True
         cause = cause.__cause__ or cause.__context__
     return False
-
-
-def _api_key(settings: LLMSettings) -> str | None:
-    """The key to send: the named variable's value, a placeholder for an ``api_base``, or
-    None (litellm reads the provider's usual variable). Never stored."""
-    name = settings.api_key_env
-    if name is None:
-        return PLACEHOLDER_KEY if settings.api_base else None
-    value = os.environ.get(name, "")
-    if not value:
-        raise SocialsimError(f"--api-key-env {name}: {name} is not set in the environment")
-    return value
 
 
 def _names_window(text: str) -> bool:

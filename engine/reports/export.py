@@ -27,17 +27,19 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from ..core.metrics import METRIC_UNITS, Metrics, RepairCounter, round_metrics
 from ..core.needs import CATEGORY_OF
 from ..core.state import RoundLog, RoundRecord
 from ..core.textsafe import csv_cell, csv_row, escaped, list_cell
-from ..errors import SaveError
+from ..errors import SaveError, SocialsimError
 from ..saves.atomic import atomic_write_text, umask
 from ..saves.cleanup import pid_alive
 from ..saves.history import History
@@ -358,25 +360,152 @@ def table_rows(
         raise KeyError(name)
 
 
+class _Tables:
+    """The tables as CSV files, or as Parquet files (``parquet``: read by code, so text
+    cells are written as they are)."""
+
+    full_rounds = False
+
+    def __init__(self, staging: Path, meta: RunMeta, stack: ExitStack, parquet: bool) -> None:
+        self.meta, self.run_id = meta, meta.run_id
+        suffix = ".parquet" if parquet else ".csv"
+        self.names = [f"{name}{suffix}" for name in COLUMNS]
+        self.writers: dict[str, Any] = {}
+        for name, file in zip(COLUMNS, self.names, strict=True):
+            if parquet:
+                table = ParquetTable(staging / file, name, COLUMNS[name])
+                self.writers[name] = table
+                stack.callback(table.close)
+                continue
+            handle = stack.enter_context(_synced(staging / file))
+            self.writers[name] = csv.writer(handle, lineterminator="\n")
+            self.writers[name].writerow(COLUMNS[name])
+        # Parquet is read by code: no formula guard, only control characters escaped.
+        self.cells: Callable[[tuple], Sequence[Any]] = _escaped if parquet else csv_row
+        self.safe: Safe = str if parquet else functools.lru_cache(maxsize=65536)(csv_cell)
+
+    def add(self, log: RoundLog, values: StateValues, metrics: Metrics) -> None:
+        writers, run_id = self.writers, self.run_id
+        for name, rows in LOG_TABLES.items():
+            writers[name].writerows(map(self.cells, rows(run_id, log)))
+        for name, state_rows in STATE_TABLES.items():
+            writers[name].writerows(state_rows(run_id, log, values, self.safe))
+        writers["metrics"].writerows(_metrics(run_id, metrics))
+
+    def finish(self, measurements: dict[str, list[dict]]) -> None:
+        surveys, ratings = measurements.get("surveys", []), measurements.get("ratings", [])
+        self.writers["surveys"].writerows(map(self.cells, _surveys(self.run_id, surveys)))
+        self.writers["ratings"].writerows(map(self.cells, _ratings(self.run_id, ratings)))
+        self.writers["agents"].writerows(map(self.cells, _agents(self.meta)))
+
+
+class _Card:
+    """The run card, ``card.json``."""
+
+    full_rounds = False
+    names = [CARD_FILE]
+
+    def __init__(self, staging: Path, meta: RunMeta, stack: ExitStack) -> None:
+        self.path, self.builder = staging / CARD_FILE, CardBuilder(meta)
+
+    def add(self, log: RoundLog, values: StateValues, metrics: Metrics) -> None:
+        self.builder.add(log)
+
+    def finish(self, measurements: dict[str, list[dict]]) -> None:
+        _write_card(self.path, self.builder.card().to_json())
+
+
+class _Graphs:
+    """A GraphML file per round (the signed network), in a folder."""
+
+    full_rounds = True  # the relations of every round, not only its changes
+    names = [GRAPH_FOLDER]
+
+    def __init__(self, staging: Path, meta: RunMeta, stack: ExitStack) -> None:
+        self.writer = GraphWriter(staging / GRAPH_FOLDER, meta.run_id, meta.scenario, meta.prior)
+
+    def add(self, log: RoundLog, values: StateValues, metrics: Metrics) -> None:
+        if isinstance(log, RoundRecord):
+            self.writer.write(log)
+
+    def finish(self, measurements: dict[str, list[dict]]) -> None:
+        """Every round's file is written as it comes."""
+
+
+class Writer(Protocol):
+    """What a format writes into the export's staging folder, round by round."""
+
+    full_rounds: bool
+    names: list[str]
+
+    def add(self, log: RoundLog, values: StateValues, metrics: Metrics) -> None: ...
+    def finish(self, measurements: dict[str, list[dict]]) -> None: ...
+
+
+@dataclass(frozen=True)
+class Format:
+    """An export format: its name, the option that asks for it (``--name``; the defaults
+    are written unless asked otherwise), what it writes, and its writer."""
+
+    name: str
+    help: str
+    open: Callable[[Path, RunMeta, ExitStack], Writer]
+    default: bool = False
+    #: The format it is written instead of (Parquet tables instead of CSV ones).
+    instead_of: str = ""
+    #: Raises the one-line error of a missing library before anything is written.
+    check: Callable[[], object] = lambda: None
+
+
+#: Every export format, in the order their files are listed.
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("csv", "The tables as CSV.", partial(_Tables, parquet=False), default=True),
+        Format(
+            "parquet",
+            "The tables as Parquet instead of CSV (pyarrow).",
+            partial(_Tables, parquet=True),
+            instead_of="csv",
+            check=pyarrow_modules,
+        ),
+        Format("card", "The run card (card.json).", _Card, default=True),
+        Format("graphml", "Also a GraphML file per round (the signed network).", _Graphs),
+    )
+}
+
+
+def formats_of(asked: Iterable[str] = ()) -> list[Format]:
+    """The formats an export writes: the defaults and those ``asked`` for, each in place
+    of the one it replaces, in :data:`FORMATS` order."""
+    wanted = set(asked)
+    unknown = wanted - FORMATS.keys()
+    if unknown:
+        raise SocialsimError(f"export format {sorted(unknown)[0]!r}: choose {', '.join(FORMATS)}")
+    replaced = {FORMATS[name].instead_of for name in wanted}
+    return [
+        f for name, f in FORMATS.items() if (f.default or name in wanted) and name not in replaced
+    ]
+
+
 def export_run(
     meta: RunMeta,
     history: Sequence[RoundRecord],
     out: Path,
     measurements: dict[str, list[dict]] | None = None,
     *,
-    graphml: bool = False,
-    parquet: bool = False,
+    formats: Iterable[str] = (),
 ) -> list[Path]:
-    """Write the CSVs of a run (its rounds, round 0 first) and its ``card.json`` into
-    ``out``; returns the paths written (the tables, the card, the GraphML folder). The
-    metrics come from a :class:`History`'s index, or are computed from the states as they
-    stream by. ``graphml``: a GraphML file per round too (``export_graph``); ``parquet``:
-    the tables as Parquet instead of CSV (``export_parquet``, pyarrow).
+    """Write a run (its rounds, round 0 first) into ``out`` in the default formats (the
+    CSV tables and ``card.json``) and those named in ``formats`` (:data:`FORMATS`);
+    returns the paths written. The metrics come from a :class:`History`'s index, or are
+    computed from the states as they stream by.
 
     The LLM tables hold only their header for runs of the offline model.
     """
-    if parquet:
-        pyarrow_modules()  # missing: one line before anything is written
+    chosen = formats_of(formats)
+    for f in chosen:
+        f.check()  # a missing library: one line before anything is written
     try:
         if out.exists() and not out.is_dir():
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR))
@@ -384,7 +513,7 @@ def export_run(
     except OSError as err:
         raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
     with _locked(out):
-        return _export(meta, history, out, measurements or {}, graphml, parquet)
+        return _export(meta, history, out, measurements or {}, chosen)
 
 
 @contextmanager
@@ -428,63 +557,33 @@ def _export(
     history: Sequence[RoundRecord],
     out: Path,
     taken: dict[str, list[dict]],
-    graphml: bool,
-    parquet: bool,
+    chosen: list[Format],
 ) -> list[Path]:
-    """:func:`export_run`, the export folder's lock held."""
-    run_id = meta.run_id
+    """:func:`export_run` in the ``chosen`` formats, the export folder's lock held."""
     try:
         _remove_stale(out)
         staging = Path(tempfile.mkdtemp(prefix=_prefix(out, "export"), dir=out.parent))
     except OSError as err:
         raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
-    suffix = ".parquet" if parquet else ".csv"
-    paths = {name: out / f"{name}{suffix}" for name in COLUMNS}
     try:
         os.chmod(staging, 0o777 & ~umask())  # mkdtemp's 0700, made what mkdir would give
         with ExitStack() as stack, gc_paused():
-            writers: dict[str, Any] = {}
-            for name in paths:
-                if parquet:
-                    table = ParquetTable(staging / f"{name}{suffix}", name, COLUMNS[name])
-                    writers[name] = table
-                    stack.callback(table.close)
-                    continue
-                handle = stack.enter_context(_synced(staging / f"{name}.csv"))
-                writers[name] = csv.writer(handle, lineterminator="\n")
-                writers[name].writerow(COLUMNS[name])
-            # Parquet is read by code: no formula guard, only control characters escaped.
-            cells: Callable[[tuple], Sequence[Any]] = _escaped if parquet else csv_row
-            safe: Safe = str if parquet else functools.lru_cache(maxsize=65536)(csv_cell)
-            card = CardBuilder(meta)
-            graphs = (
-                GraphWriter(staging / GRAPH_FOLDER, run_id, meta.scenario, meta.prior)
-                if graphml
-                else None
-            )
+            writers = [f.open(staging, meta, stack) for f in chosen]
             # The rounds there are now: a run still playing may add some while they are read.
             count = len(history)
-            rounds = _rounds(history, count, full=graphs is not None)
+            rounds = _rounds(history, count, full=any(w.full_rounds for w in writers))
             metrics_of = _metrics_of(meta, history, count)
             for (log, values), metrics in zip(rounds, metrics_of, strict=True):
-                for name, rows in LOG_TABLES.items():
-                    writers[name].writerows(map(cells, rows(run_id, log)))
-                for name, state_rows in STATE_TABLES.items():
-                    writers[name].writerows(state_rows(run_id, log, values, safe))
-                writers["metrics"].writerows(_metrics(run_id, metrics))
-                card.add(log)
-                if graphs is not None and isinstance(log, RoundRecord):
-                    graphs.write(log)
-            writers["surveys"].writerows(map(cells, _surveys(run_id, taken.get("surveys", []))))
-            writers["ratings"].writerows(map(cells, _ratings(run_id, taken.get("ratings", []))))
-            writers["agents"].writerows(map(cells, _agents(meta)))
-            _write_card(staging / CARD_FILE, card.card().to_json())
+                for writer in writers:
+                    writer.add(log, values, metrics)
+            for writer in writers:
+                writer.finish(taken)
         _move_into_place(staging, out)
     except OSError as err:
         raise SaveError(f"--out {out}: cannot write ({err.strerror})") from None
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return [*paths.values(), out / CARD_FILE, *([out / GRAPH_FOLDER] if graphml else [])]
+    return [out / name for writer in writers for name in writer.names]
 
 
 def _escaped(row: tuple) -> list[Any]:

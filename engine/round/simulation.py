@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
-from typing import Any
 
 from filelock import FileLock
 
@@ -17,29 +15,18 @@ from ..core.metrics import Metrics, RepairCounter, carry_edges, round_metrics
 from ..core.priors import Prior, check_agents
 from ..core.rules import (
     HISTORY_WINDOW,
-    can_observe,
     initial_state,
-    observed_by,
-    read_acts,
-    relation_triggers,
-    speaking_order,
-    triggers_among,
     validate_action,
 )
 from ..core.scenario import Scenario
 from ..core.state import (
-    ALL,
-    Action,
-    Decision,
     ForcedAction,
-    MemoryEntry,
     Mode,
     Pending,
     RoundRecord,
     ScenarioEvent,
     WorldState,
 )
-from ..core.unvalidated import trusted
 from ..errors import (
     BudgetError,
     DegradedRunError,
@@ -51,7 +38,7 @@ from ..errors import (
 from ..llm.progress import Calls
 from ..llm.settings import LLMSettings
 from ..minds import AgentContext, Mind, make_mind
-from ..minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge, TalksToServers
+from ..minds.base import PastRound, TalksToServers
 from ..minds.human import Ask, HumanMind, check_players
 from ..minds.spec import OFFLINE, MindSpec, Offline
 from ..saves.history import History
@@ -68,8 +55,6 @@ from ..saves.runmeta import (
 )
 from ..saves.store import SaveStore
 from .events import (
-    AgentDecided,
-    AgentSpoke,
     EngineError,
     Notice,
     RoundEnded,
@@ -77,12 +62,9 @@ from .events import (
     RunFinished,
     RunPaused,
     SimEvent,
-    StateUpdated,
-    TokenStreamed,
 )
 from .gamemaster import narrate
-from .retention import Retention
-from .updates import update_agent, update_relations
+from .phases import Stage, decide, judge_and_apply, past_round, take_turns
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1
@@ -119,7 +101,7 @@ class Simulation:
         self._ask: Ask | None = None
         #: The interventions a round in flight took (``None`` between rounds).
         self._taken: Pending | None = None
-        #: :meth:`_past_round`'s rounds, by round number.
+        #: :func:`~engine.round.phases.past_round`'s rounds, by round number.
         self._past: dict[int, tuple[RoundRecord, dict[str, PastRound]]] = {}
         #: The total of rounds the save records (an extension is written with its first round).
         self._saved_total = meta.total_rounds
@@ -620,7 +602,7 @@ class Simulation:
         """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""
         scenario, state = self.scenario, self.state
         past = self.records[-HISTORY_WINDOW:] if t > 1 else []
-        seen = [self._past_round(r) for r in past if r.round > 0]
+        seen = [past_round(r, scenario.names, self._past) for r in past if r.round > 0]
         contexts = {}
         for spec in scenario.agents:
             me = spec.name
@@ -636,33 +618,6 @@ class Simulation:
                 prior=self.meta.prior,
             )
         return contexts
-
-    def _past_round(self, record: RoundRecord) -> dict[str, PastRound]:
-        """What each agent observed of an earlier round, read once while the round is in the
-        contexts' window (the agents' minds see the same objects from round to round, and
-        agents who observed the same acts one list of them)."""
-        held = self._past.get(record.round)
-        if held is None or held[0] is not record:
-            names = self.scenario.names
-            lists: dict[tuple[int, ...], list[Action]] = {}
-            actions = {
-                me: lists.setdefault(tuple(map(id, seen)), seen)
-                for me, seen in observed_by(record.actions, names).items()
-            }
-            held = self._past[record.round] = (
-                record,
-                {
-                    me: PastRound(
-                        round=record.round,
-                        events=[e for e in record.events if e.visible_to(me)],
-                        actions=actions[me],
-                    )
-                    for me in names
-                },
-            )
-            for old in [k for k in self._past if k <= record.round - HISTORY_WINDOW]:
-                del self._past[old]
-        return held[1]
 
     async def _play_round(self, pending: Pending) -> RoundRecord:
         scenario, run_id = self.scenario, self.run_id
@@ -681,14 +636,25 @@ class Simulation:
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
         contexts = self.contexts(t, events)
         forced = {f.agent: f for f in pending.forced}
+        meta = self.meta
+        stage = Stage(
+            run_id,
+            t,
+            scenario,
+            self.state,
+            meta.ablation,
+            meta.players,
+            self._emit,
+            self._listeners,
+        )
         self.progress.phase("decide")
-        decisions = await self._phase1(t, contexts, forced)
+        decisions = await decide(stage, self._turn_mind(), contexts, forced)
         self._say_notices(t)
         self.progress.phase("speak")
-        actions = await self._phase2(t, contexts, decisions, forced)
+        actions = await take_turns(stage, self._turn_mind(), contexts, decisions, forced)
         self._say_notices(t)
         self.progress.phase("judge")
-        record = await self._update(t, contexts, events, actions)
+        record = await judge_and_apply(stage, self.mind, contexts, events, actions)
         self._say_notices(t)
         return record
 
@@ -698,211 +664,13 @@ class Simulation:
             for line in self.mind.take_notices():
                 self._emit(Notice(run_id=self.run_id, round=t, message=line))
 
-    async def _phase1(
-        self, t: int, contexts: dict[str, AgentContext], forced: dict[str, ForcedAction]
-    ) -> dict[str, Decision]:
-        """Every agent decides at once, on identical information; forced ones are given."""
-        names = self.scenario.names
-        free = [n for n in names if n not in forced]
-        minds = self._turn_mind()
-        if isinstance(minds, DecidesAtOnce):  # one call decides for everyone
-            decided = await minds.decide_all([contexts[n] for n in free], self.state)
-        else:
-            decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
-        raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
-        for name, f in forced.items():
-            raw[name] = Decision(
-                urgency=f.urgency,
-                mode=f.mode,
-                target=f.target,
-                stance=f.stance or "neutral",
-                intent="forced by the user",
-            )
-        known = frozenset(names)
-        decisions = {name: _valid(name, raw[name], names, known) for name in names}
-        if self._listeners:  # an event per agent: built only for a listener
-            for name in names:
-                self._emit(
-                    AgentDecided(
-                        run_id=self.run_id,
-                        round=t,
-                        agent=name,
-                        decision=decisions[name],
-                        forced=name in forced,
-                    )
-                )
-        return decisions
-
-    async def _phase2(
-        self,
-        t: int,
-        contexts: dict[str, AgentContext],
-        decisions: dict[str, Decision],
-        forced: dict[str, ForcedAction],
-    ) -> dict[str, Action]:
-        """Speakers in descending urgency, each hearing the earlier turns it can observe."""
-        names, minds, players = self.scenario.names, self._turn_mind(), self.meta.players
-        actions = {n: _action(n, decisions[n], n in forced) for n in names}
-        for n in players.keys() - forced.keys():
-            actions[n] = actions[n].model_copy(update={"actor": "human", "player": players[n]})
-        spoken: list[Action] = []
-        public: list[Action] = []  # what everyone hears
-        private: set[str] = set()  # the parties to private turns, who hear more
-        if self.meta.ablation:  # fixed speaking order: scenario order, silent skipped
-            turns = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
-        else:
-            turns = speaking_order(actions.values(), names)
-        for action in turns:
-            me = action.speaker
-            if action.forced:
-                text = forced[me].utterance
-            else:
-                heard = [a for a in spoken if can_observe(a, me)] if me in private else public[:]
-                ctx = replace(contexts[me], heard=heard)
-
-                def sink(piece: str, me: str = me) -> None:
-                    if self._listeners:  # a token event per word: built only for a listener
-                        self._emit(TokenStreamed(run_id=self.run_id, round=t, agent=me, text=piece))
-
-                text = await minds.speak(ctx, decisions[me], sink)
-            if not text.strip():  # a failed or empty utterance is silence, not a blank turn
-                actions[me] = action.model_copy(
-                    update={
-                        "mode": Mode.SILENT,
-                        "target": None,
-                        "intent": "(no utterance: silent)",
-                    }
-                )
-                continue
-            order = len(spoken) + 1
-            action = action.model_copy(update={"utterance": text.strip(), "order": order})
-            actions[me] = action
-            spoken.append(action)
-            if action.mode is Mode.PUBLIC:
-                public.append(action)
-            else:
-                private.update((me, action.target or ""))
-            if self._listeners:
-                self._emit(AgentSpoke(run_id=self.run_id, round=t, action=action))
-            await asyncio.sleep(0)
-        return actions
-
     def _turn_mind(self) -> Mind:
         """Who is asked for turns: the mind, and the people seated for the agents they play."""
         if not self.meta.players or self._ask is None:
             return self.mind
         return HumanMind(self.mind, self.meta.players, self._ask)
 
-    async def _update(
-        self,
-        t: int,
-        contexts: dict[str, AgentContext],
-        events: list[ScenarioEvent],
-        actions: dict[str, Action],
-    ) -> RoundRecord:
-        """Each agent judges only what it observed; the judgements are clipped and applied."""
-        names, mind = self.scenario.names, self.mind
-        spoken = sorted((a for a in actions.values() if a.order), key=lambda a: a.order or 0)
-        if self.meta.ablation:  # no emotion, relation or need updates
-            return RoundRecord(
-                round=t,
-                events=events,
-                actions=[actions[n] for n in names],
-                state=WorldState(round=t, agents=dict(self.state.agents)),
-            )
-        observed = observed_by(spoken, names)
-        ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
-        before, memory_size = self.state, self.scenario.memory_size
-        retention = Retention.of(before, memory_size)  # the memory keys, handed on below
-        entries: dict[tuple[str, int], MemoryEntry] = {}  # the round's, shared by the edges
-
-        if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
-            acts = read_acts(spoken)  # read once for every observer's triggers
-            judged = [mind.judge_now(c, triggers_among(c.name, acts)) for c in ctxs]
-        else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
-            count = len(ctxs)
-            results: list[Any] = await asyncio.gather(
-                *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
-                *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
-                *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
-            )
-            moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))
-            judged = [
-                Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n)
-                for d_s, d_r, d_n in zip(moods, verdicts, needs, strict=True)
-            ]
-        victims = retention.evict(
-            [
-                (n, list(j.relations), [e[3] + t for e in j.relations.values()])
-                for n, j in zip(names, judged, strict=True)
-            ]
-        )
-        updates = []
-        for me, j, evicted in zip(names, judged, victims, strict=True):
-            old = before.agents[me]
-            relations = update_relations(
-                me, old, t, memory_size, j.relations, retention, entries, evicted
-            )
-            updates.append(update_agent(me, old, j.emotion, relations, j.needs, actions[me].theta))
-        new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
-        after = WorldState(round=t, agents=new_states)
-        retention.hand_to(after)
-        emotions = [u.emotion for u in updates]
-        changes = [c for u in updates for c in u.relations]
-        self._emit(StateUpdated(run_id=self.run_id, round=t, emotions=emotions, relations=changes))
-        return RoundRecord(
-            round=t,
-            events=events,
-            actions=[actions[n] for n in names],
-            emotion_changes=emotions,
-            relation_changes=changes,
-            need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
-            state=after,
-        )
-
 
 def _among(item: object, items: Sequence[object]) -> bool:
     """Identity membership: the very intervention object, not an equal one."""
     return any(item is other for other in items)
-
-
-_new_action = trusted(Action)
-
-
-def _action(speaker: str, decision: Decision, forced: bool) -> Action:
-    """The action of a decision, before it is spoken (the decision's values are valid)."""
-    return _new_action(
-        {
-            "speaker": speaker,
-            "urgency": decision.urgency,
-            "mode": decision.mode,
-            "target": decision.target,
-            "intent": decision.intent,
-            "stance": decision.stance,
-            "utterance": "",
-            "order": None,
-            "forced": forced,
-            "theta": decision.theta,
-            "actor": "model",
-            "player": "",
-        }
-    )
-
-
-def _valid(name: str, decision: Decision, names: Sequence[str], known: frozenset[str]) -> Decision:
-    """A decision with an invalid mode/target combination becomes silence (``known``: the
-    names, for the common cases checked at once)."""
-    mode, target = decision.mode, decision.target
-    if (
-        (mode is Mode.SILENT and target is None)
-        or (mode is Mode.PUBLIC and target == ALL)
-        or (mode is not Mode.SILENT and target not in (name, ALL) and target in known)
-    ):
-        return decision
-    try:
-        validate_action(name, decision.mode, decision.target, names)
-    except InterventionError:
-        return Decision(
-            urgency=decision.urgency, mode=Mode.SILENT, intent="(invalid action dropped)"
-        )
-    return decision

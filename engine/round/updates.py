@@ -6,16 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.rounding import ROUNDED_4, ROUNDED_6
-from ..core.rules import (
-    ALLY_AT,
-    ENEMY_AT,
-    MAX_FAV_DELTA,
-    RIVAL_AT,
-    apply_emotion,
-    apply_need,
-    remember,
-)
-from ..core.scenario import Status
+from ..core.rules import apply_emotion, apply_fav, apply_need, next_status, remember
 from ..core.state import (
     AgentState,
     EmotionChange,
@@ -104,8 +95,8 @@ def update_relations(
     victims: Sequence[int] | None = None,
 ) -> RelationUpdate:
     """Clip and apply U_R to each judged edge: :func:`~engine.core.rules.apply_fav`, then
-    :func:`~engine.core.rules.next_status` and :func:`~engine.core.rules.remember`, written out (this
-    is the round's hottest loop: once per judged edge). ``old`` is left untouched; the
+    :func:`~engine.core.rules.next_status` and :func:`~engine.core.rules.remember` (this is
+    the round's hottest loop: once per judged edge). ``old`` is left untouched; the
     models are built without validating them again (every mind's judgements are
     validated). ``retention``, the memory keys of the state ``old`` is part of, finds the
     entries to evict (and is updated); without it each edge's memory is read. ``entries``,
@@ -126,7 +117,6 @@ def update_relations(
         fields_set(Relation),
         fields_set(RelationChange),
     )
-    high, ally, enemy, rival = MAX_FAV_DELTA, Status.ALLY, Status.ENEMY, Status.RIVAL
     rounded6 = ROUNDED_6  # round(x, 6), remembered
     if retention is None:
         found: Sequence[int | None] = [None] * len(judged)
@@ -143,18 +133,8 @@ def update_relations(
     ):
         rel = before[other]
         was, previous = rel.fav, rel.status
-        fav = was + (-high if delta < -high else high if delta > high else delta)
-        fav = -1.0 if fav < -1.0 else 1.0 if fav > 1.0 else fav
-        if override is not None:
-            status = override
-        elif fav >= ALLY_AT:
-            status = ally
-        elif fav <= ENEMY_AT:
-            status = enemy
-        elif fav <= RIVAL_AT:
-            status = rival
-        else:
-            status = previous
+        _, fav = apply_fav(was, delta)
+        status = next_status(fav, previous, override)
         entry = entries.get((summary, importance))
         if entry is None:
             entry = entries[summary, importance] = new(MemoryEntry)

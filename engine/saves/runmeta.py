@@ -17,7 +17,8 @@ from ..llm.settings import LLMSettings, StructuredMode
 from ..minds.spec import OFFLINE, MindSpec
 
 #: 3: round files hold a round's changes, with a keyframe now and then, and a run has an
-#: index (engine/saves/roundfile.py, engine/saves/runfiles.py); 2: every round file held the full state.
+#: index (engine/saves/roundfile.py, engine/saves/runfiles.py); 2: every round file held the
+#: full state.
 FORMAT_VERSION = 3
 
 

@@ -9,35 +9,12 @@ prompt's tokens, the window and how to raise it.
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
-
 from ..core.priors import Prior
 from ..core.scenario import Scenario
 from ..errors import SocialsimError
-from ..llm.server import ServerInfo, describe
+from ..llm.server import ServerInfo, servers_of
 from ..llm.settings import LLMSettings
 from ..minds.spec import MindSpec
-
-
-def server_of(settings: LLMSettings) -> dict[str, ServerInfo]:
-    """What each of the run's models' servers says of itself (see ``engine.llm.server``)."""
-    from ..llm.transport import _api_key
-
-    key = _api_key(settings)
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
-    models = sorted({settings.model, settings.judge, *settings.agent_models.values()})
-
-    async def ask() -> dict[str, ServerInfo]:
-        found = await asyncio.gather(*(describe(m, settings.api_base, headers) for m in models))
-        return dict(zip(models, found, strict=True))
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(ask())
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, ask()).result()
 
 
 def check_window(
@@ -52,7 +29,7 @@ def check_window(
     a model's context window; else what the servers said (for their slot counts)."""
     if not isinstance(spec, LLMSettings):
         return {}
-    servers = server_of(spec)
+    servers = servers_of(spec)
     windows = {m: i for m, i in servers.items() if i.window}
     if not windows:
         return servers

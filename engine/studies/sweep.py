@@ -11,21 +11,16 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from ..errors import SocialsimError
 from ..minds.spec import OFFLINE, MindSpec, mind_spec
 from .bootstrap import RESAMPLES, Interval, ratio_contrasts
 from .experiments.executor import Executor, Interrupted, Job, in_worker
+from .families import family
 
-Task = Literal["govsim", "debate"]
-GOVSIM_AGENTS = 3
-DEBATE_AGENTS = 3
-#: The debate metrics whose contrasts a sweep reports (App. B.3, B.4).
-DEBATE_METRICS = ("acc", "cr", "ccr", "wcf")
-#: Resampling units are paired across conditions for debate (the same questions, App. B.3);
-#: GovSim endpoints are resampled run by run on their own (App. A.3).
-PAIRED = {"govsim": False, "debate": True}
+#: A study family's name (:data:`~engine.studies.families.FAMILIES`).
+Task = str
 
 
 class Condition(BaseModel):
@@ -43,6 +38,12 @@ class Condition(BaseModel):
     model: str = "offline"
     run: int = 0
     agents: int = 3
+
+    @field_validator("task")
+    @classmethod
+    def _a_family(cls, task: str) -> str:
+        family(task)
+        return task
 
     def label(self) -> str:
         """Short human label."""
@@ -68,11 +69,7 @@ class Outcome(BaseModel):
 
 def agent_names(task: Task, agents: int | None = None) -> list[str]:
     """The fixed agent names of each task family, for a team of ``agents``."""
-    if task == "govsim":
-        from .govsim import NAMES
-
-        return list(NAMES[: agents or GOVSIM_AGENTS])
-    return [f"Agent{i}" for i in range(1, (agents or DEBATE_AGENTS) + 1)]
+    return family(task).agent_names(agents)
 
 
 def topology_aliases(names: Sequence[str], topologies: Sequence[str]) -> dict[str, str]:
@@ -170,27 +167,10 @@ async def run_condition(
     """Play one cell; the episode seed depends only on the run index, so conditions are
     paired across priors (the same seeds for λ=0, λ=1 and the controls). ``mind`` holds the
     LLM settings every cell shares; the cell's model replaces its model."""
-    prior = prior_of(cond)
-    spec = cell_mind(cond, mind)
-    if cond.task == "govsim":
-        from .govsim import run_govsim
-
-        result = await run_govsim(prior, n_agents=cond.agents, seed=seed + cond.run, mind=spec)
-        metrics = dict(result.metrics)
-        return Outcome(
-            condition=cond,
-            metrics=metrics,
-            units={f"run{cond.run}": {"score": metrics["score"], "runs": 1.0}},
-        )
-    from .debate import run_debate
-    from .debate.stats import question_units
-
-    debate = await run_debate(prior, questions, k=cond.agents, seed=seed + cond.run, mind=spec)
-    return Outcome(
-        condition=cond,
-        metrics=dict(debate.metrics),
-        units=question_units(debate.traces, questions),
-    )
+    prior, spec = prior_of(cond), cell_mind(cond, mind)
+    played = family(cond.task).play(prior, cond.agents, seed + cond.run, spec, questions, cond.run)
+    metrics, units = await played
+    return Outcome(condition=cond, metrics=metrics, units=units)
 
 
 def play_cell(
@@ -212,11 +192,7 @@ class SweepResult(BaseModel):
 def contrast_ratios(task: Task) -> dict[str, tuple[str, str]]:
     """The statistics a task's contrasts are computed on, as (numerator, denominator) parts
     of its units: GovSim's score S (mean over runs), debate's ACC, CR, CCR and WCF."""
-    if task == "govsim":
-        return {"score": ("score", "runs")}
-    from .debate.scoring import RATIOS
-
-    return {m: RATIOS[m] for m in DEBATE_METRICS}
+    return family(task).contrast_ratios()
 
 
 def _units(outcomes: Sequence[Outcome]) -> dict[str, dict[str, float]]:
@@ -271,18 +247,19 @@ def contrasts(
             groups[key][f"{c.positivity:g}"].append(o)
     for key, by_lambda in sorted(groups.items()):
         task = next(iter(by_lambda.values()))[0].condition.task
+        paired = family(task).paired
         ones = _units(by_lambda.get("1", []))
         for name, base in (
             ("λ=1 − λ=0", _units(by_lambda.get("0", []))),
             ("λ=1 − no-prior", _units(none[key[:2]])),
         ):
-            if not ones or not base or (PAIRED[task] and not set(ones) & set(base)):
+            if not ones or not base or (paired and not set(ones) & set(base)):
                 continue
             intervals = ratio_contrasts(
                 base,
                 ones,
                 contrast_ratios(task),
-                paired=PAIRED[task],
+                paired=paired,
                 resamples=resamples,
                 seed=seed,
             )

@@ -320,3 +320,12 @@ def test_triggers_collect_several_actions_per_edge_in_order():
     a4 = act("Cy", Mode.PRIVATE, "Dee")
     got = relation_triggers("Ann", [a1, a2, a3, a4], NAMES)
     assert got == {"Bob": [a1, a2, a3]}
+
+
+def test_a_judge_foresees_a_rise_clipped_and_a_fall_whole():
+    from engine.core.rules import ends_above
+
+    assert ends_above(-0.35, 0.9, -0.1)  # clipped to +0.3: -0.05 is above -0.1
+    assert not ends_above(-0.45, 0.9, -0.1)  # clipped to +0.3: -0.15 is not
+    assert not ends_above(0.25, -0.4, -0.1)  # a fall counts whole: -0.15
+    assert ends_above(0.25, -0.3, -0.1)  # -0.05

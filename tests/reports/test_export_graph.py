@@ -55,7 +55,7 @@ def run(store: SaveStore, odd: Scenario) -> str:
 def test_graphml_round_trips_through_networkx(run: str, store: SaveStore, tmp_path: Path):
     meta = store.read_meta(run)
     history = store.history(run, meta)
-    paths = export_run(meta, history, tmp_path / "out", graphml=True)
+    paths = export_run(meta, history, tmp_path / "out", formats=["graphml"])
     folder = tmp_path / "out" / "graphml"
     assert paths[-1] == folder
     files = sorted(folder.iterdir())
@@ -84,7 +84,7 @@ def test_graphml_round_trips_through_networkx(run: str, store: SaveStore, tmp_pa
 
 def test_graph_favorability_changes_over_rounds(run: str, store: SaveStore, tmp_path: Path):
     meta = store.read_meta(run)
-    export_run(meta, store.history(run, meta), tmp_path / "out", graphml=True)
+    export_run(meta, store.history(run, meta), tmp_path / "out", formats=["graphml"])
     first = nx.read_graphml(tmp_path / "out" / "graphml" / "round_000000.graphml")
     last = nx.read_graphml(tmp_path / "out" / "graphml" / f"round_{ROUNDS:06d}.graphml")
     favs = [(first.edges[e]["fav"], last.edges[e]["fav"]) for e in first.edges]
@@ -94,7 +94,7 @@ def test_graph_favorability_changes_over_rounds(run: str, store: SaveStore, tmp_
 def test_an_export_without_graphml_replaces_one_with_it(run: str, store: SaveStore, tmp_path):
     meta = store.read_meta(run)
     out = tmp_path / "out"
-    export_run(meta, store.history(run, meta), out, graphml=True)
+    export_run(meta, store.history(run, meta), out, formats=["graphml"])
     assert (out / "graphml").is_dir()
     export_run(meta, store.history(run, meta), out)
     assert not (out / "graphml").exists() and (out / "card.json").is_file()
@@ -103,10 +103,10 @@ def test_an_export_without_graphml_replaces_one_with_it(run: str, store: SaveSto
 def test_graphml_beside_other_files_replaces_the_earlier_folder(run, store: SaveStore, tmp_path):
     meta = store.read_meta(run)
     out = tmp_path / "out"
-    export_run(meta, store.history(run, meta), out, graphml=True)
+    export_run(meta, store.history(run, meta), out, formats=["graphml"])
     (out / "notes.txt").write_text("mine")
     (out / "graphml" / "round_000099.graphml").write_text("stale")
-    export_run(meta, store.history(run, meta), out, graphml=True)
+    export_run(meta, store.history(run, meta), out, formats=["graphml"])
     assert (out / "notes.txt").read_text() == "mine"
     assert len(list((out / "graphml").iterdir())) == ROUNDS + 1
 
@@ -120,7 +120,9 @@ def test_parquet_tables_hold_the_csv_rows_typed(run: str, store: SaveStore, tmp_
     meta = store.read_meta(run)
     measured = store.read_measurements(run)
     export_run(meta, store.history(run, meta), tmp_path / "csv", measured)
-    paths = export_run(meta, store.history(run, meta), tmp_path / "pq", measured, parquet=True)
+    paths = export_run(
+        meta, store.history(run, meta), tmp_path / "pq", measured, formats=["parquet"]
+    )
     assert [p.name for p in paths] == [*(f"{n}.parquet" for n in COLUMNS), "card.json"]
     for name, columns in COLUMNS.items():
         table = pq.read_table(tmp_path / "pq" / f"{name}.parquet")
@@ -151,7 +153,7 @@ def test_parquet_without_pyarrow_is_one_line_and_writes_nothing(
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     meta = store.read_meta(run)
     with pytest.raises(SocialsimError, match=r"pip install 'socialsim\[parquet\]'"):
-        export_run(meta, store.history(run, meta), tmp_path / "out", parquet=True)
+        export_run(meta, store.history(run, meta), tmp_path / "out", formats=["parquet"])
     result = run_cli(
         "export", run, "--out", str(tmp_path / "cli"), "--parquet", "--saves", str(store.root)
     )

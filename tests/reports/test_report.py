@@ -14,7 +14,7 @@ import pytest
 from browser import missing, open_page
 
 from engine import SaveStore, SocialsimError, load_library
-from engine.reports.page import script_json
+from engine.reports.html.page import script_json
 from engine.studies.experiments.arms import named_arms
 from engine.studies.experiments.executor import LocalExecutor
 from engine.studies.experiments.trial import plan, run_trial
@@ -92,7 +92,7 @@ def test_report_refuses_bad_input_in_one_line(saved, run_cli, tmp_path):
 
 
 def test_a_missing_extra_is_named(saved, monkeypatch, tmp_path):
-    from engine.reports import write_run_report
+    from engine.reports.html import write_run_report
 
     real = builtins.__import__
 
@@ -138,7 +138,7 @@ NETWORK = """() => document.getElementById('network-plot').data.slice(0, 5)
 @pytest.mark.browser
 @browser
 def test_the_run_report_opens_in_chromium(saved, tmp_path):
-    from engine.reports import write_run_report
+    from engine.reports.html import write_run_report
 
     out = write_run_report(saved, "village", tmp_path / "village.html")
     SHOTS.mkdir(parents=True, exist_ok=True)
@@ -175,7 +175,7 @@ def test_the_run_report_opens_in_chromium(saved, tmp_path):
 @pytest.mark.browser
 @browser
 def test_the_trial_report_opens_in_chromium(saved, tmp_path):
-    from engine.reports import write_trial_report
+    from engine.reports.html import write_trial_report
 
     paths = write_trial_report(saved, "bully", tmp_path / "bully.html")
     out = paths[-1]
@@ -219,7 +219,7 @@ def hostile_run(mini_data: dict, tmp_path: Path) -> SaveStore:
 
 
 def test_a_name_with_markup_is_shown_as_text(hostile_run, tmp_path):
-    from engine.reports import write_run_report
+    from engine.reports.html import write_run_report
 
     html = write_run_report(hostile_run, "h", tmp_path / "h.html").read_text()
     page = html.partition("</script>")[2]

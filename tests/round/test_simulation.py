@@ -342,7 +342,7 @@ async def test_an_earlier_rounds_view_is_read_once_and_shared():
 
 
 def test_a_decisions_action_is_built_as_validation_builds_it():
-    from engine.round.simulation import _action
+    from engine.round.phases import _action
 
     decision = Decision(urgency=4.5, mode=Mode.PRIVATE, target="B", intent="i", theta=0.3)
     built = _action("A", decision, True)

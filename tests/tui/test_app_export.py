@@ -88,6 +88,31 @@ async def test_a_relative_folder_is_under_the_start_folder(tmp_path: Path, umask
     assert not (tmp_path / "exports").exists()
 
 
+async def test_the_app_exports_every_format_the_cli_can(tmp_path: Path, umask) -> None:
+    _, seen, hint = await export_from_the_app(tmp_path, "mine/all --graphml --parquet")
+    out = tmp_path / "mine" / "all"
+    assert "--graphml" in hint and "--parquet" in hint
+    assert (out / "relations.parquet").is_file() and not list(out.glob("*.csv"))
+    assert (out / "card.json").is_file()
+    assert sorted(p.name for p in (out / "graphml").iterdir())[0].endswith(".graphml")
+    assert any(f" files to {out}." in message for message in seen)
+
+
+async def test_an_unknown_format_is_said_in_the_form(tmp_path: Path) -> None:
+    app = build_app("tavern", saves=tmp_path / "saves")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("x")
+        await pilot.pause()
+        form = app.screen
+        form.query_one("#value", Input).value = "mine/x --pdf"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert isinstance(app.screen, TextForm)  # the form stays, saying why
+        shown = " ".join(str(s.content) for s in app.screen.query(Static))
+        assert "export format 'pdf'" in shown
+    assert not (tmp_path / "mine").exists()
+
+
 def test_engine_export_follows_the_umask(tmp_path: Path, umask) -> None:
     store = SaveStore(tmp_path / "saves")
     sim = Simulation.new(resolve_scenario("tavern"), seed=0, store=store)

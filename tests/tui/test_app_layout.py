@@ -555,7 +555,7 @@ def test_needs_read_without_colour() -> None:
     assert lines[3].endswith("! control")
 
 
-# -- snapshots (the plain main screen at these sizes: tests/tui/test_app_matrix.py) ------------------
+# -- snapshots (the plain main screen at these sizes: tests/tui/test_app_matrix.py) ---------------
 
 
 def snapshot_app(saves: Path, scenario: str | Path) -> SocialsimApp:

@@ -64,7 +64,9 @@ def estimate(
     --api-base: a short probe (a few chat completions) measures the server's prompt and
     generation speed, which gives the expected wall time.
     """
-    if scenario in ("govsim", "debate"):
+    from engine.studies.families import FAMILIES
+
+    if scenario in FAMILIES:
         fail(f"estimate {scenario}: estimates cover scenario runs; govsim and debate are not")
     from engine import resolve_scenario
     from engine.core.priors import parse_prior

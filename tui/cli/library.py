@@ -128,7 +128,8 @@ def export(
     meta = store.read_meta(run_id)
     history = store.history(run_id, meta)
     measured = store.read_measurements(run_id)
-    paths = export_run(meta, history, out, measured, graphml=graphml, parquet=parquet)
+    asked = [name for name, on in (("graphml", graphml), ("parquet", parquet)) if on]
+    paths = export_run(meta, history, out, measured, formats=asked)
     for path in paths:
         typer.echo(one_line(str(path)))
 

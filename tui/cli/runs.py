@@ -260,9 +260,11 @@ def run(
     SCENARIO may also be `govsim` (the fishing commons) or `debate` (the bundled questions)
     for a single episode of the Relational priors paper's tasks.
     """
+    from engine.studies.families import FAMILIES
+
     if fmt != "table" and scenario != "debate":
         fail(f"--format {fmt}: only a debate episode prints a table (its intervals)")
-    if scenario in ("govsim", "debate"):
+    if scenario in FAMILIES:
         from .studies import single_episode
 
         single_episode(scenario, seed, llm, prior, agents, fmt)

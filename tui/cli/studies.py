@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, cast
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,9 +25,8 @@ from .batch import (
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
-    from engine.studies.sweep import SweepResult, Task
-
-TASKS = ("govsim", "debate")
+    from engine.studies.families import Family
+    from engine.studies.sweep import SweepResult
 
 
 def _floats(text: str, option: str) -> list[float]:
@@ -51,12 +50,21 @@ def _names(text: str, option: str, allowed: tuple[str, ...]) -> list[str]:
     return items
 
 
-def team_sizes(text: str, task: str) -> list[int]:
-    """``--agents``: GovSim's team sizes, 3 and/or 5 (Relational priors Sec. 4.1); debate
-    plays three agents (Sec. 4.2)."""
-    allowed = ("3", "5") if task == "govsim" else ("3",)
-    sizes = _names(text, "--agents", allowed)
+def team_sizes(text: str, kind: Family) -> list[int]:
+    """``--agents``: the family's team sizes (GovSim 3 and/or 5, Relational priors Sec. 4.1;
+    debate three agents, Sec. 4.2)."""
+    sizes = _names(text, "--agents", tuple(map(str, kind.team_sizes)))
     return sorted({int(s) for s in sizes})
+
+
+def _family(task: str, command: str) -> Family:
+    """The study family ``task`` names; an unknown one fails naming the choices."""
+    from engine.studies.families import FAMILIES
+
+    found = FAMILIES.get(task)
+    if found is None:
+        fail(f"{command} {task!r}: choose {' or '.join(FAMILIES)}")
+    return found
 
 
 def single_episode(
@@ -70,48 +78,27 @@ def single_episode(
     """``run govsim`` / ``run debate``: one episode under one prior, printed (GovSim with
     ``agents`` fishers; debate with its question-level 95% intervals, in ``fmt``: what
     surrounds them goes to stderr in the formats but table)."""
-    from engine.core.priors import no_prior, parse_prior
-    from engine.studies.sweep import agent_names
+    from rich.markup import escape
 
-    sizes = team_sizes(agents, task)
+    from engine.core.priors import no_prior, parse_prior
+
+    kind = _family(task, "run")
+    sizes = team_sizes(agents, kind)
     if len(sizes) != 1:
         fail(f"--agents {agents!r}: one team size for a single episode")
-    names = agent_names(cast("Task", task), sizes[0])
+    names = kind.agent_names(sizes[0])
     prior = parse_prior(prior_text, names) if prior_text else no_prior()
     mind = llm.spec(names)
     console = make_console(stderr=fmt != "table")
-    metrics: Mapping[str, float | None]
-    if task == "govsim":
-        from engine.studies.govsim import paper_settings, run_govsim
-
-        result = run_async(
-            run_govsim(prior, n_agents=sizes[0], seed=seed, mind=paper_settings(mind))
-        )
-        for m in result.months:
-            console.print(
-                f"month {m.month:>2}: stock {m.stock_before:6.1f} → {m.stock_after:6.1f}"
-                f"  harvests "
-                + ", ".join(f"{k} {v:g}" for k, v in m.harvests.items())
-                + ("  \\[collapse]" if m.collapsed else "")
-            )
-        metrics = result.metrics
-    else:
-        from engine.studies.debate import run_debate, sample_questions
-        from engine.studies.debate.stats import bootstrap_metrics
-
+    episode = run_async(kind.episode(prior, sizes[0], seed, mind))
+    for line in episode.lines:
+        console.print(escape(line))
+    if episode.intervals is not None:
         from .output import emit
         from .tables import intervals_table
 
-        questions = sample_questions()
-        debated = run_async(run_debate(prior, questions, seed=seed, mind=mind))
-        for t in debated.traces:
-            console.print(
-                f"{t.question_id}: "
-                + " → ".join("/".join(str(v) for v in r.values()) for r in t.answers)
-            )
-        intervals = bootstrap_metrics(debated.traces, questions, seed=seed)
-        emit(make_console(), [intervals_table(intervals)], fmt)
-        metrics = debated.metrics
+        emit(make_console(), [intervals_table(episode.intervals)], fmt)
+    metrics: Mapping[str, float | None] = episode.metrics
     console.print(
         " ".join(f"{k} {'–' if v is None else format(v, '.3g')}" for k, v in metrics.items())
     )
@@ -154,47 +141,38 @@ def sweep(
     """Sweep relational priors over team sizes, relation types, topologies, λ, models and
     runs."""
     from engine.minds.spec import OFFLINE, mind_spec
-    from engine.studies.govsim import paper_settings
-    from engine.studies.sweep import agent_names, conditions, topology_aliases
+    from engine.studies.sweep import conditions, topology_aliases
     from engine.studies.sweep import sweep as run_sweep
 
-    if task not in TASKS:
-        fail(f"sweep {task!r}: choose govsim or debate")
-    kind = cast("Task", task)
+    kind = _family(task, "sweep")
     rels = _names(relations, "--relations", ("attitude", "trust", "influence"))
     tops = _names(topologies, "--topologies", ("complete", "chain", "star", "tree"))
-    if kind == "debate" and tops != ["complete"]:
-        fail("--topologies: debate uses complete connectivity (Relational priors Sec. 4)")
+    if kind.topology_note and not set(tops) <= set(kind.topologies):
+        fail(f"--topologies: {kind.topology_note}")
     sizes = team_sizes(agents, kind)
     model_list = [m.strip() for m in models.split(",") if m.strip()]
     cells = conditions(
-        kind, rels, tops, _floats(lambdas, "--lambdas"), runs, model_list, agents=sizes
+        kind.name, rels, tops, _floats(lambdas, "--lambdas"), runs, model_list, agents=sizes
     )
     console = make_console(stderr=fmt != "table")  # what surrounds the tables
     for n in sizes:
-        for dup, kept in topology_aliases(agent_names(kind, n), tops).items():
+        for dup, kept in topology_aliases(kind.agent_names(n), tops).items():
             console.print(
                 f"[dim]{n} agents: {dup} states the same edges as {kept}; "
                 f"its cells are {kept}'s, run once.[/]"
             )
-    qs = []
-    if kind == "debate":
-        from engine.studies.debate import load_questions, sample_questions
-
-        qs = load_questions(questions) if questions else sample_questions()
+    qs = kind.questions(questions)
     # The LLM settings every cell shares (each cell plays its own model).
     live = [m for m in model_list if not mind_spec(m).offline]
-    shared = replace(llm, model=live[0]).spec(()) if live else OFFLINE
-    if kind == "govsim":
-        shared = paper_settings(shared)
+    shared = kind.sweep_mind(replace(llm, model=live[0]).spec(()) if live else OFFLINE)
     runner = make_executor(executor, workers, address, calls_per_second)
     confirm_spend(not live, yes, f"This sweep of {len(cells)} episodes")
     from engine.studies.experiments.executor import Interrupted
 
     try:
-        with progress_bar(f"sweep {kind}", len(cells)) as bar:
+        with progress_bar(f"sweep {kind.name}", len(cells)) as bar:
             result = run_sweep(
-                kind,
+                kind.name,
                 cells,
                 runner,
                 questions=qs,

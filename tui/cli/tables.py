@@ -27,19 +27,6 @@ if TYPE_CHECKING:
 
 MODE_STYLE = {"public": "bold", "private": "magenta", "silent": "dim"}
 
-#: Metrics shown in the sweep table, with short headers (all are in the CSV).
-SWEEP_METRICS = {
-    "govsim": {
-        "score": "S",
-        "survival_time": "surv",
-        "total_gain": "gain",
-        "equality": "eq",
-        "over_usage": "over h/2n",
-        "over_usage_group": "over h/2",
-    },
-    "debate": {"cr": "CR", "acc": "ACC", "ccr": "CCR", "wcf": "WCF"},
-}
-
 
 def mind_name(spec: MindSpec) -> str:
     """A run's mind in a few words: the offline model's label, or the model string."""
@@ -305,7 +292,9 @@ def _mean_cell(values: list[float]) -> str:
 
 def sweep_table(result: SweepResult) -> Table:
     """Mean metrics per model, team size and condition, over the repeated runs."""
-    shown = SWEEP_METRICS[result.task]
+    from engine.studies.families import family
+
+    shown = family(result.task).metrics
     table = Table(
         title=f"{result.task}: {len(result.outcomes)} episodes (mean over runs)",
         title_justify="left",
@@ -335,11 +324,9 @@ def _signed(value: float | None) -> str:
 def contrasts_table(result: SweepResult) -> Table:
     """The bootstrap contrasts of a sweep: question-level and paired for debate (App. B.3),
     run-level with each endpoint resampled on its own for GovSim (App. A.3)."""
-    how = (
-        "paired 95% bootstrap intervals, question-level"
-        if result.task == "debate"
-        else "95% bootstrap intervals, run-level, endpoints resampled independently"
-    )
+    from engine.studies.families import family
+
+    how = family(result.task).intervals
     table = Table(title=f"{how} ({result.resamples:,} resamples)", title_justify="left")
     for col in ("model", "agents", "relation", "topology", "contrast", "metric", "units"):
         table.add_column(col)

@@ -56,15 +56,9 @@ def parse_seeds(text: str) -> list[int]:
 def _scenario(ref: str) -> tuple[object, str]:
     """A scenario (library id or file) or a task (``task:<id>``, or a task id), and the
     reference its runs record."""
-    from engine import library_ids, resolve_scenario
-    from engine.studies.tasks.episode import task_scenario
-    from engine.studies.tasks.spec import load_task, task_ids
+    from engine.studies.targets import open_target
 
-    task_id = ref.removeprefix("task:")
-    if ref.startswith("task:") or (task_id in task_ids() and task_id not in library_ids()):
-        task = load_task(task_id)
-        return task_scenario(task, task.casting.hetero), f"task:{task.id}"
-    return resolve_scenario(ref), ref
+    return open_target(ref)
 
 
 def _new_spec(

@@ -560,32 +560,36 @@ class MainScreen(Screen[None]):
 
     def action_export(self) -> None:
         """Write the run's CSVs to a folder, by default ``exports/<run>`` in the saves
-        folder (its rounds so far: not while one is played)."""
+        folder (its rounds so far: not while one is played), and any other export format
+        named after it as on the command line (``--graphml``)."""
         if self.running:
             self.notify("Pause the run before exporting.", severity="warning")
             return
-        from engine.reports.export import export_run
+        from engine.reports.export import FORMATS, export_run
 
         from .forms import TextForm
 
         sim, store = self.sim, self.session.store
 
-        def submit(folder: str) -> str | None:
-            out = Path(folder).absolute()
+        def submit(text: str) -> str | None:
+            folder, *options = text.split(" --")
+            out = Path(folder.strip()).absolute()
             try:
-                paths = export_run(sim.meta, sim.records, out, store.read_measurements(sim.run_id))
+                measured = store.read_measurements(sim.run_id)
+                paths = export_run(sim.meta, sim.records, out, measured, formats=options)
             except SocialsimError as err:
                 return str(err)
             self.notify(f"Exported {len(paths)} files to {out}.")
             return None
 
         here = Path.cwd()  # where socialsim was started: relative folders are under it
+        others = " or ".join(f"--{name}" for name, f in FORMATS.items() if not f.default)
         self.app.push_screen(
             TextForm(
                 "Export the run to CSV",
                 submit,
                 default=str(store.export_dir(sim.run_id).absolute()),
-                hint=f"A relative folder is under {here}",
+                hint=f"A relative folder is under {here}; add {others} for more formats",
             )
         )
 
@@ -594,7 +598,7 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Pause the run before writing its report.", severity="warning")
             return
-        from engine.reports import run_report, write_html
+        from engine.reports.html import run_report, write_html
 
         from .forms import TextForm
 

@@ -258,7 +258,7 @@ class TrialScreen(Screen[Simulation | None]):
         """Write the trial's HTML report, and each finished arm run's beside it."""
         from pathlib import Path
 
-        from engine.reports import write_trial_report
+        from engine.reports.html import write_trial_report
 
         from .forms import TextForm
 

@@ -7,57 +7,19 @@ from __future__ import annotations
 from ...core.meaning import EventMeaning, meaning_of
 from ...core.state import ScenarioEvent
 from ..base import AgentContext, Edge
+from .params import (
+    BLAME,
+    BLAMED,
+    BYSTANDER,
+    DIFFUSE,
+    EVENT_MOOD,
+    NEWS,
+    SALIENT,
+    TONE_EMOTION,
+    TONE_NEEDS,
+    VALENCE_NEEDS,
+)
 from .voice import inside, voiced
-
-#: How a toned event moves the needs and emotion of the agents it is about.
-TONE_NEEDS: dict[str, dict[str, float]] = {
-    "supportive": {
-        "psychological_safety": 0.6,
-        "emotional_safety": 0.5,
-        "group_acceptance": 0.5,
-        "support_system": 0.7,
-        "self_worth": 0.4,
-        "sense_of_respect": 0.4,
-    },
-    "protective": {"psychological_safety": 0.8, "emotional_safety": 0.4},
-    "punitive": {"sense_of_superiority": -0.6, "sense_of_control": -0.4, "sense_of_respect": -0.3},
-    "hostile": {
-        "psychological_safety": -0.6,
-        "emotional_safety": -0.5,
-        "group_acceptance": -0.5,
-        "self_worth": -0.7,
-        "sense_of_respect": -0.7,
-    },
-}
-TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}
-#: Emotion change per unit of valence of an untoned event, for an agent it names or is about.
-EVENT_MOOD = 0.04
-#: Need changes per unit of valence of an untoned event, for an agent it names or is about.
-VALENCE_NEEDS = {
-    "psychological_safety": 0.5,
-    "emotional_safety": 0.4,
-    "group_acceptance": 0.4,
-    "self_worth": 0.3,
-    "sense_of_respect": 0.3,
-    "support_system": 0.3,
-}
-#: The share of an untoned scripted event's weight for an agent it neither names nor is
-#: about (the scenario's backdrop concerns everyone, each less than one that names them; an
-#: injected event that names nobody is news for everyone, in full).
-DIFFUSE = 0.3
-#: The share of a toned event's weight for an agent it is not about.
-BYSTANDER = 0.25
-#: Favorability change toward whoever an event implicates, per unit of its valence (half
-#: for an observer the event does not touch).
-BLAME = 0.12
-#: An event matters enough to speak about from this absolute valence.
-SALIENT = 0.25
-#: What an agent says about news that touches it, by the news's sign.
-NEWS = {
-    -1: ("{e}, and that changes everything for us", "{e}; we have to face that together"),
-    1: ("{e}, and that gives us a way forward", "{e}, and that is good news for all of us"),
-}
-BLAMED = "{e}, and {x} has to answer for it"
 
 
 def _meanings(ctx: AgentContext, events: list[ScenarioEvent]) -> list[EventMeaning]:

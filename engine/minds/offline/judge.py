@@ -4,38 +4,63 @@ on how an agent feels about what it saw."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ...core.needs import NEED_MAX
 from ...core.rounding import ROUNDED_4
-from ...core.rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
+from ...core.rules import RIVAL_AT, ReadAct, ends_above
 from ...core.scenario import Status
-from ...core.state import ALL, Mode, Stance
+from ...core.state import ALL, Mode, Relation, Stance
 from ..base import AgentContext, Edge
 from .event_effects import event_mood, event_needs
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
+    ADDRESSED_GROUP,
+    ADDRESSED_SUPPORT,
+    ATTACKED_ME,
+    ATTACKED_NEEDS,
+    ATTACKING_NEEDS,
+    BACKED_ME,
+    BACKED_NEEDS,
+    CONFIDED,
+    CONFIDED_SUPPORT,
+    DIRECT_MOOD,
     FOE_AT,
+    FOE_BACKED,
     FORGIVE,
     FRIEND_AT,
+    FRIEND_BACKED,
+    FRIEND_FEELING,
     FRIEND_HURT,
     HEIDER,
+    IMPORTANCE,
     INFORM,
+    MOOD_MEANING,
+    MOOD_PULL,
+    MOOD_REST,
+    MOOD_STABILITY,
+    MOOD_WELLBEING,
     NEGATIVE,
     OUTGROUP,
+    OVERHEARD_ATTACK,
+    OWN_ACT,
+    OWN_ACT_MOOD,
     PEACE,
     PEACE_AT,
     PEACE_FROM,
+    PUBLIC_SHAME,
+    PUBLIC_STING,
+    QUARREL_SAFETY,
     RECONCILE,
+    RECOVERY,
     SIGN,
+    SILENT_NEEDS,
+    SPEAKING_NEEDS,
+    SPOKE_TO_ME,
     TEMPER,
 )
 
-#: Emotion change from seeing a friend backed, attacked or addressed.
-FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
-
-#: Favorability change from my own act toward the agent judged.
-OWN_ACT: dict[Stance, float] = {"support": 0.03, "oppose": -0.03, "neutral": 0.0}
 VERB: dict[Stance, str] = {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}
 
 
@@ -72,22 +97,159 @@ def _present(opening: str) -> _Present:
     return _Present(opening)
 
 
-def relation_judgements(
+@dataclass(frozen=True, slots=True)
+class _Observer:
+    """What every edge an agent judges this round shares, read once (the edges are the hot
+    loop): who I am, my relations, my temper, how calm the room is, and the stances heard
+    of each agent by peers I give credence to (Heider)."""
+
+    me: str
+    rels: dict[str, Relation]
+    standing: Standing
+    warmth: float
+    thin: float
+    responsive: float
+    calm: float
+    said_of: dict[str, list[tuple[str, Stance, float]]]
+
+
+@dataclass(slots=True)
+class _Edge:
+    """One edge's judgement as the mechanisms build it: the favorability change so far, a
+    status override, and the notes (importance, text) its memory summary is chosen from."""
+
+    other: str
+    fav: float
+    feud: bool
+    warm: float
+    bias: float
+    delta: float = 0.0
+    override: Status | None = None
+    notes: list[tuple[int, str]] = field(default_factory=list)
+
+    def note(self, kind: str, text: str) -> None:
+        self.notes.append((IMPORTANCE[kind], text))
+
+    def make_peace(self, kind: str, text: str) -> None:
+        """Reconciliation: a lift of RECONCILE, at least to PEACE_AT, and the feud ends."""
+        self.delta = max(self.delta + RECONCILE, PEACE_AT - self.fav)
+        self.override = Status.NEUTRAL
+        self.note(kind, text)
+
+
+def _my_act(e: _Edge, stance: Stance, mode: Mode, attacked_me: bool) -> None:
+    """My own act toward the agent judged; backing a rival who did not attack me makes peace."""
+    e.delta += OWN_ACT[stance]
+    how = "publicly" if mode is Mode.PUBLIC else "privately"
+    e.note("own act", f"I {VERB[stance]} {e.other} {how}")
+    if stance == "support" and e.feud and not attacked_me:
+        e.make_peace("peace", f"I reached out to {e.other} and we made peace")
+
+
+def _act_on_me(e: _Edge, o: _Observer, rel: Relation, stance: Stance, mode: Mode) -> None:
+    """Direct support or attack: support from a rival that lifts the edge past PEACE_FROM
+    makes peace; an ally's attack is betrayal."""
+    public = mode is Mode.PUBLIC
+    how = "publicly" if public else "privately"
+    other = e.other
+    if stance == "support":
+        e.delta += BACKED_ME * o.responsive * (1.0 + e.warm) * (1.0 - e.bias)
+        e.note("backed me", f"{other} backed me {how}")
+        if e.feud and ends_above(e.fav, e.delta, PEACE_FROM):
+            e.make_peace("peace", f"{other} reached out and we made peace")
+    elif stance == "oppose":
+        hurt = ATTACKED_ME * o.thin * (PUBLIC_STING if public else 1.0) * (1.0 - e.warm)
+        e.delta -= hurt * (1.0 + e.bias)
+        e.note("attacked me", f"{other} attacked me {how}")
+        if rel.status is Status.ALLY:
+            e.override = Status.RIVAL
+            e.note("betrayed", f"{other}, my ally, turned on me")
+    elif mode is Mode.PRIVATE:
+        e.delta += CONFIDED
+        e.note("confided", f"{other} confided in me")
+    else:
+        e.delta += SPOKE_TO_ME
+        e.note("spoke to me", f"{other} spoke to me")
+
+
+def _act_on_a_third(e: _Edge, o: _Observer, target: str, stance: Stance) -> None:
+    """Balance through a third party: attacking my friend costs, backing my friend or my
+    foe's side moves me accordingly."""
+    friend = o.rels[target].fav
+    if friend >= FRIEND_AT:
+        if stance == "oppose":
+            e.delta -= FRIEND_HURT * friend * o.thin
+            e.note("attacked my friend", f"{e.other} attacked my friend {target}")
+        elif stance == "support":
+            e.delta += FRIEND_BACKED * o.warmth
+            e.note("backed my friend", f"{e.other} backed my friend {target}")
+    elif friend <= FOE_AT and stance == "support":
+        e.delta -= FOE_BACKED
+        e.note("sided with my foe", f"{e.other} sided with {target}")
+
+
+def _address(e: _Edge, o: _Observer, rival_side: bool) -> None:
+    """A neutral word to the room: warms me to my own side, not to the other side's case."""
+    if rival_side:
+        e.note("pressed their case", f"{e.other} pressed the other side's case")
+    else:
+        e.delta += ADDRESSED_GROUP * o.warmth
+        e.note("addressed the group", f"{e.other} addressed the group")
+
+
+def _informant(e: _Edge, acts: list[ReadAct], news: tuple[str, ...]) -> None:
+    """Whoever tells me a factual claim I did not know earns regard (and the credit that
+    regard lends its word)."""
+    other = e.other
+    if any(
+        c in low
+        for a, speaker, *_ in acts
+        if speaker == other
+        for low in (a.utterance.lower(),)
+        for c in news
+    ):
+        e.delta += INFORM
+        e.note("informed me", f"{other} told me something I did not know")
+
+
+def _hearsay(e: _Edge, o: _Observer) -> None:
+    """Heider: a friend's enemy is mine, a foe's my friend (by the credence I give each
+    teller, less toward another faction's)."""
+    believed = None
+    outgroup = o.standing.outgroup
+    for said in o.said_of.get(e.other, ()):
+        teller, view, credence = said
+        if teller in outgroup:
+            credence *= 1.0 - OUTGROUP
+        e.delta += HEIDER * credence * SIGN[view]
+        believed = said if credence > 0 else believed
+    if believed is not None:
+        teller, view, _ = believed
+        e.note("believed", f"{teller} {VERB[view]} {e.other}, and I believe it")
+
+
+def _grudge_fades(e: _Edge, o: _Observer, acts: list[ReadAct], rival_side: bool) -> None:
+    """A grudge not renewed (nor its side's case pressed) this round fades; once the edge
+    rises past the rival threshold the quarrel is settled."""
+    other = e.other
+    if rival_side and any(t == ALL and s == other for _, s, t, _, _ in acts):
+        return
+    e.delta += o.calm * (1.0 - e.bias)
+    if ends_above(e.fav, e.delta, RIVAL_AT):
+        e.override = Status.NEUTRAL
+        e.note("grudge faded", f"{other} and I put our quarrel behind us")
+
+
+def _observer(
     ctx: AgentContext,
     triggers: dict[str, list[ReadAct]],
     lens: PriorLens,
     heard: Sequence[ReadAct],
-    standing: Standing = UNAFFILIATED,
-) -> dict[str, Edge]:
-    """U_R by rule: direct support/attack, balance through third parties, betrayal,
-    reconciliation, in-group favoritism, and regard for whoever told me a fact I did not
-    know. ``triggers`` and ``heard`` (``ctx.heard``) are read (:func:`~engine.core.rules.read_acts`)."""
-    me = ctx.name
-    broker, outgroup, news = standing.broker, standing.outgroup, standing.news
-    rels = ctx.state.relations
+    standing: Standing,
+) -> _Observer:
+    """What the agent brings to every edge it judges this round."""
+    me, rels, broker = ctx.name, ctx.state.relations, standing.broker
     credence_of = lens.credence
-    # Heider: this round's stances on each agent by others I give credit to (or hold in
-    # contempt: a foe's attack counts for nothing), with the credit
     said_of: dict[str, list[tuple[str, Stance, float]]] = {}
     spoken = attacks = 0
     for _, speaker, target, stance, _ in heard:  # the room's hostility, who was backed, attacked
@@ -103,115 +265,60 @@ def relation_judgements(
             if credence > 0 or (credence < 0 and stance != "oppose"):
                 said_of.setdefault(target, []).append((speaker, stance, credence))
     climate = attacks / spoken if spoken else 0.0
-    # What every edge of this observer shares, read once (the edges are the hot loop).
     _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
     # a grudge not renewed this round fades: fastest for peacemakers in a calm room
     calm = FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
-    attitude = lens.attitude
+    return _Observer(me, rels, standing, warmth, thin, responsive, calm, said_of)
+
+
+def relation_judgements(
+    ctx: AgentContext,
+    triggers: dict[str, list[ReadAct]],
+    lens: PriorLens,
+    heard: Sequence[ReadAct],
+    standing: Standing = UNAFFILIATED,
+) -> dict[str, Edge]:
+    """U_R by rule, one mechanism a function: my own acts, direct support and attack
+    (peace, betrayal), balance through third parties, words to the room, regard for
+    whoever told me a fact I did not know, Heider's hearsay and fading grudges, with
+    in-group favoritism throughout. ``triggers`` and ``heard`` (``ctx.heard``) are read
+    (:func:`~engine.core.rules.read_acts`)."""
+    o = _observer(ctx, triggers, lens, heard, standing)
+    me, rels, attitude = o.me, o.rels, lens.attitude
+    broker, outgroup, news = standing.broker, standing.outgroup, standing.news
     opening = f"Round {ctx.round}: "
     present = _present(opening)
-    rounded4 = ROUNDED_4  # round(x, 4), remembered
-    public_mode, private_mode = Mode.PUBLIC, Mode.PRIVATE
-    ally, neutral = Status.ALLY, Status.NEUTRAL
-
     judged: dict[str, Edge] = {}
-    for other, acts in triggers.items():  # the hot loop: once per edge, written inline
+    for other, acts in triggers.items():  # once per edge
         rel = rels[other]
-        fav = rel.fav
         warm = ATTITUDE_LENS * attitude[other] if other in attitude else 0.0
         rival_side = other in outgroup
         bias = OUTGROUP if rival_side else 0.0  # in-group favoritism (Krackhardt & Stern)
-        delta, override = 0.0, None
-        notes: list[tuple[int, str]] = []
         feud = rel.status in NEGATIVE
+        e = _Edge(other, rel.fav, feud, warm, bias)
         attacked_me = feud and any(t == me and s == "oppose" for _, _, t, s, _ in acts)
         for _, speaker, target, stance, mode in acts:
             if speaker == me:
-                delta += OWN_ACT[stance]
-                how = "publicly" if mode is public_mode else "privately"
-                notes.append((2, f"I {VERB[stance]} {other} {how}"))
-                if stance == "support" and feud and not attacked_me:
-                    delta = max(delta + RECONCILE, PEACE_AT - fav)
-                    override = neutral
-                    notes.append((8, f"I reached out to {other} and we made peace"))
+                _my_act(e, stance, mode, attacked_me)
             elif target == me:
-                public = mode is public_mode
-                how = "publicly" if public else "privately"
-                if stance == "support":
-                    delta += 0.13 * responsive * (1.0 + warm) * (1.0 - bias)
-                    notes.append((5, f"{other} backed me {how}"))
-                    reached = fav + min(delta, MAX_FAV_DELTA)
-                    if feud and reached > PEACE_FROM:
-                        delta = max(delta + RECONCILE, PEACE_AT - fav)
-                        override = neutral
-                        notes.append((8, f"{other} reached out and we made peace"))
-                elif stance == "oppose":
-                    hurt = 0.16 * thin * (1.2 if public else 1.0) * (1.0 - warm)
-                    delta -= hurt * (1.0 + bias)
-                    notes.append((7, f"{other} attacked me {how}"))
-                    if rel.status is ally:
-                        override = Status.RIVAL
-                        notes.append((9, f"{other}, my ally, turned on me"))
-                elif mode is private_mode:
-                    delta += 0.08
-                    notes.append((4, f"{other} confided in me"))
-                else:
-                    delta += 0.02
-                    notes.append((2, f"{other} spoke to me"))
+                _act_on_me(e, o, rel, stance, mode)
             elif target in rels and not broker:
-                friend = rels[target].fav
-                if friend >= FRIEND_AT:
-                    if stance == "oppose":
-                        delta -= FRIEND_HURT * friend * thin
-                        notes.append((4, f"{other} attacked my friend {target}"))
-                    elif stance == "support":
-                        delta += 0.05 * warmth
-                        notes.append((3, f"{other} backed my friend {target}"))
-                elif friend <= FOE_AT and stance == "support":
-                    delta -= 0.05
-                    notes.append((3, f"{other} sided with {target}"))
-            elif stance == "neutral" and rival_side:
-                notes.append((2, f"{other} pressed the other side's case"))
+                _act_on_a_third(e, o, target, stance)
             elif stance == "neutral":
-                delta += 0.01 * warmth
-                notes.append((1, f"{other} addressed the group"))
-        if news and any(
-            c in low
-            for a, speaker, *_ in acts
-            if speaker == other
-            for low in (a.utterance.lower(),)
-            for c in news
-        ):  # an informant earns regard (and the credit that regard lends its word)
-            delta += INFORM
-            notes.append((4, f"{other} told me something I did not know"))
-        believed = None
-        for said in said_of.get(other, ()):  # a friend's enemy is mine, a foe's my friend
-            teller, view, credence = said
-            if teller in outgroup:
-                credence *= 1.0 - OUTGROUP
-            delta += HEIDER * credence * SIGN[view]
-            believed = said if credence > 0 else believed
-        if believed is not None:
-            teller, view, _ = believed
-            notes.append((3, f"{teller} {VERB[view]} {other}, and I believe it"))
-        if (
-            feud
-            and override is None
-            and not attacked_me
-            and not (rival_side and any(t == ALL and s == other for _, s, t, _, _ in acts))
-        ):  # a grudge not renewed (nor its side's case pressed) this round fades
-            delta += calm * (1.0 - bias)
-            if fav + min(delta, MAX_FAV_DELTA) > RIVAL_AT:
-                override = neutral
-                notes.append((6, f"{other} and I put our quarrel behind us"))
-        if notes:
-            importance, note = max(notes)
+                _address(e, o, rival_side)
+        if news:
+            _informant(e, acts, news)
+        _hearsay(e, o)
+        if feud and e.override is None and not attacked_me:
+            _grudge_fades(e, o, acts, rival_side)
+        if e.notes:
+            importance, note = max(e.notes)
             summary = f"{opening}{note}."
         else:
             importance, summary = 1, present[other]
-        rounded = rounded4[delta] if delta else delta  # zeros: a table never holds them
-        judged[other] = (rounded, override, summary, importance)
-
+        delta = e.delta
+        rounded = ROUNDED_4[delta] if delta else delta  # zeros: a table never holds them
+        judged[other] = (rounded, e.override, summary, importance)
     return judged
 
 
@@ -235,46 +342,34 @@ def need_deltas(
         weight = lens.weight(speaker) if trusting else 1.0
         if speaker == me:
             spoke = True
-            bump(sense_of_control=0.2, passion_and_motivation=0.15)
+            bump(**SPEAKING_NEEDS)
             if stance == "oppose":
-                bump(sense_of_superiority=0.3)
+                bump(**ATTACKING_NEEDS)
         elif target != me:
             if stance == "oppose":
                 quarrels += weight
         elif stance == "oppose":
-            bump(
-                weight,
-                psychological_safety=-0.4,
-                emotional_safety=-0.35,
-                sense_of_respect=-0.4,
-                self_worth=-0.25,
-                group_acceptance=-0.2,
-                psychological_resilience=-0.1,
-            )
+            bump(weight, **ATTACKED_NEEDS)
         elif stance == "support":
+            bump(weight, **BACKED_NEEDS)
+        else:
             bump(
                 weight,
-                group_acceptance=0.5,
-                support_system=0.5,
-                sense_of_respect=0.3,
-                self_worth=0.3,
-                psychological_resilience=0.1,
+                support_system=CONFIDED_SUPPORT if mode is Mode.PRIVATE else ADDRESSED_SUPPORT,
             )
-        else:
-            bump(weight, support_system=0.3 if mode is Mode.PRIVATE else 0.1)
-    deltas["emotional_safety"] -= 0.1 * quarrels
+    deltas["emotional_safety"] -= QUARREL_SAFETY * quarrels
     if not spoke:
-        bump(passion_and_motivation=-0.15, sense_of_control=-0.15, group_acceptance=-0.1)
+        bump(**SILENT_NEEDS)
     if mood is None:
         mood = emotion_delta(ctx, observed, lens)
     bump(
-        emotional_wellbeing=3.0 * mood,
-        emotional_stability=-2.0 * abs(mood),
-        sense_of_meaning=1.0 * mood,
+        emotional_wellbeing=MOOD_WELLBEING * mood,
+        emotional_stability=-MOOD_STABILITY * abs(mood),
+        sense_of_meaning=MOOD_MEANING * mood,
     )
-    resilience = ctx.state.needs["psychological_resilience"].current / 10.0
+    resilience = ctx.state.needs["psychological_resilience"].current / NEED_MAX
     for need, value in ctx.state.needs.items():
-        deltas[need] += 0.08 * resilience * (value.expected - value.current)
+        deltas[need] += RECOVERY * resilience * (value.expected - value.current)
     return {n: round(d, 4) for n, d in deltas.items() if d}  # seldom seen before: no table
 
 
@@ -288,20 +383,20 @@ def emotion_delta(ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLen
     trust, public = lens.trust, Mode.PUBLIC
     for _, speaker, target, stance, mode in observed:  # once per act an agent observed
         if speaker == me:
-            delta += -0.01 if stance == "oppose" else 0.01
+            delta += -OWN_ACT_MOOD if stance == "oppose" else OWN_ACT_MOOD
             continue
         if target == me:
             if stance == "neutral":
                 continue
-            felt = 0.08 * responsive if stance == "support" else -0.08 * thin
+            felt = DIRECT_MOOD * responsive if stance == "support" else -DIRECT_MOOD * thin
             if stance == "oppose" and mode is public:
-                felt *= 1.25
+                felt *= PUBLIC_SHAME
         elif target in rels and rels[target].fav >= FRIEND_AT:
             felt = FRIEND_FEELING[stance]
         elif stance == "oppose":
-            felt = -0.01
+            felt = -OVERHEARD_ATTACK
         else:
             continue
         delta += felt * (1.0 + TRUST_WEIGHT * trust.get(speaker, 0)) if trust else felt
-    delta += (0.5 - ctx.state.emotion) * 0.12
+    delta += (MOOD_REST - ctx.state.emotion) * MOOD_PULL
     return round(delta, 4)

@@ -60,3 +60,132 @@ OUTGROUP = 0.4
 INFORM = 0.05
 FLIP: dict[Stance, Stance] = {"support": "oppose", "oppose": "support", "neutral": "neutral"}
 SIGN = {"support": 1, "oppose": -1, "neutral": 0}
+
+# -- the judge's mechanisms (judge.py) ------------------------------------------------------
+
+#: Favorability toward whoever backed me (times my responsiveness, warmth toward them and
+#: 1 - OUTGROUP toward another faction), and lost toward whoever attacked me (times my thin
+#: skin, PUBLIC_STING in public, 1 - warmth and 1 + OUTGROUP toward another faction).
+BACKED_ME = 0.13
+ATTACKED_ME = 0.16
+PUBLIC_STING = 1.2
+#: Favorability toward whoever confided in me (a private turn) or spoke to me in public.
+CONFIDED = 0.08
+SPOKE_TO_ME = 0.02
+#: Toward whoever backed my friend (times my warmth), sided with my foe, addressed the group
+#: (times my warmth).
+FRIEND_BACKED = 0.05
+FOE_BACKED = 0.05
+ADDRESSED_GROUP = 0.01
+#: Favorability change from my own act toward the agent judged.
+OWN_ACT: dict[Stance, float] = {"support": 0.03, "oppose": -0.03, "neutral": 0.0}
+#: The memory importance (1-10) of what an edge's judgement notes, by mechanism.
+IMPORTANCE = {
+    "own act": 2,
+    "peace": 8,
+    "backed me": 5,
+    "attacked me": 7,
+    "betrayed": 9,
+    "confided": 4,
+    "spoke to me": 2,
+    "attacked my friend": 4,
+    "backed my friend": 3,
+    "sided with my foe": 3,
+    "pressed their case": 2,
+    "addressed the group": 1,
+    "informed me": 4,
+    "believed": 3,
+    "grudge faded": 6,
+}
+#: Needs moved by speaking (and by attacking), by keeping silent, by being attacked or backed
+#: (times the speaker's weight, Trust priors), and support from being confided in or addressed.
+SPEAKING_NEEDS = {"sense_of_control": 0.2, "passion_and_motivation": 0.15}
+ATTACKING_NEEDS = {"sense_of_superiority": 0.3}
+SILENT_NEEDS = {
+    "passion_and_motivation": -0.15,
+    "sense_of_control": -0.15,
+    "group_acceptance": -0.1,
+}
+ATTACKED_NEEDS = {
+    "psychological_safety": -0.4,
+    "emotional_safety": -0.35,
+    "sense_of_respect": -0.4,
+    "self_worth": -0.25,
+    "group_acceptance": -0.2,
+    "psychological_resilience": -0.1,
+}
+BACKED_NEEDS = {
+    "group_acceptance": 0.5,
+    "support_system": 0.5,
+    "sense_of_respect": 0.3,
+    "self_worth": 0.3,
+    "psychological_resilience": 0.1,
+}
+CONFIDED_SUPPORT, ADDRESSED_SUPPORT = 0.3, 0.1
+#: Emotional safety lost per attack among others (by the credit given the attacker).
+QUARREL_SAFETY = 0.1
+#: Needs moved by the round's emotion change (stability by its size).
+MOOD_WELLBEING, MOOD_STABILITY, MOOD_MEANING = 3.0, 2.0, 1.0
+#: Each need recovers this share of its gap to expected, times resilience (0-1).
+RECOVERY = 0.08
+#: Emotion: per unit of an untoned event's salient sentiment; from my own act (less when I
+#: attack); from being backed or attacked (times responsiveness or thin skin, PUBLIC_SHAME
+#: in public); from overhearing an attack; and the pull back toward MOOD_REST.
+OWN_ACT_MOOD = 0.01
+DIRECT_MOOD = 0.08
+PUBLIC_SHAME = 1.25
+OVERHEARD_ATTACK = 0.01
+MOOD_REST, MOOD_PULL = 0.5, 0.12
+#: Emotion change from seeing a friend backed, attacked or addressed.
+FRIEND_FEELING = {"support": 0.03, "oppose": -0.05, "neutral": 0.0}
+
+# -- events, by their meaning (event_effects) -----------------------------------------
+#: How a toned event moves the needs and emotion of the agents it is about.
+TONE_NEEDS: dict[str, dict[str, float]] = {
+    "supportive": {
+        "psychological_safety": 0.6,
+        "emotional_safety": 0.5,
+        "group_acceptance": 0.5,
+        "support_system": 0.7,
+        "self_worth": 0.4,
+        "sense_of_respect": 0.4,
+    },
+    "protective": {"psychological_safety": 0.8, "emotional_safety": 0.4},
+    "punitive": {"sense_of_superiority": -0.6, "sense_of_control": -0.4, "sense_of_respect": -0.3},
+    "hostile": {
+        "psychological_safety": -0.6,
+        "emotional_safety": -0.5,
+        "group_acceptance": -0.5,
+        "self_worth": -0.7,
+        "sense_of_respect": -0.7,
+    },
+}
+TONE_EMOTION = {"supportive": 0.08, "protective": 0.05, "punitive": -0.06, "hostile": -0.08}
+#: Emotion change per unit of valence of an untoned event, for an agent it names or is about.
+EVENT_MOOD = 0.04
+#: Need changes per unit of valence of an untoned event, for an agent it names or is about.
+VALENCE_NEEDS = {
+    "psychological_safety": 0.5,
+    "emotional_safety": 0.4,
+    "group_acceptance": 0.4,
+    "self_worth": 0.3,
+    "sense_of_respect": 0.3,
+    "support_system": 0.3,
+}
+#: The share of an untoned scripted event's weight for an agent it neither names nor is
+#: about (the scenario's backdrop concerns everyone, each less than one that names them; an
+#: injected event that names nobody is news for everyone, in full).
+DIFFUSE = 0.3
+#: The share of a toned event's weight for an agent it is not about.
+BYSTANDER = 0.25
+#: Favorability change toward whoever an event implicates, per unit of its valence (half
+#: for an observer the event does not touch).
+BLAME = 0.12
+#: An event matters enough to speak about from this absolute valence.
+SALIENT = 0.25
+#: What an agent says about news that touches it, by the news's sign.
+NEWS = {
+    -1: ("{e}, and that changes everything for us", "{e}; we have to face that together"),
+    1: ("{e}, and that gives us a way forward", "{e}, and that is good news for all of us"),
+}
+BLAMED = "{e}, and {x} has to answer for it"

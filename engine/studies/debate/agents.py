@@ -7,7 +7,8 @@ from ...errors import SocialsimError
 
 
 def default_names(k: int) -> list[str]:
-    """``Agent1 .. Agentk``, the debate names of the sweep (``engine.studies.sweep.agent_names``)."""
+    """``Agent1 .. Agentk``, the debate names of the sweep
+    (``engine.studies.sweep.agent_names``)."""
     return [f"Agent{i + 1}" for i in range(k)]
 
 

@@ -2,8 +2,8 @@
 
 Round 0 is the independent answer; each of ``rounds`` revisions shows an agent the others'
 responses of the previous round. The offline mind answers by the rule model
-(:mod:`engine.studies.debate.rules`), from the previous round's answers; an LLM mind asks the agent's
-model with its dialogue history (:mod:`engine.studies.debate.prompts`), greedily (App. B.1).
+(:mod:`engine.studies.debate.rules`), from the previous round's answers; an LLM mind asks the
+agent's model with its dialogue history (:mod:`engine.studies.debate.prompts`), greedily (App. B.1).
 """
 
 from __future__ import annotations

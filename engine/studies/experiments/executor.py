@@ -8,8 +8,8 @@ calling thread, or the ``stop`` event set from another thread) cancels the jobs 
 started, lets the running ones finish and report, then raises KeyboardInterrupt; a second
 Ctrl+C stops the running ones too. A job that raises cancels the rest the same way and its
 error is raised. Workers ignore SIGINT: the terminal's Ctrl+C reaches the caller alone, and
-they exit when the caller is gone, SIGKILLed too (engine/studies/experiments/parent_watch.py), so no worker,
-and no resource tracker kept alive by one, outlives it.
+they exit when the caller is gone, SIGKILLed too (``parent_watch``), so no worker, and no
+resource tracker kept alive by one, outlives it.
 Workers are spawned, not forked: the app and rich's progress bar hold threads, and a fork
 copies their locks in whatever state they are.
 """

@@ -32,6 +32,7 @@ from ...minds.spec import OFFLINE, Offline
 from ...saves.atomic import atomic_write_text
 from ...saves.runmeta import RunMeta, ScheduledEvent, TrialLink, now_iso
 from ...saves.store import SaveStore, check_run_id
+from ..tasks import REF_PREFIX
 from .arms import Arm, check_arms
 from .executor import Executor, Interrupted, Job, in_worker
 from .outcomes import run_outcomes
@@ -292,7 +293,7 @@ def arm_done(store: SaveStore, spec: TrialSpec, seed: int, arm: Arm) -> bool:
     meta = store.read_meta(run_id)
     if meta.trial is None or len(store.history(run_id, meta)) <= meta.total_rounds:
         return False
-    if meta.scenario_ref.startswith("task:") and meta.outcome is None:
+    if meta.scenario_ref.startswith(REF_PREFIX) and meta.outcome is None:
         return False
     surveyed = {(s["questionnaire"], s["agent"]) for s in _final_surveys(store, run_id)}
     return all(

@@ -22,7 +22,7 @@ from ...minds.spec import OFFLINE, MindSpec
 from ...round.simulation import Simulation
 from ...saves.runmeta import ExperimentLink, TaskOutcome
 from ...saves.store import SaveStore
-from . import rules
+from . import REF_PREFIX, rules, task_ref
 from .scoring import Tiers, borda, l1_distance, pareto_frontier
 from .spec import AGENTS, Task
 
@@ -153,7 +153,7 @@ async def run_episode(
         mind=mind,
         store=store,
         name=name,
-        scenario_ref=f"task:{task.id}",
+        scenario_ref=task_ref(task.id),
         ablation=ablation,
         experiment=experiment,
     )
@@ -334,9 +334,9 @@ def task_of(scenario_ref: str) -> Task | None:
     """The task a run plays (its scenario_ref is ``task:<id>``), if any."""
     from .spec import load_task
 
-    return (
-        load_task(scenario_ref.removeprefix("task:")) if scenario_ref.startswith("task:") else None
-    )
+    if not scenario_ref.startswith(REF_PREFIX):
+        return None
+    return load_task(scenario_ref.removeprefix(REF_PREFIX))
 
 
 def recast_scenario(sim: Simulation, casting: dict[str, Archetype]) -> Scenario:

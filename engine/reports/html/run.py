@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ..core.needs import CATEGORY_OF
-from ..saves.history import History
-from ..saves.runmeta import RunMeta
-from ..saves.store import SaveStore
+from ...core.needs import CATEGORY_OF
+from ...saves.history import History
+from ...saves.runmeta import RunMeta
+from ...saves.store import SaveStore
 from . import figures
 from .page import figure_json, render, report_modules, write
 from .series import GLYPHS, STATUSES, read_series

@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..saves.store import SaveStore
-from ..studies.experiments.outcomes import default_outcome
-from ..studies.experiments.trial import ArmSummary, TrialResult, collect, load_spec, summarize
+from ...saves.store import SaveStore
+from ...studies.experiments.outcomes import default_outcome
+from ...studies.experiments.trial import ArmSummary, TrialResult, collect, load_spec, summarize
 from . import figures
 from .page import figure_json, render, report_modules, write
 from .run import write_run_report

@@ -8,8 +8,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..errors import SaveError, SocialsimError
-from ..saves.atomic import atomic_write_text
+from ...errors import SaveError, SocialsimError
+from ...saves.atomic import atomic_write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 

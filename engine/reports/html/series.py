@@ -7,11 +7,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.rules import threshold_status
-from ..core.scenario import Status
-from ..saves.history import History
-from ..saves.runmeta import RunMeta
-from .card import CardBuilder
+from ...core.rules import threshold_status
+from ...core.scenario import Status
+from ...saves.history import History
+from ...saves.runmeta import RunMeta
+from ..card import CardBuilder
 
 #: Status codes of the slider's data (index into STATUSES) and their glyphs.
 STATUSES = (Status.NEUTRAL, Status.ALLY, Status.RIVAL, Status.ENEMY)

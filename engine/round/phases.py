@@ -1,0 +1,285 @@
+"""A round's three phases (Sociodrama Sec. 3.3): every agent decides at once, the speakers
+take their turns, and each agent judges what it observed while the rules apply the judgements."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..core.rules import (
+    HISTORY_WINDOW,
+    can_observe,
+    observed_by,
+    read_acts,
+    relation_triggers,
+    speaking_order,
+    triggers_among,
+    validate_action,
+)
+from ..core.scenario import Scenario
+from ..core.state import (
+    ALL,
+    Action,
+    Decision,
+    ForcedAction,
+    MemoryEntry,
+    Mode,
+    RoundRecord,
+    ScenarioEvent,
+    WorldState,
+)
+from ..core.unvalidated import trusted
+from ..errors import InterventionError
+from ..minds import AgentContext, Mind
+from ..minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge
+from .events import AgentDecided, AgentSpoke, SimEvent, StateUpdated, TokenStreamed
+from .retention import Retention
+from .updates import update_agent, update_relations
+
+
+@dataclass(frozen=True)
+class Stage:
+    """What the phases of round ``t`` share: the run, the state it starts from, and where
+    progress events go (built only while ``listeners`` is not empty)."""
+
+    run_id: str
+    t: int
+    scenario: Scenario
+    state: WorldState
+    ablation: bool
+    players: Mapping[str, str]
+    emit: Callable[[SimEvent], None]
+    listeners: Sequence[object]
+
+
+def past_round(
+    record: RoundRecord,
+    names: Sequence[str],
+    held: dict[int, tuple[RoundRecord, dict[str, PastRound]]],
+) -> dict[str, PastRound]:
+    """What each agent observed of an earlier round, read once while the round is in the
+    contexts' window and kept in ``held`` (the agents' minds see the same objects from round
+    to round, and agents who observed the same acts one list of them)."""
+    kept = held.get(record.round)
+    if kept is None or kept[0] is not record:
+        lists: dict[tuple[int, ...], list[Action]] = {}
+        actions = {
+            me: lists.setdefault(tuple(map(id, seen)), seen)
+            for me, seen in observed_by(record.actions, names).items()
+        }
+        kept = held[record.round] = (
+            record,
+            {
+                me: PastRound(
+                    round=record.round,
+                    events=[e for e in record.events if e.visible_to(me)],
+                    actions=actions[me],
+                )
+                for me in names
+            },
+        )
+        for old in [k for k in held if k <= record.round - HISTORY_WINDOW]:
+            del held[old]
+    return kept[1]
+
+
+async def decide(
+    stage: Stage, minds: Mind, contexts: dict[str, AgentContext], forced: dict[str, ForcedAction]
+) -> dict[str, Decision]:
+    """Phase 1: every agent decides at once, on identical information; forced ones are given."""
+    names, t = stage.scenario.names, stage.t
+    free = [n for n in names if n not in forced]
+    if isinstance(minds, DecidesAtOnce):  # one call decides for everyone
+        decided = await minds.decide_all([contexts[n] for n in free], stage.state)
+    else:
+        decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
+    raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
+    for name, f in forced.items():
+        raw[name] = Decision(
+            urgency=f.urgency,
+            mode=f.mode,
+            target=f.target,
+            stance=f.stance or "neutral",
+            intent="forced by the user",
+        )
+    known = frozenset(names)
+    decisions = {name: _valid(name, raw[name], names, known) for name in names}
+    if stage.listeners:  # an event per agent: built only for a listener
+        for name in names:
+            stage.emit(
+                AgentDecided(
+                    run_id=stage.run_id,
+                    round=t,
+                    agent=name,
+                    decision=decisions[name],
+                    forced=name in forced,
+                )
+            )
+    return decisions
+
+
+async def take_turns(
+    stage: Stage,
+    minds: Mind,
+    contexts: dict[str, AgentContext],
+    decisions: dict[str, Decision],
+    forced: dict[str, ForcedAction],
+) -> dict[str, Action]:
+    """Phase 2: speakers in descending urgency, each hearing the earlier turns it can observe."""
+    names, players, t = stage.scenario.names, stage.players, stage.t
+    actions = {n: _action(n, decisions[n], n in forced) for n in names}
+    for n in players.keys() - forced.keys():
+        actions[n] = actions[n].model_copy(update={"actor": "human", "player": players[n]})
+    spoken: list[Action] = []
+    public: list[Action] = []  # what everyone hears
+    private: set[str] = set()  # the parties to private turns, who hear more
+    if stage.ablation:  # fixed speaking order: scenario order, silent skipped
+        turns = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
+    else:
+        turns = speaking_order(actions.values(), names)
+    for action in turns:
+        me = action.speaker
+        if action.forced:
+            text = forced[me].utterance
+        else:
+            heard = [a for a in spoken if can_observe(a, me)] if me in private else public[:]
+            ctx = replace(contexts[me], heard=heard)
+
+            def sink(piece: str, me: str = me) -> None:
+                if stage.listeners:  # a token event per word: built only for a listener
+                    stage.emit(TokenStreamed(run_id=stage.run_id, round=t, agent=me, text=piece))
+
+            text = await minds.speak(ctx, decisions[me], sink)
+        if not text.strip():  # a failed or empty utterance is silence, not a blank turn
+            actions[me] = action.model_copy(
+                update={
+                    "mode": Mode.SILENT,
+                    "target": None,
+                    "intent": "(no utterance: silent)",
+                }
+            )
+            continue
+        order = len(spoken) + 1
+        action = action.model_copy(update={"utterance": text.strip(), "order": order})
+        actions[me] = action
+        spoken.append(action)
+        if action.mode is Mode.PUBLIC:
+            public.append(action)
+        else:
+            private.update((me, action.target or ""))
+        if stage.listeners:
+            stage.emit(AgentSpoke(run_id=stage.run_id, round=t, action=action))
+        await asyncio.sleep(0)
+    return actions
+
+
+async def judge_and_apply(
+    stage: Stage,
+    mind: Mind,
+    contexts: dict[str, AgentContext],
+    events: list[ScenarioEvent],
+    actions: dict[str, Action],
+) -> RoundRecord:
+    """Phase 3: each agent judges only what it observed; the rules clip and apply it."""
+    names, t = stage.scenario.names, stage.t
+    spoken = sorted((a for a in actions.values() if a.order), key=lambda a: a.order or 0)
+    if stage.ablation:  # no emotion, relation or need updates
+        return RoundRecord(
+            round=t,
+            events=events,
+            actions=[actions[n] for n in names],
+            state=WorldState(round=t, agents=dict(stage.state.agents)),
+        )
+    observed = observed_by(spoken, names)
+    ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
+    before, memory_size = stage.state, stage.scenario.memory_size
+    retention = Retention.of(before, memory_size)  # the memory keys, handed on below
+    entries: dict[tuple[str, int], MemoryEntry] = {}  # the round's, shared by the edges
+
+    if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
+        acts = read_acts(spoken)  # read once for every observer's triggers
+        judged = [mind.judge_now(c, triggers_among(c.name, acts)) for c in ctxs]
+    else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
+        count = len(ctxs)
+        results: list[Any] = await asyncio.gather(
+            *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
+            *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
+            *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
+        )
+        moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))
+        judged = [
+            Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n)
+            for d_s, d_r, d_n in zip(moods, verdicts, needs, strict=True)
+        ]
+    victims = retention.evict(
+        [
+            (n, list(j.relations), [e[3] + t for e in j.relations.values()])
+            for n, j in zip(names, judged, strict=True)
+        ]
+    )
+    updates = []
+    for me, j, evicted in zip(names, judged, victims, strict=True):
+        old = before.agents[me]
+        relations = update_relations(
+            me, old, t, memory_size, j.relations, retention, entries, evicted
+        )
+        updates.append(update_agent(me, old, j.emotion, relations, j.needs, actions[me].theta))
+    new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
+    after = WorldState(round=t, agents=new_states)
+    retention.hand_to(after)
+    emotions = [u.emotion for u in updates]
+    changes = [c for u in updates for c in u.relations]
+    stage.emit(StateUpdated(run_id=stage.run_id, round=t, emotions=emotions, relations=changes))
+    return RoundRecord(
+        round=t,
+        events=events,
+        actions=[actions[n] for n in names],
+        emotion_changes=emotions,
+        relation_changes=changes,
+        need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
+        state=after,
+    )
+
+
+_new_action = trusted(Action)
+
+
+def _action(speaker: str, decision: Decision, forced: bool) -> Action:
+    """The action of a decision, before it is spoken (the decision's values are valid)."""
+    return _new_action(
+        {
+            "speaker": speaker,
+            "urgency": decision.urgency,
+            "mode": decision.mode,
+            "target": decision.target,
+            "intent": decision.intent,
+            "stance": decision.stance,
+            "utterance": "",
+            "order": None,
+            "forced": forced,
+            "theta": decision.theta,
+            "actor": "model",
+            "player": "",
+        }
+    )
+
+
+def _valid(name: str, decision: Decision, names: Sequence[str], known: frozenset[str]) -> Decision:
+    """A decision with an invalid mode/target combination becomes silence (``known``: the
+    names, for the common cases checked at once)."""
+    mode, target = decision.mode, decision.target
+    if (
+        (mode is Mode.SILENT and target is None)
+        or (mode is Mode.PUBLIC and target == ALL)
+        or (mode is not Mode.SILENT and target not in (name, ALL) and target in known)
+    ):
+        return decision
+    try:
+        validate_action(name, decision.mode, decision.target, names)
+    except InterventionError:
+        return Decision(
+            urgency=decision.urgency, mode=Mode.SILENT, intent="(invalid action dropped)"
+        )
+    return decision
