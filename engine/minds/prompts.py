@@ -111,12 +111,14 @@ def _now(ctx: AgentContext) -> str:
     return "\n".join(lines)
 
 
-def _system(ctx: AgentContext, purpose: str) -> str:
+def _system(ctx: AgentContext, purpose: str, rules: str = "") -> str:
     s = ctx.scenario
     text = (
         f"[socialsim:{purpose}]\nScenario: {s.title}. {s.description}\n\n{_persona(ctx)}\n"
         f"Others present: {', '.join(ctx.others)}."
     )
+    if rules:
+        text = f"{text}\n\n{rules}"
     # Relational priors Sec. 3.3: the relational block closes the agent's system prompt.
     block = render(ctx.prior, ctx.name) if ctx.prior is not None else None
     return f"{text}\n\n{block}" if block else text
@@ -127,11 +129,11 @@ def _context(ctx: AgentContext) -> str:
 
 
 def ask(ctx: AgentContext, purpose: str, task: str, rules: str = "") -> Messages:
-    """An agent's system prompt (closed by ``rules``, the purpose's instructions, which never
-    change) and assembled context, followed by ``task`` (what this call asks)."""
-    system = _system(ctx, purpose)
+    """An agent's system prompt (with ``rules``, the purpose's instructions, which never
+    change, before the relational block that closes it) and assembled context, followed by
+    ``task`` (what this call asks)."""
     return [
-        {"role": "system", "content": f"{system}\n\n{rules}" if rules else system},
+        {"role": "system", "content": _system(ctx, purpose, rules)},
         {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
     ]
 
