@@ -4,19 +4,25 @@ and the pure logic of forking one run's metadata into a branch's (no file access
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from .errors import SaveError
+from .limits import MAX_ROUNDS
 from .llm.settings import LLMSettings, StructuredMode
 from .mind_spec import OFFLINE, MindSpec
 from .priors import Prior
 from .scenario import Archetype, Scenario
 from .state import Pending, ScenarioEvent
 
-#: 3: round files hold a round's changes, with a keyframe now and then, and a run has an
-#: index (engine/rounds.py, engine/runfiles.py); 2: every round file held the full state.
-FORMAT_VERSION = 3
+#: 4: round files carry the id of the run that wrote them and index lines a checksum (runs
+#: of format 3 read as they are); 3: round files hold a round's changes, with a keyframe
+#: now and then, and a run has an index (engine/rounds.py, engine/runfiles.py); 2: every
+#: round file held the full state.
+FORMAT_VERSION = 4
+#: A run's total rounds as run.json may hold them.
+TotalRounds = Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
 
 
 class ExperimentLink(BaseModel):
@@ -96,9 +102,12 @@ class RunMeta(BaseModel):
     seed: int
     model: str = "offline"
     llm: LLMSettings | None = None
-    total_rounds: int
+    total_rounds: TotalRounds
     parent: Lineage | None = None
     ancestry: list[Lineage] = []
+    #: The ids this run's folder had before it was copied or renamed (its earlier round
+    #: files carry them).
+    aliases: list[str] = []
     pending: Pending = Pending()
     pending_round: int = 0
     snapshots: list[Snapshot] = []
@@ -129,12 +138,20 @@ class RunMeta(BaseModel):
         return self.model_copy(update={"model": spec.model, "llm": llm})
 
 
+class AgentHead(BaseModel):
+    """An agent's name, read without validating the rest of its spec."""
+
+    model_config = ConfigDict(extra="ignore")
+    name: str
+
+
 class ScenarioHead(BaseModel):
-    """A scenario's id and title, read without validating the rest of it."""
+    """A scenario's id, title and cast, read without validating the rest of it."""
 
     model_config = ConfigDict(extra="ignore")
     id: str = ""
     title: str = ""
+    agents: list[AgentHead] = []
 
 
 class RunHead(BaseModel):
@@ -146,9 +163,11 @@ class RunHead(BaseModel):
     name: str = ""
     created: str = ""
     scenario: ScenarioHead = ScenarioHead()
-    total_rounds: int = 0
+    total_rounds: TotalRounds
     model: str = "offline"
     parent: Lineage | None = None
+    ancestry: list[Lineage] = []
+    aliases: list[str] = []
     trial: TrialLink | None = None
 
 
