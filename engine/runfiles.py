@@ -227,6 +227,9 @@ class RunFiles:
             file = _legacy(data, path)
         if file.round != n:
             raise SaveError(f"{path}: holds round {file.round}, expected {n}")
+        if entry is not None and entry.keyframe != (file.keyframe is not None):
+            said = "a keyframe" if entry.keyframe else "no keyframe"
+            raise SaveError(f"{path}: damaged round file (the index says it holds {said})")
         if self.check is not None:
             problem = round_problem(file, n, self.check)
             if problem:
@@ -282,10 +285,10 @@ class RunFiles:
                 verdicts.save()
 
     def index_lines(self) -> tuple[list[IndexEntry], bool]:
-        """The index's entries up to its first bad line, and whether it is whole (every
-        line complete and valid). A missing index is empty and not whole. A line whose
-        check fails is damage (a SaveError), as is a bad line before the last: only the
-        last line can be torn by a kill."""
+        """The index's entries, and whether it is whole (every line complete and valid).
+        A missing index is empty and not whole. Only an unfinished last line (no newline:
+        a kill while it was appended) is left out; a complete line that is invalid, out of
+        order or fails its check is damage."""
         if not os.path.lexists(self.index_path):
             return [], False
         data = read_regular(self.index_path, "index")
@@ -296,17 +299,21 @@ class RunFiles:
             if checked:
                 line = checked[1] + b"}"
                 if zlib.crc32(line) != int(checked[2]):
-                    raise SaveError(f"{self.index_path}: damaged line {k + 1} (its check fails)")
+                    raise self._index_damage(k, "its check fails")
             try:
                 entry = IndexEntry.model_validate_json(line)
             except ValidationError:
                 entry = None
             if entry is None or entry.round != k:
-                if k < len(lines) - 1 or tail:
-                    raise SaveError(f"{self.index_path}: damaged line {k + 1}")
-                return entries, False
+                raise self._index_damage(k, f"not round {k}'s entry")
             entries.append(entry)
         return entries, not tail
+
+    def _index_damage(self, k: int, why: str) -> SaveError:
+        return SaveError(
+            f"{self.index_path}: damaged line {k + 1} ({why}; remove the index to rebuild "
+            "it from the round files)"
+        )
 
     def load_index(self, scenario: Scenario) -> list[IndexEntry]:
         """An entry for every round present: the index's, completed from the round files
