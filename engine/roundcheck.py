@@ -11,40 +11,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from .needs import NEEDS
 from .rounds import RoundFile
 from .state import ALL, WorldState
 
+if TYPE_CHECKING:
+    from .runmeta import RunHead, RunMeta
+
 _NEEDS = frozenset(NEEDS)
-
-
-class _Named(Protocol):
-    name: str
-
-
-class _Cast(Protocol):
-    @property
-    def agents(self) -> list[_Named]: ...
-
-
-class _Lineage(Protocol):
-    run_id: str
-    round: int
-
-
-class _RunDoc(Protocol):
-    """What run.json says of a run (its full metadata or the head ``list`` reads)."""
-
-    run_id: str
-    aliases: list[str]
-
-    @property
-    def ancestry(self) -> list[_Lineage]: ...
-
-    @property
-    def scenario(self) -> _Cast: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +36,7 @@ class RunCheck:
     names: tuple[str, ...]
 
     @classmethod
-    def of(cls, doc: _RunDoc, run_id: str) -> RunCheck:
+    def of(cls, doc: RunMeta | RunHead, run_id: str) -> RunCheck:
         """The check of the run in folder ``run_id`` whose run.json says ``doc``."""
         aliases = {*doc.aliases, doc.run_id} - {run_id}
         return cls(
@@ -123,11 +99,12 @@ def _state_problem(state: WorldState, n: int, names: tuple[str, ...]) -> str | N
 
 def _changes_problem(file: RoundFile, cast: set[str]) -> str | None:
     cols = file.relations
-    columns = [
-        cols.source, cols.target, cols.delta, cols.fav, cols.status, cols.previous_status,
-        cols.override, cols.summary, cols.importance, cols.evicted,
-    ]  # fmt: skip
-    if len({len(c) for c in columns}) > 1:
+    lengths = {
+        len(cols.source), len(cols.target), len(cols.delta), len(cols.fav), len(cols.status),
+        len(cols.previous_status), len(cols.override), len(cols.summary),
+        len(cols.importance), len(cols.evicted),
+    }  # fmt: skip
+    if len(lengths) > 1:
         return "its relation columns have different lengths"
     edges = list(zip(cols.source, cols.target, strict=True))
     for source, target in edges:
