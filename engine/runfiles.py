@@ -116,6 +116,8 @@ class RunFiles:
         self.index_complete = False
         #: (round, index size before its line) of the last :meth:`write`, for :meth:`discard`.
         self._index_end: tuple[int, int] | None = None
+        #: The verdicts this writer adds for the files it writes (loaded at its first).
+        self._written: Verdicts | None = None
 
     def path(self, n: int) -> Path:
         """Where round ``n`` is written (format 3)."""
@@ -175,7 +177,25 @@ class RunFiles:
         except OSError as err:
             self.discard(entry)
             raise SaveError(f"{self.index_path}: cannot write ({err.strerror})") from None
+        self._note_sound(entry, path)
         return entry
+
+    def _note_sound(self, entry: IndexEntry, path: Path) -> None:
+        """Keep a verdict on the file just written (what it holds is what the run played),
+        so neither ``list`` nor ``resume`` reads it to check it; kept on disk at every
+        keyframe (the rounds since the last are read once by the next check)."""
+        if self.check is None or self.folder.name != self.check.run_id:  # staging: later
+            return
+        if self._written is None:
+            self._written = self.verdicts()
+        if self._written is None:
+            return
+        try:
+            self._written.add_sound(entry.round, fingerprint(os.lstat(path), entry.crc))
+        except OSError:
+            return
+        if entry.keyframe:
+            self._written.save()
 
     def discard(self, entry: IndexEntry) -> None:
         """Undo the last :meth:`write` (of ``entry``'s round): its index line is cut off,

@@ -294,3 +294,22 @@ async def test_a_symlinked_lock_file_is_refused(store: SaveStore, mini: Scenario
 def test_lineage_owner_is_the_run_that_wrote_the_round() -> None:
     check = RunCheck("c", frozenset(), (("a", 22), ("b", 10)), ())
     assert [check.owner(n) for n in (0, 9, 10, 21, 22, 30)] == ["a", "a", "c", "c", "c", "c"]
+
+
+async def test_a_writer_keeps_verdicts_on_what_it_wrote(
+    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from engine.runfiles import RunFiles
+
+    await played(store, mini, "r", 12, total=12)
+    loads: list[int] = []
+    real = RunFiles._load
+
+    def load(files: RunFiles, n: int, entry: object = None) -> object:
+        loads.append(n)
+        return real(files, n, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RunFiles, "_load", load)
+    assert listing(store)["r"].ok
+    # round 0 was written in the staging folder; 11 and 12 after the last keyframe's save
+    assert loads == [0, 11, 12]
