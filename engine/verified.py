@@ -9,17 +9,18 @@ checks the index's size and checksum) and recorded here, so ``list`` shows it to
 
 Kept in ``<saves>/.verified/<run-id>.json``, beside the runs and never inside one (nothing is
 written into a run to check it). Losing or damaging this file costs one more reading, no
-more; it is written best-effort (a read-only saves folder is checked every time).
+more, so it is written best-effort and without waiting for the disk (a read-only or
+full saves folder is checked every time).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .atomic import atomic_write_text
 from .errors import SaveError
 from .saferead import is_real_folder, read_regular
 
@@ -85,11 +86,19 @@ class Verdicts:
         if not self.dirty:
             return
         doc = {"key": self.key, "good": self.good, "damage": self.damage}
+        data = json.dumps(doc, separators=(",", ":")).encode()
         try:
             self.path.parent.mkdir(exist_ok=True)
             if not is_real_folder(self.path.parent):  # never write through a symlink
                 return
-            atomic_write_text(self.path, json.dumps(doc, separators=(",", ":")))
+            fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", dir=self.path.parent)
+            try:
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(data)
+                os.rename(tmp, self.path)  # no fsync: a verdict lost is a file read again
+            except BaseException:
+                os.unlink(tmp)
+                raise
         except OSError:
             return
         self.dirty = False
