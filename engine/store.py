@@ -43,6 +43,7 @@ from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, TrialLink, fork
 from .saferead import is_real_folder, stat_regular
 from .scenario import Scenario
 from .state import RoundRecord
+from .verified import Verdicts
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -459,3 +460,4 @@ class SaveStore:
         finally:
             lock.release()
         shutil.rmtree(trash, ignore_errors=True)
+        Verdicts.forget(folder)

@@ -15,6 +15,7 @@ full saves folder is checked every time).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -61,6 +62,12 @@ class Verdicts:
         except (SaveError, ValueError, KeyError, TypeError):
             verdicts.good, verdicts.damage = {}, None
         return verdicts
+
+    @staticmethod
+    def forget(run_folder: Path) -> None:
+        """Drop the verdicts kept for a run that is gone (best-effort)."""
+        with contextlib.suppress(OSError):
+            (run_folder.parent / DIR / f"{run_folder.name}.json").unlink(missing_ok=True)
 
     def known_damage(self, n: int, fp: Print | None) -> str | None:
         """The damage a reader found in round ``n`` while it had fingerprint ``fp``."""

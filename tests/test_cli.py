@@ -446,7 +446,8 @@ def test_delete_with_yes(socialsim, saves: Path, finished: str):
     assert result.code == 0, result.err
     assert result.out.strip() == f"deleted {finished}"
     assert not (saves / finished).exists()
-    assert [p.name for p in saves.iterdir()] == ["kid"]
+    assert [p.name for p in saves.iterdir() if p.name != ".verified"] == ["kid"]
+    assert not (saves / ".verified" / f"{finished}.json").exists()  # its verdicts went too
     # The branch keeps its own copies and still reads.
     assert socialsim("show", "kid").code == 0
     assert_one_error(socialsim("delete", finished, "--yes"), f"no run {finished!r}")
