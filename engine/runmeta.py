@@ -163,7 +163,8 @@ class RunHead(BaseModel):
     name: str = ""
     created: str = ""
     scenario: ScenarioHead = ScenarioHead()
-    total_rounds: TotalRounds
+    #: Checked within the round cap once the format version is known to be readable.
+    total_rounds: int = 0
     model: str = "offline"
     parent: Lineage | None = None
     ancestry: list[Lineage] = []

@@ -35,6 +35,7 @@ from .atomic import atomic_write_text
 from .cleanup import clean, staging_prefix
 from .errors import RunLockedError, SaveError
 from .history import History
+from .limits import rounds_problem
 from .metrics import Metrics
 from .roundcheck import RunCheck
 from .rounds import IndexEntry, Keyframe, RepairMarks, RoundFile
@@ -102,6 +103,9 @@ def _read_head(path: Path) -> RunHead:
             f"{path}: written by a newer socialsim (save format {head.format_version}; "
             f"this version reads up to {FORMAT_VERSION})"
         )
+    problem = rounds_problem(head.total_rounds)
+    if problem:
+        raise SaveError(f"{path}: not a socialsim save (total_rounds: {problem})")
     return head
 
 

@@ -79,6 +79,14 @@ def round_files(run_dir: Path) -> dict[str, dict]:
     return {p.name: json.loads(gzip.decompress(p.read_bytes())) for p in files}
 
 
+def played(run_dir: Path) -> dict[str, dict]:
+    """:func:`round_files` without the id of the run that wrote each (the rest is what
+    was played)."""
+    files = round_files(run_dir)
+    assert {f["run"] for f in files.values()} == {run_dir.name}
+    return {name: {k: v for k, v in f.items() if k != "run"} for name, f in files.items()}
+
+
 @pytest.fixture(autouse=True)
 def _plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     """Wide, colourless output so rich does not wrap or style what the tests read."""
@@ -201,7 +209,7 @@ def test_same_seed_gives_identical_round_files(socialsim, saves: Path, scenario_
             "run", str(scenario_file), "--rounds", "3", "--seed", "11", "--run-id", run_id, "-q"
         )
         assert result.code == 0, result.err
-    assert round_files(saves / "one") == round_files(saves / "two")
+    assert played(saves / "one") == played(saves / "two")
     metas = [json.loads((saves / r / "run.json").read_text())["run"]["1"] for r in ("one", "two")]
     for meta in metas:
         del meta["run_id"], meta["created"]
@@ -364,7 +372,9 @@ def test_branch_then_resume_the_branch(socialsim, saves: Path, finished: str):
     assert kid["000000.json.gz"] == before["000000.json.gz"]
     # the fork round is the parent's, written as a keyframe
     assert kid["000001.json.gz"]["keyframe"]["state"]["round"] == 1
-    assert {**kid["000001.json.gz"], "keyframe": None} == before["000001.json.gz"]
+    # the fork round is the parent's, as a keyframe written by the branch
+    assert {**kid["000001.json.gz"], "keyframe": None, "run": "base"} == before["000001.json.gz"]
+    assert kid["000001.json.gz"]["run"] == "kid" and kid["000000.json.gz"]["run"] == "base"
 
     resumed = socialsim("resume", "kid", "--rounds", "1")
     assert resumed.code == 0, resumed.err
@@ -605,12 +615,7 @@ def test_subprocess_runs_are_reproducible_across_processes(tmp_path: Path, lib_i
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr == ""
         assert proc.stdout.startswith(f"{run_id}: round 2/2 saved")
-    a, b = round_files(folder / "a"), round_files(folder / "b")
-    assert {f["run"] for f in a.values()} == {"a"} and {f["run"] for f in b.values()} == {"b"}
-    for files in (a, b):
-        for file in files.values():
-            del file["run"]
-    assert a == b
+    assert played(folder / "a") == played(folder / "b")
 
 
 @pytest.mark.parametrize(
