@@ -55,7 +55,7 @@ NAMES = (
 
 def thirty_agents(rounds: int):
     """A town meeting of 30, the cast the app's layout tests use."""
-    from engine.scenario import parse_scenario
+    from engine.core.scenario import parse_scenario
 
     kinds = ("dominant", "balanced", "analytical", "agreeable", "reserved")
     agents = [

@@ -21,9 +21,9 @@ import os
 import statistics
 import time
 
-from engine.debate import DebateQuestion, DebateTrace, run_debate, sample_questions
-from engine.debate.stats import bootstrap_contrast
-from engine.priors import signed_priors
+from engine.core.priors import signed_priors
+from engine.studies.debate import DebateQuestion, DebateTrace, run_debate, sample_questions
+from engine.studies.debate.stats import bootstrap_contrast
 
 RESAMPLES = 100_000
 #: Wall-time targets (seconds) for one contrast, by number of questions.

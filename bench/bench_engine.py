@@ -41,14 +41,14 @@ if str(ROOT) not in sys.path:
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from engine.atomic import atomic_write_bytes  # noqa: E402
-from engine.metrics import Metrics  # noqa: E402
-from engine.rounds import KEYFRAME_EVERY, RepairMarks, RoundFile, round_file  # noqa: E402
-from engine.runfiles import COMPRESSION, RunFiles  # noqa: E402
-from engine.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
-from engine.simulation import Simulation  # noqa: E402
-from engine.state import RoundRecord, WorldState  # noqa: E402
-from engine.store import SaveStore  # noqa: E402
+from engine.core.metrics import Metrics  # noqa: E402
+from engine.core.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
+from engine.core.state import RoundRecord, WorldState  # noqa: E402
+from engine.round.simulation import Simulation  # noqa: E402
+from engine.saves.atomic import atomic_write_bytes  # noqa: E402
+from engine.saves.roundfile import KEYFRAME_EVERY, RepairMarks, RoundFile, round_file  # noqa: E402
+from engine.saves.runfiles import COMPRESSION, RunFiles  # noqa: E402
+from engine.saves.store import SaveStore  # noqa: E402
 
 #: Offline round (issue 12): CPU per round at 100 agents, round time at 300.
 ROUND_TARGETS_S = {100: 0.080, 300: 1.0}

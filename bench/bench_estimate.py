@@ -44,9 +44,9 @@ warnings.filterwarnings("ignore", category=DeprecationWarning)
 from llm_stub import StubLLM  # noqa: E402
 
 from engine import SaveStore, Scenario, Simulation, resolve_scenario  # noqa: E402
-from engine.estimate import Estimate, Figures, Span, estimate_run  # noqa: E402
 from engine.llm.settings import LLMSettings  # noqa: E402
 from engine.llm.transport import close_clients  # noqa: E402
+from engine.studies.estimate import Estimate, Figures, Span, estimate_run  # noqa: E402
 
 TARGET = 0.25
 FIGURES = ("calls", "prompt", "tokens")

@@ -79,7 +79,7 @@ class _Clock:
         self.wall, self.cpu = time.perf_counter() - self.wall0, _cpu() - self.cpu0
 
 
-def _scenario(agents: int, rounds: int):  # -> engine.scenario.Scenario
+def _scenario(agents: int, rounds: int):  # -> engine.core.scenario.Scenario
     """bench_engine's generated scenario, from the tree measured (the child's cwd)."""
     sys.path.insert(0, str(Path.cwd() / "bench"))
     from bench_engine import make_scenario
@@ -113,7 +113,7 @@ def child_play(saves: str, run_id: str, agents: int, rounds: int, marks: list[in
 
 def child_export(saves: str, run_id: str, out: str) -> dict:
     from engine import SaveStore
-    from engine.export import export_run
+    from engine.reports.export import export_run
 
     store = SaveStore(saves)
     base = _status("VmRSS")

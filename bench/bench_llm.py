@@ -71,7 +71,11 @@ from llm_stub import StubLLM  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from engine.events import (  # noqa: E402
+from engine.core.exchanges import LLMCall  # noqa: E402
+from engine.core.scenario import Scenario, load_library  # noqa: E402
+from engine.core.state import RoundRecord  # noqa: E402
+from engine.llm.settings import MAX_CONCURRENCY, LLMSettings  # noqa: E402
+from engine.round.events import (  # noqa: E402
     AgentDecided,
     AgentSpoke,
     RoundEnded,
@@ -79,11 +83,7 @@ from engine.events import (  # noqa: E402
     SimEvent,
     StateUpdated,
 )
-from engine.llm.settings import MAX_CONCURRENCY, LLMSettings  # noqa: E402
-from engine.records import LLMCall  # noqa: E402
-from engine.scenario import Scenario, load_library  # noqa: E402
-from engine.simulation import Simulation  # noqa: E402
-from engine.state import RoundRecord  # noqa: E402
+from engine.round.simulation import Simulation  # noqa: E402
 
 #: wall / (k+2)·L at L = 0.2 s, 30 agents, by judge mode.
 RATIO_TARGETS = {"batched": 1.2, "per-edge": 1.35}

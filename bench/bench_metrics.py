@@ -5,7 +5,7 @@ Run from the repository root::
     .venv/bin/python bench/bench_metrics.py                  # before = HEAD
     .venv/bin/python bench/bench_metrics.py --before HEAD~3  # another git revision
 
-"Before" is ``engine/metrics.py`` of a git revision loaded beside the working tree's engine,
+"Before" is ``engine/core/metrics.py`` of a git revision loaded beside the working tree's engine,
 "after" the working tree's. One offline run of a generated 100-agent scenario (bench_engine's)
 is played once; each repeat gives both versions fresh (shallow) copies of its states, which
 no call has read before, and times, wall and CPU, what the app does (the metrics after every
@@ -37,10 +37,10 @@ for path in (ROOT, ROOT / "bench"):
 
 from bench_engine import make_scenario  # noqa: E402
 
-from engine import metrics as after  # noqa: E402
-from engine.scenario import Scenario  # noqa: E402
-from engine.simulation import Simulation  # noqa: E402
-from engine.state import WorldState  # noqa: E402
+from engine.core import metrics as after  # noqa: E402
+from engine.core.scenario import Scenario  # noqa: E402
+from engine.core.state import WorldState  # noqa: E402
+from engine.round.simulation import Simulation  # noqa: E402
 
 AGENTS = 100
 ROUNDS = 9
@@ -48,9 +48,9 @@ TARGET_S = 0.020  # the app's metrics after a 100-agent round: a tenth of the 0.
 
 
 def load_before(revision: str, folder: Path) -> ModuleType:
-    """engine/metrics.py at ``revision``, imported as engine.metrics_before."""
+    """engine/core/metrics.py at ``revision``, imported as engine.metrics_before."""
     source = subprocess.run(
-        ["git", "show", f"{revision}:engine/metrics.py"],
+        ["git", "show", f"{revision}:engine/core/metrics.py"],
         cwd=ROOT,
         capture_output=True,
         text=True,

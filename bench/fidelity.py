@@ -7,7 +7,7 @@ Run from the repository root::
     .venv/bin/python bench/fidelity.py --quick      # 3 seeds, 1 recasting session
 
 Part 1 plays each social scenario (hospital ... demolition, in rising conflict rank) for its
-T rounds once per seed and prints the final metrics (engine/metrics.py) as mean [min, max]
+T rounds once per seed and prints the final metrics (engine/core/metrics.py) as mean [min, max]
 over seeds beside the paper's Tab. 1(a): Fav^T, S^T, reciprocity, the E-I index (the paper's
 (E - I) / (E + I), heavy-tailed, so also its median and the bounded contrast E - I), balance
 at round 0 and at T, and repair pooled over seeds from edge counts as App. D does. Then the
@@ -17,7 +17,7 @@ beside the rho of the paper's own Tab. 1 means (target: rho < 0 for Fav, balance
 Part 2 plays the four tasks with the full model and with the ablation (frozen role cards,
 fixed speaking order, no state updates): Init is the mean utility of single episodes on the
 initial casting, Final the mean utility of the last casting of a recasting session
-(engine/tasks), averaged over ``--sessions`` sessions started at seeds 0, 1000, 2000, ...,
+(engine/studies/tasks), averaged over ``--sessions`` sessions started at seeds 0, 1000, 2000, ...,
 both beside the paper's Tab. 3 model averages (target: the ablation below the full model
 after recasting in most cells, as in the paper's 8 of 8). Utilities are shown in the paper's
 units: accuracy and Pareto rate in %, L1.
@@ -44,12 +44,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from engine.metrics import compute_metrics, ei_contrast, repair_counts  # noqa: E402
-from engine.scenario import Archetype, resolve_scenario  # noqa: E402
-from engine.simulation import Simulation  # noqa: E402
-from engine.tasks.controller import recast  # noqa: E402
-from engine.tasks.episode import run_episode  # noqa: E402
-from engine.tasks.spec import Task, load_task  # noqa: E402
+from engine.core.metrics import compute_metrics, ei_contrast, repair_counts  # noqa: E402
+from engine.core.scenario import Archetype, resolve_scenario  # noqa: E402
+from engine.round.simulation import Simulation  # noqa: E402
+from engine.studies.tasks.controller import recast  # noqa: E402
+from engine.studies.tasks.episode import run_episode  # noqa: E402
+from engine.studies.tasks.spec import Task, load_task  # noqa: E402
 
 SOCIAL = ("hospital", "tavern", "quest", "solar-farm", "demolition")
 TASKS = ("student-council", "solar-negotiation", "nasa-moon", "lost-at-sea")

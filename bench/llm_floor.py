@@ -31,11 +31,11 @@ import httpx
 from llm_stub import StubLLM
 from pydantic import BaseModel
 
+from engine.core.exchanges import LLMCall
 from engine.llm.client import LLMClient, with_schema
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import LiteLLMTransport, close_clients
 from engine.minds.llm import EmotionOut, NeedsOut, RelationOut
-from engine.records import LLMCall
 
 #: The update wave's structured judge exchanges (per-edge mode) and their output schemas.
 SCHEMAS: dict[str, type[BaseModel]] = {

@@ -22,11 +22,11 @@ _EXPORTS = {
         "ScenarioError",
         "SocialsimError",
     ),
-    "events": ("SimEvent",),
-    "history": ("History",),
-    "metrics": ("Metrics", "compute_metrics"),
+    "round.events": ("SimEvent",),
+    "saves.history": ("History",),
+    "core.metrics": ("Metrics", "compute_metrics"),
     "minds": ("Mind", "OfflineMind", "make_mind"),
-    "scenario": (
+    "core.scenario": (
         "Archetype",
         "Scenario",
         "Status",
@@ -36,8 +36,8 @@ _EXPORTS = {
         "resolve_scenario",
         "scenario_json_schema",
     ),
-    "simulation": ("Simulation",),
-    "state": (
+    "round.simulation": ("Simulation",),
+    "core.state": (
         "ALL",
         "Action",
         "ForcedAction",
@@ -46,8 +46,8 @@ _EXPORTS = {
         "ScenarioEvent",
         "WorldState",
     ),
-    "runmeta": ("FORMAT_VERSION", "RunMeta"),
-    "store": ("RunListing", "SaveStore", "default_saves_dir"),
+    "saves.runmeta": ("FORMAT_VERSION", "RunMeta"),
+    "saves.store": ("RunListing", "SaveStore", "default_saves_dir"),
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = sorted(_WHERE)  # built from _EXPORTS, the one list of names

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from engine import SaveStore, Scenario
-from engine.scenario import parse_scenario
+from engine.core.scenario import parse_scenario
 
 MINI = {
     "id": "mini",

@@ -17,7 +17,9 @@ UI_PACKAGES = ("textual", "rich", "tui")
 
 
 def test_the_walk_finds_the_engine():
-    assert {"engine.simulation", "engine.minds.llm", "engine.llm.client"} <= set(ENGINE_MODULES)
+    assert {"engine.round.simulation", "engine.minds.llm", "engine.llm.client"} <= set(
+        ENGINE_MODULES
+    )
 
 
 def test_every_engine_module_imports_without_the_ui():

@@ -31,9 +31,9 @@ from filelock import FileLock
 from llm_stub import FAULT_KINDS, StubLLM, _sentence
 
 from engine import SaveStore, Simulation
-from engine.records import LLMCall, RoundUsage
-from engine.rules import relation_triggers
-from engine.state import RoundRecord
+from engine.core.exchanges import LLMCall, RoundUsage
+from engine.core.rules import relation_triggers
+from engine.core.state import RoundRecord
 from tui import cli
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,9 +16,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 
 from engine import SaveStore, Scenario, ScenarioError, Simulation, resolve_scenario
-from engine.mind_spec import OFFLINE, MindSpec
+from engine.core.scenario import library_ids
 from engine.minds.human import check_players
-from engine.scenario import library_ids
+from engine.minds.spec import OFFLINE, MindSpec
 
 from . import messages
 from .keymap import keys_shown, load_keymap
@@ -26,7 +26,7 @@ from .screens.main import MainScreen, binding_ids
 from .session import Session
 
 if TYPE_CHECKING:
-    from engine.estimate import Estimate
+    from engine.studies.estimate import Estimate
 
 DEFAULT_SCENARIO = "tavern"
 #: The app's return code after SIGTERM (128 + 15, as a shell reports a process it ended).
@@ -160,12 +160,12 @@ def opened_scenario(target: str) -> tuple[Scenario, str]:
     task_id = target.removeprefix("task:")
     is_task = target.startswith("task:")
     if not is_task and task_id not in library_ids():  # the tasks load only when asked about
-        from engine.tasks.spec import task_ids
+        from engine.studies.tasks.spec import task_ids
 
         is_task = task_id in task_ids()
     if is_task:
-        from engine.tasks.episode import task_scenario
-        from engine.tasks.spec import load_task
+        from engine.studies.tasks.episode import task_scenario
+        from engine.studies.tasks.spec import load_task
 
         task = load_task(task_id)
         return task_scenario(task, task.casting.hetero), f"task:{task.id}"
@@ -174,7 +174,7 @@ def opened_scenario(target: str) -> tuple[Scenario, str]:
     except ScenarioError as err:
         if target.endswith(".toml") or "/" in target:
             raise
-        from engine.tasks.spec import task_ids
+        from engine.studies.tasks.spec import task_ids
 
         raise ScenarioError(f"{err}; tasks: {', '.join(task_ids())}") from None
 
@@ -206,7 +206,7 @@ def build_app(
     if store.exists_quietly(target):
         sim = Simulation.resume(target, store)
     else:
-        from engine.priors import parse_prior
+        from engine.core.priors import parse_prior
 
         scenario, ref = opened_scenario(target)
         check_players(players or {}, scenario.names)  # before the run is created

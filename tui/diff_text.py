@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from engine.diff import EPSILON, AgentDiff, EdgeDiff, RunComparison, Turn
-from engine.needs import need_label
-from engine.runmeta import RunMeta
+from engine.core.needs import need_label
+from engine.saves.runmeta import RunMeta
+from engine.studies.diff import EPSILON, AgentDiff, EdgeDiff, RunComparison, Turn
 
 LEGEND = "Δ fav = B − A: + warmer in B, - cooler, · same; * status differs"
 TALK_LEGEND = "≠ a line the other run does not have"

@@ -21,7 +21,8 @@ from collections.abc import Callable
 
 from textual.message import Message
 
-from engine import Simulation, events
+from engine import Simulation
+from engine.round import events
 
 from . import messages
 from .engine_thread import Pacer

@@ -18,7 +18,7 @@ from textual.app import App
 from textual.binding import Binding
 
 from engine import SocialsimError
-from engine.tomlfile import read_toml
+from engine.core.tomlfile import read_toml
 
 
 def keymap_path(explicit: Path | None = None) -> Path | None:

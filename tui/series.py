@@ -1,9 +1,9 @@
 """Per-round series of a run for the plots.
 
 Each round is read once and only its numbers are kept: mean favorability from the run's
-index (:meth:`History.metrics <engine.history.History.metrics>`), emotion, favorability of
+index (:meth:`History.metrics <engine.saves.history.History.metrics>`), emotion, favorability of
 every edge and every need from the values rolled forward from the round files
-(:meth:`History.values <engine.history.History.values>`: no state is rebuilt). A run that
+(:meth:`History.values <engine.saves.history.History.values>`: no state is rebuilt). A run that
 has grown since is extended by its new rounds alone, as they end. The series of the last few
 runs plotted are kept between visits.
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from engine import History
-from engine.needs import NEEDS, need_label
+from engine.core.needs import NEEDS, need_label
 
 #: (rounds, values) of one plotted line, by its label.
 Lines = dict[str, tuple[Sequence[int], Sequence[float]]]

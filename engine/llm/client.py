@@ -18,8 +18,8 @@ from typing import Any, TypeVar
 import json_repair
 from pydantic import BaseModel, ValidationError
 
-from ..records import LLMCall, Outcome, Structured
-from ..textsafe import clean, strip_controls
+from ..core.exchanges import LLMCall, Outcome, Structured
+from ..core.textsafe import clean, strip_controls
 from .formats import Formats
 from .settings import LLMSettings
 from .transport import (

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from ..records import Structured
+from ..core.exchanges import Structured
 from .settings import StructuredMode
 
 #: The formats each mode may use, best first.

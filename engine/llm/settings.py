@@ -76,7 +76,7 @@ class LLMSettings(BaseModel):
 
     @property
     def offline(self) -> bool:
-        """Never: LLM settings name live models (see ``engine.mind_spec``)."""
+        """Never: LLM settings name live models (see ``engine.minds.spec``)."""
         return False
 
     @property

@@ -18,8 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..core.exchanges import LLMCall, Structured
 from ..errors import SocialsimError
-from ..records import LLMCall, Structured
 from .openai_route import PROVIDER, OpenAIRoute
 from .settings import MAX_CONCURRENCY, LLMSettings
 

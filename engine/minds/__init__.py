@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ..mind_spec import OFFLINE, MindSpec, Offline, mind_spec
 from .base import AgentContext, Mind, RelationJudgement
 from .offline import OfflineMind
 from .question import Question
+from .spec import OFFLINE, MindSpec, Offline, mind_spec
 
 __all__ = [
     "OFFLINE",

@@ -8,13 +8,13 @@ from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
-from ..mind_spec import MindSpec
-from ..priors import Prior
-from ..records import LLMCall
-from ..rules import ReadAct
-from ..scenario import AgentSpec, Scenario, Status
-from ..state import Action, AgentState, Decision, ScenarioEvent, WorldState
+from ..core.exchanges import LLMCall
+from ..core.priors import Prior
+from ..core.rules import ReadAct
+from ..core.scenario import AgentSpec, Scenario, Status
+from ..core.state import Action, AgentState, Decision, ScenarioEvent, WorldState
 from .question import Question
+from .spec import MindSpec
 
 A = TypeVar("A", bound=BaseModel)
 TokenSink = Callable[[str], None]
@@ -185,6 +185,6 @@ class RuleJudge(Protocol):
 
     def judge_now(self, ctx: AgentContext, triggers: dict[str, list[ReadAct]]) -> Judgements:
         """U_S, U_R (of the edges ``triggers`` names, its acts read once a round:
-        :func:`~engine.rules.triggers_among`) and need deltas of ``ctx``'s agent, from what
+        :func:`~engine.core.rules.triggers_among`) and need deltas of ``ctx``'s agent, from what
         it observed (``ctx.heard``)."""
         ...

@@ -17,16 +17,16 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
+from ..core.exchanges import LLMCall
+from ..core.lexicon import infer_stance
+from ..core.rules import validate_action
+from ..core.scenario import Scenario
+from ..core.state import ALL, Action, Decision, Mode, Stance
+from ..core.textsafe import one_line, strip_controls, unsafe_char
 from ..errors import InterventionError
-from ..lexicon import infer_stance
-from ..mind_spec import MindSpec
-from ..records import LLMCall
-from ..rules import validate_action
-from ..scenario import Scenario
-from ..state import ALL, Action, Decision, Mode, Stance
-from ..textsafe import one_line, strip_controls, unsafe_char
 from .base import AgentContext, Mind, RelationJudgement, TokenSink
 from .question import Question
+from .spec import MindSpec
 
 A = TypeVar("A", bound=BaseModel)
 Phase = Literal["decide", "speak"]

@@ -10,16 +10,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
+from ..core.exchanges import LLMCall
+from ..core.needs import NEEDS
+from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
+from ..core.scenario import Status
+from ..core.state import ALL, Action, Decision, Mode
+from ..core.values import gap, s_self, svo_utility, theta
 from ..llm import transport as _transport
 from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
 from ..llm.transport import LiteLLMTransport, ReplayTransport, Transport
-from ..needs import NEEDS
-from ..records import LLMCall
-from ..rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
-from ..scenario import Status
-from ..state import ALL, Action, Decision, Mode
-from ..values import gap, s_self, svo_utility, theta
 from . import prompts
 from .base import A, AgentContext, RelationJudgement, TokenSink
 from .planner import N_CANDIDATES, OTHERS_EFFECT

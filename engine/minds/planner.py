@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from ..rules import apply_need
-from ..state import ALL, Mode, NeedState, Stance
-from ..values import gap, s_self, svo_utility, theta
+from ..core.rules import apply_need
+from ..core.state import ALL, Mode, NeedState, Stance
+from ..core.values import gap, s_self, svo_utility, theta
 from .base import AgentContext
 
 N_CANDIDATES = 3

@@ -6,12 +6,12 @@ Each system message starts with a ``[socialsim:<purpose>]`` tag so a transcript 
 
 from __future__ import annotations
 
-from ..needs import NEED_CATEGORIES, need_label
-from ..priors import render
-from ..rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA
-from ..scenario import Archetype
-from ..state import ALL, Action, Decision, Mode, ScenarioEvent
-from ..values import describe
+from ..core.needs import NEED_CATEGORIES, need_label
+from ..core.priors import render
+from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA
+from ..core.scenario import Archetype
+from ..core.state import ALL, Action, Decision, Mode, ScenarioEvent
+from ..core.values import describe
 from .base import AgentContext
 
 ARCHETYPE_STYLE = {

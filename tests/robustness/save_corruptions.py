@@ -20,8 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.rounds import IndexEntry
-from engine.runfiles import index_line
+from engine.saves.roundfile import IndexEntry
+from engine.saves.runfiles import index_line
 
 ROUNDS = 12
 KEYFRAME = 10

@@ -16,9 +16,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from engine.limits import MAX_DEPTH
-from engine.scenario import library_ids
-from engine.textsafe import unsafe_char
+from engine.core.limits import MAX_DEPTH
+from engine.core.scenario import library_ids
+from engine.core.textsafe import unsafe_char
 
 ROOT = Path(__file__).resolve().parents[2]
 LIBRARY = ROOT / "scenarios"

@@ -10,7 +10,7 @@ import pytest
 from textual.widgets import Input, Label
 
 from engine import SaveStore
-from engine.limits import MAX_TEXT_CHARS
+from engine.core.limits import MAX_TEXT_CHARS
 from tui.app import build_app
 from tui.screens.forms import ForceForm, InjectForm, TextForm
 

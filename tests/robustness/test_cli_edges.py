@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.textsafe import unsafe_char
+from engine.core.textsafe import unsafe_char
 
 ROOT = Path(__file__).resolve().parents[2]
 BIG = "9" * 23

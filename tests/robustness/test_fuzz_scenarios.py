@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from engine import ScenarioError
-from engine.scenario import load_scenario_file
+from engine.core.scenario import load_scenario_file
 from robustness.scenario_mutations import check_error, mutated_data, mutated_text, to_toml
 
 FAST = settings(
@@ -96,7 +96,7 @@ def test_a_run_of_a_mutated_scenario_plays_or_writes_nothing(
 
 
 def unsafe_char_free(text: str) -> bool:
-    from engine.textsafe import unsafe_char
+    from engine.core.textsafe import unsafe_char
 
     return unsafe_char(text, multiline=True) is None
 

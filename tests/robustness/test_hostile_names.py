@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.export import COLUMNS
-from engine.textsafe import csv_cell, csv_row, unsafe_char
+from engine.core.textsafe import csv_cell, csv_row, unsafe_char
+from engine.reports.export import COLUMNS
 from robustness.scenario_mutations import to_toml
 
 REFUSED = {
@@ -113,11 +113,11 @@ def test_neutralised_cells_keep_numbers_and_plain_text():
 
 
 def test_the_sweep_csv_is_neutralised(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import engine.sweep
+    import engine.studies.sweep
     from tui.cli import studies
 
     monkeypatch.setattr(
-        engine.sweep, "tidy_rows", lambda result: [{"task": "=cmd()", "value": -0.5}]
+        engine.studies.sweep, "tidy_rows", lambda result: [{"task": "=cmd()", "value": -0.5}]
     )
     out = tmp_path / "sweep.csv"
     studies._write_csv(None, out)  # type: ignore[arg-type]

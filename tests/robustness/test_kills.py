@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from engine import SaveStore, Simulation
-from engine.card import FILE as CARD_FILE
-from engine.export import COLUMNS
+from engine.reports.card import FILE as CARD_FILE
+from engine.reports.export import COLUMNS
 
 TRIALS = 2
 SLOW_TRIALS = 25

@@ -8,7 +8,7 @@ import llm_stub
 import pytest
 from pydantic import BaseModel
 
-from engine.textsafe import unsafe_char
+from engine.core.textsafe import unsafe_char
 
 HOSTILE = "Hi \x1b[31mRED\x1b]0;PWNED\x07 there\r\nnext\x9b2J line."
 MESSAGES = [{"role": "user", "content": "Say something."}]

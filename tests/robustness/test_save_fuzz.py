@@ -57,8 +57,8 @@ def time_limit(seconds: int) -> Iterator[None]:
 @pytest.fixture(scope="module")
 def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A saves folder with A and B (tavern, seeds 1 and 2) and H (hospital), 12 rounds."""
-    from engine.scenario import load_library
-    from engine.simulation import Simulation
+    from engine.core.scenario import load_library
+    from engine.round.simulation import Simulation
 
     saves = tmp_path_factory.mktemp("fuzz") / "saves"
     store = SaveStore(saves)

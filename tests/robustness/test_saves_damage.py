@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from engine import SaveStore
-from engine.card import FILE as CARD_FILE
-from engine.export import COLUMNS
+from engine.reports.card import FILE as CARD_FILE
+from engine.reports.export import COLUMNS
 
 ERROR = "socialsim: error: "
 #: What an export writes.
@@ -100,7 +100,7 @@ def test_list_flags_a_bit_flipped_middle_round(socialsim, good: Path):
 
 
 def test_list_reads_a_healthy_runs_round_files_once(socialsim, good: Path, monkeypatch):
-    from engine import runfiles
+    from engine.saves import runfiles
 
     reads: list[Path] = []
     real = runfiles.read_regular

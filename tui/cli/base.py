@@ -55,7 +55,7 @@ RunArg = Annotated[str, typer.Argument(help="Run id (see `socialsim list`).")]
 
 def say(message: str) -> None:
     """One line ``socialsim: ...`` on stderr (control characters and line breaks escaped)."""
-    from engine.textsafe import one_line
+    from engine.core.textsafe import one_line
 
     typer.echo(f"socialsim: {one_line(message)}", err=True)
 
@@ -147,7 +147,7 @@ def make_console() -> Console:
     from rich.console import Console, ConsoleOptions, RenderableType
     from rich.segment import Segment
 
-    from engine.textsafe import strip_controls
+    from engine.core.textsafe import strip_controls
 
     class PlainConsole(Console):
         def render(

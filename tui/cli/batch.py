@@ -14,8 +14,8 @@ from .base import fail, say
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
-    from engine.estimate import Estimate
-    from engine.experiments.executor import Executor
+    from engine.studies.estimate import Estimate
+    from engine.studies.experiments.executor import Executor
 
 PANEL = "Executor"
 ExecutorOpt = Annotated[
@@ -44,11 +44,11 @@ def make_executor(
 ) -> Executor:
     """The executor the options name."""
     if kind == "local":
-        from engine.experiments.executor import LocalExecutor
+        from engine.studies.experiments.executor import LocalExecutor
 
         return LocalExecutor(workers, calls_per_second)
     if kind == "ray":
-        from engine.experiments.ray_executor import RayExecutor
+        from engine.studies.experiments.ray_executor import RayExecutor
 
         return RayExecutor(address=address, num_cpus=workers, calls_per_second=calls_per_second)
     fail(f"--executor {kind!r}: choose local or ray")

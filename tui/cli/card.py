@@ -11,7 +11,7 @@ from .base import RunArg, SavesOpt, make_console, open_store
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from engine.card import RunCard
+    from engine.reports.card import RunCard
 
 
 def card(
@@ -23,7 +23,7 @@ def card(
 ) -> None:
     """Print a run's card: scenario and prompt hashes, models, decoding, seed, judge mode,
     versions, interventions and forks, LLM totals, and whether it is deterministic."""
-    from engine.card import run_card
+    from engine.reports.card import run_card
 
     store = open_store(saves)
     meta = store.read_meta(run_id)

@@ -11,7 +11,7 @@ from .base import SavesOpt, fail, make_console, open_store
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from engine.diff import RoundDiff
+    from engine.studies.diff import RoundDiff
 
 
 def heatmap(rd: RoundDiff) -> RenderableType:
@@ -85,7 +85,7 @@ def diff(
     """Compare two runs: first divergence, favorability difference, emotions, needs, talk."""
     from rich.text import Text
 
-    from engine.diff import RunComparison
+    from engine.studies.diff import RunComparison
 
     from ..diff_text import profile_line, run_lines
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from engine.limits import MAX_ROUNDS
+from engine.core.limits import MAX_ROUNDS
 
 from .base import SavesOpt, fail, make_console, open_store
 from .options import LLMOptions, llm_options
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from engine import Scenario
-    from engine.estimate import Estimate
-    from engine.mind_spec import MindSpec
+    from engine.minds.spec import MindSpec
+    from engine.studies.estimate import Estimate
 
 
 @llm_options("model", "judge_model", "agent_model", "judge_mode", "structured", "structured_model")
@@ -45,8 +45,8 @@ def estimate(
     if scenario in ("govsim", "debate"):
         fail(f"estimate {scenario}: estimates cover scenario runs; govsim and debate are not")
     from engine import resolve_scenario
-    from engine.estimate import estimate_run
-    from engine.priors import parse_prior
+    from engine.core.priors import parse_prior
+    from engine.studies.estimate import estimate_run
 
     resolved = resolve_scenario(scenario)
     models = {a.name: a.model for a in resolved.agents if a.model}  # the file's own
@@ -118,8 +118,8 @@ def over_threshold(
     usd, calls = parse_threshold(threshold)
     if spec.offline or (usd is None and calls is None):
         return None
-    from engine.estimate import estimate_run
-    from engine.priors import parse_prior
+    from engine.core.priors import parse_prior
+    from engine.studies.estimate import estimate_run
 
     relational = parse_prior(prior, scenario.names) if prior is not None else None
     found = estimate_run(scenario, spec, None, open_store(saves).root, prior=relational)

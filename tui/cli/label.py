@@ -14,7 +14,7 @@ from . import options
 from .base import SavesOpt, fail, open_store, out_file
 
 if TYPE_CHECKING:
-    from engine.labels.agreement import Interval, KindReport
+    from engine.studies.labels.agreement import Interval, KindReport
 
 StudyArg = Annotated[str, typer.Argument(help="Study name (saved as SAVES/.studies/NAME.json).")]
 RaterOpt = Annotated[str, typer.Option("--rater", help="The rater's name (a plain name).")]
@@ -58,8 +58,8 @@ def new(
     saves: SavesOpt = None,
 ) -> None:
     """Draw a study: a reproducible stratified sample of the judge's updates from saved runs."""
-    from engine.labels.sampling import new_study
-    from engine.labels.study import check_name, save_study, study_path
+    from engine.studies.labels.sampling import new_study
+    from engine.studies.labels.study import check_name, save_study, study_path
 
     store = open_store(saves)
     if study_path(store.root, check_name(study, "study")).exists():
@@ -95,8 +95,8 @@ def sheet(
     saves: SavesOpt = None,
 ) -> None:
     """Write the rating sheet: one row per item, its evidence, an empty label column."""
-    from engine.labels.sheet import write_sheet
-    from engine.labels.study import load_study
+    from engine.studies.labels.sheet import write_sheet
+    from engine.studies.labels.study import load_study
 
     store = open_store(saves)
     made = load_study(store.root, study)
@@ -111,8 +111,8 @@ def import_labels(
     saves: SavesOpt = None,
 ) -> None:
     """Read a filled sheet as one rater's labels (all or nothing)."""
-    from engine.labels.sheet import read_sheet
-    from engine.labels.study import add_labels, load_study, set_labels
+    from engine.studies.labels.sheet import read_sheet
+    from engine.studies.labels.study import add_labels, load_study, set_labels
 
     store = open_store(saves)
     made = load_study(store.root, study)
@@ -124,7 +124,7 @@ def import_labels(
 
 def rate(study: StudyArg, rater: RaterOpt, saves: SavesOpt = None) -> None:
     """Label a study's items in the app (i/u/d, s skip, b back; resumes where you stopped)."""
-    from engine.labels.study import load_study, set_labels
+    from engine.studies.labels.study import load_study, set_labels
 
     from ..screens.label import LabelApp
 
@@ -148,7 +148,7 @@ def _ci(ci: Interval, percent: bool) -> str:
 
 def report_lines(reports: list[KindReport], boots: int) -> list[str]:
     """The report as plain lines, one block per kind."""
-    from engine.labels.study import DIRECTIONS
+    from engine.studies.labels.study import DIRECTIONS
 
     lines: list[str] = []
     for r in reports:
@@ -195,9 +195,9 @@ def report(
     saves: SavesOpt = None,
 ) -> None:
     """Agreement among raters and with the judge, per kind of update."""
-    from engine.labels.agreement import report as make_report
-    from engine.labels.study import load_study
-    from engine.labels.tables import write_tables
+    from engine.studies.labels.agreement import report as make_report
+    from engine.studies.labels.study import load_study
+    from engine.studies.labels.tables import write_tables
 
     store = open_store(saves)
     made = load_study(store.root, study)

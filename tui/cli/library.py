@@ -69,7 +69,7 @@ def export(
 ) -> None:
     """Export a run as tidy CSVs (transcript, events, emotions, relations, needs, metrics)
     and its run card (card.json)."""
-    from engine.export import export_run
+    from engine.reports.export import export_run
 
     store = open_store(saves)
     tidy(store, [run_id])

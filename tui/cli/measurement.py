@@ -28,7 +28,7 @@ def survey(
     saves: SavesOpt = None,
 ) -> None:
     """Administer a questionnaire to an agent from its logged state (the run is untouched)."""
-    from engine.measure import survey as run_survey
+    from engine.studies.surveys import survey as run_survey
 
     store = open_store(saves)
     meta = store.read_meta(run_id)
@@ -51,7 +51,7 @@ def survey(
 
 def rate(run_id: RunArg, saves: SavesOpt = None) -> None:
     """Score every agent's observable behaviour on the scenario's Rater criteria."""
-    from engine.measure import rate as run_rate
+    from engine.studies.surveys import rate as run_rate
 
     store = open_store(saves)
     meta = store.read_meta(run_id)

@@ -14,7 +14,7 @@ import typer
 from .base import fail
 
 if TYPE_CHECKING:
-    from engine.mind_spec import MindSpec
+    from engine.minds.spec import MindSpec
 
 PANEL = "Model"
 
@@ -152,7 +152,7 @@ class LLMOptions:
     @property
     def offline(self) -> bool:
         """Whether ``--model`` names the offline rule-based model."""
-        from engine.mind_spec import mind_spec
+        from engine.minds.spec import mind_spec
 
         return mind_spec(self.model).offline
 
@@ -163,7 +163,7 @@ class LLMOptions:
         per-agent models of the scenario file, which ``--agent-model NAME=MODEL`` overrides."""
         from pydantic import ValidationError
 
-        from engine.mind_spec import OFFLINE, mind_spec
+        from engine.minds.spec import OFFLINE, mind_spec
 
         if self.offline:
             given = (self.judge_model, self.agent_model, self.api_base, self.api_key_env)
@@ -206,7 +206,7 @@ class LLMOptions:
     def resumed(self, spec: MindSpec) -> MindSpec | None:
         """The run's ``spec`` with what ``resume`` may change: the caps and
         ``--tolerate-fallbacks`` (None: nothing given)."""
-        from engine.mind_spec import Offline
+        from engine.minds.spec import Offline
 
         given = {
             "max_calls": self.max_calls,
@@ -248,7 +248,7 @@ def structured_models(items: Sequence[str], models: set[str]) -> dict[str, str]:
 
 def seed(value: int) -> int:
     """``--seed``: a whole number from 0 to 2**63 - 1."""
-    from engine.limits import MAX_SEED
+    from engine.core.limits import MAX_SEED
 
     if not 0 <= value <= MAX_SEED:
         raise typer.BadParameter(f"a seed is a whole number from 0 to 2**63 - 1 ({MAX_SEED})")
@@ -257,8 +257,8 @@ def seed(value: int) -> int:
 
 def label(value: str) -> str:
     """``--name``: one line of printable text (empty: no label)."""
-    from engine.limits import MAX_LABEL_CHARS
-    from engine.textsafe import char_name, unsafe_char
+    from engine.core.limits import MAX_LABEL_CHARS
+    from engine.core.textsafe import char_name, unsafe_char
 
     bad = unsafe_char(value)
     if bad is not None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from engine.limits import MAX_ROUNDS
+from engine.core.limits import MAX_ROUNDS
 
 from . import options
 from .base import (
@@ -157,7 +157,7 @@ def tui(
 
 
 async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
-    from engine.events import RoundEnded, RunPaused
+    from engine.round.events import RoundEnded, RunPaused
 
     from .tables import round_summary
 
@@ -257,12 +257,12 @@ def run(
         return
     from engine import Simulation, resolve_scenario
     from engine.errors import SocialsimError
-    from engine.store import check_run_id
+    from engine.saves.store import check_run_id
 
     resolved = resolve_scenario(scenario)
     relational = None
     if prior is not None:
-        from engine.priors import parse_prior
+        from engine.core.priors import parse_prior
 
         relational = parse_prior(prior, resolved.names)
     spec = llm.spec(resolved.names, scenario_models=scenario_models(resolved))
@@ -343,7 +343,7 @@ def branch(
 ) -> None:
     """Create a new run that copies RUN up to round --at and records its parent."""
     if new_id is not None:
-        from engine.store import check_run_id
+        from engine.saves.store import check_run_id
 
         check_run_id(new_id)
     store = open_store(saves)
@@ -358,8 +358,8 @@ def replay(
     saves: SavesOpt = None,
 ) -> None:
     """Re-run RUN from its record (no network calls) into a new run and compare the states."""
-    from engine.replay import replay_run
-    from engine.store import check_run_id
+    from engine.round.replay import replay_run
+    from engine.saves.store import check_run_id
 
     if new_id is not None:
         check_run_id(new_id)

@@ -27,7 +27,7 @@ from .options import LLMOptions, llm_options
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from engine.sweep import SweepResult, Task
+    from engine.studies.sweep import SweepResult, Task
 
 TASKS = ("govsim", "debate")
 
@@ -66,8 +66,8 @@ def single_episode(
 ) -> None:
     """``run govsim`` / ``run debate``: one episode under one prior, printed (GovSim with
     ``agents`` fishers; debate with its question-level 95% intervals)."""
-    from engine.priors import no_prior, parse_prior
-    from engine.sweep import agent_names
+    from engine.core.priors import no_prior, parse_prior
+    from engine.studies.sweep import agent_names
 
     sizes = team_sizes(agents, task)
     if len(sizes) != 1:
@@ -78,7 +78,7 @@ def single_episode(
     console = make_console()
     metrics: Mapping[str, float | None]
     if task == "govsim":
-        from engine.govsim import paper_settings, run_govsim
+        from engine.studies.govsim import paper_settings, run_govsim
 
         result = run_async(
             run_govsim(prior, n_agents=sizes[0], seed=seed, mind=paper_settings(mind))
@@ -92,8 +92,8 @@ def single_episode(
             )
         metrics = result.metrics
     else:
-        from engine.debate import run_debate, sample_questions
-        from engine.debate.stats import bootstrap_metrics
+        from engine.studies.debate import run_debate, sample_questions
+        from engine.studies.debate.stats import bootstrap_metrics
 
         from .tables import intervals_table
 
@@ -146,10 +146,10 @@ def sweep(
 ) -> None:
     """Sweep relational priors over team sizes, relation types, topologies, λ, models and
     runs."""
-    from engine.govsim import paper_settings
-    from engine.mind_spec import OFFLINE, mind_spec
-    from engine.sweep import agent_names, conditions, topology_aliases
-    from engine.sweep import sweep as run_sweep
+    from engine.minds.spec import OFFLINE, mind_spec
+    from engine.studies.govsim import paper_settings
+    from engine.studies.sweep import agent_names, conditions, topology_aliases
+    from engine.studies.sweep import sweep as run_sweep
 
     if task not in TASKS:
         fail(f"sweep {task!r}: choose govsim or debate")
@@ -172,7 +172,7 @@ def sweep(
             )
     qs = []
     if kind == "debate":
-        from engine.debate import load_questions, sample_questions
+        from engine.studies.debate import load_questions, sample_questions
 
         qs = load_questions(questions) if questions else sample_questions()
     # The LLM settings every cell shares (each cell plays its own model).
@@ -182,7 +182,7 @@ def sweep(
         shared = paper_settings(shared)
     runner = make_executor(executor, workers, address, calls_per_second)
     confirm_spend(not live, yes, f"This sweep of {len(cells)} episodes")
-    from engine.experiments.executor import Interrupted
+    from engine.studies.experiments.executor import Interrupted
 
     try:
         with progress_bar(f"sweep {kind}", len(cells)) as bar:
@@ -226,9 +226,9 @@ def _write_csv(result: SweepResult, out: Path) -> None:
     import csv
     import io
 
-    from engine.store import atomic_write_text
-    from engine.sweep import tidy_rows
-    from engine.textsafe import csv_cell
+    from engine.core.textsafe import csv_cell
+    from engine.saves.store import atomic_write_text
+    from engine.studies.sweep import tidy_rows
 
     rows = [{k: csv_cell(v) for k, v in row.items()} for row in tidy_rows(result)]
     buffer = io.StringIO()
@@ -242,7 +242,7 @@ def _write_csv(result: SweepResult, out: Path) -> None:
 
 def tasks() -> None:
     """List the collaborative tasks of the persona-recasting controller."""
-    from engine.tasks.spec import load_task, task_ids
+    from engine.studies.tasks.spec import load_task, task_ids
 
     from .tables import tasks_table
 
@@ -279,10 +279,10 @@ def recast(
     """Trajectory-guided persona recasting: evaluate, diagnose, recast, repeat."""
     from rich.markup import escape
 
-    from engine.tasks.controller import Iteration
-    from engine.tasks.controller import recast as run_recast
-    from engine.tasks.episode import task_scenario
-    from engine.tasks.spec import load_task, parse_casting
+    from engine.studies.tasks.controller import Iteration
+    from engine.studies.tasks.controller import recast as run_recast
+    from engine.studies.tasks.episode import task_scenario
+    from engine.studies.tasks.spec import load_task, parse_casting
 
     from .tables import iteration_table
 

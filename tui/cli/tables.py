@@ -16,12 +16,12 @@ from ..widgets.style import STATUS_GLYPH, fav_style
 
 if TYPE_CHECKING:
     from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
-    from engine.bootstrap import Interval
-    from engine.history import History
-    from engine.mind_spec import MindSpec
-    from engine.sweep import SweepResult
-    from engine.tasks.controller import Iteration
-    from engine.tasks.spec import Task
+    from engine.minds.spec import MindSpec
+    from engine.saves.history import History
+    from engine.studies.bootstrap import Interval
+    from engine.studies.sweep import SweepResult
+    from engine.studies.tasks.controller import Iteration
+    from engine.studies.tasks.spec import Task
 
 MODE_STYLE = {"public": "bold", "private": "magenta", "silent": "dim"}
 
@@ -151,7 +151,7 @@ def modes_line(modes: Mapping[str, str]) -> str:
 def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     """The end of ``run`` and ``resume``: the run's LLM calls, tokens, cost, how its
     structured answers went and the structured modes (None for a run without LLM calls)."""
-    from engine.records import RoundUsage
+    from engine.core.exchanges import RoundUsage
 
     usages = history.usages()
     if not usages:
@@ -187,7 +187,7 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
 def runs_table(rows: list[RunListing]) -> Text:
     """``list``: one line per run with its lineage, broken entries in red with their reason.
     Columns are aligned by hand: a rich Table measures every cell (0.2 s for 500 runs)."""
-    from engine.mind_spec import mind_spec
+    from engine.minds.spec import mind_spec
 
     header = ("run", "scenario", "round", "mind", "parent", "name / problem")
     lines: list[tuple[str, ...]] = []

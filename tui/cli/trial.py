@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from engine import SaveStore
-    from engine.estimate import Estimate
-    from engine.experiments.trial import ArmSummary, TrialResult, TrialSpec
+    from engine.studies.estimate import Estimate
+    from engine.studies.experiments.trial import ArmSummary, TrialResult, TrialSpec
 
 #: What the table shows unless ``--outcome`` says otherwise: the final Sociodrama metrics,
 #: every Surveyor score and a task's utility.
@@ -36,7 +36,7 @@ DEFAULT_OUTCOMES = ("mean_fav", "mean_emotion", "reciprocity", "balance", "surve
 
 def parse_seeds(text: str) -> list[int]:
     """``1-20``, ``1,3,5`` or both (``1-5,9``); at most ``MAX_TRIAL_SEEDS`` seeds."""
-    from engine.limits import MAX_TRIAL_SEEDS
+    from engine.core.limits import MAX_TRIAL_SEEDS
 
     ranges: list[range] = []
     try:
@@ -61,8 +61,8 @@ def _scenario(ref: str) -> tuple[object, str]:
     """A scenario (library id or file) or a task (``task:<id>``, or a task id), and the
     reference its runs record."""
     from engine import library_ids, resolve_scenario
-    from engine.tasks.episode import task_scenario
-    from engine.tasks.spec import load_task, task_ids
+    from engine.studies.tasks.episode import task_scenario
+    from engine.studies.tasks.spec import load_task, task_ids
 
     task_id = ref.removeprefix("task:")
     if ref.startswith("task:") or (task_id in task_ids() and task_id not in library_ids()):
@@ -85,17 +85,17 @@ def _new_spec(
     resamples: int,
     llm: LLMOptions,
 ) -> TrialSpec:
-    from engine.experiments.arms import (
+    from engine.core.scenario import Scenario
+    from engine.studies.experiments.arms import (
         NONE,
         forcing_arm,
         injection_arm,
         named_arms,
     )
-    from engine.experiments.arms import (
+    from engine.studies.experiments.arms import (
         prior_arm as make_prior_arm,
     )
-    from engine.experiments.trial import plan
-    from engine.scenario import Scenario
+    from engine.studies.experiments.trial import plan
 
     scenario, scenario_ref = _scenario(ref)
     assert isinstance(scenario, Scenario)
@@ -212,8 +212,8 @@ def trial(
 ) -> None:
     """A randomised trial: each seed's prefix to --fork-at, branched once per arm and played to
     the end; per-arm means and paired differences from the first arm, with 95% intervals."""
-    from engine.experiments.executor import Interrupted
-    from engine.experiments.trial import RESAMPLES, load_spec, run_trial
+    from engine.studies.experiments.executor import Interrupted
+    from engine.studies.experiments.trial import RESAMPLES, load_spec, run_trial
 
     store = open_store(saves)
     runner = make_executor(executor, workers, address, calls_per_second)
@@ -267,8 +267,8 @@ def trial(
 def _estimate(spec: TrialSpec, store: SaveStore) -> Estimate:
     """What the trial's LLM calls would cost: one run's estimate, times the rounds still to
     play (each missing prefix to the fork, each missing arm from it) over a run's rounds."""
-    from engine.estimate import estimate_run
-    from engine.experiments.trial import collect
+    from engine.studies.estimate import estimate_run
+    from engine.studies.experiments.trial import collect
 
     one = estimate_run(spec.scenario, spec.mind, spec.rounds, store.root)
     _, prefixes, arms = collect(store, spec)
@@ -279,7 +279,7 @@ def _estimate(spec: TrialSpec, store: SaveStore) -> Estimate:
 def _selector(outcome: list[str], spec: TrialSpec) -> object:
     """Which final outcomes the table shows: ``--outcome`` as METRIC[:AGENT], else the
     defaults."""
-    from engine.experiments.outcomes import outcome_names
+    from engine.studies.experiments.outcomes import outcome_names
 
     known = outcome_names()
     wanted = []
@@ -305,7 +305,7 @@ def _selector(outcome: list[str], spec: TrialSpec) -> object:
 
 
 def _report(result: TrialResult, shown: object, out: Path | None) -> None:
-    from engine.experiments.trial import final_values, summarize
+    from engine.studies.experiments.trial import final_values, summarize
 
     console = make_console()
     summaries = summarize(result, shown)  # type: ignore[arg-type]
@@ -333,9 +333,9 @@ def write_trial_csv(result: TrialResult, out: Path) -> None:
     import csv
     import io
 
-    from engine.atomic import atomic_write_text
-    from engine.experiments.outcomes import COLUMNS
-    from engine.textsafe import csv_cell
+    from engine.core.textsafe import csv_cell
+    from engine.saves.atomic import atomic_write_text
+    from engine.studies.experiments.outcomes import COLUMNS
 
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=["trial", "scenario", *COLUMNS], lineterminator="\n")
@@ -352,7 +352,7 @@ def trial_table(result: TrialResult, summaries: list[ArmSummary]) -> Table:
     the control, each with its 95% bootstrap interval."""
     from rich.table import Table
 
-    from engine.experiments.stats import estimate_text
+    from engine.studies.experiments.stats import estimate_text
 
     spec = result.spec
     seeds = len(result.complete_seeds)

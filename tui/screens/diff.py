@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from engine import RunListing, SaveStore, SocialsimError
-from engine.diff import RoundDiff, RunComparison
+from engine.studies.diff import RoundDiff, RunComparison
 
 from ..diff_text import (
     LEGEND,

@@ -21,8 +21,8 @@ from textual.strip import Strip
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static
 
 from engine import ALL, ForcedAction, Mode
-from engine.limits import MAX_TEXT_CHARS
-from engine.textsafe import char_name, unsafe_char
+from engine.core.limits import MAX_TEXT_CHARS
+from engine.core.textsafe import char_name, unsafe_char
 
 Submit = Callable[..., str | None]
 

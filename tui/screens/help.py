@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from engine.rules import ALLY_AT, ENEMY_AT, RIVAL_AT
+from engine.core.rules import ALLY_AT, ENEMY_AT, RIVAL_AT
 
 ABOUT = (
     "Panes: S is the emotional state (0 negative, 0.5 neutral, 1 positive). Needs: bar = "

@@ -15,9 +15,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from engine.core.textsafe import one_line
 from engine.errors import SocialsimError
-from engine.labels.study import Direction, Item, Study, add_labels
-from engine.textsafe import one_line
+from engine.studies.labels.study import Direction, Item, Study, add_labels
 
 SCALE = {"emotion": "0 to 1", "relation": "-1 to 1", "need": "0 to 10"}
 

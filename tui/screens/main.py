@@ -173,7 +173,7 @@ class MainScreen(Screen[None]):
         sim, engine = self.sim, self.session.engine
         self.app.clear_notifications()  # "Paused after round 3." is stale once it runs again
         self.running = True
-        from engine.tasks.episode import finish_task_run
+        from engine.studies.tasks.episode import finish_task_run
 
         try:
             await engine.call(sim.run(rounds))
@@ -429,7 +429,7 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Pause the run before exporting.", severity="warning")
             return
-        from engine.export import export_run
+        from engine.reports.export import export_run
 
         from .forms import TextForm
 
@@ -486,8 +486,8 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Pause the run before recasting.", severity="warning")
             return
-        from engine.tasks.diagnosis import diagnose_run
-        from engine.tasks.episode import recast_scenario
+        from engine.studies.tasks.diagnosis import diagnose_run
+        from engine.studies.tasks.episode import recast_scenario
 
         from .recast import RecastScreen
 

@@ -25,7 +25,7 @@ from textual.widgets import Footer, Select, SelectionList, Static
 from textual_plotext import PlotextPlot
 
 from engine import History, SaveStore, Simulation, SocialsimError
-from engine.needs import NEEDS, need_label
+from engine.core.needs import NEEDS, need_label
 
 from .. import messages
 from ..event_bridge import EventBridge

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Label, Select, Static
 
 from engine import Archetype
-from engine.tasks.diagnosis import Proposal
+from engine.studies.tasks.diagnosis import Proposal
 
 KEEP = "keep"
 

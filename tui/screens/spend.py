@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.widgets import Static
 
-from engine.estimate import Estimate, Span
+from engine.studies.estimate import Estimate, Span
 
 from .forms import Form
 

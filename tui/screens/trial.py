@@ -19,8 +19,8 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from engine import SaveStore, Simulation, SocialsimError
-from engine.experiments.stats import Estimate, estimate_text
-from engine.experiments.trial import (
+from engine.studies.experiments.stats import Estimate, estimate_text
+from engine.studies.experiments.trial import (
     ArmSummary,
     TrialResult,
     TrialSpec,
@@ -148,7 +148,7 @@ class TrialScreen(Screen[Simulation | None]):
         """The chosen outcome's final values per arm over the complete seeds."""
         if outcome is None:
             return {}
-        from engine.experiments.trial import final_values
+        from engine.studies.experiments.trial import final_values
 
         return final_values(self.result).get(outcome, {})
 
@@ -158,7 +158,7 @@ class TrialScreen(Screen[Simulation | None]):
             return None
         import numpy as np
 
-        from engine.experiments.stats import paired_differences
+        from engine.studies.experiments.stats import paired_differences
 
         (diff,) = paired_differences(
             np.array([values[arm]]), np.array([values[self.reference]]), self.spec.resamples
@@ -275,7 +275,7 @@ class TrialScreen(Screen[Simulation | None]):
 
     @work(thread=True, exclusive=True, group="trial-play", exit_on_error=False)
     def play(self, stop: threading.Event) -> None:
-        from engine.experiments.executor import Interrupted, LocalExecutor
+        from engine.studies.experiments.executor import Interrupted, LocalExecutor
 
         app = self.app
         counts = {"done": 0, "total": 0}

@@ -8,8 +8,8 @@ from textual.containers import Vertical
 from textual.widgets import Static
 
 from engine import Action, Mode, ScenarioEvent
-from engine.scenario import AgentSpec
-from engine.state import AgentState
+from engine.core.scenario import AgentSpec
+from engine.core.state import AgentState
 
 from .needs import HEIGHT, Detail, NeedBars
 from .style import bar, emotion_style, signed

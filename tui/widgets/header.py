@@ -18,7 +18,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation
-from engine.records import RoundUsage, main_failure
+from engine.core.exchanges import RoundUsage, main_failure
 
 #: A generated run id: scenario, date, time, four hex digits.
 GENERATED_ID = re.compile(r"^(?P<head>.+)-\d{8}-\d{6}-(?P<tail>[0-9a-f]{4})$")

@@ -26,8 +26,8 @@ from textual.message import Message
 from textual.widgets import Static
 
 from engine import Status, WorldState
-from engine.priors import Prior, sign_index
-from engine.rules import ALLY_AT, ENEMY_AT, RIVAL_AT, threshold_status
+from engine.core.priors import Prior, sign_index
+from engine.core.rules import ALLY_AT, ENEMY_AT, RIVAL_AT, threshold_status
 
 from .grid import Grid
 from .style import STATUS_GLYPH, fav_style

@@ -16,8 +16,8 @@ from textual.geometry import Size
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from engine.needs import NEED_CATEGORIES
-from engine.state import NeedState
+from engine.core.needs import NEED_CATEGORIES
+from engine.core.state import NeedState
 
 from .style import GAP_GLYPH, GAP_STYLE, bar, gap_level
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ...scenario import Archetype
-from ...state import ALL, Action, Mode, Stance
+from ...core.scenario import Archetype
+from ...core.state import ALL, Action, Mode, Stance
 from ..base import AgentContext
 from .lastround import LastRound
 from .lens import ATTITUDE_WARMTH, INFLUENCE_PULL, PriorLens

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...lexicon import sentiment
-from ...rounding import ROUNDED_4
-from ...rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
-from ...scenario import Status
-from ...state import ALL, Mode, Stance
+from ...core.lexicon import sentiment
+from ...core.rounding import ROUNDED_4
+from ...core.rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
+from ...core.scenario import Status
+from ...core.state import ALL, Mode, Stance
 from ..base import AgentContext, Edge
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
@@ -102,7 +102,7 @@ def relation_judgements(
 ) -> dict[str, Edge]:
     """U_R by rule: direct support/attack, balance through third parties, betrayal,
     reconciliation, in-group favoritism, and regard for whoever told me a fact I did not
-    know. ``triggers`` and ``heard`` (``ctx.heard``) are read (:func:`~engine.rules.read_acts`)."""
+    know. ``triggers`` and ``heard`` (``ctx.heard``) are read (:func:`~engine.core.rules.read_acts`)."""
     me = ctx.name
     broker, outgroup, news = standing.broker, standing.outgroup, standing.news
     rels = ctx.state.relations

@@ -8,7 +8,7 @@ import operator
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from ...state import Action
+from ...core.state import Action
 
 if TYPE_CHECKING:  # numpy is imported where a round is read: reading saves never needs it
     import numpy as np

@@ -9,17 +9,17 @@ import random
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
-from ...metrics import favorability
-from ...mind_spec import OFFLINE, OFFLINE_LABEL
-from ...priors import Prior, sign_index
-from ...records import LLMCall
-from ...rules import HISTORY_WINDOW, ReadAct, read_acts
-from ...scenario import Archetype, Scenario
-from ...state import ALL, Action, Decision, Mode, WorldState
-from ...values import s_self
+from ...core.exchanges import LLMCall
+from ...core.metrics import favorability
+from ...core.priors import Prior, sign_index
+from ...core.rules import HISTORY_WINDOW, ReadAct, read_acts
+from ...core.scenario import Archetype, Scenario
+from ...core.state import ALL, Action, Decision, Mode, WorldState
+from ...core.values import s_self
 from ..base import A, AgentContext, Edge, Judgements, RelationJudgement, TokenSink
 from ..planner import plan
 from ..question import Question
+from ..spec import OFFLINE, OFFLINE_LABEL
 from .choose import Deciders, Options, Peers, candidates, intent
 from .judge import Standing, emotion_delta, need_deltas, relation_judgements
 from .lastround import LastRound
@@ -276,7 +276,7 @@ class OfflineMind:
         )
 
     def _read(self, ctx: AgentContext) -> list[ReadAct]:
-        """The acts the agent heard, read (:func:`~engine.rules.read_acts`) once a round for
+        """The acts the agent heard, read (:func:`~engine.core.rules.read_acts`) once a round for
         every agent who heard the same acts (most hear only the public ones)."""
         if ctx.round != self._read_round:
             self._read_round, self._heard = ctx.round, {}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...scenario import Archetype, Status
-from ...state import Stance
+from ...core.scenario import Archetype, Status
+from ...core.state import Stance
 
 BASE_URGENCY = {
     Archetype.DOMINANT: 7.0,

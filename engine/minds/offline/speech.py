@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 
-from ...scenario import Archetype
-from ...state import ALL, Decision, Mode, Stance
+from ...core.scenario import Archetype
+from ...core.state import ALL, Decision, Mode, Stance
 from ..base import AgentContext
 
 #: Chance that a speaker with unshared evidence (task facts) voices it rather than a

@@ -1,0 +1,186 @@
+"""The state rules of Sociodrama Sec. 3 and App. B, as pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from operator import add, attrgetter
+
+from ..errors import InterventionError
+from .needs import NEED_MAX, NEED_MIN, NEEDS
+from .scenario import Scenario, Status
+from .state import (
+    ALL,
+    Action,
+    AgentState,
+    MemoryEntry,
+    Mode,
+    NeedState,
+    Relation,
+    Stance,
+    WorldState,
+)
+
+MAX_EMOTION_DELTA = 0.3
+MAX_FAV_DELTA = 0.3
+ALLY_AT = 0.55
+ENEMY_AT = -0.50
+RIVAL_AT = -0.10
+#: How many earlier rounds an agent's context carries (Sec. 3.3: the recent history).
+HISTORY_WINDOW = 3
+
+_importance = attrgetter("importance")
+_round = attrgetter("round")
+
+
+def clip(value: float, low: float, high: float) -> float:
+    """Clamp ``value`` into ``[low, high]``."""
+    return low if value < low else high if value > high else value
+
+
+def apply_emotion(emotion: float, delta: float) -> tuple[float, float]:
+    """U_S application: clip delta to ±0.3, then S to [0, 1]. Returns (delta, S)."""
+    delta = clip(delta, -MAX_EMOTION_DELTA, MAX_EMOTION_DELTA)
+    return delta, clip(emotion + delta, 0.0, 1.0)
+
+
+def apply_fav(fav: float, delta: float) -> tuple[float, float]:
+    """U_R application: clip delta to ±0.3, then fav to [-1, 1]. Returns (delta, fav)."""
+    # clip() written out: this runs once per judged edge
+    high = MAX_FAV_DELTA
+    delta = -high if delta < -high else high if delta > high else delta
+    fav += delta
+    return delta, -1.0 if fav < -1.0 else 1.0 if fav > 1.0 else fav
+
+
+def threshold_status(fav: float, current: Status) -> Status:
+    """App. B thresholds: ally >= 0.55, enemy <= -0.50, rival in (-0.50, -0.10]."""
+    if fav >= ALLY_AT:
+        return Status.ALLY
+    if fav <= ENEMY_AT:
+        return Status.ENEMY
+    if fav <= RIVAL_AT:
+        return Status.RIVAL
+    return current
+
+
+def next_status(fav: float, current: Status, override: Status | None) -> Status:
+    """App. B: a consequential-event category overrides the threshold result."""
+    return override if override is not None else threshold_status(fav, current)
+
+
+def apply_need(value: float, delta: float) -> float:
+    """Move a need by ``delta`` within the 0-10 scale."""
+    return clip(value + delta, NEED_MIN, NEED_MAX)
+
+
+def remember(memory: Sequence[MemoryEntry], entry: MemoryEntry, capacity: int) -> list[MemoryEntry]:
+    """Add ``entry``; when over ``capacity`` evict the lowest-retention entries (retention:
+    importance less one per round since the entry's round).
+
+    Ties are broken by evicting the older entry. Chronological order is kept.
+    """
+    entries = [*memory, entry]
+    # Retention is importance + round - now: every entry shares ``now``, so entries rank
+    # by importance + round, whole numbers summed in C (this runs once per judged edge).
+    while len(entries) > capacity:
+        keys = list(map(add, map(_importance, entries), map(_round, entries)))
+        del entries[keys.index(min(keys))]  # the first lowest: the oldest of a tie
+    return entries
+
+
+def validate_action(speaker: str, mode: Mode, target: str | None, names: Iterable[str]) -> None:
+    """Reject invalid mode/target combinations (Sociodrama Sec. 3.2)."""
+    others = {n for n in names if n != speaker}
+    if mode is Mode.SILENT:
+        if target is not None:
+            raise InterventionError(f"{speaker}: a silent action has no target (got {target!r})")
+        return
+    if target is None:
+        raise InterventionError(f"{speaker}: a {mode.value} action needs a target")
+    if target == ALL:
+        if mode is Mode.PRIVATE:
+            raise InterventionError(f"{speaker}: a private action needs one recipient, not 'all'")
+        return
+    if target == speaker:
+        raise InterventionError(f"{speaker}: an agent cannot address itself")
+    if target not in others:
+        raise InterventionError(f"{speaker}: unknown target {target!r}")
+
+
+def can_observe(action: Action, name: str) -> bool:
+    """Whether ``name`` is in the observer set V(a) of Eq. 4: everyone for a public action,
+    speaker and recipient for a private one, nobody for silence."""
+    if action.mode is Mode.PUBLIC:
+        return True
+    return action.mode is Mode.PRIVATE and name in (action.speaker, action.target)
+
+
+def observed_by(actions: Sequence[Action], names: Iterable[str]) -> dict[str, list[Action]]:
+    """What each of ``names`` observes of ``actions``, in order (:func:`can_observe`): the
+    public acts, gathered once, for everyone party to no private act."""
+    public = [a for a in actions if a.mode is Mode.PUBLIC]
+    parties = {n for a in actions if a.mode is Mode.PRIVATE for n in (a.speaker, a.target)}
+    return {
+        n: [a for a in actions if can_observe(a, n)] if n in parties else public.copy()
+        for n in names
+    }
+
+
+def speaking_order(actions: Iterable[Action], names: Sequence[str]) -> list[Action]:
+    """Phase 2 order: speakers by descending urgency, silent agents skipped.
+
+    Equal urgency keeps scenario order, so the order is deterministic.
+    """
+    position = {n: k for k, n in enumerate(names)}
+    speakers = [a for a in actions if a.mode is not Mode.SILENT]
+    return sorted(speakers, key=lambda a: (-a.urgency, position[a.speaker]))
+
+
+#: An act as the round's loops over every observer read it: (act, speaker, target, stance,
+#: mode), read once a round (a model's attribute costs ~40 ns more than a tuple's item).
+ReadAct = tuple[Action, str, str | None, Stance, Mode]
+
+
+def read_acts(actions: Iterable[Action]) -> list[ReadAct]:
+    """``actions`` as the round's loops read them."""
+    return [(a, a.speaker, a.target, a.stance, a.mode) for a in actions]
+
+
+def relation_triggers(
+    observer: str, actions: Iterable[Action], names: Sequence[str]
+) -> dict[str, list[Action]]:
+    """E_ij for each j: direct interactions between i and j, and j's visible public acts."""
+    found = triggers_among(observer, read_acts(actions))
+    return {j: [read[0] for read in acts] for j, acts in found.items()}
+
+
+def triggers_among(observer: str, acts: Iterable[ReadAct]) -> dict[str, list[ReadAct]]:
+    """:func:`relation_triggers` among acts already read (:func:`read_acts`), as read."""
+    triggers: dict[str, list[ReadAct]] = {}
+    public, private = Mode.PUBLIC, Mode.PRIVATE
+    for read in acts:  # can_observe, written out: runs N^2 times
+        _, speaker, target, _, mode = read
+        if speaker == observer:
+            if target is not None and target != ALL and (mode is public or mode is private):
+                triggers.setdefault(target, []).append(read)
+        elif mode is public or (mode is private and target == observer):
+            triggers.setdefault(speaker, []).append(read)
+    return triggers
+
+
+def initial_state(scenario: Scenario) -> WorldState:
+    """Round-0 state from a scenario's initial emotions, needs and relations."""
+    given = {(r.source, r.target): r for r in scenario.relations}
+    agents: dict[str, AgentState] = {}
+    for spec in scenario.agents:
+        relations = {}
+        for other in scenario.names:
+            if other == spec.name:
+                continue
+            rel = given.get((spec.name, other))
+            fav = rel.fav if rel else 0.0
+            status = rel.status if rel and rel.status else threshold_status(fav, Status.NEUTRAL)
+            relations[other] = Relation(fav=fav, status=status)
+        needs = {n: NeedState(current=c, expected=e) for n in NEEDS for c, e in [spec.need(n)]}
+        agents[spec.name] = AgentState(emotion=spec.emotion, needs=needs, relations=relations)
+    return WorldState(round=0, agents=agents)

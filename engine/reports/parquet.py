@@ -1,0 +1,118 @@
+"""The export's tables as Parquet files (``socialsim export --parquet``), for runs too large
+for CSV. pyarrow is the optional extra ``parquet`` and is imported only here.
+
+Each table has the CSV's columns, typed: counts and rounds as int64, measures as double
+(an empty CSV cell is null), the rest as strings, written as they are (no spreadsheet
+formula guard: Parquet is read by code). Rows are buffered and written in row groups of
+:data:`BATCH` rows, so memory stays flat however long the run is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..core.exchanges import RoundUsage
+from ..errors import SocialsimError
+
+INSTALL_HINT = "pip install 'socialsim[parquet]'"
+#: Rows per row group (and the most rows held in memory per table).
+BATCH = 65_536
+
+
+def _typed(kind: type) -> frozenset[str]:
+    """The usage table's columns of ``kind``, as :class:`RoundUsage` declares them."""
+    return frozenset(n for n, f in RoundUsage.model_fields.items() if f.annotation is kind)
+
+
+#: Each table's int64 columns besides ``round``, and its double columns.
+INTS: dict[str, frozenset[str]] = {
+    "transcript": frozenset({"order", "forced"}),
+    "relations": frozenset({"importance"}),
+    "llm_calls": frozenset({"attempts", "prompt_tokens", "completion_tokens"}),
+    "usage": _typed(int),
+}
+FLOATS: dict[str, frozenset[str]] = {
+    "transcript": frozenset({"urgency"}),
+    "emotions": frozenset({"emotion", "delta"}),
+    "relations": frozenset({"fav", "delta"}),
+    "needs": frozenset({"current", "expected", "gap"}),
+    "metrics": frozenset({"value"}),
+    "llm_calls": frozenset({"cost_usd", "latency_s"}),
+    "usage": _typed(float),
+    "surveys": frozenset({"score", "angle"}),
+    "ratings": frozenset({"score"}),
+}
+
+
+class ParquetMissing(SocialsimError):
+    """``--parquet`` without pyarrow installed."""
+
+
+def pyarrow_modules() -> tuple[Any, Any]:
+    """``(pyarrow, pyarrow.parquet)``, or :class:`ParquetMissing` with the install hint."""
+    try:
+        import pyarrow
+        import pyarrow.parquet
+    except ImportError:
+        raise ParquetMissing(f"--parquet needs pyarrow: {INSTALL_HINT}") from None
+    return pyarrow, pyarrow.parquet
+
+
+class ParquetTable:
+    """One table written to a Parquet file in row groups; ``writerows`` as a csv writer."""
+
+    def __init__(self, path: Path, table: str, columns: Sequence[str]) -> None:
+        pa, pq = pyarrow_modules()
+        self._pa = pa
+        self.path = path
+        ints, floats = INTS.get(table, frozenset()), FLOATS.get(table, frozenset())
+        self.kinds = [
+            "int" if c == "round" or c in ints else "float" if c in floats else "str"
+            for c in columns
+        ]
+        self.schema = pa.schema(
+            [
+                (c, pa.int64() if k == "int" else pa.float64() if k == "float" else pa.string())
+                for c, k in zip(columns, self.kinds, strict=True)
+            ]
+        )
+        self._writer = pq.ParquetWriter(str(path), self.schema)
+        self._rows: list[Sequence[Any]] = []
+
+    def writerows(self, rows: Iterable[Sequence[Any]]) -> None:
+        """Add rows (tuples in column order); a full batch is written at once."""
+        self._rows.extend(rows)
+        if len(self._rows) >= BATCH:
+            self._flush()
+
+    def close(self) -> None:
+        """Write what is buffered, close the file and put it on disk."""
+        self._flush()
+        self._writer.close()
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def _flush(self) -> None:
+        if not self._rows:
+            return
+        columns = list(zip(*self._rows, strict=True))
+        arrays = [
+            self._pa.array([_cell(v, kind) for v in values], type=field.type)
+            for values, kind, field in zip(columns, self.kinds, self.schema, strict=True)
+        ]
+        self._writer.write_batch(self._pa.record_batch(arrays, schema=self.schema))
+        self._rows = []
+
+
+def _cell(value: Any, kind: str) -> Any:
+    if kind == "str":
+        return None if value is None else str(value)
+    if value is None or value == "":
+        return None
+    return int(value) if kind == "int" else float(value)

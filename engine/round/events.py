@@ -1,0 +1,95 @@
+"""Typed progress events the engine emits while a run advances."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ..core.state import Action, Decision, EmotionChange, RelationChange, RoundRecord, ScenarioEvent
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    run_id: str
+    round: int
+
+
+class RoundStarted(_Event):
+    """A round began; ``events`` are its scenario events."""
+
+    kind: Literal["round_started"] = "round_started"
+    events: list[ScenarioEvent]
+
+
+class AgentDecided(_Event):
+    """Phase 1 finished for one agent."""
+
+    kind: Literal["decided"] = "decided"
+    agent: str
+    decision: Decision
+    forced: bool = False
+
+
+class TokenStreamed(_Event):
+    """A piece of an utterance being generated in phase 2."""
+
+    kind: Literal["token"] = "token"
+    agent: str
+    text: str
+
+
+class AgentSpoke(_Event):
+    """Phase 2 finished for one speaker."""
+
+    kind: Literal["spoke"] = "spoke"
+    action: Action
+
+
+class StateUpdated(_Event):
+    """Emotion and relation updates of the round were applied."""
+
+    kind: Literal["state_updated"] = "state_updated"
+    emotions: list[EmotionChange]
+    relations: list[RelationChange]
+
+
+class RoundEnded(_Event):
+    """A round finished and was saved."""
+
+    kind: Literal["round_ended"] = "round_ended"
+    record: RoundRecord
+
+
+class RunPaused(_Event):
+    """A run stopped at a safe point because a pause was requested."""
+
+    kind: Literal["paused"] = "paused"
+    reason: str = ""
+
+
+class RunFinished(_Event):
+    """A run reached its last planned round."""
+
+    kind: Literal["finished"] = "finished"
+
+
+class EngineError(_Event):
+    """A round failed; the run stays at the last saved round."""
+
+    kind: Literal["error"] = "error"
+    message: str
+
+
+SimEvent = (
+    RoundStarted
+    | AgentDecided
+    | TokenStreamed
+    | AgentSpoke
+    | StateUpdated
+    | RoundEnded
+    | RunPaused
+    | RunFinished
+    | EngineError
+)

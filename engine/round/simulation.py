@@ -1,0 +1,820 @@
+"""The round loop of Sociodrama Sec. 3.3 and the run-control API around it."""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+from filelock import FileLock
+
+from ..core.exchanges import RoundUsage, main_failure
+from ..core.lexicon import infer_stance
+from ..core.limits import check_rounds
+from ..core.metrics import Metrics, RepairCounter, carry_edges, round_metrics
+from ..core.priors import Prior, check_agents
+from ..core.rules import (
+    HISTORY_WINDOW,
+    can_observe,
+    initial_state,
+    observed_by,
+    read_acts,
+    relation_triggers,
+    speaking_order,
+    triggers_among,
+    validate_action,
+)
+from ..core.scenario import Scenario
+from ..core.state import (
+    ALL,
+    Action,
+    Decision,
+    ForcedAction,
+    MemoryEntry,
+    Mode,
+    Pending,
+    RoundRecord,
+    ScenarioEvent,
+    WorldState,
+)
+from ..core.unvalidated import trusted
+from ..errors import (
+    BudgetError,
+    DegradedRunError,
+    InterventionError,
+    RunFinishedError,
+    SaveError,
+    SocialsimError,
+)
+from ..llm.settings import LLMSettings
+from ..minds import AgentContext, Mind, make_mind
+from ..minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge
+from ..minds.human import Ask, HumanMind, check_players
+from ..minds.spec import OFFLINE, MindSpec, Offline
+from ..saves.history import History
+from ..saves.roundfile import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round_file
+from ..saves.runfiles import RunFiles
+from ..saves.runmeta import (
+    FORMAT_VERSION,
+    ExperimentLink,
+    Lineage,
+    RunMeta,
+    Snapshot,
+    TaskOutcome,
+    now_iso,
+)
+from ..saves.store import SaveStore
+from .events import (
+    AgentDecided,
+    AgentSpoke,
+    EngineError,
+    RoundEnded,
+    RoundStarted,
+    RunFinished,
+    RunPaused,
+    SimEvent,
+    StateUpdated,
+    TokenStreamed,
+)
+from .gamemaster import narrate
+from .retention import Retention
+from .updates import update_agent, update_relations
+
+#: Rounds a saved run holds in memory; older ones are read from the save when asked.
+HELD_ROUNDS = HISTORY_WINDOW + 1
+
+Listener = Callable[[SimEvent], None]
+
+
+class Simulation:
+    """One run: its scenario, mind, history and (optionally) its save.
+
+    A saved run holds its current state and last :data:`HELD_ROUNDS` rounds in memory;
+    :attr:`history` reads older rounds from the save when asked.
+    """
+
+    def __init__(
+        self,
+        meta: RunMeta,
+        history: History,
+        counter: RepairCounter,
+        mind: Mind,
+        store: SaveStore | None = None,
+        lock: FileLock | None = None,
+        files: RunFiles | None = None,
+    ) -> None:
+        self.meta = meta
+        self.history = history
+        self.mind = mind
+        self.store = store
+        self._counter = counter
+        self._files = files
+        self._lock = lock
+        self._listeners: list[Listener] = []
+        self._pause = False
+        self._ask: Ask | None = None
+        #: :meth:`_past_round`'s rounds, by round number.
+        self._past: dict[int, tuple[RoundRecord, dict[str, PastRound]]] = {}
+        #: The total of rounds the save records (an extension is written with its first round).
+        self._saved_total = meta.total_rounds
+        if meta.pending_round <= self.round:
+            self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
+
+    # -- construction ------------------------------------------------------------------
+
+    @classmethod
+    def new(
+        cls,
+        scenario: Scenario,
+        *,
+        seed: int = 0,
+        mind: MindSpec | Mind = OFFLINE,
+        store: SaveStore | None = None,
+        run_id: str | None = None,
+        name: str = "",
+        rounds: int | None = None,
+        scenario_ref: str = "",
+        ablation: bool = False,
+        experiment: ExperimentLink | None = None,
+        prior: Prior | None = None,
+    ) -> Simulation:
+        """Start a run at round 0; with a store it is saved (and locked) at once.
+
+        ``mind`` is which mind plays (a spec), or an already built mind (tests, replay).
+
+        ``ablation`` is Sociodrama's "w/o social dynamics": fixed speaking order and no
+        emotion, relation or need updates. ``prior`` is a relational prior (Relational priors
+        paper): a fixed layer every agent's context carries, rendered into its system prompt
+        the same way every round; it never touches the relations' state (round 0 is the
+        scenario's) nor the protocol.
+        """
+        if rounds is not None:
+            check_rounds(rounds)
+        if prior is not None:
+            check_agents(prior, scenario.names)
+        if run_id is None:
+            run_id = store.new_run_id(scenario.id or "run") if store else "unsaved"
+        meta = RunMeta(
+            run_id=run_id,
+            name=name,
+            created=now_iso(),
+            scenario=scenario,
+            scenario_ref=scenario_ref or scenario.id,
+            seed=seed,
+            ablation=ablation,
+            experiment=experiment,
+            total_rounds=rounds or scenario.rounds,
+            prior=prior,
+        )
+        # The mind first: a bad model string or a missing key leaves no run folder behind.
+        brain = make_mind(mind, seed) if isinstance(mind, Offline | LLMSettings) else mind
+        meta = meta.with_mind(brain.spec)
+        state = initial_state(scenario)
+        first = RoundRecord(round=0, state=state)
+        counter = RepairCounter(len(state.agents))
+        metrics = round_metrics(scenario, state, counter)
+        if store is None:
+            history = History.in_memory(first, RoundSummary(round=0, metrics=metrics))
+            return cls(meta, history, counter, brain)
+        marks = RepairMarks.of(counter, list(state.agents))
+        entry = store.create(meta, round_file(state, first, metrics, marks))
+        lock = store.lock(run_id)
+        files = store.files(run_id, meta)
+        files.index_complete = True
+        history = History.saved(files, [entry], [first], HELD_ROUNDS)
+        return cls(meta, history, counter, brain, store, lock, files)
+
+    @classmethod
+    def resume(
+        cls,
+        run_id: str,
+        store: SaveStore,
+        mind: MindSpec | Mind | None = None,
+    ) -> Simulation:
+        """Reopen a saved run where it stopped (takes its lock). ``mind``: a spec replaces
+        the run's (new caps, say) from now on; a built mind plays it as it is."""
+        meta = store.read_meta(run_id)
+        lock = store.lock(run_id)
+        try:
+            files = store.files(run_id, meta)
+            entries = files.load_index(meta.scenario)
+            files.verify(entries)  # nothing is written into a damaged run
+            window, counter = files.tail(entries, HELD_ROUNDS, meta.scenario)
+            history = History.saved(files, entries, window, HELD_ROUNDS)
+            if isinstance(mind, Offline | LLMSettings):
+                if mind != meta.mind:
+                    meta = meta.with_mind(mind)
+                    store.write_meta(meta)
+                mind = None
+            if mind is None:
+                mind = make_mind(meta.mind, meta.seed)
+                # Caps count the whole run, not just this process.
+                mind.count_recorded(history.llm_calls())
+            sim = cls(meta, history, counter, mind, store, lock, files)
+        except BaseException:
+            lock.release()
+            raise
+        return sim
+
+    async def aclose(self) -> None:
+        """Close the mind's network clients, then release the lock."""
+        await self.mind.aclose()
+        self.close()
+
+    def close(self) -> None:
+        """Release the run's lock; the save already holds every finished round."""
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> Simulation:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- read-only view ----------------------------------------------------------------
+
+    @property
+    def run_id(self) -> str:
+        return self.meta.run_id
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.meta.scenario
+
+    @property
+    def records(self) -> History:
+        """The run's rounds: :attr:`history` under the name it had when it was a list."""
+        return self.history
+
+    @property
+    def round(self) -> int:
+        """Rounds finished so far."""
+        return len(self.history) - 1
+
+    @property
+    def state(self) -> WorldState:
+        """State after the last finished round."""
+        return self.history[-1].state
+
+    @property
+    def total_rounds(self) -> int:
+        return self.meta.total_rounds
+
+    @property
+    def finished(self) -> bool:
+        return self.round >= self.meta.total_rounds
+
+    @property
+    def pending(self) -> Pending:
+        """Interventions queued for the next round."""
+        return self.meta.pending
+
+    @property
+    def lineage(self) -> list[Lineage]:
+        """Fork points from the root run down to this run's parent."""
+        return self.meta.ancestry
+
+    def metrics(self, round_no: int | None = None) -> Metrics:
+        """Sociodrama App. D metrics at a round (default: the latest)."""
+        upto = self.round if round_no is None else round_no
+        if not 0 <= upto <= self.round:
+            raise SocialsimError(f"round {upto} is outside 0..{self.round}")
+        return self.history.metrics(upto)
+
+    # -- control -----------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Receive progress events; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def _emit(self, event: SimEvent) -> None:
+        for listener in list(self._listeners):
+            listener(event)
+
+    def request_pause(self) -> None:
+        """Stop :meth:`run` after the round in flight (a safe point)."""
+        self._pause = True
+
+    def extend(self, rounds: int) -> None:
+        """Plan ``rounds`` more rounds beyond the current one. The save records the new
+        total with the next round, after that round's file and index line are on disk: a
+        round that fails (a full disk, a kill) leaves the save as it was."""
+        check_rounds(rounds)
+        total = check_rounds(
+            max(self.meta.total_rounds, self.round + rounds),
+            f"--rounds {rounds} after round {self.round}",
+        )
+        self.meta = self.meta.model_copy(update={"total_rounds": total})
+
+    def force(self, action: ForcedAction) -> None:
+        """Behaviour control: replace an agent's action in the next round."""
+        if action.agent not in self.scenario.names:
+            raise InterventionError(f"force: unknown agent {action.agent!r}")
+        validate_action(action.agent, action.mode, action.target, self.scenario.names)
+        if action.mode is not Mode.SILENT and not action.utterance.strip():
+            raise InterventionError(f"force: {action.agent} needs an utterance to speak")
+        if action.stance is None:
+            action = action.model_copy(update={"stance": infer_stance(action.utterance)})
+        kept = [f for f in self.pending.forced if f.agent != action.agent]
+        self._set_pending(self.pending.model_copy(update={"forced": [*kept, action]}))
+
+    def inject(self, text: str, private_to: Sequence[str] | None = None) -> None:
+        """Scenario branching: add an event to the next round."""
+        if not text.strip():
+            raise InterventionError("inject: the event text is empty")
+        for who in private_to or []:
+            if who not in self.scenario.names:
+                raise InterventionError(f"inject: unknown agent {who!r} in private_to")
+        event = ScenarioEvent(
+            text=text.strip(),
+            private_to=list(private_to) if private_to else None,
+            source="injected",
+        )
+        self._set_pending(self.pending.model_copy(update={"events": [*self.pending.events, event]}))
+
+    def record_outcome(self, outcome: TaskOutcome) -> None:
+        """Save a task episode's outcome with the run."""
+        self.meta = self.meta.model_copy(update={"outcome": outcome})
+        self._save_meta()
+
+    def snapshot(self, name: str) -> Snapshot:
+        """Bookmark the current round under a name."""
+        if not name.strip():
+            raise SocialsimError("snapshot: the name is empty")
+        snap = Snapshot(name=name.strip(), round=self.round, created=now_iso())
+        self.meta = self.meta.model_copy(update={"snapshots": [*self.meta.snapshots, snap]})
+        self._save_meta()
+        return snap
+
+    def play(self, players: Mapping[str, str]) -> None:
+        """Who plays which agent from the next round on (agent -> player's name; the name
+        defaults to the agent's); every other agent is the mind's. Saved with the run, and
+        kept by its branches."""
+        checked = check_players(players, self.scenario.names)
+        self.meta = self.meta.model_copy(update={"players": checked})
+        self._save_meta()
+
+    def seat(self, ask: Ask | None) -> None:
+        """Where the turns of agents played by people are asked: ``ask`` gets each
+        :class:`~engine.minds.human.Turn` (the app shows a form; a script answers it)."""
+        self._ask = ask
+
+    def _set_pending(self, pending: Pending) -> None:
+        self.meta = self.meta.model_copy(
+            update={"pending": pending, "pending_round": self.round + 1}
+        )
+        self._save_meta()
+
+    def _save_meta(self) -> None:
+        """Write the metadata, with the total of rounds the save already records."""
+        if self.store is not None:
+            self.store.write_meta(self.meta.model_copy(update={"total_rounds": self._saved_total}))
+
+    def branch(
+        self,
+        at_round: int | None = None,
+        run_id: str | None = None,
+        name: str = "",
+        scenario: Scenario | None = None,
+        intervention: str | None = None,
+    ) -> Simulation:
+        """A new saved run forked at ``at_round`` (default: now), opened and locked;
+        ``scenario`` replaces the personas from the fork on (a recast), ``intervention``
+        schedules one of the scenario's ready-made interventions from the fork on."""
+        if self.store is None:
+            raise SaveError("branch: this run is not saved")
+        at = self.round if at_round is None else at_round
+        child = self.store.branch(
+            self.run_id, at, new_id=run_id, name=name, scenario=scenario, intervention=intervention
+        )
+        return Simulation.resume(child.run_id, self.store, self.mind)
+
+    async def run(self, rounds: int | None = None) -> list[RoundRecord]:
+        """Step until finished, paused, or ``rounds`` rounds are done."""
+        done: list[RoundRecord] = []
+        self._pause = False
+        while not self.finished and (rounds is None or len(done) < rounds):
+            if self._pause:
+                self._pause = False
+                self._emit(RunPaused(run_id=self.run_id, round=self.round))
+                return done
+            done.append(await self.step())
+            reason = None if self.finished else self.mind.stop_reason()
+            if reason:
+                self._emit(RunPaused(run_id=self.run_id, round=self.round, reason=reason))
+                return done
+        return done
+
+    # -- the round -----------------------------------------------------------------------
+
+    async def step(self) -> RoundRecord:
+        """Run one round (context, phase 1, phase 2, updates) and autosave it."""
+        reason = self.mind.stop_reason()
+        if reason:
+            raise BudgetError(f"run {self.run_id!r} {reason}; raise the cap to go on")
+        if self.finished:
+            raise RunFinishedError(
+                f"run {self.run_id!r} finished at round {self.round}/{self.total_rounds}; "
+                "extend it or branch it to go on"
+            )
+        players = self.meta.players
+        if players and self._ask is None:
+            who = ", ".join(f"{a} ({p})" for a, p in players.items())
+            raise SocialsimError(
+                f"run {self.run_id!r}: {who} played by people; play it in the app "
+                f"(socialsim tui {self.run_id})"
+            )
+        taken = self.pending
+        before = self.state
+        # An offline round allocates tens of thousands of acyclic objects in a burst of CPU
+        # work, and its file is written from them: collect after it. (LLM rounds wait on the
+        # network, rounds with people on them; leave the GC alone.)
+        collecting = gc.isenabled() and self.meta.llm is None and not players
+        if collecting:
+            gc.disable()
+        try:
+            record = await self._play_round(taken)
+            record = self._record_round(before, record)
+        except SocialsimError as err:
+            self.mind.take_calls()  # the failed round's exchanges are not kept
+            self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
+            raise
+        except asyncio.CancelledError:  # a person's turn withdrawn, or the app quit
+            self.mind.take_calls()  # the round is played again from its start
+            raise
+        finally:
+            if collecting:
+                gc.enable()
+        # The rounds held live for several rounds and make no cyclic garbage (those that
+        # leave the window are freed by reference counting): keep the cyclic GC from
+        # rescanning them after every round.
+        gc.freeze()
+        self._note_structured_modes()
+        if taken.forced or taken.events or self.pending is not taken:
+            # Interventions queued while the round ran are kept for the next one.
+            self._set_pending(
+                Pending(
+                    forced=[f for f in self.pending.forced if not _among(f, taken.forced)],
+                    events=[e for e in self.pending.events if not _among(e, taken.events)],
+                )
+            )
+        self._emit(RoundEnded(run_id=self.run_id, round=record.round, record=record))
+        if self.finished:
+            self._emit(RunFinished(run_id=self.run_id, round=record.round))
+        self._stop_if_degraded(record)
+        return record
+
+    def _record_round(self, before: WorldState, record: RoundRecord) -> RoundRecord:
+        """Add the round's LLM exchanges to its record, compute its metrics, save it (for a
+        saved run) and add it to the history."""
+        calls = self.mind.take_calls()
+        if calls:
+            record = record.model_copy(
+                update={"llm_calls": calls, "usage": RoundUsage.of(calls, self.mind.judge_mode)}
+            )
+        counter = RepairCounter(len(before.agents), self._counter.fell, self._counter.was_friendly)
+        carry_edges(before, record.state, record.relation_changes)
+        metrics = round_metrics(self.scenario, record.state, counter)
+        if self._files is not None:
+            summary: RoundSummary = self._save(self._files, before, record, metrics, counter)
+        else:
+            summary = RoundSummary(round=record.round, metrics=metrics, usage=record.usage)
+        self.history.append(record, summary)
+        self._counter = counter
+        return record
+
+    def _save(
+        self,
+        files: RunFiles,
+        before: WorldState,
+        record: RoundRecord,
+        metrics: Metrics,
+        counter: RepairCounter,
+    ) -> IndexEntry:
+        """Write the round's file (a keyframe every :data:`KEYFRAME_EVERY` rounds). The
+        first round a process writes completes the index first if it lacked rounds, and
+        moves a format-2 run to format 3."""
+        if not files.index_complete:
+            files.write_index(self.history.index_entries())
+        if self.meta.format_version < FORMAT_VERSION:
+            self.meta = self.meta.model_copy(update={"format_version": FORMAT_VERSION})
+            self._save_meta()
+        marks = None
+        if record.round % KEYFRAME_EVERY == 0:
+            marks = RepairMarks.of(counter, list(record.state.agents))
+        entry = files.write(round_file(before, record, metrics, marks))
+        if self._saved_total != self.meta.total_rounds:  # an extension: commit it last
+            saved, self._saved_total = self._saved_total, self.meta.total_rounds
+            try:
+                self._save_meta()
+            except SaveError:
+                self._saved_total = saved
+                files.discard(entry)
+                raise
+        return entry
+
+    # -- degraded rounds (issue 11) -----------------------------------------------------
+
+    def _note_structured_modes(self) -> None:
+        """Save how each model is asked for structured replies (what ``--structured auto``
+        settled on) when a round changed it."""
+        modes = self.mind.structured_modes()
+        if modes != self.meta.structured_modes:
+            self.meta = self.meta.model_copy(update={"structured_modes": modes})
+            self._save_meta()
+
+    def _stop_if_degraded(self, record: RoundRecord) -> None:
+        """Raise :class:`DegradedRunError` after a saved round in which more than half of
+        the structured answers fell back, unless the settings tolerate it."""
+        settings, usage = self.meta.llm, record.usage
+        if settings is None or usage is None or settings.tolerate_fallbacks or not usage.degraded:
+            return
+        model, error, count = main_failure(record.llm_calls)
+        provider = f"provider {model.split('/')[0]}" if "/" in model else "its provider"
+        raise DegradedRunError(
+            f"round {record.round}: {usage.fallback_share:.0%} of the structured answers fell "
+            f"back ({model} at {settings.api_base or provider}; most common error, {count}x: "
+            f"{error}); the round is saved; fix the server, or go on with --tolerate-fallbacks"
+        )
+
+    def contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
+        """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""
+        scenario, state = self.scenario, self.state
+        past = self.records[-HISTORY_WINDOW:] if t > 1 else []
+        seen = [self._past_round(r) for r in past if r.round > 0]
+        contexts = {}
+        for spec in scenario.agents:
+            me = spec.name
+            history = [by_agent[me] for by_agent in seen]
+            contexts[me] = AgentContext(
+                scenario=scenario,
+                persona=spec,
+                state=state.agents[me],
+                round=t,
+                events=[e for e in events if e.visible_to(me)],
+                total_rounds=self.total_rounds,
+                history=history,
+                prior=self.meta.prior,
+            )
+        return contexts
+
+    def _past_round(self, record: RoundRecord) -> dict[str, PastRound]:
+        """What each agent observed of an earlier round, read once while the round is in the
+        contexts' window (the agents' minds see the same objects from round to round, and
+        agents who observed the same acts one list of them)."""
+        held = self._past.get(record.round)
+        if held is None or held[0] is not record:
+            names = self.scenario.names
+            lists: dict[tuple[int, ...], list[Action]] = {}
+            actions = {
+                me: lists.setdefault(tuple(map(id, seen)), seen)
+                for me, seen in observed_by(record.actions, names).items()
+            }
+            held = self._past[record.round] = (
+                record,
+                {
+                    me: PastRound(
+                        round=record.round,
+                        events=[e for e in record.events if e.visible_to(me)],
+                        actions=actions[me],
+                    )
+                    for me in names
+                },
+            )
+            for old in [k for k in self._past if k <= record.round - HISTORY_WINDOW]:
+                del self._past[old]
+        return held[1]
+
+    async def _play_round(self, pending: Pending) -> RoundRecord:
+        scenario, run_id = self.scenario, self.run_id
+        t = self.round + 1
+        narration = await narrate(scenario, t, self.records, self.mind)
+        events = (
+            ([narration] if narration else [])
+            + [
+                ScenarioEvent(text=e.text, private_to=e.private_to, tone=e.tone, about=e.about)
+                for e in scenario.events_for(t)
+            ]
+            + [s.event for s in self.meta.scheduled if s.round == t]
+            + list(pending.events)
+        )
+        self._emit(RoundStarted(run_id=run_id, round=t, events=events))
+        contexts = self.contexts(t, events)
+        forced = {f.agent: f for f in pending.forced}
+        decisions = await self._phase1(t, contexts, forced)
+        actions = await self._phase2(t, contexts, decisions, forced)
+        return await self._update(t, contexts, events, actions)
+
+    async def _phase1(
+        self, t: int, contexts: dict[str, AgentContext], forced: dict[str, ForcedAction]
+    ) -> dict[str, Decision]:
+        """Every agent decides at once, on identical information; forced ones are given."""
+        names = self.scenario.names
+        free = [n for n in names if n not in forced]
+        minds = self._turn_mind()
+        if isinstance(minds, DecidesAtOnce):  # one call decides for everyone
+            decided = await minds.decide_all([contexts[n] for n in free], self.state)
+        else:
+            decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
+        raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
+        for name, f in forced.items():
+            raw[name] = Decision(
+                urgency=f.urgency,
+                mode=f.mode,
+                target=f.target,
+                stance=f.stance or "neutral",
+                intent="forced by the user",
+            )
+        known = frozenset(names)
+        decisions = {name: _valid(name, raw[name], names, known) for name in names}
+        if self._listeners:  # an event per agent: built only for a listener
+            for name in names:
+                self._emit(
+                    AgentDecided(
+                        run_id=self.run_id,
+                        round=t,
+                        agent=name,
+                        decision=decisions[name],
+                        forced=name in forced,
+                    )
+                )
+        return decisions
+
+    async def _phase2(
+        self,
+        t: int,
+        contexts: dict[str, AgentContext],
+        decisions: dict[str, Decision],
+        forced: dict[str, ForcedAction],
+    ) -> dict[str, Action]:
+        """Speakers in descending urgency, each hearing the earlier turns it can observe."""
+        names, minds, players = self.scenario.names, self._turn_mind(), self.meta.players
+        actions = {n: _action(n, decisions[n], n in forced) for n in names}
+        for n in players.keys() - forced.keys():
+            actions[n] = actions[n].model_copy(update={"actor": "human", "player": players[n]})
+        spoken: list[Action] = []
+        public: list[Action] = []  # what everyone hears
+        private: set[str] = set()  # the parties to private turns, who hear more
+        if self.meta.ablation:  # fixed speaking order: scenario order, silent skipped
+            turns = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
+        else:
+            turns = speaking_order(actions.values(), names)
+        for action in turns:
+            me = action.speaker
+            if action.forced:
+                text = forced[me].utterance
+            else:
+                heard = [a for a in spoken if can_observe(a, me)] if me in private else public[:]
+                ctx = replace(contexts[me], heard=heard)
+
+                def sink(piece: str, me: str = me) -> None:
+                    if self._listeners:  # a token event per word: built only for a listener
+                        self._emit(TokenStreamed(run_id=self.run_id, round=t, agent=me, text=piece))
+
+                text = await minds.speak(ctx, decisions[me], sink)
+            if not text.strip():  # a failed or empty utterance is silence, not a blank turn
+                actions[me] = action.model_copy(
+                    update={
+                        "mode": Mode.SILENT,
+                        "target": None,
+                        "intent": "(no utterance: silent)",
+                    }
+                )
+                continue
+            order = len(spoken) + 1
+            action = action.model_copy(update={"utterance": text.strip(), "order": order})
+            actions[me] = action
+            spoken.append(action)
+            if action.mode is Mode.PUBLIC:
+                public.append(action)
+            else:
+                private.update((me, action.target or ""))
+            if self._listeners:
+                self._emit(AgentSpoke(run_id=self.run_id, round=t, action=action))
+            await asyncio.sleep(0)
+        return actions
+
+    def _turn_mind(self) -> Mind:
+        """Who is asked for turns: the mind, and the people seated for the agents they play."""
+        if not self.meta.players or self._ask is None:
+            return self.mind
+        return HumanMind(self.mind, self.meta.players, self._ask)
+
+    async def _update(
+        self,
+        t: int,
+        contexts: dict[str, AgentContext],
+        events: list[ScenarioEvent],
+        actions: dict[str, Action],
+    ) -> RoundRecord:
+        """Each agent judges only what it observed; the judgements are clipped and applied."""
+        names, mind = self.scenario.names, self.mind
+        spoken = sorted((a for a in actions.values() if a.order), key=lambda a: a.order or 0)
+        if self.meta.ablation:  # no emotion, relation or need updates
+            return RoundRecord(
+                round=t,
+                events=events,
+                actions=[actions[n] for n in names],
+                state=WorldState(round=t, agents=dict(self.state.agents)),
+            )
+        observed = observed_by(spoken, names)
+        ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
+        before, memory_size = self.state, self.scenario.memory_size
+        retention = Retention.of(before, memory_size)  # the memory keys, handed on below
+        entries: dict[tuple[str, int], MemoryEntry] = {}  # the round's, shared by the edges
+
+        if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
+            acts = read_acts(spoken)  # read once for every observer's triggers
+            judged = [mind.judge_now(c, triggers_among(c.name, acts)) for c in ctxs]
+        else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
+            count = len(ctxs)
+            results: list[Any] = await asyncio.gather(
+                *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
+                *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
+                *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
+            )
+            moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))
+            judged = [
+                Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n)
+                for d_s, d_r, d_n in zip(moods, verdicts, needs, strict=True)
+            ]
+        victims = retention.evict(
+            [
+                (n, list(j.relations), [e[3] + t for e in j.relations.values()])
+                for n, j in zip(names, judged, strict=True)
+            ]
+        )
+        updates = []
+        for me, j, evicted in zip(names, judged, victims, strict=True):
+            old = before.agents[me]
+            relations = update_relations(
+                me, old, t, memory_size, j.relations, retention, entries, evicted
+            )
+            updates.append(update_agent(me, old, j.emotion, relations, j.needs, actions[me].theta))
+        new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
+        after = WorldState(round=t, agents=new_states)
+        retention.hand_to(after)
+        emotions = [u.emotion for u in updates]
+        changes = [c for u in updates for c in u.relations]
+        self._emit(StateUpdated(run_id=self.run_id, round=t, emotions=emotions, relations=changes))
+        return RoundRecord(
+            round=t,
+            events=events,
+            actions=[actions[n] for n in names],
+            emotion_changes=emotions,
+            relation_changes=changes,
+            need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
+            state=after,
+        )
+
+
+def _among(item: object, items: Sequence[object]) -> bool:
+    """Identity membership: the very intervention object, not an equal one."""
+    return any(item is other for other in items)
+
+
+_new_action = trusted(Action)
+
+
+def _action(speaker: str, decision: Decision, forced: bool) -> Action:
+    """The action of a decision, before it is spoken (the decision's values are valid)."""
+    return _new_action(
+        {
+            "speaker": speaker,
+            "urgency": decision.urgency,
+            "mode": decision.mode,
+            "target": decision.target,
+            "intent": decision.intent,
+            "stance": decision.stance,
+            "utterance": "",
+            "order": None,
+            "forced": forced,
+            "theta": decision.theta,
+            "actor": "model",
+            "player": "",
+        }
+    )
+
+
+def _valid(name: str, decision: Decision, names: Sequence[str], known: frozenset[str]) -> Decision:
+    """A decision with an invalid mode/target combination becomes silence (``known``: the
+    names, for the common cases checked at once)."""
+    mode, target = decision.mode, decision.target
+    if (
+        (mode is Mode.SILENT and target is None)
+        or (mode is Mode.PUBLIC and target == ALL)
+        or (mode is not Mode.SILENT and target not in (name, ALL) and target in known)
+    ):
+        return decision
+    try:
+        validate_action(name, decision.mode, decision.target, names)
+    except InterventionError:
+        return Decision(
+            urgency=decision.urgency, mode=Mode.SILENT, intent="(invalid action dropped)"
+        )
+    return decision

@@ -1,0 +1,500 @@
+"""One run's round files and their index: writing, reading, checking, rebuilding states.
+
+``<run>/rounds/NNNNNN.json.gz`` holds round N in save format 3 (gzip'd JSON of a
+:class:`~engine.saves.roundfile.RoundFile`); format-2 runs have ``NNNNNN.json`` (a tinydb document
+holding the full record) and read as keyframes. ``<run>/index.jsonl`` has one line per
+round (:class:`~engine.saves.roundfile.IndexEntry`: metrics, usage, file size and CRC-32, keyframe
+or not), appended after the round file is in place; since save format 4 each line ends in
+``"check"``, the CRC-32 of the line before it. The round files are the truth: an index
+line missing after a kill, a torn last line or a format-2 run without an index is rebuilt
+from them. Damage is a file whose size or checksum differs from its line, a file that
+fails its run's check (engine/saves/roundcheck.py: another run's round, a stranger in the cast,
+uneven columns), a special file or symlink in place of one, or an index line whose check
+fails.
+"""
+
+from __future__ import annotations
+
+import gc
+import gzip
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..core.metrics import RepairCounter, round_metrics
+from ..core.scenario import Scenario
+from ..core.state import RoundRecord, WorldState
+from ..errors import SaveError
+from .atomic import atomic_write_bytes
+from .roundcheck import RunCheck, round_problem
+from .roundfile import IndexEntry, RoundFile
+from .saferead import MAX_SAVE_FILE_BYTES, is_real_folder, read_regular, stat_regular
+from .verified import Verdicts, fingerprint
+
+if TYPE_CHECKING:  # imported when used: list and show never roll values
+    from .tablevalues import StateValues
+
+ROUNDS_DIR = "rounds"
+INDEX_FILE = "index.jsonl"
+_ROUND_FILE = re.compile(r"^(\d{6})\.json(\.gz)?$")
+#: An index line with its check: the line's JSON up to the check, then the check.
+_CHECKED = re.compile(rb'(\{.*),"check":(\d{1,10})\}')
+#: gzip level of round files: level 1 is a third of the time of the default 6 and the
+#: files about 40% larger (150 against 110 kB a round at 100 agents).
+COMPRESSION = 1
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def parse_json(model: type[M], data: bytes, path: Path, what: str) -> M:
+    """``model`` parsed from JSON ``data``; any problem is one SaveError naming the file
+    (and the field, for a valid JSON document of the wrong shape)."""
+    if not data.strip():
+        raise SaveError(f"{path}: empty or truncated save file")
+    try:
+        return model.model_validate_json(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        if first["type"] == "json_invalid":
+            raise SaveError(f"{path}: corrupt or truncated save file ({first['msg']})") from None
+        loc = ".".join(str(p) for p in first["loc"])
+        raise SaveError(f"{path}: not a socialsim {what} ({loc}: {first['msg']})") from None
+
+
+def read_bytes(path: Path) -> bytes:
+    """A save file's bytes (a regular file only: see engine/saves/saferead.py); a missing,
+    special or unreadable file is a SaveError naming it."""
+    return read_regular(path)
+
+
+def index_line(entry: IndexEntry) -> bytes:
+    """``entry``'s line in index.jsonl, its check included."""
+    body = entry.model_dump_json().encode()
+    return body[:-1] + b',"check":%d}\n' % zlib.crc32(body)
+
+
+def gunzip(data: bytes, path: Path) -> bytes:
+    """A round file's JSON from its gzip'd bytes, bounded in size (a small file that
+    inflates without end is damage too)."""
+    inflate = zlib.decompressobj(wbits=31)
+    try:
+        text = inflate.decompress(data, MAX_SAVE_FILE_BYTES)
+    except zlib.error as err:
+        raise SaveError(f"{path}: damaged round file ({err})") from None
+    if inflate.unconsumed_tail:
+        raise SaveError(f"{path}: damaged round file (inflates beyond the size limit)")
+    if not inflate.eof or inflate.unused_data:
+        raise SaveError(f"{path}: damaged round file (truncated or trailing data)")
+    return text
+
+
+class _LegacyRound(BaseModel):
+    """A format-2 round file: a tinydb table ``round`` holding one full record."""
+
+    model_config = ConfigDict(extra="ignore", defer_build=True)
+    round: dict[str, RoundRecord]
+
+
+class RunFiles:
+    """The round files and index of the run in ``folder``; ``check``: what its round files
+    must agree with (every file read is checked against it, and files written carry its
+    run id)."""
+
+    def __init__(self, folder: Path, check: RunCheck | None = None) -> None:
+        self.folder = folder
+        self.check = check
+        self.rounds = folder / ROUNDS_DIR
+        self.index_path = folder / INDEX_FILE
+        #: Whether index.jsonl held exactly the entries :meth:`load_index` returned (no
+        #: torn line, no round missing from it): otherwise the next write rewrites it.
+        self.index_complete = False
+        #: (round, index size before its line) of the last :meth:`write`, for :meth:`discard`.
+        self._index_end: tuple[int, int] | None = None
+        #: The verdicts this writer adds for the files it writes (loaded at its first).
+        self._written: Verdicts | None = None
+
+    def path(self, n: int) -> Path:
+        """Where round ``n`` is written (format 3)."""
+        return self.rounds / round_name(n)
+
+    def legacy_path(self, n: int) -> Path:
+        """Where a format-2 save holds round ``n``."""
+        return self.rounds / f"{n:06d}.json"
+
+    def existing_path(self, n: int) -> Path:
+        """The file holding round ``n``: the format-3 one unless only a format-2 one is."""
+        path = self.path(n)
+        legacy = self.legacy_path(n)
+        return legacy if not path.exists() and legacy.exists() else path
+
+    def numbers(self) -> list[int]:
+        """The rounds present, checked to be contiguous from 0 and saved once each."""
+        if not is_real_folder(self.rounds):
+            if self.rounds.is_symlink():
+                raise SaveError(f"{self.rounds}: a symlink in place of the rounds folder (refused)")
+            raise SaveError(f"{self.rounds}: missing rounds folder")
+        try:
+            names = os.listdir(self.rounds)
+        except OSError as err:
+            raise SaveError(f"{self.rounds}: unreadable ({err.strerror})") from None
+        found = sorted(int(m.group(1)) for name in names if (m := _ROUND_FILE.match(name)))
+        numbers = sorted(set(found))
+        if len(numbers) != len(found):
+            twice = sorted({n for n in found if found.count(n) > 1})
+            raise SaveError(f"{self.rounds}: rounds saved twice, in both formats: {twice[:12]}")
+        if numbers != list(range(len(numbers))) or not numbers:
+            raise SaveError(f"{self.rounds}: rounds are missing (found {numbers[:12]})")
+        return numbers
+
+    # -- writing ---------------------------------------------------------------------
+
+    def write(self, file: RoundFile) -> IndexEntry:
+        """Write a round file (atomically), then append its index line; both are on disk
+        when this returns. When the line cannot be written (a full disk) the round file is
+        removed again and the index cut back, so the round is saved whole or not at all."""
+        path = self.path(file.round)
+        if self.check is not None:
+            file = file.model_copy(update={"run": self.check.run_id})
+        data = gzip.compress(file.model_dump_json().encode(), COMPRESSION, mtime=0)
+        try:
+            atomic_write_bytes(path, data)
+        except OSError as err:
+            raise SaveError(f"{path}: cannot write round ({err.strerror})") from None
+        entry = _entry(file, data)
+        line = index_line(entry)
+        try:
+            with open(self.index_path, "ab") as handle:
+                self._index_end = (file.round, handle.tell())
+                handle.write(line)
+                handle.flush()
+                os.fsync(handle.fileno())
+        except OSError as err:
+            self.discard(entry)
+            raise SaveError(f"{self.index_path}: cannot write ({err.strerror})") from None
+        self._note_sound(entry, path)
+        return entry
+
+    def _note_sound(self, entry: IndexEntry, path: Path) -> None:
+        """Keep a verdict on the file just written (what it holds is what the run played),
+        so neither ``list`` nor ``resume`` reads it to check it; kept on disk at every
+        keyframe (the rounds since the last are read once by the next check)."""
+        if self.check is None or self.folder.name != self.check.run_id:  # staging: later
+            return
+        if self._written is None:
+            self._written = self.verdicts()
+        if self._written is None:
+            return
+        try:
+            self._written.add_sound(entry.round, fingerprint(os.lstat(path), entry.crc))
+        except OSError:
+            return
+        if entry.keyframe:
+            self._written.save()
+
+    def discard(self, entry: IndexEntry) -> None:
+        """Undo the last :meth:`write` (of ``entry``'s round): its index line is cut off,
+        then its file removed. Where the cut fails the round stays saved (its file is the
+        truth, and its line is rebuilt from it)."""
+        end, self._index_end = self._index_end, None
+        if end is None or end[0] != entry.round:
+            return
+        try:
+            os.truncate(self.index_path, end[1])
+            self.path(entry.round).unlink(missing_ok=True)
+        except OSError:
+            self.index_complete = False
+
+    def write_index(self, entries: list[IndexEntry]) -> None:
+        """Replace the index (atomically) with ``entries``."""
+        data = b"".join(index_line(e) for e in entries)
+        try:
+            atomic_write_bytes(self.index_path, data)
+        except OSError as err:
+            raise SaveError(f"{self.index_path}: cannot write ({err.strerror})") from None
+        self.index_complete = True
+
+    # -- reading ---------------------------------------------------------------------
+
+    def read(self, n: int, entry: IndexEntry | None = None) -> RoundFile:
+        """Round ``n``'s file, checked against its index ``entry`` when given."""
+        return self._load(n, entry)[1]
+
+    def _load(self, n: int, entry: IndexEntry | None = None) -> tuple[bytes, RoundFile]:
+        path = self.existing_path(n)
+        try:
+            return self._checked(n, path, entry)
+        except SaveError as err:
+            if entry is not None:
+                self._record_damage(n, path, entry, str(err))
+            raise
+
+    def _checked(self, n: int, path: Path, entry: IndexEntry | None) -> tuple[bytes, RoundFile]:
+        data = read_regular(path, "round file")
+        if entry is not None and (len(data) != entry.size or zlib.crc32(data) != entry.crc):
+            raise SaveError(
+                f"{path}: damaged round file ({len(data):,} bytes, checksum "
+                f"{zlib.crc32(data):08x}; the index says {entry.size:,} bytes, {entry.crc:08x})"
+            )
+        if path.suffix == ".gz":
+            file = parse_json(RoundFile, gunzip(data, path), path, "round file")
+        else:
+            file = _legacy(data, path)
+        if file.round != n:
+            raise SaveError(f"{path}: holds round {file.round}, expected {n}")
+        if entry is not None and entry.keyframe != (file.keyframe is not None):
+            said = "a keyframe" if entry.keyframe else "no keyframe"
+            raise SaveError(f"{path}: damaged round file (the index says it holds {said})")
+        if self.check is not None:
+            problem = round_problem(file, n, self.check)
+            if problem:
+                raise SaveError(f"{path}: damaged round file ({problem})")
+        return data, file
+
+    def verdicts(self) -> Verdicts | None:
+        """The verdicts kept on this run's round files (None for a run without a check)."""
+        return Verdicts.of(self.folder, self.check.key()) if self.check is not None else None
+
+    def _record_damage(self, n: int, path: Path, entry: IndexEntry, reason: str) -> None:
+        """Keep the damage a read found, so ``list`` shows it even where no fingerprint
+        changed."""
+        verdicts = self.verdicts()
+        if verdicts is None:
+            return
+        try:
+            fp = fingerprint(stat_regular(os.fspath(path)), entry.crc)
+        except SaveError:
+            fp = None
+        verdicts.add_damage(n, fp, reason)
+        verdicts.save()
+
+    def verify(self, entries: list[IndexEntry]) -> None:
+        """Check every indexed round file whole (size, checksum, the run's check), reading
+        only those not found sound before with the same fingerprint; the first damage is a
+        SaveError (and is kept for ``list``)."""
+        verdicts = self.verdicts()
+        folder = os.fspath(self.rounds)
+        try:
+            for n, entry in enumerate(entries):
+                path = f"{folder}/{round_name(n)}"
+                if not os.path.lexists(path):
+                    path = os.fspath(self.existing_path(n))
+                status = stat_regular(path)
+                if status.st_size != entry.size:
+                    raise SaveError(
+                        f"{path}: damaged round file ({status.st_size:,} bytes; "
+                        f"the index says {entry.size:,})"
+                    )
+                fp = fingerprint(status, entry.crc)
+                if verdicts is None:
+                    self._load(n, entry)
+                    continue
+                known = verdicts.known_damage(n, fp)
+                if known is not None:
+                    raise SaveError(known)
+                if not verdicts.sound(n, fp):
+                    self._load(n, entry)
+                    verdicts.add_sound(n, fp)
+        finally:
+            if verdicts is not None:
+                verdicts.save()
+
+    def index_lines(self) -> tuple[list[IndexEntry], bool]:
+        """The index's entries, and whether it is whole (every line complete and valid).
+        A missing index is empty and not whole. Only an unfinished last line (no newline:
+        a kill while it was appended) is left out; a complete line that is invalid, out of
+        order or fails its check is damage."""
+        if not os.path.lexists(self.index_path):
+            return [], False
+        data = read_regular(self.index_path, "index")
+        *lines, tail = data.split(b"\n")
+        entries: list[IndexEntry] = []
+        for k, line in enumerate(lines):
+            checked = _CHECKED.fullmatch(line)
+            if checked:
+                line = checked[1] + b"}"
+                if zlib.crc32(line) != int(checked[2]):
+                    raise self._index_damage(k, "its check fails")
+            try:
+                entry = IndexEntry.model_validate_json(line)
+            except ValidationError:
+                entry = None
+            if entry is None or entry.round != k:
+                raise self._index_damage(k, f"not round {k}'s entry")
+            entries.append(entry)
+        return entries, not tail
+
+    def _index_damage(self, k: int, why: str) -> SaveError:
+        return SaveError(
+            f"{self.index_path}: damaged line {k + 1} ({why}; remove the index to rebuild "
+            "it from the round files)"
+        )
+
+    def load_index(self, scenario: Scenario) -> list[IndexEntry]:
+        """An entry for every round present: the index's, completed from the round files
+        it lacks (a format-2 run's metrics are computed from its states)."""
+        numbers = self.numbers()
+        entries, whole = self.index_lines()
+        if len(entries) > len(numbers):
+            raise SaveError(
+                f"{self.rounds}: rounds are missing (the index lists {len(entries)} rounds, "
+                f"found {len(numbers)})"
+            )
+        self.index_complete = whole and len(entries) == len(numbers)
+        for n in numbers[len(entries) :]:
+            data, file = self._load(n)
+            if file.metrics is None:  # a format-2 round: count the run from round 0
+                return self._rebuilt_index(scenario, len(numbers))
+            entries.append(_entry(file, data))
+        return entries
+
+    def _rebuilt_index(self, scenario: Scenario, count: int) -> list[IndexEntry]:
+        """Every round's entry, its metrics computed from the states in one pass."""
+        with gc_paused():
+            return self._rebuild_entries(scenario, count)
+
+    def _rebuild_entries(self, scenario: Scenario, count: int) -> list[IndexEntry]:
+        entries: list[IndexEntry] = []
+        state: WorldState | None = None
+        counter: RepairCounter | None = None
+        for n in range(count):
+            data, file = self._load(n)
+            state = file.apply(state) if state is not None else _keyframe_state(file, n)
+            counter = counter or RepairCounter(len(state.agents))
+            metrics = round_metrics(scenario, state, counter)
+            entries.append(_entry(file.model_copy(update={"metrics": metrics}), data))
+        return entries
+
+    def next_state(
+        self, n: int, entry: IndexEntry, before: WorldState | None
+    ) -> tuple[RoundFile, WorldState]:
+        """Round ``n``'s file and the state after it, given the state ``before`` it (None
+        when round ``n`` is a keyframe). The cyclic GC is paused meanwhile: a round is a
+        burst of acyclic objects, and each collection would rescan the whole state held."""
+        with gc_paused():
+            file = self.read(n, entry)
+            return file, file.apply(before) if before is not None else _keyframe_state(file, n)
+
+    def walk(
+        self, entries: list[IndexEntry], start: int, stop: int
+    ) -> Iterator[tuple[RoundFile, WorldState]]:
+        """(file, state after it) of rounds ``start``..``stop - 1``, rolled forward from
+        the nearest keyframe at or before ``start``."""
+        state: WorldState | None = None
+        for n in range(keyframe_before(entries, start), stop):
+            file, state = self.next_state(n, entries[n], state)
+            if n >= start:
+                yield file, state
+
+    def walk_values(
+        self, entries: list[IndexEntry], start: int, stop: int
+    ) -> Iterator[tuple[RoundFile, StateValues]]:
+        """(file, values of the state after it) of rounds ``start``..``stop - 1``: as
+        :meth:`walk`, without building the states. The values yielded are changed in place
+        by the next round."""
+        from .tablevalues import StateValues
+
+        values: StateValues | None = None
+        for n in range(keyframe_before(entries, start), stop):
+            with gc_paused():
+                file = self.read(n, entries[n])
+            if values is None:
+                values = StateValues.of(_keyframe_state(file, n))
+            else:
+                values = values.after(file)
+            if n >= start:
+                yield file, values
+
+    def tail(
+        self, entries: list[IndexEntry], keep: int, scenario: Scenario
+    ) -> tuple[list[RoundRecord], RepairCounter]:
+        """The records of the last ``keep`` rounds of ``entries`` (states included) and the
+        repair counter after the last: what a simulation needs to go on."""
+        with gc_paused():
+            return self._tail(entries, keep, scenario)
+
+    def _tail(
+        self, entries: list[IndexEntry], keep: int, scenario: Scenario
+    ) -> tuple[list[RoundRecord], RepairCounter]:
+        last = len(entries) - 1
+        first = max(0, last - keep + 1)
+        k = keyframe_before(entries, first)
+        file = self.read(k, entries[k])
+        marks = file.keyframe.repair if file.keyframe else None
+        if marks is None and k > 0:  # a format-2 keyframe: count the run from round 0
+            k = 0
+            file = self.read(0, entries[0])
+        state = _keyframe_state(file, k)
+        names = list(state.agents)
+        if marks is not None:
+            counter = marks.counter(names)
+        else:
+            counter = RepairCounter(len(names))
+            round_metrics(scenario, state, counter)
+        records = [file.record(state)] if k >= first else []
+        for n in range(k + 1, last + 1):
+            file = self.read(n, entries[n])
+            state = file.apply(state)
+            round_metrics(scenario, state, counter)
+            if n >= first:
+                records.append(file.record(state))
+        return records, counter
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """The cyclic GC off for the block: reading rounds makes bursts of acyclic objects (freed
+    by reference counting), and each collection would rescan every object held."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def round_name(n: int) -> str:
+    """The name of round ``n``'s file (format 3)."""
+    return f"{n:06d}.json.gz"
+
+
+def keyframe_before(entries: list[IndexEntry], n: int) -> int:
+    """The last keyframe round at or before ``n`` (round 0 always is one)."""
+    while n > 0 and not entries[n].keyframe:
+        n -= 1
+    return n
+
+
+def _keyframe_state(file: RoundFile, n: int) -> WorldState:
+    if file.keyframe is None:
+        raise SaveError(f"round {n}: expected a keyframe (the index says it is one)")
+    return file.keyframe.state
+
+
+def _entry(file: RoundFile, data: bytes) -> IndexEntry:
+    if file.metrics is None:
+        raise SaveError(f"round {file.round}: a round file without its metrics")
+    return IndexEntry(
+        round=file.round,
+        metrics=file.metrics,
+        usage=file.usage,
+        size=len(data),
+        crc=zlib.crc32(data),
+        keyframe=file.keyframe is not None,
+    )
+
+
+def _legacy(data: bytes, path: Path) -> RoundFile:
+    rows = parse_json(_LegacyRound, data, path, "round file").round
+    if len(rows) != 1:
+        raise SaveError(f"{path}: not a socialsim save file (no single 'round' record)")
+    ((doc_id, record),) = rows.items()
+    if not doc_id.isdigit():
+        raise SaveError(f"{path}: not a socialsim save file (malformed 'round' record)")
+    return RoundFile.legacy(record)

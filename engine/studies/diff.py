@@ -1,0 +1,286 @@
+"""Two saved runs side by side: the first round where they part, and for any round both
+have, the favorability matrix difference, each agent's emotion and need differences and
+the two transcripts. Differences are always B − A.
+
+Rounds come from each run's lazy history (:mod:`engine.saves.history`): a walk rolls the state
+forward one round file at a time and holds one round of each run, so comparing long runs of
+many agents stays cheap. Rounds a branch copied from its parent are known to be equal from
+the lineage: only the fork round is checked, the rounds before it are not compared.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ..core.scenario import Status
+from ..core.state import ALL, RoundRecord
+from ..errors import SocialsimError
+from ..saves.runmeta import RunMeta
+from ..saves.store import SaveStore
+
+#: Differences smaller than this show as none (values are shown with two decimals).
+EPSILON = 0.005
+#: Round differences a comparison keeps, so going back and forth reads nothing again.
+HELD_ROUNDS = 4
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One transcript line: a round's event (``speaker`` None) or an agent's action."""
+
+    speaker: str | None
+    text: str
+    mode: str  # "event", or the action's mode: public, private, silent
+    target: str | None = None
+    forced: bool = False
+    private_to: tuple[str, ...] = ()
+    #: The person who played the turn ("" for the run's mind).
+    player: str = ""
+
+
+def transcript(record: RoundRecord) -> list[Turn]:
+    """A round as it was told: its events, the turns in speaking order, then the silent."""
+    turns = [
+        Turn(None, e.text, "event", private_to=tuple(e.private_to or ())) for e in record.events
+    ]
+    spoken = sorted((a for a in record.actions if a.order is not None), key=lambda a: a.order or 0)
+    silent = [a for a in record.actions if a.order is None]
+    for a in [*spoken, *silent]:
+        target = None if a.target in (None, ALL) else a.target
+        player = a.player if a.actor == "human" else ""
+        turns.append(Turn(a.speaker, a.utterance, a.mode.value, target, a.forced, player=player))
+    return turns
+
+
+@dataclass(frozen=True)
+class EdgeDiff:
+    """One directed edge in both runs."""
+
+    fav_a: float
+    fav_b: float
+    status_a: Status
+    status_b: Status
+
+    @property
+    def delta(self) -> float:
+        return self.fav_b - self.fav_a
+
+
+@dataclass(frozen=True)
+class AgentDiff:
+    """One agent's emotion and needs (current values) in both runs."""
+
+    agent: str
+    emotion_a: float
+    emotion_b: float
+    needs: dict[str, tuple[float, float]]
+
+    @property
+    def emotion_delta(self) -> float:
+        return self.emotion_b - self.emotion_a
+
+    def need_deltas(self) -> list[tuple[str, float]]:
+        """The needs that differ, largest difference first."""
+        deltas = [(n, b - a) for n, (a, b) in self.needs.items() if abs(b - a) >= EPSILON]
+        return sorted(deltas, key=lambda item: -abs(item[1]))
+
+
+@dataclass(frozen=True)
+class RoundDiff:
+    """One round of both runs: the matrix and agent differences and both transcripts."""
+
+    round: int
+    agents: tuple[str, ...]
+    edges: dict[tuple[str, str], EdgeDiff]
+    people: dict[str, AgentDiff]
+    transcript_a: list[Turn]
+    transcript_b: list[Turn]
+
+    def mean_abs_fav(self) -> float:
+        """Mean |Δ fav| over the directed edges of the agents both runs have."""
+        if not self.edges:
+            return 0.0
+        return sum(abs(e.delta) for e in self.edges.values()) / len(self.edges)
+
+    def largest(self) -> tuple[tuple[str, str], EdgeDiff] | None:
+        """The edge that differs most (None when no edge differs)."""
+        if not self.edges:
+            return None
+        edge, diff = max(self.edges.items(), key=lambda item: abs(item[1].delta))
+        return (edge, diff) if abs(diff.delta) >= EPSILON else None
+
+
+def same_round(a: RoundRecord, b: RoundRecord) -> bool:
+    """Whether two records tell the same round: events, actions and the state after it
+    (LLM call records and usage are bookkeeping, not the story)."""
+    return a.events == b.events and a.actions == b.actions and a.state == b.state
+
+
+def _chain(meta: RunMeta) -> dict[str, int | None]:
+    """Run id -> how many of its rounds this run holds as copies (``None``: its own)."""
+    kept: dict[str, int | None] = {meta.run_id: None}
+    cut: int | None = None
+    for link in reversed(meta.ancestry):
+        cut = link.round if cut is None else min(cut, link.round)
+        kept.setdefault(link.run_id, cut)
+    return kept
+
+
+def copied_prefix(a: RunMeta, b: RunMeta) -> int:
+    """The last round both runs hold as copies of the same run's round (-1: none known)."""
+    chain_a, chain_b = _chain(a), _chain(b)
+    best = -1
+    for run_id in chain_a.keys() & chain_b.keys():
+        cuts = [c for c in (chain_a[run_id], chain_b[run_id]) if c is not None]
+        if cuts:  # both None only for a run compared with itself
+            best = max(best, min(cuts))
+    return best
+
+
+def lineage_note(a: RunMeta, b: RunMeta) -> str:
+    """How the two runs are related, in a few words."""
+    if b.parent is not None and b.parent.run_id == a.run_id:
+        return f"B branched from A at round {b.parent.round}"
+    if a.parent is not None and a.parent.run_id == b.run_id:
+        return f"A branched from B at round {a.parent.round}"
+    chain_a, chain_b = _chain(a), _chain(b)
+    if b.run_id in chain_a or a.run_id in chain_b:
+        return "one descends from the other"
+    common = [link.run_id for link in a.ancestry if link.run_id in chain_b]
+    if common:
+        return f"both descend from {common[-1]}"
+    return "independent runs"
+
+
+def diff_round(a: RoundRecord, b: RoundRecord, agents: tuple[str, ...]) -> RoundDiff:
+    """The differences between two records of the same round, over ``agents``."""
+    sa, sb = a.state.agents, b.state.agents
+    edges = {}
+    for i in agents:
+        for j in agents:
+            if i != j:
+                ra, rb = sa[i].relations[j], sb[i].relations[j]
+                edges[(i, j)] = EdgeDiff(ra.fav, rb.fav, ra.status, rb.status)
+    people = {
+        n: AgentDiff(
+            n,
+            sa[n].emotion,
+            sb[n].emotion,
+            {
+                k: (need.current, sb[n].needs[k].current)
+                for k, need in sa[n].needs.items()
+                if k in sb[n].needs
+            },
+        )
+        for n in agents
+    }
+    return RoundDiff(a.round, agents, edges, people, transcript(a), transcript(b))
+
+
+class RunComparison:
+    """Two saved runs compared round by round (Δ = B − A).
+
+    ``first_divergence`` is the first round whose events, actions or state differ, or None
+    when the runs agree on every round both have (``last_common``). Rounds come from each
+    run's lazy history: a walk over rounds rolls the state forward one round file at a time.
+    """
+
+    def __init__(self, store: SaveStore, run_a: str, run_b: str) -> None:
+        self.store = store
+        self.meta_a, self.meta_b = store.read_meta(run_a), store.read_meta(run_b)
+        self.history_a = store.history(run_a, self.meta_a, whole=True)
+        self.history_b = store.history(run_b, self.meta_b, whole=True)
+        self.done_a, self.done_b = len(self.history_a) - 1, len(self.history_b) - 1
+        self.last_common = min(self.done_a, self.done_b)
+        first, other = self.meta_a.scenario.names, self.meta_b.scenario.names
+        self.agents = tuple(n for n in first if n in other)
+        if not self.agents:
+            raise SocialsimError(
+                f"runs {run_a!r} and {run_b!r} share no agents: nothing to compare"
+            )
+        self.only_a = tuple(n for n in first if n not in other)
+        self.only_b = tuple(n for n in other if n not in first)
+        self._held: dict[int, RoundDiff] = {}  # the last rounds shown, oldest first
+        self._lock = threading.Lock()
+        self.first_divergence = self._find_divergence()
+
+    @property
+    def run_a(self) -> str:
+        return self.meta_a.run_id
+
+    @property
+    def run_b(self) -> str:
+        return self.meta_b.run_id
+
+    def lineage(self) -> str:
+        """How the two runs are related."""
+        return lineage_note(self.meta_a, self.meta_b)
+
+    def _walk(self, start: int) -> Iterator[tuple[RoundRecord, RoundRecord]]:
+        """Both runs' rounds from ``start`` to the last common one, in step, read afresh
+        (so a walk in a worker thread shares no read position with the UI)."""
+        stop = self.last_common + 1
+        a = self.store.history(self.run_a, self.meta_a).records(start, stop)
+        b = self.store.history(self.run_b, self.meta_b).records(start, stop)
+        return zip(a, b, strict=True)
+
+    def _steps(self, start: int) -> Iterator[tuple[RoundRecord, RoundRecord]]:
+        """Both runs' rounds from ``start`` on, read through the comparison's own histories,
+        which remember where they stopped: the next round shown rolls on from there."""
+        for n in range(start, self.last_common + 1):
+            yield self.history_a[n], self.history_b[n]
+
+    def _find_divergence(self) -> int | None:
+        """Walk both runs from the fork round the lineage names (from round 0 if it names
+        none, or if that round turns out to differ); the first round that differs is kept
+        as :meth:`round_diff`'s first answer."""
+        known = min(copied_prefix(self.meta_a, self.meta_b), self.last_common)
+        for start in dict.fromkeys((max(known, 0), 0)):
+            for a, b in self._steps(start):
+                if same_round(a, b):
+                    continue
+                if a.round == known > 0:  # the lineage was wrong: compare from round 0
+                    break
+                self._held[a.round] = diff_round(a, b, self.agents)
+                return a.round
+            else:
+                return None
+        return None
+
+    def check_round(self, n: int) -> int:
+        """``n`` if both runs have that round, else a one-line error."""
+        if not 0 <= n <= self.last_common:
+            raise SocialsimError(
+                f"round {n}: runs {self.run_a!r} and {self.run_b!r} both have rounds "
+                f"0..{self.last_common}"
+            )
+        return n
+
+    def default_round(self) -> int:
+        """The round to show first: where the runs part, else the last both have."""
+        return self.last_common if self.first_divergence is None else self.first_divergence
+
+    def round_diff(self, n: int) -> RoundDiff:
+        """Round ``n`` of both runs (the last few asked for are kept). Safe to call from
+        several threads: one at a time reads."""
+        self.check_round(n)
+        with self._lock:
+            held = self._held.pop(n, None)
+            if held is None:
+                held = diff_round(self.history_a[n], self.history_b[n], self.agents)
+            self._held[n] = held
+            while len(self._held) > HELD_ROUNDS:
+                del self._held[next(iter(self._held))]
+            return held
+
+    def profile(self) -> Iterator[tuple[int, float, float]]:
+        """(round, mean |Δ fav|, largest |Δ fav|) from the first divergence to the last
+        common round, one round of each run held at a time."""
+        if self.first_divergence is None:
+            return
+        for a, b in self._walk(self.first_divergence):
+            rd = diff_round(a, b, self.agents)
+            largest = rd.largest()
+            yield a.round, rd.mean_abs_fav(), abs(largest[1].delta) if largest else 0.0

@@ -1,0 +1,137 @@
+"""What the LLM prompts say: earlier rounds in the order they were spoken, no blank memory
+summaries, and every range stated in words equal to the output schema's bounds (which are
+what the engine applies)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from engine import OfflineMind, Simulation, load_library
+from engine.core.needs import NEEDS
+from engine.core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
+from engine.core.state import ALL, Action, MemoryEntry, Mode
+from engine.llm.settings import LLMSettings
+from engine.minds import prompts
+from engine.minds.base import AgentContext, PastRound
+from engine.minds.llm import (
+    EmotionOut,
+    LLMMind,
+    NeedsOut,
+    RelationOut,
+    _observer_schema,
+    _plan_schema,
+)
+
+
+def context() -> AgentContext:
+    return Simulation.new(load_library("tavern")).contexts(2, [])[load_library("tavern").names[0]]
+
+
+def said(speaker: str, order: int | None, text: str) -> Action:
+    return Action(
+        speaker=speaker, urgency=5, mode=Mode.PUBLIC, target=ALL, utterance=text, order=order
+    )
+
+
+def test_earlier_rounds_are_told_in_the_order_they_were_spoken() -> None:
+    ctx = context()
+    a, b, c = ctx.others[:3]
+    # A round record lists actions in scenario order; c spoke first, a last, b kept silent.
+    actions = [
+        said(a, 3, "third"),
+        Action(speaker=b, urgency=0, mode=Mode.SILENT),
+        said(c, 1, "first"),
+        said(ctx.name, 2, "second"),
+    ]
+    ctx = replace(ctx, history=[PastRound(round=1, events=[], actions=actions)])
+    user = prompts.decide(ctx)[1]["content"]
+    told = re.findall(r"^  \S+: (first|second|third)$", user, flags=re.MULTILINE)
+    assert told == ["first", "second", "third"]
+    assert f"{b} stayed silent" not in user
+
+
+def test_empty_memory_summaries_are_left_out() -> None:
+    ctx = context()
+    a, b = ctx.others[:2]
+    relations = dict(ctx.state.relations)
+    relations[a] = relations[a].model_copy(
+        update={"memory": [MemoryEntry(round=1, summary="", importance=2)]}
+    )
+    relations[b] = relations[b].model_copy(
+        update={
+            "memory": [
+                MemoryEntry(round=1, summary="", importance=2),
+                MemoryEntry(round=1, summary="She paid the debt.", importance=5),
+            ]
+        }
+    )
+    ctx = replace(ctx, state=ctx.state.model_copy(update={"relations": relations}))
+    user = prompts.decide(ctx)[1]["content"]
+    assert re.search(rf"^- {a}: fav \S+, \w+\. no memories yet$", user, flags=re.MULTILINE)
+    assert re.search(rf"- {b}: .*\. She paid the debt\.$", user, flags=re.MULTILINE)
+    assert "; ;" not in user and ". ;" not in user
+    heard = [said(a, 1, "Hello."), said(b, 2, "Hi.")]
+    triggers = relation_triggers(ctx.name, heard, ctx.scenario.names)
+    judge = prompts.observer(replace(ctx, heard=heard), heard, triggers)[1]["content"]
+    assert re.search(rf"Toward {a}: .*\nThree most recent memories:\n  none\n", judge)
+    assert "  round 1: She paid the debt. (importance 5)" in judge
+    assert ":  (importance" not in judge
+
+
+def bounds(schema: dict[str, Any]) -> tuple[float, float]:
+    """(minimum, maximum) of a number field, through an optional null."""
+    for option in [schema, *schema.get("anyOf", [])]:
+        if "minimum" in option:
+            return option["minimum"], option["maximum"]
+    raise AssertionError(schema)
+
+
+def stated(text: str, what: str) -> tuple[float, float]:
+    """The range stated for ``what``: 'between LO and HI' or '(LO to HI)'."""
+    number = r"(-?\d+(?:\.\d+)?)"
+    found = re.search(rf"{what}.*?(?:between {number} and {number}|\({number} to {number}\))", text)
+    assert found, (what, text)
+    low, high = (g for g in found.groups() if g is not None)
+    return float(low), float(high)
+
+
+def test_stated_ranges_match_the_schemas_and_the_rules() -> None:
+    ctx = context()
+    heard = [said(o, i, "Hello.") for i, o in enumerate(ctx.others, 1)]
+    triggers = relation_triggers(ctx.name, heard, ctx.scenario.names)
+    emotion = bounds(EmotionOut.model_json_schema()["properties"]["delta"])
+    fav = bounds(RelationOut.model_json_schema()["properties"]["delta_fav"])
+    need = bounds(NeedsOut.model_json_schema()["properties"][NEEDS[0]])
+    assert emotion == (-MAX_EMOTION_DELTA, MAX_EMOTION_DELTA)
+    assert fav == (-MAX_FAV_DELTA, MAX_FAV_DELTA)
+    assert need == (-prompts.NEED_DELTA_CAP, prompts.NEED_DELTA_CAP)
+
+    assert stated(prompts.emotion(ctx, heard)[1]["content"], "delta") == emotion
+    other = ctx.others[0]
+    assert stated(prompts.relation(ctx, other, heard[:1])[1]["content"], "delta_fav") == fav
+    assert stated(prompts.needs(ctx, heard)[1]["content"], "signed change") == need
+    assert stated(prompts.plan(ctx, 3)[1]["content"], "change") == need
+
+    batched = prompts.observer(replace(ctx, heard=heard), heard, triggers)[1]["content"]
+    observer = _observer_schema(tuple(triggers)).model_json_schema()
+    assert stated(batched, "delta:") == bounds(observer["properties"]["delta"]) == emotion
+    assert stated(batched, "delta_fav") == fav
+    assert stated(batched, "needs: the signed change") == need
+    plan = _plan_schema(tuple(ctx.others)).model_json_schema()["$defs"]["NeedsOut"]
+    assert bounds(plan["properties"][NEEDS[0]]) == need
+
+
+@pytest.mark.parametrize(
+    ("mind", "modes"),
+    [
+        (lambda: OfflineMind(0), {}),
+        (lambda: LLMMind(LLMSettings(model="openai/a", api_base="http://127.0.0.1:9/v1")), None),
+    ],
+)
+def test_minds_report_their_structured_modes(mind: Any, modes: dict | None) -> None:
+    expected = {"openai/a": "auto"} if modes is None else modes
+    assert mind().structured_modes() == expected

@@ -1,0 +1,872 @@
+"""The Textual app driven through ``run_test()`` pilots.
+
+Every test builds the app with :func:`tui.app.build_app` (the factory the CLI uses) on a
+temporary saves folder and checks both the engine state and the save on disk.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
+
+import asyncio
+import io
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from cast import record_notifications
+from llm_stub import StubLLM
+from rich.console import Console
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import DataTable, Input, Label, Select, SelectionList, Static
+
+from engine import Action, Mode, OfflineMind, SaveStore, SocialsimError
+from engine.core.exchanges import main_failure
+from engine.llm.settings import LLMSettings
+from engine.round.events import AgentSpoke, TokenStreamed
+from engine.saves.runfiles import RunFiles
+from engine.saves.runmeta import Lineage
+from tui import cli
+from tui.app import SocialsimApp, build_app
+from tui.event_bridge import TOKEN_INTERVAL, EventBridge
+from tui.messages import Spoke, TokensArrived
+from tui.screens.forms import ForceForm, InjectForm, TextForm
+from tui.screens.help import HelpScreen
+from tui.screens.main import MainScreen, fork_point
+from tui.screens.metrics import MetricsScreen
+from tui.screens.runs import RunBrowser
+from tui.widgets.agent_pane import AgentPane
+from tui.widgets.deck import AgentDeck
+from tui.widgets.header import RunHeader
+from tui.widgets.run_view import RunView
+from tui.widgets.transcript import Transcript
+
+ROOT = Path(__file__).resolve().parents[2]
+SIZE = (100, 30)
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _hermetic(hermetic_app: None) -> None:
+    """Every test here runs with no user keymap and no files outside tmp_path."""
+
+
+@pytest.fixture
+def long_tavern(tmp_path: Path) -> Path:
+    """The tavern scenario with 200 rounds, for runs that are still going when we act."""
+    text = (ROOT / "scenarios" / "tavern.toml").read_text(encoding="utf-8")
+    assert "\nrounds = 9\n" in text
+    path = tmp_path / "long-tavern.toml"
+    path.write_text(text.replace("\nrounds = 9\n", "\nrounds = 200\n"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def slow_mind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every offline decision take a little while, like a real model.
+
+    Rounds then leave the event loop idle most of the time, so a run is still going when
+    the next key arrives and pilot presses return quickly.
+    """
+    decide_all = OfflineMind.decide_all
+
+    async def slow_decide_all(self, ctxs, world=None):
+        await asyncio.sleep(0.1)
+        return await decide_all(self, ctxs, world)
+
+    monkeypatch.setattr(OfflineMind, "decide_all", slow_decide_all)
+
+
+def write_crowd(path: Path, agents: int) -> Path:
+    """A scenario of ``agents`` agents named A01, A02, ...; 3 rounds."""
+    archetypes = ["dominant", "balanced", "analytical", "agreeable", "reserved"]
+    lines = ['id = "crowd"', f'title = "Town meeting of {agents}"', "rounds = 3", ""]
+    for k in range(1, agents + 1):
+        lines += [
+            "[[agents]]",
+            f'name = "A{k:02d}"',
+            f'role = "resident number {k}"',
+            f'archetype = "{archetypes[k % 5]}"',
+            f'talking_points = ["point {k} matters", "the square needs trees"]',
+            "",
+        ]
+    lines += ["[[events]]", "round = 1", 'text = "The mayor opens the meeting."', ""]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def crowd(tmp_path: Path) -> Path:
+    """A 30-agent scenario (A01..A30), 3 rounds."""
+    return write_crowd(tmp_path / "crowd.toml", 30)
+
+
+def run_dir(app: SocialsimApp) -> Path:
+    return app.session.store.run_dir(app.sim.run_id)
+
+
+def saved_rounds(folder: Path) -> list[int]:
+    """Round numbers stored in a run folder, each file checked to hold its own round."""
+    files = RunFiles(folder)
+    numbers = files.numbers()
+    assert [files.read(n).round for n in numbers] == numbers
+    return numbers
+
+
+def run_folders(saves: Path) -> set[str]:
+    return {p.name for p in saves.iterdir() if not p.name.startswith(".")}
+
+
+def lock_is_free(store: SaveStore, run_id: str) -> bool:
+    try:
+        lock = store.lock(run_id)
+    except SocialsimError:
+        return False
+    lock.release()
+    return True
+
+
+def transcript_lines(app: SocialsimApp) -> int:
+    """Entries written to every agent pane's transcript."""
+    return sum(len(t.entries) for t in app.query(Transcript))
+
+
+def pane_text(app: SocialsimApp, name: str) -> str:
+    """The transcript of one agent's pane, one entry a line."""
+    index = app.sim.scenario.names.index(name)
+    transcript = app.query_one(f"#pane-{index} Transcript", Transcript)
+    return "\n".join(entry.plain for entry in transcript.entries)
+
+
+def error_text(screen) -> str:
+    return str(screen.query_one(".error", Label).content)
+
+
+async def settle(pilot) -> None:
+    """Wait for the engine worker, then for the screen to catch up."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def press_and_settle(pilot, *keys: str) -> None:
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
+async def type_text(pilot, text: str) -> None:
+    await pilot.press(*("space" if c == " " else c for c in text))
+
+
+# -- the CLI builds the app -----------------------------------------------------------------
+
+
+def _captured_launch(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> SocialsimApp:
+    captured: list[SocialsimApp] = []
+    monkeypatch.setattr(SocialsimApp, "run", lambda self, *a, **k: captured.append(self))
+    monkeypatch.setattr(sys, "argv", argv)
+    try:
+        cli.main()
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    assert len(captured) == 1
+    app = captured[0]
+    app.sim.close()  # never mounted, so release the lock here
+    return app
+
+
+def test_cli_tui_uses_build_app(monkeypatch: pytest.MonkeyPatch, saves: Path) -> None:
+    app = _captured_launch(monkeypatch, ["socialsim", "tui", "tavern", "--saves", str(saves)])
+    assert isinstance(app, SocialsimApp)
+    assert app.sim.scenario.id == "tavern"
+    assert app.sim.meta.model == "offline"
+    assert isinstance(app.sim.mind, OfflineMind)
+    assert app.session.store.root == saves
+    assert (saves / app.sim.run_id / "run.json").is_file()
+    assert app.sim.round == 0
+
+
+def test_bare_socialsim_opens_tavern(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    env_saves = tmp_path / "env-saves"
+    monkeypatch.setenv("SOCIALSIM_SAVES", str(env_saves))
+    app = _captured_launch(monkeypatch, ["socialsim"])
+    assert isinstance(app, SocialsimApp)
+    assert app.sim.scenario.id == "tavern"
+    assert app.sim.meta.model == "offline"
+    assert isinstance(app.sim.mind, OfflineMind)
+    assert run_folders(env_saves) == {app.sim.run_id}
+
+
+# -- stepping and running -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", ["n", "space"])
+async def test_step_key_plays_one_round(saves: Path, key: str) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.sim.round == 0 and transcript_lines(app) == 0
+        await press_and_settle(pilot, key)
+        assert app.sim.round == 1
+        assert saved_rounds(run_dir(app)) == [0, 1]
+        assert transcript_lines(app) > 0
+        await press_and_settle(pilot, key)
+        assert app.sim.round == 2
+        assert saved_rounds(run_dir(app)) == [0, 1, 2]
+
+
+async def test_run_to_the_end_then_step_warns(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        await press_and_settle(pilot, "r")
+        assert app.sim.finished and app.sim.round == 9
+        assert saved_rounds(run_dir(app)) == list(range(10))
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 9
+        assert not (run_dir(app) / "rounds" / "000010.json.gz").exists()
+        assert any(sev == "warning" and "finished" in msg for sev, msg in notes)
+
+
+@pytest.mark.usefixtures("slow_mind")
+async def test_run_then_pause_stops_at_a_round_boundary(saves: Path, long_tavern: Path) -> None:
+    app = build_app(str(long_tavern), saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        assert app.main.running
+        await press_and_settle(pilot, "r")
+        assert not app.main.running
+        stopped = app.sim.round
+        assert 0 < stopped < 200
+        assert saved_rounds(run_dir(app)) == list(range(stopped + 1))
+        assert SaveStore(saves).read_rounds(app.sim.run_id)[-1] == app.sim.records[-1]
+        # Paused, not finished: stepping goes on from there.
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == stopped + 1
+
+
+@pytest.mark.usefixtures("slow_mind")
+async def test_keys_work_while_the_engine_runs(saves: Path, long_tavern: Path) -> None:
+    app = build_app(str(long_tavern), saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r", "question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert app.main.running
+        app.main.action_run_pause()
+        await settle(pilot)
+        assert not app.main.running and app.sim.round < 200
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+@pytest.mark.usefixtures("slow_mind")
+async def test_quit_mid_run_finishes_the_round(saves: Path, long_tavern: Path) -> None:
+    app = build_app(str(long_tavern), saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("r")
+        assert app.main.running
+        await pilot.press("q")
+        await app.workers.wait_for_complete()
+    sim = app.sim
+    assert 0 < sim.round < 200
+    store = SaveStore(saves)
+    assert saved_rounds(store.run_dir(sim.run_id)) == list(range(sim.round + 1))
+    assert store.read_rounds(sim.run_id)[-1].state == sim.state
+    assert lock_is_free(store, sim.run_id)
+
+
+async def test_quit_then_reopen_resumes_the_run(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n")
+        await pilot.press("q")
+        await pilot.pause()
+    run_id = app.sim.run_id
+    assert lock_is_free(SaveStore(saves), run_id)
+    again = build_app(run_id, saves=saves)
+    async with again.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert again.sim.run_id == run_id and again.sim.round == 2
+        assert "R2 " in pane_text(again, "Edmund")  # the transcript is replayed
+        await press_and_settle(pilot, "n")
+        assert saved_rounds(run_dir(again)) == [0, 1, 2, 3]
+
+
+# -- snapshot and branch forms -------------------------------------------------------------------
+
+
+async def test_snapshot_form_names_the_round(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n")
+        await pilot.press("s")
+        assert isinstance(app.screen, TextForm)
+        await type_text(pilot, "before vote")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, TextForm)
+        assert [(s.name, s.round) for s in app.sim.meta.snapshots] == [("before vote", 1)]
+        on_disk = SaveStore(saves).read_meta(app.sim.run_id)
+        assert [(s.name, s.round) for s in on_disk.snapshots] == [("before vote", 1)]
+
+
+async def test_snapshot_form_rejects_an_empty_name(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        before = (run_dir(app) / "run.json").read_bytes()
+        await pilot.press("s", "space", "enter")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, TextForm)
+        assert "empty" in error_text(form)
+        assert app.sim.meta.snapshots == []
+        assert (run_dir(app) / "run.json").read_bytes() == before
+        await pilot.press("escape")
+        assert not isinstance(app.screen, TextForm)
+
+
+async def test_branch_form_switches_to_the_branch(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n")
+        parent = app.sim.run_id
+        await pilot.press("b")
+        form = app.screen
+        assert isinstance(form, TextForm)
+        assert form.query_one("#value", Input).value == ""  # Enter keeps the default
+        assert form.query_one("#value", Input).placeholder.startswith("2 ")
+        await pilot.press("enter")
+        await pilot.pause()
+        await pilot.pause()
+        assert not isinstance(app.screen, TextForm)
+        child = app.sim
+        assert child.run_id != parent
+        assert child.meta.parent == Lineage(run_id=parent, round=2)
+        assert child.round == 2
+        store = SaveStore(saves)
+        assert store.read_meta(child.run_id).parent == Lineage(run_id=parent, round=2)
+        assert saved_rounds(store.run_dir(child.run_id)) == [0, 1, 2]
+        assert lock_is_free(store, parent)
+        assert not lock_is_free(store, child.run_id)
+        assert run_folders(saves) == {parent, child.run_id}
+        # The deck was rebuilt for the branch and shows its replayed transcript.
+        assert transcript_lines(app) > 0
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 3
+        assert saved_rounds(store.run_dir(child.run_id)) == [0, 1, 2, 3]
+        assert saved_rounds(store.run_dir(parent)) == [0, 1, 2]
+
+
+@pytest.mark.parametrize(("text", "message"), [("7", "between 0 and 1"), ("two", "number")])
+async def test_branch_form_rejects_bad_rounds(saves: Path, text: str, message: str) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n")
+        run_id = app.sim.run_id
+        await pilot.press("b")
+        form = app.screen
+        assert isinstance(form, TextForm)
+        form.query_one("#value", Input).value = text
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form
+        assert message in error_text(form)
+        assert app.sim.run_id == run_id
+        assert run_folders(saves) == {run_id}
+
+
+# -- force and inject forms ------------------------------------------------------------------------
+
+
+async def _fill_force(pilot, agent: str, mode: str, target: str, utterance: str) -> ForceForm:
+    await pilot.press("f")
+    form = pilot.app.screen
+    assert isinstance(form, ForceForm)
+    form.query_one("#agent", Select).value = agent
+    form.query_one("#mode", Select).value = mode
+    form.query_one("#target", Select).value = target
+    form.query_one("#utterance", Input).value = utterance
+    form.query_one("#utterance", Input).focus()
+    await pilot.press("enter")
+    await pilot.pause()
+    return form
+
+
+async def test_force_form_queues_and_plays_the_action(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await _fill_force(pilot, "Greta", "private", "Nell", "I will sign if you do")
+        assert not isinstance(app.screen, ForceForm)
+        (forced,) = app.sim.pending.forced
+        assert (forced.agent, forced.mode, forced.target) == ("Greta", Mode.PRIVATE, "Nell")
+        assert forced.utterance == "I will sign if you do"
+        on_disk = SaveStore(saves).read_meta(app.sim.run_id)
+        assert on_disk.pending.forced == [forced]
+        await press_and_settle(pilot, "n")
+        record = app.sim.records[-1]
+        (action,) = [a for a in record.actions if a.speaker == "Greta"]
+        assert action.forced and action.mode is Mode.PRIVATE and action.target == "Nell"
+        assert action.utterance == "I will sign if you do"
+        assert app.sim.pending.forced == []
+        saved = SaveStore(saves).read_round(app.sim.run_id, 1)
+        assert [a for a in saved.actions if a.speaker == "Greta"] == [action]
+        assert SaveStore(saves).read_meta(app.sim.run_id).pending.forced == []
+
+
+@pytest.mark.parametrize(
+    ("mode", "target", "utterance", "message"),
+    [
+        # Private to everyone, or to oneself, is not offered (tests/tui/test_app_dialogs.py).
+        ("public", "all", "", "needs an utterance"),
+        ("private", "Nell", " ", "needs an utterance"),
+    ],
+)
+async def test_force_form_rejects_bad_input(
+    saves: Path, mode: str, target: str, utterance: str, message: str
+) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        before = (run_dir(app) / "run.json").read_bytes()
+        form = await _fill_force(pilot, "Edmund", mode, target, utterance)
+        assert app.screen is form
+        assert message in error_text(form)
+        assert app.sim.pending.forced == []
+        assert (run_dir(app) / "run.json").read_bytes() == before
+
+
+async def test_force_form_silent_drops_the_target(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await _fill_force(pilot, "Edmund", "silent", "Nell", "")
+        assert not isinstance(app.screen, ForceForm)
+        (forced,) = app.sim.pending.forced
+        assert (forced.agent, forced.mode, forced.target) == ("Edmund", Mode.SILENT, None)
+        await press_and_settle(pilot, "n")
+        (action,) = [a for a in app.sim.records[-1].actions if a.speaker == "Edmund"]
+        assert action.forced and action.mode is Mode.SILENT and action.order is None
+
+
+async def test_inject_form_private_event(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        form = app.screen
+        assert isinstance(form, InjectForm)
+        await type_text(pilot, "Storm!")
+        form.query_one("#text", Input).value += " The cellar floods."
+        form.query_one("#private", SelectionList).select("Nell")
+        form.query_one("#private", SelectionList).select("Callum")
+        await pilot.pause()
+        form.query_one("#text", Input).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, InjectForm)
+        (event,) = app.sim.pending.events
+        assert event.text == "Storm! The cellar floods."
+        assert sorted(event.private_to or []) == ["Callum", "Nell"]
+        assert SaveStore(saves).read_meta(app.sim.run_id).pending.events == [event]
+        await press_and_settle(pilot, "n")
+        injected = [e for e in app.sim.records[-1].events if e.source == "injected"]
+        assert injected == [event]
+        # Only the chosen agents' panes show the private event.
+        assert "The cellar floods" in pane_text(app, "Nell")
+        assert "The cellar floods" in pane_text(app, "Callum")
+        assert "The cellar floods" not in pane_text(app, "Edmund")
+        saved = SaveStore(saves).read_round(app.sim.run_id, 1)
+        assert [e for e in saved.events if e.source == "injected"] == [event]
+        assert app.sim.pending.events == []
+
+
+async def test_inject_form_public_event(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        form = app.screen
+        assert isinstance(form, InjectForm)
+        form.query_one("#text", Input).value = "The lights go out"
+        await pilot.press("enter")
+        await pilot.pause()
+        (event,) = app.sim.pending.events
+        assert event.private_to is None and event.source == "injected"
+        await press_and_settle(pilot, "n")
+        assert event in app.sim.records[-1].events
+
+
+async def test_inject_form_rejects_empty_text(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        before = (run_dir(app) / "run.json").read_bytes()
+        await pilot.press("e", "space", "enter")
+        await pilot.pause()
+        form = app.screen
+        assert isinstance(form, InjectForm)
+        assert "empty" in error_text(form)
+        assert app.sim.pending.events == []
+        assert (run_dir(app) / "run.json").read_bytes() == before
+
+
+# -- the run browser -----------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("slow_mind")
+async def test_run_browser_refused_while_running(saves: Path, long_tavern: Path) -> None:
+    app = build_app(str(long_tavern), saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        await pilot.press("r", "o")
+        assert not isinstance(app.screen, RunBrowser)
+        assert any("Pause" in msg for _, msg in notes)
+        app.main.action_run_pause()
+        await settle(pilot)
+
+
+# -- plots, metrics, export, help -------------------------------------------------------------
+
+
+async def test_metrics_screen(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n")
+        await pilot.press("m")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, MetricsScreen)
+        table = screen.query_one(DataTable)
+        assert table.row_count == app.sim.round + 1 == 3
+        assert [table.get_row_at(k)[0] for k in range(3)] == ["0", "1", "2"]
+        await pilot.press("escape")
+        assert not isinstance(app.screen, MetricsScreen)
+
+
+def _help_text(screen: HelpScreen) -> str:
+    console = Console(width=76, color_system=None, file=io.StringIO())
+    for static in screen.query(Static):
+        console.print(static.content)
+    return console.file.getvalue()
+
+
+async def test_help_lists_every_binding(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, HelpScreen)
+        keys = {k.strip() for ks, _ in screen.rows for k in ks.split(",")}
+        assert {"n", "space", "r", "s", "b", "f", "e", "o", "p", "m", "x", "q", "?"} <= keys
+        assert {"[", "]"} <= keys
+        text = _help_text(screen)
+        for label in ("Step", "Run/Pause", "Save", "Branch", "Force", "Event", "Open"):
+            assert label in text
+        for label in ("Plots", "Metrics", "Export", "Help", "Quit", "offline rule-based"):
+            assert label in text
+        await pilot.press("question_mark")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+# -- keymap ---------------------------------------------------------------------------------------
+
+
+async def test_keymap_file_remaps_step(saves: Path, tmp_path: Path) -> None:
+    keys = tmp_path / "keys.toml"
+    keys.write_text('[keys]\nstep = "j"\n', encoding="utf-8")
+    app = build_app("tavern", saves=saves, keymap_file=keys)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "j")
+        assert app.sim.round == 1
+        assert saved_rounds(run_dir(app)) == [0, 1]
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1  # n no longer steps
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert ("j, space", "Step") in app.screen.rows
+
+
+def test_keymap_with_unknown_binding_fails(saves: Path, tmp_path: Path) -> None:
+    keys = tmp_path / "my-keys.toml"
+    keys.write_text('[keys]\nfly = "j"\n', encoding="utf-8")
+    with pytest.raises(SocialsimError, match=re.escape(str(keys))) as info:
+        build_app("tavern", saves=saves, keymap_file=keys)
+    assert "fly" in str(info.value)
+    # No run is left behind (or locked) by a failed start.
+    store = SaveStore(saves)
+    assert all(lock_is_free(store, r.run_id) for r in store.list_runs())
+    assert store.list_runs() == []
+
+
+# -- terminal sizes and many agents ---------------------------------------------------------------
+
+
+def _notice_shown(app: SocialsimApp) -> bool:
+    notice = app.query_one("#too-small", Static)
+    main = app.query_one("#main")
+    return notice.region.height > 0 and main.region.height == 0
+
+
+async def test_small_terminal_shows_the_notice(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await pilot.pause()
+        assert _notice_shown(app)
+        assert "Enlarge the terminal" in str(app.query_one("#too-small", Static).content)
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert not _notice_shown(app)
+
+
+async def test_notice_follows_resizes_under_a_dialog(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert not _notice_shown(app)
+        await pilot.press("question_mark")
+        await pilot.resize_terminal(60, 20)
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert _notice_shown(app)
+        await pilot.press("question_mark")
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not _notice_shown(app)
+
+
+@pytest.mark.parametrize(("size", "per_page"), [((80, 24), 1), ((160, 48), 1)])
+async def test_thirty_agents(saves: Path, crowd: Path, size: tuple[int, int], per_page: int):
+    app = build_app(str(crowd), saves=saves)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        assert not _notice_shown(app)
+        deck = app.query_one(AgentDeck)
+        first = deck.shown_agents()
+        assert len(first) == per_page and first[0] == "A01"
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        second = deck.shown_agents()
+        assert second != first and len(second) == per_page
+        assert second[0] == f"A{per_page + 1:02d}"
+        await pilot.press("left_square_bracket")
+        await pilot.pause()
+        assert deck.shown_agents() == first
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1
+        assert saved_rounds(run_dir(app)) == [0, 1]
+
+
+async def test_v_hides_and_shows_the_need_bars(saves: Path) -> None:
+    from tui.widgets.needs import NeedBars
+
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        bars = app.query(NeedBars)
+        assert bars and all(b.display for b in bars if b.parent.display)
+        await pilot.press("v")
+        await pilot.pause()
+        assert not any(b.display for b in app.query(NeedBars))
+        await pilot.press("v")
+        await pilot.pause()
+        assert all(b.display for b in app.query(NeedBars))
+
+
+def test_the_deck_keeps_textuals_visible() -> None:
+    assert AgentDeck.visible is Widget.visible
+    assert callable(AgentDeck.shown_agents)
+
+
+async def test_the_main_view_is_a_screen_of_its_own(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen) and app.main is app.screen
+        assert app.query_one(AgentDeck).visible is True
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert app.main.query_one(RunView).sim is app.sim
+
+
+# -- engine events as messages ----------------------------------------------------------------
+
+
+class _Run:
+    """Stands in for a Simulation: one listener, fed by hand."""
+
+    def subscribe(self, listener):
+        self.listener = listener
+        return lambda: None
+
+
+def _token(text: str) -> TokenStreamed:
+    return TokenStreamed(run_id="r", round=1, agent="Ann", text=text)
+
+
+def _bridge() -> tuple[_Run, list[Message]]:
+    run, posted = _Run(), []
+    EventBridge(run, posted.append)  # type: ignore[arg-type]
+    return run, posted
+
+
+async def test_a_token_burst_becomes_one_message() -> None:
+    run, posted = _bridge()
+    words = [f"w{k} " for k in range(10_000)]
+    for word in words:
+        run.listener(_token(word))
+    assert posted == []  # nothing until the interval has passed
+    await asyncio.sleep(TOKEN_INTERVAL * 3)
+    (message,) = posted
+    assert isinstance(message, TokensArrived)
+    assert (message.agent, message.text) == ("Ann", "".join(words))
+
+
+async def test_a_fast_stream_posts_at_most_one_message_per_interval() -> None:
+    run, posted = _bridge()
+    words = [f"w{k} " for k in range(10_000)]
+    start = time.monotonic()
+    for k, word in enumerate(words):
+        run.listener(_token(word))
+        if k % 50 == 0:
+            await asyncio.sleep(0.001)  # a fast model: tokens keep coming over ~0.2 s
+    action = Action(speaker="Ann", urgency=5, mode=Mode.PUBLIC, utterance="".join(words))
+    run.listener(AgentSpoke(run_id="r", round=1, action=action))  # buffered tokens go first
+    elapsed = time.monotonic() - start
+    tokens = [m for m in posted if isinstance(m, TokensArrived)]
+    assert 2 <= len(tokens) <= elapsed / TOKEN_INTERVAL + 2
+    assert "".join(m.text for m in tokens) == "".join(words)
+    assert isinstance(posted[-1], Spoke) and posted[-1].action == action
+    await asyncio.sleep(TOKEN_INTERVAL * 2)
+    assert isinstance(posted[-1], Spoke)  # no stray flush after the turn
+
+
+async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        view = app.query_one(RunView)
+        view.post_message(TokensArrived("Nell", "Evening, "))
+        view.post_message(TokensArrived("Nell", "all."))
+        await pilot.pause()
+        pane = app.query_one("#pane-1", AgentPane)
+        assert pane.spec.name == "Nell" and pane.transcript.live is not None
+        assert pane.transcript.live.plain == "… Evening, all."
+        await press_and_settle(pilot, "n")
+        assert all(p.transcript.live is None for p in app.query(AgentPane))
+        assert "Evening, all." not in pane_text(app, "Nell")
+
+
+async def test_palette_commands_run_the_main_screens_actions(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        commands = {c.title: c for c in app.get_system_commands(app.screen)}
+        assert {"Step", "Run/Pause", "Branch", "Open", "Recast", "Help", "Quit"} <= set(commands)
+        await commands["Step"].callback()
+        await settle(pilot)
+        assert app.sim.round == 1
+        await commands["Help"].callback()
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+
+
+def test_fork_point_reads_a_round_and_an_intervention() -> None:
+    assert fork_point(" 3 ", 5, []) == (3, None)
+    assert fork_point("2 curfew", 5, ["curfew"]) == (2, "curfew")
+    with pytest.raises(ValueError, match="Unknown intervention 'x'; known: curfew"):
+        fork_point("2 x", 5, ["curfew"])
+    with pytest.raises(ValueError, match="between 0 and 5"):
+        fork_point("6", 5, [])
+
+
+# -- LLM runs on the local stub: structured modes, fallback warnings, degraded stops -------
+
+
+@pytest.fixture
+def stub_mind(monkeypatch: pytest.MonkeyPatch):
+    """``stub_mind(**stub_kwargs) -> LLMSettings``: an LLM mind on a fresh local stub (one
+    call at a time, no retries), stopped afterwards."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    stubs: list[StubLLM] = []
+
+    def make(**stub_kwargs) -> LLMSettings:
+        stub = StubLLM(seed=4, **stub_kwargs)
+        stub.start()
+        stubs.append(stub)
+        return LLMSettings(
+            model="openai/stub", api_base=stub.url, timeout=5, retries=0, max_concurrency=1
+        )
+
+    yield make
+    for stub in stubs:
+        stub.stop()
+
+
+def strip_of(app: SocialsimApp) -> Static:
+    return app.query_one("#warning", Static)
+
+
+async def test_offline_runs_show_no_warning_strip_and_no_mode(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n")
+        assert not strip_of(app).display
+        header = app.query_one(RunHeader).render().plain
+        assert "offline rule-based" in header and "·" not in header
+
+
+async def test_fallbacks_over_a_tenth_show_the_warning_strip(
+    saves: Path, stub_mind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = build_app("tavern", saves=saves, mind=stub_mind(faults={"500": 0.3}))
+    async with app.run_test(size=SIZE) as pilot:
+        assert not strip_of(app).display
+        await press_and_settle(pilot, "n")
+        record = app.sim.records[-1]
+        usage = record.usage
+        assert record.round == 1 and usage is not None
+        assert usage.warning and not usage.degraded
+        strip = strip_of(app)
+        assert strip.display and not strip.has_class("stopped")
+        # Monochrome: the strip says it in words.
+        assert app.no_color
+        text = str(strip.content)
+        model, error, count = main_failure(record.llm_calls)
+        assert text == (
+            f"⚠ R1: {usage.fallback_share:.0%} of structured answers fell back "
+            f"({usage.structured_fallbacks}/{usage.structured}) · openai/stub: {error} ({count}x)"
+        )
+        assert model == "openai/stub" and "InternalServerError" in error
+        # The header names the structured mode auto settled on, as the save does.
+        assert app.sim.meta.structured_modes == {"openai/stub": "schema"}
+        assert SaveStore(saves).read_meta(app.sim.run_id).structured_modes == {
+            "openai/stub": "schema"
+        }
+        header = app.query_one(RunHeader).render().plain.splitlines()[1]
+        assert header.startswith("LLM openai/stub · schema ")
+
+
+async def test_a_degraded_stop_leaves_a_lasting_notice(saves: Path, stub_mind) -> None:
+    app = build_app("tavern", saves=saves, mind=stub_mind(faults={"500": 1.0}))
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1 and saved_rounds(run_dir(app)) == [0, 1]
+        strip = strip_of(app)
+        text = str(strip.content)
+        assert strip.display and strip.has_class("stopped")
+        assert text.startswith("⛔ RUN STOPPED  round 1: 100% of the structured answers fell back")
+        assert "the round is saved" in text
+        assert text.endswith(f"socialsim resume {app.sim.run_id} --tolerate-fallbacks")
+        assert notes == []  # a notice, not a toast that vanishes
+        # It outlives other screens, and goes when the next round starts.
+        await pilot.press("question_mark")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert strip_of(app).display and strip_of(app).has_class("stopped")
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 2
+        assert str(strip_of(app).content).startswith("⛔ RUN STOPPED  round 2: ")

@@ -1,0 +1,168 @@
+"""The recast screen of the app (``c``): diagnosis per agent, edit, apply as a branch.
+
+The app is built with :func:`tui.app.build_app` on a finished student-council task run
+saved in a temporary folder, and driven with ``run_test()`` pilots.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import Button, Label, Select, Static
+
+from engine import Archetype, SaveStore
+from engine.saves.runmeta import Lineage
+from engine.studies.tasks.episode import run_episode
+from engine.studies.tasks.spec import AGENTS, load_task
+from tui.app import SocialsimApp, build_app
+from tui.screens.recast import KEEP, RecastScreen
+
+SIZE = (120, 50)
+#: Seed 2 of the hetero casting: reserved Avery keeps the hidden profile, the team misses.
+SEED = 2
+
+
+@pytest.fixture(autouse=True)
+def _hermetic(hermetic_app: None) -> None:
+    """Every test here runs with no user keymap and no files outside tmp_path."""
+
+
+
+@pytest.fixture
+async def task_run(saves: Path) -> str:
+    """A finished, scored student-council episode (hetero casting) saved in ``saves``."""
+    task = load_task("student-council")
+    sim, outcome = await run_episode(task, task.casting.hetero, seed=SEED, store=SaveStore(saves))
+    assert sim.finished and outcome.utility == 0.0
+    return sim.run_id
+
+
+def run_json(saves: Path, run_id: str) -> dict:
+    doc = json.loads((saves / run_id / "run.json").read_text(encoding="utf-8"))
+    (meta,) = doc["run"].values()
+    return meta
+
+
+def tree(folder: Path) -> dict[str, bytes | None]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
+        for p in sorted(folder.rglob("*"))
+        if p.name != ".lock"
+    }
+
+
+def runs(saves: Path) -> set[str]:
+    return {p.name for p in saves.iterdir() if not p.name.startswith(".")}
+
+
+def screen_text(screen: RecastScreen) -> str:
+    return "\n".join(str(s.render()) for s in screen.query(Static))
+
+
+async def open_recast(pilot) -> RecastScreen:
+    await pilot.press("c")
+    await pilot.pause()
+    screen = pilot.app.screen
+    assert isinstance(screen, RecastScreen)
+    return screen
+
+
+async def test_c_lists_every_agent_with_its_diagnosis(saves: Path, task_run: str) -> None:
+    app = build_app(task_run, saves=saves)
+    assert isinstance(app, SocialsimApp)
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.sim.run_id == task_run and app.sim.finished
+        screen = await open_recast(pilot)
+        text = screen_text(screen)
+        assert task_run in text and "utility 0" in text
+        assert [p.agent for p in screen.proposals] == list(AGENTS)
+        hetero = ["reserved", "dominant", "analytical", "agreeable"]
+        for p, now in zip(screen.proposals, hetero, strict=True):
+            assert p.current.value == now
+            select = screen.query_one(f"#choice-{p.agent}", Select)
+            assert select.value == (p.archetype.value if p.archetype else KEEP)
+            assert f"{p.agent}  now {now}" in text
+            assert p.rationale in text
+            assert p.evidence.line() in text
+        avery = screen.proposals[0]
+        # The quiet holder of the hidden profile is proposed analytical: nothing she said
+        # registered with the others (their relation memories of her).
+        assert avery.archetype is Archetype.ANALYTICAL
+        assert "registered" in avery.rationale
+        assert "registered 1.0/10" in avery.evidence.line()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RecastScreen)
+
+
+async def test_apply_an_edited_casting_branches_at_round_zero(saves: Path, task_run: str) -> None:
+    parent = run_json(saves, task_run)
+    app = build_app(task_run, saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_recast(pilot)
+        proposed = {p.agent: p.archetype or p.current for p in screen.proposals}
+        screen.query_one("#choice-Blake", Select).value = "balanced"  # edit: dominant -> balanced
+        await pilot.pause()
+        await pilot.click("#apply")
+        # The branch starts running after the next refresh; wait until it is done.
+        for _ in range(200):
+            await pilot.pause(0.01)
+            await app.workers.wait_for_complete()
+            if app.sim.run_id != task_run and app.sim.finished and not app.main.running:
+                break
+        assert not isinstance(app.screen, RecastScreen)
+        child_id = app.sim.run_id
+        assert child_id != task_run
+        assert runs(saves) == {task_run, child_id}
+        child = run_json(saves, child_id)
+        assert Lineage.model_validate(child["parent"]) == Lineage(run_id=task_run, round=0)
+        expected = {**{n: a.value for n, a in proposed.items()}, "Blake": "balanced"}
+        assert {a["name"]: a["archetype"] for a in child["scenario"]["agents"]} == expected
+        assert expected["Avery"] == "analytical"  # the accepted proposal came along
+        for new, old in zip(child["scenario"]["agents"], parent["scenario"]["agents"], strict=True):
+            assert new["evidence"] == old["evidence"]
+            assert new["role"] == old["role"]
+            assert new["talking_points"] == old["talking_points"]
+        assert child["scenario_ref"] == parent["scenario_ref"] == "task:student-council"
+        # The branch reruns the task from the start and is scored when it finishes.
+        assert app.sim.finished and app.sim.round == 4
+        assert child["outcome"]["casting"] == list(expected.values())
+        # The parent run is untouched.
+        assert run_json(saves, task_run)["scenario"] == parent["scenario"]
+
+
+async def test_apply_without_a_change_shows_an_inline_error(saves: Path, task_run: str) -> None:
+    app = build_app(task_run, saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_recast(pilot)
+        before = tree(saves)
+        for p in screen.proposals:  # keep everyone, or pick the archetype it already has
+            value = p.current.value if p.agent == "Casey" else KEEP
+            screen.query_one(f"#choice-{p.agent}", Select).value = value
+        await pilot.pause()
+        await pilot.click("#apply")
+        await pilot.pause()
+        assert app.screen is screen
+        assert "Nothing to change" in str(screen.query_one(".error", Label).content)
+        assert app.sim.run_id == task_run
+        assert tree(saves) == before
+
+
+async def test_escape_and_cancel_close_without_writing(saves: Path, task_run: str) -> None:
+    app = build_app(task_run, saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        before = tree(saves)
+        screen = await open_recast(pilot)
+        screen.query_one("#choice-Drew", Select).value = "balanced"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RecastScreen)
+        screen = await open_recast(pilot)
+        assert isinstance(screen.query_one("#cancel", Button), Button)
+        await pilot.click("#cancel")
+        await pilot.pause()
+        assert not isinstance(app.screen, RecastScreen)
+        assert app.sim.run_id == task_run
+        assert tree(saves) == before

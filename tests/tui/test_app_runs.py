@@ -1,0 +1,250 @@
+"""The run browser (``o``): newest first, one row per run with scenario, rounds, mind,
+parent and creation time in full, the open run marked; open, branch and delete."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cast import THIRTY, screen_text, write_cast
+from textual.widgets import DataTable, Input, Label
+
+from engine import SaveStore, SocialsimError
+from engine.saves.runmeta import Lineage
+from tui.app import SocialsimApp, build_app
+from tui.screens.forms import ConfirmForm, TextForm
+from tui.screens.runs import OPEN_MARK, RunBrowser, local_time, newest_first
+from tui.widgets.deck import AgentDeck
+
+SIZE = (100, 30)
+
+
+@pytest.fixture(autouse=True)
+def _hermetic(hermetic_app: None) -> None:
+    """No user keymap, no files outside tmp_path."""
+
+
+
+async def settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def saved_rounds(store: SaveStore, run_id: str) -> list[int]:
+    return store.round_numbers(run_id)
+
+
+def lock_is_free(store: SaveStore, run_id: str) -> bool:
+    try:
+        lock = store.lock(run_id)
+    except SocialsimError:
+        return False
+    lock.release()
+    return True
+
+
+def set_created(store: SaveStore, run_id: str, created: str) -> None:
+    """Pretend a run was made at ``created`` (UTC, ISO)."""
+    meta = store.read_meta(run_id)
+    store.write_meta(meta.model_copy(update={"created": created}))
+
+
+def table_rows(browser: RunBrowser) -> list[list[str]]:
+    table = browser.query_one(DataTable)
+    return [[str(c) for c in table.get_row_at(k)] for k in range(table.row_count)]
+
+
+def message(browser: RunBrowser) -> str:
+    return str(browser.query_one("#message", Label).content)
+
+
+async def open_browser(pilot) -> RunBrowser:
+    await pilot.press("o")
+    await pilot.pause()
+    browser = pilot.app.screen
+    assert isinstance(browser, RunBrowser)
+    return browser
+
+
+async def choose(pilot, browser: RunBrowser, run_id: str, key: str) -> None:
+    browser.query_one(DataTable).move_cursor(row=list(browser.rows).index(run_id))
+    await pilot.pause()
+    await pilot.press(key)
+    await pilot.pause()
+
+
+def test_newest_first_broken_last(store: SaveStore) -> None:
+    from engine import RunListing
+
+    rows = [
+        RunListing(run_id="b", created="2026-01-02T00:00:00+00:00"),
+        RunListing(run_id="zz-broken", ok=False, reason="corrupt"),
+        RunListing(run_id="a", created="2026-01-03T00:00:00+00:00"),
+        RunListing(run_id="c", created="2026-01-01T00:00:00+00:00"),
+    ]
+    assert [r.run_id for r in newest_first(rows)] == ["a", "b", "c", "zz-broken"]
+    assert local_time("not a time") == "not a time"
+
+
+async def test_browser_sorted_by_time_with_columns_and_the_open_run_marked(
+    saves: Path, tmp_path: Path
+) -> None:
+    store = SaveStore(saves)
+    crowd = build_app(str(write_cast(tmp_path / "thirty.toml", THIRTY)), saves=saves)
+    crowd_id = crowd.sim.run_id
+    crowd.sim.close()
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n", "n")
+        await settle(pilot)
+        first = app.sim.run_id
+        branch = store.branch(first, 1).run_id
+        # Alphabetically: meeting-..., tavern-... (first), tavern-... (branch, later id).
+        set_created(store, first, "2026-03-01T09:00:00+00:00")
+        set_created(store, branch, "2026-03-02T09:00:00+00:00")
+        set_created(store, crowd_id, "2026-03-03T09:00:00+00:00")
+        browser = await open_browser(pilot)
+        assert list(browser.rows) == [crowd_id, branch, first]  # newest first
+        rows = table_rows(browser)
+        header = [str(c.label) for c in browser.query_one(DataTable).ordered_columns]
+        assert header == ["", "run", "scenario", "rounds", "mind", "parent", "created", "name"]
+        assert rows[0][:5] == ["", crowd_id, "meeting", "0/3", "offline"]
+        assert rows[1][:6] == ["", branch, "tavern", "1/9", "offline", f"{first}@1"]
+        assert rows[2][:6] == [OPEN_MARK, first, "tavern", "2/9", "offline", "—"]
+        assert rows[2][6] == local_time("2026-03-01T09:00:00+00:00")
+        # The cursor starts on the open run; the line under the table names it in full.
+        assert browser.query_one(DataTable).cursor_row == 2
+        detail = str(browser.query_one("#detail", Label).content)
+        assert detail.startswith(f"{first}: Tavern inheritance dispute, round 2 of 9")
+        assert detail.endswith("(open now)")
+        await pilot.press("up")
+        detail = str(browser.query_one("#detail", Label).content)
+        assert f"branch of {first} after round 1" in detail
+        # At 80 columns the full ids are on screen, and where the saves are.
+        screen = "\n".join(screen_text(app))
+        assert first in screen and branch in screen
+        assert str(saves.resolve())[:40] in screen.replace("\n", "")
+
+
+async def test_run_browser_open_and_delete(saves: Path) -> None:
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n")
+        await settle(pilot)
+        first = app.sim.run_id
+        other = store.branch(first, 1).run_id
+        spare = store.branch(first, 0).run_id
+        browser = await open_browser(pilot)
+        assert set(browser.rows) == {first, other, spare}
+
+        # Deleting the open run is refused inline.
+        await choose(pilot, browser, first, "d")
+        assert app.screen is browser and "open" in message(browser)
+        assert store.exists(first)
+
+        # Deleting another run asks first; y deletes it.
+        await choose(pilot, browser, spare, "d")
+        assert isinstance(app.screen, ConfirmForm)
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.screen is browser
+        assert not store.run_dir(spare).exists()
+        assert spare not in browser.rows and len(table_rows(browser)) == 2
+
+        # Enter opens (resumes) another run.
+        await choose(pilot, browser, other, "enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, RunBrowser)
+        assert app.sim.run_id == other and app.sim.round == 1
+        assert lock_is_free(store, first)
+        assert not lock_is_free(store, other)
+        await pilot.press("n")
+        await settle(pilot)
+        assert saved_rounds(store, other) == [0, 1, 2]
+
+
+async def test_run_browser_confirm_no_keeps_the_run(saves: Path) -> None:
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        other = store.branch(app.sim.run_id, 0).run_id
+        browser = await open_browser(pilot)
+        await choose(pilot, browser, other, "d")
+        assert isinstance(app.screen, ConfirmForm)
+        await pilot.press("n")
+        await pilot.pause()
+        assert app.screen is browser
+        assert store.exists(other)
+        assert app.sim.round == 0
+
+
+async def test_run_browser_broken_save(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    broken = saves / "broken-run"
+    (broken / "rounds").mkdir(parents=True)
+    (broken / "run.json").write_text("{ this is not json", encoding="utf-8")
+    async with app.run_test(size=SIZE) as pilot:
+        browser = await open_browser(pilot)
+        row = browser.rows["broken-run"]
+        assert not row.ok and "corrupt" in row.reason
+        assert list(browser.rows)[-1] == "broken-run"  # broken entries last
+        assert table_rows(browser)[-1][1] == "broken-run"
+        await choose(pilot, browser, "broken-run", "enter")
+        assert app.screen is browser
+        assert "Cannot open broken-run" in message(browser)
+        await choose(pilot, browser, "broken-run", "b")
+        assert app.screen is browser and "readable" in message(browser)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, RunBrowser)
+        assert app.sim.round == 0
+
+
+async def test_run_browser_branches(saves: Path) -> None:
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n", "n")
+        await settle(pilot)
+        run_id = app.sim.run_id
+        browser = await open_browser(pilot)
+        await choose(pilot, browser, run_id, "b")
+        form = app.screen
+        assert isinstance(form, TextForm)
+        form.query_one("#value", Input).value = "x"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is form and "number" in str(form.query_one(".error", Label).content)
+        form.query_one("#value", Input).value = "1"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is browser
+        (child,) = {p.name for p in saves.iterdir()} - {run_id, ".verified"}
+        assert store.read_meta(child).parent == Lineage(run_id=run_id, round=1)
+        assert saved_rounds(store, child) == [0, 1]
+        assert browser.rows[child].parent == Lineage(run_id=run_id, round=1)
+        assert browser.query_one(DataTable).cursor_row == list(browser.rows).index(child)
+        assert app.sim.run_id == run_id  # the browser's branch does not switch runs
+
+
+async def test_run_browser_opens_a_run_of_another_scenario(saves: Path, tmp_path: Path) -> None:
+    store = SaveStore(saves)
+    other = build_app(str(write_cast(tmp_path / "twelve.toml", THIRTY[:12])), saves=saves)
+    other_id = other.sim.run_id
+    other.sim.close()
+    app: SocialsimApp = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        browser = await open_browser(pilot)
+        await choose(pilot, browser, other_id, "enter")
+        await pilot.pause()
+        assert app.sim.run_id == other_id and app.sim.scenario.id == "meeting"
+        deck = app.query_one(AgentDeck)
+        assert [p.spec.name for p in deck.panes] == list(THIRTY[:12])
+        await pilot.press("n")
+        await settle(pilot)
+        assert app.sim.round == 1
+        assert saved_rounds(store, other_id) == [0, 1]
+        assert json.loads((store.run_dir(other_id) / "run.json").read_text())  # still readable
