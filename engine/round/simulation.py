@@ -169,7 +169,7 @@ class Simulation:
         marks = RepairMarks.of(counter, list(state.agents))
         entry = store.create(meta, round_file(state, first, metrics, marks))
         lock = store.lock(run_id)
-        files = store.files(run_id)
+        files = store.files(run_id, meta)
         files.index_complete = True
         history = History.saved(files, [entry], [first], HELD_ROUNDS)
         return cls(meta, history, counter, brain, store, lock, files)
@@ -186,8 +186,9 @@ class Simulation:
         meta = store.read_meta(run_id)
         lock = store.lock(run_id)
         try:
-            files = store.files(run_id)
+            files = store.files(run_id, meta)
             entries = files.load_index(meta.scenario)
+            files.verify(entries)  # nothing is written into a damaged run
             window, counter = files.tail(entries, HELD_ROUNDS, meta.scenario)
             history = History.saved(files, entries, window, HELD_ROUNDS)
             if isinstance(mind, Offline | LLMSettings):

@@ -4,6 +4,7 @@ every write replaces the file atomically (tables of numbered rows, as tinydb lay
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from tinydb.storages import Storage
 
 from ..errors import SaveError
 from .atomic import atomic_write_text
+from .saferead import read_regular
 
 
 class AtomicJSONStorage(Storage):
@@ -22,11 +24,11 @@ class AtomicJSONStorage(Storage):
         self.path = Path(path)
 
     def read(self) -> dict[str, dict[str, Any]] | None:
-        try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
+        if not os.path.lexists(self.path):
             return None
-        except (OSError, UnicodeDecodeError) as err:
+        try:
+            text = read_regular(self.path).decode("utf-8")
+        except UnicodeDecodeError as err:
             raise SaveError(f"{self.path}: unreadable save file ({err})") from None
         if not text.strip():
             raise SaveError(f"{self.path}: empty or truncated save file")

@@ -163,6 +163,8 @@ class RoundFile(_Model):
     usage: RoundUsage | None = None
     metrics: Metrics | None = None
     keyframe: Keyframe | None = None
+    #: The id of the run that wrote the file (None: written before save format 4).
+    run: str | None = None
 
     @classmethod
     def legacy(cls, record: RoundRecord) -> RoundFile:
@@ -284,6 +286,7 @@ def round_file(
             "keyframe": None
             if keyframe is None
             else _keyframe({"state": after, "repair": keyframe}),
+            "run": None,
         },
     )
 
@@ -315,10 +318,12 @@ class RoundSummary(_Model):
 
 class IndexEntry(RoundSummary):
     """One line of a run's index: a round's summary and its file's size and CRC-32 (to
-    flag damage without reading it), and whether it holds a keyframe."""
+    flag damage without reading it), and whether it holds a keyframe. On disk a line ends
+    in ``"check"``, the CRC-32 of the line before it (engine/saves/runfiles.py; lines written
+    before save format 4 have none)."""
 
-    size: int
-    crc: int
+    size: Annotated[int, Field(ge=0)]
+    crc: Annotated[int, Field(ge=0, lt=1 << 32)]
     keyframe: bool
 
 

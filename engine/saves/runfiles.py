@@ -4,9 +4,13 @@
 :class:`~engine.saves.roundfile.RoundFile`); format-2 runs have ``NNNNNN.json`` (a tinydb document
 holding the full record) and read as keyframes. ``<run>/index.jsonl`` has one line per
 round (:class:`~engine.saves.roundfile.IndexEntry`: metrics, usage, file size and CRC-32, keyframe
-or not), appended after the round file is in place. The round files are the truth: an
-index line missing after a kill, a torn last line or a format-2 run without an index is
-rebuilt from them, and a file whose size or checksum differs from its line is damaged.
+or not), appended after the round file is in place; since save format 4 each line ends in
+``"check"``, the CRC-32 of the line before it. The round files are the truth: an index
+line missing after a kill, a torn last line or a format-2 run without an index is rebuilt
+from them. Damage is a file whose size or checksum differs from its line, a file that
+fails its run's check (engine/saves/roundcheck.py: another run's round, a stranger in the cast,
+uneven columns), a special file or symlink in place of one, or an index line whose check
+fails.
 """
 
 from __future__ import annotations
@@ -27,8 +31,11 @@ from ..core.metrics import RepairCounter, round_metrics
 from ..core.scenario import Scenario
 from ..core.state import RoundRecord, WorldState
 from ..errors import SaveError
-from .atomic import atomic_write_bytes, atomic_write_text
+from .atomic import atomic_write_bytes
+from .roundcheck import RunCheck, round_problem
 from .roundfile import IndexEntry, RoundFile
+from .saferead import MAX_SAVE_FILE_BYTES, is_real_folder, read_regular, stat_regular
+from .verified import Verdicts, fingerprint
 
 if TYPE_CHECKING:  # imported when used: list and show never roll values
     from .tablevalues import StateValues
@@ -36,6 +43,8 @@ if TYPE_CHECKING:  # imported when used: list and show never roll values
 ROUNDS_DIR = "rounds"
 INDEX_FILE = "index.jsonl"
 _ROUND_FILE = re.compile(r"^(\d{6})\.json(\.gz)?$")
+#: An index line with its check: the line's JSON up to the check, then the check.
+_CHECKED = re.compile(rb'(\{.*),"check":(\d{1,10})\}')
 #: gzip level of round files: level 1 is a third of the time of the default 6 and the
 #: files about 40% larger (150 against 110 kB a round at 100 agents).
 COMPRESSION = 1
@@ -59,13 +68,30 @@ def parse_json(model: type[M], data: bytes, path: Path, what: str) -> M:
 
 
 def read_bytes(path: Path) -> bytes:
-    """A save file's bytes; a missing or unreadable file is a SaveError naming it."""
+    """A save file's bytes (a regular file only: see engine/saves/saferead.py); a missing,
+    special or unreadable file is a SaveError naming it."""
+    return read_regular(path)
+
+
+def index_line(entry: IndexEntry) -> bytes:
+    """``entry``'s line in index.jsonl, its check included."""
+    body = entry.model_dump_json().encode()
+    return body[:-1] + b',"check":%d}\n' % zlib.crc32(body)
+
+
+def gunzip(data: bytes, path: Path) -> bytes:
+    """A round file's JSON from its gzip'd bytes, bounded in size (a small file that
+    inflates without end is damage too)."""
+    inflate = zlib.decompressobj(wbits=31)
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise SaveError(f"{path}: missing save file") from None
-    except OSError as err:
-        raise SaveError(f"{path}: unreadable save file ({err.strerror})") from None
+        text = inflate.decompress(data, MAX_SAVE_FILE_BYTES)
+    except zlib.error as err:
+        raise SaveError(f"{path}: damaged round file ({err})") from None
+    if inflate.unconsumed_tail:
+        raise SaveError(f"{path}: damaged round file (inflates beyond the size limit)")
+    if not inflate.eof or inflate.unused_data:
+        raise SaveError(f"{path}: damaged round file (truncated or trailing data)")
+    return text
 
 
 class _LegacyRound(BaseModel):
@@ -76,10 +102,13 @@ class _LegacyRound(BaseModel):
 
 
 class RunFiles:
-    """The round files and index of the run in ``folder``."""
+    """The round files and index of the run in ``folder``; ``check``: what its round files
+    must agree with (every file read is checked against it, and files written carry its
+    run id)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, check: RunCheck | None = None) -> None:
         self.folder = folder
+        self.check = check
         self.rounds = folder / ROUNDS_DIR
         self.index_path = folder / INDEX_FILE
         #: Whether index.jsonl held exactly the entries :meth:`load_index` returned (no
@@ -87,6 +116,8 @@ class RunFiles:
         self.index_complete = False
         #: (round, index size before its line) of the last :meth:`write`, for :meth:`discard`.
         self._index_end: tuple[int, int] | None = None
+        #: The verdicts this writer adds for the files it writes (loaded at its first).
+        self._written: Verdicts | None = None
 
     def path(self, n: int) -> Path:
         """Where round ``n`` is written (format 3)."""
@@ -104,7 +135,9 @@ class RunFiles:
 
     def numbers(self) -> list[int]:
         """The rounds present, checked to be contiguous from 0 and saved once each."""
-        if not self.rounds.is_dir():
+        if not is_real_folder(self.rounds):
+            if self.rounds.is_symlink():
+                raise SaveError(f"{self.rounds}: a symlink in place of the rounds folder (refused)")
             raise SaveError(f"{self.rounds}: missing rounds folder")
         try:
             names = os.listdir(self.rounds)
@@ -126,13 +159,15 @@ class RunFiles:
         when this returns. When the line cannot be written (a full disk) the round file is
         removed again and the index cut back, so the round is saved whole or not at all."""
         path = self.path(file.round)
+        if self.check is not None:
+            file = file.model_copy(update={"run": self.check.run_id})
         data = gzip.compress(file.model_dump_json().encode(), COMPRESSION, mtime=0)
         try:
             atomic_write_bytes(path, data)
         except OSError as err:
             raise SaveError(f"{path}: cannot write round ({err.strerror})") from None
         entry = _entry(file, data)
-        line = entry.model_dump_json().encode() + b"\n"
+        line = index_line(entry)
         try:
             with open(self.index_path, "ab") as handle:
                 self._index_end = (file.round, handle.tell())
@@ -142,7 +177,25 @@ class RunFiles:
         except OSError as err:
             self.discard(entry)
             raise SaveError(f"{self.index_path}: cannot write ({err.strerror})") from None
+        self._note_sound(entry, path)
         return entry
+
+    def _note_sound(self, entry: IndexEntry, path: Path) -> None:
+        """Keep a verdict on the file just written (what it holds is what the run played),
+        so neither ``list`` nor ``resume`` reads it to check it; kept on disk at every
+        keyframe (the rounds since the last are read once by the next check)."""
+        if self.check is None or self.folder.name != self.check.run_id:  # staging: later
+            return
+        if self._written is None:
+            self._written = self.verdicts()
+        if self._written is None:
+            return
+        try:
+            self._written.add_sound(entry.round, fingerprint(os.lstat(path), entry.crc))
+        except OSError:
+            return
+        if entry.keyframe:
+            self._written.save()
 
     def discard(self, entry: IndexEntry) -> None:
         """Undo the last :meth:`write` (of ``entry``'s round): its index line is cut off,
@@ -159,9 +212,9 @@ class RunFiles:
 
     def write_index(self, entries: list[IndexEntry]) -> None:
         """Replace the index (atomically) with ``entries``."""
-        text = "".join(e.model_dump_json() + "\n" for e in entries)
+        data = b"".join(index_line(e) for e in entries)
         try:
-            atomic_write_text(self.index_path, text)
+            atomic_write_bytes(self.index_path, data)
         except OSError as err:
             raise SaveError(f"{self.index_path}: cannot write ({err.strerror})") from None
         self.index_complete = True
@@ -174,44 +227,113 @@ class RunFiles:
 
     def _load(self, n: int, entry: IndexEntry | None = None) -> tuple[bytes, RoundFile]:
         path = self.existing_path(n)
-        data = read_bytes(path)
+        try:
+            return self._checked(n, path, entry)
+        except SaveError as err:
+            if entry is not None:
+                self._record_damage(n, path, entry, str(err))
+            raise
+
+    def _checked(self, n: int, path: Path, entry: IndexEntry | None) -> tuple[bytes, RoundFile]:
+        data = read_regular(path, "round file")
         if entry is not None and (len(data) != entry.size or zlib.crc32(data) != entry.crc):
             raise SaveError(
                 f"{path}: damaged round file ({len(data):,} bytes, checksum "
                 f"{zlib.crc32(data):08x}; the index says {entry.size:,} bytes, {entry.crc:08x})"
             )
         if path.suffix == ".gz":
-            try:
-                text = gzip.decompress(data)
-            except (OSError, EOFError, zlib.error) as err:
-                raise SaveError(f"{path}: damaged round file ({err})") from None
-            file = parse_json(RoundFile, text, path, "round file")
+            file = parse_json(RoundFile, gunzip(data, path), path, "round file")
         else:
             file = _legacy(data, path)
         if file.round != n:
             raise SaveError(f"{path}: holds round {file.round}, expected {n}")
+        if entry is not None and entry.keyframe != (file.keyframe is not None):
+            said = "a keyframe" if entry.keyframe else "no keyframe"
+            raise SaveError(f"{path}: damaged round file (the index says it holds {said})")
+        if self.check is not None:
+            problem = round_problem(file, n, self.check)
+            if problem:
+                raise SaveError(f"{path}: damaged round file ({problem})")
         return data, file
 
-    def index_lines(self) -> tuple[list[IndexEntry], bool]:
-        """The index's entries up to its first bad line, and whether it is whole (every
-        line complete and valid). A missing index is empty and not whole."""
+    def verdicts(self) -> Verdicts | None:
+        """The verdicts kept on this run's round files (None for a run without a check)."""
+        return Verdicts.of(self.folder, self.check.key()) if self.check is not None else None
+
+    def _record_damage(self, n: int, path: Path, entry: IndexEntry, reason: str) -> None:
+        """Keep the damage a read found, so ``list`` shows it even where no fingerprint
+        changed."""
+        verdicts = self.verdicts()
+        if verdicts is None:
+            return
         try:
-            data = self.index_path.read_bytes()
-        except FileNotFoundError:
+            fp = fingerprint(stat_regular(os.fspath(path)), entry.crc)
+        except SaveError:
+            fp = None
+        verdicts.add_damage(n, fp, reason)
+        verdicts.save()
+
+    def verify(self, entries: list[IndexEntry]) -> None:
+        """Check every indexed round file whole (size, checksum, the run's check), reading
+        only those not found sound before with the same fingerprint; the first damage is a
+        SaveError (and is kept for ``list``)."""
+        verdicts = self.verdicts()
+        folder = os.fspath(self.rounds)
+        try:
+            for n, entry in enumerate(entries):
+                path = f"{folder}/{round_name(n)}"
+                if not os.path.lexists(path):
+                    path = os.fspath(self.existing_path(n))
+                status = stat_regular(path)
+                if status.st_size != entry.size:
+                    raise SaveError(
+                        f"{path}: damaged round file ({status.st_size:,} bytes; "
+                        f"the index says {entry.size:,})"
+                    )
+                fp = fingerprint(status, entry.crc)
+                if verdicts is None:
+                    self._load(n, entry)
+                    continue
+                known = verdicts.known_damage(n, fp)
+                if known is not None:
+                    raise SaveError(known)
+                if not verdicts.sound(n, fp):
+                    self._load(n, entry)
+                    verdicts.add_sound(n, fp)
+        finally:
+            if verdicts is not None:
+                verdicts.save()
+
+    def index_lines(self) -> tuple[list[IndexEntry], bool]:
+        """The index's entries, and whether it is whole (every line complete and valid).
+        A missing index is empty and not whole. Only an unfinished last line (no newline:
+        a kill while it was appended) is left out; a complete line that is invalid, out of
+        order or fails its check is damage."""
+        if not os.path.lexists(self.index_path):
             return [], False
-        except OSError as err:
-            raise SaveError(f"{self.index_path}: unreadable ({err.strerror})") from None
+        data = read_regular(self.index_path, "index")
         *lines, tail = data.split(b"\n")
         entries: list[IndexEntry] = []
         for k, line in enumerate(lines):
+            checked = _CHECKED.fullmatch(line)
+            if checked:
+                line = checked[1] + b"}"
+                if zlib.crc32(line) != int(checked[2]):
+                    raise self._index_damage(k, "its check fails")
             try:
                 entry = IndexEntry.model_validate_json(line)
             except ValidationError:
-                return entries, False
-            if entry.round != k:
-                return entries, False
+                entry = None
+            if entry is None or entry.round != k:
+                raise self._index_damage(k, f"not round {k}'s entry")
             entries.append(entry)
         return entries, not tail
+
+    def _index_damage(self, k: int, why: str) -> SaveError:
+        return SaveError(
+            f"{self.index_path}: damaged line {k + 1} ({why}; remove the index to rebuild "
+            "it from the round files)"
+        )
 
     def load_index(self, scenario: Scenario) -> list[IndexEntry]:
         """An entry for every round present: the index's, completed from the round files

@@ -4,11 +4,11 @@ and the pure logic of forking one run's metadata into a branch's (no file access
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.limits import check_rounds
+from ..core.limits import MAX_ROUNDS, check_rounds
 from ..core.priors import Prior
 from ..core.scenario import Archetype, Scenario
 from ..core.state import Pending, ScenarioEvent
@@ -16,10 +16,13 @@ from ..errors import SaveError
 from ..llm.settings import LLMSettings, StructuredMode
 from ..minds.spec import OFFLINE, MindSpec
 
-#: 3: round files hold a round's changes, with a keyframe now and then, and a run has an
-#: index (engine/saves/roundfile.py, engine/saves/runfiles.py); 2: every round file held the
-#: full state.
-FORMAT_VERSION = 3
+#: 4: round files carry the id of the run that wrote them and index lines a checksum (runs
+#: of format 3 read as they are); 3: round files hold a round's changes, with a keyframe
+#: now and then, and a run has an index (saves/roundfile.py, saves/runfiles.py); 2: every
+#: round file held the full state.
+FORMAT_VERSION = 4
+#: A run's total rounds as run.json may hold them.
+TotalRounds = Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
 
 
 class ExperimentLink(BaseModel):
@@ -99,9 +102,12 @@ class RunMeta(BaseModel):
     seed: int
     model: str = "offline"
     llm: LLMSettings | None = None
-    total_rounds: int
+    total_rounds: TotalRounds
     parent: Lineage | None = None
     ancestry: list[Lineage] = []
+    #: The ids this run's folder had before it was copied or renamed (its earlier round
+    #: files carry them).
+    aliases: list[str] = []
     pending: Pending = Pending()
     pending_round: int = 0
     snapshots: list[Snapshot] = []
@@ -135,12 +141,20 @@ class RunMeta(BaseModel):
         return self.model_copy(update={"model": spec.model, "llm": llm})
 
 
+class AgentHead(BaseModel):
+    """An agent's name, read without validating the rest of its spec."""
+
+    model_config = ConfigDict(extra="ignore")
+    name: str
+
+
 class ScenarioHead(BaseModel):
-    """A scenario's id and title, read without validating the rest of it."""
+    """A scenario's id, title and cast, read without validating the rest of it."""
 
     model_config = ConfigDict(extra="ignore")
     id: str = ""
     title: str = ""
+    agents: list[AgentHead] = []
 
 
 class RunHead(BaseModel):
@@ -152,9 +166,12 @@ class RunHead(BaseModel):
     name: str = ""
     created: str = ""
     scenario: ScenarioHead = ScenarioHead()
+    #: Checked within the round cap once the format version is known to be readable.
     total_rounds: int = 0
     model: str = "offline"
     parent: Lineage | None = None
+    ancestry: list[Lineage] = []
+    aliases: list[str] = []
     trial: TrialLink | None = None
     snapshots: list[Snapshot] = []
 

@@ -24,7 +24,6 @@ import re
 import secrets
 import shutil
 import tempfile
-import zlib
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
+from ..core.limits import rounds_problem
 from ..core.metrics import Metrics
 from ..core.scenario import Scenario
 from ..core.state import RoundRecord
@@ -39,9 +39,12 @@ from ..errors import RunLockedError, SaveError
 from .atomic import atomic_write_text
 from .cleanup import clean, staging_prefix
 from .history import History
+from .roundcheck import RunCheck
 from .roundfile import IndexEntry, Keyframe, RepairMarks, RoundFile
-from .runfiles import INDEX_FILE, ROUNDS_DIR, RunFiles, parse_json, read_bytes, round_name
+from .runfiles import INDEX_FILE, ROUNDS_DIR, RunFiles, parse_json, read_bytes
 from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, Snapshot, TrialLink, fork
+from .saferead import is_real_folder, stat_regular
+from .verified import Verdicts
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -107,6 +110,9 @@ def _read_head(path: Path) -> RunHead:
             f"{path}: written by a newer socialsim (save format {head.format_version}; "
             f"this version reads up to {FORMAT_VERSION})"
         )
+    problem = rounds_problem(head.total_rounds)
+    if problem:
+        raise SaveError(f"{path}: not a socialsim save (total_rounds: {problem})")
     return head
 
 
@@ -137,10 +143,10 @@ class RunListing(BaseModel):
 
 
 def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
-    """(rounds done, metrics after the last) of a run, its round files checked against
-    its index by size, and by checksum for a file changed after the index was last
-    written (a round file is never written again once its line is in); a format-2 run
-    without an index has its last round read."""
+    """(rounds done, metrics after the last) of a run, every indexed round file checked
+    whole against its index and its run (:meth:`RunFiles.verify`: only files not found
+    sound before with the same fingerprint are read); a format-2 run without an index has
+    its last round read."""
     numbers = files.numbers()
     entries, _ = files.index_lines()
     if not entries:
@@ -148,39 +154,12 @@ def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
         return numbers[-1], None
     if len(entries) > len(numbers):
         raise SaveError(f"{files.rounds}: rounds are missing (the index lists {len(entries)})")
-    try:
-        indexed = files.index_path.stat().st_mtime_ns
-    except OSError as err:
-        raise SaveError(f"{files.index_path}: unreadable ({err.strerror})") from None
-    folder = os.fspath(files.rounds)
-    for e in entries:
-        path, stat = _stat_round(files, folder, e.round)
-        if stat.st_size != e.size:
-            raise SaveError(
-                f"{path}: damaged round file ({stat.st_size:,} bytes; the index says {e.size:,})"
-            )
-        if stat.st_mtime_ns > indexed and zlib.crc32(read_bytes(Path(path))) != e.crc:
-            raise SaveError(f"{path}: damaged round file (its checksum differs from the index)")
+    files.verify(entries)
     return numbers[-1], entries[-1].metrics if len(entries) == len(numbers) else None
 
 
-def _stat_round(files: RunFiles, folder: str, n: int) -> tuple[str, os.stat_result]:
-    """The file holding round ``n`` (in ``folder``, the run's rounds folder) and its status:
-    one system call and no Path for a format-3 round (``list`` checks every round of every
-    run)."""
-    path = f"{folder}/{round_name(n)}"
-    try:
-        return path, os.stat(path)
-    except OSError:
-        path = os.fspath(files.existing_path(n))  # a format-2 round, or the error again
-    try:
-        return path, os.stat(path)
-    except OSError as err:
-        raise SaveError(f"{path}: unreadable ({err.strerror})") from None
-
-
 def _is_run_folder(entry: Path) -> bool:
-    return not entry.is_symlink() and entry.is_dir() and bool(_RUN_ID.fullmatch(entry.name))
+    return is_real_folder(entry) and bool(_RUN_ID.fullmatch(entry.name))
 
 
 #: What a run folder may hold (besides ``.tmp`` files of interrupted writes).
@@ -268,7 +247,7 @@ class SaveStore:
         try:
             _write_meta(staging / META_FILE, meta)
             (staging / ROUNDS_DIR).mkdir()
-            fill(RunFiles(staging))
+            fill(RunFiles(staging, RunCheck.of(meta, meta.run_id)))
             os.rename(staging, target)
         except OSError as err:
             raise SaveError(f"{target}: cannot create run ({err.strerror})") from None
@@ -284,9 +263,11 @@ class SaveStore:
         except OSError as err:
             raise SaveError(f"{path}: cannot write ({err.strerror})") from None
 
-    def files(self, run_id: str) -> RunFiles:
-        """The round files and index of a run."""
-        return RunFiles(self.run_dir(run_id))
+    def files(self, run_id: str, meta: RunMeta | None = None) -> RunFiles:
+        """The round files and index of a run (``meta``: its metadata, read if not given),
+        every file read checked against the run."""
+        meta = meta or self.read_meta(run_id)
+        return RunFiles(self.run_dir(run_id), RunCheck.of(meta, run_id))
 
     def lock(self, run_id: str) -> FileLock:
         """Take the run's lock, or fail at once if another process holds it or the run
@@ -297,6 +278,8 @@ class SaveStore:
         for where in (folder, folder / ROUNDS_DIR):
             if where.is_dir() and not os.access(where, os.W_OK | os.X_OK):
                 raise SaveError(f"{where}: cannot write the run (permission denied)")
+        if os.path.lexists(folder / LOCK_FILE):
+            stat_regular(os.fspath(folder / LOCK_FILE), "lock file")
         lock = FileLock(str(folder / LOCK_FILE), timeout=0)
         try:
             lock.acquire()
@@ -349,18 +332,26 @@ class SaveStore:
             raise SaveError(f"no run {run_id!r} in {self.root}")
         _read_head(path)
         meta: RunMeta = _single(parse_json(_MetaDoc, read_bytes(path), path, "save").run, path)
-        # A copied or renamed folder is its own run: never write into the original.
-        return meta if meta.run_id == run_id else meta.model_copy(update={"run_id": run_id})
+        # A copied or renamed folder is its own run: never write into the original. Its
+        # earlier round files carry the id it had.
+        if meta.run_id == run_id:
+            return meta
+        return meta.model_copy(update={"run_id": run_id, "aliases": [*meta.aliases, meta.run_id]})
 
     def round_numbers(self, run_id: str) -> list[int]:
         """Numbers of the round files present, checked to be contiguous from 0."""
         return self.files(run_id).numbers()
 
-    def history(self, run_id: str, meta: RunMeta | None = None) -> History:
-        """A saved run's rounds, read lazily (see :class:`~engine.saves.history.History`)."""
+    def history(self, run_id: str, meta: RunMeta | None = None, *, whole: bool = False) -> History:
+        """A saved run's rounds, read lazily (see :class:`~engine.saves.history.History`);
+        ``whole``: every round is checked first (a reader of them all fails before it
+        shows anything)."""
         meta = meta or self.read_meta(run_id)
-        files = self.files(run_id)
-        return History.saved(files, files.load_index(meta.scenario))
+        files = self.files(run_id, meta)
+        entries = files.load_index(meta.scenario)
+        if whole:
+            files.verify(entries)
+        return History.saved(files, entries)
 
     #: The name :meth:`history` had when it returned a list.
     read_rounds = history
@@ -401,7 +392,7 @@ class SaveStore:
             return RunListing(run_id=name, ok=False, reason="not a socialsim run folder")
         try:
             head = _read_head(entry / META_FILE)
-            files = RunFiles(entry)
+            files = RunFiles(entry, RunCheck.of(head, name))
             done, metrics = _check_rounds(files)
         except SaveError as err:
             return RunListing(run_id=name, ok=False, reason=str(err))
@@ -463,7 +454,7 @@ class SaveStore:
         (:func:`~engine.saves.runmeta.fork`).
         """
         meta = self.read_meta(run_id)
-        parent = self.files(run_id)
+        parent = self.files(run_id, meta)
         entries = parent.load_index(meta.scenario)
         done = len(entries) - 1
         if not 0 <= at_round <= done:
@@ -471,6 +462,9 @@ class SaveStore:
                 f"--at {at_round}: run {run_id!r} has rounds 0..{done}; cannot branch there"
             )
         new_id = check_run_id(new_id) if new_id else self.new_run_id(meta.scenario.id or "run")
+        if self.run_dir(new_id).exists():
+            raise SaveError(f"{self.run_dir(new_id)}: a run with id {new_id!r} already exists")
+        parent.verify(entries[: at_round + 1])  # a branch never links a damaged round
         child = fork(
             meta,
             at_round,
@@ -545,3 +539,4 @@ class SaveStore:
         finally:
             lock.release()
         shutil.rmtree(trash, ignore_errors=True)
+        Verdicts.forget(folder)

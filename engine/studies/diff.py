@@ -190,8 +190,8 @@ class RunComparison:
     def __init__(self, store: SaveStore, run_a: str, run_b: str) -> None:
         self.store = store
         self.meta_a, self.meta_b = store.read_meta(run_a), store.read_meta(run_b)
-        self.history_a = store.history(run_a, self.meta_a)
-        self.history_b = store.history(run_b, self.meta_b)
+        self.history_a = store.history(run_a, self.meta_a, whole=True)
+        self.history_b = store.history(run_b, self.meta_b, whole=True)
         self.done_a, self.done_b = len(self.history_a) - 1, len(self.history_b) - 1
         self.last_common = min(self.done_a, self.done_b)
         first, other = self.meta_a.scenario.names, self.meta_b.scenario.names

@@ -93,9 +93,11 @@ def base(socialsim, saves: Path) -> str:
 
 
 def _tree(folder: Path) -> dict[str, bytes | None]:
+    """Every entry under ``folder`` but the verdicts on round files (a cache, not a run)."""
     return {
         str(p.relative_to(folder)): p.read_bytes() if p.is_file() else None
         for p in sorted(folder.rglob("*"))
+        if ".verified" not in p.relative_to(folder).parts
     }
 
 

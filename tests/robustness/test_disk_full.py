@@ -86,7 +86,8 @@ def test_a_full_disk_at_any_write_step_leaves_the_last_finished_round(
         assert store.read_meta("r").total_rounds == total
         (row,) = store.list_runs()
         assert row.ok and row.rounds_done == 3, row
-        assert not list(saves.rglob("*.tmp")) and not list(saves.glob(".*"))
+        assert not list(saves.rglob("*.tmp"))
+        assert [p.name for p in saves.glob(".*")] in ([], [".verified"])  # verdicts (a cache)
     assert socialsim(*argv).code == 0  # room on the disk again: the round plays
     assert store.list_runs()[0].rounds_done == 4
     assert store.read_meta("r").total_rounds == max(total, 4)

@@ -76,9 +76,9 @@ def check_saves(saves: Path, runs: dict[str, int]) -> list[Path]:
     leftovers that open removed."""
     store = SaveStore(saves)
     cleaned = store.clean_leftovers()
-    hidden = [p.name for p in saves.iterdir() if p.name.startswith(".")]
+    hidden = [p.name for p in saves.iterdir() if p.name.startswith(".") and p.name != ".verified"]
     assert hidden == [], hidden
-    for folder in saves.iterdir():
+    for folder in (f for f in saves.iterdir() if f.name != ".verified"):
         temps = [
             p.name
             for p in [*folder.iterdir(), *(folder / "rounds").iterdir()]

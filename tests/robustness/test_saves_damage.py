@@ -99,15 +99,18 @@ def test_list_flags_a_bit_flipped_middle_round(socialsim, good: Path):
     one_error(socialsim("export", "good", "--out", str(good.parent.parent / "x")), "000003")
 
 
-def test_list_reads_no_round_file_of_a_healthy_run(socialsim, good: Path, monkeypatch):
-    _age_index(good)
-    os.utime(good / "index.jsonl")  # written after every round file, as a run writes it
+def test_list_reads_a_healthy_runs_round_files_once(socialsim, good: Path, monkeypatch):
+    from engine.saves import runfiles
+
     reads: list[Path] = []
-    real = Path.read_bytes
-    monkeypatch.setattr(Path, "read_bytes", lambda p: reads.append(p) or real(p))
-    (row,) = SaveStore(good.parent).list_runs()
-    assert row.ok and row.rounds_done == 6
-    assert not [p for p in reads if p.parent.name == "rounds"]
+    real = runfiles.read_regular
+    monkeypatch.setattr(runfiles, "read_regular", lambda p, *a: reads.append(p) or real(p, *a))
+    for _ in range(2):
+        (row,) = SaveStore(good.parent).list_runs()
+        assert row.ok and row.rounds_done == 6
+    assert [p.name for p in reads if p.parent.name == "rounds"] == [
+        f"{n:06d}.json.gz" for n in range(7)
+    ]
 
 
 # -- leftovers of killed writers ------------------------------------------------------------
@@ -304,7 +307,7 @@ def test_a_read_only_folder_changes_nothing(socialsim, good: Path, saves: Path, 
         assert snapshot(good) == before
     one_error(deleted, "good")
     assert (saves / "good" / "run.json").is_file()
-    assert not [p for p in saves.iterdir() if p.name.startswith(".")]
+    assert not [p for p in saves.iterdir() if p.name.startswith(".") and p.name != ".verified"]
 
 
 def test_a_run_that_cannot_be_written_is_refused_before_anything_changes(

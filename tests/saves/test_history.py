@@ -280,17 +280,25 @@ async def test_an_unsaved_run_keeps_every_round(mini: Scenario) -> None:
 # -- show, list, export read only what they need -----------------------------------------
 
 
-async def test_list_reads_no_round_file(
+async def test_list_reads_each_round_file_once(
     store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sim = await played(store, mini, "r", 5)
+    loads: list[int] = []
+    real = RunFiles._load
 
-    def forbidden(*args: object) -> None:
-        raise AssertionError("list read a round file")
+    def load(files: RunFiles, n: int, entry: object = None) -> object:
+        loads.append(n)
+        return real(files, n, entry)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(RunFiles, "_load", forbidden)
-    (row,) = store.list_runs()
-    assert (row.ok, row.rounds_done, row.metrics) == (True, 5, sim.metrics())
+    monkeypatch.setattr(RunFiles, "_load", load)
+    for _ in range(2):
+        (row,) = store.list_runs()
+        assert (row.ok, row.rounds_done, row.metrics) == (True, 5, sim.metrics())
+    assert loads == [0, 1, 2, 3, 4, 5]  # the second list trusts the verdicts of the first
+    os.utime(store.files("r").path(3))  # touched: its change time moved, so read again
+    store.list_runs()
+    assert loads == [0, 1, 2, 3, 4, 5, 3]
 
 
 async def test_list_flags_a_damaged_middle_round_from_its_size(
@@ -330,9 +338,15 @@ async def test_show_reads_the_rounds_it_prints_and_no_others(
         return real(self, n, entry)
 
     monkeypatch.setattr(RunFiles, "_load", counted)
+    printed = list(range(2 * KEYFRAME_EVERY, 2 * KEYFRAME_EVERY + 5))
     result = run_cli("show", "r", "--saves", str(store.root))
     assert result.code == 0, result.err
-    assert reads == list(range(2 * KEYFRAME_EVERY, 2 * KEYFRAME_EVERY + 5))
+    # The whole run is checked first: the rounds no verdict of the writer covers (round 0,
+    # written while staged, and those after the last keyframe) are read once.
+    assert reads == [0, *printed[1:], *printed]
+    reads.clear()
+    assert run_cli("show", "r", "--saves", str(store.root)).code == 0
+    assert reads == printed
     reads.clear()
     assert run_cli("show", "r", "--round", "3", "--saves", str(store.root)).code == 0
     assert reads == [0, 1, 2, 3]

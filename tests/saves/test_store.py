@@ -571,7 +571,13 @@ async def test_list_runs_flags_broken_entries_and_keeps_good_ones(
 
     rows = listing(store)
 
-    assert tree(store.root) == before  # listing never writes or repairs
+    # listing never writes into a run nor repairs one: it keeps its verdicts beside them
+    after = tree(store.root)
+    runs = {k: v for k, v in before.items() if not k.startswith(".verified")}
+    assert {k: v for k, v in after.items() if not k.startswith(".verified")} == runs
+    assert {k for k in after if k.startswith(".verified/")} == {
+        f".verified/{r}.json" for r in ("good-a", "good-b", "template")
+    }
     assert {k: tree(store.run_dir(k)) for k in good} == good
     assert set(rows) == {
         "good-a",

@@ -232,7 +232,7 @@ async def test_run_browser_branches(saves: Path) -> None:
         await pilot.press("enter")
         await pilot.pause()
         assert app.screen is browser
-        (child,) = {p.name for p in saves.iterdir()} - {run_id}
+        (child,) = {p.name for p in saves.iterdir()} - {run_id, ".verified"}
         assert store.read_meta(child).parent == Lineage(run_id=run_id, round=1)
         assert saved_rounds(store, child) == [0, 1]
         assert browser.rows[child].parent == Lineage(run_id=run_id, round=1)

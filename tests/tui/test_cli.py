@@ -62,12 +62,14 @@ def write_scenario(path: Path, data: dict) -> Path:
 
 
 def snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every entry below ``folder`` with its content (None for folders)."""
+    """Every entry below ``folder`` with its content (None for folders), the verdicts on
+    round files aside (a cache beside the runs)."""
     if not folder.exists():
         return {}
     return {
         str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None)
         for p in sorted(folder.rglob("*"))
+        if ".verified" not in p.relative_to(folder).parts
     }
 
 
@@ -75,6 +77,14 @@ def round_files(run_dir: Path) -> dict[str, dict]:
     """The parsed round files of a run folder, by file name."""
     files = sorted((run_dir / "rounds").glob("*.json.gz"))
     return {p.name: json.loads(gzip.decompress(p.read_bytes())) for p in files}
+
+
+def played(run_dir: Path) -> dict[str, dict]:
+    """:func:`round_files` without the id of the run that wrote each (the rest is what
+    was played)."""
+    files = round_files(run_dir)
+    assert {f["run"] for f in files.values()} == {run_dir.name}
+    return {name: {k: v for k, v in f.items() if k != "run"} for name, f in files.items()}
 
 
 @pytest.fixture(autouse=True)
@@ -197,7 +207,7 @@ def test_same_seed_gives_identical_round_files(socialsim, saves: Path, scenario_
             "run", str(scenario_file), "--rounds", "3", "--seed", "11", "--run-id", run_id, "-q"
         )
         assert result.code == 0, result.err
-    assert round_files(saves / "one") == round_files(saves / "two")
+    assert played(saves / "one") == played(saves / "two")
     metas = [json.loads((saves / r / "run.json").read_text())["run"]["1"] for r in ("one", "two")]
     for meta in metas:
         del meta["run_id"], meta["created"]
@@ -360,7 +370,9 @@ def test_branch_then_resume_the_branch(socialsim, saves: Path, finished: str):
     assert kid["000000.json.gz"] == before["000000.json.gz"]
     # the fork round is the parent's, written as a keyframe
     assert kid["000001.json.gz"]["keyframe"]["state"]["round"] == 1
-    assert {**kid["000001.json.gz"], "keyframe": None} == before["000001.json.gz"]
+    # the fork round is the parent's, as a keyframe written by the branch
+    assert {**kid["000001.json.gz"], "keyframe": None, "run": "base"} == before["000001.json.gz"]
+    assert kid["000001.json.gz"]["run"] == "kid" and kid["000000.json.gz"]["run"] == "base"
 
     resumed = socialsim("resume", "kid", "--rounds", "1")
     assert resumed.code == 0, resumed.err
@@ -444,7 +456,8 @@ def test_delete_with_yes(socialsim, saves: Path, finished: str):
     assert result.code == 0, result.err
     assert result.out.strip() == f"deleted {finished}"
     assert not (saves / finished).exists()
-    assert [p.name for p in saves.iterdir()] == ["kid"]
+    assert [p.name for p in saves.iterdir() if p.name != ".verified"] == ["kid"]
+    assert not (saves / ".verified" / f"{finished}.json").exists()  # its verdicts went too
     # The branch keeps its own copies and still reads.
     assert socialsim("show", "kid").code == 0
     assert_one_error(socialsim("delete", finished, "--yes"), f"no run {finished!r}")
@@ -600,7 +613,7 @@ def test_subprocess_runs_are_reproducible_across_processes(tmp_path: Path, lib_i
         assert proc.returncode == 0, proc.stderr
         assert proc.stderr == ""
         assert proc.stdout.startswith(f"{run_id}: round 2/2 saved")
-    assert round_files(folder / "a") == round_files(folder / "b")
+    assert played(folder / "a") == played(folder / "b")
 
 
 @pytest.mark.parametrize(

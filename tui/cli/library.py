@@ -76,7 +76,8 @@ def show(
     store = open_store(saves)
     tidy(store, [run_id])
     meta = store.read_meta(run_id)
-    history = store.history(run_id, meta)
+    # The run as a whole is shown only if every round is sound; one round, if its own are.
+    history = store.history(run_id, meta, whole=round_no is None)
     last = len(history) - 1
     if round_no is not None and not 0 <= round_no <= last:
         fail(f"--round {round_no}: run {run_id!r} has rounds 0..{last}")

@@ -11,6 +11,7 @@ stops). Prefixes are one batch of jobs, arms the next, on the executor given.
 
 from __future__ import annotations
 
+import os
 import re
 import secrets
 import threading
@@ -31,6 +32,7 @@ from ...llm.settings import LLMSettings
 from ...minds.spec import OFFLINE, Offline
 from ...saves.atomic import atomic_write_text
 from ...saves.runmeta import RunMeta, ScheduledEvent, TrialLink, now_iso
+from ...saves.saferead import read_regular
 from ...saves.store import SaveStore, check_run_id
 from ..tasks import REF_PREFIX
 from .arms import Arm, check_arms
@@ -151,12 +153,9 @@ def save_spec(store: SaveStore, spec: TrialSpec) -> None:
 def load_spec(store: SaveStore, trial_id: str) -> TrialSpec:
     """A saved trial's spec."""
     path = spec_path(store, trial_id)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SaveError(f"no trial {trial_id!r} in {store.root}") from None
-    except OSError as err:
-        raise SaveError(f"{path}: unreadable ({err.strerror})") from None
+    if not os.path.lexists(path):
+        raise SaveError(f"no trial {trial_id!r} in {store.root}")
+    text = read_regular(path, "trial")
     try:
         return TrialSpec.model_validate_json(text)
     except ValidationError as err:

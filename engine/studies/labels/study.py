@@ -9,6 +9,7 @@ the same study at once keep each other's labels.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Literal
@@ -18,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...errors import SocialsimError
 from ...saves.atomic import atomic_write_text
+from ...saves.saferead import read_regular
 
 STUDIES_DIR = ".studies"
 Kind = Literal["emotion", "relation", "need"]
@@ -112,11 +114,11 @@ def save_study(saves: Path, study: Study) -> Path:
 def load_study(saves: Path, name: str) -> Study:
     """Read study ``name``; a missing or damaged file is one clear error."""
     path = study_path(saves, name)
+    if not os.path.lexists(path):
+        raise LabelError(f"no study {name!r} in {saves} (make one with `label new`)")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise LabelError(f"no study {name!r} in {saves} (make one with `label new`)") from None
-    except (OSError, UnicodeDecodeError) as err:
+        text = read_regular(path, "study", LabelError).decode("utf-8")
+    except UnicodeDecodeError as err:
         raise LabelError(f"{path}: unreadable study ({err})") from None
     try:
         return Study.model_validate_json(text)

@@ -1,0 +1,154 @@
+"""A round file checked against the run it is read for, before any of it is used.
+
+A round file well-formed as JSON can still be wrong for its run: taken from another run or
+scenario, a keyframe of another cast, an agent named twice, relation columns of uneven
+length, values outside the rules' bounds. :func:`round_problem` names the first such fault
+(the reader reports it as damage); a file that passes applies to its run's states without
+a missing agent, edge or need.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..core.needs import NEEDS
+from ..core.state import ALL, WorldState
+from .roundfile import RoundFile
+
+if TYPE_CHECKING:
+    from .runmeta import RunHead, RunMeta
+
+_NEEDS = frozenset(NEEDS)
+
+
+@dataclass(frozen=True, slots=True)
+class RunCheck:
+    """What every round file of one run must agree with: the id of the run that wrote
+    each round (its own, or an ancestor's for the rounds before a fork), the ids its
+    folder had before a copy or rename, and its cast in order."""
+
+    run_id: str
+    aliases: frozenset[str]
+    #: (ancestor id, fork round), root first, as run.json's ``ancestry``.
+    forks: tuple[tuple[str, int], ...]
+    names: tuple[str, ...]
+
+    @classmethod
+    def of(cls, doc: RunMeta | RunHead, run_id: str) -> RunCheck:
+        """The check of the run in folder ``run_id`` whose run.json says ``doc``."""
+        aliases = {*doc.aliases, doc.run_id} - {run_id}
+        return cls(
+            run_id=run_id,
+            aliases=frozenset(aliases),
+            forks=tuple((f.run_id, f.round) for f in doc.ancestry),
+            names=tuple(a.name for a in doc.scenario.agents),
+        )
+
+    def owner(self, n: int) -> str:
+        """The id of the run that wrote round ``n``: an ancestor's for a round before the
+        fork it was linked from, else this run's."""
+        owner = self.run_id
+        for run_id, fork in reversed(self.forks):
+            if n >= fork:
+                break
+            owner = run_id
+        return owner
+
+    def key(self) -> str:
+        """A digest of this check (a verdict cached under another key is stale)."""
+        import hashlib
+
+        text = repr((self.run_id, sorted(self.aliases), self.forks, self.names))
+        return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def round_problem(file: RoundFile, n: int, check: RunCheck) -> str | None:
+    """What is wrong with ``file`` read as round ``n`` of the run ``check`` describes
+    (None: nothing). A file without a run id was written before round files carried one."""
+    if file.round != n:
+        return f"holds round {file.round}, not {n}"
+    if file.run is not None and file.run != check.owner(n) and file.run not in check.aliases:
+        return f"a round of run {file.run!r}, not of this run"
+    cast = set(check.names)
+    if file.keyframe is not None:
+        problem = _state_problem(file.keyframe.state, n, check.names)
+        if problem:
+            return problem
+    return _changes_problem(file, cast) or _log_problem(file, cast)
+
+
+def _state_problem(state: WorldState, n: int, names: tuple[str, ...]) -> str | None:
+    if state.round != n:
+        return f"its keyframe is the state after round {state.round}, not {n}"
+    if tuple(state.agents) != names:
+        stranger = next((a for a in state.agents if a not in names), None)
+        if stranger is not None:
+            return f"its keyframe names {stranger!r}, who is not in this run's cast"
+        return "its keyframe does not hold this run's cast"
+    for name, agent in state.agents.items():
+        if set(agent.relations) != set(names) - {name}:
+            return f"its keyframe's relations of {name!r} are not the cast's"
+        if set(agent.needs) != _NEEDS:
+            return f"its keyframe's needs of {name!r} are not the rules' needs"
+        if agent.theta is not None and not math.isfinite(agent.theta):
+            return f"its keyframe's theta of {name!r} is not a number"
+    return None
+
+
+def _changes_problem(file: RoundFile, cast: set[str]) -> str | None:
+    cols = file.relations
+    lengths = {
+        len(cols.source), len(cols.target), len(cols.delta), len(cols.fav), len(cols.status),
+        len(cols.previous_status), len(cols.override), len(cols.summary),
+        len(cols.importance), len(cols.evicted),
+    }  # fmt: skip
+    if len(lengths) > 1:
+        return "its relation columns have different lengths"
+    edges = list(zip(cols.source, cols.target, strict=True))
+    for source, target in edges:
+        for who in (source, target):
+            if who not in cast:
+                return f"it names {who!r}, who is not in this run's cast"
+        if source == target:
+            return f"it changes a relation of {source!r} to themself"
+    if len(set(edges)) != len(edges):
+        return "it changes one relation twice"
+    if not all(math.isfinite(d) for d in cols.delta):
+        return "a relation change is not a number"
+    emotions = [c.agent for c in file.emotion_changes]
+    if len(set(emotions)) != len(emotions):
+        return "it changes an agent's emotion twice"
+    for change in file.emotion_changes:
+        if change.agent not in cast:
+            return f"it names {change.agent!r}, who is not in this run's cast"
+        if not (0.0 <= change.emotion <= 1.0 and math.isfinite(change.delta)):
+            return f"the emotion of {change.agent!r} is outside 0..1"
+    for table in (file.needs, file.need_deltas, file.theta):
+        stranger = next((a for a in table if a not in cast), None)
+        if stranger is not None:
+            return f"it names {stranger!r}, who is not in this run's cast"
+    for moved in (*file.needs.values(), *file.need_deltas.values()):
+        unknown = next((need for need in moved if need not in _NEEDS), None)
+        if unknown is not None:
+            return f"it moves the need {unknown!r}, not one of the rules' needs"
+    deltas = (d for moved in file.need_deltas.values() for d in moved.values())
+    if not all(math.isfinite(d) for d in deltas):
+        return "a need change is not a number"
+    if not all(t is None or math.isfinite(t) for t in file.theta.values()):
+        return "a theta value is not a number"
+    return None
+
+
+def _log_problem(file: RoundFile, cast: set[str]) -> str | None:
+    for action in file.actions:
+        target = None if action.target == ALL else action.target
+        for who in (action.speaker, target):
+            if who is not None and who not in cast:
+                return f"it names {who!r}, who is not in this run's cast"
+    for event in file.events:
+        for who in (*(event.private_to or ()), *event.about):
+            if who not in cast:
+                return f"an event names {who!r}, who is not in this run's cast"
+    return None
