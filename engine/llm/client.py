@@ -232,12 +232,18 @@ class LLMClient:
         model: str,
         messages: Messages,
         sink: Sink | None = None,
+        max_tokens: int | None = None,
     ) -> str:
-        """Free text (streamed into ``sink``); an empty string when the model fails. Control
-        characters are stripped from the text and the streamed tokens."""
+        """Free text (streamed into ``sink``), at most ``max_tokens`` of it when given; an
+        empty string when the model fails. Control characters are stripped from the text and
+        the streamed tokens."""
         shown = None if sink is None else (lambda token: sink(strip_controls(token)))
         request = Request(
-            key=key, model=model, messages=self.roles.shaped(model, messages), sink=shown
+            key=key,
+            model=model,
+            messages=self.roles.shaped(model, messages),
+            sink=shown,
+            max_tokens=max_tokens,
         )
         reply = await self._attempt(request, purpose, agent)
         if reply is not None and self._dropped(request, reply, purpose, agent):

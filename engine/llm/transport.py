@@ -63,6 +63,8 @@ class Request:
     sink: Sink | None = None
     #: Overrides the settings' temperature for this exchange.
     temperature: float | None = None
+    #: A lower cap on the reply's tokens than the settings' (an utterance of a few sentences).
+    max_tokens: int | None = None
 
 
 @dataclass
@@ -320,7 +322,7 @@ class LiteLLMTransport:
         s = self.settings
         params: dict[str, Any] = {
             "temperature": s.temperature if request.temperature is None else request.temperature,
-            "max_tokens": s.max_tokens,
+            "max_tokens": min(s.max_tokens, request.max_tokens or s.max_tokens),
         }
         if request.format == "json_schema" and request.schema is not None:
             params["response_format"] = {

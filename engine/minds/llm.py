@@ -26,6 +26,10 @@ from .planner import N_CANDIDATES, OTHERS_EFFECT
 from .prompts import NEED_DELTA_CAP
 from .question import Question
 
+#: The most tokens an utterance may take: the prompt asks for one to three sentences, and a
+#: small model can otherwise ramble to the reply cap, and every later prompt carries it.
+SPEECH_TOKENS = 160
+
 
 def _bounded(cap: float, tolerated: float) -> Any:
     """A signed change the schema (and the prompt) bound to +-``cap``, which is what the engine
@@ -246,6 +250,7 @@ class LLMMind:
             model=self.settings.model_for(ctx.name),
             messages=prompts.speak(ctx, decision),
             sink=sink,
+            max_tokens=SPEECH_TOKENS,
         )
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
