@@ -45,6 +45,7 @@ def settings(url: str, **extra: object) -> LLMSettings:
     return LLMSettings.model_validate({"model": "openai/stub", "api_base": url, **extra})
 
 
+@pytest.mark.slow  # timed against the stub's sleeps: not in the default run
 def test_the_probe_measures_the_servers_rates_at_its_slots(server: StubLLM) -> None:
     speed = asyncio.run(probe(settings(server.url)))
     assert speed.concurrency == SLOTS  # from /props total_slots
@@ -102,6 +103,7 @@ def play(spec: LLMSettings, store: SaveStore | None = None) -> float:
     return asyncio.run(go())
 
 
+@pytest.mark.slow  # timed against the stub's sleeps: not in the default run
 def test_the_estimates_time_is_within_half_of_a_stub_runs_wall_time(
     server: StubLLM, store: SaveStore, capsys: pytest.CaptureFixture[str]
 ) -> None:
