@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -145,3 +145,30 @@ def main_failure(calls: list[LLMCall]) -> tuple[str, str, int]:
         error, count, failed = "the batched judge left out triggered edges", edges, missing
     model = Counter(c.model for c in failed).most_common(1)[0][0] if failed else ""
     return model, error.removeprefix(f"{model}: "), count
+
+
+class _Played(Protocol):
+    """A played round, as far as its exchanges go (a ``RoundRecord``)."""
+
+    @property
+    def round(self) -> int: ...
+    @property
+    def usage(self) -> RoundUsage | None: ...
+    @property
+    def llm_calls(self) -> list[LLMCall]: ...
+
+
+def degraded_line(record: _Played, api_base: str | None) -> str | None:
+    """Why a round in which more than half of the structured answers fell back stops the run
+    (``None`` for a round that did not): the share, the model and server, the most common
+    error and how to go on."""
+    usage = record.usage
+    if usage is None or not usage.degraded:
+        return None
+    model, error, count = main_failure(record.llm_calls)
+    provider = f"provider {model.split('/')[0]}" if "/" in model else "its provider"
+    return (
+        f"round {record.round}: {usage.fallback_share:.0%} of the structured answers fell "
+        f"back ({model} at {api_base or provider}; most common error, {count}x: "
+        f"{error}); the round is saved; fix the server, or go on with --tolerate-fallbacks"
+    )

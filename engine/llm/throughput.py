@@ -28,7 +28,6 @@ from typing import Any
 from ..errors import SocialsimError
 from .keys import api_key
 from .settings import LLMSettings
-from .transport import _litellm
 
 #: Calls at once when the server does not say how many it decodes together.
 PROBE_CONCURRENCY = 4
@@ -146,6 +145,8 @@ class _Probe:
         key = api_key(settings)  # the named variable's value; never an unnamed one
         headers = {"Authorization": f"Bearer {key}"} if settings.api_key_env else {}
         self.client = httpx.AsyncClient(headers=headers, timeout=settings.timeout, trust_env=False)
+        from .transport import _litellm  # litellm only once a probe runs
+
         self.litellm = _litellm()
         self.rng = random.Random()
         self.calls = 0

@@ -4,10 +4,11 @@ take their turns, and each agent judges what it observed while the rules apply t
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.priors import Prior
 from ..core.rules import (
     HISTORY_WINDOW,
     can_observe,
@@ -26,6 +27,7 @@ from ..core.state import (
     ForcedAction,
     MemoryEntry,
     Mode,
+    Pending,
     RoundRecord,
     ScenarioEvent,
     WorldState,
@@ -34,6 +36,7 @@ from ..core.unvalidated import trusted
 from ..errors import InterventionError
 from ..minds import AgentContext, Mind
 from ..minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge
+from ..saves.runmeta import ScheduledEvent
 from .events import AgentDecided, AgentSpoke, SimEvent, StateUpdated, TokenStreamed
 from .retention import Retention
 from .updates import update_agent, update_relations
@@ -52,6 +55,54 @@ class Stage:
     players: Mapping[str, str]
     emit: Callable[[SimEvent], None]
     listeners: Sequence[object]
+
+
+def round_events(
+    scenario: Scenario,
+    t: int,
+    narration: ScenarioEvent | None,
+    scheduled: Iterable[ScheduledEvent],
+    pending: Pending,
+) -> list[ScenarioEvent]:
+    """Round ``t``'s events: the game master's narration, the scenario's events for the
+    round, the interventions scheduled for it and those queued."""
+    return (
+        ([narration] if narration else [])
+        + [
+            ScenarioEvent(text=e.text, private_to=e.private_to, tone=e.tone, about=e.about)
+            for e in scenario.events_for(t)
+        ]
+        + [s.event for s in scheduled if s.round == t]
+        + list(pending.events)
+    )
+
+
+def agent_contexts(
+    scenario: Scenario,
+    state: WorldState,
+    past: Iterable[RoundRecord],
+    t: int,
+    events: list[ScenarioEvent],
+    total_rounds: int,
+    prior: Prior | None,
+    cache: dict[int, tuple[RoundRecord, dict[str, PastRound]]],
+) -> dict[str, AgentContext]:
+    """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``, with
+    what it observed of the ``past`` rounds (``cache``: :func:`past_round`'s, by round)."""
+    seen = [past_round(r, scenario.names, cache) for r in past if r.round > 0]
+    return {
+        spec.name: AgentContext(
+            scenario=scenario,
+            persona=spec,
+            state=state.agents[spec.name],
+            round=t,
+            events=[e for e in events if e.visible_to(spec.name)],
+            total_rounds=total_rounds,
+            history=[by_agent[spec.name] for by_agent in seen],
+            prior=prior,
+        )
+        for spec in scenario.agents
+    }
 
 
 def past_round(

@@ -8,25 +8,13 @@ from collections.abc import Callable, Mapping, Sequence
 
 from filelock import FileLock
 
-from ..core.exchanges import RoundUsage, main_failure
-from ..core.lexicon import infer_stance
+from ..core.exchanges import RoundUsage, degraded_line
 from ..core.limits import check_rounds
 from ..core.metrics import Metrics, RepairCounter, carry_edges, round_metrics
 from ..core.priors import Prior, check_agents
-from ..core.rules import (
-    HISTORY_WINDOW,
-    initial_state,
-    validate_action,
-)
+from ..core.rules import HISTORY_WINDOW, initial_state
 from ..core.scenario import Scenario
-from ..core.state import (
-    ForcedAction,
-    Mode,
-    Pending,
-    RoundRecord,
-    ScenarioEvent,
-    WorldState,
-)
+from ..core.state import ForcedAction, Pending, RoundRecord, ScenarioEvent, WorldState
 from ..errors import (
     BudgetError,
     DegradedRunError,
@@ -54,17 +42,10 @@ from ..saves.runmeta import (
     now_iso,
 )
 from ..saves.store import SaveStore
-from .events import (
-    EngineError,
-    Notice,
-    RoundEnded,
-    RoundStarted,
-    RunFinished,
-    RunPaused,
-    SimEvent,
-)
+from .events import EngineError, Notice, RoundEnded, RoundStarted, RunFinished, RunPaused, SimEvent
 from .gamemaster import narrate
-from .phases import Stage, decide, judge_and_apply, past_round, take_turns
+from .interventions import forced_action, injected_event, without
+from .phases import Stage, agent_contexts, decide, judge_and_apply, round_events, take_turns
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1
@@ -302,13 +283,7 @@ class Simulation:
 
     def force(self, action: ForcedAction) -> None:
         """Behaviour control: replace an agent's action in the next round."""
-        if action.agent not in self.scenario.names:
-            raise InterventionError(f"force: unknown agent {action.agent!r}")
-        validate_action(action.agent, action.mode, action.target, self.scenario.names)
-        if action.mode is not Mode.SILENT and not action.utterance.strip():
-            raise InterventionError(f"force: {action.agent} needs an utterance to speak")
-        if action.stance is None:
-            action = action.model_copy(update={"stance": infer_stance(action.utterance)})
+        action = forced_action(action, self.scenario.names)
         kept = [f for f in self.pending.forced if f.agent != action.agent]
         self._queue(self.pending.model_copy(update={"forced": [*kept, action]}))
 
@@ -324,26 +299,8 @@ class Simulation:
         """Scenario branching: add an event to the next round. Its meaning (``valence``
         -1..1, whom it is ``about`` and whom it ``implicates``) is read from the text where
         not given (:func:`~engine.core.meaning.meaning_of`)."""
-        if not text.strip():
-            raise InterventionError("inject: the event text is empty")
-        for field, names in (
-            ("private_to", private_to),
-            ("about", about),
-            ("implicates", implicates),
-        ):
-            for who in names or []:
-                if who not in self.scenario.names:
-                    raise InterventionError(f"inject: unknown agent {who!r} in {field}")
-        if valence is not None and not -1.0 <= valence <= 1.0:
-            raise InterventionError(f"inject: valence {valence} is outside -1..1")
-        event = ScenarioEvent(
-            text=text.strip(),
-            private_to=list(private_to) if private_to else None,
-            source="injected",
-            valence=valence,
-            about=list(about),
-            implicates=None if implicates is None else list(implicates),
-        )
+        names = self.scenario.names
+        event = injected_event(text, names, private_to, valence, about, implicates)
         self._queue(self.pending.model_copy(update={"events": [*self.pending.events, event]}))
 
     def record_outcome(self, outcome: TaskOutcome) -> None:
@@ -386,12 +343,7 @@ class Simulation:
                 f"unqueue: no queued intervention {index + 1} (there are {len(queue)})"
             )
         item = queue[index]
-        self._set_pending(
-            Pending(
-                forced=[f for f in self.pending.forced if f is not item],
-                events=[e for e in self.pending.events if e is not item],
-            )
-        )
+        self._set_pending(without(self.pending, [item]))
         return item
 
     def _queue(self, pending: Pending) -> None:
@@ -512,12 +464,7 @@ class Simulation:
         self._note_structured_modes()
         if taken.forced or taken.events or self.pending is not taken:
             # Interventions queued while the round ran are kept for the next one.
-            self._set_pending(
-                Pending(
-                    forced=[f for f in self.pending.forced if not _among(f, taken.forced)],
-                    events=[e for e in self.pending.events if not _among(e, taken.events)],
-                )
-            )
+            self._set_pending(without(self.pending, [*taken.forced, *taken.events]))
         self._emit(RoundEnded(run_id=self.run_id, round=record.round, record=record))
         if self.finished:
             self._emit(RunFinished(run_id=self.run_id, round=record.round))
@@ -588,52 +535,32 @@ class Simulation:
     def _stop_if_degraded(self, record: RoundRecord) -> None:
         """Raise :class:`DegradedRunError` after a saved round in which more than half of
         the structured answers fell back, unless the settings tolerate it."""
-        settings, usage = self.meta.llm, record.usage
-        if settings is None or usage is None or settings.tolerate_fallbacks or not usage.degraded:
-            return
-        model, error, count = main_failure(record.llm_calls)
-        provider = f"provider {model.split('/')[0]}" if "/" in model else "its provider"
-        raise DegradedRunError(
-            f"round {record.round}: {usage.fallback_share:.0%} of the structured answers fell "
-            f"back ({model} at {settings.api_base or provider}; most common error, {count}x: "
-            f"{error}); the round is saved; fix the server, or go on with --tolerate-fallbacks"
-        )
+        settings = self.meta.llm
+        if settings is not None and not settings.tolerate_fallbacks:
+            line = degraded_line(record, settings.api_base)
+            if line is not None:
+                raise DegradedRunError(line)
 
     def contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
         """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""
-        scenario, state = self.scenario, self.state
         past = self.records[-HISTORY_WINDOW:] if t > 1 else []
-        seen = [past_round(r, scenario.names, self._past) for r in past if r.round > 0]
-        contexts = {}
-        for spec in scenario.agents:
-            me = spec.name
-            history = [by_agent[me] for by_agent in seen]
-            contexts[me] = AgentContext(
-                scenario=scenario,
-                persona=spec,
-                state=state.agents[me],
-                round=t,
-                events=[e for e in events if e.visible_to(me)],
-                total_rounds=self.total_rounds,
-                history=history,
-                prior=self.meta.prior,
-            )
-        return contexts
+        return agent_contexts(
+            self.scenario,
+            self.state,
+            past,
+            t,
+            events,
+            self.total_rounds,
+            self.meta.prior,
+            self._past,
+        )
 
     async def _play_round(self, pending: Pending) -> RoundRecord:
         scenario, run_id = self.scenario, self.run_id
         t = self.round + 1
         self.progress.phase("narrate")
         narration = await narrate(scenario, t, self.records, self.mind)
-        events = (
-            ([narration] if narration else [])
-            + [
-                ScenarioEvent(text=e.text, private_to=e.private_to, tone=e.tone, about=e.about)
-                for e in scenario.events_for(t)
-            ]
-            + [s.event for s in self.meta.scheduled if s.round == t]
-            + list(pending.events)
-        )
+        events = round_events(scenario, t, narration, self.meta.scheduled, pending)
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
         contexts = self.contexts(t, events)
         forced = {f.agent: f for f in pending.forced}
@@ -670,8 +597,3 @@ class Simulation:
         if not self.meta.players or self._ask is None:
             return self.mind
         return HumanMind(self.mind, self.meta.players, self._ask)
-
-
-def _among(item: object, items: Sequence[object]) -> bool:
-    """Identity membership: the very intervention object, not an equal one."""
-    return any(item is other for other in items)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.reports.export import INCOMPLETE
+from engine.reports.staging import INCOMPLETE
 
 ERROR = "socialsim: error: "
 

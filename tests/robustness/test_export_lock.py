@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from engine.reports.export import COLUMNS, INCOMPLETE, _locked
+from engine.reports.export import COLUMNS
+from engine.reports.staging import INCOMPLETE, locked
 
 TRIES = 2
 SLOW_TRIES = 30
@@ -47,7 +48,7 @@ def test_an_export_to_a_folder_being_exported_to_fails_and_writes_nothing(
     out = tmp_path / "csv"
     assert socialsim("export", "A", "--out", str(out)).code == 0
     before = {p.name: p.read_bytes() for p in out.iterdir()}
-    with _locked(out):  # another export holds the folder
+    with locked(out):  # another export holds the folder
         result = socialsim("export", "B", "--out", str(out))
     assert result.code == 2
     lines = result.err.strip().splitlines()

@@ -286,6 +286,12 @@ def stub_judge(monkeypatch: pytest.MonkeyPatch):
             with self._lock:
                 self.calls += 1
                 self.requests.append(body)
+            prompt, completion = self._usage(
+                body.get("messages") or [],
+                body.get("response_format"),
+                str(body.get("model")),
+                content,
+            )
             handler._send_json(
                 200,
                 {
@@ -300,7 +306,13 @@ def stub_judge(monkeypatch: pytest.MonkeyPatch):
                             "finish_reason": "stop",
                         }
                     ],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                    # counted as the stub counts (a server reading 1 token of a long
+                    # prompt would have dropped the system text)
+                    "usage": {
+                        "prompt_tokens": prompt,
+                        "completion_tokens": completion,
+                        "total_tokens": prompt + completion,
+                    },
                 },
             )
 

@@ -47,7 +47,7 @@ async def test_w_writes_the_run_report_and_says_where(tmp_path: Path):
         await pilot.pause()
         run_id = app.screen.sim.run_id
         offered = await _submit(pilot, "")
-        assert offered == Path.cwd() / "exports" / f"{run_id}.html"
+        assert offered == (tmp_path / "saves" / "exports" / f"{run_id}.html").absolute()  # as x
         html = offered.read_text()
         assert 'id="round-1"' in html and "window.Plotly" in html
         assert ("information", f"Wrote the report to {offered}.") in notes
