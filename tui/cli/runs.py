@@ -102,7 +102,12 @@ def _launch(
     app_.run()
     sim = app_.sim
     if app_.return_code == TERMINATED:
-        say(f"terminated; {saved_so_far(sim)}")
+        kept = (
+            f"run {sim.run_id}: no round played, nothing saved"
+            if app_.discarded
+            else saved_so_far(sim)
+        )
+        say(f"terminated; {kept}")
         raise typer.Exit(TERMINATED)
     if app_.discarded:
         typer.echo(f"{sim.run_id}: no round played, nothing saved (the run was not kept)")
