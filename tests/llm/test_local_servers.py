@@ -1,0 +1,263 @@
+"""What socialsim does against local servers (issues 22 and 28), through the stub's
+local-server modes: a dropped system message, a stream without usage, the context window
+and slots a server says it has, values out of a schema's bounds, Ollama's own chat API, and
+faults that must never read as "cannot reach"."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
+
+import asyncio
+from collections.abc import Iterator
+from typing import Literal
+
+import pytest
+from llm_stub import StubLLM
+from pydantic import BaseModel, Field
+
+from engine import resolve_scenario
+from engine.errors import SocialsimError
+from engine.llm.client import DROPPED_SUFFIX, LLMClient
+from engine.llm.server import OLLAMA_DEFAULT_CTX, describe
+from engine.llm.settings import LLMSettings
+from engine.llm.transport import LiteLLMTransport, TransportError, close_clients
+from engine.studies.fits import check_window
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
+
+
+class Verdict(BaseModel):
+    score: int = Field(ge=0, le=10)
+    label: Literal["yes", "no"]
+
+
+DEFAULT = Verdict(score=0, label="yes")
+MESSAGES = [
+    {
+        "role": "system",
+        "content": "[socialsim:test]\nYou judge a leaking roof in a tavern by the harbour. "
+        "Weigh the cost of repairs against the landlord's duty to the regulars, the season, "
+        "the weather and the state of the beams, and answer as a careful surveyor would.",
+    },
+    {"role": "user", "content": "Is the roof leaking?"},
+]
+
+
+@pytest.fixture
+def stub() -> Iterator[StubLLM]:
+    with StubLLM(seed=4) as running:
+        yield running
+
+
+def client_for(url: str, **extra: object) -> LLMClient:
+    settings = LLMSettings.model_validate({"model": "openai/stub", "api_base": url, **extra})
+    return LLMClient(settings, LiteLLMTransport(settings))
+
+
+def ask(client: LLMClient, key: str = "k") -> Verdict:
+    async def go() -> Verdict:
+        try:
+            return await client.structured(
+                key=key,
+                purpose="test",
+                agent="Ann",
+                model="openai/stub",
+                messages=MESSAGES,
+                schema=Verdict,
+                default=DEFAULT,
+            )
+        finally:
+            await close_clients()
+
+    return asyncio.run(go())
+
+
+def test_a_dropped_system_message_is_said_and_merged_into_the_first_user_turn() -> None:
+    with StubLLM(seed=4, drop_system=True) as stub:
+        client = client_for(stub.url)
+        said: list[str] = []
+        client.notices = said.append
+        value = ask(client)
+        assert value != DEFAULT
+        assert client.system_roles() == {"openai/stub": "merge"}
+        assert len(said) == 1 and "dropping the system message" in said[0]
+        kept, dropped = (c for c in client.take_calls() if c.purpose == "test")  # by key
+        assert dropped.key == "k" + DROPPED_SUFFIX and dropped.outcome == "error"
+        assert kept.key == "k" and kept.outcome == "ok"
+        # Asked again with the system text at the head of the first user turn.
+        last = stub.requests[-1]["messages"]
+        assert [m["role"] for m in last] == ["user"]
+        assert last[0]["content"].startswith("[socialsim:test]")
+        assert kept.prompt_tokens >= 0.6 * kept.sent_tokens  # it all arrived this time
+
+
+def test_keep_never_merges_and_merge_always_does(stub: StubLLM) -> None:
+    keep = client_for(stub.url, system_role="keep")
+    ask(keep)
+    assert stub.requests[-1]["messages"][0]["role"] == "system"
+    merge = client_for(stub.url, system_role="merge")
+    ask(merge)
+    assert [m["role"] for m in stub.requests[-1]["messages"]] == ["user"]
+
+
+def test_a_later_prompt_the_server_cut_is_flagged_not_merged() -> None:
+    with StubLLM(seed=4) as stub:
+        client = client_for(stub.url)
+        said: list[str] = []
+        client.notices = said.append
+        ask(client, "first")  # all arrived: the role is settled as keep
+    with StubLLM(seed=4, drop_system=True) as cutting:
+        client.settings = client.settings.model_copy(update={"api_base": cutting.url})
+        client.transport = LiteLLMTransport(client.settings)
+        ask(client, "second")
+    assert client.system_roles() == {"openai/stub": "keep"}
+    assert len(said) == 1 and "the prompt was cut" in said[0]
+
+
+def test_a_stream_without_usage_is_counted_by_socialsim() -> None:
+    with StubLLM(seed=4, stream_usage=False) as stub:
+        client = client_for(stub.url)
+
+        async def speak() -> str:
+            try:
+                return await client.text(
+                    key="s",
+                    purpose="speak",
+                    agent="Ann",
+                    model="openai/stub",
+                    messages=MESSAGES,
+                    sink=lambda piece: None,
+                )
+            finally:
+                await close_clients()
+
+        text = asyncio.run(speak())
+        (call,) = client.take_calls()
+    assert text and call.counted_by == "socialsim"
+    assert call.prompt_tokens == call.sent_tokens > 0 and call.completion_tokens > 0
+
+
+def test_values_out_of_bounds_are_clamped_and_counted(stub: StubLLM) -> None:
+    client = client_for(stub.url)
+    ask(client, "probe")
+    client.take_calls()
+    stub.script(["range"])
+    value = ask(client)
+    (call,) = client.take_calls()
+    assert value.score in (0, 10) and call.outcome == "ok" and call.clamped == ["score"]
+
+
+def test_what_servers_say_of_their_window_and_slots() -> None:
+    async def ask_all() -> list:
+        found = []
+        for server, model in (
+            ("llama.cpp", "openai/m"),
+            ("vllm", "openai/stub"),
+            ("openai", "openai/m"),
+        ):
+            with StubLLM(server=server, n_ctx=3000, slots=3) as stub:
+                found.append(await describe(model, stub.url))
+        with StubLLM(server="ollama", n_ctx=3000) as stub:
+            found.append(await describe("ollama_chat/stub", stub.url.removesuffix("/v1")))
+        return found
+
+    llama, vllm, plain, ollama = asyncio.run(ask_all())
+    assert (llama.window, llama.slots, llama.kind) == (3000, 3, "llama.cpp")
+    assert (vllm.window, vllm.kind) == (3000, "vLLM")
+    assert plain.window is None and plain.slots is None  # says nothing: nothing checked
+    assert ollama.kind == "Ollama" and ollama.window == min(3000, OLLAMA_DEFAULT_CTX)
+
+
+def test_a_prompt_the_window_cannot_hold_stops_the_run_before_anything_is_written() -> None:
+    tavern = resolve_scenario("tavern")
+    with StubLLM(server="llama.cpp", n_ctx=1500) as stub:
+        spec = LLMSettings(model="openai/stub", api_base=stub.url)
+        with pytest.raises(SocialsimError) as err:
+            check_window(tavern, spec, 2)
+        calls = stub.calls
+    line = str(err.value)
+    assert "context window holds 1500" in line and "--ctx-size" in line
+    assert calls == 0  # nothing was played
+    with StubLLM(server="llama.cpp", n_ctx=32768) as roomy:
+        found = check_window(tavern, LLMSettings(model="openai/stub", api_base=roomy.url), 2)
+    assert found["openai/stub"].window == 32768
+
+
+def test_a_server_with_slots_is_started_at_them() -> None:
+    with StubLLM(server="llama.cpp", slots=3, latency=0.2) as stub:
+        client = client_for(stub.url)
+
+        async def wave() -> None:
+            try:
+                await asyncio.gather(
+                    *(
+                        client.structured(
+                            key=f"k{i}",
+                            purpose="test",
+                            agent="Ann",
+                            model="openai/stub",
+                            messages=MESSAGES,
+                            schema=Verdict,
+                            default=DEFAULT,
+                        )
+                        for i in range(4)
+                    )
+                )
+            finally:
+                await close_clients()
+
+        asyncio.run(wave())
+        # The probe alone, then three at once (one at a time from the start would peak at 2).
+        assert stub.peak_in_flight == 3
+
+
+def test_ollama_models_get_their_schema_as_format() -> None:
+    with StubLLM(server="ollama", seed=4) as stub:
+        settings = LLMSettings(
+            model="ollama_chat/stub", api_base=stub.url.removesuffix("/v1"), structured="schema"
+        )
+        client = LLMClient(settings, LiteLLMTransport(settings))
+
+        async def go() -> Verdict:
+            try:
+                return await client.structured(
+                    key="o",
+                    purpose="test",
+                    agent="Ann",
+                    model="ollama_chat/stub",
+                    messages=MESSAGES,
+                    schema=Verdict,
+                    default=DEFAULT,
+                )
+            finally:
+                await close_clients()
+
+        value = asyncio.run(go())
+        body = stub.requests[-1]
+    assert value != DEFAULT
+    assert isinstance(body.get("format"), dict) and body["format"]["properties"].keys() == {
+        "score",
+        "label",
+    }
+
+
+def test_a_timeout_is_never_cannot_reach(stub: StubLLM) -> None:
+    client = client_for(stub.url, timeout=0.3, retries=1)
+    stub.hang_seconds = 3
+    stub.script(["timeout", "timeout"])
+    assert ask(client) == DEFAULT
+    (call,) = client.take_calls()
+    assert "timed out after 2 attempts (0.3 s each)" in (call.error or "")
+    assert "cannot reach" not in (call.error or "")
+    (line,) = client.slow_lines()
+    assert line.startswith(f"openai/stub at {stub.url}: 1 of 1 calls timed out after 2 attempts")
+    assert "raise --timeout or lower --max-concurrency" in line
+
+
+def test_a_refused_connection_is_cannot_reach() -> None:
+    client = client_for("http://127.0.0.1:9/v1", retries=0)
+    with pytest.raises(TransportError) as err:
+        ask(client)
+    assert "cannot reach http://127.0.0.1:9/v1" in str(err.value) and err.value.fatal
