@@ -263,6 +263,19 @@ def report(mode: str, runs: list[dict[str, Any]], hits: list[tuple[int, int]]) -
         print(f"  {name:<{width}}  {value:<28} target {goal}")
 
 
+def print_transcript(played: Played) -> None:
+    """What was said in each round, and each agent's emotion change."""
+    for record in played.records:
+        print(f"\n### round {record.round} ({played.mode})")
+        for a in sorted(record.actions, key=lambda a: (a.order is None, a.order or 0)):
+            if a.utterance:
+                print(f"- {a.speaker} ({a.mode.value} → {a.target}): {a.utterance}")
+            else:
+                print(f"- {a.speaker}: silent")
+        moved = ", ".join(f"{c.agent} {c.delta:+.2f}" for c in record.emotion_changes)
+        print(f"  emotions: {moved}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", default=sys.executable, help="has llama_cpp and the model")
@@ -272,6 +285,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--modes", default="batched,per-edge")
+    parser.add_argument("--transcript", action="store_true", help="print the first run's rounds")
     args = parser.parse_args()
     print(f"uptime: {os.getloadavg()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     with contextlib.ExitStack() as stack:
@@ -302,6 +316,8 @@ def main() -> None:
                     print(f"  {mode}: stopped: {played.failed}")
                 runs.append(figures(played))
                 hits.append(server_hits(log, since))
+                if args.transcript and len(runs) == 1:
+                    print_transcript(played)
             report(mode, runs, hits)
         if proxy is not None:
             served = ", ".join(f"{k} {v}" for k, v in sorted(proxy.served.items()))
