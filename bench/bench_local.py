@@ -12,7 +12,7 @@ see docs/llm.md#local-models for the portable build)::
     .venv/bin/python bench/bench_local.py --python ... --runs 3       # medians of 3
 
 Figures: structured answers that fell back (share), clamped, re-asked; utterances that are
-real text (at least 3 words, not the fallback); relation changes that are non-zero; calls;
+real text (at least 3 words, not the fallback) and those of them that echo the prompt; relation changes that are non-zero; calls;
 wall and CPU per round; per-call latency median and p95; prompt tokens; prefix reuse (the
 share of a call's prompt tokens, counted by socialsim, that repeat the same agent's previous
 prompt of that purpose from the first token on, rounds 2 and later); and the tokens the
@@ -186,6 +186,7 @@ def figures(p: Played) -> dict[str, Any]:
     speaks = [c for c in p.calls if c.purpose == "speak" and c.response is not None]
     spoken = [a for r in p.records for a in r.actions if a.utterance]
     real = [a for a in spoken if len(a.utterance.split()) >= 3]
+    echoed = [a for a in real if _echoes(a.utterance)]
     changes = [c for r in p.records for c in r.relation_changes]
     latencies = sorted(c.latency_s for c in p.calls if c.response is not None)
     return {
@@ -194,6 +195,7 @@ def figures(p: Played) -> dict[str, Any]:
         "clamped": sum(bool(c.clamped) for c in p.calls),
         "reasked": sum(c.outcome == "reasked" for c in p.calls),
         "real": (len(real), len(spoken)),
+        "echoed": len(echoed),
         "speak-counted": sum(c.counted_by == "socialsim" for c in speaks),
         "nonzero": (sum(c.delta != 0 for c in changes), len(changes)),
         "calls": len(p.calls),
@@ -207,6 +209,15 @@ def figures(p: Played) -> dict[str, Any]:
         "sent": sum(c.sent_tokens for c in p.calls),
         "reuse": reuse(p.calls),
     }
+
+
+#: What an utterance copied from its prompt holds (a small model may echo the prompt).
+ECHOES = ("[socialsim:", "Scenario:", "Said so far this round:", "You are ")
+
+
+def _echoes(text: str) -> bool:
+    """True for an utterance that repeats its prompt's own lines instead of speaking."""
+    return any(marker in text for marker in ECHOES)
 
 
 def server_hits(log: Path, since: int) -> tuple[int, int]:
@@ -235,6 +246,7 @@ def report(mode: str, runs: list[dict[str, Any]], hits: list[tuple[int, int]]) -
         ("clamped / re-asked", f"{med('clamped'):.0f} / {med('reasked'):.0f}", "counted"),
         ("utterances that are real text",
          " ".join(f"{a}/{b}" for a, b in (r["real"] for r in runs)), "every speaker's"),
+        ("of them echoing the prompt", " ".join(str(r["echoed"]) for r in runs), "0"),
         ("speech calls counted by socialsim",
          " ".join(str(r["speak-counted"]) for r in runs), "(no usage chunk)"),
         ("relation changes non-zero",
