@@ -14,10 +14,11 @@ see docs/llm.md#local-models for the portable build)::
 Figures: structured answers that fell back (share), clamped, re-asked; utterances that are
 real text (at least 3 words, not the fallback) and those of them that echo the prompt;
 relation changes that are non-zero; calls; wall and CPU per round; per-call latency median
-and p95; prompt tokens; prefix reuse (the share of a call's prompt tokens, counted by socialsim, that repeat the same agent's previous
-prompt of that purpose from the first token on, rounds 2 and later); and the tokens the
-server took from its prefix cache (llama-cpp-python's "prefix-match hit" lines). The bench
-never fails on a missed target: it prints figures.
+and p95; prompt tokens; prefix reuse (the share of a call's prompt tokens, counted by
+socialsim, that repeat the same agent's previous prompt of that purpose from the first token
+on, rounds 2 and later); and the tokens the server took from its prefix cache
+(llama-cpp-python's "prefix-match hit" lines). The bench never fails on a missed target: it
+prints figures.
 """
 
 from __future__ import annotations
