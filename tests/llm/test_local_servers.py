@@ -10,8 +10,8 @@ import os
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
 
 import asyncio
-from collections.abc import Iterator
-from typing import Literal
+from collections.abc import Coroutine, Iterator
+from typing import Any, Literal, TypeVar
 
 import pytest
 from llm_stub import StubLLM
@@ -34,6 +34,7 @@ class Verdict(BaseModel):
 
 
 DEFAULT = Verdict(score=0, label="yes")
+T = TypeVar("T")
 MESSAGES = [
     {
         "role": "system",
@@ -56,22 +57,33 @@ def client_for(url: str, **extra: object) -> LLMClient:
     return LLMClient(settings, LiteLLMTransport(settings))
 
 
-def ask(client: LLMClient, key: str = "k") -> Verdict:
-    async def go() -> Verdict:
+def played(coro: Coroutine[Any, Any, T]) -> T:
+    """``coro`` run to its end, litellm's shared HTTP clients closed after it."""
+
+    async def go() -> T:
         try:
-            return await client.structured(
-                key=key,
-                purpose="test",
-                agent="Ann",
-                model="openai/stub",
-                messages=MESSAGES,
-                schema=Verdict,
-                default=DEFAULT,
-            )
+            return await coro
         finally:
             await close_clients()
 
     return asyncio.run(go())
+
+
+def verdict(client: LLMClient, key: str = "k", model: str = "openai/stub") -> Any:
+    """The structured exchange every test asks (a coroutine)."""
+    return client.structured(
+        key=key,
+        purpose="test",
+        agent="Ann",
+        model=model,
+        messages=MESSAGES,
+        schema=Verdict,
+        default=DEFAULT,
+    )
+
+
+def ask(client: LLMClient, key: str = "k") -> Verdict:
+    return played(verdict(client, key))
 
 
 def test_a_dropped_system_message_is_said_and_merged_into_the_first_user_turn() -> None:
@@ -120,20 +132,16 @@ def test_a_stream_without_usage_is_counted_by_socialsim() -> None:
     with StubLLM(seed=4, stream_usage=False) as stub:
         client = client_for(stub.url)
 
-        async def speak() -> str:
-            try:
-                return await client.text(
-                    key="s",
-                    purpose="speak",
-                    agent="Ann",
-                    model="openai/stub",
-                    messages=MESSAGES,
-                    sink=lambda piece: None,
-                )
-            finally:
-                await close_clients()
-
-        text = asyncio.run(speak())
+        text = played(
+            client.text(
+                key="s",
+                purpose="speak",
+                agent="Ann",
+                model="openai/stub",
+                messages=MESSAGES,
+                sink=lambda piece: None,
+            )
+        )
         (call,) = client.take_calls()
     assert text and call.counted_by == "socialsim"
     assert call.prompt_tokens == call.sent_tokens > 0 and call.completion_tokens > 0
@@ -189,26 +197,10 @@ def test_a_server_with_slots_is_started_at_them() -> None:
     with StubLLM(server="llama.cpp", slots=3, latency=0.2) as stub:
         client = client_for(stub.url)
 
-        async def wave() -> None:
-            try:
-                await asyncio.gather(
-                    *(
-                        client.structured(
-                            key=f"k{i}",
-                            purpose="test",
-                            agent="Ann",
-                            model="openai/stub",
-                            messages=MESSAGES,
-                            schema=Verdict,
-                            default=DEFAULT,
-                        )
-                        for i in range(4)
-                    )
-                )
-            finally:
-                await close_clients()
+        async def wave() -> list[Verdict]:
+            return await asyncio.gather(*(verdict(client, f"k{i}") for i in range(4)))
 
-        asyncio.run(wave())
+        played(wave())
         # The probe alone, then three at once (one at a time from the start would peak at 2).
         assert stub.peak_in_flight == 3
 
@@ -220,21 +212,7 @@ def test_ollama_models_get_their_schema_as_format() -> None:
         )
         client = LLMClient(settings, LiteLLMTransport(settings))
 
-        async def go() -> Verdict:
-            try:
-                return await client.structured(
-                    key="o",
-                    purpose="test",
-                    agent="Ann",
-                    model="ollama_chat/stub",
-                    messages=MESSAGES,
-                    schema=Verdict,
-                    default=DEFAULT,
-                )
-            finally:
-                await close_clients()
-
-        value = asyncio.run(go())
+        value = played(verdict(client, "o", model="ollama_chat/stub"))
         body = stub.requests[-1]
     assert value != DEFAULT
     assert isinstance(body.get("format"), dict) and body["format"]["properties"].keys() == {
