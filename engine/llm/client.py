@@ -30,7 +30,7 @@ from ..core.textsafe import clean, strip_controls
 from .clamp import clamp
 from .formats import Formats
 from .settings import LLMSettings
-from .tokens import SystemRoles
+from .tokens import Counter, SystemRoles
 from .transport import (
     RESPONSE_FORMATS,
     Reply,
@@ -113,6 +113,7 @@ class LLMClient:
         self.transport = transport
         self._formats: dict[str, Formats] = {}
         self.roles = SystemRoles(settings.system_role)
+        self._counter: Counter | None = None
         self._calls: list[LLMCall] = []
         self.total_calls = 0
         self.total_cost = 0.0
@@ -386,8 +387,12 @@ class LLMClient:
         return False
 
     def _tokens(self, model: str, text: str) -> int:
-        counter = getattr(self.transport, "counter", None)
-        return counter.text(model, text) if counter is not None else 0
+        """``text``'s tokens as socialsim counts them (litellm, imported on first use)."""
+        if self._counter is None:
+            from .transport import _litellm
+
+            self._counter = Counter(_litellm())
+        return self._counter.text(model, text)
 
     async def _exchange(
         self, formats: Formats, ask: _Ask, purpose: str, agent: str
