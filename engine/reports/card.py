@@ -118,6 +118,8 @@ class Totals(BaseModel):
     fallbacks: int = 0
     errors: int = 0
     missing_edges: int = 0
+    #: Replies whose out-of-bound values were clamped to the schema's bounds.
+    clamped: int = 0
 
 
 class RunCard(BaseModel):
