@@ -29,9 +29,9 @@ Faults (``faults={"500": 0.1, ...}`` drawn per request, or queued with :meth:`St
 ``"malformed"`` (broken JSON), ``"schema"`` (valid JSON violating the schema), ``"empty"``
 (empty content), ``"incomplete"`` (a keyed list with items dropped and one repeated: k = 1
 gives ``[]``, k >= 2 the first half and the first item again). ``malformed``/``schema`` only
-apply to non-streaming schema requests, ``incomplete`` to those with a keyed list; streaming
-requests can get ``500``/``429``/``timeout``/``empty``. A fault that does not apply to a
-request is not served (the request gets a normal answer) and is not counted.
+apply to schema requests (streamed or not), ``incomplete`` to those with a keyed list. A
+fault that does not apply to a request is not served (the request gets a normal answer) and
+is not counted.
 
 Servers that refuse a response format: ``reject_json_schema=True`` answers a json_schema
 ``response_format`` with an OpenAI-style 400; ``rejects={"json_schema"}`` answers it as
@@ -78,7 +78,7 @@ Local servers (each mode on its own; they combine):
   the kept messages.
 * ``stream_usage=False``: a streamed reply never carries a usage chunk, even when
   ``stream_options.include_usage`` asks for one.
-* the ``"range"`` fault (drawn or scripted like the others; schema requests, not streamed):
+* the ``"range"`` fault (drawn or scripted like the others; schema requests):
   the reply is in the schema's shape but its first bounded number, depth first, is put
   out of range (``{"urgency": 365, ...}`` for a maximum of 10; see :func:`out_of_range`). It is
   not among :data:`FAULT_KINDS`, so the fault sweeps over those do not draw it.
@@ -127,7 +127,6 @@ KEYED_FAULTS: tuple[str, ...] = ("incomplete",)
 #: the range).
 VALUE_FAULTS: tuple[str, ...] = ("range",)
 ALL_FAULTS = FAULT_KINDS + KEYED_FAULTS + VALUE_FAULTS
-STREAM_FAULTS = frozenset({"500", "429", "timeout", "empty"})
 SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema", "incomplete", "range"})
 REFUSABLE = frozenset({"json_schema", "json_object"})
 #: The servers the stub can pass for (the endpoints beside chat completions they serve).
@@ -999,7 +998,7 @@ class StubLLM:
                 fault = self._draw_fault(
                     index, scripted, self._script.popleft() if scripted else None
                 )
-                if fault in SCHEMA_ONLY_FAULTS and (schema is None or stream):
+                if fault in SCHEMA_ONLY_FAULTS and schema is None:
                     fault = None
                 if fault in KEYED_FAULTS and not keyed:
                     fault = None
@@ -1007,8 +1006,6 @@ class StubLLM:
                     fault == "range"
                     and out_of_range(schema, generate_from_schema(schema, random.Random(0))) is None
                 ):
-                    fault = None
-                if fault is not None and stream and fault not in STREAM_FAULTS:
                     fault = None
                 if fault is not None:
                     self.faults_served[fault] += 1
@@ -1073,6 +1070,11 @@ class StubLLM:
             content = _sentence(rng)
         return "" if fault == "empty" else content
 
+    def answer(self, body: dict[str, Any]) -> str | None:
+        """The reply's text for a request, where a test's stub decides it (a subclass
+        overrides this); None: the stub's own (from the schema, or a sentence)."""
+        return None
+
     def _kept(self, body: dict[str, Any]) -> list[Any]:
         """The messages the server reads: all of them, or (``drop_system``) the non-system
         ones, as a chat template without a system role does."""
@@ -1130,7 +1132,10 @@ class StubLLM:
                 return
             if fault == "timeout" and self._wait(self.hang_seconds):
                 return
-            content = self._content(index, schema, wants_json, fault, keyed)
+            answer = self.answer(body)
+            content = (
+                self._content(index, schema, wants_json, fault, keyed) if answer is None else answer
+            )
             model = str(body.get("model") or "stub")
             prompt_tokens, completion_tokens = self._usage(messages, fmt, model, content)
             usage = {
@@ -1202,7 +1207,10 @@ class StubLLM:
                 return
             if fault == "timeout" and self._wait(self.hang_seconds):
                 return
-            content = self._content(index, schema, wants_json, fault, keyed)
+            answer = self.answer(body)
+            content = (
+                self._content(index, schema, wants_json, fault, keyed) if answer is None else answer
+            )
             model = str(body.get("model") or "stub")
             prompt_tokens, completion_tokens = self._usage(messages, fmt, model, content)
             prompt_s, generate_s = self._seconds(prompt_tokens, completion_tokens)

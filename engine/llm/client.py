@@ -402,7 +402,13 @@ class LLMClient:
         prompt is checked on arrival (:meth:`_dropped`)."""
         while True:
             request = ask.request(formats.current)
-            request = replace(request, messages=self.roles.shaped(ask.model, request.messages))
+            # Streamed once the model's first exchange (not streamed: a server may send usage
+            # only then) has shown what the server reads of a prompt.
+            request = replace(
+                request,
+                messages=self.roles.shaped(ask.model, request.messages),
+                stream=self.roles.settled(ask.model),
+            )
             try:
                 reply = await self.transport.complete(request)
             except SchemaRejected as err:

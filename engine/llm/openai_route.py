@@ -118,13 +118,14 @@ async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
     final chunk. A stream that ends before a choice says why it finished is cut."""
     pieces: list[str] = []
     usage = None
-    finished = False
-    async for line in response.aiter_lines():
-        if not line.startswith("data:"):
+    finished = done = False
+    async for line in response.aiter_lines():  # read to the end: the connection is reused
+        if done or not line.startswith("data:"):
             continue
         payload = line[5:].strip()
         if payload == "[DONE]":
-            break
+            done = True
+            continue
         chunk = json.loads(payload)
         if "error" in chunk:
             raise ValueError(f"stream error: {chunk['error']}")

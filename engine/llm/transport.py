@@ -65,6 +65,11 @@ class Request:
     temperature: float | None = None
     #: A lower cap on the reply's tokens than the settings' (an utterance of a few sentences).
     max_tokens: int | None = None
+    #: Stream the reply from an ``api_base`` server even without a ``sink``, so the timeout
+    #: counts from the last byte received: waiting in a busy local server's queue or for a
+    #: long prompt's evaluation (llama-cpp-python pings a waiting stream every 15 s) is then
+    #: not a failure.
+    stream: bool = False
 
 
 @dataclass
@@ -336,10 +341,12 @@ class LiteLLMTransport:
         return params
 
     async def _once(self, request: Request) -> Reply:
+        streamed = request.stream and self.settings.api_base
+        sink = request.sink or (_ignored if streamed else None)
         route = self._routes.get(request.model)
         if route is not None:
             body = route.body(request.messages, self._params(request))
-            text, sent = await route.send(body, self.settings.timeout, request.sink)
+            text, sent = await route.send(body, self.settings.timeout, sink)
             return self._reply(request, text, _counts(sent))
         kwargs: dict[str, Any] = {
             "model": request.model,
@@ -353,7 +360,7 @@ class LiteLLMTransport:
             kwargs["api_base"] = self.settings.api_base
         if self._api_key is not None:  # else litellm reads the provider's usual variable
             kwargs["api_key"] = self._api_key
-        if request.sink is None:
+        if sink is None:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""
             hidden = getattr(response, "_hidden_params", None) or {}
@@ -375,7 +382,7 @@ class LiteLLMTransport:
             delta = choice.delta.content if choice else None
             if delta:
                 pieces.append(delta)
-                request.sink(delta)
+                sink(delta)
         if not finished:
             raise StreamCut("the server ended the stream before the reply finished")
         return self._reply(request, "".join(pieces), usage)
@@ -457,6 +464,10 @@ class ReplayTransport:
 
     async def aclose(self) -> None:
         return None
+
+
+def _ignored(_: str) -> None:
+    """The sink of a reply streamed only for the idle timeout."""
 
 
 def _counts(usage: Any) -> dict[str, int]:

@@ -28,7 +28,7 @@ from .question import Question
 
 #: The most tokens an utterance may take: the prompt asks for one to three sentences, and a
 #: small model can otherwise ramble to the reply cap, and every later prompt carries it.
-SPEECH_TOKENS = 160
+SPEECH_TOKENS = 120
 
 
 def _bounded(cap: float, tolerated: float) -> Any:
@@ -384,7 +384,7 @@ class LLMMind:
         messages = [
             {
                 "role": "system",
-                "content": "[socialsim:narrate]\nYou are the game master of a "
+                "content": "You are the game master of a "
                 f"social simulation: {scenario.title}. {scenario.description}",
             },
             {

@@ -1,7 +1,7 @@
 """Prompts following Sociodrama Sec. 3.3: context assembly, two-phase actions, U_S and U_R.
 
-Each system message starts with a ``[socialsim:<purpose>]`` tag so a transcript of calls
-(or a test stub) can tell the requests apart.
+Prompts carry no marker of their purpose: the model sees only the simulation (a call's
+record names its purpose).
 
 Prompts are ordered for a server's prefix cache (llama.cpp, vLLM and SGLang reuse the
 computation of the longest prefix they have seen): what never changes within a run for an
@@ -111,10 +111,10 @@ def _now(ctx: AgentContext) -> str:
     return "\n".join(lines)
 
 
-def _system(ctx: AgentContext, purpose: str, rules: str = "") -> str:
+def _system(ctx: AgentContext, rules: str = "") -> str:
     s = ctx.scenario
     text = (
-        f"[socialsim:{purpose}]\nScenario: {s.title}. {s.description}\n\n{_persona(ctx)}\n"
+        f"Scenario: {s.title}. {s.description}\n\n{_persona(ctx)}\n"
         f"Others present: {', '.join(ctx.others)}."
     )
     if rules:
@@ -128,12 +128,12 @@ def _context(ctx: AgentContext) -> str:
     return f"What you have seen:\n{_history(ctx)}\n\n{_state(ctx)}\n\nNow:\n{_now(ctx)}"
 
 
-def ask(ctx: AgentContext, purpose: str, task: str, rules: str = "") -> Messages:
+def ask(ctx: AgentContext, task: str, rules: str = "") -> Messages:
     """An agent's system prompt (with ``rules``, the purpose's instructions, which never
     change, before the relational block that closes it) and assembled context, followed by
     ``task`` (what this call asks)."""
     return [
-        {"role": "system", "content": _system(ctx, purpose, rules)},
+        {"role": "system", "content": _system(ctx, rules)},
         {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
     ]
 
@@ -147,7 +147,7 @@ def decide(ctx: AgentContext) -> Messages:
         "only), or null when silent. stance toward the target: support, oppose or neutral. "
         "intent: one sentence."
     )
-    return ask(ctx, "decide", "Decide now: nobody has spoken yet this round.", rules)
+    return ask(ctx, "Decide now: nobody has spoken yet this round.", rules)
 
 
 def plan(ctx: AgentContext, n: int) -> Messages:
@@ -159,7 +159,7 @@ def plan(ctx: AgentContext, n: int) -> Messages:
         f"change ({NEED_RANGE}) if you did it and saw its likely consequence; omit unchanged "
         "needs."
     )
-    return ask(ctx, "plan", "Plan now.", rules)
+    return ask(ctx, "Plan now.", rules)
 
 
 def speak(ctx: AgentContext, decision: Decision) -> Messages:
@@ -173,15 +173,15 @@ def speak(ctx: AgentContext, decision: Decision) -> Messages:
         f"You decided to speak {decision.mode.value}ly to {to} ({decision.stance}); your "
         f"intent: {decision.intent}\nSay it now."
     )
-    return ask(ctx, "speak", task, rules)
+    return ask(ctx, task, rules)
 
 
-def _judge_system(purpose: str, ctx: AgentContext, rules: str) -> str:
+def _judge_system(ctx: AgentContext, rules: str) -> str:
     """The judge's system text about ``ctx``'s character: the same for every call of a
     purpose about that character, so a server's prefix cache can reuse it."""
     p, s = ctx.persona, ctx.scenario
     return (
-        f"[socialsim:{purpose}]\nYou are the impartial judge of a social simulation. "
+        "You are the impartial judge of a social simulation. "
         "You estimate how events change one character's inner state, conditioned on "
         "that character's traits. Be proportionate: most events move states a little.\n"
         f"Scenario: {s.title}. {s.description}\n"
@@ -190,15 +190,17 @@ def _judge_system(purpose: str, ctx: AgentContext, rules: str) -> str:
     )
 
 
-def _judged(purpose: str, ctx: AgentContext, rules: str, task: str) -> Messages:
+def _judged(ctx: AgentContext, rules: str, task: str) -> Messages:
     return [
-        {"role": "system", "content": _judge_system(purpose, ctx, rules)},
+        {"role": "system", "content": _judge_system(ctx, rules)},
         {"role": "user", "content": task},
     ]
 
 
-def _observed(observed: list[Action], events: list[ScenarioEvent]) -> str:
-    lines = [_event(e) for e in events] + [_action(a) for a in observed]
+def _observed(observed: list[Action], events: list[ScenarioEvent], numbered: bool = False) -> str:
+    lines = [_event(e) for e in events] + [
+        f"({k}) {_action(a)}" if numbered else _action(a) for k, a in enumerate(observed, 1)
+    ]
     return "\n".join(lines) or "Nothing visible happened."
 
 
@@ -210,10 +212,14 @@ def emotion(ctx: AgentContext, observed: list[Action]) -> Messages:
         f"Events {name} saw this round:\n{_observed(observed, ctx.events)}"
     )
     rules = f"Return delta: the signed change of S, {EMOTION_RANGE}."
-    return _judged("emotion", ctx, rules, task)
+    return _judged(ctx, rules, task)
 
 
-def _edge(ctx: AgentContext, other: str, acts: list[Action]) -> str:
+def _edge(
+    ctx: AgentContext, other: str, acts: list[Action], seen: list[Action] | None = None
+) -> str:
+    """One edge's state and what triggered it; the triggers are named by their number in
+    ``seen`` (the observed list the prompt already shows) when they are all in it."""
     rel = ctx.state.relations[other]
     memory = (
         "\n".join(
@@ -223,10 +229,13 @@ def _edge(ctx: AgentContext, other: str, acts: list[Action]) -> str:
         )
         or "  none"
     )
+    if seen is not None and all(a in seen for a in acts):
+        triggers = "Triggered by: " + ", ".join(f"({seen.index(a) + 1})" for a in acts)
+    else:
+        triggers = "Triggering events:\n" + "\n".join(f"  {_action(a)}" for a in acts)
     return (
         f"Toward {other}: fav {rel.fav:+.2f}, status {rel.status.value}.\n"
-        f"Three most recent memories:\n{memory}\n"
-        f"Triggering events:\n" + "\n".join(f"  {_action(a)}" for a in acts)
+        f"Three most recent memories:\n{memory}\n{triggers}"
     )
 
 
@@ -239,7 +248,7 @@ RELATION_RULES = (
 
 def relation(ctx: AgentContext, other: str, acts: list[Action]) -> Messages:
     """U_R for one edge (App. B): delta fav, optional status, summary, importance."""
-    return _judged("relation", ctx, RELATION_RULES, _edge(ctx, other, acts))
+    return _judged(ctx, RELATION_RULES, _edge(ctx, other, acts))
 
 
 def observer(
@@ -248,13 +257,13 @@ def observer(
     """Batched judge: one call per observer for U_S, U_R of every triggered edge, and needs."""
     parts = [
         f"Current emotional state S = {ctx.state.emotion:.2f} on [0, 1].",
-        f"Events {ctx.persona.name} saw this round:\n{_observed(observed, ctx.events)}",
+        f"Events {ctx.persona.name} saw this round:\n{_observed(observed, ctx.events, True)}",
     ]
     if triggers:
-        edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
+        edges = "\n\n".join(_edge(ctx, other, acts, observed) for other, acts in triggers.items())
         parts.append(f"{edges}\n\n{_judgements(triggers)}")
     parts.append(_needs_now(ctx))
-    return _judged("judge", ctx, f"{OBSERVER_RULES}\n\n{_needs_wanted(ctx)}", "\n\n".join(parts))
+    return _judged(ctx, f"{OBSERVER_RULES}\n\n{_needs_wanted(ctx)}", "\n\n".join(parts))
 
 
 OBSERVER_RULES = (
@@ -272,7 +281,7 @@ def missing_edges(ctx: AgentContext, triggers: dict[str, list[Action]]) -> Messa
     """Batched judge's re-ask for the edges its reply left out."""
     edges = "\n\n".join(_edge(ctx, other, acts) for other, acts in triggers.items())
     rules = f"{OBSERVER_RULES}\n\n{_needs_wanted(ctx)}"
-    return _judged("judge", ctx, rules, f"{edges}\n\n{_judgements(triggers)}")
+    return _judged(ctx, rules, f"{edges}\n\n{_judgements(triggers)}")
 
 
 def _needs_wanted(ctx: AgentContext) -> str:
@@ -301,4 +310,4 @@ def needs(ctx: AgentContext, observed: list[Action]) -> Messages:
         f"{_needs_wanted(ctx)}\n\n"
         f"Return the signed change ({NEED_RANGE}) of each need this round moved; omit the rest."
     )
-    return _judged("needs", ctx, rules, task)
+    return _judged(ctx, rules, task)

@@ -356,7 +356,7 @@ async def _harvests(
             purpose="harvest",
             key=f"r{month:04d}:harvest:{name}",
             agent=name,
-            messages=lambda: prompts.ask(contexts()[name], "harvest", task),
+            messages=lambda: prompts.ask(contexts()[name], task),
             schema=HarvestOut,
             offline=lambda: HarvestOut(
                 tons=offline_harvest(

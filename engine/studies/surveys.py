@@ -268,7 +268,7 @@ def _likert_question(
         return [
             {
                 "role": "system",
-                "content": f"[socialsim:survey]\n{_persona_block(scenario, agent, state, r)}",
+                "content": f"{_persona_block(scenario, agent, state, r)}",
             },
             {
                 "role": "user",
@@ -313,7 +313,7 @@ def _slider_question(
         return [
             {
                 "role": "system",
-                "content": f"[socialsim:survey]\n{_persona_block(scenario, agent, state, r)}",
+                "content": f"{_persona_block(scenario, agent, state, r)}",
             },
             {
                 "role": "user",
@@ -401,7 +401,7 @@ def _rating_question(
         return [
             {
                 "role": "system",
-                "content": "[socialsim:rate]\nYou rate observable behaviour in a "
+                "content": "You rate observable behaviour in a "
                 "transcript, fairly and only from what was said.",
             },
             {

@@ -408,7 +408,7 @@ def test_system_prompt_contains_the_block(mini: Scenario) -> None:
     assert block is not None
     system = prompts.decide(ctx)[0]["content"]
     assert system.endswith("\n\n" + block)
-    assert system.startswith("[socialsim:decide]\nScenario: Mini committee.")
+    assert system.startswith("Scenario: Mini committee.")
     assert "You and Bob distrust each other (trust score -1)." in system
     assert "Bob and Cy trust each other (trust score +1)." in system
     decision = Decision(urgency=5, mode=Mode.PUBLIC, target="all")
@@ -420,7 +420,6 @@ def test_system_prompt_contains_the_block(mini: Scenario) -> None:
 def test_prompts_without_prior_are_unchanged(mini: Scenario) -> None:
     ctx = _ctx(mini, None)
     expected = (
-        "[socialsim:decide]\n"
         "Scenario: Mini committee. A three-person committee argues over a leaking roof.\n\n"
         "You are Ann, chair.\n"
         "Traits: not specified.\n"

@@ -305,13 +305,28 @@ async def test_fault_kinds_that_do_not_apply_are_not_served(make_stub: MakeStub)
     stub = make_stub(seed=8)
     stub.script(["malformed", "schema", "empty"])
     plain = await complete(stub)  # no schema: malformed is not served
-    text, _ = await stream_text(stub, response_format=RESPONSE_FORMAT)  # streamed: neither
+    text, _ = await stream_text(stub)  # no schema: nor is a schema violation
     empty, _ = await stream_text(stub)  # empty applies to streams
 
     assert len(plain.choices[0].message.content.split()) >= 8
-    Decision.model_validate_json(text)
+    assert len(text.split()) >= 8
     assert empty == ""
     assert stub.fault_log == [None, None, "empty"] and stub.faults_served == {"empty": 1}
+
+
+async def test_schema_faults_apply_to_streamed_schema_requests(make_stub: MakeStub) -> None:
+    """A local server's structured replies are streamed too (for the idle timeout), so the
+    faults of a schema request reach them."""
+    stub = make_stub(seed=8)
+    stub.script(["malformed", "schema"])
+    broken, _ = await stream_text(stub, response_format=RESPONSE_FORMAT)
+    wrong, _ = await stream_text(stub, response_format=RESPONSE_FORMAT)
+
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(broken)
+    with pytest.raises(ValidationError):
+        Decision.model_validate_json(wrong)
+    assert stub.faults_served == {"malformed": 1, "schema": 1}
 
 
 async def test_random_faults_are_drawn_and_counted(make_stub: MakeStub) -> None:

@@ -24,7 +24,6 @@ from engine.llm.settings import LLMSettings
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
 
-AGENT_PURPOSES = ("decide", "speak")
 ROUND = re.compile(r"^Round (\d+) of \d+\.$", re.MULTILINE)
 
 
@@ -35,10 +34,6 @@ async def stub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[StubLLM]:
         yield s
     await litellm.close_litellm_async_clients()
     litellm.in_memory_llm_clients_cache.flush_cache()
-
-
-def _purpose(system: str) -> str:
-    return system.split("]")[0].removeprefix("[socialsim:")
 
 
 def _agent(system: str) -> str:
@@ -56,7 +51,7 @@ async def test_the_block_is_the_same_every_round(stub: StubLLM, mini: Scenario) 
     seen: dict[str, set[int]] = defaultdict(set)
     for body in stub.requests:
         system, user = (m["content"] for m in body["messages"][:2])
-        if _purpose(system) not in AGENT_PURPOSES:
+        if not system.startswith("Scenario:"):  # a judge's prompt, not an agent's
             continue
         agent = _agent(system)
         block = render(prior, agent)

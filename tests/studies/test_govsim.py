@@ -272,7 +272,7 @@ async def test_positive_priors_restrain_more_than_negative_ones() -> None:
 
 
 class ScriptedTransport:
-    """Answers by the ``[socialsim:<purpose>]`` tag; harvests come from a script."""
+    """Answers by the purpose its request's key names; harvests come from a script."""
 
     def __init__(self, harvests: list[str]) -> None:
         self.harvests = list(harvests)
@@ -280,7 +280,7 @@ class ScriptedTransport:
 
     async def complete(self, request: Request) -> Reply:
         self.seen.append(request)
-        purpose = request.messages[0]["content"].split("]")[0].removeprefix("[socialsim:")
+        purpose = request.key.split(":")[1]
         if purpose == "harvest":
             text = self.harvests.pop(0) if self.harvests else '{"tons": 5}'
         elif purpose == "decide":
@@ -373,10 +373,11 @@ async def stub(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Any]:
 
 
 def _temperatures(requests: list[dict[str, Any]]) -> dict[str, set[float]]:
-    """The temperatures the stub received, by the purpose tag of the system message."""
+    """The temperatures the stub received: the harvests' and the discussion's."""
     seen: dict[str, set[float]] = {}
     for body in requests:
-        purpose = body["messages"][0]["content"].split("]")[0].removeprefix("[socialsim:")
+        harvest = "Harvest phase of month" in body["messages"][-1]["content"]
+        purpose = "harvest" if harvest else "discussion"
         seen.setdefault(purpose, set()).add(body["temperature"])
     return seen
 

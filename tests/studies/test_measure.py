@@ -360,7 +360,7 @@ async def test_llm_survey_and_rating_are_questions_to_the_mind(stub_mind):
         ("Jane", "openai/stub"),
     }
     assert all(c.outcome in ("ok", "repaired") for c in survey_calls)
-    assert all("[socialsim:survey]" in c.messages[0]["content"] for c in survey_calls)
+    assert all(c.purpose == "survey" for c in survey_calls)
     assert [r.respondent for r in [*rses, svo]] == ["LLM openai/stub"] * 3
     for r in rses:
         assert len(r.answers) == 10 and all(1 <= a <= 4 for a in r.answers)

@@ -15,7 +15,7 @@ from .extract import extract_answer
 from .questions import LETTERS, DebateQuestion
 
 SYSTEM = (
-    "[socialsim:debate]\nYou are {agent}, one of {k} agents ({team}) answering a "
+    "You are {agent}, one of {k} agents ({team}) answering a "
     "multiple-choice question together. You first answer on your own; then, for {rounds} "
     "revision round(s), you see the other agents' answers from the previous round and may "
     "keep or change yours. Explain your reasoning briefly and give your choice as the letter "

@@ -301,7 +301,7 @@ def _diagnosis_question(
         return [
             {
                 "role": "system",
-                "content": "[socialsim:diagnose]\nYou are the casting controller "
+                "content": "You are the casting controller "
                 "of a multi-agent team. From the transcript, the outcome and the emotional and "
                 "relational trajectories, decide per agent whether to keep its persona or recast "
                 f"it to one of: {', '.join(archetypes)}. Localise failures to agents (suppressed "

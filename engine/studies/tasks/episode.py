@@ -212,7 +212,7 @@ def _question(
         purpose=purpose,
         key=f"final:{purpose}:{agent}",
         agent=agent,
-        messages=lambda: prompts.ask(_context(sim, agent, records or sim.records), purpose, text),
+        messages=lambda: prompts.ask(_context(sim, agent, records or sim.records), text),
         schema=schema,
         offline=offline,
         fallback=fallback,
