@@ -270,7 +270,7 @@ class InterruptAfter(LocalExecutor):
         super().__init__(1)
         self.n = n
 
-    def run(self, jobs, done, stop=None):
+    def run(self, jobs, done, stop=None, calls=None):
         seen = []
 
         def counting(index, result):
@@ -279,7 +279,7 @@ class InterruptAfter(LocalExecutor):
             if len(seen) == self.n:
                 raise KeyboardInterrupt
 
-        super().run(jobs, counting, stop)
+        super().run(jobs, counting, stop, calls)
 
 
 def test_ctrl_c_in_a_sweep_prints_and_writes_what_finished(monkeypatch, run_cli, tmp_path):

@@ -130,7 +130,7 @@ class StopAfter(LocalExecutor):
         self.n = n
         self.batches = 0
 
-    def run(self, jobs, done, stop=None):
+    def run(self, jobs, done, stop=None, calls=None):
         self.batches += 1
         seen = []
 
@@ -140,7 +140,7 @@ class StopAfter(LocalExecutor):
             if self.batches == 2 and len(seen) == self.n:
                 raise KeyboardInterrupt
 
-        super().run(jobs, counting, stop)
+        super().run(jobs, counting, stop, calls)
 
 
 def test_ctrl_c_keeps_the_finished_runs_and_writes_their_csv(monkeypatch, run_cli, tmp_path: Path):

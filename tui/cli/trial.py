@@ -4,6 +4,7 @@ from the control (95% bootstrap intervals) and a tidy CSV."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -21,6 +22,7 @@ from .batch import (
     progress_bar,
 )
 from .options import LLMOptions, llm_options
+from .progress import first_round_calls
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -232,13 +234,10 @@ def trial(
         f"{spec.mind.model} (control: {spec.control.name})"
     )
     try:
-        with progress_bar(f"trial {spec.trial_id}", spec.runs) as bar:
+        first = functools.partial(first_round_calls, spec.scenario, spec.mind)
+        with progress_bar(f"trial {spec.trial_id}", spec.runs, not spec.mind.offline, first) as bar:
             result = run_trial(
-                spec,
-                store,
-                runner,
-                begun=bar.total,
-                progress=bar.advance,
+                spec, store, runner, begun=bar.total, progress=bar.advance, calls=bar.calls
             )
     except Interrupted as stopped:
         partial: TrialResult = stopped.partial
