@@ -4,6 +4,7 @@ Ray, the sweep CLI."""
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from engine.studies.sweep import (
     tidy_rows,
     topology_aliases,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_cells_enumerate_every_sign_assignment_and_the_controls():
@@ -159,6 +162,32 @@ def test_sweep_cli_prints_tables_and_writes_tidy_csv(monkeypatch, run_cli, tmp_p
         rows = list(csv.DictReader(handle))
     assert {r["metric"] for r in rows} >= {"cr", "acc"}
     assert {r["control"] for r in rows} == {"signed", "no-prior", "explicit-neutral"}
+
+
+def test_an_llm_sweep_prints_each_cells_finished_phases(run_cli, tmp_path: Path):
+    from llm_stub import StubLLM
+
+    questions = tmp_path / "one.jsonl"
+    sample = (ROOT / "scenarios" / "debate" / "sample.jsonl").read_text().splitlines()
+    questions.write_text(sample[0] + "\n")
+    with StubLLM(seed=3) as stub:
+        args = ["sweep", "debate", "--relations", "attitude", "--lambdas", "1", "--runs", "1"]
+        args += ["--models", "openai/stub", "--api-base", stub.url, "--questions", str(questions)]
+        result = run_cli(*args, "--resamples", "100", "--workers", "2", "--yes")
+        assert result.code == 0, result.err
+    line = re.compile(
+        r"^openai/stub 3 agents (.+) run 0 round 1 debate: (\d+) calls in [\d.]+ s "
+        r"\(round: (\d+) of ~9 calls\)$"
+    )
+    rows = [m.groups() for m in map(line.match, result.err.splitlines()) if m]
+    # one line per cell: its only phase, every agent asked once a debate round, three rounds
+    assert sorted(r[0] for r in rows) == [
+        "attitude/complete λ=1 [+++]",
+        "neutral attitude/complete",
+        "no-prior",
+    ]
+    assert all(r[1] == r[2] for r in rows)
+    assert sum(int(r[1]) for r in rows) == stub.calls >= 27
 
 
 def test_govsim_sweep_cli_runs_both_team_sizes_and_says_tree_is_star(
