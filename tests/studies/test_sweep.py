@@ -190,6 +190,27 @@ def test_an_llm_sweep_prints_each_cells_finished_phases(run_cli, tmp_path: Path)
     assert sum(int(r[1]) for r in rows) == stub.calls >= 27
 
 
+def test_an_llm_govsim_sweep_shows_each_months_harvest_calls_too(run_cli):
+    from llm_stub import StubLLM
+
+    with StubLLM(seed=3) as stub:
+        args = ["sweep", "govsim", "--relations", "trust", "--lambdas", "1", "--runs", "1"]
+        args += ["--models", "openai/stub", "--api-base", stub.url, "--resamples", "100"]
+        result = run_cli(*args, "--workers", "2", "--yes")
+        assert result.code == 0, result.err
+    line = re.compile(r"^openai/stub 3 agents (.+) run 0 round (\d+) (\w+): (\d+) calls in ")
+    rows = [m.groups() for m in map(line.match, result.err.splitlines()) if m]
+    harvests = [r for r in rows if r[2] == "harvest"]
+    assert {r[0] for r in harvests} == {
+        "no-prior",
+        "neutral trust/complete",
+        "trust/complete λ=1 [+++]",
+    }
+    assert all(r[3] == "3" for r in harvests)  # one question per fisher a month
+    assert {r[2] for r in rows} >= {"harvest", "decide", "judge"}
+    assert sum(int(r[3]) for r in rows) == stub.calls  # every call shown
+
+
 def test_govsim_sweep_cli_runs_both_team_sizes_and_says_tree_is_star(
     monkeypatch, run_cli, tmp_path: Path
 ):
