@@ -127,12 +127,24 @@ def test_ray_executor_matches_the_local_executor():
     cells = conditions("govsim", ["trust"], ["complete"], [0.0, 1.0], 1, ["offline"])
     cells += conditions("govsim", ["trust"], ["star"], [1.0], 1, ["offline"], False, agents=(5,))
     local = sweep("govsim", cells, LocalExecutor(2), seed=3, resamples=1000)
+    reports = []
     try:
         remote = sweep(
-            "govsim", cells, RayExecutor(num_cpus=2, calls_per_second=50), seed=3, resamples=1000
+            "govsim",
+            cells,
+            RayExecutor(num_cpus=2, calls_per_second=50),
+            seed=3,
+            resamples=1000,
+            calls=reports.append,
         )
     finally:
         ray.shutdown()
+    # every cell's rounds relayed through the Ray queue, its job's end last
+    runs = {c.run_label() for c in cells}
+    assert {r.run for r in reports} == runs
+    last = {r.run: r for r in reports}
+    assert all(r.progress is None for r in last.values())
+    assert {r.progress.round for r in reports if r.progress is not None} >= {1, 2}
     assert [o.model_dump() for o in remote.outcomes] == [o.model_dump() for o in local.outcomes]
     assert {o.condition.agents for o in remote.outcomes} == {3, 5}
     assert remote.contrasts == local.contrasts
