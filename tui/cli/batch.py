@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from .base import fail, say
-from .progress import BatchCalls
 
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
@@ -19,6 +18,8 @@ if TYPE_CHECKING:
 
     from engine.studies.estimate import Estimate
     from engine.studies.experiments.executor import Executor
+
+    from .progress import BatchCalls
 
 PANEL = "Executor"
 ExecutorOpt = Annotated[
@@ -95,6 +96,8 @@ def progress_bar(
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+
+    from .progress import BatchCalls
 
     class WithRuns(Progress):
         """The runs bar, then a row per run in flight."""

@@ -22,7 +22,6 @@ from .batch import (
     progress_bar,
 )
 from .options import LLMOptions, llm_options
-from .progress import first_round_calls
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -207,6 +206,8 @@ def trial(
     the end; per-arm means and paired differences from the first arm, with 95% intervals."""
     from engine.studies.experiments.executor import Interrupted
     from engine.studies.experiments.trial import RESAMPLES, load_spec, run_trial
+
+    from .progress import first_round_calls
 
     store = open_store(saves)
     runner = make_executor(executor, workers, address, calls_per_second)
