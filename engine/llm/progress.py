@@ -4,7 +4,9 @@ The transport reports each exchange to the simulation it serves with :func:`exch
 :func:`started` and :func:`finished`): a no-op outside a round. A :class:`Simulation` owns a
 :class:`Calls` tracker (``sim.progress``) and marks its rounds and phases on it; renderers
 (the CLI's bar and per-phase lines, the app's header) read :meth:`Calls.now` from any thread
-or subscribe to finished phases with :meth:`Calls.on_phase`.
+or subscribe to finished phases with :meth:`Calls.on_phase` and to every change with
+:meth:`Calls.on_change`. :func:`watch_new` hears of every tracker made in a block (a worker
+process relays the rounds of the runs it plays so: engine/studies/experiments/relay.py).
 
 A round's expected calls are the previous round's (a run's first: the hint given with
 :meth:`Calls.expect`, e.g. from the estimate; else unknown). The ETA assumes the calls left
@@ -21,6 +23,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 
 _CURRENT: ContextVar[Calls | None] = ContextVar("socialsim_progress", default=None)
+_WATCH: ContextVar[Callable[[Calls], None] | None] = ContextVar("socialsim_watch", default=None)
 
 
 def started(key: str) -> None:
@@ -45,6 +48,17 @@ def exchange(key: str) -> Iterator[None]:
         yield
     finally:
         finished(key)
+
+
+@contextlib.contextmanager
+def watch_new(hook: Callable[[Calls], None]) -> Iterator[None]:
+    """``hook(calls)`` hears of every :class:`Calls` made while the block runs (in its
+    context: the tasks it starts too)."""
+    token = _WATCH.set(hook)
+    try:
+        yield
+    finally:
+        _WATCH.reset(token)
 
 
 @dataclass(frozen=True)
@@ -97,6 +111,10 @@ class Calls:
         self._phase_done = 0
         self._flight: dict[str, list[float]] = {}
         self._listeners: list[Callable[[PhaseDone], None]] = []
+        self._watchers: list[Callable[[Progress], None]] = []
+        hook = _WATCH.get()
+        if hook is not None:
+            hook(self)
 
     def expect(self, calls: int | None) -> None:
         """The calls expected of a round when no round before it says (the first)."""
@@ -107,6 +125,18 @@ class Calls:
         unsubscribe."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
+
+    def on_change(self, listener: Callable[[Progress], None]) -> Callable[[], None]:
+        """Call ``listener`` with the progress after each change (a round or phase begun, an
+        exchange started or ended), in the thread that made it; returns the unsubscribe."""
+        self._watchers.append(listener)
+        return lambda: self._watchers.remove(listener)
+
+    def _changed(self) -> None:
+        if self._watchers:
+            now = self.now()
+            for listener in list(self._watchers):
+                listener(now)
 
     def now(self) -> Progress:
         """The round's progress at this moment."""
@@ -137,6 +167,7 @@ class Calls:
             self._expected = previous if previous is not None else self._hint
             self._round_started = self._phase_started = time.monotonic()
             self._flight.clear()
+        self._changed()
         token = _CURRENT.set(self)
         try:
             yield
@@ -155,11 +186,13 @@ class Calls:
         if ended.phase:
             for listener in list(self._listeners):
                 listener(ended)
+        self._changed()
 
     def started(self, key: str) -> None:
         """An exchange of the round went out."""
         with self._lock:
             self._flight.setdefault(key, []).append(time.monotonic())
+        self._changed()
 
     def finished(self, key: str) -> None:
         """An exchange of the round ended."""
@@ -171,3 +204,4 @@ class Calls:
             if not times:
                 del self._flight[key]
             self._done += 1
+        self._changed()

@@ -397,7 +397,8 @@ async def run_govsim(
     run's; out-of-range answers are clamped to
     0..stock and counted, never fatal), rationing if the lake is oversubscribed, the
     disclosure injected as the round's event, one discussion round (``sim.step()``), then
-    regeneration. Stops after ``months`` or at collapse (stock < 5).
+    regeneration. Stops after ``months`` or at collapse (stock < 5). The harvest calls are
+    tracked (engine/llm/progress.py) as a pass of their own before the month's round.
     """
     scenario = govsim_scenario(n_agents, months)
     sim = Simulation.new(
@@ -418,8 +419,11 @@ async def run_govsim(
             stopped = sim.mind.stop_reason()
             if stopped:
                 break
+            with sim.progress.round(month, n_agents):  # the month's harvest calls, shown
+                sim.progress.phase("harvest")
+                harvests = await _harvests(sim, month, stock, played)
             asked = {}
-            for n, tons in (await _harvests(sim, month, stock, played)).items():
+            for n, tons in harvests.items():
                 clamped = min(max(tons, 0), int(stock))
                 out_of_range += clamped != tons
                 asked[n] = clamped

@@ -17,6 +17,7 @@ from ..errors import SocialsimError
 from ..minds.spec import OFFLINE, MindSpec, mind_spec
 from .bootstrap import RESAMPLES, Interval, ratio_contrasts
 from .experiments.executor import Executor, Interrupted, Job, in_worker
+from .experiments.relay import Listener, follow
 from .families import family
 
 #: A study family's name (:data:`~engine.studies.families.FAMILIES`).
@@ -53,6 +54,10 @@ class Condition(BaseModel):
             return f"neutral {self.relation}/{self.topology}"
         signs = "".join("+" if s > 0 else "-" for s in self.signs)
         return f"{self.relation}/{self.topology} λ={self.positivity:g} [{signs}]"
+
+    def run_label(self) -> str:
+        """The label of this run of the cell: its model, team, prior and repetition."""
+        return f"{self.model} {self.agents} agents {self.label()} run {self.run}"
 
 
 class Outcome(BaseModel):
@@ -176,8 +181,10 @@ async def run_condition(
 def play_cell(
     cond: Condition, questions: Sequence[Any], seed: int, mind: MindSpec = OFFLINE
 ) -> Outcome:
-    """One cell in a worker process (a job of the executor), in its own event loop."""
-    return in_worker(run_condition(cond, questions, seed, mind))
+    """One cell in a worker process (a job of the executor), in its own event loop; its LLM
+    calls relayed under its :meth:`~Condition.run_label`."""
+    with follow(cond.run_label()):
+        return in_worker(run_condition(cond, questions, seed, mind))
 
 
 class SweepResult(BaseModel):
@@ -278,11 +285,13 @@ def sweep(
     resamples: int = RESAMPLES,
     progress: Callable[[Outcome], None] | None = None,
     stop: threading.Event | None = None,
+    calls: Listener | None = None,
 ) -> SweepResult:
     """Run every cell with ``executor`` and compute the contrasts; ``mind``: the LLM
     settings every cell shares (each cell's model replaces its model). ``progress`` hears
-    each outcome as it comes. Ctrl+C (or ``stop``) raises :class:`Interrupted` holding the
-    result of the cells that finished."""
+    each outcome as it comes, ``calls(report)`` each report of the cells' LLM calls. Ctrl+C
+    (or ``stop``) raises :class:`Interrupted` holding the result of the cells that
+    finished."""
     outcomes: dict[int, Outcome] = {}
 
     def done(index: int, outcome: Outcome) -> None:
@@ -292,7 +301,7 @@ def sweep(
 
     jobs = [Job(play_cell, (cell, list(questions), seed, mind)) for cell in cells]
     try:
-        executor.run(jobs, done, stop)
+        executor.run(jobs, done, stop, calls)
     except KeyboardInterrupt:
         finished = [outcomes[i] for i in sorted(outcomes)]
         raise Interrupted(_result(task, finished, seed, resamples), len(cells)) from None

@@ -1,6 +1,8 @@
 """Following a slow run (engine/llm/progress.py): the round's calls done of expected, in flight
 and the oldest's age, as the transport reports them to the stub (tests/llm_stub.py); the
-CLI's per-phase lines when piped, and the app header's calls in flight."""
+reports a worker relays of the runs it plays (engine/studies/experiments/relay.py); the
+CLI's bars on a terminal and per-phase lines when piped, and the app header's calls in
+flight."""
 
 from __future__ import annotations
 
@@ -9,9 +11,12 @@ import os
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
 
 import asyncio
+import io
+import queue
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,10 +24,22 @@ import pytest
 from llm_stub import StubLLM
 
 from engine import Simulation, resolve_scenario
-from engine.llm.progress import Calls, PhaseDone, exchange, finished, started
+from engine.llm.progress import (
+    Calls,
+    PhaseDone,
+    Progress,
+    exchange,
+    finished,
+    started,
+    watch_new,
+)
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import close_clients
+from engine.studies.experiments import relay
+from engine.studies.experiments.relay import Report
 from tui.app import build_app
+from tui.cli import progress as cli_progress
+from tui.cli.batch import progress_bar
 from tui.widgets.header import RunHeader
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
@@ -67,6 +84,74 @@ def test_calls_are_counted_in_their_round_and_phase() -> None:
     assert (last.round, last.done, last.in_flight, last.oldest_started) == (1, 5, 0, None)
     with calls.round(2, 5):  # the round before says what to expect
         assert calls.now().expected == 5 and calls.now().done == 0
+
+
+def test_a_tracker_made_in_a_watched_block_reports_every_change() -> None:
+    made: list[Calls] = []
+    Calls()  # before the block: nobody hears of it
+    with watch_new(made.append):
+        calls = Calls()
+    assert made == [calls]
+    seen: list[Progress] = []
+    stop = calls.on_change(seen.append)
+    with calls.round(1, 2):
+        calls.phase("decide")
+        with exchange("a"):
+            pass
+    stop()
+    with calls.round(2, 1):
+        pass
+    # round begun, phase begun, started, finished, the round's last phase ended
+    assert [(p.round, p.phase, p.done, p.in_flight) for p in seen] == [
+        (1, "", 0, 0),
+        (1, "decide", 0, 0),
+        (1, "decide", 0, 1),
+        (1, "decide", 1, 0),
+        (1, "", 1, 0),
+    ]
+
+
+def test_a_report_moves_its_times_to_the_receivers_clock() -> None:
+    p = Progress(round=2, phase="judge", done=4, expected=8, in_flight=1,
+                 oldest_started=95.0, round_started=90.0)  # fmt: skip
+    done = PhaseDone("decide", 4, 3.0, p)
+    moved = Report("r", 3, p, done, sent=100.0).local(now=1000.0)
+    assert moved.progress is not None and moved.phase is not None
+    assert (moved.progress.round_started, moved.progress.oldest_started) == (990.0, 995.0)
+    assert moved.phase.progress == moved.progress and moved.sent == 1000.0
+    assert moved.progress.oldest_age(1001.0) == 6.0  # the age it had when sent, and since
+    assert Report("r", 3, None, sent=5.0).local(now=9.0).progress is None
+
+
+def test_a_followed_run_relays_its_rounds_under_its_name(
+    stub: StubLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sink: queue.Queue[Report] = queue.Queue()
+    with relay.follow("offstage", 2):  # no sink installed: nothing is sent
+        Calls()
+    monkeypatch.setattr(relay, "_SINK", sink)
+
+    async def play() -> None:
+        sim = Simulation.new(resolve_scenario("tavern"), seed=0, mind=settings(stub), rounds=2)
+        try:
+            await sim.run()
+        finally:
+            await sim.aclose()
+            await close_clients()
+
+    with relay.follow("tavern-a", 2):
+        asyncio.run(play())
+    reports: list[Report] = []
+    relay.drain(sink, reports.append)
+    assert {(r.run, r.rounds) for r in reports} == {("tavern-a", 2)}
+    assert reports[-1].progress is None  # the job's end
+    ended = [r.phase for r in reports if r.phase is not None]
+    assert [(e.progress.round, e.phase) for e in ended] == [
+        (n, phase) for n in (1, 2) for phase in ("narrate", "decide", "speak", "judge")
+    ]
+    assert sum(e.calls for e in ended) == stub.calls > 0
+    busiest = max(r.progress.in_flight for r in reports if r.progress is not None)
+    assert busiest >= 1
 
 
 def test_every_exchange_of_a_stub_round_is_counted(stub: StubLLM) -> None:
@@ -160,3 +245,87 @@ async def test_the_header_shows_the_calls_in_flight_and_the_oldest_age(
                     break
             assert app.sim.round == 1
             assert "in flight" not in header.render().plain and header._ticks is None
+
+
+def _plain(console_file: io.StringIO) -> str:
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", console_file.getvalue())
+
+
+def test_a_batch_bar_on_a_terminal_shows_a_row_per_run_in_flight(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from rich.console import Console
+
+    out = io.StringIO()
+    console = Console(force_terminal=True, file=out, width=200)
+    now = time.monotonic()
+    first = Progress(round=1, phase="decide", done=3, expected=None, in_flight=2,
+                     oldest_started=now - 60, round_started=now - 30)  # fmt: skip
+    arm = Progress(round=4, phase="judge", done=10, expected=20, in_flight=0,
+                   oldest_started=None, round_started=now - 10)  # fmt: skip
+    with progress_bar("trial t", 3, llm=True, first=lambda: 12, console=console) as bar:
+        assert bar.calls is not None
+        bar.calls(Report("t-s1-prefix", 2, first, sent=now))
+        bar.calls(Report("t-s1-none", 5, arm, PhaseDone("speak", 4, 2.0, arm), sent=now))
+        bar.progress.refresh()
+        shown = _plain(out)
+        bar.calls(Report("t-s1-prefix", 2, None, sent=now))  # its job ended
+        out.seek(0)
+        out.truncate()
+        bar.progress.refresh()
+        after = _plain(out)
+    assert "trial t" in shown and "0/3" in shown
+    # a first round expects the estimate's calls; the ETA goes at the round's pace so far
+    assert re.search(
+        r"t-s1-prefix round 1/2 decide · 3/~12 calls · 2 in flight, oldest 6\d s · ETA 1\.\d min",
+        shown,
+    ), shown
+    assert re.search(r"t-s1-none round 4/5 judge · 10/~20 calls · ETA \d+(\.\d)? s", shown), shown
+    assert "t-s1-prefix" not in after and "t-s1-none round 4/5" in after
+    assert capsys.readouterr().err == ""  # on a terminal: no phase lines
+
+
+def test_a_piped_batch_prints_each_runs_finished_phases(capsys: pytest.CaptureFixture[str]) -> None:
+    from rich.console import Console
+
+    console = Console(force_terminal=False, file=io.StringIO())
+    p = Progress(round=2, phase="judge", done=7, expected=9, round_started=time.monotonic())
+    with progress_bar("sweep debate", 2, llm=True, console=console) as bar:
+        assert bar.calls is not None
+        bar.calls(Report("cell a", None, p, PhaseDone("speak", 3, 1.5, p)))
+        bar.calls(Report("cell a", None, p, PhaseDone("narrate", 0, 0.0, p)))  # no call
+        bar.calls(Report("cell a", None, p))
+    assert capsys.readouterr().err.splitlines() == [
+        "cell a round 2 speak: 3 calls in 1.5 s (round: 7 of ~9 calls)"
+    ]
+    with progress_bar("offline", 2, console=console) as bar:
+        assert bar.calls is None  # an offline batch relays nothing
+
+
+def test_a_run_on_a_terminal_shows_its_rounds_calls_bar(
+    stub: StubLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rich.console import Console
+
+    out = io.StringIO()
+    console = Console(force_terminal=True, file=out, width=200)
+    monkeypatch.setattr(cli_progress, "terminal", lambda: console)
+    scenario = resolve_scenario("tavern")
+
+    async def play() -> Simulation:
+        sim = Simulation.new(scenario, seed=0, mind=settings(stub), rounds=1)
+        try:
+            with cli_progress.calls_shown(sim):
+                await sim.run()
+        finally:
+            await sim.aclose()
+            await close_clients()
+        return sim
+
+    sim = asyncio.run(play())
+    shown = _plain(out)
+    done = len(sim.records[1].llm_calls)
+    # the first frame is before the round; the last holds the round's calls, all done, of
+    # those the estimate expected (no round before the first says)
+    assert re.search(r"^━+ round 0/1 · 0 calls · ETA unknown", shown), shown
+    assert re.search(rf"round 1/1 · {done}/~\d+ calls · ETA 0\.0 s", shown), shown

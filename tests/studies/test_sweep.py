@@ -4,6 +4,7 @@ Ray, the sweep CLI."""
 from __future__ import annotations
 
 import csv
+import re
 import sys
 from pathlib import Path
 
@@ -22,6 +23,8 @@ from engine.studies.sweep import (
     tidy_rows,
     topology_aliases,
 )
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_cells_enumerate_every_sign_assignment_and_the_controls():
@@ -124,12 +127,24 @@ def test_ray_executor_matches_the_local_executor():
     cells = conditions("govsim", ["trust"], ["complete"], [0.0, 1.0], 1, ["offline"])
     cells += conditions("govsim", ["trust"], ["star"], [1.0], 1, ["offline"], False, agents=(5,))
     local = sweep("govsim", cells, LocalExecutor(2), seed=3, resamples=1000)
+    reports = []
     try:
         remote = sweep(
-            "govsim", cells, RayExecutor(num_cpus=2, calls_per_second=50), seed=3, resamples=1000
+            "govsim",
+            cells,
+            RayExecutor(num_cpus=2, calls_per_second=50),
+            seed=3,
+            resamples=1000,
+            calls=reports.append,
         )
     finally:
         ray.shutdown()
+    # every cell's rounds relayed through the Ray queue, its job's end last
+    runs = {c.run_label() for c in cells}
+    assert {r.run for r in reports} == runs
+    last = {r.run: r for r in reports}
+    assert all(r.progress is None for r in last.values())
+    assert {r.progress.round for r in reports if r.progress is not None} >= {1, 2}
     assert [o.model_dump() for o in remote.outcomes] == [o.model_dump() for o in local.outcomes]
     assert {o.condition.agents for o in remote.outcomes} == {3, 5}
     assert remote.contrasts == local.contrasts
@@ -159,6 +174,53 @@ def test_sweep_cli_prints_tables_and_writes_tidy_csv(monkeypatch, run_cli, tmp_p
         rows = list(csv.DictReader(handle))
     assert {r["metric"] for r in rows} >= {"cr", "acc"}
     assert {r["control"] for r in rows} == {"signed", "no-prior", "explicit-neutral"}
+
+
+def test_an_llm_sweep_prints_each_cells_finished_phases(run_cli, tmp_path: Path):
+    from llm_stub import StubLLM
+
+    questions = tmp_path / "one.jsonl"
+    sample = (ROOT / "scenarios" / "debate" / "sample.jsonl").read_text().splitlines()
+    questions.write_text(sample[0] + "\n")
+    with StubLLM(seed=3) as stub:
+        args = ["sweep", "debate", "--relations", "attitude", "--lambdas", "1", "--runs", "1"]
+        args += ["--models", "openai/stub", "--api-base", stub.url, "--questions", str(questions)]
+        result = run_cli(*args, "--resamples", "100", "--workers", "2", "--yes")
+        assert result.code == 0, result.err
+    line = re.compile(
+        r"^openai/stub 3 agents (.+) run 0 round 1 debate: (\d+) calls in [\d.]+ s "
+        r"\(round: (\d+) of ~9 calls\)$"
+    )
+    rows = [m.groups() for m in map(line.match, result.err.splitlines()) if m]
+    # one line per cell: its only phase, every agent asked once a debate round, three rounds
+    assert sorted(r[0] for r in rows) == [
+        "attitude/complete λ=1 [+++]",
+        "neutral attitude/complete",
+        "no-prior",
+    ]
+    assert all(r[1] == r[2] for r in rows)
+    assert sum(int(r[1]) for r in rows) == stub.calls >= 27
+
+
+def test_an_llm_govsim_sweep_shows_each_months_harvest_calls_too(run_cli):
+    from llm_stub import StubLLM
+
+    with StubLLM(seed=3) as stub:
+        args = ["sweep", "govsim", "--relations", "trust", "--lambdas", "1", "--runs", "1"]
+        args += ["--models", "openai/stub", "--api-base", stub.url, "--resamples", "100"]
+        result = run_cli(*args, "--workers", "2", "--yes")
+        assert result.code == 0, result.err
+    line = re.compile(r"^openai/stub 3 agents (.+) run 0 round (\d+) (\w+): (\d+) calls in ")
+    rows = [m.groups() for m in map(line.match, result.err.splitlines()) if m]
+    harvests = [r for r in rows if r[2] == "harvest"]
+    assert {r[0] for r in harvests} == {
+        "no-prior",
+        "neutral trust/complete",
+        "trust/complete λ=1 [+++]",
+    }
+    assert all(r[3] == "3" for r in harvests)  # one question per fisher a month
+    assert {r[2] for r in rows} >= {"harvest", "decide", "judge"}
+    assert sum(int(r[3]) for r in rows) == stub.calls  # every call shown
 
 
 def test_govsim_sweep_cli_runs_both_team_sizes_and_says_tree_is_star(
@@ -270,7 +332,7 @@ class InterruptAfter(LocalExecutor):
         super().__init__(1)
         self.n = n
 
-    def run(self, jobs, done, stop=None):
+    def run(self, jobs, done, stop=None, calls=None):
         seen = []
 
         def counting(index, result):
@@ -279,7 +341,7 @@ class InterruptAfter(LocalExecutor):
             if len(seen) == self.n:
                 raise KeyboardInterrupt
 
-        super().run(jobs, counting, stop)
+        super().run(jobs, counting, stop, calls)
 
 
 def test_ctrl_c_in_a_sweep_prints_and_writes_what_finished(monkeypatch, run_cli, tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -130,7 +131,7 @@ class StopAfter(LocalExecutor):
         self.n = n
         self.batches = 0
 
-    def run(self, jobs, done, stop=None):
+    def run(self, jobs, done, stop=None, calls=None):
         self.batches += 1
         seen = []
 
@@ -140,7 +141,7 @@ class StopAfter(LocalExecutor):
             if self.batches == 2 and len(seen) == self.n:
                 raise KeyboardInterrupt
 
-        super().run(jobs, counting, stop)
+        super().run(jobs, counting, stop, calls)
 
 
 def test_ctrl_c_keeps_the_finished_runs_and_writes_their_csv(monkeypatch, run_cli, tmp_path: Path):
@@ -176,6 +177,56 @@ def test_an_interrupted_trial_reports_its_partial_result(store: SaveStore):
     pairs = [s for s in spec.seeds if (s, "none") in rows and (s, "neglect") in rows]
     assert partial.complete_seeds == pairs
     assert {s.estimate.n for s in summarize(partial)} <= {len(pairs)}
+
+
+def test_ctrl_c_twice_mid_round_leaves_only_whole_llm_runs_that_resume(run_cli, tmp_path: Path):
+    """A terminal's Ctrl+C (SIGINT to the whole process group) while the prefixes' first
+    round is under way lets them go on, their calls still shown; a second one stops them
+    mid-round. Every save reads back whole, and the trial resumes to the end."""
+    from llm_stub import StubLLM
+
+    saves = tmp_path / "saves"
+    with StubLLM(seed=3, latency=0.2) as stub:
+        args = ["trial", "tavern", "--model", "openai/stub", "--api-base", stub.url]
+        args += ["--rounds", "2", "--fork-at", "1", "--seeds", "1-2", "--arms", "none"]
+        args += ["--inject", "A storm.@2", "--trial-id", "c", "--yes", "--saves", str(saves)]
+        child = subprocess.Popen(
+            [sys.executable, "-m", "tui.cli", *args, "--workers", "2"],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        seen: list[str] = []
+        try:
+            assert child.stderr is not None
+            for wanted in (" round 1/1 decide: ", " round 1/1 speak: "):
+                for text in child.stderr:
+                    seen.append(text)
+                    if wanted in text:  # a prefix is mid-round
+                        os.killpg(child.pid, signal.SIGINT)
+                        break
+            rest = child.stderr.read()
+            code = child.wait(timeout=120)
+        finally:
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGKILL)
+                child.wait()
+        assert code == 130, "".join(seen) + rest
+        assert rest.strip().splitlines()[-1] == "socialsim: interrupted", rest
+        store = SaveStore(saves)
+        spec = load_spec(store, "c")
+        assert not all(prefix_done(store, spec, s) for s in spec.seeds)  # stopped mid-round
+        store.clean_leftovers()  # what every open of the saves does
+        for row in store.list_runs():
+            assert row.ok, row.reason
+            history = store.history(row.run_id, whole=True)
+            assert [r.round for r in history] == list(range(len(history)))
+        resumed = run_cli("trial", "c", "--resume", "--yes", "--saves", str(saves))
+        assert resumed.code == 0, resumed.err
+    assert all(arm_done(store, spec, s, a) for s in spec.seeds for a in spec.arms)
 
 
 # -- resumption after a kill -----------------------------------------------------------------
@@ -373,6 +424,20 @@ def test_an_llm_trial_asks_before_spending_then_plays_against_the_stub(
         played = run_cli(*args, "--yes", "--workers", "2")
         assert played.code == 0, played.err
         assert stub.calls > 0
+    # piped, every run played in the workers prints a line per finished phase
+    line = re.compile(
+        r"^(llm-s1-\S+) round (\d)/(\d) (decide|speak|judge): (\d+) calls in [\d.]+ s "
+        r"\(round: \d+( of ~\d+)? calls\)$"
+    )
+    rows = [m.groups() for m in map(line.match, played.err.splitlines()) if m]
+    phases = [(run, f"{n}/{total}", phase) for run, n, total, phase, *_ in rows]
+    assert sorted(set(phases)) == sorted(
+        [("llm-s1-prefix", "1/1", p) for p in ("decide", "speak", "judge")]
+        + [(f"llm-s1-{arm}", "2/2", p) for arm in ("inject-1", "none")
+           for p in ("decide", "speak", "judge")]
+    )  # fmt: skip
+    assert len(phases) == len(set(phases)) == 9
+    assert sum(int(r[4]) for r in rows) == stub.calls
     store = SaveStore(saves)
     spec = load_spec(store, "llm")
     assert spec.mind.model == "openai/stub"

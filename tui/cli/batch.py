@@ -1,9 +1,10 @@
-"""What ``sweep`` and ``trial`` share: the executor options, a rich progress bar on stderr,
-and the confirmation asked before an LLM batch spends money."""
+"""What ``sweep`` and ``trial`` share: the executor options, a rich progress bar on stderr
+(runs finished of the total, and the LLM calls of the runs in flight), and the confirmation
+asked before an LLM batch spends money."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
@@ -12,10 +13,13 @@ import typer
 from .base import fail, say
 
 if TYPE_CHECKING:
+    from rich.console import Console, RenderableType
     from rich.progress import Progress, TaskID
 
     from engine.studies.estimate import Estimate
     from engine.studies.experiments.executor import Executor
+
+    from .progress import BatchCalls
 
 PANEL = "Executor"
 ExecutorOpt = Annotated[
@@ -55,11 +59,13 @@ def make_executor(
 
 
 class Bar:
-    """A rich progress bar's one task: runs finished of a total."""
+    """A rich progress bar's one task: runs finished of a total; ``calls``: the listener of
+    the runs' LLM call reports (None: an offline batch)."""
 
-    def __init__(self, progress: Progress, task: TaskID) -> None:
+    def __init__(self, progress: Progress, task: TaskID, calls: BatchCalls | None) -> None:
         self.progress = progress
         self.task = task
+        self.calls = calls
 
     def advance(self, *_: object) -> None:
         """One more job finished."""
@@ -71,8 +77,16 @@ class Bar:
 
 
 @contextmanager
-def progress_bar(what: str, total: int) -> Iterator[Bar]:
-    """A progress bar on stderr, cleared when it ends."""
+def progress_bar(
+    what: str,
+    total: int,
+    llm: bool = False,
+    first: Callable[[], int] | None = None,
+    console: Console | None = None,
+) -> Iterator[Bar]:
+    """A progress bar on stderr (or ``console``), cleared when it ends. An ``llm`` batch's
+    runs in flight each get a row of their round's calls below it on a terminal (``first()``
+    the calls a first round is expected to make), piped a line per finished phase."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -83,18 +97,31 @@ def progress_bar(what: str, total: int) -> Iterator[Bar]:
         TimeRemainingColumn,
     )
 
-    progress = Progress(
+    from .progress import BatchCalls
+
+    class WithRuns(Progress):
+        """The runs bar, then a row per run in flight."""
+
+        def get_renderables(self) -> Iterable[RenderableType]:
+            yield self.make_tasks_table(self.tasks)
+            if calls is not None:
+                yield from calls.rows()
+
+    console = console or Console(stderr=True)
+    tty = console.is_terminal
+    calls = BatchCalls(not tty, first() if tty and first else None) if llm else None
+    progress = WithRuns(
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
         TimeRemainingColumn(),
-        console=Console(stderr=True),
+        console=console,
         transient=True,
     )
     task = progress.add_task(what, total=total)
     with progress:
-        yield Bar(progress, task)
+        yield Bar(progress, task, calls)
 
 
 def confirm_spend(offline: bool, yes: bool, what: str, estimate: Estimate | None = None) -> None:

@@ -1,11 +1,13 @@
-"""A run's LLM calls as the CLI shows them (``engine.llm.progress``), on stderr: on a terminal
-one progress bar (the round's calls done of those expected, in flight, the oldest's age and
-an ETA); piped, one line per finished phase."""
+"""LLM calls as the CLI shows them (``engine.llm.progress``), on stderr: on a terminal a
+progress bar (the round's calls done of those expected, in flight, the oldest's age and an
+ETA); piped, one line per finished phase. For a run played here (``run``, ``resume``:
+:func:`calls_shown`) and for the runs a batch plays in its workers (``trial``, ``sweep``:
+:class:`BatchCalls`, fed the workers' relayed reports), one row and one line per run."""
 
 from __future__ import annotations
 
 import contextlib
-import sys
+import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -14,26 +16,35 @@ import typer
 from engine.llm.throughput import duration
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, RenderableType
 
     from engine import Simulation
-    from engine.llm.progress import Calls, PhaseDone, Progress
+    from engine.core.scenario import Scenario
+    from engine.llm.progress import PhaseDone, Progress
+    from engine.minds.spec import MindSpec
+    from engine.studies.experiments.relay import Report
 
 
-def phase_line(done: PhaseDone, total_rounds: int) -> str:
-    """``round 1/3 decide: 5 calls in 4 s (round: 5 of ~18 calls)``."""
+def _where(p: Progress, total_rounds: int | None, run: str) -> str:
+    """``round 1/3`` (``round 1`` with no total), after the run's name if there is one."""
+    rounds = f"round {p.round}" + (f"/{total_rounds}" if total_rounds is not None else "")
+    return f"{run} {rounds}" if run else rounds
+
+
+def phase_line(done: PhaseDone, total_rounds: int | None, run: str = "") -> str:
+    """``round 1/3 decide: 5 calls in 4 s (round: 5 of ~18 calls)``, after ``run``."""
     p = done.progress
     of = f" of ~{p.expected}" if p.expected is not None else ""
     return (
-        f"round {p.round}/{total_rounds} {done.phase}: {done.calls} calls in "
+        f"{_where(p, total_rounds, run)} {done.phase}: {done.calls} calls in "
         f"{duration(done.seconds)} (round: {p.done}{of} calls)"
     )
 
 
-def bar_text(p: Progress, total_rounds: int, now: float | None = None) -> str:
+def bar_text(p: Progress, total_rounds: int | None, now: float | None = None, run: str = "") -> str:
     """What stands beside the bar: calls done of expected, in flight, oldest, ETA."""
     of = f"/~{p.expected}" if p.expected is not None else ""
-    parts = [f"round {p.round}/{total_rounds} {p.phase}", f"{p.done}{of} calls"]
+    parts = [f"{_where(p, total_rounds, run)} {p.phase}".rstrip(), f"{p.done}{of} calls"]
     age = p.oldest_age(now)
     if age is not None:
         parts.append(f"{p.in_flight} in flight, oldest {duration(age)}")
@@ -42,23 +53,40 @@ def bar_text(p: Progress, total_rounds: int, now: float | None = None) -> str:
     return " · ".join(parts)
 
 
+def calls_row(p: Progress, total_rounds: int | None, run: str = "") -> RenderableType:
+    """One bar of a round's calls and its text."""
+    from rich.progress_bar import ProgressBar
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 1))
+    bar = ProgressBar(total=p.expected, completed=p.done, width=30)
+    grid.add_row(bar, bar_text(p, total_rounds, run=run))
+    return grid
+
+
+def terminal() -> Console | None:
+    """A console on stderr when stderr is a terminal (None: piped)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    return console if console.is_terminal else None
+
+
+def first_round_calls(scenario: Scenario, mind: MindSpec) -> int:
+    """The calls a first round is expected to make (no round before it says), estimated."""
+    from engine.studies.estimate import estimate_run
+
+    return round(estimate_run(scenario, mind, 1).calls.expected)
+
+
 class _Bar:
     """A live renderable: the bar of the round's calls, read anew at every refresh."""
 
-    def __init__(self, calls: Calls, total_rounds: int) -> None:
-        self.calls, self.total_rounds = calls, total_rounds
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
 
     def __rich__(self) -> RenderableType:
-        from rich.progress_bar import ProgressBar
-        from rich.table import Table
-
-        p = self.calls.now()
-        grid = Table.grid(padding=(0, 1))
-        grid.add_row(
-            ProgressBar(total=p.expected, completed=p.done, width=30),
-            bar_text(p, self.total_rounds),
-        )
-        return grid
+        return calls_row(self.sim.progress.now(), self.sim.total_rounds)
 
 
 @contextlib.contextmanager
@@ -67,7 +95,8 @@ def calls_shown(sim: Simulation, quiet: bool = False) -> Iterator[None]:
     if quiet or sim.meta.llm is None:
         yield
         return
-    if not sys.stderr.isatty():
+    console = terminal()
+    if console is None:
         total = sim.total_rounds
         stop = sim.progress.on_phase(
             lambda done: typer.echo(phase_line(done, total), err=True) if done.calls else None
@@ -77,14 +106,40 @@ def calls_shown(sim: Simulation, quiet: bool = False) -> Iterator[None]:
         finally:
             stop()
         return
-    from rich.console import Console
     from rich.live import Live
 
     if sim.round == 0:  # no round before the first to say how many calls to expect
-        from engine.studies.estimate import estimate_run
-
-        first = estimate_run(sim.scenario, sim.meta.llm, 1).calls.expected
-        sim.progress.expect(round(first))
-    bar = _Bar(sim.progress, sim.total_rounds)
-    with Live(bar, console=Console(stderr=True), refresh_per_second=4, transient=True):
+        sim.progress.expect(first_round_calls(sim.scenario, sim.meta.llm))
+    with Live(_Bar(sim), console=console, refresh_per_second=4, transient=True):
         yield
+
+
+class BatchCalls:
+    """The LLM calls of the runs a batch is playing, from their relayed reports
+    (engine/studies/experiments/relay.py): the latest of each run in flight, one row each on
+    a terminal; piped (``lines``), one line per finished phase. ``first``: the calls a run's
+    first round is expected to make, when its report does not say."""
+
+    def __init__(self, lines: bool, first: int | None = None) -> None:
+        self.lines, self.first = lines, first
+        self.runs: dict[str, Report] = {}
+
+    def __call__(self, report: Report) -> None:
+        """One report (in the calling thread; rows are read from rich's)."""
+        p = report.progress
+        if p is None:  # the run's job ended
+            self.runs = {run: r for run, r in self.runs.items() if run != report.run}
+            return
+        if self.lines and report.phase is not None and report.phase.calls:
+            typer.echo(phase_line(report.phase, report.rounds, report.run), err=True)
+        if p.round == 1 and p.expected is None and self.first is not None:
+            p = dataclasses.replace(p, expected=max(self.first, p.done + p.in_flight))
+        self.runs = {**self.runs, report.run: dataclasses.replace(report, progress=p)}
+
+    def rows(self) -> list[RenderableType]:
+        """A bar of the round's calls for each run in flight, in the order they began."""
+        return [
+            calls_row(r.progress, r.rounds, r.run)
+            for r in self.runs.values()
+            if r.progress is not None
+        ]

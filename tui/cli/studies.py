@@ -170,7 +170,7 @@ def sweep(
     from engine.studies.experiments.executor import Interrupted
 
     try:
-        with progress_bar(f"sweep {kind.name}", len(cells)) as bar:
+        with progress_bar(f"sweep {kind.name}", len(cells), bool(live)) as bar:
             result = run_sweep(
                 kind.name,
                 cells,
@@ -180,6 +180,7 @@ def sweep(
                 mind=shared,
                 resamples=resamples,
                 progress=bar.advance,
+                calls=bar.calls,
             )
     except Interrupted as stopped:
         result = stopped.partial

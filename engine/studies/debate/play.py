@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from ...core.exchanges import LLMCall
 from ...core.priors import Prior
 from ...errors import BudgetError, SocialsimError
+from ...llm.progress import Calls
 from ...llm.settings import LLMSettings
 from ...minds import Mind, Question, make_mind
 from ...minds.spec import OFFLINE, MindSpec, Offline
@@ -123,7 +124,8 @@ async def run_debate(
     ``DebateResult.calls``) or a built mind (its exchanges stay in it). The offline rule
     model is deterministic from ``seed``; an LLM agent ``n`` is played by
     ``settings.model_for(n)``. Questions run concurrently; the transport caps concurrency;
-    a reached ``max_calls``/``budget_usd`` raises BudgetError.
+    a reached ``max_calls``/``budget_usd`` raises BudgetError. The debate's calls are
+    tracked as one round (engine/llm/progress.py), every agent asked once a round expected.
     """
     if rounds < 0:
         raise SocialsimError(f"rounds must be >= 0, got {rounds}")
@@ -138,15 +140,18 @@ async def run_debate(
         _Debate(q, names, blocks, RuleDebater(q, names, network, seed), rounds) for q in questions
     ]
     calls: list[LLMCall] = []
-    if isinstance(mind, Offline | LLMSettings):
-        brain = make_mind(mind, seed)
-        try:
-            traces = await _gather_all([d.play(brain) for d in debates])
-            calls = brain.take_calls()
-        finally:
-            await brain.aclose()
-    else:
-        traces = await _gather_all([d.play(mind) for d in debates])
+    tracked = Calls()
+    with tracked.round(1, len(debates) * k * (rounds + 1)):
+        tracked.phase("debate")
+        if isinstance(mind, Offline | LLMSettings):
+            brain = make_mind(mind, seed)
+            try:
+                traces = await _gather_all([d.play(brain) for d in debates])
+                calls = brain.take_calls()
+            finally:
+                await brain.aclose()
+        else:
+            traces = await _gather_all([d.play(mind) for d in debates])
     return DebateResult(
         traces=traces, metrics=metrics(traces, questions), agents=names, calls=calls
     )

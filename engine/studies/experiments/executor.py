@@ -3,13 +3,15 @@ top-level function and its arguments, played in local worker processes
 (:class:`LocalExecutor`) or as Ray tasks (engine/studies/experiments/ray_executor.py).
 
 Results come back to the calling thread one by one as jobs finish (``done(index, result)``),
-so a caller keeps what finished whatever happens next. Ctrl+C (KeyboardInterrupt in the
-calling thread, or the ``stop`` event set from another thread) cancels the jobs not yet
-started, lets the running ones finish and report, then raises KeyboardInterrupt; a second
-Ctrl+C stops the running ones too. A job that raises cancels the rest the same way and its
-error is raised. Workers ignore SIGINT: the terminal's Ctrl+C reaches the caller alone, and
-they exit when the caller is gone, SIGKILLed too (``parent_watch``), so no worker, and no
-resource tracker kept alive by one, outlives it.
+so a caller keeps what finished whatever happens next; with ``calls``, so do the reports of
+the LLM calls of the runs the jobs play (engine/studies/experiments/relay.py). Ctrl+C
+(KeyboardInterrupt in the calling thread, or the ``stop`` event set from another thread)
+cancels the jobs not yet started, lets the running ones finish and report, then raises
+KeyboardInterrupt; a second Ctrl+C stops the running ones too. A job that raises cancels the
+rest the same way and its error is raised. Workers (and the manager processes serving them)
+ignore SIGINT: the terminal's Ctrl+C reaches the caller alone, and they exit when the caller
+is gone, SIGKILLed too (``parent_watch``), so no worker, and no resource tracker kept alive
+by one, outlives it.
 Workers are spawned, not forked: the app and rich's progress bar hold threads, and a fork
 copies their locks in whatever state they are.
 """
@@ -28,6 +30,7 @@ from typing import Any, Protocol, TypeVar
 
 from ...errors import SocialsimError
 from .parent_watch import die_with_parent
+from .relay import Listener, drain
 
 #: How often a waiting caller looks at its ``stop`` event (seconds).
 POLL = 0.1
@@ -73,20 +76,31 @@ class Job:
 class Executor(Protocol):
     """Plays a batch of jobs, reporting each result as it comes."""
 
-    def run(self, jobs: Sequence[Job], done: Done, stop: threading.Event | None = None) -> None:
-        """Play ``jobs``; ``done(i, result)`` for each finished job, in the calling thread."""
+    def run(
+        self,
+        jobs: Sequence[Job],
+        done: Done,
+        stop: threading.Event | None = None,
+        calls: Listener | None = None,
+    ) -> None:
+        """Play ``jobs``; ``done(i, result)`` for each finished job and ``calls(report)``
+        for each report of their LLM calls, in the calling thread."""
         ...
 
 
-def _worker_init(limit: Any) -> None:
+def _worker_init(limit: Any, reports: Any) -> None:
     """A local worker: Ctrl+C is the caller's to handle, the caller's death ends it; LLM
-    calls share the rate limit."""
+    calls share the rate limit and are reported to ``reports`` (a queue)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
     if limit is not None:
         from .ratelimit import install
 
         install(lambda: asyncio.to_thread(limit.reserve))
+    if reports is not None:
+        from . import relay
+
+        relay.install(reports)
 
 
 class LocalExecutor:
@@ -99,26 +113,39 @@ class LocalExecutor:
         self.workers = workers or os.cpu_count() or 1
         self.calls_per_second = calls_per_second
 
-    def run(self, jobs: Sequence[Job], done: Done, stop: threading.Event | None = None) -> None:
+    def run(
+        self,
+        jobs: Sequence[Job],
+        done: Done,
+        stop: threading.Event | None = None,
+        calls: Listener | None = None,
+    ) -> None:
         if not jobs:
             return
-        manager, limit = None, None
+        managers, limit, reports = [], None, None
         if self.calls_per_second:
             from .ratelimit import local_limit
 
             manager, limit = local_limit(self.calls_per_second)
+            managers.append(manager)
+        if calls is not None:
+            from .relay import local_queue
+
+            manager, reports = local_queue()
+            managers.append(manager)
         pool = ProcessPoolExecutor(
             max_workers=min(self.workers, len(jobs)),
             mp_context=multiprocessing.get_context("spawn"),
             initializer=_worker_init,
-            initargs=(limit,),
+            initargs=(limit, reports),
         )
+        poll = None if calls is None else lambda: drain(reports, calls)
         try:
             futures = {pool.submit(job.fn, *job.args): i for i, job in enumerate(jobs)}
-            collect(futures, done, stop, lambda: _terminate(pool))
+            collect(futures, done, stop, lambda: _terminate(pool), poll)
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
-            if manager is not None:
+            for manager in managers:
                 manager.shutdown()
 
 
@@ -134,18 +161,23 @@ def collect(
     done: Done,
     stop: threading.Event | None,
     terminate: Callable[[], None],
+    poll: Callable[[], None] | None = None,
 ) -> None:
-    """Report futures as they finish; on Ctrl+C, ``stop`` or a failed job, cancel those not
-    started and drain the running ones (``terminate`` them on a second Ctrl+C), then raise."""
+    """Report futures as they finish (and call ``poll`` at least every ``POLL`` seconds
+    meanwhile); on Ctrl+C, ``stop`` or a failed job, cancel those not started and drain the
+    running ones (``terminate`` them on a second Ctrl+C), then raise."""
     unreported = set(futures)
+    poll = poll or (lambda: None)
 
     def report(future: Future[Any]) -> None:
+        poll()  # what the job reported before it finished comes first
         unreported.discard(future)
         done(futures[future], future.result())
 
     try:
         while unreported:
             finished, _ = wait(unreported, timeout=POLL, return_when=FIRST_COMPLETED)
+            poll()
             for future in finished:
                 report(future)
             if stop is not None and stop.is_set():
@@ -154,6 +186,9 @@ def collect(
         running = {f for f in unreported if not f.cancel()}
         try:
             for future in running:
+                while not future.done():  # the running jobs' calls stay shown meanwhile
+                    wait([future], timeout=POLL)
+                    poll()
                 if future.exception() is None:
                     report(future)
         except KeyboardInterrupt:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.connection
 import os
+import signal
 import threading
 
 
@@ -23,3 +24,10 @@ def die_with_parent() -> None:
         os._exit(1)  # the parent is gone: nobody is left to report to
 
     threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def serve_until_parent_dies() -> None:
+    """The initializer of a manager process serving workers: it outlives a first Ctrl+C
+    (the running jobs still use it), not its caller."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from multiprocessing.managers import BaseManager
 from typing import Any
 
-from .parent_watch import die_with_parent
+from .parent_watch import serve_until_parent_dies
 
 
 class RateLimit:
@@ -39,7 +39,7 @@ def local_limit(rate: float) -> tuple[BaseManager, Any]:
     """A started manager process and a proxy to its :class:`RateLimit` (picklable into
     the workers); shut the manager down when the batch ends."""
     manager = _Manager(ctx=multiprocessing.get_context("spawn"))
-    manager.start(die_with_parent)  # a killed caller must not leave it behind
+    manager.start(serve_until_parent_dies)  # through a first Ctrl+C, never past its caller
     return manager, manager.RateLimit(rate)  # type: ignore[attr-defined]
 
 

@@ -1,6 +1,7 @@
 """Ray as the executor: each job is a Ray task on a local instance (``num_cpus``) or a
 cluster (``address``); one :class:`~engine.studies.experiments.ratelimit.RateLimit` actor is shared
-by every worker, so LLM calls stay under one budget of calls per second."""
+by every worker, so LLM calls stay under one budget of calls per second; the runs' LLM calls
+are reported through one Ray queue (engine/studies/experiments/relay.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any
 from ...errors import SocialsimError
 from .executor import POLL, Done, Job
 from .ratelimit import RateLimit
+from .relay import Listener, drain
 
 
 def _ray() -> Any:
@@ -23,12 +25,16 @@ def _ray() -> Any:
     return ray
 
 
-def _call(fn: Callable[..., Any], args: tuple[Any, ...], limit: Any) -> Any:
-    """Body of a Ray task: the job, its LLM calls under the shared limit."""
+def _call(fn: Callable[..., Any], args: tuple[Any, ...], limit: Any, reports: Any) -> Any:
+    """Body of a Ray task: the job, its LLM calls under the shared limit and reported."""
     if limit is not None:
         from .ratelimit import install
 
         install(lambda: limit.reserve.remote())
+    if reports is not None:
+        from . import relay
+
+        relay.install(reports)
     return fn(*args)
 
 
@@ -59,20 +65,33 @@ class RayExecutor:
             options["num_cpus"] = self.num_cpus
         ray.init(**options)
 
-    def run(self, jobs: Sequence[Job], done: Done, stop: threading.Event | None = None) -> None:
+    def run(
+        self,
+        jobs: Sequence[Job],
+        done: Done,
+        stop: threading.Event | None = None,
+        calls: Listener | None = None,
+    ) -> None:
         if not jobs:
             return
         ray = _ray()
         self._init(ray)
-        limit = None
+        limit: Any = None
+        reports: Any = None
         if self.calls_per_second:
             limit = ray.remote(RateLimit).remote(self.calls_per_second)
+        if calls is not None:
+            from ray.util.queue import Queue
+
+            reports = Queue()
         task = ray.remote(_call)
-        refs = {task.remote(job.fn, job.args, limit): i for i, job in enumerate(jobs)}
+        refs = {task.remote(job.fn, job.args, limit, reports): i for i, job in enumerate(jobs)}
         pending = list(refs)
         try:
             while pending:
                 ready, pending = ray.wait(pending, num_returns=1, timeout=POLL)
+                if calls is not None:
+                    drain(reports, calls)
                 for ref in ready:
                     done(refs[ref], ray.get(ref))
                 if stop is not None and stop.is_set():
@@ -81,3 +100,7 @@ class RayExecutor:
             for ref in pending:
                 ray.cancel(ref)
             raise
+        finally:
+            if calls is not None:
+                drain(reports, calls)
+                reports.shutdown()

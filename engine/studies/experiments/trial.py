@@ -6,7 +6,8 @@ A trial's spec is saved first (``<saves>/.trials/<trial-id>.json``), and its run
 ids that follow from it (``<trial>-s<seed>-prefix``, ``<trial>-s<seed>-<arm>``) and carry
 a :class:`~engine.saves.runmeta.TrialLink`; so :func:`run_trial` on a trial already begun plays
 only the runs that are missing or unfinished (an unfinished run goes on where its save
-stops). Prefixes are one batch of jobs, arms the next, on the executor given.
+stops). Prefixes are one batch of jobs, arms the next, on the executor given; each run's
+LLM calls are relayed under its id (engine/studies/experiments/relay.py).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from ..tasks import REF_PREFIX
 from .arms import Arm, check_arms
 from .executor import Executor, Interrupted, Job, in_worker
 from .outcomes import run_outcomes
+from .relay import Listener, follow
 from .stats import Estimate, mean_intervals, paired_differences
 
 TRIALS_DIR = ".trials"
@@ -263,7 +265,8 @@ def _final_surveys(store: SaveStore, run_id: str) -> list[dict[str, Any]]:
 
 def play_prefix(root: str, spec: TrialSpec, seed: int) -> int:
     """Job: a seed's prefix, played (or finished) to the fork; returns the seed."""
-    in_worker(_prefix(SaveStore(root), spec, seed))
+    with follow(spec.prefix_id(seed), spec.fork_at):
+        in_worker(_prefix(SaveStore(root), spec, seed))
     return seed
 
 
@@ -271,7 +274,8 @@ def play_arm(root: str, spec: TrialSpec, seed: int, arm: int) -> list[dict[str, 
     """Job: one arm of one seed, played (or finished) to the end and surveyed; returns its
     outcome rows."""
     store = SaveStore(root)
-    in_worker(_arm(store, spec, seed, spec.arms[arm]))
+    with follow(spec.arm_id(seed, spec.arms[arm]), spec.rounds):
+        in_worker(_arm(store, spec, seed, spec.arms[arm]))
     return run_outcomes(store, spec.arm_id(seed, spec.arms[arm]))
 
 
@@ -354,11 +358,13 @@ def run_trial(
     progress: Progress | None = None,
     stop: threading.Event | None = None,
     begun: Callable[[int], None] | None = None,
+    calls: Listener | None = None,
 ) -> TrialResult:
     """Play the runs of ``spec`` that are not finished (the spec is saved first if new).
 
     ``begun(n)`` hears how many runs are to be played; ``progress(run_id)`` hears each as it
-    finishes. Ctrl+C (or ``stop``) raises :class:`Interrupted` with the result so far."""
+    finishes; ``calls(report)`` each report of their LLM calls. Ctrl+C (or ``stop``) raises
+    :class:`Interrupted` with the result so far."""
     if not spec_path(store, spec.trial_id).exists():
         save_spec(store, spec)
     result, prefixes, arms = collect(store, spec)
@@ -379,9 +385,10 @@ def run_trial(
             progress(spec.arm_id(seed, spec.arms[k]))
 
     try:
-        executor.run([Job(play_prefix, (root, spec, s)) for s in prefixes], prefix_finished, stop)
+        jobs = [Job(play_prefix, (root, spec, s)) for s in prefixes]
+        executor.run(jobs, prefix_finished, stop, calls)
         jobs = [Job(play_arm, (root, spec, seed, k)) for seed, k in arms]
-        executor.run(jobs, arm_finished, stop)
+        executor.run(jobs, arm_finished, stop, calls)
     except KeyboardInterrupt:
         raise Interrupted(result, len(prefixes) + len(arms)) from None
     return result
