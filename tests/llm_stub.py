@@ -68,6 +68,9 @@ Local servers (each mode on its own; they combine):
   /api/tags``. Other servers answer these paths with 404.
 * ``slots=N``: at most N requests are answered at once; the rest wait server-side, first in
   first out (``granted``: the call indices in the order they got a slot). None: no limit.
+  With ``interrupts=True`` too, a stream being answered is cut short (``[DONE]`` before any
+  ``finish_reason``; counted in ``cut``) as soon as another request waits, as
+  llama-cpp-python's server does.
 * ``prompt_rate`` and ``generate_rate`` (tokens per second, per request, in the stub's token
   counts): a reply takes ``prompt_tokens / prompt_rate + completion_tokens / generate_rate``
   seconds beyond ``latency`` (streamed: the prompt time before the first chunk, the rest
@@ -821,6 +824,7 @@ class StubLLM:
         json_object_schema: bool | None = None,
         drop_system: bool = False,
         stream_usage: bool = True,
+        interrupts: bool = False,
     ) -> None:
         if tokens not in ("words", "litellm"):
             raise ValueError(f"tokens: {tokens!r}; known: words, litellm")
@@ -861,6 +865,9 @@ class StubLLM:
         )
         self.drop_system = drop_system
         self.stream_usage = stream_usage
+        self.interrupts = interrupts
+        #: Streams cut short because another request waited (``interrupts``).
+        self.cut = 0
 
         self.requests: list[dict[str, Any]] = []
         #: Call indices in the order they were given a slot (arrival order when FIFO holds).
@@ -1293,6 +1300,12 @@ class StubLLM:
         pieces = re.findall(r"\s*\S+", content)
         for piece in pieces:
             if self._wait(self.chunk_latency + generate_s / len(pieces)):
+                return
+            if self.interrupts and self._waiting:  # llama-cpp-python: the next one is served
+                with self._lock:
+                    self.cut += 1
+                send("[DONE]")
+                send_raw("")
                 return
             send(chunk({"content": piece}))
         send(chunk({}, "stop"))

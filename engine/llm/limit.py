@@ -7,8 +7,9 @@ server busy. So an ``api_base`` endpoint starts at its slot count where the serv
 per answer until the first sign of a full server (slow start: it doubles every round trip),
 then by one call per limit's worth of answers; it shrinks by one when latency rises well
 above the best seen (calls queue in the server rather than run), and halves on a timeout, a
-429 or 503, or a stream the server cut short: TCP's congestion control, with the ceiling
-``--max-concurrency``. A hosted provider starts at the ceiling, as before, and still halves
+429 or 503: TCP's congestion control, with the ceiling ``--max-concurrency``. A local
+server that cuts a stream short while another request waits serves one call at a time
+from then on. A hosted provider starts at the ceiling, as before, and still halves
 on a fault.
 
 Latency is compared per unit of work (seconds per completion token plus a share per prompt
@@ -94,6 +95,13 @@ class AdaptiveLimit:
         if int(self.limit) > before:
             async with self._cond:
                 self._cond.notify_all()
+
+    def interrupted(self) -> None:
+        """A local server cut a stream short while another request waited (llama-cpp-python
+        serves one request at a time and interrupts the running one for the next): one call
+        at a time from now on, since every call sent beside another would be cut."""
+        self.ceiling = 1
+        self.overloaded()
 
     def overloaded(self) -> None:
         """A timeout, a 429 or 503, or a cut stream: halve the limit."""

@@ -245,7 +245,9 @@ class LiteLLMTransport:
                         reply.latency_s, reply.prompt_tokens, reply.completion_tokens
                     )
                     return reply
-                if self._overloads(failure):
+                if isinstance(failure, StreamCut) and self.settings.api_base:
+                    self.limit.interrupted()
+                elif self._overloads(failure):
                     self.limit.overloaded()
                 await asyncio.sleep(self._backoff(request, failure, attempts))
 

@@ -205,6 +205,34 @@ def test_a_server_with_slots_is_started_at_them() -> None:
         assert stub.peak_in_flight == 3
 
 
+def test_structured_replies_stream_after_the_first_so_a_slow_reply_is_not_a_timeout() -> None:
+    # Each streamed chunk comes 0.15 s after the last, a reply takes longer than the 0.5 s
+    # timeout: streamed, the clock counts from the last byte, so nothing times out.
+    with StubLLM(seed=4, chunk_latency=0.15, keep_alive=True) as stub:
+        client = client_for(stub.url, timeout=0.5, retries=0)
+        values = [ask(client, f"k{i}") for i in range(3)]
+        streamed = [bool(body.get("stream")) for body in stub.requests[-3:]]
+    assert DEFAULT not in values
+    assert streamed == [False, True, True]  # the first shows what the server reads
+    assert all(c.outcome == "ok" and c.attempts == 1 for c in client.take_calls())
+
+
+def test_a_server_that_cuts_streams_for_the_next_request_gets_one_call_at_a_time() -> None:
+    with StubLLM(seed=4, slots=1, interrupts=True, generate_rate=100) as stub:
+        client = client_for(stub.url, retries=4)
+        limit = client.transport.limit  # type: ignore[attr-defined]
+
+        async def waves() -> list[Verdict]:
+            first = [await verdict(client, f"a{i}") for i in range(3)]  # slow start: 1, 2, 3
+            return first + list(await asyncio.gather(*(verdict(client, f"b{i}") for i in range(6))))
+
+        values = played(waves())
+    assert DEFAULT not in values
+    assert stub.cut >= 1  # a call sent beside another was cut short, and asked again
+    assert (limit.ceiling, int(limit.limit)) == (1, 1)
+    assert stub.cut <= 3  # only calls in flight when the first was cut: one at a time since
+
+
 def test_ollama_models_get_their_schema_as_format() -> None:
     with StubLLM(server="ollama", seed=4) as stub:
         settings = LLMSettings(
