@@ -32,7 +32,14 @@ from ..minds.base import PastRound, TalksToServers
 from ..minds.human import Ask, HumanMind, check_players
 from ..minds.spec import OFFLINE, MindSpec, Offline
 from ..saves.history import History
-from ..saves.roundfile import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round_file
+from ..saves.roundfile import (
+    KEYFRAME_EVERY,
+    IndexEntry,
+    RepairMarks,
+    RoundFile,
+    RoundSummary,
+    round_file,
+)
 from ..saves.runfiles import RunFiles
 from ..saves.runmeta import (
     FORMAT_VERSION,
@@ -90,6 +97,8 @@ class Simulation:
         self._saved_total = meta.total_rounds
         #: The LLM calls of the round being played (see :mod:`engine.llm.progress`).
         self.progress = Calls()
+        #: The changes of the last round this process played (None before it plays one).
+        self.changes: RoundChanges | None = None
         if meta.pending_round <= self.round:
             self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
 
@@ -471,34 +480,28 @@ class Simulation:
         return record
 
     def _record_round(self, played: phases.Played) -> RoundRecord:
-        """Add the round's LLM exchanges to its record, compute its metrics, save it (for a
-        saved run) and add it to the history."""
+        """Add the round's LLM exchanges and metrics; save it (if saved) and keep it."""
         record = played.record
         calls = self.mind.take_calls()
         if calls:
             record = record.model_copy(
                 update={"llm_calls": calls, "usage": RoundUsage.of(calls, self.mind.judge_mode)}
             )
-        old = self._counter
-        counter = RepairCounter(len(played.after.names), old.fell, old.was_friendly)
+        old, names = self._counter, played.after.names
+        counter = RepairCounter(len(names), old.fell, old.was_friendly)
         metrics = round_metrics(self.scenario, played.after, counter)
         if self._files is not None:
-            summary: RoundSummary = self._save(self._files, record, played, metrics, counter)
+            keyframe = record.round % KEYFRAME_EVERY == 0
+            marks = RepairMarks.of(counter, names) if keyframe else None
+            file = round_file(record, played.changes, metrics, marks)
+            summary: RoundSummary = self._save(self._files, file)
         else:
             summary = RoundSummary(round=record.round, metrics=metrics, usage=record.usage)
         self.history.append(record, summary)
-        self._counter = counter
-        self._columns = played.after
+        self._counter, self._columns, self.changes = counter, played.after, played.changes
         return record
 
-    def _save(
-        self,
-        files: RunFiles,
-        record: RoundRecord,
-        played: phases.Played,
-        metrics: Metrics,
-        counter: RepairCounter,
-    ) -> IndexEntry:
+    def _save(self, files: RunFiles, file: RoundFile) -> IndexEntry:
         """Write the round's file (a keyframe every :data:`KEYFRAME_EVERY` rounds); the first
         a process writes completes the index first, and moves a format-2 run to format 3."""
         if not files.index_complete:
@@ -506,10 +509,7 @@ class Simulation:
         if self.meta.format_version < FORMAT_VERSION:
             self.meta = self.meta.model_copy(update={"format_version": FORMAT_VERSION})
             self._save_meta()
-        marks = None
-        if record.round % KEYFRAME_EVERY == 0:
-            marks = RepairMarks.of(counter, list(record.state.agents))
-        entry = files.write(round_file(record, played.changes, metrics, marks))
+        entry = files.write(file)
         if self._saved_total != self.meta.total_rounds:  # an extension: commit it last
             saved, self._saved_total = self._saved_total, self.meta.total_rounds
             try:
