@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .changes import CODE, STATUSES, RoundChanges
+from .changes import CODE, STATUSES, RoundChanges, validated
 from .scenario import Status
 from .state import AgentState, NeedState, Relation, WorldState
 
@@ -83,8 +83,8 @@ class StateColumns:
         fav = np.zeros((n, n))
         status = np.full((n, n), CODE[Status.NEUTRAL], np.int8)
         entries = np.full((n, n, width), None, object)
-        rounds = np.full((n, n, width), NO_ROUND, np.int64)
-        importance = np.zeros((n, n, width), np.int64)
+        rounds = np.full((n, n, width), NO_ROUND, np.int32)
+        importance = np.zeros((n, n, width), np.int8)
         for i, agent in enumerate(state.agents.values()):
             for other, rel in agent.relations.items():
                 j = index[other]
@@ -152,15 +152,14 @@ class StateColumns:
 
     def _relations(self, rows: np.ndarray, cols: np.ndarray) -> list[Relation]:
         """Edges (rows[k], cols[k]) as validated :class:`Relation` models."""
-        return [
-            Relation(fav=fav, status=STATUSES[code], memory=[e for e in slots if e is not None])
-            for fav, code, slots in zip(
-                self.fav[rows, cols].tolist(),
-                self.status[rows, cols].tolist(),
-                self.entries[rows, cols].tolist(),
-                strict=True,
-            )
-        ]
+        rows_of = zip(
+            self.fav[rows, cols].tolist(),
+            [STATUSES[c] for c in self.status[rows, cols].tolist()],
+            [[e for e in slots if e is not None] for slots in self.entries[rows, cols].tolist()],
+            strict=True,
+        )
+        data = [{"fav": f, "status": s, "memory": m} for f, s, m in rows_of]
+        return validated(list[Relation], data)
 
     def world(self) -> WorldState:
         """The state as a validated :class:`WorldState` (built once; when the state before

@@ -30,12 +30,13 @@ so the rest is read from Tab. 1, its glosses and Sec. 5.2:
   repaired when neutral or ally at the round measured. App. D pools repair across episodes
   from edge counts: :func:`repair_counts` gives them.
 
-Each state is read once into an :class:`Edges` view (the favorability matrix and bit masks
-of hostile edges), kept while the state lives at the same round, so the metrics after every
-round read only the new state. Mean favorability, reciprocity and the E-I index take their
-terms from the matrix with numpy and sum them with ``math.fsum``, exact in any order: the
-values are bit-for-bit those of the plain definitions over lists. Balance and repair count
-on bit masks.
+A state is read into an :class:`Edges` view (the favorability matrix and bit masks of
+hostile edges): the engine's own states straight from their columns
+(:class:`~engine.core.columns.StateColumns`, :func:`round_metrics`), a
+:class:`~engine.core.state.WorldState` once while it lives at the same round. Mean
+favorability, reciprocity and the E-I index take their terms from the matrix with numpy and
+sum them with ``math.fsum``, exact in any order: the values are bit-for-bit those of the
+plain definitions over lists. Balance and repair count on bit masks.
 """
 
 from __future__ import annotations

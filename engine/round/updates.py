@@ -102,7 +102,7 @@ def _evicted(
     evicted: list[list[int]] = [[] for _ in range(k)]
     if not k:
         return evicted
-    rounds = before.rounds[rows, cols]
+    rounds = before.rounds[rows, cols].astype(np.int64)
     count = (rounds != NO_ROUND).sum(axis=1)
     over = count + 1 - capacity  # how many entries each edge evicts
     width = rounds.shape[1]
