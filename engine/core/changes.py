@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from pydantic import TypeAdapter
 
@@ -22,8 +22,6 @@ from .state import EmotionChange, MemoryEntry, RelationChange
 
 if TYPE_CHECKING:
     import numpy as np
-T = TypeVar("T")
-
 #: Status codes: ``STATUSES[code]``.
 STATUSES: tuple[Status, ...] = tuple(Status)
 CODE = {status: k for k, status in enumerate(STATUSES)}
@@ -133,11 +131,10 @@ def _adapter(kind: Any) -> TypeAdapter[Any]:
     return TypeAdapter(kind)
 
 
-def validated(kind: type[T], data: object) -> T:
+def validated(kind: Any, data: object) -> Any:
     """``data`` validated as ``kind`` in one call (a list of thousands of models validates
     faster at once than model by model)."""
-    result: T = _adapter(kind).validate_python(data)
-    return result
+    return _adapter(kind).validate_python(data)
 
 
 def status_codes(statuses: list[Status]) -> np.ndarray:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .changes import CODE, STATUSES, RoundChanges, validated
 from .scenario import Status
@@ -182,9 +182,9 @@ class StateColumns:
         else:
             n = len(names)
             every = np.flatnonzero(~np.eye(n, dtype=bool))
-            made = iter(self._relations(every // n, every % n))
+            each = iter(self._relations(every // n, every % n))
             built = {
-                name: self._agent(i, {other: next(made) for j, other in enumerate(names) if j != i})
+                name: self._agent(i, {other: next(each) for j, other in enumerate(names) if j != i})
                 for i, name in enumerate(names)
             }
         self._world = WorldState(round=self.round, agents=built)
@@ -231,10 +231,11 @@ def _remember(
     keep = ~gone & (new_rounds != NO_ROUND)
     entries, rounds, importance = before.entries, before.rounds, before.importance
     if k and int(keep.sum(axis=1).max()) > width:  # one more slot in front, for every edge
-        pad = ((0, 0), (0, 0), (1, 0))
-        entries = np.pad(entries, pad, constant_values=None)
-        rounds = np.pad(rounds, pad, constant_values=NO_ROUND)
-        importance = np.pad(importance, pad, constant_values=0)
+        entries, rounds, importance = (
+            _wider(entries, None),
+            _wider(rounds, NO_ROUND),
+            _wider(importance, 0),
+        )
         keep = np.pad(keep, ((0, 0), (1, 0)), constant_values=False)
         new_rounds = np.pad(new_rounds, ((0, 0), (1, 0)), constant_values=NO_ROUND)
         width += 1
@@ -250,10 +251,26 @@ def _remember(
     new_importance[:, :width] = importance[rows, cols]
     new_importance[:, width] = changes.importance
     kept = keep[pick, order]
-    entries[rows, cols] = np.where(kept, new_entries[pick, order], None)
-    rounds[rows, cols] = np.where(kept, new_rounds[pick, order], NO_ROUND)
-    importance[rows, cols] = np.where(kept, new_importance[pick, order], 0)
+    rings: list[tuple[np.ndarray, np.ndarray, Any]] = [
+        (entries, new_entries, None),
+        (rounds, new_rounds, NO_ROUND),
+        (importance, new_importance, 0),
+    ]
+    for ring, new, empty in rings:
+        moved = new[pick, order]
+        moved[~kept] = empty
+        ring[rows, cols] = moved
     return entries, rounds, importance
+
+
+def _wider(ring: np.ndarray, empty: object) -> np.ndarray:
+    """A copy of ``ring`` with one more (empty) slot in front of every edge's."""
+    import numpy as np
+
+    n, m, width = ring.shape
+    wider = np.full((n, m, width + 1), empty, ring.dtype)
+    wider[:, :, 1:] = ring
+    return wider
 
 
 def _objects(items: Sequence[object]) -> np.ndarray:

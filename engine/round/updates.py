@@ -64,7 +64,7 @@ def round_changes(
     ).astype(np.int8)
     forced = [k for k, o in enumerate(override) if o is not None]
     if forced:
-        status[forced] = status_codes([override[k] for k in forced])
+        status[forced] = status_codes([o for o in override if o is not None])
     rounded6 = ROUNDED_6
     moved = [rounded6[m] if m else m for m in (fav - was).tolist()]  # most edges do not move
     changes = RoundChanges(
@@ -131,8 +131,8 @@ def _evicted(
         ]
         entries = [*held, (t, int(importance[m]))]
         while len(entries) > capacity:
-            keys = [r + i for r, i in entries]
-            del entries[keys.index(min(keys))]
+            ranks = [r + i for r, i in entries]
+            del entries[ranks.index(min(ranks))]
         kept = {r for r, _ in entries}
         evicted[m] = [r for r, _ in held if r not in kept] + ([] if t in kept else [t])
     return evicted
