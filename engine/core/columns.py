@@ -48,9 +48,9 @@ class StateColumns:
     emotion: list[float]
     needs: list[dict[str, NeedState]]
     theta: list[float | None]
-    #: The state before this one and the edges and agents the round changed: what
+    #: The built state before this one and the edges and agents the round changed: what
     #: :meth:`world` builds anew (the rest is the earlier state's).
-    _before: tuple[StateColumns, np.ndarray, np.ndarray, set[int]] | None = None
+    _before: tuple[WorldState, np.ndarray, np.ndarray, set[int]] | None = None
     _world: WorldState | None = field(default=None)
 
     @property
@@ -147,7 +147,8 @@ class StateColumns:
             emotion=emotion,
             needs=needs,
             theta=theta,
-            _before=(self, rows, cols, agents),
+            # the built state before, if any: columns never hold a chain of states
+            _before=None if self._world is None else (self._world, rows, cols, agents),
         )
 
     def _relations(self, rows: np.ndarray, cols: np.ndarray) -> list[Relation]:
@@ -170,8 +171,8 @@ class StateColumns:
             return self._world
         before = self._before
         names = self.names
-        if before is not None and before[0]._world is not None:
-            old, rows, cols, agents = before[0]._world, before[1], before[2], before[3]
+        if before is not None:
+            old, rows, cols, agents = before
             relations = {i: dict(old.agents[names[i]].relations) for i in agents}
             made = self._relations(rows, cols)
             for i, j, relation in zip(rows.tolist(), cols.tolist(), made, strict=True):
