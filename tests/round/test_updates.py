@@ -162,3 +162,18 @@ def test_a_round_without_changes_leaves_the_state():
     after = StateColumns.of(state).apply(RoundChanges.none(7, NAMES))
     assert after.world().agents == state.agents
     assert after.world().round == 7
+
+
+@settings(deadline=None)
+@given(SEEDS)
+def test_a_round_builds_models_only_for_the_edges_it_changed(seed):
+    """The state after a round shares every untouched edge's model with the state before
+    (copy-on-write): a round's model work is its triggered edges', not all N(N-1)."""
+    rng = random.Random(seed)
+    state = world(rng, 3)
+    judged = [judgements(rng, name) for name in NAMES]
+    before = StateColumns.of(state, 3)
+    after = before.apply(round_changes(before, 7, 3, judged, [None] * len(NAMES))).world()
+    for name, j in zip(NAMES, judged, strict=True):
+        for other, rel in after.agents[name].relations.items():
+            assert (rel is state.agents[name].relations[other]) is (other not in j.relations)
