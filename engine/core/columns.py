@@ -14,7 +14,7 @@ state before it was built too. Columns are never changed in place once made.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .changes import CODE, STATUSES, RoundChanges, validated
@@ -51,10 +51,11 @@ class StateColumns:
     #: The built state before this one and the edges and agents the round changed: what
     #: :meth:`world` builds anew (the rest is the earlier state's).
     _before: tuple[WorldState, np.ndarray, np.ndarray, set[int]] | None = None
-    _world: WorldState | None = field(default=None)
+    _world: WorldState | None = None
 
     @property
     def index(self) -> dict[str, int]:
+        """Each agent's position."""
         return {name: k for k, name in enumerate(self.names)}
 
     @property
@@ -64,6 +65,7 @@ class StateColumns:
 
     @property
     def width(self) -> int:
+        """Memory slots an edge."""
         return int(self.entries.shape[2])
 
     @classmethod

@@ -9,9 +9,9 @@ keyframe) with the repair counter the metrics go on from. A round's state is the
 keyframe at or before it with the later rounds' changes applied; applying stores the very
 floats the simulation held, so the rebuilt state equals the played one exactly.
 
-States are shared copy-on-write: applying a round copies the dicts it changes and builds
-new objects only for changed edges, needs and agents; everything else is the previous
-state's (states are never changed in place).
+The changes are :class:`~engine.core.changes.RoundChanges` as the file stores them
+(:meth:`RoundFile.changes` reads them back); :meth:`RoundFile.apply` applies them with
+:meth:`~engine.core.columns.StateColumns.apply`, the one place a round's changes are applied.
 """
 
 from __future__ import annotations
@@ -206,6 +206,7 @@ class RoundFile(_Model):
         return RoundRecord(**self._log_fields(), state=state)
 
     def _log_fields(self) -> dict[str, Any]:
+        # the records' changes are read as RoundChanges are: any order of the agents will do
         names = list(dict.fromkeys([*self.relations.source, *self.relations.target]))
         return {
             "round": self.round,
