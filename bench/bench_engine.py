@@ -41,9 +41,10 @@ if str(ROOT) not in sys.path:
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
+from engine.core.changes import RoundChanges  # noqa: E402
 from engine.core.metrics import Metrics  # noqa: E402
 from engine.core.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
-from engine.core.state import RoundRecord, WorldState  # noqa: E402
+from engine.core.state import RoundRecord  # noqa: E402
 from engine.round.simulation import Simulation  # noqa: E402
 from engine.saves.atomic import atomic_write_bytes  # noqa: E402
 from engine.saves.roundfile import KEYFRAME_EVERY, RepairMarks, RoundFile, round_file  # noqa: E402
@@ -171,25 +172,25 @@ class SizeRun:
     save_gc_s: list[float]
     save_bytes: list[int]
     last: RoundRecord
-    before: WorldState  # the state before the last round
+    changes: RoundChanges  # the last round's changes
     metrics: Metrics  # the metrics after it
 
 
-def encoded(before: WorldState, record: RoundRecord, metrics: Metrics) -> RoundFile:
+def encoded(changes: RoundChanges, record: RoundRecord, metrics: Metrics) -> RoundFile:
     """The round's file as the simulation writes it (a keyframe every KEYFRAME_EVERY rounds;
     the repair marks' content does not change the cost)."""
     keyframe = RepairMarks() if record.round % KEYFRAME_EVERY == 0 else None
-    return round_file(before, record, metrics, keyframe)
+    return round_file(record, changes, metrics, keyframe)
 
 
 def timed_save(
-    files: RunFiles, before: WorldState, record: RoundRecord, metrics: Metrics
+    files: RunFiles, changes: RoundChanges, record: RoundRecord, metrics: Metrics
 ) -> tuple[float, float]:
     """Wall time of encoding and writing ``record``'s file (and index line), and the GC
     pauses inside it."""
     gc0 = GC.total
     t0 = time.perf_counter()
-    files.write(encoded(before, record, metrics))
+    files.write(encoded(changes, record, metrics))
     return time.perf_counter() - t0, GC.total - gc0
 
 
@@ -199,19 +200,20 @@ async def run_size(n_agents: int, rounds: int, saves: Path, seed: int = 1) -> Si
     sim = Simulation.new(scenario, seed=seed, run_id=f"bench-{n_agents}-{rounds}")
     store = SaveStore(saves)
     first = sim.records[0]
-    store.create(sim.meta, encoded(first.state, first, sim.metrics()))
+    none = RoundChanges.none(0, list(first.state.agents))
+    store.create(sim.meta, encoded(none, first, sim.metrics()))
     files = store.files(sim.run_id)
-    run = SizeRun(n_agents, [], [], [], [], first, first.state, sim.metrics())
+    run = SizeRun(n_agents, [], [], [], [], first, none, sim.metrics())
     for _ in range(rounds):
-        before = sim.state
         t0 = time.perf_counter()
         record = await sim.step()
         run.step_s.append(time.perf_counter() - t0)
-        save, save_gc = timed_save(files, before, record, sim.metrics())
+        changes = sim.changes or none
+        save, save_gc = timed_save(files, changes, record, sim.metrics())
         run.save_s.append(save)
         run.save_gc_s.append(save_gc)
         run.save_bytes.append(files.path(record.round).stat().st_size)
-        run.last, run.before, run.metrics = record, before, sim.metrics()
+        run.last, run.changes, run.metrics = record, changes, sim.metrics()
     return run
 
 
@@ -386,12 +388,12 @@ async def profile_round(n_agents: int, warmup: int) -> cProfile.Profile:
 
 
 def autosave_breakdown(
-    before: WorldState, record: RoundRecord, metrics: Metrics, saves: Path, repeat: int
+    changes: RoundChanges, record: RoundRecord, metrics: Metrics, saves: Path, repeat: int
 ) -> list[tuple[str, float]]:
     """Median cost of writing one round's file and of each of its stages."""
     files = RunFiles(saves / "breakdown")
     files.rounds.mkdir(parents=True, exist_ok=True)
-    file = encoded(before, record, metrics)
+    file = encoded(changes, record, metrics)
     text = file.model_dump_json().encode()
     data = gzip.compress(text, COMPRESSION, mtime=0)
     target = saves / "breakdown-probe" / "probe.json.gz"
@@ -408,8 +410,8 @@ def autosave_breakdown(
         return statistics.median(times)
 
     return [
-        ("encode + write total", med(lambda: files.write(encoded(before, record, metrics)))),
-        ("  round_file (changes of the record)", med(lambda: encoded(before, record, metrics))),
+        ("encode + write total", med(lambda: files.write(encoded(changes, record, metrics)))),
+        ("  round_file (the round's changes)", med(lambda: encoded(changes, record, metrics))),
         ("  file.model_dump_json()", med(lambda: file.model_dump_json())),
         (f"  gzip level {COMPRESSION}", med(lambda: gzip.compress(text, COMPRESSION, mtime=0))),
         (
@@ -548,9 +550,10 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
             "mind work in asyncio.gather tasks is outside step's cumtime; cProfile adds overhead.\n"
         )
         record = growth.last
-        before = growth.before
         t5 = table("   autosave stages, one 30-agent round", ["stage", "median"])
-        stages = autosave_breakdown(before, record, growth.metrics, saves, 5 if args.quick else 15)
+        stages = autosave_breakdown(
+            growth.changes, record, growth.metrics, saves, 5 if args.quick else 15
+        )
         for stage, secs in stages:
             t5.add_row(stage, ms(secs))
         console.print(t5)

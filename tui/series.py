@@ -50,14 +50,16 @@ class RunSeries:
         for n, (_, values) in enumerate(history.values(start, stop), start):
             self.rounds.append(values.round)
             self.mean_fav.append(history.metrics(n).mean_fav)
-            for i, emotion in values.emotions.items():
+            names = values.names
+            for i, emotion in zip(names, values.emotion, strict=True):
                 self.emotion[i].append(emotion)
-            for i, needs in values.needs.items():
-                for need, (current, _expected) in needs.items():
-                    self.needs[i, need].append(current)
-            for i, relations in values.relations.items():
-                for j, (fav, _status) in relations.items():
-                    self.fav[i, j].append(fav)
+            for i, needs in zip(names, values.needs, strict=True):
+                for need, value in needs.items():
+                    self.needs[i, need].append(value.current)
+            for i, row in zip(names, values.fav.tolist(), strict=True):
+                for j, fav in zip(names, row, strict=True):
+                    if j != i:
+                        self.fav[i, j].append(fav)
         return len(self.rounds) - start
 
     def lines(self, kind: str, agent: str, other: str, need: str) -> Lines:

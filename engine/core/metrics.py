@@ -30,12 +30,13 @@ so the rest is read from Tab. 1, its glosses and Sec. 5.2:
   repaired when neutral or ally at the round measured. App. D pools repair across episodes
   from edge counts: :func:`repair_counts` gives them.
 
-Each state is read once into an :class:`Edges` view (the favorability matrix and bit masks
-of hostile edges), kept while the state lives at the same round, so the metrics after every
-round read only the new state. Mean favorability, reciprocity and the E-I index take their
-terms from the matrix with numpy and sum them with ``math.fsum``, exact in any order: the
-values are bit-for-bit those of the plain definitions over lists. Balance and repair count
-on bit masks.
+A state is read into an :class:`Edges` view (the favorability matrix and bit masks of
+hostile edges): the engine's own states straight from their columns
+(:class:`~engine.core.columns.StateColumns`, :func:`round_metrics`), a
+:class:`~engine.core.state.WorldState` once while it lives at the same round. Mean
+favorability, reciprocity and the E-I index take their terms from the matrix with numpy and
+sum them with ``math.fsum``, exact in any order: the values are bit-for-bit those of the
+plain definitions over lists. Balance and repair count on bit masks.
 """
 
 from __future__ import annotations
@@ -46,16 +47,17 @@ import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
-from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
 from .scenario import Scenario, Status
-from .state import RelationChange, WorldState
+from .state import WorldState
 
 if TYPE_CHECKING:  # numpy is imported where a metric is computed: reading saves never needs it
     import numpy as np
+
+    from .columns import StateColumns
 
 NEGATIVE = frozenset((Status.RIVAL, Status.ENEMY))
 CONSTANT_WITHIN = 1e-9
@@ -130,31 +132,16 @@ class Edges:
         table = np.frombuffer(raw, dtype=np.uint8).reshape(len(rows), size)
         return np.unpackbits(table, axis=1, count=n, bitorder="little").astype(bool)
 
-    def changed(self, after: WorldState, changes: Sequence[RelationChange]) -> Edges:
-        """The view of ``after``, a state that differs from this view's only by
-        ``changes`` (its agents in the same order, each edge changed once at most): a copy
-        with the changed edges set."""
+    @classmethod
+    def of_columns(cls, columns: StateColumns) -> Edges:
+        """The view of a state held as columns (read, not copied: columns never change)."""
         import numpy as np
 
-        at = {name: k for k, name in enumerate(self.names)}.__getitem__
-        fav = self.fav.copy()
-        hostile = self.hostile
-        if changes:  # the columns read in C (thousands of changes a round)
-            count, n = len(changes), len(self.names)
-            rows = np.fromiter(map(at, map(_source, changes)), dtype=np.intp, count=count)
-            cols = np.fromiter(map(at, map(_target, changes)), dtype=np.intp, count=count)
-            fav[rows, cols] = np.fromiter(map(_fav, changes), dtype=float, count=count)
-            hostile_now = self.hostile_rows(range(n))
-            hostile_now[rows, cols] = np.fromiter(
-                map(NEGATIVE.__contains__, map(_status, changes)), dtype=bool, count=count
-            )
-            packed = np.packbits(hostile_now, axis=1, bitorder="little")
-            hostile = [int.from_bytes(row.tobytes(), "little") for row in packed]
-        return Edges(after.round, self.names, fav, hostile)
+        packed = np.packbits(columns.hostile(), axis=1, bitorder="little")
+        hostile = [int.from_bytes(row.tobytes(), "little") for row in packed]
+        return cls(columns.round, columns.names, columns.fav, hostile)
 
 
-_source, _target, _fav = attrgetter("source"), attrgetter("target"), attrgetter("fav")
-_status = attrgetter("status")
 _VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}
 
 
@@ -175,15 +162,6 @@ def favorability(state: WorldState) -> Edges:
     """The state's :class:`Edges`, read once while the state lives at the same round."""
     held = _held(state)
     return held if held is not None else _keep(state, Edges.of(state))
-
-
-def carry_edges(before: WorldState, after: WorldState, changes: Sequence[RelationChange]) -> None:
-    """Give ``after`` (the state a round made from ``before`` by applying ``changes``, every
-    relation it changed) its :class:`Edges` from ``before``'s, when that is held: the
-    metrics after a round then read only the changed edges, not all N(N-1)."""
-    held = _held(before)
-    if held is not None and list(after.agents) == held.names:
-        _keep(after, held.changed(after, changes))
 
 
 def mean_fav(state: WorldState) -> float:
@@ -390,11 +368,23 @@ class RepairCounter:
         return repaired, deteriorated
 
 
-def round_metrics(scenario: Scenario, state: WorldState, counter: RepairCounter) -> Metrics:
+def round_metrics(scenario: Scenario, state: StateColumns, counter: RepairCounter) -> Metrics:
     """The metrics of the next state of a run whose earlier states ``counter`` has taken
-    (it takes this one too): what :func:`compute_metrics` gives over all the states."""
-    edges = favorability(state)
-    return _metrics(scenario, state, edges, _percent(*counter.add(edges.hostile)))
+    (it takes this one too): what :func:`compute_metrics` gives over all the states. The
+    state's :class:`~engine.core.state.WorldState`, if built, is given the same view."""
+    edges = Edges.of_columns(state)
+    if state.built is not None:
+        _keep(state.built, edges)
+    total = _fav_sum(edges)
+    return Metrics(
+        round=state.round,
+        mean_fav=_mean_fav(edges, total),
+        mean_emotion=statistics.fmean(state.emotion),
+        reciprocity=_reciprocity(edges, total),
+        ei_index=_ei_index(_faction_means(edges, scenario.faction_of())),
+        balance=_balance(edges),
+        repair=_percent(*counter.add(edges.hostile)),
+    )
 
 
 def _percent(part: int, whole: int) -> float | None:

@@ -79,12 +79,9 @@ class RelationJudgement(BaseModel):
 
     @classmethod
     def of_edge(cls, edge: Edge) -> RelationJudgement:
-        """The judgement of an edge a rule judged (its values are the rule's own: not
-        validated again)."""
+        """The judgement of an edge a rule judged."""
         delta, status, summary, importance = edge
-        return cls.model_construct(
-            delta=delta, status=status, summary=summary, importance=importance
-        )
+        return cls(delta=delta, status=status, summary=summary, importance=importance)
 
 
 class Judgements(NamedTuple):

@@ -32,6 +32,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..core.changes import STATUSES
+from ..core.columns import StateColumns
 from ..core.metrics import METRIC_UNITS, Metrics, RepairCounter, round_metrics
 from ..core.needs import CATEGORY_OF
 from ..core.state import RoundLog, RoundRecord
@@ -41,7 +43,6 @@ from ..saves.atomic import umask
 from ..saves.history import History
 from ..saves.runfiles import gc_paused
 from ..saves.runmeta import RunMeta
-from ..saves.tablevalues import StateValues
 from .card import CSV_SCHEMA, CardBuilder
 from .card import FILE as CARD_FILE
 from .graphml import FOLDER as GRAPH_FOLDER
@@ -168,18 +169,24 @@ def _events(run_id: str, r: RoundLog) -> Iterator[tuple]:
 # values of fixed vocabularies.
 
 
-def _emotions(run_id: str, r: RoundLog, v: StateValues, safe: Safe) -> Iterator[tuple]:
+def _emotions(run_id: str, r: RoundLog, v: StateColumns, safe: Safe) -> Iterator[tuple]:
     deltas = {c.agent: c.delta for c in r.emotion_changes}
-    for name, emotion in v.emotions.items():
+    for name, emotion in zip(v.names, v.emotion, strict=True):
         yield run_id, r.round, safe(name), emotion, deltas.get(name, 0.0)
 
 
-def _relations(run_id: str, r: RoundLog, v: StateValues, safe: Safe) -> Iterator[tuple]:
+def _relations(run_id: str, r: RoundLog, v: StateColumns, safe: Safe) -> Iterator[tuple]:
     changes = {(c.source, c.target): c for c in r.relation_changes}
     t = r.round
-    for source, relations in v.relations.items():
+    names = v.names
+    for i, (source, favs, codes) in enumerate(
+        zip(names, v.fav.tolist(), v.status.tolist(), strict=True)
+    ):
         s = safe(source)
-        for target, (fav, status) in relations.items():
+        for j, target in enumerate(names):
+            if j == i:
+                continue
+            fav, status = favs[j], STATUSES[codes[j]]
             c = changes.get((source, target))
             if c is None:  # status is a StrEnum: csv writes its value
                 yield run_id, t, s, safe(target), fav, status, 0.0, "", "", ""
@@ -198,11 +205,12 @@ def _relations(run_id: str, r: RoundLog, v: StateValues, safe: Safe) -> Iterator
                 )
 
 
-def _needs(run_id: str, r: RoundLog, v: StateValues, safe: Safe) -> Iterator[tuple]:
+def _needs(run_id: str, r: RoundLog, v: StateColumns, safe: Safe) -> Iterator[tuple]:
     t = r.round
-    for name, needs in v.needs.items():
+    for name, needs in zip(v.names, v.needs, strict=True):
         s = safe(name)
-        for need, (current, expected) in needs.items():
+        for need, value in needs.items():
+            current, expected = value.current, value.expected
             yield (
                 run_id,
                 t,
@@ -379,7 +387,7 @@ class _Tables:
         self.cells: Callable[[tuple], Sequence[Any]] = _escaped if parquet else csv_row
         self.safe: Safe = str if parquet else functools.lru_cache(maxsize=65536)(csv_cell)
 
-    def add(self, log: RoundLog, values: StateValues, metrics: Metrics) -> None:
+    def add(self, log: RoundLog, values: StateColumns, metrics: Metrics) -> None:
         writers, run_id = self.writers, self.run_id
         for name, rows in LOG_TABLES.items():
             writers[name].writerows(map(self.cells, rows(run_id, log)))
@@ -403,7 +411,7 @@ class _Card:
     def __init__(self, staging: Path, meta: RunMeta, stack: ExitStack) -> None:
         self.path, self.builder = staging / CARD_FILE, CardBuilder(meta)
 
-    def add(self, log: RoundLog, values: StateValues, metrics: Metrics) -> None:
+    def add(self, log: RoundLog, values: StateColumns, metrics: Metrics) -> None:
         self.builder.add(log)
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:
@@ -419,7 +427,7 @@ class _Graphs:
     def __init__(self, staging: Path, meta: RunMeta, stack: ExitStack) -> None:
         self.writer = GraphWriter(staging / GRAPH_FOLDER, meta.run_id, meta.scenario, meta.prior)
 
-    def add(self, log: RoundLog, values: StateValues, metrics: Metrics) -> None:
+    def add(self, log: RoundLog, values: StateColumns, metrics: Metrics) -> None:
         if isinstance(log, RoundRecord):
             self.writer.write(log)
 
@@ -433,7 +441,7 @@ class Writer(Protocol):
     full_rounds: bool
     names: list[str]
 
-    def add(self, log: RoundLog, values: StateValues, metrics: Metrics) -> None: ...
+    def add(self, log: RoundLog, values: StateColumns, metrics: Metrics) -> None: ...
     def finish(self, measurements: dict[str, list[dict]]) -> None: ...
 
 
@@ -557,12 +565,12 @@ def _write_card(path: Path, text: str) -> None:
 
 def _rounds(
     history: Sequence[RoundRecord], count: int, full: bool
-) -> Iterator[tuple[RoundLog, StateValues]]:
+) -> Iterator[tuple[RoundLog, StateColumns]]:
     """The first ``count`` rounds' logs and the values of their states: a saved run's rolled
     forward from its files (no state is built) unless ``full`` (the logs are then the records)."""
     if isinstance(history, History) and not full:
         return history.values(0, count)
-    return ((record, StateValues.of(record.state)) for record in islice(history, count))
+    return ((record, StateColumns.of(record.state)) for record in islice(history, count))
 
 
 def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord], count: int) -> Iterator[Metrics]:
@@ -572,4 +580,4 @@ def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord], count: int) -> It
     counter: RepairCounter | None = None
     for record in islice(history, count):
         counter = counter or RepairCounter(len(record.state.agents))
-        yield round_metrics(meta.scenario, record.state, counter)
+        yield round_metrics(meta.scenario, StateColumns.of(record.state), counter)

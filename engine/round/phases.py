@@ -8,6 +8,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ..core.changes import RoundChanges
+from ..core.columns import StateColumns
 from ..core.priors import Prior
 from ..core.rules import (
     HISTORY_WINDOW,
@@ -25,21 +27,18 @@ from ..core.state import (
     Action,
     Decision,
     ForcedAction,
-    MemoryEntry,
     Mode,
     Pending,
     RoundRecord,
     ScenarioEvent,
     WorldState,
 )
-from ..core.unvalidated import trusted
 from ..errors import InterventionError
 from ..minds import AgentContext, Mind
 from ..minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge
 from ..saves.runmeta import ScheduledEvent
 from .events import AgentDecided, AgentSpoke, SimEvent, StateUpdated, TokenStreamed
-from .retention import Retention
-from .updates import update_agent, update_relations
+from .updates import round_changes
 
 
 @dataclass(frozen=True)
@@ -51,6 +50,7 @@ class Stage:
     t: int
     scenario: Scenario
     state: WorldState
+    columns: StateColumns
     ablation: bool
     players: Mapping[str, str]
     emit: Callable[[SimEvent], None]
@@ -226,94 +226,82 @@ async def take_turns(
     return actions
 
 
+@dataclass(frozen=True, slots=True)
+class Played:
+    """A round played: its record (the state after it included), its changes and the
+    state after it as columns."""
+
+    record: RoundRecord
+    changes: RoundChanges
+    after: StateColumns
+
+
 async def judge_and_apply(
     stage: Stage,
     mind: Mind,
     contexts: dict[str, AgentContext],
     events: list[ScenarioEvent],
     actions: dict[str, Action],
-) -> RoundRecord:
+) -> Played:
     """Phase 3: each agent judges only what it observed; the rules clip and apply it."""
-    names, t = stage.scenario.names, stage.t
+    names, t, before = stage.scenario.names, stage.t, stage.columns
     spoken = sorted((a for a in actions.values() if a.order), key=lambda a: a.order or 0)
     if stage.ablation:  # no emotion, relation or need updates
-        return RoundRecord(
-            round=t,
-            events=events,
-            actions=[actions[n] for n in names],
-            state=WorldState(round=t, agents=dict(stage.state.agents)),
+        changes = RoundChanges.none(t, before.names)
+    else:
+        observed = observed_by(spoken, names)
+        ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
+        if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
+            acts = read_acts(spoken)  # read once for every observer's triggers
+            judged = [mind.judge_now(c, triggers_among(c.name, acts)) for c in ctxs]
+        else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
+            count = len(ctxs)
+            results: list[Any] = await asyncio.gather(
+                *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
+                *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
+                *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
+            )
+            moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))
+            judged = [
+                Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n)
+                for d_s, d_r, d_n in zip(moods, verdicts, needs, strict=True)
+            ]
+        thetas = [actions[n].theta for n in names]
+        changes = round_changes(before, t, stage.scenario.memory_size, judged, thetas)
+    after = before.apply(changes)
+    relation_changes = changes.relation_changes()
+    if not stage.ablation:
+        stage.emit(
+            StateUpdated(
+                run_id=stage.run_id,
+                round=t,
+                emotions=changes.emotions,
+                relations=relation_changes,
+            )
         )
-    observed = observed_by(spoken, names)
-    ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
-    before, memory_size = stage.state, stage.scenario.memory_size
-    retention = Retention.of(before, memory_size)  # the memory keys, handed on below
-    entries: dict[tuple[str, int], MemoryEntry] = {}  # the round's, shared by the edges
-
-    if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
-        acts = read_acts(spoken)  # read once for every observer's triggers
-        judged = [mind.judge_now(c, triggers_among(c.name, acts)) for c in ctxs]
-    else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
-        count = len(ctxs)
-        results: list[Any] = await asyncio.gather(
-            *(mind.judge_emotion(c, observed[c.name]) for c in ctxs),
-            *(mind.judge_relations(c, relation_triggers(c.name, spoken, names)) for c in ctxs),
-            *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
-        )
-        moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))
-        judged = [
-            Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n)
-            for d_s, d_r, d_n in zip(moods, verdicts, needs, strict=True)
-        ]
-    victims = retention.evict(
-        [
-            (n, list(j.relations), [e[3] + t for e in j.relations.values()])
-            for n, j in zip(names, judged, strict=True)
-        ]
-    )
-    updates = []
-    for me, j, evicted in zip(names, judged, victims, strict=True):
-        old = before.agents[me]
-        relations = update_relations(
-            me, old, t, memory_size, j.relations, retention, entries, evicted
-        )
-        updates.append(update_agent(me, old, j.emotion, relations, j.needs, actions[me].theta))
-    new_states = {n: u.state for n, u in zip(names, updates, strict=True)}
-    after = WorldState(round=t, agents=new_states)
-    retention.hand_to(after)
-    emotions = [u.emotion for u in updates]
-    changes = [c for u in updates for c in u.relations]
-    stage.emit(StateUpdated(run_id=stage.run_id, round=t, emotions=emotions, relations=changes))
-    return RoundRecord(
+    record = RoundRecord(
         round=t,
         events=events,
         actions=[actions[n] for n in names],
-        emotion_changes=emotions,
-        relation_changes=changes,
-        need_deltas={n: u.needs for n, u in zip(names, updates, strict=True)},
-        state=after,
+        emotion_changes=changes.emotions,
+        relation_changes=relation_changes,
+        need_deltas=changes.need_deltas,
+        state=after.world(),
     )
-
-
-_new_action = trusted(Action)
+    return Played(record, changes, after)
 
 
 def _action(speaker: str, decision: Decision, forced: bool) -> Action:
-    """The action of a decision, before it is spoken (the decision's values are valid)."""
-    return _new_action(
-        {
-            "speaker": speaker,
-            "urgency": decision.urgency,
-            "mode": decision.mode,
-            "target": decision.target,
-            "intent": decision.intent,
-            "stance": decision.stance,
-            "utterance": "",
-            "order": None,
-            "forced": forced,
-            "theta": decision.theta,
-            "actor": "model",
-            "player": "",
-        }
+    """The action of a decision, before it is spoken."""
+    return Action(
+        speaker=speaker,
+        urgency=decision.urgency,
+        mode=decision.mode,
+        target=decision.target,
+        intent=decision.intent,
+        stance=decision.stance,
+        forced=forced,
+        theta=decision.theta,
     )
 
 

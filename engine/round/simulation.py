@@ -8,9 +8,11 @@ from collections.abc import Callable, Mapping, Sequence
 
 from filelock import FileLock
 
+from ..core.changes import RoundChanges
+from ..core.columns import StateColumns
 from ..core.exchanges import RoundUsage, degraded_line
 from ..core.limits import check_rounds
-from ..core.metrics import Metrics, RepairCounter, carry_edges, round_metrics
+from ..core.metrics import Metrics, RepairCounter, round_metrics
 from ..core.priors import Prior, check_agents
 from ..core.rules import HISTORY_WINDOW, initial_state
 from ..core.scenario import Scenario
@@ -30,7 +32,14 @@ from ..minds.base import PastRound, TalksToServers
 from ..minds.human import Ask, HumanMind, check_players
 from ..minds.spec import OFFLINE, MindSpec, Offline
 from ..saves.history import History
-from ..saves.roundfile import KEYFRAME_EVERY, IndexEntry, RepairMarks, RoundSummary, round_file
+from ..saves.roundfile import (
+    KEYFRAME_EVERY,
+    IndexEntry,
+    RepairMarks,
+    RoundFile,
+    RoundSummary,
+    round_file,
+)
 from ..saves.runfiles import RunFiles
 from ..saves.runmeta import (
     FORMAT_VERSION,
@@ -42,10 +51,10 @@ from ..saves.runmeta import (
     now_iso,
 )
 from ..saves.store import SaveStore
+from . import phases
 from .events import EngineError, Notice, RoundEnded, RoundStarted, RunFinished, RunPaused, SimEvent
 from .gamemaster import narrate
 from .interventions import forced_action, injected_event, without
-from .phases import Stage, agent_contexts, decide, judge_and_apply, round_events, take_turns
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1
@@ -54,11 +63,9 @@ Listener = Callable[[SimEvent], None]
 
 
 class Simulation:
-    """One run: its scenario, mind, history and (optionally) its save.
-
-    A saved run holds its current state and last :data:`HELD_ROUNDS` rounds in memory;
-    :attr:`history` reads older rounds from the save when asked.
-    """
+    """One run: its scenario, mind, history and (optionally) its save. A saved run holds
+    its current state and last :data:`HELD_ROUNDS` rounds in memory; :attr:`history` reads
+    older rounds from the save when asked."""
 
     def __init__(
         self,
@@ -69,9 +76,11 @@ class Simulation:
         store: SaveStore | None = None,
         lock: FileLock | None = None,
         files: RunFiles | None = None,
+        columns: StateColumns | None = None,
     ) -> None:
         self.meta = meta
         self.history = history
+        self._columns = columns or StateColumns.of(history[-1].state, meta.scenario.memory_size)
         self.mind = mind
         self.store = store
         self._counter = counter
@@ -88,6 +97,8 @@ class Simulation:
         self._saved_total = meta.total_rounds
         #: The LLM calls of the round being played (see :mod:`engine.llm.progress`).
         self.progress = Calls()
+        #: The changes of the last round this process played (None before it plays one).
+        self.changes: RoundChanges | None = None
         if meta.pending_round <= self.round:
             self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
 
@@ -141,19 +152,21 @@ class Simulation:
         brain = make_mind(mind, seed) if isinstance(mind, Offline | LLMSettings) else mind
         meta = meta.with_mind(brain.spec)
         state = initial_state(scenario)
+        columns = StateColumns.of(state, scenario.memory_size)
         first = RoundRecord(round=0, state=state)
         counter = RepairCounter(len(state.agents))
-        metrics = round_metrics(scenario, state, counter)
+        metrics = round_metrics(scenario, columns, counter)
         if store is None:
             history = History.in_memory(first, RoundSummary(round=0, metrics=metrics))
-            return cls(meta, history, counter, brain)
+            return cls(meta, history, counter, brain, columns=columns)
         marks = RepairMarks.of(counter, list(state.agents))
-        entry = store.create(meta, round_file(state, first, metrics, marks))
+        changes = RoundChanges.none(0, columns.names)
+        entry = store.create(meta, round_file(first, changes, metrics, marks))
         lock = store.lock(run_id)
         files = store.files(run_id, meta)
         files.index_complete = True
         history = History.saved(files, [entry], [first], HELD_ROUNDS)
-        return cls(meta, history, counter, brain, store, lock, files)
+        return cls(meta, history, counter, brain, store, lock, files, columns)
 
     @classmethod
     def resume(
@@ -271,9 +284,8 @@ class Simulation:
 
     def extend(self, rounds: int) -> None:
         """Plan ``rounds`` more rounds beyond the current one. The save records the new
-        total with the next round, after that round's file and index line are on disk (a
-        round that fails, a full disk or a kill, leaves the save as it was), or with the
-        first intervention queued for it."""
+        total with the next round's file and index line (a failed round leaves the save as
+        it was), or with the first intervention queued for it."""
         check_rounds(rounds)
         total = check_rounds(
             max(self.meta.total_rounds, self.round + rounds),
@@ -433,10 +445,8 @@ class Simulation:
                 f"(socialsim tui {self.run_id})"
             )
         taken = self.pending
-        before = self.state
-        # An offline round allocates tens of thousands of acyclic objects in a burst of CPU
-        # work, and its file is written from them: collect after it. (LLM rounds wait on the
-        # network, rounds with people on them; leave the GC alone.)
+        # An offline round is a burst of acyclic objects: collect after it (LLM rounds wait
+        # on the network, rounds with people on them; leave the GC alone).
         collecting = gc.isenabled() and self.meta.llm is None and not players
         if collecting:
             gc.disable()
@@ -444,8 +454,8 @@ class Simulation:
         last = self.records[-1].usage if self.round else None
         try:
             with self.progress.round(self.round + 1, last.calls if last else None):
-                record = await self._play_round(taken)
-            record = self._record_round(before, record)
+                played = await self._play_round(taken)
+            record = self._record_round(played)
         except SocialsimError as err:
             self.mind.take_calls()  # the failed round's exchanges are not kept
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
@@ -457,9 +467,7 @@ class Simulation:
             self._taken = None
             if collecting:
                 gc.enable()
-        # The rounds held live for several rounds and make no cyclic garbage (those that
-        # leave the window are freed by reference counting): keep the cyclic GC from
-        # rescanning them after every round.
+        # The rounds held make no cyclic garbage: keep the cyclic GC from rescanning them.
         gc.freeze()
         self._note_structured_modes()
         if taken.forced or taken.events or self.pending is not taken:
@@ -471,45 +479,37 @@ class Simulation:
         self._stop_if_degraded(record)
         return record
 
-    def _record_round(self, before: WorldState, record: RoundRecord) -> RoundRecord:
-        """Add the round's LLM exchanges to its record, compute its metrics, save it (for a
-        saved run) and add it to the history."""
+    def _record_round(self, played: phases.Played) -> RoundRecord:
+        """Add the round's LLM exchanges and metrics; save it (if saved) and keep it."""
+        record = played.record
         calls = self.mind.take_calls()
         if calls:
             record = record.model_copy(
                 update={"llm_calls": calls, "usage": RoundUsage.of(calls, self.mind.judge_mode)}
             )
-        counter = RepairCounter(len(before.agents), self._counter.fell, self._counter.was_friendly)
-        carry_edges(before, record.state, record.relation_changes)
-        metrics = round_metrics(self.scenario, record.state, counter)
+        old, names = self._counter, played.after.names
+        counter = RepairCounter(len(names), old.fell, old.was_friendly)
+        metrics = round_metrics(self.scenario, played.after, counter)
         if self._files is not None:
-            summary: RoundSummary = self._save(self._files, before, record, metrics, counter)
+            keyframe = record.round % KEYFRAME_EVERY == 0
+            marks = RepairMarks.of(counter, names) if keyframe else None
+            file = round_file(record, played.changes, metrics, marks)
+            summary: RoundSummary = self._save(self._files, file)
         else:
             summary = RoundSummary(round=record.round, metrics=metrics, usage=record.usage)
         self.history.append(record, summary)
-        self._counter = counter
+        self._counter, self._columns, self.changes = counter, played.after, played.changes
         return record
 
-    def _save(
-        self,
-        files: RunFiles,
-        before: WorldState,
-        record: RoundRecord,
-        metrics: Metrics,
-        counter: RepairCounter,
-    ) -> IndexEntry:
-        """Write the round's file (a keyframe every :data:`KEYFRAME_EVERY` rounds). The
-        first round a process writes completes the index first if it lacked rounds, and
-        moves a format-2 run to format 3."""
+    def _save(self, files: RunFiles, file: RoundFile) -> IndexEntry:
+        """Write the round's file (a keyframe every :data:`KEYFRAME_EVERY` rounds); the first
+        a process writes completes the index first, and moves a format-2 run to format 3."""
         if not files.index_complete:
             files.write_index(self.history.index_entries())
         if self.meta.format_version < FORMAT_VERSION:
             self.meta = self.meta.model_copy(update={"format_version": FORMAT_VERSION})
             self._save_meta()
-        marks = None
-        if record.round % KEYFRAME_EVERY == 0:
-            marks = RepairMarks.of(counter, list(record.state.agents))
-        entry = files.write(round_file(before, record, metrics, marks))
+        entry = files.write(file)
         if self._saved_total != self.meta.total_rounds:  # an extension: commit it last
             saved, self._saved_total = self._saved_total, self.meta.total_rounds
             try:
@@ -544,7 +544,7 @@ class Simulation:
     def contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
         """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""
         past = self.records[-HISTORY_WINDOW:] if t > 1 else []
-        return agent_contexts(
+        return phases.agent_contexts(
             self.scenario,
             self.state,
             past,
@@ -555,36 +555,37 @@ class Simulation:
             self._past,
         )
 
-    async def _play_round(self, pending: Pending) -> RoundRecord:
+    async def _play_round(self, pending: Pending) -> phases.Played:
         scenario, run_id = self.scenario, self.run_id
         t = self.round + 1
         self.progress.phase("narrate")
         narration = await narrate(scenario, t, self.records, self.mind)
-        events = round_events(scenario, t, narration, self.meta.scheduled, pending)
+        events = phases.round_events(scenario, t, narration, self.meta.scheduled, pending)
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
         contexts = self.contexts(t, events)
         forced = {f.agent: f for f in pending.forced}
         meta = self.meta
-        stage = Stage(
+        stage = phases.Stage(
             run_id,
             t,
             scenario,
             self.state,
+            self._columns,
             meta.ablation,
             meta.players,
             self._emit,
             self._listeners,
         )
         self.progress.phase("decide")
-        decisions = await decide(stage, self._turn_mind(), contexts, forced)
+        decisions = await phases.decide(stage, self._turn_mind(), contexts, forced)
         self._say_notices(t)
         self.progress.phase("speak")
-        actions = await take_turns(stage, self._turn_mind(), contexts, decisions, forced)
+        actions = await phases.take_turns(stage, self._turn_mind(), contexts, decisions, forced)
         self._say_notices(t)
         self.progress.phase("judge")
-        record = await judge_and_apply(stage, self.mind, contexts, events, actions)
+        played = await phases.judge_and_apply(stage, self.mind, contexts, events, actions)
         self._say_notices(t)
-        return record
+        return played
 
     def _say_notices(self, t: int) -> None:
         """Emit what the mind says the user must read at once, after each phase."""

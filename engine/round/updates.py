@@ -1,183 +1,169 @@
-"""Applying one round's judgements to an agent's state (Sociodrama Sec. 3.3 updates)."""
+"""The update step (Sociodrama Sec. 3.3): one round's judgements clipped and applied by
+the rules, as one :class:`~engine.core.changes.RoundChanges`.
+
+The judged edges are read into columns once; U_R (:func:`~engine.core.rules.apply_fav`,
+:func:`~engine.core.rules.next_status`, :func:`~engine.core.rules.remember`) then runs on
+the arrays of the triggered edges only, with numpy. U_S and the needs, a few values an
+agent, stay plain Python.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING
 
+from ..core.changes import CODE, RoundChanges, status_codes
+from ..core.columns import NO_ROUND, StateColumns
 from ..core.rounding import ROUNDED_4, ROUNDED_6
-from ..core.rules import apply_emotion, apply_fav, apply_need, next_status, remember
-from ..core.state import (
-    AgentState,
-    EmotionChange,
-    MemoryEntry,
-    NeedState,
-    Relation,
-    RelationChange,
-)
-from ..core.unvalidated import SET_DICT, SET_EXTRA, SET_FIELDS, SET_PRIVATE, fields_set, trusted
-from ..minds.base import Edge
-from .retention import Retention
+from ..core.rules import ALLY_AT, ENEMY_AT, MAX_FAV_DELTA, RIVAL_AT, apply_emotion, apply_need
+from ..core.scenario import Status
+from ..core.state import EmotionChange
+from ..minds.base import Judgements
 
-_need = trusted(NeedState)
-_agent = trusted(AgentState)
-_emotion = trusted(EmotionChange)
+if TYPE_CHECKING:
+    import numpy as np
+
+#: The retention key of an empty slot: never the lowest.
+EMPTY = 1 << 62
+_ALLY, _ENEMY, _RIVAL = CODE[Status.ALLY], CODE[Status.ENEMY], CODE[Status.RIVAL]
 
 
-@dataclass(frozen=True, slots=True)
-class AgentUpdate:
-    """An agent's new state and the changes that produced it."""
-
-    state: AgentState
-    emotion: EmotionChange
-    relations: list[RelationChange]
-    needs: dict[str, float]
-
-
-@dataclass(frozen=True, slots=True)
-class RelationUpdate:
-    """An agent's outgoing relations after U_R, and the changes that made them."""
-
-    relations: dict[str, Relation]
-    changes: list[RelationChange]
-
-
-def update_agent(
-    name: str,
-    old: AgentState,
-    emotion_delta: float,
-    relations: RelationUpdate,
-    need_deltas: dict[str, float],
-    theta: float | None = None,
-) -> AgentUpdate:
-    """Clip and apply U_S and need deltas, with the agent's U_R already applied
-    (:func:`update_relations`).
-
-    Deltas recorded are the real movement after clipping. ``old`` is left untouched. The
-    new models are built from the clipped values without validating them again (every
-    mind's deltas are finite floats).
-    """
-    _, emotion = apply_emotion(old.emotion, emotion_delta)
-    needs = dict(old.needs)
-    moved: dict[str, float] = {}
-    for need, change in need_deltas.items():
-        value = needs.get(need)
-        if value is None:
-            continue
-        current = apply_need(value.current, change)
-        if current != value.current:
-            moved[need] = ROUNDED_4[current - value.current]
-            needs[need] = _need({"current": current, "expected": value.expected})
-    state = {
-        "emotion": emotion,
-        "needs": needs,
-        "relations": relations.relations,
-        "theta": old.theta if theta is None else theta,
-    }
-    return AgentUpdate(
-        state=_agent(state),
-        emotion=_emotion(
-            {"agent": name, "delta": round(emotion - old.emotion, 6), "emotion": emotion},
-        ),
-        relations=relations.changes,
-        needs=moved,
-    )
-
-
-def update_relations(
-    name: str,
-    old: AgentState,
+def round_changes(
+    before: StateColumns,
     round_no: int,
     memory_size: int,
-    judged: dict[str, Edge],
-    retention: Retention | None = None,
-    entries: dict[tuple[str, int], MemoryEntry] | None = None,
-    victims: Sequence[int] | None = None,
-) -> RelationUpdate:
-    """Clip and apply U_R to each judged edge: :func:`~engine.core.rules.apply_fav`, then
-    :func:`~engine.core.rules.next_status` and :func:`~engine.core.rules.remember` (this is
-    the round's hottest loop: once per judged edge). ``old`` is left untouched; the
-    models are built without validating them again (every mind's judgements are
-    validated). ``retention``, the memory keys of the state ``old`` is part of, finds the
-    entries to evict (and is updated); without it each edge's memory is read. ``entries``,
-    the round's memory entries by summary and importance, are shared by every edge that
-    remembers the same (and added to). ``victims`` are what :meth:`Retention.evict` gave
-    for these edges (the round's edges are evicted at once); without them they are found
-    here.
-    """
-    before = old.relations
-    relations = dict(before)
-    # What trusted() builders do, inlined: a call per model costs a fifth of the edge.
-    new = object.__new__
-    set_dict, set_fields, set_extra, set_private = SET_DICT, SET_FIELDS, SET_EXTRA, SET_PRIVATE
-    if entries is None:
-        entries = {}
-    memory_set, relation_set, change_set = (
-        fields_set(MemoryEntry),
-        fields_set(Relation),
-        fields_set(RelationChange),
+    judged: Sequence[Judgements],
+    thetas: Sequence[float | None],
+) -> RoundChanges:
+    """The changes of round ``round_no`` from the state ``before`` it: each agent's
+    judgements (in ``before``'s order) clipped and applied, and each agent's new theta
+    (None: unchanged). Deltas recorded are the real movement after clipping."""
+    import numpy as np
+
+    names, index = before.names, before.index
+    sizes = [len(j.relations) for j in judged]
+    rows = np.repeat(np.arange(len(names), dtype=np.intp), sizes)
+    cols = np.fromiter(
+        map(index.__getitem__, chain.from_iterable(j.relations for j in judged)),
+        np.intp,
+        count=len(rows),
     )
-    rounded6 = ROUNDED_6  # round(x, 6), remembered
-    if retention is None:
-        found: Sequence[int | None] = [None] * len(judged)
-    else:
-        me = retention.index[name]
-        if victims is None:
-            added = [edge[3] + round_no for edge in judged.values()]
-            victims = retention.evict([(name, list(judged), added)])[0]
-        found = victims
-    changes: list[RelationChange] = []
-    append = changes.append
-    for (other, (delta, override, summary, importance)), victim in zip(
-        judged.items(), found, strict=True
-    ):
-        rel = before[other]
-        was, previous = rel.fav, rel.status
-        _, fav = apply_fav(was, delta)
-        status = next_status(fav, previous, override)
-        entry = entries.get((summary, importance))
-        if entry is None:
-            entry = entries[summary, importance] = new(MemoryEntry)
-            set_dict(entry, {"round": round_no, "summary": summary, "importance": importance})
-            set_fields(entry, memory_set)
-            set_extra(entry, None)
-            set_private(entry, None)
-        memory = rel.memory
-        size = len(memory)
-        if victim is not None and victim < 0 and size < memory_size:  # room: no eviction
-            memory = [*memory, entry]
-        elif victim is not None and victim >= 0 and size == memory_size:
-            memory = [*memory]
-            if victim < size:
-                del memory[victim]
-                memory.append(entry)
-        else:  # no keys, or more entries than the capacity: read the entries
-            memory = remember(memory, entry, memory_size)
-            if retention is not None:
-                retention.set(me, retention.index[other], memory)
-        relation = relations[other] = new(Relation)
-        set_dict(relation, {"fav": fav, "status": status, "memory": memory})
-        set_fields(relation, relation_set)
-        set_extra(relation, None)
-        set_private(relation, None)
-        moved = fav - was
-        change = new(RelationChange)
-        set_dict(
-            change,
-            {
-                "source": name,
-                "target": other,
-                "delta": rounded6[moved] if moved else moved,  # most edges do not move
-                "fav": fav,
-                "status": status,
-                "previous_status": previous,
-                "override": override,
-                "summary": summary,
-                "importance": importance,
-            },
+    edges = list(chain.from_iterable(j.relations.values() for j in judged))
+    deltas = np.fromiter((e[0] for e in edges), float, count=len(edges))
+    override = [e[1] for e in edges]
+    summary = [e[2] for e in edges]
+    importance = np.fromiter((e[3] for e in edges), np.int64, count=len(edges))
+    was = before.fav[rows, cols]
+    fav = np.clip(was + np.clip(deltas, -MAX_FAV_DELTA, MAX_FAV_DELTA), -1.0, 1.0)
+    previous = before.status[rows, cols]
+    status = np.where(
+        fav >= ALLY_AT,
+        _ALLY,
+        np.where(fav <= ENEMY_AT, _ENEMY, np.where(fav <= RIVAL_AT, _RIVAL, previous)),
+    ).astype(np.int8)
+    forced = [k for k, o in enumerate(override) if o is not None]
+    if forced:
+        status[forced] = status_codes([o for o in override if o is not None])
+    rounded6 = ROUNDED_6
+    moved = [rounded6[m] if m else m for m in (fav - was).tolist()]  # most edges do not move
+    changes = RoundChanges(
+        round=round_no,
+        names=names,
+        source=rows,
+        target=cols,
+        delta=moved,
+        fav=fav,
+        status=status,
+        previous=previous,
+        override=override,
+        summary=summary,
+        importance=importance,
+        evicted=_evicted(before, rows, cols, round_no, importance, memory_size),
+    )
+    _agents(changes, before, judged, thetas)
+    return changes
+
+
+def _evicted(
+    before: StateColumns,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    t: int,
+    importance: np.ndarray,
+    capacity: int,
+) -> list[list[int]]:
+    """The rounds of the entries each edge evicts when it remembers a new entry of
+    ``importance`` (:func:`~engine.core.rules.remember`: the lowest importance + round,
+    the oldest of a tie; the round's own when the new entry is the one)."""
+    import numpy as np
+
+    k = len(rows)
+    evicted: list[list[int]] = [[] for _ in range(k)]
+    if not k:
+        return evicted
+    rounds = before.rounds[rows, cols].astype(np.int64)
+    count = (rounds != NO_ROUND).sum(axis=1)
+    over = count + 1 - capacity  # how many entries each edge evicts
+    width = rounds.shape[1]
+    one = np.flatnonzero(over == 1)
+    if len(one):
+        keys = np.empty((len(one), width + 1), np.int64)
+        slots = rounds[one]
+        keys[:, :width] = np.where(
+            slots == NO_ROUND, EMPTY, slots + before.importance[rows[one], cols[one]]
         )
-        set_fields(change, change_set)
-        set_extra(change, None)
-        set_private(change, None)
-        append(change)
-    return RelationUpdate(relations, changes)
+        keys[:, width] = t + importance[one]
+        victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
+        full = np.empty((len(one), width + 1), np.int64)
+        full[:, :width] = slots
+        full[:, width] = t
+        gone = full[np.arange(len(one)), victim].tolist()
+        for m, r in zip(one.tolist(), gone, strict=True):
+            evicted[m] = [r]
+    for m in np.flatnonzero(over > 1).tolist():  # a memory over the capacity (an older save)
+        held = [
+            (r, i)
+            for r, i in zip(
+                rounds[m].tolist(), before.importance[rows[m], cols[m]].tolist(), strict=True
+            )
+            if r != NO_ROUND
+        ]
+        entries = [*held, (t, int(importance[m]))]
+        while len(entries) > capacity:
+            ranks = [r + i for r, i in entries]
+            del entries[ranks.index(min(ranks))]
+        kept = {r for r, _ in entries}
+        evicted[m] = [r for r, _ in held if r not in kept] + ([] if t in kept else [t])
+    return evicted
+
+
+def _agents(
+    changes: RoundChanges,
+    before: StateColumns,
+    judged: Sequence[Judgements],
+    thetas: Sequence[float | None],
+) -> None:
+    """U_S, the needs and theta of every agent, into ``changes``."""
+    for i, (name, j, theta) in enumerate(zip(before.names, judged, thetas, strict=True)):
+        old = before.emotion[i]
+        _, emotion = apply_emotion(old, j.emotion)
+        changes.emotions.append(
+            EmotionChange(agent=name, delta=round(emotion - old, 6), emotion=emotion)
+        )
+        needs = before.needs[i]
+        moved: dict[str, float] = {}
+        now: dict[str, float] = {}
+        for need, change in j.needs.items():
+            value = needs.get(need)
+            if value is None:
+                continue
+            current = apply_need(value.current, change)
+            if current != value.current:
+                moved[need] = ROUNDED_4[current - value.current]
+                now[need] = current
+        changes.need_deltas[name] = moved
+        if now:
+            changes.needs[name] = now
+        if theta is not None and theta != before.theta[i]:
+            changes.theta[name] = theta

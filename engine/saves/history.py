@@ -22,8 +22,8 @@ from ..core.state import RoundLog, RoundRecord, WorldState
 from .roundfile import IndexEntry, RoundSummary
 from .runfiles import RunFiles, keyframe_before
 
-if TYPE_CHECKING:  # imported when used: list and show never roll values
-    from .tablevalues import StateValues
+if TYPE_CHECKING:  # imported when used: list and show never roll states
+    from ..core.columns import StateColumns
 
 
 class _Rounds(Sequence[RoundRecord]):
@@ -53,7 +53,7 @@ class History(_Rounds):
         self._entries = entries if entries is not None else []
         self._files = files
         self._window: deque[RoundRecord] = deque(window, maxlen=keep)
-        self._cursor: tuple[int, WorldState] | None = None
+        self._cursor: tuple[int, StateColumns] | None = None
 
     @classmethod
     def in_memory(cls, first: RoundRecord, summary: RoundSummary) -> History:
@@ -110,17 +110,17 @@ class History(_Rounds):
     def records(self, start: int = 0, stop: int | None = None) -> Iterator[RoundRecord]:
         """Rounds ``start``..``stop - 1`` with their states, one at a time."""
         stop = len(self) if stop is None else stop
-        state: WorldState | None = None
+        state: StateColumns | None = None
         for n in range(start, stop):
             held = self._held(n)
             if held is not None:
-                record = held
+                record, state = held, None
             elif state is not None:  # roll on from the previous round's state
-                file, after = self._disk.next_state(n, self._entries[n], state)
-                record = file.record(after)
+                file, state = self._disk.next_state(n, self._entries[n], state)
+                record = file.record(state.world())
             else:
                 record = self._read(n)
-            state = record.state
+                state = self._cursor[1] if self._cursor is not None else None
             yield record
 
     def logs(self, start: int = 0, stop: int | None = None) -> Iterator[RoundLog]:
@@ -132,24 +132,23 @@ class History(_Rounds):
 
     def values(
         self, start: int = 0, stop: int | None = None
-    ) -> Iterator[tuple[RoundLog, StateValues]]:
-        """Rounds ``start``..``stop - 1`` without their states but with the values tables
-        show of them, rolled forward without building states (each pair is valid until
-        the next is taken: the values are changed in place)."""
-        from .tablevalues import StateValues
+    ) -> Iterator[tuple[RoundLog, StateColumns]]:
+        """Rounds ``start``..``stop - 1`` without their states but with the states' columns
+        (what tables show), rolled forward without building the states' models."""
+        from ..core.columns import StateColumns
 
         stop = len(self) if stop is None else stop
         if self._files is None:
-            yield from ((r, StateValues.of(r.state)) for r in self.records(start, stop))
+            yield from ((r, StateColumns.of(r.state)) for r in self.records(start, stop))
             return
         held = [n for n in range(start, stop) if self._held(n) is not None]
         disk_stop = held[0] if held else stop
         if start < disk_stop:
-            files = self._files.walk_values(self._entries, start, disk_stop)
+            files = self._files.walk(self._entries, start, disk_stop)
             yield from ((file.log(), values) for file, values in files)
         for n in range(disk_stop, stop):
             record = self[n]
-            yield record, StateValues.of(record.state)
+            yield record, StateColumns.of(record.state)
 
     def states(self, start: int = 0, stop: int | None = None) -> Iterator[WorldState]:
         """The state after each of rounds ``start``..``stop - 1``, one at a time."""
@@ -208,7 +207,7 @@ class History(_Rounds):
         else:
             file, state = next(files.walk(entries, n, n + 1))
         self._cursor = (n, state)
-        return file.record(state)
+        return file.record(state.world())
 
 
 class HistoryView(_Rounds):

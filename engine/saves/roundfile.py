@@ -9,34 +9,30 @@ keyframe) with the repair counter the metrics go on from. A round's state is the
 keyframe at or before it with the later rounds' changes applied; applying stores the very
 floats the simulation held, so the rebuilt state equals the played one exactly.
 
-States are shared copy-on-write: applying a round copies the dicts it changes and builds
-new objects only for changed edges, needs and agents; everything else is the previous
-state's (states are never changed in place).
+The changes are :class:`~engine.core.changes.RoundChanges` as the file stores them
+(:meth:`RoundFile.changes` reads them back); :meth:`RoundFile.apply` applies them with
+:meth:`~engine.core.columns.StateColumns.apply`, the one place a round's changes are applied.
 """
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..core.changes import STATUSES, RoundChanges, status_codes
+from ..core.columns import StateColumns
 from ..core.exchanges import LLMCall, RoundUsage
 from ..core.metrics import Metrics, RepairCounter
 from ..core.scenario import Status
 from ..core.state import (
     Action,
-    AgentState,
     EmotionChange,
-    MemoryEntry,
-    NeedState,
-    Relation,
-    RelationChange,
     RoundLog,
     RoundRecord,
     ScenarioEvent,
     WorldState,
 )
-from ..core.unvalidated import trusted
 
 #: A keyframe every this many rounds: rebuilding a round reads at most this many files
 #: (see docs/formats.md, Keyframes, for the measured trade-off).
@@ -68,35 +64,44 @@ class RelationColumns(_Model):
     importance: list[Importance] = []
     evicted: list[list[int]] = []
 
-    def changes(self) -> list[RelationChange]:
-        """The rows as :class:`RelationChange` objects."""
-        return [
-            _relation_change(
-                {
-                    "source": source,
-                    "target": target,
-                    "delta": delta,
-                    "fav": fav,
-                    "status": status,
-                    "previous_status": previous,
-                    "override": override,
-                    "summary": summary,
-                    "importance": importance,
-                },
-            )
-            for source, target, delta, fav, status, previous, override, summary, importance in zip(
-                self.source,
-                self.target,
-                self.delta,
-                self.fav,
-                self.status,
-                self.previous_status,
-                self.override,
-                self.summary,
-                self.importance,
-                strict=True,
-            )
-        ]
+    def of(self, round_no: int, names: list[str]) -> RoundChanges:
+        """The rows as the relation part of round ``round_no``'s :class:`RoundChanges`
+        (agents ``names``)."""
+        import numpy as np
+
+        index = {name: k for k, name in enumerate(names)}
+        count = len(self.source)
+        return RoundChanges(
+            round=round_no,
+            names=names,
+            source=np.fromiter(map(index.__getitem__, self.source), np.intp, count=count),
+            target=np.fromiter(map(index.__getitem__, self.target), np.intp, count=count),
+            delta=self.delta,
+            fav=np.array(self.fav, dtype=float).reshape(count),
+            status=status_codes(self.status),
+            previous=status_codes(self.previous_status),
+            override=self.override,
+            summary=self.summary,
+            importance=np.array(self.importance, dtype=np.int64).reshape(count),
+            evicted=self.evicted,
+        )
+
+    @classmethod
+    def of_changes(cls, changes: RoundChanges) -> RelationColumns:
+        """The relation part of ``changes``, validated as the file holds it."""
+        names = changes.names
+        return cls(
+            source=[names[i] for i in changes.source.tolist()],
+            target=[names[j] for j in changes.target.tolist()],
+            delta=changes.delta,
+            fav=changes.fav.tolist(),
+            status=[STATUSES[c] for c in changes.status.tolist()],
+            previous_status=[STATUSES[c] for c in changes.previous.tolist()],
+            override=changes.override,
+            summary=changes.summary,
+            importance=changes.importance.tolist(),
+            evicted=changes.evicted,
+        )
 
 
 class RepairMarks(_Model):
@@ -174,7 +179,18 @@ class RoundFile(_Model):
             events=record.events,
             actions=record.actions,
             emotion_changes=record.emotion_changes,
-            relations=_columns(record.relation_changes, [[] for _ in record.relation_changes]),
+            relations=RelationColumns(
+                source=[c.source for c in record.relation_changes],
+                target=[c.target for c in record.relation_changes],
+                delta=[c.delta for c in record.relation_changes],
+                fav=[c.fav for c in record.relation_changes],
+                status=[c.status for c in record.relation_changes],
+                previous_status=[c.previous_status for c in record.relation_changes],
+                override=[c.override for c in record.relation_changes],
+                summary=[c.summary for c in record.relation_changes],
+                importance=[c.importance for c in record.relation_changes],
+                evicted=[[] for _ in record.relation_changes],
+            ),
             need_deltas=record.need_deltas,
             llm_calls=record.llm_calls,
             usage=record.usage,
@@ -183,128 +199,68 @@ class RoundFile(_Model):
 
     def log(self) -> RoundLog:
         """What happened in the round, without the state."""
-        return _round_log(self._log_fields())
+        return RoundLog(**self._log_fields())
 
     def record(self, state: WorldState) -> RoundRecord:
         """The round's record with ``state``, the state after it."""
-        return _round_record({**self._log_fields(), "state": state})
+        return RoundRecord(**self._log_fields(), state=state)
 
-    def _log_fields(self) -> dict[str, object]:
+    def _log_fields(self) -> dict[str, Any]:
+        # the records' changes are read as RoundChanges are: any order of the agents will do
+        names = list(dict.fromkeys([*self.relations.source, *self.relations.target]))
         return {
             "round": self.round,
             "events": self.events,
             "actions": self.actions,
             "emotion_changes": self.emotion_changes,
-            "relation_changes": self.relations.changes(),
+            "relation_changes": self.relations.of(self.round, names).relation_changes(),
             "need_deltas": self.need_deltas,
             "llm_calls": self.llm_calls,
             "usage": self.usage,
         }
 
-    def apply(self, before: WorldState) -> WorldState:
-        """The state after this round, given the state ``before`` it (a keyframe's own
-        state needs none)."""
+    def changes(self, names: list[str]) -> RoundChanges:
+        """What the round changed, among agents ``names``."""
+        changes = self.relations.of(self.round, names)
+        changes.emotions.extend(self.emotion_changes)
+        changes.need_deltas.update(self.need_deltas)
+        changes.needs.update(self.needs)
+        changes.theta.update(self.theta)
+        return changes
+
+    def apply(self, before: StateColumns | None) -> StateColumns:
+        """The state after this round, given the state ``before`` it (None: this round is
+        a keyframe, whose own state it holds)."""
         if self.keyframe is not None:
-            return self.keyframe.state
-        t, cols = self.round, self.relations
-        agents = dict(before.agents)
-        relations: dict[str, dict[str, Relation]] = {}
-        rows = zip(
-            cols.source, cols.target, cols.fav, cols.status, cols.summary, cols.importance,
-            cols.evicted, strict=True,
-        )  # fmt: skip
-        for source, target, fav, status, summary, importance, gone in rows:
-            rels = relations.get(source)
-            if rels is None:
-                rels = relations[source] = dict(agents[source].relations)
-            old = rels[target].memory
-            memory = [e for e in old if e.round not in gone] if gone else [*old]
-            if t not in gone:
-                memory.append(
-                    _memory_entry({"round": t, "summary": summary, "importance": importance})
-                )
-            rels[target] = _relation({"fav": fav, "status": status, "memory": memory})
-        emotions = {c.agent: c.emotion for c in self.emotion_changes}
-        for name in dict.fromkeys([*emotions, *relations, *self.needs, *self.theta]):
-            old_agent = agents[name]
-            needs = old_agent.needs
-            if name in self.needs:
-                needs = dict(needs)
-                for need, current in self.needs[name].items():
-                    expected = needs[need].expected
-                    needs[need] = _need_state({"current": current, "expected": expected})
-            agents[name] = _agent_state(
-                {
-                    "emotion": emotions.get(name, old_agent.emotion),
-                    "needs": needs,
-                    "relations": relations.get(name, old_agent.relations),
-                    "theta": self.theta.get(name, old_agent.theta),
-                },
+            return StateColumns.of(self.keyframe.state)
+        if before is None:
+            raise ValueError(
+                f"round {self.round} holds no keyframe: its state needs the one before"
             )
-        return _world_state({"round": t, "agents": agents})
+        return before.apply(self.changes(before.names))
 
 
 def round_file(
-    before: WorldState,
     record: RoundRecord,
+    changes: RoundChanges,
     metrics: Metrics,
     keyframe: RepairMarks | None = None,
 ) -> RoundFile:
-    """The file of ``record`` (a round played from the state ``before``): its changes as
-    absolute values, and the whole state too when ``keyframe`` (the repair marks after
-    the round) is given."""
-    after = record.state
-    evicted = []
-    for c in record.relation_changes:
-        kept = {e.round for e in after.agents[c.source].relations[c.target].memory}
-        old = before.agents[c.source].relations[c.target].memory
-        gone = [e.round for e in old if e.round not in kept]
-        evicted.append(gone if record.round in kept else [*gone, record.round])
-    needs = {
-        name: {need: after.agents[name].needs[need].current for need in moved}
-        for name, moved in record.need_deltas.items()
-        if moved
-    }
-    theta = {
-        name: agent.theta
-        for name, agent in after.agents.items()
-        if agent.theta != before.agents[name].theta
-    }
-    return _round_file(
-        {
-            "round": record.round,
-            "events": record.events,
-            "actions": record.actions,
-            "emotion_changes": record.emotion_changes,
-            "relations": _columns(record.relation_changes, evicted),
-            "need_deltas": record.need_deltas,
-            "needs": needs,
-            "theta": theta,
-            "llm_calls": record.llm_calls,
-            "usage": record.usage,
-            "metrics": metrics,
-            "keyframe": None
-            if keyframe is None
-            else _keyframe({"state": after, "repair": keyframe}),
-            "run": None,
-        },
-    )
-
-
-def _columns(changes: list[RelationChange], evicted: list[list[int]]) -> RelationColumns:
-    return _relation_columns(
-        {
-            "source": [c.source for c in changes],
-            "target": [c.target for c in changes],
-            "delta": [c.delta for c in changes],
-            "fav": [c.fav for c in changes],
-            "status": [c.status for c in changes],
-            "previous_status": [c.previous_status for c in changes],
-            "override": [c.override for c in changes],
-            "summary": [c.summary for c in changes],
-            "importance": [c.importance for c in changes],
-            "evicted": evicted,
-        },
+    """The file of ``record`` and its ``changes``, and the whole state too when
+    ``keyframe`` (the repair marks after the round) is given."""
+    return RoundFile(
+        round=record.round,
+        events=record.events,
+        actions=record.actions,
+        emotion_changes=changes.emotions,
+        relations=RelationColumns.of_changes(changes),
+        need_deltas=changes.need_deltas,
+        needs=changes.needs,
+        theta=changes.theta,
+        llm_calls=record.llm_calls,
+        usage=record.usage,
+        metrics=metrics,
+        keyframe=None if keyframe is None else Keyframe(state=record.state, repair=keyframe),
     )
 
 
@@ -325,17 +281,3 @@ class IndexEntry(RoundSummary):
     size: Annotated[int, Field(ge=0)]
     crc: Annotated[int, Field(ge=0, lt=1 << 32)]
     keyframe: bool
-
-
-# Builders of models from values this module has (or the validated round file held).
-_memory_entry = trusted(MemoryEntry)
-_relation = trusted(Relation)
-_need_state = trusted(NeedState)
-_agent_state = trusted(AgentState)
-_world_state = trusted(WorldState)
-_relation_change = trusted(RelationChange)
-_round_log = trusted(RoundLog)
-_round_record = trusted(RoundRecord)
-_relation_columns = trusted(RelationColumns)
-_keyframe = trusted(Keyframe)
-_round_file = trusted(RoundFile)

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core.metrics import RepairCounter, round_metrics
 from ..core.scenario import Scenario
-from ..core.state import RoundRecord, WorldState
+from ..core.state import RoundRecord
 from ..errors import SaveError
 from .atomic import atomic_write_bytes
 from .roundcheck import RunCheck, round_problem
@@ -37,8 +37,8 @@ from .roundfile import IndexEntry, RoundFile
 from .saferead import MAX_SAVE_FILE_BYTES, is_real_folder, read_regular, stat_regular
 from .verified import Verdicts, fingerprint
 
-if TYPE_CHECKING:  # imported when used: list and show never roll values
-    from .tablevalues import StateValues
+if TYPE_CHECKING:  # imported when used: list and show never roll states
+    from ..core.columns import StateColumns
 
 ROUNDS_DIR = "rounds"
 INDEX_FILE = "index.jsonl"
@@ -360,55 +360,37 @@ class RunFiles:
 
     def _rebuild_entries(self, scenario: Scenario, count: int) -> list[IndexEntry]:
         entries: list[IndexEntry] = []
-        state: WorldState | None = None
+        state: StateColumns | None = None
         counter: RepairCounter | None = None
         for n in range(count):
             data, file = self._load(n)
-            state = file.apply(state) if state is not None else _keyframe_state(file, n)
-            counter = counter or RepairCounter(len(state.agents))
+            state = _next(file, n, state)
+            counter = counter or RepairCounter(len(state.names))
             metrics = round_metrics(scenario, state, counter)
             entries.append(_entry(file.model_copy(update={"metrics": metrics}), data))
         return entries
 
     def next_state(
-        self, n: int, entry: IndexEntry, before: WorldState | None
-    ) -> tuple[RoundFile, WorldState]:
+        self, n: int, entry: IndexEntry, before: StateColumns | None
+    ) -> tuple[RoundFile, StateColumns]:
         """Round ``n``'s file and the state after it, given the state ``before`` it (None
         when round ``n`` is a keyframe). The cyclic GC is paused meanwhile: a round is a
         burst of acyclic objects, and each collection would rescan the whole state held."""
         with gc_paused():
             file = self.read(n, entry)
-            return file, file.apply(before) if before is not None else _keyframe_state(file, n)
+            return file, _next(file, n, before)
 
     def walk(
         self, entries: list[IndexEntry], start: int, stop: int
-    ) -> Iterator[tuple[RoundFile, WorldState]]:
+    ) -> Iterator[tuple[RoundFile, StateColumns]]:
         """(file, state after it) of rounds ``start``..``stop - 1``, rolled forward from
-        the nearest keyframe at or before ``start``."""
-        state: WorldState | None = None
+        the nearest keyframe at or before ``start`` (the states are columns: their
+        :meth:`~engine.core.columns.StateColumns.world` is built only if asked)."""
+        state: StateColumns | None = None
         for n in range(keyframe_before(entries, start), stop):
             file, state = self.next_state(n, entries[n], state)
             if n >= start:
                 yield file, state
-
-    def walk_values(
-        self, entries: list[IndexEntry], start: int, stop: int
-    ) -> Iterator[tuple[RoundFile, StateValues]]:
-        """(file, values of the state after it) of rounds ``start``..``stop - 1``: as
-        :meth:`walk`, without building the states. The values yielded are changed in place
-        by the next round."""
-        from .tablevalues import StateValues
-
-        values: StateValues | None = None
-        for n in range(keyframe_before(entries, start), stop):
-            with gc_paused():
-                file = self.read(n, entries[n])
-            if values is None:
-                values = StateValues.of(_keyframe_state(file, n))
-            else:
-                values = values.after(file)
-            if n >= start:
-                yield file, values
 
     def tail(
         self, entries: list[IndexEntry], keep: int, scenario: Scenario
@@ -429,20 +411,20 @@ class RunFiles:
         if marks is None and k > 0:  # a format-2 keyframe: count the run from round 0
             k = 0
             file = self.read(0, entries[0])
-        state = _keyframe_state(file, k)
-        names = list(state.agents)
+        state = _next(file, k, None)
+        names = state.names
         if marks is not None:
             counter = marks.counter(names)
         else:
             counter = RepairCounter(len(names))
             round_metrics(scenario, state, counter)
-        records = [file.record(state)] if k >= first else []
+        records = [file.record(state.world())] if k >= first else []
         for n in range(k + 1, last + 1):
             file = self.read(n, entries[n])
-            state = file.apply(state)
+            state = _next(file, n, state)
             round_metrics(scenario, state, counter)
             if n >= first:
-                records.append(file.record(state))
+                records.append(file.record(state.world()))
         return records, counter
 
 
@@ -471,10 +453,12 @@ def keyframe_before(entries: list[IndexEntry], n: int) -> int:
     return n
 
 
-def _keyframe_state(file: RoundFile, n: int) -> WorldState:
-    if file.keyframe is None:
+def _next(file: RoundFile, n: int, before: StateColumns | None) -> StateColumns:
+    """The state after round ``n`` (``file``), given the state before it (None: the round
+    is a keyframe)."""
+    if before is None and file.keyframe is None:
         raise SaveError(f"round {n}: expected a keyframe (the index says it is one)")
-    return file.keyframe.state
+    return file.apply(before)
 
 
 def _entry(file: RoundFile, data: bytes) -> IndexEntry:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...core.changes import STATUSES as COLUMN_STATUSES
 from ...core.rules import threshold_status
 from ...core.scenario import Status
 from ...saves.history import History
@@ -49,10 +50,13 @@ def read_series(meta: RunMeta, history: History) -> tuple[RunSeries, dict[str, A
         fav: list[list[float | None]] = [[None] * len(names) for _ in names]
         status = [[-1] * len(names) for _ in names]
         sticky = []
-        for source, relations in values.relations.items():
-            i = index[source]
-            for target, (f, s) in relations.items():
-                j = index[target]
+        at = [index[n] for n in values.names]
+        rows = zip(at, values.fav.tolist(), values.status.tolist(), strict=True)
+        for i, favs, codes in rows:
+            for j, f, c in zip(at, favs, codes, strict=True):
+                if j == i:
+                    continue
+                s = COLUMN_STATUSES[c]
                 fav[i][j] = round(f, 2)
                 status[i][j] = code[s]
                 if threshold_status(f, Status.NEUTRAL) is not s:
@@ -60,11 +64,12 @@ def read_series(meta: RunMeta, history: History) -> tuple[RunSeries, dict[str, A
         series.fav.append(fav)
         series.status.append(status)
         series.sticky.append(sticky)
-        series.emotion.append([round(values.emotions[n], 3) for n in names])
-        for agent, needs in values.needs.items():
+        emotions = dict(zip(values.names, values.emotion, strict=True))
+        series.emotion.append([round(emotions[n], 3) for n in names])
+        for agent, needs in zip(values.names, values.needs, strict=True):
             mine = series.needs.setdefault(agent, {})
-            for need, (current, _) in needs.items():
-                mine.setdefault(need, []).append(round(current, 2))
+            for need, value in needs.items():
+                mine.setdefault(need, []).append(round(value.current, 2))
         series.transcript.append(_round_text(log))
     return series, card.card().model_dump(mode="json")
 

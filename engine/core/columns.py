@@ -1,0 +1,284 @@
+"""A state as the engine holds it: every edge's values in numpy columns.
+
+:class:`StateColumns` keeps the N(N-1) edges of one state as arrays indexed by (observer,
+target): favorability, status (as codes of :data:`STATUSES`) and the memory ring (each
+edge's entries, their rounds and importance, right-aligned in ``width`` slots, the empty
+slots in front). Per-agent values (emotion, needs, theta) stay plain lists. One
+:meth:`StateColumns.apply` rolls a state forward by a round's
+:class:`~engine.core.changes.RoundChanges`; the pydantic
+:class:`~engine.core.state.WorldState` is built, validated, only when the state leaves the
+engine (:meth:`StateColumns.world`), and then only for the edges the round changed when the
+state before it was built too. Columns are never changed in place once made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .changes import CODE, STATUSES, RoundChanges, validated
+from .scenario import Status
+from .state import AgentState, NeedState, Relation, WorldState
+
+if TYPE_CHECKING:
+    import numpy as np
+
+#: The codes of rival and enemy.
+HOSTILE_CODES = (CODE[Status.RIVAL], CODE[Status.ENEMY])
+#: The round of an empty memory slot.
+NO_ROUND = -1
+
+
+@dataclass(eq=False, slots=True)
+class StateColumns:
+    """One state: edges as columns, agents in the state's order."""
+
+    round: int
+    names: list[str]
+    #: ``fav[i, j]``: how agent i regards agent j (0.0 on the diagonal).
+    fav: np.ndarray
+    #: ``status[i, j]``: the code of the edge's status.
+    status: np.ndarray
+    #: ``entries[i, j, k]``: the k-th slot of edge i -> j's memory (None when empty).
+    entries: np.ndarray
+    #: The rounds and importance of the entries (:data:`NO_ROUND` and 0 when empty).
+    rounds: np.ndarray
+    importance: np.ndarray
+    emotion: list[float]
+    needs: list[dict[str, NeedState]]
+    theta: list[float | None]
+    #: The built state before this one and the edges and agents the round changed: what
+    #: :meth:`world` builds anew (the rest is the earlier state's).
+    _before: tuple[WorldState, np.ndarray, np.ndarray, set[int]] | None = None
+    _world: WorldState | None = None
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Each agent's position."""
+        return {name: k for k, name in enumerate(self.names)}
+
+    @property
+    def built(self) -> WorldState | None:
+        """The state's :class:`WorldState` if :meth:`world` built it already."""
+        return self._world
+
+    @property
+    def width(self) -> int:
+        """Memory slots an edge."""
+        return int(self.entries.shape[2])
+
+    @classmethod
+    def of(cls, state: WorldState, capacity: int = 0) -> StateColumns:
+        """The columns of ``state``; memory slots for ``capacity`` entries an edge, or as
+        many as its longest memory holds if more (slots are added as memories grow)."""
+        import numpy as np
+
+        names = list(state.agents)
+        n = len(names)
+        index = {name: k for k, name in enumerate(names)}
+        longest = max(
+            (len(r.memory) for a in state.agents.values() for r in a.relations.values()),
+            default=0,
+        )
+        width = max(capacity, longest)
+        fav = np.zeros((n, n))
+        status = np.full((n, n), CODE[Status.NEUTRAL], np.int8)
+        entries = np.full((n, n, width), None, object)
+        rounds = np.full((n, n, width), NO_ROUND, np.int32)
+        importance = np.zeros((n, n, width), np.int8)
+        for i, agent in enumerate(state.agents.values()):
+            for other, rel in agent.relations.items():
+                j = index[other]
+                fav[i, j] = rel.fav
+                status[i, j] = CODE[rel.status]
+                if rel.memory:
+                    start = width - len(rel.memory)
+                    entries[i, j, start:] = _objects(rel.memory)
+                    rounds[i, j, start:] = [e.round for e in rel.memory]
+                    importance[i, j, start:] = [e.importance for e in rel.memory]
+        agents = list(state.agents.values())
+        return cls(
+            round=state.round,
+            names=names,
+            fav=fav,
+            status=status,
+            entries=entries,
+            rounds=rounds,
+            importance=importance,
+            emotion=[a.emotion for a in agents],
+            needs=[a.needs for a in agents],
+            theta=[a.theta for a in agents],
+            _world=state,
+        )
+
+    def apply(self, changes: RoundChanges) -> StateColumns:
+        """The state after ``changes``' round, the round after this one."""
+        t = changes.round
+        rows, cols = changes.source, changes.target
+        fav, status = self.fav.copy(), self.status.copy()
+        entries, rounds, importance = self.entries, self.rounds, self.importance
+        if len(rows):
+            fav[rows, cols] = changes.fav
+            status[rows, cols] = changes.status
+            entries, rounds, importance = _remember(self, changes)
+        index = self.index
+        emotion = list(self.emotion)
+        for c in changes.emotions:
+            emotion[index[c.agent]] = c.emotion
+        needs = list(self.needs)
+        for name, moved in changes.needs.items():
+            i = index[name]
+            now = dict(needs[i])
+            for need, current in moved.items():
+                now[need] = NeedState(current=current, expected=now[need].expected)
+            needs[i] = now
+        theta = list(self.theta)
+        for name, value in changes.theta.items():
+            theta[index[name]] = value
+        touched = [c.agent for c in changes.emotions] + [*changes.needs, *changes.theta]
+        agents = {index[name] for name in touched} | set(rows.tolist())
+        return StateColumns(
+            round=t,
+            names=self.names,
+            fav=fav,
+            status=status,
+            entries=entries,
+            rounds=rounds,
+            importance=importance,
+            emotion=emotion,
+            needs=needs,
+            theta=theta,
+            # the built state before, if any: columns never hold a chain of states
+            _before=None if self._world is None else (self._world, rows, cols, agents),
+        )
+
+    def _relations(self, rows: np.ndarray, cols: np.ndarray) -> list[Relation]:
+        """Edges (rows[k], cols[k]) as validated :class:`Relation` models."""
+        rows_of = zip(
+            self.fav[rows, cols].tolist(),
+            [STATUSES[c] for c in self.status[rows, cols].tolist()],
+            [[e for e in slots if e is not None] for slots in self.entries[rows, cols].tolist()],
+            strict=True,
+        )
+        data = [{"fav": f, "status": s, "memory": m} for f, s, m in rows_of]
+        return validated(list[Relation], data)
+
+    def world(self) -> WorldState:
+        """The state as a validated :class:`WorldState` (built once; when the state before
+        this one was built, only the changed edges and agents are built anew)."""
+        import numpy as np
+
+        if self._world is not None:
+            return self._world
+        before = self._before
+        names = self.names
+        if before is not None:
+            old, rows, cols, agents = before
+            relations = {i: dict(old.agents[names[i]].relations) for i in agents}
+            made = self._relations(rows, cols)
+            for i, j, relation in zip(rows.tolist(), cols.tolist(), made, strict=True):
+                relations[i][names[j]] = relation
+            built = dict(old.agents)
+            for i in agents:
+                built[names[i]] = self._agent(i, relations[i])
+        else:
+            n = len(names)
+            every = np.flatnonzero(~np.eye(n, dtype=bool))
+            each = iter(self._relations(every // n, every % n))
+            built = {
+                name: self._agent(i, {other: next(each) for j, other in enumerate(names) if j != i})
+                for i, name in enumerate(names)
+            }
+        self._world = WorldState(round=self.round, agents=built)
+        self._before = None  # what the earlier state held is no longer needed
+        return self._world
+
+    def _agent(self, i: int, relations: dict[str, Relation]) -> AgentState:
+        return AgentState(
+            emotion=self.emotion[i], needs=self.needs[i], relations=relations, theta=self.theta[i]
+        )
+
+    def hostile(self) -> np.ndarray:
+        """``hostile[i, j]``: whether i regards j as rival or enemy."""
+        import numpy as np
+
+        return np.isin(self.status, HOSTILE_CODES)
+
+
+def _remember(
+    before: StateColumns, changes: RoundChanges
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The memory rings after ``changes``: each changed edge's entries less those it
+    evicted, then the round's new entry unless it was evicted at once, right-aligned in
+    the slots (one more slot for every edge when a memory outgrows them: a keyframe read
+    from a save holds no more slots than its longest memory)."""
+    import numpy as np
+
+    rows, cols, t = changes.source, changes.target, changes.round
+    k, width = len(rows), before.width
+    old_rounds = before.rounds[rows, cols]
+    gone = np.zeros((k, width + 1), bool)
+    evicted = changes.evicted
+    hit = [m for m, e in enumerate(evicted) if e]
+    if hit:  # an edge evicts one entry at most, but one of an older save's may evict more
+        most = max(len(evicted[m]) for m in hit)
+        rounds_gone = np.full((len(hit), most), NO_ROUND - 1, np.int64)
+        for row, m in enumerate(hit):
+            rounds_gone[row, : len(evicted[m])] = evicted[m]
+        gone[hit, :width] = (old_rounds[hit][:, :, None] == rounds_gone[:, None, :]).any(axis=2)
+        gone[hit, width] = (rounds_gone == t).any(axis=1)
+    new_rounds = np.empty((k, width + 1), np.int64)
+    new_rounds[:, :width] = old_rounds
+    new_rounds[:, width] = t
+    keep = ~gone & (new_rounds != NO_ROUND)
+    entries, rounds, importance = before.entries, before.rounds, before.importance
+    if k and int(keep.sum(axis=1).max()) > width:  # one more slot in front, for every edge
+        entries, rounds, importance = (
+            _wider(entries, None),
+            _wider(rounds, NO_ROUND),
+            _wider(importance, 0),
+        )
+        keep = np.pad(keep, ((0, 0), (1, 0)), constant_values=False)
+        new_rounds = np.pad(new_rounds, ((0, 0), (1, 0)), constant_values=NO_ROUND)
+        width += 1
+    else:
+        entries, rounds, importance = entries.copy(), rounds.copy(), importance.copy()
+    # a stable sort of "kept" puts the dropped slots first and the kept in their order
+    order = np.argsort(keep, axis=1, kind="stable")[:, 1:]
+    pick = np.arange(k)[:, None]
+    new_entries = np.empty((k, width + 1), object)
+    new_entries[:, :width] = entries[rows, cols]
+    new_entries[:, width] = _objects(changes.entry_objects())
+    new_importance = np.empty((k, width + 1), np.int64)
+    new_importance[:, :width] = importance[rows, cols]
+    new_importance[:, width] = changes.importance
+    kept = keep[pick, order]
+    rings: list[tuple[np.ndarray, np.ndarray, Any]] = [
+        (entries, new_entries, None),
+        (rounds, new_rounds, NO_ROUND),
+        (importance, new_importance, 0),
+    ]
+    for ring, new, empty in rings:
+        moved = new[pick, order]
+        moved[~kept] = empty
+        ring[rows, cols] = moved
+    return entries, rounds, importance
+
+
+def _wider(ring: np.ndarray, empty: object) -> np.ndarray:
+    """A copy of ``ring`` with one more (empty) slot in front of every edge's."""
+    import numpy as np
+
+    n, m, width = ring.shape
+    wider = np.full((n, m, width + 1), empty, ring.dtype)
+    wider[:, :, 1:] = ring
+    return wider
+
+
+def _objects(items: Sequence[object]) -> np.ndarray:
+    """``items`` as a one-dimensional object array (filled without numpy looking into each
+    item for an array interface, which costs a pydantic model microseconds)."""
+    import numpy as np
+
+    return np.fromiter(items, dtype=object, count=len(items))
