@@ -77,9 +77,7 @@ def cast_data(n_agents: int, seed: int, rounds: int = 20, memory_size: int = 5) 
     count = min(rng.randint(2, 4), n_agents)
     cuts = sorted(rng.sample(range(1, n_agents), count - 1))
     bounds = [0, *cuts, n_agents]
-    factions = {
-        FACTIONS[k]: sorted(shuffled[bounds[k] : bounds[k + 1]]) for k in range(count)
-    }
+    factions = {FACTIONS[k]: sorted(shuffled[bounds[k] : bounds[k + 1]]) for k in range(count)}
     events = []
     for r in range(1, rounds + 1):
         if rng.random() >= 1 / EVENT_EVERY:
