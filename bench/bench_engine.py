@@ -53,6 +53,7 @@ for _path in (ROOT, ROOT / "bench"):
 from casts import cast_data, write_cast  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from whole import run_whole  # noqa: E402
 
 from engine.core.metrics import Metrics  # noqa: E402
 from engine.core.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
@@ -479,22 +480,14 @@ def play_whole(file: Path, rounds: int, saves: Path) -> Whole:
     """``python -m tui.cli run FILE -q --rounds ROUNDS`` in a fresh process, saved."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     args = [sys.executable, "-m", "tui.cli", "run", str(file), "-q", "--rounds", str(rounds)]
-    with tempfile.TemporaryFile() as err:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(
-            [*args, "--saves", str(saves)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=err
-        )
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        if proc.returncode:
-            err.seek(0)
-            raise SystemExit(f"{' '.join(args)} failed: {err.read()[-2000:].decode()}")
+    got = run_whole([*args, "--saves", str(saves)], env, ROOT)
+    if got.code:
+        raise SystemExit(f"{' '.join(args)} failed: {got.stderr}")
     (run,) = [d for d in saves.iterdir() if (d / "rounds").is_dir()]
     files = [p for p in (run / "rounds").glob("*.json.gz") if int(p.name[:6]) >= 1]
     index = (run / "index.jsonl").read_bytes().splitlines(keepends=True)[1:]
     disk = (sum(p.stat().st_size for p in files) + sum(map(len, index))) / rounds / 1e6
-    return Whole(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, disk)
+    return Whole(got.wall, got.cpu, got.peak_mb, disk)
 
 
 def whole_runs(n_agents: int, rounds: int, seed: int, saves: Path, runs: int = 3) -> list[Whole]:

@@ -3,23 +3,22 @@
 resident memory, because a saved run holds :data:`~engine.round.simulation.HELD_ROUNDS`
 rounds and reads older ones back from its save.
 
-Peak RSS comes from ``os.wait4``, the kernel's figure for that one child. A held round of
-this 50-agent cast is about 2 MB (its state: 2,450 relations with their memories), so a run
-that kept its rounds would peak some 120 MB higher at 80 rounds than at 20 (more than twice
-the figure); a flat one differs by the allocator's noise and the index's lines (under 1 MB).
+Peak RSS comes from ``os.wait4``, the kernel's figure for that one child (spawned, not
+forked: bench/whole.py). A held round of this 50-agent cast is about 2 MB (its state: 2,450
+relations with their memories), so a run that kept its rounds would peak some 120 MB higher
+at 80 rounds than at 20 (more than twice the figure); a flat one differs by the allocator's noise and the index's lines (under 1 MB).
 The bound 1.1 leaves room for that noise and fails on a leak of 0.2 MB a round.
 """
 
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import threading
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from casts import write_cast
+from whole import run_whole
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Largest peak RSS at 80 rounds over that at 20 (see the module's docstring).
@@ -30,23 +29,9 @@ def peak_rss_mb(args: list[str], cwd: Path) -> float:
     """Peak resident memory (MB) of ``python -m tui.cli ARGS`` in a fresh process (killed
     after 5 minutes)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    with open(cwd / "stderr.txt", "wb") as err:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "tui.cli", *args],
-            cwd=cwd,
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=err,
-        )
-        watchdog = threading.Timer(300, child.kill)
-        watchdog.start()
-        try:
-            _pid, status, usage = os.wait4(child.pid, 0)
-        finally:
-            watchdog.cancel()
-    child.returncode = os.waitstatus_to_exitcode(status)
-    assert child.returncode == 0, (cwd / "stderr.txt").read_text()
-    return usage.ru_maxrss / 1024  # kB on Linux
+    got = run_whole([sys.executable, "-m", "tui.cli", *args], env, cwd, timeout=300)
+    assert got.code == 0, got.stderr
+    return got.peak_mb
 
 
 def test_peak_memory_is_flat_from_20_to_80_rounds(tmp_path: Path) -> None:
