@@ -504,7 +504,7 @@ def mb(values: Sequence[float], digits: int = 0) -> str:
 def whole_table(args: argparse.Namespace, saves: Path) -> Table:
     seed = args.cast_seeds[0]
     t = table(
-        "5. Whole processes: socialsim run FILE -q of a generated cast, median [min, max] of 3",
+        "5. Whole processes: socialsim run FILE -q of a generated cast, median \\[min, max] of 3",
         ["figure", "value", "CPU", "wall", "target", "vs target"],
     )
 
