@@ -6,8 +6,9 @@ rounds and reads older ones back from its save.
 Peak RSS comes from ``os.wait4``, the kernel's figure for that one child (spawned, not
 forked: bench/whole.py). A held round of this 50-agent cast is about 2 MB (its state: 2,450
 relations with their memories), so a run that kept its rounds would peak some 120 MB higher
-at 80 rounds than at 20 (more than twice the figure); a flat one differs by the allocator's noise and the index's lines (under 1 MB).
-The bound 1.1 leaves room for that noise and fails on a leak of 0.2 MB a round.
+at 80 rounds than at 20 (more than twice the figure); a flat one differs by the allocator's
+noise and the index's lines (under 1 MB). The bound 1.1 leaves room for that noise and fails
+on a leak of 0.2 MB a round.
 """
 
 from __future__ import annotations
