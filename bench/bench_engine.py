@@ -5,6 +5,12 @@ Run from the repository root::
     .venv/bin/python bench/bench_engine.py            # full run
     .venv/bin/python bench/bench_engine.py --quick    # fewer rounds, faster
     .venv/bin/python bench/bench_engine.py --profile  # plus cProfile hot spots (30, 100, 300)
+    .venv/bin/python bench/bench_engine.py --whole    # plus whole-process memory (issue 24)
+    .venv/bin/python bench/bench_engine.py --big      # plus 1,000 agents (minutes)
+
+Every size is timed on two kinds of cast: the bench cast (:func:`make_scenario`, the same
+every time) and casts generated from a seed (``--cast-seeds``, bench/casts.py: archetypes,
+starting relations, factions and events drawn at random), printed side by side.
 
 Round time is CPU (``time.process_time``) and wall (``time.perf_counter``) per round of
 unsaved offline runs, the median over each run's rounds, then median, min and max over the
@@ -12,6 +18,11 @@ runs (the same seed each run, so the spread is the machine's); the load averages
 printed before and after. Other figures are wall times in this one process (the CLI start-up
 in child processes). The bench never fails on a missed target: it prints figures and their
 ratio to the target (ratio > 1 means slower than the target).
+
+``--whole`` plays generated casts as whole processes (``python -m tui.cli run FILE -q``,
+saved), 3 times each, and reads each one's peak RSS and CPU from its ``wait4`` usage: 100
+agents for 60 rounds, for 50 and for 500 (the ratio of the two peaks), and with ``--big``
+1,000 agents for 20 rounds with the disk its rounds take.
 """
 
 from __future__ import annotations
@@ -35,11 +46,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+for _path in (ROOT, ROOT / "bench"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
+from casts import cast_data, write_cast  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
+from whole import run_whole  # noqa: E402
 
 from engine.core.changes import RoundChanges  # noqa: E402
 from engine.core.metrics import Metrics  # noqa: E402
@@ -51,9 +65,15 @@ from engine.saves.roundfile import KEYFRAME_EVERY, RepairMarks, RoundFile, round
 from engine.saves.runfiles import COMPRESSION, RunFiles  # noqa: E402
 from engine.saves.store import SaveStore  # noqa: E402
 
-#: Offline round (issue 12): CPU per round at 100 agents, round time at 300.
-ROUND_TARGETS_S = {100: 0.080, 300: 1.0}
+#: Offline round, CPU per round (issue 24).
+ROUND_TARGETS_S = {100: 0.025, 300: 0.200, 1000: 2.0}
 ROUND_SIZES = (5, 30, 100, 300)
+BIG_SIZES = (1000,)
+#: Whole processes (issue 24): peak RSS of 100 agents x 60 rounds, the ratio of the peaks
+#: at 500 and 50 rounds (100 agents), peak RSS and disk per round of 1,000 agents x 20.
+PEAK_TARGET_MB = 200.0
+FLAT_ROUNDS, FLAT_TARGET = (50, 500), 1.1
+BIG_RUN, BIG_PEAK_TARGET_MB, BIG_DISK_TARGET_MB = (1000, 20), 2048.0, 5.0
 PROFILE_SIZES = (30, 100, 300)
 AUTOSAVE_TARGET_S = 0.050  # writing a round's file at 30 agents
 HELP_TARGET_S = 0.3  # `socialsim --help` wall time (issue 23)
@@ -225,13 +245,26 @@ class RoundTimes:
     cpu: list[float]
     wall: list[float]
     gc_share: float
+    cast: int | None = None
 
 
-async def time_rounds(n_agents: int, rounds: int, runs: int) -> RoundTimes:
+def cast_scenario(n_agents: int, rounds: int, cast: int | None) -> Scenario:
+    """The bench cast (``cast`` None) or the cast generated from seed ``cast``."""
+    if cast is None:
+        return make_scenario(n_agents, rounds)
+    return parse_scenario(cast_data(n_agents, cast, rounds), f"<cast {n_agents} seed {cast}>")
+
+
+def cast_label(cast: int | None) -> str:
+    return "bench" if cast is None else f"seed {cast}"
+
+
+async def time_rounds(n_agents: int, rounds: int, runs: int, cast: int | None = None) -> RoundTimes:
     """``runs`` unsaved runs of ``rounds`` rounds each (seed 1), every round timed."""
     cpu, wall, gc_s, step_s = [], [], 0.0, 0.0
+    scenario = cast_scenario(n_agents, rounds, cast)
     for run in range(runs):
-        sim = Simulation.new(make_scenario(n_agents, rounds), seed=1, run_id=f"rounds-{run}")
+        sim = Simulation.new(scenario, seed=1, run_id=f"rounds-{run}")
         cpus, walls = [], []
         for _ in range(rounds):
             gc0 = GC.total
@@ -245,7 +278,7 @@ async def time_rounds(n_agents: int, rounds: int, runs: int) -> RoundTimes:
         wall.append(statistics.median(walls))
         del sim
         gc.collect()
-    return RoundTimes(n_agents, cpu, wall, gc_s / step_s if step_s else 0.0)
+    return RoundTimes(n_agents, cpu, wall, gc_s / step_s if step_s else 0.0, cast)
 
 
 def load_line() -> str:
@@ -425,6 +458,107 @@ def autosave_breakdown(
     ]
 
 
+# -- whole processes -----------------------------------------------------------------------
+
+
+def round_count(n_agents: int, rounds: int) -> int:
+    """Rounds timed per run: fewer for the large casts."""
+    if n_agents >= 1000:
+        return 2
+    return max(3, rounds // 2) if n_agents >= 300 else rounds
+
+
+@dataclass
+class Whole:
+    """One ``socialsim run`` as a whole process."""
+
+    wall: float
+    cpu: float
+    peak_mb: float
+    disk_mb: float  # per round, rounds 1.. (round files and index lines)
+
+
+def play_whole(file: Path, rounds: int, saves: Path) -> Whole:
+    """``python -m tui.cli run FILE -q --rounds ROUNDS`` in a fresh process, saved."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "tui.cli", "run", str(file), "-q", "--rounds", str(rounds)]
+    got = run_whole([*args, "--saves", str(saves)], env, ROOT)
+    if got.code:
+        raise SystemExit(f"{' '.join(args)} failed: {got.stderr}")
+    (run,) = [d for d in saves.iterdir() if (d / "rounds").is_dir()]
+    files = [p for p in (run / "rounds").glob("*.json.gz") if int(p.name[:6]) >= 1]
+    index = (run / "index.jsonl").read_bytes().splitlines(keepends=True)[1:]
+    disk = (sum(p.stat().st_size for p in files) + sum(map(len, index))) / rounds / 1e6
+    return Whole(got.wall, got.cpu, got.peak_mb, disk)
+
+
+def whole_runs(n_agents: int, rounds: int, seed: int, saves: Path, runs: int = 3) -> list[Whole]:
+    folder = Path(tempfile.mkdtemp(prefix=f"whole-{n_agents}-{rounds}-", dir=saves))
+    file = write_cast(folder / "cast.toml", n_agents, seed, rounds)
+    return [play_whole(file, rounds, folder / f"saves-{k}") for k in range(runs)]
+
+
+def mb(values: Sequence[float], digits: int = 0) -> str:
+    med = statistics.median(values)
+    return f"{med:.{digits}f} [{min(values):.{digits}f}, {max(values):.{digits}f}] MB"
+
+
+def whole_table(args: argparse.Namespace, saves: Path) -> Table:
+    seed = args.cast_seeds[0]
+    t = table(
+        "5. Whole processes: socialsim run FILE -q of a generated cast, median \\[min, max] of 3",
+        ["figure", "value", "CPU", "wall", "target", "vs target"],
+    )
+
+    def cpu_wall(runs: list[Whole]) -> tuple[str, str]:
+        return spread([r.cpu for r in runs]), spread([r.wall for r in runs])
+
+    peak = whole_runs(100, 60, seed, saves)
+    t.add_row(
+        "peak RSS, 100 agents x 60 rounds",
+        mb([r.peak_mb for r in peak]),
+        *cpu_wall(peak),
+        f"<= {PEAK_TARGET_MB:.0f} MB",
+        ratio(statistics.median(r.peak_mb for r in peak), PEAK_TARGET_MB),
+    )
+    short, long = (whole_runs(100, n, seed, saves) for n in FLAT_ROUNDS)
+    for n, runs in zip(FLAT_ROUNDS, (short, long), strict=True):
+        t.add_row(
+            f"  peak RSS, 100 agents x {n} rounds",
+            mb([r.peak_mb for r in runs]),
+            *cpu_wall(runs),
+            "",
+            "",
+        )
+    flat = [b.peak_mb / a.peak_mb for a, b in zip(short, long, strict=True)]
+    t.add_row(
+        f"peak RSS at {FLAT_ROUNDS[1]} rounds / at {FLAT_ROUNDS[0]}, 100 agents (run by run)",
+        f"{statistics.median(flat):.3f} [{min(flat):.3f}, {max(flat):.3f}]",
+        "",
+        "",
+        f"<= {FLAT_TARGET}",
+        ratio(statistics.median(flat), FLAT_TARGET),
+    )
+    if args.big:
+        big = whole_runs(*BIG_RUN, seed, saves)
+        t.add_row(
+            f"peak RSS, {BIG_RUN[0]:,} agents x {BIG_RUN[1]} rounds",
+            mb([r.peak_mb for r in big]),
+            *cpu_wall(big),
+            f"<= {BIG_PEAK_TARGET_MB / 1024:.0f} GB",
+            ratio(statistics.median(r.peak_mb for r in big), BIG_PEAK_TARGET_MB),
+        )
+        t.add_row(
+            f"disk per round, {BIG_RUN[0]:,} agents (rounds 1-{BIG_RUN[1]})",
+            mb([r.disk_mb for r in big], 2),
+            "",
+            "",
+            f"<= {BIG_DISK_TARGET_MB:.0f} MB",
+            ratio(statistics.median(r.disk_mb for r in big), BIG_DISK_TARGET_MB),
+        )
+    return t
+
+
 # -- main ----------------------------------------------------------------------------------
 
 
@@ -445,29 +579,31 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
     # 1. round time
     repeats = args.runs or 3
     console.print(f"before the rounds: {load_line()}")
+    casts: list[int | None] = [None, *args.cast_seeds]
+    sizes = ROUND_SIZES + (BIG_SIZES if args.big else ())
     timed = [
-        await time_rounds(n, max(3, rounds // 2) if n >= 300 else rounds, repeats)
-        for n in ROUND_SIZES
+        await time_rounds(n, round_count(n, rounds), repeats, cast) for n in sizes for cast in casts
     ]
     t1 = table(
         f"1. Offline round (await sim.step(), unsaved): each run's median round, "
         f"median (min-max) over {repeats} runs",
-        ["agents", "CPU", "wall", "GC share", "target", "CPU / target", "wall / target"],
+        ["agents", "cast", "CPU", "wall", "GC share", "target (CPU)", "CPU / target"],
     )
     for times in timed:
         target = ROUND_TARGETS_S.get(times.agents)
         t1.add_row(
             str(times.agents),
+            cast_label(times.cast),
             spread(times.cpu),
             spread(times.wall),
             f"{100 * times.gc_share:.0f}%",
             f"<= {seconds(target)}" if target else "",
             ratio(statistics.median(times.cpu), target) if target else "",
-            ratio(statistics.median(times.wall), target) if target else "",
         )
     console.print(t1)
     console.print(
-        f"   after the rounds: {load_line()}; targets: CPU at 100 agents, round time at 300\n"
+        f"   after the rounds: {load_line()}; casts: bench = make_scenario, seed N = "
+        "bench/casts.py\n"
         "   GC share = time in cyclic-GC pauses (gc.callbacks) / round time\n"
     )
 
@@ -535,12 +671,20 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
         console.print(f"   [yellow]note:[/yellow] the command failed ({problem})")
     console.print()
 
-    # 5. profile
+    # 5. whole processes
+    if args.whole:
+        console.print(whole_table(args, saves))
+        console.print(
+            "   peak RSS and CPU (user + system) from each process's wait4 usage; "
+            f"casts generated from seed {args.cast_seeds[0]}\n"
+        )
+
+    # 6. profile
     if args.profile:
         warmup = 3 if args.quick else 5
         for n in PROFILE_SIZES:
             prof = await profile_round(n, warmup)
-            title = f"5. cProfile of one {n}-agent round (after {warmup} warm-up rounds, GC off)"
+            title = f"6. cProfile of one {n}-agent round (after {warmup} warm-up rounds, GC off)"
             console.print(profile_table(f"{title}: top 12 by own time", prof, key=2, limit=12))
             console.print(
                 profile_table("   the same round: top 12 by cumulative time", prof, 3, 12)
@@ -567,6 +711,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=0, help="runs per size for round time (>=3)")
     parser.add_argument("--growth-rounds", type=int, default=0, help="rounds for table 3 (>=20)")
     parser.add_argument("--tmp-dir", type=Path, default=None, help="parent of the temp saves dir")
+    parser.add_argument(
+        "--cast-seeds",
+        type=lambda text: [int(x) for x in text.split(",")],
+        default=[1],
+        help="seeds of the generated casts (comma-separated; bench/casts.py)",
+    )
+    parser.add_argument("--whole", action="store_true", help="whole-process memory figures")
+    parser.add_argument("--big", action="store_true", help="1,000 agents too (minutes)")
     args = parser.parse_args(argv)
     if args.growth_rounds and args.growth_rounds < 20:
         parser.error("--growth-rounds must be at least 20")

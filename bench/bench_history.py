@@ -7,6 +7,7 @@ Run from the repository root::
     .venv/bin/python bench/bench_history.py --quick         # 1 repeat, memory over 100 rounds
     .venv/bin/python bench/bench_history.py --rev c88e0de   # the same with another revision
     .venv/bin/python bench/bench_history.py --only show,list,export   # the history reads
+    .venv/bin/python bench/bench_history.py --cast 1        # on casts generated from seed 1
 
 Every figure is measured in a fresh child process: wall time with ``time.perf_counter``,
 CPU (user + system) from ``getrusage``, resident memory from ``/proc/self/status`` (VmRSS
@@ -19,7 +20,9 @@ runs for list) are built once per engine version into ``--cache`` and reused; th
 run (100 agents) is played afresh each repeat and its first 100 rounds give the disk
 figure. ``--rev`` runs everything with a git worktree of that revision (an older format
 cannot play 500 rounds at 100 agents in memory: use ``--memory-rounds``). The bench never
-fails on a missed target: it prints the figures and their ratio to the target.
+fails on a missed target: it prints the figures and their ratio to the target. ``--cast
+SEED`` plays every run with casts generated from SEED (bench/casts.py: archetypes, starting
+relations, factions and events drawn at random) instead of bench_engine's bench cast.
 """
 
 from __future__ import annotations
@@ -79,9 +82,21 @@ class _Clock:
         self.wall, self.cpu = time.perf_counter() - self.wall0, _cpu() - self.cpu0
 
 
+#: The environment variable that hands ``--cast`` to the children.
+CAST_ENV = "SOCIALSIM_BENCH_CAST"
+
+
 def _scenario(agents: int, rounds: int):  # -> engine.core.scenario.Scenario
-    """bench_engine's generated scenario, from the tree measured (the child's cwd)."""
+    """bench_engine's bench cast or (``--cast``) a generated one, from the tree measured
+    (the child's cwd)."""
     sys.path.insert(0, str(Path.cwd() / "bench"))
+    seed = os.environ.get(CAST_ENV)
+    if seed:
+        from casts import cast_data
+
+        from engine.core.scenario import parse_scenario
+
+        return parse_scenario(cast_data(agents, int(seed), rounds), f"<cast seed {seed}>")
     from bench_engine import make_scenario
 
     return make_scenario(agents, rounds)
@@ -211,10 +226,14 @@ def child_main(argv: list[str]) -> None:
 class Runner:
     """Runs children with the engine of one revision (this tree, or a worktree)."""
 
-    def __init__(self, tree: Path, pycache: Path) -> None:
+    def __init__(self, tree: Path, pycache: Path, cast: int | None = None) -> None:
         self.tree = tree
+        self.cast = cast
         self.env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONPYCACHEPREFIX": str(pycache)}
         self.env.pop("PYTHONDONTWRITEBYTECODE", None)
+        self.env.pop(CAST_ENV, None)
+        if cast is not None:
+            self.env[CAST_ENV] = str(cast)
 
     def child(self, task: str, *args: object) -> dict:
         out = self._run(
@@ -264,7 +283,8 @@ def engine_key(tree: Path) -> str:
 
 def cached(runner: Runner, cache: Path) -> Path:
     """The saves folder of the read benchmarks for this engine, built if missing."""
-    folder = cache / engine_key(runner.tree)
+    cast = "" if runner.cast is None else f"-cast{runner.cast}"
+    folder = cache / f"{engine_key(runner.tree)}{cast}"
     done = folder / ".complete"
     if done.exists():
         return folder
@@ -330,6 +350,7 @@ def main(argv: list[str] | None = None) -> None:
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "socialsim-bench-history"
     )
     parser.add_argument("--rev", help="measure this git revision instead (a worktree)")
+    parser.add_argument("--cast", type=int, help="play casts generated from this seed")
     parser.add_argument(
         "--only",
         type=lambda text: text.split(","),
@@ -352,7 +373,7 @@ def main(argv: list[str] | None = None) -> None:
             capture_output=True,
         )
         tree = worktree
-    runner = Runner(tree, args.cache / "pycache")
+    runner = Runner(tree, args.cache / "pycache", args.cast)
     try:
         report(runner, args, repeat, memory_rounds)
     finally:
@@ -363,7 +384,8 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def report(runner: Runner, args: argparse.Namespace, repeat: int, memory_rounds: int) -> None:
-    label = args.rev or "this tree"
+    cast = "" if args.cast is None else f", casts of seed {args.cast}"
+    label = (args.rev or "this tree") + cast
     print(f"socialsim history bench: {label}, {repeat} repeat(s), python {sys.version.split()[0]}")
     print(f"before: {uptime()}", flush=True)
     folder = cached(runner, args.cache)

@@ -69,8 +69,8 @@ Local servers (each mode on its own; they combine):
 * ``slots=N``: at most N requests are answered at once; the rest wait server-side, first in
   first out (``granted``: the call indices in the order they got a slot). None: no limit.
   With ``interrupts=True`` too, a stream being answered is cut short (``[DONE]`` before any
-  ``finish_reason``; counted in ``cut``) as soon as another request waits, as
-  llama-cpp-python's server does.
+  ``finish_reason``, then the connection closed; counted in ``cut``) as soon as another
+  request waits, as llama-cpp-python's server does.
 * ``prompt_rate`` and ``generate_rate`` (tokens per second, per request, in the stub's token
   counts): a reply takes ``prompt_tokens / prompt_rate + completion_tokens / generate_rate``
   seconds beyond ``latency`` (streamed: the prompt time before the first chunk, the rest
@@ -1305,7 +1305,7 @@ class StubLLM:
                 with self._lock:
                     self.cut += 1
                 send("[DONE]")
-                send_raw("")
+                handler.close_connection = True  # and closes it, the chunked body unfinished
                 return
             send(chunk({"content": piece}))
         send(chunk({}, "stop"))

@@ -6,10 +6,11 @@ from __future__ import annotations
 #: Rounds of a run, from a scenario file, ``--rounds`` or an extension on resume.
 MAX_ROUNDS = 10_000
 #: Agents of a scenario. A round's work and a state's size grow with the square of the
-#: cast; 300 is the largest cast the engine is measured and tuned at (bench/bench_engine.py).
-MAX_AGENTS = 300
-#: Size of a scenario file (a 300-agent cast with every relation listed fits).
-MAX_SCENARIO_BYTES = 8 * 1024 * 1024
+#: cast; bench/bench_engine.py measures rounds at up to 1,000 agents.
+MAX_AGENTS = 2_000
+#: Size of a scenario file (a 2,000-agent cast with a fifth of its relations listed, a
+#: table each, fits: bench/casts.py).
+MAX_SCENARIO_BYTES = 64 * 1024 * 1024
 #: Nesting of tables and arrays in a scenario file (the format itself needs 5).
 MAX_DEPTH = 20
 

@@ -283,7 +283,8 @@ class Scenario(_Strict):
     def _cast_size(cls, agents: object) -> object:
         if isinstance(agents, list) and len(agents) > MAX_AGENTS:
             raise ValueError(
-                f"{len(agents):,} agents; a scenario has at most {MAX_AGENTS} (see docs/formats.md)"
+                f"{len(agents):,} agents; a scenario has at most {MAX_AGENTS:,} "
+                "(see docs/formats.md)"
             )
         return agents
 

@@ -115,27 +115,34 @@ class OpenAIRoute:
 
 async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
     """Read a server-sent-event chat stream: content deltas into ``sink``; the usage of the
-    final chunk. A stream that ends before a choice says why it finished is cut."""
+    final chunk. A stream that ends before a choice says why it finished is cut. The stream
+    is read to its end, so the connection is reused; a connection that breaks after
+    ``[DONE]`` (llama-cpp-python closes a stream it cut short for the next request) is the
+    end."""
     pieces: list[str] = []
     usage = None
     finished = done = False
-    async for line in response.aiter_lines():  # read to the end: the connection is reused
-        if done or not line.startswith("data:"):
-            continue
-        payload = line[5:].strip()
-        if payload == "[DONE]":
-            done = True
-            continue
-        chunk = json.loads(payload)
-        if "error" in chunk:
-            raise ValueError(f"stream error: {chunk['error']}")
-        usage = chunk.get("usage") or usage
-        for choice in chunk.get("choices") or ():
-            finished = finished or bool(choice.get("finish_reason"))
-            delta = (choice.get("delta") or {}).get("content")
-            if delta:
-                pieces.append(delta)
-                sink(delta)
+    try:
+        async for line in response.aiter_lines():
+            if done or not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            if payload == "[DONE]":
+                done = True
+                continue
+            chunk = json.loads(payload)
+            if "error" in chunk:
+                raise ValueError(f"stream error: {chunk['error']}")
+            usage = chunk.get("usage") or usage
+            for choice in chunk.get("choices") or ():
+                finished = finished or bool(choice.get("finish_reason"))
+                delta = (choice.get("delta") or {}).get("content")
+                if delta:
+                    pieces.append(delta)
+                    sink(delta)
+    except Exception:
+        if not done:
+            raise
     if not finished:
         raise StreamCut("the server ended the stream before the reply finished")
     return "".join(pieces), usage

@@ -31,7 +31,7 @@ from ..minds import AgentContext, Mind, make_mind
 from ..minds.base import PastRound, TalksToServers
 from ..minds.human import Ask, HumanMind, check_players
 from ..minds.spec import OFFLINE, MindSpec, Offline
-from ..saves.history import History
+from ..saves.history import History, HistoryView
 from ..saves.roundfile import (
     KEYFRAME_EVERY,
     IndexEntry,
@@ -120,9 +120,8 @@ class Simulation:
         experiment: ExperimentLink | None = None,
         prior: Prior | None = None,
     ) -> Simulation:
-        """Start a run at round 0; with a store it is saved (and locked) at once.
-
-        ``mind`` is which mind plays (a spec), or an already built mind (tests, replay).
+        """Start a run at round 0; with a store it is saved (and locked) at once. ``mind``
+        is which mind plays (a spec), or an already built mind (tests, replay).
 
         ``ablation`` is Sociodrama's "w/o social dynamics": fixed speaking order and no
         emotion, relation or need updates. ``prior`` is a relational prior (Relational priors
@@ -409,21 +408,22 @@ class Simulation:
         )
         return Simulation.resume(child.run_id, self.store, self.mind)
 
-    async def run(self, rounds: int | None = None) -> list[RoundRecord]:
-        """Step until finished, paused, or ``rounds`` rounds are done."""
-        done: list[RoundRecord] = []
+    async def run(self, rounds: int | None = None) -> HistoryView:
+        """Step until finished, paused, or ``rounds`` rounds are done; the rounds played, read
+        like :attr:`history` (a saved run's older ones from the save, not held)."""
+        first = self.round + 1
         self._pause = False
-        while not self.finished and (rounds is None or len(done) < rounds):
+        while not self.finished and (rounds is None or self.round + 1 - first < rounds):
             if self._pause:
                 self._pause = False
                 self._emit(RunPaused(run_id=self.run_id, round=self.round))
-                return done
-            done.append(await self.step())
+                break
+            await self.step()
             reason = None if self.finished else self.mind.stop_reason()
             if reason:
                 self._emit(RunPaused(run_id=self.run_id, round=self.round, reason=reason))
-                return done
-        return done
+                break
+        return self.history[first:]
 
     # -- the round -----------------------------------------------------------------------
 

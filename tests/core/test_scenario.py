@@ -381,9 +381,10 @@ def test_the_agent_limit(mini_data):
 
     mini_data.update(agents=_cast(MAX_AGENTS), relations=[], factions={}, events=[])
     assert len(parse_scenario(mini_data, "mini").agents) == MAX_AGENTS
-    mini_data["agents"] = _cast(2000)
+    mini_data["agents"] = _cast(MAX_AGENTS + 1)
     assert error_of(mini_data) == (
-        f"mini: agents: 2,000 agents; a scenario has at most {MAX_AGENTS} (see docs/formats.md)"
+        f"mini: agents: {MAX_AGENTS + 1:,} agents; a scenario has at most {MAX_AGENTS:,} "
+        "(see docs/formats.md)"
     )
 
 
