@@ -521,9 +521,10 @@ def test_rejected_json_schema_switches_to_json_object_with_the_schema(
         rejected = [i for i, f in enumerate(stub.fault_log) if f == "rejected"]
         formats = [body.get("response_format", {}).get("type") for _, body in run.requests()]
         # Only the probe (the model's first exchange, a round-1 decision, sent alone) is
-        # refused; every other structured request asks for json_object carrying the schema.
+        # refused; every other request, utterances included (held to a JSON string by the
+        # grammar), asks for json_object carrying the schema.
         assert rejected == [i for i, f in enumerate(formats) if f == "json_schema"] == [0]
-        assert set(formats[1:]) == {"json_object", None}
+        assert set(formats[1:]) == {"json_object"}
         first_wave = set()
         for i in rejected:
             system, user = (m["content"] for m in stub.requests[i]["messages"])
@@ -542,7 +543,7 @@ def test_rejected_json_schema_switches_to_json_object_with_the_schema(
             retried = keys[c.key.removesuffix(":rejected")]
             assert retried.structured == "json_object_schema" and retried.response
         rest = [c for c in calls if c not in marked]
-        assert {c.structured for c in rest} == {"json_object_schema", "text"}
+        assert {c.structured for c in rest} == {"json_object_schema"}  # utterances too
         assert stub.calls == sum(c.attempts for c in calls)
         assert records[-1].round == 2
 

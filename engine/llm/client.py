@@ -159,6 +159,12 @@ class LLMClient:
         models = dict.fromkeys([s.model, s.judge, *s.agent_models.values()])
         return {m: self._formats_of(m).resolved for m in models}
 
+    def enforces_grammar(self, model: str) -> bool:
+        """True once ``model``'s structured replies are held to their schema by the server's
+        grammar (llama.cpp's json_object carrying the schema)."""
+        formats = self._formats_of(model)
+        return formats.resolved != "auto" and formats.current == "json_object_schema"
+
     def slow_lines(self) -> list[str]:
         """One line per model whose calls timed out (see :class:`Health`)."""
         lines = (h.line(m, self.settings) for m, h in sorted(self.health.items()))

@@ -6,7 +6,7 @@ import asyncio
 import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
@@ -29,6 +29,8 @@ from .question import Question
 #: The most tokens an utterance may take: the prompt asks for one to three sentences, and a
 #: small model can otherwise ramble to the reply cap, and every later prompt carries it.
 SPEECH_TOKENS = 120
+#: The same cap for an utterance asked as JSON (about 4 characters a token).
+SPEECH_CHARS = 480
 
 
 def _bounded(cap: float, tolerated: float) -> Any:
@@ -48,6 +50,13 @@ class _DecisionBase(BaseModel):
 class _Silent(BaseModel):
     mode: Literal["silent"]
     target: None = None
+
+
+class SpeechOut(BaseModel):
+    """An utterance asked as JSON, of a model whose server enforces a grammar."""
+
+    FIELD: ClassVar[str] = "say"
+    say: str = Field(default="", max_length=SPEECH_CHARS)
 
 
 class EmotionOut(BaseModel):
@@ -243,11 +252,27 @@ class LLMMind:
         )
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
+        model = self.settings.model_for(ctx.name)
+        if self.client.enforces_grammar(model):
+            # A small local model asked for free text repeats its prompt; held to a JSON
+            # string by the server's grammar, it speaks. Shown whole once it is in.
+            said = await self.client.structured(
+                key=self._key(ctx, "speak"),
+                purpose="speak",
+                agent=ctx.name,
+                model=model,
+                messages=prompts.speak(ctx, decision, SpeechOut.FIELD),
+                schema=SpeechOut,
+                default=SpeechOut(),
+            )
+            if said.say:
+                sink(said.say)
+            return said.say
         return await self.client.text(
             key=self._key(ctx, "speak"),
             purpose="speak",
             agent=ctx.name,
-            model=self.settings.model_for(ctx.name),
+            model=model,
             messages=prompts.speak(ctx, decision),
             sink=sink,
             max_tokens=SPEECH_TOKENS,

@@ -162,8 +162,9 @@ def plan(ctx: AgentContext, n: int) -> Messages:
     return ask(ctx, "Plan now.", rules)
 
 
-def speak(ctx: AgentContext, decision: Decision) -> Messages:
-    """Phase 2: the utterance, in character, seeing the turns before it."""
+def speak(ctx: AgentContext, decision: Decision, field: str | None = None) -> Messages:
+    """Phase 2: the utterance, in character, seeing the turns before it; asked as the JSON
+    ``field`` when given."""
     to = "everyone" if decision.target in (None, ALL) else decision.target
     rules = (
         "Phase 2: say what you decided to say, in one to three sentences, in character. "
@@ -173,6 +174,8 @@ def speak(ctx: AgentContext, decision: Decision) -> Messages:
         f"You decided to speak {decision.mode.value}ly to {to} ({decision.stance}); your "
         f"intent: {decision.intent}\nSay it now."
     )
+    if field:
+        task += f"\n\n{field}: the words {ctx.name} says aloud now, in character."
     return ask(ctx, task, rules)
 
 

@@ -10,6 +10,7 @@ import os
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
 
 import asyncio
+import json
 from collections.abc import Coroutine, Iterator
 from typing import Any, Literal, TypeVar
 
@@ -231,6 +232,27 @@ def test_a_server_that_cuts_streams_for_the_next_request_gets_one_call_at_a_time
     assert stub.cut >= 1  # a call sent beside another was cut short, and asked again
     assert (limit.ceiling, int(limit.limit)) == (1, 1)
     assert stub.cut <= 3  # only calls in flight when the first was cut: one at a time since
+
+
+def test_a_grammar_server_is_asked_for_utterances_as_json() -> None:
+    """Against llama-cpp-python (json_schema refused, a schema in json_object enforced) the
+    utterance is asked as a JSON string the grammar holds: a small model asked for free text
+    repeats its prompt."""
+    from engine import Simulation
+
+    with StubLLM(server="llama.cpp", rejects={"json_schema"}, seed=4) as stub:
+        settings = LLMSettings(model="openai/stub", api_base=stub.url, judge_mode="batched")
+        sim = Simulation.new(resolve_scenario("tavern"), seed=1, mind=settings, rounds=1)
+        (record,) = played(sim.run(1))
+        played(sim.aclose())
+    speaks = {c.agent: c for c in record.llm_calls if c.purpose == "speak"}
+    said = {a.speaker: a.utterance for a in record.actions if a.utterance}
+    assert speaks and said.keys() == speaks.keys()
+    for agent, call in speaks.items():
+        assert call.structured == "json_object_schema" and call.outcome == "ok"
+        assert said[agent] == json.loads(call.response or "")["say"]
+        ask = f"say: the words {agent} says aloud now, in character."
+        assert call.messages[-1]["content"].endswith(ask)
 
 
 def test_ollama_models_get_their_schema_as_format() -> None:
