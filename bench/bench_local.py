@@ -213,7 +213,7 @@ def figures(p: Played) -> dict[str, Any]:
 
 
 #: What an utterance copied from its prompt holds (a small model may echo the prompt).
-ECHOES = ("[socialsim:", "Scenario:", "Said so far this round:", "You are ")
+ECHOES = ("Scenario:", "Said so far this round:", "You are ")
 
 
 def _echoes(text: str) -> bool:
