@@ -137,9 +137,14 @@ class FaultProxy:
                         if streaming:
                             self.send_header("Transfer-Encoding", "chunked")
                             self.end_headers()
-                            for chunk in upstream.iter_raw():
-                                self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
-                                self.wfile.flush()
+                            try:
+                                for chunk in upstream.iter_raw():
+                                    size = f"{len(chunk):x}\r\n".encode()
+                                    self.wfile.write(size + chunk + b"\r\n")
+                                    self.wfile.flush()
+                            except httpx.RemoteProtocolError:  # the server broke the stream
+                                self.close_connection = True  # so does the proxy, as it did
+                                return
                             self.wfile.write(b"0\r\n\r\n")
                         else:
                             data = upstream.read()
