@@ -50,7 +50,7 @@ for _path in (ROOT, ROOT / "bench"):
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
-from casts import cast_data, write_cast  # noqa: E402
+from casts import POINTS, SECRETS, cast_data, write_cast  # noqa: E402
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 from whole import run_whole  # noqa: E402
@@ -84,23 +84,6 @@ ARCHETYPES = (
     Archetype.ANALYTICAL,
     Archetype.AGREEABLE,
     Archetype.RESERVED,
-)
-POINTS = (
-    "the budget cannot stretch to cover everyone this year",
-    "we promised the families a decision before the end of the month",
-    "the safety report was never shared with the whole group",
-    "nobody asked the people who actually do the work",
-    "the last compromise fell apart within a week",
-    "we have the data, we just refuse to read it",
-    "trust has to be earned back, not demanded",
-    "the deadline was set by people who will not be here to live with it",
-    "a smaller first step would let us test the idea safely",
-    "our reputation depends on getting this right the first time",
-)
-SECRETS = (
-    "I already told the board I would vote yes.",
-    "I have been offered a job by the other side.",
-    "I made the mistake that started all this.",
 )
 
 console = Console(width=max(Console().width, 120))
