@@ -343,7 +343,7 @@ class LiteLLMTransport:
         return params
 
     async def _once(self, request: Request) -> Reply:
-        streamed = request.stream and self.settings.api_base
+        streamed = request.stream and self.settings.api_base is not None
         sink = request.sink or (_ignored if streamed else None)
         route = self._routes.get(request.model)
         if route is not None:
