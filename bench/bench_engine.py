@@ -56,9 +56,10 @@ from rich.table import Table  # noqa: E402
 from whole import run_whole  # noqa: E402
 
 from engine.core.changes import RoundChanges  # noqa: E402
+from engine.core.columns import StateColumns  # noqa: E402
 from engine.core.metrics import Metrics  # noqa: E402
+from engine.core.played import PlayedRound  # noqa: E402
 from engine.core.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
-from engine.core.state import RoundRecord  # noqa: E402
 from engine.round.simulation import Simulation  # noqa: E402
 from engine.saves.atomic import atomic_write_bytes  # noqa: E402
 from engine.saves.roundfile import KEYFRAME_EVERY, RepairMarks, RoundFile, round_file  # noqa: E402
@@ -174,26 +175,23 @@ class SizeRun:
     save_s: list[float]
     save_gc_s: list[float]
     save_bytes: list[int]
-    last: RoundRecord
-    changes: RoundChanges  # the last round's changes
+    last: PlayedRound  # the last round played
     metrics: Metrics  # the metrics after it
 
 
-def encoded(changes: RoundChanges, record: RoundRecord, metrics: Metrics) -> RoundFile:
+def encoded(played: PlayedRound, metrics: Metrics) -> RoundFile:
     """The round's file as the simulation writes it (a keyframe every KEYFRAME_EVERY rounds;
     the repair marks' content does not change the cost)."""
-    keyframe = RepairMarks() if record.round % KEYFRAME_EVERY == 0 else None
-    return round_file(record, changes, metrics, keyframe)
+    keyframe = RepairMarks() if played.round % KEYFRAME_EVERY == 0 else None
+    return round_file(played, metrics, keyframe)
 
 
-def timed_save(
-    files: RunFiles, changes: RoundChanges, record: RoundRecord, metrics: Metrics
-) -> tuple[float, float]:
-    """Wall time of encoding and writing ``record``'s file (and index line), and the GC
+def timed_save(files: RunFiles, played: PlayedRound, metrics: Metrics) -> tuple[float, float]:
+    """Wall time of encoding and writing the round's file (and index line), and the GC
     pauses inside it."""
     gc0 = GC.total
     t0 = time.perf_counter()
-    files.write(encoded(changes, record, metrics))
+    files.write(encoded(played, metrics))
     return time.perf_counter() - t0, GC.total - gc0
 
 
@@ -203,20 +201,21 @@ async def run_size(n_agents: int, rounds: int, saves: Path, seed: int = 1) -> Si
     sim = Simulation.new(scenario, seed=seed, run_id=f"bench-{n_agents}-{rounds}")
     store = SaveStore(saves)
     first = sim.records[0]
-    none = RoundChanges.none(0, list(first.state.agents))
-    store.create(sim.meta, encoded(none, first, sim.metrics()))
+    columns = StateColumns.of(first.state)
+    none = PlayedRound(0, [], [], RoundChanges.none(0, columns.names), columns)
+    store.create(sim.meta, encoded(none, sim.metrics()))
     files = store.files(sim.run_id)
-    run = SizeRun(n_agents, [], [], [], [], first, none, sim.metrics())
+    run = SizeRun(n_agents, [], [], [], [], none, sim.metrics())
     for _ in range(rounds):
         t0 = time.perf_counter()
-        record = await sim.step()
+        await sim.run(1)
         run.step_s.append(time.perf_counter() - t0)
-        changes = sim.changes or none
-        save, save_gc = timed_save(files, changes, record, sim.metrics())
+        played = sim.played or none
+        save, save_gc = timed_save(files, played, sim.metrics())
         run.save_s.append(save)
         run.save_gc_s.append(save_gc)
-        run.save_bytes.append(files.path(record.round).stat().st_size)
-        run.last, run.changes, run.metrics = record, changes, sim.metrics()
+        run.save_bytes.append(files.path(played.round).stat().st_size)
+        run.last, run.metrics = played, sim.metrics()
     return run
 
 
@@ -252,7 +251,7 @@ async def time_rounds(n_agents: int, rounds: int, runs: int, cast: int | None = 
         for _ in range(rounds):
             gc0 = GC.total
             c0, w0 = time.process_time(), time.perf_counter()
-            await sim.step()
+            await sim.run(1)
             cpus.append(time.process_time() - c0)
             walls.append(time.perf_counter() - w0)
             gc_s += GC.total - gc0
@@ -390,13 +389,12 @@ async def profile_round(n_agents: int, warmup: int) -> cProfile.Profile:
     The profiler's clock is CPU time: on a busy machine wall time charges other processes'
     turns to whatever function was running."""
     sim = Simulation.new(make_scenario(n_agents, warmup + 1), seed=1, run_id="profile")
-    for _ in range(warmup):
-        await sim.step()
+    await sim.run(warmup)
     profiler = cProfile.Profile(time.process_time)
     gc.disable()
     try:
         profiler.enable()
-        await sim.step()
+        await sim.run(1)
         profiler.disable()
     finally:
         gc.enable()
@@ -404,12 +402,12 @@ async def profile_round(n_agents: int, warmup: int) -> cProfile.Profile:
 
 
 def autosave_breakdown(
-    changes: RoundChanges, record: RoundRecord, metrics: Metrics, saves: Path, repeat: int
+    played: PlayedRound, metrics: Metrics, saves: Path, repeat: int
 ) -> list[tuple[str, float]]:
     """Median cost of writing one round's file and of each of its stages."""
     files = RunFiles(saves / "breakdown")
     files.rounds.mkdir(parents=True, exist_ok=True)
-    file = encoded(changes, record, metrics)
+    file = encoded(played, metrics)
     text = file.model_dump_json().encode()
     data = gzip.compress(text, COMPRESSION, mtime=0)
     target = saves / "breakdown-probe" / "probe.json.gz"
@@ -426,8 +424,8 @@ def autosave_breakdown(
         return statistics.median(times)
 
     return [
-        ("encode + write total", med(lambda: files.write(encoded(changes, record, metrics)))),
-        ("  round_file (the round's changes)", med(lambda: encoded(changes, record, metrics))),
+        ("encode + write total", med(lambda: files.write(encoded(played, metrics)))),
+        ("  round_file (the round's changes)", med(lambda: encoded(played, metrics))),
         ("  file.model_dump_json()", med(lambda: file.model_dump_json())),
         (f"  gzip level {COMPRESSION}", med(lambda: gzip.compress(text, COMPRESSION, mtime=0))),
         (
@@ -568,7 +566,7 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
         await time_rounds(n, round_count(n, rounds), repeats, cast) for n in sizes for cast in casts
     ]
     t1 = table(
-        f"1. Offline round (await sim.step(), unsaved): each run's median round, "
+        f"1. Offline round (await sim.run(1), unsaved: no record built): each run's median round, "
         f"median (min-max) over {repeats} runs",
         ["agents", "cast", "CPU", "wall", "GC share", "target (CPU)", "CPU / target"],
     )
@@ -676,11 +674,8 @@ async def bench(args: argparse.Namespace, saves: Path) -> None:
             "   times are CPU; asyncio and bench frames hidden; coroutine resumes count as calls; "
             "mind work in asyncio.gather tasks is outside step's cumtime; cProfile adds overhead.\n"
         )
-        record = growth.last
         t5 = table("   autosave stages, one 30-agent round", ["stage", "median"])
-        stages = autosave_breakdown(
-            growth.changes, record, growth.metrics, saves, 5 if args.quick else 15
-        )
+        stages = autosave_breakdown(growth.last, growth.metrics, saves, 5 if args.quick else 15)
         for stage, secs in stages:
             t5.add_row(stage, ms(secs))
         console.print(t5)

@@ -64,9 +64,9 @@ def hold_rounds(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
     gate = threading.Event()
     decide_all = OfflineMind.decide_all
 
-    async def held_decide_all(self, ctxs, world=None):
+    async def held_decide_all(self, ctxs):
         await asyncio.get_running_loop().run_in_executor(None, gate.wait, 10)
-        return await decide_all(self, ctxs, world)
+        return await decide_all(self, ctxs)
 
     monkeypatch.setattr(OfflineMind, "decide_all", held_decide_all)
     return gate

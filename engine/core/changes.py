@@ -53,6 +53,7 @@ class RoundChanges:
     needs: dict[str, dict[str, float]] = field(default_factory=dict)
     theta: dict[str, float | None] = field(default_factory=dict)
     _entries: list[MemoryEntry] | None = None
+    _relation_changes: list[RelationChange] | None = None
 
     @classmethod
     def none(cls, round_no: int, names: list[str]) -> RoundChanges:
@@ -95,7 +96,12 @@ class RoundChanges:
         return self._entries
 
     def relation_changes(self) -> list[RelationChange]:
-        """The changed edges as validated :class:`RelationChange` models."""
+        """The changed edges as validated :class:`RelationChange` models (built once)."""
+        if self._relation_changes is None:
+            self._relation_changes = self._relation_models()
+        return self._relation_changes
+
+    def _relation_models(self) -> list[RelationChange]:
         names = self.names
         rows = zip(
             self.source.tolist(),

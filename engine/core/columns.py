@@ -52,11 +52,14 @@ class StateColumns:
     #: :meth:`world` builds anew (the rest is the earlier state's).
     _before: tuple[WorldState, np.ndarray, np.ndarray, set[int]] | None = None
     _world: WorldState | None = None
+    _index: dict[str, int] | None = None
 
     @property
     def index(self) -> dict[str, int]:
         """Each agent's position."""
-        return {name: k for k, name in enumerate(self.names)}
+        if self._index is None:
+            self._index = {name: k for k, name in enumerate(self.names)}
+        return self._index
 
     @property
     def built(self) -> WorldState | None:
@@ -151,6 +154,7 @@ class StateColumns:
             theta=theta,
             # the built state before, if any: columns never hold a chain of states
             _before=None if self._world is None else (self._world, rows, cols, agents),
+            _index=self._index,
         )
 
     def _relations(self, rows: np.ndarray, cols: np.ndarray) -> list[Relation]:
@@ -194,6 +198,18 @@ class StateColumns:
         self._before = None  # what the earlier state held is no longer needed
         return self._world
 
+    def agent_state(self, i: int) -> AgentState:
+        """Agent ``i``'s state as a validated :class:`AgentState` (the built state's if
+        :meth:`world` built it)."""
+        import numpy as np
+
+        if self._world is not None:
+            return self._world.agents[self.names[i]]
+        others = np.flatnonzero(np.arange(len(self.names)) != i)
+        made = self._relations(np.full(len(others), i), others)
+        names = self.names
+        return self._agent(i, {names[j]: r for j, r in zip(others.tolist(), made, strict=True)})
+
     def _agent(self, i: int, relations: dict[str, Relation]) -> AgentState:
         return AgentState(
             emotion=self.emotion[i], needs=self.needs[i], relations=relations, theta=self.theta[i]
@@ -204,6 +220,70 @@ class StateColumns:
         import numpy as np
 
         return np.isin(self.status, HOSTILE_CODES)
+
+
+@dataclass(eq=False, slots=True)
+class AgentView:
+    """One agent's row of a state's columns: what a mind reads of the agent's own state
+    (its regard for each other agent, its emotion and needs), the validated
+    :class:`AgentState` built only when asked."""
+
+    columns: StateColumns
+    row: int
+    _favs: list[float] | None = None
+    _codes: list[int] | None = None
+    _state: AgentState | None = None
+
+    @classmethod
+    def of(cls, state: WorldState, name: str) -> AgentView:
+        """Agent ``name``'s view of ``state``."""
+        columns = StateColumns.of(state)
+        return cls(columns, columns.index[name])
+
+    @property
+    def name(self) -> str:
+        return self.columns.names[self.row]
+
+    @property
+    def index(self) -> dict[str, int]:
+        """Every agent's position in :meth:`favs` and :meth:`codes`."""
+        return self.columns.index
+
+    def favs(self) -> list[float]:
+        """My favorability toward each agent, in the columns' order (0.0 toward myself)."""
+        if self._favs is None:
+            self._favs = self.columns.fav[self.row].tolist()
+        return self._favs
+
+    def codes(self) -> list[int]:
+        """The status code (:data:`~engine.core.changes.STATUSES`) of each of my edges."""
+        if self._codes is None:
+            self._codes = self.columns.status[self.row].tolist()
+        return self._codes
+
+    def fav(self, other: str) -> float:
+        return self.favs()[self.columns.index[other]]
+
+    def status(self, other: str) -> Status:
+        return STATUSES[self.codes()[self.columns.index[other]]]
+
+    @property
+    def emotion(self) -> float:
+        return self.columns.emotion[self.row]
+
+    @property
+    def needs(self) -> dict[str, NeedState]:
+        return self.columns.needs[self.row]
+
+    @property
+    def theta(self) -> float | None:
+        return self.columns.theta[self.row]
+
+    def state(self) -> AgentState:
+        """The agent's state as a validated :class:`AgentState` (built once)."""
+        if self._state is None:
+            self._state = self.columns.agent_state(self.row)
+        return self._state
 
 
 def _remember(

@@ -8,11 +8,12 @@ from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
+from ..core.columns import AgentView
 from ..core.exchanges import LLMCall
 from ..core.priors import Prior
 from ..core.rules import ReadAct
 from ..core.scenario import AgentSpec, Scenario, Status
-from ..core.state import Action, AgentState, Decision, ScenarioEvent, WorldState
+from ..core.state import Action, AgentState, Decision, ScenarioEvent
 from .question import Question
 from .spec import MindSpec
 
@@ -35,7 +36,8 @@ class AgentContext:
 
     scenario: Scenario
     persona: AgentSpec
-    state: AgentState
+    #: The agent's row of the state it acts in (:attr:`state` is its validated model).
+    view: AgentView
     round: int
     events: list[ScenarioEvent]
     #: The run's total rounds (``--rounds`` may differ from the scenario's T).
@@ -49,6 +51,11 @@ class AgentContext:
     def name(self) -> str:
         """The agent's name."""
         return self.persona.name
+
+    @property
+    def state(self) -> AgentState:
+        """The agent's state as a validated model (built when first read)."""
+        return self.view.state()
 
     @property
     def rounds(self) -> int:
@@ -182,11 +189,8 @@ class DecidesAtOnce(Protocol):
     candidate acts together): phase 1 calls :meth:`decide_all` instead of gathering a
     :meth:`Mind.decide` coroutine per agent."""
 
-    async def decide_all(
-        self, ctxs: Sequence[AgentContext], world: WorldState | None = None
-    ) -> list[Decision]:
-        """:meth:`Mind.decide` for each of ``ctxs``, in order; ``world`` is the state they
-        decide in."""
+    async def decide_all(self, ctxs: Sequence[AgentContext]) -> list[Decision]:
+        """:meth:`Mind.decide` for each of ``ctxs``, in order."""
         ...
 
 

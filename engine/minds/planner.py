@@ -63,15 +63,16 @@ def imagine(
         kind = "confide" if mode is Mode.PRIVATE and stance == "neutral" else stance
         if kind in OWN_EFFECTS:
             add(OWN_EFFECTS[kind])
-        rel = ctx.state.relations.get(target or "")
-        if kind == "oppose" and rel is not None and rel.fav < 0.3:
+        view = ctx.view
+        known = target is not None and target != ctx.name and target in view.index
+        if kind == "oppose" and known and view.fav(target or "") < 0.3:
             add({"psychological_safety": -RETALIATION})
         others = OTHERS_EFFECT.get(kind, 0.0)
         if target == ALL:
             others *= 0.5
     needs = {
         n: v.model_copy(update={"current": apply_need(v.current, deltas.get(n, 0.0))})
-        for n, v in ctx.state.needs.items()
+        for n, v in ctx.view.needs.items()
     }
     return needs, others
 
@@ -94,7 +95,7 @@ def plan(
                 del pool[k]
                 break
     chosen.append(("neutral", None, Mode.SILENT))
-    before = sum(gap(v) for v in ctx.state.needs.values())
+    before = sum(gap(v) for v in ctx.view.needs.values())
     candidates = []
     for stance, chosen_target, mode in chosen:
         needs, others = imagine(ctx, stance, chosen_target, mode, attacked)

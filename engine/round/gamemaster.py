@@ -4,17 +4,17 @@ scenario's schedule, and enforces its rules by announcing who broke one last rou
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ..core.played import PastActs
 from ..core.scenario import Scenario
-from ..core.state import Mode, RoundRecord, ScenarioEvent
+from ..core.state import Mode, ScenarioEvent
 
 if TYPE_CHECKING:
     from ..minds import Mind
 
 
-def violations(scenario: Scenario, record: RoundRecord) -> list[str]:
+def violations(scenario: Scenario, record: PastActs) -> list[str]:
     """Rule breaches in a round: an utterance containing one of a rule's cue words."""
     found = []
     for action in record.actions:
@@ -28,10 +28,9 @@ def violations(scenario: Scenario, record: RoundRecord) -> list[str]:
     return found
 
 
-def scripted_narration(
-    scenario: Scenario, round_no: int, records: Sequence[RoundRecord]
-) -> str | None:
-    """``08:20, corridor.`` plus the rules whenever the scene moves, plus breaches."""
+def scripted_narration(scenario: Scenario, round_no: int, last: PastActs | None) -> str | None:
+    """``08:20, corridor.`` plus the rules whenever the scene moves, plus the breaches of
+    the ``last`` round."""
     if not scenario.schedule and not scenario.rules:
         return None
     parts = []
@@ -44,16 +43,17 @@ def scripted_narration(
             parts.append("Rules here: " + "; ".join(r.text for r in scenario.rules) + ".")
     elif round_no == 1:
         parts.append("Rules: " + "; ".join(r.text for r in scenario.rules) + ".")
-    if records and records[-1].round > 0:
-        parts += [f"The game master notes that {v}." for v in violations(scenario, records[-1])]
+    if last is not None and last.round > 0:
+        parts += [f"The game master notes that {v}." for v in violations(scenario, last)]
     return " ".join(parts) or None
 
 
 async def narrate(
-    scenario: Scenario, round_no: int, records: Sequence[RoundRecord], mind: Mind
+    scenario: Scenario, round_no: int, last: PastActs | None, mind: Mind
 ) -> ScenarioEvent | None:
-    """The round's narration event: scripted, or told by the LLM when the scenario asks."""
-    text = scripted_narration(scenario, round_no, records)
+    """The round's narration event (after the ``last`` round): scripted, or told by the LLM
+    when the scenario asks."""
+    text = scripted_narration(scenario, round_no, last)
     if text is None:
         return None
     if scenario.narrator == "llm":

@@ -9,7 +9,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.changes import RoundChanges
-from ..core.columns import StateColumns
+from ..core.columns import AgentView, StateColumns
+from ..core.played import PastActs, PlayedRound
 from ..core.priors import Prior
 from ..core.rules import (
     HISTORY_WINDOW,
@@ -29,9 +30,7 @@ from ..core.state import (
     ForcedAction,
     Mode,
     Pending,
-    RoundRecord,
     ScenarioEvent,
-    WorldState,
 )
 from ..errors import InterventionError
 from ..minds import AgentContext, Mind
@@ -49,7 +48,6 @@ class Stage:
     run_id: str
     t: int
     scenario: Scenario
-    state: WorldState
     columns: StateColumns
     ablation: bool
     players: Mapping[str, str]
@@ -79,22 +77,23 @@ def round_events(
 
 def agent_contexts(
     scenario: Scenario,
-    state: WorldState,
-    past: Iterable[RoundRecord],
+    state: StateColumns,
+    past: Iterable[PastActs],
     t: int,
     events: list[ScenarioEvent],
     total_rounds: int,
     prior: Prior | None,
-    cache: dict[int, tuple[RoundRecord, dict[str, PastRound]]],
+    cache: dict[int, tuple[PastActs, dict[str, PastRound]]],
 ) -> dict[str, AgentContext]:
     """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``, with
     what it observed of the ``past`` rounds (``cache``: :func:`past_round`'s, by round)."""
     seen = [past_round(r, scenario.names, cache) for r in past if r.round > 0]
+    index = state.index
     return {
         spec.name: AgentContext(
             scenario=scenario,
             persona=spec,
-            state=state.agents[spec.name],
+            view=AgentView(state, index[spec.name]),
             round=t,
             events=[e for e in events if e.visible_to(spec.name)],
             total_rounds=total_rounds,
@@ -106,9 +105,9 @@ def agent_contexts(
 
 
 def past_round(
-    record: RoundRecord,
+    record: PastActs,
     names: Sequence[str],
-    held: dict[int, tuple[RoundRecord, dict[str, PastRound]]],
+    held: dict[int, tuple[PastActs, dict[str, PastRound]]],
 ) -> dict[str, PastRound]:
     """What each agent observed of an earlier round, read once while the round is in the
     contexts' window and kept in ``held`` (the agents' minds see the same objects from round
@@ -143,7 +142,7 @@ async def decide(
     names, t = stage.scenario.names, stage.t
     free = [n for n in names if n not in forced]
     if isinstance(minds, DecidesAtOnce):  # one call decides for everyone
-        decided = await minds.decide_all([contexts[n] for n in free], stage.state)
+        decided = await minds.decide_all([contexts[n] for n in free])
     else:
         decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
     raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
@@ -226,23 +225,13 @@ async def take_turns(
     return actions
 
 
-@dataclass(frozen=True, slots=True)
-class Played:
-    """A round played: its record (the state after it included), its changes and the
-    state after it as columns."""
-
-    record: RoundRecord
-    changes: RoundChanges
-    after: StateColumns
-
-
 async def judge_and_apply(
     stage: Stage,
     mind: Mind,
     contexts: dict[str, AgentContext],
     events: list[ScenarioEvent],
     actions: dict[str, Action],
-) -> Played:
+) -> PlayedRound:
     """Phase 3: each agent judges only what it observed; the rules clip and apply it."""
     names, t, before = stage.scenario.names, stage.t, stage.columns
     spoken = sorted((a for a in actions.values() if a.order), key=lambda a: a.order or 0)
@@ -269,26 +258,16 @@ async def judge_and_apply(
         thetas = [actions[n].theta for n in names]
         changes = round_changes(before, t, stage.scenario.memory_size, judged, thetas)
     after = before.apply(changes)
-    relation_changes = changes.relation_changes()
-    if not stage.ablation:
+    if not stage.ablation and stage.listeners:  # the event's models: built for a listener
         stage.emit(
             StateUpdated(
                 run_id=stage.run_id,
                 round=t,
                 emotions=changes.emotions,
-                relations=relation_changes,
+                relations=changes.relation_changes(),
             )
         )
-    record = RoundRecord(
-        round=t,
-        events=events,
-        actions=[actions[n] for n in names],
-        emotion_changes=changes.emotions,
-        relation_changes=relation_changes,
-        need_deltas=changes.need_deltas,
-        state=after.world(),
-    )
-    return Played(record, changes, after)
+    return PlayedRound(t, events, [actions[n] for n in names], changes, after)
 
 
 def _action(speaker: str, decision: Decision, forced: bool) -> Action:

@@ -13,6 +13,7 @@ from ..core.columns import StateColumns
 from ..core.exchanges import RoundUsage, degraded_line
 from ..core.limits import check_rounds
 from ..core.metrics import Metrics, RepairCounter, round_metrics
+from ..core.played import PastActs, PlayedRound
 from ..core.priors import Prior, check_agents
 from ..core.rules import HISTORY_WINDOW, initial_state
 from ..core.scenario import Scenario
@@ -92,13 +93,13 @@ class Simulation:
         #: The interventions a round in flight took (``None`` between rounds).
         self._taken: Pending | None = None
         #: :func:`~engine.round.phases.past_round`'s rounds, by round number.
-        self._past: dict[int, tuple[RoundRecord, dict[str, PastRound]]] = {}
+        self._past: dict[int, tuple[PastActs, dict[str, PastRound]]] = {}
         #: The total of rounds the save records (an extension is written with its first round).
         self._saved_total = meta.total_rounds
         #: The LLM calls of the round being played (see :mod:`engine.llm.progress`).
         self.progress = Calls()
-        #: The changes of the last round this process played (None before it plays one).
-        self.changes: RoundChanges | None = None
+        #: The last round this process played, as played (None before it plays one).
+        self.played: PlayedRound | None = None
         if meta.pending_round <= self.round:
             self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
 
@@ -159,8 +160,8 @@ class Simulation:
             history = History.in_memory(first, RoundSummary(round=0, metrics=metrics))
             return cls(meta, history, counter, brain, columns=columns)
         marks = RepairMarks.of(counter, list(state.agents))
-        changes = RoundChanges.none(0, columns.names)
-        entry = store.create(meta, round_file(first, changes, metrics, marks))
+        played = PlayedRound(0, [], [], RoundChanges.none(0, columns.names), columns)
+        entry = store.create(meta, round_file(played, metrics, marks))
         lock = store.lock(run_id)
         files = store.files(run_id, meta)
         files.index_complete = True
@@ -418,7 +419,7 @@ class Simulation:
                 self._pause = False
                 self._emit(RunPaused(run_id=self.run_id, round=self.round))
                 break
-            await self.step()
+            await self._advance()
             reason = None if self.finished else self.mind.stop_reason()
             if reason:
                 self._emit(RunPaused(run_id=self.run_id, round=self.round, reason=reason))
@@ -428,7 +429,12 @@ class Simulation:
     # -- the round -----------------------------------------------------------------------
 
     async def step(self) -> RoundRecord:
-        """Run one round (context, phase 1, phase 2, updates) and autosave it."""
+        """Run one round (context, phase 1, phase 2, updates) and autosave it; its record."""
+        return (await self._advance()).record()
+
+    async def _advance(self) -> PlayedRound:
+        """Play one round and autosave it; the round as played (its record built only if a
+        listener or the caller asks for it)."""
         reason = self.mind.stop_reason()
         if reason:
             raise BudgetError(f"run {self.run_id!r} {reason}; raise the cap to go on")
@@ -451,11 +457,11 @@ class Simulation:
         if collecting:
             gc.disable()
         self._taken = taken
-        last = self.records[-1].usage if self.round else None
+        last = self.history.usage(-1) if self.round else None
         try:
             with self.progress.round(self.round + 1, last.calls if last else None):
                 played = await self._play_round(taken)
-            record = self._record_round(played)
+            self._record_round(played)
         except SocialsimError as err:
             self.mind.take_calls()  # the failed round's exchanges are not kept
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
@@ -473,33 +479,31 @@ class Simulation:
         if taken.forced or taken.events or self.pending is not taken:
             # Interventions queued while the round ran are kept for the next one.
             self._set_pending(without(self.pending, [*taken.forced, *taken.events]))
-        self._emit(RoundEnded(run_id=self.run_id, round=record.round, record=record))
+        if self._listeners:  # the record's models: built for a listener
+            self._emit(RoundEnded(run_id=self.run_id, round=played.round, record=played.record()))
         if self.finished:
-            self._emit(RunFinished(run_id=self.run_id, round=record.round))
-        self._stop_if_degraded(record)
-        return record
+            self._emit(RunFinished(run_id=self.run_id, round=played.round))
+        self._stop_if_degraded(played)
+        return played
 
-    def _record_round(self, played: phases.Played) -> RoundRecord:
+    def _record_round(self, played: PlayedRound) -> None:
         """Add the round's LLM exchanges and metrics; save it (if saved) and keep it."""
-        record = played.record
         calls = self.mind.take_calls()
         if calls:
-            record = record.model_copy(
-                update={"llm_calls": calls, "usage": RoundUsage.of(calls, self.mind.judge_mode)}
-            )
+            played.llm_calls = calls
+            played.usage = RoundUsage.of(calls, self.mind.judge_mode)
         old, names = self._counter, played.after.names
         counter = RepairCounter(len(names), old.fell, old.was_friendly)
         metrics = round_metrics(self.scenario, played.after, counter)
         if self._files is not None:
-            keyframe = record.round % KEYFRAME_EVERY == 0
+            keyframe = played.round % KEYFRAME_EVERY == 0
             marks = RepairMarks.of(counter, names) if keyframe else None
-            file = round_file(record, played.changes, metrics, marks)
+            file = round_file(played, metrics, marks)
             summary: RoundSummary = self._save(self._files, file)
         else:
-            summary = RoundSummary(round=record.round, metrics=metrics, usage=record.usage)
-        self.history.append(record, summary)
-        self._counter, self._columns, self.changes = counter, played.after, played.changes
-        return record
+            summary = RoundSummary(round=played.round, metrics=metrics, usage=played.usage)
+        self.history.append(played, summary)
+        self._counter, self._columns, self.played = counter, played.after, played
 
     def _save(self, files: RunFiles, file: RoundFile) -> IndexEntry:
         """Write the round's file (a keyframe every :data:`KEYFRAME_EVERY` rounds); the first
@@ -532,7 +536,7 @@ class Simulation:
             self.meta = self.meta.model_copy(update=update)
             self._save_meta()
 
-    def _stop_if_degraded(self, record: RoundRecord) -> None:
+    def _stop_if_degraded(self, record: PlayedRound) -> None:
         """Raise :class:`DegradedRunError` after a saved round in which more than half of
         the structured answers fell back, unless the settings tolerate it."""
         settings = self.meta.llm
@@ -543,10 +547,10 @@ class Simulation:
 
     def contexts(self, t: int, events: list[ScenarioEvent]) -> dict[str, AgentContext]:
         """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``."""
-        past = self.records[-HISTORY_WINDOW:] if t > 1 else []
+        past = self.history.recent(HISTORY_WINDOW) if t > 1 else []
         return phases.agent_contexts(
             self.scenario,
-            self.state,
+            self._columns,
             past,
             t,
             events,
@@ -555,11 +559,11 @@ class Simulation:
             self._past,
         )
 
-    async def _play_round(self, pending: Pending) -> phases.Played:
+    async def _play_round(self, pending: Pending) -> PlayedRound:
         scenario, run_id = self.scenario, self.run_id
         t = self.round + 1
         self.progress.phase("narrate")
-        narration = await narrate(scenario, t, self.records, self.mind)
+        narration = await narrate(scenario, t, self.history.latest(), self.mind)
         events = phases.round_events(scenario, t, narration, self.meta.scheduled, pending)
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
         contexts = self.contexts(t, events)
@@ -569,7 +573,6 @@ class Simulation:
             run_id,
             t,
             scenario,
-            self.state,
             self._columns,
             meta.ablation,
             meta.players,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, overload
 
 from ..core.exchanges import LLMCall, RoundUsage
 from ..core.metrics import Metrics
+from ..core.played import PastActs, PlayedRound
 from ..core.state import RoundLog, RoundRecord, WorldState
 from .roundfile import IndexEntry, RoundSummary
 from .runfiles import RunFiles, keyframe_before
@@ -43,7 +44,7 @@ class History(_Rounds):
     def __init__(
         self,
         summaries: list[RoundSummary],
-        window: Sequence[RoundRecord],
+        window: Sequence[RoundRecord | PlayedRound],
         *,
         keep: int | None = None,
         files: RunFiles | None = None,
@@ -52,7 +53,8 @@ class History(_Rounds):
         self._summaries = summaries
         self._entries = entries if entries is not None else []
         self._files = files
-        self._window: deque[RoundRecord] = deque(window, maxlen=keep)
+        #: The rounds held: records, or rounds as played (their records built when read).
+        self._window: deque[RoundRecord | PlayedRound] = deque(window, maxlen=keep)
         self._cursor: tuple[int, StateColumns] | None = None
 
     @classmethod
@@ -72,7 +74,7 @@ class History(_Rounds):
         rounds (``window``), and at most ``keep`` records held as rounds are appended."""
         return cls([], window, keep=keep, files=files, entries=entries)
 
-    def append(self, record: RoundRecord, summary: RoundSummary) -> None:
+    def append(self, record: RoundRecord | PlayedRound, summary: RoundSummary) -> None:
         """Add the round just played (the engine calls this; readers never do)."""
         if self._files is not None:
             if not isinstance(summary, IndexEntry):
@@ -102,7 +104,7 @@ class History(_Rounds):
             return HistoryView(self, range(len(self))[index])
         n = _position(index, len(self))
         held = self._held(n)
-        return held if held is not None else self._read(n)
+        return _record(held) if held is not None else self._read(n)
 
     def __iter__(self) -> Iterator[RoundRecord]:
         return self.records()
@@ -114,7 +116,7 @@ class History(_Rounds):
         for n in range(start, stop):
             held = self._held(n)
             if held is not None:
-                record, state = held, None
+                record, state = _record(held), None
             elif state is not None:  # roll on from the previous round's state
                 file, state = self._disk.next_state(n, self._entries[n], state)
                 record = file.record(state.world())
@@ -128,27 +130,54 @@ class History(_Rounds):
         stop = len(self) if stop is None else stop
         for n in range(start, stop):
             held = self._held(n)
-            yield held if held is not None else self._disk.read(n, self._entries[n]).log()
+            if isinstance(held, PlayedRound):
+                yield held.log()
+            else:
+                yield held if held is not None else self._disk.read(n, self._entries[n]).log()
 
     def values(
         self, start: int = 0, stop: int | None = None
     ) -> Iterator[tuple[RoundLog, StateColumns]]:
         """Rounds ``start``..``stop - 1`` without their states but with the states' columns
         (what tables show), rolled forward without building the states' models."""
-        from ..core.columns import StateColumns
-
         stop = len(self) if stop is None else stop
         if self._files is None:
-            yield from ((r, StateColumns.of(r.state)) for r in self.records(start, stop))
+            yield from (self._values(n) for n in range(start, stop))
             return
         held = [n for n in range(start, stop) if self._held(n) is not None]
         disk_stop = held[0] if held else stop
         if start < disk_stop:
             files = self._files.walk(self._entries, start, disk_stop)
             yield from ((file.log(), values) for file, values in files)
-        for n in range(disk_stop, stop):
-            record = self[n]
-            yield record, StateColumns.of(record.state)
+        yield from (self._values(n) for n in range(disk_stop, stop))
+
+    def _values(self, n: int) -> tuple[RoundLog, StateColumns]:
+        """Held round ``n``'s log and state columns."""
+        from ..core.columns import StateColumns
+
+        held = self._held(n)
+        if isinstance(held, PlayedRound):
+            return held.log(), held.after
+        record = self[n]
+        return record, StateColumns.of(record.state)
+
+    def recent(self, count: int) -> list[PastActs]:
+        """The last ``count`` rounds' acts (round 0 included if among them), their records
+        not built for a round just played."""
+        start = max(0, len(self) - count)
+        return [self._acts(n) for n in range(start, len(self))]
+
+    def latest(self) -> PastActs:
+        """The last round's acts (see :meth:`recent`)."""
+        return self._acts(len(self) - 1)
+
+    def usage(self, n: int) -> RoundUsage | None:
+        """Round ``n``'s LLM usage, from the index."""
+        return self._rows[_position(n, len(self))].usage
+
+    def _acts(self, n: int) -> PastActs:
+        held = self._held(n)
+        return held if held is not None else self[n]
 
     def states(self, start: int = 0, stop: int | None = None) -> Iterator[WorldState]:
         """The state after each of rounds ``start``..``stop - 1``, one at a time."""
@@ -178,7 +207,7 @@ class History(_Rounds):
 
     # -- reading -----------------------------------------------------------------------
 
-    def _held(self, n: int) -> RoundRecord | None:
+    def _held(self, n: int) -> RoundRecord | PlayedRound | None:
         """Round ``n``'s record if it is in memory (found by its round number, so a reader
         in another thread never gets a neighbour while a round is being appended)."""
         window = self._window
@@ -236,6 +265,10 @@ class HistoryView(_Rounds):
         if r.step == 1:
             return self._history.records(r.start, r.stop)
         return (self._history[n] for n in r)
+
+
+def _record(held: RoundRecord | PlayedRound) -> RoundRecord:
+    return held.record() if isinstance(held, PlayedRound) else held
 
 
 def _position(index: int, length: int) -> int:

@@ -24,6 +24,7 @@ from ..core.changes import STATUSES, RoundChanges, status_codes
 from ..core.columns import StateColumns
 from ..core.exchanges import LLMCall, RoundUsage
 from ..core.metrics import Metrics, RepairCounter
+from ..core.played import PlayedRound
 from ..core.scenario import Status
 from ..core.state import (
     Action,
@@ -241,26 +242,25 @@ class RoundFile(_Model):
 
 
 def round_file(
-    record: RoundRecord,
-    changes: RoundChanges,
-    metrics: Metrics,
-    keyframe: RepairMarks | None = None,
+    played: PlayedRound, metrics: Metrics, keyframe: RepairMarks | None = None
 ) -> RoundFile:
-    """The file of ``record`` and its ``changes``, and the whole state too when
-    ``keyframe`` (the repair marks after the round) is given."""
+    """The file of the round ``played``, and the whole state after it too when ``keyframe``
+    (the repair marks after the round) is given."""
+    changes = played.changes
+    whole = None if keyframe is None else Keyframe(state=played.after.world(), repair=keyframe)
     return RoundFile(
-        round=record.round,
-        events=record.events,
-        actions=record.actions,
+        round=played.round,
+        events=played.events,
+        actions=played.actions,
         emotion_changes=changes.emotions,
         relations=RelationColumns.of_changes(changes),
         need_deltas=changes.need_deltas,
         needs=changes.needs,
         theta=changes.theta,
-        llm_calls=record.llm_calls,
-        usage=record.usage,
+        llm_calls=played.llm_calls,
+        usage=played.usage,
         metrics=metrics,
-        keyframe=None if keyframe is None else Keyframe(state=record.state, repair=keyframe),
+        keyframe=whole,
     )
 
 

@@ -201,9 +201,9 @@ def test_silent_agents_break_no_rules_and_no_schedule_no_narrator():
     asyncio.run(sim.run(1))
     assert "Ann" not in " ".join(violations(scenario, sim.records[1]))
     plain = parse_scenario(school(schedule=[], rules=[]), "plain")
-    assert scripted_narration(plain, 1, Simulation.new(plain).records) is None
+    assert scripted_narration(plain, 1, Simulation.new(plain).records[-1]) is None
     rules_only = parse_scenario(school(schedule=[]), "rules-only")
-    first = scripted_narration(rules_only, 1, Simulation.new(rules_only).records)
+    first = scripted_narration(rules_only, 1, Simulation.new(rules_only).records[-1])
     assert first == "Rules: no insults; stay in the scheduled area."
 
 

@@ -9,6 +9,7 @@ from math import comb
 import pytest
 
 from engine import SaveStore, Simulation, SocialsimError
+from engine.core.columns import AgentView
 from engine.core.priors import (
     DEFINITIONS,
     PHRASES,
@@ -390,11 +391,10 @@ async def test_explicit_neutral_plays_as_no_prior_offline(mini: Scenario, relati
 
 def _ctx(scenario: Scenario, prior: Prior | None) -> AgentContext:
     sim = Simulation.new(scenario, prior=prior)
-    state = sim.state.agents["Ann"]
     return AgentContext(
         scenario=scenario,
         persona=scenario.agent("Ann"),
-        state=state,
+        view=AgentView.of(sim.state, "Ann"),
         round=1,
         events=[],
         prior=prior,

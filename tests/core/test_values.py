@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import ALL, Mode, ScenarioError, Simulation, load_library
+from engine.core.columns import AgentView
 from engine.core.needs import NEEDS, expected_from_traits, parse_trait
 from engine.core.scenario import parse_scenario
 from engine.core.state import NeedState
@@ -275,9 +276,9 @@ def _ctx(svo: str, fav: float = 0.5, needs: dict | None = None) -> AgentContext:
             {"from": "Pia", "to": "Rex", "fav": fav},
         ],
     )
-    state = Simulation.new(scenario).state.agents["Pia"]
+    view = AgentView.of(Simulation.new(scenario).state, "Pia")
     return AgentContext(
-        scenario=scenario, persona=scenario.agent("Pia"), state=state, round=1, events=[]
+        scenario=scenario, persona=scenario.agent("Pia"), view=view, round=1, events=[]
     )
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from engine import OfflineMind, Simulation, load_library
+from engine.core.columns import AgentView
 from engine.core.needs import NEEDS
 from engine.core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
 from engine.core.state import ALL, Action, MemoryEntry, Mode
@@ -69,7 +70,10 @@ def test_empty_memory_summaries_are_left_out() -> None:
             ]
         }
     )
-    ctx = replace(ctx, state=ctx.state.model_copy(update={"relations": relations}))
+    world = ctx.view.columns.world()
+    agent = ctx.state.model_copy(update={"relations": relations})
+    world = world.model_copy(update={"agents": {**world.agents, ctx.name: agent}})
+    ctx = replace(ctx, view=AgentView.of(world, ctx.name))
     user = prompts.decide(ctx)[1]["content"]
     assert re.search(rf"^- {a}: fav \S+, \w+\. no memories yet$", user, flags=re.MULTILINE)
     assert re.search(rf"- {b}: .*\. She paid the debt\.$", user, flags=re.MULTILINE)

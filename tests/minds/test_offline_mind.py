@@ -15,6 +15,7 @@ from dataclasses import replace
 import pytest
 
 from engine import ForcedAction, Mode, OfflineMind, Simulation, Status, load_library
+from engine.core.columns import AgentView
 from engine.core.metrics import metrics_series, repair_counts
 from engine.core.priors import Prior, parse_prior
 from engine.core.rules import RIVAL_AT, initial_state
@@ -351,7 +352,7 @@ async def test_mind_is_deterministic_per_seed_round_and_agent():
     ctx = AgentContext(
         scenario=sc,
         persona=sc.agent("Victor"),
-        state=state.agents["Victor"],
+        view=AgentView.of(state, "Victor"),
         round=1,
         events=[],
     )
@@ -386,7 +387,7 @@ async def test_a_round_decided_at_once_is_decided_as_one_by_one(scenario, seed, 
     private = 0
     for t in range(1, 6):
         contexts = list(sim.contexts(t, []).values())
-        together = await mind.decide_all(contexts, sim.state)
+        together = await mind.decide_all(contexts)
         assert together == [await mind.decide(ctx) for ctx in contexts]
         private += sum(d.mode is Mode.PRIVATE for d in together)
         await sim.step()

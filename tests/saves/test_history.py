@@ -23,6 +23,7 @@ import engine.saves.runfiles
 from engine import ALL, ForcedAction, Mode, SaveStore, Scenario, Simulation
 from engine.core.columns import StateColumns
 from engine.core.metrics import metrics_series
+from engine.core.played import PlayedRound
 from engine.core.scenario import Archetype, parse_scenario
 from engine.core.state import RoundRecord, WorldState
 from engine.reports.export import export_run
@@ -230,9 +231,10 @@ async def test_the_index_holds_each_rounds_metrics_size_and_checksum(
 
 
 def live_records() -> int:
+    """Rounds alive in memory: records, and rounds as played (their records not built)."""
     gc.unfreeze()  # frozen objects are not listed
     gc.collect()
-    return sum(isinstance(o, RoundRecord) for o in gc.get_objects())
+    return sum(isinstance(o, RoundRecord | PlayedRound) for o in gc.get_objects())
 
 
 async def test_a_saved_run_holds_only_its_last_rounds(store: SaveStore, mini: Scenario) -> None:

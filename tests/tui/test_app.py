@@ -77,9 +77,9 @@ def slow_mind(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     decide_all = OfflineMind.decide_all
 
-    async def slow_decide_all(self, ctxs, world=None):
+    async def slow_decide_all(self, ctxs):
         await asyncio.sleep(0.1)
-        return await decide_all(self, ctxs, world)
+        return await decide_all(self, ctxs)
 
     monkeypatch.setattr(OfflineMind, "decide_all", slow_decide_all)
 

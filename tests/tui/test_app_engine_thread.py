@@ -48,10 +48,10 @@ async def test_keys_are_answered_while_a_round_blocks_its_thread(
     threads: set[int] = set()
     decide_all = OfflineMind.decide_all
 
-    async def blocking_decide_all(self, ctxs, world=None):
+    async def blocking_decide_all(self, ctxs):
         threads.add(threading.get_ident())
         gate.wait(timeout=10)  # blocks the thread the round runs on, not just a task
-        return await decide_all(self, ctxs, world)
+        return await decide_all(self, ctxs)
 
     monkeypatch.setattr(OfflineMind, "decide_all", blocking_decide_all)
     app = build_app("tavern", saves=saves)

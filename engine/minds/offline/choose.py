@@ -118,7 +118,7 @@ def candidates(who: Deciders, seen: LastRound) -> list[Options]:
     archs = [c.persona.archetype for c in ctxs]
     temper = np.array([TEMPER[a][:2] for a in archs]).reshape(len(ctxs), 2)
     aggression = temper[:, 0] * (CALM_AGGRESSION + ESCALATION * seen.climate)
-    calm = np.minimum(1.0, 2.0 * np.array([c.state.emotion for c in ctxs]))
+    calm = np.minimum(1.0, 2.0 * np.array([c.view.emotion for c in ctxs]))
     peace = np.array([REPAIR_PULL * PEACE[a] for a in archs]) * calm * (1.0 - seen.climate)
     hostile = np.where(fav < FOE_AT + 0.15, (FOE_AT + 0.15 - fav) * 4.0, 0.0)
     friendly = np.where(fav > 0.1, (fav - 0.1) * 3.0, 0.0)

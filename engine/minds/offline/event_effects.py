@@ -49,7 +49,7 @@ def event_mood(ctx: AgentContext) -> float:
 def event_needs(ctx: AgentContext) -> dict[str, float]:
     """Need deltas from the round's events: a toned event's pattern (bystanders feel only a
     supportive or hostile climate), an untoned one's valence."""
-    me, deltas = ctx.name, dict.fromkeys(ctx.state.needs, 0.0)
+    me, deltas = ctx.name, dict.fromkeys(ctx.view.needs, 0.0)
     for event, m in zip(ctx.events, _meanings(ctx, ctx.events), strict=True):
         if event.tone != "neutral":
             climate = event.tone in ("supportive", "hostile")
@@ -71,7 +71,7 @@ def event_edges(ctx: AgentContext) -> dict[str, Edge]:
     edges: dict[str, Edge] = {}
     for event, m in zip(ctx.events, _meanings(ctx, ctx.events), strict=True):
         for other in m.implicates:
-            if other == me or other not in ctx.state.relations or not m.valence:
+            if other == me or other not in ctx.view.index or not m.valence:
                 continue
             delta = BLAME * m.valence * (1.0 if m.touched(me) else 0.5)
             how = "is to blame for" if m.valence < 0 else "deserves credit for"

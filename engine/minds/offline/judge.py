@@ -7,11 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+from ...core.changes import STATUSES
 from ...core.needs import NEED_MAX
 from ...core.rounding import ROUNDED_4
 from ...core.rules import RIVAL_AT, ReadAct, ends_above
 from ...core.scenario import Status
-from ...core.state import ALL, Mode, Relation, Stance
+from ...core.state import ALL, Mode, Stance
 from ..base import AgentContext, Edge
 from .event_effects import event_mood, event_needs
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
@@ -104,7 +105,9 @@ class _Observer:
     of each agent by peers I give credence to (Heider)."""
 
     me: str
-    rels: dict[str, Relation]
+    #: My favorability toward each agent, and each agent's position in it.
+    favs: list[float]
+    index: dict[str, int]
     standing: Standing
     warmth: float
     thin: float
@@ -146,7 +149,7 @@ def _my_act(e: _Edge, stance: Stance, mode: Mode, attacked_me: bool) -> None:
         e.make_peace("peace", f"I reached out to {e.other} and we made peace")
 
 
-def _act_on_me(e: _Edge, o: _Observer, rel: Relation, stance: Stance, mode: Mode) -> None:
+def _act_on_me(e: _Edge, o: _Observer, status: Status, stance: Stance, mode: Mode) -> None:
     """Direct support or attack: support from a rival that lifts the edge past PEACE_FROM
     makes peace; an ally's attack is betrayal."""
     public = mode is Mode.PUBLIC
@@ -161,7 +164,7 @@ def _act_on_me(e: _Edge, o: _Observer, rel: Relation, stance: Stance, mode: Mode
         hurt = ATTACKED_ME * o.thin * (PUBLIC_STING if public else 1.0) * (1.0 - e.warm)
         e.delta -= hurt * (1.0 + e.bias)
         e.note("attacked me", f"{other} attacked me {how}")
-        if rel.status is Status.ALLY:
+        if status is Status.ALLY:
             e.override = Status.RIVAL
             e.note("betrayed", f"{other}, my ally, turned on me")
     elif mode is Mode.PRIVATE:
@@ -175,7 +178,7 @@ def _act_on_me(e: _Edge, o: _Observer, rel: Relation, stance: Stance, mode: Mode
 def _act_on_a_third(e: _Edge, o: _Observer, target: str, stance: Stance) -> None:
     """Balance through a third party: attacking my friend costs, backing my friend or my
     foe's side moves me accordingly."""
-    friend = o.rels[target].fav
+    friend = o.favs[o.index[target]]
     if friend >= FRIEND_AT:
         if stance == "oppose":
             e.delta -= FRIEND_HURT * friend * o.thin
@@ -248,7 +251,8 @@ def _observer(
     standing: Standing,
 ) -> _Observer:
     """What the agent brings to every edge it judges this round."""
-    me, rels, broker = ctx.name, ctx.state.relations, standing.broker
+    me, broker, view = ctx.name, standing.broker, ctx.view
+    favs, index = view.favs(), view.index
     credence_of = lens.credence
     said_of: dict[str, list[tuple[str, Stance, float]]] = {}
     spoken = attacks = 0
@@ -261,14 +265,14 @@ def _observer(
         elif stance == "neutral":
             continue
         if target in triggers and not broker:  # a broker takes no side (Heider)
-            credence = credence_of(speaker, rels[speaker].fav)
+            credence = credence_of(speaker, favs[index[speaker]])
             if credence > 0 or (credence < 0 and stance != "oppose"):
                 said_of.setdefault(target, []).append((speaker, stance, credence))
     climate = attacks / spoken if spoken else 0.0
     _, warmth, thin, responsive = TEMPER[ctx.persona.archetype]
     # a grudge not renewed this round fades: fastest for peacemakers in a calm room
     calm = FORGIVE * PEACE[ctx.persona.archetype] * (1.0 - climate)
-    return _Observer(me, rels, standing, warmth, thin, responsive, calm, said_of)
+    return _Observer(me, favs, index, standing, warmth, thin, responsive, calm, said_of)
 
 
 def relation_judgements(
@@ -284,25 +288,27 @@ def relation_judgements(
     in-group favoritism throughout. ``triggers`` and ``heard`` (``ctx.heard``) are read
     (:func:`~engine.core.rules.read_acts`)."""
     o = _observer(ctx, triggers, lens, heard, standing)
-    me, rels, attitude = o.me, o.rels, lens.attitude
+    me, favs, index, attitude = o.me, o.favs, o.index, lens.attitude
+    codes = ctx.view.codes()
     broker, outgroup, news = standing.broker, standing.outgroup, standing.news
     opening = f"Round {ctx.round}: "
     present = _present(opening)
     judged: dict[str, Edge] = {}
     for other, acts in triggers.items():  # once per edge
-        rel = rels[other]
+        at = index[other]
+        fav, status = favs[at], STATUSES[codes[at]]
         warm = ATTITUDE_LENS * attitude[other] if other in attitude else 0.0
         rival_side = other in outgroup
         bias = OUTGROUP if rival_side else 0.0  # in-group favoritism (Krackhardt & Stern)
-        feud = rel.status in NEGATIVE
-        e = _Edge(other, rel.fav, feud, warm, bias)
+        feud = status in NEGATIVE
+        e = _Edge(other, fav, feud, warm, bias)
         attacked_me = feud and any(t == me and s == "oppose" for _, _, t, s, _ in acts)
         for _, speaker, target, stance, mode in acts:
             if speaker == me:
                 _my_act(e, stance, mode, attacked_me)
             elif target == me:
-                _act_on_me(e, o, rel, stance, mode)
-            elif target in rels and not broker:
+                _act_on_me(e, o, status, stance, mode)
+            elif target in index and not broker:
                 _act_on_a_third(e, o, target, stance)
             elif stance == "neutral":
                 _address(e, o, rival_side)
@@ -328,7 +334,8 @@ def need_deltas(
     """Need deltas from being attacked, supported, heard or silent, plus slow recovery;
     ``mood`` is :func:`emotion_delta` of the same arguments when the caller has it."""
     me = ctx.name
-    deltas = dict.fromkeys(ctx.state.needs, 0.0)
+    needs = ctx.view.needs
+    deltas = dict.fromkeys(needs, 0.0)
 
     def bump(weight: float = 1.0, **changes: float) -> None:
         for need, change in changes.items():
@@ -367,8 +374,8 @@ def need_deltas(
         emotional_stability=-MOOD_STABILITY * abs(mood),
         sense_of_meaning=MOOD_MEANING * mood,
     )
-    resilience = ctx.state.needs["psychological_resilience"].current / NEED_MAX
-    for need, value in ctx.state.needs.items():
+    resilience = needs["psychological_resilience"].current / NEED_MAX
+    for need, value in needs.items():
         deltas[need] += RECOVERY * resilience * (value.expected - value.current)
     return {n: round(d, 4) for n, d in deltas.items() if d}  # seldom seen before: no table
 
@@ -378,7 +385,8 @@ def emotion_delta(ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLen
     peer's acts weigh more, a distrusted peer's less (Trust priors)."""
     me = ctx.name
     _, _, thin, responsive = TEMPER[ctx.persona.archetype]
-    rels = ctx.state.relations
+    view = ctx.view
+    favs, index = view.favs(), view.index
     delta = event_mood(ctx)
     trust, public = lens.trust, Mode.PUBLIC
     for _, speaker, target, stance, mode in observed:  # once per act an agent observed
@@ -391,12 +399,12 @@ def emotion_delta(ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLen
             felt = DIRECT_MOOD * responsive if stance == "support" else -DIRECT_MOOD * thin
             if stance == "oppose" and mode is public:
                 felt *= PUBLIC_SHAME
-        elif target in rels and rels[target].fav >= FRIEND_AT:
+        elif target in index and favs[index[target]] >= FRIEND_AT:
             felt = FRIEND_FEELING[stance]
         elif stance == "oppose":
             felt = -OVERHEARD_ATTACK
         else:
             continue
         delta += felt * (1.0 + TRUST_WEIGHT * trust.get(speaker, 0)) if trust else felt
-    delta += (MOOD_REST - ctx.state.emotion) * MOOD_PULL
+    delta += (MOOD_REST - view.emotion) * MOOD_PULL
     return round(delta, 4)

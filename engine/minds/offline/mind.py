@@ -10,11 +10,10 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from ...core.exchanges import LLMCall
-from ...core.metrics import favorability
 from ...core.priors import Prior, sign_index
 from ...core.rules import HISTORY_WINDOW, ReadAct, read_acts
 from ...core.scenario import Archetype, Scenario
-from ...core.state import ALL, Action, Decision, Mode, WorldState
+from ...core.state import ALL, Action, Decision, Mode
 from ...core.values import s_self
 from ..base import A, AgentContext, Edge, Judgements, RelationJudgement, TokenSink
 from ..planner import plan
@@ -25,7 +24,7 @@ from .event_effects import event_edges, merge_edges
 from .judge import Standing, emotion_delta, need_deltas, relation_judgements
 from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
-from .params import BASE_URGENCY, NEGATIVE, OUTGROUP, SILENCE_BELOW
+from .params import BASE_URGENCY, OUTGROUP, SILENCE_BELOW
 from .speech import plain, utterance
 
 if TYPE_CHECKING:  # numpy is imported where agents decide: reading saves never needs it
@@ -113,9 +112,9 @@ class OfflineMind:
 
     def _peers_of(self, ctx: AgentContext) -> Peers:
         """The agent's others in the order of its relations."""
-        peers = self._peers.get(ctx.name)
-        if peers is None or peers.names != tuple(ctx.state.relations):
-            peers = self._peers[ctx.name] = Peers(ctx.state.relations, self._index)
+        peers, others = self._peers.get(ctx.name), tuple(ctx.others)
+        if peers is None or peers.names != others:
+            peers = self._peers[ctx.name] = Peers(others, self._index)
         return peers
 
     def _said(self, ctx: AgentContext) -> str:
@@ -145,20 +144,17 @@ class OfflineMind:
         """Urgency from archetype, arousal and provocation; target by weighted candidates."""
         return (await self.decide_all([ctx]))[0]
 
-    async def decide_all(
-        self, ctxs: Sequence[AgentContext], world: WorldState | None = None
-    ) -> list[Decision]:
+    async def decide_all(self, ctxs: Sequence[AgentContext]) -> list[Decision]:
         """:meth:`decide` for a round's agents at once (one call, which never waits): their
-        candidate acts are weighed together. ``world``, the state they decide in, gives their
-        relations as the metrics read them (else each context's are read)."""
+        candidate acts are weighed together, their relations read from the state's columns."""
         if not ctxs:
             return []
         self._scene(ctxs[0].scenario)
         lasts = [ctx.history[-1].actions if ctx.history else [] for ctx in ctxs]
         seen = LastRound([ctx.name for ctx in ctxs], lasts, self._index)
         if not seen.in_order:  # acts seen out of their speakers' order: one at a time
-            return [(await self.decide_all([ctx], world))[0] for ctx in ctxs]
-        who = self._deciders(ctxs, world)
+            return [(await self.decide_all([ctx]))[0] for ctx in ctxs]
+        who = self._deciders(ctxs)
         options = candidates(who, seen)
         return [
             self._decide(ctx, acts, hit)
@@ -169,15 +165,16 @@ class OfflineMind:
         """One agent's decision, its candidate acts weighed."""
         rng = self._rng(ctx, "decide")
         me, arch = ctx.name, ctx.persona.archetype
-        urgency = BASE_URGENCY[arch] + 3.0 * abs(ctx.state.emotion - 0.5)
+        view = ctx.view
+        urgency = BASE_URGENCY[arch] + 3.0 * abs(view.emotion - 0.5)
         if attacked:
             urgency += 1.5
         if any(e.private_to or me in e.text for e in ctx.events):
             urgency += 1.0
-        if arch is Archetype.RESERVED and ctx.state.emotion < 0.35:
+        if arch is Archetype.RESERVED and view.emotion < 0.35:
             urgency -= 1.5
         if ctx.persona.kind == "value-driven":  # unmet needs make speaking pressing
-            urgency += 0.3 * s_self(ctx.state.needs) - 1.0
+            urgency += 0.3 * s_self(view.needs) - 1.0
         urgency = round(min(10.0, max(0.0, urgency + rng.uniform(-1.5, 1.5))), 2)
         if ctx.persona.kind == "value-driven":
             best = plan(ctx, rng, options.as_list(), attacked)
@@ -207,23 +204,25 @@ class OfflineMind:
             intent=intent(stance, target, mode),
         )
 
-    def _deciders(self, ctxs: Sequence[AgentContext], world: WorldState | None) -> Deciders:
+    def _deciders(self, ctxs: Sequence[AgentContext]) -> Deciders:
         """The agents' relations, bias, brokers and lenses, in arrays (:class:`Deciders`)."""
         import numpy as np
 
         index = self._index
-        rows = [index[ctx.name] for ctx in ctxs]
-        view = favorability(world) if world is not None else None
-        if view is not None and view.names == list(index):
-            fav = view.fav[rows]
-            rivals = view.hostile_rows(rows)
-        else:
+        columns = ctxs[0].view.columns
+        if columns.names == list(index) and all(c.view.columns is columns for c in ctxs):
+            rows = [c.view.row for c in ctxs]
+            fav = columns.fav[rows]
+            rivals = columns.hostile()[rows]
+        else:  # agents of different states, or in another order
             fav = np.zeros((len(ctxs), len(index)))
             rivals = np.zeros((len(ctxs), len(index)), dtype=bool)
             for row, ctx in enumerate(ctxs):
-                for other, rel in ctx.state.relations.items():
-                    fav[row, index[other]] = rel.fav
-                    rivals[row, index[other]] = rel.status in NEGATIVE
+                view = ctx.view
+                at = [index[n] for n in view.columns.names]
+                fav[row, at] = view.favs()
+                rivals[row, at] = view.columns.hostile()[view.row]
+                fav[row, index[ctx.name]], rivals[row, index[ctx.name]] = 0.0, False
         if self._bias is None:
             self._bias = np.zeros((len(index), len(index)))
             for me, outgroup in self._outgroups.items():

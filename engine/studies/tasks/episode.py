@@ -14,6 +14,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, Field, PrivateAttr, create_model, field_validator
 
+from ...core.columns import AgentView
 from ...core.scenario import Archetype, Scenario, parse_scenario
 from ...core.state import Mode, RoundRecord
 from ...minds import AgentContext, Mind, Question, prompts
@@ -187,7 +188,7 @@ def _context(sim: Simulation, agent: str, records: Sequence[RoundRecord]) -> Age
     return AgentContext(
         scenario=sim.scenario,
         persona=sim.scenario.agent(agent),
-        state=last.state.agents[agent],
+        view=AgentView.of(last.state, agent),
         round=last.round,
         events=[],
         total_rounds=sim.total_rounds,
