@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol, TypeVar, runtime_checkable
+from itertools import chain
+from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -16,6 +17,9 @@ from ..core.scenario import AgentSpec, Scenario, Status
 from ..core.state import Action, AgentState, Decision, ScenarioEvent
 from .question import Question
 from .spec import MindSpec
+
+if TYPE_CHECKING:
+    import numpy as np
 
 A = TypeVar("A", bound=BaseModel)
 TokenSink = Callable[[str], None]
@@ -97,6 +101,102 @@ class Judgements(NamedTuple):
     emotion: float
     relations: dict[str, Edge]
     needs: dict[str, float]
+
+
+@dataclass(eq=False, slots=True)
+class JudgedEdges:
+    """A round's judged edges as columns, before the rules clip them: edge ``k`` is
+    ``source[k] -> target[k]`` (agents' positions in the state's columns), each observer's
+    edges together, in the order it judged them."""
+
+    source: np.ndarray
+    target: np.ndarray
+    delta: list[float]
+    override: list[Status | None]
+    summary: list[str]
+    importance: np.ndarray
+
+    @classmethod
+    def of(cls, judged: Sequence[Judgements], index: dict[str, int]) -> JudgedEdges:
+        """The edges of each agent's :class:`Judgements` (agents in ``index``'s order)."""
+        import numpy as np
+
+        sizes = [len(j.relations) for j in judged]
+        edges = list(chain.from_iterable(j.relations.values() for j in judged))
+        targets = chain.from_iterable(j.relations for j in judged)
+        count = len(edges)
+        return cls(
+            source=np.repeat(np.arange(len(judged), dtype=np.intp), sizes),
+            target=np.fromiter(map(index.__getitem__, targets), np.intp, count=count),
+            delta=[e[0] for e in edges],
+            override=[e[1] for e in edges],
+            summary=[e[2] for e in edges],
+            importance=np.fromiter((e[3] for e in edges), np.int64, count=count),
+        )
+
+    def with_extra(
+        self, extra: dict[int, dict[str, Edge]], rows: np.ndarray, index: dict[str, int]
+    ) -> JudgedEdges:
+        """These edges with ``extra``'s (by the position of their observer in ``rows``,
+        targets by name, ``index`` their positions) merged in: an edge judged already gets
+        the extra delta (rounded to 4 places) and keeps the more important note, a new one
+        follows its observer's."""
+        import numpy as np
+
+        source, target = self.source.tolist(), self.target.tolist()
+        delta, override = list(self.delta), list(self.override)
+        summary, importance = list(self.summary), self.importance.tolist()
+        columns: tuple[list, ...] = ([], [], [], [], [], [])
+        start = 0
+        bounds = np.searchsorted(self.source, rows, side="right").tolist()
+        for k, (row, stop) in enumerate(zip(rows.tolist(), bounds, strict=True)):
+            more = extra.get(k)
+            if more:
+                at = {target[m]: m for m in range(start, stop)}
+                added = []
+                for other, (d, o, note, imp) in more.items():
+                    j = index[other]
+                    m = at.get(j)
+                    if m is None:
+                        added.append((row, j, d, o, note, imp))
+                        continue
+                    delta[m] = round(delta[m] + d, 4)
+                    if importance[m] < imp:
+                        summary[m], importance[m] = note, imp
+            else:
+                added = []
+            for column, values in zip(
+                columns, (source, target, delta, override, summary, importance), strict=True
+            ):
+                column.extend(values[start:stop])
+            for edge in added:
+                for column, value in zip(columns, edge, strict=True):
+                    column.append(value)
+            start = stop
+        src, tgt, dl, ov, sm, im = columns
+        return JudgedEdges(
+            np.array(src, np.intp).reshape(-1),
+            np.array(tgt, np.intp).reshape(-1),
+            dl,
+            ov,
+            sm,
+            np.array(im, np.int64).reshape(-1),
+        )
+
+
+class RoundJudgements(NamedTuple):
+    """What every agent judged of a round, agents in the state's order: U_S, the need
+    deltas and U_R of the edges (:class:`JudgedEdges`)."""
+
+    emotions: list[float]
+    needs: list[dict[str, float]]
+    edges: JudgedEdges
+
+    @classmethod
+    def of(cls, judged: Sequence[Judgements], index: dict[str, int]) -> RoundJudgements:
+        return cls(
+            [j.emotion for j in judged], [j.needs for j in judged], JudgedEdges.of(judged, index)
+        )
 
 
 class Mind(Protocol):
@@ -197,10 +297,10 @@ class DecidesAtOnce(Protocol):
 @runtime_checkable
 class RuleJudge(Protocol):
     """A mind whose judges are rules that never wait (the offline mind): the round calls
-    :meth:`judge_now` for each observer instead of gathering three coroutines per agent."""
+    :meth:`judge_round` once instead of gathering three coroutines per agent."""
 
-    def judge_now(self, ctx: AgentContext, triggers: dict[str, list[ReadAct]]) -> Judgements:
-        """U_S, U_R (of the edges ``triggers`` names, its acts read once a round:
-        :func:`~engine.core.rules.triggers_among`) and need deltas of ``ctx``'s agent, from what
-        it observed (``ctx.heard``)."""
+    def judge_round(self, ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> RoundJudgements:
+        """U_S, U_R and need deltas of every one of ``ctxs``' agents (in the state's order;
+        each context's ``heard`` is what it observed) of the round's ``acts``, read
+        (:func:`~engine.core.rules.read_acts`)."""
         ...

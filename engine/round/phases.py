@@ -19,7 +19,6 @@ from ..core.rules import (
     read_acts,
     relation_triggers,
     speaking_order,
-    triggers_among,
     validate_action,
 )
 from ..core.scenario import Scenario
@@ -34,7 +33,7 @@ from ..core.state import (
 )
 from ..errors import InterventionError
 from ..minds import AgentContext, Mind
-from ..minds.base import DecidesAtOnce, Judgements, PastRound, RuleJudge
+from ..minds.base import DecidesAtOnce, Judgements, PastRound, RoundJudgements, RuleJudge
 from ..saves.runmeta import ScheduledEvent
 from .events import AgentDecided, AgentSpoke, SimEvent, StateUpdated, TokenStreamed
 from .updates import round_changes
@@ -241,8 +240,7 @@ async def judge_and_apply(
         observed = observed_by(spoken, names)
         ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
         if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
-            acts = read_acts(spoken)  # read once for every observer's triggers
-            judged = [mind.judge_now(c, triggers_among(c.name, acts)) for c in ctxs]
+            judged = mind.judge_round(ctxs, read_acts(spoken))
         else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other
             count = len(ctxs)
             results: list[Any] = await asyncio.gather(
@@ -251,10 +249,13 @@ async def judge_and_apply(
                 *(mind.judge_needs(c, observed[c.name]) for c in ctxs),
             )
             moods, verdicts, needs = (results[k * count : (k + 1) * count] for k in range(3))
-            judged = [
-                Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n)
-                for d_s, d_r, d_n in zip(moods, verdicts, needs, strict=True)
-            ]
+            judged = RoundJudgements.of(
+                [
+                    Judgements(d_s, {o: j.edge() for o, j in d_r.items()}, d_n)
+                    for d_s, d_r, d_n in zip(moods, verdicts, needs, strict=True)
+                ],
+                before.index,
+            )
         thetas = [actions[n].theta for n in names]
         changes = round_changes(before, t, stage.scenario.memory_size, judged, thetas)
     after = before.apply(changes)

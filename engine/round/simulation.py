@@ -433,8 +433,7 @@ class Simulation:
         return (await self._advance()).record()
 
     async def _advance(self) -> PlayedRound:
-        """Play one round and autosave it; the round as played (its record built only if a
-        listener or the caller asks for it)."""
+        """Play one round and autosave it; the round as played (its record not built)."""
         reason = self.mind.stop_reason()
         if reason:
             raise BudgetError(f"run {self.run_id!r} {reason}; raise the cap to go on")
@@ -488,10 +487,8 @@ class Simulation:
 
     def _record_round(self, played: PlayedRound) -> None:
         """Add the round's LLM exchanges and metrics; save it (if saved) and keep it."""
-        calls = self.mind.take_calls()
-        if calls:
-            played.llm_calls = calls
-            played.usage = RoundUsage.of(calls, self.mind.judge_mode)
+        if calls := self.mind.take_calls():
+            played.llm_calls, played.usage = calls, RoundUsage.of(calls, self.mind.judge_mode)
         old, names = self._counter, played.after.names
         counter = RepairCounter(len(names), old.fell, old.was_friendly)
         metrics = round_metrics(self.scenario, played.after, counter)

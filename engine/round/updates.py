@@ -10,7 +10,6 @@ agent, stay plain Python.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from typing import TYPE_CHECKING
 
 from ..core.changes import CODE, RoundChanges, status_codes
@@ -19,7 +18,7 @@ from ..core.rounding import ROUNDED_4, ROUNDED_6
 from ..core.rules import ALLY_AT, ENEMY_AT, MAX_FAV_DELTA, RIVAL_AT, apply_emotion, apply_need
 from ..core.scenario import Status
 from ..core.state import EmotionChange
-from ..minds.base import Judgements
+from ..minds.base import RoundJudgements
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,27 +32,18 @@ def round_changes(
     before: StateColumns,
     round_no: int,
     memory_size: int,
-    judged: Sequence[Judgements],
+    judged: RoundJudgements,
     thetas: Sequence[float | None],
 ) -> RoundChanges:
-    """The changes of round ``round_no`` from the state ``before`` it: each agent's
+    """The changes of round ``round_no`` from the state ``before`` it: the agents'
     judgements (in ``before``'s order) clipped and applied, and each agent's new theta
     (None: unchanged). Deltas recorded are the real movement after clipping."""
     import numpy as np
 
-    names, index = before.names, before.index
-    sizes = [len(j.relations) for j in judged]
-    rows = np.repeat(np.arange(len(names), dtype=np.intp), sizes)
-    cols = np.fromiter(
-        map(index.__getitem__, chain.from_iterable(j.relations for j in judged)),
-        np.intp,
-        count=len(rows),
-    )
-    edges = list(chain.from_iterable(j.relations.values() for j in judged))
-    deltas = np.fromiter((e[0] for e in edges), float, count=len(edges))
-    override = [e[1] for e in edges]
-    summary = [e[2] for e in edges]
-    importance = np.fromiter((e[3] for e in edges), np.int64, count=len(edges))
+    names, edges = before.names, judged.edges
+    rows, cols = edges.source, edges.target
+    deltas = np.array(edges.delta, float).reshape(len(rows))
+    override, summary, importance = edges.override, edges.summary, edges.importance
     was = before.fav[rows, cols]
     fav = np.clip(was + np.clip(deltas, -MAX_FAV_DELTA, MAX_FAV_DELTA), -1.0, 1.0)
     previous = before.status[rows, cols]
@@ -141,20 +131,21 @@ def _evicted(
 def _agents(
     changes: RoundChanges,
     before: StateColumns,
-    judged: Sequence[Judgements],
+    judged: RoundJudgements,
     thetas: Sequence[float | None],
 ) -> None:
     """U_S, the needs and theta of every agent, into ``changes``."""
-    for i, (name, j, theta) in enumerate(zip(before.names, judged, thetas, strict=True)):
+    agents = zip(before.names, judged.emotions, judged.needs, thetas, strict=True)
+    for i, (name, mood, deltas, theta) in enumerate(agents):
         old = before.emotion[i]
-        _, emotion = apply_emotion(old, j.emotion)
+        _, emotion = apply_emotion(old, mood)
         changes.emotions.append(
             EmotionChange(agent=name, delta=round(emotion - old, 6), emotion=emotion)
         )
         needs = before.needs[i]
         moved: dict[str, float] = {}
         now: dict[str, float] = {}
-        for need, change in j.needs.items():
+        for need, change in deltas.items():
             value = needs.get(need)
             if value is None:
                 continue

@@ -12,13 +12,13 @@ from engine.minds.base import RuleJudge
 
 
 class AsyncJudges:
-    """An offline mind seen only through the async Mind interface (no ``judge_now``)."""
+    """An offline mind seen only through the async Mind interface (no ``judge_round``)."""
 
     def __init__(self, mind: OfflineMind) -> None:
         self._mind = mind
 
     def __getattr__(self, name: str) -> Any:
-        if name == "judge_now":
+        if name == "judge_round":
             raise AttributeError(name)
         return getattr(self._mind, name)
 

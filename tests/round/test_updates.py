@@ -15,7 +15,7 @@ from engine.core.needs import NEEDS
 from engine.core.rules import apply_emotion, apply_fav, apply_need, next_status, remember
 from engine.core.scenario import Status
 from engine.core.state import AgentState, MemoryEntry, NeedState, Relation, WorldState
-from engine.minds.base import Edge, Judgements, RelationJudgement
+from engine.minds.base import Edge, Judgements, RelationJudgement, RoundJudgements
 from engine.round.updates import round_changes
 from engine.saves.roundfile import RelationColumns, RoundFile
 
@@ -102,7 +102,9 @@ def test_a_rounds_changes_applied_give_what_the_rules_give(seed, memory, capacit
     state = world(rng, memory)
     judged = [judgements(rng, name) for name in NAMES]
     before = StateColumns.of(state, capacity)
-    changes = round_changes(before, 7, capacity, judged, [None] * len(NAMES))
+    changes = round_changes(
+        before, 7, capacity, RoundJudgements.of(judged, before.index), [None] * len(NAMES)
+    )
     after = before.apply(changes)
     expected = by_the_rules(state, judged, capacity)
     assert after.world().model_dump_json() == expected.model_dump_json()
@@ -140,7 +142,7 @@ def test_a_round_file_holds_the_changes_apply_reads(seed, memory, capacity):
     judged = [judgements(rng, name) for name in NAMES]
     before = StateColumns.of(state, capacity)
     thetas = [rng.choice([None, 3.0, 9.5]) for _ in NAMES]
-    changes = round_changes(before, 7, capacity, judged, thetas)
+    changes = round_changes(before, 7, capacity, RoundJudgements.of(judged, before.index), thetas)
     played = before.apply(changes).world()
     file = RoundFile(
         round=7,
@@ -173,7 +175,9 @@ def test_a_round_builds_models_only_for_the_edges_it_changed(seed):
     state = world(rng, 3)
     judged = [judgements(rng, name) for name in NAMES]
     before = StateColumns.of(state, 3)
-    after = before.apply(round_changes(before, 7, 3, judged, [None] * len(NAMES))).world()
+    after = before.apply(
+        round_changes(before, 7, 3, RoundJudgements.of(judged, before.index), [None] * len(NAMES))
+    ).world()
     for name, j in zip(NAMES, judged, strict=True):
         for other, rel in after.agents[name].relations.items():
             assert (rel is state.agents[name].relations[other]) is (other not in j.relations)

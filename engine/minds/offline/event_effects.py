@@ -82,21 +82,6 @@ def event_edges(ctx: AgentContext) -> dict[str, Edge]:
     return edges
 
 
-def merge_edges(judged: dict[str, Edge], extra: dict[str, Edge]) -> dict[str, Edge]:
-    """The judged edges with ``extra``'s deltas added (the more important note kept)."""
-    if not extra:
-        return judged
-    merged = dict(judged)
-    for other, (delta, override, note, importance) in extra.items():
-        old = merged.get(other)
-        if old is None:
-            merged[other] = (delta, override, note, importance)
-        else:
-            kept = (old[2], old[3]) if old[3] >= importance else (note, importance)
-            merged[other] = (round(old[0] + delta, 4), old[1], *kept)
-    return merged
-
-
 def topic(ctx: AgentContext, said: str) -> str | None:
     """What the agent says about this or last round's most salient injected event that
     touches it and that it has not yet spoken of, in its own voice; ``None`` when there is

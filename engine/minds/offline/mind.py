@@ -15,13 +15,13 @@ from ...core.rules import HISTORY_WINDOW, ReadAct, read_acts
 from ...core.scenario import Archetype, Scenario
 from ...core.state import ALL, Action, Decision, Mode
 from ...core.values import s_self
-from ..base import A, AgentContext, Edge, Judgements, RelationJudgement, TokenSink
+from ..base import A, AgentContext, JudgedEdges, RelationJudgement, RoundJudgements, TokenSink
 from ..planner import plan
 from ..question import Question
 from ..spec import OFFLINE, OFFLINE_LABEL
 from .choose import Deciders, Options, Peers, candidates, intent
-from .event_effects import event_edges, merge_edges
-from .judge import Standing, emotion_delta, need_deltas, relation_judgements
+from .edges import edges_toward, judged_edges
+from .judge import Standing, emotion_delta, need_deltas
 from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
 from .params import BASE_URGENCY, OUTGROUP, SILENCE_BELOW
@@ -50,7 +50,10 @@ class OfflineMind:
         self._claims: tuple[str, ...] = ()
         self._index: dict[str, int] = {}
         self._peers: dict[str, Peers] = {}
+        #: In-group bias toward each agent (OUTGROUP toward another faction's), agents in
+        #: the order of ``_bias_names``.
         self._bias: np.ndarray | None = None
+        self._bias_names: list[str] = []
         #: :meth:`_said`'s earlier rounds, by the id of their acts' list.
         self._said_round = -1
         self._utterances: dict[int, tuple[int, list[Action], dict[str, list[str]]]] = {}
@@ -223,10 +226,11 @@ class OfflineMind:
                 fav[row, at] = view.favs()
                 rivals[row, at] = view.columns.hostile()[view.row]
                 fav[row, index[ctx.name]], rivals[row, index[ctx.name]] = 0.0, False
-        if self._bias is None:
+        if self._bias is None or self._bias_names != list(index):
             self._bias = np.zeros((len(index), len(index)))
             for me, outgroup in self._outgroups.items():
                 self._bias[index[me], [index[n] for n in outgroup]] = OUTGROUP
+            self._bias_names = list(index)
         return Deciders(
             ctxs,
             index,
@@ -254,11 +258,11 @@ class OfflineMind:
     async def judge_relations(
         self, ctx: AgentContext, triggers: dict[str, list[Action]]
     ) -> dict[str, RelationJudgement]:
-        """U_R by rule: direct support/attack, balance through third parties, betrayal,
-        reconciliation."""
-        read = {other: read_acts(acts) for other, acts in triggers.items()}
-        edges = self._relations(ctx, read, self._lens(ctx), read_acts(ctx.heard))
-        return {other: RelationJudgement.of_edge(edge) for other, edge in edges.items()}
+        """U_R by rule (:func:`.edges.judged_edges`) of the edges the acts the agent observed
+        (``ctx.heard``) trigger, which are ``triggers``' (its E_ij)."""
+        edges = self._edges([ctx], read_acts(ctx.heard))
+        judged = edges_toward(edges, ctx.view.columns.names)
+        return {other: RelationJudgement.of_edge(edge) for other, edge in judged.items()}
 
     async def judge_needs(self, ctx: AgentContext, observed: list[Action]) -> dict[str, float]:
         """Need deltas from being attacked, supported, heard or silent, plus slow recovery
@@ -267,13 +271,16 @@ class OfflineMind:
         mood = held[2] if held is not None and held[0] is ctx and held[1] is observed else None
         return need_deltas(ctx, read_acts(observed), self._lens(ctx), mood)
 
-    def judge_now(self, ctx: AgentContext, triggers: dict[str, list[ReadAct]]) -> Judgements:
-        """The three judges at once, without a coroutine each (:class:`~.base.RuleJudge`)."""
-        lens, heard = self._lens(ctx), self._read(ctx)
-        mood = emotion_delta(ctx, heard, lens)
-        return Judgements(
-            mood, self._relations(ctx, triggers, lens, heard), need_deltas(ctx, heard, lens, mood)
-        )
+    def judge_round(self, ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> RoundJudgements:
+        """The three judges of a round's agents at once (:class:`~.base.RuleJudge`), U_R
+        on arrays."""
+        emotions, needs = [], []
+        for ctx in ctxs:
+            lens, heard = self._lens(ctx), self._read(ctx)
+            mood = emotion_delta(ctx, heard, lens)
+            emotions.append(mood)
+            needs.append(need_deltas(ctx, heard, lens, mood))
+        return RoundJudgements(emotions, needs, self._edges(ctxs, acts))
 
     def _read(self, ctx: AgentContext) -> list[ReadAct]:
         """The acts the agent heard, read (:func:`~engine.core.rules.read_acts`) once a round for
@@ -286,18 +293,22 @@ class OfflineMind:
             read = self._heard[key] = read_acts(ctx.heard)
         return read
 
-    def _relations(
-        self,
-        ctx: AgentContext,
-        triggers: dict[str, list[ReadAct]],
-        lens: PriorLens,
-        heard: list[ReadAct],
-    ) -> dict[str, Edge]:
-        """U_R by rule of each triggered edge (:func:`.judge.relation_judgements`), and
-        toward whoever the round's events implicate (:func:`.event_effects.event_edges`)."""
-        standing = Standing(self._outgroup(ctx), self._broker(ctx), self._news(ctx))
-        judged = relation_judgements(ctx, triggers, lens, heard, standing)
-        return merge_edges(judged, event_edges(ctx)) if ctx.events else judged
+    def _edges(self, ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> JudgedEdges:
+        """U_R by rule of the edges ``acts`` trigger for ``ctxs``' agents, and toward whoever
+        the round's events implicate (:func:`.edges.judged_edges`)."""
+        import numpy as np
+
+        self._scene(ctxs[0].scenario)
+        standings = [Standing(self._outgroup(c), self._broker(c), self._news(c)) for c in ctxs]
+        lenses = [self._lens(c) for c in ctxs]
+        names = ctxs[0].view.columns.names
+        if self._bias is None or self._bias_names != names:
+            index = {name: k for k, name in enumerate(names)}
+            self._bias = np.zeros((len(names), len(names)))
+            for me, outgroup in self._outgroups.items():
+                self._bias[index[me], [index[n] for n in outgroup]] = OUTGROUP
+            self._bias_names = names
+        return judged_edges(ctxs, acts, standings, lenses, self._bias > 0)
 
     def take_calls(self) -> list[LLMCall]:
         """The offline model makes no model calls."""

@@ -1,0 +1,420 @@
+"""U_R by rule for a round's observers at once, on arrays: balance, repair and escalation
+acting on how each agent feels about what it saw.
+
+Each observer i judges the edge i -> j when j's act reached it or its own act was aimed at
+j (E_ij, :func:`~engine.core.rules.triggers_among`). A speaker speaks once a round, so an
+edge is moved by at most two acts, in their spoken order, and then by what i was told of j
+(a fact it did not know, a peer's stance on j) and by a fading grudge. Every mechanism is a
+few numpy operations over the (observer, agent) matrix, applied in that order, so each
+edge sees the same float operations in the same order as a loop over its acts would. The
+memory summary of an edge is its most important note (the greatest text of a tie).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from ...core.changes import CODE, STATUSES
+from ...core.columns import HOSTILE_CODES
+from ...core.rounding import ROUNDED_4
+from ...core.rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
+from ...core.scenario import Status
+from ...core.state import ALL, Mode
+from ..base import AgentContext, Edge, JudgedEdges
+from .event_effects import event_edges
+from .judge import VERB, Standing
+from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
+from .params import (
+    ADDRESSED_GROUP,
+    ATTACKED_ME,
+    BACKED_ME,
+    CONFIDED,
+    FOE_AT,
+    FOE_BACKED,
+    FORGIVE,
+    FRIEND_AT,
+    FRIEND_BACKED,
+    FRIEND_HURT,
+    HEIDER,
+    IMPORTANCE,
+    INFORM,
+    OUTGROUP,
+    OWN_ACT,
+    PEACE,
+    PEACE_AT,
+    PEACE_FROM,
+    PUBLIC_STING,
+    RECONCILE,
+    SPOKE_TO_ME,
+    TEMPER,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+SUPPORT, OPPOSE, NEUTRAL = 0, 1, 2
+STANCE_CODE = {"support": SUPPORT, "oppose": OPPOSE, "neutral": NEUTRAL}
+STANCE_OF = ("support", "oppose", "neutral")
+_NEUTRAL, _RIVAL, _ALLY = CODE[Status.NEUTRAL], CODE[Status.RIVAL], CODE[Status.ALLY]
+
+#: The notes an edge's judgement can make: (mechanism, its text given the agent whose act
+#: or whose edge it is about; ``who``: that agent's name, ``act``: its act).
+_NOTES = (
+    ("own act", "I {verb} {target} {how}"),  # 0: my act; the agent is me
+    ("peace", "I reached out to {who} and we made peace"),
+    ("backed me", "{who} backed me {how}"),
+    ("attacked me", "{who} attacked me {how}"),
+    ("betrayed", "{who}, my ally, turned on me"),
+    ("confided", "{who} confided in me"),  # 5
+    ("spoke to me", "{who} spoke to me"),
+    ("peace", "{who} reached out and we made peace"),
+    ("attacked my friend", "{who} attacked my friend {target}"),
+    ("backed my friend", "{who} backed my friend {target}"),
+    ("sided with my foe", "{who} sided with {target}"),  # 10
+    ("pressed their case", "{who} pressed the other side's case"),
+    ("addressed the group", "{who} addressed the group"),
+    ("informed me", "{who} told me something I did not know"),
+    ("believed", "{who} {verb} {target}, and I believe it"),
+    ("grudge faded", "{who} and I put our quarrel behind us"),  # 15
+)
+(
+    OWN,
+    PEACE_MINE,
+    BACKED,
+    ATTACKED,
+    BETRAYED,
+    CONFIDED_IN,
+    SPOKE,
+    PEACE_THEIRS,
+    HURT_FRIEND,
+    BACKED_FRIEND,
+    SIDED_FOE,
+    PRESSED,
+    ADDRESSED,
+    INFORMED,
+    BELIEVED,
+    FADED,
+) = range(len(_NOTES))
+
+
+class _Acts:
+    """The round's acts by speaker (agents in the columns' order): whether each spoke, to
+    whom (-1: everyone), with what stance, in public or not, when, and what it said."""
+
+    def __init__(self, acts: Sequence[ReadAct], index: dict[str, int], n: int) -> None:
+        import numpy as np
+
+        self.spoke = np.zeros(n, bool)
+        self.target = np.full(n, -1, np.intp)
+        self.stance = np.full(n, NEUTRAL, np.int8)
+        self.public = np.zeros(n, bool)
+        self.order = np.full(n, len(acts), np.intp)
+        self.said: dict[int, str] = {}
+        for k, (act, speaker, target, stance, mode) in enumerate(acts):
+            j = index[speaker]
+            if self.spoke[j]:
+                raise ValueError(f"{speaker} acts twice in one round")
+            self.spoke[j] = True
+            self.target[j] = -1 if target is None or target == ALL else index[target]
+            self.stance[j] = STANCE_CODE[stance]
+            self.public[j] = mode is Mode.PUBLIC
+            self.order[j] = k
+            self.said[j] = act.utterance
+
+
+def _note_text(kind: int, agent: int, acts: _Acts, names: list[str]) -> str:
+    """The text of note ``kind`` about ``agent`` (its act's stance, target and mode)."""
+    target = acts.target[agent]
+    return _NOTES[kind][1].format(
+        who=names[agent],
+        verb=VERB[STANCE_OF[acts.stance[agent]]],  # type: ignore[index]
+        target=names[target] if target >= 0 else ALL,
+        how="publicly" if acts.public[agent] else "privately",
+    )
+
+
+class _Notes:
+    """The notes the mechanisms make, as (edge, importance, text id) columns; the text id
+    of note ``kind`` about agent ``a`` is ``kind * n + a``."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.edges: list[np.ndarray] = []
+        self.importance: list[np.ndarray] = []
+        self.texts: list[np.ndarray] = []
+
+    def add(self, kind: int, mask: np.ndarray, about: np.ndarray) -> None:
+        """Note ``kind`` on the edges of ``mask`` (observer rows x agents), each about the
+        agent ``about`` gives for it (the same shape as ``mask``)."""
+        import numpy as np
+
+        flat = np.flatnonzero(mask)
+        if len(flat):
+            self.edges.append(flat)
+            self.importance.append(np.full(len(flat), IMPORTANCE[_NOTES[kind][0]], np.int64))
+            self.texts.append(kind * self.width + about.reshape(-1)[flat])
+
+
+def _make_peace(d: np.ndarray, o: np.ndarray, fav: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Reconciliation on ``m``: a lift of RECONCILE, at least to PEACE_AT, the feud ends."""
+    import numpy as np
+
+    lifted, floor = d + RECONCILE, PEACE_AT - fav
+    o[m] = _NEUTRAL
+    return np.where(m, np.where(floor > lifted, floor, lifted), d)
+
+
+def _ends_above(fav: np.ndarray, d: np.ndarray, level: float) -> np.ndarray:
+    """:func:`~engine.core.rules.ends_above`, element by element."""
+    import numpy as np
+
+    return fav + np.where(d > MAX_FAV_DELTA, MAX_FAV_DELTA, d) > level
+
+
+def judged_edges(
+    ctxs: Sequence[AgentContext],
+    acts: Sequence[ReadAct],
+    standings: Sequence[Standing],
+    lenses: Sequence[PriorLens],
+    outgroup: np.ndarray,
+) -> JudgedEdges:
+    """U_R by rule of every edge ``ctxs``' agents judge this round, from the round's
+    ``acts`` as they heard them (read: :func:`~engine.core.rules.read_acts`; each observer
+    hears the public ones and the private ones it is party to), their standings, prior
+    lenses and ``outgroup`` (``[i, j]``: j is of another faction than i, agents in the
+    columns' order), plus the edges toward whoever the round's events implicate
+    (:func:`.event_effects.event_edges`). All contexts share one state's columns.
+
+    The mechanisms: my own act (reaching out to a rival makes peace), direct support and
+    attack (peace, betrayal), balance through third parties, words to the room, regard
+    for whoever told me a fact I did not know, Heider's hearsay and fading grudges, with
+    in-group favoritism throughout."""
+    import numpy as np
+
+    columns = ctxs[0].view.columns
+    index, n = columns.index, len(columns.names)
+    rows = np.array([c.view.row for c in ctxs], np.intp)
+    r = len(rows)
+    said = _Acts(acts, index, n)
+    here = rows[:, None]
+    agents = np.arange(n)
+    tgt, stance = said.target[None, :], said.stance[None, :]
+    # what reached whom: j's act reached i; my act was aimed at j
+    vis = said.spoke[None, :] & (said.public[None, :] | (tgt == here)) & (agents != here)
+    mine = said.spoke[rows] & (said.target[rows] >= 0)
+    own = mine[:, None] & (agents[None, :] == said.target[rows][:, None])
+    fav = columns.fav[rows]
+    codes = columns.status[rows]
+    feud = np.isin(codes, HOSTILE_CODES)
+    og = outgroup[rows]
+    bias = np.where(og, OUTGROUP, 0.0)
+    warm = np.zeros((r, n))
+    trust = np.zeros((r, n))
+    trusting = np.zeros(r, bool)
+    for row, lens in enumerate(lenses):
+        for other, sign in lens.attitude.items():
+            warm[row, index[other]] = ATTITUDE_LENS * sign
+        if lens.trust:
+            trusting[row] = True
+            for other, sign in lens.trust.items():
+                trust[row, index[other]] = sign
+    temper = np.array([TEMPER[c.persona.archetype] for c in ctxs]).reshape(r, 4)
+    warmth, thin, responsive = temper[:, 1:2], temper[:, 2:3], temper[:, 3:4]
+    broker = np.array([s.broker for s in standings], bool)[:, None]
+    on_me = vis & (tgt == here)
+    attacked_me = feud & on_me & (stance == OPPOSE)
+    notes = _Notes(n)
+    as_col = np.broadcast_to(agents[None, :], (r, n))
+    d = np.zeros((r, n))
+    o = np.full((r, n), -1, np.int8)
+
+    def my_act(d: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """My own act toward the agent judged; backing a rival who did not attack me
+        makes peace."""
+        s = said.stance[rows][:, None]
+        gain = np.choose(s, [OWN_ACT["support"], OWN_ACT["oppose"], OWN_ACT["neutral"]])
+        d = np.where(m, d + gain, d)
+        notes.add(OWN, m, np.broadcast_to(here, (r, n)))
+        peace = m & (s == SUPPORT) & feud & ~attacked_me
+        notes.add(PEACE_MINE, peace, as_col)
+        return _make_peace(d, o, fav, peace)
+
+    after = vis & (said.order[None, :] < said.order[rows][:, None])
+    d = my_act(d, own & ~after)
+    # j's act: toward me
+    backed = on_me & (stance == SUPPORT)
+    d = np.where(backed, d + BACKED_ME * responsive * (1.0 + warm) * (1.0 - bias), d)
+    notes.add(BACKED, backed, as_col)
+    peace = backed & feud & _ends_above(fav, d, PEACE_FROM)
+    notes.add(PEACE_THEIRS, peace, as_col)
+    d = _make_peace(d, o, fav, peace)
+    hit = on_me & (stance == OPPOSE)
+    sting = np.where(said.public, PUBLIC_STING, 1.0)[None, :]
+    d = np.where(hit, d - ATTACKED_ME * thin * sting * (1.0 - warm) * (1.0 + bias), d)
+    notes.add(ATTACKED, hit, as_col)
+    betrayed = hit & (codes == _ALLY)
+    o[betrayed] = _RIVAL
+    notes.add(BETRAYED, betrayed, as_col)
+    word = on_me & (stance == NEUTRAL)
+    confided = word & ~said.public[None, :]
+    d = np.where(confided, d + CONFIDED, d)
+    notes.add(CONFIDED_IN, confided, as_col)
+    spoke = word & said.public[None, :]
+    d = np.where(spoke, d + SPOKE_TO_ME, d)
+    notes.add(SPOKE, spoke, as_col)
+    # j's act: toward a third agent (a broker takes no side), or to the room
+    third = vis & ~on_me & (tgt >= 0) & ~broker
+    friend = np.take_along_axis(fav, np.broadcast_to(np.maximum(tgt, 0), (r, n)), axis=1)
+    close = third & (friend >= FRIEND_AT)
+    hurt = close & (stance == OPPOSE)
+    d = np.where(hurt, d - FRIEND_HURT * friend * thin, d)
+    notes.add(HURT_FRIEND, hurt, as_col)
+    helped = close & (stance == SUPPORT)
+    d = np.where(helped, d + FRIEND_BACKED * warmth, d)
+    notes.add(BACKED_FRIEND, helped, as_col)
+    sided = third & ~(friend >= FRIEND_AT) & (friend <= FOE_AT) & (stance == SUPPORT)
+    d = np.where(sided, d - FOE_BACKED, d)
+    notes.add(SIDED_FOE, sided, as_col)
+    room = vis & ~on_me & ~third & (stance == NEUTRAL)
+    notes.add(PRESSED, room & og, as_col)
+    addressed = room & ~og
+    d = np.where(addressed, d + ADDRESSED_GROUP * warmth, d)
+    notes.add(ADDRESSED, addressed, as_col)
+    d = my_act(d, own & after)
+    # whoever told me a fact I did not know
+    claims = sorted({c for s in standings for c in s.news})
+    if claims:
+        knew = np.array([[c in s.news for c in claims] for s in standings], np.int64)
+        spoken = sorted(said.said)
+        holds = np.zeros((len(claims), n), np.int64)
+        for j in spoken:
+            low = said.said[j].lower()
+            holds[:, j] = [c in low for c in claims]
+        informed = vis & ((knew.reshape(r, len(claims)) @ holds) > 0)
+        d = np.where(informed, d + INFORM, d)
+        notes.add(INFORMED, informed, as_col)
+    # Heider: a peer's stance on j, by the credence I give the peer, in the order heard
+    judged = vis | own
+    believed = np.full((r, n), -1, np.intp)
+    tellers = np.flatnonzero(said.spoke & said.public & (said.target >= 0))
+    for k in tellers[np.argsort(said.order[tellers])].tolist():
+        if said.stance[k] == NEUTRAL:
+            continue
+        j = int(said.target[k])
+        ear = judged[:, j] & ~broker[:, 0] & (rows != k)
+        peer = fav[:, k]
+        held = np.where((peer >= FRIEND_AT) | (peer <= FOE_AT), peer, 0.0)
+        credence = np.where(trusting, held + TRUST_WEIGHT * trust[:, k], held)
+        heeded = (credence > 0) | ((credence < 0) & (said.stance[k] != OPPOSE))
+        ear &= heeded
+        credence = np.where(og[:, k], credence * (1.0 - OUTGROUP), credence)
+        side = 1.0 if said.stance[k] == SUPPORT else -1.0
+        d[:, j] = np.where(ear, d[:, j] + HEIDER * credence * side, d[:, j])
+        believed[ear & (credence > 0), j] = k
+    notes.add(BELIEVED, believed >= 0, believed)
+    # a grudge not renewed (nor its side's case pressed) this round fades
+    climate = _climate(said, rows)
+    calm = FORGIVE * np.array([PEACE[c.persona.archetype] for c in ctxs]) * (1.0 - climate)
+    fades = judged & feud & (o < 0) & ~attacked_me & ~(og & vis & (tgt < 0))
+    d = np.where(fades, d + calm[:, None] * (1.0 - bias), d)
+    faded = fades & _ends_above(fav, d, RIVAL_AT)
+    o[faded] = _NEUTRAL
+    notes.add(FADED, faded, as_col)
+    return _edges(ctxs, rows, judged, d, o, notes, said, vis, own)
+
+
+def _climate(said: _Acts, rows: np.ndarray) -> np.ndarray:
+    """The share of attacks among the acts each observer heard from others: the public
+    ones, and the private ones aimed at it."""
+    import numpy as np
+
+    n = len(said.spoke)
+    public = said.spoke & said.public
+    attack = said.stance == OPPOSE
+    private = said.spoke & ~said.public & (said.target >= 0)
+    aimed = np.bincount(said.target[private], minlength=n)
+    aimed_attacks = np.bincount(said.target[private & attack], minlength=n)
+    heard = public.sum() - public[rows] + aimed[rows]
+    attacks = (public & attack).sum() - (public & attack)[rows] + aimed_attacks[rows]
+    return np.where(heard > 0, attacks / np.maximum(heard, 1), 0.0)
+
+
+def _edges(
+    ctxs: Sequence[AgentContext],
+    rows: np.ndarray,
+    judged: np.ndarray,
+    d: np.ndarray,
+    o: np.ndarray,
+    notes: _Notes,
+    said: _Acts,
+    vis: np.ndarray,
+    own: np.ndarray,
+) -> JudgedEdges:
+    """The judged edges, each observer's in the order their acts were heard (then the
+    edges only its events moved), with their summaries, events' edges merged."""
+    import numpy as np
+
+    columns = ctxs[0].view.columns
+    names, n = columns.names, len(columns.names)
+    r = len(rows)
+    # the summary: the most important note, the greatest text of a tie
+    best = np.full(r * n, -1, np.int64)
+    texts: np.ndarray = np.zeros(0, np.int64)
+    if notes.edges:
+        edge = np.concatenate(notes.edges)
+        ids = np.concatenate(notes.texts)
+        texts, at = np.unique(ids, return_inverse=True)
+        made = [_note_text(int(t) // n, int(t) % n, said, names) for t in texts.tolist()]
+        rank = np.empty(len(made), np.int64)
+        rank[sorted(range(len(made)), key=made.__getitem__)] = np.arange(len(made))
+        key = np.concatenate(notes.importance) * len(made) + rank[at]
+        np.maximum.at(best, edge, key)
+        opening = f"Round {ctxs[0].round}: "
+        summaries = [f"{opening}{text}." for text in made]
+        by_rank = np.empty(len(made), np.intp)
+        by_rank[rank] = np.arange(len(made))
+    order = np.where(vis, said.order[None, :], len(said.spoke) + 1)
+    order = np.where(own, np.minimum(order, said.order[rows][:, None]), order)
+    row_of, col = np.nonzero(judged)
+    sort = np.lexsort((order[row_of, col], row_of))
+    row_of, col = row_of[sort], col[sort]
+    flat = row_of * n + col
+    chosen = best[flat]
+    present = [f"Round {ctxs[0].round}: {names[j]} was present." for j in range(n)]
+    if len(texts):
+        width = len(texts)
+        noted = chosen >= 0
+        importance = np.where(noted, chosen // max(width, 1), 1)
+        picked = by_rank[np.where(noted, chosen % width, 0)]
+        summary = [
+            summaries[p] if has else present[j]
+            for p, has, j in zip(picked.tolist(), noted.tolist(), col.tolist(), strict=True)
+        ]
+    else:
+        importance = np.ones(len(flat), np.int64)
+        summary = [present[j] for j in col.tolist()]
+    rounded = ROUNDED_4
+    delta = [rounded[x] if x else x for x in d[row_of, col].tolist()]
+    override = [None if c < 0 else STATUSES[c] for c in o[row_of, col].tolist()]
+    source = rows[row_of]
+    edges = JudgedEdges(source, col, delta, override, summary, importance.astype(np.int64))
+    eventful = [k for k, c in enumerate(ctxs) if c.events]
+    if not eventful:
+        return edges
+    return edges.with_extra({k: event_edges(ctxs[k]) for k in eventful}, rows, columns.index)
+
+
+def edges_toward(judged: JudgedEdges, names: list[str]) -> dict[str, Edge]:
+    """One observer's judged edges, by the agent judged."""
+    return {
+        names[j]: (delta, override, summary, importance)
+        for j, delta, override, summary, importance in zip(
+            judged.target.tolist(),
+            judged.delta,
+            judged.override,
+            judged.summary,
+            judged.importance.tolist(),
+            strict=True,
+        )
+    }
