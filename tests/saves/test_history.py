@@ -237,6 +237,24 @@ def live_records() -> int:
     return sum(isinstance(o, RoundRecord | PlayedRound) for o in gc.get_objects())
 
 
+def built_records() -> int:
+    gc.unfreeze()
+    gc.collect()
+    return sum(isinstance(o, RoundRecord) for o in gc.get_objects())
+
+
+async def test_playing_builds_no_record_until_one_is_read(mini: Scenario) -> None:
+    """A round's pydantic record (every relation change, the whole state) is built where it
+    leaves the engine, not by playing: run() builds none, reading a round builds its own."""
+    sim = Simulation.new(mini, seed=2, rounds=6)
+    base = built_records()
+    await sim.run()
+    assert built_records() == base
+    assert sim.history[3].round == 3 and sim.history[3] is sim.history[3]
+    assert built_records() == base + 1
+    assert sim.history[3].state.round == 3
+
+
 async def test_a_saved_run_holds_only_its_last_rounds(store: SaveStore, mini: Scenario) -> None:
     base = live_records()
     sim = Simulation.new(mini, seed=2, store=store, run_id="r", rounds=25)
