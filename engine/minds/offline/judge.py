@@ -50,7 +50,6 @@ class Standing:
     news: tuple[str, ...] = ()
 
 
-
 def need_deltas(
     ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLens, mood: float | None = None
 ) -> dict[str, float]:
