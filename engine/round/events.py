@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, InstanceOf
 
+from ..core.changes import RoundChanges
+from ..core.played import PlayedRound
 from ..core.state import Action, Decision, EmotionChange, RelationChange, RoundRecord, ScenarioEvent
 
 
@@ -48,18 +50,30 @@ class AgentSpoke(_Event):
 
 
 class StateUpdated(_Event):
-    """Emotion and relation updates of the round were applied."""
+    """Emotion and relation updates of the round were applied (their models are built for
+    the listener that reads them)."""
 
     kind: Literal["state_updated"] = "state_updated"
-    emotions: list[EmotionChange]
-    relations: list[RelationChange]
+    changes: InstanceOf[RoundChanges]
+
+    @property
+    def emotions(self) -> list[EmotionChange]:
+        return self.changes.emotions
+
+    @property
+    def relations(self) -> list[RelationChange]:
+        return self.changes.relation_changes()
 
 
 class RoundEnded(_Event):
-    """A round finished and was saved."""
+    """A round finished and was saved; its record is built for the listener that reads it."""
 
     kind: Literal["round_ended"] = "round_ended"
-    record: RoundRecord
+    played: InstanceOf[PlayedRound]
+
+    @property
+    def record(self) -> RoundRecord:
+        return self.played.record()
 
 
 class RunPaused(_Event):

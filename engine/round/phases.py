@@ -259,15 +259,8 @@ async def judge_and_apply(
         thetas = [actions[n].theta for n in names]
         changes = round_changes(before, t, stage.scenario.memory_size, judged, thetas)
     after = before.apply(changes)
-    if not stage.ablation and stage.listeners:  # the event's models: built for a listener
-        stage.emit(
-            StateUpdated(
-                run_id=stage.run_id,
-                round=t,
-                emotions=changes.emotions,
-                relations=changes.relation_changes(),
-            )
-        )
+    if not stage.ablation:
+        stage.emit(StateUpdated(run_id=stage.run_id, round=t, changes=changes))
     return PlayedRound(t, events, [actions[n] for n in names], changes, after)
 
 

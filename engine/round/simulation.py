@@ -478,8 +478,7 @@ class Simulation:
         if taken.forced or taken.events or self.pending is not taken:
             # Interventions queued while the round ran are kept for the next one.
             self._set_pending(without(self.pending, [*taken.forced, *taken.events]))
-        if self._listeners:  # the record's models: built for a listener
-            self._emit(RoundEnded(run_id=self.run_id, round=played.round, record=played.record()))
+        self._emit(RoundEnded(run_id=self.run_id, round=played.round, played=played))
         if self.finished:
             self._emit(RunFinished(run_id=self.run_id, round=played.round))
         self._stop_if_degraded(played)
