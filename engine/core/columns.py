@@ -241,10 +241,6 @@ class AgentView:
         return cls(columns, columns.index[name])
 
     @property
-    def name(self) -> str:
-        return self.columns.names[self.row]
-
-    @property
     def index(self) -> dict[str, int]:
         """Every agent's position in :meth:`favs` and :meth:`codes`."""
         return self.columns.index
@@ -264,9 +260,6 @@ class AgentView:
     def fav(self, other: str) -> float:
         return self.favs()[self.columns.index[other]]
 
-    def status(self, other: str) -> Status:
-        return STATUSES[self.codes()[self.columns.index[other]]]
-
     @property
     def emotion(self) -> float:
         return self.columns.emotion[self.row]
@@ -274,10 +267,6 @@ class AgentView:
     @property
     def needs(self) -> dict[str, NeedState]:
         return self.columns.needs[self.row]
-
-    @property
-    def theta(self) -> float | None:
-        return self.columns.theta[self.row]
 
     def state(self) -> AgentState:
         """The agent's state as a validated :class:`AgentState` (built once)."""

@@ -810,3 +810,20 @@ async def test_conflict_lowers_favorability_balance_and_repair():
 async def test_conflict_ordering_is_exact_over_twenty_seeds():
     rho, _ = await conflict_trends(20)
     assert rho == pytest.approx({"mean_fav": -1.0, "balance": -1.0, "repair": -1.0})
+
+
+async def test_agents_of_different_states_decide_at_once_as_one_by_one():
+    """decide_all on contexts that do not share one state's columns reads each context's
+    own row (as a test or a study builds them), and decides as decide does alone."""
+    sc = load_library("tavern")
+    state = initial_state(sc)
+    contexts = [
+        AgentContext(
+            scenario=sc, persona=sc.agent(n), view=AgentView.of(state, n), round=1, events=[]
+        )
+        for n in sc.names[:3]
+    ]
+    assert len({id(c.view.columns) for c in contexts}) == 3
+    for seed in range(5):
+        together = await OfflineMind(seed).decide_all(contexts)
+        assert together == [await OfflineMind(seed).decide(c) for c in contexts]

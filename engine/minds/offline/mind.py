@@ -212,9 +212,9 @@ class OfflineMind:
         import numpy as np
 
         index = self._index
+        rows = [index[ctx.name] for ctx in ctxs]
         columns = ctxs[0].view.columns
         if columns.names == list(index) and all(c.view.columns is columns for c in ctxs):
-            rows = [c.view.row for c in ctxs]
             fav = columns.fav[rows]
             rivals = columns.hostile()[rows]
         else:  # agents of different states, or in another order
@@ -226,18 +226,13 @@ class OfflineMind:
                 fav[row, at] = view.favs()
                 rivals[row, at] = view.columns.hostile()[view.row]
                 fav[row, index[ctx.name]], rivals[row, index[ctx.name]] = 0.0, False
-        if self._bias is None or self._bias_names != list(index):
-            self._bias = np.zeros((len(index), len(index)))
-            for me, outgroup in self._outgroups.items():
-                self._bias[index[me], [index[n] for n in outgroup]] = OUTGROUP
-            self._bias_names = list(index)
         return Deciders(
             ctxs,
             index,
             [self._peers_of(ctx) for ctx in ctxs],
             fav,
             rivals,
-            self._bias[rows],
+            self._outgroup_bias(list(index))[rows],
             [self._broker(ctx) for ctx in ctxs],
             [self._lens(ctx) for ctx in ctxs],
         )
@@ -296,19 +291,25 @@ class OfflineMind:
     def _edges(self, ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> JudgedEdges:
         """U_R by rule of the edges ``acts`` trigger for ``ctxs``' agents, and toward whoever
         the round's events implicate (:func:`.edges.judged_edges`)."""
-        import numpy as np
 
         self._scene(ctxs[0].scenario)
         standings = [Standing(self._outgroup(c), self._broker(c), self._news(c)) for c in ctxs]
         lenses = [self._lens(c) for c in ctxs]
-        names = ctxs[0].view.columns.names
+        bias = self._outgroup_bias(ctxs[0].view.columns.names)
+        return judged_edges(ctxs, acts, standings, lenses, bias > 0)
+
+    def _outgroup_bias(self, names: list[str]) -> np.ndarray:
+        """``[i, j]``: OUTGROUP if j is of another faction than i (agents in ``names``'
+        order), else 0; built once per scenario and order."""
+        import numpy as np
+
         if self._bias is None or self._bias_names != names:
             index = {name: k for k, name in enumerate(names)}
             self._bias = np.zeros((len(names), len(names)))
             for me, outgroup in self._outgroups.items():
                 self._bias[index[me], [index[n] for n in outgroup]] = OUTGROUP
-            self._bias_names = names
-        return judged_edges(ctxs, acts, standings, lenses, self._bias > 0)
+            self._bias_names = list(names)
+        return self._bias
 
     def take_calls(self) -> list[LLMCall]:
         """The offline model makes no model calls."""
