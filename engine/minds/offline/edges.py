@@ -321,7 +321,7 @@ def judged_edges(
     faded = fades & _ends_above(fav, d, RIVAL_AT)
     o[faded] = _NEUTRAL
     notes.add(FADED, faded, as_col)
-    return _edges(ctxs, rows, judged, d, o, notes, said, vis, own)
+    return _ordered(ctxs, rows, judged, d, o, notes, said, vis, own)
 
 
 def _climate(said: _Acts, rows: np.ndarray) -> np.ndarray:
@@ -340,7 +340,7 @@ def _climate(said: _Acts, rows: np.ndarray) -> np.ndarray:
     return np.where(heard > 0, attacks / np.maximum(heard, 1), 0.0)
 
 
-def _edges(
+def _ordered(
     ctxs: Sequence[AgentContext],
     rows: np.ndarray,
     judged: np.ndarray,
@@ -366,14 +366,12 @@ def _edges(
         ids = np.concatenate(notes.texts)
         texts, at = np.unique(ids, return_inverse=True)
         made = [_note_text(int(t) // n, int(t) % n, said, names) for t in texts.tolist()]
+        ordered = sorted(range(len(made)), key=made.__getitem__)
         rank = np.empty(len(made), np.int64)
-        rank[sorted(range(len(made)), key=made.__getitem__)] = np.arange(len(made))
-        key = np.concatenate(notes.importance) * len(made) + rank[at]
-        np.maximum.at(best, edge, key)
+        rank[ordered] = np.arange(len(made))
+        np.maximum.at(best, edge, np.concatenate(notes.importance) * len(made) + rank[at])
         opening = f"Round {ctxs[0].round}: "
-        summaries = [f"{opening}{text}." for text in made]
-        by_rank = np.empty(len(made), np.intp)
-        by_rank[rank] = np.arange(len(made))
+        summaries = [f"{opening}{made[k]}." for k in ordered]  # by rank
     order = np.where(vis, said.order[None, :], len(said.spoke) + 1)
     order = np.where(own, np.minimum(order, said.order[rows][:, None]), order)
     row_of, col = np.nonzero(judged)
@@ -385,8 +383,8 @@ def _edges(
     if len(texts):
         width = len(texts)
         noted = chosen >= 0
-        importance = np.where(noted, chosen // max(width, 1), 1)
-        picked = by_rank[np.where(noted, chosen % width, 0)]
+        importance = np.where(noted, chosen // width, 1)
+        picked = np.where(noted, chosen % width, 0)
         summary = [
             summaries[p] if has else present[j]
             for p, has, j in zip(picked.tolist(), noted.tolist(), col.tolist(), strict=True)
