@@ -97,7 +97,7 @@ class StateColumns:
                 status[i, j] = CODE[rel.status]
                 if rel.memory:
                     start = width - len(rel.memory)
-                    entries[i, j, start:] = _objects(rel.memory)
+                    entries[i, j, start:] = entry_array(rel.memory)
                     rounds[i, j, start:] = [e.round for e in rel.memory]
                     importance[i, j, start:] = [e.importance for e in rel.memory]
         agents = list(state.agents.values())
@@ -318,7 +318,7 @@ def _remember(
     pick = np.arange(k)[:, None]
     new_entries = np.empty((k, width + 1), object)
     new_entries[:, :width] = entries[rows, cols]
-    new_entries[:, width] = _objects(changes.entry_objects())
+    new_entries[:, width] = entry_array(changes.entry_objects())
     new_importance = np.empty((k, width + 1), np.int64)
     new_importance[:, :width] = importance[rows, cols]
     new_importance[:, width] = changes.importance
@@ -345,7 +345,7 @@ def _wider(ring: np.ndarray, empty: object) -> np.ndarray:
     return wider
 
 
-def _objects(items: Sequence[object]) -> np.ndarray:
+def entry_array(items: Sequence[object]) -> np.ndarray:
     """``items`` as a one-dimensional object array (filled without numpy looking into each
     item for an array interface, which costs a pydantic model microseconds)."""
     import numpy as np

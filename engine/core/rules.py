@@ -6,18 +6,17 @@ from collections.abc import Iterable, Sequence
 from operator import add, attrgetter
 
 from ..errors import InterventionError
+from .changes import CODE
+from .columns import NO_ROUND, StateColumns
 from .needs import NEED_MAX, NEED_MIN, NEEDS
 from .scenario import Scenario, Status
 from .state import (
     ALL,
     Action,
-    AgentState,
     MemoryEntry,
     Mode,
     NeedState,
-    Relation,
     Stance,
-    WorldState,
 )
 
 MAX_EMOTION_DELTA = 0.3
@@ -175,19 +174,39 @@ def triggers_among(observer: str, acts: Iterable[ReadAct]) -> dict[str, list[Rea
     return triggers
 
 
-def initial_state(scenario: Scenario) -> WorldState:
-    """Round-0 state from a scenario's initial emotions, needs and relations."""
-    given = {(r.source, r.target): r for r in scenario.relations}
-    agents: dict[str, AgentState] = {}
-    for spec in scenario.agents:
-        relations = {}
-        for other in scenario.names:
-            if other == spec.name:
-                continue
-            rel = given.get((spec.name, other))
-            fav = rel.fav if rel else 0.0
-            status = rel.status if rel and rel.status else threshold_status(fav, Status.NEUTRAL)
-            relations[other] = Relation(fav=fav, status=status)
-        needs = {n: NeedState(current=c, expected=e) for n in NEEDS for c, e in [spec.need(n)]}
-        agents[spec.name] = AgentState(emotion=spec.emotion, needs=needs, relations=relations)
-    return WorldState(round=0, agents=agents)
+def initial_columns(scenario: Scenario, capacity: int = 0) -> StateColumns:
+    """Round-0 state from a scenario's initial emotions, needs and relations, as columns
+    with ``capacity`` memory slots an edge (no memories yet). A relation without a status
+    takes the App. B thresholds' status of its favorability."""
+    import numpy as np
+
+    names = scenario.names
+    n = len(names)
+    index = {name: k for k, name in enumerate(names)}
+    fav = np.zeros((n, n))
+    given = np.full((n, n), -1, np.int8)
+    for rel in scenario.relations:  # a pair listed twice: the last one holds
+        i, j = index[rel.source], index[rel.target]
+        fav[i, j] = rel.fav
+        given[i, j] = -1 if rel.status is None else CODE[rel.status]
+    status = np.select(
+        [fav >= ALLY_AT, fav <= ENEMY_AT, fav <= RIVAL_AT],
+        [CODE[Status.ALLY], CODE[Status.ENEMY], CODE[Status.RIVAL]],
+        CODE[Status.NEUTRAL],
+    ).astype(np.int8)
+    status = np.where(given >= 0, given, status).astype(np.int8)
+    return StateColumns(
+        round=0,
+        names=list(names),
+        fav=fav,
+        status=status,
+        entries=np.full((n, n, capacity), None, object),
+        rounds=np.full((n, n, capacity), NO_ROUND, np.int32),
+        importance=np.zeros((n, n, capacity), np.int8),
+        emotion=[spec.emotion for spec in scenario.agents],
+        needs=[
+            {need: NeedState(current=c, expected=e) for need in NEEDS for c, e in [spec.need(need)]}
+            for spec in scenario.agents
+        ],
+        theta=[None] * n,
+    )

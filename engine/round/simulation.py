@@ -15,7 +15,7 @@ from ..core.limits import check_rounds
 from ..core.metrics import Metrics, RepairCounter, round_metrics
 from ..core.played import PastActs, PlayedRound
 from ..core.priors import Prior, check_agents
-from ..core.rules import HISTORY_WINDOW, initial_state
+from ..core.rules import HISTORY_WINDOW, initial_columns
 from ..core.scenario import Scenario
 from ..core.state import ForcedAction, Pending, RoundRecord, ScenarioEvent, WorldState
 from ..errors import (
@@ -151,17 +151,15 @@ class Simulation:
         # The mind first: a bad model string or a missing key leaves no run folder behind.
         brain = make_mind(mind, seed) if isinstance(mind, Offline | LLMSettings) else mind
         meta = meta.with_mind(brain.spec)
-        state = initial_state(scenario)
-        columns = StateColumns.of(state, scenario.memory_size)
-        first = RoundRecord(round=0, state=state)
-        counter = RepairCounter(len(state.agents))
+        columns = initial_columns(scenario, scenario.memory_size)
+        first = PlayedRound(0, [], [], RoundChanges.none(0, columns.names), columns)
+        counter = RepairCounter(len(columns.names))
         metrics = round_metrics(scenario, columns, counter)
         if store is None:
             history = History.in_memory(first, RoundSummary(round=0, metrics=metrics))
             return cls(meta, history, counter, brain, columns=columns)
-        marks = RepairMarks.of(counter, list(state.agents))
-        played = PlayedRound(0, [], [], RoundChanges.none(0, columns.names), columns)
-        entry = store.create(meta, round_file(played, metrics, marks))
+        marks = RepairMarks.of(counter, columns.names)
+        entry = store.create(meta, round_file(first, metrics, marks))
         lock = store.lock(run_id)
         files = store.files(run_id, meta)
         files.index_complete = True

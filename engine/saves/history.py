@@ -58,7 +58,7 @@ class History(_Rounds):
         self._cursor: tuple[int, StateColumns] | None = None
 
     @classmethod
-    def in_memory(cls, first: RoundRecord, summary: RoundSummary) -> History:
+    def in_memory(cls, first: RoundRecord | PlayedRound, summary: RoundSummary) -> History:
         """The history of a run that is not saved: every round stays in memory."""
         return cls([summary], [first])
 
@@ -67,7 +67,7 @@ class History(_Rounds):
         cls,
         files: RunFiles,
         entries: list[IndexEntry],
-        window: Sequence[RoundRecord] = (),
+        window: Sequence[RoundRecord | PlayedRound] = (),
         keep: int = 0,
     ) -> History:
         """The history of a saved run: ``entries`` (its index), the records of its last

@@ -13,8 +13,11 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..core.changes import CODE
 from ..core.needs import NEEDS
-from ..core.state import ALL, WorldState
+from ..core.scenario import Status
+from ..core.state import ALL, MemoryEntry, WorldState
+from .columnar import EdgeColumns, StateFrame, status_array
 from .roundfile import RoundFile
 
 if TYPE_CHECKING:
@@ -72,11 +75,73 @@ def round_problem(file: RoundFile, n: int, check: RunCheck) -> str | None:
     if file.run is not None and file.run != check.owner(n) and file.run not in check.aliases:
         return f"a round of run {file.run!r}, not of this run"
     cast = set(check.names)
-    if file.keyframe is not None:
-        problem = _state_problem(file.keyframe.state, n, check.names)
+    keyframe = file.keyframe
+    if keyframe is not None:
+        if keyframe.frame is not None:
+            problem = _frame_problem(keyframe.frame, n, check.names)
+        else:
+            assert keyframe.state is not None
+            problem = _state_problem(keyframe.state, n, check.names)
         if problem:
             return problem
     return _changes_problem(file, cast) or _log_problem(file, cast)
+
+
+def _frame_problem(frame: StateFrame, n: int, names: tuple[str, ...]) -> str | None:
+    """What is wrong with a keyframe's columns (format 5) for round ``n`` of a run of
+    cast ``names``."""
+    import numpy as np
+
+    if frame.round != n:
+        return f"its keyframe is the state after round {frame.round}, not {n}"
+    if tuple(frame.names) != names:
+        stranger = next((a for a in frame.names if a not in names), None)
+        if stranger is not None:
+            return f"its keyframe names {stranger!r}, who is not in this run's cast"
+        return "its keyframe does not hold this run's cast"
+    count, width = len(names), frame.width
+    sizes = (len(frame.fav), len(frame.status), len(frame.memory))
+    if sizes != (count * count, count * count, count * count * width):
+        return "its keyframe's columns do not fit its cast"
+    if (len(frame.emotion), len(frame.needs), len(frame.theta)) != (count,) * 3:
+        return "its keyframe's agent columns do not fit its cast"
+    for name, needs in zip(names, frame.needs, strict=True):
+        if set(needs) != _NEEDS:
+            return f"its keyframe's needs of {name!r} are not the rules' needs"
+    for name, theta in zip(names, frame.theta, strict=True):
+        if theta is not None and not math.isfinite(theta):
+            return f"its keyframe's theta of {name!r} is not a number"
+    problem = _notes_problem(frame.notes, set(names), None)
+    if problem:
+        return problem
+    diagonal = np.eye(count, dtype=bool)
+    if np.array(frame.fav).reshape(count, count)[diagonal].any():
+        return "its keyframe holds an agent's regard for themself"
+    if (status_array(frame.status).reshape(count, count)[diagonal] != CODE[Status.NEUTRAL]).any():
+        return "its keyframe holds an agent's status toward themself"
+    slots = np.array(frame.memory, np.int64).reshape(count, count, width)  # target, observer
+    sizes_of = np.array([len(frame.notes.get(name, ())) for name in names])
+    if (slots >= sizes_of[:, None, None]).any():
+        return "its keyframe's memory names a note its target does not have"
+    filled = slots >= 0
+    if filled[diagonal].any():
+        return "its keyframe holds an agent's memory of themself"
+    if (filled[:, :, :-1] & ~filled[:, :, 1:]).any():
+        return "its keyframe's memory has a gap (the empty slots come first)"
+    return None
+
+
+def _notes_problem(
+    notes: dict[str, list[MemoryEntry]], cast: set[str], round_no: int | None
+) -> str | None:
+    """What is wrong with the notes of a format-5 file (of round ``round_no``'s new
+    entries, when given)."""
+    stranger = next((a for a in notes if a not in cast), None)
+    if stranger is not None:
+        return f"it names {stranger!r}, who is not in this run's cast"
+    if round_no is not None and any(e.round != round_no for m in notes.values() for e in m):
+        return f"a memory it adds is not of round {round_no}"
+    return None
 
 
 def _state_problem(state: WorldState, n: int, names: tuple[str, ...]) -> str | None:
@@ -97,15 +162,41 @@ def _state_problem(state: WorldState, n: int, names: tuple[str, ...]) -> str | N
     return None
 
 
-def _changes_problem(file: RoundFile, cast: set[str]) -> str | None:
-    cols = file.relations
-    lengths = {
+def _columns_problem(file: RoundFile, cast: set[str]) -> str | None:
+    """What is wrong with the shape of the relation columns (either format's)."""
+    if file.edges is not None and file.relations is not None:
+        return "it holds its relation changes twice"
+    cols = file.columns
+    common = (
         len(cols.source), len(cols.target), len(cols.delta), len(cols.fav), len(cols.status),
-        len(cols.previous_status), len(cols.override), len(cols.summary),
-        len(cols.importance), len(cols.evicted),
-    }  # fmt: skip
-    if len(lengths) > 1:
+        len(cols.previous_status), len(cols.override), len(cols.evicted),
+    )  # fmt: skip
+    more = (
+        (len(cols.memory),)
+        if isinstance(cols, EdgeColumns)
+        else (len(cols.summary), len(cols.importance))
+    )
+    if len({*common, *more}) > 1:
         return "its relation columns have different lengths"
+    return None
+
+
+def _added_problem(cols: EdgeColumns, cast: set[str], round_no: int) -> str | None:
+    """What is wrong with the memories a round's edges add (format 5)."""
+    problem = _notes_problem(cols.notes, cast, round_no)
+    if problem:
+        return problem
+    sizes = {name: len(about) for name, about in cols.notes.items()}
+    if any(k >= sizes.get(t, 0) for t, k in zip(cols.target, cols.memory, strict=True)):
+        return "a memory it adds names a note its target does not have"
+    return None
+
+
+def _changes_problem(file: RoundFile, cast: set[str]) -> str | None:
+    problem = _columns_problem(file, cast)
+    if problem:
+        return problem
+    cols = file.columns
     edges = list(zip(cols.source, cols.target, strict=True))
     for source, target in edges:
         for who in (source, target):
@@ -115,6 +206,10 @@ def _changes_problem(file: RoundFile, cast: set[str]) -> str | None:
             return f"it changes a relation of {source!r} to themself"
     if len(set(edges)) != len(edges):
         return "it changes one relation twice"
+    if isinstance(cols, EdgeColumns):
+        problem = _added_problem(cols, cast, file.round)
+        if problem:
+            return problem
     if not all(math.isfinite(d) for d in cols.delta):
         return "a relation change is not a number"
     emotions = [c.agent for c in file.emotion_changes]

@@ -1,4 +1,4 @@
-"""Save format 3: a round file holds what the round changed, and now and then the state.
+"""Save format 5: a round file holds what the round changed, and now and then the state.
 
 A round file is the round's log (events, actions, LLM exchanges, usage), the changes it
 applied as absolute new values (each changed edge's favorability and status, the memory
@@ -12,15 +12,18 @@ floats the simulation held, so the rebuilt state equals the played one exactly.
 The changes are :class:`~engine.core.changes.RoundChanges` as the file stores them
 (:meth:`RoundFile.changes` reads them back); :meth:`RoundFile.apply` applies them with
 :meth:`~engine.core.columns.StateColumns.apply`, the one place a round's changes are applied.
+Since format 5 the relation changes and the keyframe's state are coded columns
+(engine/saves/columnar.py); the objects of formats 2 to 4 (:class:`RelationColumns`, a
+keyframe's :class:`~engine.core.state.WorldState`) are still read.
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..core.changes import STATUSES, RoundChanges, status_codes
+from ..core.changes import RoundChanges, status_codes
 from ..core.columns import StateColumns
 from ..core.exchanges import LLMCall, RoundUsage
 from ..core.metrics import Metrics, RepairCounter
@@ -34,6 +37,7 @@ from ..core.state import (
     ScenarioEvent,
     WorldState,
 )
+from .columnar import EdgeColumns, StateFrame
 
 #: A keyframe every this many rounds: rebuilding a round reads at most this many files
 #: (see docs/formats.md, Keyframes, for the measured trade-off).
@@ -49,10 +53,9 @@ class _Model(BaseModel):
 
 
 class RelationColumns(_Model):
-    """A round's relation changes column by column: the fields of
+    """A round's relation changes as formats 3 and 4 stored them: the fields of
     :class:`~engine.core.state.RelationChange` plus ``evicted``, the rounds of the memory
-    entries each change evicted (its own round if the new entry was dropped at once).
-    Thousands of rows a round parse far faster as columns than as objects."""
+    entries each change evicted (its own round if the new entry was dropped at once)."""
 
     source: list[str] = []
     target: list[str] = []
@@ -85,23 +88,6 @@ class RelationColumns(_Model):
             summary=self.summary,
             importance=np.array(self.importance, dtype=np.int64).reshape(count),
             evicted=self.evicted,
-        )
-
-    @classmethod
-    def of_changes(cls, changes: RoundChanges) -> RelationColumns:
-        """The relation part of ``changes``, validated as the file holds it."""
-        names = changes.names
-        return cls(
-            source=[names[i] for i in changes.source.tolist()],
-            target=[names[j] for j in changes.target.tolist()],
-            delta=changes.delta,
-            fav=changes.fav.tolist(),
-            status=[STATUSES[c] for c in changes.status.tolist()],
-            previous_status=[STATUSES[c] for c in changes.previous.tolist()],
-            override=changes.override,
-            summary=changes.summary,
-            importance=changes.importance.tolist(),
-            evicted=changes.evicted,
         )
 
 
@@ -144,11 +130,38 @@ def _masks(named: dict[str, list[str]], names: list[str]) -> list[int]:
 
 
 class Keyframe(_Model):
-    """The whole state after a round, and the repair counter then (None in a format-2
-    round, whose run is counted from round 0)."""
+    """The whole state after a round, as columns (``frame``, format 5) or as the state
+    model formats 2 to 4 stored (``state``), and the repair counter then (None in a
+    format-2 round, whose run is counted from round 0)."""
 
-    state: WorldState
+    frame: StateFrame | None = None
+    state: WorldState | None = None
     repair: RepairMarks | None = None
+
+    @model_validator(mode="after")
+    def _one_state(self) -> Keyframe:
+        if (self.frame is None) == (self.state is None):
+            raise ValueError("a keyframe holds its state once: as a frame or as a state")
+        return self
+
+    @classmethod
+    def of(cls, state: StateColumns, repair: RepairMarks) -> Keyframe:
+        """The keyframe of ``state`` with the repair counter's marks then."""
+        return cls(frame=StateFrame.of(state), repair=repair)
+
+    @property
+    def round(self) -> int:
+        """The round whose state this is."""
+        held = self.frame if self.frame is not None else self.state
+        assert held is not None
+        return held.round
+
+    def columns(self) -> StateColumns:
+        """The state as columns."""
+        if self.frame is not None:
+            return self.frame.columns()
+        assert self.state is not None
+        return StateColumns.of(self.state)
 
 
 class RoundFile(_Model):
@@ -159,7 +172,9 @@ class RoundFile(_Model):
     events: list[ScenarioEvent] = []
     actions: list[Action] = []
     emotion_changes: list[EmotionChange] = []
-    relations: RelationColumns = RelationColumns()
+    #: The relation changes: ``edges`` since format 5, ``relations`` before.
+    edges: EdgeColumns | None = None
+    relations: RelationColumns | None = None
     need_deltas: dict[str, dict[str, float]] = {}
     #: The current value of each need a round moved, per agent.
     needs: dict[str, dict[str, NeedValue]] = {}
@@ -206,15 +221,21 @@ class RoundFile(_Model):
         """The round's record with ``state``, the state after it."""
         return RoundRecord(**self._log_fields(), state=state)
 
+    @property
+    def columns(self) -> EdgeColumns | RelationColumns:
+        """The relation changes, in the form the file holds them."""
+        return self.edges or self.relations or EdgeColumns()
+
     def _log_fields(self) -> dict[str, Any]:
         # the records' changes are read as RoundChanges are: any order of the agents will do
-        names = list(dict.fromkeys([*self.relations.source, *self.relations.target]))
+        columns = self.columns
+        names = list(dict.fromkeys([*columns.source, *columns.target]))
         return {
             "round": self.round,
             "events": self.events,
             "actions": self.actions,
             "emotion_changes": self.emotion_changes,
-            "relation_changes": self.relations.of(self.round, names).relation_changes(),
+            "relation_changes": columns.of(self.round, names).relation_changes(),
             "need_deltas": self.need_deltas,
             "llm_calls": self.llm_calls,
             "usage": self.usage,
@@ -222,7 +243,7 @@ class RoundFile(_Model):
 
     def changes(self, names: list[str]) -> RoundChanges:
         """What the round changed, among agents ``names``."""
-        changes = self.relations.of(self.round, names)
+        changes = self.columns.of(self.round, names)
         changes.emotions.extend(self.emotion_changes)
         changes.need_deltas.update(self.need_deltas)
         changes.needs.update(self.needs)
@@ -233,7 +254,7 @@ class RoundFile(_Model):
         """The state after this round, given the state ``before`` it (None: this round is
         a keyframe, whose own state it holds)."""
         if self.keyframe is not None:
-            return StateColumns.of(self.keyframe.state)
+            return self.keyframe.columns()
         if before is None:
             raise ValueError(
                 f"round {self.round} holds no keyframe: its state needs the one before"
@@ -247,13 +268,13 @@ def round_file(
     """The file of the round ``played``, and the whole state after it too when ``keyframe``
     (the repair marks after the round) is given."""
     changes = played.changes
-    whole = None if keyframe is None else Keyframe(state=played.after.world(), repair=keyframe)
+    whole = None if keyframe is None else Keyframe.of(played.after, keyframe)
     return RoundFile(
         round=played.round,
         events=played.events,
         actions=played.actions,
         emotion_changes=changes.emotions,
-        relations=RelationColumns.of_changes(changes),
+        edges=EdgeColumns.of_changes(changes),
         need_deltas=changes.need_deltas,
         needs=changes.needs,
         theta=changes.theta,

@@ -20,6 +20,7 @@ import gzip
 import os
 import re
 import zlib
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -397,35 +398,52 @@ class RunFiles:
     ) -> tuple[list[RoundRecord], RepairCounter]:
         """The records of the last ``keep`` rounds of ``entries`` (states included) and the
         repair counter after the last: what a simulation needs to go on."""
+        first = max(0, len(entries) - keep)
         with gc_paused():
-            return self._tail(entries, keep, scenario)
+            counter, rounds = self._rolled(entries, scenario, keep)
+            records = [file.record(state.world()) for n, file, state in rounds if n >= first]
+        return records, counter
 
-    def _tail(
-        self, entries: list[IndexEntry], keep: int, scenario: Scenario
-    ) -> tuple[list[RoundRecord], RepairCounter]:
+    def last_state(
+        self, entries: list[IndexEntry], scenario: Scenario
+    ) -> tuple[RoundFile, StateColumns, RepairCounter]:
+        """The last round of ``entries``: its file, the state after it as columns and the
+        repair counter then."""
+        with gc_paused():
+            counter, rounds = self._rolled(entries, scenario, 1)
+            ((_, file, state),) = deque(rounds, maxlen=1)
+        return file, state, counter
+
+    def _rolled(
+        self, entries: list[IndexEntry], scenario: Scenario, keep: int
+    ) -> tuple[RepairCounter, Iterator[tuple[int, RoundFile, StateColumns]]]:
+        """The repair counter, and (round, file, state after it) from the last keyframe
+        within the last ``keep`` rounds of ``entries`` (earlier where needed) to the last
+        round; the counter is after the round last yielded. It goes on from the keyframe's
+        marks, or from round 0 in a run whose keyframes hold none (format 2)."""
         last = len(entries) - 1
-        first = max(0, last - keep + 1)
-        k = keyframe_before(entries, first)
+        k = keyframe_before(entries, max(0, last - keep + 1))
         file = self.read(k, entries[k])
         marks = file.keyframe.repair if file.keyframe else None
         if marks is None and k > 0:  # a format-2 keyframe: count the run from round 0
             k = 0
             file = self.read(0, entries[0])
         state = _next(file, k, None)
-        names = state.names
         if marks is not None:
-            counter = marks.counter(names)
+            counter = marks.counter(state.names)
         else:
-            counter = RepairCounter(len(names))
+            counter = RepairCounter(len(state.names))
             round_metrics(scenario, state, counter)
-        records = [file.record(state.world())] if k >= first else []
-        for n in range(k + 1, last + 1):
-            file = self.read(n, entries[n])
-            state = _next(file, n, state)
-            round_metrics(scenario, state, counter)
-            if n >= first:
-                records.append(file.record(state.world()))
-        return records, counter
+
+        def rounds(state: StateColumns) -> Iterator[tuple[int, RoundFile, StateColumns]]:
+            yield k, file, state
+            for n in range(k + 1, last + 1):
+                after = self.read(n, entries[n])
+                state = _next(after, n, state)
+                round_metrics(scenario, state, counter)
+                yield n, after, state
+
+        return counter, rounds(state)
 
 
 @contextmanager

@@ -474,12 +474,11 @@ class SaveStore:
             intervention=intervention,
             rounds=rounds,
         )
-        (last,), counter = parent.tail(entries[: at_round + 1], 1, meta.scenario)
-        names = list(last.state.agents)
-        fork_file = parent.read(at_round, entries[at_round]).model_copy(
+        file, state, counter = parent.last_state(entries[: at_round + 1], meta.scenario)
+        fork_file = file.model_copy(
             update={
                 "metrics": entries[at_round].metrics,
-                "keyframe": Keyframe(state=last.state, repair=RepairMarks.of(counter, names)),
+                "keyframe": Keyframe.of(state, RepairMarks.of(counter, state.names)),
             }
         )
 

@@ -18,7 +18,7 @@ from engine import ForcedAction, Mode, OfflineMind, Simulation, Status, load_lib
 from engine.core.columns import AgentView
 from engine.core.metrics import metrics_series, repair_counts
 from engine.core.priors import Prior, parse_prior
-from engine.core.rules import RIVAL_AT, initial_state
+from engine.core.rules import RIVAL_AT, initial_columns
 from engine.core.scenario import AgentSpec, Scenario, parse_scenario
 from engine.core.state import ALL, Action, RoundRecord
 from engine.minds.base import AgentContext, PastRound
@@ -348,7 +348,7 @@ async def test_same_seed_same_records_different_seed_differs():
 
 async def test_mind_is_deterministic_per_seed_round_and_agent():
     sc = load_library("hospital")
-    state = initial_state(sc)
+    state = initial_columns(sc).world()
     ctx = AgentContext(
         scenario=sc,
         persona=sc.agent("Victor"),
@@ -816,7 +816,7 @@ async def test_agents_of_different_states_decide_at_once_as_one_by_one():
     """decide_all on contexts that do not share one state's columns reads each context's
     own row (as a test or a study builds them), and decides as decide does alone."""
     sc = load_library("tavern")
-    state = initial_state(sc)
+    state = initial_columns(sc).world()
     contexts = [
         AgentContext(
             scenario=sc, persona=sc.agent(n), view=AgentView.of(state, n), round=1, events=[]

@@ -125,7 +125,7 @@ def _edited(edit: Callable[[random.Random, dict], None]) -> Callable[..., Expect
     def forge(rng: random.Random, saves: Path, n: int) -> Expect:
         for m in [*range(n, ROUNDS + 1), *range(1, n)]:  # a round with changes to edit
             doc = _doc(saves, "A", m)
-            if m % KEYFRAME and doc["emotion_changes"] and doc["relations"]["source"]:
+            if m % KEYFRAME and doc["emotion_changes"] and doc["edges"]["source"]:
                 edit(rng, doc)
                 _forge(saves, m, doc)
                 return Expect(True, m)
@@ -139,14 +139,16 @@ def _agent_twice(rng: random.Random, doc: dict) -> None:
 
 
 def _relation_twice(rng: random.Random, doc: dict) -> None:
-    cols = doc["relations"]
-    for name in cols:
-        cols[name] = [*cols[name], cols[name][0]]
+    cols = doc["edges"]
+    for name, column in cols.items():
+        if name != "notes":
+            cols[name] = column + column[0] if isinstance(column, str) else [*column, column[0]]
 
 
 def _uneven_columns(rng: random.Random, doc: dict) -> None:
-    cols = doc["relations"]
-    cols[rng.choice(sorted(cols))].pop()
+    cols = doc["edges"]
+    name = rng.choice(sorted(set(cols) - {"notes"}))
+    cols[name] = cols[name][:-1]
 
 
 def _stranger(rng: random.Random, doc: dict) -> None:
@@ -156,7 +158,7 @@ def _stranger(rng: random.Random, doc: dict) -> None:
     elif where == "needs":
         doc["needs"]["Helena"] = {"safety": 5.0}
     else:
-        doc["relations"][where][0] = "Helena"
+        doc["edges"][where][0] = "Helena"
 
 
 def _out_of_bounds(rng: random.Random, doc: dict) -> None:
@@ -164,11 +166,11 @@ def _out_of_bounds(rng: random.Random, doc: dict) -> None:
     if where == "emotion":
         doc["emotion_changes"][0]["emotion"] = 1.5
     elif where == "fav":
-        doc["relations"]["fav"][0] = 2.0
+        doc["edges"]["fav"][0] = 2.0
     elif where == "importance":
-        doc["relations"]["importance"][0] = 11
+        next(iter(doc["edges"]["notes"].values()))[0]["importance"] = 11
     else:
-        doc["relations"]["delta"][0] = float("nan")
+        doc["edges"]["delta"][0] = float("nan")
 
 
 def _wrong_round(rng: random.Random, doc: dict) -> None:

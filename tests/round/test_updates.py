@@ -17,7 +17,8 @@ from engine.core.scenario import Status
 from engine.core.state import AgentState, MemoryEntry, NeedState, Relation, WorldState
 from engine.minds.base import Edge, Judgements, RelationJudgement, RoundJudgements
 from engine.round.updates import round_changes
-from engine.saves.roundfile import RelationColumns, RoundFile
+from engine.saves.columnar import EdgeColumns, StateFrame
+from engine.saves.roundfile import RoundFile
 
 NAMES = ["Ann", "Bob", "Cy", "Dee", "Eve"]
 SEEDS = st.integers(min_value=0, max_value=2**32)
@@ -147,7 +148,7 @@ def test_a_round_file_holds_the_changes_apply_reads(seed, memory, capacity):
     file = RoundFile(
         round=7,
         emotion_changes=changes.emotions,
-        relations=RelationColumns.of_changes(changes),
+        edges=EdgeColumns.of_changes(changes),
         need_deltas=changes.need_deltas,
         needs=changes.needs,
         theta=changes.theta,
@@ -156,6 +157,34 @@ def test_a_round_file_holds_the_changes_apply_reads(seed, memory, capacity):
     again = StateColumns.of(state).apply(read.changes(list(state.agents)))
     assert again.world().model_dump_json() == played.model_dump_json()
     assert all(t is None or played.agents[n].theta == t for n, t in zip(NAMES, thetas, strict=True))
+
+
+@settings(deadline=None)
+@given(SEEDS, st.integers(min_value=0, max_value=6), st.integers(min_value=1, max_value=4))
+def test_a_keyframe_frame_holds_the_state_it_was_made_of(seed, memory, capacity):
+    """A state coded as a keyframe's columns (through JSON) is the same state: every
+    edge's favorability, status and memory, and every agent's emotion, needs and theta;
+    and a round played on from it is the round played on from the original."""
+    rng = random.Random(seed)
+    state = world(rng, memory)
+    before = StateColumns.of(state, capacity)
+    judged = [judgements(rng, name) for name in NAMES]
+    changes = round_changes(
+        before, 7, capacity, RoundJudgements.of(judged, before.index), [None] * len(NAMES)
+    )
+    after = before.apply(changes)
+    frame = StateFrame.model_validate_json(StateFrame.of(after).model_dump_json())
+    read = frame.columns()
+    assert read.world().model_dump_json() == after.world().model_dump_json()
+    again = round_changes(
+        read, 8, capacity, RoundJudgements.of(judged, read.index), [None] * len(NAMES)
+    )
+    once = round_changes(
+        after, 8, capacity, RoundJudgements.of(judged, after.index), [None] * len(NAMES)
+    )
+    assert (
+        read.apply(again).world().model_dump_json() == after.apply(once).world().model_dump_json()
+    )
 
 
 def test_a_round_without_changes_leaves_the_state():

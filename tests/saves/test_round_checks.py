@@ -111,13 +111,13 @@ def _forged(store: SaveStore, run_id: str, n: int, doc: dict) -> None:
         (lambda d: d.update(run="elsewhere"), "a round of run 'elsewhere', not of this run"),
         (lambda d: d["emotion_changes"][0].update(agent="Zed"), "'Zed', who is not in this"),
         (lambda d: d["emotion_changes"].append(d["emotion_changes"][0]), "emotion twice"),
-        (lambda d: d["relations"]["fav"].pop(), "relation columns have different lengths"),
+        (lambda d: d["edges"]["fav"].pop(), "relation columns have different lengths"),
         (
-            lambda d: d["relations"]["target"].__setitem__(0, d["relations"]["source"][0]),
+            lambda d: d["edges"]["target"].__setitem__(0, d["edges"]["source"][0]),
             "themself",
         ),
         (lambda d: d["needs"].update(Ann={"flying": 3.0}), "the need 'flying'"),
-        (lambda d: d["relations"]["delta"].__setitem__(0, float("inf")), "not a number"),
+        (lambda d: d["edges"]["delta"].__setitem__(0, float("inf")), "not a number"),
         (lambda d: d.update(round=7), "holds round 7, expected 2"),
     ],
     ids=["run id", "stranger", "twice", "uneven", "self", "need", "inf", "round"],
@@ -145,11 +145,45 @@ async def test_a_forged_round_is_damage_and_earlier_rounds_stay_readable(
 async def test_a_keyframe_of_another_cast_is_damage(store: SaveStore, mini: Scenario) -> None:
     await played(store, mini, "r", 1)
     doc = _doc(round_path(store, "r", 0))
-    agents = doc["keyframe"]["state"]["agents"]
-    agents["Dee"] = agents.pop("Cy")
+    names = doc["keyframe"]["frame"]["names"]
+    names[names.index("Cy")] = "Dee"
     _forged(store, "r", 0, doc)
     with pytest.raises(SaveError, match="keyframe names 'Dee'"):
         store.history("r")[0]
+
+
+def _gap(frame: dict) -> None:
+    """Empty a filled slot behind an earlier filled one of the same edge."""
+    width, memory = frame["width"], frame["memory"]
+    edge = next(k for k in range(0, len(memory), width) if min(memory[k : k + width]) >= 0)
+    memory[edge + width - 1] = -1
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda f: f["fav"].pop(), "columns do not fit its cast"),
+        (lambda f: f.update(status="9" + f["status"][1:]), "keyframe.frame.status"),
+        (lambda f: f["memory"].__setitem__(f["memory"].index(0), 99), "a note its target"),
+        (lambda f: f["fav"].__setitem__(0, 0.5), "regard for themself"),
+        (lambda f: f["theta"].pop(), "agent columns do not fit"),
+        (_gap, "has a gap"),
+        (lambda f: f["notes"].update(Zed=[]), "'Zed', who is not in this"),
+    ],
+    ids=["short", "statuses", "note", "self", "agents", "gap", "stranger"],
+)
+async def test_a_forged_keyframe_is_damage(
+    store: SaveStore, mini: Scenario, edit, problem: str | None
+) -> None:
+    """A keyframe's columns (save format 5) are checked against the run's cast before its
+    state is used."""
+    await played(store, mini, "r", 10, total=10)
+    doc = _doc(round_path(store, "r", 10))
+    edit(doc["keyframe"]["frame"])
+    _forged(store, "r", 10, doc)
+    with pytest.raises(SaveError, match=re.escape(problem)):
+        store.history("r")[10]
+    assert store.history("r")[9].round == 9
 
 
 def test_round_problem_accepts_a_file_without_a_run_id() -> None:

@@ -1,0 +1,232 @@
+"""Save format 5's columns: a keyframe's state and a round's relation changes, coded.
+
+A state of N agents has N(N-1) edges, and at a thousand agents most of them change every
+round, so both are stored column by column, the way the engine holds them
+(:class:`~engine.core.columns.StateColumns`):
+
+- favorability as a list of floats (JSON keeps each float exactly);
+- statuses as a string of digits, one an edge (codes of
+  :data:`~engine.core.changes.STATUSES`);
+- memory entries as *notes*: each agent's distinct entries remembered about them
+  (``notes[target]``, in the order of round, summary and importance), and every memory
+  slot as the index of its entry among its target's notes (-1: empty). Most observers
+  remember the same few things about an agent, so the codes are small and repeat.
+
+:class:`StateFrame` is a keyframe's whole state (its memory codes target-major: target,
+observer, slot); :class:`EdgeColumns` is a round's changed edges. Both are validated when
+read, and engine/saves/roundcheck.py checks them against the run's cast before use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..core.changes import STATUSES, RoundChanges
+from ..core.columns import NO_ROUND, StateColumns, entry_array
+from ..core.scenario import Status
+from ..core.state import MemoryEntry, NeedState
+
+if TYPE_CHECKING:
+    import numpy as np
+
+Fav = Annotated[float, Field(ge=-1.0, le=1.0)]
+Emotion = Annotated[float, Field(ge=0.0, le=1.0)]
+#: Status codes, one digit an edge.
+Codes = Annotated[str, Field(pattern=f"^[0-{len(STATUSES) - 1}]*$")]
+#: A memory slot's note (-1: empty).
+Slot = Annotated[int, Field(ge=-1)]
+_ZERO = ord("0")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+
+class StateFrame(_Model):
+    """The whole state after round ``round``: agent ``names[i]``'s regard for
+    ``names[j]`` is ``fav[i * N + j]`` and ``status[i * N + j]`` (the diagonal 0.0 and
+    neutral); slot k of edge i -> j's memory (``width`` slots, the empty ones in front) is
+    ``notes[names[j]][memory[(j * N + i) * width + k]]``."""
+
+    round: int
+    names: list[str]
+    fav: list[Fav]
+    status: Codes
+    width: Annotated[int, Field(ge=0)]
+    notes: dict[str, list[MemoryEntry]]
+    memory: list[Slot]
+    emotion: list[Emotion]
+    needs: list[dict[str, NeedState]]
+    theta: list[float | None]
+
+    @classmethod
+    def of(cls, state: StateColumns) -> StateFrame:
+        """The frame of ``state``."""
+        import numpy as np
+
+        n, width = len(state.names), state.width
+        # target-major: a target's codes, observer after observer, lie side by side
+        entries = state.entries.transpose(1, 0, 2).ravel()
+        filled = state.rounds.transpose(1, 0, 2).ravel() != NO_ROUND
+        targets = np.repeat(np.arange(n), n * width)
+        codes, notes = note_codes(entries, targets, filled, state.names)
+        return cls(
+            round=state.round,
+            names=state.names,
+            fav=state.fav.ravel().tolist(),
+            status=digits(state.status.ravel()),
+            width=width,
+            notes=notes,
+            memory=codes.tolist(),
+            emotion=state.emotion,
+            needs=state.needs,
+            theta=state.theta,
+        )
+
+    def columns(self) -> StateColumns:
+        """The state as columns (checked first: see engine/saves/roundcheck.py)."""
+        import numpy as np
+
+        n, width = len(self.names), self.width
+        table, offsets = _table(self.notes, self.names)
+        codes = np.array(self.memory, np.int64).reshape(n, n, width).transpose(1, 0, 2)
+        empty = len(table) - 1
+        slots = np.where(codes >= 0, codes + offsets[None, :, None], empty)
+        return StateColumns(
+            round=self.round,
+            names=self.names,
+            fav=np.array(self.fav, float).reshape(n, n),
+            status=status_array(self.status).reshape(n, n),
+            entries=table[slots],
+            rounds=np.array([e.round for e in table[:-1]] + [NO_ROUND], np.int32)[slots],
+            importance=np.array([e.importance for e in table[:-1]] + [0], np.int8)[slots],
+            emotion=self.emotion,
+            needs=self.needs,
+            theta=self.theta,
+        )
+
+
+class EdgeColumns(_Model):
+    """A round's relation changes column by column: the fields of
+    :class:`~engine.core.state.RelationChange` (statuses as digits), the entry each edge
+    remembered as ``notes[target][memory[k]]``, and ``evicted``, the rounds of the entries
+    each change evicted (its own round if the new entry was dropped at once)."""
+
+    source: list[str] = []
+    target: list[str] = []
+    delta: list[float] = []
+    fav: list[Fav] = []
+    status: Codes = ""
+    previous_status: Codes = ""
+    override: list[Status | None] = []
+    notes: dict[str, list[MemoryEntry]] = {}
+    memory: list[Annotated[int, Field(ge=0)]] = []
+    evicted: list[list[int]] = []
+
+    @classmethod
+    def of_changes(cls, changes: RoundChanges) -> EdgeColumns:
+        """The relation part of ``changes``, validated as the file holds it."""
+        import numpy as np
+
+        names = changes.names
+        entries = entry_array(changes.entry_objects())
+        filled = np.ones(len(entries), bool)
+        codes, notes = note_codes(entries, changes.target, filled, names)
+        return cls(
+            source=[names[i] for i in changes.source.tolist()],
+            target=[names[j] for j in changes.target.tolist()],
+            delta=changes.delta,
+            fav=changes.fav.tolist(),
+            status=digits(changes.status),
+            previous_status=digits(changes.previous),
+            override=changes.override,
+            notes=notes,
+            memory=codes.tolist(),
+            evicted=changes.evicted,
+        )
+
+    def of(self, round_no: int, names: list[str]) -> RoundChanges:
+        """The rows as the relation part of round ``round_no``'s :class:`RoundChanges`
+        (agents ``names``)."""
+        import numpy as np
+
+        index = {name: k for k, name in enumerate(names)}
+        count = len(self.source)
+        target = np.fromiter(map(index.__getitem__, self.target), np.intp, count=count)
+        table, offsets = _table(self.notes, names)
+        entries = table[np.array(self.memory, np.int64).reshape(count) + offsets[target]]
+        remembered = entries.tolist()
+        return RoundChanges(
+            round=round_no,
+            names=names,
+            source=np.fromiter(map(index.__getitem__, self.source), np.intp, count=count),
+            target=target,
+            delta=self.delta,
+            fav=np.array(self.fav, dtype=float).reshape(count),
+            status=status_array(self.status),
+            previous=status_array(self.previous_status),
+            override=self.override,
+            summary=[e.summary for e in remembered],
+            importance=np.array([e.importance for e in remembered], np.int64).reshape(count),
+            evicted=self.evicted,
+            _entries=remembered,
+        )
+
+
+def note_codes(
+    entries: np.ndarray, targets: np.ndarray, filled: np.ndarray, names: list[str]
+) -> tuple[np.ndarray, dict[str, list[MemoryEntry]]]:
+    """Each slot's code among its target's notes (-1 where not ``filled``), and the notes:
+    the distinct entries (by round, summary and importance) in ``entries`` about each
+    agent, in that order."""
+    import numpy as np
+
+    codes = np.full(len(entries), -1, np.int64)
+    held = entries[filled]
+    if not len(held):
+        return codes, {}
+    # one key per entry object, then one rank per distinct entry (a few per target)
+    ids = np.fromiter(map(id, held.tolist()), np.int64, count=len(held))
+    _, first, of_object = np.unique(ids, return_index=True, return_inverse=True)
+    objects = held[first].tolist()
+    keys = [(e.round, e.summary, e.importance) for e in objects]
+    distinct = sorted(set(keys))
+    rank_of = {key: r for r, key in enumerate(distinct)}
+    ranks = np.array([rank_of[key] for key in keys], np.int64)[of_object]
+    by = {rank_of[key]: e for key, e in zip(keys, objects, strict=True)}
+    count = len(distinct)
+    keyed, local = np.unique(targets[filled] * count + ranks, return_inverse=True)
+    owner = keyed // count
+    starts = np.searchsorted(owner, np.arange(len(names)))
+    codes[filled] = local - starts[targets[filled]]
+    notes: dict[str, list[MemoryEntry]] = {}
+    for j, rank in zip(owner.tolist(), (keyed % count).tolist(), strict=True):
+        notes.setdefault(names[j], []).append(by[rank])
+    return codes, notes
+
+
+def _table(notes: dict[str, list[MemoryEntry]], names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Every note in ``names`` order of their targets, then None (an empty slot), and
+    where each target's notes start."""
+    import numpy as np
+
+    lists = [notes.get(name, []) for name in names]
+    offsets = np.cumsum([0, *map(len, lists)])[:-1]
+    table = entry_array([e for notes_of in lists for e in notes_of] + [None])
+    return table, offsets
+
+
+def digits(codes: np.ndarray) -> str:
+    """Status codes as a string of digits."""
+    import numpy as np
+
+    return (codes.astype(np.uint8) + _ZERO).tobytes().decode("ascii")
+
+
+def status_array(text: str) -> np.ndarray:
+    """The status codes a string of digits holds."""
+    import numpy as np
+
+    return (np.frombuffer(text.encode("ascii"), np.uint8) - _ZERO).astype(np.int8)
