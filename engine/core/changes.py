@@ -11,6 +11,7 @@ only where they leave the engine.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -52,7 +53,7 @@ class RoundChanges:
     need_deltas: dict[str, dict[str, float]] = field(default_factory=dict)
     needs: dict[str, dict[str, float]] = field(default_factory=dict)
     theta: dict[str, float | None] = field(default_factory=dict)
-    _entries: list[MemoryEntry] | None = None
+    _remembered: tuple[np.ndarray, np.ndarray] | None = None
     _relation_changes: list[RelationChange] | None = None
 
     @classmethod
@@ -78,22 +79,25 @@ class RoundChanges:
     def __len__(self) -> int:
         return len(self.source)
 
-    def entry_objects(self) -> list[MemoryEntry]:
-        """Each edge's new memory entry, validated once for every edge that remembers the
-        same summary and importance."""
-        if self._entries is None:
-            made: dict[tuple[str, int], MemoryEntry] = {}
-            t = self.round
-            out = []
-            for summary, importance in zip(self.summary, self.importance.tolist(), strict=True):
-                entry = made.get((summary, importance))
-                if entry is None:
-                    entry = made[summary, importance] = MemoryEntry(
-                        round=t, summary=summary, importance=importance
-                    )
-                out.append(entry)
-            self._entries = out
-        return self._entries
+    def remembered(self) -> tuple[np.ndarray, np.ndarray]:
+        """The round's new memory entries: the distinct ones (an object array, one
+        validated entry for all the edges that remember the same summary object with the
+        same importance) and each edge's index among them."""
+        import numpy as np
+
+        if self._remembered is None:
+            t, count = self.round, len(self.summary)
+            summaries, importance = self.summary, self.importance.tolist()
+            # one key per summary object and importance (1..10): its id, then 4 bits
+            keys = np.fromiter(map(id, summaries), np.int64, count=count) * 16 + self.importance
+            _, first, codes = np.unique(keys, return_index=True, return_inverse=True)
+            data = [
+                {"round": t, "summary": summaries[f], "importance": importance[f]}
+                for f in first.tolist()
+            ]
+            made: list[MemoryEntry] = validated(list[MemoryEntry], data)
+            self._remembered = (entry_array(made), codes.reshape(count))
+        return self._remembered
 
     def relation_changes(self) -> list[RelationChange]:
         """The changed edges as validated :class:`RelationChange` models (built once)."""
@@ -141,6 +145,14 @@ def validated(kind: Any, data: object) -> Any:
     """``data`` validated as ``kind`` in one call (a list of thousands of models validates
     faster at once than model by model)."""
     return _adapter(kind).validate_python(data)
+
+
+def entry_array(items: Sequence[object]) -> np.ndarray:
+    """``items`` as a one-dimensional object array (filled without numpy looking into each
+    item for an array interface, which costs a pydantic model microseconds)."""
+    import numpy as np
+
+    return np.fromiter(items, dtype=object, count=len(items))
 
 
 def status_codes(statuses: list[Status]) -> np.ndarray:

@@ -2,8 +2,9 @@
 
 :class:`StateColumns` keeps the N(N-1) edges of one state as arrays indexed by (observer,
 target): favorability, status (as codes of :data:`STATUSES`) and the memory ring (each
-edge's entries, their rounds and importance, right-aligned in ``width`` slots, the empty
-slots in front). Per-agent values (emotion, needs, theta) stay plain lists. One
+edge's entries as codes into the state's table of notes, their rounds and importance,
+right-aligned in ``width`` slots, the empty slots in front). Per-agent values (emotion,
+needs, theta) stay plain lists. One
 :meth:`StateColumns.apply` rolls a state forward by a round's
 :class:`~engine.core.changes.RoundChanges`; the pydantic
 :class:`~engine.core.state.WorldState` is built, validated, only when the state leaves the
@@ -15,19 +16,74 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from .changes import CODE, STATUSES, RoundChanges, validated
+from .changes import CODE, STATUSES, RoundChanges, entry_array, validated
 from .scenario import Status
-from .state import AgentState, NeedState, Relation, WorldState
+from .state import AgentState, MemoryEntry, NeedState, Relation, WorldState
 
 if TYPE_CHECKING:
     import numpy as np
 
 #: The codes of rival and enemy.
 HOSTILE_CODES = (CODE[Status.RIVAL], CODE[Status.ENEMY])
-#: The round of an empty memory slot.
+#: The round of an empty memory slot, and its note.
 NO_ROUND = -1
+EMPTY_NOTE = 0
+#: The notes table drops the entries no slot holds once it holds twice its live ones and
+#: this many more: it stays bounded however long a run, at one pass every few rounds.
+COMPACT_AFTER = 4096
+
+
+@dataclass(frozen=True, eq=False, slots=True)
+class Notes:
+    """A state's table of memory entries: entry ``c`` is ``entries[c]``, of round
+    ``rounds[c]`` and importance ``importance[c]``; code :data:`EMPTY_NOTE` is an empty
+    slot (None, :data:`NO_ROUND`, 0). ``live``: how many entries the table held when it
+    last dropped those no slot held (or was made)."""
+
+    entries: np.ndarray
+    rounds: np.ndarray
+    importance: np.ndarray
+    live: int
+
+    @classmethod
+    def of(cls, entries: Sequence[MemoryEntry]) -> Notes:
+        """The table of ``entries`` (codes 1..), after the empty slot's."""
+        import numpy as np
+
+        return cls(
+            entry_array([None, *entries]),
+            np.array([NO_ROUND, *(e.round for e in entries)], np.int32),
+            np.array([0, *(e.importance for e in entries)], np.int8),
+            len(entries) + 1,
+        )
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def joined(self, made: np.ndarray, round_no: int, importance: np.ndarray) -> Notes:
+        """The table with round ``round_no``'s entries ``made`` (of ``importance``) after
+        its own."""
+        import numpy as np
+
+        return Notes(
+            np.concatenate([self.entries, made]),
+            np.concatenate([self.rounds, np.full(len(made), round_no, np.int32)]),
+            np.concatenate([self.importance, importance.astype(np.int8)]),
+            self.live,
+        )
+
+    def kept(self, memory: np.ndarray) -> tuple[Notes, np.ndarray]:
+        """The table and ``memory`` coded into it; the entries no slot holds are dropped
+        once they are most of the table (so it stays bounded however long a run)."""
+        import numpy as np
+
+        if len(self) <= 2 * self.live + COMPACT_AFTER:
+            return self, memory
+        live = np.union1d([EMPTY_NOTE], memory)
+        table = Notes(self.entries[live], self.rounds[live], self.importance[live], len(live))
+        return table, np.searchsorted(live, memory).astype(np.int32)
 
 
 @dataclass(eq=False, slots=True)
@@ -40,11 +96,10 @@ class StateColumns:
     fav: np.ndarray
     #: ``status[i, j]``: the code of the edge's status.
     status: np.ndarray
-    #: ``entries[i, j, k]``: the k-th slot of edge i -> j's memory (None when empty).
-    entries: np.ndarray
-    #: The rounds and importance of the entries (:data:`NO_ROUND` and 0 when empty).
-    rounds: np.ndarray
-    importance: np.ndarray
+    #: ``memory[i, j, k]``: the code among ``notes`` of the k-th slot of edge i -> j's
+    #: memory (:data:`EMPTY_NOTE` when empty).
+    notes: Notes
+    memory: np.ndarray
     emotion: list[float]
     needs: list[dict[str, NeedState]]
     theta: list[float | None]
@@ -69,7 +124,16 @@ class StateColumns:
     @property
     def width(self) -> int:
         """Memory slots an edge."""
-        return int(self.entries.shape[2])
+        return int(self.memory.shape[2])
+
+    def rounds_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``[k, s]``: the round of slot s of edge (rows[k], cols[k]) (:data:`NO_ROUND`:
+        empty)."""
+        return self.notes.rounds[self.memory[rows, cols]]
+
+    def importance_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``[k, s]``: the importance of slot s of edge (rows[k], cols[k]) (0: empty)."""
+        return self.notes.importance[self.memory[rows, cols]]
 
     @classmethod
     def of(cls, state: WorldState, capacity: int = 0) -> StateColumns:
@@ -87,28 +151,25 @@ class StateColumns:
         width = max(capacity, longest)
         fav = np.zeros((n, n))
         status = np.full((n, n), CODE[Status.NEUTRAL], np.int8)
-        entries = np.full((n, n, width), None, object)
-        rounds = np.full((n, n, width), NO_ROUND, np.int32)
-        importance = np.zeros((n, n, width), np.int8)
+        notes: list[MemoryEntry] = []
+        memory = np.full((n, n, width), EMPTY_NOTE, np.int32)
         for i, agent in enumerate(state.agents.values()):
             for other, rel in agent.relations.items():
                 j = index[other]
                 fav[i, j] = rel.fav
                 status[i, j] = CODE[rel.status]
                 if rel.memory:
-                    start = width - len(rel.memory)
-                    entries[i, j, start:] = entry_array(rel.memory)
-                    rounds[i, j, start:] = [e.round for e in rel.memory]
-                    importance[i, j, start:] = [e.importance for e in rel.memory]
+                    first = len(notes) + 1
+                    memory[i, j, width - len(rel.memory) :] = range(first, first + len(rel.memory))
+                    notes.extend(rel.memory)
         agents = list(state.agents.values())
         return cls(
             round=state.round,
             names=names,
             fav=fav,
             status=status,
-            entries=entries,
-            rounds=rounds,
-            importance=importance,
+            notes=Notes.of(notes),
+            memory=memory,
             emotion=[a.emotion for a in agents],
             needs=[a.needs for a in agents],
             theta=[a.theta for a in agents],
@@ -120,11 +181,11 @@ class StateColumns:
         t = changes.round
         rows, cols = changes.source, changes.target
         fav, status = self.fav.copy(), self.status.copy()
-        entries, rounds, importance = self.entries, self.rounds, self.importance
+        notes, memory = self.notes, self.memory
         if len(rows):
             fav[rows, cols] = changes.fav
             status[rows, cols] = changes.status
-            entries, rounds, importance = _remember(self, changes)
+            notes, memory = _remember(self, changes)
         index = self.index
         emotion = list(self.emotion)
         for c in changes.emotions:
@@ -146,9 +207,8 @@ class StateColumns:
             names=self.names,
             fav=fav,
             status=status,
-            entries=entries,
-            rounds=rounds,
-            importance=importance,
+            notes=notes,
+            memory=memory,
             emotion=emotion,
             needs=needs,
             theta=theta,
@@ -162,11 +222,18 @@ class StateColumns:
         rows_of = zip(
             self.fav[rows, cols].tolist(),
             [STATUSES[c] for c in self.status[rows, cols].tolist()],
-            [[e for e in slots if e is not None] for slots in self.entries[rows, cols].tolist()],
+            [[e for e in slots if e is not None] for slots in self._entries_of(rows, cols)],
             strict=True,
         )
         data = [{"fav": f, "status": s, "memory": m} for f, s, m in rows_of]
         return validated(list[Relation], data)
+
+    def _entries_of(self, rows: np.ndarray, cols: np.ndarray) -> list[list[MemoryEntry | None]]:
+        """The memory slots of edges (rows[k], cols[k])."""
+        result: list[list[MemoryEntry | None]] = self.notes.entries[
+            self.memory[rows, cols]
+        ].tolist()
+        return result
 
     def world(self) -> WorldState:
         """The state as a validated :class:`WorldState` (built once; when the state before
@@ -275,79 +342,50 @@ class AgentView:
         return self._state
 
 
-def _remember(
-    before: StateColumns, changes: RoundChanges
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The memory rings after ``changes``: each changed edge's entries less those it
-    evicted, then the round's new entry unless it was evicted at once, right-aligned in
+def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.ndarray]:
+    """The notes and memory rings after ``changes``: each changed edge's entries less those
+    it evicted, then the round's new entry unless it was evicted at once, right-aligned in
     the slots (one more slot for every edge when a memory outgrows them: a keyframe read
-    from a save holds no more slots than its longest memory)."""
+    from a save holds no more slots than its longest memory). The round's entries join
+    the notes."""
     import numpy as np
 
     rows, cols, t = changes.source, changes.target, changes.round
     k, width = len(rows), before.width
-    old_rounds = before.rounds[rows, cols]
+    old_rounds = before.rounds_at(rows, cols)
     gone = np.zeros((k, width + 1), bool)
     evicted = changes.evicted
-    hit = [m for m, e in enumerate(evicted) if e]
-    if hit:  # an edge evicts one entry at most, but one of an older save's may evict more
-        most = max(len(evicted[m]) for m in hit)
-        rounds_gone = np.full((len(hit), most), NO_ROUND - 1, np.int64)
-        for row, m in enumerate(hit):
-            rounds_gone[row, : len(evicted[m])] = evicted[m]
+    lengths = np.fromiter(map(len, evicted), np.intp, count=k)
+    hit = np.flatnonzero(lengths)
+    if len(hit):  # an edge evicts one entry at most, but one of an older save's may evict more
+        if lengths.max() == 1:
+            firsts = (e[0] for e in evicted if e)
+            rounds_gone = np.fromiter(firsts, np.int64, count=len(hit)).reshape(-1, 1)
+        else:
+            rounds_gone = np.full((len(hit), int(lengths.max())), NO_ROUND - 1, np.int64)
+            for row, m in enumerate(hit.tolist()):
+                rounds_gone[row, : len(evicted[m])] = evicted[m]
         gone[hit, :width] = (old_rounds[hit][:, :, None] == rounds_gone[:, None, :]).any(axis=2)
         gone[hit, width] = (rounds_gone == t).any(axis=1)
-    new_rounds = np.empty((k, width + 1), np.int64)
-    new_rounds[:, :width] = old_rounds
-    new_rounds[:, width] = t
-    keep = ~gone & (new_rounds != NO_ROUND)
-    entries, rounds, importance = before.entries, before.rounds, before.importance
+    made, codes = changes.remembered()
+    new_memory = np.empty((k, width + 1), np.int64)
+    new_memory[:, :width] = before.memory[rows, cols]
+    new_memory[:, width] = len(before.notes) + codes
+    keep = ~gone & (new_memory != EMPTY_NOTE)
+    memory = before.memory
     if k and int(keep.sum(axis=1).max()) > width:  # one more slot in front, for every edge
-        entries, rounds, importance = (
-            _wider(entries, None),
-            _wider(rounds, NO_ROUND),
-            _wider(importance, 0),
-        )
+        memory = np.pad(memory, ((0, 0), (0, 0), (1, 0)), constant_values=EMPTY_NOTE)
         keep = np.pad(keep, ((0, 0), (1, 0)), constant_values=False)
-        new_rounds = np.pad(new_rounds, ((0, 0), (1, 0)), constant_values=NO_ROUND)
+        new_memory = np.pad(new_memory, ((0, 0), (1, 0)), constant_values=EMPTY_NOTE)
         width += 1
     else:
-        entries, rounds, importance = entries.copy(), rounds.copy(), importance.copy()
+        memory = memory.copy()
     # a stable sort of "kept" puts the dropped slots first and the kept in their order
     order = np.argsort(keep, axis=1, kind="stable")[:, 1:]
     pick = np.arange(k)[:, None]
-    new_entries = np.empty((k, width + 1), object)
-    new_entries[:, :width] = entries[rows, cols]
-    new_entries[:, width] = entry_array(changes.entry_objects())
-    new_importance = np.empty((k, width + 1), np.int64)
-    new_importance[:, :width] = importance[rows, cols]
-    new_importance[:, width] = changes.importance
-    kept = keep[pick, order]
-    rings: list[tuple[np.ndarray, np.ndarray, Any]] = [
-        (entries, new_entries, None),
-        (rounds, new_rounds, NO_ROUND),
-        (importance, new_importance, 0),
-    ]
-    for ring, new, empty in rings:
-        moved = new[pick, order]
-        moved[~kept] = empty
-        ring[rows, cols] = moved
-    return entries, rounds, importance
-
-
-def _wider(ring: np.ndarray, empty: object) -> np.ndarray:
-    """A copy of ``ring`` with one more (empty) slot in front of every edge's."""
-    import numpy as np
-
-    n, m, width = ring.shape
-    wider = np.full((n, m, width + 1), empty, ring.dtype)
-    wider[:, :, 1:] = ring
-    return wider
-
-
-def entry_array(items: Sequence[object]) -> np.ndarray:
-    """``items`` as a one-dimensional object array (filled without numpy looking into each
-    item for an array interface, which costs a pydantic model microseconds)."""
-    import numpy as np
-
-    return np.fromiter(items, dtype=object, count=len(items))
+    moved = new_memory[pick, order]
+    moved[~keep[pick, order]] = EMPTY_NOTE
+    memory[rows, cols] = moved
+    importance = np.empty(len(made), np.int64)
+    importance[codes] = changes.importance
+    return before.notes.joined(made, t, importance).kept(memory)

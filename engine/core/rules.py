@@ -7,7 +7,7 @@ from operator import add, attrgetter
 
 from ..errors import InterventionError
 from .changes import CODE
-from .columns import NO_ROUND, StateColumns
+from .columns import EMPTY_NOTE, Notes, StateColumns
 from .needs import NEED_MAX, NEED_MIN, NEEDS
 from .scenario import Scenario, Status
 from .state import (
@@ -200,9 +200,8 @@ def initial_columns(scenario: Scenario, capacity: int = 0) -> StateColumns:
         names=list(names),
         fav=fav,
         status=status,
-        entries=np.full((n, n, capacity), None, object),
-        rounds=np.full((n, n, capacity), NO_ROUND, np.int32),
-        importance=np.zeros((n, n, capacity), np.int8),
+        notes=Notes.of([]),
+        memory=np.full((n, n, capacity), EMPTY_NOTE, np.int32),
         emotion=[spec.emotion for spec in scenario.agents],
         needs=[
             {need: NeedState(current=c, expected=e) for need in NEEDS for c, e in [spec.need(need)]}

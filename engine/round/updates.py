@@ -89,33 +89,32 @@ def _evicted(
     import numpy as np
 
     k = len(rows)
-    evicted: list[list[int]] = [[] for _ in range(k)]
     if not k:
-        return evicted
-    rounds = before.rounds[rows, cols].astype(np.int64)
+        return []
+    rounds = before.rounds_at(rows, cols).astype(np.int64)
     count = (rounds != NO_ROUND).sum(axis=1)
     over = count + 1 - capacity  # how many entries each edge evicts
     width = rounds.shape[1]
     one = np.flatnonzero(over == 1)
+    victims = np.full(k, NO_ROUND, np.int64)  # the round each edge evicts, if one
     if len(one):
         keys = np.empty((len(one), width + 1), np.int64)
         slots = rounds[one]
         keys[:, :width] = np.where(
-            slots == NO_ROUND, EMPTY, slots + before.importance[rows[one], cols[one]]
+            slots == NO_ROUND, EMPTY, slots + before.importance_at(rows[one], cols[one])
         )
         keys[:, width] = t + importance[one]
         victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
         full = np.empty((len(one), width + 1), np.int64)
         full[:, :width] = slots
         full[:, width] = t
-        gone = full[np.arange(len(one)), victim].tolist()
-        for m, r in zip(one.tolist(), gone, strict=True):
-            evicted[m] = [r]
+        victims[one] = full[np.arange(len(one)), victim]
+    evicted = [[] if r == NO_ROUND else [r] for r in victims.tolist()]
     for m in np.flatnonzero(over > 1).tolist():  # a memory over the capacity (an older save)
         held = [
             (r, i)
             for r, i in zip(
-                rounds[m].tolist(), before.importance[rows[m], cols[m]].tolist(), strict=True
+                rounds[m].tolist(), before.importance_at(rows[m], cols[m]).tolist(), strict=True
             )
             if r != NO_ROUND
         ]

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.changes import STATUSES, RoundChanges
-from ..core.columns import NO_ROUND, StateColumns, entry_array
+from ..core.changes import STATUSES, RoundChanges, entry_array
+from ..core.columns import EMPTY_NOTE, Notes, StateColumns
 from ..core.scenario import Status
 from ..core.state import MemoryEntry, NeedState
 
@@ -68,8 +68,8 @@ class StateFrame(_Model):
 
         n, width = len(state.names), state.width
         # target-major: a target's codes, observer after observer, lie side by side
-        entries = state.entries.transpose(1, 0, 2).ravel()
-        filled = state.rounds.transpose(1, 0, 2).ravel() != NO_ROUND
+        memory = state.memory.transpose(1, 0, 2).ravel()
+        entries, filled = state.notes.entries[memory], memory != EMPTY_NOTE
         targets = np.repeat(np.arange(n), n * width)
         codes, notes = note_codes(entries, targets, filled, state.names)
         return cls(
@@ -92,16 +92,14 @@ class StateFrame(_Model):
         n, width = len(self.names), self.width
         table, offsets = _table(self.notes, self.names)
         codes = np.array(self.memory, np.int64).reshape(n, n, width).transpose(1, 0, 2)
-        empty = len(table) - 1
-        slots = np.where(codes >= 0, codes + offsets[None, :, None], empty)
+        memory = np.where(codes >= 0, codes + offsets[None, :, None], EMPTY_NOTE)
         return StateColumns(
             round=self.round,
             names=self.names,
             fav=np.array(self.fav, float).reshape(n, n),
             status=status_array(self.status).reshape(n, n),
-            entries=table[slots],
-            rounds=np.array([e.round for e in table[:-1]] + [NO_ROUND], np.int32)[slots],
-            importance=np.array([e.importance for e in table[:-1]] + [0], np.int8)[slots],
+            notes=Notes.of(table),
+            memory=memory.astype(np.int32),
             emotion=self.emotion,
             needs=self.needs,
             theta=self.theta,
@@ -131,7 +129,8 @@ class EdgeColumns(_Model):
         import numpy as np
 
         names = changes.names
-        entries = entry_array(changes.entry_objects())
+        made, codes = changes.remembered()
+        entries = made[codes]
         filled = np.ones(len(entries), bool)
         codes, notes = note_codes(entries, changes.target, filled, names)
         return cls(
@@ -156,8 +155,9 @@ class EdgeColumns(_Model):
         count = len(self.source)
         target = np.fromiter(map(index.__getitem__, self.target), np.intp, count=count)
         table, offsets = _table(self.notes, names)
-        entries = table[np.array(self.memory, np.int64).reshape(count) + offsets[target]]
-        remembered = entries.tolist()
+        made = entry_array(table)  # the round's notes, target after target
+        codes = np.array(self.memory, np.int64).reshape(count) + offsets[target] - 1
+        remembered = made[codes].tolist()
         return RoundChanges(
             round=round_no,
             names=names,
@@ -171,7 +171,7 @@ class EdgeColumns(_Model):
             summary=[e.summary for e in remembered],
             importance=np.array([e.importance for e in remembered], np.int64).reshape(count),
             evicted=self.evicted,
-            _entries=remembered,
+            _remembered=(made, codes),
         )
 
 
@@ -207,15 +207,16 @@ def note_codes(
     return codes, notes
 
 
-def _table(notes: dict[str, list[MemoryEntry]], names: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Every note in ``names`` order of their targets, then None (an empty slot), and
-    where each target's notes start."""
+def _table(
+    notes: dict[str, list[MemoryEntry]], names: list[str]
+) -> tuple[list[MemoryEntry], np.ndarray]:
+    """Every note in ``names`` order of their targets, and the code (from 1: after the
+    empty slot's) where each target's notes start."""
     import numpy as np
 
     lists = [notes.get(name, []) for name in names]
-    offsets = np.cumsum([0, *map(len, lists)])[:-1]
-    table = entry_array([e for notes_of in lists for e in notes_of] + [None])
-    return table, offsets
+    offsets = np.cumsum([1, *map(len, lists)])[:-1]
+    return [e for notes_of in lists for e in notes_of], offsets
 
 
 def digits(codes: np.ndarray) -> str:

@@ -46,9 +46,10 @@ INDEX_FILE = "index.jsonl"
 _ROUND_FILE = re.compile(r"^(\d{6})\.json(\.gz)?$")
 #: An index line with its check: the line's JSON up to the check, then the check.
 _CHECKED = re.compile(rb'(\{.*),"check":(\d{1,10})\}')
-#: gzip level of round files: level 1 is a third of the time of the default 6 and the
-#: files about 40% larger (150 against 110 kB a round at 100 agents).
-COMPRESSION = 1
+#: gzip level of round files. A 1,000-agent round (40 MB of JSON) is 5.6 MB at level 1
+#: (0.18 s of CPU), 4.5 MB at level 4 (0.28 s) and 4.0 MB at level 6 (0.80 s); at 100
+#: agents the three cost under 5 ms.
+COMPRESSION = 4
 
 M = TypeVar("M", bound=BaseModel)
 

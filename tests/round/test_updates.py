@@ -113,9 +113,8 @@ def test_a_rounds_changes_applied_give_what_the_rules_give(seed, memory, capacit
     rebuilt = StateColumns.of(after.world())
     fresh = StateColumns(
         **{f: getattr(rebuilt, f) for f in ("round", "names", "fav", "status")},
-        entries=rebuilt.entries,
-        rounds=rebuilt.rounds,
-        importance=rebuilt.importance,
+        notes=rebuilt.notes,
+        memory=rebuilt.memory,
         emotion=rebuilt.emotion,
         needs=rebuilt.needs,
         theta=rebuilt.theta,
@@ -210,3 +209,30 @@ def test_a_round_builds_models_only_for_the_edges_it_changed(seed):
     for name, j in zip(NAMES, judged, strict=True):
         for other, rel in after.agents[name].relations.items():
             assert (rel is state.agents[name].relations[other]) is (other not in j.relations)
+
+
+def test_the_notes_table_stays_bounded_and_dropping_notes_changes_no_state(monkeypatch):
+    """Each round adds its entries to the state's notes; those no memory slot holds any
+    more are dropped once they are most of the table. Over many rounds the table stays
+    within twice the live notes (plus the slack), and a run that drops them at every
+    chance holds the same states as one that never does."""
+    import engine.core.columns as columns
+
+    def play(slack: int) -> list[str]:
+        monkeypatch.setattr(columns, "COMPACT_AFTER", slack)
+        rng = random.Random(5)
+        state = StateColumns.of(world(rng, 2), 3)
+        states, sizes = [], []
+        for t in range(8, 48):
+            judged = [judgements(rng, name) for name in NAMES]
+            changes = round_changes(
+                state, t, 3, RoundJudgements.of(judged, state.index), [None] * len(NAMES)
+            )
+            state = state.apply(changes)
+            states.append(state.world().model_dump_json())
+            sizes.append((len(state.notes), state.notes.live))
+        live_most = max(len(NAMES) * (len(NAMES) - 1) * 3 + 1, max(live for _, live in sizes))
+        assert all(size <= 2 * live_most + slack + len(NAMES) ** 2 for size, _ in sizes)
+        return states
+
+    assert play(0) == play(10**9)

@@ -5,7 +5,8 @@ while the agent remembers saying it."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from itertools import chain
 
 from ...core.scenario import Archetype
 from ...core.state import ALL, Action, Decision, Mode, Stance
@@ -245,8 +246,10 @@ def _has_spoken(ctx: AgentContext, name: str) -> bool:
     return any(a.speaker == name for a in _heard_all(ctx))
 
 
-def _heard_all(ctx: AgentContext) -> list[Action]:
-    return [*(a for past in ctx.history for a in past.actions), *ctx.heard]
+def _heard_all(ctx: AgentContext) -> Iterator[Action]:
+    """The acts the agent heard in the rounds it remembers, then this round (read lazily:
+    most questions are answered by the first few)."""
+    return chain((a for past in ctx.history for a in past.actions), ctx.heard)
 
 
 def _heard_case(ctx: AgentContext, name: str) -> list[str]:
