@@ -369,7 +369,7 @@ def test_branch_then_resume_the_branch(socialsim, saves: Path, finished: str):
     assert sorted(kid) == ["000000.json.gz", "000001.json.gz"]
     assert kid["000000.json.gz"] == before["000000.json.gz"]
     # the fork round is the parent's, written as a keyframe
-    assert kid["000001.json.gz"]["keyframe"]["state"]["round"] == 1
+    assert kid["000001.json.gz"]["keyframe"]["frame"]["round"] == 1
     # the fork round is the parent's, as a keyframe written by the branch
     assert {**kid["000001.json.gz"], "keyframe": None, "run": "base"} == before["000001.json.gz"]
     assert kid["000001.json.gz"]["run"] == "kid" and kid["000000.json.gz"]["run"] == "base"
