@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from operator import add, attrgetter
+from typing import TYPE_CHECKING
 
 from ..errors import InterventionError
 from .changes import CODE
@@ -18,6 +19,9 @@ from .state import (
     NeedState,
     Stance,
 )
+
+if TYPE_CHECKING:
+    import numpy as np
 
 MAX_EMOTION_DELTA = 0.3
 MAX_FAV_DELTA = 0.3
@@ -67,6 +71,21 @@ def threshold_status(fav: float, current: Status) -> Status:
     if fav <= RIVAL_AT:
         return Status.RIVAL
     return current
+
+
+def threshold_codes(fav: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """:func:`threshold_status` element by element, on status codes."""
+    import numpy as np
+
+    return np.where(
+        fav >= ALLY_AT,
+        CODE[Status.ALLY],
+        np.where(
+            fav <= ENEMY_AT,
+            CODE[Status.ENEMY],
+            np.where(fav <= RIVAL_AT, CODE[Status.RIVAL], current),
+        ),
+    ).astype(np.int8)
 
 
 def next_status(fav: float, current: Status, override: Status | None) -> Status:
@@ -189,12 +208,8 @@ def initial_columns(scenario: Scenario, capacity: int = 0) -> StateColumns:
         i, j = index[rel.source], index[rel.target]
         fav[i, j] = rel.fav
         given[i, j] = -1 if rel.status is None else CODE[rel.status]
-    status = np.select(
-        [fav >= ALLY_AT, fav <= ENEMY_AT, fav <= RIVAL_AT],
-        [CODE[Status.ALLY], CODE[Status.ENEMY], CODE[Status.RIVAL]],
-        CODE[Status.NEUTRAL],
-    ).astype(np.int8)
-    status = np.where(given >= 0, given, status).astype(np.int8)
+    neutral = np.full((n, n), CODE[Status.NEUTRAL], np.int8)
+    status = np.where(given >= 0, given, threshold_codes(fav, neutral)).astype(np.int8)
     return StateColumns(
         round=0,
         names=list(names),

@@ -12,11 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..core.changes import CODE, RoundChanges, status_codes
+from ..core.changes import RoundChanges, status_codes
 from ..core.columns import NO_ROUND, StateColumns
 from ..core.rounding import ROUNDED_4, ROUNDED_6
-from ..core.rules import ALLY_AT, ENEMY_AT, MAX_FAV_DELTA, RIVAL_AT, apply_emotion, apply_need
-from ..core.scenario import Status
+from ..core.rules import MAX_FAV_DELTA, apply_emotion, apply_need, threshold_codes
 from ..core.state import EmotionChange
 from ..minds.base import RoundJudgements
 
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 
 #: The retention key of an empty slot: never the lowest.
 EMPTY = 1 << 62
-_ALLY, _ENEMY, _RIVAL = CODE[Status.ALLY], CODE[Status.ENEMY], CODE[Status.RIVAL]
 
 
 def round_changes(
@@ -47,11 +45,7 @@ def round_changes(
     was = before.fav[rows, cols]
     fav = np.clip(was + np.clip(deltas, -MAX_FAV_DELTA, MAX_FAV_DELTA), -1.0, 1.0)
     previous = before.status[rows, cols]
-    status = np.where(
-        fav >= ALLY_AT,
-        _ALLY,
-        np.where(fav <= ENEMY_AT, _ENEMY, np.where(fav <= RIVAL_AT, _RIVAL, previous)),
-    ).astype(np.int8)
+    status = threshold_codes(fav, previous)
     forced = [k for k, o in enumerate(override) if o is not None]
     if forced:
         status[forced] = status_codes([o for o in override if o is not None])

@@ -69,9 +69,9 @@ class StateFrame(_Model):
         n, width = len(state.names), state.width
         # target-major: a target's codes, observer after observer, lie side by side
         memory = state.memory.transpose(1, 0, 2).ravel()
-        entries, filled = state.notes.entries[memory], memory != EMPTY_NOTE
         targets = np.repeat(np.arange(n), n * width)
-        codes, notes = note_codes(entries, targets, filled, state.names)
+        filled = memory != EMPTY_NOTE
+        codes, notes = note_codes(state.notes.entries, memory, targets, filled, state.names)
         return cls(
             round=state.round,
             names=state.names,
@@ -129,10 +129,9 @@ class EdgeColumns(_Model):
         import numpy as np
 
         names = changes.names
-        made, codes = changes.remembered()
-        entries = made[codes]
-        filled = np.ones(len(entries), bool)
-        codes, notes = note_codes(entries, changes.target, filled, names)
+        made, remembered = changes.remembered()
+        filled = np.ones(len(remembered), bool)
+        codes, notes = note_codes(made, remembered, changes.target, filled, names)
         return cls(
             source=[names[i] for i in changes.source.tolist()],
             target=[names[j] for j in changes.target.tolist()],
@@ -176,25 +175,24 @@ class EdgeColumns(_Model):
 
 
 def note_codes(
-    entries: np.ndarray, targets: np.ndarray, filled: np.ndarray, names: list[str]
+    table: np.ndarray, slots: np.ndarray, targets: np.ndarray, filled: np.ndarray, names: list[str]
 ) -> tuple[np.ndarray, dict[str, list[MemoryEntry]]]:
     """Each slot's code among its target's notes (-1 where not ``filled``), and the notes:
-    the distinct entries (by round, summary and importance) in ``entries`` about each
-    agent, in that order."""
+    the distinct entries (by round, summary and importance) about each agent, in that
+    order; slot k holds entry ``table[slots[k]]`` about agent ``targets[k]``."""
     import numpy as np
 
-    codes = np.full(len(entries), -1, np.int64)
-    held = entries[filled]
+    codes = np.full(len(slots), -1, np.int64)
+    held = slots[filled]
     if not len(held):
         return codes, {}
-    # one key per entry object, then one rank per distinct entry (a few per target)
-    ids = np.fromiter(map(id, held.tolist()), np.int64, count=len(held))
-    _, first, of_object = np.unique(ids, return_index=True, return_inverse=True)
-    objects = held[first].tolist()
+    # the entries the slots hold, then one rank per distinct entry (a few per target)
+    used, of_slot = np.unique(held, return_inverse=True)
+    objects = table[used].tolist()
     keys = [(e.round, e.summary, e.importance) for e in objects]
     distinct = sorted(set(keys))
     rank_of = {key: r for r, key in enumerate(distinct)}
-    ranks = np.array([rank_of[key] for key in keys], np.int64)[of_object]
+    ranks = np.array([rank_of[key] for key in keys], np.int64)[of_slot]
     by = {rank_of[key]: e for key, e in zip(keys, objects, strict=True)}
     count = len(distinct)
     keyed, local = np.unique(targets[filled] * count + ranks, return_inverse=True)

@@ -87,18 +87,27 @@ def round_problem(file: RoundFile, n: int, check: RunCheck) -> str | None:
     return _changes_problem(file, cast) or _log_problem(file, cast)
 
 
+def _cast_problem(held_round: int, held: list[str], n: int, names: tuple[str, ...]) -> str | None:
+    """What is wrong with a keyframe of round ``held_round`` holding agents ``held`` read
+    as round ``n`` of a run of cast ``names``."""
+    if held_round != n:
+        return f"its keyframe is the state after round {held_round}, not {n}"
+    if tuple(held) != names:
+        stranger = next((a for a in held if a not in names), None)
+        if stranger is not None:
+            return f"its keyframe names {stranger!r}, who is not in this run's cast"
+        return "its keyframe does not hold this run's cast"
+    return None
+
+
 def _frame_problem(frame: StateFrame, n: int, names: tuple[str, ...]) -> str | None:
     """What is wrong with a keyframe's columns (format 5) for round ``n`` of a run of
     cast ``names``."""
     import numpy as np
 
-    if frame.round != n:
-        return f"its keyframe is the state after round {frame.round}, not {n}"
-    if tuple(frame.names) != names:
-        stranger = next((a for a in frame.names if a not in names), None)
-        if stranger is not None:
-            return f"its keyframe names {stranger!r}, who is not in this run's cast"
-        return "its keyframe does not hold this run's cast"
+    problem = _cast_problem(frame.round, frame.names, n, names)
+    if problem:
+        return problem
     count, width = len(names), frame.width
     sizes = (len(frame.fav), len(frame.status), len(frame.memory))
     if sizes != (count * count, count * count, count * count * width):
@@ -145,13 +154,9 @@ def _notes_problem(
 
 
 def _state_problem(state: WorldState, n: int, names: tuple[str, ...]) -> str | None:
-    if state.round != n:
-        return f"its keyframe is the state after round {state.round}, not {n}"
-    if tuple(state.agents) != names:
-        stranger = next((a for a in state.agents if a not in names), None)
-        if stranger is not None:
-            return f"its keyframe names {stranger!r}, who is not in this run's cast"
-        return "its keyframe does not hold this run's cast"
+    problem = _cast_problem(state.round, list(state.agents), n, names)
+    if problem:
+        return problem
     for name, agent in state.agents.items():
         if set(agent.relations) != set(names) - {name}:
             return f"its keyframe's relations of {name!r} are not the cast's"

@@ -149,13 +149,6 @@ class Keyframe(_Model):
         """The keyframe of ``state`` with the repair counter's marks then."""
         return cls(frame=StateFrame.of(state), repair=repair)
 
-    @property
-    def round(self) -> int:
-        """The round whose state this is."""
-        held = self.frame if self.frame is not None else self.state
-        assert held is not None
-        return held.round
-
     def columns(self) -> StateColumns:
         """The state as columns."""
         if self.frame is not None:
