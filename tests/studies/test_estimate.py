@@ -176,7 +176,10 @@ def test_measured_reasks_move_the_range_with_the_expectation(
     play(resolve_scenario("hospital"), spec, 2, seed=1, store=SaveStore(tmp_path / "clean"))
     clean = estimate_run(tavern, spec, rounds=4, saves=tmp_path / "clean")
     stub.script(["schema"] * 12)
-    play(resolve_scenario("hospital"), spec, 2, seed=1, store=store)
+    # Which calls the scripted replies meet depends on the order concurrent calls arrive
+    # in: a round may fall back past half, which must not stop the run being measured.
+    tolerant = settings(stub, judge_mode="batched", structured="schema", tolerate_fallbacks=True)
+    play(resolve_scenario("hospital"), tolerant, 2, seed=1, store=store)
     reasked = estimate_run(tavern, spec, rounds=4, saves=store.root)
     assert reasked.calls.expected > clean.calls.expected  # the re-asks were measured
     for e in (clean, reasked):
