@@ -26,6 +26,10 @@ if TYPE_CHECKING:
 #: Status codes: ``STATUSES[code]``.
 STATUSES: tuple[Status, ...] = tuple(Status)
 CODE = {status: k for k, status in enumerate(STATUSES)}
+#: The override code of an edge the judge left to the thresholds.
+NO_OVERRIDE = -1
+#: The round of an empty memory slot (and of no eviction).
+NO_ROUND = -1
 
 
 @dataclass(eq=False, slots=True)
@@ -37,17 +41,22 @@ class RoundChanges:
     source: np.ndarray
     target: np.ndarray
     #: The real movement of each edge's favorability (rounded to 6 places), and its new value.
-    delta: list[float]
+    delta: np.ndarray
     fav: np.ndarray
-    #: Status codes (:data:`~engine.core.columns.STATUSES`) after and before the round.
+    #: Status codes (:data:`STATUSES`) after and before the round, and the judge's override
+    #: (:data:`NO_OVERRIDE`: none).
     status: np.ndarray
     previous: np.ndarray
-    override: list[Status | None]
-    #: The memory entry each edge added (its round is the round's).
-    summary: list[str]
+    override: np.ndarray
+    #: The memory entry each edge added (its round is the round's): its summary is
+    #: ``notes[note[k]]``.
+    notes: list[str]
+    note: np.ndarray
     importance: np.ndarray
-    #: The rounds of the entries each edge evicted (the round's own if the new one went).
-    evicted: list[list[int]]
+    #: ``[k, m]``: the rounds of the entries edge k evicted (the round's own if the new one
+    #: went), :data:`NO_ROUND` after them; one column unless an older save's memory held
+    #: more than its capacity.
+    evicted: np.ndarray
     emotions: list[EmotionChange] = field(default_factory=list)
     #: Each agent's need deltas (the movement after clipping) and moved needs' new values.
     need_deltas: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -66,33 +75,47 @@ class RoundChanges:
             names=names,
             source=np.zeros(0, np.intp),
             target=np.zeros(0, np.intp),
-            delta=[],
+            delta=np.zeros(0),
             fav=np.zeros(0),
             status=np.zeros(0, np.int8),
             previous=np.zeros(0, np.int8),
-            override=[],
-            summary=[],
+            override=np.zeros(0, np.int8),
+            notes=[],
+            note=np.zeros(0, np.intp),
             importance=np.zeros(0, np.int64),
-            evicted=[],
+            evicted=evicted_array([]),
         )
 
     def __len__(self) -> int:
         return len(self.source)
 
+    def summaries(self) -> list[str]:
+        """Each edge's new memory summary."""
+        notes = self.notes
+        return [notes[c] for c in self.note.tolist()]
+
+    def overrides(self) -> list[Status | None]:
+        """Each edge's status override."""
+        return overrides(self.override)
+
+    def evictions(self) -> list[list[int]]:
+        """Each edge's evicted rounds, as lists."""
+        return [[r for r in row if r != NO_ROUND] for row in self.evicted.tolist()]
+
     def remembered(self) -> tuple[np.ndarray, np.ndarray]:
         """The round's new memory entries: the distinct ones (an object array, one
-        validated entry for all the edges that remember the same summary object with the
-        same importance) and each edge's index among them."""
+        validated entry for all the edges that remember the same note with the same
+        importance) and each edge's index among them."""
         import numpy as np
 
         if self._remembered is None:
-            t, count = self.round, len(self.summary)
-            summaries, importance = self.summary, self.importance.tolist()
-            # one key per summary object and importance (1..10): its id, then 4 bits
-            keys = np.fromiter(map(id, summaries), np.int64, count=count) * 16 + self.importance
+            t, count = self.round, len(self.note)
+            # one key per note and importance (1..10): the note's code, then 4 bits
+            keys = self.note.astype(np.int64) * 16 + self.importance
             _, first, codes = np.unique(keys, return_index=True, return_inverse=True)
+            notes, note, importance = self.notes, self.note, self.importance
             data = [
-                {"round": t, "summary": summaries[f], "importance": importance[f]}
+                {"round": t, "summary": notes[note[f]], "importance": int(importance[f])}
                 for f in first.tolist()
             ]
             made: list[MemoryEntry] = validated(list[MemoryEntry], data)
@@ -110,12 +133,12 @@ class RoundChanges:
         rows = zip(
             self.source.tolist(),
             self.target.tolist(),
-            self.delta,
+            self.delta.tolist(),
             self.fav.tolist(),
             self.status.tolist(),
             self.previous.tolist(),
-            self.override,
-            self.summary,
+            self.overrides(),
+            self.summaries(),
             self.importance.tolist(),
             strict=True,
         )
@@ -160,3 +183,43 @@ def status_codes(statuses: list[Status]) -> np.ndarray:
     import numpy as np
 
     return np.array([CODE[s] for s in statuses], np.int8)
+
+
+def override_codes(overrides: Sequence[Status | None]) -> np.ndarray:
+    """The codes of ``overrides`` (:data:`NO_OVERRIDE` for None)."""
+    import numpy as np
+
+    return np.array([NO_OVERRIDE if o is None else CODE[o] for o in overrides], np.int8).reshape(
+        len(overrides)
+    )
+
+
+def overrides(codes: np.ndarray) -> list[Status | None]:
+    """The overrides of ``codes``."""
+    return [None if c == NO_OVERRIDE else STATUSES[c] for c in codes.tolist()]
+
+
+def evicted_array(evicted: Sequence[Sequence[int]]) -> np.ndarray:
+    """``evicted``'s lists of rounds as rows, :data:`NO_ROUND` after them (one column at
+    least)."""
+    import numpy as np
+
+    lengths = list(map(len, evicted))
+    width = max(lengths, default=1) or 1
+    rows = np.full((len(evicted), width), NO_ROUND, np.int64)
+    if width == 1:  # an edge evicts one entry at most, but one of an older save's may evict more
+        some = [k for k, length in enumerate(lengths) if length]
+        rows[some, 0] = [evicted[k][0] for k in some]
+        return rows
+    for k, rounds in enumerate(evicted):
+        rows[k, : len(rounds)] = rounds
+    return rows
+
+
+def note_table(summaries: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct ``summaries`` and each one's code among them."""
+    import numpy as np
+
+    table: dict[str, int] = {}
+    codes = [table.setdefault(s, len(table)) for s in summaries]
+    return list(table), np.array(codes, np.intp).reshape(len(codes))

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from .changes import CODE, STATUSES, RoundChanges, entry_array, validated
+from .changes import CODE, NO_ROUND, STATUSES, RoundChanges, entry_array, validated
 from .scenario import Status
 from .state import AgentState, MemoryEntry, NeedState, Relation, WorldState
 
@@ -27,8 +27,7 @@ if TYPE_CHECKING:
 
 #: The codes of rival and enemy.
 HOSTILE_CODES = (CODE[Status.RIVAL], CODE[Status.ENEMY])
-#: The round of an empty memory slot, and its note.
-NO_ROUND = -1
+#: The note of an empty memory slot (its round is :data:`~.changes.NO_ROUND`).
 EMPTY_NOTE = 0
 #: The notes table drops the entries no slot holds once it holds twice its live ones and
 #: this many more: it stays bounded however long a run, at one pass every few rounds.
@@ -355,16 +354,9 @@ def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.nd
     old_rounds = before.rounds_at(rows, cols)
     gone = np.zeros((k, width + 1), bool)
     evicted = changes.evicted
-    lengths = np.fromiter(map(len, evicted), np.intp, count=k)
-    hit = np.flatnonzero(lengths)
-    if len(hit):  # an edge evicts one entry at most, but one of an older save's may evict more
-        if lengths.max() == 1:
-            firsts = (e[0] for e in evicted if e)
-            rounds_gone = np.fromiter(firsts, np.int64, count=len(hit)).reshape(-1, 1)
-        else:
-            rounds_gone = np.full((len(hit), int(lengths.max())), NO_ROUND - 1, np.int64)
-            for row, m in enumerate(hit.tolist()):
-                rounds_gone[row, : len(evicted[m])] = evicted[m]
+    hit = np.flatnonzero(evicted[:, 0] != NO_ROUND)  # the rounds evicted come first
+    if len(hit):  # (the NO_ROUND after them meets only empty slots, which go anyway)
+        rounds_gone = evicted[hit]
         gone[hit, :width] = (old_rounds[hit][:, :, None] == rounds_gone[:, None, :]).any(axis=2)
         gone[hit, width] = (rounds_gone == t).any(axis=1)
     made, codes = changes.remembered()

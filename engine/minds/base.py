@@ -9,9 +9,11 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar, runtime_checkab
 
 from pydantic import BaseModel, Field
 
+from ..core.changes import note_table, override_codes
 from ..core.columns import AgentView
 from ..core.exchanges import LLMCall
 from ..core.priors import Prior
+from ..core.rounding import rounded
 from ..core.rules import ReadAct
 from ..core.scenario import AgentSpec, Scenario, Status
 from ..core.state import Action, AgentState, Decision, ScenarioEvent
@@ -107,13 +109,15 @@ class Judgements(NamedTuple):
 class JudgedEdges:
     """A round's judged edges as columns, before the rules clip them: edge ``k`` is
     ``source[k] -> target[k]`` (agents' positions in the state's columns), each observer's
-    edges together, in the order it judged them."""
+    edges together, in the order it judged them; its status override is a code
+    (:data:`~engine.core.changes.NO_OVERRIDE`: none) and its summary ``notes[note[k]]``."""
 
     source: np.ndarray
     target: np.ndarray
-    delta: list[float]
-    override: list[Status | None]
-    summary: list[str]
+    delta: np.ndarray
+    override: np.ndarray
+    notes: list[str]
+    note: np.ndarray
     importance: np.ndarray
 
     @classmethod
@@ -125,12 +129,14 @@ class JudgedEdges:
         edges = list(chain.from_iterable(j.relations.values() for j in judged))
         targets = chain.from_iterable(j.relations for j in judged)
         count = len(edges)
+        notes, note = note_table([e[2] for e in edges])
         return cls(
             source=np.repeat(np.arange(len(judged), dtype=np.intp), sizes),
             target=np.fromiter(map(index.__getitem__, targets), np.intp, count=count),
-            delta=[e[0] for e in edges],
-            override=[e[1] for e in edges],
-            summary=[e[2] for e in edges],
+            delta=np.array([e[0] for e in edges], float).reshape(count),
+            override=override_codes([e[1] for e in edges]),
+            notes=notes,
+            note=note,
             importance=np.fromiter((e[3] for e in edges), np.int64, count=count),
         )
 
@@ -143,44 +149,49 @@ class JudgedEdges:
         follows its observer's."""
         import numpy as np
 
-        source, target = self.source.tolist(), self.target.tolist()
-        delta, override = list(self.delta), list(self.override)
-        summary, importance = list(self.summary), self.importance.tolist()
-        columns: tuple[list, ...] = ([], [], [], [], [], [])
-        start = 0
-        bounds = np.searchsorted(self.source, rows, side="right").tolist()
-        for k, (row, stop) in enumerate(zip(rows.tolist(), bounds, strict=True)):
-            more = extra.get(k)
-            if more:
-                at = {target[m]: m for m in range(start, stop)}
-                added = []
-                for other, (d, o, note, imp) in more.items():
-                    j = index[other]
-                    m = at.get(j)
-                    if m is None:
-                        added.append((row, j, d, o, note, imp))
-                        continue
-                    delta[m] = round(delta[m] + d, 4)
-                    if importance[m] < imp:
-                        summary[m], importance[m] = note, imp
-            else:
-                added = []
-            for column, values in zip(
-                columns, (source, target, delta, override, summary, importance), strict=True
-            ):
-                column.extend(values[start:stop])
-            for edge in added:
-                for column, value in zip(columns, edge, strict=True):
-                    column.append(value)
-            start = stop
-        src, tgt, dl, ov, sm, im = columns
+        added = [
+            (k, index[other], *edge)
+            for k, more in sorted(extra.items())
+            for other, edge in more.items()
+        ]
+        if not added:
+            return self
+        k_of, j, d, o, texts, imp = zip(*added, strict=True)
+        row = rows[np.array(k_of, np.intp)]
+        col = np.array(j, np.intp)
+        notes = [*self.notes, *texts]
+        codes = np.arange(len(self.notes), len(notes), dtype=np.intp)
+        n = len(index)
+        keys = self.source.astype(np.int64) * n + self.target
+        order = np.argsort(keys, kind="stable")
+        wanted = row.astype(np.int64) * n + col
+        at = np.minimum(np.searchsorted(keys, wanted, sorter=order), max(len(keys) - 1, 0))
+        m = order[at] if len(keys) else at
+        found = keys[m] == wanted if len(keys) else np.zeros(len(wanted), bool)
+        delta, note = self.delta.copy(), self.note.copy()
+        importance = self.importance.copy()
+        extra_delta = np.array(d, float)
+        extra_importance = np.array(imp, np.int64)
+        old, new = m[found], np.flatnonzero(found)
+        delta[old] = rounded(delta[old] + extra_delta[new], 4)
+        better = importance[old] < extra_importance[new]
+        note[old[better]] = codes[new[better]]
+        importance[old[better]] = extra_importance[new[better]]
+        fresh = np.flatnonzero(~found)
+        if not len(fresh):
+            return JudgedEdges(
+                self.source, self.target, delta, self.override, notes, note, importance
+            )
+        # after the last of its observer's edges (edges are grouped by observer, in order)
+        where = np.searchsorted(self.source, row[fresh], side="right")
         return JudgedEdges(
-            np.array(src, np.intp).reshape(-1),
-            np.array(tgt, np.intp).reshape(-1),
-            dl,
-            ov,
-            sm,
-            np.array(im, np.int64).reshape(-1),
+            np.insert(self.source, where, row[fresh]),
+            np.insert(self.target, where, col[fresh]),
+            np.insert(delta, where, extra_delta[fresh]),
+            np.insert(self.override, where, override_codes([o[f] for f in fresh.tolist()])),
+            notes,
+            np.insert(note, where, codes[fresh]),
+            np.insert(importance, where, extra_importance[fresh]),
         )
 
 

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..core.changes import RoundChanges, status_codes
-from ..core.columns import NO_ROUND, StateColumns
-from ..core.rounding import ROUNDED_4, ROUNDED_6
+from ..core.changes import NO_ROUND, RoundChanges, evicted_array
+from ..core.columns import StateColumns
+from ..core.rounding import ROUNDED_4, rounded
 from ..core.rules import MAX_FAV_DELTA, apply_emotion, apply_need, threshold_codes
 from ..core.state import EmotionChange
 from ..minds.base import RoundJudgements
@@ -40,28 +40,25 @@ def round_changes(
 
     names, edges = before.names, judged.edges
     rows, cols = edges.source, edges.target
-    deltas = np.array(edges.delta, float).reshape(len(rows))
-    override, summary, importance = edges.override, edges.summary, edges.importance
+    override, importance = edges.override, edges.importance
     was = before.fav[rows, cols]
-    fav = np.clip(was + np.clip(deltas, -MAX_FAV_DELTA, MAX_FAV_DELTA), -1.0, 1.0)
+    fav = np.clip(was + np.clip(edges.delta, -MAX_FAV_DELTA, MAX_FAV_DELTA), -1.0, 1.0)
     previous = before.status[rows, cols]
     status = threshold_codes(fav, previous)
-    forced = [k for k, o in enumerate(override) if o is not None]
-    if forced:
-        status[forced] = status_codes([o for o in override if o is not None])
-    rounded6 = ROUNDED_6
-    moved = [rounded6[m] if m else m for m in (fav - was).tolist()]  # most edges do not move
+    forced = override >= 0
+    status[forced] = override[forced]
     changes = RoundChanges(
         round=round_no,
         names=names,
         source=rows,
         target=cols,
-        delta=moved,
+        delta=rounded(fav - was, 6),
         fav=fav,
         status=status,
         previous=previous,
         override=override,
-        summary=summary,
+        notes=edges.notes,
+        note=edges.note,
         importance=importance,
         evicted=_evicted(before, rows, cols, round_no, importance, memory_size),
     )
@@ -76,21 +73,22 @@ def _evicted(
     t: int,
     importance: np.ndarray,
     capacity: int,
-) -> list[list[int]]:
+) -> np.ndarray:
     """The rounds of the entries each edge evicts when it remembers a new entry of
     ``importance`` (:func:`~engine.core.rules.remember`: the lowest importance + round,
-    the oldest of a tie; the round's own when the new entry is the one)."""
+    the oldest of a tie; the round's own when the new entry is the one), as
+    :attr:`RoundChanges.evicted` holds them."""
     import numpy as np
 
     k = len(rows)
+    victims = np.full((k, 1), NO_ROUND, np.int64)  # the round each edge evicts, if one
     if not k:
-        return []
+        return victims
     rounds = before.rounds_at(rows, cols).astype(np.int64)
     count = (rounds != NO_ROUND).sum(axis=1)
     over = count + 1 - capacity  # how many entries each edge evicts
     width = rounds.shape[1]
     one = np.flatnonzero(over == 1)
-    victims = np.full(k, NO_ROUND, np.int64)  # the round each edge evicts, if one
     if len(one):
         keys = np.empty((len(one), width + 1), np.int64)
         slots = rounds[one]
@@ -102,9 +100,12 @@ def _evicted(
         full = np.empty((len(one), width + 1), np.int64)
         full[:, :width] = slots
         full[:, width] = t
-        victims[one] = full[np.arange(len(one)), victim]
-    evicted = [[] if r == NO_ROUND else [r] for r in victims.tolist()]
-    for m in np.flatnonzero(over > 1).tolist():  # a memory over the capacity (an older save)
+        victims[one, 0] = full[np.arange(len(one)), victim]
+    more = np.flatnonzero(over > 1).tolist()
+    if not more:
+        return victims
+    evicted = [[] if r == NO_ROUND else [r] for r in victims[:, 0].tolist()]
+    for m in more:  # a memory over the capacity (an older save)
         held = [
             (r, i)
             for r, i in zip(
@@ -118,7 +119,7 @@ def _evicted(
             del entries[ranks.index(min(ranks))]
         kept = {r for r, _ in entries}
         evicted[m] = [r for r, _ in held if r not in kept] + ([] if t in kept else [t])
-    return evicted
+    return evicted_array(evicted)
 
 
 def _agents(

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.changes import STATUSES, RoundChanges, entry_array
+from ..core.changes import STATUSES, RoundChanges, entry_array, evicted_array, override_codes
 from ..core.columns import EMPTY_NOTE, Notes, StateColumns
 from ..core.scenario import Status
 from ..core.state import MemoryEntry, NeedState
@@ -135,14 +135,14 @@ class EdgeColumns(_Model):
         return cls(
             source=[names[i] for i in changes.source.tolist()],
             target=[names[j] for j in changes.target.tolist()],
-            delta=changes.delta,
+            delta=changes.delta.tolist(),
             fav=changes.fav.tolist(),
             status=digits(changes.status),
             previous_status=digits(changes.previous),
-            override=changes.override,
+            override=changes.overrides(),
             notes=notes,
             memory=codes.tolist(),
-            evicted=changes.evicted,
+            evicted=changes.evictions(),
         )
 
     def of(self, round_no: int, names: list[str]) -> RoundChanges:
@@ -156,20 +156,20 @@ class EdgeColumns(_Model):
         table, offsets = _table(self.notes, names)
         made = entry_array(table)  # the round's notes, target after target
         codes = np.array(self.memory, np.int64).reshape(count) + offsets[target] - 1
-        remembered = made[codes].tolist()
         return RoundChanges(
             round=round_no,
             names=names,
             source=np.fromiter(map(index.__getitem__, self.source), np.intp, count=count),
             target=target,
-            delta=self.delta,
+            delta=np.array(self.delta, dtype=float).reshape(count),
             fav=np.array(self.fav, dtype=float).reshape(count),
             status=status_array(self.status),
             previous=status_array(self.previous_status),
-            override=self.override,
-            summary=[e.summary for e in remembered],
-            importance=np.array([e.importance for e in remembered], np.int64).reshape(count),
-            evicted=self.evicted,
+            override=override_codes(self.override),
+            notes=[e.summary for e in table],
+            note=codes.astype(np.intp),
+            importance=np.array([e.importance for e in table], np.int64)[codes].reshape(count),
+            evicted=evicted_array(self.evicted),
             _remembered=(made, codes),
         )
 

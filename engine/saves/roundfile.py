@@ -23,7 +23,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..core.changes import RoundChanges, status_codes
+from ..core.changes import (
+    RoundChanges,
+    evicted_array,
+    note_table,
+    override_codes,
+    status_codes,
+)
 from ..core.columns import StateColumns
 from ..core.exchanges import LLMCall, RoundUsage
 from ..core.metrics import Metrics, RepairCounter
@@ -75,19 +81,21 @@ class RelationColumns(_Model):
 
         index = {name: k for k, name in enumerate(names)}
         count = len(self.source)
+        notes, note = note_table(self.summary)
         return RoundChanges(
             round=round_no,
             names=names,
             source=np.fromiter(map(index.__getitem__, self.source), np.intp, count=count),
             target=np.fromiter(map(index.__getitem__, self.target), np.intp, count=count),
-            delta=self.delta,
+            delta=np.array(self.delta, dtype=float).reshape(count),
             fav=np.array(self.fav, dtype=float).reshape(count),
             status=status_codes(self.status),
             previous=status_codes(self.previous_status),
-            override=self.override,
-            summary=self.summary,
+            override=override_codes(self.override),
+            notes=notes,
+            note=note,
             importance=np.array(self.importance, dtype=np.int64).reshape(count),
-            evicted=self.evicted,
+            evicted=evicted_array(self.evicted),
         )
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
 from engine.core import rounding
-from engine.core.rounding import Rounded
+from engine.core.rounding import Rounded, rounded
 
 FLOATS = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 
@@ -43,3 +44,28 @@ def test_a_full_table_starts_over(monkeypatch):
     assert len(table) == 3
     assert same(table[0.44444], 0.4444)
     assert list(table) == [0.44444]
+
+
+#: Values at and beside ties of 4 and 6 places, where scaling errs by an ulp.
+TIES = st.builds(
+    lambda k, digits, nudge: (k + 0.5) / 10**digits + nudge,
+    st.integers(-(10**7), 10**7),
+    st.sampled_from([4, 6]),
+    st.sampled_from([0.0, 1e-17, -1e-17, 5e-13, -5e-13]),
+)
+
+
+@given(
+    st.lists(FLOATS | TIES | st.sampled_from([0.0, -0.0, 0.00005, -0.00015, 1e300, math.inf])),
+    st.sampled_from([4, 6]),
+)
+def test_arrays_round_as_round_does_bit_for_bit(values, digits):
+    got = rounded(np.array(values, dtype=float), digits).tolist()
+    for x, y in zip(values, got, strict=True):
+        assert same(y, round(x, digits)), (x, y)
+
+
+def test_the_ties_that_scaling_gets_wrong_are_rounded_by_round():
+    # 0.00015 * 1e4 is 1.4999999999999998: half-even on the scaled value would say 0.0001
+    values = [0.00015, 2.675, 1.0000005, -0.00045]
+    assert rounded(np.array(values), 4).tolist() == [round(x, 4) for x in values]

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import random
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.core.changes import RoundChanges
+from engine.core.changes import RoundChanges, overrides
 from engine.core.columns import StateColumns
 from engine.core.needs import NEEDS
 from engine.core.rules import apply_emotion, apply_fav, apply_need, next_status, remember
@@ -236,3 +237,52 @@ def test_the_notes_table_stays_bounded_and_dropping_notes_changes_no_state(monke
         return states
 
     assert play(0) == play(10**9)
+
+
+def merged_by_hand(
+    judged: list[Judgements], extra: dict[int, dict[str, Edge]]
+) -> list[tuple[str, str, float, Status | None, str, int]]:
+    """Extra edges merged observer by observer, as a loop would (the reference)."""
+    rows = []
+    for k, (name, j) in enumerate(zip(NAMES, judged, strict=True)):
+        mine = {o: list(edge) for o, edge in j.relations.items()}
+        for other, (d, o, note, imp) in extra.get(k, {}).items():
+            if other in mine:
+                mine[other][0] = round(mine[other][0] + d, 4)
+                if mine[other][3] < imp:
+                    mine[other][2], mine[other][3] = note, imp
+            else:
+                mine[other] = [d, o, note, imp]
+        rows += [(name, other, *edge) for other, edge in mine.items()]  # type: ignore[misc]
+    return rows
+
+
+@given(SEEDS)
+def test_extra_edges_merge_into_their_observers_edges(seed):
+    """An event's edge adds to an edge judged already (rounded to 4 places) and keeps the
+    more important note; a new one follows its observer's edges."""
+    rng = random.Random(seed)
+    judged = [judgements(rng, name) for name in NAMES]
+    extra = {
+        k: {
+            o: (rng.choice([-0.33333, 0.1, 0.00005]), None, f"blame {o}", rng.randint(1, 10))
+            for o in rng.sample([o for o in NAMES if o != NAMES[k]], rng.randint(0, 3))
+        }
+        for k in rng.sample(range(len(NAMES)), rng.randint(0, len(NAMES)))
+    }
+    index = {name: k for k, name in enumerate(NAMES)}
+    edges = RoundJudgements.of(judged, index).edges.with_extra(
+        extra, np.arange(len(NAMES)), index
+    )
+    got = list(
+        zip(
+            [NAMES[i] for i in edges.source.tolist()],
+            [NAMES[j] for j in edges.target.tolist()],
+            edges.delta.tolist(),
+            overrides(edges.override),
+            [edges.notes[c] for c in edges.note.tolist()],
+            edges.importance.tolist(),
+            strict=True,
+        )
+    )
+    assert got == merged_by_hand(judged, extra)

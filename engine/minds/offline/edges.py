@@ -15,9 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ...core.changes import CODE, STATUSES
+from ...core.changes import CODE, overrides
 from ...core.columns import HOSTILE_CODES
-from ...core.rounding import ROUNDED_4
+from ...core.rounding import rounded
 from ...core.rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
 from ...core.scenario import Status
 from ...core.state import ALL, Mode
@@ -360,7 +360,7 @@ def _ordered(
     r = len(rows)
     # the summary: the most important note, the greatest text of a tie
     best = np.full(r * n, -1, np.int64)
-    texts: np.ndarray = np.zeros(0, np.int64)
+    summaries: list[str] = []
     if notes.edges:
         edge = np.concatenate(notes.edges)
         ids = np.concatenate(notes.texts)
@@ -377,26 +377,24 @@ def _ordered(
     row_of, col = np.nonzero(judged)
     sort = np.lexsort((order[row_of, col], row_of))
     row_of, col = row_of[sort], col[sort]
-    flat = row_of * n + col
-    chosen = best[flat]
-    present = [f"Round {ctxs[0].round}: {names[j]} was present." for j in range(n)]
-    if len(texts):
-        width = len(texts)
-        noted = chosen >= 0
-        importance = np.where(noted, chosen // width, 1)
-        picked = np.where(noted, chosen % width, 0)
-        summary = [
-            summaries[p] if has else present[j]
-            for p, has, j in zip(picked.tolist(), noted.tolist(), col.tolist(), strict=True)
-        ]
-    else:
-        importance = np.ones(len(flat), np.int64)
-        summary = [present[j] for j in col.tolist()]
-    rounded = ROUNDED_4
-    delta = [rounded[x] if x else x for x in d[row_of, col].tolist()]
-    override = [None if c < 0 else STATUSES[c] for c in o[row_of, col].tolist()]
-    source = rows[row_of]
-    edges = JudgedEdges(source, col, delta, override, summary, importance.astype(np.int64))
+    chosen = best[row_of * n + col]
+    width = max(len(summaries), 1)
+    noted = chosen >= 0
+    importance = np.where(noted, chosen // width, 1)
+    # an edge without a note: "j was present", one note for each such j
+    present = np.unique(col[~noted])
+    note = np.where(noted, chosen % width, len(summaries) + np.searchsorted(present, col))
+    opening = f"Round {ctxs[0].round}: "
+    summaries += [f"{opening}{names[j]} was present." for j in present.tolist()]
+    edges = JudgedEdges(
+        rows[row_of],
+        col,
+        rounded(d[row_of, col], 4),
+        o[row_of, col],
+        summaries,
+        note.astype(np.intp),
+        importance.astype(np.int64),
+    )
     eventful = [k for k, c in enumerate(ctxs) if c.events]
     if not eventful:
         return edges
@@ -405,13 +403,14 @@ def _ordered(
 
 def edges_toward(judged: JudgedEdges, names: list[str]) -> dict[str, Edge]:
     """One observer's judged edges, by the agent judged."""
+    notes = judged.notes
     return {
-        names[j]: (delta, override, summary, importance)
-        for j, delta, override, summary, importance in zip(
+        names[j]: (delta, override, notes[note], importance)
+        for j, delta, override, note, importance in zip(
             judged.target.tolist(),
-            judged.delta,
-            judged.override,
-            judged.summary,
+            judged.delta.tolist(),
+            overrides(judged.override),
+            judged.note.tolist(),
             judged.importance.tolist(),
             strict=True,
         )
