@@ -109,17 +109,20 @@ class RoundChanges:
         import numpy as np
 
         if self._remembered is None:
-            t, count = self.round, len(self.note)
-            # one key per note and importance (1..10): the note's code, then 4 bits
+            t, notes = self.round, self.notes
+            # one key per note and importance (1..10): the note's code, then 4 bits; the
+            # distinct keys in order, marked in a table of every key (no sort)
             keys = self.note.astype(np.int64) * 16 + self.importance
-            _, first, codes = np.unique(keys, return_index=True, return_inverse=True)
-            notes, note, importance = self.notes, self.note, self.importance
+            seen = np.zeros(len(notes) * 16, bool)
+            seen[keys] = True
+            distinct = np.flatnonzero(seen)
+            codes = (np.cumsum(seen) - 1)[keys]
             data = [
-                {"round": t, "summary": notes[note[f]], "importance": int(importance[f])}
-                for f in first.tolist()
+                {"round": t, "summary": notes[key >> 4], "importance": key & 15}
+                for key in distinct.tolist()
             ]
             made: list[MemoryEntry] = validated(list[MemoryEntry], data)
-            self._remembered = (entry_array(made), codes.reshape(count))
+            self._remembered = (entry_array(made), codes.reshape(len(keys)))
         return self._remembered
 
     def relation_changes(self) -> list[RelationChange]:

@@ -80,9 +80,12 @@ class Notes:
 
         if len(self) <= 2 * self.live + COMPACT_AFTER:
             return self, memory
-        live = np.union1d([EMPTY_NOTE], memory)
+        held = np.zeros(len(self), bool)
+        held[memory] = True
+        held[EMPTY_NOTE] = True
+        live = np.flatnonzero(held)
         table = Notes(self.entries[live], self.rounds[live], self.importance[live], len(live))
-        return table, np.searchsorted(live, memory).astype(np.int32)
+        return table, (np.cumsum(held, dtype=np.int32) - 1)[memory]
 
 
 @dataclass(eq=False, slots=True)
@@ -177,6 +180,8 @@ class StateColumns:
 
     def apply(self, changes: RoundChanges) -> StateColumns:
         """The state after ``changes``' round, the round after this one."""
+        import numpy as np
+
         t = changes.round
         rows, cols = changes.source, changes.target
         fav, status = self.fav.copy(), self.status.copy()
@@ -200,7 +205,7 @@ class StateColumns:
         for name, value in changes.theta.items():
             theta[index[name]] = value
         touched = [c.agent for c in changes.emotions] + [*changes.needs, *changes.theta]
-        agents = {index[name] for name in touched} | set(rows.tolist())
+        agents = {index[name] for name in touched} | set(np.unique(rows).tolist())
         return StateColumns(
             round=t,
             names=self.names,
