@@ -356,32 +356,41 @@ def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.nd
 
     rows, cols, t = changes.source, changes.target, changes.round
     k, width = len(rows), before.width
-    old_rounds = before.rounds_at(rows, cols)
+    slots = before.memory[rows, cols]
     gone = np.zeros((k, width + 1), bool)
     evicted = changes.evicted
     hit = np.flatnonzero(evicted[:, 0] != NO_ROUND)  # the rounds evicted come first
     if len(hit):  # (the NO_ROUND after them meets only empty slots, which go anyway)
         rounds_gone = evicted[hit]
-        gone[hit, :width] = (old_rounds[hit][:, :, None] == rounds_gone[:, None, :]).any(axis=2)
+        old_rounds = before.notes.rounds[slots[hit]]
+        gone[hit, :width] = (old_rounds[:, :, None] == rounds_gone[:, None, :]).any(axis=2)
         gone[hit, width] = (rounds_gone == t).any(axis=1)
     made, codes = changes.remembered()
-    new_memory = np.empty((k, width + 1), np.int64)
-    new_memory[:, :width] = before.memory[rows, cols]
-    new_memory[:, width] = len(before.notes) + codes
-    keep = ~gone & (new_memory != EMPTY_NOTE)
+    ring = np.empty((k, width + 1), np.int32)  # each edge's slots, then its new entry
+    ring[:, :width] = slots
+    ring[:, width] = len(before.notes) + codes
+    keep = ~gone & (ring != EMPTY_NOTE)
     memory = before.memory
     if k and int(keep.sum(axis=1).max()) > width:  # one more slot in front, for every edge
         memory = np.pad(memory, ((0, 0), (0, 0), (1, 0)), constant_values=EMPTY_NOTE)
         keep = np.pad(keep, ((0, 0), (1, 0)), constant_values=False)
-        new_memory = np.pad(new_memory, ((0, 0), (1, 0)), constant_values=EMPTY_NOTE)
+        ring = np.pad(ring, ((0, 0), (1, 0)), constant_values=EMPTY_NOTE)
         width += 1
     else:
         memory = memory.copy()
-    # a stable sort of "kept" puts the dropped slots first and the kept in their order
-    order = np.argsort(keep, axis=1, kind="stable")[:, 1:]
-    pick = np.arange(k)[:, None]
-    moved = new_memory[pick, order]
-    moved[~keep[pick, order]] = EMPTY_NOTE
+    # Empty slots lie in front, so a ring that drops one entry at most (or none) keeps its
+    # order less one slot: the last it drops (a drop beyond the empty ones, or the last
+    # empty one).
+    last = width - np.argmax(~keep[:, ::-1], axis=1)
+    moved = np.where(np.arange(width)[None, :] < last[:, None], ring[:, :width], ring[:, 1:])
+    more = np.flatnonzero((~keep & (ring != EMPTY_NOTE)).sum(axis=1) > 1)
+    if len(more):  # rings that drop more (an older save's): the kept, in order, right-aligned
+        keeps = keep[more]
+        order = np.argsort(keeps, axis=1, kind="stable")[:, 1:]
+        pick = np.arange(len(more))[:, None]
+        kept = ring[more][pick, order]
+        kept[~keeps[pick, order]] = EMPTY_NOTE
+        moved[more] = kept
     memory[rows, cols] = moved
     importance = np.empty(len(made), np.int64)
     importance[codes] = changes.importance
