@@ -35,8 +35,8 @@ hostile edges): the engine's own states straight from their columns
 (:class:`~engine.core.columns.StateColumns`, :func:`round_metrics`), a
 :class:`~engine.core.state.WorldState` once while it lives at the same round. Mean
 favorability, reciprocity and the E-I index take their terms from the matrix with numpy and
-sum them with ``math.fsum``, exact in any order: the values are bit-for-bit those of the
-plain definitions over lists. Balance and repair count on bit masks.
+sum them exactly in any order (``math.fsum``'s sum, :mod:`.exactsum`): the values are
+bit-for-bit those of the plain definitions over lists. Balance and repair count on bit masks.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
+from .exactsum import exact_sum
 from .scenario import Scenario, Status
 from .state import WorldState
 
@@ -242,7 +243,7 @@ def _metrics(
 
 def _fav_sum(edges: Edges) -> float:
     """The exact sum of every edge's favorability (the diagonal's zeros leave it as it is)."""
-    return math.fsum(edges.fav.ravel().tolist())
+    return exact_sum(edges.fav)
 
 
 def _mean_fav(edges: Edges, total: float | None = None) -> float:
@@ -275,8 +276,8 @@ def _reciprocity(edges: Edges, total: float | None = None) -> float | None:
     if len(xs) < 4 or xs.max() - xs.min() <= CONSTANT_WITHIN:
         return None
     mean = _mean_fav(edges, total)
-    sxy = 2.0 * math.fsum(((ij - mean) * (ji - mean)).tolist())
-    sxx = math.fsum(np.square(xs - mean).tolist())
+    sxy = 2.0 * exact_sum((ij - mean) * (ji - mean))
+    sxx = exact_sum(np.square(xs - mean))
     r = sxy / math.sqrt(sxx * sxx)
     return max(-1.0, min(1.0, r))
 
@@ -296,7 +297,7 @@ def _faction_means(edges: Edges, faction_of: dict[str, str]) -> tuple[float, flo
     inside = fav[same]
     if not inside.size or not outside.size:
         return None
-    return math.fsum(outside.tolist()) / outside.size, math.fsum(inside.tolist()) / inside.size
+    return exact_sum(outside) / outside.size, exact_sum(inside) / inside.size
 
 
 def _ei_index(means: tuple[float, float] | None) -> float | None:
