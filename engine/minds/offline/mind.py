@@ -25,7 +25,7 @@ from .judge import Standing, emotion_delta, need_deltas
 from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
 from .params import BASE_URGENCY, OUTGROUP, SILENCE_BELOW
-from .speech import plain, utterance
+from .speech import Heard, plain, utterance
 
 if TYPE_CHECKING:  # numpy is imported where agents decide: reading saves never needs it
     import numpy as np
@@ -54,9 +54,11 @@ class OfflineMind:
         #: the order of ``_bias_names``.
         self._bias: np.ndarray | None = None
         self._bias_names: list[str] = []
-        #: :meth:`_said`'s earlier rounds, by the id of their acts' list.
-        self._said_round = -1
-        self._utterances: dict[int, tuple[int, list[Action], dict[str, list[str]]]] = {}
+        #: Earlier rounds' acts by speaker (:meth:`_past`), by the id of their acts' list.
+        self._past_round = -1
+        self._by_speaker: dict[int, tuple[int, list[Action], dict[str, list[Action]]]] = {}
+        #: :meth:`_news`'s text of the earlier rounds, by the ids of their acts' lists.
+        self._history_texts: dict[tuple[int, ...], tuple[list[list[Action]], str]] = {}
         #: Each agent's last U_S: its context, the acts judged and the delta.
         self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
         #: :meth:`_read`'s acts of the round, by the ids of the acts an agent heard.
@@ -110,8 +112,20 @@ class OfflineMind:
             return ()
         persona = ctx.persona
         known = {plain(p) for p in (*persona.talking_points, *persona.evidence)}
-        said = " ".join(a.utterance for past in ctx.history for a in past.actions).lower()
+        said = self._history_text(ctx)
         return tuple(c for c in self._claims if c not in known and c not in said)
+
+    def _history_text(self, ctx: AgentContext) -> str:
+        """Every utterance the agent heard in the rounds it remembers, lower case (one text
+        for agents who heard the same lists of acts)."""
+        self._past(ctx)  # a new round starts the texts over
+        lists = [round_.actions for round_ in ctx.history]
+        key = tuple(map(id, lists))
+        held = self._history_texts.get(key)
+        if held is None or any(a is not b for a, b in zip(held[0], lists, strict=True)):
+            text = " ".join(a.utterance for acts in lists for a in acts).lower()
+            held = self._history_texts[key] = (lists, text)
+        return held[1]
 
     def _peers_of(self, ctx: AgentContext) -> Peers:
         """The agent's others in the order of its relations."""
@@ -120,24 +134,32 @@ class OfflineMind:
             peers = self._peers[ctx.name] = Peers(others, self._index)
         return peers
 
-    def _said(self, ctx: AgentContext) -> str:
-        """Everything the agent itself said earlier, lower case (each earlier round's acts,
-        as an agent saw them, are sorted by speaker once, while the round is in its window)."""
-        if ctx.round != self._said_round:
-            self._said_round = ctx.round
-            self._utterances = {
-                k: v for k, v in self._utterances.items() if v[0] >= ctx.round - HISTORY_WINDOW
+    def _past(self, ctx: AgentContext) -> list[dict[str, list[Action]]]:
+        """Each earlier round's acts as the agent saw them, by speaker (sorted once per
+        list of acts, while the round is in the window: agents who saw the same acts share
+        one list)."""
+        if ctx.round != self._past_round:
+            self._past_round = ctx.round
+            self._by_speaker = {
+                k: v for k, v in self._by_speaker.items() if v[0] >= ctx.round - HISTORY_WINDOW
             }
-        said: list[str] = []
-        for past in ctx.history:
-            held = self._utterances.get(id(past.actions))
-            if held is None or held[1] is not past.actions:
-                by_speaker: dict[str, list[str]] = {}
-                for a in past.actions:
-                    by_speaker.setdefault(a.speaker, []).append(a.utterance)
-                held = self._utterances[id(past.actions)] = (past.round, past.actions, by_speaker)
-            said += held[2].get(ctx.name, ())
-        return " ".join(said).lower()
+            self._history_texts = {}
+        past = []
+        for round_ in ctx.history:
+            held = self._by_speaker.get(id(round_.actions))
+            if held is None or held[1] is not round_.actions:
+                by_speaker: dict[str, list[Action]] = {}
+                for a in round_.actions:
+                    by_speaker.setdefault(a.speaker, []).append(a)
+                held = (round_.round, round_.actions, by_speaker)
+                self._by_speaker[id(round_.actions)] = held
+            past.append(held[2])
+        return past
+
+    @staticmethod
+    def _said(ctx: AgentContext, past: list[dict[str, list[Action]]]) -> str:
+        """Everything the agent itself said earlier, lower case."""
+        return " ".join(a.utterance for by in past for a in by.get(ctx.name, ())).lower()
 
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
@@ -239,7 +261,8 @@ class OfflineMind:
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         """An utterance from the agent's talking points in its archetype's voice."""
-        text = utterance(ctx, decision, self._rng(ctx, "speak"), self._said(ctx))
+        rng, past = self._rng(ctx, "speak"), self._past(ctx)
+        text = utterance(ctx, decision, rng, self._said(ctx, past), Heard(past, ctx.heard))
         for word in text.split(" "):
             sink(word + " ")
         return text

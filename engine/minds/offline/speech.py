@@ -5,8 +5,7 @@ while the agent remembers saying it."""
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
-from itertools import chain
+from collections.abc import Sequence
 
 from ...core.scenario import Archetype
 from ...core.state import ALL, Action, Decision, Mode, Stance
@@ -155,18 +154,39 @@ AGAIN = (
 )
 
 
-def utterance(ctx: AgentContext, decision: Decision, rng: random.Random, said: str) -> str:
+class Heard:
+    """The acts an agent heard, by speaker: each earlier round it remembers (``past``: the
+    round's acts as it saw them, by speaker) and this round's so far (``now``)."""
+
+    __slots__ = ("_now", "_past")
+
+    def __init__(self, past: Sequence[dict[str, list[Action]]], now: Sequence[Action]) -> None:
+        self._past, self._now = past, now
+
+    def spoke(self, name: str) -> bool:
+        """Whether the agent heard ``name`` speak."""
+        return any(name in by for by in self._past) or any(a.speaker == name for a in self._now)
+
+    def acts_of(self, name: str) -> list[Action]:
+        """``name``'s acts the agent heard, earlier rounds first."""
+        acts = [a for by in self._past for a in by.get(name, ())]
+        return acts + [a for a in self._now if a.speaker == name]
+
+
+def utterance(
+    ctx: AgentContext, decision: Decision, rng: random.Random, said: str, heard: Heard
+) -> str:
     """What the agent says: a confidence in private, else a point in its archetype's voice,
     prefixed by a retort to whoever attacked it this round and by news that touches it (an
     injected event it has not spoken of, :func:`.event_effects.topic`) when the point is
     not that news. ``said``: everything the agent itself said earlier, lower case, to
-    avoid repeating a point or an utterance."""
+    avoid repeating a point or an utterance; ``heard``: the acts it heard."""
     target = decision.target if decision.target not in (None, ALL) else None
     t = target or "everyone"
     if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
         options = _confidences(ctx, t, rng, said)
     else:
-        options = _arguments(ctx, decision.stance, target, rng, said)
+        options = _arguments(ctx, decision.stance, target, rng, said, heard)
     me = ctx.name
     jab = next(
         (
@@ -218,18 +238,23 @@ def _confidences(ctx: AgentContext, t: str, rng: random.Random, said: str) -> li
 
 
 def _arguments(
-    ctx: AgentContext, stance: Stance, target: str | None, rng: random.Random, said: str
+    ctx: AgentContext,
+    stance: Stance,
+    target: str | None,
+    rng: random.Random,
+    said: str,
+    heard: Heard,
 ) -> list[str]:
     """A point for or against the target in the agent's voice, agreeing only with someone
     it heard speak. A supporter argues the target's case as it heard it (or adds a fact of
     its own); with neither, it backs the target without a point."""
     t, arch = target or "everyone", ctx.persona.archetype
-    spoke = target is None or _has_spoken(ctx, target)
+    spoke = target is None or heard.spoke(target)
     variants = TEMPLATES[arch][stance] if spoke or stance == "neutral" else UNHEARD[arch][stance]
     if stance != "support" or target is None:
         return _fill(_shuffled(rng, variants), _own_points(ctx, target, rng, said), t)
     facts = _facts(ctx, rng, said)
-    case = _heard_case(ctx, target)
+    case = _heard_case(ctx, target, heard)
     if not facts and not case:
         return [v.format(t=t) for v in _shuffled(rng, BACKING[arch])]
     points = facts + (_fresh_first(rng, case, said) if case else [])
@@ -241,23 +266,12 @@ def _fill(variants: Sequence[str], points: Sequence[str], t: str) -> list[str]:
     return [v.format(t=t, p=p, P=p[:1].upper() + p[1:]) for p in points for v in variants]
 
 
-def _has_spoken(ctx: AgentContext, name: str) -> bool:
-    """Whether the agent heard ``name`` speak, this round or in the rounds it remembers."""
-    return any(a.speaker == name for a in _heard_all(ctx))
-
-
-def _heard_all(ctx: AgentContext) -> Iterator[Action]:
-    """The acts the agent heard in the rounds it remembers, then this round (read lazily:
-    most questions are answered by the first few)."""
-    return chain((a for past in ctx.history for a in past.actions), ctx.heard)
-
-
-def _heard_case(ctx: AgentContext, name: str) -> list[str]:
+def _heard_case(ctx: AgentContext, name: str, heard: Heard) -> list[str]:
     """The talking points the agent heard ``name`` make, as the agent says them."""
     spec = next((a for a in ctx.scenario.agents if a.name == name), None)
     if spec is None:
         return []
-    acts = [a for a in _heard_all(ctx) if a.speaker == name]
+    acts = heard.acts_of(name)
     me = ctx.name
     return [
         inside(voiced(p, me)).rstrip(". ")
