@@ -58,6 +58,20 @@ class AgentContext:
         """The agent's name."""
         return self.persona.name
 
+    def hearing(self, heard: list[Action]) -> AgentContext:
+        """This context with ``heard``, the acts of the round the agent heard so far."""
+        return AgentContext(
+            self.scenario,
+            self.persona,
+            self.view,
+            self.round,
+            self.events,
+            self.total_rounds,
+            self.history,
+            heard,
+            self.prior,
+        )
+
     @property
     def state(self) -> AgentState:
         """The agent's state as a validated model (built when first read)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from ..core.changes import RoundChanges
@@ -194,7 +194,7 @@ async def take_turns(
             text = forced[me].utterance
         else:
             heard = [a for a in spoken if can_observe(a, me)] if me in private else public[:]
-            ctx = replace(contexts[me], heard=heard)
+            ctx = contexts[me].hearing(heard)
 
             def sink(piece: str, me: str = me) -> None:
                 if stage.listeners:  # a token event per word: built only for a listener
@@ -238,7 +238,7 @@ async def judge_and_apply(
         changes = RoundChanges.none(t, before.names)
     else:
         observed = observed_by(spoken, names)
-        ctxs = [replace(contexts[n], heard=observed[n]) for n in names]
+        ctxs = [contexts[n].hearing(observed[n]) for n in names]
         if isinstance(mind, RuleJudge):  # rules never wait: no coroutine per judge
             judged = mind.judge_round(ctxs, read_acts(spoken))
         else:  # one concurrent wave: U_S, U_R and the needs judge do not depend on each other

@@ -128,10 +128,11 @@ class OfflineMind:
         return held[1]
 
     def _peers_of(self, ctx: AgentContext) -> Peers:
-        """The agent's others in the order of its relations."""
-        peers, others = self._peers.get(ctx.name), tuple(ctx.others)
-        if peers is None or peers.names != others:
-            peers = self._peers[ctx.name] = Peers(others, self._index)
+        """The agent's others in the order of its relations (read once per scenario)."""
+        self._scene(ctx.scenario)
+        peers = self._peers.get(ctx.name)
+        if peers is None:
+            peers = self._peers[ctx.name] = Peers(ctx.others, self._index)
         return peers
 
     def _past(self, ctx: AgentContext) -> list[dict[str, list[Action]]]:
