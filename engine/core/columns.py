@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .changes import CODE, NO_ROUND, STATUSES, RoundChanges, entry_array, validated
+from .needs import Need
 from .scenario import Status
 from .state import AgentState, MemoryEntry, NeedState, Relation, WorldState
 
@@ -103,7 +104,7 @@ class StateColumns:
     notes: Notes
     memory: np.ndarray
     emotion: list[float]
-    needs: list[dict[str, NeedState]]
+    needs: list[dict[str, Need]]
     theta: list[float | None]
     #: The built state before this one and the edges and agents the round changed: what
     #: :meth:`world` builds anew (the rest is the earlier state's).
@@ -173,7 +174,7 @@ class StateColumns:
             notes=Notes.of(notes),
             memory=memory,
             emotion=[a.emotion for a in agents],
-            needs=[a.needs for a in agents],
+            needs=[needs_of(a.needs) for a in agents],
             theta=[a.theta for a in agents],
             _world=state,
         )
@@ -199,7 +200,7 @@ class StateColumns:
             i = index[name]
             now = dict(needs[i])
             for need, current in moved.items():
-                now[need] = NeedState(current=current, expected=now[need].expected)
+                now[need] = Need(current, now[need].expected)
             needs[i] = now
         theta = list(self.theta)
         for name, value in changes.theta.items():
@@ -283,7 +284,10 @@ class StateColumns:
 
     def _agent(self, i: int, relations: dict[str, Relation]) -> AgentState:
         return AgentState(
-            emotion=self.emotion[i], needs=self.needs[i], relations=relations, theta=self.theta[i]
+            emotion=self.emotion[i],
+            needs=need_states(self.needs[i]),
+            relations=relations,
+            theta=self.theta[i],
         )
 
     def hostile(self) -> np.ndarray:
@@ -336,7 +340,7 @@ class AgentView:
         return self.columns.emotion[self.row]
 
     @property
-    def needs(self) -> dict[str, NeedState]:
+    def needs(self) -> dict[str, Need]:
         return self.columns.needs[self.row]
 
     def state(self) -> AgentState:
@@ -344,6 +348,19 @@ class AgentView:
         if self._state is None:
             self._state = self.columns.agent_state(self.row)
         return self._state
+
+
+def needs_of(states: dict[str, NeedState]) -> dict[str, Need]:
+    """Validated needs as the engine holds them."""
+    return {name: Need(v.current, v.expected) for name, v in states.items()}
+
+
+def need_states(needs: dict[str, Need]) -> dict[str, NeedState]:
+    """Needs as validated models."""
+    return {
+        name: NeedState(current=current, expected=expected)
+        for name, (current, expected) in needs.items()
+    }
 
 
 def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.ndarray]:

@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+
+class Need(NamedTuple):
+    """A need's current and expected value as the engine holds it (0-10; its validated
+    model, where a state leaves the engine, is :class:`~engine.core.state.NeedState`)."""
+
+    current: float
+    expected: float
+
+
 NEED_CATEGORIES: dict[str, tuple[str, ...]] = {
     "Safety": ("psychological_safety", "emotional_safety"),
     "Social Belonging": ("group_acceptance", "support_system", "sense_of_superiority"),

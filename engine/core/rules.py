@@ -9,14 +9,13 @@ from typing import TYPE_CHECKING
 from ..errors import InterventionError
 from .changes import CODE
 from .columns import EMPTY_NOTE, Notes, StateColumns
-from .needs import NEED_MAX, NEED_MIN, NEEDS
+from .needs import NEED_MAX, NEED_MIN, NEEDS, Need
 from .scenario import Scenario, Status
 from .state import (
     ALL,
     Action,
     MemoryEntry,
     Mode,
-    NeedState,
     Stance,
 )
 
@@ -218,9 +217,6 @@ def initial_columns(scenario: Scenario, capacity: int = 0) -> StateColumns:
         notes=Notes.of([]),
         memory=np.full((n, n, capacity), EMPTY_NOTE, np.int32),
         emotion=[spec.emotion for spec in scenario.agents],
-        needs=[
-            {need: NeedState(current=c, expected=e) for need in NEEDS for c, e in [spec.need(need)]}
-            for spec in scenario.agents
-        ],
+        needs=[{need: Need(*spec.need(need)) for need in NEEDS} for spec in scenario.agents],
         theta=[None] * n,
     )

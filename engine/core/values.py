@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-
-from .state import NeedState
+from typing import Protocol
 
 S_MAX = 10.0
 EPSILON = 1e-6
@@ -30,12 +29,23 @@ SVO_ANGLE = {
 }
 
 
-def gap(value: NeedState) -> float:
+class NeedLevel(Protocol):
+    """A need's current and expected value (a :class:`~.needs.Need` or a validated
+    :class:`~.state.NeedState`)."""
+
+    @property
+    def current(self) -> float: ...
+
+    @property
+    def expected(self) -> float: ...
+
+
+def gap(value: NeedLevel) -> float:
     """Unmet-need gap clip(v* - v, 0, S_max)."""
     return min(S_MAX, max(0.0, value.expected - value.current))
 
 
-def s_self(needs: Mapping[str, NeedState]) -> float:
+def s_self(needs: Mapping[str, NeedLevel]) -> float:
     """The agent's own unmet needs, summed and clipped to [0, S_max]."""
     return min(S_MAX, sum(gap(v) for v in needs.values()))
 

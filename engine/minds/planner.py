@@ -10,8 +10,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
+from ..core.needs import Need
 from ..core.rules import apply_need
-from ..core.state import ALL, Mode, NeedState, Stance
+from ..core.state import ALL, Mode, Stance
 from ..core.values import gap, s_self, svo_utility, theta
 from .base import AgentContext
 
@@ -45,7 +46,7 @@ class Candidate:
 
 def imagine(
     ctx: AgentContext, stance: Stance, target: str | None, mode: Mode, attacked: bool
-) -> tuple[dict[str, NeedState], float]:
+) -> tuple[dict[str, Need], float]:
     """The agent's imagined needs after the action, and the inferred effect on others."""
     deltas: dict[str, float] = {}
 
@@ -71,7 +72,7 @@ def imagine(
         if target == ALL:
             others *= 0.5
     needs = {
-        n: v.model_copy(update={"current": apply_need(v.current, deltas.get(n, 0.0))})
+        n: v._replace(current=apply_need(v.current, deltas.get(n, 0.0)))
         for n, v in ctx.view.needs.items()
     }
     return needs, others

@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array
 from ..core.columns import StateColumns
+from ..core.needs import NEED_MAX, NEED_MIN
 from ..core.rounding import ROUNDED_4, rounded
-from ..core.rules import MAX_FAV_DELTA, apply_emotion, apply_need, threshold_codes
+from ..core.rules import MAX_FAV_DELTA, apply_emotion, threshold_codes
 from ..core.state import EmotionChange
 from ..minds.base import RoundJudgements
 
@@ -130,6 +131,7 @@ def _agents(
 ) -> None:
     """U_S, the needs and theta of every agent, into ``changes``."""
     agents = zip(before.names, judged.emotions, judged.needs, thetas, strict=True)
+    rounded4, low, high = ROUNDED_4, NEED_MIN, NEED_MAX
     for i, (name, mood, deltas, theta) in enumerate(agents):
         old = before.emotion[i]
         _, emotion = apply_emotion(old, mood)
@@ -143,9 +145,11 @@ def _agents(
             value = needs.get(need)
             if value is None:
                 continue
-            current = apply_need(value.current, change)
-            if current != value.current:
-                moved[need] = ROUNDED_4[current - value.current]
+            was = value.current
+            current = was + change  # apply_need, written out: it runs for every need
+            current = low if current < low else high if current > high else current
+            if current != was:
+                moved[need] = rounded4[current - was]
                 now[need] = current
         changes.need_deltas[name] = moved
         if now:

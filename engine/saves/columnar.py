@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.changes import STATUSES, RoundChanges, entry_array, evicted_array, override_codes
-from ..core.columns import EMPTY_NOTE, Notes, StateColumns
+from ..core.columns import EMPTY_NOTE, Notes, StateColumns, need_states, needs_of
 from ..core.scenario import Status
 from ..core.state import MemoryEntry, NeedState
 
@@ -81,7 +81,7 @@ class StateFrame(_Model):
             notes=notes,
             memory=codes.tolist(),
             emotion=state.emotion,
-            needs=state.needs,
+            needs=[need_states(needs) for needs in state.needs],
             theta=state.theta,
         )
 
@@ -101,7 +101,7 @@ class StateFrame(_Model):
             notes=Notes.of(table),
             memory=memory.astype(np.int32),
             emotion=self.emotion,
-            needs=self.needs,
+            needs=[needs_of(needs) for needs in self.needs],
             theta=self.theta,
         )
 

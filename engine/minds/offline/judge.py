@@ -36,6 +36,14 @@ from .params import (
     TEMPER,
 )
 
+#: The need changes of each kind of act, as pairs (weighed by the credit a Trust prior gives
+#: the speaker where it says so).
+_SPEAKING = tuple(SPEAKING_NEEDS.items())
+_ATTACKING = tuple(ATTACKING_NEEDS.items())
+_ATTACKED = tuple(ATTACKED_NEEDS.items())
+_BACKED = tuple(BACKED_NEEDS.items())
+_SILENT = tuple(SILENT_NEEDS.items())
+
 VERB: dict[Stance, str] = {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}
 
 
@@ -58,11 +66,6 @@ def need_deltas(
     me = ctx.name
     needs = ctx.view.needs
     deltas = dict.fromkeys(needs, 0.0)
-
-    def bump(weight: float = 1.0, **changes: float) -> None:
-        for need, change in changes.items():
-            deltas[need] += weight * change
-
     for need, change in event_needs(ctx).items():  # what happens to (or around) the agent
         deltas[need] += change
     spoke, quarrels = False, 0.0  # quarrels: attacks among others, by credit given
@@ -71,31 +74,32 @@ def need_deltas(
         weight = lens.weight(speaker) if trusting else 1.0
         if speaker == me:
             spoke = True
-            bump(**SPEAKING_NEEDS)
+            for need, change in _SPEAKING:
+                deltas[need] += change
             if stance == "oppose":
-                bump(**ATTACKING_NEEDS)
+                for need, change in _ATTACKING:
+                    deltas[need] += change
         elif target != me:
             if stance == "oppose":
                 quarrels += weight
         elif stance == "oppose":
-            bump(weight, **ATTACKED_NEEDS)
+            for need, change in _ATTACKED:
+                deltas[need] += weight * change
         elif stance == "support":
-            bump(weight, **BACKED_NEEDS)
+            for need, change in _BACKED:
+                deltas[need] += weight * change
         else:
-            bump(
-                weight,
-                support_system=CONFIDED_SUPPORT if mode is Mode.PRIVATE else ADDRESSED_SUPPORT,
-            )
+            support = CONFIDED_SUPPORT if mode is Mode.PRIVATE else ADDRESSED_SUPPORT
+            deltas["support_system"] += weight * support
     deltas["emotional_safety"] -= QUARREL_SAFETY * quarrels
     if not spoke:
-        bump(**SILENT_NEEDS)
+        for need, change in _SILENT:
+            deltas[need] += change
     if mood is None:
         mood = emotion_delta(ctx, observed, lens)
-    bump(
-        emotional_wellbeing=MOOD_WELLBEING * mood,
-        emotional_stability=-MOOD_STABILITY * abs(mood),
-        sense_of_meaning=MOOD_MEANING * mood,
-    )
+    deltas["emotional_wellbeing"] += MOOD_WELLBEING * mood
+    deltas["emotional_stability"] += -MOOD_STABILITY * abs(mood)
+    deltas["sense_of_meaning"] += MOOD_MEANING * mood
     resilience = needs["psychological_resilience"].current / NEED_MAX
     for need, value in needs.items():
         deltas[need] += RECOVERY * resilience * (value.expected - value.current)
