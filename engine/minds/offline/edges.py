@@ -123,15 +123,24 @@ class _Acts:
             self.said[j] = act.utterance
 
 
-def _note_text(kind: int, agent: int, acts: _Acts, names: list[str]) -> str:
-    """The text of note ``kind`` about ``agent`` (its act's stance, target and mode)."""
-    target = acts.target[agent]
-    return _NOTES[kind][1].format(
-        who=names[agent],
-        verb=VERB[STANCE_OF[acts.stance[agent]]],  # type: ignore[index]
-        target=names[target] if target >= 0 else ALL,
-        how="publicly" if acts.public[agent] else "privately",
-    )
+def _note_texts(ids: list[int], acts: _Acts, names: list[str]) -> list[str]:
+    """The texts of notes ``ids`` (note ``kind`` about agent ``a`` is ``kind * n + a``,
+    its text reads the agent's act: stance, target and mode)."""
+    n = len(names)
+    targets, stances, public = acts.target.tolist(), acts.stance.tolist(), acts.public.tolist()
+    texts = []
+    for text_id in ids:
+        kind, agent = divmod(text_id, n)
+        target = targets[agent]
+        texts.append(
+            _NOTES[kind][1].format(
+                who=names[agent],
+                verb=VERB[STANCE_OF[stances[agent]]],  # type: ignore[index]
+                target=names[target] if target >= 0 else ALL,
+                how="publicly" if public[agent] else "privately",
+            )
+        )
+    return texts
 
 
 class _Notes:
@@ -365,7 +374,7 @@ def _ordered(
         edge = np.concatenate(notes.edges)
         ids = np.concatenate(notes.texts)
         texts, at = np.unique(ids, return_inverse=True)
-        made = [_note_text(int(t) // n, int(t) % n, said, names) for t in texts.tolist()]
+        made = _note_texts(texts.tolist(), said, names)
         ordered = sorted(range(len(made)), key=made.__getitem__)
         rank = np.empty(len(made), np.int64)
         rank[ordered] = np.arange(len(made))
