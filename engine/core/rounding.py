@@ -45,6 +45,7 @@ def rounded(values: np.ndarray, digits: int) -> np.ndarray:
     import numpy as np
 
     values = np.asarray(values, dtype=float)
+    shape, values = values.shape, values.ravel()
     scale = 10.0**digits
     scaled = values * scale
     out = np.rint(scaled) / scale
@@ -53,4 +54,4 @@ def rounded(values: np.ndarray, digits: int) -> np.ndarray:
         doubt = tie | ~(np.abs(scaled) < 2.0**52)
     for k in np.flatnonzero(doubt).tolist():
         out[k] = round(float(values[k]), digits)
-    return out
+    return out.reshape(shape)

@@ -65,6 +65,11 @@ def test_arrays_round_as_round_does_bit_for_bit(values, digits):
         assert same(y, round(x, digits)), (x, y)
 
 
+def test_a_matrix_rounds_as_its_values_do():
+    values = np.array([[0.00015, 2.675, 0.1], [1.0000005, -0.00045, 3.0]])
+    assert rounded(values, 4).tolist() == [[round(x, 4) for x in row] for row in values.tolist()]
+
+
 def test_the_ties_that_scaling_gets_wrong_are_rounded_by_round():
     # 0.00015 * 1e4 is 1.4999999999999998: half-even on the scaled value would say 0.0001
     values = [0.00015, 2.675, 1.0000005, -0.00045]

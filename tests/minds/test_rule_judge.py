@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from engine import OfflineMind, Simulation, load_library
+from engine.core.priors import parse_prior
 from engine.minds.base import RuleJudge
 
 
@@ -23,18 +24,28 @@ class AsyncJudges:
         return getattr(self._mind, name)
 
 
-async def _rounds(scenario: str, seed: int, mind: Any) -> list[str]:
-    sim = Simulation.new(load_library(scenario), seed=seed, mind=mind)
+async def _rounds(scenario: str, seed: int, mind: Any, prior: str | None) -> list[str]:
+    cast = load_library(scenario)
+    lens = parse_prior(prior, cast.names[:4]) if prior else None
+    sim = Simulation.new(cast, seed=seed, mind=mind, prior=lens)
     return [(await sim.step()).model_dump_json() for _ in range(4)]
 
 
 @pytest.mark.parametrize(
-    ("scenario", "seed"), [("tavern", 1), ("village-assembly", 2), ("hospital", 3)]
+    ("scenario", "seed", "prior"),
+    [
+        ("tavern", 1, None),
+        ("village-assembly", 2, None),
+        ("hospital", 3, None),
+        ("village-assembly", 4, "trust:complete:+,-,-,+,+,-"),  # credit weighs acts
+    ],
 )
-async def test_direct_judges_play_the_rounds_the_async_ones_do(scenario, seed):
+async def test_direct_judges_play_the_rounds_the_async_ones_do(scenario, seed, prior):
+    """The direct judges read each agent's acts out of the round's (private ones heard by
+    their parties only); the async ones, agent by agent."""
     assert isinstance(OfflineMind(seed), RuleJudge)
     assert not isinstance(AsyncJudges(OfflineMind(seed)), RuleJudge)
-    direct = await _rounds(scenario, seed, OfflineMind(seed))
-    gathered = await _rounds(scenario, seed, AsyncJudges(OfflineMind(seed)))
+    direct = await _rounds(scenario, seed, OfflineMind(seed), prior)
+    gathered = await _rounds(scenario, seed, AsyncJudges(OfflineMind(seed)), prior)
     assert direct == gathered
     assert any('"relation_changes":[{' in r for r in direct)  # edges were judged

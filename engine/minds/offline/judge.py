@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...core.needs import NEED_MAX
+from ...core.rounding import rounded
 from ...core.rules import ReadAct
 from ...core.state import Mode, Stance
 from ..base import AgentContext
@@ -44,6 +46,13 @@ _ATTACKED = tuple(ATTACKED_NEEDS.items())
 _BACKED = tuple(BACKED_NEEDS.items())
 _SILENT = tuple(SILENT_NEEDS.items())
 
+if TYPE_CHECKING:
+    import numpy as np
+
+SUPPORT, OPPOSE, NEUTRAL = 0, 1, 2
+STANCE: dict[Stance, int] = {"support": SUPPORT, "oppose": OPPOSE, "neutral": NEUTRAL}
+STANCE_OF: tuple[Stance, ...] = ("support", "oppose", "neutral")
+
 VERB: dict[Stance, str] = {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}
 
 
@@ -63,74 +72,166 @@ def need_deltas(
 ) -> dict[str, float]:
     """Need deltas from being attacked, supported, heard or silent, plus slow recovery;
     ``mood`` is :func:`emotion_delta` of the same arguments when the caller has it."""
-    me = ctx.name
-    needs = ctx.view.needs
-    deltas = dict.fromkeys(needs, 0.0)
-    for need, change in event_needs(ctx).items():  # what happens to (or around) the agent
-        deltas[need] += change
-    spoke, quarrels = False, 0.0  # quarrels: attacks among others, by credit given
-    trusting = bool(lens.trust)
-    for _, speaker, target, stance, mode in observed:  # once per act an agent observed
-        weight = lens.weight(speaker) if trusting else 1.0
-        if speaker == me:
-            spoke = True
-            for need, change in _SPEAKING:
-                deltas[need] += change
-            if stance == "oppose":
-                for need, change in _ATTACKING:
-                    deltas[need] += change
-        elif target != me:
-            if stance == "oppose":
-                quarrels += weight
-        elif stance == "oppose":
-            for need, change in _ATTACKED:
-                deltas[need] += weight * change
-        elif stance == "support":
-            for need, change in _BACKED:
-                deltas[need] += weight * change
-        else:
-            support = CONFIDED_SUPPORT if mode is Mode.PRIVATE else ADDRESSED_SUPPORT
-            deltas["support_system"] += weight * support
-    deltas["emotional_safety"] -= QUARREL_SAFETY * quarrels
-    if not spoke:
-        for need, change in _SILENT:
-            deltas[need] += change
     if mood is None:
         mood = emotion_delta(ctx, observed, lens)
-    deltas["emotional_wellbeing"] += MOOD_WELLBEING * mood
-    deltas["emotional_stability"] += -MOOD_STABILITY * abs(mood)
-    deltas["sense_of_meaning"] += MOOD_MEANING * mood
-    resilience = needs["psychological_resilience"].current / NEED_MAX
-    for need, value in needs.items():
-        deltas[need] += RECOVERY * resilience * (value.expected - value.current)
-    return {n: round(d, 4) for n, d in deltas.items() if d}  # seldom seen before: no table
+    return Judged.of([ctx], observed, None, [lens]).needs([mood])[0]
 
 
 def emotion_delta(ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLens) -> float:
     """The rule behind U_S; the needs judge reuses it for affect-linked needs. A trusted
     peer's acts weigh more, a distrusted peer's less (Trust priors)."""
-    me = ctx.name
-    _, _, thin, responsive = TEMPER[ctx.persona.archetype]
-    view = ctx.view
-    favs, index = view.favs(), view.index
-    delta = event_mood(ctx)
-    trust, public = lens.trust, Mode.PUBLIC
-    for _, speaker, target, stance, mode in observed:  # once per act an agent observed
-        if speaker == me:
-            delta += -OWN_ACT_MOOD if stance == "oppose" else OWN_ACT_MOOD
-            continue
-        if target == me:
-            if stance == "neutral":
-                continue
-            felt = DIRECT_MOOD * responsive if stance == "support" else -DIRECT_MOOD * thin
-            if stance == "oppose" and mode is public:
-                felt *= PUBLIC_SHAME
-        elif target in index and favs[index[target]] >= FRIEND_AT:
-            felt = FRIEND_FEELING[stance]
-        elif stance == "oppose":
-            felt = -OVERHEARD_ATTACK
-        else:
-            continue
-        delta += felt * (1.0 + TRUST_WEIGHT * trust.get(speaker, 0)) if trust else felt
-    delta += (MOOD_REST - view.emotion) * MOOD_PULL
-    return round(delta, 4)
+    return Judged.of([ctx], observed, None, [lens]).moods()[0]
+
+
+class Judged:
+    """U_S and the needs judge of several agents at once, over a round's acts (``acts``,
+    in the order spoken; ``heard[row, k]``: whether the row's agent observed act k); all
+    agents in one state's columns.
+
+    Each agent's terms are added in the order a loop over the acts it observed adds them
+    (U_S: its events' mood, then each act; the needs: its events, each act, the quarrels it
+    saw, silence, its mood, recovery), so every float is the same as such a loop's."""
+
+    __slots__ = ("acts", "ctxs", "heard", "lenses", "rows", "speaker", "stance", "target", "trust")
+
+    def __init__(
+        self,
+        ctxs: Sequence[AgentContext],
+        acts: Sequence[ReadAct],
+        heard: np.ndarray,
+        lenses: Sequence[PriorLens],
+    ) -> None:
+        import numpy as np
+
+        self.ctxs, self.acts, self.heard, self.lenses = ctxs, acts, heard, lenses
+        index = ctxs[0].view.index
+        self.rows = np.array([c.view.row for c in ctxs], np.intp)
+        #: Each act's speaker and target (-1: everyone, nobody or not an agent), stance.
+        self.speaker = np.array([index.get(a[1], -1) for a in acts], np.intp)
+        self.target = np.array([index.get(a[2] or "", -1) for a in acts], np.intp)
+        self.stance = np.array([STANCE[a[3]] for a in acts], np.int8)
+        #: The credit each row gives each act's speaker (1 without a Trust prior).
+        self.trust = np.ones((len(ctxs), len(acts)))
+        for row, lens in enumerate(lenses):
+            if lens.trust:
+                signs = [lens.trust.get(a[1], 0) for a in acts]
+                self.trust[row] = [1.0 + TRUST_WEIGHT * sign for sign in signs]
+
+    @classmethod
+    def of(
+        cls,
+        ctxs: Sequence[AgentContext],
+        acts: Sequence[ReadAct],
+        heard: np.ndarray | None,
+        lenses: Sequence[PriorLens],
+    ) -> Judged:
+        """``heard`` None: every agent observed every act."""
+        import numpy as np
+
+        if heard is None:
+            heard = np.ones((len(ctxs), len(acts)), bool)
+        return cls(ctxs, acts, heard, lenses)
+
+    def moods(self) -> list[float]:
+        """U_S of each row, rounded to 4 places."""
+        import numpy as np
+
+        ctxs, rows, stance = self.ctxs, self.rows, self.stance
+        r, count = len(ctxs), len(self.acts)
+        temper = np.array([TEMPER[c.persona.archetype] for c in ctxs]).reshape(r, 4)
+        thin, responsive = temper[:, 2:3], temper[:, 3:4]
+        me = rows[:, None] == self.speaker[None, :]
+        to_me = rows[:, None] == self.target[None, :]
+        oppose, neutral = stance == OPPOSE, stance == NEUTRAL
+        public = np.array([a[4] is Mode.PUBLIC for a in self.acts], bool).reshape(count)
+        direct = np.where(stance == SUPPORT, DIRECT_MOOD * responsive, -DIRECT_MOOD * thin)
+        direct = np.where(oppose & public, direct * PUBLIC_SHAME, direct)
+        fav = ctxs[0].view.columns.fav[rows][:, np.maximum(self.target, 0)]
+        friend = (self.target >= 0) & (fav >= FRIEND_AT)
+        feeling = np.array([FRIEND_FEELING[STANCE_OF[k]] for k in stance.tolist()])
+        felt = np.where(to_me, direct, np.where(friend, feeling, -OVERHEARD_ATTACK))
+        felt = np.where(self.trusting()[:, None], felt * self.trust, felt)
+        counts = self.heard & ~me & np.where(to_me, ~neutral, friend | oppose)
+        terms = np.empty((r, count + 1))
+        terms[:, 0] = [event_mood(c) for c in ctxs]
+        own = np.where(oppose, -OWN_ACT_MOOD, OWN_ACT_MOOD)
+        terms[:, 1:] = np.where(self.heard & me, own, np.where(counts, felt, 0.0))
+        delta = np.add.accumulate(terms, axis=1)[:, -1]  # term by term, in order
+        emotion = np.array([c.view.emotion for c in ctxs])
+        delta = delta + (MOOD_REST - emotion) * MOOD_PULL
+        return [round(d, 4) for d in delta.tolist()]
+
+    def trusting(self) -> np.ndarray:
+        """Whether each row has a Trust prior."""
+        import numpy as np
+
+        return np.array([bool(lens.trust) for lens in self.lenses], bool)
+
+    def needs(self, moods: Sequence[float]) -> list[dict[str, float]]:
+        """Each row's need deltas (those not 0, rounded to 4 places), given its U_S."""
+        import numpy as np
+
+        ctxs, rows, heard = self.ctxs, self.rows, self.heard
+        names = list(ctxs[0].view.needs)
+        col = {need: k for k, need in enumerate(names)}
+        deltas = [[0.0] * len(names) for _ in ctxs]
+        for row, ctx in enumerate(ctxs):  # what happens to (or around) the agent
+            for need, change in event_needs(ctx).items():
+                deltas[row][col[need]] += change
+        row_of = {agent: row for row, agent in enumerate(rows.tolist())}
+        trust = self.trust.tolist()
+        stances = self.stance.tolist()
+        speaking, attacking = _cols(col, _SPEAKING), _cols(col, _ATTACKING)
+        attacked, backed = _cols(col, _ATTACKED), _cols(col, _BACKED)
+        acts = zip(self.speaker.tolist(), self.target.tolist(), strict=True)
+        for k, (speaker, target) in enumerate(acts):  # an act moves its speaker and target
+            said = row_of.get(speaker)
+            if said is not None and heard[said, k]:
+                mine = deltas[said]
+                for c, change in speaking:
+                    mine[c] += change
+                if stances[k] == OPPOSE:
+                    for c, change in attacking:
+                        mine[c] += change
+            told = row_of.get(target) if target != speaker else None
+            if told is not None and heard[told, k]:
+                mine, weight = deltas[told], trust[told][k]
+                if stances[k] == OPPOSE:
+                    for c, change in attacked:
+                        mine[c] += weight * change
+                elif stances[k] == SUPPORT:
+                    for c, change in backed:
+                        mine[c] += weight * change
+                else:
+                    mode = self.acts[k][4]
+                    support = CONFIDED_SUPPORT if mode is Mode.PRIVATE else ADDRESSED_SUPPORT
+                    mine[col["support_system"]] += weight * support
+        d = np.array(deltas).reshape(len(ctxs), len(names))
+        me = rows[:, None] == self.speaker[None, :]
+        to_me = rows[:, None] == self.target[None, :]
+        quarrel = heard & ~me & ~to_me & (self.stance == OPPOSE)
+        weights = np.zeros((len(ctxs), len(self.acts) + 1))
+        weights[:, 1:] = np.where(quarrel, self.trust, 0.0)
+        quarrels = np.add.accumulate(weights, axis=1)[:, -1]  # weight by weight, in order
+        d[:, col["emotional_safety"]] -= QUARREL_SAFETY * quarrels
+        silent = ~(heard & me).any(axis=1)
+        for c, change in _cols(col, _SILENT):
+            d[:, c] = np.where(silent, d[:, c] + change, d[:, c])
+        mood = np.array(moods, float).reshape(len(ctxs))
+        d[:, col["emotional_wellbeing"]] += MOOD_WELLBEING * mood
+        d[:, col["emotional_stability"]] += -MOOD_STABILITY * np.abs(mood)
+        d[:, col["sense_of_meaning"]] += MOOD_MEANING * mood
+        levels = [[ctx.view.needs[n] for n in names] for ctx in ctxs]
+        current = np.array([[v.current for v in row] for row in levels]).reshape(d.shape)
+        expected = np.array([[v.expected for v in row] for row in levels]).reshape(d.shape)
+        resilience = current[:, col["psychological_resilience"]] / NEED_MAX
+        d += RECOVERY * resilience[:, None] * (expected - current)
+        kept, raws = rounded(d, 4).tolist(), d.tolist()
+        return [
+            {n: kept[row][col[n]] for n in ctx.view.needs if raws[row][col[n]]}
+            for row, ctx in enumerate(ctxs)
+        ]
+
+
+def _cols(col: dict[str, int], changes: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:
+    return [(col[need], change) for need, change in changes]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterable, Sequence
+from itertools import pairwise
 from typing import TYPE_CHECKING
 
 from ...core.exchanges import LLMCall
@@ -21,7 +22,7 @@ from ..question import Question
 from ..spec import OFFLINE, OFFLINE_LABEL
 from .choose import Deciders, Options, Peers, candidates, intent
 from .edges import edges_toward, judged_edges
-from .judge import Standing, emotion_delta, need_deltas
+from .judge import Judged, Standing, emotion_delta, need_deltas
 from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
 from .params import BASE_URGENCY, OUTGROUP, SILENCE_BELOW
@@ -61,9 +62,6 @@ class OfflineMind:
         self._history_texts: dict[tuple[int, ...], tuple[list[list[Action]], str]] = {}
         #: Each agent's last U_S: its context, the acts judged and the delta.
         self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
-        #: :meth:`_read`'s acts of the round, by the ids of the acts an agent heard.
-        self._read_round = -1
-        self._heard: dict[tuple[int, ...], list[ReadAct]] = {}
 
     async def ask(self, question: Question[A]) -> A:
         """The rule answer: no model, no record."""
@@ -291,26 +289,19 @@ class OfflineMind:
         return need_deltas(ctx, read_acts(observed), self._lens(ctx), mood)
 
     def judge_round(self, ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> RoundJudgements:
-        """The three judges of a round's agents at once (:class:`~.base.RuleJudge`), U_R
-        on arrays."""
-        emotions, needs = [], []
-        for ctx in ctxs:
-            lens, heard = self._lens(ctx), self._read(ctx)
-            mood = emotion_delta(ctx, heard, lens)
-            emotions.append(mood)
-            needs.append(need_deltas(ctx, heard, lens, mood))
+        """The three judges of a round's agents at once (:class:`~.base.RuleJudge`), on
+        arrays: U_S and the needs over the acts each agent heard, U_R over the edges."""
+        lenses = [self._lens(ctx) for ctx in ctxs]
+        heard, alone = _heard(ctxs, acts)
+        judged = Judged(ctxs, acts, heard, lenses)
+        emotions = judged.moods()
+        needs = judged.needs(emotions)
+        for row in alone:  # acts heard out of the round's order: judged on their own
+            ctx = ctxs[row]
+            one = Judged.of([ctx], read_acts(ctx.heard), None, [lenses[row]])
+            emotions[row] = one.moods()[0]
+            needs[row] = one.needs(emotions[row : row + 1])[0]
         return RoundJudgements(emotions, needs, self._edges(ctxs, acts))
-
-    def _read(self, ctx: AgentContext) -> list[ReadAct]:
-        """The acts the agent heard, read (:func:`~engine.core.rules.read_acts`) once a round for
-        every agent who heard the same acts (most hear only the public ones)."""
-        if ctx.round != self._read_round:
-            self._read_round, self._heard = ctx.round, {}
-        key = tuple(map(id, ctx.heard))  # the rows hold the acts: their ids stay theirs
-        read = self._heard.get(key)
-        if read is None:
-            read = self._heard[key] = read_acts(ctx.heard)
-        return read
 
     def _edges(self, ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> JudgedEdges:
         """U_R by rule of the edges ``acts`` trigger for ``ctxs``' agents, and toward whoever
@@ -356,6 +347,29 @@ class OfflineMind:
 
     async def aclose(self) -> None:
         """Nothing to release."""
+
+
+def _heard(ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> tuple[np.ndarray, list[int]]:
+    """Which of the round's ``acts`` each agent heard (``[row, act]``; agents who heard the
+    same acts are read once), and the rows whose acts are not in the round's order (or not
+    all of the round's acts, or of another state): those are judged on their own."""
+    import numpy as np
+
+    at = {id(read[0]): k for k, read in enumerate(acts)}
+    heard = np.zeros((len(ctxs), len(acts)), bool)
+    alone: list[int] = []
+    groups: dict[tuple[int, ...], list[int]] = {}
+    for row, ctx in enumerate(ctxs):
+        groups.setdefault(tuple(map(id, ctx.heard)), []).append(row)
+    columns = ctxs[0].view.columns if ctxs else None
+    for key, rows in groups.items():
+        where = [at.get(i, -1) for i in key]
+        if -1 in where or any(b <= a for a, b in pairwise(where)):
+            alone += rows
+        else:
+            heard[np.ix_(rows, where)] = True
+    alone += [row for row, ctx in enumerate(ctxs) if ctx.view.columns is not columns]
+    return heard, sorted(set(alone))
 
 
 def _draw(rng: random.Random, weights: list[float]) -> int:
