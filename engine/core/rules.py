@@ -141,12 +141,12 @@ def can_observe(action: Action, name: str) -> bool:
 
 def observed_by(actions: Sequence[Action], names: Iterable[str]) -> dict[str, list[Action]]:
     """What each of ``names`` observes of ``actions``, in order (:func:`can_observe`): the
-    public acts, gathered once, for everyone party to no private act."""
+    public acts, gathered once, for everyone party to no private act (one list they share:
+    read it, never change it)."""
     public = [a for a in actions if a.mode is Mode.PUBLIC]
     parties = {n for a in actions if a.mode is Mode.PRIVATE for n in (a.speaker, a.target)}
     return {
-        n: [a for a in actions if can_observe(a, n)] if n in parties else public.copy()
-        for n in names
+        n: [a for a in actions if can_observe(a, n)] if n in parties else public for n in names
     }
 
 

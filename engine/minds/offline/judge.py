@@ -221,15 +221,25 @@ class Judged:
         d[:, col["emotional_wellbeing"]] += MOOD_WELLBEING * mood
         d[:, col["emotional_stability"]] += -MOOD_STABILITY * np.abs(mood)
         d[:, col["sense_of_meaning"]] += MOOD_MEANING * mood
-        levels = [[ctx.view.needs[n] for n in names] for ctx in ctxs]
-        current = np.array([[v.current for v in row] for row in levels]).reshape(d.shape)
-        expected = np.array([[v.expected for v in row] for row in levels]).reshape(d.shape)
+        # each agent's (current, expected) pairs, in the first agent's order of its needs
+        order = tuple(names)
+        same = [tuple(ctx.view.needs) == order for ctx in ctxs]
+        levels = np.array(
+            [
+                list(ctx.view.needs.values()) if alike else [ctx.view.needs[n] for n in names]
+                for ctx, alike in zip(ctxs, same, strict=True)
+            ],
+            float,
+        ).reshape(*d.shape, 2)
+        current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
         d += RECOVERY * resilience[:, None] * (expected - current)
         kept, raws = rounded(d, 4).tolist(), d.tolist()
         return [
-            {n: kept[row][col[n]] for n in ctx.view.needs if raws[row][col[n]]}
-            for row, ctx in enumerate(ctxs)
+            {n: value for n, value, raw in zip(names, kept[row], raws[row], strict=True) if raw}
+            if alike
+            else {n: kept[row][col[n]] for n in ctx.view.needs if raws[row][col[n]]}
+            for row, (ctx, alike) in enumerate(zip(ctxs, same, strict=True))
         ]
 
 

@@ -42,8 +42,12 @@ class LastRound:
         self._index, rows = index, len(names)
         self._rows = np.array([index[n] for n in names], dtype=np.intp)
         groups: dict[tuple[int, ...], list[int]] = {}  # the rows that saw the very same acts
+        keys: dict[int, tuple[int, ...]] = {}  # each list's acts, read once (rows share lists)
         for row, last in enumerate(lasts):
-            groups.setdefault(tuple(map(id, last)), []).append(row)
+            key = keys.get(id(last))
+            if key is None:
+                key = keys[id(last)] = tuple(map(id, last))
+            groups.setdefault(key, []).append(row)
         #: Whether every row saw its acts in the order of :attr:`acts`.
         self.in_order = True
         if len(groups) == 1:

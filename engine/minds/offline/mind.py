@@ -350,20 +350,21 @@ class OfflineMind:
 
 
 def _heard(ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> tuple[np.ndarray, list[int]]:
-    """Which of the round's ``acts`` each agent heard (``[row, act]``; agents who heard the
-    same acts are read once), and the rows whose acts are not in the round's order (or not
-    all of the round's acts, or of another state): those are judged on their own."""
+    """Which of the round's ``acts`` each agent heard (``[row, act]``; agents who share one
+    list of the acts they heard are read once), and the rows whose acts are not in the
+    round's order (or not all of the round's acts, or of another state): those are judged
+    on their own."""
     import numpy as np
 
     at = {id(read[0]): k for k, read in enumerate(acts)}
     heard = np.zeros((len(ctxs), len(acts)), bool)
     alone: list[int] = []
-    groups: dict[tuple[int, ...], list[int]] = {}
+    groups: dict[int, list[int]] = {}
     for row, ctx in enumerate(ctxs):
-        groups.setdefault(tuple(map(id, ctx.heard)), []).append(row)
+        groups.setdefault(id(ctx.heard), []).append(row)
     columns = ctxs[0].view.columns if ctxs else None
-    for key, rows in groups.items():
-        where = [at.get(i, -1) for i in key]
+    for rows in groups.values():
+        where = [at.get(id(a), -1) for a in ctxs[rows[0]].heard]
         if -1 in where or any(b <= a for a, b in pairwise(where)):
             alone += rows
         else:
