@@ -215,8 +215,8 @@ def test_observed_by_is_what_each_agent_can_observe_in_order():
     assert seen == {n: [a for a in actions if can_observe(a, n)] for n in NAMES}
     assert seen["Bob"] == [actions[0], actions[1], actions[3], actions[4]]
     assert seen["Dee"] == [actions[0], actions[3]] == seen["Ann"]
-    seen["Ann"].append(actions[2])  # every agent gets its own list
-    assert seen["Dee"] == [actions[0], actions[3]]
+    assert seen["Dee"] is seen["Ann"]  # party to no private act: one list, shared, read only
+    assert seen["Bob"] is not seen["Cy"]
 
 
 # -- action validation (Sec. 3.2) ----------------------------------------------------------
