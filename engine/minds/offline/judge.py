@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from ...core.needs import NEED_MAX
@@ -153,7 +154,7 @@ class Judged:
         felt = np.where(self.trusting()[:, None], felt * self.trust, felt)
         counts = self.heard & ~me & np.where(to_me, ~neutral, friend | oppose)
         terms = np.empty((r, count + 1))
-        terms[:, 0] = [event_mood(c) for c in ctxs]
+        terms[:, 0] = [event_mood(c) if c.events else 0.0 for c in ctxs]
         own = np.where(oppose, -OWN_ACT_MOOD, OWN_ACT_MOOD)
         terms[:, 1:] = np.where(self.heard & me, own, np.where(counts, felt, 0.0))
         delta = np.add.accumulate(terms, axis=1)[:, -1]  # term by term, in order
@@ -176,8 +177,9 @@ class Judged:
         col = {need: k for k, need in enumerate(names)}
         deltas = [[0.0] * len(names) for _ in ctxs]
         for row, ctx in enumerate(ctxs):  # what happens to (or around) the agent
-            for need, change in event_needs(ctx).items():
-                deltas[row][col[need]] += change
+            if ctx.events:
+                for need, change in event_needs(ctx).items():
+                    deltas[row][col[need]] += change
         row_of = {agent: row for row, agent in enumerate(rows.tolist())}
         trust = self.trust.tolist()
         stances = self.stance.tolist()
@@ -224,13 +226,12 @@ class Judged:
         # each agent's (current, expected) pairs, in the first agent's order of its needs
         order = tuple(names)
         same = [tuple(ctx.view.needs) == order for ctx in ctxs]
-        levels = np.array(
-            [
-                list(ctx.view.needs.values()) if alike else [ctx.view.needs[n] for n in names]
-                for ctx, alike in zip(ctxs, same, strict=True)
-            ],
-            float,
-        ).reshape(*d.shape, 2)
+        pairs = (
+            ctx.view.needs.values() if alike else [ctx.view.needs[n] for n in names]
+            for ctx, alike in zip(ctxs, same, strict=True)
+        )
+        flat = chain.from_iterable(chain.from_iterable(pairs))
+        levels = np.fromiter(flat, float, count=d.size * 2).reshape(*d.shape, 2)
         current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
         d += RECOVERY * resilience[:, None] * (expected - current)
