@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..core.changes import NO_ROUND, RoundChanges, evicted_array
+from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
 from ..core.columns import StateColumns
 from ..core.needs import NEED_MAX, NEED_MIN
 from ..core.rounding import ROUNDED_4, rounded
@@ -132,12 +132,11 @@ def _agents(
     """U_S, the needs and theta of every agent, into ``changes``."""
     agents = zip(before.names, judged.emotions, judged.needs, thetas, strict=True)
     rounded4, low, high = ROUNDED_4, NEED_MIN, NEED_MAX
+    emotions = []
     for i, (name, mood, deltas, theta) in enumerate(agents):
         old = before.emotion[i]
         _, emotion = apply_emotion(old, mood)
-        changes.emotions.append(
-            EmotionChange(agent=name, delta=round(emotion - old, 6), emotion=emotion)
-        )
+        emotions.append({"agent": name, "delta": round(emotion - old, 6), "emotion": emotion})
         needs = before.needs[i]
         moved: dict[str, float] = {}
         now: dict[str, float] = {}
@@ -156,3 +155,4 @@ def _agents(
             changes.needs[name] = now
         if theta is not None and theta != before.theta[i]:
             changes.theta[name] = theta
+    changes.emotions = validated(list[EmotionChange], emotions)

@@ -305,22 +305,7 @@ def judged_edges(
         notes.add(INFORMED, informed, as_col)
     # Heider: a peer's stance on j, by the credence I give the peer, in the order heard
     judged = vis | own
-    believed = np.full((r, n), -1, np.intp)
-    tellers = np.flatnonzero(said.spoke & said.public & (said.target >= 0))
-    for k in tellers[np.argsort(said.order[tellers])].tolist():
-        if said.stance[k] == NEUTRAL:
-            continue
-        j = int(said.target[k])
-        ear = judged[:, j] & ~broker[:, 0] & (rows != k)
-        peer = fav[:, k]
-        held = np.where((peer >= FRIEND_AT) | (peer <= FOE_AT), peer, 0.0)
-        credence = np.where(trusting, held + TRUST_WEIGHT * trust[:, k], held)
-        heeded = (credence > 0) | ((credence < 0) & (said.stance[k] != OPPOSE))
-        ear &= heeded
-        credence = np.where(og[:, k], credence * (1.0 - OUTGROUP), credence)
-        side = 1.0 if said.stance[k] == SUPPORT else -1.0
-        d[:, j] = np.where(ear, d[:, j] + HEIDER * credence * side, d[:, j])
-        believed[ear & (credence > 0), j] = k
+    d, believed = _hearsay(said, rows, judged, broker, fav, trusting, trust, og, d)
     notes.add(BELIEVED, believed >= 0, believed)
     # a grudge not renewed (nor its side's case pressed) this round fades
     climate = _climate(said, rows)
@@ -331,6 +316,52 @@ def judged_edges(
     o[faded] = _NEUTRAL
     notes.add(FADED, faded, as_col)
     return _ordered(ctxs, rows, judged, d, o, notes, said, vis, own)
+
+
+def _hearsay(
+    said: _Acts,
+    rows: np.ndarray,
+    judged: np.ndarray,
+    broker: np.ndarray,
+    fav: np.ndarray,
+    trusting: np.ndarray,
+    trust: np.ndarray,
+    og: np.ndarray,
+    d: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Heider's hearsay: each public stance a teller k took on j moves the edges toward j
+    of the observers who judge j and heed k, by the credence they give k; ``d`` after it,
+    and who each edge believed last (-1: nobody). Every teller's effect is worked out at
+    once; an edge's are added one teller at a time in the order heard (the tellers on one
+    agent, step by step, several agents a step)."""
+    import numpy as np
+
+    tellers = np.flatnonzero(
+        said.spoke & said.public & (said.target >= 0) & (said.stance != NEUTRAL)
+    )
+    tellers = tellers[np.argsort(said.order[tellers], kind="stable")]  # in the order heard
+    believed = np.full(d.shape, -1, np.intp)
+    if not len(tellers):
+        return d, believed
+    on, stance = said.target[tellers], said.stance[tellers]
+    ear = judged[:, on] & ~broker & (rows[:, None] != tellers[None, :])
+    peer = fav[:, tellers]
+    held = np.where((peer >= FRIEND_AT) | (peer <= FOE_AT), peer, 0.0)
+    credence = np.where(trusting[:, None], held + TRUST_WEIGHT * trust[:, tellers], held)
+    ear &= (credence > 0) | ((credence < 0) & (stance != OPPOSE))
+    credence = np.where(og[:, tellers], credence * (1.0 - OUTGROUP), credence)
+    moved = HEIDER * credence * np.where(stance == SUPPORT, 1.0, -1.0)
+    sure = ear & (credence > 0)
+    by_agent = np.argsort(on, kind="stable")  # the tellers on each agent, in the order heard
+    first = np.searchsorted(on[by_agent], on[by_agent])
+    step = np.arange(len(tellers)) - first
+    d = d.copy()
+    for s in range(int(step.max()) + 1):
+        at = by_agent[step == s]  # at most one teller on each agent
+        cols = on[at]
+        d[:, cols] = np.where(ear[:, at], d[:, cols] + moved[:, at], d[:, cols])
+        believed[:, cols] = np.where(sure[:, at], tellers[at], believed[:, cols])
+    return d, believed
 
 
 def _climate(said: _Acts, rows: np.ndarray) -> np.ndarray:
