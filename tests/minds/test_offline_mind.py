@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import replace
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from engine import ForcedAction, Mode, OfflineMind, Simulation, Status, load_library
 from engine.core.columns import AgentView
@@ -827,3 +829,25 @@ async def test_agents_of_different_states_decide_at_once_as_one_by_one():
     for seed in range(5):
         together = await OfflineMind(seed).decide_all(contexts)
         assert together == [await OfflineMind(seed).decide(c) for c in contexts]
+
+
+@settings(deadline=None)
+@example([["aaaa ab"], ["ba bbbb"], ["b.ΣΣ aaaa"]], ["ab ba", "bbbb b.σ", "aa", "ς"])  # across joins
+@given(
+    st.lists(st.lists(st.text(alphabet="ab Σσ.", max_size=12), max_size=3), max_size=3),
+    st.lists(st.text(alphabet="ab Σσς", min_size=1, max_size=6), min_size=1, max_size=4),
+)
+def test_the_claims_heard_are_those_in_all_the_utterances_as_one_text(rounds, claims):
+    """Claims searched list by list and across the joins: what one search of every
+    utterance heard, joined by spaces and lower case, finds (claims across joins too)."""
+    mind = OfflineMind(1)
+    mind._claims = tuple(claims)
+    lists = [
+        [
+            Action(speaker="Ann", urgency=5.0, mode=Mode.PUBLIC, target=ALL, utterance=u, order=1)
+            for u in said
+        ]
+        for said in rounds
+    ]
+    whole = " ".join(a.utterance for acts in lists for a in acts).lower()
+    assert mind._claims_in(lists) == {c for c in claims if c in whole}

@@ -58,8 +58,13 @@ class OfflineMind:
         #: Earlier rounds' acts by speaker (:meth:`_past`), by the id of their acts' list.
         self._past_round = -1
         self._by_speaker: dict[int, tuple[int, list[Action], dict[str, list[Action]]]] = {}
-        #: :meth:`_news`'s text of the earlier rounds, by the ids of their acts' lists.
-        self._history_texts: dict[tuple[int, ...], tuple[list[list[Action]], str]] = {}
+        #: :meth:`_news`'s claims heard in the earlier rounds, by the ids of their acts'
+        #: lists; each agent's own claims (its points and evidence), by name.
+        self._history_claims: dict[tuple[int, ...], tuple[list[list[Action]], frozenset[str]]]
+        self._history_claims = {}
+        self._known: dict[str, set[str]] = {}
+        #: Each earlier round's list of acts as one lower-case text, and the claims in it.
+        self._texts: dict[int, tuple[list[Action], str, frozenset[str]]] = {}
         #: Each agent's last U_S: its context, the acts judged and the delta.
         self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
 
@@ -91,7 +96,7 @@ class OfflineMind:
         self._brokers = frozenset(n for n in scenario.names if n not in factions if factions)
         self._claims = tuple(sorted({plain(e) for a in scenario.agents for e in a.evidence}))
         self._index = {n: k for k, n in enumerate(scenario.names)}
-        self._peers, self._bias = {}, None
+        self._peers, self._bias, self._known = {}, None, {}
 
     def _outgroup(self, ctx: AgentContext) -> frozenset[str]:
         """The members of factions other than the agent's (none if it has no faction)."""
@@ -108,22 +113,52 @@ class OfflineMind:
         self._scene(ctx.scenario)
         if not self._claims:
             return ()
-        persona = ctx.persona
-        known = {plain(p) for p in (*persona.talking_points, *persona.evidence)}
-        said = self._history_text(ctx)
-        return tuple(c for c in self._claims if c not in known and c not in said)
+        known = self._known.get(ctx.name)
+        if known is None:
+            persona = ctx.persona
+            known = {plain(p) for p in (*persona.talking_points, *persona.evidence)}
+            self._known[ctx.name] = known
+        heard = self._claims_heard(ctx)
+        return tuple(c for c in self._claims if c not in known and c not in heard)
 
-    def _history_text(self, ctx: AgentContext) -> str:
-        """Every utterance the agent heard in the rounds it remembers, lower case (one text
-        for agents who heard the same lists of acts)."""
-        self._past(ctx)  # a new round starts the texts over
+    def _claims_heard(self, ctx: AgentContext) -> frozenset[str]:
+        """The claims in what the agent heard in the rounds it remembers (every utterance,
+        lower case, as one text; searched once for agents who heard the same lists)."""
+        self._past(ctx)  # a new round starts them over
         lists = [round_.actions for round_ in ctx.history]
         key = tuple(map(id, lists))
-        held = self._history_texts.get(key)
+        held = self._history_claims.get(key)
         if held is None or any(a is not b for a, b in zip(held[0], lists, strict=True)):
-            text = " ".join(a.utterance for acts in lists for a in acts).lower()
-            held = self._history_texts[key] = (lists, text)
+            held = self._history_claims[key] = (lists, self._claims_in(lists))
         return held[1]
+
+    def _claims_in(self, lists: list[list[Action]]) -> frozenset[str]:
+        """The claims in the utterances of ``lists`` joined by spaces, lower case: those in
+        each list's text (searched once a list), and those across the joins (searched in a
+        window around each join; in the whole text when there is no list, or a list's text
+        is shorter than a claim)."""
+        texts = [self._text_of(acts) for acts in lists]
+        reach = max(map(len, self._claims)) - 1  # a claim across a join lies within this
+        if reach < 1 or not texts or any(len(text) < reach for text, _ in texts):
+            whole = " ".join(text for text, _ in texts)
+            return frozenset(c for c in self._claims if c in whole)
+        found: set[str] = set().union(*(claims for _, claims in texts))
+        joins = [a[-reach:] + " " + b[:reach] for (a, _), (b, _) in pairwise(texts)]
+        found.update(c for c in self._claims if any(c in join for join in joins))
+        return frozenset(found)
+
+    def _text_of(self, acts: list[Action]) -> tuple[str, frozenset[str]]:
+        """One list's utterances joined by spaces, lower case (lowering by pieces is
+        lowering the whole: a space ends a word's case context), and the claims in it."""
+        held = self._texts.get(id(acts))
+        if held is None or held[0] is not acts:
+            text = " ".join(a.utterance for a in acts).lower()
+            held = self._texts[id(acts)] = (
+                acts,
+                text,
+                frozenset(c for c in self._claims if c in text),
+            )
+        return held[1], held[2]
 
     def _peers_of(self, ctx: AgentContext) -> Peers:
         """The agent's others in the order of its relations (read once per scenario)."""
@@ -142,7 +177,9 @@ class OfflineMind:
             self._by_speaker = {
                 k: v for k, v in self._by_speaker.items() if v[0] >= ctx.round - HISTORY_WINDOW
             }
-            self._history_texts = {}
+            self._history_claims = {}
+            live = {id(v[1]) for v in self._by_speaker.values()}
+            self._texts = {k: v for k, v in self._texts.items() if k in live}
         past = []
         for round_ in ctx.history:
             held = self._by_speaker.get(id(round_.actions))
