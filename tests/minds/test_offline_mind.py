@@ -832,7 +832,7 @@ async def test_agents_of_different_states_decide_at_once_as_one_by_one():
 
 
 @settings(deadline=None)
-@example([["aaaa ab"], ["ba bbbb"], ["b.ΣΣ aaaa"]], ["ab ba", "bbbb b.σ", "aa", "ς"])  # across joins
+@example([["aaaa ab"], ["ba bbbb"], ["b.ΣΣ aaaa"]], ["ab ba", "bbbb b.σ", "aa", "ς"])  # joins
 @given(
     st.lists(st.lists(st.text(alphabet="ab Σσ.", max_size=12), max_size=3), max_size=3),
     st.lists(st.text(alphabet="ab Σσς", min_size=1, max_size=6), min_size=1, max_size=4),
