@@ -23,7 +23,7 @@ from ...core.scenario import Status
 from ...core.state import ALL, Mode
 from ..base import AgentContext, Edge, JudgedEdges
 from .event_effects import event_edges
-from .judge import VERB, Standing
+from .judge import NEUTRAL, OPPOSE, STANCE, STANCE_OF, SUPPORT, VERB, Standing
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
     ADDRESSED_GROUP,
@@ -53,9 +53,6 @@ from .params import (
 if TYPE_CHECKING:
     import numpy as np
 
-SUPPORT, OPPOSE, NEUTRAL = 0, 1, 2
-STANCE_CODE = {"support": SUPPORT, "oppose": OPPOSE, "neutral": NEUTRAL}
-STANCE_OF = ("support", "oppose", "neutral")
 _NEUTRAL, _RIVAL, _ALLY = CODE[Status.NEUTRAL], CODE[Status.RIVAL], CODE[Status.ALLY]
 
 #: The notes an edge's judgement can make: (mechanism, its text given the agent whose act
@@ -117,7 +114,7 @@ class _Acts:
                 raise ValueError(f"{speaker} acts twice in one round")
             self.spoke[j] = True
             self.target[j] = -1 if target is None or target == ALL else index[target]
-            self.stance[j] = STANCE_CODE[stance]
+            self.stance[j] = STANCE[stance]
             self.public[j] = mode is Mode.PUBLIC
             self.order[j] = k
             self.said[j] = act.utterance
@@ -135,7 +132,7 @@ def _note_texts(ids: list[int], acts: _Acts, names: list[str]) -> list[str]:
         texts.append(
             _NOTES[kind][1].format(
                 who=names[agent],
-                verb=VERB[STANCE_OF[stances[agent]]],  # type: ignore[index]
+                verb=VERB[STANCE_OF[stances[agent]]],
                 target=names[target] if target >= 0 else ALL,
                 how="publicly" if public[agent] else "privately",
             )

@@ -50,6 +50,7 @@ _SILENT = tuple(SILENT_NEEDS.items())
 if TYPE_CHECKING:
     import numpy as np
 
+#: Stances as codes (the judges' arrays), and back.
 SUPPORT, OPPOSE, NEUTRAL = 0, 1, 2
 STANCE: dict[Stance, int] = {"support": SUPPORT, "oppose": OPPOSE, "neutral": NEUTRAL}
 STANCE_OF: tuple[Stance, ...] = ("support", "oppose", "neutral")
