@@ -144,9 +144,15 @@ def observed_by(actions: Sequence[Action], names: Iterable[str]) -> dict[str, li
     public acts, gathered once, for everyone party to no private act (one list they share:
     read it, never change it)."""
     public = [a for a in actions if a.mode is Mode.PUBLIC]
-    parties = {n for a in actions if a.mode is Mode.PRIVATE for n in (a.speaker, a.target)}
+    # can_observe, written out: each act read once, then each party's acts picked
+    seen = [
+        (a, a.mode is Mode.PUBLIC, (a.speaker, a.target) if a.mode is Mode.PRIVATE else ())
+        for a in actions
+    ]
+    parties = {n for _, _, pair in seen for n in pair}
     return {
-        n: [a for a in actions if can_observe(a, n)] if n in parties else public for n in names
+        n: [a for a, everyone, pair in seen if everyone or n in pair] if n in parties else public
+        for n in names
     }
 
 

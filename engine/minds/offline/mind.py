@@ -58,9 +58,9 @@ class OfflineMind:
         #: Earlier rounds' acts by speaker (:meth:`_past`), by the id of their acts' list.
         self._past_round = -1
         self._by_speaker: dict[int, tuple[int, list[Action], dict[str, list[Action]]]] = {}
-        #: :meth:`_news`'s claims heard in the earlier rounds, by the ids of their acts'
+        #: :meth:`_news`'s claims not heard in the earlier rounds, by the ids of their acts'
         #: lists; each agent's own claims (its points and evidence), by name.
-        self._history_claims: dict[tuple[int, ...], tuple[list[list[Action]], frozenset[str]]]
+        self._history_claims: dict[tuple[int, ...], tuple[list[list[Action]], tuple[str, ...]]]
         self._history_claims = {}
         self._known: dict[str, set[str]] = {}
         #: Each earlier round's list of acts as one lower-case text, and the claims in it.
@@ -118,18 +118,20 @@ class OfflineMind:
             persona = ctx.persona
             known = {plain(p) for p in (*persona.talking_points, *persona.evidence)}
             self._known[ctx.name] = known
-        heard = self._claims_heard(ctx)
-        return tuple(c for c in self._claims if c not in known and c not in heard)
+        return tuple(c for c in self._claims_unheard(ctx) if c not in known)
 
-    def _claims_heard(self, ctx: AgentContext) -> frozenset[str]:
-        """The claims in what the agent heard in the rounds it remembers (every utterance,
-        lower case, as one text; searched once for agents who heard the same lists)."""
+    def _claims_unheard(self, ctx: AgentContext) -> tuple[str, ...]:
+        """The claims not in what the agent heard in the rounds it remembers (every
+        utterance, lower case, as one text; searched once for agents who heard the same
+        lists)."""
         self._past(ctx)  # a new round starts them over
         lists = [round_.actions for round_ in ctx.history]
         key = tuple(map(id, lists))
         held = self._history_claims.get(key)
         if held is None or any(a is not b for a, b in zip(held[0], lists, strict=True)):
-            held = self._history_claims[key] = (lists, self._claims_in(lists))
+            heard = self._claims_in(lists)
+            unheard = tuple(c for c in self._claims if c not in heard)
+            held = self._history_claims[key] = (lists, unheard)
         return held[1]
 
     def _claims_in(self, lists: list[list[Action]]) -> frozenset[str]:
