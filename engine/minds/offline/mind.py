@@ -124,7 +124,8 @@ class OfflineMind:
         """The claims not in what the agent heard in the rounds it remembers (every
         utterance, lower case, as one text; searched once for agents who heard the same
         lists)."""
-        self._past(ctx)  # a new round starts them over
+        if ctx.round != self._past_round:  # a new round starts them over
+            self._past(ctx)
         lists = [round_.actions for round_ in ctx.history]
         key = tuple(map(id, lists))
         held = self._history_claims.get(key)

@@ -272,19 +272,23 @@ def _heard_case(ctx: AgentContext, name: str, heard: Heard) -> list[str]:
     spec = next((a for a in ctx.scenario.agents if a.name == name), None)
     if spec is None:
         return []
-    acts = heard.acts_of(name)
+    said = [(a.speaker, _addressee(a), a.utterance.lower()) for a in heard.acts_of(name)]
     me = ctx.name
     return [
         inside(voiced(p, me)).rstrip(". ")
         for p in spec.talking_points
-        if any(_made(p, a) for a in acts)
+        if any(_as_said(p, speaker, to) in text for speaker, to, text in said)
     ]
 
 
-def _made(point: str, act: Action) -> bool:
-    """Whether ``act`` makes ``point`` (as its speaker voiced it to its addressee)."""
-    to = act.target if act.target not in (None, ALL) else None
-    return plain(inside(voiced(point, act.speaker, to))) in act.utterance.lower()
+def _addressee(act: Action) -> str | None:
+    return act.target if act.target not in (None, ALL) else None
+
+
+@lru_cache(maxsize=1 << 14)
+def _as_said(point: str, speaker: str, to: str | None) -> str:
+    """``point`` as ``speaker`` says it to ``to``, as utterances are searched for it."""
+    return plain(inside(voiced(point, speaker, to)))
 
 
 def _facts(ctx: AgentContext, rng: random.Random, said: str) -> list[str]:
