@@ -1,6 +1,6 @@
-"""``round(x, digits)`` for the rules' values: remembered for a value at a time (the same few
-thousand values come back edge after edge, while ``round`` with digits converts through a
-decimal string, about 1 us a call), and on arrays (:func:`rounded`), bit for bit the same."""
+"""``round(x, digits)`` on arrays, bit for bit: the rules round every judged delta and every
+movement, thousands a round, while ``round`` with digits converts each value through a
+decimal string (about 1 us a call)."""
 
 from __future__ import annotations
 
@@ -8,34 +8,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import numpy as np
-
-#: Values remembered before a table starts over.
-LIMIT = 1 << 16
-
-
-class Rounded(dict[float, float]):
-    """``table[x] == round(x, digits)``, bit for bit (zeros are never stored: 0.0 and -0.0
-    are one key, but round keeps the sign; a zero rounds to itself, so a caller with many
-    passes them by: ``table[x] if x else x``)."""
-
-    __slots__ = ("digits",)
-
-    def __init__(self, digits: int) -> None:
-        super().__init__()
-        self.digits = digits
-
-    def __missing__(self, x: float) -> float:
-        value = round(x, self.digits)
-        if x:
-            if len(self) >= LIMIT:
-                self.clear()
-            self[x] = value
-        return value
-
-
-#: Shared tables: the values are a pure function of the key.
-ROUNDED_4 = Rounded(4)
-ROUNDED_6 = Rounded(6)
 
 
 def rounded(values: np.ndarray, digits: int) -> np.ndarray:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
 from ..core.columns import StateColumns
 from ..core.needs import NEED_MAX, NEED_MIN
-from ..core.rounding import ROUNDED_4, rounded
+from ..core.rounding import rounded
 from ..core.rules import MAX_FAV_DELTA, apply_emotion, threshold_codes
 from ..core.state import EmotionChange
 from ..minds.base import RoundJudgements
@@ -130,9 +130,12 @@ def _agents(
     thetas: Sequence[float | None],
 ) -> None:
     """U_S, the needs and theta of every agent, into ``changes``."""
+    import numpy as np
+
     agents = zip(before.names, judged.emotions, judged.needs, thetas, strict=True)
-    rounded4, low, high = ROUNDED_4, NEED_MIN, NEED_MAX
+    low, high = NEED_MIN, NEED_MAX
     emotions = []
+    movements: list[float] = []  # every moved need's movement, rounded at once below
     for i, (name, mood, deltas, theta) in enumerate(agents):
         old = before.emotion[i]
         _, emotion = apply_emotion(old, mood)
@@ -148,7 +151,8 @@ def _agents(
             current = was + change  # apply_need, written out: it runs for every need
             current = low if current < low else high if current > high else current
             if current != was:
-                moved[need] = rounded4[current - was]
+                moved[need] = len(movements)
+                movements.append(current - was)
                 now[need] = current
         changes.need_deltas[name] = moved
         if now:
@@ -156,3 +160,7 @@ def _agents(
         if theta is not None and theta != before.theta[i]:
             changes.theta[name] = theta
     changes.emotions = validated(list[EmotionChange], emotions)
+    movement = rounded(np.array(movements, float), 4).tolist()
+    for moved in changes.need_deltas.values():
+        for need, k in moved.items():
+            moved[need] = movement[k]

@@ -1,4 +1,5 @@
-"""round(x, digits) remembered (engine/core/rounding.py): the same floats as round, zeros signed."""
+"""round(x, digits) on arrays (engine/core/rounding.py): the same floats as round, bit for bit,
+zeros signed."""
 
 from __future__ import annotations
 
@@ -8,42 +9,13 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.core import rounding
-from engine.core.rounding import Rounded, rounded
+from engine.core.rounding import rounded
 
 FLOATS = st.floats(min_value=-1e6, max_value=1e6, allow_nan=False)
 
 
 def same(a: float, b: float) -> bool:
     return a == b and type(a) is type(b) and math.copysign(1.0, a) == math.copysign(1.0, b)
-
-
-@given(
-    st.lists(FLOATS | st.sampled_from([0.0, -0.0, 5e-7, -5e-7, 0.00005])), st.sampled_from([4, 6])
-)
-def test_a_table_gives_what_round_gives_first_time_and_again(values, digits):
-    table = Rounded(digits)
-    for x in values + values:
-        assert same(table[x], round(x, digits)), x
-
-
-def test_zeros_keep_their_sign_whichever_came_first():
-    table = Rounded(6)
-    assert same(table[-1e-9], -0.0) and same(table[1e-9], 0.0)
-    assert same(table[0.0], 0.0) and same(table[-0.0], -0.0) and same(table[0.0], 0.0)
-    assert 0.0 not in table
-    for zero in (0.0, -0.0):  # what lets a caller pass zeros by: a zero rounds to itself
-        assert same(round(zero, 4), zero) and same(round(zero, 6), zero)
-
-
-def test_a_full_table_starts_over(monkeypatch):
-    monkeypatch.setattr(rounding, "LIMIT", 3)
-    table = Rounded(4)
-    for x in (0.11111, 0.22222, 0.33333):
-        table[x]
-    assert len(table) == 3
-    assert same(table[0.44444], 0.4444)
-    assert list(table) == [0.44444]
 
 
 #: Values at and beside ties of 4 and 6 places, where scaling errs by an ulp.

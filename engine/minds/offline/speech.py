@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from functools import lru_cache
 
 from ...core.scenario import Archetype
 from ...core.state import ALL, Action, Decision, Mode, Stance
@@ -285,7 +284,6 @@ def _addressee(act: Action) -> str | None:
     return act.target if act.target not in (None, ALL) else None
 
 
-@lru_cache(maxsize=1 << 14)
 def _as_said(point: str, speaker: str, to: str | None) -> str:
     """``point`` as ``speaker`` says it to ``to``, as utterances are searched for it."""
     return plain(inside(voiced(point, speaker, to)))
@@ -306,7 +304,7 @@ def _own_points(
     """The agent's points, voiced to the addressee: news that touches it first, then an
     unsaid fact as its archetype shares it, then unsaid talking points."""
     me, persona = ctx.name, ctx.persona
-    points = list(_points_voiced(tuple(persona.talking_points), me, addressee))
+    points = [inside(voiced(p, me, addressee)).rstrip(". ") for p in persona.talking_points]
     fallback = (
         voiced(persona.goal, me).rstrip(".")
         or f"as the {persona.role}, I have a stake in how this ends"
@@ -316,12 +314,6 @@ def _own_points(
     rest = _fresh_first(rng, points, said) if points else []
     evidence = [e.rstrip(". ") for e in persona.evidence]
     return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
-
-
-@lru_cache(maxsize=1 << 14)
-def _points_voiced(points: tuple[str, ...], me: str, addressee: str | None) -> tuple[str, ...]:
-    """``me``'s points as it says them to ``addressee``."""
-    return tuple(inside(voiced(p, me, addressee)).rstrip(". ") for p in points)
 
 
 def _fresh_first(rng: random.Random, points: list[str], said: str) -> list[str]:

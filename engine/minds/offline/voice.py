@@ -28,17 +28,22 @@ _IRREGULAR = {
 _ADVERB = re.compile(r"[a-z]+ly$|always$|also$|just$|still$|never$|often$|already$|even$|only$")
 
 
-@lru_cache(maxsize=1 << 16)
 def voiced(
     text: str, speaker: str, addressee: str | None = None, *, about_speaker: bool = False
 ) -> str:
     """``text`` as ``speaker`` says it to ``addressee``: their names become I/me/my and
     you/your, and the pronouns that follow a name so replaced (in its sentence) follow it.
     ``about_speaker``: the text narrates the speaker (a persona's private information), so
-    its third-person pronouns of the first gender used are the speaker's own throughout.
-    Kept for the last 65,536 texts: an agent voices its points round after round."""
+    its third-person pronouns of the first gender used are the speaker's own throughout."""
     if not about_speaker and speaker not in text and (not addressee or addressee not in text):
         return text  # nobody to resolve: every token stays as it is
+    return _resolved(text, speaker, addressee, about_speaker)
+
+
+@lru_cache(maxsize=1 << 14)
+def _resolved(text: str, speaker: str, addressee: str | None, about_speaker: bool) -> str:
+    """:func:`voiced` of a text that names the speaker or the addressee, or narrates the
+    speaker; kept for the last 16,384 (an agent voices its points round after round)."""
     people = {speaker: 1, **({addressee: 2} if addressee and addressee != speaker else {})}
     narrator = 1 if about_speaker else 0
     tokens = _TOKEN.findall(text)
