@@ -196,12 +196,11 @@ class StateColumns:
         for c in changes.emotions:
             emotion[index[c.agent]] = c.emotion
         needs = list(self.needs)
-        pair = tuple.__new__  # Need(current, expected) without its constructor's frame
         for name, moved in changes.needs.items():
             i = index[name]
             now = dict(needs[i])
             for need, current in moved.items():
-                now[need] = pair(Need, (current, now[need].expected))
+                now[need] = Need(current, now[need].expected)
             needs[i] = now
         theta = list(self.theta)
         for name, value in changes.theta.items():

@@ -14,9 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
 from ..core.columns import StateColumns
-from ..core.needs import NEED_MAX, NEED_MIN
 from ..core.rounding import rounded
-from ..core.rules import MAX_FAV_DELTA, apply_emotion, threshold_codes
+from ..core.rules import MAX_FAV_DELTA, apply_emotion, apply_need, threshold_codes
 from ..core.state import EmotionChange
 from ..minds.base import RoundJudgements
 
@@ -133,9 +132,10 @@ def _agents(
     import numpy as np
 
     agents = zip(before.names, judged.emotions, judged.needs, thetas, strict=True)
-    low, high = NEED_MIN, NEED_MAX
     emotions = []
-    movements: list[float] = []  # every moved need's movement, rounded at once below
+    # every moved need's movement, rounded at once below, and where it goes
+    movements: list[float] = []
+    places: list[tuple[dict[str, float], str]] = []
     for i, (name, mood, deltas, theta) in enumerate(agents):
         old = before.emotion[i]
         _, emotion = apply_emotion(old, mood)
@@ -147,12 +147,11 @@ def _agents(
             value = needs.get(need)
             if value is None:
                 continue
-            was = value.current
-            current = was + change  # apply_need, written out: it runs for every need
-            current = low if current < low else high if current > high else current
-            if current != was:
-                moved[need] = len(movements)
-                movements.append(current - was)
+            current = apply_need(value.current, change)
+            if current != value.current:
+                moved[need] = 0.0  # its place in the order the judge gave the needs
+                movements.append(current - value.current)
+                places.append((moved, need))
                 now[need] = current
         changes.need_deltas[name] = moved
         if now:
@@ -160,7 +159,7 @@ def _agents(
         if theta is not None and theta != before.theta[i]:
             changes.theta[name] = theta
     changes.emotions = validated(list[EmotionChange], emotions)
-    movement = rounded(np.array(movements, float), 4).tolist()
-    for moved in changes.need_deltas.values():
-        for need, k in moved.items():
-            moved[need] = movement[k]
+    for (moved, need), movement in zip(
+        places, rounded(np.array(movements, float), 4).tolist(), strict=True
+    ):
+        moved[need] = movement
