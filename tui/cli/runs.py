@@ -197,7 +197,7 @@ def _play_to_the_end(sim: Simulation, store: SaveStore, rounds: int | None, quie
     from engine.errors import DegradedRunError
 
     try:
-        run_async(_play(sim, rounds, quiet), interrupted=lambda: saved_so_far(sim))
+        run_async(_play(sim, rounds, quiet), lambda: saved_so_far(sim), holds=sim)
     except DegradedRunError as err:
         _finish(sim, store)
         fail(_degraded_line(sim, store, str(err)))
