@@ -71,10 +71,11 @@ class Journal:
         self.round = 0
         #: Lines the user must read (damaged journal lines ignored), until taken.
         self.notes: list[str] = []
+        #: Damaged lines the last read found.
+        self.bad = 0
         self._entries: list[dict[str, Any]] = []
         self._unserved: dict[tuple[str, str], deque[dict[str, Any]]] = {}
         self._size = 0
-        self._lines = 0
         self._full = False
 
     @property
@@ -84,11 +85,15 @@ class Journal:
 
     def begin(self, round_no: int) -> int:
         """Round ``round_no`` is about to be played: what the journal holds of it is served
-        from now on (anything it holds of an earlier round, saved since, is dropped). Returns
-        the exchanges it holds."""
+        from now on (anything it holds of an earlier round, saved since, is dropped, and a
+        torn last line cut off). Returns the exchanges it holds."""
         self.round = round_no
-        entries = [e for e in self._read() if e.get("round") == round_no]
-        if len(entries) < self._lines:
+        every, self._size, torn = self._read()
+        if torn:  # cut the torn tail, so what is appended next starts a line
+            with open(self.path, "r+b") as f:
+                f.truncate(self._size)
+        entries = [e for e in every if e.get("round") == round_no]
+        if len(entries) < len(every) or self.bad:
             self.drop()
             for entry in entries:
                 self._append(entry)
@@ -98,10 +103,15 @@ class Journal:
             self._unserved.setdefault((entry["key"], entry["sent"]), deque()).append(entry)
         return len(entries)
 
+    def count(self, round_no: int) -> int:
+        """The exchanges of round ``round_no`` the file holds (read only: the run may be
+        another process's)."""
+        return sum(e.get("round") == round_no for e in self._read()[0])
+
     def drop(self) -> None:
         """The round is saved: forget its exchanges and remove the file."""
         self._entries, self._unserved = [], {}
-        self._size, self._lines, self._full = 0, 0, False
+        self._size, self._full = 0, False
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()
 
@@ -133,11 +143,11 @@ class Journal:
         finally:
             os.close(fd)
         self._size += len(line)
-        self._lines += 1
         return True
 
-    def _read(self) -> list[dict[str, Any]]:
-        """The sound lines of the file; a torn last line is skipped, a bad one said."""
+    def _read(self) -> tuple[list[dict[str, Any]], int, bool]:
+        """The sound lines of the file, the bytes up to its last newline, and whether a torn
+        line follows; the damaged lines are counted (:attr:`bad`) and said (:attr:`notes`)."""
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -145,24 +155,19 @@ class Journal:
         lines = data.split(b"\n")
         torn = lines.pop()  # after the last newline: empty, or a line cut by a kill
         entries: list[dict[str, Any]] = []
-        bad = 0
+        self.bad = 0
         for raw in lines:
             entry = _checked(raw)
             if entry is None:
-                bad += 1
+                self.bad += 1
             else:
                 entries.append(entry)
-        if bad:
+        if self.bad:
             self.notes.append(
-                f"{self.path}: {bad} damaged journal line{'s' * (bad > 1)} ignored "
+                f"{self.path}: {self.bad} damaged journal line{'s' * (self.bad > 1)} ignored "
                 "(their exchanges are asked again)"
             )
-        self._size = len(data) - len(torn)
-        self._lines = len(lines)
-        if torn:  # cut the torn tail, so what is appended next starts a line
-            with open(self.path, "r+b") as f:
-                f.truncate(self._size)
-        return entries
+        return entries, len(data) - len(torn), bool(torn)
 
 
 def _checked(raw: bytes) -> dict[str, Any] | None:

@@ -3,9 +3,11 @@ the people who played agents, zero network calls, nobody asked."""
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 
 from ..core.state import ForcedAction
+from ..llm.journal import JOURNAL_FILE, Journal
 from ..minds import Mind, OfflineMind
 from ..minds.human import recorded_answers
 from ..minds.spec import Offline
@@ -20,6 +22,9 @@ class ReplayResult:
     sim: Simulation
     rounds: int
     diverged: list[int]
+    #: Exchanges of the round after the last saved one, carried from the run's journal into
+    #: the replay's (its resume serves them, asking the server only the rest).
+    journaled: int = 0
 
     @property
     def identical(self) -> bool:
@@ -87,4 +92,10 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
         for old, new in zip(recorded, sim.history, strict=True)
         if old.state != new.state or old.actions != new.actions
     ]
-    return ReplayResult(sim=sim, rounds=len(recorded) - 1, diverged=diverged)
+    rounds = len(recorded) - 1
+    journaled = 0
+    source = store.run_dir(run_id)
+    if not diverged and Journal(source).count(rounds + 1):  # a partly played round
+        shutil.copyfile(source / JOURNAL_FILE, store.run_dir(sim.run_id) / JOURNAL_FILE)
+        journaled = Journal(store.run_dir(sim.run_id)).begin(rounds + 1)
+    return ReplayResult(sim=sim, rounds=rounds, diverged=diverged, journaled=journaled)

@@ -15,6 +15,7 @@ import os
 import re
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -48,9 +49,12 @@ def test_twenty_kills_at_random_points_of_llm_rounds(tmp_path: Path):
     check_kills(tmp_path, range(SEED + KILLS, SEED + KILLS + SLOW_KILLS))
 
 
-def interrupt(tmp_path: Path, signum: int, times: int) -> tuple[int, list[str], int, int]:
+def interrupt(
+    tmp_path: Path, signum: int, times: int, then: Callable[[Path], None] | None = None
+) -> tuple[int, list[str], int, int]:
     """Signal a two-round run mid-round ``times`` times; its exit code, its lines, the
-    requests the stub received and the exchanges of the round kept in the journal."""
+    requests the stub received and the exchanges of the round kept in the journal.
+    ``then(saves)`` runs after, while the stub still serves."""
     saves = tmp_path / "saves"
     with StubLLM(seed=3, latency=1.0) as stub:
         proc = socialsim(saves, "run", "helicopter-parent", "--rounds", "2", "--run-id", "cut",
@@ -64,17 +68,24 @@ def interrupt(tmp_path: Path, signum: int, times: int) -> tuple[int, list[str], 
         err = first + proc.stderr.read().decode()
         proc.wait(timeout=120)
         requests = stub.calls
+        store = SaveStore(saves)
+        saved = store.history("cut")
+        kept = Journal(store.run_dir("cut")).begin(len(saved))
+        if then is not None:
+            then(saves)
     assert "Traceback" not in err, err
-    store = SaveStore(saves)
-    saved = store.history("cut")
-    kept = Journal(store.run_dir("cut")).begin(len(saved))
     asked = requests - sum(len(r.llm_calls) for r in saved)
     assert kept <= asked
     return proc.returncode, err.splitlines(), asked, kept
 
 
-def test_ctrl_c_waits_for_the_calls_in_flight_and_keeps_them(tmp_path: Path):
-    code, lines, asked, kept = interrupt(tmp_path, signal.SIGINT, 1)
+def test_ctrl_c_waits_for_the_calls_in_flight_and_keeps_them(tmp_path: Path, run_cli):
+    resumed = []
+
+    def resume(saves: Path) -> None:
+        resumed.append(run_cli("resume", "cut", "--saves", str(saves)))
+
+    code, lines, asked, kept = interrupt(tmp_path, signal.SIGINT, 1, resume)
     assert code == 130
     assert kept == asked  # every request sent was answered and journaled
     assert re.fullmatch(
@@ -87,6 +98,13 @@ def test_ctrl_c_waits_for_the_calls_in_flight_and_keeps_them(tmp_path: Path):
         rf"exchanges? of round \d kept for the next open; socialsim resume cut continues it",
         lines[1],
     ), lines
+    assert resumed[0].code == 0, resumed[0].err
+    first = resumed[0].out.splitlines()[0]
+    assert re.fullmatch(
+        rf"cut: round \d goes on from {kept} journaled exchanges?, served without asking the "
+        "server",
+        first,
+    ), first
 
 
 def test_a_second_sigterm_abandons_the_calls_in_flight(tmp_path: Path):

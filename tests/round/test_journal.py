@@ -219,3 +219,23 @@ async def test_resume_asks_in_the_settled_mode_and_role_from_its_first_call(
     assert "system" not in roles  # merged from the first call
     calls = store.history("settled")[2].llm_calls
     assert not [c for c in calls if c.key.endswith((":rejected", ":system-dropped"))]
+
+
+async def test_a_replay_carries_the_journal_of_a_partly_played_round(
+    stub: StubLLM, mini: Scenario, store: SaveStore
+) -> None:
+    settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=10.0)
+    with Simulation.new(mini, seed=2, mind=settings, store=store, run_id="part") as sim:
+        await sim.run(1)
+        await cut_round(sim, stub, stub.calls + 4, hold=True)
+        kept = sim.journaled
+        await sim.mind.aclose()
+    result = await replay_run(store, "part", "part-replay")
+    result.sim.close()
+    assert result.identical and result.journaled == kept
+    asked = stub.calls
+    with Simulation.resume("part-replay", store) as again:
+        assert again.journaled == kept
+        await again.run(1)
+        await again.mind.aclose()
+    assert stub.calls - asked == recorded(store, "part-replay", 2) - kept

@@ -350,6 +350,12 @@ def resume(
                 f"run {run_id!r} already finished ({sim.round}/{sim.total_rounds}); "
                 "pass --rounds N to extend it"
             )
+        if sim.journaled and not quiet:
+            kept = sim.journaled
+            typer.echo(
+                f"{run_id}: round {sim.round + 1} goes on from {kept} journaled "
+                f"exchange{'s' * (kept != 1)}, served without asking the server"
+            )
         _play_to_the_end(sim, store, rounds, quiet)
 
 
@@ -432,3 +438,10 @@ def replay(
         f"{result.sim.run_id}: replayed {result.rounds} rounds of {run_id} from "
         f"{calls} recorded LLM exchanges, no network calls; identical state"
     )
+    if result.journaled:
+        kept = result.journaled
+        typer.echo(
+            f"{result.sim.run_id}: {kept} journaled exchange{'s' * (kept != 1)} of round "
+            f"{result.rounds + 1} carried over; socialsim resume {result.sim.run_id} asks "
+            "the server only the rest"
+        )
