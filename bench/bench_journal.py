@@ -97,6 +97,7 @@ def kill_trial(workdir: Path, seed: int, latency: float = 0.3) -> Kill:
         wait_for(lambda: stub.calls >= at, proc)
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=60)
+        time.sleep(0.3)  # a request the process wrote before it died reaches the stub
         sent = stub.calls
         store = SaveStore(saves)
         saved = recorded(store, run_id)

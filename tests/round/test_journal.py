@@ -107,6 +107,7 @@ async def test_a_round_cancelled_at_once_asks_again_only_what_was_in_flight(
         await cut_round(sim, stub, 6, hold=False)
         kept = sim.journaled
         await sim.mind.aclose()
+    await asyncio.sleep(0.3)  # a request written before the cancel reaches the stub
     sent = stub.calls
     in_flight = sent - kept
     # The same process plays the round again (a person's turn withdrawn does so): the
