@@ -11,6 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..core.exchanges import LLMCall
+from ..core.limits import MAX_UTTERANCE_CHARS
 from ..core.needs import NEEDS
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
 from ..core.scenario import Status
@@ -419,13 +420,14 @@ class LLMMind:
                 "and any rule breach; no dialogue.",
             },
         ]
-        return await self.client.text(
+        told = await self.client.text(
             key=f"r{round_no:04d}:narrate",
             purpose="narrate",
             agent="game master",
             model=self.settings.judge,
             messages=messages,
         )
+        return told[:MAX_UTTERANCE_CHARS]
 
     def take_notices(self) -> list[str]:
         """Lines the user must read at once: a dropped system message, a cut prompt, and

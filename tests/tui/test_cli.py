@@ -773,7 +773,9 @@ def test_bad_llm_options_are_one_error_line(
 def test_caps_on_resume_need_an_llm_run(socialsim, saves: Path, finished: str):
     before = snapshot(saves)
     result = socialsim("resume", finished, "--rounds", "1", "--max-calls", "5")
-    assert_one_error(result, "--max-calls, --budget-usd and --tolerate-fallbacks apply to LLM")
+    assert_one_error(
+        result, "--max-calls, --budget-usd, --call-timeout and --tolerate-fallbacks apply to LLM"
+    )
     assert snapshot(saves) == before
 
 

@@ -322,7 +322,7 @@ def run(
         raise SocialsimError(f"{failed}; no round was played, so run {sim.run_id} was not kept")
 
 
-@llm_options("max_calls", "budget_usd", "tolerate_fallbacks")
+@llm_options("max_calls", "budget_usd", "call_timeout", "tolerate_fallbacks")
 def resume(
     run_id: RunArg,
     rounds: Annotated[
