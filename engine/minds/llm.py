@@ -430,13 +430,14 @@ class LLMMind:
         return told[:MAX_UTTERANCE_CHARS]
 
     def take_notices(self) -> list[str]:
-        """Lines the user must read at once: a dropped system message, a cut prompt, and
-        calls timing out (with the figures, when they changed)."""
+        """Lines the user must read at once: a dropped system message, a cut prompt, a cut
+        reply, and calls timing out (with the figures, when they changed)."""
         for line in self.client.slow_lines():
             if line not in self._said_slow:
                 self._said_slow.add(line)
                 self._notices.append(line)
-        lines, self._notices = self._notices, []
+        lines = self._notices[:]
+        self._notices.clear()  # the list the client appends to: emptied, not replaced
         return lines
 
     def system_roles(self) -> dict[str, str]:

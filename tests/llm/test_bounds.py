@@ -53,7 +53,9 @@ def test_depth_is_checked_outside_strings_and_counts_unclosed_brackets() -> None
 
 
 @pytest.mark.parametrize(
-    "nested", ['{"a":' * DEEP + "1" + "}" * DEEP, "[" * DEEP + "]" * DEEP], ids=["objects", "arrays"]
+    "nested",
+    ['{"a":' * DEEP + "1" + "}" * DEEP, "[" * DEEP + "]" * DEEP],
+    ids=["objects", "arrays"],
 )
 def test_parse_fails_a_reply_nested_thousands_deep_without_raising(nested: str) -> None:
     parsed = parse(nested, Verdict)
