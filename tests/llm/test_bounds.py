@@ -173,3 +173,31 @@ async def test_a_reply_nested_thousands_deep_is_a_counted_failure(
     assert [c.outcome for c in calls] == ["reasked", "fallback"]
     assert all("deeper than 32 levels" in (c.error or "") for c in calls)
     assert all(len(c.response or "") <= MAX_REPLY_CHARS + 40 for c in calls)  # kept bounded
+
+
+async def test_a_server_that_describes_itself_for_ever_says_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``GET /props`` (asked before a local server's first call) answered with a body that
+    never ends, a few bytes at a time: the question is given up, not the run held."""
+    import asyncio
+
+    from engine.llm import server
+
+    async def endless(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.readuntil(b"\r\n\r\n")
+        writer.write(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n")
+        try:
+            while True:
+                writer.write(b"4\r\n[[[[\r\n")
+                await writer.drain()
+                await asyncio.sleep(0.01)
+        except ConnectionError:
+            writer.close()
+
+    listening = await asyncio.start_server(endless, "127.0.0.1", 0)
+    port = listening.sockets[0].getsockname()[1]
+    monkeypatch.setattr(server, "DESCRIBE_SECONDS", 0.5)
+    async with listening:
+        info = await server.describe("openai/x", f"http://127.0.0.1:{port}/v1")
+    assert info == server.ServerInfo()
