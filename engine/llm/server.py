@@ -96,14 +96,12 @@ async def _json(client: Any, method: str, url: str, **kwargs: Any) -> Any:
     """The JSON of a 200 reply of at most :data:`MAX_INFO_BYTES`, else None."""
     try:
         async with client.stream(method, url, **kwargs) as response:
-            if response.status_code != 200:
-                return None
-            body = bytearray()
+            body = bytearray()  # read whatever the status: the connection is then reused
             async for chunk in response.aiter_bytes():
                 body += chunk
                 if len(body) > MAX_INFO_BYTES:
                     return None
-            return loads(body.decode("utf-8"))
+            return loads(body.decode("utf-8")) if response.status_code == 200 else None
     except Exception:  # not this kind of server, or not answering: it says nothing
         return None
 
