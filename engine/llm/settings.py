@@ -42,8 +42,8 @@ class LLMSettings(BaseModel):
     #: emotion + needs) = 930); an ``api_base`` server starts at its slot count (or 1) and
     #: the limit adapts (see ``engine.llm.limit``) up to this ceiling.
     max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] = 1024
-    #: Seconds an exchange may wait for the server's next byte (a streamed reply still
-    #: arriving is never cut); for a reply sent whole, the time it takes.
+    #: Seconds an exchange may wait for the server's next byte (a reply still arriving is
+    #: not cut by it: ``call_timeout`` bounds the whole).
     timeout: Annotated[float, Field(gt=0, le=3600)] = 60.0
     #: Seconds an exchange's attempt may take in all, however the server sends: past it
     #: the reply is cut (``engine.llm.bounds``), recorded as failed, and not retried.
