@@ -85,7 +85,7 @@ class Meter:
             )
 
 
-async def lines(chunks: AsyncIterator[bytes], meter: Meter) -> AsyncIterator[str]:
+async def read_lines(chunks: AsyncIterator[bytes], meter: Meter) -> AsyncIterator[str]:
     """The lines of a body arriving in ``chunks``, each byte counted by ``meter`` (a line
     without end is cut with the body)."""
     rest = b""
@@ -100,7 +100,7 @@ async def lines(chunks: AsyncIterator[bytes], meter: Meter) -> AsyncIterator[str
         yield rest.rstrip(b"\r").decode("utf-8", "replace")
 
 
-async def body(chunks: AsyncIterator[bytes], meter: Meter) -> bytes:
+async def read_body(chunks: AsyncIterator[bytes], meter: Meter) -> bytes:
     """A whole body arriving in ``chunks``, each byte counted by ``meter``."""
     parts = []
     async for chunk in chunks:

@@ -17,7 +17,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from .bounds import Meter, ReplyCut, body, lines, loads
+from .bounds import Meter, ReplyCut, loads, read_body, read_lines
 
 Sink = Callable[[str], None]
 PROVIDER = "openai"
@@ -82,7 +82,7 @@ class OpenAIRoute:
             try:
                 if sink is not None:
                     return await _streamed(response, sink, meter)
-                return _whole(await _body(response, meter), meter)
+                return _whole(await read_body(response.aiter_bytes(), meter), meter)
             finally:
                 await response.aclose()
         except (StreamCut, ReplyNotText, ReplyCut):
@@ -112,10 +112,6 @@ class OpenAIRoute:
             return mapped
 
 
-async def _body(response: Any, meter: Meter) -> bytes:
-    return await body(response.aiter_bytes(), meter)
-
-
 def _whole(content: bytes, meter: Meter) -> tuple[str, Any]:
     """(text, usage) of a reply sent whole."""
     try:
@@ -138,7 +134,7 @@ async def _streamed(response: Any, sink: Sink, meter: Meter) -> tuple[str, Any]:
     usage = None
     finished = done = False
     try:
-        async for line in lines(response.aiter_bytes(), meter):
+        async for line in read_lines(response.aiter_bytes(), meter):
             if done or not line.startswith("data:"):
                 continue
             payload = line[5:].strip()
