@@ -85,6 +85,13 @@ Local servers (each mode on its own; they combine):
   the reply is in the schema's shape but its first bounded number, depth first, is put
   out of range (``{"urgency": 365, ...}`` for a maximum of 10; see :func:`out_of_range`). It is
   not among :data:`FAULT_KINDS`, so the fault sweeps over those do not draw it.
+* a hostile or broken server's faults (:data:`HOSTILE_FAULTS`, drawn or scripted like the
+  others, never by the sweeps; chat completions only): ``"slow"``, the reply a piece at a
+  time over ``hang_seconds`` (each piece soon after the last, so no idle timeout fires;
+  sent whole, its body trickles in 16 pieces); ``"endless"``, ``"la "`` every 10 ms for
+  ever (sent whole, a body that never ends), until the client goes away or the stub stops;
+  ``"huge"``, a reply of ``huge_chars`` characters (10 MB of ``"la la ..."``; streamed in
+  64 KiB events); ``"deep"`` (schema requests), JSON nested 10,000 deep.
 
 Manual use (serves until Ctrl-C)::
 
@@ -129,8 +136,19 @@ KEYED_FAULTS: tuple[str, ...] = ("incomplete",)
 #: Faults only requests whose schema bounds a number can get (a grammar gives the shape, not
 #: the range).
 VALUE_FAULTS: tuple[str, ...] = ("range",)
-ALL_FAULTS = FAULT_KINDS + KEYED_FAULTS + VALUE_FAULTS
-SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema", "incomplete", "range"})
+#: Faults of a hostile or broken server (see the module docstring); never drawn by the
+#: sweeps over :data:`FAULT_KINDS`.
+HOSTILE_FAULTS: tuple[str, ...] = ("slow", "endless", "huge", "deep")
+ALL_FAULTS = FAULT_KINDS + KEYED_FAULTS + VALUE_FAULTS + HOSTILE_FAULTS
+SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema", "incomplete", "range", "deep"})
+#: What an ``endless`` reply sends, and how often (seconds), for ever.
+ENDLESS_WORD = "la "
+ENDLESS_EVERY = 0.01
+#: The nesting of a ``deep`` reply, and the characters of a ``huge`` one (streamed in
+#: events of :data:`HUGE_PIECE` characters).
+DEEP = 10_000
+HUGE_CHARS = 10_000_000
+HUGE_PIECE = 64 * 1024
 REFUSABLE = frozenset({"json_schema", "json_object"})
 #: The servers the stub can pass for (the endpoints beside chat completions they serve).
 SERVERS = ("openai", "llama.cpp", "vllm", "ollama")
@@ -674,7 +692,15 @@ class _Handler(BaseHTTPRequestHandler):
             super().log_message(format, *args)
 
     # -- plumbing
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    def _send_json(
+        self,
+        status: int,
+        payload: Any,
+        headers: dict[str, str] | None = None,
+        trickle: float | None = None,
+    ) -> None:
+        """Send ``payload``; with ``trickle`` (the ``slow`` fault), its body in 16 pieces
+        over that many seconds."""
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -683,8 +709,12 @@ class _Handler(BaseHTTPRequestHandler):
         for key, value in (headers or {}).items():
             self.send_header(key, value)
         self.end_headers()
-        self.wfile.write(data)
-        self.wfile.flush()
+        step = len(data) if trickle is None else -(-len(data) // 16)
+        for start in range(0, len(data), step):
+            if trickle is not None and self.server.stub._wait(trickle / 16):
+                return
+            self.wfile.write(data[start : start + step])
+            self.wfile.flush()
 
     def _start_chunked(self, content_type: str) -> Callable[[str], None]:
         """Send a 200 with chunked transfer; return a writer of one chunk ("" ends it)."""
@@ -825,6 +855,7 @@ class StubLLM:
         drop_system: bool = False,
         stream_usage: bool = True,
         interrupts: bool = False,
+        huge_chars: int = HUGE_CHARS,
     ) -> None:
         if tokens not in ("words", "litellm"):
             raise ValueError(f"tokens: {tokens!r}; known: words, litellm")
@@ -866,6 +897,7 @@ class StubLLM:
         self.drop_system = drop_system
         self.stream_usage = stream_usage
         self.interrupts = interrupts
+        self.huge_chars = int(huge_chars)
         #: Streams cut short because another request waited (``interrupts``).
         self.cut = 0
 
@@ -1071,10 +1103,14 @@ class StubLLM:
                 content = json.dumps(_incomplete(value, keyed))
             elif fault == "range":
                 content = json.dumps(out_of_range(schema, value))
+            elif fault == "deep":
+                content = '{"a":' * DEEP + "1" + "}" * DEEP
         elif wants_json:
             content = json.dumps({"answer": _sentence(rng)})
         else:
             content = _sentence(rng)
+        if fault == "huge":
+            content = (ENDLESS_WORD * (self.huge_chars // len(ENDLESS_WORD) + 1))[: self.huge_chars]
         return "" if fault == "empty" else content
 
     def answer(self, body: dict[str, Any]) -> str | None:
@@ -1139,19 +1175,27 @@ class StubLLM:
                 return
             if fault == "timeout" and self._wait(self.hang_seconds):
                 return
+            model = str(body.get("model") or "stub")
+            ident = f"chatcmpl-stub-{self.seed}-{index}"
+            if fault == "endless":
+                self._endless(handler, ident, model, stream)
+                return
             answer = self.answer(body)
             content = (
                 self._content(index, schema, wants_json, fault, keyed) if answer is None else answer
             )
-            model = str(body.get("model") or "stub")
-            prompt_tokens, completion_tokens = self._usage(messages, fmt, model, content)
+            counted = "" if fault == "huge" else content  # its words: seconds to count
+            prompt_tokens, completion_tokens = self._usage(messages, fmt, model, counted)
+            if fault == "huge":
+                completion_tokens = content.count(ENDLESS_WORD)
             usage = {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             }
             seconds = self._seconds(prompt_tokens, completion_tokens)
-            ident = f"chatcmpl-stub-{self.seed}-{index}"
+            if fault == "slow":
+                seconds = (seconds[0], seconds[1] + self.hang_seconds)
             created = int(time.time())
             if stream:
                 options = body.get("stream_options") or {}
@@ -1168,9 +1212,10 @@ class StubLLM:
                     content,
                     usage if include_usage else None,
                     seconds,
+                    _pieces(content, fault),
                 )
                 return
-            if self._wait(sum(seconds)):
+            if fault != "slow" and self._wait(sum(seconds)):
                 return
             handler._send_json(
                 200,
@@ -1190,6 +1235,7 @@ class StubLLM:
                     ],
                     "usage": usage,
                 },
+                trickle=seconds[1] if fault == "slow" else None,
             )
 
     def _handle_ollama_chat(self, handler: _Handler, body: dict[str, Any]) -> None:
@@ -1272,7 +1318,8 @@ class StubLLM:
         model: str,
         content: str,
         usage: dict[str, int] | None,
-        seconds: tuple[float, float] = (0.0, 0.0),
+        seconds: tuple[float, float],
+        pieces: list[str],
     ) -> None:
         send_raw = handler._start_chunked("text/event-stream; charset=utf-8")
 
@@ -1297,7 +1344,6 @@ class StubLLM:
         if self._wait(prompt_s):
             return
         send(chunk({"role": "assistant", "content": ""}))
-        pieces = re.findall(r"\s*\S+", content)
         for piece in pieces:
             if self._wait(self.chunk_latency + generate_s / len(pieces)):
                 return
@@ -1322,6 +1368,32 @@ class StubLLM:
             send(json.dumps(final))
         send("[DONE]")
         send_raw("")
+
+    def _endless(self, handler: _Handler, ident: str, model: str, stream: bool) -> None:
+        """The ``endless`` fault: :data:`ENDLESS_WORD` every :data:`ENDLESS_EVERY` seconds,
+        as events of a stream or inside a reply sent whole, until the client goes away or
+        the stub stops."""
+        if stream:
+            send = handler._start_chunked("text/event-stream; charset=utf-8")
+            choice = {"index": 0, "delta": {"content": ENDLESS_WORD}, "finish_reason": None}
+            event = {"id": ident, "object": "chat.completion.chunk", "model": model}
+            piece = f"data: {json.dumps({**event, 'choices': [choice]})}\n\n"
+        else:
+            send = handler._start_chunked("application/json")
+            head = {"id": ident, "object": "chat.completion", "model": model}
+            send(json.dumps(head)[:-1] + ', "choices": [{"index": 0, "message": {"content": "')
+            piece = ENDLESS_WORD
+        handler.close_connection = True  # the body is never finished
+        while not self._wait(ENDLESS_EVERY):
+            send(piece)
+
+
+def _pieces(content: str, fault: str | None) -> list[str]:
+    """The pieces a reply is streamed in: a word each (the space before it included), or
+    :data:`HUGE_PIECE` characters each for a ``huge`` fault."""
+    if fault == "huge":
+        return [content[i : i + HUGE_PIECE] for i in range(0, len(content), HUGE_PIECE)]
+    return re.findall(r"\s*\S+", content)
 
 
 # --------------------------------------------------------------------------- CLI
@@ -1358,6 +1430,9 @@ def main(argv: list[str] | None = None) -> int:
         "json_schema or json_schema,json_object",
     )
     parser.add_argument("--hang-seconds", type=float, default=30.0)
+    parser.add_argument(
+        "--huge-chars", type=int, default=HUGE_CHARS, help="characters of a huge reply"
+    )
     parser.add_argument("--quiet", action="store_true", help="no per-request log lines")
     parser.add_argument(
         "--keep-alive", action="store_true", help="keep connections open between requests"
@@ -1403,6 +1478,7 @@ def main(argv: list[str] | None = None) -> int:
             json_object_schema=args.json_object_schema,
             drop_system=args.drop_system,
             stream_usage=not args.no_stream_usage,
+            huge_chars=args.huge_chars,
         )
     except ValueError as exc:
         parser.error(str(exc))

@@ -39,5 +39,8 @@ MAX_SEED = 2**63 - 1
 MAX_LABEL_CHARS = 200
 #: Text a person types into the app (an injected event, a forced utterance).
 MAX_TEXT_CHARS = 4_000
+#: An utterance, whoever speaks (a model, a person): cut to this before it enters the
+#: round, and with it any history, prompt or save; the game master's told narration too.
+MAX_UTTERANCE_CHARS = 2_000
 #: Seeds of one trial (``socialsim trial --seeds``): each plays a prefix and one run per arm.
 MAX_TRIAL_SEEDS = 10_000

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..core.exchanges import LLMCall, Outcome, Structured
 from ..core.textsafe import clean, strip_controls
+from .bounds import MAX_JSON_DEPTH, too_deep
 from .clamp import clamp
 from .formats import Formats
 from .settings import LLMSettings
@@ -435,12 +436,7 @@ class LLMClient:
                     ) from None
                 continue
             except TransportError as err:
-                if err.fatal:
-                    raise
-                self._record(
-                    request, purpose, agent, None, "fallback", str(err), err.attempts,
-                    timed_out=err.timed_out,
-                )  # fmt: skip
+                self._failed(request, purpose, agent, err)
                 return request, None
             if not self._dropped(request, reply, purpose, agent):
                 return request, reply
@@ -450,13 +446,20 @@ class LLMClient:
         try:
             return await self.transport.complete(request)
         except TransportError as err:
-            if err.fatal:
-                raise
-            self._record(
-                request, purpose, agent, None, "fallback", str(err), err.attempts,
-                timed_out=err.timed_out,
-            )  # fmt: skip
+            self._failed(request, purpose, agent, err)
             return None
+
+    def _failed(self, request: Request, purpose: str, agent: str, err: TransportError) -> None:
+        """Record a failed exchange as a fallback (a fatal failure is raised); a reply cut
+        past its bounds is said at once too."""
+        if err.fatal:
+            raise err
+        if err.cut:
+            self._notice(str(err))
+        self._record(
+            request, purpose, agent, None, "fallback", str(err), err.attempts,
+            timed_out=err.timed_out,
+        )  # fmt: skip
 
     async def aclose(self) -> None:
         """Close the transport's clients."""
@@ -498,9 +501,12 @@ class Parsed:
 
 def parse(text: str, schema: type[M]) -> Parsed:
     """Strict JSON first, then json-repair; values beyond the schema's bounds clamped to
-    them; never raises."""
+    them; never raises (a reply nested deeper than ``MAX_JSON_DEPTH``, which the parsers
+    would recurse through, is not parsed)."""
     if not text or not text.strip():
         return Parsed(None, problem="the reply was empty")
+    if too_deep(text):
+        return Parsed(None, problem=f"the reply nests JSON deeper than {MAX_JSON_DEPTH} levels")
     stripped = _strip_fences(text)
     try:
         return Parsed(schema.model_validate_json(stripped))

@@ -13,10 +13,11 @@ through litellm's own exception mapping, so they are the exceptions ``acompletio
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from typing import Any
+
+from .bounds import Meter, ReplyCut, loads, read_body, read_lines
 
 Sink = Callable[[str], None]
 PROVIDER = "openai"
@@ -63,31 +64,28 @@ class OpenAIRoute:
         return self.config.transform_request(self.name, messages, mapped, {}, {})
 
     async def send(
-        self, body: dict[str, Any], timeout: float, sink: Sink | None
+        self, body: dict[str, Any], timeout: float, sink: Sink | None, meter: Meter
     ) -> tuple[str, Any]:
-        """(text, usage) of one exchange; streamed into ``sink`` when given. Failures raise
-        the litellm exception of the status or error."""
+        """(text, usage) of one exchange; streamed into ``sink`` when given. The reply is
+        counted by ``meter`` as it arrives, and cut past its bounds. Failures raise the
+        litellm exception of the status or error."""
         from litellm.llms.custom_httpx.http_handler import get_async_httpx_client
 
         client = get_async_httpx_client(llm_provider=self.litellm.LlmProviders.OPENAI)
         if sink is not None:
             body = {**body, "stream": True, "stream_options": {"include_usage": True}}
         try:
+            # Read as a stream either way, so a body is counted as it arrives.
             response = await client.post(
-                self.url, json=body, headers=self.headers, timeout=timeout, stream=sink is not None
+                self.url, json=body, headers=self.headers, timeout=timeout, stream=True
             )
-            if sink is None:
-                try:
-                    body_text = response.content.decode("utf-8")
-                except UnicodeDecodeError:
-                    raise ReplyNotText("the reply is not valid UTF-8") from None
-                data = json.loads(body_text)
-                return data["choices"][0]["message"]["content"] or "", data.get("usage")
             try:
-                return await _streamed(response, sink)
+                if sink is not None:
+                    return await _streamed(response, sink, meter)
+                return _whole(await read_body(response.aiter_bytes(), meter), meter)
             finally:
                 await response.aclose()
-        except (StreamCut, ReplyNotText):
+        except (StreamCut, ReplyNotText, ReplyCut):
             raise
         except Exception as err:
             raise self._mapped(err) from err
@@ -100,10 +98,11 @@ class OpenAIRoute:
 
         response = getattr(err, "response", None)
         if response is not None:
+            message = getattr(err, "message", None) or response.text
+            if isinstance(message, bytes):  # the body of a streamed response, as read
+                message = message.decode("utf-8", "replace")
             err = OpenAIError(
-                status_code=response.status_code,
-                message=getattr(err, "message", None) or response.text,
-                headers=response.headers,
+                status_code=response.status_code, message=message, headers=response.headers
             )
         elif isinstance(err, KeyError | IndexError | TypeError | ValueError):
             err = OpenAIError(status_code=500, message=f"not a chat completion: {err!r}")
@@ -113,24 +112,37 @@ class OpenAIRoute:
             return mapped
 
 
-async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
+def _whole(content: bytes, meter: Meter) -> tuple[str, Any]:
+    """(text, usage) of a reply sent whole."""
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ReplyNotText("the reply is not valid UTF-8") from None
+    data = loads(text)
+    reply = data["choices"][0]["message"]["content"] or ""
+    meter.text(reply)
+    return reply, data.get("usage")
+
+
+async def _streamed(response: Any, sink: Sink, meter: Meter) -> tuple[str, Any]:
     """Read a server-sent-event chat stream: content deltas into ``sink``; the usage of the
-    final chunk. A stream that ends before a choice says why it finished is cut. The stream
-    is read to its end, so the connection is reused; a connection that breaks after
-    ``[DONE]`` (llama-cpp-python closes a stream it cut short for the next request) is the
-    end."""
+    final chunk; each event counted by ``meter``. A stream that ends before a choice says
+    why it finished is cut. The stream is read to its end, so the connection is reused; a
+    connection that breaks after ``[DONE]`` (llama-cpp-python closes a stream it cut short
+    for the next request) is the end."""
     pieces: list[str] = []
     usage = None
     finished = done = False
     try:
-        async for line in response.aiter_lines():
+        async for line in read_lines(response.aiter_bytes(), meter):
             if done or not line.startswith("data:"):
                 continue
             payload = line[5:].strip()
             if payload == "[DONE]":
                 done = True
                 continue
-            chunk = json.loads(payload)
+            meter.event()
+            chunk = loads(payload)
             if "error" in chunk:
                 raise ValueError(f"stream error: {chunk['error']}")
             usage = chunk.get("usage") or usage
@@ -138,9 +150,10 @@ async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
                 finished = finished or bool(choice.get("finish_reason"))
                 delta = (choice.get("delta") or {}).get("content")
                 if delta:
+                    meter.text(delta)
                     pieces.append(delta)
                     sink(delta)
-    except Exception:
+    except Exception:  # a cut after [DONE] is the end too
         if not done:
             raise
     if not finished:

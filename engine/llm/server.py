@@ -22,6 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .bounds import loads
+
 if TYPE_CHECKING:
     from .settings import LLMSettings
 
@@ -29,6 +31,10 @@ if TYPE_CHECKING:
 OLLAMA_DEFAULT_CTX = 4096
 OLLAMA_BASE = "http://localhost:11434"
 PROBE_TIMEOUT = 3.0
+#: What a server may take to say all it says (every question), and the most a reply may
+#: hold: past either it says nothing (a body that never ends, or sent a byte at a time).
+DESCRIBE_SECONDS = 4 * PROBE_TIMEOUT
+MAX_INFO_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -59,12 +65,22 @@ async def describe(
 ) -> ServerInfo:
     """What the server of ``model`` says of itself (an empty :class:`ServerInfo` when it
     says nothing, is not local, or does not answer in time)."""
-    import httpx
-
     name = _ollama(model)
     if api_base is None and name is None:
         return ServerInfo()  # a hosted provider: windows are in litellm's model map
     root = _root(api_base or OLLAMA_BASE)
+    try:
+        async with asyncio.timeout(DESCRIBE_SECONDS):
+            return await _described(model, name, root, headers)
+    except TimeoutError:
+        return ServerInfo()
+
+
+async def _described(
+    model: str, name: str | None, root: str, headers: dict[str, str] | None
+) -> ServerInfo:
+    import httpx
+
     async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers or {}) as client:
         if name is not None:
             return await _ask_ollama(client, root, name)
@@ -77,9 +93,15 @@ async def describe(
 
 
 async def _json(client: Any, method: str, url: str, **kwargs: Any) -> Any:
+    """The JSON of a 200 reply of at most :data:`MAX_INFO_BYTES`, else None."""
     try:
-        response = await client.request(method, url, **kwargs)
-        return response.json() if response.status_code == 200 else None
+        async with client.stream(method, url, **kwargs) as response:
+            body = bytearray()  # read whatever the status: the connection is then reused
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_INFO_BYTES:
+                    return None
+            return loads(body.decode("utf-8")) if response.status_code == 200 else None
     except Exception:  # not this kind of server, or not answering: it says nothing
         return None
 

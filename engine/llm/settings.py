@@ -22,6 +22,9 @@ StructuredMode = Literal["auto", "schema", "grammar", "json", "text"]
 SystemRole = Literal["auto", "keep", "merge"]
 #: The most LLM calls a run may have in flight at once (``--max-concurrency``).
 MAX_CONCURRENCY = 4096
+#: Seconds an exchange's attempt may take in all (``--call-timeout``): a reply of
+#: ``max_tokens`` 1024 from a CPU server at 10 tokens a second, after a long prompt.
+CALL_TIMEOUT = 180.0
 
 
 class LLMSettings(BaseModel):
@@ -39,9 +42,12 @@ class LLMSettings(BaseModel):
     #: emotion + needs) = 930); an ``api_base`` server starts at its slot count (or 1) and
     #: the limit adapts (see ``engine.llm.limit``) up to this ceiling.
     max_concurrency: Annotated[int, Field(ge=1, le=MAX_CONCURRENCY)] = 1024
-    #: Seconds an exchange may wait for the server's next byte (a streamed reply still
-    #: arriving is never cut); for a reply sent whole, the time it takes.
+    #: Seconds an exchange may wait for the server's next byte (a reply still arriving is
+    #: not cut by it: ``call_timeout`` bounds the whole).
     timeout: Annotated[float, Field(gt=0, le=3600)] = 60.0
+    #: Seconds an exchange's attempt may take in all, however the server sends: past it
+    #: the reply is cut (``engine.llm.bounds``), recorded as failed, and not retried.
+    call_timeout: Annotated[float, Field(gt=0, le=86400)] = CALL_TIMEOUT
     retries: Annotated[int, Field(ge=0, le=10)] = 3
     temperature: Annotated[float, Field(ge=0, le=2)] = 0.7
     #: Cap on each reply's tokens: a small local model constrained to JSON can otherwise

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
+from .bounds import Meter, ReplyCut, count
 from .keys import api_key
 from .limit import AdaptiveLimit
 from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
@@ -88,12 +89,20 @@ class TransportError(SocialsimError):
     """An exchange that failed after its retries; ``fatal`` ones stop the round."""
 
     def __init__(
-        self, message: str, *, fatal: bool, attempts: int = 1, timed_out: bool = False
+        self,
+        message: str,
+        *,
+        fatal: bool,
+        attempts: int = 1,
+        timed_out: bool = False,
+        cut: bool = False,
     ) -> None:
         super().__init__(message)
         self.fatal = fatal
         self.attempts = attempts
         self.timed_out = timed_out
+        #: The reply ran past a bound (``bounds``): said at once.
+        self.cut = cut
 
 
 class SchemaRejected(TransportError):
@@ -227,7 +236,7 @@ class LiteLLMTransport:
             start = time.perf_counter()
             failure: Exception | None = None
             try:
-                reply = await self._once(request)
+                reply = await self._timed(request)
             except Exception as err:
                 failure = err
             finally:
@@ -257,8 +266,13 @@ class LiteLLMTransport:
         ex = self.litellm.exceptions
         text = str(err)
         status = getattr(err, "status_code", None)
-        if isinstance(err, ReplyNotText):  # a retry of the same request would not help
-            raise TransportError(f"{request.model}: {err}", fatal=False, attempts=attempts)
+        if isinstance(err, ReplyNotText | ReplyCut):  # the same request would fail again
+            raise TransportError(
+                f"{request.model}: {err}",
+                fatal=False,
+                attempts=attempts,
+                cut=isinstance(err, ReplyCut),
+            )
         if (
             request.format in RESPONSE_FORMATS
             and isinstance(status, int)
@@ -336,13 +350,28 @@ class LiteLLMTransport:
             params["response_format"] = {"type": "json_object"}
         return params
 
+    async def _timed(self, request: Request) -> Reply:
+        """One attempt, cut once it has taken ``call_timeout`` seconds (whether or not
+        the server still sends)."""
+        limit = self.settings.call_timeout
+        scope = asyncio.timeout(limit)
+        try:
+            async with scope:
+                return await self._once(request)
+        except TimeoutError:
+            if scope.expired():
+                raise ReplyCut(f"a call ran past --call-timeout {limit:g} s; cut") from None
+            raise
+
     async def _once(self, request: Request) -> Reply:
         streamed = request.stream and self.settings.api_base is not None
         sink = request.sink or (_ignored if streamed else None)
         route = self._routes.get(request.model)
+        params = self._params(request)
+        meter = Meter(params["max_tokens"])
         if route is not None:
-            body = route.body(request.messages, self._params(request))
-            text, sent = await route.send(body, self.settings.timeout, sink)
+            body = route.body(request.messages, params)
+            text, sent = await route.send(body, self.settings.timeout, sink, meter)
             return self._reply(request, text, _counts(sent))
         kwargs: dict[str, Any] = {
             "model": request.model,
@@ -350,7 +379,7 @@ class LiteLLMTransport:
             "timeout": self.settings.timeout,
             "num_retries": 0,
             "max_retries": 0,
-            **self._params(request),
+            **params,
         }
         if self.settings.api_base:
             kwargs["api_base"] = self.settings.api_base
@@ -359,6 +388,7 @@ class LiteLLMTransport:
         if sink is None:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""
+            meter.text(text)
             hidden = getattr(response, "_hidden_params", None) or {}
             reply = self._reply(request, text, _counts(response.usage))
             if hidden.get("response_cost"):  # litellm's price; None: unpriced
@@ -371,12 +401,14 @@ class LiteLLMTransport:
             **kwargs, stream=True, stream_options={"include_usage": True}
         )
         async for chunk in stream:
+            meter.event()
             if getattr(chunk, "usage", None) is not None:
                 usage = _counts(chunk.usage)  # the final chunk carries the usage
             choice = chunk.choices[0] if chunk.choices else None
             finished = finished or bool(choice and choice.finish_reason)
             delta = choice.delta.content if choice else None
             if delta:
+                meter.text(delta)
                 pieces.append(delta)
                 sink(delta)
         if not finished:
@@ -472,7 +504,7 @@ def _counts(usage: Any) -> dict[str, int]:
         return {}
     if not isinstance(usage, dict):
         usage = {k: getattr(usage, k, 0) for k in ("prompt_tokens", "completion_tokens")}
-    return {k: int(usage.get(k) or 0) for k in ("prompt_tokens", "completion_tokens")}
+    return {k: count(usage.get(k)) for k in ("prompt_tokens", "completion_tokens")}
 
 
 def _unreachable(err: BaseException) -> bool:

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ..core.exchanges import LLMCall
 from ..core.lexicon import infer_stance
+from ..core.limits import MAX_UTTERANCE_CHARS
 from ..core.rules import validate_action
 from ..core.scenario import Scenario
 from ..core.state import ALL, Action, Decision, Mode, Stance
@@ -32,7 +33,7 @@ A = TypeVar("A", bound=BaseModel)
 Phase = Literal["decide", "speak"]
 #: The longest intent and utterance a person may give (characters).
 MAX_INTENT = 300
-MAX_UTTERANCE = 2000
+MAX_UTTERANCE = MAX_UTTERANCE_CHARS
 #: A player's name: one line, this long at most.
 MAX_PLAYER = 40
 

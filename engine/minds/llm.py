@@ -11,6 +11,7 @@ from typing import Annotated, Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..core.exchanges import LLMCall
+from ..core.limits import MAX_UTTERANCE_CHARS
 from ..core.needs import NEEDS
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
 from ..core.scenario import Status
@@ -420,22 +421,24 @@ class LLMMind:
                 "and any rule breach; no dialogue.",
             },
         ]
-        return await self.client.text(
+        told = await self.client.text(
             key=f"r{round_no:04d}:narrate",
             purpose="narrate",
             agent="game master",
             model=self.settings.judge,
             messages=messages,
         )
+        return told[:MAX_UTTERANCE_CHARS]
 
     def take_notices(self) -> list[str]:
-        """Lines the user must read at once: a dropped system message, a cut prompt, and
-        calls timing out (with the figures, when they changed)."""
+        """Lines the user must read at once: a dropped system message, a cut prompt, a cut
+        reply, and calls timing out (with the figures, when they changed)."""
         for line in self.client.slow_lines():
             if line not in self._said_slow:
                 self._said_slow.add(line)
                 self._notices.append(line)
-        lines, self._notices = self._notices, []
+        lines = self._notices[:]
+        self._notices.clear()  # the list the client appends to: emptied, not replaced
         return lines
 
     def system_roles(self) -> dict[str, str]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..core.changes import RoundChanges
 from ..core.columns import AgentView, StateColumns
+from ..core.limits import MAX_UTTERANCE_CHARS
 from ..core.played import PastActs, PlayedRound
 from ..core.priors import Prior
 from ..core.rules import (
@@ -200,7 +201,7 @@ async def take_turns(
                 if stage.listeners:  # a token event per word: built only for a listener
                     stage.emit(TokenStreamed(run_id=stage.run_id, round=t, agent=me, text=piece))
 
-            text = await minds.speak(ctx, decisions[me], sink)
+            text = (await minds.speak(ctx, decisions[me], sink))[:MAX_UTTERANCE_CHARS]
         if not text.strip():  # a failed or empty utterance is silence, not a blank turn
             actions[me] = action.model_copy(
                 update={

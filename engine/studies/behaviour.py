@@ -13,7 +13,6 @@ batched).
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 from collections import defaultdict
@@ -26,6 +25,7 @@ from ..core.exchanges import LLMCall
 from ..core.scenario import Scenario
 from ..core.state import ALL, Action, Mode
 from ..errors import SaveError
+from ..llm.bounds import loads
 from ..llm.settings import LLMSettings
 
 #: At most this many saved runs (the newest) are read, and of each its first rounds.
@@ -217,7 +217,7 @@ def _summaries(response: str) -> list[str]:
     """The relation summaries of a judge's reply (one per judgement); none for other
     replies."""
     try:
-        data = json.loads(response)
+        data = loads(response)  # a saved reply nested thousands deep: not read
     except ValueError:
         return []
     if not isinstance(data, dict):

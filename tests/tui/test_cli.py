@@ -773,7 +773,9 @@ def test_bad_llm_options_are_one_error_line(
 def test_caps_on_resume_need_an_llm_run(socialsim, saves: Path, finished: str):
     before = snapshot(saves)
     result = socialsim("resume", finished, "--rounds", "1", "--max-calls", "5")
-    assert_one_error(result, "--max-calls, --budget-usd and --tolerate-fallbacks apply to LLM")
+    assert_one_error(
+        result, "--max-calls, --budget-usd, --call-timeout and --tolerate-fallbacks apply to LLM"
+    )
     assert snapshot(saves) == before
 
 
@@ -880,6 +882,48 @@ def test_a_degraded_round_is_saved_then_the_run_exits_2_after_its_summary(
     assert resumed.code == 0, resumed.err
     assert store.round_numbers("down") == [0, 1, 2]
     assert summary_rows(resumed.out)["LLM calls"].startswith(f"{usage.calls * 2} in 2 rounds, ")
+
+
+def test_a_server_that_streams_for_ever_costs_cut_calls_and_the_run_goes_on(
+    socialsim, stub_run, saves: Path
+):
+    """A tenth of the replies stream ``"la "`` for ever: each is cut (at ``--max-tokens``
+    streamed, at ``--call-timeout`` sent whole), said, counted; both rounds are played."""
+    result = stub_run(
+        "hostile", "--max-tokens", "100", "--call-timeout", "3", faults={"endless": 0.1}
+    )
+    assert result.code == 0, result.err
+    store = SaveStore(saves)
+    assert store.round_numbers("hostile") == [0, 1, 2]
+    assert store.read_meta("hostile").mind.call_timeout == 3  # saved with the run's settings
+    calls = [c for r in store.read_rounds("hostile")[1:] for c in r.llm_calls]
+    cut = [c for c in calls if (c.error or "").endswith("; cut")]
+    assert cut and all(c.outcome == "fallback" and c.response is None for c in cut)
+    for reason in {c.error for c in cut}:  # said at once, each reason once per run
+        assert len(re.findall(rf"socialsim: round \d: {re.escape(reason)}\n", result.err)) == 1
+    fallbacks = int(re.search(r"(\d+) fallbacks", summary_rows(result.out)["answers"])[1])
+    assert fallbacks >= sum(c.structured != "text" for c in cut)
+    resumed = socialsim("resume", "hostile", "--rounds", "1", "--call-timeout", "30", "-q")
+    assert resumed.code == 0, resumed.err
+    assert store.read_meta("hostile").mind.call_timeout == 30  # resume may change it
+
+
+def test_a_first_round_that_fails_unexpectedly_leaves_no_run_and_no_lock(
+    socialsim, stub_run, saves: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The issue's deep JSON raised RecursionError in round 1 and left a ``0/2`` run with a
+    stale lock in ``list``; any surprise in the first round of a new run leaves nothing."""
+
+    def surprise(*args: object) -> None:
+        raise RecursionError("maximum recursion depth exceeded")
+
+    monkeypatch.setattr("engine.llm.client.parse", surprise)
+    with pytest.raises(RecursionError):
+        stub_run("surprise")
+    assert not (saves / "surprise").exists()
+    assert [p.name for p in saves.iterdir()] == [] if saves.exists() else True
+    listed = socialsim("list")
+    assert listed.code == 0 and "surprise" not in listed.out
 
 
 # -- bare --help -----------------------------------------------------------------------

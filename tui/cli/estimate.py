@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     "structured_model",
     "max_concurrency",
     "timeout",
+    "call_timeout",
 )
 def estimate(
     scenario: Annotated[str, typer.Argument(help="Library id (see `scenarios`) or a .toml path.")],

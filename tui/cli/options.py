@@ -114,6 +114,16 @@ OPTIONS: dict[str, Any] = {
             rich_help_panel=PANEL,
         ),
     ],
+    "call_timeout": Annotated[
+        float | None,
+        typer.Option(
+            "--call-timeout",
+            min=0.1,
+            help="Seconds an LLM call may take in all, however the server sends; past it "
+            "the reply is cut and counted as failed [default: 180; on resume, the run's].",
+            rich_help_panel=PANEL,
+        ),
+    ],
     "max_tokens": Annotated[
         int,
         typer.Option(
@@ -170,6 +180,7 @@ class LLMOptions:
     system_role: str = "auto"
     max_concurrency: int = 1024  # LLMSettings.max_concurrency: a whole update wave
     timeout: float = 60.0
+    call_timeout: float | None = None  # LLMSettings.call_timeout, or the resumed run's
     max_tokens: int = 1024
     retries: int = 3
     max_calls: int | None = None
@@ -222,6 +233,7 @@ class LLMOptions:
                 system_role=self.system_role,
                 max_concurrency=self.max_concurrency,
                 timeout=self.timeout,
+                **({} if self.call_timeout is None else {"call_timeout": self.call_timeout}),
                 max_tokens=self.max_tokens,
                 retries=self.retries,
                 max_calls=self.max_calls,
@@ -233,19 +245,23 @@ class LLMOptions:
             fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
 
     def resumed(self, spec: MindSpec) -> MindSpec | None:
-        """The run's ``spec`` with what ``resume`` may change: the caps and
-        ``--tolerate-fallbacks`` (None: nothing given)."""
+        """The run's ``spec`` with what ``resume`` may change: the caps, ``--call-timeout``
+        and ``--tolerate-fallbacks`` (None: nothing given)."""
         from engine.minds.spec import Offline
 
         given = {
             "max_calls": self.max_calls,
             "budget_usd": self.budget_usd,
+            "call_timeout": self.call_timeout,
             "tolerate_fallbacks": self.tolerate_fallbacks or None,
         }
         if all(v is None for v in given.values()):
             return None
         if isinstance(spec, Offline):
-            fail("--max-calls, --budget-usd and --tolerate-fallbacks apply to LLM runs")
+            fail(
+                "--max-calls, --budget-usd, --call-timeout and --tolerate-fallbacks apply to "
+                "LLM runs"
+            )
         return spec.model_copy(update={k: v for k, v in given.items() if v})
 
 

@@ -292,7 +292,7 @@ def run(
     check_window(resolved, spec, rounds, prior=relational, seed=seed)
     store = open_store(saves)
     tidy(store, [run_id] if run_id else [])
-    failed: SocialsimError | None = None
+    failed: Exception | None = None
     with Simulation.new(
         resolved,
         seed=seed,
@@ -313,16 +313,20 @@ def run(
             )
         try:
             _play_to_the_end(sim, store, None, quiet)
-        except SocialsimError as err:
+        except Exception as err:
             if sim.round > 0:
                 raise
             failed = err
-    if failed is not None:  # a server that fails the first round leaves no empty run behind
+    if failed is not None:  # a first round that fails (a server, a bug) leaves no empty run
         store.delete(sim.run_id)
-        raise SocialsimError(f"{failed}; no round was played, so run {sim.run_id} was not kept")
+        kept = f"no round was played, so run {sim.run_id} was not kept"
+        if isinstance(failed, SocialsimError):
+            raise SocialsimError(f"{failed}; {kept}")
+        say(kept)
+        raise failed
 
 
-@llm_options("max_calls", "budget_usd", "tolerate_fallbacks")
+@llm_options("max_calls", "budget_usd", "call_timeout", "tolerate_fallbacks")
 def resume(
     run_id: RunArg,
     rounds: Annotated[

@@ -247,6 +247,7 @@ def tasks(fmt: FormatOpt = "table") -> None:
     "structured",
     "max_concurrency",
     "timeout",
+    "call_timeout",
     "retries",
     "tolerate_fallbacks",
 )

@@ -125,6 +125,7 @@ def _new_spec(
     "structured",
     "max_concurrency",
     "timeout",
+    "call_timeout",
     "retries",
     "tolerate_fallbacks",
 )
