@@ -309,6 +309,17 @@ class TalksToServers(Protocol):
 
 
 @runtime_checkable
+class PlansCalls(Protocol):
+    """A mind whose turns are model calls: how many a part of a round takes, so the round's
+    progress says the calls it expects from its own plan (a mind without: none)."""
+
+    def planned_calls(self, purpose: str, agents: Sequence[str], edges: int = 0) -> int:
+        """The calls ``purpose`` takes (``narrate``, ``decide`` and ``speak`` for ``agents``,
+        ``judge`` with ``agents`` observing and ``edges`` relations triggered)."""
+        ...
+
+
+@runtime_checkable
 class DecidesAtOnce(Protocol):
     """A mind that decides for a round's agents in one call (the offline mind weighs their
     candidate acts together): phase 1 calls :meth:`decide_all` instead of gathering a
