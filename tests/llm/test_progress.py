@@ -348,3 +348,27 @@ def test_a_run_on_a_terminal_shows_its_rounds_calls_bar(
     # those the estimate expected (no round before the first says)
     assert re.search(r"^━+ round 0/1 · 0 calls · ETA unknown", shown), shown
     assert re.search(rf"round 1/1 · {done}/~\d+ calls · ETA 0\.0 s", shown), shown
+
+
+def test_each_decision_is_told_as_its_reply_arrives(stub: StubLLM) -> None:
+    """An LLM round's AgentDecided for an agent comes when its own reply is in, while other
+    decisions are still being asked (not all at the end of phase 1)."""
+    from engine.round.events import AgentDecided
+
+    done: list[int] = []
+
+    async def play() -> None:
+        sim = Simulation.new(resolve_scenario("tavern"), seed=0, mind=settings(stub, timeout=10))
+        sim.subscribe(
+            lambda e: done.append(sim.progress.now().done)
+            if isinstance(e, AgentDecided)
+            else None
+        )
+        try:
+            await sim.step()
+        finally:
+            await sim.aclose()
+            await close_clients()
+
+    asyncio.run(play())
+    assert done == [1, 2, 3, 4, 5]  # the calls done when each decision was told
