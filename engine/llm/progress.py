@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 
+from .gate import Gate
+
 _CURRENT: ContextVar[Calls | None] = ContextVar("socialsim_progress", default=None)
 _WATCH: ContextVar[Callable[[Calls], None] | None] = ContextVar("socialsim_watch", default=None)
 
@@ -52,6 +54,14 @@ def exchange(key: str) -> Iterator[None]:
         finished(key)
 
 
+async def passage() -> None:
+    """Wait while the round's simulation is held (see :meth:`Calls.gate`); at once outside
+    a simulation's round."""
+    calls = _CURRENT.get()
+    if calls is not None:
+        await calls.gate.passage()
+
+
 @contextlib.contextmanager
 def watch_new(hook: Callable[[Calls], None]) -> Iterator[None]:
     """``hook(calls)`` hears of every :class:`Calls` made while the block runs (in its
@@ -72,10 +82,13 @@ class Progress:
     done: int = 0
     #: The round's expected calls (None: unknown); never below the calls done and in flight.
     expected: int | None = None
+    #: Calls sent and not yet answered (they run on while held).
     in_flight: int = 0
     #: When the oldest call in flight started (None: none in flight).
     oldest_started: float | None = None
     round_started: float = 0.0
+    #: True while no new call goes out (:meth:`Calls.gate` held; ``Simulation.hold``).
+    held: bool = False
 
     def oldest_age(self, now: float | None = None) -> float | None:
         """Seconds the oldest call in flight has waited."""
@@ -115,6 +128,8 @@ class Calls:
         self._flight: dict[str, list[float]] = {}
         self._listeners: list[Callable[[PhaseDone], None]] = []
         self._watchers: list[Callable[[Progress], None]] = []
+        #: Held, the simulation's rounds send no new call (``Simulation.hold``).
+        self.gate = Gate(self._changed)
         hook = _WATCH.get()
         if hook is not None:
             hook(self)
@@ -155,6 +170,7 @@ class Calls:
             len(starts),
             min(starts, default=None),
             self._round_started,
+            self.gate.held,
         )
 
     @contextlib.contextmanager

@@ -20,7 +20,6 @@ from typing import Any, Protocol
 
 from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
-from . import progress
 from .keys import api_key
 from .limit import AdaptiveLimit
 from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
@@ -29,8 +28,6 @@ from .tokens import Counter
 
 Sink = Callable[[str], None]
 BACKOFF_BASE = 0.25
-#: Awaited before every attempt when set: a rate limit shared across processes (Ray sweeps).
-RATE_LIMIT: Callable[[], Any] | None = None
 BACKOFF_CAP = 8.0
 #: Formats sent as ``response_format`` (a server may refuse them, or accept and ignore them).
 RESPONSE_FORMATS = frozenset({"json_schema", "json_object_schema", "json_object"})
@@ -224,32 +221,29 @@ class LiteLLMTransport:
         if self._described is not None:
             await self._start_at_slots(request.model)
         attempts = 0
-        with progress.exchange(request.key):
-            while True:
-                attempts += 1
-                if RATE_LIMIT is not None:
-                    await RATE_LIMIT()
-                ticket = await self.limit.acquire()
-                start = time.perf_counter()
-                failure: Exception | None = None
-                try:
-                    reply = await self._once(request)
-                except Exception as err:
-                    failure = err
-                finally:
-                    await self.limit.release(ticket)
-                if failure is None:
-                    reply.latency_s = round(time.perf_counter() - start, 4)
-                    reply.attempts = attempts
-                    await self.limit.answered(
-                        reply.latency_s, reply.prompt_tokens, reply.completion_tokens
-                    )
-                    return reply
-                if isinstance(failure, StreamCut) and self.settings.api_base:
-                    self.limit.interrupted()
-                elif self._overloads(failure):
-                    self.limit.overloaded()
-                await asyncio.sleep(self._backoff(request, failure, attempts))
+        while True:
+            attempts += 1
+            ticket = await self.limit.acquire()
+            start = time.perf_counter()
+            failure: Exception | None = None
+            try:
+                reply = await self._once(request)
+            except Exception as err:
+                failure = err
+            finally:
+                await self.limit.release(ticket)
+            if failure is None:
+                reply.latency_s = round(time.perf_counter() - start, 4)
+                reply.attempts = attempts
+                await self.limit.answered(
+                    reply.latency_s, reply.prompt_tokens, reply.completion_tokens
+                )
+                return reply
+            if isinstance(failure, StreamCut) and self.settings.api_base:
+                self.limit.interrupted()
+            elif self._overloads(failure):
+                self.limit.overloaded()
+            await asyncio.sleep(self._backoff(request, failure, attempts))
 
     def _overloads(self, err: Exception) -> bool:
         """A sign the server has more than it can do: a timeout, a 429 or 503, a cut stream."""

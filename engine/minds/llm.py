@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -16,10 +16,10 @@ from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
 from ..core.scenario import Status
 from ..core.state import ALL, Action, Decision, Mode
 from ..core.values import gap, s_self, svo_utility, theta
-from ..llm import transport as _transport
 from ..llm.client import LLMClient
 from ..llm.settings import LLMSettings
-from ..llm.transport import LiteLLMTransport, ReplayTransport, Transport
+from ..llm.stack import live_transport
+from ..llm.transport import ReplayTransport, Transport
 from . import prompts
 from .base import A, AgentContext, RelationJudgement, TokenSink
 from .planner import N_CANDIDATES, OTHERS_EFFECT
@@ -177,7 +177,7 @@ class LLMMind:
 
     def __init__(self, settings: LLMSettings, transport: Transport | None = None) -> None:
         self.settings = self.spec = settings
-        self.client = LLMClient(settings, transport or LiteLLMTransport(settings))
+        self.client = LLMClient(settings, transport or live_transport(settings))
         self._notices: list[str] = []
         self._said_slow: set[str] = set()
         self.client.notices = self._notices.append
@@ -475,9 +475,3 @@ def replay_mind(settings: LLMSettings, calls: Iterable[LLMCall]) -> LLMMind:
     It tolerates fallbacks: a replay plays the record as it is, degraded rounds included."""
     tolerant = settings.model_copy(update={"tolerate_fallbacks": True})
     return LLMMind(tolerant, transport=ReplayTransport(list(calls)))
-
-
-def share_rate_limit(acquire: Callable[[], Any]) -> None:
-    """Await ``acquire()`` before every model call of this process (a limit shared by the
-    workers of a Ray sweep)."""
-    _transport.RATE_LIMIT = acquire

@@ -281,6 +281,32 @@ class Simulation:
         """Stop :meth:`run` after the round in flight (a safe point)."""
         self._pause = True
 
+    def hold(self) -> None:
+        """Send no new LLM call from now on, mid-round included; thread-safe (the app's UI
+        thread may call it while the engine thread plays the round).
+
+        A call already sent runs on and finishes (answered or failed, after its retries),
+        and its exchange is kept as every answered one is; each call about to be sent waits
+        (before it takes a slot of the in-flight limit or the rate limit) until
+        :meth:`release`. The round itself is neither ended nor saved: once its in-flight
+        calls are done (``progress.now().in_flight == 0``) the task playing it may be
+        cancelled (quit) with nothing answered lost, or the run released to go on. A call
+        checked the gate just before ``hold`` still goes out: at most one per concurrent
+        exchange, within microseconds. Holding an offline run changes nothing (it sends no
+        calls). Stays held across rounds until released; ``progress.now().held`` says it.
+        """
+        self.progress.gate.hold()
+
+    def release(self) -> None:
+        """Let the calls held by :meth:`hold` go out, and new ones after them; thread-safe.
+        A no-op when not held."""
+        self.progress.gate.release()
+
+    @property
+    def held(self) -> bool:
+        """True between :meth:`hold` and :meth:`release` (any thread may read it)."""
+        return self.progress.gate.held
+
     def extend(self, rounds: int) -> None:
         """Plan ``rounds`` more rounds beyond the current one. The save records the new
         total with the next round's file and index line (a failed round leaves the save as

@@ -310,9 +310,9 @@ def test_the_shared_rate_limit_hands_out_slots_one_interval_apart(monkeypatch):
 
 def limited() -> bool:
     """A job: whether this worker's LLM calls wait for the shared limit."""
-    from engine.llm import transport
+    from engine.llm import stack
 
-    return transport.RATE_LIMIT is not None
+    return stack.rate_limit() is not None
 
 
 def test_local_workers_share_one_rate_limit():

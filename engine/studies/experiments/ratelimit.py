@@ -46,7 +46,7 @@ def local_limit(rate: float) -> tuple[BaseManager, Any]:
 def install(reserve: Callable[[], Awaitable[float]]) -> None:
     """Make every LLM call of this process wait for its slot: ``reserve()`` gives the
     seconds to wait."""
-    from ...minds.llm import share_rate_limit
+    from ...llm.stack import share_rate_limit
 
     async def acquire() -> None:
         delay = await reserve()
