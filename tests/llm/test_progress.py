@@ -360,9 +360,7 @@ def test_each_decision_is_told_as_its_reply_arrives(stub: StubLLM) -> None:
     async def play() -> None:
         sim = Simulation.new(resolve_scenario("tavern"), seed=0, mind=settings(stub, timeout=10))
         sim.subscribe(
-            lambda e: done.append(sim.progress.now().done)
-            if isinstance(e, AgentDecided)
-            else None
+            lambda e: done.append(sim.progress.now().done) if isinstance(e, AgentDecided) else None
         )
         try:
             await sim.step()

@@ -113,9 +113,15 @@ def _launch(
     if app_.discarded:
         typer.echo(f"{sim.run_id}: no round played, nothing saved (the run was not kept)")
         return
+    kept = ""
+    if app_.kept is not None:
+        kept = (
+            f"; round {sim.round + 1} stopped mid-round, its {app_.kept} answered exchanges "
+            "kept for the next open"
+        )
     typer.echo(
         f"{sim.run_id}: round {sim.round}/{sim.total_rounds} saved in "
-        f"{sim.store.run_dir(sim.run_id)}"
+        f"{sim.store.run_dir(sim.run_id)}{kept}"
     )
 
 

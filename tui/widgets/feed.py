@@ -13,9 +13,9 @@ from __future__ import annotations
 from rich.console import Console
 from rich.text import Text
 from textual import events
+from textual.containers import VerticalScroll
 from textual.geometry import Size
 from textual.reactive import reactive
-from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from engine import Action, Decision, Mode
@@ -41,7 +41,7 @@ def decision_line(round_no: int, agent: str, decision: Decision, forced: bool) -
         line = tag + Text(agent, style="bold") + Text(" stays silent", style="dim italic")
     else:
         who = _who(agent, decision.mode, decision.target)
-        who.append(f", {decision.stance}, urgency {decision.urgency}", style="dim")
+        who.append(f", {decision.stance}, urgency {decision.urgency:.3g}", style="dim")
         line = tag + Text.assemble((agent, "bold"), " decides") + who[len(agent) :]
     if decision.intent and not forced:
         line.append(f": {strip_controls(decision.intent)}", style="dim italic")

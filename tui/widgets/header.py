@@ -82,6 +82,8 @@ def round_text(sim: Simulation, compact: bool = False) -> str:
     7/~15 calls · 2 in flight, oldest 12 s · ~1.2 min left`` (empty before the round's first
     phase)."""
     p = sim.progress.now()
+    if p.held:
+        return held_text(p.in_flight, p.done)
     if not p.phase:
         return ""
     of = f"/~{p.expected}" if p.expected is not None else ""
@@ -99,12 +101,24 @@ def round_text(sim: Simulation, compact: bool = False) -> str:
     return " · ".join(parts)
 
 
+def held_text(in_flight: int, done: int) -> str:
+    """``pausing: 2 calls in flight``, then ``paused mid-round (5 exchanges kept)`` (or
+    before the round's first call)."""
+    if in_flight:
+        return f"pausing: {in_flight} call{'s' * (in_flight != 1)} in flight"
+    if not done:
+        return "paused before the round's first call · r goes on"
+    return f"paused mid-round ({done} exchange{'s' * (done != 1)} kept) · r goes on"
+
+
 def header_text(sim: Simulation, running: bool, width: int | None = None) -> Text:
     """Two lines: state, round, LLM calls in flight, scenario / mind, usage, run id,
     lineage, queued interventions. Where they are wider than ``width``, the run ids are
     abbreviated, then the lines compacted."""
     usage = usage_totals(sim.history.usages())  # from the save's index: no round is read
     state = ("▶ running", "bold green") if running else ("❚❚ paused", "bold yellow")
+    if running and sim.held:
+        state = ("❚❚ pausing" if sim.progress.now().in_flight else "❚❚ paused", "bold yellow")
     if sim.finished and not running:
         state = ("■ finished", "bold")
     lines = []
@@ -131,6 +145,8 @@ def header_text(sim: Simulation, running: bool, width: int | None = None) -> Tex
     for line in lines:
         line.no_wrap = True
         line.overflow = "ellipsis"
+        if width is not None:
+            line.truncate(width, overflow="ellipsis")
     text = Text("\n").join(lines)
     text.no_wrap = True
     text.overflow = "ellipsis"
