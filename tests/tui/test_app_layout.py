@@ -588,14 +588,25 @@ async def _focused(pilot) -> None:
     await pilot.pause()
 
 
+async def _feed_live(pilot) -> None:
+    """Tavern's round 2 as the feed shows it while a round is played (folded: its latest
+    lines, whatever panes fit): its decisions and words, a private one marked."""
+    await pilot.pause()
+    await step(pilot, 2)
+    pilot.app.main.running = True  # as while the round is in flight
+    await pilot.pause()
+
+
 SIZES = [(80, 24), (100, 30), (160, 48)]
+CASES = {"events-open": ("tavern", _events_open), "feed-live": ("tavern", _feed_live)}
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "100x30", "160x48"])
-@pytest.mark.parametrize("case", ["events-open", "thirty-focused"])
+@pytest.mark.parametrize("case", ["events-open", "feed-live", "thirty-focused"])
 def test_main_screen_snapshot(snap_compare, saves: Path, thirty: Path, case: str, size) -> None:
-    if case == "events-open":
-        app, before = snapshot_app(saves, "tavern"), _events_open
+    if case in CASES:
+        scenario, before = CASES[case]
+        app = snapshot_app(saves, scenario)
     else:
         app, before = snapshot_app(saves, thirty), _focused
     assert snap_compare(app, terminal_size=size, run_before=before)

@@ -23,7 +23,7 @@ from engine.core.textsafe import strip_controls
 
 #: The folded strip's lines while a round is played, by terminal height (up to the first
 #: height, the lines after it): the latest decisions and words.
-LIVE_LINES = ((30, 3), (44, 5), (10_000, 8))
+LIVE_LINES = ((30, 4), (44, 6), (10_000, 9))
 
 
 def _who(agent: str, mode: Mode, target: str | None) -> Text:
@@ -178,17 +178,8 @@ class RoundFeed(Widget):
         if self.expanded:
             return [line for item in entries for line in item.wrap(console, width)]
         cap = self.folded_lines()
-        if self.live:  # the latest lines, under a line saying how many entries came before
-            shown: list[Text] = []
-            k = len(entries)
-            while k and len(shown) < cap:
-                k -= 1
-                shown[:0] = entries[k].wrap(console, width)
-            if not k and len(shown) <= cap:
-                return shown
-            more = f"{k} more" if k else "more"
-            earlier = Text(f"… {more} above (i: all)", style="bold dim")
-            return [earlier, *shown[len(shown) - cap + 1 :]]
+        if self.live:
+            return self._latest(entries, cap, width)
         wrapped = [line for item in self.items for line in item.wrap(console, width)]
         hidden = max(0, len(wrapped) - cap) + len(self.round_log)
         if not hidden:
@@ -199,6 +190,32 @@ class RoundFeed(Widget):
         last.truncate(max(0, width - len(hint)))
         last.append(hint, style="bold dim")
         return [*shown[:-1], last]
+
+    def _latest(self, entries: list[Text], cap: int, width: int) -> list[Text]:
+        """The latest entries that fit ``cap`` lines, under a line saying how many came
+        before: each entry whole, but the newest (its latest words, when it is longer than
+        the strip) and the oldest shown (its first lines, cut with …)."""
+        console: Console = self.app.console
+        wrapped = [entry.wrap(console, width) for entry in entries[-cap:]]
+        if sum(len(w) for w in wrapped) <= cap and len(entries) <= cap:
+            return [line for w in wrapped for line in w]
+        room, shown, k = cap - 1, [], len(wrapped)
+        while k and room:
+            k -= 1
+            lines = list(wrapped[k])
+            if len(lines) > room:
+                if k == len(wrapped) - 1:  # the newest: its latest words
+                    lines = lines[-room:]
+                    lines[0] = Text("…", style="dim") + lines[0]
+                else:  # an older one: who said it and how it began
+                    lines = lines[:room]
+                    lines[-1].truncate(max(0, width - 1))
+                    lines[-1].append("…", style="dim")
+            shown[:0] = lines
+            room -= len(lines)
+        before = len(entries) - (len(wrapped) - k)
+        more = Text(f"… {before} more above (i: all)" if before else "", style="bold dim")
+        return [more, *shown]
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self.lines(width))
