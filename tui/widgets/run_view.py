@@ -253,6 +253,13 @@ class RunView(Vertical):
         self.query_one(RoundFeed).start(message.round, started_lines(message.round, message.events))
 
     @on(messages.Decided)
+    @on(messages.Spoke)
+    @on(messages.Judged)
+    def _calls_moved(self) -> None:
+        """A reply arrived: the header's calls done move on now, not at its next tick."""
+        self.query_one(RunHeader).refresh()
+
+    @on(messages.Decided)
     def _decided(self, message: messages.Decided) -> None:
         line = decision_line(message.round, message.agent, message.decision, message.forced)
         self.query_one(RoundFeed).decided(message.agent, message.decision, line)
