@@ -199,7 +199,8 @@ class RoundFeed(Widget):
         wrapped = [entry.wrap(console, width) for entry in entries[-cap:]]
         if sum(len(w) for w in wrapped) <= cap and len(entries) <= cap:
             return [line for w in wrapped for line in w]
-        room, shown, k = cap - 1, [], len(wrapped)
+        shown: list[Text] = []
+        room, k = cap - 1, len(wrapped)
         while k and room:
             k -= 1
             lines = list(wrapped[k])
