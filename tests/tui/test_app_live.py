@@ -65,7 +65,7 @@ async def test_an_unseen_agents_words_reach_the_feed_during_the_round(stub, save
         await pilot.press("n")
         # the header: the round under way, its phase, calls done of those its plan expects
         await until(pilot, lambda: "deciding" in _header(app))
-        assert re.search(r"round 1/9 │ deciding \d+/~\d+", _header(app)), _header(app)
+        assert re.search(r"round 1/9 +│ +deciding( ·)? \d+/~\d+", _header(app)), _header(app)
         unseen = [n for n in app.sim.scenario.names if n not in shown]
 
         def said_unseen() -> bool:
@@ -74,7 +74,7 @@ async def test_an_unseen_agents_words_reach_the_feed_during_the_round(stub, save
 
         await until(pilot, said_unseen)
         assert app.sim.round == 0 and app.main.running  # mid-round: nothing saved yet
-        assert re.search(r"speaking \d+/~\d+", _header(app)), _header(app)
+        assert re.search(r"speaking( ·)? \d+/~\d+", _header(app)), _header(app)
         # folded, the feed shows the latest lines: the words just said
         assert "“" in feed.render().plain
         await pilot.press("q", "q")
