@@ -158,7 +158,7 @@ class SocialsimApp(App[None]):
             self.clear_notifications()
             self.notify(
                 f"Quitting: waiting for {progress.in_flight} {calls} in flight "
-                f"({progress.done} answered, kept); q again: quit now."
+                f"({self.sim.journaled} answered, kept); q again: quit now."
             )
             return
         self._stop_round()
@@ -169,9 +169,8 @@ class SocialsimApp(App[None]):
         if self._quit_timer is not None:
             self._quit_timer.stop()
             self._quit_timer = None
-        progress = self.sim.progress.now()
-        if progress.round > self.sim.round and progress.done:
-            self.kept = progress.done
+        if self.sim.journaled:
+            self.kept = self.sim.journaled
         self.main.workers.cancel_group(self.main, "engine")
 
     @on(events.Mount)

@@ -175,6 +175,13 @@ class LLMClient:
         showed it."""
         return self.roles.resolved()
 
+    def settle(self, modes: dict[str, str], roles: dict[str, str]) -> None:
+        """Start from what a saved run found: each model's structured mode (no probe) and
+        where its system text goes (see :meth:`SystemRoles.restore`)."""
+        for model, mode in modes.items():
+            self._formats_of(model).settle(mode)
+        self.roles.restore(roles)
+
     def _notice(self, line: str) -> None:
         if line in self.said:
             return
@@ -362,7 +369,7 @@ class LLMClient:
         """Check what the server read of the prompt. True when a model's first exchange
         showed its system text dropped: the exchange is recorded under its own key, the
         model is merged from now on, and the caller asks again."""
-        first = not self.roles.settled(request.model)
+        first = self.roles.checking(request.model)
         system = (
             sum(
                 self._tokens(request.model, m["content"])

@@ -48,6 +48,15 @@ class Formats:
         self._rung = 0
         self._misses = 0
 
+    def settle(self, mode: str) -> None:
+        """Start settled at ``mode`` (what a saved run found; no probe): a mode outside
+        this model's ladder (``auto``, or another ``--structured``) changes nothing. A reply
+        refusing it or ignoring it steps down from there, as from any settled format."""
+        for rung, format in enumerate(self._ladder):
+            if MODE_OF[format] == mode:
+                self._rung, self._misses, self.settled = rung, 0, True
+                return
+
     @property
     def current(self) -> Structured:
         """The format to ask with now."""

@@ -4,6 +4,8 @@ retries, call limits and profiling).
 
 From the outside in:
 
+* :class:`~engine.llm.journal.Journaled` — serves the exchanges a run's journal kept of a
+  round not yet saved (no server asked) and appends every exchange answered;
 * :class:`Tracked` — waits while the simulation is held (its gate), and reports each
   exchange sent to the round's progress (in flight, done);
 * :class:`RateLimited` — waits for a slot of a rate limit shared across processes (the
@@ -17,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from . import progress
+from .journal import Journaled
 from .settings import LLMSettings
 from .transport import LiteLLMTransport, Reply, Request, Transport
 
@@ -68,10 +71,11 @@ class RateLimited:
         await self.inner.aclose()
 
 
-def live_transport(settings: LLMSettings) -> Transport:
-    """The live stack of a run's calls (see the module's docstring)."""
+def live_transport(settings: LLMSettings) -> Journaled:
+    """The live stack of a run's calls (see the module's docstring); its journal is attached
+    by the simulation that plays a saved run."""
     transport: Transport = LiteLLMTransport(settings)
     acquire = rate_limit()
     if acquire is not None:
         transport = RateLimited(transport, acquire)
-    return Tracked(transport)
+    return Journaled(Tracked(transport))

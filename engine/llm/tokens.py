@@ -57,6 +57,18 @@ class SystemRoles:
     def __init__(self, mode: SystemRole) -> None:
         self.mode = mode
         self._merge: dict[str, bool] = {}
+        #: Models whose role a saved run gave: their next exchange is checked as a first.
+        self._restored: set[str] = set()
+
+    def restore(self, roles: dict[str, str]) -> None:
+        """Where a saved run found each model's system text goes (keep or merge): used
+        from the first exchange on; that exchange is still checked, and a dropped system
+        text switches the model to merge again (the server changed)."""
+        if self.mode != "auto":
+            return
+        for model, role in roles.items():
+            self._merge[model] = role == "merge"
+            self._restored.add(model)
 
     def resolved(self) -> dict[str, str]:
         """model -> keep or merge, for the models whose role is settled."""
@@ -71,13 +83,19 @@ class SystemRoles:
     def settled(self, model: str) -> bool:
         return self.mode != "auto" or model in self._merge
 
+    def checking(self, model: str) -> bool:
+        """True while ``model``'s next exchange is checked as its first (not settled, or
+        settled from a saved run)."""
+        return not self.settled(model) or model in self._restored
+
     def check(self, model: str, sent: int, system: int, read: int) -> str | None:
         """The first exchange of ``model`` (server read ``read`` of ``sent`` tokens, ``system``
         of them the system text): None if all arrived, ``"dropped"`` if the system text was
         dropped (the model is merged from now on), ``"cut"`` if the prompt was cut."""
-        first = model not in self._merge
-        if first:
+        first = model not in self._merge or model in self._restored
+        if model not in self._merge:
             self._merge[model] = self.mode == "merge"
+        self._restored.discard(model)
         if read <= 0 or read >= sent * SHORTFALL or sent - read < SLACK:
             return None
         if first and self.mode == "auto" and system > 0 and read <= (sent - system) * 1.25 + 16:

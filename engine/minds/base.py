@@ -23,6 +23,8 @@ from .spec import MindSpec
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..llm.journal import Journal
+
 A = TypeVar("A", bound=BaseModel)
 TokenSink = Callable[[str], None]
 
@@ -316,6 +318,21 @@ class PlansCalls(Protocol):
     def planned_calls(self, purpose: str, agents: Sequence[str], edges: int = 0) -> int:
         """The calls ``purpose`` takes (``narrate``, ``decide`` and ``speak`` for ``agents``,
         ``judge`` with ``agents`` observing and ``edges`` relations triggered)."""
+        ...
+
+
+@runtime_checkable
+class Resumable(Protocol):
+    """A mind that takes a saved run up where it stopped: the journal of the round in play
+    (``engine.llm.journal``), and what the run found its servers take."""
+
+    def keep_journal(self, journal: Journal) -> bool:
+        """Journal the exchanges in ``journal``, serving the ones it holds; False if this
+        mind's exchanges are not journaled (a replay's)."""
+        ...
+
+    def settle(self, modes: dict[str, str], roles: dict[str, str]) -> None:
+        """Use each model's saved structured mode and system role from the first call."""
         ...
 
 

@@ -17,6 +17,7 @@ from ..core.scenario import Status
 from ..core.state import ALL, Action, Decision, Mode
 from ..core.values import gap, s_self, svo_utility, theta
 from ..llm.client import LLMClient
+from ..llm.journal import Journal, Journaled
 from ..llm.settings import LLMSettings
 from ..llm.stack import live_transport
 from ..llm.transport import ReplayTransport, Transport
@@ -454,6 +455,19 @@ class LLMMind:
         """How each model is asked for structured replies (schema, json or text; "auto"
         until its first exchange), for the run metadata and the app header."""
         return self.client.modes()
+
+    def keep_journal(self, journal: Journal) -> bool:
+        """Journal this mind's exchanges in ``journal`` (and serve the round's journaled
+        ones); False when its transport does not journal (a replay's)."""
+        transport = self.client.transport
+        if isinstance(transport, Journaled):
+            transport.attach(journal)
+            return True
+        return False
+
+    def settle(self, modes: dict[str, str], roles: dict[str, str]) -> None:
+        """Start from a saved run's structured modes and system roles: no probe."""
+        self.client.settle(modes, roles)
 
     def take_calls(self) -> list[LLMCall]:
         self._observers.clear()  # the round's batched judgements are done

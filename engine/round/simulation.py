@@ -26,10 +26,11 @@ from ..errors import (
     SaveError,
     SocialsimError,
 )
+from ..llm.journal import Journal
 from ..llm.progress import Calls
 from ..llm.settings import LLMSettings
 from ..minds import AgentContext, Mind, make_mind
-from ..minds.base import PastRound, TalksToServers
+from ..minds.base import PastRound, Resumable, TalksToServers
 from ..minds.human import Ask, HumanMind, check_players
 from ..minds.spec import OFFLINE, MindSpec, Offline
 from ..saves.history import History, HistoryView
@@ -103,6 +104,14 @@ class Simulation:
         self.played: PlayedRound | None = None
         if meta.pending_round <= self.round:
             self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
+        #: The exchanges of the round in play not yet saved (a saved LLM run's).
+        self._journal: Journal | None = None
+        if isinstance(mind, Resumable):
+            mind.settle(dict(meta.structured_modes), dict(meta.system_roles))
+            journal = Journal(files.folder) if files else None
+            if journal is not None and mind.keep_journal(journal):
+                self._journal = journal
+                journal.begin(self.round + 1)
 
     # -- construction ------------------------------------------------------------------
 
@@ -303,6 +312,13 @@ class Simulation:
         self.progress.gate.release()
 
     @property
+    def journaled(self) -> int:
+        """The exchanges of the round in play kept in the run's journal: served again,
+        without asking the server, when the round is played (this process or the next
+        open). 0 for an offline or unsaved run, and after each saved round."""
+        return self._journal.kept if self._journal is not None else 0
+
+    @property
     def held(self) -> bool:
         """True between :meth:`hold` and :meth:`release` (any thread may read it)."""
         return self.progress.gate.held
@@ -482,6 +498,12 @@ class Simulation:
             gc.disable()
         self._taken = taken
         last = self.history.usage(-1) if self.round else None
+        if self._journal is not None and isinstance(self.mind, Resumable):
+            self.mind.keep_journal(self._journal)  # this run's, should a branch share the mind
+            self._journal.begin(self.round + 1)
+            for line in self._journal.notes:
+                self._emit(Notice(run_id=self.run_id, round=self.round + 1, message=line))
+            self._journal.notes.clear()
         try:
             with self.progress.round(self.round + 1, last.calls if last else None):
                 played = await self._play_round(taken)
@@ -491,7 +513,9 @@ class Simulation:
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
             raise
         except asyncio.CancelledError:  # a person's turn withdrawn, or the app quit
-            self.mind.take_calls()  # the round is played again from its start
+            # The round is played again from its start, its answered exchanges from the
+            # journal.
+            self.mind.take_calls()
             raise
         finally:
             self._taken = None
@@ -525,6 +549,8 @@ class Simulation:
             summary = RoundSummary(round=played.round, metrics=metrics, usage=played.usage)
         self.history.append(played, summary)
         self._counter, self._columns, self.played = counter, played.after, played
+        if self._journal is not None:
+            self._journal.drop()
 
     def _save(self, files: RunFiles, file: RoundFile) -> IndexEntry:
         """Write the round's file (a keyframe every :data:`KEYFRAME_EVERY` rounds); the first

@@ -89,7 +89,8 @@ async def test_r_pauses_between_calls_and_goes_on(stub, saves: Path):
         assert app.sim.held
         await until(pilot, lambda: "paused mid-round" in _header(app))
         asked = stub.calls
-        kept = app.sim.progress.now().done
+        kept = app.sim.journaled
+        assert kept == app.sim.progress.now().done >= 2  # every answer in the journal
         assert f"paused mid-round ({kept} exchanges kept)" in _header(app)
         await pilot.pause(3 * CALL)
         assert stub.calls == asked and app.sim.round == 0  # no new call while paused
@@ -111,6 +112,15 @@ async def test_q_mid_round_quits_once_the_calls_in_flight_are_answered(stub, sav
     answered = app.sim.progress.now().done
     assert app.kept == answered >= 2 and stub.calls == answered
     assert app.sim.round == 0
+    # the next open asks only what the round had not been answered
+    reopened = build_app(app.sim.run_id, saves=saves)
+    async with reopened.run_test(size=(80, 24)) as pilot:
+        await pilot.press("n")
+        await until(pilot, lambda: reopened.sim.round == 1)
+        played = reopened.sim.records[-1].usage
+    assert played is not None
+    assert stub.calls == answered + (played.calls - answered)  # none asked twice
+    assert stub.calls == played.calls
 
 
 def test_the_quit_line_says_how_many_exchanges_are_kept(
@@ -125,7 +135,7 @@ def test_the_quit_line_says_how_many_exchanges_are_kept(
     args = ("--model", "openai/stub", "--api-base", "http://127.0.0.1:9/v1")
     result = run_cli("tui", "tavern", "--saves", str(saves), *args, "--confirm-above", "never")
     assert result.code == 0, result.err
-    assert "round 1 stopped mid-round, its 7 answered exchanges kept for the next open" in (
+    assert "round 1 stopped mid-round, its 7 answered exchanges kept in its journal" in (
         " ".join(result.out.split())
     )
 

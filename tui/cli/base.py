@@ -3,6 +3,7 @@ console, running a coroutine (SIGTERM stops it like Ctrl+C), the run and saves p
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
@@ -185,11 +186,18 @@ def make_console(stderr: bool = False) -> Console:
 
 
 def saved_so_far(sim: Simulation) -> str:
-    """Where an interrupted run stands: its last saved round and how to go on."""
+    """Where an interrupted run stands: its last saved round, the exchanges of the next one
+    kept in its journal, and how to go on."""
     where = f" in {sim.store.run_dir(sim.run_id)}" if sim.store is not None else ""
+    kept = sim.journaled
+    journaled = (
+        f"; {kept} exchange{'s' * (kept != 1)} of round {sim.round + 1} kept for the next open"
+        if kept
+        else ""
+    )
     return (
-        f"run {sim.run_id} is saved up to round {sim.round}/{sim.total_rounds}{where}; "
-        f"socialsim resume {sim.run_id} continues it"
+        f"run {sim.run_id} is saved up to round {sim.round}/{sim.total_rounds}{where}"
+        f"{journaled}; socialsim resume {sim.run_id} continues it"
     )
 
 
@@ -209,22 +217,82 @@ class _Terminated:
             raise KeyboardInterrupt
 
 
-def run_async(coro: Coroutine[Any, Any, T], interrupted: Callable[[], str] | None = None) -> T:
+class _Hold:
+    """Ctrl+C or SIGTERM while an LLM run plays: the first holds the run (no new call) and
+    ends it once its calls in flight are answered and journaled; a second ends it at once,
+    abandoning them. Either way the play task is cancelled and the run's finished rounds
+    are saved."""
+
+    #: How often the calls in flight are looked at while waiting for them.
+    POLL = 0.05
+
+    def __init__(self, sim: Simulation, task: asyncio.Task[Any], terminated: _Terminated) -> None:
+        self.sim, self.task, self.terminated = sim, task, terminated
+        self.stopping = False
+        self.waiter: asyncio.Task[None] | None = None
+
+    def __call__(self, signum: int) -> None:
+        self.terminated.received |= signum == signal.SIGTERM
+        what = "terminated" if signum == signal.SIGTERM else "interrupted"
+        if self.stopping:
+            say(f"{what} again: abandoning the calls in flight")
+            self.task.cancel()
+            return
+        self.stopping = True
+        self.sim.hold()
+        flying = self.sim.progress.now().in_flight
+        if flying:
+            again = "Ctrl+C again" if signum == signal.SIGINT else "a second SIGTERM"
+            say(
+                f"{what}: no new call; waiting for {flying} call{'s' * (flying > 1)} in flight "
+                f"({again}: abandon them)"
+            )
+        self.waiter = asyncio.ensure_future(self._stop_when_answered())
+
+    async def _stop_when_answered(self) -> None:
+        while self.sim.progress.now().in_flight:
+            await asyncio.sleep(self.POLL)
+        self.task.cancel()
+
+
+def run_async(
+    coro: Coroutine[Any, Any, T],
+    interrupted: Callable[[], str] | None = None,
+    holds: Simulation | None = None,
+) -> T:
     """Run a coroutine, then close any LLM clients it opened (no unclosed-client warnings).
     Ctrl+C or SIGTERM ends it with one line (``interrupted()``: what is saved) and exit code
-    130 or 143."""
-    import asyncio
+    130 or 143. ``holds``: the LLM run the coroutine plays, which the first Ctrl+C or SIGTERM
+    holds until its calls in flight are answered (see :class:`_Hold`)."""
     import threading
 
+    terminated = _Terminated()
+
     async def main() -> T:
+        task = asyncio.ensure_future(coro)
+        loop = asyncio.get_running_loop()
+        hooked = holds is not None and holds.meta.llm is not None and main_thread
+        if hooked:
+            assert holds is not None
+            hold = _Hold(holds, task, terminated)
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.add_signal_handler(signum, hold, signum)
         try:
-            return await coro
+            return await task
+        except asyncio.CancelledError:
+            if hooked and task.cancelled():
+                raise KeyboardInterrupt from None
+            raise
         finally:
+            if hooked:
+                for signum in (signal.SIGINT, signal.SIGTERM):
+                    loop.remove_signal_handler(signum)
+                signal.signal(signal.SIGTERM, terminated)
+                signal.signal(signal.SIGINT, signal.default_int_handler)
             from engine.llm.transport import close_clients
 
             await close_clients()
 
-    terminated = _Terminated()
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, terminated) if main_thread else None
     try:

@@ -117,7 +117,7 @@ def _launch(
     if app_.kept is not None:
         kept = (
             f"; round {sim.round + 1} stopped mid-round, its {app_.kept} answered exchanges "
-            "kept for the next open"
+            "kept in its journal for the next open"
         )
     typer.echo(
         f"{sim.run_id}: round {sim.round}/{sim.total_rounds} saved in "
@@ -204,7 +204,7 @@ def _play_to_the_end(sim: Simulation, store: SaveStore, rounds: int | None, quie
     from engine.errors import DegradedRunError
 
     try:
-        run_async(_play(sim, rounds, quiet), interrupted=lambda: saved_so_far(sim))
+        run_async(_play(sim, rounds, quiet), lambda: saved_so_far(sim), holds=sim)
     except DegradedRunError as err:
         _finish(sim, store)
         fail(_degraded_line(sim, store, str(err)))

@@ -83,7 +83,7 @@ def round_text(sim: Simulation, compact: bool = False) -> str:
     phase)."""
     p = sim.progress.now()
     if p.held:
-        return held_text(p.in_flight, p.done)
+        return held_text(p.in_flight, sim.journaled)
     if not p.phase:
         return ""
     of = f"/~{p.expected}" if p.expected is not None else ""
@@ -101,14 +101,14 @@ def round_text(sim: Simulation, compact: bool = False) -> str:
     return " · ".join(parts)
 
 
-def held_text(in_flight: int, done: int) -> str:
-    """``pausing: 2 calls in flight``, then ``paused mid-round (5 exchanges kept)`` (or
-    before the round's first call)."""
+def held_text(in_flight: int, kept: int) -> str:
+    """``pausing: 2 calls in flight``, then ``paused mid-round (5 exchanges kept)`` (``kept``:
+    in the run's journal; none: before the round's first call)."""
     if in_flight:
         return f"pausing: {in_flight} call{'s' * (in_flight != 1)} in flight"
-    if not done:
+    if not kept:
         return "paused before the round's first call · r goes on"
-    return f"paused mid-round ({done} exchange{'s' * (done != 1)} kept) · r goes on"
+    return f"paused mid-round ({kept} exchange{'s' * (kept != 1)} kept) · r goes on"
 
 
 def header_text(sim: Simulation, running: bool, width: int | None = None) -> Text:
