@@ -119,8 +119,7 @@ async def test_q_mid_round_quits_once_the_calls_in_flight_are_answered(stub, sav
         await until(pilot, lambda: reopened.sim.round == 1)
         played = reopened.sim.records[-1].usage
     assert played is not None
-    assert stub.calls == answered + (played.calls - answered)  # none asked twice
-    assert stub.calls == played.calls
+    assert stub.calls == played.calls > answered  # none asked twice
 
 
 def test_the_quit_line_says_how_many_exchanges_are_kept(
