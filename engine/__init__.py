@@ -40,6 +40,7 @@ _EXPORTS = {
     "core.state": (
         "ALL",
         "Action",
+        "Decision",
         "ForcedAction",
         "Mode",
         "RoundRecord",

@@ -27,11 +27,15 @@ from .screens.main import MainScreen, binding_ids
 from .session import Session
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
+
     from engine.studies.estimate import Estimate
 
 DEFAULT_SCENARIO = "tavern"
 #: The app's return code after SIGTERM (128 + 15, as a shell reports a process it ended).
 TERMINATED = 143
+#: How often a quit waiting for the calls in flight looks again (seconds).
+QUIT_POLL = 0.1
 
 
 class SocialsimApp(App[None]):
@@ -44,6 +48,10 @@ class SocialsimApp(App[None]):
         super().__init__()
         self.session = session
         self._quitting = False
+        self._quit_timer: Timer | None = None
+        #: The exchanges of the round in flight answered before quitting mid-round (kept
+        #: for the next open); None: no round was stopped.
+        self.kept: int | None = None
         #: The new run was deleted on quitting: no round was played, nothing named in it.
         self.discarded = False
         #: A new LLM run's estimate above ``--confirm-above`` (and the threshold): asked first.
@@ -121,18 +129,49 @@ class SocialsimApp(App[None]):
         await super().on_event(event)
 
     def action_quit_safely(self) -> None:
-        """Quit; a round in flight is finished and saved first (asked again: quit now, the
-        round in flight dropped, the save keeping the one before)."""
+        """Quit. An LLM round in flight sends no new call; once the calls in flight are
+        answered the round stops, its answered exchanges kept for the next open (asked again:
+        at once, the calls in flight abandoned). An offline round is finished and saved
+        first (asked again: dropped, the save keeping the one before)."""
         if not self.main.running:
             self.exit()
         elif self.main.withdraw_turns():  # a round waiting for a person: asked again later
             self._quitting = True
         elif self._quitting:
-            self.main.workers.cancel_group(self.main, "engine")
+            self._stop_round()
+        elif self.sim.meta.llm is not None:
+            self._quitting = True
+            self.sim.hold()
+            self._quit_timer = self.set_interval(QUIT_POLL, self._quit_when_answered)
+            self._quit_when_answered()
         else:
             self._quitting = True
             self.sim.request_pause()
             self.notify("Finishing the current round, then quitting… (q again: quit now)")
+
+    def _quit_when_answered(self) -> None:
+        """Quitting mid-round: stop the round once no call is in flight (until then, say
+        how many are)."""
+        progress = self.sim.progress.now()
+        if progress.in_flight:
+            calls = "call" if progress.in_flight == 1 else "calls"
+            self.clear_notifications()
+            self.notify(
+                f"Quitting: waiting for {progress.in_flight} {calls} in flight "
+                f"({self.sim.journaled} answered, kept); q again: quit now."
+            )
+            return
+        self._stop_round()
+
+    def _stop_round(self) -> None:
+        """Stop the round in flight: the exchanges answered so far are kept for the next
+        open (the journal), the save keeps the rounds before."""
+        if self._quit_timer is not None:
+            self._quit_timer.stop()
+            self._quit_timer = None
+        if self.sim.journaled:
+            self.kept = self.sim.journaled
+        self.main.workers.cancel_group(self.main, "engine")
 
     @on(events.Mount)
     def _catch_sigterm(self) -> None:

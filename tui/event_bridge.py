@@ -29,6 +29,8 @@ from .engine_thread import Pacer
 
 #: The screen redraws at most 30 times a second; more token messages would be wasted.
 TOKEN_INTERVAL = 1 / 30
+#: A change smaller than this is not shown as one (the matrix marks the same).
+CHANGED = 0.005
 
 
 def to_message(event: events.SimEvent) -> Message | None:
@@ -36,8 +38,15 @@ def to_message(event: events.SimEvent) -> Message | None:
     match event:
         case events.RoundStarted():
             return messages.RoundStarted(event.round, event.events)
+        case events.AgentDecided():
+            return messages.Decided(event.round, event.agent, event.decision, event.forced)
         case events.AgentSpoke():
             return messages.Spoke(event.round, event.action)
+        case events.StateUpdated():
+            changes = event.changes
+            moved = (abs(changes.delta) >= CHANGED) | (changes.status != changes.previous)
+            moods = sum(abs(e.delta) >= CHANGED for e in changes.emotions)
+            return messages.Judged(event.round, moods, int(moved.sum()))
         case events.RoundEnded():
             return messages.RoundEnded(event.record)
         case events.RunPaused():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from engine import Action, RoundRecord, ScenarioEvent
+from engine import Action, Decision, RoundRecord, ScenarioEvent
 
 
 class RoundStarted(Message):
@@ -15,6 +15,27 @@ class RoundStarted(Message):
         super().__init__()
         self.round = round_no
         self.events = events
+
+
+class Decided(Message):
+    """An agent's decision arrived (phase 1)."""
+
+    def __init__(self, round_no: int, agent: str, decision: Decision, forced: bool) -> None:
+        super().__init__()
+        self.round = round_no
+        self.agent = agent
+        self.decision = decision
+        self.forced = forced
+
+
+class Judged(Message):
+    """The round's judgements were applied: how many moods and ties they changed."""
+
+    def __init__(self, round_no: int, emotions: int, ties: int) -> None:
+        super().__init__()
+        self.round = round_no
+        self.emotions = emotions
+        self.ties = ties
 
 
 class TokensArrived(Message):

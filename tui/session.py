@@ -23,10 +23,13 @@ class Session:
 
     def discard_unplayed(self) -> bool:
         """Delete the run this launch created if no round of it was played and nothing
-        was named or queued in it (a launch quit at once leaves no empty run); True if it
-        was deleted. Call with its lock released."""
+        was named or queued in it, nor answered of its first round (a launch quit at once
+        leaves no empty run; one quit mid-round keeps its journal for the next open); True
+        if it was deleted. Call with its lock released."""
         store, run_id = self.store, self.fresh
         if run_id is None or not store.exists_quietly(run_id):
+            return False
+        if self.sim.run_id == run_id and self.sim.journaled:
             return False
         meta = store.read_meta(run_id)
         pending = meta.pending.forced or meta.pending.events or meta.scheduled

@@ -8,9 +8,11 @@ or subscribe to finished phases with :meth:`Calls.on_phase` and to every change 
 :meth:`Calls.on_change`. :func:`watch_new` hears of every tracker made in a block (a worker
 process relays the rounds of the runs it plays so: engine/studies/experiments/relay.py).
 
-A round's expected calls are the previous round's (a run's first: the hint given with
-:meth:`Calls.expect`, e.g. from the estimate; else unknown). The ETA assumes the calls left
-go at the round's pace so far.
+A round's expected calls come from its own plan: as each phase begins the round loop says
+how many calls it and the round's later phases are expected to make (``phase(name,
+planned)``: who decides, who speaks, which edges are judged, as far as each is known then);
+until it does, the previous round's (a run's first: unknown). The ETA assumes the calls
+left go at the round's pace so far.
 """
 
 from __future__ import annotations
@@ -119,9 +121,10 @@ class Calls:
         self._lock = threading.Lock()
         self._round, self._phase, self._done = 0, "", 0
         self._expected: int | None = None
-        self._hint: int | None = None
         self._round_started = self._phase_started = 0.0
         self._phase_done = 0
+        self._phases: dict[str, int] = {}  # this round's calls by phase, as each ended
+        self._last: dict[str, int] = {}  # the round before's
         self._flight: dict[str, list[float]] = {}
         self._listeners: list[Callable[[PhaseDone], None]] = []
         self._watchers: list[Callable[[Progress], None]] = []
@@ -130,10 +133,6 @@ class Calls:
         hook = _WATCH.get()
         if hook is not None:
             hook(self)
-
-    def expect(self, calls: int | None) -> None:
-        """The calls expected of a round when no round before it says (the first)."""
-        self._hint = calls
 
     def on_phase(self, listener: Callable[[PhaseDone], None]) -> Callable[[], None]:
         """Call ``listener`` (in the engine's thread) at the end of each phase; returns the
@@ -180,7 +179,9 @@ class Calls:
         while the block runs: the transport's reports in it come here."""
         with self._lock:
             self._round, self._phase, self._done, self._phase_done = number, "", 0, 0
-            self._expected = previous if previous is not None else self._hint
+            if self._phases:
+                self._last, self._phases = self._phases, {}
+            self._expected = previous
             self._round_started = self._phase_started = time.monotonic()
             self._flight.clear()
         self._changed()
@@ -191,14 +192,24 @@ class Calls:
         finally:
             _CURRENT.reset(token)
 
-    def phase(self, name: str) -> None:
-        """Phase ``name`` begins (``""``: the round's last one ended); the one before ends."""
+    def last_round(self) -> dict[str, int]:
+        """The calls each phase of the round before made (empty: no round before here)."""
+        with self._lock:
+            return dict(self._last)
+
+    def phase(self, name: str, planned: int | None = None) -> None:
+        """Phase ``name`` begins (``""``: the round's last one ended); the one before ends.
+        ``planned``: the calls this phase and the round's later ones are expected to make."""
         now = time.monotonic()
         with self._lock:
             ended = PhaseDone(
                 self._phase, self._done - self._phase_done, now - self._phase_started, self._now()
             )
+            if ended.phase:
+                self._phases[ended.phase] = ended.calls
             self._phase, self._phase_done, self._phase_started = name, self._done, now
+            if planned is not None:
+                self._expected = self._done + planned
         if ended.phase:
             for listener in list(self._listeners):
                 listener(ended)

@@ -311,6 +311,17 @@ class TalksToServers(Protocol):
 
 
 @runtime_checkable
+class PlansCalls(Protocol):
+    """A mind whose turns are model calls: how many a part of a round takes, so the round's
+    progress says the calls it expects from its own plan (a mind without: none)."""
+
+    def planned_calls(self, purpose: str, agents: Sequence[str], edges: int = 0) -> int:
+        """The calls ``purpose`` takes (``narrate``, ``decide`` and ``speak`` for ``agents``,
+        ``judge`` with ``agents`` observing and ``edges`` relations triggered)."""
+        ...
+
+
+@runtime_checkable
 class Resumable(Protocol):
     """A mind that takes a saved run up where it stopped: the journal of the round in play
     (``engine.llm.journal``), and what the run found its servers take."""

@@ -12,7 +12,7 @@ person's agent is judged like any other.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, TypeVar
 
 from pydantic import BaseModel
@@ -25,7 +25,14 @@ from ..core.scenario import Scenario
 from ..core.state import ALL, Action, Decision, Mode, Stance
 from ..core.textsafe import one_line, strip_controls, unsafe_char
 from ..errors import InterventionError
-from .base import AgentContext, Mind, RelationJudgement, TalksToServers, TokenSink
+from .base import (
+    AgentContext,
+    Mind,
+    PlansCalls,
+    RelationJudgement,
+    TalksToServers,
+    TokenSink,
+)
 from .question import Question
 from .spec import MindSpec
 
@@ -231,6 +238,14 @@ class HumanMind:
         assert isinstance(answer, str)
         sink(answer)
         return answer
+
+    def planned_calls(self, purpose: str, agents: Sequence[str], edges: int = 0) -> int:
+        """``base``'s calls, but for the turns people take."""
+        if not isinstance(self.base, PlansCalls):
+            return 0
+        if purpose in ("decide", "speak"):
+            agents = [a for a in agents if a not in self.players]
+        return self.base.planned_calls(purpose, agents, edges)
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         return await self.base.judge_emotion(ctx, observed)

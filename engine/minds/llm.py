@@ -202,6 +202,15 @@ class LLMMind:
             temperature=question.temperature,
         )
 
+    def planned_calls(self, purpose: str, agents: Sequence[str], edges: int = 0) -> int:
+        """One call a turn or a narration; the judges one an observer batched, else one for
+        its emotion, one for its needs and one an edge."""
+        if purpose == "narrate":
+            return 1
+        if purpose == "judge" and self.judge_mode != "batched":
+            return 2 * len(agents) + edges
+        return len(agents)
+
     def _key(self, ctx: AgentContext, purpose: str, target: str = "") -> str:
         return f"r{ctx.round:04d}:{purpose}:{ctx.name}" + (f":{target}" if target else "")
 

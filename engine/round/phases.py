@@ -140,34 +140,43 @@ async def decide(
 ) -> dict[str, Decision]:
     """Phase 1: every agent decides at once, on identical information; forced ones are given."""
     names, t = stage.scenario.names, stage.t
-    free = [n for n in names if n not in forced]
-    if isinstance(minds, DecidesAtOnce):  # one call decides for everyone
-        decided = await minds.decide_all([contexts[n] for n in free])
-    else:
-        decided = await asyncio.gather(*(minds.decide(contexts[n]) for n in free))
-    raw: dict[str, Decision] = dict(zip(free, decided, strict=True))
-    for name, f in forced.items():
-        raw[name] = Decision(
-            urgency=f.urgency,
-            mode=f.mode,
-            target=f.target,
-            stance=f.stance or "neutral",
-            intent="forced by the user",
-        )
     known = frozenset(names)
-    decisions = {name: _valid(name, raw[name], names, known) for name in names}
-    if stage.listeners:  # an event per agent: built only for a listener
-        for name in names:
+
+    def decided(name: str, decision: Decision) -> Decision:
+        """The valid decision, told to the listeners (an event built only for one)."""
+        valid = _valid(name, decision, names, known)
+        if stage.listeners:
             stage.emit(
                 AgentDecided(
-                    run_id=stage.run_id,
-                    round=t,
-                    agent=name,
-                    decision=decisions[name],
-                    forced=name in forced,
+                    run_id=stage.run_id, round=t, agent=name, decision=valid, forced=name in forced
                 )
             )
-    return decisions
+        return valid
+
+    raw: dict[str, Decision] = {
+        name: decided(
+            name,
+            Decision(
+                urgency=f.urgency,
+                mode=f.mode,
+                target=f.target,
+                stance=f.stance or "neutral",
+                intent="forced by the user",
+            ),
+        )
+        for name, f in forced.items()
+    }
+    free = [n for n in names if n not in forced]
+    if isinstance(minds, DecidesAtOnce):  # one call decides for everyone
+        together = await minds.decide_all([contexts[n] for n in free])
+        raw |= {n: decided(n, d) for n, d in zip(free, together, strict=True)}
+    else:  # each decision told as its reply arrives
+
+        async def decide_one(name: str) -> Decision:
+            return decided(name, await minds.decide(contexts[name]))
+
+        raw.update(zip(free, await asyncio.gather(*map(decide_one, free)), strict=True))
+    return {name: raw[name] for name in names}
 
 
 async def take_turns(

@@ -55,8 +55,9 @@ from ..saves.runmeta import (
 from ..saves.store import SaveStore
 from . import phases
 from .events import EngineError, Notice, RoundEnded, RoundStarted, RunFinished, RunPaused, SimEvent
-from .gamemaster import narrate
+from .gamemaster import narrate, scripted_narration
 from .interventions import forced_action, injected_event, without
+from .plan import CallPlan
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1
@@ -608,12 +609,17 @@ class Simulation:
     async def _play_round(self, pending: Pending) -> PlayedRound:
         scenario, run_id = self.scenario, self.run_id
         t = self.round + 1
-        self.progress.phase("narrate")
-        narration = await narrate(scenario, t, self.history.latest(), self.mind)
+        minds = self._turn_mind()
+        forced = {f.agent: f for f in pending.forced}
+        plan = CallPlan(minds, scenario.names, self.progress.last_round(), not self.meta.ablation)
+        deciders = [n for n in scenario.names if n not in forced]
+        last = self.history.latest()
+        told = scenario.narrator == "llm" and scripted_narration(scenario, t, last) is not None
+        self.progress.phase("narrate", plan.narrate(told, deciders))
+        narration = await narrate(scenario, t, last, self.mind)
         events = phases.round_events(scenario, t, narration, self.meta.scheduled, pending)
         self._emit(RoundStarted(run_id=run_id, round=t, events=events))
         contexts = self.contexts(t, events)
-        forced = {f.agent: f for f in pending.forced}
         meta = self.meta
         stage = phases.Stage(
             run_id,
@@ -625,13 +631,13 @@ class Simulation:
             self._emit,
             self._listeners,
         )
-        self.progress.phase("decide")
-        decisions = await phases.decide(stage, self._turn_mind(), contexts, forced)
+        self.progress.phase("decide", plan.decide(deciders))
+        decisions = await phases.decide(stage, minds, contexts, forced)
         self._say_notices(t)
-        self.progress.phase("speak")
-        actions = await phases.take_turns(stage, self._turn_mind(), contexts, decisions, forced)
+        self.progress.phase("speak", plan.speak(decisions, forced))
+        actions = await phases.take_turns(stage, minds, contexts, decisions, forced)
         self._say_notices(t)
-        self.progress.phase("judge")
+        self.progress.phase("judge", plan.judge(actions))
         played = await phases.judge_and_apply(stage, self.mind, contexts, events, actions)
         self._say_notices(t)
         return played

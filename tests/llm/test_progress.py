@@ -63,9 +63,9 @@ def test_calls_are_counted_in_their_round_and_phase() -> None:
     ended: list[PhaseDone] = []
     calls.on_phase(ended.append)
     started("r0001:decide:Ann")  # outside a round: nobody counts it
-    calls.expect(3)
     with calls.round(1, None):
-        calls.phase("decide")
+        assert calls.now().expected is None  # no round before, no plan yet
+        calls.phase("decide", 3)  # the round's plan: this phase and the later ones
         with exchange("r0001:decide:Ann"):
             started("r0001:decide:Bob")
             p = calls.now()
@@ -82,8 +82,14 @@ def test_calls_are_counted_in_their_round_and_phase() -> None:
     assert [(e.phase, e.calls) for e in ended] == [("decide", 2), ("speak", 3)]
     last = ended[-1].progress
     assert (last.round, last.done, last.in_flight, last.oldest_started) == (1, 5, 0, None)
-    with calls.round(2, 5):  # the round before says what to expect
+    with calls.round(2, 5):  # the round before says what to expect, until the plan does
         assert calls.now().expected == 5 and calls.now().done == 0
+        assert calls.last_round() == {"decide": 2, "speak": 3}
+        calls.phase("decide", 4)
+        with exchange("x"):
+            pass
+        calls.phase("speak", 2)  # the plan as known now: after the 1 call done, 2 more
+        assert calls.now().expected == 3
 
 
 def test_a_tracker_made_in_a_watched_block_reports_every_change() -> None:
@@ -174,8 +180,13 @@ def test_every_exchange_of_a_stub_round_is_counted(stub: StubLLM) -> None:
     first, second = (sum(e.calls for e in r) for r in rounds)
     assert first + second == stub.calls  # one exchange per request: no retries, no faults
     assert first == rounds[0][-1].progress.done
-    assert rounds[0][-1].progress.expected is None  # no hint, no round before
-    assert rounds[1][0].progress.expected == first  # the round before's calls
+    # the round's own plan: who decides, who speaks, which edges are judged, each known from
+    # its phase on; the phases not known yet as in the round before (the first: a bound)
+    assert [r[-1].progress.expected for r in rounds] == [first, second]  # judged: exact
+    decide, speak = rounds[0][1], rounds[0][2]
+    assert decide.progress.expected == 5 + 5 + 2 * 5  # 5 decide, all may speak, no edge yet
+    assert speak.progress.expected == 5 + speak.calls + 2 * 5
+    assert rounds[1][0].progress.expected == first  # the phases to come: as in round 1
     speak = next(e for e in rounds[0] if e.phase == "speak")
     assert speak.calls == sum(c.purpose == "speak" for c in sim.records[1].llm_calls) > 0
     assert first == len(sim.records[1].llm_calls)
@@ -205,7 +216,10 @@ def test_a_piped_run_prints_a_line_per_finished_phase(stub: StubLLM, tmp_path: P
         (str(n), phase) for n in (1, 2) for phase in ("decide", "speak", "judge")
     ]
     round_one = int(rows[2][3])
-    assert rows[0][4] is None and rows[3][5] == str(round_one)  # round 2 expects round 1's
+    # the round's own plan: round 1 decided by 5 (each may speak, 2 judge calls each); its
+    # judging known exactly; round 2 expects round 1's calls of the phases not known yet
+    assert rows[0][5] == str(5 + 5 + 2 * 5) and rows[2][5] == str(round_one)
+    assert rows[3][5] == str(round_one)
     assert sum(int(r[2]) for r in rows) == stub.calls
     assert "round 2/2" not in done.stdout.split("\n\n")[0]  # the summaries stay on stdout
 
@@ -237,7 +251,12 @@ async def test_the_header_shows_the_calls_in_flight_and_the_oldest_age(
                 seen = header.render().plain.splitlines()[0]
                 if re.search(r"oldest [12]\.\d s", seen):
                     break
-            assert re.search(r"▶ running\s+│\s+round 0/\d+\s+│\s+1 call in flight, oldest", seen)
+            # the round under way, its phase, calls done of expected, in flight, time left
+            assert re.search(
+                r"▶ running\s+│\s+round 1/\d+\s+│\s+deciding · \d/~\d+ calls · 1 call in flight, "
+                r"oldest [12]\.\d s · time left unknown",
+                seen,
+            ), seen
             assert header._ticks is not None  # redrawn every second meanwhile
             for _ in range(200):
                 await pilot.pause(0.05)
@@ -259,11 +278,11 @@ def test_a_batch_bar_on_a_terminal_shows_a_row_per_run_in_flight(
     out = io.StringIO()
     console = Console(force_terminal=True, file=out, width=200)
     now = time.monotonic()
-    first = Progress(round=1, phase="decide", done=3, expected=None, in_flight=2,
+    first = Progress(round=1, phase="decide", done=3, expected=12, in_flight=2,
                      oldest_started=now - 60, round_started=now - 30)  # fmt: skip
     arm = Progress(round=4, phase="judge", done=10, expected=20, in_flight=0,
                    oldest_started=None, round_started=now - 10)  # fmt: skip
-    with progress_bar("trial t", 3, llm=True, first=lambda: 12, console=console) as bar:
+    with progress_bar("trial t", 3, llm=True, console=console) as bar:
         assert bar.calls is not None
         bar.calls(Report("t-s1-prefix", 2, first, sent=now))
         bar.calls(Report("t-s1-none", 5, arm, PhaseDone("speak", 4, 2.0, arm), sent=now))
@@ -275,7 +294,7 @@ def test_a_batch_bar_on_a_terminal_shows_a_row_per_run_in_flight(
         bar.progress.refresh()
         after = _plain(out)
     assert "trial t" in shown and "0/3" in shown
-    # a first round expects the estimate's calls; the ETA goes at the round's pace so far
+    # the round expects its plan's calls; the ETA goes at the round's pace so far
     assert re.search(
         r"t-s1-prefix round 1/2 decide · 3/~12 calls · 2 in flight, oldest 6\d s · ETA 1\.\d min",
         shown,
@@ -329,3 +348,25 @@ def test_a_run_on_a_terminal_shows_its_rounds_calls_bar(
     # those the estimate expected (no round before the first says)
     assert re.search(r"^━+ round 0/1 · 0 calls · ETA unknown", shown), shown
     assert re.search(rf"round 1/1 · {done}/~\d+ calls · ETA 0\.0 s", shown), shown
+
+
+def test_each_decision_is_told_as_its_reply_arrives(stub: StubLLM) -> None:
+    """An LLM round's AgentDecided for an agent comes when its own reply is in, while other
+    decisions are still being asked (not all at the end of phase 1)."""
+    from engine.round.events import AgentDecided
+
+    done: list[int] = []
+
+    async def play() -> None:
+        sim = Simulation.new(resolve_scenario("tavern"), seed=0, mind=settings(stub, timeout=10))
+        sim.subscribe(
+            lambda e: done.append(sim.progress.now().done) if isinstance(e, AgentDecided) else None
+        )
+        try:
+            await sim.step()
+        finally:
+            await sim.aclose()
+            await close_clients()
+
+    asyncio.run(play())
+    assert done == [1, 2, 3, 4, 5]  # the calls done when each decision was told

@@ -555,8 +555,9 @@ async def test_events_are_emitted_in_round_order():
     assert [e.text for e in events[0].events] == [e.text for e in record.events]
     decided = events[1 : 1 + n]
     assert all(isinstance(e, AgentDecided) for e in decided)
-    assert [e.agent for e in decided] == sc.names
-    assert [e.forced for e in decided] == [name == "Ruth" for name in sc.names]
+    # the forced decision at once, then each as it is made (offline: all at once, in order)
+    assert [e.agent for e in decided] == ["Ruth", *(name for name in sc.names if name != "Ruth")]
+    assert [e.forced for e in decided] == [True] + [False] * (n - 1)
     assert isinstance(events[-2], StateUpdated)
     assert isinstance(events[-1], RoundEnded)
     assert events[-1].record == record

@@ -25,7 +25,8 @@ from tui.screens.jump import JumpScreen, rank
 from tui.session import Session
 from tui.widgets.agent_pane import AgentPane, emotion_line, needs_detail
 from tui.widgets.deck import AgentDeck, AgentStrip
-from tui.widgets.header import EventBar, RunHeader, short_id
+from tui.widgets.feed import RoundFeed as EventBar
+from tui.widgets.header import RunHeader, short_id
 from tui.widgets.needs import HEIGHT, NeedBars
 from tui.widgets.style import mood_glyph, signed
 
@@ -419,7 +420,10 @@ async def test_the_event_strip_expands_to_every_line(saves: Path) -> None:
         await pilot.press("i")
         await pilot.pause()
         text = bar.render().plain
-        assert bar.region.height == len(text.splitlines()) > 3
+        # every line: the events, the queued, the round's log; half the screen, scrolled
+        frame = app.query_one("#feed")
+        assert frame.region.height == 24 // 2 < bar.region.height == len(text.splitlines())
+        assert frame.max_scroll_y > 0 and "R1 judged" in text
         assert words(long) in words(text)
         assert "next R2 event (private to Nell): Nell finds the deeds." in words(text)
         await pilot.press("i")
@@ -584,14 +588,25 @@ async def _focused(pilot) -> None:
     await pilot.pause()
 
 
+async def _feed_live(pilot) -> None:
+    """Tavern's round 2 as the feed shows it while a round is played (folded: its latest
+    lines, whatever panes fit): its decisions and words, a private one marked."""
+    await pilot.pause()
+    await step(pilot, 2)
+    pilot.app.main.running = True  # as while the round is in flight
+    await pilot.pause()
+
+
 SIZES = [(80, 24), (100, 30), (160, 48)]
+CASES = {"events-open": ("tavern", _events_open), "feed-live": ("tavern", _feed_live)}
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "100x30", "160x48"])
-@pytest.mark.parametrize("case", ["events-open", "thirty-focused"])
+@pytest.mark.parametrize("case", ["events-open", "feed-live", "thirty-focused"])
 def test_main_screen_snapshot(snap_compare, saves: Path, thirty: Path, case: str, size) -> None:
-    if case == "events-open":
-        app, before = snapshot_app(saves, "tavern"), _events_open
+    if case in CASES:
+        scenario, before = CASES[case]
+        app = snapshot_app(saves, scenario)
     else:
         app, before = snapshot_app(saves, thirty), _focused
     assert snap_compare(app, terminal_size=size, run_before=before)

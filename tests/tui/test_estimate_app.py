@@ -16,12 +16,13 @@ from textual.widgets import Static
 
 from engine import Scenario
 from engine.llm.settings import LLMSettings
+from engine.llm.throughput import duration
 from engine.minds.spec import OFFLINE
 from engine.studies.estimate import estimate_run
 from tui.app import build_app
 from tui.cli.estimate import over_threshold, parse_threshold
 from tui.screens.main import MainScreen
-from tui.screens.spend import SpendScreen
+from tui.screens.spend import SpendScreen, spend_lines
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
 
@@ -55,7 +56,7 @@ async def test_the_dialog_shows_the_estimate_and_esc_quits_without_a_call(stub, 
         text = "\n".join(str(s.render()) for s in app.screen.query(Static))
         for words in ("Start this LLM run?", "LLM calls", "tokens", "unknown price (openai/stub)"):
             assert words in text, words
-        assert "Above the confirmation threshold (500calls)" in text
+        assert "Asked before the run (--confirm-above 500calls)" in text
         await pilot.press("n")  # no key of the main screen gets through
         await pilot.pause()
         assert app.return_code is None and isinstance(app.screen, SpendScreen)
@@ -84,12 +85,15 @@ async def test_below_the_threshold_no_dialog(stub, saves):
 
 
 def test_thresholds_parse():
-    assert parse_threshold("1.00") == (1.0, None)
-    assert parse_threshold("$2.5") == (2.5, None)
-    assert parse_threshold("500calls") == (None, 500.0)
-    assert parse_threshold("500 calls") == (None, 500.0)
-    assert parse_threshold("never") == (None, None)
-    for bad in ("", "cheap", "-1", "nan", "$calls"):
+    assert parse_threshold("1.00") == (1.0, None, None)
+    assert parse_threshold("$2.5") == (2.5, None, None)
+    assert parse_threshold("500calls") == (None, 500.0, None)
+    assert parse_threshold("500 calls") == (None, 500.0, None)
+    assert parse_threshold("never") == (None, None, None)
+    assert parse_threshold("90s") == (None, None, 90.0)
+    assert parse_threshold("10m") == parse_threshold("10 min") == (None, None, 600.0)
+    assert parse_threshold("1.5h") == (None, None, 5400.0)
+    for bad in ("", "cheap", "-1", "nan", "$calls", "$5m", "-3s", "m"):
         with pytest.raises(typer.Exit):
             parse_threshold(bad)
 
@@ -103,8 +107,24 @@ def test_over_threshold(mini: Scenario, saves: Path):
     assert over_threshold(mini, spec, "100000calls", saves) is None
     assert over_threshold(mini, spec, "never", saves) is None
     assert over_threshold(mini, OFFLINE, "0", saves) is None
+    # against an --api-base the time is measured and shown whatever the price (here the
+    # server is down: the dialog says why no time was measured)
     unpriced = LLMSettings(model="openai/stub", api_base="http://127.0.0.1:9/v1")
-    assert over_threshold(mini, unpriced, "0", saves) is None  # an unknown price: calls only
+    down = over_threshold(mini, unpriced, "1000", saves)
+    assert down is not None and down.wall_s is None and down.unmeasured
+    assert over_threshold(mini, unpriced, "never", saves) is None
+
+
+def test_a_time_threshold_asks_above_the_time_measured_at_the_server(mini: Scenario, saves):
+    with StubLLM(seed=1, latency=0.05) as server:
+        spec = LLMSettings(model="openai/stub", api_base=server.url)
+        found = over_threshold(mini, spec, "0s", saves)
+        assert found is not None and found.wall_s is not None and found.wall_s.expected > 0
+        assert over_threshold(mini, spec, "100h", saves) is None
+        shown = "\n".join(spend_lines(found, "0s"))
+        per_round = found.wall_s.expected / found.rounds
+        assert f"a round    ~{duration(per_round)}" in shown and "the run    ~" in shown
+        assert "Timed at the run's server" in shown
 
 
 def test_tui_confirm_above_reaches_the_app(run_cli, monkeypatch: pytest.MonkeyPatch, saves):

@@ -4,7 +4,7 @@ asked before an LLM batch spends money."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Annotated
 
@@ -81,12 +81,11 @@ def progress_bar(
     what: str,
     total: int,
     llm: bool = False,
-    first: Callable[[], int] | None = None,
     console: Console | None = None,
 ) -> Iterator[Bar]:
     """A progress bar on stderr (or ``console``), cleared when it ends. An ``llm`` batch's
-    runs in flight each get a row of their round's calls below it on a terminal (``first()``
-    the calls a first round is expected to make), piped a line per finished phase."""
+    runs in flight each get a row of their round's calls below it on a terminal, piped a
+    line per finished phase."""
     from rich.console import Console
     from rich.progress import (
         BarColumn,
@@ -109,7 +108,7 @@ def progress_bar(
 
     console = console or Console(stderr=True)
     tty = console.is_terminal
-    calls = BatchCalls(not tty, first() if tty and first else None) if llm else None
+    calls = BatchCalls(not tty) if llm else None
     progress = WithRuns(
         TextColumn("{task.description}"),
         BarColumn(),

@@ -1,10 +1,10 @@
 """``estimate``: calls, tokens and cost of an LLM run before it is started; the threshold
-above which the app asks before a new LLM run plays (``tui --confirm-above``)."""
+above which the app (``tui --confirm-above``) and ``run`` ask before a new LLM run plays."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, NamedTuple
 
 import typer
 
@@ -147,21 +147,45 @@ def estimate_table(e: Estimate, title: str) -> Table:
     return table
 
 
-def parse_threshold(text: str) -> tuple[float | None, float | None]:
-    """``--confirm-above``: ``1.00`` or ``$1`` (USD), ``500calls`` (LLM calls) or ``never``
-    -> (usd, calls); both None for never."""
+class Threshold(NamedTuple):
+    """``--confirm-above`` read: a cost (USD), a number of calls or a wall time (seconds);
+    all None for never."""
+
+    usd: float | None = None
+    calls: float | None = None
+    seconds: float | None = None
+
+    @property
+    def never(self) -> bool:
+        return self == Threshold()
+
+
+#: The units of a time threshold, in seconds.
+TIME_UNITS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600}
+
+
+def parse_threshold(text: str) -> Threshold:
+    """``--confirm-above``: ``1.00`` or ``$1`` (USD), ``500calls`` (LLM calls), ``90s``,
+    ``10m`` or ``1h`` (the run's measured time) or ``never``."""
     given = text.strip().lower().replace(" ", "")
     if given == "never":
-        return None, None
-    calls = given.endswith("calls")
-    number = given.removesuffix("calls").removeprefix("$")
+        return Threshold()
+    unit = next((u for u in ("calls", *TIME_UNITS) if given.endswith(u)), "")
+    number = given.removesuffix(unit).removeprefix("$") if unit else given.removeprefix("$")
     try:
         value = float(number)
     except ValueError:
         value = -1.0
-    if not value >= 0:  # NaN and negatives too
-        fail(f"--confirm-above {text!r}: give USD (1.00), a number of calls (500calls) or never")
-    return (None, value) if calls else (value, None)
+    if not value >= 0 or (unit and number != given.removesuffix(unit)):  # NaN, negatives, $5m
+        fail(
+            f"--confirm-above {text!r}: give USD (1.00), a number of calls (500calls), a "
+            "time (90s, 10m, 1h) or never"
+        )
+    if unit == "calls":
+        return Threshold(calls=value)
+    if unit:
+        return Threshold(seconds=value * TIME_UNITS[unit])
+    return Threshold(usd=value)
 
 
 def over_threshold(
@@ -171,14 +195,24 @@ def over_threshold(
     saves: Path | None,
     prior: str | None = None,
 ) -> Estimate | None:
-    """The estimate of a new run when it is above ``--confirm-above`` (None: it is not, or
-    no LLM plays the run)."""
-    usd, calls = parse_threshold(threshold)
-    if spec.offline or (usd is None and calls is None):
+    """The estimate of a new run to show before it plays (None: no LLM plays it, or it is
+    under ``--confirm-above``). Against an ``--api-base`` the estimate is timed there (as
+    ``socialsim estimate`` times it) and shown whatever the price, unless the threshold is a
+    time the run is measured under; a time threshold asks too when no time was measured."""
+    limit = parse_threshold(threshold)
+    if spec.offline or limit.never:
         return None
     from engine.core.priors import parse_prior
+    from engine.llm.settings import LLMSettings
     from engine.studies.estimate import estimate_run
 
     relational = parse_prior(prior, scenario.names) if prior is not None else None
     found = estimate_run(scenario, spec, None, open_store(saves).root, prior=relational)
-    return with_time(found, spec) if found.above(usd=usd, calls=calls) else None
+    served = isinstance(spec, LLMSettings) and bool(spec.api_base)
+    if served or limit.seconds is not None:
+        found = with_time(found, spec)
+    if limit.seconds is not None:
+        asks = found.wall_s is None or found.wall_s.expected > limit.seconds
+    else:
+        asks = served or found.above(usd=limit.usd, calls=limit.calls)
+    return found if asks else None

@@ -7,7 +7,6 @@ ETA); piped, one line per finished phase. For a run played here (``run``, ``resu
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -19,9 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console, RenderableType
 
     from engine import Simulation
-    from engine.core.scenario import Scenario
     from engine.llm.progress import PhaseDone, Progress
-    from engine.minds.spec import MindSpec
     from engine.studies.experiments.relay import Report
 
 
@@ -72,13 +69,6 @@ def terminal() -> Console | None:
     return console if console.is_terminal else None
 
 
-def first_round_calls(scenario: Scenario, mind: MindSpec) -> int:
-    """The calls a first round is expected to make (no round before it says), estimated."""
-    from engine.studies.estimate import estimate_run
-
-    return round(estimate_run(scenario, mind, 1).calls.expected)
-
-
 class _Bar:
     """A live renderable: the bar of the round's calls, read anew at every refresh."""
 
@@ -108,8 +98,6 @@ def calls_shown(sim: Simulation, quiet: bool = False) -> Iterator[None]:
         return
     from rich.live import Live
 
-    if sim.round == 0:  # no round before the first to say how many calls to expect
-        sim.progress.expect(first_round_calls(sim.scenario, sim.meta.llm))
     with Live(_Bar(sim), console=console, refresh_per_second=4, transient=True):
         yield
 
@@ -117,11 +105,10 @@ def calls_shown(sim: Simulation, quiet: bool = False) -> Iterator[None]:
 class BatchCalls:
     """The LLM calls of the runs a batch is playing, from their relayed reports
     (engine/studies/experiments/relay.py): the latest of each run in flight, one row each on
-    a terminal; piped (``lines``), one line per finished phase. ``first``: the calls a run's
-    first round is expected to make, when its report does not say."""
+    a terminal; piped (``lines``), one line per finished phase."""
 
-    def __init__(self, lines: bool, first: int | None = None) -> None:
-        self.lines, self.first = lines, first
+    def __init__(self, lines: bool) -> None:
+        self.lines = lines
         self.runs: dict[str, Report] = {}
 
     def __call__(self, report: Report) -> None:
@@ -132,9 +119,7 @@ class BatchCalls:
             return
         if self.lines and report.phase is not None and report.phase.calls:
             typer.echo(phase_line(report.phase, report.rounds, report.run), err=True)
-        if p.round == 1 and p.expected is None and self.first is not None:
-            p = dataclasses.replace(p, expected=max(self.first, p.done + p.in_flight))
-        self.runs = {**self.runs, report.run: dataclasses.replace(report, progress=p)}
+        self.runs = {**self.runs, report.run: report}
 
     def rows(self) -> list[RenderableType]:
         """A bar of the round's calls for each run in flight, in the order they began."""

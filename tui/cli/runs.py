@@ -27,6 +27,7 @@ from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
     from engine import SaveStore, Scenario, Simulation
+    from engine.minds.spec import MindSpec
 
 PriorOpt = Annotated[
     str | None,
@@ -112,9 +113,15 @@ def _launch(
     if app_.discarded:
         typer.echo(f"{sim.run_id}: no round played, nothing saved (the run was not kept)")
         return
+    kept = ""
+    if app_.kept is not None:
+        kept = (
+            f"; round {sim.round + 1} stopped mid-round, its {app_.kept} answered exchanges "
+            "kept in its journal for the next open"
+        )
     typer.echo(
         f"{sim.run_id}: round {sim.round}/{sim.total_rounds} saved in "
-        f"{sim.store.run_dir(sim.run_id)}"
+        f"{sim.store.run_dir(sim.run_id)}{kept}"
     )
 
 
@@ -257,6 +264,15 @@ def run(
     prior: PriorOpt = None,
     agents: Annotated[str, typer.Option(help="govsim only: 3 or 5 fishers.")] = "3",
     fmt: FormatOpt = "table",
+    confirm_above: Annotated[
+        str,
+        typer.Option(
+            "--confirm-above",
+            help="Ask first when the LLM run's estimate is above this: USD (1.00), a number "
+            "of calls (500calls), a time measured at --api-base (90s, 10m, 1h) or never.",
+            callback=_threshold,
+        ),
+    ] = "never",
     *,
     llm: LLMOptions,
 ) -> None:
@@ -290,6 +306,8 @@ def run(
     from engine.studies.fits import check_window
 
     check_window(resolved, spec, rounds, prior=relational, seed=seed)
+    if not llm.offline:
+        _ask_to_spend(resolved, spec, confirm_above, saves, prior)
     store = open_store(saves)
     tidy(store, [run_id] if run_id else [])
     failed: Exception | None = None
@@ -324,6 +342,26 @@ def run(
             raise SocialsimError(f"{failed}; {kept}")
         say(kept)
         raise failed
+
+
+def _ask_to_spend(
+    scenario: Scenario, spec: MindSpec, threshold: str, saves: Path | None, prior: str | None
+) -> None:
+    """``run --confirm-above``: the estimate (and its measured time), then a question on
+    stdin; no means no round is played and nothing saved."""
+    from .estimate import over_threshold
+
+    found = over_threshold(scenario, spec, threshold, saves, prior)
+    if found is None:
+        return
+    timed = f"; time {found.time_text()}" if found.time_text() else ""
+    say(f"{found.summary()}{timed} (from {found.source})")
+    try:
+        go = typer.confirm(f"Above --confirm-above {threshold}. Start the run?", err=True)
+    except typer.Abort:
+        go = False
+    if not go:
+        fail("cancelled before any round (--confirm-above never skips this question)")
 
 
 @llm_options("max_calls", "budget_usd", "call_timeout", "tolerate_fallbacks")

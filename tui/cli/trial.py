@@ -4,7 +4,6 @@ from the control (95% bootstrap intervals) and a tidy CSV."""
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -208,8 +207,6 @@ def trial(
     from engine.studies.experiments.executor import Interrupted
     from engine.studies.experiments.trial import RESAMPLES, load_spec, run_trial
 
-    from .progress import first_round_calls
-
     store = open_store(saves)
     runner = make_executor(executor, workers, address, calls_per_second)
     if resume:
@@ -236,8 +233,7 @@ def trial(
         f"{spec.mind.model} (control: {spec.control.name})"
     )
     try:
-        first = functools.partial(first_round_calls, spec.scenario, spec.mind)
-        with progress_bar(f"trial {spec.trial_id}", spec.runs, not spec.mind.offline, first) as bar:
+        with progress_bar(f"trial {spec.trial_id}", spec.runs, not spec.mind.offline) as bar:
             result = run_trial(
                 spec, store, runner, begun=bar.total, progress=bar.advance, calls=bar.calls
             )

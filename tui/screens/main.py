@@ -215,6 +215,7 @@ class MainScreen(Screen[None]):
             self.notify(str(err), title="socialsim", severity="error", timeout=10)
         finally:
             self.running = False
+            sim.release()  # a hold ends with the rounds it held
             self._drop_turns()  # a failed round's: never asked again
             self.post_message(messages.RunStopped())
 
@@ -222,6 +223,8 @@ class MainScreen(Screen[None]):
         """Play one round (while a round waits for a person: their form again)."""
         if self.running and self._turns:
             self._show_turn()
+        elif self.running and self.sim.held:
+            self.notify("The round is paused between its calls: r goes on.")
         elif self.running:
             self.notify("A round is already running.", severity="warning")
         elif self.sim.finished:
@@ -230,10 +233,17 @@ class MainScreen(Screen[None]):
             self._advance(1)
 
     def action_run_pause(self) -> None:
-        """Run to the end, or pause at the end of the round in flight."""
+        """Run to the end, or pause: an LLM round between its calls (the calls in flight
+        finish; ``r`` again goes on), an offline one at its end."""
         if self.running and self.withdraw_turns():
             return
-        if self.running:
+        if self.running and self.sim.held:
+            self.sim.release()
+            self.app.clear_notifications()
+        elif self.running and self.sim.meta.llm is not None:
+            self.sim.hold()
+            self.notify("Pausing: no new call is sent; r goes on, q quits keeping the answers.")
+        elif self.running:
             self.sim.request_pause()
             self.notify("Pausing after this round…")
         elif self.sim.finished:

@@ -146,6 +146,7 @@ class AgentPane(Vertical):
         self.delta: float | None = None  # the emotion's change in the latest round
         self.world: WorldState | None = None  # the whole state: whom it likes, who likes it
         self._stale = True  # state not drawn yet (a hidden pane draws it when shown)
+        self._streaming = False  # the live line is words arriving (not a decision)
         self.border_title = spec.name
         self.tooltip = spec.role
         self.border_subtitle = spec.archetype.value
@@ -221,12 +222,23 @@ class AgentPane(Vertical):
     def add_turn(self, round_no: int, action: Action) -> None:
         """Write a finished turn (own, or a private message received)."""
         transcript = self.transcript
-        transcript.set_live(None)
+        if action.speaker == self.spec.name:
+            self._streaming = False
+            transcript.set_live(None)
         transcript.write(turn_line(round_no, action, self.spec.name))
+
+    def decided(self, line: Text) -> None:
+        """Show the agent's decision (``line``) until its turn is written."""
+        self._streaming = False
+        self.transcript.set_live(line)
 
     def stream(self, text: str) -> None:
         """Add ``text`` to the utterance being generated and show it."""
         transcript = self.transcript
-        live = transcript.live.copy() if transcript.live is not None else Text("… ", style="dim")
+        live = transcript.live
+        if live is None or not self._streaming:  # a decision shown gives way to the words
+            live = Text("… ", style="dim")
+        live = live.copy()
         live.append(text, style="italic")
+        self._streaming = True
         transcript.set_live(live)

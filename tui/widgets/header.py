@@ -9,10 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from rich.console import Console
 from rich.text import Text
-from textual import events
-from textual.geometry import Size
 from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widget import Widget
@@ -76,16 +73,42 @@ def task_score(outcome: TaskOutcome) -> str:
     return f"score {u:g}/1 ({'a' if u else 'no'} Pareto-optimal deal)"
 
 
-def in_flight_text(sim: Simulation, compact: bool = False) -> str:
-    """``3 calls in flight, oldest 12 s`` while a round waits on LLM calls (else empty)."""
+#: What a phase is doing, as the header says it.
+DOING = {"narrate": "narrating", "decide": "deciding", "speak": "speaking", "judge": "judging"}
+
+
+def round_text(sim: Simulation, compact: bool = False) -> str:
+    """Where the round's LLM calls stand, as ``socialsim run``'s bar says it: ``speaking ·
+    7/~15 calls · 2 in flight, oldest 12 s · ~1.2 min left`` (empty before the round's first
+    phase)."""
     p = sim.progress.now()
-    age = p.oldest_age()
-    if age is None:
+    if p.held:
+        return held_text(p.in_flight, sim.journaled)
+    if not p.phase:
         return ""
+    of = f"/~{p.expected}" if p.expected is not None else ""
+    eta, age = p.eta(), p.oldest_age()
     if compact:
-        return f"{p.in_flight} in flight, {duration(age)}"
-    calls = "call" if p.in_flight == 1 else "calls"
-    return f"{p.in_flight} {calls} in flight, oldest {duration(age)}"
+        parts = [f"{DOING.get(p.phase, p.phase)} {p.done}{of}"]
+        parts += [f"{p.in_flight} in flight"] if p.in_flight else []
+        parts += [f"{duration(eta)} left"] if eta is not None else []
+        return " · ".join(parts)
+    parts = [DOING.get(p.phase, p.phase), f"{p.done}{of} calls"]
+    if age is not None:
+        calls = "call" if p.in_flight == 1 else "calls"
+        parts.append(f"{p.in_flight} {calls} in flight, oldest {duration(age)}")
+    parts.append(f"~{duration(eta)} left" if eta is not None else "time left unknown")
+    return " · ".join(parts)
+
+
+def held_text(in_flight: int, kept: int) -> str:
+    """``pausing: 2 calls in flight``, then ``paused mid-round (5 exchanges kept)`` (``kept``:
+    in the run's journal; none: before the round's first call)."""
+    if in_flight:
+        return f"pausing: {in_flight} call{'s' * (in_flight != 1)} in flight"
+    if not kept:
+        return "paused before the round's first call · r goes on"
+    return f"paused mid-round ({kept} exchange{'s' * (kept != 1)} kept) · r goes on"
 
 
 def header_text(sim: Simulation, running: bool, width: int | None = None) -> Text:
@@ -94,17 +117,20 @@ def header_text(sim: Simulation, running: bool, width: int | None = None) -> Tex
     abbreviated, then the lines compacted."""
     usage = usage_totals(sim.history.usages())  # from the save's index: no round is read
     state = ("▶ running", "bold green") if running else ("❚❚ paused", "bold yellow")
+    if running and sim.held:
+        state = ("❚❚ pausing" if sim.progress.now().in_flight else "❚❚ paused", "bold yellow")
     if sim.finished and not running:
         state = ("■ finished", "bold")
     lines = []
     for level in range(3):  # full; run ids abbreviated; compact
         compact = level == 2
         sep = " │ " if compact else "  │  "
-        flight = in_flight_text(sim, compact) if running else ""
+        flight = round_text(sim, compact) if running and sim.meta.llm is not None else ""
+        playing = sim.progress.now().round if flight else sim.round  # the round under way
         top = Text.assemble(
             state,
             (sep, "dim"),
-            (f"round {sim.round}/{sim.total_rounds}", "bold cyan"),
+            (f"round {playing}/{sim.total_rounds}", "bold cyan"),
             *([(sep, "dim"), (flight, "yellow")] if flight else []),
             (sep, "dim"),
             (sim.scenario.title, "bold"),
@@ -119,6 +145,8 @@ def header_text(sim: Simulation, running: bool, width: int | None = None) -> Tex
     for line in lines:
         line.no_wrap = True
         line.overflow = "ellipsis"
+        if width is not None:
+            line.truncate(width, overflow="ellipsis")
     text = Text("\n").join(lines)
     text.no_wrap = True
     text.overflow = "ellipsis"
@@ -310,52 +338,3 @@ class WarningStrip(Static):
         self.set_class(text is not None, "shown")
         self.set_class(text is not None and not stopped, "warning")
         self.set_class(stopped, "stopped")
-
-
-class EventBar(Widget):
-    """The round's events and what is queued, one item a line: folded to a line or two
-    (saying how much is hidden), or expanded to every line (up to half the screen)."""
-
-    DEFAULT_CSS = "EventBar { height: auto; padding: 0 1; }"
-    expanded: reactive[bool] = reactive(False, layout=True)
-
-    def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
-        self.items: list[Text] = []
-
-    def show(self, items: list[Text]) -> None:
-        """Show ``items``, one or more lines each."""
-        self.items = items
-        self.refresh(layout=True)
-
-    def on_click(self, event: events.Click) -> None:
-        self.expanded = not self.expanded
-
-    def folded_lines(self) -> int:
-        """Lines shown while folded: one on a short terminal, else two."""
-        return 1 if self.app.size.height < 30 else 2
-
-    def lines(self, width: int) -> list[Text]:
-        """The lines drawn at ``width``: all that fit the cap, the last one saying what
-        the cap hides."""
-        if width <= 0:
-            return []
-        console: Console = self.app.console
-        wrapped = [line for item in self.items for line in item.wrap(console, width)]
-        cap = max(1, self.app.size.height // 2) if self.expanded else self.folded_lines()
-        if len(wrapped) <= cap:
-            return wrapped
-        shown = wrapped[:cap]
-        hint = f" … +{len(wrapped) - cap}" + ("" if self.expanded else " (i: all)")
-        last = shown[-1]
-        last.truncate(max(0, width - len(hint)))
-        last.append(hint, style="bold dim")
-        return shown
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self.lines(width))
-
-    def render(self) -> Text:
-        text = Text("\n").join(self.lines(self.size.width))
-        text.no_wrap = True
-        return text

@@ -24,8 +24,8 @@ from ..relations import Selection
 from ..report import metrics_block, metrics_pair
 from .agent_pane import AgentPane
 from .deck import PANE_WIDTH, AgentDeck
+from .feed import FeedScroll, RoundFeed, decision_line, judged_line
 from .header import (
-    EventBar,
     RunHeader,
     WarningStrip,
     event_lines,
@@ -71,7 +71,8 @@ class RunView(Vertical):
     def compose(self) -> ComposeResult:
         yield RunHeader(self.sim, id="header").data_bind(RunView.running)
         yield WarningStrip(id="warning")
-        yield EventBar(id="event")
+        with FeedScroll(id="feed"):
+            yield RoundFeed(id="event").data_bind(live=RunView.running)
         with Horizontal(id="body"):
             yield self._deck()
             with ScrollableContainer(id="side", can_focus=False):
@@ -129,9 +130,9 @@ class RunView(Vertical):
         matrix.grid.focus()
 
     def toggle_events(self) -> None:
-        """Expand the event strip to every line, or fold it again."""
-        bar = self.query_one(EventBar)
-        bar.expanded = not bar.expanded
+        """Expand the feed to every line, or fold it again."""
+        feed = self.query_one(RoundFeed)
+        feed.expanded = not feed.expanded
 
     def toggle_prior(self) -> None:
         """Show the run's relational prior over the matrix, or favorability again."""
@@ -221,7 +222,7 @@ class RunView(Vertical):
             strip.set_notice(stopped_text(sim, self._stopped), stopped=True)
         else:
             strip.set_notice(fallback_text(record))
-        self.query_one(EventBar).show(event_lines(sim, record))
+        self.query_one(RoundFeed).show(event_lines(sim, record))
         deltas = {c.agent: c.delta for c in record.emotion_changes}
         state = record.state
         for spec in sim.scenario.agents:
@@ -249,15 +250,34 @@ class RunView(Vertical):
         for e in message.events:
             for name in e.private_to or []:
                 self._pane(name).add_event(message.round, e)
-        self.query_one(EventBar).show(started_lines(message.round, message.events))
+        self.query_one(RoundFeed).start(message.round, started_lines(message.round, message.events))
+
+    @on(messages.Decided)
+    @on(messages.Spoke)
+    @on(messages.Judged)
+    def _calls_moved(self) -> None:
+        """A reply arrived: the header's calls done move on now, not at its next tick."""
+        self.query_one(RunHeader).refresh()
+
+    @on(messages.Decided)
+    def _decided(self, message: messages.Decided) -> None:
+        line = decision_line(message.round, message.agent, message.decision, message.forced)
+        self.query_one(RoundFeed).decided(message.agent, message.decision, line)
+        self._pane(message.agent).decided(line)
 
     @on(messages.TokensArrived)
     def _tokens_arrived(self, message: messages.TokensArrived) -> None:
+        self.query_one(RoundFeed).stream(message.agent, message.text)
         self._pane(message.agent).stream(message.text)
 
     @on(messages.Spoke)
     def _spoke(self, message: messages.Spoke) -> None:
+        self.query_one(RoundFeed).spoke(message.action)
         self._write_turn(message.round, message.action)
+
+    @on(messages.Judged)
+    def _judged(self, message: messages.Judged) -> None:
+        self.query_one(RoundFeed).note(judged_line(message.round, message.emotions, message.ties))
 
     @on(messages.RoundEnded)
     def _round_ended(self, message: messages.RoundEnded) -> None:

@@ -1,0 +1,236 @@
+"""The round's feed: the event strip grown into a log of the round.
+
+At rest it shows the round just played's events and what is queued, folded to a line or two
+(``i``: every line, up to half the screen, scrolled with the mouse wheel, following the
+round while at its end); the log of that round stays below them. While a round is played every decision and
+utterance is added the moment its reply arrives (an utterance streamed as its tokens come),
+and the folded strip shows the latest lines: whoever speaks, whatever agent panes fit. A
+private turn is marked ✉ and magenta, as in the transcripts.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.text import Text
+from textual import events
+from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from engine import Action, Decision, Mode
+from engine.core.textsafe import strip_controls
+
+#: The folded strip's lines while a round is played, by terminal height (up to the first
+#: height, the lines after it): the latest decisions and words.
+LIVE_LINES = ((30, 4), (44, 6), (10_000, 9))
+
+
+def _who(agent: str, mode: Mode, target: str | None) -> Text:
+    """``Ann ▶ →all`` or ``Ann ✉ →Bob`` (private), bold."""
+    if mode is Mode.PRIVATE:
+        return Text.assemble((agent, "bold"), (f" ✉ →{target}", "bold magenta"))
+    to = "all" if target in (None, "all") else target
+    return Text.assemble((agent, "bold"), (f" ▶ →{to}", "bold cyan"))
+
+
+def decision_line(round_no: int, agent: str, decision: Decision, forced: bool) -> Text:
+    """``R3 Ann decides ▶ →all, hostile, urgency 7: to rally the others``."""
+    tag = Text(f"R{round_no} ", style="dim")
+    if decision.mode is Mode.SILENT:
+        line = tag + Text(agent, style="bold") + Text(" stays silent", style="dim italic")
+    else:
+        who = _who(agent, decision.mode, decision.target)
+        who.append(f", {decision.stance}, urgency {decision.urgency:.3g}", style="dim")
+        line = tag + Text.assemble((agent, "bold"), " decides") + who[len(agent) :]
+    if decision.intent and not forced:
+        line.append(f": {strip_controls(decision.intent)}", style="dim italic")
+    if forced:
+        line.append(" (forced)", style="bold yellow")
+    return line
+
+
+def spoken_line(round_no: int, action: Action) -> Text:
+    """``R3 Ann ▶ →all "We sell."`` (private in magenta)."""
+    said = strip_controls(action.utterance)
+    style = "magenta" if action.mode is Mode.PRIVATE else ""
+    line = Text(f"R{round_no} ", style="dim") + _who(action.speaker, action.mode, action.target)
+    line.append(f" “{said}”", style=style)
+    if action.forced:
+        line.append(" (forced)", style="bold yellow")
+    elif action.actor == "human":
+        line.append(f" (human: {action.player})", style="bold green")
+    return line
+
+
+def streaming_line(round_no: int, agent: str, decision: Decision | None, text: str) -> Text:
+    """An utterance still arriving: ``R3 Ann ▶ →all “We s…``."""
+    line = Text(f"R{round_no} ", style="dim")
+    if decision is not None and decision.mode is not Mode.SILENT:
+        line += _who(agent, decision.mode, decision.target)
+    else:
+        line.append(agent, style="bold")
+    line.append(f" “{strip_controls(text)}…", style="italic")
+    return line
+
+
+class FeedScroll(VerticalScroll, can_focus=False):
+    """The feed's frame: as tall as the feed, up to half the screen, scrolled beyond."""
+
+    DEFAULT_CSS = """
+    FeedScroll { height: auto; max-height: 50vh; scrollbar-size-vertical: 1; }
+    """
+
+
+class RoundFeed(Widget):
+    """The strip under the header: the round's events, queued items and its log (in a
+    :class:`FeedScroll`)."""
+
+    DEFAULT_CSS = "RoundFeed { height: auto; padding: 0 1; }"
+    expanded: reactive[bool] = reactive(False, layout=True)
+    live: reactive[bool] = reactive(False, layout=True)
+    """A round is being played: the folded strip shows its latest lines."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.items: list[Text] = []  # events and queued items
+        self.round_log: list[Text] = []  # the round's decisions and words
+        self._round = 0
+        self._decisions: dict[str, Decision] = {}
+        self._streams: dict[str, str] = {}  # utterances arriving, by speaker
+
+    # -- what it holds ---------------------------------------------------------------------
+
+    def show(self, items: list[Text]) -> None:
+        """Show ``items`` (events, queued), one or more lines each, above the log."""
+        self.items = items
+        self._changed()
+
+    def start(self, round_no: int, items: list[Text]) -> None:
+        """A round began: its lines, and a new log."""
+        self._round, self.items, self.round_log = round_no, items, []
+        self._decisions, self._streams = {}, {}
+        self._changed()
+
+    def decided(self, agent: str, decision: Decision, line: Text) -> None:
+        """``agent``'s decision arrived (``line``: as :func:`decision_line` tells it)."""
+        self._decisions[agent] = decision
+        self.round_log.append(line)
+        self._changed()
+
+    def stream(self, agent: str, text: str) -> None:
+        """More of ``agent``'s utterance arrived."""
+        self._streams[agent] = self._streams.get(agent, "") + text
+        self._changed()
+
+    def spoke(self, action: Action) -> None:
+        """``action``'s utterance is whole."""
+        self._streams.pop(action.speaker, None)
+        self.round_log.append(spoken_line(self._round, action))
+        self._changed()
+
+    def note(self, line: Text) -> None:
+        """Add a line of the round (its judgements applied)."""
+        self.round_log.append(line)
+        self._changed()
+
+    def _changed(self) -> None:
+        frame = self.parent
+        self.refresh(layout=True)
+        if self.expanded and isinstance(frame, FeedScroll) and frame.scroll_y >= frame.max_scroll_y:
+            frame.call_after_refresh(frame.scroll_end, animate=False)  # following the round
+
+    # -- drawing ---------------------------------------------------------------------------
+
+    def _entries(self) -> list[Text]:
+        arriving = [
+            streaming_line(self._round, agent, self._decisions.get(agent), text)
+            for agent, text in self._streams.items()
+        ]
+        return self.items + self.round_log + arriving
+
+    def folded_lines(self) -> int:
+        """Lines shown while folded: at rest one on a short terminal, else two; during a
+        round more (:data:`LIVE_LINES`)."""
+        height = self.app.size.height
+        if self.live:
+            return next(n for up_to, n in LIVE_LINES if height < up_to)
+        return 1 if height < 30 else 2
+
+    def watch_expanded(self, expanded: bool) -> None:
+        frame = self.parent
+        if isinstance(frame, FeedScroll):  # the latest lines during a round, else the first
+            end = frame.scroll_end if expanded and self.live else frame.scroll_home
+            frame.call_after_refresh(end, animate=False)
+
+    def on_click(self, event: events.Click) -> None:
+        self.expanded = not self.expanded
+
+    def lines(self, width: int) -> list[Text]:
+        """The lines drawn at ``width``: expanded, all (the widget scrolls); folded, those
+        that fit, the first (at rest) or the latest (during a round), with a line saying what
+        is hidden. Folded, only the entries shown are wrapped (a round of hundreds of agents
+        logs hundreds of lines)."""
+        if width <= 0:
+            return []
+        console: Console = self.app.console
+        entries = self._entries()
+        if self.expanded:
+            return [line for item in entries for line in item.wrap(console, width)]
+        cap = self.folded_lines()
+        if self.live:
+            return self._latest(entries, cap, width)
+        wrapped = [line for item in self.items for line in item.wrap(console, width)]
+        hidden = max(0, len(wrapped) - cap) + len(self.round_log)
+        if not hidden:
+            return wrapped
+        shown = wrapped[:cap]
+        hint = f" … +{hidden} (i: all)"
+        last = shown[-1] if shown else Text()
+        last.truncate(max(0, width - len(hint)))
+        last.append(hint, style="bold dim")
+        return [*shown[:-1], last]
+
+    def _latest(self, entries: list[Text], cap: int, width: int) -> list[Text]:
+        """The latest entries that fit ``cap`` lines, under a line saying how many came
+        before: each entry whole, but the newest (its latest words, when it is longer than
+        the strip) and the oldest shown (its first lines, cut with …)."""
+        console: Console = self.app.console
+        wrapped = [entry.wrap(console, width) for entry in entries[-cap:]]
+        if sum(len(w) for w in wrapped) <= cap and len(entries) <= cap:
+            return [line for w in wrapped for line in w]
+        shown: list[Text] = []
+        room, k = cap - 1, len(wrapped)
+        while k and room:
+            k -= 1
+            lines = list(wrapped[k])
+            if len(lines) > room:
+                if k == len(wrapped) - 1:  # the newest: its latest words
+                    lines = lines[-room:]
+                    lines[0] = Text("…", style="dim") + lines[0]
+                else:  # an older one: who said it and how it began
+                    lines = lines[:room]
+                    lines[-1].truncate(max(0, width - 1))
+                    lines[-1].append("…", style="dim")
+            shown[:0] = lines
+            room -= len(lines)
+        before = len(entries) - (len(wrapped) - k)
+        more = Text(f"… {before} more above (i: all)" if before else "", style="bold dim")
+        return [more, *shown]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self.lines(width))
+
+    def render(self) -> Text:
+        text = Text("\n").join(self.lines(self.content_region.width or self.size.width))
+        text.no_wrap = True
+        return text
+
+
+def judged_line(round_no: int, emotions: int, relations: int) -> Text:
+    """``R3 judged: 4 moods, 9 ties changed``."""
+    return Text.assemble(
+        (f"R{round_no} ", "dim"),
+        ("judged", "bold"),
+        f": {emotions} moods, {relations} ties changed (matrix and needs updated)",
+    )
