@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict
 
-from .exchanges import LLMCall
+from .exchanges import LLMCall, RoundUsage
 
 #: An utterance sharing a run of this many words with its prompt's instructions echoes them.
 #: A real echo of Gemma 3 270M ("… don't speak privately to Edmund (neutral) and your intent:
@@ -229,15 +229,17 @@ class Tally:
 
 
 def quality_line(row: PurposeQuality) -> str:
-    """One purpose's figures: ``speak: 12 replies, 25% degenerate (echo 2, empty 1), …``."""
+    """One purpose's figures, those not nil: ``speak: 12 replies, 25% degenerate (echo 2,
+    empty 1), 8% fell back`` (``…, all counted`` when none)."""
     kinds = ", ".join(f"{k} {n}" for k, n in sorted(row.kinds.items()))
-    parts = [
-        f"{row.share('degenerate'):.0%} degenerate" + (f" ({kinds})" if kinds else ""),
-        f"{row.share('clamped'):.0%} clamped",
-        f"{row.share('at_cap'):.0%} at the caps",
-        f"{row.share('fallen_back'):.0%} fell back",
-    ]
-    return f"{row.purpose}: {row.replies} replies, " + ", ".join(parts)
+    named = {
+        "degenerate": "degenerate" + (f" ({kinds})" if kinds else ""),
+        "clamped": "clamped",
+        "at_cap": "at the caps",
+        "fallen_back": "fell back",
+    }
+    parts = [f"{row.share(n):.0%} {label}" for n, label in named.items() if getattr(row, n)]
+    return f"{row.purpose}: {row.replies} replies, " + (", ".join(parts) or "all counted")
 
 
 def loud_lines(rows: Iterable[PurposeQuality]) -> list[str]:
@@ -265,3 +267,15 @@ def loud_lines(rows: Iterable[PurposeQuality]) -> list[str]:
         for model, parts in said.items()
         if parts
     ]
+
+
+def badge(usage: RoundUsage) -> tuple[str, bool] | None:
+    """The app header's reply-quality badge from a run's usage: ``⚑ 12% degenerate · 40% at
+    the caps`` (shares of the calls), and whether a share passed its loud threshold (None
+    when nothing was degenerate or at the caps)."""
+    if not usage.calls or not (usage.degenerate or usage.at_cap):
+        return None
+    degenerate, at_cap = usage.degenerate / usage.calls, usage.at_cap / usage.calls
+    parts = [f"{degenerate:.0%} degenerate"] * bool(usage.degenerate)
+    parts += [f"{at_cap:.0%} at the caps"] * bool(usage.at_cap)
+    return "⚑ " + " · ".join(parts), degenerate > DEGENERATE_LOUD or at_cap > AT_CAP_LOUD
