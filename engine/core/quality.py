@@ -142,11 +142,11 @@ def utterance_flaw(
 
 
 def phrase_flaw(text: str, field: str, description: str) -> Flaw | None:
-    """What is wrong with an intent or a summary (``field``): debris, punctuation, or the
+    """What is wrong with an intent or a summary (``field``): punctuation, debris, or the
     schema's ``description`` copied; an empty one is left out, not wrong."""
     if not text.strip():
         return None
-    return debris(text) or wordless(text, field) or described(text, description)
+    return wordless(text, field) or debris(text) or described(text, description)
 
 
 # -- how well a model played -----------------------------------------------------------
