@@ -1,7 +1,8 @@
 """Saves of format 4 (tests/fixtures/saves_v4, written at 172b6fa: keyframes as state
 models, relation changes as named columns) still open: list, export (byte for byte as
-that release exported them, but for the columns appended since), every round's state, resume and branch, which write format
-5 beside the old files. Every test works on a copy of the fixtures."""
+that release exported them, but for the columns appended since), every round's state,
+resume and branch, which write format 5 beside the old files. Every test works on a copy of
+the fixtures."""
 
 from __future__ import annotations
 
