@@ -5,8 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from engine.core.exchanges import LLMCall
-from engine.core.quality import Tally, loud_lines, phrase_flaw, quality_line, utterance_flaw
+from engine.core.exchanges import LLMCall, RoundUsage
+from engine.core.quality import (
+    Tally,
+    badge,
+    loud_lines,
+    phrase_flaw,
+    quality_line,
+    utterance_flaw,
+)
 from engine.minds.prompts import DECIDE_RULES, RELATION_RULES
 
 #: What the speech prompt instructs (prompts.speak_instructions) for a private word to Edmund.
@@ -143,3 +150,12 @@ def test_the_tally_counts_replies_and_questions_and_says_loudly_when_a_share_pas
         "social dynamics measure the model's limits, not the scenario"
     )
     assert loud_lines([judge.model_copy(update={"at_cap": 1, "clamped": 0})]) == []
+
+
+def test_the_header_badge_gives_the_shares_of_the_calls_and_turns_loud_past_a_threshold() -> None:
+    assert badge(RoundUsage(calls=10)) is None
+    assert badge(RoundUsage(calls=10, degenerate=1)) == ("⚑ 10% degenerate", False)
+    assert badge(RoundUsage(calls=10, degenerate=3, at_cap=4)) == (
+        "⚑ 30% degenerate · 40% at the caps",
+        True,
+    )

@@ -122,6 +122,10 @@ def test_every_degenerate_kind_once_is_counted_exactly_and_alike_everywhere(
         "missing_edges": 0, "fallbacks": 0,
     }  # fmt: skip
 
+    # Each degenerate reply was asked again with one line saying what was wrong.
+    notes = [_text(m) for req in stub.requests for m in req["messages"][2:] if m["role"] == "user"]
+    assert sum("not usable: it said nothing, though you decided to speak" in n for n in notes) == 1
+    assert sum("not usable: 'one sentence' is the schema's description" in n for n in notes) == 1
     # printed
     answers = re.sub(r"\s+", " ", result.out.split("answers", 1)[1].split("fell back")[0])
     assert (
