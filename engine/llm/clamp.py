@@ -4,7 +4,8 @@ A grammar (or a careful model) gives the schema's fields but not always values w
 ranges (``"urgency": 365``). Such a reply is clamped to the bound the schema states (numbers
 to ``minimum``/``maximum``, strings to ``maxLength``, arrays to ``maxItems``) instead of being
 re-asked. Everything else the schema rules out (a missing field, a value outside an enum, a
-wrong type) is left for validation to refuse.
+wrong type) is left for validation to refuse. :func:`at_caps` says whether a reply's every
+signed change sits at its cap (a judgement of noise, flagged).
 """
 
 from __future__ import annotations
