@@ -146,13 +146,12 @@ class LLMClient:
         """Record on exchange ``key``, a re-ask of the parts of an answer its first reply
         ``left_out``, those parts, and on its last exchange (a re-ask of it, if it had one)
         the parts still ``missing``, which fell back."""
-        calls = [c for c in self._calls if c.key == key or c.key.startswith(f"{key}:")]
+        calls = [c for c in self._calls if c.key in (key, key + REASK, key + AGAIN)]
         for call in calls:
             if call.key == key:
                 call.left_out = list(left_out)
-        last = [c for c in calls if c.key in (key, key + REASK, key + AGAIN)]
-        if last and missing:
-            last[-1].missing = list(missing)
+        if calls and missing:
+            calls[-1].missing = list(missing)
 
     def stop_reason(self) -> str | None:
         """Why the run must stop after this round, if a cap was reached."""
