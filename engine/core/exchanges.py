@@ -8,7 +8,11 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-Outcome = Literal["ok", "repaired", "reasked", "fallback", "error"]
+#: ``degenerate``: a reply in the schema's shape that said nothing worth counting (see
+#: ``engine.core.quality``); asked again once, then fallen back.
+Outcome = Literal["ok", "repaired", "reasked", "degenerate", "fallback", "error"]
+#: Key suffixes of an exchange asked again: after an invalid reply, after a degenerate one.
+REASK, AGAIN = ":reask", ":again"
 #: How an exchange asked for its reply: ``response_format`` json_schema, ``response_format``
 #: json_object carrying the schema (llama.cpp's servers enforce it with a grammar),
 #: ``response_format`` json_object (schema in the prompt), JSON instructions and schema in the
@@ -34,6 +38,9 @@ class LLMCall(BaseModel):
     (they fell back to no change). ``clamped``: the fields of a reply in the schema's shape
     whose values broke a bound and were clamped to it (not re-asked). ``sent_tokens``: the
     prompt's tokens as socialsim counts them, beside the ``prompt_tokens`` the server read.
+    ``flaw``: the kind of a degenerate reply (``engine.core.quality.KINDS``). ``at_cap``: every
+    signed change the reply gave sat at its cap. ``left_out``: on a batched judge's re-ask
+    of missing edges, the edges its first reply left out.
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -56,11 +63,30 @@ class LLMCall(BaseModel):
     clamped: list[str] = []
     counted_by: CountedBy = "server"
     sent_tokens: int = 0
+    flaw: str = ""
+    at_cap: bool = False
+    left_out: list[str] = []
+
+    @property
+    def settles(self) -> bool:
+        """True for the exchange that settles its question (its last one): a reply taken,
+        a failure, or a degenerate reply asked again in vain."""
+        if self.outcome == "degenerate":
+            return self.key.endswith((REASK, AGAIN))
+        return self.outcome in ("ok", "repaired", "fallback")
 
     @property
     def answers(self) -> bool:
         """True for the exchange that settles a structured question (its last one)."""
-        return self.structured != "text" and self.outcome in ("ok", "repaired", "fallback")
+        return self.structured != "text" and self.settles
+
+    @property
+    def reasked(self) -> bool:
+        """True for an exchange that counts as a re-ask: its reply was asked again (invalid,
+        or degenerate), or it is the batched judge's re-ask of the edges a reply left out."""
+        if self.outcome == "degenerate":
+            return not self.settles
+        return self.outcome == "reasked" or bool(self.left_out)
 
 
 class RoundUsage(BaseModel):
@@ -85,6 +111,14 @@ class RoundUsage(BaseModel):
     missing_edges: int = 0
     #: Replies in the schema's shape whose out-of-bound values were clamped.
     clamped: int = 0
+    #: Replies that fit their schema but said nothing worth counting (each one, first asks
+    #: and re-asks alike).
+    degenerate: int = 0
+    #: Replies whose every signed change sat at its cap.
+    at_cap: int = 0
+    #: Edges a batched judge's first reply left out, asked again (``missing_edges``: those
+    #: still missing after that).
+    left_out: int = 0
 
     @classmethod
     def summed(cls, usages: Iterable[RoundUsage]) -> RoundUsage:
@@ -104,7 +138,7 @@ class RoundUsage(BaseModel):
             cost_usd=sum(c.cost_usd for c in calls),
             retries=sum(c.attempts - 1 for c in calls),
             repairs=sum(c.outcome == "repaired" for c in calls),
-            reasks=sum(c.outcome == "reasked" for c in calls),
+            reasks=sum(c.reasked for c in calls),
             fallbacks=sum(c.outcome == "fallback" for c in calls),
             errors=sum(c.response is None for c in calls),
             judge_mode=judge_mode,
@@ -112,6 +146,9 @@ class RoundUsage(BaseModel):
             structured_fallbacks=sum(c.outcome == "fallback" for c in answers),
             missing_edges=sum(len(c.missing) for c in calls),
             clamped=sum(bool(c.clamped) for c in calls),
+            degenerate=sum(c.outcome == "degenerate" for c in calls),
+            at_cap=sum(c.at_cap for c in calls),
+            left_out=sum(len(c.left_out) for c in calls),
         )
 
     @property

@@ -4,7 +4,8 @@ A grammar (or a careful model) gives the schema's fields but not always values w
 ranges (``"urgency": 365``). Such a reply is clamped to the bound the schema states (numbers
 to ``minimum``/``maximum``, strings to ``maxLength``, arrays to ``maxItems``) instead of being
 re-asked. Everything else the schema rules out (a missing field, a value outside an enum, a
-wrong type) is left for validation to refuse.
+wrong type) is left for validation to refuse. :func:`at_caps` says whether a reply's every
+signed change sits at its cap (a judgement of noise, flagged).
 """
 
 from __future__ import annotations
@@ -19,6 +20,37 @@ def clamp(data: Any, schema: Schema) -> list[str]:
     changed: list[str] = []
     _walk(data, schema, schema, "", changed)
     return changed
+
+
+def at_caps(data: Any, schema: Schema) -> bool:
+    """True when ``data`` gives signed changes (numbers the schema bounds to +-cap) and
+    every one of them sits at its cap (or beyond, where validation tolerates it)."""
+    found: list[bool] = []
+    _caps(data, schema, schema, found)
+    return bool(found) and all(found)
+
+
+def _caps(value: Any, node: Schema, root: Schema, found: list[bool]) -> None:
+    node = _resolve(node, root)
+    branches = node.get("anyOf") or node.get("oneOf")
+    if branches:
+        branch = _branch(value, [_resolve(b, root) for b in branches])
+        if branch is not None:
+            _caps(value, branch, root, found)
+        return
+    if isinstance(value, bool):
+        return
+    if isinstance(value, int | float) and node.get("type") in ("number", "integer"):
+        cap = node.get("maximum")
+        if cap is not None and cap > 0 and node.get("minimum") == -cap:
+            found.append(abs(value) >= cap)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        for item in value:
+            _caps(item, node["items"], root, found)
+    elif isinstance(value, dict):
+        for key, sub in (node.get("properties") or {}).items():
+            if key in value:
+                _caps(value[key], sub, root, found)
 
 
 def _resolve(node: Schema, root: Schema) -> Schema:

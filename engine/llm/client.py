@@ -4,9 +4,11 @@ A structured call asks for JSON in the model's format (``response_format`` json_
 json_object carrying the schema, json_object with the schema in the prompt, or instructions
 only; see ``formats``), validates it with pydantic, repairs malformed JSON with json-repair,
 clamps values beyond the schema's bounds (``clamp``), re-asks once with the validation error,
-and otherwise falls back to a safe default. The run never crashes on model output; each
-refusal, repair, clamp, re-ask and fallback is in the record. A reply is kept (and sent back
-in a re-ask) up to :data:`MAX_REPLY_CHARS`.
+and otherwise falls back to a safe default. A caller's ``check`` (``engine.core.quality``)
+judges a valid reply or a free text: a degenerate one is asked again once with the flaw's
+note, then falls back, both recorded as outcome ``degenerate``. The run never crashes on
+model output; each refusal, repair, clamp, re-ask, degenerate reply and fallback is in the
+record. A reply is kept (and sent back in a re-ask) up to :data:`MAX_REPLY_CHARS`.
 
 Every exchange's prompt is counted (``tokens``): a model whose server drops the system
 message is switched to carrying it in the first user turn, and a prompt the server cut is
@@ -25,10 +27,11 @@ from typing import Any, TypeVar, cast
 import json_repair
 from pydantic import BaseModel, ValidationError
 
-from ..core.exchanges import LLMCall, Outcome, Structured
+from ..core.exchanges import AGAIN, REASK, LLMCall, Outcome, Structured
+from ..core.quality import Flaw
 from ..core.textsafe import clean, strip_controls
 from .bounds import MAX_JSON_DEPTH, too_deep
-from .clamp import clamp
+from .clamp import at_caps, clamp
 from .formats import Formats
 from .settings import LLMSettings
 from .tokens import Counter, SystemRoles
@@ -44,7 +47,10 @@ from .transport import (
 )
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 Messages = list[dict[str, str]]
+#: What is wrong with a reply that fits its schema (None: it counts).
+Check = Callable[[T], Flaw | None]
 #: The most of a reply kept in the record and sent back in a re-ask (a runaway reply of
 #: megabytes would otherwise be stored whole and resent).
 MAX_REPLY_CHARS = 32_000
@@ -137,13 +143,16 @@ class LLMClient:
             self.total_calls += 1
             self.total_cost += call.cost_usd
 
-    def note_missing(self, key: str, missing: Sequence[str]) -> None:
-        """Record on exchange ``key`` (its re-ask, if it had one) the parts of the answer
-        still missing, which fell back."""
-        for call in reversed(self._calls):
-            if call.key in (key, f"{key}:reask"):
-                call.missing = list(missing)
-                return
+    def note_missing(self, key: str, left_out: Sequence[str], missing: Sequence[str]) -> None:
+        """Record on exchange ``key``, a re-ask of the parts of an answer its first reply
+        ``left_out``, those parts, and on its last exchange (a re-ask of it, if it had one)
+        the parts still ``missing``, which fell back."""
+        calls = [c for c in self._calls if c.key in (key, key + REASK, key + AGAIN)]
+        for call in calls:
+            if call.key == key:
+                call.left_out = list(left_out)
+        if calls and missing:
+            calls[-1].missing = list(missing)
 
     def stop_reason(self) -> str | None:
         """Why the run must stop after this round, if a cap was reached."""
@@ -207,6 +216,8 @@ class LLMClient:
         attempts: int = 1,
         clamped: Sequence[str] = (),
         timed_out: bool = False,
+        flaw: str = "",
+        at_cap: bool = False,
     ) -> None:
         call = LLMCall(
             key=request.key,
@@ -220,6 +231,8 @@ class LLMClient:
             outcome=outcome,
             attempts=reply.attempts if reply else attempts,
             clamped=list(clamped),
+            flaw=flaw,
+            at_cap=at_cap,
         )
         health = self.health.setdefault(request.model, Health())
         health.calls += 1
@@ -248,9 +261,11 @@ class LLMClient:
         messages: Messages,
         sink: Sink | None = None,
         max_tokens: int | None = None,
+        check: Check[str] | None = None,
     ) -> str:
         """Free text (streamed into ``sink``), at most ``max_tokens`` of it when given; an
-        empty string when the model fails. Control characters are stripped from the text and
+        empty string when the model fails, or (with a ``check``) when the text and the one
+        re-ask it takes are degenerate. Control characters are stripped from the text and
         the streamed tokens."""
         shown = None if sink is None else (lambda token: sink(strip_controls(token)))
         request = Request(
@@ -260,22 +275,31 @@ class LLMClient:
             sink=shown,
             max_tokens=max_tokens,
         )
-        reply = await self._attempt(request, purpose, agent)
-        if reply is not None and self._dropped(request, reply, purpose, agent):
-            request = replace(request, messages=self.roles.shaped(model, messages))
+        for again in (False, True):
             reply = await self._attempt(request, purpose, agent)
-        if reply is None:
-            return ""
-        text = strip_controls(reply.text).strip()
-        self._record(
-            request,
-            purpose,
-            agent,
-            reply,
-            "ok" if text else "fallback",
-            None if text else "empty reply",
-        )
-        return text
+            if reply is not None and self._dropped(request, reply, purpose, agent):
+                request = replace(request, messages=self.roles.shaped(model, request.messages))
+                reply = await self._attempt(request, purpose, agent)
+            if reply is None:
+                return ""
+            text = strip_controls(reply.text).strip()
+            flaw = check(text) if check is not None else None
+            if flaw is None:
+                outcome: Outcome = "ok" if text else "fallback"
+                error = None if text else "empty reply"
+                self._record(request, purpose, agent, reply, outcome, error)
+                return text
+            self._record(request, purpose, agent, reply, "degenerate", flaw.note, flaw=flaw.kind)
+            if again:
+                break
+            said = ({"role": "assistant", "content": _kept(reply.text)},) if text else ()
+            note = f"That was not usable: {flaw.note}. Say it again, in your own words."
+            request = replace(
+                request,
+                key=key + AGAIN,
+                messages=[*request.messages, *said, {"role": "user", "content": note}],
+            )
+        return ""
 
     async def structured(
         self,
@@ -288,10 +312,12 @@ class LLMClient:
         schema: type[M],
         default: M | Callable[[], M],
         temperature: float | None = None,
+        check: Check[M] | None = None,
     ) -> M:
         """A validated ``schema`` instance, repaired or re-asked when needed, else ``default``
         (a value, or a function giving it only when needed); its strings hold no control
-        characters."""
+        characters. A valid reply ``check`` finds degenerate is asked again once, then falls
+        back."""
         fallback = default if callable(default) else (lambda: default)
         ask = _Ask(key, model, messages, _schema_of(schema), schema.__name__, temperature)
         formats = self._formats_of(model)
@@ -301,28 +327,61 @@ class LLMClient:
         first = parse(reply.text, schema)
         formats.answered(request.format, _shaped(first, reply.text))
         if first.value is not None:
-            self._record(request, purpose, agent, reply, first.outcome, clamped=first.clamped)
-            return clean(cast(M, first.value))
-        self._record(request, purpose, agent, reply, "reasked", first.problem)
+            value = cast(M, clean(first.value))
+            flaw = check(value) if check is not None else None
+            if flaw is None:
+                self._taken(request, purpose, agent, reply, first, value)
+                return value
+            self._record(
+                request, purpose, agent, reply, "degenerate", flaw.note,
+                clamped=first.clamped, flaw=flaw.kind,
+            )  # fmt: skip
+            suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
+        else:
+            self._record(request, purpose, agent, reply, "reasked", first.problem)
+            suffix, note = REASK, f"That reply was not valid: {first.problem}."
         followup = (
             {"role": "assistant", "content": _kept(reply.text)},
             {
                 "role": "user",
-                "content": f"That reply was not valid: {first.problem}. "
-                "Reply again with only the JSON object that matches the schema.",
+                "content": f"{note} Reply again with only the JSON object that matches the schema.",
             },
         )
         reask, second = await self._exchange(
-            formats, replace(ask, key=f"{key}:reask", followup=followup), purpose, agent
+            formats, replace(ask, key=key + suffix, followup=followup), purpose, agent
         )
         if second is None:
             return fallback()
         again = parse(second.text, schema)
-        if again.value is not None:
-            self._record(reask, purpose, agent, second, again.outcome, clamped=again.clamped)
-            return clean(cast(M, again.value))
-        self._record(reask, purpose, agent, second, "fallback", again.problem)
+        if again.value is None:
+            self._record(reask, purpose, agent, second, "fallback", again.problem)
+            return fallback()
+        value = cast(M, clean(again.value))
+        flaw = check(value) if check is not None else None
+        if flaw is None:
+            self._taken(reask, purpose, agent, second, again, value)
+            return value
+        self._record(
+            reask, purpose, agent, second, "degenerate", flaw.note,
+            clamped=again.clamped, flaw=flaw.kind,
+        )  # fmt: skip
         return fallback()
+
+    def _taken(
+        self,
+        request: Request,
+        purpose: str,
+        agent: str,
+        reply: Reply,
+        parsed: Parsed,
+        value: BaseModel,
+    ) -> None:
+        """Record a reply taken: repaired or not, its clamps, and whether its every signed
+        change sat at a cap."""
+        capped = at_caps(value.model_dump(mode="json", warnings=False), request.schema or {})
+        self._record(
+            request, purpose, agent, reply, parsed.outcome, clamped=parsed.clamped, at_cap=capped
+        )
 
     async def _probing(
         self, formats: Formats, ask: _Ask, purpose: str, agent: str, schema: type[BaseModel]

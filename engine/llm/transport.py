@@ -40,8 +40,9 @@ WINDOW_HINT = (
     "Ollama num_ctx, vLLM --max-model-len)"
 )
 #: Exchanges a record may lack because it predates them (the batched judge's re-ask of
-#: missing edges): replayed as failures, which give the no-change of the old runs.
-NEWER_EXCHANGES = (":missing", ":missing:reask")
+#: missing edges, the re-ask of a degenerate reply): replayed as failures, which give the
+#: no-change of the old runs.
+NEWER_EXCHANGES = (":missing", ":missing:reask", ":again")
 #: What a server's refusal of a response format says (OpenAI, vLLM, llama.cpp's
 #: llama-server, llama-cpp-python's pydantic error "Input should be 'text' or 'json_object'").
 FORMAT_WORDS = ("response_format", "json_schema", "json_object", "input should be 'text'")

@@ -22,7 +22,7 @@ from ..llm.journal import Journal, Journaled
 from ..llm.settings import LLMSettings
 from ..llm.stack import live_transport
 from ..llm.transport import ReplayTransport, Transport
-from . import prompts
+from . import checks, prompts
 from .base import A, AgentContext, RelationJudgement, TokenSink
 from .planner import N_CANDIDATES, OTHERS_EFFECT
 from .prompts import NEED_DELTA_CAP
@@ -218,7 +218,9 @@ class LLMMind:
         if ctx.persona.kind == "value-driven":
             return await self._plan(ctx)
         schema = _decision_schema(tuple(ctx.others))
-        out: Any = await self._call(ctx, "decide", prompts.decide(ctx), schema, None)
+        out: Any = await self._call(
+            ctx, "decide", prompts.decide(ctx), schema, None, check=checks.decision
+        )
         if out is None:
             return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid decision: silent)")
         return Decision(
@@ -233,7 +235,10 @@ class LLMMind:
         """Generate N candidates with imagined need changes (the model), then select the one
         best for the agent's SVO (the rule of the offline planner); theta from Eq. 2."""
         schema = _plan_schema(tuple(ctx.others))
-        out: Any = await self._call(ctx, "plan", prompts.plan(ctx, N_CANDIDATES), schema, None)
+        out: Any = await self._call(
+            ctx, "plan", prompts.plan(ctx, N_CANDIDATES), schema, None,
+            check=checks.plan(N_CANDIDATES),
+        )  # fmt: skip
         if out is None:
             return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid plan: silent)")
         before = sum(gap(v) for v in ctx.state.needs.values())
@@ -265,6 +270,7 @@ class LLMMind:
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         model = self.settings.model_for(ctx.name)
         if self.client.enforces_grammar(model):
+            heard = checks.speech(ctx, decision, SpeechOut.FIELD)
             # A small local model asked for free text repeats its prompt; held to a JSON
             # string by the server's grammar, it speaks. Shown whole once it is in.
             said = await self.client.structured(
@@ -275,6 +281,7 @@ class LLMMind:
                 messages=prompts.speak(ctx, decision, SpeechOut.FIELD),
                 schema=SpeechOut,
                 default=SpeechOut(),
+                check=lambda out: heard(out.say),
             )
             if said.say:
                 sink(said.say)
@@ -287,6 +294,7 @@ class LLMMind:
             messages=prompts.speak(ctx, decision),
             sink=sink,
             max_tokens=SPEECH_TOKENS,
+            check=checks.speech(ctx, decision),
         )
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
@@ -318,6 +326,7 @@ class LLMMind:
                     RelationOut,
                     RelationOut(delta_fav=0.0),
                     target=other,
+                    check=checks.relation,
                 )
                 for other, acts in triggers.items()
             )
@@ -349,9 +358,10 @@ class LLMMind:
         schema: type[Any],
         default: Any,
         target: str = "",
+        check: checks.Check | None = None,
     ) -> Any:
         """One structured call to the unified judge model about ``ctx``'s agent."""
-        return self._call(ctx, purpose, messages, schema, default, target, judge=True)
+        return self._call(ctx, purpose, messages, schema, default, target, judge=True, check=check)
 
     def _call(
         self,
@@ -363,8 +373,10 @@ class LLMMind:
         target: str = "",
         *,
         judge: bool = False,
+        check: checks.Check | None = None,
     ) -> Any:
-        """One structured round-loop call about ``ctx``'s agent, by its own model or the judge."""
+        """One structured round-loop call about ``ctx``'s agent, by its own model or the judge;
+        ``check`` judges a valid reply (a degenerate one is asked again, then falls back)."""
         return self.client.structured(
             key=self._key(ctx, purpose, target),
             purpose=purpose,
@@ -373,6 +385,7 @@ class LLMMind:
             messages=messages,
             schema=schema,
             default=default,
+            check=check,
         )
 
     def _observer(self, ctx: AgentContext, observed: list[Action]) -> asyncio.Future[_Observed]:
@@ -391,7 +404,8 @@ class LLMMind:
         recorded."""
         triggers = relation_triggers(ctx.name, observed, ctx.scenario.names)
         messages = prompts.observer(ctx, observed, triggers)
-        out = await self._judge(ctx, "judge", messages, _observer_schema(tuple(triggers)), None)
+        schema = _observer_schema(tuple(triggers))
+        out = await self._judge(ctx, "judge", messages, schema, None, check=checks.judgements)
         if out is None:  # the whole judgement fell back (and is counted so)
             return _Observed(delta=0.0, edges={}, needs=NeedsOut())
         edges = _judged(out.judgements if triggers else [], triggers)
@@ -406,12 +420,12 @@ class LLMMind:
                 messages=prompts.missing_edges(ctx, {t: triggers[t] for t in missing}),
                 schema=_missing_schema(missing),
                 default=None,
+                check=checks.judgements,
             )
             if again is not None:
                 edges |= _judged(again.judgements, missing)
             still = [t for t in missing if t not in edges]
-            if still:
-                self.client.note_missing(key, still)
+            self.client.note_missing(key, missing, still)
         return _Observed(delta=out.delta, edges=edges, needs=out.needs)
 
     async def narrate(self, scenario: Any, round_no: int, scene: str) -> str:

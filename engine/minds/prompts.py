@@ -138,45 +138,63 @@ def ask(ctx: AgentContext, task: str, rules: str = "") -> Messages:
     ]
 
 
+DECIDE_RULES = (
+    "Phase 1: decide whether and how you will speak this round, before anyone speaks.\n"
+    "urgency: 0-10, how pressing it is for you to speak. mode: public (everyone hears), "
+    "private (only the target hears) or silent. target: one agent's name, 'all' (public "
+    "only), or null when silent. stance toward the target: support, oppose or neutral. "
+    "intent: one sentence."
+)
+
+
 def decide(ctx: AgentContext) -> Messages:
     """Phase 1: urgency, mode, target, stance and intent, before anyone speaks."""
-    rules = (
-        "Phase 1: decide whether and how you will speak this round, before anyone speaks.\n"
-        "urgency: 0-10, how pressing it is for you to speak. mode: public (everyone hears), "
-        "private (only the target hears) or silent. target: one agent's name, 'all' (public "
-        "only), or null when silent. stance toward the target: support, oppose or neutral. "
-        "intent: one sentence."
-    )
-    return ask(ctx, "Decide now: nobody has spoken yet this round.", rules)
+    return ask(ctx, "Decide now: nobody has spoken yet this round.", DECIDE_RULES)
 
 
-def plan(ctx: AgentContext, n: int) -> Messages:
-    """Value-driven planner (EduMirror App. E.2): candidates with imagined need changes."""
-    rules = (
+def plan_rules(n: int) -> str:
+    """The planner's instructions, for ``n`` candidates."""
+    return (
         f"Plan your next move. Propose {n} different candidate actions for this round (one may "
         "be staying silent). For each give urgency 0-10, the action (mode and target), your "
         "stance toward the target, a one-sentence intent, and how each of your needs would "
         f"change ({NEED_RANGE}) if you did it and saw its likely consequence; omit unchanged "
         "needs."
     )
-    return ask(ctx, "Plan now.", rules)
+
+
+def plan(ctx: AgentContext, n: int) -> Messages:
+    """Value-driven planner (EduMirror App. E.2): candidates with imagined need changes."""
+    return ask(ctx, "Plan now.", plan_rules(n))
+
+
+SPEAK_RULES = (
+    "Phase 2: say what you decided to say, in one to three sentences, in character. "
+    "Reply with the spoken words only: no name prefix, no quotes, no stage directions."
+)
+
+
+def _speak_task(ctx: AgentContext, decision: Decision, field: str | None, intent: str) -> str:
+    to = "everyone" if decision.target in (None, ALL) else decision.target
+    task = (
+        f"You decided to speak {decision.mode.value}ly to {to} ({decision.stance}); your "
+        f"intent: {intent}\nSay it now."
+    )
+    if field:
+        task += f"\n\n{field}: the words {ctx.name} says aloud now, in character."
+    return task
 
 
 def speak(ctx: AgentContext, decision: Decision, field: str | None = None) -> Messages:
     """Phase 2: the utterance, in character, seeing the turns before it; asked as the JSON
     ``field`` when given."""
-    to = "everyone" if decision.target in (None, ALL) else decision.target
-    rules = (
-        "Phase 2: say what you decided to say, in one to three sentences, in character. "
-        "Reply with the spoken words only: no name prefix, no quotes, no stage directions."
-    )
-    task = (
-        f"You decided to speak {decision.mode.value}ly to {to} ({decision.stance}); your "
-        f"intent: {decision.intent}\nSay it now."
-    )
-    if field:
-        task += f"\n\n{field}: the words {ctx.name} says aloud now, in character."
-    return ask(ctx, task, rules)
+    return ask(ctx, _speak_task(ctx, decision, field, decision.intent), SPEAK_RULES)
+
+
+def speak_instructions(ctx: AgentContext, decision: Decision, field: str | None = None) -> str:
+    """What the speech prompt instructs (its rules and task, without the agent's own
+    intent): an utterance repeating a long run of it echoes the prompt."""
+    return f"{SPEAK_RULES}\n{_speak_task(ctx, decision, field, '')}"
 
 
 def _judge_system(ctx: AgentContext, rules: str) -> str:

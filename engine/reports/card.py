@@ -3,10 +3,12 @@
 The scenario's content hash, the prompt templates' hashes, the models, structured-output
 mode, temperature and decoding, seed, judge mode, history window, memory size, the versions
 of socialsim, litellm and Python, the interventions and forks with their rounds, the totals
-of calls, tokens, cost, repairs, re-asks and fallbacks, and a plain warning when the output
-is not deterministic. Secrets never appear: an API key lives only in the environment (the
-settings hold at most the name of its variable), and an ``api_base`` is given without any
-user, password or query it holds.
+of calls, tokens, cost, repairs, re-asks and fallbacks, how well each model played per
+purpose (degenerate, clamped, at-cap and fallen-back replies, with a loud line when a share
+passes its threshold), and a plain warning when the output is not deterministic. Secrets
+never appear: an API key lives only in the environment (the settings hold at most the name
+of its variable), and an ``api_base`` is given without any user, password or query it
+holds.
 
 The card is built from the run's metadata and its rounds' logs as they stream by
 (:class:`CardBuilder`), so an export adds it without a second pass.
@@ -27,6 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict
 
 from ..core.exchanges import RoundUsage
+from ..core.quality import PurposeQuality, Tally, loud_lines
 from ..core.rules import HISTORY_WINDOW
 from ..core.state import ALL, Action, ForcedAction, Mode, RoundLog, ScenarioEvent
 from ..saves.runmeta import RunMeta
@@ -120,6 +123,11 @@ class Totals(BaseModel):
     missing_edges: int = 0
     #: Replies whose out-of-bound values were clamped to the schema's bounds.
     clamped: int = 0
+    #: Replies that fit their schema but said nothing worth counting; replies whose every
+    #: signed change sat at its cap; edges a batched judge's first reply left out.
+    degenerate: int = 0
+    at_cap: int = 0
+    left_out: int = 0
 
 
 class RunCard(BaseModel):
@@ -160,6 +168,10 @@ class RunCard(BaseModel):
     #: The version of the exported tables' columns (``engine.reports.export.CSV_SCHEMA``).
     csv_schema: int = 1
     totals: Totals
+    #: How well each model played, per purpose (``engine.core.quality``), and a loud line
+    #: per model whose shares passed their thresholds.
+    quality: list[PurposeQuality] = []
+    quality_warnings: list[str] = []
     deterministic: bool
     warning: str | None
 
@@ -175,6 +187,7 @@ class CardBuilder:
         self.meta = meta
         self.rounds = 0
         self.usage = RoundUsage()
+        self.tally = Tally()
         self.interventions: list[Intervention] = []
 
     def add(self, log: RoundLog) -> None:
@@ -188,6 +201,7 @@ class CardBuilder:
                 self.interventions.append(Intervention.of_event(log.round, "injected", e))
         if log.usage is not None:
             self.usage = RoundUsage.summed([self.usage, log.usage])
+        self.tally.add(log.llm_calls)
 
     def card(self) -> RunCard:
         """The card of the rounds added so far."""
@@ -241,6 +255,8 @@ class CardBuilder:
             ),
             csv_schema=CSV_SCHEMA,
             totals=Totals(**self.usage.model_dump(include=set(Totals.model_fields))),
+            quality=self.tally.rows(),
+            quality_warnings=loud_lines(self.tally.rows()),
             deterministic=deterministic,
             warning=None if deterministic else _warning(meta),
         )

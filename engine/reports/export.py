@@ -105,6 +105,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "clamped",
         "counted_by",
         "sent_tokens",
+        "flaw",
+        "at_cap",
+        "left_out",
     ),
     "surveys": (
         "run_id",
@@ -135,6 +138,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "structured_fallbacks",
         "missing_edges",
         "clamped",
+        "degenerate",
+        "at_cap",
+        "left_out",
     ),
     "agents": ("run_id", "agent", "role", "archetype", "faction", "model", "player"),
 }
@@ -276,6 +282,9 @@ def _llm_calls(run_id: str, r: RoundLog) -> Iterator[tuple]:
             list_cell(c.clamped),
             c.counted_by,
             c.sent_tokens,
+            c.flaw,
+            int(c.at_cap),
+            list_cell(c.left_out),
         )
 
 
@@ -299,6 +308,9 @@ def _usage(run_id: str, r: RoundLog) -> Iterator[tuple]:
             u.structured_fallbacks,
             u.missing_edges,
             u.clamped,
+            u.degenerate,
+            u.at_cap,
+            u.left_out,
         )
 
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..core.exchanges import LLMCall
+from ..core.exchanges import AGAIN, REASK, LLMCall
 from ..core.scenario import Scenario
 from ..core.state import ALL, Action, Mode
 from ..errors import SaveError
@@ -172,7 +172,8 @@ class _Tally:
 
     def _call(self, call: LLMCall) -> None:
         tally = self.exchanges[call.purpose, call.model]
-        first = not call.key.endswith((":reask", ":missing")) and ":rejected" not in call.key
+        asked_again = (REASK, AGAIN, ":missing")  # invalid, degenerate, edges left out
+        first = not call.key.endswith(asked_again) and ":rejected" not in call.key
         tally[0] += first
         tally[1] += 1
         tally[2] += call.prompt_tokens if first else 0

@@ -444,3 +444,18 @@ async def test_a_local_server_starts_small_and_the_limit_grows_while_latency_hol
     await verdict(client, "probe")  # the format probe goes alone
     await asyncio.gather(*(verdict(client, f"wave-{k}") for k in range(60)))
     assert 2 <= stub.peak_in_flight <= 6
+
+
+def test_a_judgement_whose_every_signed_change_sits_at_its_cap_is_at_the_caps() -> None:
+    from engine.llm.clamp import at_caps
+    from engine.minds.llm import EmotionOut, NeedsOut, RelationOut
+
+    relation = RelationOut.model_json_schema()
+    assert at_caps({"delta_fav": -0.3, "importance": 4}, relation)
+    assert at_caps({"delta_fav": 0.9, "importance": 4}, relation)  # tolerated, applied as 0.3
+    assert not at_caps({"delta_fav": 0.2, "importance": 10}, relation)
+    assert not at_caps({"delta": 0.0}, EmotionOut.model_json_schema())
+    needs = NeedsOut.model_json_schema()
+    assert at_caps({"self_worth": 2.0, "sense_of_control": -2.0, "support_system": None}, needs)
+    assert not at_caps({"self_worth": 2.0, "sense_of_control": 1.5}, needs)
+    assert not at_caps({}, needs)  # nothing moved: nothing at a cap

@@ -1,7 +1,8 @@
 """Saves of format 4 (tests/fixtures/saves_v4, written at 172b6fa: keyframes as state
 models, relation changes as named columns) still open: list, export (byte for byte as
-that release exported them), every round's state, resume and branch, which write format
-5 beside the old files. Every test works on a copy of the fixtures."""
+that release exported them, but for the columns appended since), every round's state,
+resume and branch, which write format 5 beside the old files. Every test works on a copy of
+the fixtures."""
 
 from __future__ import annotations
 
@@ -48,8 +49,12 @@ def test_export_of_a_v4_run_is_what_the_old_release_wrote(
     assert result.code == 0, result.err
     golden = FIXTURES / "exports_v4" / run_id
     names = sorted(p.name for p in golden.iterdir() if p.name != "card.json")
+    later = {"llm_calls.csv": 3, "usage.csv": 3}  # flaw, at_cap, left_out; degenerate, ...
     for name in names:
-        assert (out / name).read_text() == (golden / name).read_text(), name
+        got = (out / name).read_text()
+        if name in later:
+            got = "".join(line.rsplit(",", later[name])[0] + "\n" for line in got.splitlines())
+        assert got == (golden / name).read_text(), name
 
 
 async def test_every_state_of_a_v4_run_is_the_one_played(saves: Path) -> None:

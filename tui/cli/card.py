@@ -35,9 +35,11 @@ def card(
     from .output import emit
 
     emit(make_console(), [card_table(found)], fmt)
-    if found.warning:
-        from rich.markup import escape
+    from rich.markup import escape
 
+    for line in found.quality_warnings:
+        make_console(stderr=fmt != "table").print(f"[bold red]⚠ {escape(line)}[/]")
+    if found.warning:
         make_console(stderr=fmt != "table").print(f"[bold yellow]⚠ {escape(found.warning)}[/]")
 
 
@@ -45,6 +47,8 @@ def card_table(c: RunCard) -> Table:
     """The card as rows of field and value (hashes shortened to 16 characters)."""
     from rich.markup import escape
     from rich.table import Table
+
+    from engine.core.quality import quality_line
 
     t = c.totals
     rows: list[tuple[str, str]] = [
@@ -83,10 +87,13 @@ def card_table(c: RunCard) -> Table:
             "LLM totals",
             f"{t.calls:,} calls, {t.prompt_tokens + t.completion_tokens:,} tokens "
             f"({t.prompt_tokens:,} prompt, {t.completion_tokens:,} completion), "
-            f"${t.cost_usd:.4f}; {t.repairs} repaired, {t.reasks} re-asked, "
+            f"${t.cost_usd:.4f}; {t.repairs} repaired, {t.clamped} clamped, "
+            f"{t.degenerate} degenerate, {t.at_cap} at the caps, {t.reasks} re-asked, "
             f"{t.fallbacks} fallbacks, {t.retries} retries, {t.errors} errors, "
-            f"{t.missing_edges} missing edges",
+            f"{t.left_out} edges left out, {t.missing_edges} still missing",
         ),
+        ("reply quality", "\n".join(f"{q.model} {quality_line(q)}" for q in c.quality)),
+        ("quality warning", "\n".join(c.quality_warnings)),
         ("deterministic", "yes" if c.deterministic else "no"),
     ]
     table = Table(title="Run card", title_justify="left", show_header=False)

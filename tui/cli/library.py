@@ -71,7 +71,7 @@ def show(
     --long narrow it down or list it edge by edge (--format other than table: the agents
     and the matrix)."""
     from .matrices import fav_matrices, matrix_view
-    from .tables import agents_table, fav_matrix, round_summary, run_overview
+    from .tables import agents_table, fav_matrix, llm_summary, round_summary, run_overview
 
     store = open_store(saves)
     tidy(store, [run_id])
@@ -103,6 +103,9 @@ def show(
 
     matrix = fav_matrices(record.state, factions, view)
     print_all(console, run_overview(meta, record, metrics, matrix))
+    summary = llm_summary(meta, history) if round_no is None else None
+    if summary is not None:
+        console.print(summary)
 
 
 def export(

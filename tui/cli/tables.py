@@ -152,9 +152,12 @@ def modes_line(modes: Mapping[str, str]) -> str:
 
 
 def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
-    """The end of ``run`` and ``resume``: the run's LLM calls, tokens, cost, how its
-    structured answers went and the structured modes (None for a run without LLM calls)."""
+    """The end of ``run`` and ``resume``, and ``show``: the run's LLM calls, tokens, cost,
+    how its structured answers went, how well each model played per purpose (a loud line
+    when a share passed its threshold) and the structured modes (None for a run without
+    LLM calls)."""
     from engine.core.exchanges import RoundUsage
+    from engine.core.quality import Tally, loud_lines, quality_line
 
     usages = history.usages()
     if not usages:
@@ -173,8 +176,9 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     grid.add_row(
         "answers",
         f"{total.structured:,} structured; {total.repairs} repaired, {total.clamped} clamped, "
-        f"{total.reasks} re-asked, {total.fallbacks} fallbacks, {total.missing_edges} missing "
-        "edges",
+        f"{total.degenerate} degenerate, {total.at_cap} at the caps, {total.reasks} re-asked, "
+        f"{total.retries} retries, {total.fallbacks} fallbacks, {total.left_out} edges left "
+        f"out, {total.missing_edges} still missing",
     )
     grid.add_row(
         "fell back",
@@ -183,6 +187,11 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
             "bold red" if total.degraded else "yellow" if total.warning else "",
         ),
     )
+    rows = Tally().add(history.llm_calls()).rows()
+    if rows:
+        grid.add_row("reply quality", Text("\n".join(f"{q.model} {quality_line(q)}" for q in rows)))
+    for line in loud_lines(rows):
+        grid.add_row("⚠ quality", Text(line, "bold red"))
     if meta.structured_modes:
         grid.add_row("structured", Text(modes_line(meta.structured_modes)))
     merged = [model for model, role in meta.system_roles.items() if role == "merge"]

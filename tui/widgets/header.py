@@ -17,6 +17,7 @@ from textual.widgets import Static
 
 from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation, SocialsimError
 from engine.core.exchanges import RoundUsage, main_failure
+from engine.core.quality import badge
 from engine.core.textsafe import one_line
 from engine.llm.throughput import duration
 from engine.saves.runmeta import TaskOutcome
@@ -38,21 +39,8 @@ def short_id(run_id: str, limit: int = 16) -> str:
 
 def usage_totals(usages: Iterable[RoundUsage]) -> RoundUsage | None:
     """The sum of the rounds' LLM usage (None when no round called a model)."""
-    total: RoundUsage | None = None
-    for u in usages:
-        total = total or RoundUsage()
-        total = total.model_copy(
-            update={
-                "calls": total.calls + u.calls,
-                "prompt_tokens": total.prompt_tokens + u.prompt_tokens,
-                "completion_tokens": total.completion_tokens + u.completion_tokens,
-                "cost_usd": total.cost_usd + u.cost_usd,
-                "repairs": total.repairs + u.repairs,
-                "reasks": total.reasks + u.reasks,
-                "fallbacks": total.fallbacks + u.fallbacks,
-            }
-        )
-    return total
+    rows = list(usages)
+    return RoundUsage.summed(rows) if rows else None
 
 
 def task_score(outcome: TaskOutcome) -> str:
@@ -188,6 +176,9 @@ def _bottom(sim: Simulation, usage: RoundUsage | None, short_ids: bool, compact:
         ]
         if trouble and not compact:
             mind.append(f" ({', '.join(trouble)})", style="yellow")
+        quality = badge(usage)
+        if quality is not None and not compact:
+            mind.append(f" {quality[0]}", style="bold red" if quality[1] else "yellow")
     sep = Text(" │ " if compact else "  │  ", style="dim")
     parts = [run, mind] if compact else [mind, run]
     queued = len(sim.pending.forced) + len(sim.pending.events)

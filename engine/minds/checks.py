@@ -1,0 +1,63 @@
+"""Each purpose's checks beyond its schema, from what an agent's context knows: the prompt's
+instructions, the lines heard this round, the speaker's own last line. The checks and their
+thresholds are :mod:`engine.core.quality`'s; a degenerate reply is asked again once, then
+falls back (``engine.llm.client``), so it never reaches the transcript, a later prompt or a
+memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..core.quality import Flaw, phrase_flaw, utterance_flaw
+from ..core.state import Decision
+from . import prompts
+from .base import AgentContext
+
+Check = Callable[[Any], Flaw | None]
+
+
+def last_line(ctx: AgentContext) -> str | None:
+    """What the agent last said in the rounds it remembers (None: nothing)."""
+    for past in reversed(ctx.history):
+        said = [a for a in past.actions if a.speaker == ctx.name and a.utterance]
+        if said:
+            return said[-1].utterance
+    return None
+
+
+def speech(
+    ctx: AgentContext, decision: Decision, field: str | None = None
+) -> Callable[[str], Flaw | None]:
+    """An utterance's check: said, words, no debris, no echo of its prompt, no copy of a
+    line heard this round nor of the speaker's last."""
+    instructions = prompts.speak_instructions(ctx, decision, field)
+    others = [a.utterance for a in ctx.heard if a.speaker != ctx.name and a.utterance]
+    last = last_line(ctx)
+    return lambda text: utterance_flaw(text, instructions, others, last)
+
+
+def _first(flaws: Iterable[Flaw | None]) -> Flaw | None:
+    return next((f for f in flaws if f is not None), None)
+
+
+def decision(out: Any) -> Flaw | None:
+    """A decision's intent: words, not the schema's description."""
+    return phrase_flaw(out.intent, "intent", prompts.DECIDE_RULES)
+
+
+def plan(n: int) -> Check:
+    """A plan's candidates' intents."""
+    rules = prompts.plan_rules(n)
+    return lambda out: _first(phrase_flaw(c.intent, "intent", rules) for c in out.candidates)
+
+
+def relation(out: Any) -> Flaw | None:
+    """One edge's summary (the memory it becomes): words, not the schema's description."""
+    return phrase_flaw(out.summary, "summary", prompts.RELATION_RULES)
+
+
+def judgements(out: Any) -> Flaw | None:
+    """A batched judgement's summaries (none, for an observer with no triggered edge)."""
+    edges = getattr(out, "judgements", [])
+    return _first(phrase_flaw(j.summary, "summary", prompts.OBSERVER_RULES) for j in edges)

@@ -1,0 +1,161 @@
+"""Each check of reply quality on the replies Gemma 3 270M really gave (issue 37), and on
+speech that must pass; the tally of a run's exchanges and its loud line."""
+
+from __future__ import annotations
+
+import pytest
+
+from engine.core.exchanges import LLMCall, RoundUsage
+from engine.core.quality import (
+    Tally,
+    badge,
+    loud_lines,
+    phrase_flaw,
+    quality_line,
+    utterance_flaw,
+)
+from engine.minds.prompts import DECIDE_RULES, RELATION_RULES
+
+#: What the speech prompt instructs (prompts.speak_instructions) for a private word to Edmund.
+SPEAK = (
+    "Phase 2: say what you decided to say, in one to three sentences, in character. Reply "
+    "with the spoken words only: no name prefix, no quotes, no stage directions.\n"
+    "You decided to speak privately to Edmund (neutral); your intent: \nSay it now."
+)
+
+
+def kind(text: str, others: tuple[str, ...] = (), last: str | None = None) -> str | None:
+    flaw = utterance_flaw(text, SPEAK, others, last)
+    return None if flaw is None else flaw.kind
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n"])
+def test_an_empty_utterance_of_an_agent_that_decided_to_speak_is_degenerate(text: str) -> None:
+    assert kind(text) == "empty"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I will pay what I owe, and not a penny of its debts.\n}, ",
+        ":[",
+        '{"say": "Fine."}',
+        'Yes": 0, "no',
+        "We agree.<end_of_turn>",
+    ],
+)
+def test_json_or_template_debris_is_degenerate(text: str) -> None:
+    assert kind(text) == "debris"
+
+
+@pytest.mark.parametrize("text", ["...", "?!", "0.5, 0.3", "12345"])
+def test_an_utterance_of_punctuation_or_numbers_is_degenerate(text: str) -> None:
+    assert kind(text) == "wordless"
+
+
+def test_an_echo_of_the_prompt_is_degenerate() -> None:
+    echoed = (
+        "If you are not sure, don't speak privately to Edmund (neutral) and your intent: one "
+        "sentence.\nSay it now."
+    )
+    flaw = utterance_flaw(echoed, SPEAK, (), None)
+    assert flaw is not None and flaw.kind == "echo"
+    assert "speak privately to edmund neutral" in flaw.note
+
+
+def test_a_copy_of_a_line_heard_this_round_is_degenerate() -> None:
+    heard = "The will names me, Edmund, and you know it."
+    assert kind("The will names me, Edmund... and you know it!", (heard,)) == "copy"
+    assert kind(f"Well. {heard} And more.", ("x" * 3, heard + " Twice over, I say.")) is None
+    # a line of eight words or more, held whole in a longer one, is copied too
+    long = "The will names me and nobody else, Edmund."
+    assert kind(f"Listen: {long}", (long,)) == "copy"
+
+
+def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
+    last = "I only want what father promised me."
+    assert kind(last, (), last) == "repeat"
+
+
+@pytest.mark.parametrize(
+    ("text", "others", "last"),
+    [
+        ("I agree with you.", ("I agree with you.",), None),  # short lines may coincide
+        ("Edmund, I will not speak privately about this.", (), None),
+        ("[sighs] Very well, Edmund.", (), None),
+        ("Fine.", (), "Fine."),
+        ("We said 50%, not 60%: that was the deal.", (), None),
+        ("Bist du sicher? Ça suffit, Edmund.", (), None),
+    ],
+)
+def test_real_speech_passes(text: str, others: tuple[str, ...], last: str | None) -> None:
+    assert kind(text, others, last) is None
+
+
+@pytest.mark.parametrize(
+    "text", ['": 0, "', '"}, {"', '": 5895726, "', "'+432962747210,'", "'>0.50, '"]
+)
+def test_a_summary_of_punctuation_is_degenerate(text: str) -> None:
+    flaw = phrase_flaw(text, "summary", RELATION_RULES)
+    assert flaw is not None and flaw.kind in ("wordless", "debris")
+
+
+@pytest.mark.parametrize("text", ["one sentence", "one sentence (public only) or null when "])
+def test_an_intent_copied_from_the_schemas_description_is_degenerate(text: str) -> None:
+    flaw = phrase_flaw(text, "intent", DECIDE_RULES)
+    assert flaw is not None and flaw.kind == "description"
+
+
+@pytest.mark.parametrize(
+    "text", ["", "Win Edmund over to selling the farm.", "Tell her the truth.", "Support Mara."]
+)
+def test_an_intent_in_words_passes(text: str) -> None:
+    assert phrase_flaw(text, "intent", DECIDE_RULES) is None
+
+
+def test_a_summary_in_words_passes() -> None:
+    assert phrase_flaw("He lied to me about the debts.", "summary", RELATION_RULES) is None
+
+
+def call(purpose: str, outcome: str = "ok", key: str = "k", **kw: object) -> LLMCall:
+    return LLMCall(
+        key=key, purpose=purpose, agent="a", model="openai/gemma", messages=[],
+        response="{}", outcome=outcome, **kw,  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
+def test_the_tally_counts_replies_and_questions_and_says_loudly_when_a_share_passes() -> None:
+    calls = [
+        call("speak", "degenerate", "s1", flaw="echo"),
+        call("speak", "degenerate", "s1:again", flaw="copy"),  # asked again in vain
+        call("speak", "degenerate", "s2", flaw="empty"),
+        call("speak", key="s2:again"),
+        call("speak", key="s3"),
+        call("judge", key="j1", at_cap=True),
+        call("judge", key="j2", at_cap=True, clamped=["delta"]),
+        call("judge", key="j3"),
+    ]
+    judge, speak = Tally().add(calls).rows()
+    assert (speak.replies, speak.degenerate, speak.questions, speak.fallen_back) == (5, 3, 3, 1)
+    assert speak.kinds == {"echo": 1, "copy": 1, "empty": 1}
+    assert (judge.replies, judge.at_cap, judge.clamped, judge.questions) == (3, 2, 1, 3)
+    assert quality_line(speak) == (
+        "speak: 5 replies, 60% degenerate (copy 1, echo 1, empty 1), 33% fell back"
+    )
+    assert quality_line(judge) == "judge: 3 replies, 33% clamped, 67% at the caps"
+    (line,) = loud_lines([speak, judge])
+    assert line == (
+        "openai/gemma: 60% of utterances were degenerate (copy 1, echo 1, empty 1); 33% of "
+        "utterances fell back; 67% of judgements at the caps; 33% of judgements clamped — its "
+        "social dynamics measure the model's limits, not the scenario"
+    )
+    assert loud_lines([judge.model_copy(update={"at_cap": 1, "clamped": 0})]) == []
+
+
+def test_the_header_badge_gives_the_shares_of_the_calls_and_turns_loud_past_a_threshold() -> None:
+    assert badge(RoundUsage(calls=10)) is None
+    assert badge(RoundUsage(calls=10, degenerate=1)) == ("⚑ 10% degenerate", False)
+    assert badge(RoundUsage(calls=10, degenerate=3, at_cap=4)) == (
+        "⚑ 30% degenerate · 40% at the caps",
+        True,
+    )

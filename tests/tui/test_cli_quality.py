@@ -1,0 +1,176 @@
+"""A scripted stub run where every kind of degenerate reply appears once (issue 37): each is
+asked again once with its note, then counted or fallen back; the printed summary, usage.csv,
+llm_calls.csv and the run card give the same figures (degenerate, re-asks with the batched
+judge's re-ask of a left-out edge, retries, clamps, replies at the caps); nothing degenerate
+reaches the transcript, a later prompt or a memory."""
+
+from __future__ import annotations
+
+import os
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
+
+import csv
+import json
+import random
+import re
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from llm_stub import StubLLM, generate_from_schema
+
+from engine import SaveStore
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
+
+ROOF = "The roof must be fixed before the winter rains come."
+AGAIN = "Then let us vote on the roof tonight, all of us."
+BAD_SUMMARY = '": 0, "'
+#: What each agent says when first asked, round by round (None: the stub's own answer).
+SPEECH = {
+    (1, "Ann"): "",  # empty
+    (1, "Bob"): "Numbers first.\n}, ",  # debris
+    (1, "Cy"): ROOF,  # a copy of Ann's line, heard this round
+    (2, "Ann"): ROOF,  # her own last line again
+}
+#: What each agent says when asked again after a degenerate first reply.
+SPEECH_AGAIN = {
+    (1, "Ann"): ROOF,
+    (1, "Bob"): "Say what you decided to say, in one to three sentences.",  # an echo: falls back
+    (1, "Cy"): "We should hear everyone before we vote tonight.",
+    (2, "Ann"): AGAIN,
+}
+
+
+def _text(message: dict[str, Any]) -> str:
+    return str(message.get("content") or "")
+
+
+class Scripted(StubLLM):
+    """The mini committee's replies by request, whatever the order they arrive in."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        system, task = _text(messages[0]), _text(messages[1])
+        again = any("not usable" in _text(m) for m in messages[2:])
+        rnd = int(m.group(1)) if (m := re.search(r"Round (\d+) of", task)) else 0
+        if "Decide now" in task:
+            name = re.search(r"You are (\w+),", system).group(1)  # type: ignore[union-attr]
+            if rnd == 2 and name != "Ann":
+                return json.dumps({"urgency": 0, "action": {"mode": "silent"}})
+            intent = "one sentence" if (rnd, name) == (1, "Ann") and not again else "Be heard."
+            urgency = {"Ann": 9, "Bob": 8, "Cy": 7}[name]
+            action = {"mode": "public", "target": "all"}
+            return json.dumps({"urgency": urgency, "action": action, "intent": intent})
+        if "Say it now." in task:
+            name = re.search(r"You are (\w+),", system).group(1)  # type: ignore[union-attr]
+            return (SPEECH_AGAIN if again else SPEECH)[rnd, name]
+        if system.startswith("You are the impartial judge") and rnd == 0:
+            name = re.search(r"Character: (\w+),", system).group(1)  # type: ignore[union-attr]
+            schema = body["response_format"]["json_schema"]["schema"]
+            value = generate_from_schema(schema, random.Random(0))
+            first = (
+                "Events" in task
+                and not again
+                and not any("not valid" in _text(x) for x in messages[2:])
+            )
+            if not first or "judgements" not in value or ROOF not in task:
+                return json.dumps(value)
+            if name == "Ann":  # her memory of Cy would be punctuation
+                value["judgements"] = [{**j, "summary": BAD_SUMMARY} for j in value["judgements"]]
+            elif name == "Bob":  # every change at its cap, the emotion beyond it (clamped)
+                value["delta"], value["needs"] = 5, {}
+                value["judgements"] = [{**j, "delta_fav": 0.3} for j in value["judgements"]]
+            elif name == "Cy":  # an edge left out
+                value["judgements"] = []
+            return json.dumps(value)
+        return None
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[Scripted]:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with Scripted(seed=3) as s:
+        yield s
+
+
+def test_every_degenerate_kind_once_is_counted_exactly_and_alike_everywhere(
+    run_cli, stub: Scripted, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mini_data["events"] = []  # the judges see the speech only
+    toml = tmp_path / "mini.toml"
+    toml.write_text(_as_toml(mini_data))
+    saves = tmp_path / "saves"
+    monkeypatch.setenv("SOCIALSIM_SAVES", str(saves))
+    stub.script(["500"])  # one retry
+    model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
+    result = run_cli("run", str(toml), "--rounds", "2", "--run-id", "q", "-q", *model)
+    assert result.code == 0, result.err
+    store = SaveStore(saves)
+    calls = [c for r in store.read_rounds("q")[1:] for c in r.llm_calls]
+    degenerate = Counter(c.flaw for c in calls if c.outcome == "degenerate")
+    assert degenerate == dict.fromkeys(
+        ["description", "empty", "debris", "echo", "copy", "wordless", "repeat"], 1
+    )
+    # Re-asked: six degenerate replies (Bob's echo, asked again already, fell back) and the
+    # batched judge's re-ask of the edge Cy's judgement left out.
+    figures = {
+        "degenerate": 7, "reasks": 7, "retries": 1, "clamped": 1, "at_cap": 1, "left_out": 1,
+        "missing_edges": 0, "fallbacks": 0,
+    }  # fmt: skip
+
+    # Each degenerate reply was asked again with one line saying what was wrong.
+    notes = [_text(m) for req in stub.requests for m in req["messages"][2:] if m["role"] == "user"]
+    assert sum("not usable: it said nothing, though you decided to speak" in n for n in notes) == 1
+    assert sum("not usable: 'one sentence' is the schema's description" in n for n in notes) == 1
+    # printed
+    answers = re.sub(r"\s+", " ", result.out.split("answers", 1)[1].split("fell back")[0])
+    assert (
+        "7 degenerate, 1 at the caps, 7 re-asked, 1 retries, 0 fallbacks, 1 edges left out, "
+        "0 still missing"
+    ) in answers and "1 clamped" in answers
+    # exported
+    out = tmp_path / "export"
+    assert run_cli("export", "q", "--out", str(out)).code == 0
+    with (out / "usage.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert {k: sum(int(r[k]) for r in rows) for k in figures} == figures
+    with (out / "llm_calls.csv").open() as f:
+        logged = list(csv.DictReader(f))
+    assert Counter(r["flaw"] for r in logged if r["outcome"] == "degenerate") == degenerate
+    assert sum(int(r["at_cap"]) for r in logged) == 1
+    assert sum(int(r["attempts"]) - 1 for r in logged) == 1
+    assert [r["left_out"] for r in logged if r["left_out"]] == ["Ann"]
+    # the card
+    card = json.loads((out / "card.json").read_text())
+    assert {k: card["totals"][k] for k in figures} == figures
+    speak = next(q for q in card["quality"] if q["purpose"] == "speak")
+    assert (speak["replies"], speak["degenerate"], speak["questions"], speak["fallen_back"]) == (
+        8,
+        5,
+        4,
+        1,
+    )
+    # Nothing degenerate reached the transcript, a prompt or a memory.
+    said = [a.utterance for r in store.read_rounds("q")[1:] for a in r.actions if a.utterance]
+    assert said == [ROOF, "We should hear everyone before we vote tonight.", AGAIN]
+    prompts = " ".join(str(m["content"]) for req in stub.requests for m in req["messages"][:2])
+    assert "}, " not in prompts.replace(BAD_SUMMARY, "") and "one sentence\n" not in prompts
+    assert BAD_SUMMARY not in prompts
+    final = store.read_rounds("q")[-1]
+    notes = [m.summary for rel in final.state.agents["Ann"].relations.values() for m in rel.memory]
+    assert BAD_SUMMARY not in notes
+
+
+def _as_toml(data: dict) -> str:
+    def value(v: object) -> str:
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{json.dumps(k)} = {value(x)}" for k, x in v.items()) + "}"
+        if isinstance(v, list):
+            return "[" + ", ".join(value(x) for x in v) + "]"
+        return json.dumps(v)
+
+    return "".join(f"{json.dumps(k)} = {value(v)}\n" for k, v in data.items())
