@@ -34,6 +34,8 @@ class LLMCall(BaseModel):
     (they fell back to no change). ``clamped``: the fields of a reply in the schema's shape
     whose values broke a bound and were clamped to it (not re-asked). ``sent_tokens``: the
     prompt's tokens as socialsim counts them, beside the ``prompt_tokens`` the server read.
+    ``cached_tokens``: those of them the server says it took from its prefix cache (None:
+    the server did not say; engine/llm/servercache.py).
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -56,6 +58,7 @@ class LLMCall(BaseModel):
     clamped: list[str] = []
     counted_by: CountedBy = "server"
     sent_tokens: int = 0
+    cached_tokens: int | None = None
 
     @property
     def answers(self) -> bool:
@@ -85,6 +88,13 @@ class RoundUsage(BaseModel):
     missing_edges: int = 0
     #: Replies in the schema's shape whose out-of-bound values were clamped.
     clamped: int = 0
+    #: The prompt tokens servers said they took from their prefix cache, and the prompt
+    #: tokens of the exchanges whose server said it (engine/llm/servercache.py).
+    cached_tokens: int = 0
+    cache_reported: int = 0
+    #: The prompt tokens that repeat an earlier prompt's prefix (engine/llm/prefix.py): what
+    #: a prefix cache could reuse.
+    shared_prefix: int = 0
 
     @classmethod
     def summed(cls, usages: Iterable[RoundUsage]) -> RoundUsage:
@@ -94,9 +104,11 @@ class RoundUsage(BaseModel):
         return cls(**{name: sum(getattr(u, name) for u in rows) for name in names})
 
     @classmethod
-    def of(cls, calls: list[LLMCall], judge_mode: str) -> RoundUsage:
-        """Sum a round's calls."""
+    def of(cls, calls: list[LLMCall], judge_mode: str, shared_prefix: int = 0) -> RoundUsage:
+        """Sum a round's calls (``shared_prefix``: their prompts' tokens that repeat an
+        earlier prompt's prefix)."""
         answers = [c for c in calls if c.answers]
+        reported = [c for c in calls if c.cached_tokens is not None]
         return cls(
             calls=len(calls),
             prompt_tokens=sum(c.prompt_tokens for c in calls),
@@ -112,6 +124,9 @@ class RoundUsage(BaseModel):
             structured_fallbacks=sum(c.outcome == "fallback" for c in answers),
             missing_edges=sum(len(c.missing) for c in calls),
             clamped=sum(bool(c.clamped) for c in calls),
+            cached_tokens=sum(c.cached_tokens or 0 for c in reported),
+            cache_reported=sum(c.prompt_tokens for c in reported),
+            shared_prefix=shared_prefix,
         )
 
     @property
@@ -172,3 +187,15 @@ def degraded_line(record: _Played, api_base: str | None) -> str | None:
         f"back ({model} at {api_base or provider}; most common error, {count}x: "
         f"{error}); the round is saved; fix the server, or go on with --tolerate-fallbacks"
     )
+
+
+def cache_line(cached: int, reported: int, shared: int, prompt: int) -> str:
+    """The prefix cache as the server reported it (``cached`` of the ``reported`` prompt
+    tokens of the exchanges whose server said), beside the prompts' own shared prefix
+    (``shared`` of ``prompt``): ``server reused 3,130 of 25,152 prompt tokens (12.4%); the
+    prompts repeat 9,870 (39.2%) of an earlier prompt``."""
+    own = f"the prompts repeat {shared:,} ({shared / prompt:.1%}) of an earlier prompt"
+    if not reported:
+        return f"not reported by the server; {own}" if prompt else "not reported by the server"
+    said = f"server reused {cached:,} of {reported:,} prompt tokens ({cached / reported:.1%})"
+    return f"{said}; {own}" if prompt else said

@@ -18,6 +18,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from .servercache import cached_tokens
+
 Sink = Callable[[str], None]
 PROVIDER = "openai"
 
@@ -64,9 +66,10 @@ class OpenAIRoute:
 
     async def send(
         self, body: dict[str, Any], timeout: float, sink: Sink | None
-    ) -> tuple[str, Any]:
-        """(text, usage) of one exchange; streamed into ``sink`` when given. Failures raise
-        the litellm exception of the status or error."""
+    ) -> tuple[str, Any, int | None]:
+        """(text, usage, the prompt tokens the server says it took from its cache) of one
+        exchange; streamed into ``sink`` when given. Failures raise the litellm exception of
+        the status or error."""
         from litellm.llms.custom_httpx.http_handler import get_async_httpx_client
 
         client = get_async_httpx_client(llm_provider=self.litellm.LlmProviders.OPENAI)
@@ -82,7 +85,9 @@ class OpenAIRoute:
                 except UnicodeDecodeError:
                     raise ReplyNotText("the reply is not valid UTF-8") from None
                 data = json.loads(body_text)
-                return data["choices"][0]["message"]["content"] or "", data.get("usage")
+                text = data["choices"][0]["message"]["content"] or ""
+                usage = data.get("usage")
+                return text, usage, cached_tokens(usage, data.get("timings"), data)
             try:
                 return await _streamed(response, sink)
             finally:
@@ -113,14 +118,16 @@ class OpenAIRoute:
             return mapped
 
 
-async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
+async def _streamed(response: Any, sink: Sink) -> tuple[str, Any, int | None]:
     """Read a server-sent-event chat stream: content deltas into ``sink``; the usage of the
-    final chunk. A stream that ends before a choice says why it finished is cut. The stream
+    final chunk and the cache it reports (llama.cpp's last chunk has ``timings``). A stream
+    that ends before a choice says why it finished is cut. The stream
     is read to its end, so the connection is reused; a connection that breaks after
     ``[DONE]`` (llama-cpp-python closes a stream it cut short for the next request) is the
     end."""
     pieces: list[str] = []
     usage = None
+    cached: int | None = None
     finished = done = False
     try:
         async for line in response.aiter_lines():
@@ -134,6 +141,8 @@ async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
             if "error" in chunk:
                 raise ValueError(f"stream error: {chunk['error']}")
             usage = chunk.get("usage") or usage
+            said = cached_tokens(chunk.get("usage"), chunk.get("timings"), chunk)
+            cached = cached if said is None else said
             for choice in chunk.get("choices") or ():
                 finished = finished or bool(choice.get("finish_reason"))
                 delta = (choice.get("delta") or {}).get("content")
@@ -145,4 +154,4 @@ async def _streamed(response: Any, sink: Sink) -> tuple[str, Any]:
             raise
     if not finished:
         raise StreamCut("the server ended the stream before the reply finished")
-    return "".join(pieces), usage
+    return "".join(pieces), usage, cached

@@ -120,6 +120,11 @@ class Totals(BaseModel):
     missing_edges: int = 0
     #: Replies whose out-of-bound values were clamped to the schema's bounds.
     clamped: int = 0
+    #: The prefix cache as servers reported it, and the prompts' own shared prefix
+    #: (``RoundUsage``'s fields of the same names).
+    cached_tokens: int = 0
+    cache_reported: int = 0
+    shared_prefix: int = 0
 
 
 class RunCard(BaseModel):

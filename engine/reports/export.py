@@ -105,6 +105,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "clamped",
         "counted_by",
         "sent_tokens",
+        "cached_tokens",
     ),
     "surveys": (
         "run_id",
@@ -135,6 +136,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "structured_fallbacks",
         "missing_edges",
         "clamped",
+        "cached_tokens",
+        "cache_reported",
+        "shared_prefix",
     ),
     "agents": ("run_id", "agent", "role", "archetype", "faction", "model", "player"),
 }
@@ -276,6 +280,7 @@ def _llm_calls(run_id: str, r: RoundLog) -> Iterator[tuple]:
             list_cell(c.clamped),
             c.counted_by,
             c.sent_tokens,
+            "" if c.cached_tokens is None else c.cached_tokens,
         )
 
 
@@ -299,6 +304,9 @@ def _usage(run_id: str, r: RoundLog) -> Iterator[tuple]:
             u.structured_fallbacks,
             u.missing_edges,
             u.clamped,
+            u.cached_tokens,
+            u.cache_reported,
+            u.shared_prefix,
         )
 
 

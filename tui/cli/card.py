@@ -46,6 +46,8 @@ def card_table(c: RunCard) -> Table:
     from rich.markup import escape
     from rich.table import Table
 
+    from engine.core.exchanges import cache_line
+
     t = c.totals
     rows: list[tuple[str, str]] = [
         ("run", f"{c.run_id} {c.name}".strip()),
@@ -86,6 +88,12 @@ def card_table(c: RunCard) -> Table:
             f"${t.cost_usd:.4f}; {t.repairs} repaired, {t.reasks} re-asked, "
             f"{t.fallbacks} fallbacks, {t.retries} retries, {t.errors} errors, "
             f"{t.missing_edges} missing edges",
+        ),
+        (
+            "prefix cache",
+            cache_line(t.cached_tokens, t.cache_reported, t.shared_prefix, t.prompt_tokens)
+            if t.calls
+            else "-",
         ),
         ("deterministic", "yes" if c.deterministic else "no"),
     ]

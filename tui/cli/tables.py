@@ -154,7 +154,7 @@ def modes_line(modes: Mapping[str, str]) -> str:
 def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     """The end of ``run`` and ``resume``: the run's LLM calls, tokens, cost, how its
     structured answers went and the structured modes (None for a run without LLM calls)."""
-    from engine.core.exchanges import RoundUsage
+    from engine.core.exchanges import RoundUsage, cache_line
 
     usages = history.usages()
     if not usages:
@@ -181,6 +181,12 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
         Text(
             f"{total.fallback_share:.1%} of the structured answers",
             "bold red" if total.degraded else "yellow" if total.warning else "",
+        ),
+    )
+    grid.add_row(
+        "prefix cache",
+        cache_line(
+            total.cached_tokens, total.cache_reported, total.shared_prefix, total.prompt_tokens
         ),
     )
     if meta.structured_modes:
