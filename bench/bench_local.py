@@ -82,7 +82,7 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def has_packages(python: str, model: Path | None) -> bool:
+def has_packages(python: str, model: Path | None = None) -> bool:
     probe = "import llama_cpp.server" + ("" if model else f", {MODEL_PACKAGE}")
     return subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
 

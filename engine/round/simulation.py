@@ -452,7 +452,7 @@ class Simulation:
         t = self.round + 1
         self._emit(RoundStarted(run_id=self.run_id, round=t, events=events))
         changes = RoundChanges.none(t, self.scenario.names)
-        played = PlayedRound(t, events, actions, changes, self._columns)
+        played = PlayedRound(t, events, actions, changes, self._columns.apply(changes))
         self._record_round(played)
         self._emit(RoundEnded(run_id=self.run_id, round=t, played=played))
         if self.finished:
