@@ -114,10 +114,16 @@ class Server:
 
 @contextlib.contextmanager
 def llama_server(
-    python: str, log: Path, model: Path | None = None, cache: bool = False, threads: int = 0
+    python: str,
+    log: Path,
+    model: Path | None = None,
+    cache: bool = False,
+    threads: int = 0,
+    extra: tuple[str, ...] = (),
 ) -> Iterator[Server]:
     """llama-cpp-python's server with Gemma 3 270M on a free loopback port (``cache``: with
-    its prompt cache, ``--cache true``; ``threads``: ``--n_threads``, 0 for its default)."""
+    its prompt cache, ``--cache true``; ``threads``: ``--n_threads``, 0 for its default;
+    ``extra``: more of its options)."""
     import httpx
 
     port = free_port()
@@ -128,6 +134,7 @@ def llama_server(
     ]  # fmt: skip
     command += ["--cache", "true"] if cache else []
     command += ["--n_threads", str(threads)] if threads else []
+    command += list(extra)
     with log.open("w") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
@@ -234,6 +241,7 @@ def figures(p: Played) -> dict[str, Any]:
         ),
         "prompt": sum(c.prompt_tokens for c in p.calls),
         "cached": [c.cached_tokens for c in p.calls if c.cached_tokens is not None],
+        "shared": sum(r.usage.shared_prefix for r in p.records if r.usage is not None),
         "sent": sum(c.sent_tokens for c in p.calls),
         "reuse": reuse(p.calls),
     }
@@ -299,6 +307,9 @@ def report(mode: str, runs: list[dict[str, Any]], hits: list[tuple[int, int]]) -
         rows.append(("server prefix-cache hits (its log)",
                      " ".join(f"{a}/{a + b} ({a / max(1, a + b):.1%})" for a, b in hits),
                      "tokens reused/read"))  # fmt: skip
+    rows.append(("prompts' shared prefix (run summary)",
+                 " ".join(f"{r['shared']}/{r['prompt']} ({r['shared'] / max(1, r['prompt']):.1%})"
+                          for r in runs), "tokens a cache could reuse/read"))  # fmt: skip
     rows.append(("server cache, per reply (cached_tokens)",
                  " ".join(f"{sum(r['cached'])}/{r['prompt']}" if r["cached"] else "not said"
                           for r in runs), "tokens reused/read"))  # fmt: skip
@@ -333,6 +344,9 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="a GGUF file [default: the PyPI package's]")
     parser.add_argument("--cache", action="store_true", help="start the server with --cache true")
     parser.add_argument("--threads", type=int, default=0, help="the server's --n_threads")
+    parser.add_argument(
+        "--server-args", default="", help="more server options, e.g. '--logits_all false'"
+    )
     args = parser.parse_args()
     print(f"uptime: {os.getloadavg()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     with contextlib.ExitStack() as stack:
@@ -347,12 +361,16 @@ def main() -> None:
             return
         else:
             server = stack.enter_context(
-                llama_server(args.python, log, args.model, args.cache, args.threads)
-            )
+                llama_server(
+                    args.python, log, args.model, args.cache, args.threads,
+                    tuple(args.server_args.split()),
+                )
+            )  # fmt: skip
             url, model = server.url, "openai/gemma"
             print(
                 f"server: llama-cpp-python, Gemma 3 270M, n_ctx {CTX}, cache "
-                f"{'on' if args.cache else 'off'}, threads {args.threads or 'default'}; log {log}"
+                f"{'on' if args.cache else 'off'}, threads {args.threads or 'default'} "
+                f"{args.server_args}; log {log}"
             )
         proxy = None
         if args.faults:

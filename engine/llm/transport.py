@@ -351,9 +351,9 @@ class LiteLLMTransport:
         route = self._routes.get(request.model)
         if route is not None:
             body = route.body(request.messages, self._params(request))
-            text, sent, cached = await route.send(body, self.settings.timeout, sink)
+            text, sent, reused = await route.send(body, self.settings.timeout, sink)
             reply = self._reply(request, text, _counts(sent))
-            reply.cached_tokens = cached
+            reply.cached_tokens = reused
             return reply
         kwargs: dict[str, Any] = {
             "model": request.model,

@@ -49,7 +49,15 @@ def test_export_of_a_v4_run_is_what_the_old_release_wrote(
     golden = FIXTURES / "exports_v4" / run_id
     names = sorted(p.name for p in golden.iterdir() if p.name != "card.json")
     for name in names:
-        assert (out / name).read_text() == (golden / name).read_text(), name
+        got = (out / name).read_text()
+        later = APPENDED.get(name, 0)
+        if later:
+            got = "".join(line.rsplit(",", later)[0] + "\n" for line in got.splitlines())
+        assert got == (golden / name).read_text(), name
+
+
+#: Columns appended to a table since the golden exports were written (the prefix cache's).
+APPENDED = {"llm_calls.csv": 1, "usage.csv": 3}
 
 
 async def test_every_state_of_a_v4_run_is_the_one_played(saves: Path) -> None:
