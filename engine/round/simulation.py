@@ -17,14 +17,7 @@ from ..core.played import PastActs, PlayedRound
 from ..core.priors import Prior, check_agents
 from ..core.rules import HISTORY_WINDOW, initial_columns
 from ..core.scenario import Scenario
-from ..core.state import (
-    Action,
-    ForcedAction,
-    Pending,
-    RoundRecord,
-    ScenarioEvent,
-    WorldState,
-)
+from ..core.state import ForcedAction, Pending, RoundRecord, ScenarioEvent, WorldState
 from ..errors import (
     BudgetError,
     DegradedRunError,
@@ -106,9 +99,7 @@ class Simulation:
         self._saved_total = meta.total_rounds
         #: The LLM calls of the round being played (see :mod:`engine.llm.progress`).
         self.progress = Calls()
-        #: The prompts this process sent, for their shared prefix (rounds resumed here
-        #: start without the earlier rounds' prompts).
-        self._prefixes = SharedPrefixes()
+        self._prefixes = SharedPrefixes()  # the prompts sent here, for their shared prefix
         #: The last round this process played, as played (None before it plays one).
         self.played: PlayedRound | None = None
         if meta.pending_round <= self.round:
@@ -441,24 +432,6 @@ class Simulation:
         """Run one round (context, phase 1, phase 2, updates) and autosave it; its record."""
         return (await self._advance()).record()
 
-    def record(self, events: list[ScenarioEvent], actions: list[Action]) -> RoundRecord:
-        """Save one round played outside the engine's phases (a study's turn, such as a
-        debate round): ``events`` and ``actions`` as given, the mind's exchanges since the
-        last round, no change to the state. Listeners see it start and end as any round."""
-        if self.finished:
-            raise RunFinishedError(
-                f"run {self.run_id!r} finished at round {self.round}/{self.total_rounds}"
-            )
-        t = self.round + 1
-        self._emit(RoundStarted(run_id=self.run_id, round=t, events=events))
-        changes = RoundChanges.none(t, self.scenario.names)
-        played = PlayedRound(t, events, actions, changes, self._columns.apply(changes))
-        self._record_round(played)
-        self._emit(RoundEnded(run_id=self.run_id, round=t, played=played))
-        if self.finished:
-            self._emit(RunFinished(run_id=self.run_id, round=t))
-        return played.record()
-
     async def _advance(self) -> PlayedRound:
         """Play one round and autosave it; the round as played (its record not built)."""
         reason = self.mind.stop_reason()
@@ -514,9 +487,8 @@ class Simulation:
     def _record_round(self, played: PlayedRound) -> None:
         """Add the round's LLM exchanges and metrics; save it (if saved) and keep it."""
         if calls := self.mind.take_calls():
-            shared = self._prefixes.tokens(calls)
-            played.llm_calls = calls
-            played.usage = RoundUsage.of(calls, self.mind.judge_mode, shared)
+            usage = RoundUsage.of(calls, self.mind.judge_mode, self._prefixes.tokens(calls))
+            played.llm_calls, played.usage = calls, usage
         old, names = self._counter, played.after.names
         counter = RepairCounter(len(names), old.fell, old.was_friendly)
         metrics = round_metrics(self.scenario, played.after, counter)

@@ -95,6 +95,12 @@ class Family:
         """A single episode (``socialsim run govsim``) as a new run, not yet played."""
         raise NotImplementedError
 
+    def resumed(self, run_id: str, store: SaveStore, mind: MindSpec | None = None) -> Simulation:
+        """A saved episode's run, reopened to go on (``mind``: the run's, or new caps)."""
+        from ..round.study import StudyRun
+
+        return StudyRun.resume(run_id, store, mind=mind)
+
     async def play_on(
         self, sim: Simulation, say: Callable[[str], None], shown: Shown | None = None
     ) -> Episode:
@@ -220,10 +226,13 @@ class DebateFamily(Family):
     async def play_on(
         self, sim: Simulation, say: Callable[[str], None], shown: Shown | None = None
     ) -> Episode:
+        from ..round.study import StudyRun
         from .debate import sample_questions
         from .debate.saved import Turn, play_debate
         from .debate.stats import bootstrap_metrics
 
+        if not isinstance(sim, StudyRun):
+            raise SocialsimError(f"run {sim.run_id!r}: a debate plays in a StudyRun")
         questions = sample_questions()
         lines: list[str] = []
 

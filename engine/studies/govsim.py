@@ -122,10 +122,8 @@ class GovSimMonth(BaseModel):
             f"  {catches}"
         )
         if self.rationed:
-            text += (
-                f"; {_num(sum(self.requested.values()))} asked of {_num(self.stock_before)}: "
-                "rationed pro rata"
-            )
+            asked = _num(sum(self.requested.values()))
+            text += f"; {asked} asked of {_num(self.stock_before)}: rationed pro rata"
         clamped = self.clamps()
         if clamped:
             text += (
@@ -352,7 +350,7 @@ def _disclosure(m: GovSimMonth) -> str:
 
 
 def _tons(x: float) -> str:
-    return f"{x:.3g} tons" if x != int(x) else f"{int(x)} tons"
+    return f"{_num(x)} tons"
 
 
 # -- harvest decisions --------------------------------------------------------------------------
@@ -463,13 +461,9 @@ async def run_govsim(
     on_month: Callable[[GovSimMonth], None] | None = None,
     shown: Shown | None = None,
 ) -> GovSimResult:
-    """Play one GovSim episode under a relational prior (None or no-prior: no block).
-
+    """Play one GovSim episode under a relational prior (None or no-prior: no block) with
     ``n_agents`` fishers (the first of :data:`NAMES`; the paper's team sizes are 3 and 5,
-    2 to 5 work). With a ``store`` the episode is a saved run (``run_id``, ``name``): each
-    month's round is saved as it ends and the months so far in its study file, so
-    :func:`play_govsim` goes on after a kill. See :func:`play_govsim` for the rest.
-    """
+    2 to 5 work), saved in ``store`` if given (:func:`play_govsim` goes on after a kill)."""
     sim = govsim_run(prior, n_agents, seed, mind, months, store, run_id, name)
     return await play_govsim(sim, on_month, shown)
 
@@ -512,12 +506,11 @@ async def play_govsim(
     oversubscribed, the disclosure injected as the round's event (the requests and clamps
     too when they differ from the catches), one discussion round (``sim.step()``), then
     regeneration. Stops after the run's months or at collapse (stock < 5). The harvest
-    calls are tracked (engine/llm/progress.py) as a pass of their own before the month's
-    round, and recorded with it. A saved run writes its months to its study file before the
-    month's round: resumed, a month whose round was not saved plays its discussion again
-    with the same catches. ``on_month`` is told each month once its round is saved;
-    ``shown(sim)`` wraps the play (the CLI's progress).
-    """
+    calls are tracked (engine/llm/progress.py) as a pass before the month's round, and
+    recorded with it. A saved run writes its months to its study file before each round:
+    resumed, a month whose round was lost plays its discussion again with the same catches.
+    ``on_month`` is told each saved month; ``shown(sim)`` wraps the play (the CLI's
+    progress)."""
     n_agents = len(sim.scenario.names)
     played = _saved_months(sim)
     stopped = None

@@ -19,6 +19,7 @@ from llm_stub import StubLLM
 from engine import SaveStore, Simulation
 from engine.core.priors import no_prior, signed_priors
 from engine.errors import SaveError
+from engine.round.study import StudyRun
 from engine.studies.debate import sample_questions
 from engine.studies.debate.prompts import ANSWER_CHARS
 from engine.studies.debate.saved import debate_run, play_debate
@@ -130,7 +131,7 @@ async def test_a_killed_debate_goes_on_to_the_same_traces(tmp_path: Path) -> Non
         )
     assert store.round_numbers("d")[-1] == 5
     told: list[tuple] = []
-    resumed = await play_debate(Simulation.resume("d", store), questions, told.append)
+    resumed = await play_debate(StudyRun.resume("d", store), questions, told.append)
     assert [(q, t) for q, t, _ in told] == [(questions[1].id, 2)] + [
         (q.id, t) for q in questions[2:] for t in range(3)
     ]

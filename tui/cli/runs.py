@@ -350,7 +350,7 @@ def resume(
 
         if rounds is not None:
             fail(f"--rounds: run {run_id!r} is a {study} episode, which plays its own turns")
-        sim = Simulation.resume(run_id, store, mind=mind)
+        sim = FAMILIES[study].resumed(run_id, store, mind)
         if sim.finished:
             sim.close()
             fail(f"run {run_id!r} already finished ({sim.round}/{sim.total_rounds})")

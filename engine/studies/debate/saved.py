@@ -21,7 +21,7 @@ from ...core.state import Action, Mode, ScenarioEvent
 from ...errors import SaveError
 from ...minds import Mind
 from ...minds.spec import OFFLINE, MindSpec
-from ...round.simulation import Simulation
+from ...round.study import StudyRun
 from ...saves.store import SaveStore
 from ..studyfile import Shown
 from .agents import agent_names, relational_block
@@ -80,11 +80,11 @@ def debate_run(
     store: SaveStore | None = None,
     run_id: str | None = None,
     name: str = "",
-) -> Simulation:
+) -> StudyRun:
     """A new debate's simulation (saved in ``store`` if given), not yet played."""
     names = agent_names(prior, k)
     label = prior.label if prior else "no-prior"
-    return Simulation.new(
+    sim = StudyRun.new(
         debate_scenario(names, questions, rounds),
         seed=seed,
         mind=mind,
@@ -94,10 +94,12 @@ def debate_run(
         scenario_ref="debate",
         prior=prior,
     )
+    assert isinstance(sim, StudyRun)
+    return sim
 
 
 async def play_debate(
-    sim: Simulation,
+    sim: StudyRun,
     questions: Sequence[DebateQuestion],
     on_turn: Callable[[Turn], None] | None = None,
     shown: Shown | None = None,
