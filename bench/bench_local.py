@@ -10,6 +10,7 @@ see docs/llm.md#local-models for the portable build)::
     .venv/bin/python bench/bench_local.py --python ... --faults 0.2   # behind a fault proxy
     .venv/bin/python bench/bench_local.py --stub                      # the stub, no model
     .venv/bin/python bench/bench_local.py --python ... --runs 3       # medians of 3
+    .venv/bin/python bench/bench_local.py --python ... --cache        # the server's cache on
 
 Figures: structured answers that fell back (share), clamped, re-asked; utterances that are
 real text (at least 3 words, not the fallback) and those of them that echo the prompt;
@@ -17,8 +18,11 @@ relation changes that are non-zero; calls; wall and CPU per round; per-call late
 and p95; prompt tokens; prefix reuse (the share of a call's prompt tokens, counted by
 socialsim, that repeat the same agent's previous prompt of that purpose from the first token
 on, rounds 2 and later); and the tokens the server took from its prefix cache
-(llama-cpp-python's "prefix-match hit" lines). The bench never fails on a missed target: it
-prints figures.
+(llama-cpp-python's "prefix-match hit" lines: it says nothing of its cache in a reply), beside
+the tokens the calls' records say the server took from its cache (``cached_tokens``: llama.cpp's
+``timings.cache_n``, ``prompt_tokens_details.cached_tokens``; none from llama-cpp-python); and
+the server's resident memory (current and peak, from /proc) after the runs, to price
+``--cache true``. The bench never fails on a missed target: it prints figures.
 """
 
 from __future__ import annotations
@@ -78,8 +82,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def has_packages(python: str) -> bool:
-    probe = f"import llama_cpp.server, {MODEL_PACKAGE}"
+def has_packages(python: str, model: Path | None = None) -> bool:
+    probe = "import llama_cpp.server" + ("" if model else f", {MODEL_PACKAGE}")
     return subprocess.run([python, "-c", probe], capture_output=True).returncode == 0
 
 
@@ -91,17 +95,46 @@ def model_file(python: str) -> Path:
     return MODEL_FILE
 
 
+@dataclass
+class Server:
+    """A started llama-cpp-python server: its base URL and process."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+
+    def memory(self) -> tuple[int, int]:
+        """(resident, peak resident) memory in MiB, from /proc (0, 0 where unreadable)."""
+        try:
+            status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        except OSError:
+            return 0, 0
+        kib = dict(re.findall(r"^(VmRSS|VmHWM):\s+(\d+) kB", status, re.M))
+        return int(kib.get("VmRSS", 0)) // 1024, int(kib.get("VmHWM", 0)) // 1024
+
+
 @contextlib.contextmanager
-def llama_server(python: str, log: Path) -> Iterator[str]:
-    """llama-cpp-python's server with Gemma 3 270M on a free loopback port; its base URL."""
+def llama_server(
+    python: str,
+    log: Path,
+    model: Path | None = None,
+    cache: bool = False,
+    threads: int = 0,
+    extra: tuple[str, ...] = (),
+) -> Iterator[Server]:
+    """llama-cpp-python's server with Gemma 3 270M on a free loopback port (``cache``: with
+    its prompt cache, ``--cache true``; ``threads``: ``--n_threads``, 0 for its default;
+    ``extra``: more of its options)."""
     import httpx
 
     port = free_port()
     command = [
-        python, "-m", "llama_cpp.server", "--model", str(model_file(python)),
+        python, "-m", "llama_cpp.server", "--model", str(model or model_file(python)),
         "--model_alias", "gemma", "--chat_format", "gemma", "--host", "127.0.0.1",
         "--port", str(port), "--n_ctx", str(CTX),
     ]  # fmt: skip
+    command += ["--cache", "true"] if cache else []
+    command += ["--n_threads", str(threads)] if threads else []
+    command += list(extra)
     with log.open("w") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
@@ -116,7 +149,7 @@ def llama_server(python: str, log: Path) -> Iterator[str]:
             time.sleep(1)
         else:
             raise SystemExit(f"the server did not start in 180 s; see {log}")
-        yield url
+        yield Server(url, proc)
     finally:
         proc.terminate()
         with contextlib.suppress(subprocess.TimeoutExpired):
@@ -207,6 +240,8 @@ def figures(p: Played) -> dict[str, Any]:
             latencies[int(0.95 * (len(latencies) - 1))] if latencies else 0.0,
         ),
         "prompt": sum(c.prompt_tokens for c in p.calls),
+        "cached": [c.cached_tokens for c in p.calls if c.cached_tokens is not None],
+        "shared": sum(r.usage.shared_prefix for r in p.records if r.usage is not None),
         "sent": sum(c.sent_tokens for c in p.calls),
         "reuse": reuse(p.calls),
     }
@@ -269,8 +304,15 @@ def report(mode: str, runs: list[dict[str, Any]], hits: list[tuple[int, int]]) -
                      f"{statistics.median(shares):.0%}",
                      f">= {TARGETS['reuse']:.0%}" if good else ""))  # fmt: skip
     if any(h[0] or h[1] for h in hits):
-        rows.append(("server prefix-cache hits",
-                     " ".join(f"{a}/{a + b}" for a, b in hits), "tokens reused/read"))  # fmt: skip
+        rows.append(("server prefix-cache hits (its log)",
+                     " ".join(f"{a}/{a + b} ({a / max(1, a + b):.1%})" for a, b in hits),
+                     "tokens reused/read"))  # fmt: skip
+    rows.append(("prompts' shared prefix (run summary)",
+                 " ".join(f"{r['shared']}/{r['prompt']} ({r['shared'] / max(1, r['prompt']):.1%})"
+                          for r in runs), "tokens a cache could reuse/read"))  # fmt: skip
+    rows.append(("server cache, per reply (cached_tokens)",
+                 " ".join(f"{sum(r['cached'])}/{r['prompt']}" if r["cached"] else "not said"
+                          for r in runs), "tokens reused/read"))  # fmt: skip
     width = max(len(r[0]) for r in rows)
     for name, value, goal in rows:
         print(f"  {name:<{width}}  {value:<28} target {goal}")
@@ -299,20 +341,37 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--modes", default="batched,per-edge")
     parser.add_argument("--transcript", action="store_true", help="print the first run's rounds")
+    parser.add_argument("--model", type=Path, help="a GGUF file [default: the PyPI package's]")
+    parser.add_argument("--cache", action="store_true", help="start the server with --cache true")
+    parser.add_argument("--threads", type=int, default=0, help="the server's --n_threads")
+    parser.add_argument(
+        "--server-args", default="", help="more server options, e.g. '--logits_all false'"
+    )
     args = parser.parse_args()
     print(f"uptime: {os.getloadavg()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     with contextlib.ExitStack() as stack:
+        server = None
         log = Path(tempfile.mkdtemp(prefix="socialsim-local-")) / "server.log"
         if args.stub:
             from llm_stub import StubLLM
 
             url, model = stack.enter_context(StubLLM(latency=0.01, seed=1)).url, "openai/stub"
-        elif not has_packages(args.python):
+        elif not has_packages(args.python, args.model):
             print(f"skipped: {args.python} lacks llama_cpp.server or {MODEL_PACKAGE}")
             return
         else:
-            url, model = stack.enter_context(llama_server(args.python, log)), "openai/gemma"
-            print(f"server: llama-cpp-python, Gemma 3 270M Q4_K_M, n_ctx {CTX}; log {log}")
+            server = stack.enter_context(
+                llama_server(
+                    args.python, log, args.model, args.cache, args.threads,
+                    tuple(args.server_args.split()),
+                )
+            )  # fmt: skip
+            url, model = server.url, "openai/gemma"
+            print(
+                f"server: llama-cpp-python, Gemma 3 270M, n_ctx {CTX}, cache "
+                f"{'on' if args.cache else 'off'}, threads {args.threads or 'default'} "
+                f"{args.server_args}; log {log}"
+            )
         proxy = None
         if args.faults:
             from fault_proxy import FaultProxy
@@ -332,6 +391,9 @@ def main() -> None:
                 if args.transcript and len(runs) == 1:
                     print_transcript(played)
             report(mode, runs, hits)
+        if server is not None:
+            now, peak = server.memory()
+            print(f"\nserver memory: {now} MiB resident, {peak} MiB at its peak")
         if proxy is not None:
             served = ", ".join(f"{k} {v}" for k, v in sorted(proxy.served.items()))
             print(f"\nfault proxy: {sum(proxy.served.values())} faults in {proxy.requests} "

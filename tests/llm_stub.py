@@ -81,6 +81,11 @@ Local servers (each mode on its own; they combine):
   the kept messages.
 * ``stream_usage=False``: a streamed reply never carries a usage chunk, even when
   ``stream_options.include_usage`` asks for one.
+* a prefix cache, said as the server says it: ``server="llama.cpp"`` replies carry
+  ``timings`` (``cache_n``: the prompt's pieces, counted as ``tokens="words"`` counts them, that
+  repeat an earlier prompt's from the first on; ``prompt_n``: the rest), non-streamed and on a
+  stream's last chunk; ``server="vllm"`` says ``usage.prompt_tokens_details.cached_tokens``;
+  ``cached``: each reply's figure, in order.
 * the ``"range"`` fault (drawn or scripted like the others; schema requests):
   the reply is in the schema's shape but its first bounded number, depth first, is put
   out of range (``{"urgency": 365, ...}`` for a maximum of 10; see :func:`out_of_range`). It is
@@ -631,6 +636,12 @@ def _malform(text: str, rng: random.Random) -> str:
     return "{"  # pragma: no cover - unreachable in practice
 
 
+def _shared(a: list[str], b: list[str]) -> int:
+    """How many leading pieces ``a`` and ``b`` share."""
+    pairs = enumerate(zip(a, b, strict=False))
+    return next((i for i, (x, y) in pairs if x != y), min(len(a), len(b)))
+
+
 def _count_words(text: str) -> int:
     """Words and punctuation marks, each one token: near a BPE tokenizer's count, prose
     and JSON alike (so a client that checks what the server read sees it all arrive)."""
@@ -900,6 +911,9 @@ class StubLLM:
         self.huge_chars = int(huge_chars)
         #: Streams cut short because another request waited (``interrupts``).
         self.cut = 0
+        #: The prompts read so far, as pieces, and each reply's cached pieces (llama.cpp, vllm).
+        self._prompts: list[list[str]] = []
+        self.cached: list[int] = []
 
         self.requests: list[dict[str, Any]] = []
         #: Call indices in the order they were given a slot (arrival order when FIFO holds).
@@ -995,6 +1009,8 @@ class StubLLM:
             self.calls = 0
             self.connections = 0
             self.peak_in_flight = self.in_flight
+            self._prompts.clear()
+            self.cached.clear()
 
     # -- request handling (runs in a handler thread)
     def _draw_fault(self, index: int, scripted: bool, kind: str | None) -> str | None:
@@ -1188,11 +1204,12 @@ class StubLLM:
             prompt_tokens, completion_tokens = self._usage(messages, fmt, model, counted)
             if fault == "huge":
                 completion_tokens = content.count(ENDLESS_WORD)
-            usage = {
+            usage: dict[str, Any] = {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             }
+            timings = self._cache(messages, prompt_tokens, usage)
             seconds = self._seconds(prompt_tokens, completion_tokens)
             if fault == "slow":
                 seconds = (seconds[0], seconds[1] + self.hang_seconds)
@@ -1213,6 +1230,7 @@ class StubLLM:
                     usage if include_usage else None,
                     seconds,
                     _pieces(content, fault),
+                    timings,
                 )
                 return
             if fault != "slow" and self._wait(sum(seconds)):
@@ -1220,6 +1238,7 @@ class StubLLM:
             handler._send_json(
                 200,
                 {
+                    **({"timings": timings} if timings else {}),
                     "id": ident,
                     "object": "chat.completion",
                     "created": created,
@@ -1295,6 +1314,24 @@ class StubLLM:
             send(json.dumps(final) + "\n")
             send("")
 
+    def _cache(
+        self, messages: list[Any], prompt_tokens: int, usage: dict[str, Any]
+    ) -> dict[str, int] | None:
+        """The prefix cache as this server says it: llama.cpp's ``timings`` (returned), vLLM's
+        ``prompt_tokens_details`` (put in ``usage``); None and nothing for the others."""
+        if self.server not in ("llama.cpp", "vllm"):
+            return None
+        pieces = _PIECES.findall("\n".join(_message_text(m) for m in messages))
+        with self._lock:
+            shared = max((_shared(pieces, seen) for seen in self._prompts), default=0)
+            self._prompts.append(pieces)
+            cached = min(shared, prompt_tokens)
+            self.cached.append(cached)
+        if self.server == "vllm":
+            usage["prompt_tokens_details"] = {"cached_tokens": cached}
+            return None
+        return {"cache_n": cached, "prompt_n": prompt_tokens - cached}
+
     def _usage(self, messages: list[Any], fmt: Any, model: str, content: str) -> tuple[int, int]:
         """(prompt, completion) tokens of the messages the server read and of its reply:
         words, or as litellm counts them (``tokens``)."""
@@ -1320,6 +1357,7 @@ class StubLLM:
         usage: dict[str, int] | None,
         seconds: tuple[float, float],
         pieces: list[str],
+        timings: dict[str, int] | None = None,
     ) -> None:
         send_raw = handler._start_chunked("text/event-stream; charset=utf-8")
 
@@ -1354,7 +1392,8 @@ class StubLLM:
                 handler.close_connection = True  # and closes it, the chunked body unfinished
                 return
             send(chunk({"content": piece}))
-        send(chunk({}, "stop"))
+        last = chunk({}, "stop")
+        send(json.dumps({**json.loads(last), "timings": timings}) if timings else last)
         if usage is not None:
             final = {
                 "id": ident,

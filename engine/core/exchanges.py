@@ -41,6 +41,8 @@ class LLMCall(BaseModel):
     ``flaw``: the kind of a degenerate reply (``engine.core.quality.KINDS``). ``at_cap``: every
     signed change the reply gave sat at its cap. ``left_out``: on a batched judge's re-ask
     of missing edges, the edges its first reply left out.
+    ``cached_tokens``: those of them the server says it took from its prefix cache (None:
+    the server did not say; engine/llm/servercache.py).
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -66,6 +68,7 @@ class LLMCall(BaseModel):
     flaw: str = ""
     at_cap: bool = False
     left_out: list[str] = []
+    cached_tokens: int | None = None
 
     @property
     def settles(self) -> bool:
@@ -119,6 +122,13 @@ class RoundUsage(BaseModel):
     #: Edges a batched judge's first reply left out, asked again (``missing_edges``: those
     #: still missing after that).
     left_out: int = 0
+    #: The prompt tokens servers said they took from their prefix cache, and the prompt
+    #: tokens of the exchanges whose server said it (engine/llm/servercache.py).
+    cached_tokens: int = 0
+    cache_reported: int = 0
+    #: The prompt tokens that repeat an earlier prompt's prefix (engine/llm/prefix.py): what
+    #: a prefix cache could reuse.
+    shared_prefix: int = 0
 
     @classmethod
     def summed(cls, usages: Iterable[RoundUsage]) -> RoundUsage:
@@ -128,9 +138,11 @@ class RoundUsage(BaseModel):
         return cls(**{name: sum(getattr(u, name) for u in rows) for name in names})
 
     @classmethod
-    def of(cls, calls: list[LLMCall], judge_mode: str) -> RoundUsage:
-        """Sum a round's calls."""
+    def of(cls, calls: list[LLMCall], judge_mode: str, shared_prefix: int = 0) -> RoundUsage:
+        """Sum a round's calls (``shared_prefix``: their prompts' tokens that repeat an
+        earlier prompt's prefix)."""
         answers = [c for c in calls if c.answers]
+        reported = [c for c in calls if c.cached_tokens is not None]
         return cls(
             calls=len(calls),
             prompt_tokens=sum(c.prompt_tokens for c in calls),
@@ -149,6 +161,9 @@ class RoundUsage(BaseModel):
             degenerate=sum(c.outcome == "degenerate" for c in calls),
             at_cap=sum(c.at_cap for c in calls),
             left_out=sum(len(c.left_out) for c in calls),
+            cached_tokens=sum(c.cached_tokens or 0 for c in reported),
+            cache_reported=sum(c.prompt_tokens for c in reported),
+            shared_prefix=shared_prefix,
         )
 
     @property
@@ -209,3 +224,15 @@ def degraded_line(record: _Played, api_base: str | None) -> str | None:
         f"back ({model} at {api_base or provider}; most common error, {count}x: "
         f"{error}); the round is saved; fix the server, or go on with --tolerate-fallbacks"
     )
+
+
+def cache_line(cached: int, reported: int, shared: int, prompt: int) -> str:
+    """The prefix cache as the server reported it (``cached`` of the ``reported`` prompt
+    tokens of the exchanges whose server said), beside the prompts' own shared prefix
+    (``shared`` of ``prompt``): ``server reused 3,130 of 25,152 prompt tokens (12.4%); the
+    prompts repeat 9,870 (39.2%) of an earlier prompt``."""
+    own = f"the prompts repeat {shared:,} ({shared / prompt:.1%}) of an earlier prompt"
+    if not reported:
+        return f"not reported by the server; {own}" if prompt else "not reported by the server"
+    said = f"server reused {cached:,} of {reported:,} prompt tokens ({cached / reported:.1%})"
+    return f"{said}; {own}" if prompt else said

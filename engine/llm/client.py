@@ -245,6 +245,7 @@ class LLMClient:
             call.latency_s = reply.latency_s
             call.sent_tokens = reply.sent_tokens
             call.counted_by = reply.counted_by
+            call.cached_tokens = reply.cached_tokens
         self._calls.append(call)
         self.total_calls += 1
         self.total_cost += call.cost_usd

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .bounds import Meter, ReplyCut, loads, read_body, read_lines
+from .servercache import cached_tokens
 
 Sink = Callable[[str], None]
 PROVIDER = "openai"
@@ -65,10 +66,11 @@ class OpenAIRoute:
 
     async def send(
         self, body: dict[str, Any], timeout: float, sink: Sink | None, meter: Meter
-    ) -> tuple[str, Any]:
-        """(text, usage) of one exchange; streamed into ``sink`` when given. The reply is
-        counted by ``meter`` as it arrives, and cut past its bounds. Failures raise the
-        litellm exception of the status or error."""
+    ) -> tuple[str, Any, int | None]:
+        """(text, usage, the prompt tokens the server says it took from its cache) of one
+        exchange; streamed into ``sink`` when given. The reply is counted by ``meter`` as it
+        arrives, and cut past its bounds. Failures raise the litellm exception of the status
+        or error."""
         from litellm.llms.custom_httpx.http_handler import get_async_httpx_client
 
         client = get_async_httpx_client(llm_provider=self.litellm.LlmProviders.OPENAI)
@@ -112,8 +114,9 @@ class OpenAIRoute:
             return mapped
 
 
-def _whole(content: bytes, meter: Meter) -> tuple[str, Any]:
-    """(text, usage) of a reply sent whole."""
+def _whole(content: bytes, meter: Meter) -> tuple[str, Any, int | None]:
+    """(text, usage, the prompt tokens the server took from its cache) of a reply sent
+    whole."""
     try:
         text = content.decode("utf-8")
     except UnicodeDecodeError:
@@ -121,17 +124,20 @@ def _whole(content: bytes, meter: Meter) -> tuple[str, Any]:
     data = loads(text)
     reply = data["choices"][0]["message"]["content"] or ""
     meter.text(reply)
-    return reply, data.get("usage")
+    usage = data.get("usage")
+    return reply, usage, cached_tokens(usage, data.get("timings"), data)
 
 
-async def _streamed(response: Any, sink: Sink, meter: Meter) -> tuple[str, Any]:
+async def _streamed(response: Any, sink: Sink, meter: Meter) -> tuple[str, Any, int | None]:
     """Read a server-sent-event chat stream: content deltas into ``sink``; the usage of the
-    final chunk; each event counted by ``meter``. A stream that ends before a choice says
-    why it finished is cut. The stream is read to its end, so the connection is reused; a
-    connection that breaks after ``[DONE]`` (llama-cpp-python closes a stream it cut short
-    for the next request) is the end."""
+    final chunk and the cache it reports (llama.cpp's last chunk has ``timings``); each
+    event counted by ``meter``. A stream that ends before a choice says why it finished is
+    cut. The stream is read to its end, so the connection is reused; a connection that
+    breaks after ``[DONE]`` (llama-cpp-python closes a stream it cut short for the next
+    request) is the end."""
     pieces: list[str] = []
     usage = None
+    cached: int | None = None
     finished = done = False
     try:
         async for line in read_lines(response.aiter_bytes(), meter):
@@ -146,6 +152,8 @@ async def _streamed(response: Any, sink: Sink, meter: Meter) -> tuple[str, Any]:
             if "error" in chunk:
                 raise ValueError(f"stream error: {chunk['error']}")
             usage = chunk.get("usage") or usage
+            said = cached_tokens(chunk.get("usage"), chunk.get("timings"), chunk)
+            cached = cached if said is None else said
             for choice in chunk.get("choices") or ():
                 finished = finished or bool(choice.get("finish_reason"))
                 delta = (choice.get("delta") or {}).get("content")
@@ -158,4 +166,4 @@ async def _streamed(response: Any, sink: Sink, meter: Meter) -> tuple[str, Any]:
             raise
     if not finished:
         raise StreamCut("the server ended the stream before the reply finished")
-    return "".join(pieces), usage
+    return "".join(pieces), usage, cached

@@ -24,6 +24,7 @@ from .bounds import Meter, ReplyCut, count
 from .keys import api_key
 from .limit import AdaptiveLimit
 from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
+from .servercache import cached_tokens
 from .settings import MAX_CONCURRENCY, LLMSettings
 from .tokens import Counter
 
@@ -84,6 +85,8 @@ class Reply:
     attempts: int = 1
     sent_tokens: int = 0
     counted_by: CountedBy = "server"
+    #: The prompt tokens the server says it took from its prefix cache (None: not said).
+    cached_tokens: int | None = None
 
 
 class TransportError(SocialsimError):
@@ -372,8 +375,10 @@ class LiteLLMTransport:
         meter = Meter(params["max_tokens"])
         if route is not None:
             body = route.body(request.messages, params)
-            text, sent = await route.send(body, self.settings.timeout, sink, meter)
-            return self._reply(request, text, _counts(sent))
+            text, sent, reused = await route.send(body, self.settings.timeout, sink, meter)
+            reply = self._reply(request, text, _counts(sent))
+            reply.cached_tokens = reused
+            return reply
         kwargs: dict[str, Any] = {
             "model": request.model,
             "messages": request.messages,
@@ -392,11 +397,13 @@ class LiteLLMTransport:
             meter.text(text)
             hidden = getattr(response, "_hidden_params", None) or {}
             reply = self._reply(request, text, _counts(response.usage))
+            reply.cached_tokens = cached_tokens(response.usage)
             if hidden.get("response_cost"):  # litellm's price; None: unpriced
                 reply.cost_usd = float(hidden["response_cost"])
             return reply
         pieces: list[str] = []
         usage: dict[str, int] = {}
+        cached: int | None = None
         finished = False
         stream = await self.litellm.acompletion(
             **kwargs, stream=True, stream_options={"include_usage": True}
@@ -405,6 +412,7 @@ class LiteLLMTransport:
             meter.event()
             if getattr(chunk, "usage", None) is not None:
                 usage = _counts(chunk.usage)  # the final chunk carries the usage
+                cached = cached_tokens(chunk.usage)
             choice = chunk.choices[0] if chunk.choices else None
             finished = finished or bool(choice and choice.finish_reason)
             delta = choice.delta.content if choice else None
@@ -414,7 +422,9 @@ class LiteLLMTransport:
                 sink(delta)
         if not finished:
             raise StreamCut("the server ended the stream before the reply finished")
-        return self._reply(request, "".join(pieces), usage)
+        reply = self._reply(request, "".join(pieces), usage)
+        reply.cached_tokens = cached
+        return reply
 
     def _reply(self, request: Request, text: str, usage: dict[str, int]) -> Reply:
         """The reply, its tokens counted by socialsim where the server sent no usage."""
@@ -489,6 +499,7 @@ class ReplayTransport:
             attempts=call.attempts,
             sent_tokens=call.sent_tokens,
             counted_by=call.counted_by,
+            cached_tokens=call.cached_tokens,
         )
 
     async def aclose(self) -> None:

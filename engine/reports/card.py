@@ -128,6 +128,11 @@ class Totals(BaseModel):
     degenerate: int = 0
     at_cap: int = 0
     left_out: int = 0
+    #: The prefix cache as servers reported it, and the prompts' own shared prefix
+    #: (``RoundUsage``'s fields of the same names).
+    cached_tokens: int = 0
+    cache_reported: int = 0
+    shared_prefix: int = 0
 
 
 class RunCard(BaseModel):

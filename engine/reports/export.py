@@ -108,6 +108,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "flaw",
         "at_cap",
         "left_out",
+        "cached_tokens",
     ),
     "surveys": (
         "run_id",
@@ -141,6 +142,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "degenerate",
         "at_cap",
         "left_out",
+        "cached_tokens",
+        "cache_reported",
+        "shared_prefix",
     ),
     "agents": ("run_id", "agent", "role", "archetype", "faction", "model", "player"),
 }
@@ -285,6 +289,7 @@ def _llm_calls(run_id: str, r: RoundLog) -> Iterator[tuple]:
             c.flaw,
             int(c.at_cap),
             list_cell(c.left_out),
+            "" if c.cached_tokens is None else c.cached_tokens,
         )
 
 
@@ -311,6 +316,9 @@ def _usage(run_id: str, r: RoundLog) -> Iterator[tuple]:
             u.degenerate,
             u.at_cap,
             u.left_out,
+            u.cached_tokens,
+            u.cache_reported,
+            u.shared_prefix,
         )
 
 

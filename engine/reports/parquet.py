@@ -31,7 +31,7 @@ def _typed(kind: type) -> frozenset[str]:
 INTS: dict[str, frozenset[str]] = {
     "transcript": frozenset({"order", "forced"}),
     "relations": frozenset({"importance"}),
-    "llm_calls": frozenset({"attempts", "prompt_tokens", "completion_tokens"}),
+    "llm_calls": frozenset({"attempts", "prompt_tokens", "completion_tokens", "cached_tokens"}),
     "usage": _typed(int),
 }
 FLOATS: dict[str, frozenset[str]] = {

@@ -27,6 +27,7 @@ from ..errors import (
     SocialsimError,
 )
 from ..llm.journal import Journal
+from ..llm.prefix import SharedPrefixes
 from ..llm.progress import Calls
 from ..llm.settings import LLMSettings
 from ..minds import AgentContext, Mind, make_mind
@@ -100,6 +101,7 @@ class Simulation:
         self._saved_total = meta.total_rounds
         #: The LLM calls of the round being played (see :mod:`engine.llm.progress`).
         self.progress = Calls()
+        self._prefixes = SharedPrefixes()  # the prompts sent here, for their shared prefix
         #: The last round this process played, as played (None before it plays one).
         self.played: PlayedRound | None = None
         if meta.pending_round <= self.round:
@@ -536,7 +538,8 @@ class Simulation:
     def _record_round(self, played: PlayedRound) -> None:
         """Add the round's LLM exchanges and metrics; save it (if saved) and keep it."""
         if calls := self.mind.take_calls():
-            played.llm_calls, played.usage = calls, RoundUsage.of(calls, self.mind.judge_mode)
+            usage = RoundUsage.of(calls, self.mind.judge_mode, self._prefixes.tokens(calls))
+            played.llm_calls, played.usage = calls, usage
         old, names = self._counter, played.after.names
         counter = RepairCounter(len(names), old.fell, old.was_friendly)
         metrics = round_metrics(self.scenario, played.after, counter)

@@ -6,7 +6,7 @@ a new family is one more object there."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -16,6 +16,10 @@ from ..errors import SocialsimError
 if TYPE_CHECKING:
     from ..core.priors import Prior
     from ..minds.spec import MindSpec
+    from ..round.simulation import Simulation
+    from ..saves.store import SaveStore
+    from .govsim import GovSimMonth
+    from .studyfile import Shown
 
 #: A played cell: its metrics, and its bootstrap units (unit name -> counts of the parts of
 #: the contrasted statistics).
@@ -78,8 +82,30 @@ class Family:
         """One sweep cell: repetition ``run``, played with ``seed``."""
         raise NotImplementedError
 
-    async def episode(self, prior: Prior, agents: int, seed: int, mind: MindSpec) -> Episode:
-        """A single episode (``socialsim run govsim``)."""
+    def new_run(
+        self,
+        prior: Prior,
+        agents: int,
+        seed: int,
+        mind: MindSpec,
+        store: SaveStore | None,
+        run_id: str | None = None,
+        name: str = "",
+    ) -> Simulation:
+        """A single episode (``socialsim run govsim``) as a new run, not yet played."""
+        raise NotImplementedError
+
+    def resumed(self, run_id: str, store: SaveStore, mind: MindSpec | None = None) -> Simulation:
+        """A saved episode's run, reopened to go on (``mind``: the run's, or new caps)."""
+        from ..round.study import StudyRun
+
+        return StudyRun.resume(run_id, store, mind=mind)
+
+    async def play_on(
+        self, sim: Simulation, say: Callable[[str], None], shown: Shown | None = None
+    ) -> Episode:
+        """Play a single episode's run to its end from where its save stands (``resume``
+        too): each finished turn said as a line (``say``); ``sim`` is closed afterwards."""
         raise NotImplementedError
 
 
@@ -114,17 +140,37 @@ class GovSimFamily(Family):
         metrics: dict[str, float | None] = dict(result.metrics)
         return metrics, {f"run{run}": {"score": result.metrics["score"], "runs": 1.0}}
 
-    async def episode(self, prior: Prior, agents: int, seed: int, mind: MindSpec) -> Episode:
-        from .govsim import paper_settings, run_govsim
+    def new_run(
+        self,
+        prior: Prior,
+        agents: int,
+        seed: int,
+        mind: MindSpec,
+        store: SaveStore | None,
+        run_id: str | None = None,
+        name: str = "",
+    ) -> Simulation:
+        from .govsim import govsim_run, paper_settings
 
-        result = await run_govsim(prior, n_agents=agents, seed=seed, mind=paper_settings(mind))
-        lines = [
-            f"month {m.month:>2}: stock {m.stock_before:6.1f} → {m.stock_after:6.1f}"
-            "  harvests "
-            + ", ".join(f"{k} {v:g}" for k, v in m.harvests.items())
-            + ("  [collapse]" if m.collapsed else "")
-            for m in result.months
-        ]
+        return govsim_run(
+            prior, agents, seed, paper_settings(mind), store=store, run_id=run_id, name=name
+        )
+
+    async def play_on(
+        self, sim: Simulation, say: Callable[[str], None], shown: Shown | None = None
+    ) -> Episode:
+        from .govsim import play_govsim
+
+        lines: list[str] = []
+
+        def month(m: GovSimMonth) -> None:
+            lines.append(m.line())
+            say(lines[-1])
+
+        result = await play_govsim(sim, month, shown)
+        if result.stopped:
+            lines.append(f"stopped: {result.stopped}")
+            say(lines[-1])
         return Episode(lines, None, result.metrics)
 
 
@@ -159,18 +205,45 @@ class DebateFamily(Family):
         debate = await run_debate(prior, questions, k=agents, seed=seed, mind=mind)
         return dict(debate.metrics), question_units(debate.traces, questions)
 
-    async def episode(self, prior: Prior, agents: int, seed: int, mind: MindSpec) -> Episode:
-        from .debate import run_debate, sample_questions
+    def new_run(
+        self,
+        prior: Prior,
+        agents: int,
+        seed: int,
+        mind: MindSpec,
+        store: SaveStore | None,
+        run_id: str | None = None,
+        name: str = "",
+    ) -> Simulation:
+        from .debate import sample_questions
+        from .debate.saved import debate_run
+
+        return debate_run(
+            prior, sample_questions(), k=agents, seed=seed, mind=mind, store=store,
+            run_id=run_id, name=name,
+        )  # fmt: skip
+
+    async def play_on(
+        self, sim: Simulation, say: Callable[[str], None], shown: Shown | None = None
+    ) -> Episode:
+        from ..round.study import StudyRun
+        from .debate import sample_questions
+        from .debate.saved import Turn, play_debate
         from .debate.stats import bootstrap_metrics
 
+        if not isinstance(sim, StudyRun):
+            raise SocialsimError(f"run {sim.run_id!r}: a debate plays in a StudyRun")
         questions = sample_questions()
-        debated = await run_debate(prior, questions, seed=seed, mind=mind)
-        lines = [
-            f"{t.question_id}: "
-            + " → ".join("/".join(str(v) for v in r.values()) for r in t.answers)
-            for t in debated.traces
-        ]
-        intervals = bootstrap_metrics(debated.traces, questions, seed=seed)
+        lines: list[str] = []
+
+        def turn(done: Turn) -> None:
+            qid, t, answers = done
+            chosen = ", ".join(f"{n} {a or '–'}" for n, a in answers.items())
+            lines.append(f"{qid} round {t}: {chosen}")
+            say(lines[-1])
+
+        debated = await play_debate(sim, questions, turn, shown)
+        intervals = bootstrap_metrics(debated.traces, questions, seed=sim.meta.seed)
         return Episode(lines, intervals, debated.metrics)
 
 

@@ -34,22 +34,25 @@ Departures worth knowing:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import hashlib
 import random
 from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from ..core.priors import Prior
 from ..core.scenario import Scenario, parse_scenario
 from ..core.state import AgentState, ScenarioEvent
-from ..errors import BudgetError, SocialsimError
+from ..errors import BudgetError, SaveError, SocialsimError
 from ..llm.settings import LLMSettings
 from ..minds import Mind, Question, prompts
 from ..minds.spec import OFFLINE, MindSpec
 from ..round.simulation import Simulation
 from ..saves.store import SaveStore
+from .studyfile import Shown, read_study, write_study
 
 CAPACITY = 100
 COLLAPSE = 5
@@ -90,6 +93,61 @@ class GovSimMonth(BaseModel):
     collapsed: bool
     #: The catches asked for (after clamping to 0..stock), before any rationing.
     requested: dict[str, float] = {}
+    #: Each agent's answer as given, before clamping (a model's may be out of 0..stock;
+    #: -1: no usable answer).
+    answered: dict[str, int] = {}
+
+    @property
+    def rationed(self) -> bool:
+        """The requests exceeded the stock, so it was shared out in proportion."""
+        return sum(self.requested.values()) > self.stock_before
+
+    def clamps(self) -> dict[str, tuple[int, float]]:
+        """The answers clamped to 0..stock: agent -> (answered, asked)."""
+        return {
+            n: (a, self.requested[n])
+            for n, a in self.answered.items()
+            if n in self.requested and a != self.requested[n]
+        }
+
+    def line(self) -> str:
+        """The month as printed: the stock, each agent's request beside its catch, the
+        rationing and the clamps."""
+        catches = ", ".join(
+            f"{n} asked {_num(self.requested.get(n, r))} got {_num(r)}"
+            for n, r in self.harvests.items()
+        )
+        text = (
+            f"month {self.month:>2}: stock {self.stock_before:6.1f} → {self.stock_after:6.1f}"
+            f"  {catches}"
+        )
+        if self.rationed:
+            asked = _num(sum(self.requested.values()))
+            text += f"; {asked} asked of {_num(self.stock_before)}: rationed pro rata"
+        clamped = self.clamps()
+        if clamped:
+            text += (
+                "; clamped to 0.."
+                + _num(self.stock_before)
+                + ": "
+                + ", ".join(
+                    f"{n} answered {'nothing usable' if a == -1 else a} → {_num(r)}"
+                    for n, (a, r) in clamped.items()
+                )
+            )
+        return text + ("  [collapse]" if self.collapsed else "")
+
+
+def _num(x: float) -> str:
+    return f"{x:.3g}" if x != int(x) else str(int(x))
+
+
+class GovSimLog(BaseModel):
+    """The study file of a saved episode (engine/studies/studyfile.py): its months so far,
+    the last one's saved before its discussion round is played."""
+
+    study: Literal["govsim"] = "govsim"
+    months: list[GovSimMonth] = []
 
 
 class GovSimResult(BaseModel):
@@ -269,20 +327,30 @@ def govsim_scenario(n_agents: int = 3, months: int = MONTHS) -> Scenario:
     )
 
 
-def _disclosure(month: int, stock: float, requested: dict, taken: dict) -> str:
+def _disclosure(m: GovSimMonth) -> str:
+    """The month's harvest as every fisher is told it: the catches; when the lake was
+    oversubscribed, what each asked for; an answer that was out of range, as counted."""
+    stock, taken = m.stock_before, m.harvests
     catches = ", ".join(f"{n} caught {_tons(r)}" for n, r in taken.items())
     total = sum(taken.values())
     text = (
-        f"Month {month} harvest: the lake held {_tons(stock)}. {catches} "
+        f"Month {m.month} harvest: the lake held {_tons(stock)}. {catches} "
         f"({_tons(total)} in total). {_tons(max(0.0, stock - total))} remain in the lake."
     )
-    if sum(requested.values()) > stock:
-        text += " The fishers asked for more than the lake held, so it was shared out."
+    if m.rationed:
+        asked = ", ".join(f"{n} {_tons(r)}" for n, r in m.requested.items())
+        text += (
+            " The fishers asked for more than the lake held, so it was shared out "
+            f"(asked: {asked})."
+        )
+    for n, (a, r) in m.clamps().items():
+        said = "no usable answer" if a == -1 else f"an answer of {_tons(a)}"
+        text += f" {n} gave {said}, counted as {_tons(r)}."
     return text
 
 
 def _tons(x: float) -> str:
-    return f"{x:.3g} tons" if x != int(x) else f"{int(x)} tons"
+    return f"{_num(x)} tons"
 
 
 # -- harvest decisions --------------------------------------------------------------------------
@@ -388,76 +456,130 @@ async def run_govsim(
     mind: MindSpec | Mind = OFFLINE,
     months: int = MONTHS,
     store: SaveStore | None = None,
+    run_id: str | None = None,
+    name: str = "",
+    on_month: Callable[[GovSimMonth], None] | None = None,
+    shown: Shown | None = None,
 ) -> GovSimResult:
-    """Play one GovSim episode under a relational prior (None or no-prior: no block).
-
+    """Play one GovSim episode under a relational prior (None or no-prior: no block) with
     ``n_agents`` fishers (the first of :data:`NAMES`; the paper's team sizes are 3 and 5,
-    2 to 5 work). Each month: harvest decisions (one question per agent to ``mind``, a spec
-    or a built mind: the offline rule or the agent's model at temperature 0.8, whatever the
-    run's; out-of-range answers are clamped to
-    0..stock and counted, never fatal), rationing if the lake is oversubscribed, the
-    disclosure injected as the round's event, one discussion round (``sim.step()``), then
-    regeneration. Stops after ``months`` or at collapse (stock < 5). The harvest calls are
-    tracked (engine/llm/progress.py) as a pass of their own before the month's round.
-    """
-    scenario = govsim_scenario(n_agents, months)
-    sim = Simulation.new(
-        scenario,
+    2 to 5 work), saved in ``store`` if given (:func:`play_govsim` goes on after a kill)."""
+    sim = govsim_run(prior, n_agents, seed, mind, months, store, run_id, name)
+    return await play_govsim(sim, on_month, shown)
+
+
+def govsim_run(
+    prior: Prior | None,
+    n_agents: int = 3,
+    seed: int = 0,
+    mind: MindSpec | Mind = OFFLINE,
+    months: int = MONTHS,
+    store: SaveStore | None = None,
+    run_id: str | None = None,
+    name: str = "",
+) -> Simulation:
+    """A new GovSim episode's simulation (saved in ``store`` if given), not yet played."""
+    label = prior.label if prior else "no-prior"
+    return Simulation.new(
+        govsim_scenario(n_agents, months),
         seed=seed,
         mind=mind,
         store=store,
-        name=f"govsim {n_agents} agents {prior.label if prior else 'no-prior'} seed {seed}",
+        run_id=run_id,
+        name=name or f"govsim {n_agents} agents {label} seed {seed}",
         scenario_ref="govsim",
         prior=prior,
     )
-    stock = float(CAPACITY)
-    played: list[GovSimMonth] = []
-    out_of_range = 0
+
+
+async def play_govsim(
+    sim: Simulation,
+    on_month: Callable[[GovSimMonth], None] | None = None,
+    shown: Shown | None = None,
+) -> GovSimResult:
+    """Play ``sim``'s GovSim episode to its end, from where its save stands; ``sim`` is
+    closed afterwards.
+
+    Each month: harvest decisions (one question per agent to the run's mind, the offline
+    rule or the agent's model at temperature 0.8, whatever the run's; out-of-range answers
+    are clamped to 0..stock and counted, never fatal), rationing if the lake is
+    oversubscribed, the disclosure injected as the round's event (the requests and clamps
+    too when they differ from the catches), one discussion round (``sim.step()``), then
+    regeneration. Stops after the run's months or at collapse (stock < 5). The harvest
+    calls are tracked (engine/llm/progress.py) as a pass before the month's round, and
+    recorded with it. A saved run writes its months to its study file before each round:
+    resumed, a month whose round was lost plays its discussion again with the same catches.
+    ``on_month`` is told each saved month; ``shown(sim)`` wraps the play (the CLI's
+    progress)."""
+    n_agents = len(sim.scenario.names)
+    played = _saved_months(sim)
     stopped = None
     try:
-        for month in range(1, months + 1):
-            stopped = sim.mind.stop_reason()
-            if stopped:
-                break
-            with sim.progress.round(month, n_agents):  # the month's harvest calls, shown
-                sim.progress.phase("harvest")
-                harvests = await _harvests(sim, month, stock, played)
-            asked = {}
-            for n, tons in harvests.items():
-                clamped = min(max(tons, 0), int(stock))
-                out_of_range += clamped != tons
-                asked[n] = clamped
-            requested = {n: float(r) for n, r in asked.items()}
-            taken = ration(requested, stock)
-            after = next_stock(stock, list(taken.values()))
-            played.append(
-                GovSimMonth(
-                    month=month,
-                    stock_before=stock,
-                    harvests=taken,
-                    stock_after=after,
-                    collapsed=after < COLLAPSE,
-                    requested=requested,
-                )
-            )
-            sim.inject(_disclosure(month, stock, requested, taken))
-            try:
-                await sim.step()
-            except BudgetError as err:  # the harvest calls reached a cap: the month stands
-                stopped = str(err)
-                break
-            stock = after
-            if after < COLLAPSE:
-                break
+        with shown(sim) if shown is not None else contextlib.nullcontext():
+            while True:
+                if len(played) == sim.round:  # the next month's harvest
+                    if len(played) >= sim.total_rounds or (played and played[-1].collapsed):
+                        break
+                    stopped = sim.mind.stop_reason()
+                    if stopped:
+                        break
+                    played.append(await _month(sim, len(played) + 1, played))
+                    if sim.store is not None:
+                        write_study(sim.store, sim.run_id, GovSimLog(months=played))
+                month = played[-1]
+                text = _disclosure(month)
+                if not any(e.text == text for e in sim.pending.events):
+                    sim.inject(text)
+                try:
+                    await sim.step()
+                except BudgetError as err:  # the harvest calls reached a cap: the month stands
+                    stopped = str(err)
+                    break
+                if on_month is not None:
+                    on_month(month)
     finally:
         await sim.aclose()
     return GovSimResult(
         months=played,
-        metrics=metrics(played, n_agents, horizon=months),
-        run_id=sim.run_id if store is not None else None,
-        out_of_range=out_of_range,
+        metrics=metrics(played, n_agents, horizon=sim.total_rounds),
+        run_id=sim.run_id if sim.store is not None else None,
+        out_of_range=sum(len(m.clamps()) for m in played),
         stopped=stopped,
     )
+
+
+async def _month(sim: Simulation, month: int, played: Sequence[GovSimMonth]) -> GovSimMonth:
+    """Month ``month``'s harvest: asked, clamped, rationed; the stock regenerated."""
+    stock = played[-1].stock_after if played else float(CAPACITY)
+    with sim.progress.round(month, len(sim.scenario.names)):  # the harvest calls, shown
+        sim.progress.phase("harvest")
+        answered = await _harvests(sim, month, stock, played)
+    requested = {n: float(min(max(tons, 0), int(stock))) for n, tons in answered.items()}
+    taken = ration(requested, stock)
+    after = next_stock(stock, list(taken.values()))
+    return GovSimMonth(
+        month=month,
+        stock_before=stock,
+        harvests=taken,
+        stock_after=after,
+        collapsed=after < COLLAPSE,
+        requested=requested,
+        answered=answered,
+    )
+
+
+def _saved_months(sim: Simulation) -> list[GovSimMonth]:
+    """The months a saved run has played (its last one maybe without its round yet)."""
+    if sim.store is None:
+        return []
+    log = read_study(sim.store, sim.run_id, GovSimLog)
+    months = log.months if log is not None else []
+    if len(months) not in (sim.round, sim.round + 1):
+        raise SaveError(
+            f"run {sim.run_id!r}: its study file has {len(months)} months for "
+            f"{sim.round} saved rounds; it is not a GovSim episode this socialsim can go on with"
+        )
+    return months
 
 
 def _stated(prior: Prior | None, me: str) -> dict[str, int]:

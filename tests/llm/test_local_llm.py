@@ -32,8 +32,8 @@ pytestmark = [
 
 
 def test_a_batched_round_of_tavern_on_gemma(tmp_path: Path) -> None:
-    with llama_server(PYTHON, tmp_path / "server.log") as url:
-        played = asyncio.run(play(url, "batched", 1, "openai/gemma", timeout=300))
+    with llama_server(PYTHON, tmp_path / "server.log") as server:
+        played = asyncio.run(play(server.url, "batched", 1, "openai/gemma", timeout=300))
     assert not played.failed, played.failed
     (record,) = played.records
     answers = [c for c in played.calls if c.answers]

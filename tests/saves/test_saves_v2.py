@@ -54,10 +54,11 @@ def test_export_of_a_v2_run_is_what_the_old_release_wrote(
             got = "".join(line.rsplit(",", 2)[0] + "\n" for line in got.splitlines())
         if name == "metrics.csv":  # the unit was appended with CSV schema 2
             got = "".join(line.rsplit(",", 1)[0] + "\n" for line in got.splitlines())
-        if name == "llm_calls.csv":  # clamped, counted_by, sent_tokens, flaw, at_cap, left_out
-            got = "".join(line.rsplit(",", 6)[0] + "\n" for line in got.splitlines())
-        if name == "usage.csv":  # clamped, degenerate, at_cap and left_out came later
-            got = "".join(line.rsplit(",", 4)[0] + "\n" for line in got.splitlines())
+        if name == "llm_calls.csv":  # clamped, counted_by, sent_tokens, flaw, at_cap, left_out,
+            # cached_tokens came later
+            got = "".join(line.rsplit(",", 7)[0] + "\n" for line in got.splitlines())
+        if name == "usage.csv":  # clamped, degenerate, at_cap, left_out and the cache's three
+            got = "".join(line.rsplit(",", 7)[0] + "\n" for line in got.splitlines())
         header, _, rows = (golden / name).read_text().partition("\n")
         # The old release wrote CSV schema 1: its names read as today's (round_no, ...).
         renamed = ",".join(current_columns(header.split(","), 1))

@@ -260,11 +260,15 @@ def test_govsim_sweep_cli_runs_both_team_sizes_and_says_tree_is_star(
     assert {r["metric"] for r in rows} >= {"over_usage", "over_usage_group", "score"}
 
 
-def test_run_govsim_plays_five_fishers_and_run_debate_prints_intervals(monkeypatch, run_cli):
+def test_run_govsim_plays_five_fishers_and_run_debate_prints_intervals(
+    monkeypatch, run_cli, tmp_path
+):
     monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
     five = run_cli("run", "govsim", "--agents", "5", "--prior", "attitude:star:1")
     assert five.code == 0, five.err
-    assert all(name in five.out.splitlines()[0] for name in NAMES)
+    first = next(line for line in five.out.splitlines() if line.startswith("month"))
+    assert all(f"{name} asked " in first for name in NAMES)
     assert "over_usage_group" in five.out
     debate = run_cli("run", "debate", "--prior", "influence:complete:0")
     assert debate.code == 0, debate.err

@@ -48,6 +48,7 @@ def card_table(c: RunCard) -> Table:
     from rich.markup import escape
     from rich.table import Table
 
+    from engine.core.exchanges import cache_line
     from engine.core.quality import quality_line
 
     t = c.totals
@@ -94,6 +95,12 @@ def card_table(c: RunCard) -> Table:
         ),
         ("reply quality", "\n".join(f"{q.model} {quality_line(q)}" for q in c.quality)),
         ("quality warning", "\n".join(c.quality_warnings)),
+        (
+            "prefix cache",
+            cache_line(t.cached_tokens, t.cache_reported, t.shared_prefix, t.prompt_tokens)
+            if t.calls
+            else "-",
+        ),
         ("deterministic", "yes" if c.deterministic else "no"),
     ]
     table = Table(title="Run card", title_justify="left", show_header=False)

@@ -279,7 +279,8 @@ def run(
     """Start a new run of SCENARIO and play it, saving after every round.
 
     SCENARIO may also be `govsim` (the fishing commons) or `debate` (the bundled questions)
-    for a single episode of the Relational priors paper's tasks.
+    for a single episode of the Relational priors paper's tasks, saved as a run turn by turn
+    (a month, or a debate round of one question); `resume` goes on with it.
     """
     from engine.studies.families import FAMILIES
 
@@ -288,7 +289,9 @@ def run(
     if scenario in FAMILIES:
         from .studies import single_episode
 
-        single_episode(scenario, seed, llm, prior, agents, fmt)
+        if rounds is not None:
+            fail(f"--rounds: {scenario} plays its own turns (see `socialsim run --help`)")
+        single_episode(scenario, seed, llm, prior, agents, fmt, saves, run_id, name, quiet)
         return
     from engine import Simulation, resolve_scenario
     from engine.errors import SocialsimError
@@ -377,10 +380,24 @@ def resume(
 ) -> None:
     """Continue a saved run from its last finished round (new caps apply from now on)."""
     from engine import Simulation
+    from engine.studies.families import FAMILIES
 
     store = open_store(saves)
     tidy(store, [run_id])
-    mind = llm.resumed(store.read_meta(run_id).mind)
+    meta = store.read_meta(run_id)
+    mind = llm.resumed(meta.mind)
+    study = meta.scenario_ref if meta.scenario_ref in FAMILIES else None
+    if study is not None:
+        from .studies import resume_episode
+
+        if rounds is not None:
+            fail(f"--rounds: run {run_id!r} is a {study} episode, which plays its own turns")
+        sim = FAMILIES[study].resumed(run_id, store, mind)
+        if sim.finished:
+            sim.close()
+            fail(f"run {run_id!r} already finished ({sim.round}/{sim.total_rounds})")
+        resume_episode(study, sim, quiet)
+        return
     with Simulation.resume(run_id, store, mind=mind) as sim:
         from engine.studies.fits import check_window
 

@@ -11,7 +11,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import options
-from .base import FormatOpt, SavesOpt, fail, make_console, open_store, out_file, run_async, say
+from .base import (
+    FormatOpt,
+    SavesOpt,
+    fail,
+    make_console,
+    open_store,
+    out_file,
+    run_async,
+    saved_so_far,
+    say,
+    tidy,
+)
 from .batch import (
     AddressOpt,
     ExecutorOpt,
@@ -25,6 +36,7 @@ from .batch import (
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
+    from engine import Simulation
     from engine.studies.families import Family
     from engine.studies.sweep import SweepResult
 
@@ -74,13 +86,16 @@ def single_episode(
     prior_text: str | None,
     agents: str = "3",
     fmt: str = "table",
+    saves: Path | None = None,
+    run_id: str | None = None,
+    name: str = "",
+    quiet: bool = False,
 ) -> None:
-    """``run govsim`` / ``run debate``: one episode under one prior, printed (GovSim with
-    ``agents`` fishers; debate with its question-level 95% intervals, in ``fmt``: what
-    surrounds them goes to stderr in the formats but table)."""
-    from rich.markup import escape
-
+    """``run govsim`` / ``run debate``: one episode under one prior, saved as a run as it
+    plays (GovSim with ``agents`` fishers; debate with its question-level 95% intervals, in
+    ``fmt``: what surrounds them goes to stderr in the formats but table)."""
     from engine.core.priors import no_prior, parse_prior
+    from engine.saves.store import check_run_id
 
     kind = _family(task, "run")
     sizes = team_sizes(agents, kind)
@@ -89,10 +104,57 @@ def single_episode(
     names = kind.agent_names(sizes[0])
     prior = parse_prior(prior_text, names) if prior_text else no_prior()
     mind = llm.spec(names)
+    if run_id is not None:
+        check_run_id(run_id)
+    store = open_store(saves)
+    tidy(store, [run_id] if run_id else [])
+    sim = kind.new_run(prior, sizes[0], seed, mind, store, run_id, name)
+    if not quiet:
+        from rich.markup import escape
+
+        make_console(stderr=fmt != "table").print(
+            f"[bold]{escape(sim.scenario.title)}[/] — {escape(sim.mind.label)}, seed {seed}, "
+            f"run {sim.run_id}\n"
+        )
+    _play_episode(kind, sim, fmt, quiet, new=True)
+
+
+def resume_episode(task: str, sim: Simulation, quiet: bool) -> None:
+    """``resume`` of a GovSim or debate run: on from its last finished turn."""
+    _play_episode(_family(task, "resume"), sim, "table", quiet, new=False)
+
+
+def _play_episode(kind: Family, sim: Simulation, fmt: str, quiet: bool, new: bool) -> None:
+    """Play the episode's run to its end, each turn printed as it ends (the calls in flight
+    shown while it plays), then its metrics, where it is saved and its LLM summary. A new
+    run that fails before its first turn is saved is not kept."""
+    from rich.markup import escape
+
+    from engine.errors import SocialsimError
+
+    from .progress import calls_shown
+    from .tables import llm_summary, mind_name
+
     console = make_console(stderr=fmt != "table")
-    episode = run_async(kind.episode(prior, sizes[0], seed, mind))
-    for line in episode.lines:
-        console.print(escape(line))
+    store = sim.store
+    assert store is not None
+
+    def say_line(line: str) -> None:
+        if not quiet:
+            console.print(escape(line))
+
+    try:
+        episode = run_async(
+            kind.play_on(sim, say_line, lambda s: calls_shown(s, quiet)),
+            interrupted=lambda: saved_so_far(sim),
+        )
+    except SocialsimError as err:
+        if not new or sim.round > 0:
+            raise
+        store.delete(sim.run_id)
+        raise SocialsimError(
+            f"{err}; no turn was played, so run {sim.run_id} was not kept"
+        ) from None
     if episode.intervals is not None:
         from .output import emit
         from .tables import intervals_table
@@ -102,6 +164,13 @@ def single_episode(
     console.print(
         " ".join(f"{k} {'–' if v is None else format(v, '.3g')}" for k, v in metrics.items())
     )
+    console.print(
+        f"[bold]{sim.run_id}[/]: round {sim.round}/{sim.total_rounds} saved "
+        f"in {escape(str(store.run_dir(sim.run_id)))} ({escape(mind_name(sim.meta.mind))})"
+    )
+    summary = llm_summary(sim.meta, sim.records)
+    if summary is not None:
+        console.print(summary)
 
 
 @llm_options("api_base", "api_key_env", "structured", "tolerate_fallbacks")

@@ -153,10 +153,10 @@ def modes_line(modes: Mapping[str, str]) -> str:
 
 def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     """The end of ``run`` and ``resume``, and ``show``: the run's LLM calls, tokens, cost,
-    how its structured answers went, how well each model played per purpose (a loud line
-    when a share passed its threshold) and the structured modes (None for a run without
-    LLM calls)."""
-    from engine.core.exchanges import RoundUsage
+    how its structured answers went, the prefix cache, how well each model played per
+    purpose (a loud line when a share passed its threshold) and the structured modes (None
+    for a run without LLM calls)."""
+    from engine.core.exchanges import RoundUsage, cache_line
     from engine.core.quality import Tally, loud_lines, quality_line
 
     usages = history.usages()
@@ -185,6 +185,12 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
         Text(
             f"{total.fallback_share:.1%} of the structured answers",
             "bold red" if total.degraded else "yellow" if total.warning else "",
+        ),
+    )
+    grid.add_row(
+        "prefix cache",
+        cache_line(
+            total.cached_tokens, total.cache_reported, total.shared_prefix, total.prompt_tokens
         ),
     )
     rows = Tally().add(history.llm_calls()).rows()

@@ -48,7 +48,7 @@ class DebateResult(BaseModel):
     calls: list[LLMCall] = []
 
 
-class _Debate:
+class QuestionDebate:
     """One question's debate: each agent's answer and response text, round by round."""
 
     def __init__(
@@ -84,16 +84,34 @@ class _Debate:
             temperature=TEMPERATURE,
         )
 
-    async def play(self, mind: Mind) -> DebateTrace:
-        """Ask every agent, round by round; a reached call or budget cap stops the debate."""
-        for t in range(self.rounds + 1):
-            reason = mind.stop_reason()
-            if reason:
-                raise BudgetError(reason)
-            outs = await asyncio.gather(*(mind.ask(self.ask(i, t)) for i in range(len(self.names))))
-            self.answers.append({n: o.answer for n, o in zip(self.names, outs, strict=True)})
-            self.said.append({n: response_text(o) for n, o in zip(self.names, outs, strict=True)})
+    async def turn(self, mind: Mind, t: int) -> list[DebateAnswer]:
+        """Round ``t``: every agent asked at once; their answers kept. A reached call or
+        budget cap stops the debate."""
+        reason = mind.stop_reason()
+        if reason:
+            raise BudgetError(reason)
+        outs = await asyncio.gather(*(mind.ask(self.ask(i, t)) for i in range(len(self.names))))
+        self.keep(
+            {n: o.answer for n, o in zip(self.names, outs, strict=True)},
+            {n: response_text(o) for n, o in zip(self.names, outs, strict=True)},
+        )
+        return outs
+
+    def keep(self, answers: dict[str, str | None], said: dict[str, str]) -> None:
+        """A finished round's answers and the responses the others are shown."""
+        self.answers.append(answers)
+        self.said.append(said)
+
+    @property
+    def trace(self) -> DebateTrace:
+        """The rounds played so far."""
         return DebateTrace(question_id=self.question.id, answers=self.answers)
+
+    async def play(self, mind: Mind) -> DebateTrace:
+        """Ask every agent, round by round."""
+        for t in range(self.rounds + 1):
+            await self.turn(mind, t)
+        return self.trace
 
 
 async def _gather_all(aws: Sequence[Awaitable[T]]) -> list[T]:
@@ -137,7 +155,8 @@ async def run_debate(
     blocks = {n: relational_block(prior, n) for n in names}
     network = Network(prior)
     debates = [
-        _Debate(q, names, blocks, RuleDebater(q, names, network, seed), rounds) for q in questions
+        QuestionDebate(q, names, blocks, RuleDebater(q, names, network, seed), rounds)
+        for q in questions
     ]
     calls: list[LLMCall] = []
     tracked = Calls()

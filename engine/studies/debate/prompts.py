@@ -22,12 +22,19 @@ SYSTEM = (
     "of one option."
 )
 
+#: The longest explanation kept, as speech is capped (engine/minds/llm.py SPEECH_CHARS): a
+#: server that holds replies to a grammar stops the model there (Gemma 3 270M ran its
+#: revisions to the 1,024-token reply cap, about 100 s each); a longer one is clamped.
+ANSWER_CHARS = 480
+
 
 class DebateAnswer(BaseModel):
     """One agent's answer in one round; ``answer`` None means no valid answer (a missing
     vote). Models reply to :func:`answer_schema`, which requires one of the option letters."""
 
-    explanation: str = Field(default="", description="your reasoning, briefly")
+    explanation: str = Field(
+        default="", max_length=ANSWER_CHARS, description="your reasoning, briefly"
+    )
     answer: str | None = None
 
 
@@ -88,7 +95,7 @@ def messages(
     return history
 
 
-def _question_text(q: DebateQuestion) -> str:
+def question_text(q: DebateQuestion) -> str:
     options = "\n".join(
         f"({letter}) {text}" for letter, text in zip(q.letters, q.options, strict=True)
     )
@@ -97,7 +104,7 @@ def _question_text(q: DebateQuestion) -> str:
 
 def _first_prompt(q: DebateQuestion) -> str:
     return (
-        f"{_question_text(q)}\n\nAnswer on your own. Explain briefly, then give the letter "
+        f"{question_text(q)}\n\nAnswer on your own. Explain briefly, then give the letter "
         "of your choice."
     )
 
@@ -107,5 +114,5 @@ def _revision_prompt(q: DebateQuestion, t: int, rounds: int, others: Mapping[str
     return (
         f"Revision round {t} of {rounds}. The other agents' answers from the previous round:"
         f"\n\n{shown}\n\nConsidering their answers, give your updated explanation and the "
-        f"letter of your choice for the same question:\n\n{_question_text(q)}"
+        f"letter of your choice for the same question:\n\n{question_text(q)}"
     )
