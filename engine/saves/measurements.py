@@ -41,7 +41,11 @@ class AtomicJSONStorage(Storage):
         return data
 
     def write(self, data: dict[str, dict[str, Any]]) -> None:
-        atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        try:
+            atomic_write_text(self.path, text)
+        except OSError as err:
+            raise SaveError(f"{self.path}: cannot write ({err.strerror or err})") from None
 
 
 def open_db(path: Path) -> TinyDB:

@@ -89,6 +89,32 @@ def test_names_that_look_alike_are_refused(mini_data: dict, case: str):
     assert name_key(first) == name_key(second)
 
 
+SCRIPTS = {
+    "cyrillic-a": ("Ann", "\u0410nn"),
+    "cyrillic-o-e": ("Joe", "J\u043e\u0435"),
+    "greek-capitals": ("Kit", "\u039a\u0399\u03a4"),
+    "cyrillic-h-p": ("Hope", "\u041do\u0440e"),
+}
+
+
+@pytest.mark.parametrize("case", list(SCRIPTS))
+def test_cyrillic_and_greek_look_alikes_are_refused_with_both_names(mini_data: dict, case: str):
+    first, second = SCRIPTS[case]
+    data = _renamed(_renamed(mini_data, "Ann", first), "Cy", second)
+    _refused(data, "agents.2.name", repr(second), f"looks like agent {first!r}")
+
+
+@pytest.mark.parametrize("name", ["\uff41\uff4c\uff4c", "\u0410ll", "\uff2e\uff2f\uff2e\uff25", "\u0391LL"])
+def test_a_name_that_looks_like_a_reserved_word_is_refused(mini_data: dict, name: str):
+    word = "none" if name.startswith("\uff2e") else "all"
+    _refused(_renamed(mini_data, "Cy", name), "agents.2.name", f"reserved word {word!r}")
+
+
+def test_names_of_other_scripts_stay_apart(mini_data: dict):
+    data = _renamed(_renamed(mini_data, "Ann", "\u0410\u043d\u044f"), "Cy", "Ana")  # Аня, Ana
+    assert parse_scenario(data, "s.toml").names[2] == "Ana"
+
+
 def test_a_relation_given_twice_is_refused(mini_data: dict):
     mini_data["relations"].append({"from": "Ann", "to": "Bob", "fav": 0.9})
     _refused(mini_data, "relations.2: a second relation from 'Ann' to 'Bob' (relations.0")

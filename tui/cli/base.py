@@ -4,6 +4,9 @@ console, running a coroutine (SIGTERM stops it like Ctrl+C), the run and saves p
 from __future__ import annotations
 
 import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
@@ -151,6 +154,13 @@ def open_store(saves: Path | None) -> SaveStore:
     return store
 
 
+def outside_saves(out: Path | None, store: SaveStore | None = None) -> None:
+    """Refuse an ``--out`` inside the saves folder (``store``'s, else the default one):
+    outputs never land on a run (:meth:`~engine.saves.store.SaveStore.check_outside`)."""
+    if out is not None:
+        (store or open_store(None)).check_outside(out)
+
+
 def tidy(store: SaveStore, run_ids: list[str] | None = None) -> None:
     """Remove what killed writers left in the saves folder (``.tmp`` files only in
     ``run_ids`` when given: the runs a command opens), one line each on stderr."""
@@ -195,13 +205,17 @@ def saved_so_far(sim: Simulation) -> str:
 
 class _Terminated:
     """While installed, SIGTERM acts as Ctrl+C (the round in flight is dropped, every
-    finished round is already saved) and is remembered, for the exit code 143."""
+    finished round is already saved), or raises ``error`` when given, and is remembered,
+    for the exit code 143."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: type[BaseException] | None = None) -> None:
         self.received = False
+        self.error = error
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.received = True
+        if self.error is not None:
+            raise self.error
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):  # asyncio's: cancel the main task; else raise KeyboardInterrupt
             handler(signal.SIGINT, frame)
@@ -209,12 +223,26 @@ class _Terminated:
             raise KeyboardInterrupt
 
 
+@contextmanager
+def sigterm_raises(error: type[BaseException]) -> Iterator[_Terminated]:
+    """While inside (in the main thread), SIGTERM raises ``error``; the handler yielded
+    says whether it came (``received``)."""
+    terminated = _Terminated(error)
+    if threading.current_thread() is not threading.main_thread():
+        yield terminated
+        return
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield terminated
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run_async(coro: Coroutine[Any, Any, T], interrupted: Callable[[], str] | None = None) -> T:
     """Run a coroutine, then close any LLM clients it opened (no unclosed-client warnings).
     Ctrl+C or SIGTERM ends it with one line (``interrupted()``: what is saved) and exit code
     130 or 143."""
     import asyncio
-    import threading
 
     async def main() -> T:
         try:
