@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from engine import Scenario, ScenarioError
+from engine.core.limits import MAX_EVENTS, MAX_PERSONA_ITEMS, MAX_SECTION_ITEMS
 from engine.core.scenario import MAX_LINE, MAX_PROSE, parse_scenario
 from engine.core.textsafe import name_key, unsafe_char
 
@@ -143,6 +144,35 @@ def test_every_string_is_bounded(mini_data: dict, path: tuple, value: Any, fragm
         target.clear()
     target[last] = value
     _refused(mini_data, fragment.replace(",", "") if "at most" in fragment else fragment)
+
+
+@pytest.mark.parametrize(
+    ("path", "limit"),
+    [
+        (("agents", 0, "traits"), MAX_PERSONA_ITEMS),
+        (("agents", 1, "talking_points"), MAX_PERSONA_ITEMS),
+        (("agents", 2, "private_info"), MAX_PERSONA_ITEMS),
+        (("events",), MAX_EVENTS),
+        (("rules",), MAX_SECTION_ITEMS),
+    ],
+    ids=lambda p: ".".join(map(str, p)) if isinstance(p, tuple) else None,
+)
+def test_every_list_is_bounded_before_its_entries_are_read(
+    mini_data: dict, path: tuple, limit: int
+):
+    """One entry too many is refused with the limit in the error, and without reading any
+    entry: entries that are not even valid give the count, not their own error."""
+    *parents, last = path
+    target = mini_data
+    for key in parents:
+        target = target[key]
+    target[last] = [0] * (limit + 1)
+    _refused(mini_data, ".".join(map(str, path)), f"{limit + 1:,}", f"at most {limit:,}")
+
+
+def test_relations_are_at_most_one_from_each_agent_to_each_other(mini_data: dict):
+    mini_data["relations"] = [{"from": "Ann", "to": "Bob"}] * 7  # 3 agents: 6 pairs
+    _refused(mini_data, "relations: 7 relations for 3 agents; at most 6")
 
 
 def _strings(value: Any, path: tuple = ()) -> list[tuple]:

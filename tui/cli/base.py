@@ -123,11 +123,17 @@ def _given(param: object, args: list[str]) -> tuple[str, str] | None:
     return found
 
 
+#: Holds True once the command has said why it stopped (:func:`run_async`), so that
+#: :func:`invoke` does not say "interrupted" again.
+_stop_said: set[bool] = set()
+
+
 def invoke(app: typer.Typer, args: list[str]) -> int:
     """Run the typer ``app`` on ``args`` and return the exit code; engine errors and usage
     errors print one line and give 2."""
     from engine.errors import SocialsimError
 
+    _stop_said.clear()
     try:
         code = app(args=args, prog_name="socialsim", standalone_mode=False)
     except SocialsimError as err:
@@ -139,7 +145,7 @@ def invoke(app: typer.Typer, args: list[str]) -> int:
     except typer.TyperException as err:
         say(f"error: {usage_message(err, args)}")
         return 2
-    if code == 130:  # typer's answer to a KeyboardInterrupt outside a played run
+    if code == 130 and not _stop_said:  # typer's answer to a KeyboardInterrupt
         say("interrupted")
     return code if isinstance(code, int) else 0
 
@@ -260,6 +266,7 @@ def run_async(coro: Coroutine[Any, Any, T], interrupted: Callable[[], str] | Non
     except KeyboardInterrupt:
         what = "terminated" if terminated.received else "interrupted"
         say(f"{what}; {interrupted()}" if interrupted else what)
+        _stop_said.add(True)
         raise typer.Exit(143 if terminated.received else 130) from None
     finally:
         if main_thread:
