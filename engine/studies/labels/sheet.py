@@ -51,7 +51,10 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """:func:`csv_text` written atomically to ``path``."""
-    atomic_write_text(path, csv_text(header, rows))
+    try:
+        atomic_write_text(path, csv_text(header, rows))
+    except OSError as err:
+        raise LabelError(f"{path}: cannot write ({err.strerror or err})") from None
 
 
 def sheet_row(item: Item) -> list[Any]:
