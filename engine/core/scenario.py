@@ -252,9 +252,7 @@ class Questionnaire(_Strict):
     scale_min: Annotated[int, Field(ge=0, le=10, strict=True)] = 1
     scale_max: Annotated[int, Field(ge=2, le=11, strict=True)] = 4
     labels: Annotated[list[Line], _at_most(MAX_SECTION_ITEMS, "labels")] = []
-    items: Annotated[list[LikertItem], _at_most(MAX_SECTION_ITEMS, "items")] = Field(
-        min_length=1
-    )
+    items: Annotated[list[LikertItem], _at_most(MAX_SECTION_ITEMS, "items")] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _items(self) -> Questionnaire:

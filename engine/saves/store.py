@@ -167,9 +167,7 @@ def _is_run_folder(entry: Path) -> bool:
 
 
 #: What a run folder may hold (besides ``.tmp`` files of interrupted writes).
-_RUN_ENTRIES = frozenset(
-    {META_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE, MEASURE_LOCK}
-)
+_RUN_ENTRIES = frozenset({META_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE, MEASURE_LOCK})
 
 
 def _holdings(folder: Path, entries: list[str]) -> str:

@@ -105,7 +105,9 @@ def test_cyrillic_and_greek_look_alikes_are_refused_with_both_names(mini_data: d
     _refused(data, "agents.2.name", repr(second), f"looks like agent {first!r}")
 
 
-@pytest.mark.parametrize("name", ["\uff41\uff4c\uff4c", "\u0410ll", "\uff2e\uff2f\uff2e\uff25", "\u0391LL"])
+@pytest.mark.parametrize(
+    "name", ["\uff41\uff4c\uff4c", "\u0410ll", "\uff2e\uff2f\uff2e\uff25", "\u0391LL"]
+)
 def test_a_name_that_looks_like_a_reserved_word_is_refused(mini_data: dict, name: str):
     word = "none" if name.startswith("\uff2e") else "all"
     _refused(_renamed(mini_data, "Cy", name), "agents.2.name", f"reserved word {word!r}")

@@ -13,7 +13,7 @@ import pytest
 
 from engine import SaveStore
 from engine.saves import measurements
-from engine.saves.store import META_FILE, MEASURE_FILE
+from engine.saves.store import MEASURE_FILE, META_FILE
 from engine.studies.surveys import SurveyResult
 
 ERROR = "socialsim: error: "

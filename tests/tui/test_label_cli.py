@@ -208,7 +208,11 @@ def test_an_oversized_sheet_or_cell_is_one_line(
     write_rows(sheet, rows)
     result = run_cli("label", "import", "st", "--rater", "ann", str(sheet), "--saves", str(saves))
     assert result.code == 2, result.err
-    assert result.err.count("\n") == 1 and " line " in result.err and "a cell larger than 128 KiB" in result.err
+    assert (
+        result.err.count("\n") == 1
+        and " line " in result.err
+        and "a cell larger than 128 KiB" in result.err
+    )
     monkeypatch.setattr("engine.studies.labels.sheet.MAX_SHEET_BYTES", 100 * 1024)
     result = run_cli("label", "import", "st", "--rater", "ann", str(sheet), "--saves", str(saves))
     assert result.code == 2 and "larger than" in result.err and "not a rating sheet" in result.err

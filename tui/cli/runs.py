@@ -427,7 +427,9 @@ def replay(
 
     def stopped() -> str:
         where = f" at round {playing[0].round}/{playing[0].total_rounds}" if playing else ""
-        return f"replay of {run_id} stopped{where}; nothing of it was kept (a replay is saved whole)"
+        return (
+            f"replay of {run_id} stopped{where}; nothing of it was kept (a replay is saved whole)"
+        )
 
     result = run_async(replay_run(open_store(saves), run_id, new_id, playing.append), stopped)
     result.sim.close()

@@ -7,7 +7,8 @@ so a caller keeps what finished whatever happens next; with ``calls``, so do the
 the LLM calls of the runs the jobs play (engine/studies/experiments/relay.py). Ctrl+C
 (KeyboardInterrupt in the calling thread, or the ``stop`` event set from another thread)
 cancels the jobs not yet started, lets the running ones finish and report, then raises
-KeyboardInterrupt; a second Ctrl+C stops the running ones too, and so does :class:`Terminated`. A job that raises cancels the
+KeyboardInterrupt; a second Ctrl+C stops the running ones too, and so does
+:class:`Terminated` (SIGTERM). A job that raises cancels the
 rest the same way and its error is raised. Workers (and the manager processes serving them)
 ignore SIGINT: the terminal's Ctrl+C reaches the caller alone, and they exit when the caller
 is gone, SIGKILLed too (``parent_watch``), so no worker, and no resource tracker kept alive
