@@ -488,23 +488,25 @@ class SaveStore:
     @contextmanager
     def _measure_lock(self, run_id: str) -> Iterator[None]:
         """Hold the lock of a run's measurements (waited for: a writer holds it for one
-        file write); a SaveError where it cannot be taken (a read-only or full folder)."""
-        from filelock import FileLock
+        file write); a SaveError where it cannot be taken (no run, a read-only or full
+        folder). The run folder is never created for it (a run deleted meanwhile stays
+        deleted)."""
+        import fcntl
 
         path = self.run_dir(run_id) / MEASURE_LOCK
-        if os.path.lexists(path):
-            stat_regular(os.fspath(path), "lock file")
-        lock = FileLock(str(path))
         try:
-            lock.acquire()
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+        except FileNotFoundError:
+            raise SaveError(f"no run {run_id!r} in {self.root}") from None
         except OSError as err:
             raise SaveError(
                 f"{path.parent}: cannot lock the run's measurements ({err.strerror})"
             ) from None
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
-            lock.release()
+            os.close(fd)
 
     # -- lineage ---------------------------------------------------------------------
 

@@ -94,7 +94,7 @@ def read_sheet(study: Study, path: Path) -> dict[str, Direction]:
     try:
         return _labels(study, path, reader)
     except csv.Error as err:
-        where = f"{path} line {reader.line_num}"
+        where = f"{path} line {reader.line_num + 1}"  # the line being read
         if "field larger than field limit" in str(err):
             limit = csv.field_size_limit() // 1024
             raise LabelError(f"{where}: a cell larger than {limit} KiB, not a rating") from None
