@@ -27,7 +27,7 @@ import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -279,8 +279,7 @@ class SaveStore:
 
     def publish(self, staged: SaveStore, run_id: str) -> None:
         """Move run ``run_id``, built whole in ``staged`` (:meth:`staging`), into place."""
-        target = self.run_dir(run_id)
-        if target.exists():
+        if (target := self.run_dir(run_id)).exists():
             raise SaveError(f"{target}: a run with id {run_id!r} already exists")
         try:
             os.rename(staged.run_dir(run_id), target)
@@ -472,10 +471,8 @@ class SaveStore:
             }
 
     def add_measurements(self, run_id: str, table: str, rows: list[BaseModel]) -> None:
-        """Append survey or rating rows to the run's measurements file: read, merged and
-        replaced atomically under the run's measurements lock, so writers at once keep each
-        other's rows (a process playing the run holds the run's lock, not this one: a run
-        can be measured while it plays)."""
+        """Append survey or rating rows to the run's measurements file, merged under its
+        measurements lock (not the run's: a run playing can be measured)."""
         from .measurements import open_db
 
         folder = self.run_dir(run_id)
@@ -485,28 +482,12 @@ class SaveStore:
             with open_db(folder / MEASURE_FILE) as db:
                 db.table(table).insert_multiple(row.model_dump(mode="json") for row in rows)
 
-    @contextmanager
-    def _measure_lock(self, run_id: str) -> Iterator[None]:
-        """Hold the lock of a run's measurements (waited for: a writer holds it for one
-        file write); a SaveError where it cannot be taken (no run, a read-only or full
-        folder). The run folder is never created for it (a run deleted meanwhile stays
-        deleted)."""
-        import fcntl
+    def _measure_lock(self, run_id: str) -> AbstractContextManager[None]:
+        """The lock of a run's measurements (:func:`~engine.saves.measurements.locked`)."""
+        from .measurements import locked
 
-        path = self.run_dir(run_id) / MEASURE_LOCK
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-        except FileNotFoundError:
-            raise SaveError(f"no run {run_id!r} in {self.root}") from None
-        except OSError as err:
-            raise SaveError(
-                f"{path.parent}: cannot lock the run's measurements ({err.strerror})"
-            ) from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            yield
-        finally:
-            os.close(fd)
+        missing = f"no run {run_id!r} in {self.root}"
+        return locked(self.run_dir(run_id) / MEASURE_LOCK, missing)
 
     # -- lineage ---------------------------------------------------------------------
 
