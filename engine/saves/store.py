@@ -323,11 +323,12 @@ class SaveStore:
         return lock
 
     def _unlocked(self, folder: Path) -> bool:
-        """Whether nobody holds the run's lock or its measurements lock in ``folder``
-        (False if unknown)."""
+        """Whether nobody holds the run's nor its measurements' lock (False if unknown)."""
         from filelock import FileLock, Timeout
 
         for name in (LOCK_FILE, MEASURE_LOCK):
+            if name == MEASURE_LOCK and not os.path.lexists(folder / name):
+                continue  # never taken, so not held (and not made here)
             lock = FileLock(str(folder / name), timeout=0)
             try:
                 lock.acquire()
