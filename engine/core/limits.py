@@ -13,6 +13,14 @@ MAX_AGENTS = 2_000
 MAX_SCENARIO_BYTES = 64 * 1024 * 1024
 #: Nesting of tables and arrays in a scenario file (the format itself needs 5).
 MAX_DEPTH = 20
+#: Entries of one list of an agent's persona (traits, talking points, private facts,
+#: evidence) and of a rule's or criterion's cues: more than a person writes for one.
+MAX_PERSONA_ITEMS = 100
+#: Scripted events of a scenario (or of one intervention): one a round of the longest run.
+MAX_EVENTS = MAX_ROUNDS
+#: Rules, criteria, questionnaires, interventions, factions, measurements and the items
+#: of one questionnaire.
+MAX_SECTION_ITEMS = 1_000
 
 
 def rounds_problem(total: int) -> str | None:

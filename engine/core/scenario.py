@@ -21,7 +21,15 @@ from pydantic import (
 )
 
 from ..errors import ScenarioError
-from .limits import MAX_AGENTS, MAX_DEPTH, MAX_ROUNDS, rounds_problem
+from .limits import (
+    MAX_AGENTS,
+    MAX_DEPTH,
+    MAX_EVENTS,
+    MAX_PERSONA_ITEMS,
+    MAX_ROUNDS,
+    MAX_SECTION_ITEMS,
+    rounds_problem,
+)
 from .needs import DEFAULT_CURRENT, DEFAULT_EXPECTED, NEEDS, expected_from_traits, parse_trait
 from .textsafe import char_name, format_char, name_key, one_line, unsafe_char
 from .tomlfile import read_toml
@@ -57,6 +65,17 @@ def _no_controls(multiline: bool) -> BeforeValidator:
     return BeforeValidator(check)
 
 
+def _at_most(limit: int, what: str) -> BeforeValidator:
+    """Refuse a list or table of more than ``limit`` entries before any entry is read."""
+
+    def check(value: object) -> object:
+        if isinstance(value, list | dict) and len(value) > limit:
+            raise ValueError(f"{len(value):,} {what}; at most {limit:,} (see docs/formats.md)")
+        return value
+
+    return BeforeValidator(check)
+
+
 SVO = Literal["altruistic", "prosocial", "individualistic", "competitive"]
 #: The longest one-line text and prose a scenario may hold (characters).
 MAX_LINE = 300
@@ -80,7 +99,14 @@ Name = Annotated[
 Slug = Annotated[str, Field(max_length=64, pattern=r"^[a-z0-9][a-z0-9_-]*$|^$")]
 Round = Annotated[int, Field(ge=1, le=MAX_ROUNDS, strict=True)]
 Scale = Annotated[int, Field(ge=0, le=100, strict=True)]
+#: Lists as long as a person writes them (:mod:`engine.core.limits`).
+Persona = Annotated[list[Line], _at_most(MAX_PERSONA_ITEMS, "entries")]
+Prose = Annotated[list[Text], _at_most(MAX_PERSONA_ITEMS, "entries")]
+Names = Annotated[list[Name], _at_most(MAX_AGENTS, "names")]
 
+
+#: Words that address every agent or none: no agent may be named (or look like) one.
+RESERVED_NAMES = frozenset({"all", "none"})
 
 #: The validation context key that applies the rules of scenario files (see
 #: :meth:`Scenario._file_rules`).
@@ -111,14 +137,14 @@ class AgentSpec(_Strict):
     kind: Literal["social", "value-driven"] = "social"
     role: Line = Field(min_length=1)
     archetype: Archetype = Archetype.BALANCED
-    traits: list[Line] = []
+    traits: Persona = []
     boundary: Text = ""
     goal: Text = ""
     emotion: Unit = 0.5
-    private_info: list[Text] = []
-    talking_points: list[Text] = []
-    evidence: list[Text] = []
-    needs: dict[Line, NeedSpec] = {}
+    private_info: Prose = []
+    talking_points: Prose = []
+    evidence: Prose = []
+    needs: Annotated[dict[Line, NeedSpec], _at_most(len(NEEDS), "needs")] = {}
     svo: SVO = "prosocial"
     model: Line | None = Field(default=None, min_length=1)
 
@@ -168,9 +194,9 @@ class EventSpec(_Strict):
 
     round: Round
     text: Text = Field(min_length=1)
-    private_to: Annotated[list[Name], Field(min_length=1)] | None = None
+    private_to: Annotated[Names, Field(min_length=1)] | None = None
     tone: Tone = "neutral"
-    about: list[Name] = []
+    about: Names = []
 
 
 class ScheduleStep(_Strict):
@@ -184,7 +210,7 @@ class Rule(_Strict):
     """A scenario norm the game master enforces; ``cues`` are words that break it."""
 
     text: Text = Field(min_length=1)
-    cues: list[Line] = []
+    cues: Persona = []
 
     @model_validator(mode="before")
     @classmethod
@@ -201,7 +227,7 @@ class Criterion(_Strict):
     scale_max: Scale = 5
     #: Words that, in an agent's utterances, count as evidence for the behaviour
     #: (the offline rater's rule); the LLM rater reads the description.
-    cues: list[Line] = []
+    cues: Persona = []
 
     @model_validator(mode="after")
     def _scale(self) -> Criterion:
@@ -216,7 +242,7 @@ class LikertItem(_Strict):
     text: Text = Field(min_length=1)
     reverse: Bool = False
     #: The needs this item reflects (the offline surveyor answers from them).
-    needs: list[Line] = []
+    needs: Persona = []
 
 
 class Questionnaire(_Strict):
@@ -225,8 +251,8 @@ class Questionnaire(_Strict):
     title: Line = Field(min_length=1)
     scale_min: Annotated[int, Field(ge=0, le=10, strict=True)] = 1
     scale_max: Annotated[int, Field(ge=2, le=11, strict=True)] = 4
-    labels: list[Line] = []
-    items: list[LikertItem] = Field(min_length=1)
+    labels: Annotated[list[Line], _at_most(MAX_SECTION_ITEMS, "labels")] = []
+    items: Annotated[list[LikertItem], _at_most(MAX_SECTION_ITEMS, "items")] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _items(self) -> Questionnaire:
@@ -241,11 +267,14 @@ class Questionnaire(_Strict):
         return self
 
 
+Events = Annotated[list[EventSpec], _at_most(MAX_EVENTS, "events")]
+
+
 class Intervention(_Strict):
     """A ready-made branch: events injected from a round on (e.g. a teacher strategy)."""
 
     description: Text = Field(min_length=1)
-    events: list[EventSpec] = Field(min_length=1)
+    events: Events = Field(min_length=1)
 
 
 class Scenario(_Strict):
@@ -259,16 +288,20 @@ class Scenario(_Strict):
     memory_size: Int = Field(default=5, ge=1, le=100)
     agents: list[AgentSpec] = Field(min_length=2)
     relations: list[RelationSpec] = []
-    factions: dict[Name, list[Name]] = {}
-    events: list[EventSpec] = []
+    factions: Annotated[dict[Name, Names], _at_most(MAX_SECTION_ITEMS, "factions")] = {}
+    events: Events = []
     theory: Text = ""
-    measurements: list[Line] = []
-    rules: list[Rule] = []
-    schedule: list[ScheduleStep] = []
+    measurements: Annotated[list[Line], _at_most(MAX_SECTION_ITEMS, "measurements")] = []
+    rules: Annotated[list[Rule], _at_most(MAX_SECTION_ITEMS, "rules")] = []
+    schedule: Annotated[list[ScheduleStep], _at_most(MAX_ROUNDS, "steps")] = []
     narrator: Literal["scripted", "llm"] = "scripted"
-    criteria: list[Criterion] = []
-    questionnaires: dict[Line, Questionnaire] = {}
-    interventions: dict[Line, Intervention] = {}
+    criteria: Annotated[list[Criterion], _at_most(MAX_SECTION_ITEMS, "criteria")] = []
+    questionnaires: Annotated[
+        dict[Line, Questionnaire], _at_most(MAX_SECTION_ITEMS, "questionnaires")
+    ] = {}
+    interventions: Annotated[
+        dict[Line, Intervention], _at_most(MAX_SECTION_ITEMS, "interventions")
+    ] = {}
 
     @field_validator("rounds")
     @classmethod
@@ -288,6 +321,21 @@ class Scenario(_Strict):
             )
         return agents
 
+    @model_validator(mode="before")
+    @classmethod
+    def _relation_count(cls, data: object) -> object:
+        """At most one relation from each agent to each other, counted before any is read."""
+        if isinstance(data, dict):
+            agents, relations = data.get("agents"), data.get("relations")
+            if isinstance(agents, list) and isinstance(relations, list):
+                most = min(len(agents), MAX_AGENTS) * (min(len(agents), MAX_AGENTS) - 1)
+                if len(relations) > most:
+                    raise ValueError(
+                        f"relations: {len(relations):,} relations for {len(agents):,} agents; "
+                        f"at most {most:,} (one from each agent to each other)"
+                    )
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> Scenario:
         names = [a.name for a in self.agents]
@@ -298,7 +346,7 @@ class Scenario(_Strict):
             if key in folded:
                 same = "" if folded[key] == name else f" (as {folded[key]!r}, ignoring case)"
                 raise ValueError(f"agents.{i}.name: duplicate agent name {name!r}{same}")
-            if key in {"all", "none"}:
+            if key in RESERVED_NAMES:
                 raise ValueError(f"agents.{i}.name: {name!r} is reserved")
             folded[key] = name
             seen.add(name)
@@ -357,6 +405,11 @@ class Scenario(_Strict):
                 )
         looks: dict[str, str] = {}
         for i, spec in enumerate(self.agents):
+            if (word := name_key(spec.name)) in RESERVED_NAMES:
+                raise ValueError(
+                    f"agents.{i}.name: {one_line(repr(spec.name))} looks like the reserved "
+                    f"word {word!r} (names are compared as they are shown)"
+                )
             twin = looks.setdefault(name_key(spec.name), spec.name)
             if twin != spec.name:
                 raise ValueError(

@@ -52,13 +52,22 @@ def format_char(text: str) -> str | None:
     return None
 
 
+#: Cyrillic and Greek letters drawn as a Latin one is, case-folded (``Н`` and ``н`` are
+#: ``h``, Greek ``Η`` and ``η`` too), from Unicode's confusables of the three scripts.
+_LOOKALIKES = str.maketrans(
+    "авеѐёѕіїјкмнорстухһӏԁԛԝүӧαβεηικμνορτυχζϲ",
+    "abeeesiijkmhopctyxhldqwyoabehikmnoptyxzc",
+)
+
+
 def name_key(name: str) -> str:
     """What a name looks like, for telling look-alikes apart: compatibility-normalised
-    (NFKC: ``Ａ`` is ``A``, a composed ``ë`` is a decomposed one), case-folded, without
+    (NFKC: ``Ａ`` is ``A``, a composed ``ë`` is a decomposed one), case-folded, Cyrillic and
+    Greek look-alikes of Latin letters read as those (``Аnn`` is ``ann``), without
     invisible or format characters, runs of spaces as one."""
     text = "".join(c for c in _INVISIBLE.sub("", name) if unicodedata.category(c) != "Cf")
     text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
-    return " ".join(text.split())
+    return " ".join(text.translate(_LOOKALIKES).split())
 
 
 def char_name(char: str) -> str:

@@ -4,6 +4,7 @@ the people who played agents, zero network calls, nobody asked."""
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.state import ForcedAction
@@ -11,6 +12,7 @@ from ..llm.journal import JOURNAL_FILE, Journal
 from ..minds import Mind, OfflineMind
 from ..minds.human import recorded_answers
 from ..minds.spec import Offline
+from ..saves.history import History
 from ..saves.store import SaveStore
 from .simulation import Simulation
 
@@ -31,9 +33,19 @@ class ReplayResult:
         return not self.diverged
 
 
-async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -> ReplayResult:
+async def replay_run(
+    store: SaveStore,
+    run_id: str,
+    new_id: str | None = None,
+    started: Callable[[Simulation], None] | None = None,
+) -> ReplayResult:
     """Replay ``run_id`` into a new saved run, re-applying its interventions round by round;
-    an agent a person played in a round is answered with that person's recorded turn."""
+    an agent a person played in a round is answered with that person's recorded turn.
+
+    The replay is played in a staging folder and moved into the saves folder whole when its
+    last round is saved: an interrupted replay (a signal, a kill, the source deleted
+    mid-way) leaves no run. ``started`` is told the replay's simulation once it exists (for
+    what an interruption reports); the one returned plays the published run, its lock held."""
     meta = store.read_meta(run_id)
     recorded = store.history(run_id, meta)
     spec = meta.mind
@@ -46,56 +58,66 @@ async def replay_run(store: SaveStore, run_id: str, new_id: str | None = None) -
         # after the recorded rounds were played) must not stop the replay part-way.
         uncapped = spec.model_copy(update={"max_calls": None, "budget_usd": None})
         mind = replay_mind(uncapped, recorded.llm_calls())
-    sim = Simulation.new(
-        meta.scenario,
-        seed=meta.seed,
-        mind=mind,
-        store=store,
-        run_id=new_id or store.new_run_id(f"{run_id}-replay"[:40]),
-        name=f"replay of {run_id}",
-        rounds=meta.total_rounds,
-        scenario_ref=meta.scenario_ref,
-    )
-    try:
-        for record in recorded.logs(1):
-            for a in record.actions:
-                if a.forced:
-                    sim.force(
-                        ForcedAction(
-                            agent=a.speaker,
-                            mode=a.mode,
-                            target=a.target,
-                            utterance=a.utterance,
-                            urgency=a.urgency,
-                            stance=a.stance,
-                        )
-                    )
-            for e in record.events:
-                if e.source == "injected":
-                    sim.inject(
-                        e.text,
-                        e.private_to,
-                        valence=e.valence,
-                        about=e.about,
-                        implicates=e.implicates,
-                    )
-            people = {a.speaker: a.player for a in record.actions if a.actor == "human"}
-            if people != sim.meta.players:
-                sim.play(people)
-            sim.seat(recorded_answers(record.actions))
-            await sim.step()
-    except BaseException:
-        sim.close()
-        raise
-    diverged = [
-        old.round
-        for old, new in zip(recorded, sim.history, strict=True)
-        if old.state != new.state or old.actions != new.actions
-    ]
+    new_id = new_id or store.new_run_id(f"{run_id}-replay"[:40])
+    with store.staging(new_id) as staged:
+        sim = Simulation.new(
+            meta.scenario,
+            seed=meta.seed,
+            mind=mind,
+            store=staged,
+            run_id=new_id,
+            name=f"replay of {run_id}",
+            rounds=meta.total_rounds,
+            scenario_ref=meta.scenario_ref,
+        )
+        try:
+            if started is not None:
+                started(sim)
+            await _play(sim, recorded)
+            diverged = [
+                old.round
+                for old, new in zip(recorded, sim.history, strict=True)
+                if old.state != new.state or old.actions != new.actions
+            ]
+        finally:
+            sim.close()
+        store.publish(staged, new_id)
     rounds = len(recorded) - 1
     journaled = 0
     source = store.run_dir(run_id)
     if not diverged and Journal(source).count(rounds + 1):  # a partly played round
-        shutil.copyfile(source / JOURNAL_FILE, store.run_dir(sim.run_id) / JOURNAL_FILE)
-        journaled = Journal(store.run_dir(sim.run_id)).begin(rounds + 1)
-    return ReplayResult(sim=sim, rounds=rounds, diverged=diverged, journaled=journaled)
+        shutil.copyfile(source / JOURNAL_FILE, store.run_dir(new_id) / JOURNAL_FILE)
+        journaled = Journal(store.run_dir(new_id)).begin(rounds + 1)
+    published = Simulation.resume(new_id, store, mind)
+    return ReplayResult(sim=published, rounds=rounds, diverged=diverged, journaled=journaled)
+
+
+async def _play(sim: Simulation, recorded: History) -> None:
+    """Play ``recorded``'s rounds again in ``sim``, with its interventions and people."""
+    for record in recorded.logs(1):
+        for a in record.actions:
+            if a.forced:
+                sim.force(
+                    ForcedAction(
+                        agent=a.speaker,
+                        mode=a.mode,
+                        target=a.target,
+                        utterance=a.utterance,
+                        urgency=a.urgency,
+                        stance=a.stance,
+                    )
+                )
+        for e in record.events:
+            if e.source == "injected":
+                sim.inject(
+                    e.text,
+                    e.private_to,
+                    valence=e.valence,
+                    about=e.about,
+                    implicates=e.implicates,
+                )
+        people = {a.speaker: a.player for a in record.actions if a.actor == "human"}
+        if people != sim.meta.players:
+            sim.play(people)
+        sim.seat(recorded_answers(record.actions))
+        await sim.step()

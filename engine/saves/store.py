@@ -8,6 +8,8 @@ Layout of ``<saves>/<run-id>/``::
     rounds/000001.json.gz     one file per finished round: what changed (engine/saves/roundfile.py)
     index.jsonl               one line per round: metrics, usage, file size and checksum
     .lock                     held by the process that runs the simulation
+    measurements.json         post-hoc surveys and ratings (engine/saves/measurements.py)
+    .measure.lock             held while measurements.json is read, merged and rewritten
 
 Each round has its own small file written once and replaced atomically, so autosave cost
 stays flat however long the run grows and a kill at any moment leaves every finished round
@@ -24,7 +26,8 @@ import re
 import secrets
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
 META_FILE = "run.json"
 LOCK_FILE = ".lock"
 MEASURE_FILE = "measurements.json"
+MEASURE_LOCK = ".measure.lock"
 _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,79}$")
 
 
@@ -163,7 +167,7 @@ def _is_run_folder(entry: Path) -> bool:
 
 
 #: What a run folder may hold (besides ``.tmp`` files of interrupted writes).
-_RUN_ENTRIES = frozenset({META_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE})
+_RUN_ENTRIES = frozenset({META_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE, MEASURE_LOCK})
 
 
 def _holdings(folder: Path, entries: list[str]) -> str:
@@ -255,6 +259,33 @@ class SaveStore:
             if staging.exists():
                 shutil.rmtree(staging, ignore_errors=True)
 
+    @contextmanager
+    def staging(self, run_id: str) -> Iterator[SaveStore]:
+        """A store in a hidden staging folder of this one, to build run ``run_id`` whole
+        before :meth:`publish` moves it here; what is not published is removed (what a kill
+        leaves, by :meth:`clean_leftovers` once this process is gone)."""
+        target = self.run_dir(run_id)
+        if target.exists():
+            raise SaveError(f"{target}: a run with id {run_id!r} already exists")
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=staging_prefix(run_id), dir=self.root))
+        except OSError as err:
+            raise SaveError(f"{self.root}: cannot create a run here ({err.strerror})") from None
+        try:
+            yield SaveStore(staging)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def publish(self, staged: SaveStore, run_id: str) -> None:
+        """Move run ``run_id``, built whole in ``staged`` (:meth:`staging`), into place."""
+        if (target := self.run_dir(run_id)).exists():
+            raise SaveError(f"{target}: a run with id {run_id!r} already exists")
+        try:
+            os.rename(staged.run_dir(run_id), target)
+        except OSError as err:
+            raise SaveError(f"{target}: cannot save the run ({err.strerror})") from None
+
     def write_meta(self, meta: RunMeta) -> None:
         """Replace a run's metadata atomically."""
         path = self.run_dir(meta.run_id) / META_FILE
@@ -292,15 +323,18 @@ class SaveStore:
         return lock
 
     def _unlocked(self, folder: Path) -> bool:
-        """Whether nobody holds the lock of the run in ``folder`` (False if unknown)."""
+        """Whether nobody holds the run's nor its measurements' lock (False if unknown)."""
         from filelock import FileLock, Timeout
 
-        lock = FileLock(str(folder / LOCK_FILE), timeout=0)
-        try:
-            lock.acquire()
-        except (Timeout, OSError):
-            return False
-        lock.release()
+        for name in (LOCK_FILE, MEASURE_LOCK):
+            if name == MEASURE_LOCK and not os.path.lexists(folder / name):
+                continue  # never taken, so not held (and not made here)
+            lock = FileLock(str(folder / name), timeout=0)
+            try:
+                lock.acquire()
+            except (Timeout, OSError):
+                return False
+            lock.release()
         return True
 
     def clean_leftovers(self, run_ids: Iterable[str] | None = None) -> list[Path]:
@@ -363,6 +397,20 @@ class SaveStore:
             raise SaveError(f"run {run_id!r} has rounds 0..{len(history) - 1}, not {number}")
         return history[number]
 
+    def check_outside(self, path: Path, option: str = "--out") -> Path:
+        """``path``, if a command may write it: outside this saves folder or in its exports
+        folder (symlinks resolved), so no output lands on a run, a round or among the runs."""
+        root = self.root.resolve()
+        where = path.resolve()
+        if where != root and root not in where.parents:
+            return path
+        if where == root / EXPORTS or root / EXPORTS in where.parents:
+            return path
+        raise SaveError(
+            f"{option} {path}: inside the saves folder {self.root}, where only runs are "
+            f"written; write outside it (or in {self.root / EXPORTS})"
+        )
+
     def export_dir(self, run_id: str) -> Path:
         """Where the app exports a run by default: ``<saves>/exports/<run id>``."""
         return self.root / EXPORTS / run_id
@@ -424,13 +472,23 @@ class SaveStore:
             }
 
     def add_measurements(self, run_id: str, table: str, rows: list[BaseModel]) -> None:
-        """Append survey or rating rows to the run's measurements file (one atomic write)."""
+        """Append survey or rating rows to the run's measurements file, merged under its
+        measurements lock (not the run's: a run playing can be measured)."""
         from .measurements import open_db
 
-        if not (self.run_dir(run_id) / META_FILE).is_file():
-            raise SaveError(f"no run {run_id!r} in {self.root}")
-        with open_db(self.run_dir(run_id) / MEASURE_FILE) as db:
-            db.table(table).insert_multiple(row.model_dump(mode="json") for row in rows)
+        folder = self.run_dir(run_id)
+        with self._measure_lock(run_id):
+            if not (folder / META_FILE).is_file():
+                raise SaveError(f"no run {run_id!r} in {self.root}")
+            with open_db(folder / MEASURE_FILE) as db:
+                db.table(table).insert_multiple(row.model_dump(mode="json") for row in rows)
+
+    def _measure_lock(self, run_id: str) -> AbstractContextManager[None]:
+        """The lock of a run's measurements (:func:`~engine.saves.measurements.locked`)."""
+        from .measurements import locked
+
+        missing = f"no run {run_id!r} in {self.root}"
+        return locked(self.run_dir(run_id) / MEASURE_LOCK, missing)
 
     # -- lineage ---------------------------------------------------------------------
 
@@ -531,8 +589,9 @@ class SaveStore:
             raise SaveError(f"run {run_id!r} is damaged ({damage}); not deleted")
         lock = self.lock(run_id)
         try:
-            trash = folder.with_name(f".deleting-{run_id}-{secrets.token_hex(2)}")
-            os.rename(folder, trash)
+            with self._measure_lock(run_id):  # a survey saving now fails, never lost
+                trash = folder.with_name(f".deleting-{run_id}-{secrets.token_hex(2)}")
+                os.rename(folder, trash)
         except OSError as err:
             raise SaveError(f"{folder}: cannot delete the run ({err.strerror})") from None
         finally:

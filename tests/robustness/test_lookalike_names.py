@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from engine import Scenario, ScenarioError
+from engine.core.limits import MAX_EVENTS, MAX_PERSONA_ITEMS, MAX_SECTION_ITEMS
 from engine.core.scenario import MAX_LINE, MAX_PROSE, parse_scenario
 from engine.core.textsafe import name_key, unsafe_char
 
@@ -89,6 +90,34 @@ def test_names_that_look_alike_are_refused(mini_data: dict, case: str):
     assert name_key(first) == name_key(second)
 
 
+SCRIPTS = {
+    "cyrillic-a": ("Ann", "\u0410nn"),
+    "cyrillic-o-e": ("Joe", "J\u043e\u0435"),
+    "greek-capitals": ("Kit", "\u039a\u0399\u03a4"),
+    "cyrillic-h-p": ("Hope", "\u041do\u0440e"),
+}
+
+
+@pytest.mark.parametrize("case", list(SCRIPTS))
+def test_cyrillic_and_greek_look_alikes_are_refused_with_both_names(mini_data: dict, case: str):
+    first, second = SCRIPTS[case]
+    data = _renamed(_renamed(mini_data, "Ann", first), "Cy", second)
+    _refused(data, "agents.2.name", repr(second), f"looks like agent {first!r}")
+
+
+@pytest.mark.parametrize(
+    "name", ["\uff41\uff4c\uff4c", "\u0410ll", "\uff2e\uff2f\uff2e\uff25", "\u0391LL"]
+)
+def test_a_name_that_looks_like_a_reserved_word_is_refused(mini_data: dict, name: str):
+    word = "none" if name.startswith("\uff2e") else "all"
+    _refused(_renamed(mini_data, "Cy", name), "agents.2.name", f"reserved word {word!r}")
+
+
+def test_names_of_other_scripts_stay_apart(mini_data: dict):
+    data = _renamed(_renamed(mini_data, "Ann", "\u0410\u043d\u044f"), "Cy", "Ana")  # Аня, Ana
+    assert parse_scenario(data, "s.toml").names[2] == "Ana"
+
+
 def test_a_relation_given_twice_is_refused(mini_data: dict):
     mini_data["relations"].append({"from": "Ann", "to": "Bob", "fav": 0.9})
     _refused(mini_data, "relations.2: a second relation from 'Ann' to 'Bob' (relations.0")
@@ -117,6 +146,35 @@ def test_every_string_is_bounded(mini_data: dict, path: tuple, value: Any, fragm
         target.clear()
     target[last] = value
     _refused(mini_data, fragment.replace(",", "") if "at most" in fragment else fragment)
+
+
+@pytest.mark.parametrize(
+    ("path", "limit"),
+    [
+        (("agents", 0, "traits"), MAX_PERSONA_ITEMS),
+        (("agents", 1, "talking_points"), MAX_PERSONA_ITEMS),
+        (("agents", 2, "private_info"), MAX_PERSONA_ITEMS),
+        (("events",), MAX_EVENTS),
+        (("rules",), MAX_SECTION_ITEMS),
+    ],
+    ids=lambda p: ".".join(map(str, p)) if isinstance(p, tuple) else None,
+)
+def test_every_list_is_bounded_before_its_entries_are_read(
+    mini_data: dict, path: tuple, limit: int
+):
+    """One entry too many is refused with the limit in the error, and without reading any
+    entry: entries that are not even valid give the count, not their own error."""
+    *parents, last = path
+    target = mini_data
+    for key in parents:
+        target = target[key]
+    target[last] = [0] * (limit + 1)
+    _refused(mini_data, ".".join(map(str, path)), f"{limit + 1:,}", f"at most {limit:,}")
+
+
+def test_relations_are_at_most_one_from_each_agent_to_each_other(mini_data: dict):
+    mini_data["relations"] = [{"from": "Ann", "to": "Bob"}] * 7  # 3 agents: 6 pairs
+    _refused(mini_data, "relations: 7 relations for 3 agents; at most 6")
 
 
 def _strings(value: Any, path: tuple = ()) -> list[tuple]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 from pathlib import Path
 
@@ -169,6 +170,52 @@ def test_a_bad_sheet_imports_nothing(run_cli, saves: Path, tmp_path: Path, damag
     assert result.err.startswith("socialsim: error: ") and result.err.count("\n") == 1
     assert message in result.err
     assert (saves / ".studies" / "st.json").read_bytes() == before
+
+
+def _special_sheet(tmp_path: Path, kind: str) -> Path:
+    """A sheet path that is not a regular file: a device, a named pipe, a folder."""
+    if kind == "device":
+        return Path("/dev/zero")
+    path = tmp_path / kind
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.mkdir()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "what"),
+    [("device", "a device"), ("fifo", "a named pipe"), ("folder", "a folder")],
+)
+def test_a_sheet_that_is_not_a_regular_file_is_refused_at_once(
+    run_cli, saves: Path, tmp_path: Path, kind: str, what: str
+) -> None:
+    make_study(run_cli, saves)
+    sheet = _special_sheet(tmp_path, kind)
+    result = run_cli("label", "import", "st", "--rater", "ann", str(sheet), "--saves", str(saves))
+    assert result.code == 2, result.err
+    assert result.err.count("\n") == 1 and f"{what} in place of a rating sheet" in result.err
+
+
+def test_an_oversized_sheet_or_cell_is_one_line(
+    run_cli, saves: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_study(run_cli, saves)
+    sheet = fill(run_cli, saves, tmp_path)
+    rows = read_rows(sheet)
+    rows[3]["events"] = "x" * (200 * 1024)
+    write_rows(sheet, rows)
+    result = run_cli("label", "import", "st", "--rater", "ann", str(sheet), "--saves", str(saves))
+    assert result.code == 2, result.err
+    assert (
+        result.err.count("\n") == 1
+        and " line " in result.err
+        and "a cell larger than 128 KiB" in result.err
+    )
+    monkeypatch.setattr("engine.studies.labels.sheet.MAX_SHEET_BYTES", 100 * 1024)
+    result = run_cli("label", "import", "st", "--rater", "ann", str(sheet), "--saves", str(saves))
+    assert result.code == 2 and "larger than" in result.err and "not a rating sheet" in result.err
 
 
 def test_an_unknown_study_is_one_line(run_cli, saves: Path, tmp_path: Path) -> None:

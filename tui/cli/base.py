@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
@@ -121,11 +124,17 @@ def _given(param: object, args: list[str]) -> tuple[str, str] | None:
     return found
 
 
+#: Holds True once the command has said why it stopped (:func:`run_async`), so that
+#: :func:`invoke` does not say "interrupted" again.
+_stop_said: set[bool] = set()
+
+
 def invoke(app: typer.Typer, args: list[str]) -> int:
     """Run the typer ``app`` on ``args`` and return the exit code; engine errors and usage
     errors print one line and give 2."""
     from engine.errors import SocialsimError
 
+    _stop_said.clear()
     try:
         code = app(args=args, prog_name="socialsim", standalone_mode=False)
     except SocialsimError as err:
@@ -137,7 +146,7 @@ def invoke(app: typer.Typer, args: list[str]) -> int:
     except typer.TyperException as err:
         say(f"error: {usage_message(err, args)}")
         return 2
-    if code == 130:  # typer's answer to a KeyboardInterrupt outside a played run
+    if code == 130 and not _stop_said:  # typer's answer to a KeyboardInterrupt
         say("interrupted")
     return code if isinstance(code, int) else 0
 
@@ -150,6 +159,13 @@ def open_store(saves: Path | None) -> SaveStore:
     if store.root.exists() and not store.root.is_dir():
         fail(f"saves folder {store.root} is a file, not a folder (--saves, $SOCIALSIM_SAVES)")
     return store
+
+
+def outside_saves(out: Path | None, store: SaveStore | None = None) -> None:
+    """Refuse an ``--out`` inside the saves folder (``store``'s, else the default one):
+    outputs never land on a run (:meth:`~engine.saves.store.SaveStore.check_outside`)."""
+    if out is not None:
+        (store or open_store(None)).check_outside(out)
 
 
 def tidy(store: SaveStore, run_ids: list[str] | None = None) -> None:
@@ -203,18 +219,37 @@ def saved_so_far(sim: Simulation) -> str:
 
 class _Terminated:
     """While installed, SIGTERM acts as Ctrl+C (the round in flight is dropped, every
-    finished round is already saved) and is remembered, for the exit code 143."""
+    finished round is already saved), or raises ``error`` when given, and is remembered,
+    for the exit code 143."""
 
-    def __init__(self) -> None:
+    def __init__(self, error: type[BaseException] | None = None) -> None:
         self.received = False
+        self.error = error
 
     def __call__(self, signum: int, frame: FrameType | None) -> None:
         self.received = True
+        if self.error is not None:
+            raise self.error
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):  # asyncio's: cancel the main task; else raise KeyboardInterrupt
             handler(signal.SIGINT, frame)
         else:
             raise KeyboardInterrupt
+
+
+@contextmanager
+def sigterm_raises(error: type[BaseException]) -> Iterator[_Terminated]:
+    """While inside (in the main thread), SIGTERM raises ``error``; the handler yielded
+    says whether it came (``received``)."""
+    terminated = _Terminated(error)
+    if threading.current_thread() is not threading.main_thread():
+        yield terminated
+        return
+    previous = signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield terminated
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class _Hold:
@@ -300,6 +335,7 @@ def run_async(
     except KeyboardInterrupt:
         what = "terminated" if terminated.received else "interrupted"
         say(f"{what}; {interrupted()}" if interrupted else what)
+        _stop_said.add(True)
         raise typer.Exit(143 if terminated.received else 130) from None
     finally:
         if main_thread:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from . import options
-from .base import SavesOpt, fail, open_store, out_file
+from .base import SavesOpt, fail, open_store, out_file, outside_saves
 
 if TYPE_CHECKING:
     from engine.studies.labels.agreement import Interval, KindReport
@@ -99,6 +99,7 @@ def sheet(
     from engine.studies.labels.study import load_study
 
     store = open_store(saves)
+    outside_saves(out, store)
     made = load_study(store.root, study)
     write_sheet(made, out)
     typer.echo(f"{out}: {len(made.items)} items; fill 'label' with increase, unchanged or decrease")
@@ -200,6 +201,7 @@ def report(
     from engine.studies.labels.tables import write_tables
 
     store = open_store(saves)
+    outside_saves(out, store)
     made = load_study(store.root, study)
     reports = make_report(made, majority=majority, boots=boots, seed=seed)
     for line in report_lines(reports, boots):

@@ -17,6 +17,7 @@ from .base import (
     make_console,
     open_store,
     out_file,
+    outside_saves,
     tidy,
 )
 
@@ -128,6 +129,7 @@ def export(
     from engine.reports.export import export_run
 
     store = open_store(saves)
+    outside_saves(out, store)
     tidy(store, [run_id])
     meta = store.read_meta(run_id)
     history = store.history(run_id, meta)
@@ -198,13 +200,15 @@ def schema(
     import json
 
     from engine import scenario_json_schema
+    from engine.saves.atomic import atomic_write_text
 
+    outside_saves(out)
     text = json.dumps(scenario_json_schema(), indent=2)
     if out is None:
         typer.echo(text)
     else:
         try:
-            out.write_text(text + "\n", encoding="utf-8")
+            atomic_write_text(out, text + "\n")
         except OSError as err:
             fail(f"--out {out}: cannot write ({err.strerror})")
         typer.echo(str(out))

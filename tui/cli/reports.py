@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from .base import SavesOpt, fail, open_store, out_file, say, tidy
+from .base import SavesOpt, fail, open_store, out_file, outside_saves, say, tidy
 
 
 def report(
@@ -44,6 +44,7 @@ def report(
 
     report_modules()
     store = open_store(saves)
+    outside_saves(out, store)
     check_run_id(ref)
     if store.run_dir(ref).is_dir():
         tidy(store, [ref])

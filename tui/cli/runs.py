@@ -488,7 +488,15 @@ def replay(
     if new_id is not None:
         check_run_id(new_id)
 
-    result = run_async(replay_run(open_store(saves), run_id, new_id))
+    playing: list[Simulation] = []
+
+    def stopped() -> str:
+        where = f" at round {playing[0].round}/{playing[0].total_rounds}" if playing else ""
+        return (
+            f"replay of {run_id} stopped{where}; nothing of it was kept (a replay is saved whole)"
+        )
+
+    result = run_async(replay_run(open_store(saves), run_id, new_id, playing.append), stopped)
     result.sim.close()
     calls = sum(u.calls for u in result.sim.records.usages())  # the index: no round is read
     if not result.identical:

@@ -18,9 +18,11 @@ from .base import (
     make_console,
     open_store,
     out_file,
+    outside_saves,
     run_async,
     saved_so_far,
     say,
+    sigterm_raises,
     tidy,
 )
 from .batch import (
@@ -213,6 +215,7 @@ def sweep(
     from engine.studies.sweep import conditions, topology_aliases
     from engine.studies.sweep import sweep as run_sweep
 
+    outside_saves(out)
     kind = _family(task, "sweep")
     rels = _names(relations, "--relations", ("attitude", "trust", "influence"))
     tops = _names(topologies, "--topologies", ("complete", "chain", "star", "tree"))
@@ -236,10 +239,13 @@ def sweep(
     shared = kind.sweep_mind(replace(llm, model=live[0]).spec(()) if live else OFFLINE)
     runner = make_executor(executor, workers, address, calls_per_second)
     confirm_spend(not live, yes, f"This sweep of {len(cells)} episodes")
-    from engine.studies.experiments.executor import Interrupted
+    from engine.studies.experiments.executor import Interrupted, Terminated
 
     try:
-        with progress_bar(f"sweep {kind.name}", len(cells), bool(live)) as bar:
+        with (
+            sigterm_raises(Terminated) as terminated,
+            progress_bar(f"sweep {kind.name}", len(cells), bool(live)) as bar,
+        ):
             result = run_sweep(
                 kind.name,
                 cells,
@@ -255,10 +261,12 @@ def sweep(
         result = stopped.partial
         _report(result, out, fmt)
         say(
-            f"{len(result.outcomes)} of {stopped.total} episodes finished"
+            ("terminated; " if terminated.received else "")
+            + f"{len(result.outcomes)} of {stopped.total} episodes finished"
             + (f", written to {out}" if out is not None else "")
+            + "; a sweep is not resumed: run it again for the rest"
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(143 if terminated.received else 130) from None
     _report(result, out, fmt)
 
 

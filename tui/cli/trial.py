@@ -9,7 +9,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from .base import FormatOpt, SavesOpt, fail, make_console, open_store, out_file, say
+from .base import (
+    FormatOpt,
+    SavesOpt,
+    fail,
+    make_console,
+    open_store,
+    out_file,
+    outside_saves,
+    say,
+    sigterm_raises,
+)
 from .batch import (
     AddressOpt,
     ExecutorOpt,
@@ -204,10 +214,11 @@ def trial(
 ) -> None:
     """A randomised trial: each seed's prefix to --fork-at, branched once per arm and played to
     the end; per-arm means and paired differences from the first arm, with 95% intervals."""
-    from engine.studies.experiments.executor import Interrupted
+    from engine.studies.experiments.executor import Interrupted, Terminated
     from engine.studies.experiments.trial import RESAMPLES, load_spec, run_trial
 
     store = open_store(saves)
+    outside_saves(out, store)
     runner = make_executor(executor, workers, address, calls_per_second)
     if resume:
         given = (fork_at, arms, rounds, trial_id, inject, force, prior_arm, seeds is not None)
@@ -233,7 +244,10 @@ def trial(
         f"{spec.mind.model} (control: {spec.control.name})"
     )
     try:
-        with progress_bar(f"trial {spec.trial_id}", spec.runs, not spec.mind.offline) as bar:
+        with (
+            sigterm_raises(Terminated) as terminated,
+            progress_bar(f"trial {spec.trial_id}", spec.runs, not spec.mind.offline) as bar,
+        ):
             result = run_trial(
                 spec, store, runner, begun=bar.total, progress=bar.advance, calls=bar.calls
             )
@@ -241,11 +255,12 @@ def trial(
         partial: TrialResult = stopped.partial
         _report(partial, shown, out, fmt)
         say(
-            f"{partial.played} of {stopped.total} runs finished and saved"
+            ("terminated; " if terminated.received else "")
+            + f"{partial.played} of {stopped.total} runs finished and saved"
             + (f", the CSV ({out}) holds every finished arm" if out is not None else "")
             + f"; socialsim trial {spec.trial_id} --resume plays the rest"
         )
-        raise typer.Exit(130) from None
+        raise typer.Exit(143 if terminated.received else 130) from None
     if result.reused:
         console.print(f"{result.reused} of {spec.runs} runs were finished already; "
                       f"{result.played} played now")  # fmt: skip

@@ -7,7 +7,8 @@ so a caller keeps what finished whatever happens next; with ``calls``, so do the
 the LLM calls of the runs the jobs play (engine/studies/experiments/relay.py). Ctrl+C
 (KeyboardInterrupt in the calling thread, or the ``stop`` event set from another thread)
 cancels the jobs not yet started, lets the running ones finish and report, then raises
-KeyboardInterrupt; a second Ctrl+C stops the running ones too. A job that raises cancels the
+KeyboardInterrupt; a second Ctrl+C stops the running ones too, and so does
+:class:`Terminated` (SIGTERM). A job that raises cancels the
 rest the same way and its error is raised. Workers (and the manager processes serving them)
 ignore SIGINT: the terminal's Ctrl+C reaches the caller alone, and they exit when the caller
 is gone, SIGKILLed too (``parent_watch``), so no worker, and no resource tracker kept alive
@@ -47,6 +48,11 @@ class Interrupted(KeyboardInterrupt):
         super().__init__()
         self.partial = partial
         self.total = total
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM during a batch (raised by the caller's handler): the running jobs are stopped
+    at once, as by a second Ctrl+C; their runs keep every finished round."""
 
 
 def in_worker(coro: Coroutine[Any, Any, T]) -> T:
@@ -182,8 +188,11 @@ def collect(
                 report(future)
             if stop is not None and stop.is_set():
                 raise KeyboardInterrupt
-    except BaseException:
+    except BaseException as stopped:
         running = {f for f in unreported if not f.cancel()}
+        if isinstance(stopped, Terminated):
+            terminate()
+            raise
         try:
             for future in running:
                 while not future.done():  # the running jobs' calls stay shown meanwhile

@@ -16,7 +16,8 @@ import os
 import re
 import secrets
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -365,8 +366,46 @@ def run_trial(
     ``begun(n)`` hears how many runs are to be played; ``progress(run_id)`` hears each as it
     finishes; ``calls(report)`` each report of their LLM calls. Ctrl+C (or ``stop``) raises
     :class:`Interrupted` with the result so far."""
-    if not spec_path(store, spec.trial_id).exists():
-        save_spec(store, spec)
+    with _played_here(store, spec.trial_id):
+        if not spec_path(store, spec.trial_id).exists():
+            save_spec(store, spec)
+        return _play_missing(spec, store, executor, progress, stop, begun, calls)
+
+
+@contextmanager
+def _played_here(store: SaveStore, trial_id: str) -> Iterator[None]:
+    """Hold trial ``trial_id``'s lock (``.trials/<id>.json.lock``) while this process plays
+    it; a second process playing or resuming it fails at once, saying so."""
+    from filelock import FileLock, Timeout
+
+    path = spec_path(store, trial_id)
+    lock = FileLock(f"{path}.lock", timeout=0)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        lock.acquire()
+    except Timeout:
+        raise SaveError(
+            f"trial {trial_id!r} is being played or resumed in another socialsim process; "
+            "let it finish (or stop it) first"
+        ) from None
+    except OSError as err:
+        raise SaveError(f"{path.parent}: cannot lock the trial ({err.strerror})") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _play_missing(
+    spec: TrialSpec,
+    store: SaveStore,
+    executor: Executor,
+    progress: Progress | None,
+    stop: threading.Event | None,
+    begun: Callable[[int], None] | None,
+    calls: Listener | None,
+) -> TrialResult:
+    """What :func:`run_trial` does with the trial's lock held."""
     result, prefixes, arms = collect(store, spec)
     if begun is not None:
         begun(len(prefixes) + len(arms))

@@ -17,7 +17,11 @@ from typing import Any, cast
 
 from ...core.textsafe import csv_row
 from ...saves.atomic import atomic_write_text
+from ...saves.saferead import read_regular
 from .study import DIRECTIONS, Direction, Item, LabelError, Study
+
+#: The largest rating sheet read (a sheet of 60 items is tens of KB).
+MAX_SHEET_BYTES = 64 * 1024 * 1024
 
 SHEET_COLUMNS = (
     "item",
@@ -47,7 +51,10 @@ def csv_text(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
 
 def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
     """:func:`csv_text` written atomically to ``path``."""
-    atomic_write_text(path, csv_text(header, rows))
+    try:
+        atomic_write_text(path, csv_text(header, rows))
+    except OSError as err:
+        raise LabelError(f"{path}: cannot write ({err.strerror or err})") from None
 
 
 def sheet_row(item: Item) -> list[Any]:
@@ -76,14 +83,26 @@ def write_sheet(study: Study, path: Path) -> None:
 
 
 def read_sheet(study: Study, path: Path) -> dict[str, Direction]:
-    """The labels of a filled sheet (rows with an empty label are skipped)."""
+    """The labels of a filled sheet (rows with an empty label are skipped). Read as the
+    saves are: a regular file only (never a pipe or a device), at most
+    :data:`MAX_SHEET_BYTES`; a cell over the csv module's limit (128 KiB) is one error."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise LabelError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError) as err:
+        text = read_regular(path, "rating sheet", LabelError, MAX_SHEET_BYTES).decode("utf-8-sig")
+    except UnicodeDecodeError as err:
         raise LabelError(f"{path}: unreadable sheet ({err})") from None
     reader = csv.DictReader(io.StringIO(text, newline=""))
+    try:
+        return _labels(study, path, reader)
+    except csv.Error as err:
+        where = f"{path} line {reader.line_num + 1}"  # the line being read
+        if "field larger than field limit" in str(err):
+            limit = csv.field_size_limit() // 1024
+            raise LabelError(f"{where}: a cell larger than {limit} KiB, not a rating") from None
+        raise LabelError(f"{where}: not a readable CSV ({err})") from None
+
+
+def _labels(study: Study, path: Path, reader: csv.DictReader[str]) -> dict[str, Direction]:
+    """The labels of the sheet ``reader`` reads (see :func:`read_sheet`)."""
     missing = [c for c in ("item", "label") if c not in (reader.fieldnames or [])]
     if missing:
         raise LabelError(f"{path}: no {missing[0]!r} column (write one with `label sheet`)")

@@ -107,7 +107,10 @@ def study_path(saves: Path, name: str) -> Path:
 def save_study(saves: Path, study: Study) -> Path:
     """Write ``study`` atomically; returns its path."""
     path = study_path(saves, study.name)
-    atomic_write_text(path, study.model_dump_json(indent=1))
+    try:
+        atomic_write_text(path, study.model_dump_json(indent=1))
+    except OSError as err:
+        raise LabelError(f"{path}: cannot write the study ({err.strerror or err})") from None
     return path
 
 
@@ -142,7 +145,14 @@ def add_labels(saves: Path, name: str, rater: str, labels: dict[str, Direction])
     """Merge ``labels`` into ``rater``'s in the saved study (under its lock); returns the
     study as saved."""
     path = study_path(saves, name)
-    with FileLock(str(path) + ".lock"):
+    lock = FileLock(str(path) + ".lock")
+    try:
+        lock.acquire()
+    except OSError as err:
+        raise LabelError(f"{path}: cannot lock the study ({err.strerror or err})") from None
+    try:
         study = set_labels(load_study(saves, name), rater, labels)
         save_study(saves, study)
+    finally:
+        lock.release()
     return study
