@@ -145,8 +145,9 @@ UNTOLD = (
     "{t}, there is more to this than I can say in front of everyone.",
     "Between you and me, {t}: I am keeping some things back for now.",
 )
-#: Each archetype's openings, which the offline dynamics from version 2 rotate with the
-#: phrasings round by round (:func:`_phrasings`), so a long run does not repeat a line.
+#: Each archetype's openings and closings, which the offline dynamics from version 2 rotate
+#: with the phrasings round by round (:meth:`_Speech.phrasings`): 48 ways of putting one
+#: point, so a long run does not repeat a line.
 OPENERS: dict[Archetype, tuple[str, ...]] = {
     Archetype.DOMINANT: (
         "",
@@ -162,11 +163,23 @@ OPENERS: dict[Archetype, tuple[str, ...]] = {
         "To be precise, ",
         "On reflection, ",
         "Note this. ",
-        "So. ",
+        "So, ",
     ),
     Archetype.AGREEABLE: ("", "Honestly, ", "Please, ", "You know, ", "If it helps, ", "Friends, "),
     Archetype.RESERVED: ("", "Um, ", "Sorry, ", "Well, ", "I mean, ", "Okay, "),
     Archetype.BALANCED: ("", "Fair enough. ", "Still, ", "Frankly, ", "As I see it, ", "So, "),
+}
+CLOSERS: dict[Archetype, tuple[str, ...]] = {
+    Archetype.DOMINANT: ("", " That's final.", " Remember that.", " I won't say it twice."),
+    Archetype.ANALYTICAL: (
+        "",
+        " The record shows it.",
+        " Think it through.",
+        " That much is clear.",
+    ),
+    Archetype.AGREEABLE: ("", " I hope that helps.", " We're in this together.", " Thank you."),
+    Archetype.RESERVED: ("", " ...That's all.", " ...Sorry.", " ...I just wanted to say it."),
+    Archetype.BALANCED: ("", " That's my view.", " Let's keep going.", " Fair's fair."),
 }
 #: Said before a point the speaker said in the same words lately (the last resort).
 AGAIN = (
@@ -254,12 +267,14 @@ class _Speech:
 
     def phrasings(self, variants: Sequence[str]) -> list[str]:
         """The variants in the order tried: shuffled by the round's draw; with ``variety``
-        each with each of the archetype's openings, in an order fixed for the agent and
-        set, starting a step further each round (a long run cycles through them all)."""
+        each with each of the archetype's openings and closings, in an order fixed for the
+        agent and set, starting a step further each round (a long run cycles through them
+        all)."""
         if not self.variety:
             return _shuffled(self.rng, variants)
         ctx = self.ctx
-        combos = [_opened(o, v) for o in OPENERS[ctx.persona.archetype] for v in variants]
+        arch = ctx.persona.archetype
+        combos = [_opened(o, v) + c for o in OPENERS[arch] for v in variants for c in CLOSERS[arch]]
         random.Random("|".join((ctx.name, *variants))).shuffle(combos)
         k = ctx.round % len(combos)
         return combos[k:] + combos[:k]
@@ -350,9 +365,9 @@ class _Speech:
 
 
 def _opened(opener: str, variant: str) -> str:
-    """``variant`` after ``opener``: its first word loses its capital unless it is "I" or
-    a placeholder."""
-    if not opener or not variant[:1].isupper() or variant.startswith(("I ", "I'")):
+    """``variant`` after ``opener``: after a comma its first word loses its capital unless
+    it is "I" or a placeholder."""
+    if not opener.endswith(", ") or not variant[:1].isupper() or variant.startswith(("I ", "I'")):
         return opener + variant
     return opener + variant[:1].lower() + variant[1:]
 
