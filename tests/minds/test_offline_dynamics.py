@@ -13,7 +13,7 @@ from test_offline_mind import make_scenario, says, silent
 from engine import ForcedAction, Mode, OfflineMind, Simulation, Status
 from engine.core.rules import RIVAL_AT
 from engine.core.scenario import Scenario
-from engine.core.state import ALL, RoundRecord
+from engine.core.state import RoundRecord
 from engine.minds.offline.params import CURRENT, DYNAMICS
 
 #: Affective variability off, so a run's emotions move only by the mechanism under test.
