@@ -353,7 +353,7 @@ def _settled(
         room = np.where(d > 0, 1.0 - fav, 1.0 + fav)
         d = d * np.minimum(room / dyn.fav_bound, 1.0)
     if start is not None:
-        fading = dyn.fading
+        fading = np.full(d.shape, dyn.fading)
         if dyn.persistence:  # a grudge above its level fades up slower
             slow = hostile & (start > fav) & (fav >= GRUDGE)
             fading = np.where(slow, fading * (1.0 - dyn.persistence), fading)

@@ -390,13 +390,14 @@ class OfflineMind:
         sd = self.dynamics.variability
         if not sd or not ctxs:
             return None
-        if ctxs[0].round != self._draws_round:
+        draws = self._draws
+        if draws is None or ctxs[0].round != self._draws_round:
             key = f"{self.seed}|{ctxs[0].round}|variability".encode()
             seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest())
             n = len(ctxs[0].view.columns.names)
-            self._draws = sd * np.random.default_rng(seed).standard_normal(n)
+            draws = self._draws = sd * np.random.default_rng(seed).standard_normal(n)
             self._draws_round = ctxs[0].round
-        return self._draws[[ctx.view.row for ctx in ctxs]]
+        return draws[[ctx.view.row for ctx in ctxs]]
 
     def _start_fav(self, names: list[str]) -> np.ndarray:
         """``[i, j]``: the scenario's starting favorability of i toward j (agents in
