@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ...core.scenario import Archetype
 from ...core.state import ALL, Action, Decision, Mode, Stance
@@ -268,16 +269,14 @@ class _Speech:
     def phrasings(self, variants: Sequence[str]) -> list[str]:
         """The variants in the order tried: shuffled by the round's draw; with ``variety``
         each with each of the archetype's openings and closings, in an order fixed for the
-        agent and set, starting a step further each round (a long run cycles through them
-        all)."""
+        agent and set: :data:`TRIED` of them, from a step further each round (a long run
+        cycles through them all)."""
         if not self.variety:
             return _shuffled(self.rng, variants)
         ctx = self.ctx
-        arch = ctx.persona.archetype
-        combos = [_opened(o, v) + c for o in OPENERS[arch] for v in variants for c in CLOSERS[arch]]
-        random.Random("|".join((ctx.name, *variants))).shuffle(combos)
+        combos = _combos(ctx.name, ctx.persona.archetype, tuple(variants))
         k = ctx.round % len(combos)
-        return combos[k:] + combos[:k]
+        return [combos[(k + step) % len(combos)] for step in range(TRIED)]
 
     def confidences(self, t: str) -> list[str]:
         """A secret not yet told (in the agent's memory, to anyone), in its own voice, else
@@ -362,6 +361,20 @@ class _Speech:
         rest = _fresh_first(self.rng, points, self.said) if points else []
         evidence = [e.rstrip(". ") for e in persona.evidence]
         return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
+
+
+#: How many of an agent's rotated phrasings are tried, from this round's on (the rest wait
+#: for later rounds; an utterance said within the agent's memory is skipped).
+TRIED = 4
+
+
+@lru_cache(maxsize=1 << 12)
+def _combos(name: str, arch: Archetype, variants: tuple[str, ...]) -> tuple[str, ...]:
+    """Every opening x variant x closing of the archetype, in an order fixed for the agent
+    and the variants."""
+    combos = [_opened(o, v) + c for o in OPENERS[arch] for v in variants for c in CLOSERS[arch]]
+    random.Random("|".join((name, *variants))).shuffle(combos)
+    return tuple(combos)
 
 
 def _opened(opener: str, variant: str) -> str:
