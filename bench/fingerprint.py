@@ -11,7 +11,9 @@ The runs: each library scenario with seeds 1 and 2 (6 rounds), four generated ca
 (bench/casts.py) and the two bench casts (14 rounds), four scenarios under each of the
 attitude, trust and influence priors and with injected events, and a generated cast with
 injected events and with a trust prior. ``--root`` plays the engine of another checkout
-(its own bench casts and generator).
+(its own bench casts and generator). ``--dynamics N`` plays version N of the offline
+model's dynamics (engine/minds/offline/params.py; default: the newest): ``--dynamics 1``
+must print what the tree before versions (2237532) printed.
 """
 
 from __future__ import annotations
@@ -27,12 +29,16 @@ RUNS_SCENARIOS = ("tavern", "village-assembly", "hospital", "friendship")
 PRIORS = ("attitude", "trust", "influence")
 
 
+#: Simulation.new's mind, when --dynamics names a version.
+MIND: dict[str, object] = {}
+
+
 async def _one(sc, seed: int, rounds: int, prior: str | None = None, inject: bool = False) -> str:
     from engine.core.priors import parse_prior
     from engine.round.simulation import Simulation
 
     lens = parse_prior(prior, sc.names[:4]) if prior else None
-    sim = Simulation.new(sc, seed=seed, rounds=rounds, prior=lens)
+    sim = Simulation.new(sc, seed=seed, rounds=rounds, prior=lens, **MIND)
     if inject:
         await sim.run(2)
         a, b = sc.names[:2]
@@ -78,8 +84,14 @@ async def fingerprints(root: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=HERE.parent, help="the checkout to play")
-    root = parser.parse_args().root.resolve()
+    parser.add_argument("--dynamics", type=int, help="the offline dynamics' version")
+    args = parser.parse_args()
+    root = args.root.resolve()
     sys.path[:0] = [str(root), str(root / "bench")]
+    if args.dynamics is not None:
+        from engine.minds.spec import Offline
+
+        MIND["mind"] = Offline(dynamics=args.dynamics)
     print("\n".join(asyncio.run(fingerprints(root))))
 
 

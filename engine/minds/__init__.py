@@ -24,7 +24,7 @@ __all__ = [
 def make_mind(spec: MindSpec, seed: int) -> Mind:
     """The mind a spec names: the rule-based model, or LLMs (litellm is imported only then)."""
     if isinstance(spec, Offline):
-        return OfflineMind(seed)
+        return OfflineMind(seed, spec.dynamics)
     from .llm import LLMMind
 
     return LLMMind(spec)

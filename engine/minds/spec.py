@@ -8,11 +8,15 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..llm.settings import LLMSettings
 
 OFFLINE_LABEL = "offline rule-based model"
+#: The version of the offline model's dynamics new runs play (its strengths by version:
+#: ``engine/minds/offline/params.py``, ``DYNAMICS``); runs saved before versions were
+#: recorded play version 1.
+DYNAMICS_VERSION = 2
 
 
 class Offline(BaseModel):
@@ -20,6 +24,8 @@ class Offline(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
     kind: Literal["offline"] = "offline"
+    #: Which version of the model's dynamics plays (saved with the run as ``dynamics``).
+    dynamics: int = Field(DYNAMICS_VERSION, ge=1, le=DYNAMICS_VERSION)
 
     @property
     def model(self) -> str:

@@ -50,7 +50,7 @@ async def replay_run(
     recorded = store.history(run_id, meta)
     spec = meta.mind
     if isinstance(spec, Offline):
-        mind: Mind = OfflineMind(meta.seed)
+        mind: Mind = OfflineMind(meta.seed, spec.dynamics)
     else:
         from ..minds.llm import replay_mind
 

@@ -14,7 +14,7 @@ from ..core.scenario import Archetype, Scenario
 from ..core.state import Pending, ScenarioEvent
 from ..errors import SaveError
 from ..llm.settings import LLMSettings, StructuredMode
-from ..minds.spec import OFFLINE, MindSpec
+from ..minds.spec import DYNAMICS_VERSION, MindSpec, Offline
 
 #: 5: a keyframe's state and a round's relation changes are coded columns
 #: (saves/columnar.py; runs of format 2 to 4 read as they are); 4: round files carry the id
@@ -103,6 +103,9 @@ class RunMeta(BaseModel):
     seed: int
     model: str = "offline"
     llm: LLMSettings | None = None
+    #: The version of the offline model's dynamics the run plays (1: saved before versions
+    #: were recorded); read only when the offline model plays.
+    dynamics: int = Field(1, ge=1, le=DYNAMICS_VERSION)
     total_rounds: TotalRounds
     parent: Lineage | None = None
     ancestry: list[Lineage] = []
@@ -134,12 +137,15 @@ class RunMeta(BaseModel):
     @property
     def mind(self) -> MindSpec:
         """Which mind plays the run (saved as ``model`` and ``llm``, as in format 2)."""
-        return OFFLINE if self.llm is None else self.llm
+        return Offline(dynamics=self.dynamics) if self.llm is None else self.llm
 
     def with_mind(self, spec: MindSpec) -> RunMeta:
         """The same run, played from now on by ``spec``."""
-        llm = None if spec.offline else spec
-        return self.model_copy(update={"model": spec.model, "llm": llm})
+        if isinstance(spec, Offline):
+            return self.model_copy(
+                update={"model": spec.model, "llm": None, "dynamics": spec.dynamics}
+            )
+        return self.model_copy(update={"model": spec.model, "llm": spec})
 
 
 class AgentHead(BaseModel):

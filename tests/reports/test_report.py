@@ -231,3 +231,23 @@ def test_a_name_with_markup_is_shown_as_text(hostile_run, tmp_path):
             assert opened.errors == [] and opened.requests == []
             assert opened.page.locator(".main-svg a").count() == 0
             assert HOSTILE in opened.page.locator("#network-plot").inner_text()
+
+
+def test_a_run_report_shows_the_spread_of_emotion_and_favorability_by_round(saved):
+    import json
+
+    from engine.reports.html import figures
+    from engine.reports.html.page import figure_json
+    from engine.reports.html.series import read_series
+
+    meta = saved.read_meta("village")
+    series, _ = read_series(meta, saved.history("village", meta))
+    fig = json.loads(str(figure_json(figures.distributions(series))))
+    emotion, fav = fig["data"]
+    last = saved.history("village", meta)[50].state
+    values = sorted(a.emotion for a in last.agents.values())
+    assert emotion["x"][-1] == 50 and len(emotion["median"]) == 51
+    assert emotion["lowerfence"][-1] == pytest.approx(values[0], abs=0.005)
+    assert emotion["upperfence"][-1] == pytest.approx(values[-1], abs=0.005)
+    assert emotion["q1"][-1] <= emotion["median"][-1] <= emotion["q3"][-1]
+    assert -1 <= fav["lowerfence"][-1] <= fav["median"][-1] <= fav["upperfence"][-1] <= 1

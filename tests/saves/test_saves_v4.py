@@ -15,6 +15,8 @@ import pytest
 from conftest import CliResult
 
 from engine import FORMAT_VERSION, SaveStore, Simulation, resolve_scenario
+from engine.minds.spec import DYNAMICS_VERSION, Offline
+from engine.round.replay import replay_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 RUNS = ("plain", "plain-branch", "values")
@@ -59,9 +61,11 @@ def test_export_of_a_v4_run_is_what_the_old_release_wrote(
 
 
 async def test_every_state_of_a_v4_run_is_the_one_played(saves: Path) -> None:
-    """Each round read back from format 4 is the round a fresh run of the same seed plays."""
+    """Each round read back from format 4 is the round a fresh run of the same seed plays
+    with the dynamics it was played with (version 1: saved before versions were recorded)."""
     store = SaveStore(saves)
-    fresh = Simulation.new(resolve_scenario("tavern"), seed=1, rounds=12)
+    assert store.read_meta("plain").mind == Offline(dynamics=1)
+    fresh = Simulation.new(resolve_scenario("tavern"), seed=1, rounds=12, mind=Offline(dynamics=1))
     await fresh.run()
     assert list(store.history("plain")) == list(fresh.records)
     assert list(store.history("plain-branch")) == list(fresh.records)
@@ -87,3 +91,26 @@ async def test_a_v4_run_plays_on_in_format_5(saves: Path) -> None:
     child = store.branch("values", at_round=15, new_id="child")
     assert child.parent is not None
     assert list(store.history("child")) == played[:16]
+
+
+@pytest.mark.parametrize("run_id", RUNS)
+async def test_a_v4_offline_run_replays_as_it_was_played(saves: Path, run_id: str) -> None:
+    """Saved before the offline dynamics had versions, a run replays with version 1, round
+    for round as it was played; the replay records the version it played."""
+    store = SaveStore(saves)
+    result = await replay_run(store, run_id, f"{run_id}-again")
+    assert result.identical, result.diverged
+    assert store.read_meta(f"{run_id}-again").dynamics == 1
+
+
+async def test_a_resumed_v4_run_keeps_its_dynamics_and_a_new_run_records_the_newest(
+    saves: Path,
+) -> None:
+    store = SaveStore(saves)
+    with Simulation.resume("values", store) as sim:
+        assert sim.mind.spec == Offline(dynamics=1)
+    assert store.read_meta("values").dynamics == 1
+    new = Simulation.new(resolve_scenario("tavern"), seed=1, rounds=2, store=store, run_id="new")
+    new.close()
+    assert store.read_meta("new").dynamics == DYNAMICS_VERSION > 1
+    assert json.loads((saves / "new" / "run.json").read_text())["run"]["1"]["dynamics"] == 2

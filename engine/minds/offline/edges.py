@@ -36,6 +36,7 @@ from .params import (
     FRIEND_AT,
     FRIEND_BACKED,
     FRIEND_HURT,
+    GRUDGE,
     HEIDER,
     IMPORTANCE,
     INFORM,
@@ -48,6 +49,7 @@ from .params import (
     RECONCILE,
     SPOKE_TO_ME,
     TEMPER,
+    Dynamics,
 )
 
 if TYPE_CHECKING:
@@ -184,6 +186,8 @@ def judged_edges(
     standings: Sequence[Standing],
     lenses: Sequence[PriorLens],
     outgroup: np.ndarray,
+    dynamics: Dynamics,
+    start: np.ndarray | None = None,
 ) -> JudgedEdges:
     """U_R by rule of every edge ``ctxs``' agents judge this round, from the round's
     ``acts`` as they heard them (read: :func:`~engine.core.rules.read_acts`; each observer
@@ -195,7 +199,9 @@ def judged_edges(
     The mechanisms: my own act (reaching out to a rival makes peace), direct support and
     attack (peace, betrayal), balance through third parties, words to the room, regard
     for whoever told me a fact I did not know, Heider's hearsay and fading grudges, with
-    in-group favoritism throughout."""
+    in-group favoritism throughout; then the ``dynamics`` (:func:`_settled`) on the
+    change, memories fading toward ``start`` (``[i, j]``: the starting favorability; None
+    when they do not fade)."""
     import numpy as np
 
     columns = ctxs[0].view.columns
@@ -250,7 +256,12 @@ def judged_edges(
     d = my_act(d, own & ~after)
     # j's act: toward me
     backed = on_me & (stance == SUPPORT)
-    d = np.where(backed, d + BACKED_ME * responsive * (1.0 + warm) * (1.0 - bias), d)
+    gain = BACKED_ME * responsive * (1.0 + warm) * (1.0 - bias)
+    peaceable = np.array([PEACE[c.persona.archetype] for c in ctxs])
+    if dynamics.distrust:  # a foe's overture is distrusted, by all but peacemakers
+        accept = 1.0 - dynamics.distrust * (1.0 - peaceable)[:, None]
+        gain = np.where(feud, gain * accept, gain)
+    d = np.where(backed, d + gain, d)
     notes.add(BACKED, backed, as_col)
     peace = backed & feud & _ends_above(fav, d, PEACE_FROM)
     notes.add(PEACE_THEIRS, peace, as_col)
@@ -306,13 +317,48 @@ def judged_edges(
     notes.add(BELIEVED, believed >= 0, believed)
     # a grudge not renewed (nor its side's case pressed) this round fades
     climate = _climate(said, rows)
-    calm = FORGIVE * np.array([PEACE[c.persona.archetype] for c in ctxs]) * (1.0 - climate)
+    calm = FORGIVE * peaceable * (1.0 - climate)
     fades = judged & feud & (o < 0) & ~attacked_me & ~(og & vis & (tgt < 0))
+    if dynamics.distrust:  # slower
+        calm = calm * (1.0 - dynamics.distrust * (1.0 - peaceable))
+    if dynamics.persistence:  # not while I keep attacking its object myself
+        fades &= ~(own & (said.stance[rows] == OPPOSE)[:, None])
     d = np.where(fades, d + calm[:, None] * (1.0 - bias), d)
     faded = fades & _ends_above(fav, d, RIVAL_AT)
     o[faded] = _NEUTRAL
     notes.add(FADED, faded, as_col)
+    if dynamics.version > 1:
+        hostile = np.where(o >= 0, np.isin(o, HOSTILE_CODES), feud)
+        d = _settled(d, fav, hostile, None if start is None else start[rows], dynamics)
     return _ordered(ctxs, rows, judged, d, o, notes, said, vis, own)
+
+
+def _settled(
+    d: np.ndarray,
+    fav: np.ndarray,
+    hostile: np.ndarray,
+    start: np.ndarray | None,
+    dyn: Dynamics,
+) -> np.ndarray:
+    """The round's favorability changes ``d`` of edges now at ``fav`` under the dynamics
+    (:class:`~.params.Dynamics`): a loss weighs more than a gain (negativity), an
+    established tie moves less (inertia), a change shrinks near the bound it heads for,
+    and the edge fades toward its ``start`` unless it is a ``hostile`` one that persists."""
+    import numpy as np
+
+    d = np.where(d < 0, d * dyn.negativity, d)
+    if dyn.inertia:
+        d = d / (1.0 + dyn.inertia * np.abs(fav))
+    if dyn.fav_bound:
+        room = np.where(d > 0, 1.0 - fav, 1.0 + fav)
+        d = d * np.minimum(room / dyn.fav_bound, 1.0)
+    if start is not None:
+        fading = np.full(d.shape, dyn.fading)
+        if dyn.persistence:  # a grudge above its level fades up slower
+            slow = hostile & (start > fav) & (fav >= GRUDGE)
+            fading = np.where(slow, fading * (1.0 - dyn.persistence), fading)
+        d = d + fading * (start - fav)
+    return d
 
 
 def _hearsay(

@@ -21,12 +21,11 @@ from .params import (
     ATTACKING_NEEDS,
     BACKED_NEEDS,
     CONFIDED_SUPPORT,
+    CURRENT,
     DIRECT_MOOD,
     FRIEND_AT,
     FRIEND_FEELING,
     MOOD_MEANING,
-    MOOD_PULL,
-    MOOD_REST,
     MOOD_STABILITY,
     MOOD_WELLBEING,
     OVERHEARD_ATTACK,
@@ -37,6 +36,7 @@ from .params import (
     SILENT_NEEDS,
     SPEAKING_NEEDS,
     TEMPER,
+    Dynamics,
 )
 
 #: The need changes of each kind of act, as pairs (weighed by the credit a Trust prior gives
@@ -70,19 +70,30 @@ class Standing:
 
 
 def need_deltas(
-    ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLens, mood: float | None = None
+    ctx: AgentContext,
+    observed: Sequence[ReadAct],
+    lens: PriorLens,
+    mood: float | None = None,
+    dynamics: Dynamics = CURRENT,
 ) -> dict[str, float]:
     """Need deltas from being attacked, supported, heard or silent, plus slow recovery;
     ``mood`` is :func:`emotion_delta` of the same arguments when the caller has it."""
     if mood is None:
-        mood = emotion_delta(ctx, observed, lens)
-    return Judged.of([ctx], observed, None, [lens]).needs([mood])[0]
+        mood = emotion_delta(ctx, observed, lens, dynamics)
+    return Judged.of([ctx], observed, None, [lens], dynamics).needs([mood])[0]
 
 
-def emotion_delta(ctx: AgentContext, observed: Sequence[ReadAct], lens: PriorLens) -> float:
+def emotion_delta(
+    ctx: AgentContext,
+    observed: Sequence[ReadAct],
+    lens: PriorLens,
+    dynamics: Dynamics = CURRENT,
+    jitter: np.ndarray | None = None,
+) -> float:
     """The rule behind U_S; the needs judge reuses it for affect-linked needs. A trusted
-    peer's acts weigh more, a distrusted peer's less (Trust priors)."""
-    return Judged.of([ctx], observed, None, [lens]).moods()[0]
+    peer's acts weigh more, a distrusted peer's less (Trust priors). ``jitter``: the
+    agent's draw of affective variability, as a one-element array (None: none)."""
+    return Judged.of([ctx], observed, None, [lens], dynamics, jitter).moods()[0]
 
 
 class Judged:
@@ -94,7 +105,19 @@ class Judged:
     (U_S: its events' mood, then each act; the needs: its events, each act, the quarrels it
     saw, silence, its mood, recovery), so every float is the same as such a loop's."""
 
-    __slots__ = ("acts", "ctxs", "heard", "lenses", "rows", "speaker", "stance", "target", "trust")
+    __slots__ = (
+        "acts",
+        "ctxs",
+        "dynamics",
+        "heard",
+        "jitter",
+        "lenses",
+        "rows",
+        "speaker",
+        "stance",
+        "target",
+        "trust",
+    )
 
     def __init__(
         self,
@@ -102,10 +125,14 @@ class Judged:
         acts: Sequence[ReadAct],
         heard: np.ndarray,
         lenses: Sequence[PriorLens],
+        dynamics: Dynamics = CURRENT,
+        jitter: np.ndarray | None = None,
     ) -> None:
+        """``jitter``: each row's draw of affective variability (None: none)."""
         import numpy as np
 
         self.ctxs, self.acts, self.heard, self.lenses = ctxs, acts, heard, lenses
+        self.dynamics, self.jitter = dynamics, jitter
         index = ctxs[0].view.index
         self.rows = np.array([c.view.row for c in ctxs], np.intp)
         #: Each act's speaker and target (-1: everyone, nobody or not an agent), stance.
@@ -126,13 +153,15 @@ class Judged:
         acts: Sequence[ReadAct],
         heard: np.ndarray | None,
         lenses: Sequence[PriorLens],
+        dynamics: Dynamics = CURRENT,
+        jitter: np.ndarray | None = None,
     ) -> Judged:
         """``heard`` None: every agent observed every act."""
         import numpy as np
 
         if heard is None:
             heard = np.ones((len(ctxs), len(acts)), bool)
-        return cls(ctxs, acts, heard, lenses)
+        return cls(ctxs, acts, heard, lenses, dynamics, jitter)
 
     def moods(self) -> list[float]:
         """U_S of each row, rounded to 4 places."""
@@ -160,7 +189,14 @@ class Judged:
         terms[:, 1:] = np.where(self.heard & me, own, np.where(counts, felt, 0.0))
         delta = np.add.accumulate(terms, axis=1)[:, -1]  # term by term, in order
         emotion = np.array([c.view.emotion for c in ctxs])
-        delta = delta + (MOOD_REST - emotion) * MOOD_PULL
+        dyn = self.dynamics
+        if dyn.bound:  # a change shrinks near the bound it heads for
+            delta = delta * np.minimum(np.where(delta > 0, 1.0 - emotion, emotion) / dyn.bound, 1.0)
+        if self.jitter is not None:
+            delta = delta + self.jitter
+        rest = np.array([c.persona.emotion for c in ctxs]) if dyn.rest is None else dyn.rest
+        rate = dyn.adaptation / thin[:, 0] if dyn.by_temper else dyn.adaptation
+        delta = delta + (rest - emotion) * rate  # hedonic adaptation
         return [round(d, 4) for d in delta.tolist()]
 
     def trusting(self) -> np.ndarray:

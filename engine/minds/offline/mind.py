@@ -19,13 +19,13 @@ from ...core.values import s_self
 from ..base import A, AgentContext, JudgedEdges, RelationJudgement, RoundJudgements, TokenSink
 from ..planner import plan
 from ..question import Question
-from ..spec import OFFLINE, OFFLINE_LABEL
+from ..spec import DYNAMICS_VERSION, OFFLINE_LABEL, Offline
 from .choose import Deciders, Options, Peers, candidates, intent
 from .edges import edges_toward, judged_edges
 from .judge import Judged, Standing, emotion_delta, need_deltas
 from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
-from .params import BASE_URGENCY, OUTGROUP, SILENCE_BELOW
+from .params import BASE_URGENCY, DYNAMICS, OUTGROUP, SILENCE_BELOW
 from .speech import Heard, plain, utterance
 
 if TYPE_CHECKING:  # numpy is imported where agents decide: reading saves never needs it
@@ -37,12 +37,21 @@ LABEL = OFFLINE_LABEL
 class OfflineMind:
     """A seeded rule-based mind implementing the :class:`~engine.minds.Mind` interface."""
 
-    spec = OFFLINE
     label = LABEL
     judge_mode = "rules"
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, dynamics: int = DYNAMICS_VERSION) -> None:
+        """``dynamics``: the version of the model's dynamics to play (:data:`.params.DYNAMICS`)."""
         self.seed = seed
+        self.spec = Offline(dynamics=dynamics)
+        self.dynamics = DYNAMICS[dynamics]
+        #: Each agent's starting favorability toward each other (rows and columns in the
+        #: scenario's order), where memories fade to.
+        self._start: np.ndarray | None = None
+        self._start_names: list[str] = []
+        #: This round's draws of affective variability, by agent row (:meth:`_jitter`).
+        self._draws_round = -1
+        self._draws: np.ndarray | None = None
         self._prior: Prior | None = None
         self._signs: dict[str, dict[str, int]] = {}
         self._scenario: Scenario | None = None
@@ -96,7 +105,7 @@ class OfflineMind:
         self._brokers = frozenset(n for n in scenario.names if n not in factions if factions)
         self._claims = tuple(sorted({plain(e) for a in scenario.agents for e in a.evidence}))
         self._index = {n: k for k, n in enumerate(scenario.names)}
-        self._peers, self._bias, self._known = {}, None, {}
+        self._peers, self._bias, self._known, self._start = {}, None, {}, None
 
     def _outgroup(self, ctx: AgentContext) -> frozenset[str]:
         """The members of factions other than the agent's (none if it has no faction)."""
@@ -301,14 +310,16 @@ class OfflineMind:
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         """An utterance from the agent's talking points in its archetype's voice."""
         rng, past = self._rng(ctx, "speak"), self._past(ctx)
-        text = utterance(ctx, decision, rng, self._said(ctx, past), Heard(past, ctx.heard))
+        heard, variety = Heard(past, ctx.heard), self.dynamics.variety
+        text = utterance(ctx, decision, rng, self._said(ctx, past), heard, variety)
         for word in text.split(" "):
             sink(word + " ")
         return text
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
         """U_S by rule: support lifts, attacks sink, harm to friends hurts."""
-        mood = emotion_delta(ctx, read_acts(observed), self._lens(ctx))
+        lens, jitter = self._lens(ctx), self._jitter([ctx])
+        mood = emotion_delta(ctx, read_acts(observed), lens, self.dynamics, jitter)
         self._moods[ctx.name] = (ctx, observed, mood)  # the needs judge reads it again
         return mood
 
@@ -326,19 +337,21 @@ class OfflineMind:
         (the mood U_S just judged on the same context and acts is not judged again)."""
         held = self._moods.pop(ctx.name, None)
         mood = held[2] if held is not None and held[0] is ctx and held[1] is observed else None
-        return need_deltas(ctx, read_acts(observed), self._lens(ctx), mood)
+        return need_deltas(ctx, read_acts(observed), self._lens(ctx), mood, self.dynamics)
 
     def judge_round(self, ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> RoundJudgements:
         """The three judges of a round's agents at once (:class:`~.base.RuleJudge`), on
         arrays: U_S and the needs over the acts each agent heard, U_R over the edges."""
         lenses = [self._lens(ctx) for ctx in ctxs]
         heard, alone = _heard(ctxs, acts)
-        judged = Judged(ctxs, acts, heard, lenses)
+        jitter = self._jitter(ctxs)
+        judged = Judged(ctxs, acts, heard, lenses, self.dynamics, jitter)
         emotions = judged.moods()
         needs = judged.needs(emotions)
         for row in alone:  # acts heard out of the round's order: judged on their own
             ctx = ctxs[row]
-            one = Judged.of([ctx], read_acts(ctx.heard), None, [lenses[row]])
+            mine = None if jitter is None else jitter[row : row + 1]
+            one = Judged.of([ctx], read_acts(ctx.heard), None, [lenses[row]], self.dynamics, mine)
             emotions[row] = one.moods()[0]
             needs[row] = one.needs(emotions[row : row + 1])[0]
         return RoundJudgements(emotions, needs, self._edges(ctxs, acts))
@@ -350,8 +363,10 @@ class OfflineMind:
         self._scene(ctxs[0].scenario)
         standings = [Standing(self._outgroup(c), self._broker(c), self._news(c)) for c in ctxs]
         lenses = [self._lens(c) for c in ctxs]
-        bias = self._outgroup_bias(ctxs[0].view.columns.names)
-        return judged_edges(ctxs, acts, standings, lenses, bias > 0)
+        names = ctxs[0].view.columns.names
+        bias = self._outgroup_bias(names)
+        start = self._start_fav(names) if self.dynamics.fading else None
+        return judged_edges(ctxs, acts, standings, lenses, bias > 0, self.dynamics, start)
 
     def _outgroup_bias(self, names: list[str]) -> np.ndarray:
         """``[i, j]``: OUTGROUP if j is of another faction than i (agents in ``names``'
@@ -365,6 +380,39 @@ class OfflineMind:
                 self._bias[index[me], [index[n] for n in outgroup]] = OUTGROUP
             self._bias_names = list(names)
         return self._bias
+
+    def _jitter(self, ctxs: Sequence[AgentContext]) -> np.ndarray | None:
+        """Each agent's draw of affective variability this round (None without it): a
+        normal draw per agent of the state, seeded by the run's seed and the round, read at
+        the agent's row."""
+        import numpy as np
+
+        sd = self.dynamics.variability
+        if not sd or not ctxs:
+            return None
+        draws = self._draws
+        if draws is None or ctxs[0].round != self._draws_round:
+            key = f"{self.seed}|{ctxs[0].round}|variability".encode()
+            seed = int.from_bytes(hashlib.blake2b(key, digest_size=8).digest())
+            n = len(ctxs[0].view.columns.names)
+            draws = self._draws = sd * np.random.default_rng(seed).standard_normal(n)
+            self._draws_round = ctxs[0].round
+        return draws[[ctx.view.row for ctx in ctxs]]
+
+    def _start_fav(self, names: list[str]) -> np.ndarray:
+        """``[i, j]``: the scenario's starting favorability of i toward j (agents in
+        ``names``' order; a pair listed twice: the last one holds), built once per scenario
+        and order."""
+        import numpy as np
+
+        if self._start is None or self._start_names != names:
+            index = {name: k for k, name in enumerate(names)}
+            self._start = np.zeros((len(names), len(names)))
+            for rel in self._scenario.relations if self._scenario else ():
+                if rel.source in index and rel.target in index:
+                    self._start[index[rel.source], index[rel.target]] = rel.fav
+            self._start_names = list(names)
+        return self._start
 
     def take_calls(self) -> list[LLMCall]:
         """The offline model makes no model calls."""

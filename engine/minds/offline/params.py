@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ...core.scenario import Archetype, Status
 from ...core.state import Stance
+from ..spec import DYNAMICS_VERSION
 
 BASE_URGENCY = {
     Archetype.DOMINANT: 7.0,
@@ -189,3 +192,90 @@ NEWS = {
     1: ("{e}, and that gives us a way forward", "{e}, and that is good news for all of us"),
 }
 BLAMED = "{e}, and {x} has to answer for it"
+
+# -- dynamics over long runs (issue 39): what pulls a state back ------------------------
+
+
+@dataclass(frozen=True)
+class Dynamics:
+    """The strengths of the mechanisms that keep the state off its bounds over long runs.
+    A run plays one version of them (:data:`DYNAMICS`, by the number its save records), so
+    a run saved before a version existed replays as it was played. Each mechanism is off at
+    its neutral value (0, or 1 for ``negativity``); version 1 has them all off.
+
+    * ``adaptation``: hedonic adaptation. Emotion relaxes each round by this share of its
+      gap to the persona's baseline (its starting S; ``rest`` instead, if set), divided by
+      the archetype's thin skin when ``by_temper`` (a thin-skinned, neurotic persona returns
+      more slowly). Frederick & Loewenstein (1999), "Hedonic adaptation"; the affective home
+      base and attractor strength of Kuppens, Oravecz & Tuerlinckx (2010), "Feelings change",
+      JPSP 99; slower recovery with neuroticism: Suls & Martin (2005), J. Pers. 73.
+    * ``bound``, ``fav_bound``: a change shrinks as the state nears the bound it heads for:
+      it is scaled by the room left over ``bound`` (emotion's 0-1 scale) or ``fav_bound``
+      (favorability's -1 to 1), at most 1 (1 away from the bounds, 0 at the bound): the
+      multiplicative soft bound of van Rossum, Bi & Turrigiano (2000), J. Neurosci. 20.
+    * ``inertia``: an established tie moves less, either way: a favorability change is
+      divided by 1 + inertia x |fav| (commitment makes a tie resist change: Rusbult's
+      investment model, 1980, JESP 16).
+    * ``negativity``: a net loss of favorability weighs this many times a gain (negativity
+      bias: Baumeister, Bratslavsky, Finkenauer & Vohs 2001, "Bad is stronger than good";
+      Rozin & Royzman 2001).
+    * ``fading``: memories fade: each time an edge is judged its favorability moves this
+      share of the way back to the scenario's starting favorability, so an old slight (or
+      favour) weighs less than a new one (the decay of ties: Burt 2000, "Decay functions",
+      Social Networks 22; Ebbinghaus's forgetting curve).
+    * ``persistence``: unrepaired conflict persists (the residues of escalation in Pruitt
+      & Kim 2004, Social Conflict, as the Sociodrama paper cites them): on a rival or
+      enemy edge above :data:`GRUDGE` a memory fades up toward a higher start at
+      1 - persistence of the rate (below it, its extremity fades at the full rate), and
+      a grudge does not fade (FORGIVE) while I keep attacking its object myself.
+    * ``distrust``: the same residues' distrust of the other's moves: a foe's backing and
+      a grudge's forgiving are scaled by 1 - distrust x (1 - PEACE) (peacemakers take an
+      overture, dominant agents discount it).
+    * ``variability``: affect varies from round to round around its course: a seeded
+      normal draw of this standard deviation is added to each agent's U_S each round (the
+      affective variability of Kuppens, Oravecz & Tuerlinckx 2010's DynAffect, beside its
+      home base and attractor strength above).
+    * ``variety``: speech: each round an agent voices its point through a different one of
+      its archetype's phrasings and openings (rotated by round), so a long run does not
+      repeat one line; person agreement also reads "told her he" as an object.
+    """
+
+    version: int
+    adaptation: float = MOOD_PULL
+    rest: float | None = MOOD_REST
+    by_temper: bool = False
+    bound: float = 0.0
+    fav_bound: float = 0.0
+    inertia: float = 0.0
+    negativity: float = 1.0
+    fading: float = 0.0
+    persistence: float = 0.0
+    distrust: float = 0.0
+    variability: float = 0.0
+    variety: bool = False
+
+
+#: The favorability an unrepaired grudge fades to (below ENEMY_AT's -0.5 stays enemy).
+GRUDGE = -0.5
+
+#: Every version of the dynamics a run can play, by number; the newest plays new runs.
+DYNAMICS = {
+    1: Dynamics(1),
+    2: Dynamics(
+        2,
+        adaptation=0.45,
+        rest=None,
+        by_temper=True,
+        bound=0.3,
+        fav_bound=0.5,
+        inertia=0.5,
+        negativity=1.5,
+        fading=0.06,
+        persistence=0.8,
+        distrust=1.0,
+        variability=0.08,
+        variety=True,
+    ),
+}
+#: The dynamics new runs play.
+CURRENT = DYNAMICS[DYNAMICS_VERSION]

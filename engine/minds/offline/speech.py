@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from functools import lru_cache
 
 from ...core.scenario import Archetype
 from ...core.state import ALL, Action, Decision, Mode, Stance
@@ -145,6 +146,42 @@ UNTOLD = (
     "{t}, there is more to this than I can say in front of everyone.",
     "Between you and me, {t}: I am keeping some things back for now.",
 )
+#: Each archetype's openings and closings, which the offline dynamics from version 2 rotate
+#: with the phrasings round by round (:meth:`_Speech.phrasings`): 48 ways of putting one
+#: point, so a long run does not repeat a line.
+OPENERS: dict[Archetype, tuple[str, ...]] = {
+    Archetype.DOMINANT: (
+        "",
+        "Look, ",
+        "Enough. ",
+        "Mark my words: ",
+        "Let's be honest. ",
+        "Right. ",
+    ),
+    Archetype.ANALYTICAL: (
+        "",
+        "Logically, ",
+        "To be precise, ",
+        "On reflection, ",
+        "Note this. ",
+        "So, ",
+    ),
+    Archetype.AGREEABLE: ("", "Honestly, ", "Please, ", "You know, ", "If it helps, ", "Friends, "),
+    Archetype.RESERVED: ("", "Um, ", "Sorry, ", "Well, ", "I mean, ", "Okay, "),
+    Archetype.BALANCED: ("", "Fair enough. ", "Still, ", "Frankly, ", "As I see it, ", "So, "),
+}
+CLOSERS: dict[Archetype, tuple[str, ...]] = {
+    Archetype.DOMINANT: ("", " That's final.", " Remember that.", " I won't say it twice."),
+    Archetype.ANALYTICAL: (
+        "",
+        " The record shows it.",
+        " Think it through.",
+        " That much is clear.",
+    ),
+    Archetype.AGREEABLE: ("", " I hope that helps.", " We're in this together.", " Thank you."),
+    Archetype.RESERVED: ("", " ...That's all.", " ...Sorry.", " ...I just wanted to say it."),
+    Archetype.BALANCED: ("", " That's my view.", " Let's keep going.", " Fair's fair."),
+}
 #: Said before a point the speaker said in the same words lately (the last resort).
 AGAIN = (
     "I'll say it again: ",
@@ -174,19 +211,27 @@ class Heard:
 
 
 def utterance(
-    ctx: AgentContext, decision: Decision, rng: random.Random, said: str, heard: Heard
+    ctx: AgentContext,
+    decision: Decision,
+    rng: random.Random,
+    said: str,
+    heard: Heard,
+    variety: bool = False,
 ) -> str:
     """What the agent says: a confidence in private, else a point in its archetype's voice,
     prefixed by a retort to whoever attacked it this round and by news that touches it (an
     injected event it has not spoken of, :func:`.event_effects.topic`) when the point is
     not that news. ``said``: everything the agent itself said earlier, lower case, to
-    avoid repeating a point or an utterance; ``heard``: the acts it heard."""
+    avoid repeating a point or an utterance; ``heard``: the acts it heard. ``variety``:
+    phrasings and openings rotate by round, and voicing is strict (the dynamics from
+    version 2, :class:`~.params.Dynamics`)."""
     target = decision.target if decision.target not in (None, ALL) else None
     t = target or "everyone"
+    speech = _Speech(ctx, rng, said, variety)
     if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
-        options = _confidences(ctx, t, rng, said)
+        options = speech.confidences(t)
     else:
-        options = _arguments(ctx, decision.stance, target, rng, said, heard)
+        options = speech.arguments(decision.stance, target, heard)
     me = ctx.name
     jab = next(
         (
@@ -211,54 +256,133 @@ def plain(text: str) -> str:
     return text.rstrip(". ").lower()
 
 
-def _confidences(ctx: AgentContext, t: str, rng: random.Random, said: str) -> list[str]:
-    """A secret not yet told (in the agent's memory, to anyone), in its own voice, else a
-    reference to what was told."""
-    me, persona = ctx.name, ctx.persona
-    mine = [a for past in ctx.history for a in past.actions if a.speaker == me and a.order]
+class _Speech:
+    """What one agent can say this round: its context, the round's draws, what it said
+    lately (lower case) and whether phrasings rotate and voicing is strict (``variety``)."""
 
-    def tells(secret: str, to: str | None) -> str:
-        """The secret as the agent tells it to ``to`` (a fact is quoted as it is)."""
-        if secret in persona.evidence:
-            return secret
-        return inside(voiced(secret, me, to, about_speaker=True))
+    def __init__(self, ctx: AgentContext, rng: random.Random, said: str, variety: bool) -> None:
+        self.ctx, self.rng, self.said, self.variety = ctx, rng, said, variety
 
-    secrets = [*persona.private_info, *persona.evidence]
-    fresh = [
-        tells(s, t).rstrip(". ")
-        for s in secrets
-        if not any(plain(tells(s, a.target)) in a.utterance.lower() for a in mine)
-    ]
-    if fresh:
-        return _fill(_shuffled(rng, CONFIDE), _shuffled(rng, fresh), t)
-    if secrets:
-        confided = any(a.target == t and a.mode is Mode.PRIVATE for a in mine)
-        return [v.format(t=t) for v in _shuffled(rng, TOLD if confided else UNTOLD)]
-    return _fill(_shuffled(rng, CONFIDE), _own_points(ctx, t, rng, said), t)
+    def voiced(self, text: str, to: str | None = None, *, about_speaker: bool = False) -> str:
+        return voiced(text, self.ctx.name, to, about_speaker=about_speaker, strict=self.variety)
+
+    def phrasings(self, variants: Sequence[str]) -> list[str]:
+        """The variants in the order tried: shuffled by the round's draw; with ``variety``
+        each with each of the archetype's openings and closings, in an order fixed for the
+        agent and set: :data:`TRIED` of them, from a step further each round (a long run
+        cycles through them all)."""
+        if not self.variety:
+            return _shuffled(self.rng, variants)
+        ctx = self.ctx
+        combos = _combos(ctx.name, ctx.persona.archetype, tuple(variants))
+        k = ctx.round % len(combos)
+        return [combos[(k + step) % len(combos)] for step in range(TRIED)]
+
+    def confidences(self, t: str) -> list[str]:
+        """A secret not yet told (in the agent's memory, to anyone), in its own voice, else
+        a reference to what was told."""
+        ctx, rng = self.ctx, self.rng
+        me, persona = ctx.name, ctx.persona
+        mine = [a for past in ctx.history for a in past.actions if a.speaker == me and a.order]
+
+        def tells(secret: str, to: str | None) -> str:
+            """The secret as the agent tells it to ``to`` (a fact is quoted as it is)."""
+            if secret in persona.evidence:
+                return secret
+            return inside(self.voiced(secret, to, about_speaker=True))
+
+        secrets = [*persona.private_info, *persona.evidence]
+        fresh = [
+            tells(s, t).rstrip(". ")
+            for s in secrets
+            if not any(plain(tells(s, a.target)) in a.utterance.lower() for a in mine)
+        ]
+        if fresh:
+            return _fill(self.phrasings(CONFIDE), _shuffled(rng, fresh), t)
+        if secrets:
+            confided = any(a.target == t and a.mode is Mode.PRIVATE for a in mine)
+            return [v.format(t=t) for v in self.phrasings(TOLD if confided else UNTOLD)]
+        return _fill(self.phrasings(CONFIDE), self.own_points(t), t)
+
+    def arguments(self, stance: Stance, target: str | None, heard: Heard) -> list[str]:
+        """A point for or against the target in the agent's voice, agreeing only with
+        someone it heard speak. A supporter argues the target's case as it heard it (or
+        adds a fact of its own); with neither, it backs the target without a point."""
+        ctx = self.ctx
+        t, arch = target or "everyone", ctx.persona.archetype
+        spoke = target is None or heard.spoke(target)
+        variants = (
+            TEMPLATES[arch][stance] if spoke or stance == "neutral" else UNHEARD[arch][stance]
+        )
+        if stance != "support" or target is None:
+            return _fill(self.phrasings(variants), self.own_points(target), t)
+        facts = self.facts()
+        case = self.heard_case(target, heard)
+        if not facts and not case:
+            return [v.format(t=t) for v in self.phrasings(BACKING[arch])]
+        points = facts + (_fresh_first(self.rng, case, self.said) if case else [])
+        return _fill(self.phrasings(variants), points, t)
+
+    def heard_case(self, name: str, heard: Heard) -> list[str]:
+        """The talking points the agent heard ``name`` make, as the agent says them."""
+        ctx = self.ctx
+        spec = next((a for a in ctx.scenario.agents if a.name == name), None)
+        if spec is None:
+            return []
+        said = [(a.speaker, _addressee(a), a.utterance.lower()) for a in heard.acts_of(name)]
+        strict = self.variety
+        return [
+            inside(self.voiced(p)).rstrip(". ")
+            for p in spec.talking_points
+            if any(_as_said(p, speaker, to, strict) in text for speaker, to, text in said)
+        ]
+
+    def facts(self) -> list[str]:
+        """An unsaid fact of the agent's (its evidence, quoted as it is), if its archetype
+        shares one now."""
+        ctx, rng = self.ctx, self.rng
+        fresh = [e.rstrip(". ") for e in ctx.persona.evidence if plain(e) not in self.said]
+        if fresh and rng.random() < SHARES_EVIDENCE[ctx.persona.archetype]:
+            return [rng.choice(fresh)]
+        return []
+
+    def own_points(self, addressee: str | None) -> list[str]:
+        """The agent's points, voiced to the addressee: news that touches it first, then
+        an unsaid fact as its archetype shares it, then unsaid talking points."""
+        ctx = self.ctx
+        persona = ctx.persona
+        points = [inside(self.voiced(p, addressee)).rstrip(". ") for p in persona.talking_points]
+        fallback = (
+            self.voiced(persona.goal).rstrip(".")
+            or f"as the {persona.role}, I have a stake in how this ends"
+        )
+        news = topic(ctx, self.said)
+        first = ([news] if news else []) + self.facts()
+        rest = _fresh_first(self.rng, points, self.said) if points else []
+        evidence = [e.rstrip(". ") for e in persona.evidence]
+        return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
 
 
-def _arguments(
-    ctx: AgentContext,
-    stance: Stance,
-    target: str | None,
-    rng: random.Random,
-    said: str,
-    heard: Heard,
-) -> list[str]:
-    """A point for or against the target in the agent's voice, agreeing only with someone
-    it heard speak. A supporter argues the target's case as it heard it (or adds a fact of
-    its own); with neither, it backs the target without a point."""
-    t, arch = target or "everyone", ctx.persona.archetype
-    spoke = target is None or heard.spoke(target)
-    variants = TEMPLATES[arch][stance] if spoke or stance == "neutral" else UNHEARD[arch][stance]
-    if stance != "support" or target is None:
-        return _fill(_shuffled(rng, variants), _own_points(ctx, target, rng, said), t)
-    facts = _facts(ctx, rng, said)
-    case = _heard_case(ctx, target, heard)
-    if not facts and not case:
-        return [v.format(t=t) for v in _shuffled(rng, BACKING[arch])]
-    points = facts + (_fresh_first(rng, case, said) if case else [])
-    return _fill(_shuffled(rng, variants), points, t)
+#: How many of an agent's rotated phrasings are tried, from this round's on (the rest wait
+#: for later rounds; an utterance said within the agent's memory is skipped).
+TRIED = 4
+
+
+@lru_cache(maxsize=1 << 12)
+def _combos(name: str, arch: Archetype, variants: tuple[str, ...]) -> tuple[str, ...]:
+    """Every opening x variant x closing of the archetype, in an order fixed for the agent
+    and the variants."""
+    combos = [_opened(o, v) + c for o in OPENERS[arch] for v in variants for c in CLOSERS[arch]]
+    random.Random("|".join((name, *variants))).shuffle(combos)
+    return tuple(combos)
+
+
+def _opened(opener: str, variant: str) -> str:
+    """``variant`` after ``opener``: after a comma its first word loses its capital unless
+    it is "I" or a placeholder."""
+    if not opener.endswith(", ") or not variant[:1].isupper() or variant.startswith(("I ", "I'")):
+        return opener + variant
+    return opener + variant[:1].lower() + variant[1:]
 
 
 def _fill(variants: Sequence[str], points: Sequence[str], t: str) -> list[str]:
@@ -266,54 +390,13 @@ def _fill(variants: Sequence[str], points: Sequence[str], t: str) -> list[str]:
     return [v.format(t=t, p=p, P=p[:1].upper() + p[1:]) for p in points for v in variants]
 
 
-def _heard_case(ctx: AgentContext, name: str, heard: Heard) -> list[str]:
-    """The talking points the agent heard ``name`` make, as the agent says them."""
-    spec = next((a for a in ctx.scenario.agents if a.name == name), None)
-    if spec is None:
-        return []
-    said = [(a.speaker, _addressee(a), a.utterance.lower()) for a in heard.acts_of(name)]
-    me = ctx.name
-    return [
-        inside(voiced(p, me)).rstrip(". ")
-        for p in spec.talking_points
-        if any(_as_said(p, speaker, to) in text for speaker, to, text in said)
-    ]
-
-
 def _addressee(act: Action) -> str | None:
     return act.target if act.target not in (None, ALL) else None
 
 
-def _as_said(point: str, speaker: str, to: str | None) -> str:
+def _as_said(point: str, speaker: str, to: str | None, strict: bool = False) -> str:
     """``point`` as ``speaker`` says it to ``to``, as utterances are searched for it."""
-    return plain(inside(voiced(point, speaker, to)))
-
-
-def _facts(ctx: AgentContext, rng: random.Random, said: str) -> list[str]:
-    """An unsaid fact of the agent's (its evidence, quoted as it is), if its archetype
-    shares one now."""
-    fresh = [e.rstrip(". ") for e in ctx.persona.evidence if plain(e) not in said]
-    if fresh and rng.random() < SHARES_EVIDENCE[ctx.persona.archetype]:
-        return [rng.choice(fresh)]
-    return []
-
-
-def _own_points(
-    ctx: AgentContext, addressee: str | None, rng: random.Random, said: str
-) -> list[str]:
-    """The agent's points, voiced to the addressee: news that touches it first, then an
-    unsaid fact as its archetype shares it, then unsaid talking points."""
-    me, persona = ctx.name, ctx.persona
-    points = [inside(voiced(p, me, addressee)).rstrip(". ") for p in persona.talking_points]
-    fallback = (
-        voiced(persona.goal, me).rstrip(".")
-        or f"as the {persona.role}, I have a stake in how this ends"
-    )
-    news = topic(ctx, said)
-    first = ([news] if news else []) + _facts(ctx, rng, said)
-    rest = _fresh_first(rng, points, said) if points else []
-    evidence = [e.rstrip(". ") for e in persona.evidence]
-    return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
+    return plain(inside(voiced(point, speaker, to, strict=strict)))
 
 
 def _fresh_first(rng: random.Random, points: list[str], said: str) -> list[str]:

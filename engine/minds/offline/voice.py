@@ -11,6 +11,15 @@ _NOT_OWNED = frozenset(
     """to and or the a an that this about with for in on at from of by as than if when so but
     up out off over down back into again too now""".split()
 )
+#: Verbs that make the name before them a subject ("knows Ada wants" is "knows you want").
+_VERB_AFTER = frozenset(
+    """has is was does did had will would can could should must may might wants says thinks
+    knows needs likes hopes believes feels keeps takes gets goes makes""".split()
+)
+#: Words that, after "her", make it an object too ("told her he would", "like her will");
+#: read only when voicing is ``strict`` (the offline dynamics from version 2: older runs
+#: said "my he"), as is :data:`_VERB_AFTER`.
+_PRONOUN_AFTER = frozenset("i you he she it we they me him us them".split()) | _VERB_AFTER
 _TOKEN = re.compile(r"[A-Za-z]+(?:'s)?|[^A-Za-z]+")
 _SUBJECT = {"he", "she"}
 _OBJECT = {"him"}
@@ -29,19 +38,27 @@ _ADVERB = re.compile(r"[a-z]+ly$|always$|also$|just$|still$|never$|often$|alread
 
 
 def voiced(
-    text: str, speaker: str, addressee: str | None = None, *, about_speaker: bool = False
+    text: str,
+    speaker: str,
+    addressee: str | None = None,
+    *,
+    about_speaker: bool = False,
+    strict: bool = False,
 ) -> str:
     """``text`` as ``speaker`` says it to ``addressee``: their names become I/me/my and
     you/your, and the pronouns that follow a name so replaced (in its sentence) follow it.
     ``about_speaker``: the text narrates the speaker (a persona's private information), so
-    its third-person pronouns of the first gender used are the speaker's own throughout."""
+    its third-person pronouns of the first gender used are the speaker's own throughout.
+    ``strict``: "her" before a pronoun is an object ("told me he would", not "told my he")."""
     if not about_speaker and speaker not in text and (not addressee or addressee not in text):
         return text  # nobody to resolve: every token stays as it is
-    return _resolved(text, speaker, addressee, about_speaker)
+    return _resolved(text, speaker, addressee, about_speaker, strict)
 
 
 @lru_cache(maxsize=1 << 14)
-def _resolved(text: str, speaker: str, addressee: str | None, about_speaker: bool) -> str:
+def _resolved(
+    text: str, speaker: str, addressee: str | None, about_speaker: bool, strict: bool = False
+) -> str:
     """:func:`voiced` of a text that names the speaker or the addressee, or narrates the
     speaker; kept for the last 16,384 (an agent voices its points round after round)."""
     people = {speaker: 1, **({addressee: 2} if addressee and addressee != speaker else {})}
@@ -67,7 +84,7 @@ def _resolved(text: str, speaker: str, addressee: str | None, about_speaker: boo
             subject, obj, own, _ = _FORMS[who]
             if tok.endswith("'s"):
                 out.append(own)
-            elif start or _subject_position(tokens, k):
+            elif start or _subject_position(tokens, k) or (strict and _verb_next(tokens, k)):
                 out.append(subject)
                 conjugate = who
             else:
@@ -76,7 +93,7 @@ def _resolved(text: str, speaker: str, addressee: str | None, about_speaker: boo
         elif person and low in follows:
             if narrator and len(follows) > len(_HE):  # the narration's gender, once seen
                 follows = _HE if low in _HE else _SHE
-            out.append(_pronoun(low, tokens, k, person))
+            out.append(_pronoun(low, tokens, k, person, strict))
             conjugate = person if low in _SUBJECT else 0
         elif conjugate:
             if _ADVERB.match(low):
@@ -97,7 +114,13 @@ def _subject_position(tokens: list[str], k: int) -> bool:
     return before.endswith((",", "while", "because", "but", "and", "that", "if", "so"))
 
 
-def _pronoun(low: str, tokens: list[str], k: int, person: int) -> str:
+def _verb_next(tokens: list[str], k: int) -> bool:
+    """Whether the word after the name at ``k`` is a verb it is the subject of."""
+    after = next((t for t in tokens[k + 1 :] if t.strip()), "")
+    return after.lower() in _VERB_AFTER
+
+
+def _pronoun(low: str, tokens: list[str], k: int, person: int, strict: bool) -> str:
     """A third-person pronoun as the resolved person says it."""
     subject, obj, own, reflexive = _FORMS[person]
     if low in _SUBJECT:
@@ -110,6 +133,8 @@ def _pronoun(low: str, tokens: list[str], k: int, person: int) -> str:
         return reflexive
     after = next((t for t in tokens[k + 1 :] if t.strip()), "")
     owned = after[:1].isalpha() and after.lower() not in _NOT_OWNED
+    if strict and after.lower() in _PRONOUN_AFTER:
+        owned = False
     return own if owned else obj
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import math
+import statistics
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -151,6 +152,43 @@ def emotions(series: RunSeries) -> Any:
             )
         )  # fmt: skip
     return fig
+
+
+def distributions(series: RunSeries) -> Any:
+    """How emotion S spreads across the agents and favorability across the edges, round by
+    round: a box per round (quartiles; whiskers at the least and greatest value)."""
+    from plotly.subplots import make_subplots
+
+    go = _go()
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=("emotion S across agents", "favorability across edges")
+    )
+    favs = [[f for row in matrix for f in row if f is not None] for matrix in series.fav]
+    for col, (values, color) in enumerate(((series.emotion, "#4c78a8"), (favs, "#e45756")), 1):
+        q1, median, q3 = zip(*(_quartiles(v) for v in values), strict=True)
+        fig.add_trace(
+            go.Box(
+                x=series.rounds, q1=q1, median=median, q3=q3,
+                lowerfence=[min(v, default=0.0) for v in values],
+                upperfence=[max(v, default=0.0) for v in values],
+                marker_color=color, showlegend=False,
+            ),
+            row=1, col=col,
+        )  # fmt: skip
+    fig.update_xaxes(title_text="round")
+    fig.update_yaxes(range=[0, 1], row=1, col=1)
+    fig.update_yaxes(range=[-1, 1], row=1, col=2)
+    fig.update_layout(height=380, margin={"t": 50})
+    return fig
+
+
+def _quartiles(values: Sequence[float]) -> tuple[float, float, float]:
+    """The first quartile, median and third quartile (a lone value is all three)."""
+    if len(values) < 2:
+        one = values[0] if values else 0.0
+        return one, one, one
+    q1, median, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q1, median, q3
 
 
 def needs(series: RunSeries, category_of: Mapping[str, str]) -> Any:

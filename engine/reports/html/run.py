@@ -1,7 +1,7 @@
 """The report of one run: the signed favorability network and the favorability heatmap of
-every round behind a round slider, emotion and need curves per agent, the metrics over
-rounds, the transcript with an anchor per round, the lineage and the run card (the run
-read once: ``series``)."""
+every round behind a round slider, emotion and need curves per agent, the spread of
+emotion and favorability round by round, the metrics over rounds, the transcript with an
+anchor per round, the lineage and the run card (the run read once: ``series``)."""
 
 from __future__ import annotations
 
@@ -53,6 +53,7 @@ def run_report(
         network=figure_json(figures.network(series, last)),
         heatmap=figure_json(figures.heatmap(series, last)),
         emotions=figure_json(figures.emotions(series)),
+        distributions=figure_json(figures.distributions(series)),
         needs=figure_json(figures.needs(series, CATEGORY_OF)),
         metrics=figure_json(figures.metrics(series.rounds, metrics)),
         transcript=series.transcript,

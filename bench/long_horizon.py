@@ -1,0 +1,220 @@
+"""Long-horizon bench: whether the offline model stays believable past the papers' nine rounds.
+
+Run from the repository root::
+
+    .venv/bin/python bench/long_horizon.py                  # every library scenario, 5 seeds
+    .venv/bin/python bench/long_horizon.py --seeds 2 --rounds 30 --fidelity-seeds 3
+    .venv/bin/python bench/long_horizon.py --only bullying,hospital --no-fidelity
+
+Part 1 plays every library scenario for ``--rounds`` rounds (default 60) once per seed,
+offline, and prints per scenario, beside issue 39's targets: the share of agent-rounds with
+S < 0.02 or S > 0.98 in rounds 20 to the end (target <= 5%), the share of edges with
+|fav| > 0.95 at the last round (<= 15%), and the spread of S across agents at the last round
+(the mean over seeds of the standard deviation; >= 0.08 in every scenario). Then the
+bullying semantics without intervention: rounds 10 to the end in which the targeted student
+(the scenario's first agent, Alice) is below the class mean emotion, and in which the bully
+(Jane) regards her negatively (target: every round).
+
+Part 2 is the fidelity bench's nine-round table (bench/fidelity.py, part 1) and its
+Spearman rho against conflict rank, target <= -0.9 for Fav, balance and repair (a metric
+undefined in a run is left out of the rho over runs, and the table says how many runs
+define it).
+
+Output is Markdown, ready for docs/papers.md. The bench never fails on a missed target.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from fidelity import (  # noqa: E402
+    FALLING,
+    SOCIAL,
+    num,
+    play_scenarios,
+    print_scenarios,
+    revision,
+    trends,
+)
+
+from engine.core.scenario import library_ids, resolve_scenario  # noqa: E402
+from engine.round.simulation import Simulation  # noqa: E402
+
+#: Issue 39's targets: saturated agent-rounds, saturated edges, spread of S, Spearman's rho.
+SATURATED_AT, MAX_SATURATED = 0.02, 5.0
+EXTREME_FAV, MAX_EXTREME = 0.95, 15.0
+MIN_SPREAD = 0.08
+MAX_RHO = -0.9
+#: Agent-rounds are counted from this round on.
+SETTLED = 20
+#: Bullying without intervention: the targeted student and the bully, from this round on.
+TARGETED, BULLY, FROM_ROUND = "Alice", "Jane", 10
+
+
+@dataclass
+class Horizon:
+    """One scenario's long runs: per seed, saturated and counted agent-rounds, extreme and
+    counted edges at the end, the spread of S at the end."""
+
+    id: str
+    saturated: int = 0
+    agent_rounds: int = 0
+    extreme: int = 0
+    edges: int = 0
+    spreads: list[float] = field(default_factory=list)
+    mean_s: list[float] = field(default_factory=list)
+    mean_fav: list[float] = field(default_factory=list)
+    #: Bullying only: (rounds the targeted student is below the mean, rounds the bully's
+    #: regard for her is negative, rounds counted), summed over seeds.
+    semantics: list[int] = field(default_factory=lambda: [0, 0, 0])
+
+    @property
+    def saturated_pct(self) -> float:
+        return 100.0 * self.saturated / max(self.agent_rounds, 1)
+
+    @property
+    def extreme_pct(self) -> float:
+        return 100.0 * self.extreme / max(self.edges, 1)
+
+    @property
+    def spread(self) -> float:
+        return statistics.fmean(self.spreads)
+
+
+async def play_long(ids: Sequence[str], seeds: int, rounds: int) -> list[Horizon]:
+    """Play every scenario ``rounds`` rounds once per seed and collect its figures."""
+    out = []
+    for scenario_id in ids:
+        scenario = resolve_scenario(scenario_id)
+        h = Horizon(scenario_id)
+        for seed in range(seeds):
+            sim = Simulation.new(scenario, seed=seed, rounds=rounds)
+            await sim.run()
+            states = [r.state for r in sim.records]
+            for state in states[SETTLED:]:
+                for agent in state.agents.values():
+                    h.agent_rounds += 1
+                    h.saturated += not SATURATED_AT <= agent.emotion <= 1 - SATURATED_AT
+            last = states[-1]
+            favs = [r.fav for a in last.agents.values() for r in a.relations.values()]
+            h.edges += len(favs)
+            h.extreme += sum(abs(f) > EXTREME_FAV for f in favs)
+            emotions = [a.emotion for a in last.agents.values()]
+            h.spreads.append(statistics.pstdev(emotions))
+            h.mean_s.append(statistics.fmean(emotions))
+            h.mean_fav.append(statistics.fmean(favs) if favs else 0.0)
+            if scenario_id == "bullying":
+                for state in states[FROM_ROUND:]:
+                    agents = state.agents
+                    mean = statistics.fmean(a.emotion for a in agents.values())
+                    h.semantics[0] += agents[TARGETED].emotion < mean
+                    h.semantics[1] += agents[BULLY].relations[TARGETED].fav < 0
+                    h.semantics[2] += 1
+        out.append(h)
+    return out
+
+
+def _ok(good: bool) -> str:
+    return " ✓" if good else " ✗"
+
+
+def print_long(results: Sequence[Horizon], seeds: int, rounds: int) -> None:
+    print(f"### Every library scenario x {seeds} seeds x {rounds} rounds\n")
+    print(
+        f"| scenario | S saturated, rounds {SETTLED}-{rounds} (≤ {MAX_SATURATED:g}%) "
+        f"| \\|fav\\| > {EXTREME_FAV} at {rounds} (≤ {MAX_EXTREME:g}%) "
+        f"| std of S at {rounds} (≥ {MIN_SPREAD}) | mean S at {rounds} | mean fav at {rounds} |"
+    )
+    print("|---|---|---|---|---|---|")
+    for h in results:
+        print(
+            f"| {h.id} | {h.saturated_pct:.1f}%{_ok(h.saturated_pct <= MAX_SATURATED)} "
+            f"| {h.extreme_pct:.1f}%{_ok(h.extreme_pct <= MAX_EXTREME)} "
+            f"| {h.spread:.3f}{_ok(h.spread >= MIN_SPREAD)} "
+            f"| {statistics.fmean(h.mean_s):.2f} | {statistics.fmean(h.mean_fav):+.2f} |"
+        )
+    saturated = sum(h.saturated for h in results) / max(sum(h.agent_rounds for h in results), 1)
+    extreme = sum(h.extreme for h in results) / max(sum(h.edges for h in results), 1)
+    low = [h.id for h in results if h.spread < MIN_SPREAD]
+    print(
+        f"\nAll scenarios: S saturated {100 * saturated:.1f}% (≤ {MAX_SATURATED:g}%), "
+        f"\\|fav\\| > {EXTREME_FAV} {100 * extreme:.1f}% (≤ {MAX_EXTREME:g}%), "
+        f"std of S below {MIN_SPREAD} in {len(low)} of {len(results)} scenarios"
+        + (f" ({', '.join(low)})" if low else "")
+        + "."
+    )
+    bullying = next((h for h in results if h.id == "bullying"), None)
+    if bullying and bullying.semantics[2]:
+        below, negative, counted = bullying.semantics
+        print(
+            f"\nBullying without intervention, rounds {FROM_ROUND}-{rounds} over {seeds} seeds: "
+            f"{TARGETED} below the class mean emotion in {below} of {counted} rounds"
+            f"{_ok(below == counted)}, {BULLY}'s regard for her negative in {negative} of "
+            f"{counted}{_ok(negative == counted)} (target: all)."
+        )
+
+
+def print_rho(results: Sequence, seeds: int) -> None:
+    ours = trends(results)
+    print(f"\n### Spearman rho against conflict rank at nine rounds, {seeds} seeds\n")
+    print("| metric | over runs | over scenario means | runs defining it | target |")
+    print("|---|---|---|---|---|")
+    for metric in FALLING:
+        runs, means = ours[metric]
+        defined = sum(run[metric] is not None for r in results for run in r.runs)
+        total = sum(len(r.runs) for r in results)
+        marks = ["" if rho is None else _ok(rho <= MAX_RHO) for rho in (runs, means)]
+        print(
+            f"| {metric} | {num(runs)}{marks[0]} | {num(means)}{marks[1]} "
+            f"| {defined}/{total} | ≤ {MAX_RHO} |"
+        )
+    undefined = [
+        f"{r.id} ({sum(run['repair'] is None for run in r.runs)}/{len(r.runs)})"
+        for r in results
+        if any(run["repair"] is None for run in r.runs)
+    ]
+    print(
+        "\nRepair is undefined in a run with no edge that ever turned hostile; such runs are "
+        "left out of the rho over runs"
+        + (f": {', '.join(undefined)}" if undefined else " (none here)")
+        + ". Over scenario means repair is pooled per scenario (App. D)."
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5, help="seeds per scenario (long runs)")
+    parser.add_argument("--rounds", type=int, default=60, help="rounds of each long run")
+    parser.add_argument("--only", help="comma-separated scenario ids (default: the library)")
+    parser.add_argument("--fidelity-seeds", type=int, default=10, help="seeds at nine rounds")
+    parser.add_argument("--no-fidelity", action="store_true", help="skip the nine-round part")
+    args = parser.parse_args()
+    ids = args.only.split(",") if args.only else library_ids()
+    wall, cpu = time.perf_counter(), time.process_time()
+    long_runs = asyncio.run(play_long(ids, args.seeds, args.rounds))
+    nine = None if args.no_fidelity else asyncio.run(play_scenarios(SOCIAL, args.fidelity_seeds))
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(f"Offline model, revision {revision()}\n")
+    print_long(long_runs, args.seeds, args.rounds)
+    if nine is not None:
+        print()
+        print_scenarios(nine, args.fidelity_seeds)
+        print_rho(nine, args.fidelity_seeds)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"\n{wall:.1f} s wall, {cpu:.1f} s CPU, load average {load}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,210 @@
+"""The offline dynamics of version 2 (engine/minds/offline/params.py, ``Dynamics``), each
+mechanism shown alone: with it the pattern it carries holds, switched off (the other
+mechanisms as they are) the pattern goes. Agents' acts are forced, so only the mechanism
+under test differs between the two runs of a seed."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from test_offline_mind import make_scenario, says, silent
+
+from engine import ForcedAction, Mode, OfflineMind, Simulation, Status
+from engine.core.rules import RIVAL_AT
+from engine.core.scenario import Scenario
+from engine.core.state import RoundRecord
+from engine.minds.offline.params import CURRENT, DYNAMICS
+
+#: Affective variability off, so a run's emotions move only by the mechanism under test.
+STILL = replace(CURRENT, variability=0.0)
+NAMES = ("Ivy", "Jo", "Kit", "Lu")
+
+
+def cast(relations: list[dict] | None = None, **people: dict) -> Scenario:
+    """Ivy, Jo, Kit and Lu (balanced, S 0.5 unless ``people`` says otherwise)."""
+    agents = [{"name": n, "archetype": "balanced", **people.get(n, {})} for n in NAMES]
+    return make_scenario(agents, relations, rounds=40)
+
+
+async def play(
+    scenario: Scenario, rounds: list[list[ForcedAction]], seed: int = 1, **changes: object
+) -> list[RoundRecord]:
+    """Rounds with these forced acts (everyone else silent), under STILL with ``changes``."""
+    mind = OfflineMind(seed)
+    mind.dynamics = replace(STILL, **changes)
+    sim = Simulation.new(scenario, seed=seed, mind=mind, rounds=len(rounds))
+    records = []
+    for acts in rounds:
+        acting = {a.agent for a in acts}
+        for act in acts:
+            sim.force(act)
+        for name in scenario.names:
+            if name not in acting:
+                sim.force(silent(name))
+        records.append(await sim.step())
+    return records
+
+
+def emotion(record: RoundRecord, agent: str) -> float:
+    return record.state.agents[agent].emotion
+
+
+def fav(record: RoundRecord, i: str, j: str) -> float:
+    return record.state.agents[i].relations[j].fav
+
+
+def test_version_1_is_every_mechanism_off_and_new_runs_play_the_newest() -> None:
+    old = DYNAMICS[1]
+    assert (old.bound, old.fav_bound, old.inertia, old.fading, old.persistence) == (0, 0, 0, 0, 0)
+    assert (old.negativity, old.variability, old.variety, old.rest) == (1.0, 0.0, False, 0.5)
+    assert OfflineMind(0).dynamics == CURRENT == DYNAMICS[max(DYNAMICS)]
+
+
+async def test_emotion_adapts_back_to_the_persona_baseline() -> None:
+    scenario = cast(Ivy={"emotion": 0.6})
+    hurt = [[says("Jo", "Ivy", "oppose")]] * 3 + [[]] * 12
+    on = await play(scenario, hurt)
+    off = await play(scenario, hurt, adaptation=0.0)
+    assert emotion(on[2], "Ivy") < 0.5 and emotion(off[2], "Ivy") < 0.5  # both hurt
+    assert abs(emotion(on[-1], "Ivy") - 0.6) < 0.02  # back at her own baseline, not 0.5
+    assert emotion(off[-1], "Ivy") == emotion(off[3], "Ivy") < 0.5  # stays where it fell
+
+
+async def test_a_thin_skinned_persona_adapts_more_slowly() -> None:
+    scenario = cast(Ivy={"archetype": "reserved"}, Kit={"archetype": "dominant"})
+    hit = [[says("Jo", "Ivy", "oppose"), says("Lu", "Kit", "oppose")]] + [[]] * 3
+
+    def kept(records: list[RoundRecord], agent: str) -> float:
+        """The share of the first round's fall still there three rounds later."""
+        return (0.5 - emotion(records[-1], agent)) / (0.5 - emotion(records[0], agent))
+
+    on = await play(scenario, hit)
+    off = await play(scenario, hit, by_temper=False)
+    assert kept(on, "Ivy") > kept(on, "Kit") + 0.1
+    assert kept(off, "Ivy") == pytest.approx(kept(off, "Kit"), abs=0.02)
+
+
+def reached(values: list[float], level: float) -> int:
+    """The first round (from 1) a value is at ``level`` or above, else past the last."""
+    return next((k for k, v in enumerate(values, 1) if v >= level), len(values) + 1)
+
+
+async def test_emotion_slows_near_its_bound() -> None:
+    backed = [[says("Jo", "Ivy", "support"), says("Kit", "Ivy", "support")]] * 30
+    on = await play(cast(), backed, adaptation=0.0)
+    off = await play(cast(), backed, adaptation=0.0, bound=0.0)
+    on_s, off_s = [emotion(r, "Ivy") for r in on], [emotion(r, "Ivy") for r in off]
+    assert reached(off_s, 0.6) == reached(on_s, 0.6)  # the same away from the bound
+    assert on_s[1] == off_s[1] > 0.8  # then, from the same level, half the rise or less
+    assert on_s[2] - on_s[1] < 0.7 * (off_s[2] - off_s[1])
+    assert off_s[-1] == 1.0 and reached(on_s, 0.99) > reached(off_s, 0.99)
+
+
+async def test_favorability_slows_near_its_bound() -> None:
+    backed = [[says("Jo", "Ivy", "support")]] * 30
+    still = {"inertia": 0.0, "fading": 0.0}
+    on = [fav(r, "Ivy", "Jo") for r in await play(cast(), backed, **still)]
+    off = [fav(r, "Ivy", "Jo") for r in await play(cast(), backed, fav_bound=0.0, **still)]
+    assert reached(off, 0.3) == reached(on, 0.3)  # the same away from the bound
+    assert off[-1] == 1.0 and reached(on, 0.99) > 2 * reached(off, 0.99)
+
+
+async def test_an_established_tie_moves_less() -> None:
+    strong = cast([{"from": "Ivy", "to": "Jo", "fav": 0.8}])
+    hit = [[says("Jo", "Ivy", "oppose")]]
+
+    def fall(records: list[RoundRecord], start: float) -> float:
+        return start - fav(records[0], "Ivy", "Jo")
+
+    on = fall(await play(strong, hit), 0.8) / fall(await play(cast(), hit), 0.0)
+    off = fall(await play(strong, hit, inertia=0.0), 0.8) / fall(
+        await play(cast(), hit, inertia=0.0), 0.0
+    )
+    assert on < 0.8 and off == pytest.approx(1.0, abs=0.01)
+
+
+async def test_a_slight_weighs_more_than_a_kindness() -> None:
+    def moved(records: list[RoundRecord]) -> float:
+        return abs(fav(records[0], "Ivy", "Jo"))
+
+    hit, backed = [[says("Jo", "Ivy", "oppose")]], [[says("Jo", "Ivy", "support")]]
+    on = moved(await play(cast(), hit)) / moved(await play(cast(), backed))
+    off = moved(await play(cast(), hit, negativity=1.0)) / moved(
+        await play(cast(), backed, negativity=1.0)
+    )
+    assert on == pytest.approx(1.5 * off, rel=0.02)
+
+
+async def test_an_old_slight_fades_toward_the_starting_regard() -> None:
+    """Jo slights Ivy, then speaks each round to Kit, which moves nothing by itself."""
+    friends = cast([{"from": "Ivy", "to": "Jo", "fav": 0.6}])
+    then = [[says("Jo", "Ivy", "oppose")]] + [[says("Jo", "Kit", "neutral")]] * 15
+    on = [fav(r, "Ivy", "Jo") for r in await play(friends, then)]
+    off = [fav(r, "Ivy", "Jo") for r in await play(friends, then, fading=0.0)]
+    assert on[0] == off[0] < 0.45  # the slight
+    assert off[-1] == off[1] < 0.55  # then it weighs as much as on the next day
+    assert on[1] + 0.03 < on[-1] <= 0.6  # it weighs less: back toward the start, not past it
+
+
+async def test_an_unrepaired_grudge_persists_while_its_holder_keeps_attacking() -> None:
+    feud = cast([{"from": "Ivy", "to": "Jo", "fav": -0.4, "status": "rival"}])
+    attacks = [[says("Ivy", "Jo", "oppose")]] * 8
+    on = await play(feud, attacks)
+    off = await play(feud, attacks, persistence=0.0)
+    hostile = (Status.RIVAL, Status.ENEMY)
+    assert all(r.state.agents["Ivy"].relations["Jo"].status in hostile for r in on)
+    assert fav(on[-1], "Ivy", "Jo") < RIVAL_AT
+    assert off[-1].state.agents["Ivy"].relations["Jo"].status not in hostile
+
+
+async def test_a_dominant_agent_distrusts_a_foes_overture() -> None:
+    feud = cast(
+        [{"from": "Ivy", "to": "Jo", "fav": -0.6, "status": "enemy"}], Ivy={"archetype": "dominant"}
+    )
+    overture = [[says("Jo", "Ivy", "support")]]
+    on = await play(feud, overture)
+    off = await play(feud, overture, distrust=0.0)
+    assert fav(off[0], "Ivy", "Jo") - (-0.6) > 2 * (fav(on[0], "Ivy", "Jo") - (-0.6)) > 0
+
+
+async def test_affect_varies_round_to_round_seeded_by_the_run() -> None:
+    quiet = [[]] * 10
+    on = [emotion(r, "Ivy") for r in await play(cast(), quiet, variability=0.08)]
+    again = [emotion(r, "Ivy") for r in await play(cast(), quiet, variability=0.08)]
+    other = [emotion(r, "Ivy") for r in await play(cast(), quiet, seed=2, variability=0.08)]
+    off = [emotion(r, "Ivy") for r in await play(cast(), quiet)]
+    assert on == again != other
+    assert max(on) - min(on) > 0.05
+    assert set(off) == {0.5}
+
+
+async def test_speech_does_not_repeat_a_line_over_a_long_run() -> None:
+    """Over 30 rounds at least 80% of each speaking agent's utterances are distinct once
+    every agent's name is taken out; version 1 repeated itself."""
+    from engine import load_library
+
+    shares: dict[tuple[int, str, int], dict[str, float]] = {}
+    for version in (1, 2):
+        for scenario_id in ("tavern", "bullying", "village-assembly"):
+            scenario = load_library(scenario_id)
+            for seed in (1, 2):
+                sim = Simulation.new(
+                    scenario, seed=seed, rounds=30, mind=OfflineMind(seed, version)
+                )
+                await sim.run()
+                said: dict[str, list[str]] = {}
+                for record in sim.records:
+                    for a in record.actions:
+                        if a.mode is not Mode.SILENT:
+                            text = a.utterance
+                            for name in scenario.names:
+                                text = text.replace(name, "X")
+                            said.setdefault(a.speaker, []).append(text)
+                shares[(version, scenario_id, seed)] = {
+                    who: len(set(texts)) / len(texts) for who, texts in said.items()
+                }
+    new = [s for (v, _, _), by in shares.items() if v == 2 for s in by.values()]
+    old = [s for (v, _, _), by in shares.items() if v == 1 for s in by.values()]
+    assert min(new) >= 0.8, shares
+    assert min(old) < 0.8
