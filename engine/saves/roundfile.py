@@ -43,7 +43,7 @@ from ..core.state import (
     ScenarioEvent,
     WorldState,
 )
-from .columnar import EdgeColumns, StateFrame
+from .columnar import EdgeColumns, PackedEdges, PackedState, StateFrame
 
 #: A keyframe every this many rounds: rebuilding a round reads at most this many files
 #: (see docs/formats.md, Keyframes, for the measured trade-off).
@@ -138,27 +138,30 @@ def _masks(named: dict[str, list[str]], names: list[str]) -> list[int]:
 
 
 class Keyframe(_Model):
-    """The whole state after a round, as columns (``frame``, format 5) or as the state
-    model formats 2 to 4 stored (``state``), and the repair counter then (None in a
-    format-2 round, whose run is counted from round 0)."""
+    """The whole state after a round, as packed columns (``packed``, format 6), coded
+    columns (``frame``, format 5) or the state model formats 2 to 4 stored (``state``), and
+    the repair counter then (None in a format-2 round, whose run is counted from round 0)."""
 
+    packed: PackedState | None = None
     frame: StateFrame | None = None
     state: WorldState | None = None
     repair: RepairMarks | None = None
 
     @model_validator(mode="after")
     def _one_state(self) -> Keyframe:
-        if (self.frame is None) == (self.state is None):
-            raise ValueError("a keyframe holds its state once: as a frame or as a state")
+        if sum(s is not None for s in (self.packed, self.frame, self.state)) != 1:
+            raise ValueError("a keyframe holds its state once: packed, as a frame or as a state")
         return self
 
     @classmethod
     def of(cls, state: StateColumns, repair: RepairMarks) -> Keyframe:
         """The keyframe of ``state`` with the repair counter's marks then."""
-        return cls(frame=StateFrame.of(state), repair=repair)
+        return cls(packed=PackedState.of(state), repair=repair)
 
     def columns(self) -> StateColumns:
         """The state as columns."""
+        if self.packed is not None:
+            return self.packed.columns()
         if self.frame is not None:
             return self.frame.columns()
         assert self.state is not None
@@ -173,7 +176,9 @@ class RoundFile(_Model):
     events: list[ScenarioEvent] = []
     actions: list[Action] = []
     emotion_changes: list[EmotionChange] = []
-    #: The relation changes: ``edges`` since format 5, ``relations`` before.
+    #: The relation changes: ``packed`` since format 6, ``edges`` in format 5, ``relations``
+    #: before.
+    packed: PackedEdges | None = None
     edges: EdgeColumns | None = None
     relations: RelationColumns | None = None
     need_deltas: dict[str, dict[str, float]] = {}
@@ -223,14 +228,17 @@ class RoundFile(_Model):
         return RoundRecord(**self._log_fields(), state=state)
 
     @property
-    def columns(self) -> EdgeColumns | RelationColumns:
+    def columns(self) -> PackedEdges | EdgeColumns | RelationColumns:
         """The relation changes, in the form the file holds them."""
-        return self.edges or self.relations or EdgeColumns()
+        return self.packed or self.edges or self.relations or EdgeColumns()
 
     def _log_fields(self) -> dict[str, Any]:
         # the records' changes are read as RoundChanges are: any order of the agents will do
         columns = self.columns
-        names = list(dict.fromkeys([*columns.source, *columns.target]))
+        if isinstance(columns, PackedEdges):
+            names = columns.names
+        else:
+            names = list(dict.fromkeys([*columns.source, *columns.target]))
         return {
             "round": self.round,
             "events": self.events,
@@ -275,7 +283,7 @@ def round_file(
         events=played.events,
         actions=played.actions,
         emotion_changes=changes.emotions,
-        edges=EdgeColumns.of_changes(changes),
+        packed=PackedEdges.of_changes(changes),
         need_deltas=changes.need_deltas,
         needs=changes.needs,
         theta=changes.theta,
