@@ -252,7 +252,9 @@ def _changes_problem(file: RoundFile, cast: set[str]) -> str | None:
     return problem or _agent_changes_problem(file, cast)
 
 
-def _edges_problem(cols: EdgeColumns | RelationColumns, cast: set[str], round_no: int) -> str | None:
+def _edges_problem(
+    cols: EdgeColumns | RelationColumns, cast: set[str], round_no: int
+) -> str | None:
     """What is wrong with the relation changes of a file of format 2 to 5."""
     edges = list(zip(cols.source, cols.target, strict=True))
     for source, target in edges:
@@ -284,7 +286,9 @@ def _packed_edges_problem(cols: PackedEdges, cast: set[str]) -> str | None:
     if len(set(cols.names)) != count:
         return "it names an agent twice"
     source, target = cols.source, cols.target
-    if len(source) and not (0 <= min(source.min(), target.min()) <= max(source.max(), target.max()) < count):
+    if len(source) and not (
+        0 <= min(source.min(), target.min()) <= max(source.max(), target.max()) < count
+    ):
         return "it names an agent it does not list"
     same = source == target
     if same.any():

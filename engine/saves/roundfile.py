@@ -38,6 +38,7 @@ from ..core.scenario import Status
 from ..core.state import (
     Action,
     EmotionChange,
+    RelationChange,
     RoundLog,
     RoundRecord,
     ScenarioEvent,
@@ -219,9 +220,10 @@ class RoundFile(_Model):
             keyframe=Keyframe(state=record.state),
         )
 
-    def log(self) -> RoundLog:
-        """What happened in the round, without the state."""
-        return RoundLog(**self._log_fields())
+    def log(self, relations: bool = True) -> RoundLog:
+        """What happened in the round, without the state; without its relation changes
+        too unless ``relations`` (:meth:`changes` has them as arrays, no model an edge)."""
+        return RoundLog(**self._log_fields(relations))
 
     def record(self, state: WorldState) -> RoundRecord:
         """The round's record with ``state``, the state after it."""
@@ -232,23 +234,26 @@ class RoundFile(_Model):
         """The relation changes, in the form the file holds them."""
         return self.packed or self.edges or self.relations or EdgeColumns()
 
-    def _log_fields(self) -> dict[str, Any]:
+    def _log_fields(self, relations: bool = True) -> dict[str, Any]:
+        return {
+            "round": self.round,
+            "events": self.events,
+            "actions": self.actions,
+            "emotion_changes": self.emotion_changes,
+            "relation_changes": self._relation_changes() if relations else [],
+            "need_deltas": self.need_deltas,
+            "llm_calls": self.llm_calls,
+            "usage": self.usage,
+        }
+
+    def _relation_changes(self) -> list[RelationChange]:
         # the records' changes are read as RoundChanges are: any order of the agents will do
         columns = self.columns
         if isinstance(columns, PackedEdges):
             names = columns.names
         else:
             names = list(dict.fromkeys([*columns.source, *columns.target]))
-        return {
-            "round": self.round,
-            "events": self.events,
-            "actions": self.actions,
-            "emotion_changes": self.emotion_changes,
-            "relation_changes": columns.of(self.round, names).relation_changes(),
-            "need_deltas": self.need_deltas,
-            "llm_calls": self.llm_calls,
-            "usage": self.usage,
-        }
+        return columns.of(self.round, names).relation_changes()
 
     def changes(self, names: list[str]) -> RoundChanges:
         """What the round changed, among agents ``names``."""

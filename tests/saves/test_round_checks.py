@@ -158,13 +158,25 @@ def _self(doc: dict) -> None:
     ("edit", "problem"),
     [
         *FORGED_ROUNDS,
-        (lambda d: _packed(d["packed"], "fav", list.pop), "relation columns have different lengths"),
+        (
+            lambda d: _packed(d["packed"], "fav", list.pop),
+            "relation columns have different lengths",
+        ),
         (_self, "themself"),
-        (lambda d: _packed(d["packed"], "delta", lambda v: v.__setitem__(0, float("inf"))), "not a number"),
+        (
+            lambda d: _packed(d["packed"], "delta", lambda v: v.__setitem__(0, float("inf"))),
+            "not a number",
+        ),
         (lambda d: _packed(d["packed"], "fav", lambda v: v.__setitem__(0, 1.5)), "outside -1..1"),
         (lambda d: _packed(d["packed"], "source", lambda v: v.__setitem__(0, 9)), "does not list"),
-        (lambda d: _packed(d["packed"], "note", lambda v: v.__setitem__(0, 99)), "a note it does not"),
-        (lambda d: d["packed"].update(names=["Zed", *d["packed"]["names"][1:]]), "'Zed', who is not"),
+        (
+            lambda d: _packed(d["packed"], "note", lambda v: v.__setitem__(0, 99)),
+            "a note it does not",
+        ),
+        (
+            lambda d: d["packed"].update(names=["Zed", *d["packed"]["names"][1:]]),
+            "'Zed', who is not",
+        ),
         (lambda d: d["packed"].update(fav="x2:AAAA"), "packed.fav"),
     ],
     ids=[*FORGED_IDS, "uneven", "self", "inf", "fav", "index", "note", "names", "malformed"],
