@@ -27,10 +27,17 @@ UNCHANGED = ("0.0", "", "", "")
 
 
 def relation_rows(
-    run_id: str, round_no: int, v: StateColumns, c: RoundChanges, safe: Callable[[str], str]
+    run_id: str,
+    round_no: int,
+    v: StateColumns,
+    c: RoundChanges,
+    safe: Callable[[str], str],
+    changed_only: bool = False,
 ) -> Iterator[tuple]:
     """The rows of round ``round_no`` (state ``v`` after changes ``c``), cells as they are;
-    ``safe`` applied to the text cells."""
+    ``safe`` applied to the text cells; only the edges the round changed if
+    ``changed_only`` (round 0, the start, whole)."""
+    changed_only = changed_only and round_no > 0
     n, names = len(v.names), [safe(name) for name in v.names]
     at = _changed_at(v, c).tolist()
     fav, codes = v.fav.ravel().tolist(), v.status.ravel().tolist()
@@ -42,6 +49,8 @@ def relation_rows(
                 continue
             e = i * n + j
             k, status = at[e], STATUSES[codes[e]]
+            if k < 0 and changed_only:
+                continue
             if k < 0:  # status is a StrEnum: csv writes its value
                 yield run_id, round_no, source, target, fav[e], status, 0.0, "", "", ""
             else:
@@ -50,7 +59,12 @@ def relation_rows(
 
 
 def relation_lines(
-    run_id: str, round_no: int, v: StateColumns, c: RoundChanges, cell: Callable[[str], str]
+    run_id: str,
+    round_no: int,
+    v: StateColumns,
+    c: RoundChanges,
+    cell: Callable[[str], str],
+    changed_only: bool = False,
 ) -> str:
     """The CSV lines of :func:`relation_rows` (``cell``: a text cell as CSV writes it)."""
     import numpy as np
@@ -75,8 +89,8 @@ def relation_lines(
         + _texts(c.importance[k].tolist()) + "," + summaries
     )  # fmt: skip
     rows += tail
-    rows = rows[~np.eye(n, dtype=bool).ravel()]
-    return "\n".join(rows.tolist()) + "\n"
+    rows = rows[changed if changed_only and round_no > 0 else ~np.eye(n, dtype=bool).ravel()]
+    return "".join(line + "\n" for line in rows.tolist())
 
 
 def csv_text(value: str) -> str:

@@ -358,6 +358,8 @@ class _Tables:
         self.writers: dict[str, Any] = {}
         #: The relations table's CSV file, written column-wise (None: Parquet).
         self.relations: TextIO | None = None
+        #: Whether the relations table holds only the edges each round changed.
+        self.changed_only = False
         for name, file in zip(COLUMNS, self.names, strict=True):
             if parquet:
                 table = ParquetTable(staging / file, name, COLUMNS[name])
@@ -381,10 +383,18 @@ class _Tables:
         for name, rows in LOG_TABLES.items():
             writers[name].writerows(map(self.cells, rows(run_id, log)))
         for name, state_rows in STATE_TABLES.items():
-            if name == "relations" and self.relations is not None:
-                self.relations.write(relation_lines(run_id, log.round, values, changes, self.cell))
-                continue
-            writers[name].writerows(state_rows(run_id, log, values, changes, self.safe))
+            if name != "relations":
+                writers[name].writerows(state_rows(run_id, log, values, changes, self.safe))
+            elif self.relations is not None:
+                lines = relation_lines(
+                    run_id, log.round, values, changes, self.cell, self.changed_only
+                )
+                self.relations.write(lines)
+            else:
+                rows = relation_rows(
+                    run_id, log.round, values, changes, self.safe, self.changed_only
+                )
+                writers[name].writerows(rows)
         writers["metrics"].writerows(_metrics(run_id, metrics))
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:
@@ -496,11 +506,14 @@ def export_run(
     measurements: dict[str, list[dict]] | None = None,
     *,
     formats: Iterable[str] = (),
+    changed_only: bool = False,
 ) -> list[Path]:
     """Write a run (its rounds, round 0 first) into ``out`` in the default formats (the
     CSV tables and ``card.json``) and those named in ``formats`` (:data:`FORMATS`);
-    returns the paths written. The metrics come from a :class:`History`'s index, or are
-    computed from the states as they stream by.
+    returns the paths written. ``changed_only``: the relations table holds only the edges
+    each round changed (round 0 whole; docs/formats.md rebuilds the dense table). The
+    metrics come from a :class:`History`'s index, or are computed from the states as they
+    stream by.
 
     The LLM tables hold only their header for runs of the offline model.
     """
@@ -514,7 +527,7 @@ def export_run(
     except OSError as err:
         raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
     with locked(out):
-        return _export(meta, history, out, measurements or {}, chosen)
+        return _export(meta, history, out, measurements or {}, chosen, changed_only)
 
 
 def _export(
@@ -523,6 +536,7 @@ def _export(
     out: Path,
     taken: dict[str, list[dict]],
     chosen: list[Format],
+    changed_only: bool = False,
 ) -> list[Path]:
     """:func:`export_run` in the ``chosen`` formats, the export folder's lock held."""
     try:
@@ -534,6 +548,9 @@ def _export(
         os.chmod(staging, 0o777 & ~umask())  # mkdtemp's 0700, made what mkdir would give
         with ExitStack() as stack, gc_paused():
             writers = [f.open(staging, meta, stack) for f in chosen]
+            for writer in writers:
+                if isinstance(writer, _Tables):
+                    writer.changed_only = changed_only
             # The rounds there are now: a run still playing may add some while they are read.
             count = len(history)
             rounds = _rounds(history, count, full=any(w.full_rounds for w in writers))

@@ -363,3 +363,28 @@ async def test_the_relations_csv_is_the_text_csv_writes_for_its_rows(mini: Scena
     cell = functools.cache(lambda text: csv_text(csv_cell(text)))
     assert relation_lines("run,1", 2, played.after, changes, cell) == out.getvalue()
     assert out.getvalue().count("\n") == 6
+
+
+def test_changed_only_relations_rebuild_the_dense_table_with_the_documented_line(
+    store: SaveStore, saved, tmp_path: Path
+) -> None:
+    """``--changed-only`` writes round 0 whole and then only the changed edges; the pandas
+    line of docs/formats.md rebuilds the dense table's favorability and status."""
+    pd = pytest.importorskip("pandas")
+    meta, _ = saved
+    history = store.history("exp", meta)
+    export_run(meta, history, tmp_path / "dense")
+    export_run(meta, history, tmp_path / "changed", changed_only=True)
+    dense = pd.read_csv(tmp_path / "dense" / "relations.csv")
+    rel = pd.read_csv(tmp_path / "changed" / "relations.csv")
+    assert len(rel) < len(dense) and (rel.round_no == 0).sum() == (dense.round_no == 0).sum()
+    assert rel[rel.round_no > 0].importance.notna().all()  # each a changed edge
+    doc = (Path(__file__).parents[2] / "docs" / "formats.md").read_text()
+    line = re.search(r"```python\n(full = .*?)\n```", doc, re.S)
+    assert line is not None
+    scope = {"pd": pd, "rel": rel}
+    exec(line[1], scope)  # the documented line, as a reader would run it
+    full = scope["full"].sort_values(["round_no", "source", "target"], ignore_index=True)
+    want = dense.sort_values(["round_no", "source", "target"], ignore_index=True)
+    cols = ["round_no", "source", "target", "fav", "status"]
+    pd.testing.assert_frame_equal(full[cols], want[cols], check_dtype=False)
