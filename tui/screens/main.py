@@ -32,8 +32,8 @@ from ..widgets.run_view import RunView
 
 if TYPE_CHECKING:
     from engine import Archetype, ForcedAction
-    from engine.studies.tasks.diagnosis import RunDiagnosis
     from engine.minds.human import Turn
+    from engine.studies.tasks.diagnosis import RunDiagnosis
 
 # The dialogs, other screens and what only they use are imported by the action that opens
 # them: the first frame waits for nothing it does not draw.
