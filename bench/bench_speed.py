@@ -12,8 +12,10 @@ same difference of a whole process playing the run unsaved (``Simulation.new(...
 measured beside it in the same run, so their ratio is the cost of saving. ``export`` and
 ``report`` time ``socialsim export`` and ``socialsim report`` of a saved run; ``app`` starts
 ``socialsim tui RUN`` in a 160x48 tmux window and waits for its first full screen (the
-status line naming the last round). Each figure is the median [min, max] of ``--runs`` runs,
-CPU beside wall; ``uptime``'s load is printed before and after (2 cores shared: say so).
+status line names the last round and the screen stops changing). ``--root`` plays another
+checkout (a worktree of the commit before). Each figure is the median [min, max] of
+``--runs`` runs, CPU beside wall; ``uptime``'s load is printed before and after (2 cores
+shared: say so).
 """
 
 from __future__ import annotations
@@ -84,7 +86,9 @@ def verdict(value: float, target: float) -> str:
 
 
 def _commit(root: Path) -> str:
-    got = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%h"], capture_output=True, text=True)
+    got = subprocess.run(
+        ["git", "-C", str(root), "log", "-1", "--format=%h"], capture_output=True, text=True
+    )
     return got.stdout.strip() or "?"
 
 
@@ -95,7 +99,20 @@ def uptime() -> str:
 def _saved(file: Path, rounds: int, folder: Path) -> Usage:
     saves = Path(tempfile.mkdtemp(prefix="saves-", dir=folder))
     try:
-        return _whole(_cli("run", str(file), "-q", "--seed", "1", "--rounds", str(rounds), "--saves", str(saves)), folder)
+        return _whole(
+            _cli(
+                "run",
+                str(file),
+                "-q",
+                "--seed",
+                "1",
+                "--rounds",
+                str(rounds),
+                "--saves",
+                str(saves),
+            ),
+            folder,
+        )
     finally:
         shutil.rmtree(saves, ignore_errors=True)
 
@@ -116,12 +133,15 @@ def rounds_bench(args: argparse.Namespace, folder: Path) -> None:
                 per[kind].append(((b.cpu - a.cpu) / (hi - lo), (b.wall - a.wall) / (hi - lo)))
         saved, unsaved = ([c for c, _ in per[k]] for k in ("saved", "unsaved"))
         ratios = [s / u for s, u in zip(saved, unsaved, strict=True)]
-        line = f"{n} agents, rounds {lo}..{hi}, seed {args.seed}:"
-        print(f"{line} saved {spread(saved, 'ms', 1e3)} (wall {spread([w for _, w in per['saved']], 'ms', 1e3)})")
-        print(f"{' ' * len(line)} unsaved {spread(unsaved, 'ms', 1e3)} (wall {spread([w for _, w in per['unsaved']], 'ms', 1e3)})")
-        print(f"{' ' * len(line)} saved / unsaved {spread(ratios, '')}, {verdict(statistics.median(ratios), RATIO_TARGET)}")
+        pad = " " * 4
+        print(f"{n} agents, rounds {lo}..{hi}, seed {args.seed}:")
+        for kind, cpu in (("saved", saved), ("unsaved", unsaved)):
+            wall = spread([w for _, w in per[kind]], "ms", 1e3)
+            print(f"{pad}{kind} round: CPU {spread(cpu, 'ms', 1e3)} (wall {wall})")
+        ratio = verdict(statistics.median(ratios), RATIO_TARGET)
+        print(f"{pad}saved / unsaved (run by run): {spread(ratios, '')}, {ratio}")
         if n in SAVED_TARGET:
-            print(f"{' ' * len(line)} saved round {verdict(statistics.median(saved), SAVED_TARGET[n])}")
+            print(f"{pad}saved round: {verdict(statistics.median(saved), SAVED_TARGET[n])}")
 
 
 def _saved_run(n: int, rounds: int, args: argparse.Namespace, folder: Path) -> tuple[Path, str]:
@@ -134,8 +154,14 @@ def _saved_run(n: int, rounds: int, args: argparse.Namespace, folder: Path) -> t
     return saves, run.name
 
 
-def _timed(label: str, make: Callable[[Path], list[str]], folder: Path, runs: int,
-           target: float, size: Callable[[Path], float] | None = None) -> None:
+def _timed(
+    label: str,
+    make: Callable[[Path], list[str]],
+    folder: Path,
+    runs: int,
+    target: float,
+    size: Callable[[Path], float] | None = None,
+) -> None:
     got, sizes = [], []
     for k in range(runs):
         out = folder / f"out-{label.replace(' ', '-')}-{k}"
@@ -144,10 +170,11 @@ def _timed(label: str, make: Callable[[Path], list[str]], folder: Path, runs: in
             sizes.append(size(out))
         shutil.rmtree(out, ignore_errors=True) if out.is_dir() else out.unlink(missing_ok=True)
     cpu = [g.cpu for g in got]
-    print(f"{label}: CPU {spread(cpu)} (wall {spread([g.wall for g in got])}, "
-          f"peak {spread([g.peak_mb for g in got], 'MB')}), {verdict(statistics.median(cpu), target)}")
+    wall, peak = spread([g.wall for g in got]), spread([g.peak_mb for g in got], "MB")
+    print(f"{label}: CPU {spread(cpu)} (wall {wall}, peak {peak})")
+    print(f"    {verdict(statistics.median(cpu), target)}")
     if sizes:
-        print(f"{' ' * len(label)}  size {spread(sizes, 'MB')}, {verdict(statistics.median(sizes), REPORT_MB)}")
+        print(f"    size {spread(sizes, 'MB')}, {verdict(statistics.median(sizes), REPORT_MB)}")
 
 
 def _mb(path: Path) -> float:
@@ -157,21 +184,31 @@ def _mb(path: Path) -> float:
 
 def export_bench(args: argparse.Namespace, folder: Path) -> None:
     saves, run = _saved_run(100, 100, args, folder)
-    _timed("export 100 agents x 100 rounds (dense CSV)",
-           lambda out: _cli("export", run, "--saves", str(saves), "--out", str(out)),
-           folder, args.runs, EXPORT_TARGET)
+    _timed(
+        "export 100 agents x 100 rounds (dense CSV)",
+        lambda out: _cli("export", run, "--saves", str(saves), "--out", str(out)),
+        folder,
+        args.runs,
+        EXPORT_TARGET,
+    )
 
 
 def report_bench(args: argparse.Namespace, folder: Path) -> None:
     saves, run = _saved_run(300, 20, args, folder)
-    _timed("report 300 agents x 20 rounds",
-           lambda out: _cli("report", run, "--saves", str(saves), "--out", str(out)),
-           folder, args.runs, REPORT_TARGET, size=_mb)
+    _timed(
+        "report 300 agents x 20 rounds",
+        lambda out: _cli("report", run, "--saves", str(saves), "--out", str(out)),
+        folder,
+        args.runs,
+        REPORT_TARGET,
+        size=_mb,
+    )
 
 
 def app_bench(args: argparse.Namespace, folder: Path) -> None:
-    """The app's first full screen of a saved run, in tmux: CPU of the app's process (its
-    children's usage after it quits) and wall until the screen names the last round."""
+    """The app's first full screen of a saved run, in tmux: CPU of the app's process until
+    it quits (``q`` once the screen is full) and wall until its screen names the last round
+    and stops changing."""
     for n in args.agents:
         rounds = 12 if n >= 1000 else 30
         saves, run = _saved_run(n, rounds, args, folder)
@@ -179,26 +216,42 @@ def app_bench(args: argparse.Namespace, folder: Path) -> None:
         for k in range(args.runs):
             session = f"i40bench{os.getpid()}{k}"
             done = folder / f"app-{n}-{k}.usage"
-            cmd = (f"cd {PLAY[0]} && PYTHONPATH={PLAY[0]} {sys.executable} -c {_quote(_APP)} {done} "
-                   f"{sys.executable} -m tui.cli tui {run} --saves {saves}")
+            cmd = (
+                f"cd {PLAY[0]} && PYTHONPATH={PLAY[0]} {sys.executable} -c {_quote(_APP)} {done} "
+                f"{sys.executable} -m tui.cli tui {run} --saves {saves}"
+            )
             t0 = time.perf_counter()
-            subprocess.run(["tmux", "new", "-d", "-s", session, "-x", "160", "-y", "48", cmd], check=True)
+            subprocess.run(
+                ["tmux", "new", "-d", "-s", session, "-x", "160", "-y", "48", cmd], check=True
+            )
             try:
-                while time.perf_counter() - t0 < 600:
-                    screen = subprocess.run(["tmux", "capture-pane", "-t", session, "-p"],
-                                            capture_output=True, text=True).stdout
-                    if f"{rounds}/{rounds}" in screen and "loading" not in screen.lower():
-                        break
-                    time.sleep(0.05)
-                wall.append(time.perf_counter() - t0)
+                wall.append(_settled(session, f"round {rounds}/{rounds}", t0))
                 subprocess.run(["tmux", "send-keys", "-t", session, "q"])
                 while not done.exists() and time.perf_counter() - t0 < 900:
                     time.sleep(0.1)
                 cpu.append(float(done.read_text()))
             finally:
                 subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
-        print(f"app first full screen, {n} agents x {rounds} rounds: CPU {spread(cpu)} "
-              f"(until quit; wall to the screen {spread(wall)}), {verdict(statistics.median(cpu), APP_TARGET.get(n, 10))}")
+        target = verdict(statistics.median(cpu), APP_TARGET.get(n, 10))
+        print(f"app first full screen, {n} agents x {rounds} rounds: CPU {spread(cpu)} until quit")
+        print(f"    (wall to the screen {spread(wall)}), {target}")
+
+
+def _settled(session: str, shown: str, t0: float, still: float = 1.0) -> float:
+    """Seconds from ``t0`` until tmux ``session`` shows ``shown`` and its screen then stays
+    the same for ``still`` seconds (the first full screen; the wait itself not counted)."""
+    last, since = "", time.perf_counter()
+    while time.perf_counter() - t0 < 900:
+        screen = subprocess.run(
+            ["tmux", "capture-pane", "-t", session, "-p"], capture_output=True, text=True
+        ).stdout
+        now = time.perf_counter()
+        if screen != last or shown not in screen:
+            last, since = screen, now
+        elif now - since >= still:
+            return since - t0
+        time.sleep(0.05)
+    raise SystemExit(f"the app never showed {shown!r}")
 
 
 _APP = """
@@ -228,7 +281,12 @@ def main() -> None:
     print(f"{PLAY[0]} at {_commit(PLAY[0])}; load before: {uptime()}")
     try:
         for what in args.what:
-            {"rounds": rounds_bench, "export": export_bench, "report": report_bench, "app": app_bench}[what](args, folder)
+            {
+                "rounds": rounds_bench,
+                "export": export_bench,
+                "report": report_bench,
+                "app": app_bench,
+            }[what](args, folder)
     finally:
         print(f"load after: {uptime()}")
         if args.keep is None:

@@ -369,7 +369,7 @@ def test_changed_only_relations_rebuild_the_dense_table_with_the_documented_line
     store: SaveStore, saved, tmp_path: Path
 ) -> None:
     """``--changed-only`` writes round 0 whole and then only the changed edges; the pandas
-    line of docs/formats.md rebuilds the dense table's favorability and status."""
+    expression of docs/formats.md rebuilds the dense table's favorability and status."""
     pd = pytest.importorskip("pandas")
     meta, _ = saved
     history = store.history("exp", meta)
