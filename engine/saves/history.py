@@ -212,7 +212,7 @@ class History(_Rounds):
 
     def llm_calls(self) -> Iterator[LLMCall]:
         """Every recorded LLM exchange, round by round (read from the rounds)."""
-        return (call for log in self.logs() for call in log.llm_calls)
+        return (call for log in self.logs(relations=False) for call in log.llm_calls)
 
     # -- reading -----------------------------------------------------------------------
 

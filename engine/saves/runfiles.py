@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core.metrics import RepairCounter, round_metrics
+from ..core.played import PlayedRound
 from ..core.scenario import Scenario
 from ..core.state import RoundRecord
 from ..errors import SaveError
@@ -397,14 +398,15 @@ class RunFiles:
 
     def tail(
         self, entries: list[IndexEntry], keep: int, scenario: Scenario
-    ) -> tuple[list[RoundRecord], RepairCounter]:
-        """The records of the last ``keep`` rounds of ``entries`` (states included) and the
-        repair counter after the last: what a simulation needs to go on."""
+    ) -> tuple[list[PlayedRound], RepairCounter]:
+        """The last ``keep`` rounds of ``entries`` as played (their records, states included,
+        built only when asked) and the repair counter after the last: what a simulation
+        needs to go on."""
         first = max(0, len(entries) - keep)
         with gc_paused():
             counter, rounds = self._rolled(entries, scenario, keep)
-            records = [file.record(state.world()) for n, file, state in rounds if n >= first]
-        return records, counter
+            held = [_played(file, state) for n, file, state in rounds if n >= first]
+        return held, counter
 
     def last_state(
         self, entries: list[IndexEntry], scenario: Scenario
@@ -479,6 +481,19 @@ def _next(file: RoundFile, n: int, before: StateColumns | None) -> StateColumns:
     if before is None and file.keyframe is None:
         raise SaveError(f"round {n}: expected a keyframe (the index says it is one)")
     return file.apply(before)
+
+
+def _played(file: RoundFile, after: StateColumns) -> PlayedRound:
+    """Round ``file`` as played, the state after it ``after``."""
+    return PlayedRound(
+        round=file.round,
+        events=file.events,
+        actions=file.actions,
+        changes=file.changes(after.names),
+        after=after,
+        llm_calls=file.llm_calls,
+        usage=file.usage,
+    )
 
 
 def _entry(file: RoundFile, data: bytes) -> IndexEntry:
