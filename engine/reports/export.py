@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import IO, Any, Protocol
 
 from ..core.changes import RoundChanges
 from ..core.columns import StateColumns
@@ -357,7 +357,7 @@ class _Tables:
         self.names = [f"{name}{suffix}" for name in COLUMNS]
         self.writers: dict[str, Any] = {}
         #: The relations table's CSV file, written column-wise (None: Parquet).
-        self.relations: TextIO | None = None
+        self.relations: IO[str] | None = None
         #: Whether the relations table holds only the edges each round changed.
         self.changed_only = False
         for name, file in zip(COLUMNS, self.names, strict=True):
@@ -391,10 +391,10 @@ class _Tables:
                 )
                 self.relations.write(lines)
             else:
-                rows = relation_rows(
+                table = relation_rows(
                     run_id, log.round, values, changes, self.safe, self.changed_only
                 )
-                writers[name].writerows(rows)
+                writers[name].writerows(table)
         writers["metrics"].writerows(_metrics(run_id, metrics))
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:

@@ -27,15 +27,12 @@ from ..core.changes import STATUSES, RoundChanges, entry_array, evicted_array, o
 from ..core.columns import EMPTY_NOTE, Notes, StateColumns, need_states, needs_of
 from ..core.scenario import Status
 from ..core.state import MemoryEntry, NeedState
-from .packed import Ints, decimals
+from .packed import Decimals4, Decimals6, Ints
 
 if TYPE_CHECKING:
     import numpy as np
 
 Fav = Annotated[float, Field(ge=-1.0, le=1.0)]
-#: Favorability and its movement as the engine rounds them (packed columns, format 6).
-FavColumn = decimals(4)
-DeltaColumn = decimals(6)
 Emotion = Annotated[float, Field(ge=0.0, le=1.0)]
 #: Status codes, one digit an edge.
 Codes = Annotated[str, Field(pattern=f"^[0-{len(STATUSES) - 1}]*$")]
@@ -187,7 +184,7 @@ class PackedState(_Model):
 
     round: int
     names: list[str]
-    fav: FavColumn
+    fav: Decimals4
     status: Codes
     width: Annotated[int, Field(ge=0)]
     notes: list[MemoryEntry]
@@ -247,8 +244,8 @@ class PackedEdges(_Model):
     names: list[str]
     source: Ints
     target: Ints
-    delta: DeltaColumn
-    fav: FavColumn
+    delta: Decimals6
+    fav: Decimals4
     status: Codes
     previous_status: Codes
     override: Ints

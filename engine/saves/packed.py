@@ -9,8 +9,9 @@ reading returns the very floats written. Neither writing nor reading makes a Pyt
 per element; as text, the integers compress to about half of what the decimals in JSON do,
 in a third of the time.
 
-In a pydantic model a column is an :data:`Ints` or :func:`decimals` field holding a numpy
-array: validated from the string (or taken as an array), serialized to it.
+In a pydantic model a column is an :data:`Ints`, :data:`Decimals4` or :data:`Decimals6`
+field holding a numpy array: validated from the string (or taken as an array), serialized
+to it.
 """
 
 from __future__ import annotations
@@ -123,10 +124,11 @@ Ints = Annotated[
 ]
 
 
-def decimals(places: int) -> Any:
-    """A column of floats, stored as integers of ``places`` decimals where exact."""
-    return Annotated[
-        Any,
-        PlainValidator(partial(_validated, "float")),
-        PlainSerializer(partial(pack_floats, places=places), return_type=str, when_used="json"),
-    ]
+def _decimals(places: int) -> PlainSerializer:
+    return PlainSerializer(partial(pack_floats, places=places), return_type=str, when_used="json")
+
+
+#: A column of floats (a float array in the model), stored as integers of 4 (6) decimals
+#: where that is exact.
+Decimals4 = Annotated[Any, PlainValidator(partial(_validated, "float")), _decimals(4)]
+Decimals6 = Annotated[Any, PlainValidator(partial(_validated, "float")), _decimals(6)]
