@@ -216,6 +216,7 @@ def app_bench(args: argparse.Namespace, folder: Path) -> None:
         for k in range(args.runs):
             session = f"i40bench{os.getpid()}{k}"
             done = folder / f"app-{n}-{k}.usage"
+            done.unlink(missing_ok=True)  # an earlier run's
             cmd = (
                 f"cd {PLAY[0]} && PYTHONPATH={PLAY[0]} {sys.executable} -c {_quote(_APP)} {done} "
                 f"{sys.executable} -m tui.cli tui {run} --saves {saves}"
