@@ -385,16 +385,12 @@ class _Tables:
         for name, state_rows in STATE_TABLES.items():
             if name != "relations":
                 writers[name].writerows(state_rows(run_id, log, values, changes, self.safe))
-            elif self.relations is not None:
-                lines = relation_lines(
-                    run_id, log.round, values, changes, self.cell, self.changed_only
-                )
-                self.relations.write(lines)
+                continue
+            at = (run_id, log.round, values, changes)
+            if self.relations is not None:
+                self.relations.write(relation_lines(*at, self.cell, self.changed_only))
             else:
-                table = relation_rows(
-                    run_id, log.round, values, changes, self.safe, self.changed_only
-                )
-                writers[name].writerows(table)
+                writers[name].writerows(relation_rows(*at, self.safe, self.changed_only))
         writers["metrics"].writerows(_metrics(run_id, metrics))
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:
