@@ -47,7 +47,7 @@ class RunSeries:
         """Read the rounds of ``history`` (the run's, round 0 first) not read yet; returns
         how many were read."""
         start, stop = len(self.rounds), len(history)  # a round may end meanwhile: next time
-        for n, (_, values) in enumerate(history.values(start, stop), start):
+        for n, (_, values, _) in enumerate(history.values(start, stop), start):
             self.rounds.append(values.round)
             self.mean_fav.append(history.metrics(n).mean_fav)
             names = values.names

@@ -41,20 +41,21 @@ class PlayedRound:
     usage: RoundUsage | None = None
     _record: RoundRecord | None = None
 
-    def log(self) -> RoundLog:
-        """What happened in the round, without the state (the record's, once built)."""
+    def log(self, relations: bool = True) -> RoundLog:
+        """What happened in the round, without the state (the record's, once built);
+        without its relation changes too unless ``relations`` (:attr:`changes` has them)."""
         if self._record is not None:
             return self._record
-        return RoundLog(**self._log_fields())
+        return RoundLog(**self._log_fields(relations))
 
-    def _log_fields(self) -> dict[str, Any]:
+    def _log_fields(self, relations: bool = True) -> dict[str, Any]:
         changes = self.changes
         return {
             "round": self.round,
             "events": self.events,
             "actions": self.actions,
             "emotion_changes": changes.emotions,
-            "relation_changes": changes.relation_changes(),
+            "relation_changes": changes.relation_changes() if relations else [],
             "need_deltas": changes.need_deltas,
             "llm_calls": self.llm_calls,
             "usage": self.usage,

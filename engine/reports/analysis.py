@@ -133,7 +133,7 @@ class Run:
         from .card import CardBuilder
 
         builder = CardBuilder(self.meta)
-        for log in self.history.logs():
+        for log in self.history.logs(relations=False):
             builder.add(log)
         return builder.card().model_dump(mode="json")
 

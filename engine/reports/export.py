@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from functools import partial
 from itertools import islice
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
-from ..core.changes import STATUSES
+from ..core.changes import RoundChanges
 from ..core.columns import StateColumns
 from ..core.metrics import METRIC_UNITS, Metrics, RepairCounter, round_metrics
 from ..core.needs import CATEGORY_OF
@@ -41,10 +41,12 @@ from ..core.textsafe import csv_cell, csv_row, escaped, list_cell
 from ..errors import SaveError, SocialsimError
 from ..saves.atomic import umask
 from ..saves.history import History
+from ..saves.roundfile import RoundFile
 from ..saves.runfiles import gc_paused
 from ..saves.runmeta import RunMeta
 from .card import CSV_SCHEMA, CardBuilder
 from .card import FILE as CARD_FILE
+from .dense import csv_text, relation_lines, relation_rows
 from .graphml import FOLDER as GRAPH_FOLDER
 from .graphml import GraphWriter
 from .parquet import ParquetTable, pyarrow_modules
@@ -179,43 +181,23 @@ def _events(run_id: str, r: RoundLog) -> Iterator[tuple]:
 # values of fixed vocabularies.
 
 
-def _emotions(run_id: str, r: RoundLog, v: StateColumns, safe: Safe) -> Iterator[tuple]:
+def _emotions(
+    run_id: str, r: RoundLog, v: StateColumns, c: RoundChanges, safe: Safe
+) -> Iterator[tuple]:
     deltas = {c.agent: c.delta for c in r.emotion_changes}
     for name, emotion in zip(v.names, v.emotion, strict=True):
         yield run_id, r.round, safe(name), emotion, deltas.get(name, 0.0)
 
 
-def _relations(run_id: str, r: RoundLog, v: StateColumns, safe: Safe) -> Iterator[tuple]:
-    changes = {(c.source, c.target): c for c in r.relation_changes}
-    t = r.round
-    names = v.names
-    for i, (source, favs, codes) in enumerate(
-        zip(names, v.fav.tolist(), v.status.tolist(), strict=True)
-    ):
-        s = safe(source)
-        for j, target in enumerate(names):
-            if j == i:
-                continue
-            fav, status = favs[j], STATUSES[codes[j]]
-            c = changes.get((source, target))
-            if c is None:  # status is a StrEnum: csv writes its value
-                yield run_id, t, s, safe(target), fav, status, 0.0, "", "", ""
-            else:
-                yield (
-                    run_id,
-                    t,
-                    s,
-                    safe(target),
-                    fav,
-                    status,
-                    c.delta,
-                    c.override or "",
-                    c.importance,
-                    safe(c.summary),
-                )
+def _relations(
+    run_id: str, r: RoundLog, v: StateColumns, c: RoundChanges, safe: Safe
+) -> Iterator[tuple]:
+    return relation_rows(run_id, r.round, v, c, safe)
 
 
-def _needs(run_id: str, r: RoundLog, v: StateColumns, safe: Safe) -> Iterator[tuple]:
+def _needs(
+    run_id: str, r: RoundLog, v: StateColumns, c: RoundChanges, safe: Safe
+) -> Iterator[tuple]:
     t = r.round
     for name, needs in zip(v.names, v.needs, strict=True):
         s = safe(name)
@@ -373,12 +355,12 @@ def table_rows(
         for metrics in _metrics_of(meta, history, len(history)):
             yield from _metrics(run_id, metrics)
     elif name in LOG_TABLES:
-        logs = history.logs() if isinstance(history, History) else iter(history)
+        logs = history.logs(relations=False) if isinstance(history, History) else iter(history)
         for log in logs:
             yield from LOG_TABLES[name](run_id, log)
     elif name in STATE_TABLES:
-        for log, values in _rounds(history, len(history), full=False):
-            yield from STATE_TABLES[name](run_id, log, values, str)
+        for log, values, changes in _rounds(history, len(history), full=False):
+            yield from STATE_TABLES[name](run_id, log, values, changes, str)
     else:
         raise KeyError(name)
 
@@ -394,6 +376,10 @@ class _Tables:
         suffix = ".parquet" if parquet else ".csv"
         self.names = [f"{name}{suffix}" for name in COLUMNS]
         self.writers: dict[str, Any] = {}
+        #: The relations table's CSV file, written column-wise (None: Parquet).
+        self.relations: IO[str] | None = None
+        #: Whether the relations table holds only the edges each round changed.
+        self.changed_only = False
         for name, file in zip(COLUMNS, self.names, strict=True):
             if parquet:
                 table = ParquetTable(staging / file, name, COLUMNS[name])
@@ -403,16 +389,28 @@ class _Tables:
             handle = stack.enter_context(synced(staging / file))
             self.writers[name] = csv.writer(handle, lineterminator="\n")
             self.writers[name].writerow(COLUMNS[name])
+            if name == "relations":
+                self.relations = handle
         # Parquet is read by code: no formula guard, only control characters escaped.
         self.cells: Callable[[tuple], Sequence[Any]] = _escaped if parquet else csv_row
         self.safe: Safe = str if parquet else functools.lru_cache(maxsize=65536)(csv_cell)
+        self.cell: Safe = functools.lru_cache(maxsize=65536)(lambda text: csv_text(csv_cell(text)))
 
-    def add(self, log: RoundLog, values: StateColumns, metrics: Metrics) -> None:
+    def add(
+        self, log: RoundLog, values: StateColumns, changes: RoundChanges, metrics: Metrics
+    ) -> None:
         writers, run_id = self.writers, self.run_id
         for name, rows in LOG_TABLES.items():
             writers[name].writerows(map(self.cells, rows(run_id, log)))
         for name, state_rows in STATE_TABLES.items():
-            writers[name].writerows(state_rows(run_id, log, values, self.safe))
+            if name != "relations":
+                writers[name].writerows(state_rows(run_id, log, values, changes, self.safe))
+                continue
+            at = (run_id, log.round, values, changes)
+            if self.relations is not None:
+                self.relations.write(relation_lines(*at, self.cell, self.changed_only))
+            else:
+                writers[name].writerows(relation_rows(*at, self.safe, self.changed_only))
         writers["metrics"].writerows(_metrics(run_id, metrics))
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:
@@ -431,7 +429,9 @@ class _Card:
     def __init__(self, staging: Path, meta: RunMeta, stack: ExitStack) -> None:
         self.path, self.builder = staging / CARD_FILE, CardBuilder(meta)
 
-    def add(self, log: RoundLog, values: StateColumns, metrics: Metrics) -> None:
+    def add(
+        self, log: RoundLog, values: StateColumns, changes: RoundChanges, metrics: Metrics
+    ) -> None:
         self.builder.add(log)
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:
@@ -447,7 +447,9 @@ class _Graphs:
     def __init__(self, staging: Path, meta: RunMeta, stack: ExitStack) -> None:
         self.writer = GraphWriter(staging / GRAPH_FOLDER, meta.run_id, meta.scenario, meta.prior)
 
-    def add(self, log: RoundLog, values: StateColumns, metrics: Metrics) -> None:
+    def add(
+        self, log: RoundLog, values: StateColumns, changes: RoundChanges, metrics: Metrics
+    ) -> None:
         if isinstance(log, RoundRecord):
             self.writer.write(log)
 
@@ -461,7 +463,9 @@ class Writer(Protocol):
     full_rounds: bool
     names: list[str]
 
-    def add(self, log: RoundLog, values: StateColumns, metrics: Metrics) -> None: ...
+    def add(
+        self, log: RoundLog, values: StateColumns, changes: RoundChanges, metrics: Metrics
+    ) -> None: ...
     def finish(self, measurements: dict[str, list[dict]]) -> None: ...
 
 
@@ -518,11 +522,14 @@ def export_run(
     measurements: dict[str, list[dict]] | None = None,
     *,
     formats: Iterable[str] = (),
+    changed_only: bool = False,
 ) -> list[Path]:
     """Write a run (its rounds, round 0 first) into ``out`` in the default formats (the
     CSV tables and ``card.json``) and those named in ``formats`` (:data:`FORMATS`);
-    returns the paths written. The metrics come from a :class:`History`'s index, or are
-    computed from the states as they stream by.
+    returns the paths written. ``changed_only``: the relations table holds only the edges
+    each round changed (round 0 whole; docs/formats.md rebuilds the dense table). The
+    metrics come from a :class:`History`'s index, or are computed from the states as they
+    stream by.
 
     The LLM tables hold only their header for runs of the offline model.
     """
@@ -536,7 +543,7 @@ def export_run(
     except OSError as err:
         raise SaveError(f"--out {out}: cannot create folder ({err.strerror})") from None
     with locked(out):
-        return _export(meta, history, out, measurements or {}, chosen)
+        return _export(meta, history, out, measurements or {}, chosen, changed_only)
 
 
 def _export(
@@ -545,6 +552,7 @@ def _export(
     out: Path,
     taken: dict[str, list[dict]],
     chosen: list[Format],
+    changed_only: bool = False,
 ) -> list[Path]:
     """:func:`export_run` in the ``chosen`` formats, the export folder's lock held."""
     try:
@@ -556,13 +564,16 @@ def _export(
         os.chmod(staging, 0o777 & ~umask())  # mkdtemp's 0700, made what mkdir would give
         with ExitStack() as stack, gc_paused():
             writers = [f.open(staging, meta, stack) for f in chosen]
+            for writer in writers:
+                if isinstance(writer, _Tables):
+                    writer.changed_only = changed_only
             # The rounds there are now: a run still playing may add some while they are read.
             count = len(history)
             rounds = _rounds(history, count, full=any(w.full_rounds for w in writers))
             metrics_of = _metrics_of(meta, history, count)
-            for (log, values), metrics in zip(rounds, metrics_of, strict=True):
+            for (log, values, changes), metrics in zip(rounds, metrics_of, strict=True):
                 for writer in writers:
-                    writer.add(log, values, metrics)
+                    writer.add(log, values, changes, metrics)
             for writer in writers:
                 writer.finish(taken)
         ours = {f"{name}{suffix}" for name in COLUMNS for suffix in (".csv", ".parquet")}
@@ -585,12 +596,18 @@ def _write_card(path: Path, text: str) -> None:
 
 def _rounds(
     history: Sequence[RoundRecord], count: int, full: bool
-) -> Iterator[tuple[RoundLog, StateColumns]]:
-    """The first ``count`` rounds' logs and the values of their states: a saved run's rolled
-    forward from its files (no state is built) unless ``full`` (the logs are then the records)."""
+) -> Iterator[tuple[RoundLog, StateColumns, RoundChanges]]:
+    """The first ``count`` rounds' logs, the values of their states and their changes: a
+    saved run's rolled forward from its files (no state or edge model is built) unless
+    ``full`` (the logs are then the records)."""
     if isinstance(history, History) and not full:
         return history.values(0, count)
-    return ((record, StateColumns.of(record.state)) for record in islice(history, count))
+    return (_values(record) for record in islice(history, count))
+
+
+def _values(record: RoundRecord) -> tuple[RoundLog, StateColumns, RoundChanges]:
+    values = StateColumns.of(record.state)
+    return record, values, RoundFile.legacy(record).changes(values.names)
 
 
 def _metrics_of(meta: RunMeta, history: Sequence[RoundRecord], count: int) -> Iterator[Metrics]:

@@ -27,6 +27,7 @@ from ..core.changes import STATUSES, RoundChanges, entry_array, evicted_array, o
 from ..core.columns import EMPTY_NOTE, Notes, StateColumns, need_states, needs_of
 from ..core.scenario import Status
 from ..core.state import MemoryEntry, NeedState
+from .packed import Decimals4, Decimals6, Ints
 
 if TYPE_CHECKING:
     import numpy as np
@@ -171,6 +172,131 @@ class EdgeColumns(_Model):
             importance=np.array([e.importance for e in table], np.int64)[codes].reshape(count),
             evicted=evicted_array(self.evicted),
             _remembered=(made, codes),
+        )
+
+
+class PackedState(_Model):
+    """The whole state after round ``round`` as packed columns (format 6): agent
+    ``names[i]``'s regard for ``names[j]`` is ``fav[i * N + j]`` and ``status[i * N + j]``
+    (the diagonal 0.0 and neutral); slot k of edge i -> j's memory (``width`` slots, the
+    empty ones in front) is ``notes[memory[(i * N + j) * width + k] - 1]`` (0: empty), the
+    state's table of notes cut to the entries some slot holds."""
+
+    round: int
+    names: list[str]
+    fav: Decimals4
+    status: Codes
+    width: Annotated[int, Field(ge=0)]
+    notes: list[MemoryEntry]
+    memory: Ints
+    emotion: list[Emotion]
+    needs: list[dict[str, NeedState]]
+    theta: list[float | None]
+
+    @classmethod
+    def of(cls, state: StateColumns) -> PackedState:
+        """The packed columns of ``state``."""
+        import numpy as np
+
+        held = np.zeros(len(state.notes), bool)
+        held[state.memory] = True
+        held[EMPTY_NOTE] = True
+        live = np.flatnonzero(held)
+        codes = (np.cumsum(held, dtype=np.int32) - 1)[state.memory]
+        return cls(
+            round=state.round,
+            names=state.names,
+            fav=state.fav.ravel(),
+            status=digits(state.status.ravel()),
+            width=state.width,
+            notes=state.notes.entries[live[1:]].tolist(),
+            memory=codes.ravel(),
+            emotion=state.emotion,
+            needs=[need_states(needs) for needs in state.needs],
+            theta=state.theta,
+        )
+
+    def columns(self) -> StateColumns:
+        """The state as columns (checked first: see engine/saves/roundcheck.py)."""
+        import numpy as np
+
+        n = len(self.names)
+        return StateColumns(
+            round=self.round,
+            names=self.names,
+            fav=self.fav.reshape(n, n),
+            status=status_array(self.status).reshape(n, n),
+            notes=Notes.of(self.notes),
+            memory=self.memory.astype(np.int32).reshape(n, n, self.width),
+            emotion=self.emotion,
+            needs=[needs_of(needs) for needs in self.needs],
+            theta=self.theta,
+        )
+
+
+class PackedEdges(_Model):
+    """A round's relation changes as packed columns (format 6), the arrays of
+    :class:`~engine.core.changes.RoundChanges` as they are: edge k is ``names[source[k]] ->
+    names[target[k]]``, its new memory entry (of the round) says ``notes[note[k]]`` with
+    ``importance[k]``, and row k of ``evicted`` (``len(evicted) // len(source)`` rounds,
+    -1 after them) the rounds of the entries it evicted."""
+
+    names: list[str]
+    source: Ints
+    target: Ints
+    delta: Decimals6
+    fav: Decimals4
+    status: Codes
+    previous_status: Codes
+    override: Ints
+    notes: list[str]
+    note: Ints
+    importance: Ints
+    evicted: Ints
+
+    @classmethod
+    def of_changes(cls, changes: RoundChanges) -> PackedEdges:
+        """The relation part of ``changes``."""
+        return cls(
+            names=changes.names,
+            source=changes.source,
+            target=changes.target,
+            delta=changes.delta,
+            fav=changes.fav,
+            status=digits(changes.status),
+            previous_status=digits(changes.previous),
+            override=changes.override,
+            notes=changes.notes,
+            note=changes.note,
+            importance=changes.importance,
+            evicted=changes.evicted.ravel(),
+        )
+
+    def of(self, round_no: int, names: list[str]) -> RoundChanges:
+        """The rows as the relation part of round ``round_no``'s :class:`RoundChanges`
+        (agents ``names``; checked first: see engine/saves/roundcheck.py)."""
+        import numpy as np
+
+        count = len(self.source)
+        source, target = self.source, self.target
+        if self.names != names:  # the file's agents in another order
+            index = {name: k for k, name in enumerate(names)}
+            at = np.array([index[name] for name in self.names], np.intp).reshape(len(self.names))
+            source, target = at[source], at[target]
+        return RoundChanges(
+            round=round_no,
+            names=names,
+            source=source.astype(np.intp),
+            target=target.astype(np.intp),
+            delta=self.delta,
+            fav=self.fav,
+            status=status_array(self.status),
+            previous=status_array(self.previous_status),
+            override=self.override.astype(np.int8),
+            notes=self.notes,
+            note=self.note.astype(np.intp),
+            importance=self.importance,
+            evicted=self.evicted.reshape(count, -1) if count else evicted_array([]),
         )
 
 

@@ -16,11 +16,12 @@ from collections import deque
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, overload
 
+from ..core.changes import RoundChanges
 from ..core.exchanges import LLMCall, RoundUsage
 from ..core.metrics import Metrics
 from ..core.played import PastActs, PlayedRound
 from ..core.state import RoundLog, RoundRecord, WorldState
-from .roundfile import IndexEntry, RoundSummary
+from .roundfile import IndexEntry, RoundFile, RoundSummary
 from .runfiles import RunFiles, keyframe_before
 
 if TYPE_CHECKING:  # imported when used: list and show never roll states
@@ -125,21 +126,27 @@ class History(_Rounds):
                 state = self._cursor[1] if self._cursor is not None else None
             yield record
 
-    def logs(self, start: int = 0, stop: int | None = None) -> Iterator[RoundLog]:
-        """Rounds ``start``..``stop - 1`` without their states (nothing is rebuilt)."""
+    def logs(
+        self, start: int = 0, stop: int | None = None, relations: bool = True
+    ) -> Iterator[RoundLog]:
+        """Rounds ``start``..``stop - 1`` without their states (nothing is rebuilt), and
+        without their relation changes unless ``relations`` (no model an edge is built)."""
         stop = len(self) if stop is None else stop
         for n in range(start, stop):
             held = self._held(n)
             if isinstance(held, PlayedRound):
-                yield held.log()
+                yield held.log(relations)
+            elif held is not None:
+                yield held
             else:
-                yield held if held is not None else self._disk.read(n, self._entries[n]).log()
+                yield self._disk.read(n, self._entries[n]).log(relations)
 
     def values(
         self, start: int = 0, stop: int | None = None
-    ) -> Iterator[tuple[RoundLog, StateColumns]]:
-        """Rounds ``start``..``stop - 1`` without their states but with the states' columns
-        (what tables show), rolled forward without building the states' models."""
+    ) -> Iterator[tuple[RoundLog, StateColumns, RoundChanges]]:
+        """Rounds ``start``..``stop - 1`` as tables read them: each one's log without its
+        state and relation changes, the state's columns and the round's changes as arrays,
+        rolled forward without building a state's or an edge's model."""
         stop = len(self) if stop is None else stop
         if self._files is None:
             yield from (self._values(n) for n in range(start, stop))
@@ -148,18 +155,20 @@ class History(_Rounds):
         disk_stop = held[0] if held else stop
         if start < disk_stop:
             files = self._files.walk(self._entries, start, disk_stop)
-            yield from ((file.log(), values) for file, values in files)
+            for file, values in files:
+                yield file.log(relations=False), values, file.changes(values.names)
         yield from (self._values(n) for n in range(disk_stop, stop))
 
-    def _values(self, n: int) -> tuple[RoundLog, StateColumns]:
-        """Held round ``n``'s log and state columns."""
+    def _values(self, n: int) -> tuple[RoundLog, StateColumns, RoundChanges]:
+        """Held round ``n``'s log, state columns and changes."""
         from ..core.columns import StateColumns
 
         held = self._held(n)
         if isinstance(held, PlayedRound):
-            return held.log(), held.after
+            return held.log(relations=False), held.after, held.changes
         record = self[n]
-        return record, StateColumns.of(record.state)
+        values = StateColumns.of(record.state)
+        return record, values, RoundFile.legacy(record).changes(values.names)
 
     def recent(self, count: int) -> list[PastActs]:
         """The last ``count`` rounds' acts (round 0 included if among them), their records
@@ -203,7 +212,7 @@ class History(_Rounds):
 
     def llm_calls(self) -> Iterator[LLMCall]:
         """Every recorded LLM exchange, round by round (read from the rounds)."""
-        return (call for log in self.logs() for call in log.llm_calls)
+        return (call for log in self.logs(relations=False) for call in log.llm_calls)
 
     # -- reading -----------------------------------------------------------------------
 

@@ -17,8 +17,8 @@ from ..core.changes import CODE
 from ..core.needs import NEEDS
 from ..core.scenario import Status
 from ..core.state import ALL, MemoryEntry, WorldState
-from .columnar import EdgeColumns, StateFrame, status_array
-from .roundfile import RoundFile
+from .columnar import EdgeColumns, PackedEdges, PackedState, StateFrame, status_array
+from .roundfile import RelationColumns, RoundFile
 
 if TYPE_CHECKING:
     from .runmeta import RunHead, RunMeta
@@ -77,7 +77,9 @@ def round_problem(file: RoundFile, n: int, check: RunCheck) -> str | None:
     cast = set(check.names)
     keyframe = file.keyframe
     if keyframe is not None:
-        if keyframe.frame is not None:
+        if keyframe.packed is not None:
+            problem = _packed_state_problem(keyframe.packed, n, check.names)
+        elif keyframe.frame is not None:
             problem = _frame_problem(keyframe.frame, n, check.names)
         else:
             assert keyframe.state is not None
@@ -105,21 +107,13 @@ def _frame_problem(frame: StateFrame, n: int, names: tuple[str, ...]) -> str | N
     cast ``names``."""
     import numpy as np
 
-    problem = _cast_problem(frame.round, frame.names, n, names)
+    problem = _cast_problem(frame.round, frame.names, n, names) or _agents_problem(frame, names)
     if problem:
         return problem
     count, width = len(names), frame.width
     sizes = (len(frame.fav), len(frame.status), len(frame.memory))
     if sizes != (count * count, count * count, count * count * width):
         return "its keyframe's columns do not fit its cast"
-    if (len(frame.emotion), len(frame.needs), len(frame.theta)) != (count,) * 3:
-        return "its keyframe's agent columns do not fit its cast"
-    for name, needs in zip(names, frame.needs, strict=True):
-        if set(needs) != _NEEDS:
-            return f"its keyframe's needs of {name!r} are not the rules' needs"
-    for name, theta in zip(names, frame.theta, strict=True):
-        if theta is not None and not math.isfinite(theta):
-            return f"its keyframe's theta of {name!r} is not a number"
     problem = _notes_problem(frame.notes, set(names), None)
     if problem:
         return problem
@@ -137,6 +131,51 @@ def _frame_problem(frame: StateFrame, n: int, names: tuple[str, ...]) -> str | N
         return "its keyframe holds an agent's memory of themself"
     if (filled[:, :, :-1] & ~filled[:, :, 1:]).any():
         return "its keyframe's memory has a gap (the empty slots come first)"
+    return None
+
+
+def _packed_state_problem(frame: PackedState, n: int, names: tuple[str, ...]) -> str | None:
+    """What is wrong with a keyframe's packed columns (format 6) for round ``n`` of a run
+    of cast ``names``."""
+    import numpy as np
+
+    problem = _cast_problem(frame.round, frame.names, n, names) or _agents_problem(frame, names)
+    if problem:
+        return problem
+    count, width = len(names), frame.width
+    sizes = (len(frame.fav), len(frame.status), len(frame.memory))
+    if sizes != (count * count, count * count, count * count * width):
+        return "its keyframe's columns do not fit its cast"
+    fav = frame.fav.reshape(count, count)
+    if not (np.abs(fav) <= 1.0).all():
+        return "its keyframe holds a favorability outside -1..1"
+    diagonal = np.eye(count, dtype=bool)
+    if fav[diagonal].any():
+        return "its keyframe holds an agent's regard for themself"
+    if (status_array(frame.status).reshape(count, count)[diagonal] != CODE[Status.NEUTRAL]).any():
+        return "its keyframe holds an agent's status toward themself"
+    slots = frame.memory.reshape(count, count, width)  # observer, target
+    if len(slots) and (slots.min() < 0 or slots.max() > len(frame.notes)):
+        return "its keyframe's memory names a note it does not have"
+    filled = slots > 0
+    if filled[diagonal].any():
+        return "its keyframe holds an agent's memory of themself"
+    if (filled[:, :, :-1] & ~filled[:, :, 1:]).any():
+        return "its keyframe's memory has a gap (the empty slots come first)"
+    return None
+
+
+def _agents_problem(frame: StateFrame | PackedState, names: tuple[str, ...]) -> str | None:
+    """What is wrong with a keyframe's columns of one value an agent."""
+    count = len(names)
+    if (len(frame.emotion), len(frame.needs), len(frame.theta)) != (count,) * 3:
+        return "its keyframe's agent columns do not fit its cast"
+    for name, needs in zip(names, frame.needs, strict=True):
+        if set(needs) != _NEEDS:
+            return f"its keyframe's needs of {name!r} are not the rules' needs"
+    for name, theta in zip(names, frame.theta, strict=True):
+        if theta is not None and not math.isfinite(theta):
+            return f"its keyframe's theta of {name!r} is not a number"
     return None
 
 
@@ -169,18 +208,22 @@ def _state_problem(state: WorldState, n: int, names: tuple[str, ...]) -> str | N
 
 def _columns_problem(file: RoundFile, cast: set[str]) -> str | None:
     """What is wrong with the shape of the relation columns (either format's)."""
-    if file.edges is not None and file.relations is not None:
+    if sum(c is not None for c in (file.packed, file.edges, file.relations)) > 1:
         return "it holds its relation changes twice"
     cols = file.columns
     common = (
         len(cols.source), len(cols.target), len(cols.delta), len(cols.fav), len(cols.status),
-        len(cols.previous_status), len(cols.override), len(cols.evicted),
+        len(cols.previous_status), len(cols.override),
     )  # fmt: skip
-    more = (
-        (len(cols.memory),)
-        if isinstance(cols, EdgeColumns)
-        else (len(cols.summary), len(cols.importance))
-    )
+    if isinstance(cols, PackedEdges):
+        more: tuple[int, ...] = (len(cols.note), len(cols.importance))
+        rows, evicted = common[0], len(cols.evicted)
+        if (evicted % rows or not evicted) if rows else evicted:
+            return "its relation columns have different lengths"
+    elif isinstance(cols, EdgeColumns):
+        more = (len(cols.memory), len(cols.evicted))
+    else:
+        more = (len(cols.summary), len(cols.importance), len(cols.evicted))
     if len({*common, *more}) > 1:
         return "its relation columns have different lengths"
     return None
@@ -202,6 +245,17 @@ def _changes_problem(file: RoundFile, cast: set[str]) -> str | None:
     if problem:
         return problem
     cols = file.columns
+    if isinstance(cols, PackedEdges):
+        problem = _packed_edges_problem(cols, cast)
+    else:
+        problem = _edges_problem(cols, cast, file.round)
+    return problem or _agent_changes_problem(file, cast)
+
+
+def _edges_problem(
+    cols: EdgeColumns | RelationColumns, cast: set[str], round_no: int
+) -> str | None:
+    """What is wrong with the relation changes of a file of format 2 to 5."""
     edges = list(zip(cols.source, cols.target, strict=True))
     for source, target in edges:
         for who in (source, target):
@@ -212,11 +266,50 @@ def _changes_problem(file: RoundFile, cast: set[str]) -> str | None:
     if len(set(edges)) != len(edges):
         return "it changes one relation twice"
     if isinstance(cols, EdgeColumns):
-        problem = _added_problem(cols, cast, file.round)
+        problem = _added_problem(cols, cast, round_no)
         if problem:
             return problem
     if not all(math.isfinite(d) for d in cols.delta):
         return "a relation change is not a number"
+    return None
+
+
+def _packed_edges_problem(cols: PackedEdges, cast: set[str]) -> str | None:
+    """What is wrong with the packed relation changes of a format-6 file (their lengths
+    are checked already)."""
+    import numpy as np
+
+    stranger = next((a for a in cols.names if a not in cast), None)
+    if stranger is not None:
+        return f"it names {stranger!r}, who is not in this run's cast"
+    count = len(cols.names)
+    if len(set(cols.names)) != count:
+        return "it names an agent twice"
+    source, target = cols.source, cols.target
+    if len(source) and not (
+        0 <= min(source.min(), target.min()) <= max(source.max(), target.max()) < count
+    ):
+        return "it names an agent it does not list"
+    same = source == target
+    if same.any():
+        return f"it changes a relation of {cols.names[source[same.argmax()]]!r} to themself"
+    if len(np.unique(source * count + target)) != len(source):
+        return "it changes one relation twice"
+    if not np.isfinite(cols.delta).all():
+        return "a relation change is not a number"
+    if not (np.abs(cols.fav) <= 1.0).all():
+        return "a relation's favorability is outside -1..1"
+    if len(cols.override) and (cols.override.min() < -1 or cols.override.max() >= len(CODE)):
+        return "a relation's override is not a status"
+    if len(cols.note) and (cols.note.min() < 0 or cols.note.max() >= len(cols.notes)):
+        return "a memory it adds names a note it does not have"
+    if len(cols.importance) and (cols.importance.min() < 1 or cols.importance.max() > 10):
+        return "a memory it adds has an importance outside 1..10"
+    return None
+
+
+def _agent_changes_problem(file: RoundFile, cast: set[str]) -> str | None:
+    """What is wrong with a round's changes of emotions, needs and theta."""
     emotions = [c.agent for c in file.emotion_changes]
     if len(set(emotions)) != len(emotions):
         return "it changes an agent's emotion twice"

@@ -38,12 +38,13 @@ from ..core.scenario import Status
 from ..core.state import (
     Action,
     EmotionChange,
+    RelationChange,
     RoundLog,
     RoundRecord,
     ScenarioEvent,
     WorldState,
 )
-from .columnar import EdgeColumns, StateFrame
+from .columnar import EdgeColumns, PackedEdges, PackedState, StateFrame
 
 #: A keyframe every this many rounds: rebuilding a round reads at most this many files
 #: (see docs/formats.md, Keyframes, for the measured trade-off).
@@ -138,27 +139,30 @@ def _masks(named: dict[str, list[str]], names: list[str]) -> list[int]:
 
 
 class Keyframe(_Model):
-    """The whole state after a round, as columns (``frame``, format 5) or as the state
-    model formats 2 to 4 stored (``state``), and the repair counter then (None in a
-    format-2 round, whose run is counted from round 0)."""
+    """The whole state after a round, as packed columns (``packed``, format 6), coded
+    columns (``frame``, format 5) or the state model formats 2 to 4 stored (``state``), and
+    the repair counter then (None in a format-2 round, whose run is counted from round 0)."""
 
+    packed: PackedState | None = None
     frame: StateFrame | None = None
     state: WorldState | None = None
     repair: RepairMarks | None = None
 
     @model_validator(mode="after")
     def _one_state(self) -> Keyframe:
-        if (self.frame is None) == (self.state is None):
-            raise ValueError("a keyframe holds its state once: as a frame or as a state")
+        if sum(s is not None for s in (self.packed, self.frame, self.state)) != 1:
+            raise ValueError("a keyframe holds its state once: packed, as a frame or as a state")
         return self
 
     @classmethod
     def of(cls, state: StateColumns, repair: RepairMarks) -> Keyframe:
         """The keyframe of ``state`` with the repair counter's marks then."""
-        return cls(frame=StateFrame.of(state), repair=repair)
+        return cls(packed=PackedState.of(state), repair=repair)
 
     def columns(self) -> StateColumns:
         """The state as columns."""
+        if self.packed is not None:
+            return self.packed.columns()
         if self.frame is not None:
             return self.frame.columns()
         assert self.state is not None
@@ -173,7 +177,9 @@ class RoundFile(_Model):
     events: list[ScenarioEvent] = []
     actions: list[Action] = []
     emotion_changes: list[EmotionChange] = []
-    #: The relation changes: ``edges`` since format 5, ``relations`` before.
+    #: The relation changes: ``packed`` since format 6, ``edges`` in format 5, ``relations``
+    #: before.
+    packed: PackedEdges | None = None
     edges: EdgeColumns | None = None
     relations: RelationColumns | None = None
     need_deltas: dict[str, dict[str, float]] = {}
@@ -214,33 +220,40 @@ class RoundFile(_Model):
             keyframe=Keyframe(state=record.state),
         )
 
-    def log(self) -> RoundLog:
-        """What happened in the round, without the state."""
-        return RoundLog(**self._log_fields())
+    def log(self, relations: bool = True) -> RoundLog:
+        """What happened in the round, without the state; without its relation changes
+        too unless ``relations`` (:meth:`changes` has them as arrays, no model an edge)."""
+        return RoundLog(**self._log_fields(relations))
 
     def record(self, state: WorldState) -> RoundRecord:
         """The round's record with ``state``, the state after it."""
         return RoundRecord(**self._log_fields(), state=state)
 
     @property
-    def columns(self) -> EdgeColumns | RelationColumns:
+    def columns(self) -> PackedEdges | EdgeColumns | RelationColumns:
         """The relation changes, in the form the file holds them."""
-        return self.edges or self.relations or EdgeColumns()
+        return self.packed or self.edges or self.relations or EdgeColumns()
 
-    def _log_fields(self) -> dict[str, Any]:
-        # the records' changes are read as RoundChanges are: any order of the agents will do
-        columns = self.columns
-        names = list(dict.fromkeys([*columns.source, *columns.target]))
+    def _log_fields(self, relations: bool = True) -> dict[str, Any]:
         return {
             "round": self.round,
             "events": self.events,
             "actions": self.actions,
             "emotion_changes": self.emotion_changes,
-            "relation_changes": columns.of(self.round, names).relation_changes(),
+            "relation_changes": self._relation_changes() if relations else [],
             "need_deltas": self.need_deltas,
             "llm_calls": self.llm_calls,
             "usage": self.usage,
         }
+
+    def _relation_changes(self) -> list[RelationChange]:
+        # the records' changes are read as RoundChanges are: any order of the agents will do
+        columns = self.columns
+        if isinstance(columns, PackedEdges):
+            names = columns.names
+        else:
+            names = list(dict.fromkeys([*columns.source, *columns.target]))
+        return columns.of(self.round, names).relation_changes()
 
     def changes(self, names: list[str]) -> RoundChanges:
         """What the round changed, among agents ``names``."""
@@ -275,7 +288,7 @@ def round_file(
         events=played.events,
         actions=played.actions,
         emotion_changes=changes.emotions,
-        edges=EdgeColumns.of_changes(changes),
+        packed=PackedEdges.of_changes(changes),
         need_deltas=changes.need_deltas,
         needs=changes.needs,
         theta=changes.theta,

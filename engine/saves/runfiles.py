@@ -1,6 +1,6 @@
 """One run's round files and their index: writing, reading, checking, rebuilding states.
 
-``<run>/rounds/NNNNNN.json.gz`` holds round N in save format 3 (gzip'd JSON of a
+``<run>/rounds/NNNNNN.json.gz`` holds round N in save format 3 and later (gzip'd JSON of a
 :class:`~engine.saves.roundfile.RoundFile`); format-2 runs have ``NNNNNN.json`` (a tinydb document
 holding the full record) and read as keyframes. ``<run>/index.jsonl`` has one line per
 round (:class:`~engine.saves.roundfile.IndexEntry`: metrics, usage, file size and CRC-32, keyframe
@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..core.metrics import RepairCounter, round_metrics
+from ..core.played import PlayedRound
 from ..core.scenario import Scenario
 from ..core.state import RoundRecord
 from ..errors import SaveError
@@ -46,10 +47,11 @@ INDEX_FILE = "index.jsonl"
 _ROUND_FILE = re.compile(r"^(\d{6})\.json(\.gz)?$")
 #: An index line with its check: the line's JSON up to the check, then the check.
 _CHECKED = re.compile(rb'(\{.*),"check":(\d{1,10})\}')
-#: gzip level of round files. A 1,000-agent round (40 MB of JSON) is 5.6 MB at level 1
-#: (0.18 s of CPU), 4.5 MB at level 4 (0.28 s) and 4.0 MB at level 6 (0.80 s); at 100
-#: agents the three cost under 5 ms.
-COMPRESSION = 4
+#: gzip level of round files (save format 6's packed columns, docs/formats.md): a 1,000-agent
+#: round of changes (25 MB of JSON) is 5.2 MB at level 1 (0.14 s of CPU), 4.3 MB at level 4
+#: (0.21 s) and 4.1 MB at level 6 (0.44 s); at 100 agents (0.33 MB) 2.7 / 4.9 / 8.0 ms.
+#: Level 1: saving is most of what a saved round costs beyond the round.
+COMPRESSION = 1
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -396,14 +398,15 @@ class RunFiles:
 
     def tail(
         self, entries: list[IndexEntry], keep: int, scenario: Scenario
-    ) -> tuple[list[RoundRecord], RepairCounter]:
-        """The records of the last ``keep`` rounds of ``entries`` (states included) and the
-        repair counter after the last: what a simulation needs to go on."""
+    ) -> tuple[list[PlayedRound], RepairCounter]:
+        """The last ``keep`` rounds of ``entries`` as played (their records, states included,
+        built only when asked) and the repair counter after the last: what a simulation
+        needs to go on."""
         first = max(0, len(entries) - keep)
         with gc_paused():
             counter, rounds = self._rolled(entries, scenario, keep)
-            records = [file.record(state.world()) for n, file, state in rounds if n >= first]
-        return records, counter
+            held = [_played(file, state) for n, file, state in rounds if n >= first]
+        return held, counter
 
     def last_state(
         self, entries: list[IndexEntry], scenario: Scenario
@@ -478,6 +481,19 @@ def _next(file: RoundFile, n: int, before: StateColumns | None) -> StateColumns:
     if before is None and file.keyframe is None:
         raise SaveError(f"round {n}: expected a keyframe (the index says it is one)")
     return file.apply(before)
+
+
+def _played(file: RoundFile, after: StateColumns) -> PlayedRound:
+    """Round ``file`` as played, the state after it ``after``."""
+    return PlayedRound(
+        round=file.round,
+        events=file.events,
+        actions=file.actions,
+        changes=file.changes(after.names),
+        after=after,
+        llm_calls=file.llm_calls,
+        usage=file.usage,
+    )
 
 
 def _entry(file: RoundFile, data: bytes) -> IndexEntry:

@@ -21,7 +21,7 @@ from ..minds.spec import DYNAMICS_VERSION, MindSpec, Offline
 #: of the run that wrote them and index lines a checksum (runs of format 3 read as they
 #: are); 3: round files hold a round's changes, with a keyframe now and then, and a run has
 #: an index (saves/roundfile.py, saves/runfiles.py); 2: every round file held the full state.
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 #: A run's total rounds as run.json may hold them.
 TotalRounds = Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
 

@@ -337,3 +337,54 @@ def test_the_docs_list_every_column_of_every_file():
             columns = re.sub(r" \([^)]*\)", "", match.group(2))
             listed[match.group(1)] = tuple(c.strip() for c in columns.split(","))
     assert listed == COLUMNS
+
+
+async def test_the_relations_csv_is_the_text_csv_writes_for_its_rows(mini: Scenario) -> None:
+    """The relations table is written a column at a time; its text is what :mod:`csv`
+    writes for the same rows, formula guard and quoting included, changed edges and
+    unchanged ones alike."""
+    import dataclasses
+    import functools
+    import io
+
+    from engine.core.textsafe import csv_cell, csv_row
+    from engine.reports.dense import csv_text, relation_lines, relation_rows
+
+    sim = Simulation.new(mini, seed=3, rounds=2)
+    await sim.run()
+    played = sim.played
+    assert played is not None and 0 < len(played.changes) < 6
+    tricky = ["=cmd()", 'say "no", firmly', "plain", "-1", "tab\there"]
+    notes = [tricky[k % len(tricky)] for k in range(len(played.changes.notes))]
+    changes = dataclasses.replace(played.changes, notes=notes)
+    out = io.StringIO()
+    rows = relation_rows("run,1", 2, played.after, changes, functools.cache(csv_cell))
+    csv.writer(out, lineterminator="\n").writerows(map(csv_row, rows))
+    cell = functools.cache(lambda text: csv_text(csv_cell(text)))
+    assert relation_lines("run,1", 2, played.after, changes, cell) == out.getvalue()
+    assert out.getvalue().count("\n") == 6
+
+
+def test_changed_only_relations_rebuild_the_dense_table_with_the_documented_line(
+    store: SaveStore, saved, tmp_path: Path
+) -> None:
+    """``--changed-only`` writes round 0 whole and then only the changed edges; the pandas
+    expression of docs/formats.md rebuilds the dense table's favorability and status."""
+    pd = pytest.importorskip("pandas")
+    meta, _ = saved
+    history = store.history("exp", meta)
+    export_run(meta, history, tmp_path / "dense")
+    export_run(meta, history, tmp_path / "changed", changed_only=True)
+    dense = pd.read_csv(tmp_path / "dense" / "relations.csv")
+    rel = pd.read_csv(tmp_path / "changed" / "relations.csv")
+    assert len(rel) < len(dense) and (rel.round_no == 0).sum() == (dense.round_no == 0).sum()
+    assert rel[rel.round_no > 0].importance.notna().all()  # each a changed edge
+    doc = (Path(__file__).parents[2] / "docs" / "formats.md").read_text()
+    line = re.search(r"```python\n(full = .*?)\n```", doc, re.S)
+    assert line is not None
+    scope = {"pd": pd, "rel": rel}
+    exec(line[1], scope)  # the documented line, as a reader would run it
+    full = scope["full"].sort_values(["round_no", "source", "target"], ignore_index=True)
+    want = dense.sort_values(["round_no", "source", "target"], ignore_index=True)
+    cols = ["round_no", "source", "target", "fav", "status"]
+    pd.testing.assert_frame_equal(full[cols], want[cols], check_dtype=False)

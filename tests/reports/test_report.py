@@ -107,9 +107,15 @@ def test_a_missing_extra_is_named(saved, monkeypatch, tmp_path):
     assert not (tmp_path / "x.html").exists()
 
 
-def test_a_trial_report_links_every_arm_report(saved, run_cli, tmp_path):
+def test_a_trial_report_is_one_file_unless_arm_reports_are_asked_for(saved, run_cli, tmp_path):
+    single = tmp_path / "single.html"
+    args = ("--out", str(single), "--saves", str(saved.root))
+    assert run_cli("report", "bully", *args).code == 0
+    assert 'class="arm-report"' not in single.read_text()
+    assert not (tmp_path / "single.runs").exists()
     out = tmp_path / "bully.html"
-    result = run_cli("report", "bully", "--out", str(out), "--saves", str(saved.root))
+    args = ("--arm-reports", "--out", str(out), "--saves", str(saved.root))
+    result = run_cli("report", "bully", *args)
     assert result.code == 0
     html = out.read_text()
     _self_contained(html)
@@ -118,11 +124,6 @@ def test_a_trial_report_links_every_arm_report(saved, run_cli, tmp_path):
     for link in links:
         arm = (tmp_path / link).read_text()
         assert 'href="../bully.html"' in arm
-    skipped = tmp_path / "skipped.html"
-    args = ("--no-arm-reports", "--out", str(skipped), "--saves", str(saved.root))
-    assert run_cli("report", "bully", *args).code == 0
-    assert 'class="arm-report"' not in skipped.read_text()
-    assert not (tmp_path / "skipped.runs").exists()
 
 
 # -- in a real browser ------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.saves.packed import pack_floats, pack_ints, unpack
 from engine.saves.roundfile import IndexEntry
 from engine.saves.runfiles import index_line
 
@@ -125,7 +126,7 @@ def _edited(edit: Callable[[random.Random, dict], None]) -> Callable[..., Expect
     def forge(rng: random.Random, saves: Path, n: int) -> Expect:
         for m in [*range(n, ROUNDS + 1), *range(1, n)]:  # a round with changes to edit
             doc = _doc(saves, "A", m)
-            if m % KEYFRAME and doc["emotion_changes"] and doc["edges"]["source"]:
+            if m % KEYFRAME and doc["emotion_changes"] and len(_column(doc, "source")):
                 edit(rng, doc)
                 _forge(saves, m, doc)
                 return Expect(True, m)
@@ -138,39 +139,59 @@ def _agent_twice(rng: random.Random, doc: dict) -> None:
     doc["emotion_changes"] = [*doc["emotion_changes"], doc["emotion_changes"][0]]
 
 
+#: The packed relation columns (save format 6) of one value an edge, and the digit strings.
+_PACKED = ("source", "target", "delta", "fav", "override", "note", "importance")
+_DIGITS = ("status", "previous_status")
+
+
+def _column(doc: dict, name: str) -> list:
+    """The packed column ``name`` of the round's relation changes, as a list."""
+    return unpack(doc["packed"][name]).tolist()
+
+
+def _set(doc: dict, name: str, values: list) -> None:
+    floats = any(isinstance(v, float) for v in values)
+    doc["packed"][name] = pack_floats(values, 6) if floats else pack_ints(values)
+
+
 def _relation_twice(rng: random.Random, doc: dict) -> None:
-    cols = doc["edges"]
-    for name, column in cols.items():
-        if name != "notes":
-            cols[name] = column + column[0] if isinstance(column, str) else [*column, column[0]]
+    cols = doc["packed"]
+    width = len(_column(doc, "evicted")) // len(_column(doc, "source"))
+    for name in _PACKED:
+        values = _column(doc, name)
+        _set(doc, name, [*values, values[0]])
+    for name in _DIGITS:
+        cols[name] += cols[name][0]
+    evicted = _column(doc, "evicted")
+    _set(doc, "evicted", [*evicted, *evicted[:width]])
 
 
 def _uneven_columns(rng: random.Random, doc: dict) -> None:
-    cols = doc["edges"]
-    name = rng.choice(sorted(set(cols) - {"notes"}))
-    cols[name] = cols[name][:-1]
+    name = rng.choice(sorted((*_PACKED, *_DIGITS)))
+    if name in _DIGITS:
+        doc["packed"][name] = doc["packed"][name][:-1]
+    else:
+        _set(doc, name, _column(doc, name)[:-1])
 
 
 def _stranger(rng: random.Random, doc: dict) -> None:
-    where = rng.choice(["source", "target", "emotion", "needs"])
+    where = rng.choice(["names", "emotion", "needs"])
     if where == "emotion":
         doc["emotion_changes"][0]["agent"] = "Helena"
     elif where == "needs":
         doc["needs"]["Helena"] = {"safety": 5.0}
     else:
-        doc["edges"][where][0] = "Helena"
+        doc["packed"]["names"][0] = "Helena"
 
 
 def _out_of_bounds(rng: random.Random, doc: dict) -> None:
     where = rng.choice(["emotion", "fav", "importance", "delta"])
     if where == "emotion":
         doc["emotion_changes"][0]["emotion"] = 1.5
-    elif where == "fav":
-        doc["edges"]["fav"][0] = 2.0
-    elif where == "importance":
-        next(iter(doc["edges"]["notes"].values()))[0]["importance"] = 11
-    else:
-        doc["edges"]["delta"][0] = float("nan")
+        return
+    values = _column(doc, where)
+    values[0] = {"fav": 2.0, "importance": 11, "delta": float("nan")}[where]
+    _set(doc, where, values)
 
 
 def _wrong_round(rng: random.Random, doc: dict) -> None:

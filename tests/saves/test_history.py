@@ -134,8 +134,8 @@ def assert_rebuilt(store: SaveStore, run_id: str, held: list[WorldState], scenar
         assert fresh[n].state.model_dump_json() == played[n], n
     assert history.metrics_series() == metrics_series(scenario, held)
     start = len(held) // 2  # the values tables show, rolled forward without building states
-    for (log, values), state in zip(history.values(start), held[start:], strict=True):
-        assert log.round == state.round
+    for (log, values, changes), state in zip(history.values(start), held[start:], strict=True):
+        assert log.round == state.round == changes.round
         assert table_values(values) == table_values(StateColumns.of(state))
 
 
@@ -173,7 +173,7 @@ def test_rebuilt_states_equal_the_played_states(
             live = zip(sim.records.values(), held, strict=True)  # held rounds, then the save's
             assert all(
                 table_values(values) == table_values(StateColumns.of(state))
-                for (_, values), state in live
+                for (_, values, _), state in live
             )
             branch_held = None
             if fork is not None:

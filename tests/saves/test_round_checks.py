@@ -18,6 +18,8 @@ from test_store import edit_meta_doc, listing, played, read_all, round_path
 from engine import SaveStore, Simulation
 from engine.core.scenario import Scenario
 from engine.errors import SaveError
+from engine.saves.columnar import EdgeColumns, StateFrame
+from engine.saves.packed import pack_floats, pack_ints, unpack
 from engine.saves.roundcheck import RunCheck, round_problem
 from engine.saves.roundfile import RoundFile
 from engine.saves.runmeta import FORMAT_VERSION
@@ -105,22 +107,79 @@ def _forged(store: SaveStore, run_id: str, n: int, doc: dict) -> None:
     index.write_text("".join(f"{line}\n" for line in lines))
 
 
+def _as_format_5(doc: dict, names: list[str]) -> dict:
+    """The round file ``doc`` as format 5 wrote it: its relation changes and keyframe as
+    coded columns."""
+    file = RoundFile.model_validate(doc)
+    edges = EdgeColumns.of_changes(file.changes(names))
+    doc = {**doc, "edges": json.loads(edges.model_dump_json())}
+    del doc["packed"]
+    if file.keyframe is not None:
+        frame = StateFrame.of(file.keyframe.columns())
+        doc["keyframe"] = {"frame": json.loads(frame.model_dump_json())}
+        doc["keyframe"]["repair"] = file.keyframe.model_dump(mode="json")["repair"]
+    return doc
+
+
+def _packed(doc: dict, key: str, edit) -> None:
+    """Edit ``doc``'s packed column ``key`` as a list of numbers."""
+    values = unpack(doc[key]).tolist()
+    edit(values)
+    floats = any(isinstance(v, float) for v in values)
+    doc[key] = pack_floats(values, 6) if floats else pack_ints(values)
+
+
+async def test_a_format_5_round_reads_as_it_was_played(store: SaveStore, mini: Scenario) -> None:
+    records = await played(store, mini, "r", 11, total=12)
+    for n in (10, 11):
+        _forged(store, "r", n, _as_format_5(_doc(round_path(store, "r", n)), list(mini.names)))
+    assert read_all(store, "r") == records
+    with Simulation.resume("r", store) as sim:
+        await sim.run(1)
+    assert listing(store)["r"].ok and len(read_all(store, "r")) == 13
+
+
+FORGED_ROUNDS = [
+    (lambda d: d.update(run="elsewhere"), "a round of run 'elsewhere', not of this run"),
+    (lambda d: d["emotion_changes"][0].update(agent="Zed"), "'Zed', who is not in this"),
+    (lambda d: d["emotion_changes"].append(d["emotion_changes"][0]), "emotion twice"),
+    (lambda d: d["needs"].update(Ann={"flying": 3.0}), "the need 'flying'"),
+    (lambda d: d.update(round=7), "holds round 7, expected 2"),
+]
+FORGED_IDS = ["run id", "stranger", "twice", "need", "round"]
+
+
+def _self(doc: dict) -> None:
+    first = unpack(doc["packed"]["source"])[0]
+    _packed(doc["packed"], "target", lambda v: v.__setitem__(0, int(first)))
+
+
 @pytest.mark.parametrize(
     ("edit", "problem"),
     [
-        (lambda d: d.update(run="elsewhere"), "a round of run 'elsewhere', not of this run"),
-        (lambda d: d["emotion_changes"][0].update(agent="Zed"), "'Zed', who is not in this"),
-        (lambda d: d["emotion_changes"].append(d["emotion_changes"][0]), "emotion twice"),
-        (lambda d: d["edges"]["fav"].pop(), "relation columns have different lengths"),
+        *FORGED_ROUNDS,
         (
-            lambda d: d["edges"]["target"].__setitem__(0, d["edges"]["source"][0]),
-            "themself",
+            lambda d: _packed(d["packed"], "fav", list.pop),
+            "relation columns have different lengths",
         ),
-        (lambda d: d["needs"].update(Ann={"flying": 3.0}), "the need 'flying'"),
-        (lambda d: d["edges"]["delta"].__setitem__(0, float("inf")), "not a number"),
-        (lambda d: d.update(round=7), "holds round 7, expected 2"),
+        (_self, "themself"),
+        (
+            lambda d: _packed(d["packed"], "delta", lambda v: v.__setitem__(0, float("inf"))),
+            "not a number",
+        ),
+        (lambda d: _packed(d["packed"], "fav", lambda v: v.__setitem__(0, 1.5)), "outside -1..1"),
+        (lambda d: _packed(d["packed"], "source", lambda v: v.__setitem__(0, 9)), "does not list"),
+        (
+            lambda d: _packed(d["packed"], "note", lambda v: v.__setitem__(0, 99)),
+            "a note it does not",
+        ),
+        (
+            lambda d: d["packed"].update(names=["Zed", *d["packed"]["names"][1:]]),
+            "'Zed', who is not",
+        ),
+        (lambda d: d["packed"].update(fav="x2:AAAA"), "packed.fav"),
     ],
-    ids=["run id", "stranger", "twice", "uneven", "self", "need", "inf", "round"],
+    ids=[*FORGED_IDS, "uneven", "self", "inf", "fav", "index", "note", "names", "malformed"],
 )
 async def test_a_forged_round_is_damage_and_earlier_rounds_stay_readable(
     store: SaveStore, mini: Scenario, edit, problem: str
@@ -129,23 +188,51 @@ async def test_a_forged_round_is_damage_and_earlier_rounds_stay_readable(
     doc = _doc(round_path(store, "r", 2))
     edit(doc)
     _forged(store, "r", 2, doc)
+    _stays_readable_before(store, "r", problem)
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        *FORGED_ROUNDS,
+        (lambda d: d["edges"]["fav"].pop(), "relation columns have different lengths"),
+        (
+            lambda d: d["edges"]["target"].__setitem__(0, d["edges"]["source"][0]),
+            "themself",
+        ),
+        (lambda d: d["edges"]["delta"].__setitem__(0, float("inf")), "not a number"),
+    ],
+    ids=[*FORGED_IDS, "uneven", "self", "inf"],
+)
+async def test_a_forged_format_5_round_is_damage(
+    store: SaveStore, mini: Scenario, edit, problem: str
+) -> None:
+    await played(store, mini, "r", 4)
+    doc = _as_format_5(_doc(round_path(store, "r", 2)), list(mini.names))
+    edit(doc)
+    _forged(store, "r", 2, doc)
+    _stays_readable_before(store, "r", problem)
+
+
+def _stays_readable_before(store: SaveStore, run_id: str, problem: str) -> None:
+    """Round 2 of run ``run_id`` is damage (``problem``), rounds 0 and 1 read and branch."""
     with pytest.raises(SaveError, match=re.escape(problem)):
-        store.history("r")[2]
-    row = listing(store)["r"]
+        store.history(run_id)[2]
+    row = listing(store)[run_id]
     assert not row.ok and problem in row.reason and "000002.json.gz" in row.reason
-    assert store.history("r")[1].round == 1
-    store.branch("r", at_round=1, new_id="saved")
+    assert store.history(run_id)[1].round == 1
+    store.branch(run_id, at_round=1, new_id="saved")
     assert len(read_all(store, "saved")) == 2
     with pytest.raises(SaveError, match=re.escape(problem)):
-        store.branch("r", at_round=3, new_id="lost")
+        store.branch(run_id, at_round=3, new_id="lost")
     with pytest.raises(SaveError, match=re.escape(problem)):
-        Simulation.resume("r", store)
+        Simulation.resume(run_id, store)
 
 
 async def test_a_keyframe_of_another_cast_is_damage(store: SaveStore, mini: Scenario) -> None:
     await played(store, mini, "r", 1)
     doc = _doc(round_path(store, "r", 0))
-    names = doc["keyframe"]["frame"]["names"]
+    names = doc["keyframe"]["packed"]["names"]
     names[names.index("Cy")] = "Dee"
     _forged(store, "r", 0, doc)
     with pytest.raises(SaveError, match="keyframe names 'Dee'"):
@@ -172,14 +259,49 @@ def _gap(frame: dict) -> None:
     ],
     ids=["short", "statuses", "note", "self", "agents", "gap", "stranger"],
 )
-async def test_a_forged_keyframe_is_damage(
+async def test_a_forged_format_5_keyframe_is_damage(
     store: SaveStore, mini: Scenario, edit, problem: str | None
 ) -> None:
     """A keyframe's columns (save format 5) are checked against the run's cast before its
     state is used."""
     await played(store, mini, "r", 10, total=10)
-    doc = _doc(round_path(store, "r", 10))
+    doc = _as_format_5(_doc(round_path(store, "r", 10)), list(mini.names))
     edit(doc["keyframe"]["frame"])
+    _forged(store, "r", 10, doc)
+    with pytest.raises(SaveError, match=re.escape(problem)):
+        store.history("r")[10]
+    assert store.history("r")[9].round == 9
+
+
+def _packed_gap(frame: dict) -> None:
+    """Empty a filled slot behind an earlier filled one of the same edge (packed)."""
+    width, memory = frame["width"], unpack(frame["memory"]).tolist()
+    edge = next(k for k in range(0, len(memory), width) if min(memory[k : k + width]) > 0)
+    _packed(frame, "memory", lambda m: m.__setitem__(edge + width - 1, 0))
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda f: _packed(f, "fav", list.pop), "columns do not fit its cast"),
+        (lambda f: f.update(status="9" + f["status"][1:]), "keyframe.packed.status"),
+        (lambda f: _packed(f, "memory", lambda m: m.__setitem__(0, 99)), "a note it does not"),
+        (lambda f: _packed(f, "fav", lambda v: v.__setitem__(0, 0.5)), "regard for themself"),
+        (lambda f: _packed(f, "fav", lambda v: v.__setitem__(1, -1.5)), "outside -1..1"),
+        (lambda f: f["theta"].pop(), "agent columns do not fit"),
+        (_packed_gap, "has a gap"),
+        (lambda f: f.update(memory="i4:AAA"), "keyframe.packed.memory"),
+    ],
+    ids=["short", "statuses", "note", "self", "fav", "agents", "gap", "malformed"],
+)
+async def test_a_forged_keyframe_is_damage(
+    store: SaveStore, mini: Scenario, edit, problem: str | None
+) -> None:
+    """A keyframe's packed columns (save format 6) are checked against the run's cast
+    before its state is used."""
+    await played(store, mini, "r", 10, total=10)
+    doc = _doc(round_path(store, "r", 10))
+    edit(doc["keyframe"]["packed"])
     _forged(store, "r", 10, doc)
     with pytest.raises(SaveError, match=re.escape(problem)):
         store.history("r")[10]

@@ -71,9 +71,9 @@ async def test_every_state_of_a_v4_run_is_the_one_played(saves: Path) -> None:
     assert list(store.history("plain-branch")) == list(fresh.records)
 
 
-async def test_a_v4_run_plays_on_in_format_5(saves: Path) -> None:
-    """Resumed, a format-4 run keeps its files and writes format 5 (its keyframe as
-    columns); reopened, every round reads back as played."""
+async def test_a_v4_run_plays_on_in_the_current_format(saves: Path) -> None:
+    """Resumed, a format-4 run keeps its files and writes format 6 (its keyframe as
+    packed columns); reopened, every round reads back as played."""
     rounds = saves / "values" / "rounds"
     old = {p.name: p.read_bytes() for p in rounds.iterdir()}
     store = SaveStore(saves)
@@ -83,8 +83,8 @@ async def test_a_v4_run_plays_on_in_format_5(saves: Path) -> None:
         played = list(sim.records)
     assert {p.name: p.read_bytes() for p in rounds.iterdir() if p.name in old} == old
     keyframe = json.loads(gzip.decompress((rounds / "000020.json.gz").read_bytes()))["keyframe"]
-    assert "frame" in keyframe and keyframe.get("state") is None
-    assert store.read_meta("values").format_version == FORMAT_VERSION == 5
+    assert "packed" in keyframe and keyframe.get("state") is None
+    assert store.read_meta("values").format_version == FORMAT_VERSION == 6
     assert list(store.history("values")) == played
     with Simulation.resume("values", store) as reopened:
         assert reopened.round == 21 and reopened.state == played[-1].state

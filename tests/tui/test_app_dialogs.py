@@ -263,6 +263,7 @@ async def test_recast_opens_on_the_first_proposal(saves: Path) -> None:
     app = build_app(sim.run_id, saves=saves)
     async with app.run_test(size=(120, 50)) as pilot:
         await pilot.press("c")
+        await app.workers.wait_for_complete()  # the diagnosis is read off the UI thread
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, RecastScreen)

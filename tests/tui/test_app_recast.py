@@ -62,6 +62,7 @@ def screen_text(screen: RecastScreen) -> str:
 
 async def open_recast(pilot) -> RecastScreen:
     await pilot.press("c")
+    await pilot.app.workers.wait_for_complete()  # the diagnosis is read off the UI thread
     await pilot.pause()
     screen = pilot.app.screen
     assert isinstance(screen, RecastScreen)

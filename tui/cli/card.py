@@ -28,7 +28,7 @@ def card(
 
     store = open_store(saves)
     meta = store.read_meta(run_id)
-    found = run_card(meta, store.history(run_id, meta).logs())
+    found = run_card(meta, store.history(run_id, meta).logs(relations=False))
     if as_json:
         typer.echo(found.to_json(), nl=False)
         return

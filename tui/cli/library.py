@@ -122,6 +122,14 @@ def export(
     parquet: Annotated[
         bool, typer.Option("--parquet", help="The tables as Parquet instead of CSV (pyarrow).")
     ] = False,
+    changed_only: Annotated[
+        bool,
+        typer.Option(
+            "--changed-only",
+            help="relations: only the edges each round changed (round 0 whole); "
+            "docs/formats.md rebuilds the dense table from it.",
+        ),
+    ] = False,
 ) -> None:
     """Export a run as tidy CSVs (transcript, events, emotions, relations, needs, metrics)
     and its run card (card.json)."""
@@ -135,7 +143,7 @@ def export(
     history = store.history(run_id, meta)
     measured = store.read_measurements(run_id)
     asked = [name for name, on in (("graphml", graphml), ("parquet", parquet)) if on]
-    paths = export_run(meta, history, out, measured, formats=asked)
+    paths = export_run(meta, history, out, measured, formats=asked, changed_only=changed_only)
     for path in paths:
         typer.echo(one_line(str(path)))
 

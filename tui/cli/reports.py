@@ -31,9 +31,10 @@ def report(
         bool,
         typer.Option(
             "--arm-reports/--no-arm-reports",
-            help="A trial: also each arm run's report, in FILE.runs/ beside it, linked.",
+            help="A trial: also each arm run's report, in FILE.runs/ beside it, linked "
+            "[default: one file].",
         ),
-    ] = True,
+    ] = False,
     saves: SavesOpt = None,
 ) -> None:
     """Write a run's or a trial's report: one HTML file, every script inlined, that opens

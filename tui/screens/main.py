@@ -33,6 +33,7 @@ from ..widgets.run_view import RunView
 if TYPE_CHECKING:
     from engine import Archetype, ForcedAction
     from engine.minds.human import Turn
+    from engine.studies.tasks.diagnosis import RunDiagnosis
 
 # The dialogs, other screens and what only they use are imported by the action that opens
 # them: the first frame waits for nothing it does not draw.
@@ -667,12 +668,28 @@ class MainScreen(Screen[None]):
             self.notify("Pause the run before recasting.", severity="warning")
             return
         from engine.studies.tasks.diagnosis import diagnose_run
+
+        sim = self.sim
+        self.notify(f"Diagnosing {sim.run_id}: reading its {sim.round} rounds…", timeout=4)
+
+        def work() -> None:  # off the UI thread: the diagnosis reads every round
+            try:
+                diagnosis = diagnose_run(sim)
+            except SocialsimError as err:
+                self.app.call_from_thread(self.notify, str(err), severity="error")
+                return
+            self.app.call_from_thread(self._offer_recast, sim, diagnosis)
+
+        self.run_worker(work, thread=True, group="recast", exclusive=True, exit_on_error=False)
+
+    def _offer_recast(self, sim: Simulation, diagnosis: RunDiagnosis) -> None:
+        """Show the diagnosis of ``sim`` and apply the recast chosen as a branch of it."""
         from engine.studies.tasks.episode import recast_scenario
 
         from .recast import RecastScreen
 
-        sim = self.sim
-        diagnosis = diagnose_run(sim)
+        if sim is not self.sim:  # another run was opened meanwhile
+            return
 
         def apply(casting: dict[str, Archetype]) -> str | None:
             try:

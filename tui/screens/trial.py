@@ -255,7 +255,8 @@ class TrialScreen(Screen[Simulation | None]):
         self.play(self.stopping)
 
     def action_report(self) -> None:
-        """Write the trial's HTML report, and each finished arm run's beside it."""
+        """Write the trial's HTML report (one file: `socialsim report --arm-reports` adds each
+        arm run's)."""
         from pathlib import Path
 
         from engine.reports.html import write_trial_report
@@ -268,7 +269,7 @@ class TrialScreen(Screen[Simulation | None]):
                 paths = write_trial_report(self.store, self.trial_id, out)
             except SocialsimError as err:
                 return str(err)
-            self.notify(f"Wrote the report to {out} ({len(paths) - 1} arm reports beside it).")
+            self.notify(f"Wrote the report to {paths[-1]}.")
             return None
 
         here = Path.cwd()

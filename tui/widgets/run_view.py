@@ -203,7 +203,7 @@ class RunView(Vertical):
             note.stylize("dim italic")
             for pane in self.query(AgentPane):
                 pane.transcript.write(note)
-        for record in history.logs(first):  # what was said; no state is rebuilt
+        for record in history.logs(first, relations=False):  # what was said: nothing rebuilt
             for e in record.events:
                 for name in e.private_to or []:
                     self._pane(name).add_event(record.round, e)

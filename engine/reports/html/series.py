@@ -44,7 +44,7 @@ def read_series(meta: RunMeta, history: History) -> tuple[RunSeries, dict[str, A
     series = RunSeries(names)
     card = CardBuilder(meta)
     code = {s: k for k, s in enumerate(STATUSES)}
-    for log, values in history.values():
+    for log, values, _ in history.values():
         card.add(log)
         series.rounds.append(log.round)
         fav: list[list[float | None]] = [[None] * len(names) for _ in names]

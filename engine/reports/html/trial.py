@@ -74,7 +74,7 @@ def write_trial_report(
     out: Path,
     *,
     outcomes: Outcomes | None = None,
-    arm_reports: bool = True,
+    arm_reports: bool = False,
     progress: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Write the report of the saved trial ``trial_id`` to ``out`` (the final outcomes that

@@ -14,7 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, create_model
 
 from ...core.scenario import Archetype, Scenario
-from ...core.state import Mode, RoundRecord
+from ...core.state import Action, Mode, RoundRecord, WorldState
 from ...minds import Mind, Question
 from ...round.simulation import Simulation
 from ...saves.runmeta import TaskOutcome
@@ -86,20 +86,32 @@ class Proposal(BaseModel):
 
 def evidence(scenario: Scenario, records: Sequence[RoundRecord]) -> dict[str, Evidence]:
     """Evidence for every agent of a run: its transcript, and its S and R trajectories if
-    the run recorded any emotion or relation update."""
-    spoken = [a for r in records[1:] for a in r.actions if a.mode is not Mode.SILENT]
-    changes = [c for r in records[1:] for c in r.relation_changes]
-    traced = bool(changes) or any(r.emotion_changes for r in records[1:])
+    the run recorded any emotion or relation update. ``records`` is read once, round by
+    round (a saved run's history reads each round from its save)."""
+    spoken: list[Action] = []
+    emotions: dict[str, list[float]] = {name: [] for name in scenario.names}
     peak: dict[tuple[str, str], int] = {}  # (listener, agent): the most important memory
-    for c in changes:
-        peak[c.source, c.target] = max(peak.get((c.source, c.target), 1), c.importance)
-    first, last = records[0].state, records[-1].state
+    traced = False
+    first = last = None
+    for r in records:
+        state = r.state
+        first = state if first is None else first
+        last = state
+        for name, trace in emotions.items():
+            trace.append(state.agents[name].emotion)
+        if first is state:  # round 0: the start, before anything was said or changed
+            continue
+        spoken += (a for a in r.actions if a.mode is not Mode.SILENT)
+        traced = traced or bool(r.relation_changes or r.emotion_changes)
+        for c in r.relation_changes:
+            peak[c.source, c.target] = max(peak.get((c.source, c.target), 1), c.importance)
+    assert first is not None and last is not None, "a run has round 0 at least"
     out = {}
     for name in scenario.names:
         others = [n for n in scenario.names if n != name]
         transcript = {
             "turns": sum(1 for a in spoken if a.speaker == name),
-            "rounds": len(records) - 1,
+            "rounds": len(emotions[name]) - 1,
             "attacks": sum(1 for a in spoken if a.speaker == name and a.stance == "oppose"),
             "opposed_by": sum(1 for a in spoken if a.target == name and a.stance == "oppose"),
         }
@@ -107,15 +119,15 @@ def evidence(scenario: Scenario, records: Sequence[RoundRecord]) -> dict[str, Ev
             out[name] = Evidence(**transcript)
             continue
 
-        def incoming(state, name=name, others=others) -> float:
+        def incoming(state: WorldState, name: str = name, others: list[str] = others) -> float:
             return sum(state.agents[o].relations[name].fav for o in others) / len(others)
 
-        emotions = [r.state.agents[name].emotion for r in records]
+        trace = emotions[name]
         out[name] = Evidence(
             **transcript,
-            emotion_start=emotions[0],
-            emotion_end=emotions[-1],
-            emotion_low=min(emotions),
+            emotion_start=trace[0],
+            emotion_end=trace[-1],
+            emotion_low=min(trace),
             registered=sum(peak.get((o, name), 1) for o in others) / len(others),
             outgoing_fav=sum(last.agents[name].relations[o].fav for o in others) / len(others),
             incoming_fav=incoming(last),
