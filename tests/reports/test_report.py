@@ -102,7 +102,7 @@ def test_a_missing_dependency_is_named(saved, monkeypatch, tmp_path):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", without_plotly)
-    with pytest.raises(SocialsimError, match=r"a report needs plotly, which is missing from this Python"):
+    with pytest.raises(SocialsimError, match=r"a report needs plotly, which is missing"):
         write_run_report(saved, "village", tmp_path / "x.html")
     assert not (tmp_path / "x.html").exists()
 

@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..report import metrics_line
 from ..widgets.style import STATUS_GLYPH, fav_style
+from .output import Number
 
 if TYPE_CHECKING:
     from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
@@ -283,11 +284,11 @@ def iteration_table(it: Iteration) -> Table:
     return table
 
 
-def _mean_cell(values: list[float]) -> str:
+def _mean_cell(values: list[float]) -> Number:
     if not values:
-        return "–"
+        return Number("–", None)
     mean = sum(values) / len(values)
-    return f"{mean:.0f}" if abs(mean) >= 10 else f"{mean:.2f}"
+    return Number(f"{mean:.0f}" if abs(mean) >= 10 else f"{mean:.2f}", round(mean, 6))
 
 
 def sweep_table(result: SweepResult) -> Table:
@@ -313,12 +314,25 @@ def sweep_table(result: SweepResult) -> Table:
         means = [
             _mean_cell([v for o in outs if (v := o.metrics.get(k)) is not None]) for k in shown
         ]
-        table.add_row(model, str(agents), label, str(len(outs)), *means)
+        table.add_row(
+            model, Number(str(agents), agents), label, Number(str(len(outs)), len(outs)), *means
+        )
     return table
 
 
-def _signed(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.3f}"
+def _signed(value: float | None) -> Number:
+    return Number("–" if value is None else f"{value:+.3f}", _six(value))
+
+
+def _six(value: float | None) -> float | None:
+    """A value for a machine, without float noise (0.09999999999999998)."""
+    return None if value is None else round(value, 6)
+
+
+def _interval(low: float | None, high: float | None, fmt: str = "+.3f") -> Number:
+    """``[low, high]``; for a machine, the two ends (columns ``ci_low`` and ``ci_high``)."""
+    shown = "–" if low is None or high is None else f"[{low:{fmt}}, {high:{fmt}}]"
+    return Number(shown, {"ci_low": _six(low), "ci_high": _six(high)})
 
 
 def contrasts_table(result: SweepResult) -> Table:
@@ -337,15 +351,15 @@ def contrasts_table(result: SweepResult) -> Table:
         low, high = row["ci_low"], row["ci_high"]
         table.add_row(
             row["model"],
-            str(row["agents"]),
+            Number(str(row["agents"]), row["agents"]),
             row["relation"],
             row["topology"],
             row["contrast"],
             row["metric"],
-            str(row["units"]),
+            Number(str(row["units"]), row["units"]),
             _signed(row["estimate"]),
-            "–" if low is None else f"[{low:+.3f}, {high:+.3f}]",
-            str(row["dropped"]),
+            _interval(low, high),
+            Number(str(row["dropped"]), row["dropped"]),
         )
     return table
 
@@ -363,8 +377,8 @@ def intervals_table(intervals: Mapping[str, Interval]) -> Table:
     for name, ci in intervals.items():
         table.add_row(
             name,
-            "–" if ci.estimate is None else f"{ci.estimate:.3f}",
-            "–" if ci.low is None else f"[{ci.low:.3f}, {ci.high:.3f}]",
-            str(ci.dropped),
+            Number("–" if ci.estimate is None else f"{ci.estimate:.3f}", _six(ci.estimate)),
+            _interval(ci.low, ci.high, ".3f"),
+            Number(str(ci.dropped), ci.dropped),
         )
     return table

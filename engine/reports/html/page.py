@@ -8,7 +8,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...errors import SaveError, SocialsimError, incomplete_install
+from ...errors import SaveError, incomplete_install
 from ...saves.atomic import atomic_write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
