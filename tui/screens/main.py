@@ -559,9 +559,9 @@ class MainScreen(Screen[None]):
         self.app.push_screen(TextForm("Branch the run", submit, default=str(sim.round), hint=hint))
 
     def action_export(self) -> None:
-        """Write the run's CSVs to a folder, by default ``exports/<run>`` in the saves
-        folder (its rounds so far: not while one is played), and any other export format
-        named after it as on the command line (``--graphml``)."""
+        """Write the run's CSVs to a folder, by default ``<saves>/exports/<run>`` (its
+        rounds so far: not while one is played), and any other export format named after it
+        as on the command line (``--graphml``)."""
         if self.running:
             self.notify("Pause the run before exporting.", severity="warning")
             return

@@ -276,7 +276,7 @@ class TrialScreen(Screen[Simulation | None]):
             TextForm(
                 "Write the trial's HTML report",
                 submit,
-                default=str(here / "exports" / f"{self.trial_id}.html"),
+                default=str(self.store.export_dir(self.trial_id).with_suffix(".html")),
                 hint=f"A relative path is under {here}",
             )
         )
