@@ -271,9 +271,7 @@ def test_extra_edges_merge_into_their_observers_edges(seed):
         for k in rng.sample(range(len(NAMES)), rng.randint(0, len(NAMES)))
     }
     index = {name: k for k, name in enumerate(NAMES)}
-    edges = RoundJudgements.of(judged, index).edges.with_extra(
-        extra, np.arange(len(NAMES)), index
-    )
+    edges = RoundJudgements.of(judged, index).edges.with_extra(extra, np.arange(len(NAMES)), index)
     got = list(
         zip(
             [NAMES[i] for i in edges.source.tolist()],

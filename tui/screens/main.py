@@ -70,16 +70,18 @@ class MainScreen(Screen[None]):
         Binding("n", "step", "Step", id="step"),
         Binding("space", "step", "Step", show=False, id="step-alt"),
         Binding("r", "run_pause", "Run/Pause", id="run"),
-        Binding("f", "force", "Force", id="force"),
-        Binding("e", "inject", "Event", id="inject"),
-        Binding("b", "branch", "Branch", id="branch"),
+        Binding(
+            "f", "force", "Force", tooltip="force an agent's action in the next round", id="force"
+        ),
+        Binding("e", "inject", "Event", tooltip="inject an event into the next round", id="inject"),
+        Binding("b", "branch", "Branch", tooltip="branch the run from a round (fork)", id="branch"),
         Binding("o", "open_runs", "Open", id="open"),
         Binding("z", "focus_agent", "Focus", tooltip="one agent full-size, or all", id="focus"),
         Binding("slash", "jump", "Find", tooltip="jump to an agent by name", id="find"),
-        Binding("s", "snapshot", "Save", id="save"),
+        Binding("s", "snapshot", "Save", tooltip="save a named snapshot of this round", id="save"),
         Binding("p", "plots", "Plots", id="plots"),
         Binding("m", "metrics", "Metrics", id="metrics"),
-        Binding("x", "export", "Export", id="export"),
+        Binding("x", "export", "Export", tooltip="export the run to CSV (or Parquet)", id="export"),
         Binding(
             "w",
             "report",
@@ -88,7 +90,13 @@ class MainScreen(Screen[None]):
             tooltip="write the run's HTML report (one file, opens in any browser)",
             id="report",
         ),
-        Binding("c", "recast", "Recast", id="recast"),
+        Binding(
+            "c",
+            "recast",
+            "Recast",
+            tooltip="recast the personas (trajectory-guided persona recasting)",
+            id="recast",
+        ),
         Binding("d", "diff", "Diff", id="diff"),
         Binding("P", "toggle_prior", "Prior", id="prior"),
         Binding(
