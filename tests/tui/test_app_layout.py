@@ -159,7 +159,7 @@ async def test_pageup_scrolls_the_transcripts_back_and_pagedown_follows_again(sa
         # Discoverable: help names the keys and what they do.
         await pilot.press("question_mark")
         rows = dict((label, keys) for keys, label in app.screen.rows)
-        assert rows["scroll the transcripts back"] == "PgUp"
+        assert rows["Scroll: scroll the transcripts back"] == "PgUp"
 
 
 async def test_streamed_tokens_wrap_and_clear_when_the_turn_ends(saves: Path) -> None:

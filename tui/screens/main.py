@@ -703,7 +703,9 @@ class MainScreen(Screen[None]):
         rows: dict[str, list[str]] = {}
         for binding in self.BINDINGS:
             assert isinstance(binding, Binding)
-            label = binding.tooltip or binding.description or binding.action
+            label = binding.description or binding.action
+            if binding.tooltip:
+                label = f"{label}: {binding.tooltip}" if binding.description else binding.tooltip
             rows.setdefault(label, []).extend(keys_shown(self.app, binding, self.session.keymap))
         return [(", ".join(keys), label) for label, keys in rows.items()]
 
