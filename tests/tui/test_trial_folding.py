@@ -103,3 +103,18 @@ async def test_the_open_runs_trial_starts_unfolded(store):
         assert "tr-s2-none" in browser.rows
         row = browser.query_one(DataTable).cursor_row
         assert list(browser.rows)[row] == "tr-s2-none"
+
+
+async def test_the_trial_screen_says_it_is_reading_until_its_table_is_filled(store, monkeypatch):
+    """Issue 41: the summary's table was empty for seconds with no sign of loading."""
+    shown: list[str] = []
+    monkeypatch.setattr(TrialScreen, "load", lambda self: shown.append("load"))
+    app = build_app("plain", saves=store.root)
+    async with app.run_test(size=(120, 30)) as pilot:
+        app.push_screen(TrialScreen(store, "tr"))
+        await pilot.pause()
+        screen = app.screen
+        assert shown == ["load"]
+        title = str(screen.query_one("#title").render())
+        assert "reading its 6 runs" in title
+        assert screen.query_one("#arms").loading
