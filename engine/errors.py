@@ -7,6 +7,15 @@ class SocialsimError(Exception):
     """Base class: ``str(err)`` is a complete, user-facing message."""
 
 
+def incomplete_install(module: str, feature: str) -> SocialsimError:
+    """The error of a dependency missing from a broken install (every feature's
+    dependencies are installed with socialsim)."""
+    return SocialsimError(
+        f"{feature} needs {module}, which is missing from this Python: the install is "
+        "incomplete; reinstall socialsim (pip install -e . in its folder)"
+    )
+
+
 class ScenarioError(SocialsimError):
     """A scenario file or library id that cannot be used."""
 

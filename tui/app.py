@@ -114,8 +114,12 @@ class SocialsimApp(App[None]):
             seen.add(binding.action)
             shown = ", ".join(keys_shown(self, binding, self.session.keymap))
             action = binding.action
+            # The palette matches a command's title: the tooltip's words are in it.
+            title = binding.description
+            if binding.tooltip:
+                title += f": {binding.tooltip}"
             yield SystemCommand(
-                binding.description,
+                title,
                 f"{binding.tooltip or binding.description} (key: {shown})",
                 lambda action=action: screen.run_action(action),
             )

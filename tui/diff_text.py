@@ -116,8 +116,11 @@ def emotion_cells(person: AgentDiff) -> tuple[str, str, Text]:
     return f"{person.emotion_a:.2f}", f"{person.emotion_b:.2f}", Text(signed(d), delta_style(d))
 
 
-def needs_text(person: AgentDiff, limit: int = 3) -> Text:
-    """The needs that differ most: ``self worth -1.2, respect +.40 (+2 more)``."""
+def needs_text(person: AgentDiff, limit: int = 3, short: bool = False) -> Text:
+    """The needs that differ most: ``self worth -1.2, respect +.40 (+2 more)``; ``short``:
+    the panes' short names (``self-worth``)."""
+    from .widgets.needs import SHORT
+
     deltas = person.need_deltas()
     if not deltas:
         return Text("·", style="dim")
@@ -125,7 +128,7 @@ def needs_text(person: AgentDiff, limit: int = 3) -> Text:
     for k, (need, d) in enumerate(deltas[:limit]):
         if k:
             text.append(", ")
-        text.append(f"{need_label(need)} ")
+        text.append(f"{SHORT[need] if short else need_label(need)} ")
         text.append(signed(d), style=delta_style(d))
     if len(deltas) > limit:
         text.append(f" (+{len(deltas) - limit} more)", style="dim")

@@ -8,8 +8,7 @@
     trial.outcomes           # the tidy rows of ``socialsim trial --out``
 
 Every table has the columns of the CSV export (``engine.reports.export.COLUMNS``) and is read when
-first asked for, the save streamed one round at a time as the export reads it. pandas is the
-optional extra ``socialsim[analysis]``; without it each ``open_*`` says so in one line.
+first asked for, the save streamed one round at a time as the export reads it.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SocialsimError
+from ..errors import SocialsimError, incomplete_install
 from ..saves.store import SaveStore
 
 if TYPE_CHECKING:
@@ -30,18 +29,43 @@ if TYPE_CHECKING:
 
 __all__ = ["Run", "Saves", "Trial", "open_run", "open_saves", "open_trial"]
 
-#: Numeric columns the CSV leaves blank where a value is undefined (NaN here).
-_NUMERIC = {"metrics": ("value",), "surveys": ("angle",)}
+#: Columns holding one of a few values (agents, modes, kinds): pandas categoricals.
+CATEGORIES = frozenset(
+    {
+        "agent", "speaker", "target", "source", "actor", "player", "faction", "archetype",
+        "speech_mode", "stance", "status", "override", "category", "need", "metric", "unit",
+        "purpose", "model", "structured", "outcome", "counted_by", "judge_mode",
+        "questionnaire", "respondent", "criterion", "rater", "arm",
+    }
+)  # fmt: skip
+
+
+def typed(frame: pd.DataFrame, name: str) -> pd.DataFrame:
+    """``frame`` of table ``name`` with real dtypes: counts and rounds as nullable integers,
+    measures as floats (NaN where the CSV cell is blank), agents and modes as categoricals
+    (missing where blank), the rest as strings."""
+    from .parquet import FLOATS, INTS
+
+    pd = pandas()
+    ints, floats = INTS.get(name, frozenset()) | {"round_no", "seed"}, FLOATS.get(name, ())
+    for column in frame.columns:
+        cells = frame[column]
+        if column in ints or column in floats:
+            numbers = pd.to_numeric(cells.replace("", None), errors="coerce")
+            frame[column] = numbers.astype("Int64" if column in ints else "float64")
+        elif column in CATEGORIES:
+            frame[column] = cells.replace("", None).astype("category")
+        else:
+            frame[column] = cells.astype("string")
+    return frame
 
 
 def pandas() -> Any:
-    """The pandas module, or one clear error naming the extra that brings it."""
+    """The pandas module (imported on first use), or one clear error if the install lacks it."""
     try:
         import pandas
     except ImportError:
-        raise SocialsimError(
-            "the analysis API needs pandas: pip install 'socialsim[analysis]'"
-        ) from None
+        raise incomplete_install("pandas", "the analysis API") from None
     return pandas
 
 
@@ -73,9 +97,7 @@ class Run:
         measured = self.store.read_measurements(self.run_id) if name in _MEASURED else None
         rows = table_rows(name, self.meta, self.history, measured)
         frame = pd.DataFrame.from_records(rows, columns=list(COLUMNS[name]))
-        for column in _NUMERIC.get(name, ()):
-            frame[column] = pd.to_numeric(frame[column].replace("", None), errors="coerce")
-        return frame
+        return typed(frame, name)
 
     @cached_property
     def agents(self) -> pd.DataFrame:
@@ -164,8 +186,7 @@ class Trial:
         spec = self.spec
         rows = [(spec.trial_id, spec.scenario_ref, *row.values()) for row in self.result.tidy()]
         frame = pandas().DataFrame(rows, columns=["trial", "scenario", *COLUMNS])
-        frame["value"] = frame["value"].astype(float)
-        return frame
+        return typed(frame, "outcomes")
 
     @cached_property
     def runs(self) -> pd.DataFrame:
@@ -177,7 +198,7 @@ class Trial:
             for arm in spec.arms
             if (seed, arm.name) in self.result.rows
         ]
-        return pandas().DataFrame(rows, columns=["seed", "arm", "run_id"])
+        return typed(pandas().DataFrame(rows, columns=["seed", "arm", "run_id"]), "runs")
 
     def run(self, seed: int, arm: str) -> Run:
         """The arm run of ``seed`` and ``arm``."""

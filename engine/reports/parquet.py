@@ -1,5 +1,5 @@
 """The export's tables as Parquet files (``socialsim export --parquet``), for runs too large
-for CSV. pyarrow is the optional extra ``parquet`` and is imported only here.
+for CSV. pyarrow is imported only here.
 
 Each table has the CSV's columns, typed: counts and rounds as int64, measures as double
 (an empty CSV cell is null), the rest as strings, written as they are (no spreadsheet
@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.exchanges import RoundUsage
-from ..errors import SocialsimError
+from ..errors import SocialsimError, incomplete_install
 
-INSTALL_HINT = "pip install 'socialsim[parquet]'"
 #: Rows per row group (and the most rows held in memory per table).
 BATCH = 65_536
 
@@ -31,7 +30,9 @@ def _typed(kind: type) -> frozenset[str]:
 INTS: dict[str, frozenset[str]] = {
     "transcript": frozenset({"order", "forced"}),
     "relations": frozenset({"importance"}),
-    "llm_calls": frozenset({"attempts", "prompt_tokens", "completion_tokens", "cached_tokens"}),
+    "llm_calls": frozenset(
+        {"attempts", "prompt_tokens", "completion_tokens", "sent_tokens", "cached_tokens"}
+    ),
     "usage": _typed(int),
 }
 FLOATS: dict[str, frozenset[str]] = {
@@ -44,6 +45,7 @@ FLOATS: dict[str, frozenset[str]] = {
     "usage": _typed(float),
     "surveys": frozenset({"score", "angle"}),
     "ratings": frozenset({"score"}),
+    "outcomes": frozenset({"value"}),
 }
 
 
@@ -57,7 +59,7 @@ def pyarrow_modules() -> tuple[Any, Any]:
         import pyarrow
         import pyarrow.parquet
     except ImportError:
-        raise ParquetMissing(f"--parquet needs pyarrow: {INSTALL_HINT}") from None
+        raise ParquetMissing(str(incomplete_install("pyarrow", "--parquet"))) from None
     return pyarrow, pyarrow.parquet
 
 

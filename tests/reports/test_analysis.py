@@ -53,6 +53,50 @@ def test_a_run_table_is_the_export_csv(store, tmp_path, table):
             assert ours[column].tolist() == exported[column].tolist(), column
 
 
+#: Every table's numeric columns (nullable ints, floats) and categorical ones.
+KINDS = {
+    "transcript": ({"round_no", "order", "forced"}, {"urgency"}, {"speaker", "speech_mode"}),
+    "events": ({"round_no"}, set(), {"source"}),
+    "emotions": ({"round_no"}, {"emotion", "delta"}, {"agent"}),
+    "relations": ({"round_no", "importance"}, {"fav", "delta"}, {"source", "target", "status"}),
+    "needs": ({"round_no"}, {"current", "expected", "gap"}, {"agent", "category", "need"}),
+    "metrics": ({"round_no"}, {"value"}, {"metric", "unit"}),
+    "llm_calls": ({"round_no", "attempts", "prompt_tokens"}, {"cost_usd"}, {"outcome"}),
+    "usage": ({"round_no", "calls", "reasks"}, {"cost_usd"}, {"judge_mode"}),
+    "surveys": ({"round_no"}, {"score", "angle"}, {"agent", "questionnaire"}),
+    "ratings": (set(), {"score"}, {"agent", "criterion"}),
+    "agents": (set(), set(), {"agent", "faction"}),
+}
+
+
+@pytest.mark.parametrize("table", list(COLUMNS))
+def test_every_column_has_a_real_dtype(store, table):
+    frame = getattr(open_run("g2", store), table)
+    ints, floats, categories = KINDS[table]
+    for column in frame.columns:
+        kind = str(frame[column].dtype)
+        if column in ints:
+            assert kind == "Int64", (column, kind)
+        elif column in floats:
+            assert kind == "float64", (column, kind)
+        elif column in categories:
+            assert kind == "category", (column, kind)
+        else:
+            assert kind != "object", column
+        if kind == "string" and frame[column].str.len().gt(0).any():  # words, not numbers
+            cells = frame[column][frame[column].str.len() > 0]
+            assert pd.to_numeric(cells, errors="coerce").isna().any(), column
+        if kind != "string":  # blank cells are missing values, not ""
+            assert not (frame[column].astype(object) == "").any(), column
+
+
+def test_number_columns_compute_where_cells_are_blank(store):
+    run = open_run("g2", store)
+    assert run.relations["importance"].isna().any()  # unchanged edges have none
+    assert run.relations["importance"].mean() >= 0
+    assert run.transcript["order"].max() >= 1
+
+
 def test_run_numbers_lineage_and_card(store):
     run = open_run("g2", store)
     assert run.relations["fav"].dtype.kind == "f"
@@ -75,8 +119,17 @@ def test_saves_list_runs_and_trials(store):
 def test_trial_outcomes_summary_and_runs(store):
     trial = open_trial("tr", store)
     out = trial.outcomes
-    assert list(out.columns) == ["trial", "scenario", "seed", "arm", "run_id", "round",
+    assert list(out.columns) == ["trial", "scenario", "seed", "arm", "run_id", "round_no",
                                  "metric", "agent", "value"]  # fmt: skip
+    assert str(out["round_no"].dtype) == "Int64" and out["value"].dtype.kind == "f"
+    assert str(out["arm"].dtype) == "category"
+    # joins a run's table on the same key, without a rename
+    run = trial.run(1, "neglect")
+    final = out[(out["run_id"] == run.run_id) & (out["metric"] == "mean_emotion")]
+    joined = final.merge(run.metrics[run.metrics["metric"] == "mean_emotion"],
+                         on=["run_id", "round_no"], suffixes=("", "_run"))  # fmt: skip
+    assert len(joined) == len(final) > 0
+    assert (joined["value"] - joined["value_run"]).abs().max() < 1e-9
     assert set(out["arm"]) == {"none", "neglect", "supportive-cooperative"}
     assert len(trial.runs) == 6
     summary = trial.summary()
@@ -94,7 +147,7 @@ def test_unknown_ids_are_one_clear_error(store):
         open_trial("nothing", store)
 
 
-def test_without_pandas_the_extra_is_named(store, monkeypatch):
+def test_without_pandas_the_broken_install_is_named(store, monkeypatch):
     real = builtins.__import__
 
     def no_pandas(name, *args, **kwargs):
@@ -103,7 +156,7 @@ def test_without_pandas_the_extra_is_named(store, monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_pandas)
-    with pytest.raises(SocialsimError, match=r"pip install 'socialsim\[analysis\]'"):
+    with pytest.raises(SocialsimError, match=r"pandas, which is missing from this Python"):
         open_run("g", store)
 
 

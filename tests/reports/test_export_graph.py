@@ -152,14 +152,15 @@ def test_parquet_without_pyarrow_is_one_line_and_writes_nothing(
 ):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # import pyarrow raises ImportError
     meta = store.read_meta(run)
-    with pytest.raises(SocialsimError, match=r"pip install 'socialsim\[parquet\]'"):
+    with pytest.raises(SocialsimError, match=r"--parquet needs pyarrow, which is missing"):
         export_run(meta, store.history(run, meta), tmp_path / "out", formats=["parquet"])
     result = run_cli(
         "export", run, "--out", str(tmp_path / "cli"), "--parquet", "--saves", str(store.root)
     )
     assert result.code == 2
     assert result.err == (
-        "socialsim: error: --parquet needs pyarrow: pip install 'socialsim[parquet]'\n"
+        "socialsim: error: --parquet needs pyarrow, which is missing from this Python: the "
+        "install is incomplete; reinstall socialsim (pip install -e . in its folder)\n"
     )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["saves"]
 

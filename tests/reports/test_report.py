@@ -91,7 +91,7 @@ def test_report_refuses_bad_input_in_one_line(saved, run_cli, tmp_path):
     assert not list(tmp_path.glob("*.html"))
 
 
-def test_a_missing_extra_is_named(saved, monkeypatch, tmp_path):
+def test_a_missing_dependency_is_named(saved, monkeypatch, tmp_path):
     from engine.reports.html import write_run_report
 
     real = builtins.__import__
@@ -102,7 +102,7 @@ def test_a_missing_extra_is_named(saved, monkeypatch, tmp_path):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", without_plotly)
-    with pytest.raises(SocialsimError, match=r"socialsim\[report\]"):
+    with pytest.raises(SocialsimError, match=r"a report needs plotly, which is missing"):
         write_run_report(saved, "village", tmp_path / "x.html")
     assert not (tmp_path / "x.html").exists()
 

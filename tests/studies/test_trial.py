@@ -112,7 +112,7 @@ def test_arms_share_a_byte_identical_prefix_and_seed(store: SaveStore):
         assert finals["neglect"] != finals["none"] != finals["supportive-cooperative"]
     # the outcome rows: metrics of every round, each agent's needs, emotion and RSES score
     rows = result.rows[1, "none"]
-    assert {r["round"] for r in rows if r["metric"] == "mean_fav"} == set(range(6))
+    assert {r["round_no"] for r in rows if r["metric"] == "mean_fav"} == set(range(6))
     alice = {r["metric"] for r in rows if r["agent"] == "Alice"}
     assert {"emotion", "need.self_worth", "survey.rses"} <= alice
     summaries = summarize(result, lambda m, a: m == "survey.rses" and a == "Alice")
@@ -478,8 +478,8 @@ def test_an_injected_event_moves_the_offline_outcomes(monkeypatch, run_cli, tmp_
     assert result.code == 0, result.err
     with out.open(newline="") as handle:
         rows = [r for r in csv.DictReader(handle) if r["metric"] == "mean_emotion"]
-    last = max(int(r["round"]) for r in rows)
-    final = {(r["seed"], r["arm"]): float(r["value"]) for r in rows if int(r["round"]) == last}
+    last = max(int(r["round_no"]) for r in rows)
+    final = {(r["seed"], r["arm"]): float(r["value"]) for r in rows if int(r["round_no"]) == last}
     for seed in ("1", "2", "3"):
         assert final[seed, "inject-1"] < final[seed, "none"]
     assert "+0.00 [+0.00, +0.00]" not in result.out.split("mean_emotion")[1].split("\n")[1]

@@ -160,7 +160,7 @@ async def test_pageup_scrolls_the_transcripts_back_and_pagedown_follows_again(sa
         # Discoverable: help names the keys and what they do.
         await pilot.press("question_mark")
         rows = dict((label, keys) for keys, label in app.screen.rows)
-        assert rows["scroll the transcripts back"] == "PgUp"
+        assert rows["Scroll: scroll the transcripts back"] == "PgUp"
 
 
 async def test_streamed_tokens_wrap_and_clear_when_the_turn_ends(saves: Path) -> None:
@@ -395,11 +395,42 @@ async def test_the_palette_names_keys_as_typed(saves: Path) -> None:
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
-        commands = {c.title: c.help for c in app.get_system_commands(app.screen)}
+        commands = {c.title.split(":")[0]: c.help for c in app.get_system_commands(app.screen)}
         assert commands["Help"].endswith("(key: ?)")
         assert commands["Find"].endswith("(key: /)")
         assert commands["Prev agents"].endswith("(key: [)")
         assert not any("question_mark" in h or "slash" in h for h in commands.values())
+
+
+@pytest.mark.parametrize(
+    ("typed", "action"),
+    [
+        ("persona", "recast"),
+        ("recast", "recast"),
+        ("inject", "inject"),
+        ("event", "inject"),
+        ("force", "force"),
+        ("branch", "branch"),
+        ("fork", "branch"),
+        ("export", "export"),
+        ("csv", "export"),
+    ],
+)
+async def test_the_palette_finds_every_mission_action_by_a_users_words(saves, typed, action):
+    """Issue 41: the palette's best match for the word a user types is the action."""
+    from textual.fuzzy import Matcher
+
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        by_title = {c.title: c for c in app.get_system_commands(app.screen)}
+        matcher = Matcher(typed)
+        best = max(by_title, key=matcher.match)
+        assert matcher.match(best) > 0
+        called: list[str] = []
+        app.screen.run_action = lambda name: called.append(name)  # type: ignore[method-assign]
+        by_title[best].callback()
+        assert called == [action], best
 
 
 # -- the event strip ---------------------------------------------------------------------------

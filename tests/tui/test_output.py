@@ -68,9 +68,19 @@ def test_every_format_holds_the_trial_cells(trial_saves, run_cli, fmt):
     else:
         reader = csv.DictReader(io.StringIO(result.out), delimiter="\t" if fmt == "tsv" else ",")
         rows, header = list(reader), list(reader.fieldnames or [])
-    assert header == ["outcome", "arm", "mean [95% CI]", "Δ vs none [95% CI]"]
     neglect = [r for r in rows if r["outcome"] == "mean_fav" and r["arm"] == "neglect"]
-    assert len(neglect) == 1 and re.fullmatch(r"\S+ \[\S+, \S+\]", neglect[0]["mean [95% CI]"])
+    assert len(neglect) == 1
+    if fmt == "markdown":  # for people: as the table shows it
+        assert header == ["outcome", "arm", "mean [95% CI]", "Δ vs none [95% CI]"]
+        assert re.fullmatch(r"\S+ \[\S+, \S+\]", neglect[0]["mean [95% CI]"])
+    else:  # for a machine: plain numbers, an interval's ends in columns of their own
+        assert header == ["outcome", "arm", "mean", "mean_low", "mean_high", "diff",
+                          "diff_low", "diff_high"]  # fmt: skip
+        row = neglect[0]
+        low, mean, high = (float(row[k]) for k in ("mean_low", "mean", "mean_high"))
+        assert low <= mean <= high
+        if fmt == "json":
+            assert isinstance(row["mean"], float) and isinstance(row["diff_low"], float)
     assert "seeds" in result.err  # the headline, on stderr
 
 
@@ -99,9 +109,35 @@ def test_a_debate_episode_prints_its_intervals_as_csv(run_cli):
     assert result.code == 0
     rows = list(csv.DictReader(io.StringIO(result.out)))
     assert [r["metric"] for r in rows] == ["acc", "cr", "ccr", "wcf"]
-    assert all(re.fullmatch(r"\[\d\.\d{3}, \d\.\d{3}\]|–", r["interval"]) for r in rows)
+    assert list(rows[0]) == ["metric", "estimate", "ci_low", "ci_high", "dropped"]
+    for r in rows:
+        if r["ci_low"]:
+            assert 0 <= float(r["ci_low"]) <= float(r["estimate"]) <= float(r["ci_high"]) <= 1
+        assert int(r["dropped"]) >= 0
     refused = run_cli("run", "bullying", "--format", "csv")
     assert refused.code == 2 and "only a debate episode" in refused.err
+
+
+def test_machine_formats_carry_plain_numbers(run_cli):
+    """Issue 41: estimate's csv has 32756 and 0.0056, not "32,756" and "$0.0056"; a sweep's
+    json has numbers, not strings."""
+    result = run_cli("estimate", "tavern", "--model", "gpt-4o-mini", "--format", "csv")
+    assert result.code == 0, result.err
+    rows = {r[""]: r for r in csv.DictReader(io.StringIO(result.out))}
+    assert re.fullmatch(r"\d+", rows["prompt tokens"]["expected"])
+    assert re.fullmatch(r"\d+\.\d+", rows["cost"]["expected"])
+    shown = run_cli("estimate", "tavern", "--model", "gpt-4o-mini")
+    assert re.search(r"\d,\d{3}", shown.out) and "$" in shown.out  # people still read commas
+    args = ["--relations", "attitude", "--topologies", "complete", "--lambdas", "0,1"]
+    sweep = run_cli(
+        "sweep", "debate", *args, "--runs", "1", "--resamples", "200", "--format", "json"
+    )
+    value = json.loads(sweep.out)
+    mean = value["means"][0]
+    assert isinstance(mean["agents"], int) and isinstance(mean["n"], int)
+    assert all(isinstance(mean[k], float) for k in ("CR", "ACC", "CCR", "WCF"))
+    contrast = value["contrasts"][0]
+    assert isinstance(contrast["Δ"], float) and isinstance(contrast["ci_low"], float)
 
 
 def test_a_bad_format_is_one_line(run_cli):
@@ -124,7 +160,8 @@ def _wide_table() -> Table:
 
 
 def _words(table: Table) -> set[str]:
-    return {w for row in rows_of(table).rows for cell in row for w in cell.split()}
+    cells = rows_of(table, machine=False).rows
+    return {w for row in cells for cell in row for w in str(cell).split()}
 
 
 @pytest.mark.parametrize("width", [120, 70, 50, 30])

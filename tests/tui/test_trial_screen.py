@@ -64,9 +64,13 @@ async def test_trial_screen_lists_arms_opens_runs_diffs_and_plays_the_missing(sa
         await pilot.pause()
         browser = app.screen
         assert isinstance(browser, RunBrowser)
+        # the trial's runs are folded into one row, which Enter unfolds
+        assert "trial:t" in browser.rows and not any(i.startswith("t-s") for i in browser.rows)
+        browser.query_one(DataTable).move_cursor(row=list(browser.rows).index("trial:t"))
+        await pilot.press("enter")
+        await pilot.pause()
         ids = list(browser.rows)
         trial_runs = [i for i in ids if i.startswith("t-s")]
-        # the trial's runs are listed together
         assert ids.index(trial_runs[-1]) - ids.index(trial_runs[0]) == len(trial_runs) - 1
         browser.query_one(DataTable).move_cursor(row=ids.index(spec.arm_id(1, spec.arms[2])))
         await pilot.pause()

@@ -116,7 +116,7 @@ def estimate_table(e: Estimate, title: str) -> Table:
     from rich.markup import escape
     from rich.table import Table
 
-    from engine.llm.throughput import duration
+    from .output import Number, seconds
 
     table = Table(title=escape(f"{title} · {e.rounds} rounds"), title_justify="left")
     table.add_column("")
@@ -127,16 +127,20 @@ def estimate_table(e: Estimate, title: str) -> Table:
         ("prompt tokens", e.prompt_tokens),
         ("completion tokens", e.completion_tokens),
     ):
-        table.add_row(name, *(f"{v:,.0f}" for v in (span.low, span.expected, span.high)))
+        table.add_row(
+            name, *(Number(f"{v:,.0f}", round(v)) for v in (span.low, span.expected, span.high))
+        )
     if e.cost_usd is None:
         table.add_row("cost", "", escape(e.cost_text()), "")
     else:
         c = e.cost_usd
-        table.add_row("cost", *(f"${v:,.4f}" for v in (c.low, c.expected, c.high)))
+        table.add_row(
+            "cost", *(Number(f"${v:,.4f}", round(v, 6)) for v in (c.low, c.expected, c.high))
+        )
     if e.wall_s is not None:
         w, rounds = e.wall_s, max(1, e.rounds)
-        table.add_row("wall time", *(duration(v) for v in (w.low, w.expected, w.high)))
-        table.add_row("per round", *(duration(v / rounds) for v in (w.low, w.expected, w.high)))
+        table.add_row("wall time", *(seconds(v) for v in (w.low, w.expected, w.high)))
+        table.add_row("per round", *(seconds(v / rounds) for v in (w.low, w.expected, w.high)))
     per_round = ", ".join(
         f"{purpose} {n:.3g} ({e.prompt_per_call.get(purpose, 0):,.0f} tokens)"
         for purpose, n in sorted(e.per_round.items())

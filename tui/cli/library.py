@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -21,26 +21,48 @@ from .base import (
     tidy,
 )
 
+if TYPE_CHECKING:
+    from engine import RunListing
 
-def list_runs(saves: SavesOpt = None, fmt: FormatOpt = "table") -> None:
-    """List saved runs newest first (a trial's runs together) with their lineage, names
-    and snapshots (broken saves last, with the reason). Leftovers of interrupted writes
-    (killed creates, branches, deletes, round writes) are removed first, one line each on
-    stderr."""
-    from ..listing import newest_first
+    from ..listing import TrialRuns
+
+
+def list_runs(
+    saves: SavesOpt = None,
+    fmt: FormatOpt = "table",
+    every: Annotated[
+        bool, typer.Option("--all", help="every run, a trial's runs too (one row each)")
+    ] = False,
+    trial: Annotated[
+        str | None, typer.Option("--trial", metavar="ID", help="only the runs of trial ID")
+    ] = None,
+) -> None:
+    """List saved runs newest first with their lineage, names and snapshots (broken saves
+    last, with the reason); a trial's runs are one row (--all or --trial ID lists them).
+    Leftovers of interrupted writes (killed creates, branches, deletes, round writes) are
+    removed first, one line each on stderr."""
+    from ..listing import folded, newest_first
     from .output import emit
     from .tables import runs_rows, runs_table
 
     store = open_store(saves)
     tidy(store)
     rows = store.list_runs()
-    if not rows and fmt == "table":
+    shown: list[RunListing | TrialRuns]
+    if trial is not None:
+        shown = [r for r in newest_first(rows) if r.ok and r.trial and r.trial.trial == trial]
+        if not shown:
+            trials = sorted({r.trial.trial for r in rows if r.ok and r.trial})
+            fail(f"--trial {trial!r}: no runs of that trial; trials: {', '.join(trials) or 'none'}")
+    else:
+        shown = list(newest_first(rows)) if every else folded(rows)
+    if not shown and fmt == "table":
         typer.echo(f"no runs in {store.root}")
         return
     if fmt == "table":
-        make_console().print(runs_table(newest_first(rows)), soft_wrap=True)
+        make_console().print(runs_table(shown), soft_wrap=True)
         return
-    emit(make_console(), [runs_rows(newest_first(rows))], fmt)
+    emit(make_console(), [runs_rows(shown)], fmt)
 
 
 AgentOpt = Annotated[

@@ -3,9 +3,10 @@
 As a table (the default) nothing is ever cut: printed to something that is not a terminal
 (a pipe, a file) a table is as wide as its widest row needs, never squeezed to 80 columns;
 in a terminal too narrow for its longest words it is stacked, one ``column: value`` line per
-cell, so no name or number is cut with ``…``. The other formats print the same rows as
-text: csv and tsv (one block per table, a blank line between), json (a table's rows as
-objects; several tables as an object of them by title), markdown (a pipe table each).
+cell, so no name or number is cut with ``…``. The other formats print the same rows for
+a machine, numbers as plain numbers (:class:`Number`): csv and tsv (one block per table, a
+blank line between), json (a table's rows as objects; several tables as an object of them
+by title), markdown (a pipe table each).
 """
 
 from __future__ import annotations
@@ -25,13 +26,36 @@ if TYPE_CHECKING:
 FORMATS = ("table", "csv", "tsv", "json", "markdown")
 
 
+Plain = str | int | float | None
+
+
+class Number(str):
+    """A cell shown as text (``32,756``, ``$0.0056``, ``4.2 min``) whose machine formats
+    (csv, tsv, json) carry the plain number: ``value``, or several named parts (an interval
+    ``[-0.1, +0.3]`` as ``ci_low`` and ``ci_high``), each then a column of its own."""
+
+    value: Plain | dict[str, Plain]
+
+    def __new__(cls, shown: str, value: Plain | dict[str, Plain]) -> Number:
+        cell = super().__new__(cls, shown)
+        cell.value = value
+        return cell
+
+
+def seconds(value: float) -> Number:
+    """A duration shown as people read it (``4.2 s``, ``3.5 min``), in seconds for a machine."""
+    from engine.llm.throughput import duration
+
+    return Number(duration(value), round(value, 1))
+
+
 @dataclass
 class Rows:
-    """A table as plain text cells: what every format but ``table`` prints."""
+    """A table as plain cells: what every format but ``table`` prints."""
 
     name: str
     header: list[str]
-    rows: list[list[str]]
+    rows: list[list[Plain]]
 
 
 def plain(cell: object) -> str:
@@ -45,13 +69,40 @@ def plain(cell: object) -> str:
     return str(cell)
 
 
-def rows_of(table: Table, name: str = "") -> Rows:
-    """The header and cells of a rich ``table``; ``name``: its key in json [default: its
-    title, else ``table``]."""
-    header = [plain(c.header) for c in table.columns]
-    cells = [[plain(cell) for cell in c.cells] for c in table.columns]
-    rows = [list(row) for row in zip(*cells, strict=True)] if cells else []
+def rows_of(table: Table, name: str = "", machine: bool = True) -> Rows:
+    """The header and cells of a rich ``table``, as a machine reads them unless told not to
+    (a :class:`Number` as its plain value; one with named parts as a column per part, named
+    by the part); ``name``: its key in json [default: its title, else ``table``]."""
+    header: list[str] = []
+    columns: list[list[Plain]] = []
+    for column in table.columns:
+        cells = list(column.cells)
+        head = plain(column.header)
+        parts = next(
+            (c.value for c in cells if isinstance(c, Number) and isinstance(c.value, dict)),
+            None,
+        )
+        if parts is None or not machine:
+            header.append(head)
+            columns.append([_machine(c) if machine else plain(c) for c in cells])
+            continue
+        for part in parts:
+            header.append(part)
+            columns.append([_part(c, part) for c in cells])
+    rows = [list(row) for row in zip(*columns, strict=True)] if columns else []
     return Rows(name or plain(table.title or "") or "table", header, rows)
+
+
+def _machine(cell: object) -> Plain:
+    if isinstance(cell, Number) and not isinstance(cell.value, dict):
+        return cell.value
+    return plain(cell)
+
+
+def _part(cell: object, part: str) -> Plain:
+    if isinstance(cell, Number) and isinstance(cell.value, dict):
+        return cell.value.get(part)
+    return None if plain(cell) in ("", "–") else plain(cell)
 
 
 def as_text(tables: Sequence[Rows], fmt: str) -> str:
@@ -71,23 +122,26 @@ def as_text(tables: Sequence[Rows], fmt: str) -> str:
         buffer = io.StringIO()
         writer = csv.writer(buffer, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
         writer.writerow(t.header)
+        cells = [["" if c is None else str(c) for c in r] for r in t.rows]
         writer.writerows(
-            [[c.replace("\t", " ").replace("\n", " ") for c in r] for r in t.rows]
+            [[c.replace("\t", " ").replace("\n", " ") for c in r] for r in cells]
             if fmt == "tsv"
-            else t.rows
+            else cells
         )
         blocks.append(buffer.getvalue())
     return "\n".join(blocks)
 
 
-def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+def _md_row(cells: Sequence[Plain]) -> str:
+    text = ("" if c is None else str(c) for c in cells)
+    return "| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in text) + " |"
 
 
 def emit(console: Console, tables: Sequence[Table | Rows], fmt: str) -> None:
     """Print ``tables`` in the format ``fmt``: as tables that are never cut, or as text."""
     if fmt != "table":
-        found = [t if isinstance(t, Rows) else rows_of(t) for t in tables]
+        machine = fmt != "markdown"
+        found = [t if isinstance(t, Rows) else rows_of(t, machine=machine) for t in tables]
         sys.stdout.write(as_text(found, fmt))
         sys.stdout.flush()
         return
@@ -104,7 +158,7 @@ def _rich(rows: Rows) -> Table:
     for name in rows.header:
         table.add_column(name)
     for row in rows.rows:
-        table.add_row(*row, style=None)
+        table.add_row(*("" if c is None else str(c) for c in row), style=None)
     return table
 
 

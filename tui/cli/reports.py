@@ -38,7 +38,7 @@ def report(
     saves: SavesOpt = None,
 ) -> None:
     """Write a run's or a trial's report: one HTML file, every script inlined, that opens
-    from file:// without network (plotly and Jinja2: the extra socialsim[report])."""
+    from file:// without network (plotly and Jinja2)."""
     from engine.reports.html import report_modules, write_run_report, write_trial_report
     from engine.saves.store import check_run_id
     from engine.studies.experiments.trial import load_spec, spec_path

@@ -3,7 +3,7 @@ recasting iterations."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ..report import metrics_line
 from ..widgets.style import STATUS_GLYPH, fav_style
+from .output import Number
 
 if TYPE_CHECKING:
     from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from engine.studies.tasks.controller import Iteration
     from engine.studies.tasks.spec import Task
 
+    from ..listing import TrialRuns
     from .output import Rows
 
 MODE_STYLE = {"public": "bold", "private": "magenta", "silent": "dim"}
@@ -206,16 +208,21 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     return grid
 
 
-def runs_rows(rows: list[RunListing]) -> Rows:
+def runs_rows(rows: Sequence[RunListing | TrialRuns]) -> Rows:
     """``list``'s cells (in the order given): one row per run with its lineage, name and
-    named snapshots, a broken entry's reason last."""
+    named snapshots, a broken entry's reason last; a trial's folded runs as one row."""
     from engine.minds.spec import mind_spec
 
-    from ..listing import snapshot_names
+    from ..listing import TrialRuns, snapshot_names
     from .output import Rows
 
     lines: list[list[str]] = []
     for r in rows:
+        if isinstance(r, TrialRuns):
+            mind = "offline rule-based" if mind_spec(r.model).offline else r.model
+            about = f"trial: {r.about()}; list --trial {r.trial} shows them"
+            lines.append([r.trial, r.scenario, f"{len(r.runs)} runs", mind, "", about])
+            continue
         if not r.ok:
             lines.append([r.run_id, "", "", "", "", r.reason])
             continue
@@ -229,7 +236,7 @@ def runs_rows(rows: list[RunListing]) -> Rows:
     return Rows("runs", header, lines)
 
 
-def runs_table(rows: list[RunListing]) -> Text:
+def runs_table(rows: Sequence[RunListing | TrialRuns]) -> Text:
     """``list``: one line per run (in the order given) with its lineage, name and named
     snapshots, broken entries in red with their reason.
     Columns are aligned by hand: a rich Table measures every cell (0.2 s for 500 runs)."""
@@ -239,12 +246,20 @@ def runs_table(rows: list[RunListing]) -> Text:
     text = Text()
     for row, style in [
         (header, "bold"),
-        *((line, "" if r.ok else "red") for line, r in zip(lines, rows, strict=True)),
+        *((line, _row_style(r)) for line, r in zip(lines, rows, strict=True)),
     ]:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         text.append("  ".join([*cells, row[-1]]) + "\n", style)
     text.rstrip()
     return text
+
+
+def _row_style(row: RunListing | TrialRuns) -> str:
+    from ..listing import TrialRuns
+
+    if isinstance(row, TrialRuns):
+        return "cyan"
+    return "" if row.ok else "red"
 
 
 def scenarios_table(entries: Mapping[str, Scenario | Exception]) -> Table:
@@ -298,11 +313,11 @@ def iteration_table(it: Iteration) -> Table:
     return table
 
 
-def _mean_cell(values: list[float]) -> str:
+def _mean_cell(values: list[float]) -> Number:
     if not values:
-        return "–"
+        return Number("–", None)
     mean = sum(values) / len(values)
-    return f"{mean:.0f}" if abs(mean) >= 10 else f"{mean:.2f}"
+    return Number(f"{mean:.0f}" if abs(mean) >= 10 else f"{mean:.2f}", round(mean, 6))
 
 
 def sweep_table(result: SweepResult) -> Table:
@@ -328,12 +343,25 @@ def sweep_table(result: SweepResult) -> Table:
         means = [
             _mean_cell([v for o in outs if (v := o.metrics.get(k)) is not None]) for k in shown
         ]
-        table.add_row(model, str(agents), label, str(len(outs)), *means)
+        table.add_row(
+            model, Number(str(agents), agents), label, Number(str(len(outs)), len(outs)), *means
+        )
     return table
 
 
-def _signed(value: float | None) -> str:
-    return "–" if value is None else f"{value:+.3f}"
+def _signed(value: float | None) -> Number:
+    return Number("–" if value is None else f"{value:+.3f}", _six(value))
+
+
+def _six(value: float | None) -> float | None:
+    """A value for a machine, without float noise (0.09999999999999998)."""
+    return None if value is None else round(value, 6)
+
+
+def _interval(low: float | None, high: float | None, fmt: str = "+.3f") -> Number:
+    """``[low, high]``; for a machine, the two ends (columns ``ci_low`` and ``ci_high``)."""
+    shown = "–" if low is None or high is None else f"[{low:{fmt}}, {high:{fmt}}]"
+    return Number(shown, {"ci_low": _six(low), "ci_high": _six(high)})
 
 
 def contrasts_table(result: SweepResult) -> Table:
@@ -352,15 +380,15 @@ def contrasts_table(result: SweepResult) -> Table:
         low, high = row["ci_low"], row["ci_high"]
         table.add_row(
             row["model"],
-            str(row["agents"]),
+            Number(str(row["agents"]), row["agents"]),
             row["relation"],
             row["topology"],
             row["contrast"],
             row["metric"],
-            str(row["units"]),
+            Number(str(row["units"]), row["units"]),
             _signed(row["estimate"]),
-            "–" if low is None else f"[{low:+.3f}, {high:+.3f}]",
-            str(row["dropped"]),
+            _interval(low, high),
+            Number(str(row["dropped"]), row["dropped"]),
         )
     return table
 
@@ -378,8 +406,8 @@ def intervals_table(intervals: Mapping[str, Interval]) -> Table:
     for name, ci in intervals.items():
         table.add_row(
             name,
-            "–" if ci.estimate is None else f"{ci.estimate:.3f}",
-            "–" if ci.low is None else f"[{ci.low:.3f}, {ci.high:.3f}]",
-            str(ci.dropped),
+            Number("–" if ci.estimate is None else f"{ci.estimate:.3f}", _six(ci.estimate)),
+            _interval(ci.low, ci.high, ".3f"),
+            Number(str(ci.dropped), ci.dropped),
         )
     return table

@@ -31,12 +31,14 @@ from .batch import (
     progress_bar,
 )
 from .options import LLMOptions, llm_options
+from .output import Number
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from engine import SaveStore
     from engine.studies.estimate import Estimate
+    from engine.studies.experiments.stats import Estimate as Mean
     from engine.studies.experiments.trial import ArmSummary, TrialResult, TrialSpec
 
 
@@ -351,12 +353,19 @@ def write_trial_csv(result: TrialResult, out: Path) -> None:
     atomic_write_text(out, buffer.getvalue())
 
 
+def _mean(e: Mean | None, name: str, signed: bool = False) -> Number:
+    """``2.35 [1.90, 2.80]``; for a machine, ``name``, ``name_low`` and ``name_high``."""
+    from engine.studies.experiments.stats import estimate_text
+
+    values = (None, None, None) if e is None else (e.mean, e.low, e.high)
+    parts = dict(zip((name, f"{name}_low", f"{name}_high"), values, strict=True))
+    return Number(estimate_text(e, signed), parts)
+
+
 def trial_table(result: TrialResult, summaries: list[ArmSummary]) -> Table:
     """Per outcome and arm: the mean over the complete seeds and the paired difference from
     the control, each with its 95% bootstrap interval."""
     from rich.table import Table
-
-    from engine.studies.experiments.stats import estimate_text
 
     spec = result.spec
     seeds = len(result.complete_seeds)
@@ -373,11 +382,6 @@ def trial_table(result: TrialResult, summaries: list[ArmSummary]) -> Table:
         key = f"{s.metric}:{s.agent}" if s.agent else s.metric
         if last is not None and key != last:
             table.add_section()
-        table.add_row(
-            key,
-            s.arm,
-            estimate_text(s.estimate),
-            estimate_text(s.difference, signed=True),
-        )
+        table.add_row(key, s.arm, _mean(s.estimate, "mean"), _mean(s.difference, "diff", True))
         last = key
     return table

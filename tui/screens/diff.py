@@ -127,6 +127,10 @@ class RunPicker(ModalScreen[str | None]):
         options.highlighted = 0
 
 
+#: Below this width the agents table shows Δ S alone and wraps the needs.
+NARROW_AGENTS = 50
+
+
 class DiffScreen(Screen[None]):
     """A comparison of run A (the reference) and run B; every difference is B − A."""
 
@@ -154,6 +158,7 @@ class DiffScreen(Screen[None]):
         self.comparison = comparison
         self.current = current
         self.diff = first
+        self._narrow = False
 
     @property
     def round(self) -> int:
@@ -174,7 +179,7 @@ class DiffScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.query_one("#agents", DataTable).add_columns("agent", "S A", "S B", "Δ S", "needs Δ")
+        self._agent_columns(narrow=False)
         self.load(self.comparison, self.diff)
 
     def load(self, comparison: RunComparison, rd: RoundDiff) -> None:
@@ -200,6 +205,20 @@ class DiffScreen(Screen[None]):
 
     def on_resize(self) -> None:
         self._fit_top()
+        self.call_after_refresh(self.show, self.diff)  # the needs column fits the new width
+
+    def _agent_columns(self, narrow: bool) -> None:
+        """The agents table's columns: every one, or (``narrow``) Δ S alone of the emotion,
+        the needs column given the rest of the width to wrap in."""
+        agents = self.query_one("#agents", DataTable)
+        self._narrow = narrow
+        agents.clear(columns=True)
+        if not narrow:
+            agents.add_columns("agent", "S A", "S B", "Δ S", "needs Δ")
+            return
+        agents.add_columns("agent", "Δ S")
+        width = 4 + max((len(n) for n in self.comparison.agents), default=5) + 5
+        agents.add_column("needs Δ", width=max(12, agents.size.width - width - 2))
 
     def _fit_top(self) -> None:
         """The matrix and agents get the rows they need, up to half the screen; the
@@ -275,8 +294,18 @@ class DiffScreen(Screen[None]):
         self._show_cell(heatmap.cursor_coordinate)
         agents = self.query_one("#agents", DataTable)
         agents.clear()
+        # Narrow (80 columns): S in A and B give way, and the needs wrap in what is left.
+        narrow = 0 < agents.size.width < NARROW_AGENTS
+        if narrow != self._narrow:
+            self._agent_columns(narrow)
         for name, person in rd.people.items():
-            agents.add_row(Text(name, style="bold"), *emotion_cells(person), needs_text(person, 2))
+            emotion = emotion_cells(person)
+            cells = (
+                Text(name, style="bold"),
+                *(emotion[2:] if narrow else emotion),
+                needs_text(person, 2, short=narrow),
+            )
+            agents.add_row(*cells, height=None if narrow else 1)
         for side, mine, theirs in (
             ("a", rd.transcript_a, rd.transcript_b),
             ("b", rd.transcript_b, rd.transcript_a),

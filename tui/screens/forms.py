@@ -269,9 +269,12 @@ class InjectForm(Form):
 
     DEFAULT_CSS = """
     InjectForm > Vertical { overflow-y: auto; }
+    InjectForm .title { margin-bottom: 0; }
     InjectForm SelectionList { max-height: 7; }
     InjectForm Select, InjectForm Input { margin-bottom: 0; }
     InjectForm .reading { color: $text-muted; }
+    InjectForm Horizontal.columns { align-horizontal: left; }
+    InjectForm Horizontal.columns > Vertical { width: 1fr; height: auto; }
     """
     title_text = "Inject an event into the next round"
     keys_text = "Enter OK · Space ticks or opens a list · Tab next field · Esc cancel"
@@ -294,10 +297,14 @@ class InjectForm(Form):
             id="implicates",
             compact=True,
         )
-        yield Label("whom it touches (none ticked = read from the text)")
-        yield TickList(*[(n, n) for n in self.names], id="about")
-        yield Label("visible to (none ticked = everyone)")
-        yield TickList(*[(n, n) for n in self.names], id="private")
+        # Side by side, so the dialog fits 80×24 with its title and buttons on screen.
+        with Horizontal(classes="columns"):
+            with Vertical():
+                yield Label("touches (none: read)")
+                yield TickList(*[(n, n) for n in self.names], id="about")
+            with Vertical():
+                yield Label("visible to (none: all)")
+                yield TickList(*[(n, n) for n in self.names], id="private")
 
     def _reading(self, text: str) -> str:
         """What the engine reads from the text so far."""
@@ -308,6 +315,10 @@ class InjectForm(Form):
         if not text.strip():
             return "the text reads as: (type the event to see its meaning)"
         return "the text reads as: " + meaning_line(ScenarioEvent(text=text), self.names, False)
+
+    def on_mount(self) -> None:
+        self.query_one("#text", Input).focus()
+        self.query_one(Vertical).scroll_home(animate=False)
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "text":

@@ -57,7 +57,8 @@ class HelpScreen(ModalScreen[None]):
 
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 76; max-width: 100%; height: auto; max-height: 100%;
+    HelpScreen > VerticalScroll { width: 70%; min-width: 76; max-width: 100; height: auto;
+        max-height: 100%;
         border: thick $primary; background: $surface; padding: 0 1; }
     """
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]

@@ -71,16 +71,18 @@ class MainScreen(Screen[None]):
         Binding("n", "step", "Step", id="step"),
         Binding("space", "step", "Step", show=False, id="step-alt"),
         Binding("r", "run_pause", "Run/Pause", id="run"),
-        Binding("f", "force", "Force", id="force"),
-        Binding("e", "inject", "Event", id="inject"),
-        Binding("b", "branch", "Branch", id="branch"),
+        Binding(
+            "f", "force", "Force", tooltip="force an agent's action in the next round", id="force"
+        ),
+        Binding("e", "inject", "Event", tooltip="inject an event into the next round", id="inject"),
+        Binding("b", "branch", "Branch", tooltip="branch the run from a round (fork)", id="branch"),
         Binding("o", "open_runs", "Open", id="open"),
         Binding("z", "focus_agent", "Focus", tooltip="one agent full-size, or all", id="focus"),
         Binding("slash", "jump", "Find", tooltip="jump to an agent by name", id="find"),
-        Binding("s", "snapshot", "Save", id="save"),
+        Binding("s", "snapshot", "Save", tooltip="save a named snapshot of this round", id="save"),
         Binding("p", "plots", "Plots", id="plots"),
         Binding("m", "metrics", "Metrics", id="metrics"),
-        Binding("x", "export", "Export", id="export"),
+        Binding("x", "export", "Export", tooltip="export the run to CSV (or Parquet)", id="export"),
         Binding(
             "w",
             "report",
@@ -89,7 +91,13 @@ class MainScreen(Screen[None]):
             tooltip="write the run's HTML report (one file, opens in any browser)",
             id="report",
         ),
-        Binding("c", "recast", "Recast", id="recast"),
+        Binding(
+            "c",
+            "recast",
+            "Recast",
+            tooltip="recast the personas (trajectory-guided persona recasting)",
+            id="recast",
+        ),
         Binding("d", "diff", "Diff", id="diff"),
         Binding("P", "toggle_prior", "Prior", id="prior"),
         Binding(
@@ -570,9 +578,9 @@ class MainScreen(Screen[None]):
         self.app.push_screen(TextForm("Branch the run", submit, default=str(sim.round), hint=hint))
 
     def action_export(self) -> None:
-        """Write the run's CSVs to a folder, by default ``exports/<run>`` in the saves
-        folder (its rounds so far: not while one is played), and any other export format
-        named after it as on the command line (``--graphml``)."""
+        """Write the run's CSVs to a folder, by default ``<saves>/exports/<run>`` (its
+        rounds so far: not while one is played), and any other export format named after it
+        as on the command line (``--graphml``)."""
         if self.running:
             self.notify("Pause the run before exporting.", severity="warning")
             return
@@ -722,7 +730,9 @@ class MainScreen(Screen[None]):
         rows: dict[str, list[str]] = {}
         for binding in self.BINDINGS:
             assert isinstance(binding, Binding)
-            label = binding.tooltip or binding.description or binding.action
+            label = binding.description or binding.action
+            if binding.tooltip:
+                label = f"{label}: {binding.tooltip}" if binding.description else binding.tooltip
             rows.setdefault(label, []).extend(keys_shown(self.app, binding, self.session.keymap))
         return [(", ".join(keys), label) for label, keys in rows.items()]
 

@@ -1,6 +1,6 @@
 """The run browser: saved runs newest first, one row each (run, rounds, parent, scenario,
-mind, created, name, snapshots), the open run marked, a trial's runs together; open, branch
-or delete them, or show the trial of one (t)."""
+mind, created, name, snapshots), the open run marked, a trial's runs folded into one row
+(Enter unfolds it); open, branch or delete them, or show the trial of one (t)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Footer, Label, Static
 
 from engine import RunListing, SaveStore, Simulation, SocialsimError
 
-from ..listing import newest_first, short_parent, snapshot_names
+from ..listing import TrialRuns, folded, short_parent, snapshot_names
 from ..outside import shown
 from .forms import ConfirmForm, TextForm
 
@@ -54,8 +54,25 @@ def listing_cells(row: RunListing, current: str) -> tuple[Text, ...]:
     )
 
 
-def describe(row: RunListing, current: str) -> str:
+def trial_cells(group: TrialRuns, unfolded: bool) -> tuple[Text, ...]:
+    """The row of a trial's folded runs: ``▸`` folded, ``▾`` unfolded."""
+    return (
+        Text("▾" if unfolded else "▸", style="bold cyan"),
+        Text(group.trial, style="bold cyan"),
+        Text(f"{len(group.runs)} runs", justify="right"),
+        Text("—", style="dim"),
+        Text(group.scenario, style="cyan"),
+        Text(group.model),
+        Text(local_time(group.created), style="dim"),
+        Text(f"trial: {group.about()}", style="italic"),
+        Text(""),
+    )
+
+
+def describe(row: RunListing | TrialRuns, current: str) -> str:
     """The highlighted run in a sentence (under the table, in case a column is scrolled)."""
+    if isinstance(row, TrialRuns):
+        return f"trial {row.trial}: {row.about()} (Enter folds or unfolds them, t shows it)"
     if not row.ok:
         return f"{row.run_id}: cannot be opened: {row.reason}"
     text = f"{row.run_id}: {row.title}, round {row.rounds_done} of {row.total_rounds}, {row.model}"
@@ -97,13 +114,18 @@ class RunBrowser(ModalScreen[Simulation | None]):
         super().__init__()
         self.store = store
         self.current = current
-        self.rows: dict[str, RunListing] = {}  # by run id, in the table's order
+        #: By run id (a trial's fold: ``trial:<id>``), in the table's order.
+        self.rows: dict[str, RunListing | TrialRuns] = {}
+        self.listings: list[RunListing] = []
+        #: The trials shown unfolded (the open run's trial starts so).
+        self.unfolded: set[str] = set()
         self._said_for: str | None = None  # the row the message under the table is about
 
     def compose(self) -> ComposeResult:
         yield Static(
             f"Saved runs in {self.store.root.resolve()}, newest first "
-            f"({OPEN_MARK} open now · Enter open · b branch · d delete · t trial)",
+            f"({OPEN_MARK} open now · Enter open, or unfold a trial ▸ · b branch · d delete "
+            "· t trial)",
             id="where",
         )
         yield DataTable(cursor_type="row", zebra_stripes=True, id="runs")
@@ -127,24 +149,50 @@ class RunBrowser(ModalScreen[Simulation | None]):
             listings = self.store.list_runs()
         except SocialsimError as err:  # the saves folder itself unreadable
             listings, empty = [], str(err)
-        self.rows = {r.run_id: r for r in newest_first(listings)}
-        for row in self.rows.values():
-            table.add_row(*listing_cells(row, self.current), key=row.run_id)
-        ids = list(self.rows)
-        target = select if select in ids else self.current
-        if target in ids:
-            table.move_cursor(row=ids.index(target))
-        self._describe()
+        self.listings = listings
+        self.unfolded |= {r.trial.trial for r in listings if r.trial and r.run_id == self.current}
+        self._fill(select)
         if not self.rows:
             self.say(empty)
         elif cleaned:
             names = ", ".join(p.name for p in cleaned)
             self.say(f"Removed {len(cleaned)} leftover(s) of interrupted writes: {names}")
 
-    def _selected(self) -> RunListing | None:
+    def _fill(self, select: str | None = None) -> None:
+        """The table from the listings read last, trials folded but those unfolded; the
+        cursor on ``select`` (default: the open run)."""
+        table = self.query_one(DataTable)
+        table.clear()
+        self.rows = {}
+        for row in folded(self.listings, self.unfolded):
+            if isinstance(row, TrialRuns):
+                key = f"trial:{row.trial}"
+                cells = trial_cells(row, row.trial in self.unfolded)
+            else:
+                key, cells = row.run_id, listing_cells(row, self.current)
+                if row.ok and row.trial is not None:  # inside its unfolded trial
+                    cells = (cells[0], Text("  ") + cells[1], *cells[2:])
+            self.rows[key] = row
+            table.add_row(*cells, key=key)
+        ids = list(self.rows)
+        target = select if select in ids else self.current
+        if target in ids:
+            table.move_cursor(row=ids.index(target))
+        self._describe()
+
+    def _key(self) -> str | None:
+        """The highlighted row's key: a run id, or ``trial:<id>`` for a trial's fold."""
         if not self.rows:
             return None
-        return list(self.rows.values())[self.query_one(DataTable).cursor_row]
+        return list(self.rows)[self.query_one(DataTable).cursor_row]
+
+    def _selected(self) -> RunListing | TrialRuns | None:
+        key = self._key()
+        return None if key is None else self.rows[key]
+
+    def _selected_run(self) -> RunListing | None:
+        row = self._selected()
+        return row if isinstance(row, RunListing) else None
 
     def _describe(self) -> None:
         row = self._selected()
@@ -154,8 +202,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
 
     def on_data_table_row_highlighted(self) -> None:
         self._describe()
-        row = self._selected()
-        if row is None or row.run_id != self._said_for:
+        if self._key() != self._said_for:
             self.say("")  # a refusal or a result was about another row
 
     def action_first(self) -> None:
@@ -172,11 +219,14 @@ class RunBrowser(ModalScreen[Simulation | None]):
         label = self.query_one("#message", Label)
         label.update(shown(message))
         label.set_class(done, "-done")
-        row = self._selected()
-        self._said_for = row.run_id if row is not None and message else None
+        self._said_for = self._key() if message else None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         row = self._selected()
+        if isinstance(row, TrialRuns):
+            self.unfolded ^= {row.trial}
+            self._fill(select=f"trial:{row.trial}")
+            return
         if row is None:
             return
         if not row.ok:
@@ -193,7 +243,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
         self.dismiss(sim)
 
     def action_branch(self) -> None:
-        row = self._selected()
+        row = self._selected_run()
         if row is None or not row.ok:
             self.say("Choose a readable run to branch.")
             return
@@ -225,11 +275,18 @@ class RunBrowser(ModalScreen[Simulation | None]):
         from .trial import TrialScreen
 
         row = self._selected()
-        if row is None or row.trial is None:
+        trial = (
+            row.trial
+            if isinstance(row, TrialRuns)
+            else row.trial.trial
+            if row and row.trial
+            else None
+        )
+        if trial is None:
             self.say("This run belongs to no trial (socialsim trial makes them).")
             return
         try:
-            screen = TrialScreen(self.store, row.trial.trial, self.current)
+            screen = TrialScreen(self.store, trial, self.current)
         except SocialsimError as err:
             self.say(str(err))
             return
@@ -241,8 +298,9 @@ class RunBrowser(ModalScreen[Simulation | None]):
         self.app.push_screen(screen, opened)
 
     def action_delete(self) -> None:
-        row = self._selected()
+        row = self._selected_run()
         if row is None:
+            self.say("Choose a run to delete (unfold a trial with Enter to choose one of its).")
             return
         if row.run_id == self.current:
             self.say("This run is open; open another run before deleting it.")

@@ -91,7 +91,14 @@ class TrialScreen(Screen[Simulation | None]):
     # -- loading ----------------------------------------------------------------------------
 
     def reload(self) -> None:
-        """Read the trial's finished runs and summarise them (in a thread)."""
+        """Read the trial's finished runs and summarise them (in a thread), saying so
+        meanwhile."""
+        spec = self.spec
+        runs = len(spec.seeds) * (len(spec.arms) + 1)
+        self.query_one("#title", Static).update(
+            f"{spec.trial_id}: reading its {runs} runs and bootstrapping the intervals…"
+        )
+        self.query_one("#arms", DataTable).loading = True
         self.load()
 
     @work(thread=True, exclusive=True, group="trial-load", exit_on_error=False)
@@ -102,6 +109,7 @@ class TrialScreen(Screen[Simulation | None]):
 
     def show(self, result: TrialResult, missing: int, summaries: list[ArmSummary]) -> None:
         self.result, self.missing, self.summaries = result, missing, summaries
+        self.query_one("#arms", DataTable).loading = False
         keys = list(dict.fromkeys((s.metric, s.agent) for s in summaries))
         if keys and not self.outcomes:  # first load: the first survey score, else emotion
             surveys = [k for k in keys if k[0].startswith("survey.")]
@@ -277,7 +285,7 @@ class TrialScreen(Screen[Simulation | None]):
             TextForm(
                 "Write the trial's HTML report",
                 submit,
-                default=str(here / "exports" / f"{self.trial_id}.html"),
+                default=str(self.store.export_dir(self.trial_id).with_suffix(".html")),
                 hint=f"A relative path is under {here}",
             )
         )

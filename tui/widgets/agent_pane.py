@@ -131,7 +131,9 @@ class AgentPane(Vertical):
     AgentPane.-current { border: round $accent; }
     AgentPane .emotion { height: 1; }
     AgentPane .ties { height: 2; text-wrap: nowrap; text-overflow: ellipsis; }
-    AgentPane .identity { height: 1; color: $text-muted; }
+    AgentPane .identity {
+        height: 1; color: $text-muted; text-wrap: nowrap; text-overflow: ellipsis;
+    }
     AgentPane Transcript { height: 1fr; min-height: 3; }
     AgentPane .pane-body { height: 1fr; }
     AgentPane.-wide .pane-body { layout: horizontal; }

@@ -2,8 +2,8 @@
 
 A report is one file: plotly.js and every style are inlined, so it opens from ``file://``
 on a machine without network and makes no request to any host. The figures are built with
-plotly (``figures``), the page with Jinja2 templates (``templates/``); both are the optional
-extra ``socialsim[report]``, named in one line when missing.
+plotly (``figures``), the page with Jinja2 templates (``templates/``), both imported on first
+use.
 """
 
 from .page import report_modules

@@ -8,22 +8,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ...errors import SaveError, SocialsimError
+from ...errors import SaveError, incomplete_install
 from ...saves.atomic import atomic_write_text
 
 TEMPLATES = Path(__file__).with_name("templates")
 
 
 def report_modules() -> tuple[Any, Any]:
-    """(plotly, jinja2), or one clear error naming the extra that brings them."""
+    """(plotly, jinja2), imported on first use, or one clear error if the install lacks one."""
     try:
         import jinja2
         import plotly
     except ImportError as err:
-        raise SocialsimError(
-            f"reports need plotly and Jinja2 ({err.name} is missing): "
-            "pip install 'socialsim[report]'"
-        ) from None
+        raise incomplete_install(err.name or "plotly", "a report") from None
     return plotly, jinja2
 
 

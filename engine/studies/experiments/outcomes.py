@@ -9,7 +9,7 @@ from typing import Any
 from ...saves.store import SaveStore
 
 #: The columns of an outcome row (the trial adds its id and the scenario).
-COLUMNS = ("seed", "arm", "run_id", "round", "metric", "agent", "value")
+COLUMNS = ("seed", "arm", "run_id", "round_no", "metric", "agent", "value")
 #: The outcomes a trial's table and report show unless told otherwise (name prefixes): the
 #: final Sociodrama metrics, every Surveyor score and a task's utility.
 DEFAULT_OUTCOMES = ("mean_fav", "mean_emotion", "reciprocity", "balance", "survey.", "utility")
@@ -42,9 +42,9 @@ def run_outcomes(store: SaveStore, run_id: str) -> list[dict[str, Any]]:
     rows = []
     for r in range(len(history)):
         for name, value in history.metrics(r).as_row().items():
-            rows.append({**base, "round": r, "metric": name, "agent": "", "value": value})
+            rows.append({**base, "round_no": r, "metric": name, "agent": "", "value": value})
     last = history[-1]
-    final = {**base, "round": last.round}
+    final = {**base, "round_no": last.round}
     for agent, state in last.state.agents.items():
         rows.append({**final, "metric": "emotion", "agent": agent, "value": state.emotion})
         for need, level in state.needs.items():

@@ -455,7 +455,7 @@ def final_values(result: TrialResult) -> dict[tuple[str, str], dict[str, list[fl
     for arm in result.spec.arms:
         for i, seed in enumerate(seeds):
             for row in result.rows[seed, arm.name]:
-                if row["round"] != result.spec.rounds:
+                if row["round_no"] != result.spec.rounds:
                     continue
                 key = (row["metric"], row["agent"])
                 values = table.setdefault(key, {}).setdefault(arm.name, [np.nan] * len(seeds))
