@@ -223,7 +223,7 @@ def stacked(table: Table) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
 
-    rows = rows_of(table)
+    rows = rows_of(table, machine=False)
     parts: list[RenderableType] = []
     if table.title:
         parts.append(Text(plain(table.title), style="bold"))
@@ -232,5 +232,5 @@ def stacked(table: Table) -> RenderableType:
         if k:
             parts.append(Text(""))
         for head, cell in zip(rows.header, row, strict=True):
-            parts.append(Text.assemble((f"{head.rjust(width)}: ", "dim"), cell))
+            parts.append(Text.assemble((f"{head.rjust(width)}: ", "dim"), str(cell)))
     return Group(*parts)

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from ..report import metrics_line
 from ..widgets.style import STATUS_GLYPH, fav_style
-from .output import Number
+from .output import Number, Plain
 
 if TYPE_CHECKING:
     from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
@@ -216,7 +216,7 @@ def runs_rows(rows: Sequence[RunListing | TrialRuns]) -> Rows:
     from ..listing import TrialRuns, snapshot_names
     from .output import Rows
 
-    lines: list[list[str]] = []
+    lines: list[list[Plain]] = []
     for r in rows:
         if isinstance(r, TrialRuns):
             mind = "offline rule-based" if mind_spec(r.model).offline else r.model
@@ -241,7 +241,7 @@ def runs_table(rows: Sequence[RunListing | TrialRuns]) -> Text:
     snapshots, broken entries in red with their reason.
     Columns are aligned by hand: a rich Table measures every cell (0.2 s for 500 runs)."""
     found = runs_rows(rows)
-    header, lines = found.header, found.rows
+    header, lines = found.header, [[str(c) for c in row] for row in found.rows]
     widths = [max(len(row[k]) for row in [header, *lines]) for k in range(len(header) - 1)]
     text = Text()
     for row, style in [

@@ -31,7 +31,7 @@ from .batch import (
     progress_bar,
 )
 from .options import LLMOptions, llm_options
-from .output import Number
+from .output import Number, Plain
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -357,8 +357,8 @@ def _mean(e: Mean | None, name: str, signed: bool = False) -> Number:
     """``2.35 [1.90, 2.80]``; for a machine, ``name``, ``name_low`` and ``name_high``."""
     from engine.studies.experiments.stats import estimate_text
 
-    values = (None, None, None) if e is None else (e.mean, e.low, e.high)
-    parts = dict(zip((name, f"{name}_low", f"{name}_high"), values, strict=True))
+    values: tuple[Plain, ...] = (None, None, None) if e is None else (e.mean, e.low, e.high)
+    parts: dict[str, Plain] = dict(zip((name, f"{name}_low", f"{name}_high"), values, strict=True))
     return Number(estimate_text(e, signed), parts)
 
 
