@@ -51,6 +51,9 @@ _DEBRIS = re.compile(
     r"|\b(?:END SCHEMA|JSON schema)\b",
     re.IGNORECASE,
 )
+#: A prompt's label opening a line of a reply ("\naudience: the target.\n\nPhase 2: decide"):
+#: Gemma 3 270M went on into template text so.
+_LABEL = re.compile(r"\n\s*(?:Phase \d+|[a-z_]+):")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _LETTERS = re.compile(r"[^\W\d_]")
 _SPELLED = re.compile(r"[^\W\d_]{2,}")
@@ -75,7 +78,7 @@ def words(text: str) -> list[str]:
 
 def debris(text: str) -> Flaw | None:
     """JSON or chat-template debris in ``text``."""
-    found = _DEBRIS.search(text)
+    found = _DEBRIS.search(text) or _LABEL.search(text)
     if found is None:
         return None
     return Flaw("debris", f"it holds JSON or template debris ({found.group()!r})")

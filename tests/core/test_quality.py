@@ -42,6 +42,8 @@ def test_an_empty_utterance_of_an_agent_that_decided_to_speak_is_degenerate(text
         '{"say": "Fine."}',
         'Yes": 0, "no',
         "We agree.<end_of_turn>",
+        # Gemma's re-asked line, run on into template text (a real reply)
+        "And I would like all of your help.\naudience: the target.\n\nPhase 2: decide if you can",
     ],
 )
 def test_json_or_template_debris_is_degenerate(text: str) -> None:
@@ -86,6 +88,7 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
         ("Fine.", (), "Fine."),
         ("We said 50%, not 60%: that was the deal.", (), None),
         ("Bist du sicher? Ça suffit, Edmund.", (), None),
+        ("Listen.\nThe will is clear: Edmund and Nell share it.", (), None),
     ],
 )
 def test_real_speech_passes(text: str, others: tuple[str, ...], last: str | None) -> None:
