@@ -5,6 +5,7 @@ move the network with the round slider; bad input is one line."""
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import re
 import tempfile
@@ -149,7 +150,12 @@ def test_the_run_report_opens_in_chromium(saved, tmp_path):
         drawn = page.evaluate(DRAWN)
         assert len(drawn) == 5 and all(count > 0 for _, count in drawn), drawn
         last = page.evaluate(NETWORK)
-        assert sum(last) == 32 * 31 * 2  # every directed edge drawn (two points each)
+        assert sum(last) == 3 * 32 * 2  # the 96 strongest ties at first (two points each)
+        page.locator("#ties").fill(str(32 * 31))  # the control: every tie
+        page.locator("#ties").dispatch_event("input")
+        assert page.locator("#ties-label").inner_text() == str(32 * 31)
+        last = page.evaluate(NETWORK)
+        assert sum(last) == 32 * 31 * 2  # every directed edge drawn
         paths = page.locator("#network-plot .scatterlayer").inner_html()
         page.screenshot(path=str(SHOTS / "village-assembly-round50.png"))
         page.locator("#round").fill("1")  # the slider: round 1
@@ -252,3 +258,34 @@ def test_a_run_report_shows_the_spread_of_emotion_and_favorability_by_round(save
     assert emotion["upperfence"][-1] == pytest.approx(values[-1], abs=0.005)
     assert emotion["q1"][-1] <= emotion["median"][-1] <= emotion["q3"][-1]
     assert -1 <= fav["lowerfence"][-1] <= fav["median"][-1] <= fav["upperfence"][-1] <= 1
+
+
+def test_the_network_lays_agents_out_by_faction_and_tie_strength():
+    """Issue 41: a faction's members sit side by side on an arc of their own, its most tied
+    member in the middle; names go outside the circle; the strongest ties are drawn first."""
+    from engine.reports.html import figures
+
+    names = ["a1", "b1", "a2", "b2", "a3", "x"]
+    factions = {"a1": "A", "a2": "A", "a3": "A", "b1": "B", "b2": "B"}
+    fav = [[None if i == j else 0.1 for j in range(6)] for i in range(6)]
+    fav[2] = [0.9 if f is not None else None for f in fav[2]]  # a2 holds the strongest ties
+    xy = figures.layout(names, factions, fav)
+    slots = figures.circle(6 + 2)  # a slot left between the three groups
+    order = [slots.index(p) for p in xy]
+    a = sorted(order[k] for k in (0, 2, 4))
+    assert a == list(range(a[0], a[0] + 3))  # faction A contiguous
+    assert order[2] == a[1]  # its most tied member in the middle
+    b = sorted(order[k] for k in (1, 3))
+    assert b[1] - b[0] == 1 and b[0] > a[-1] + 1  # then B, after an empty slot
+    sides = figures.label_positions(xy)
+    assert all(("right" in s) == (x > 0.35) for s, (x, _) in zip(sides, xy, strict=True))
+
+
+def test_a_run_report_draws_the_strongest_ties_by_default(saved):
+    from engine.reports.html import run_report
+
+    meta = saved.read_meta("village")
+    page, _ = run_report(meta, saved.history("village", meta))
+    data = json.loads(re.search(r'id="run-data"[^>]*>(.*?)</script>', page, re.S).group(1))
+    assert data["ties"] == 3 * 32
+    assert 'id="ties"' in page and 'max="992"' in page

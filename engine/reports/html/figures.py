@@ -37,6 +37,10 @@ def label(text: str) -> str:
     return html.escape(text, quote=False)
 
 
+#: The ties the network draws at first, per agent (the page's control shows more or fewer).
+TIES_PER_AGENT = 3
+
+
 def circle(n: int) -> list[list[float]]:
     """Positions of ``n`` nodes evenly on the unit circle, the first at the top."""
     return [
@@ -45,10 +49,55 @@ def circle(n: int) -> list[list[float]]:
     ]
 
 
-def network(series: RunSeries, shown: int) -> Any:
-    """The signed favorability network of round index ``shown``: node colour = emotion,
-    edge colour and width = favorability (the edges are placed by the page's script),
-    sticky statuses dotted."""
+def layout(
+    names: Sequence[str],
+    faction_of: Mapping[str, str],
+    fav: Sequence[Sequence[float | None]],
+) -> list[list[float]]:
+    """Each agent's position on the unit circle: a faction's members side by side on an
+    arc of their own (an empty slot between factions; the unaffiliated last), and within a
+    faction the agent with the strongest ties (the sum of |fav| both ways in ``fav``, one
+    round's matrix) at the middle of its arc, the weaker ones toward its ends."""
+    index = {n: k for k, n in enumerate(names)}
+    strength = [
+        sum(abs(f or 0.0) for f in fav[k]) + sum(abs(row[k] or 0.0) for row in fav)
+        for k in range(len(names))
+    ]
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        groups.setdefault(faction_of.get(name, ""), []).append(name)
+    ordered = [groups.pop(f) for f in list(groups) if f] + list(groups.values())
+    slots: list[str | None] = []
+    for members in ordered:
+        by_strength = sorted(members, key=lambda n: -strength[index[n]])
+        arc: list[str] = []
+        for k, name in enumerate(by_strength):  # strongest in the middle, alternating out
+            if k % 2:
+                arc.insert(0, name)
+            else:
+                arc.append(name)
+        slots += [*arc, None] if len(ordered) > 1 else arc
+    points = circle(len(slots))
+    where = {name: points[k] for k, name in enumerate(slots) if name is not None}
+    return [where[n] for n in names]
+
+
+def label_positions(xy: Sequence[Sequence[float]]) -> list[str]:
+    """Where each node's name goes: outward from the circle, never over another marker."""
+
+    def side(x: float, y: float) -> str:
+        vertical = "top" if y > 0.35 else "bottom" if y < -0.35 else "middle"
+        horizontal = "right" if x > 0.35 else "left" if x < -0.35 else "center"
+        return f"{vertical} {horizontal}"
+
+    return [side(x, y) for x, y in xy]
+
+
+def network(series: RunSeries, shown: int, xy: Sequence[Sequence[float]]) -> Any:
+    """The signed favorability network of round index ``shown``, its nodes at ``xy``
+    (:func:`layout`): node colour = emotion, edge colour and width = favorability (the
+    edges are placed by the page's script: the strongest ties first), sticky statuses
+    dotted, every name outside the circle."""
     go = _go()
     fig = go.Figure()
     for low, high, colour, width in EDGE_BINS:
@@ -64,14 +113,14 @@ def network(series: RunSeries, shown: int) -> Any:
             hoverinfo="skip", name="sticky status",
         )
     )  # fmt: skip
-    xy = circle(len(series.names))
     fig.add_trace(
         go.Scatter(
             x=[p[0] for p in xy],
             y=[p[1] for p in xy],
             mode="markers+text",
             text=[label(n) for n in series.names],
-            textposition="top center",
+            textposition=label_positions(xy),
+            cliponaxis=False,
             marker={
                 "size": 14,
                 "color": series.emotion[shown],
@@ -89,9 +138,9 @@ def network(series: RunSeries, shown: int) -> Any:
     )
     fig.update_layout(
         title={"text": f"Signed favorability network, round {series.rounds[shown]}"},
-        xaxis={"visible": False, "range": [-1.3, 1.3]},
+        xaxis={"visible": False, "range": [-1.45, 1.45]},
         yaxis={"visible": False, "range": [-1.3, 1.3], "scaleanchor": "x"},
-        height=640,
+        height=860,
         margin={"l": 10, "r": 10, "t": 50, "b": 10},
         legend={"orientation": "h", "y": -0.02},
         plot_bgcolor="#fff",

@@ -29,6 +29,8 @@ def run_report(
         for name in history.metrics().as_row()
     }
     last = len(series.rounds) - 1
+    xy = figures.layout(series.names, meta.scenario.faction_of(), series.fav[last])
+    n = len(series.names)
     data = {
         "names": series.names,
         "rounds": series.rounds,
@@ -38,8 +40,9 @@ def run_report(
         "emotion": series.emotion,
         "glyphs": [GLYPHS[s] for s in STATUSES],
         "statuses": [s.value for s in STATUSES],
-        "positions": figures.circle(len(series.names)),
+        "positions": xy,
         "bins": figures.EDGE_BINS,
+        "ties": min(n * (n - 1), figures.TIES_PER_AGENT * n),
     }
     page = render(
         "run.html.j2",
@@ -50,7 +53,7 @@ def run_report(
         data=data,
         last=last,
         trial_report=trial_report,
-        network=figure_json(figures.network(series, last)),
+        network=figure_json(figures.network(series, last, xy)),
         heatmap=figure_json(figures.heatmap(series, last)),
         emotions=figure_json(figures.emotions(series)),
         distributions=figure_json(figures.distributions(series)),

@@ -16,12 +16,25 @@ function segment(i, j) {
 const SEGMENTS = [];
 for (let i = 0; i < n; i++) { SEGMENTS.push([]); for (let j = 0; j < n; j++) SEGMENTS[i].push(i === j ? null : segment(i, j)); }
 
+let TIES = DATA.ties;                    // the strongest ties drawn (the ties control)
+
+function strongest(fav) {
+  // the TIES edges of largest |fav| (ties broken by position), as "i,j" keys
+  const edges = [];
+  for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
+    if (i !== j && fav[i][j] !== null) edges.push([Math.abs(fav[i][j]), i, j]);
+  }
+  edges.sort((a, b) => b[0] - a[0] || a[1] - b[1] || a[2] - b[2]);
+  return new Set(edges.slice(0, TIES).map(([, i, j]) => i + "," + j));
+}
+
 function edgeTraces(k) {
   const xs = DATA.bins.map(() => []), ys = DATA.bins.map(() => []);
   const fav = DATA.fav[k];
+  const shown = strongest(fav);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
     const f = fav[i][j];
-    if (f === null || i === j) continue;
+    if (f === null || i === j || !shown.has(i + "," + j)) continue;
     const b = DATA.bins.findIndex(([low, high]) => f >= low && f < high);
     const s = SEGMENTS[i][j];
     xs[b].push(s[0], s[2], null); ys[b].push(s[1], s[3], null);
@@ -67,6 +80,11 @@ Promise.all(Object.entries(FIGURES).map(([name, fig]) =>
   Plotly.newPlot(name + "-plot", fig.data, fig.layout, CONFIG))).then(() => {
   showRound(DATA.rounds.length - 1);
   document.getElementById("round").addEventListener("input", e => showRound(+e.target.value));
+  document.getElementById("ties").addEventListener("input", e => {
+    TIES = +e.target.value;
+    document.getElementById("ties-label").textContent = TIES;
+    showRound(+document.getElementById("round").value);
+  });
   for (const name of ["emotion", "metrics"]) {
     document.getElementById(name + "-plot").on("plotly_click", ev => toRound(ev.points[0].x, true));
   }
