@@ -293,7 +293,7 @@ def test_llm_run_end_to_end(clean: Run, tmp_path: Path, net: NetLog) -> None:
             assert c.prompt_tokens > 0 and c.completion_tokens > 0 and c.latency_s > 0
             assert "[socialsim:" not in c.messages[0]["content"]  # no marker the model sees
             assert c.structured == ("text" if c.purpose == "speak" else "json_schema")
-        assert r.usage == RoundUsage.of(r.llm_calls, "per-edge")
+        assert r.usage == RoundUsage.of(r.llm_calls, "per-edge", r.usage.shared_prefix)
         assert r.usage.calls == len(r.llm_calls) and r.usage.errors == 0
         assert len(r.relation_changes) <= sum(k.startswith(f"{t}:relation:") for k in keys)
         speak = {c.agent: c for c in r.llm_calls if c.purpose == "speak"}
@@ -373,7 +373,7 @@ def test_batched_judge_one_call_per_observer(net: NetLog, saves: Path, stub: Stu
                 assert f"Toward {other}:" in call.messages[1]["content"]
             triggered += bool(expected[n])
         assert r.usage is not None and r.usage.judge_mode == "batched"
-        assert r.usage == RoundUsage.of(r.llm_calls, "batched")
+        assert r.usage == RoundUsage.of(r.llm_calls, "batched", r.usage.shared_prefix)
     assert triggered > 0
     assert run.n_requests == sum(c.attempts for c in calls_of(records))
     assert_state_in_range(records)
@@ -414,7 +414,7 @@ def test_faulty_run_completes_and_records_every_fault(faulty: Run) -> None:
         else:  # empty
             assert any(c.response == "" for c in candidates), (i, kind)
     for r in records[1:]:
-        assert r.usage == RoundUsage.of(r.llm_calls, "per-edge")
+        assert r.usage == RoundUsage.of(r.llm_calls, "per-edge", r.usage.shared_prefix)
         keys = {c.key for c in r.llm_calls}
         actions = {a.speaker: a for a in r.actions}
         for c in r.llm_calls:

@@ -231,7 +231,7 @@ def cache_line(cached: int, reported: int, shared: int, prompt: int) -> str:
     tokens of the exchanges whose server said), beside the prompts' own shared prefix
     (``shared`` of ``prompt``): ``server reused 3,130 of 25,152 prompt tokens (12.4%); the
     prompts repeat 9,870 (39.2%) of an earlier prompt``."""
-    own = f"the prompts repeat {shared:,} ({shared / prompt:.1%}) of an earlier prompt"
+    own = f"the prompts repeat {shared:,} ({shared / max(1, prompt):.1%}) of an earlier prompt"
     if not reported:
         return f"not reported by the server; {own}" if prompt else "not reported by the server"
     said = f"server reused {cached:,} of {reported:,} prompt tokens ({cached / reported:.1%})"

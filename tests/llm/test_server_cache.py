@@ -63,6 +63,7 @@ def test_cache_line_says_the_server_figure_or_that_there_is_none() -> None:
         "(39.2%) of an earlier prompt"
     )
     assert cache_line(0, 0, 50, 200).startswith("not reported by the server; the prompts")
+    assert cache_line(0, 0, 0, 0) == "not reported by the server"  # every call failed
 
 
 def _play(socialsim, run_id: str, **stub_kwargs) -> tuple[str, StubLLM]:
