@@ -32,7 +32,8 @@ from llm_stub import StubLLM
 from pydantic import BaseModel
 
 from engine.core.exchanges import LLMCall
-from engine.llm.client import LLMClient, with_schema
+from engine.llm.client import LLMClient
+from engine.llm.parsing import with_schema
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import LiteLLMTransport, close_clients
 from engine.minds.llm import EmotionOut, NeedsOut, RelationOut

@@ -8,7 +8,7 @@ and otherwise falls back to a safe default. A caller's ``check`` (``engine.core.
 judges a valid reply or a free text: a degenerate one is asked again once with the flaw's
 note, then falls back, both recorded as outcome ``degenerate``. The run never crashes on
 model output; each refusal, repair, clamp, re-ask, degenerate reply and fallback is in the
-record. A reply is kept (and sent back in a re-ask) up to :data:`MAX_REPLY_CHARS`.
+record. A reply is kept (and sent back in a re-ask) up to ``parsing.MAX_REPLY_CHARS``.
 
 Every exchange's prompt is counted (``tokens``): a model whose server drops the system
 message is switched to carrying it in the first user turn, and a prompt the server cut is
@@ -17,22 +17,19 @@ flagged; both are said at once through :attr:`LLMClient.notices`.
 
 from __future__ import annotations
 
-import functools
-import json
 import statistics
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar, cast
 
-import json_repair
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from ..core.exchanges import AGAIN, REASK, LLMCall, Outcome, Structured
 from ..core.quality import Flaw
 from ..core.textsafe import clean, strip_controls
-from .bounds import MAX_JSON_DEPTH, too_deep
-from .clamp import at_caps, clamp
+from .clamp import at_caps
 from .formats import Formats
+from .parsing import Parsed, in_shape, kept, parse, schema_of, with_schema
 from .settings import LLMSettings
 from .tokens import Counter, SystemRoles
 from .transport import (
@@ -51,9 +48,6 @@ T = TypeVar("T")
 Messages = list[dict[str, str]]
 #: What is wrong with a reply that fits its schema (None: it counts).
 Check = Callable[[T], Flaw | None]
-#: The most of a reply kept in the record and sent back in a re-ask (a runaway reply of
-#: megabytes would otherwise be stored whole and resent).
-MAX_REPLY_CHARS = 32_000
 #: Formats whose schema the server is sent and enforces: it is not pasted in the prompt too.
 ENFORCED = frozenset({"json_schema", "json_object_schema"})
 #: The record key of an exchange asked again because the server dropped its system text.
@@ -225,7 +219,7 @@ class LLMClient:
             agent=agent,
             model=request.model,
             messages=request.messages,
-            response=_kept(reply.text) if reply else None,
+            response=kept(reply.text) if reply else None,
             error=error,
             structured=request.format,
             outcome=outcome,
@@ -293,7 +287,7 @@ class LLMClient:
             self._record(request, purpose, agent, reply, "degenerate", flaw.note, flaw=flaw.kind)
             if again:
                 break
-            said = ({"role": "assistant", "content": _kept(reply.text)},) if text else ()
+            said = ({"role": "assistant", "content": kept(reply.text)},) if text else ()
             note = f"That was not usable: {flaw.note}. Say it again, in your own words."
             request = replace(
                 request,
@@ -320,13 +314,13 @@ class LLMClient:
         characters. A valid reply ``check`` finds degenerate is asked again once, then falls
         back."""
         fallback = default if callable(default) else (lambda: default)
-        ask = _Ask(key, model, messages, _schema_of(schema), schema.__name__, temperature)
+        ask = _Ask(key, model, messages, schema_of(schema), schema.__name__, temperature)
         formats = self._formats_of(model)
         request, reply = await self._probing(formats, ask, purpose, agent, schema)
         if reply is None:
             return fallback()
         first = parse(reply.text, schema)
-        formats.answered(request.format, _shaped(first, reply.text))
+        formats.answered(request.format, in_shape(first, reply.text))
         if first.value is not None:
             value = cast(M, clean(first.value))
             flaw = check(value) if check is not None else None
@@ -342,7 +336,7 @@ class LLMClient:
             self._record(request, purpose, agent, reply, "reasked", first.problem)
             suffix, note = REASK, f"That reply was not valid: {first.problem}."
         followup = (
-            {"role": "assistant", "content": _kept(reply.text)},
+            {"role": "assistant", "content": kept(reply.text)},
             {
                 "role": "user",
                 "content": f"{note} Reply again with only the JSON object that matches the schema.",
@@ -414,7 +408,7 @@ class LLMClient:
         is not in the schema's shape although a lower format is left."""
         if reply is None or request.format not in RESPONSE_FORMATS or not formats.can_step:
             return False
-        if _shaped(parse(reply.text, schema), reply.text) is not False:
+        if in_shape(parse(reply.text, schema), reply.text) is not False:
             return False
         refused = replace(request, key=rejected_key(request.key, request.format))
         problem = (
@@ -524,110 +518,3 @@ class LLMClient:
     async def aclose(self) -> None:
         """Close the transport's clients."""
         await self.transport.aclose()
-
-
-@functools.cache
-def _schema_of(schema: type[BaseModel]) -> dict[str, Any]:
-    """JSON schema of an output model (built once per model)."""
-    return schema.model_json_schema()
-
-
-def with_schema(messages: Messages, schema: dict[str, Any] | None) -> Messages:
-    """Append the JSON instruction, and ``schema`` unless the server is given it as
-    ``response_format`` (None), to the system message."""
-    note = "\n\nReply with one JSON object and nothing else."
-    if schema is not None:
-        note += f"\nJSON schema:\n{json.dumps(schema, separators=(',', ':'))}\nEND SCHEMA"
-    first, *rest = messages
-    return [{**first, "content": first["content"] + note}, *rest]
-
-
-@dataclass(frozen=True)
-class Parsed:
-    """A reply read against its schema: the value (None: invalid), whether json-repair
-    mended it, the fields clamped to their bounds, and the problem of an invalid one."""
-
-    value: BaseModel | None
-    repaired: bool = False
-    clamped: tuple[str, ...] = ()
-    problem: str = ""
-    #: The reply broke only rules a JSON schema cannot express (a model validator's).
-    shaped: bool = False
-
-    @property
-    def outcome(self) -> Outcome:
-        return "repaired" if self.repaired else "ok"
-
-
-def parse(text: str, schema: type[M]) -> Parsed:
-    """Strict JSON first, then json-repair; values beyond the schema's bounds clamped to
-    them; never raises (a reply nested deeper than ``MAX_JSON_DEPTH``, which the parsers
-    would recurse through, is not parsed)."""
-    if not text or not text.strip():
-        return Parsed(None, problem="the reply was empty")
-    if too_deep(text):
-        return Parsed(None, problem=f"the reply nests JSON deeper than {MAX_JSON_DEPTH} levels")
-    stripped = _strip_fences(text)
-    try:
-        return Parsed(schema.model_validate_json(stripped))
-    except ValidationError as err:
-        problem = _problem(err)
-    repaired = False
-    try:
-        data = json.loads(stripped)
-    except ValueError:
-        try:
-            data, repaired = json_repair.loads(text), True
-        except Exception:  # json-repair gives up on some inputs
-            return Parsed(None, problem=problem)
-    if not isinstance(data, dict):
-        return Parsed(None, problem="the reply was not a JSON object")
-    clamped: list[str] = []
-    try:
-        return Parsed(schema.model_validate(data), repaired)
-    except ValidationError as err:
-        problem = _problem(err)
-        clamped = clamp(data, _schema_of(schema))
-        shaped = _unshaped_only(err)
-    if not clamped:
-        return Parsed(None, problem=problem, shaped=shaped)
-    try:
-        return Parsed(schema.model_validate(data), repaired, tuple(clamped))
-    except ValidationError as err:
-        return Parsed(None, problem=_problem(err), shaped=_unshaped_only(err))
-
-
-#: Validation errors of rules a JSON schema cannot state (raised by validators).
-VALIDATOR_ERRORS = frozenset({"value_error", "assertion_error"})
-
-
-def _unshaped_only(err: ValidationError) -> bool:
-    return all(e["type"] in VALIDATOR_ERRORS for e in err.errors())
-
-
-def _shaped(parsed: Parsed, text: str) -> bool | None:
-    """Whether a reply was in the schema's shape (``None``: empty, which says nothing)."""
-    if not text.strip():
-        return None
-    return parsed.value is not None or parsed.shaped
-
-
-def _kept(text: str) -> str:
-    """What is kept of a reply: at most :data:`MAX_REPLY_CHARS`."""
-    if len(text) <= MAX_REPLY_CHARS:
-        return text
-    return text[:MAX_REPLY_CHARS] + f"[... {len(text) - MAX_REPLY_CHARS} more characters]"
-
-
-def _strip_fences(text: str) -> str:
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.strip("`")
-        stripped = stripped.removeprefix("json").strip()
-    return stripped
-
-
-def _problem(err: ValidationError) -> str:
-    first = err.errors()[0]
-    loc = ".".join(str(p) for p in first["loc"]) or "reply"
-    return f"{loc}: {first['msg']}"

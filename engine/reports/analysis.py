@@ -89,7 +89,7 @@ class Run:
 
     def table(self, name: str) -> pd.DataFrame:
         """The export table ``name`` (a key of ``engine.reports.export.COLUMNS``)."""
-        from .export import COLUMNS, table_rows
+        from .tables import COLUMNS, table_rows
 
         if name not in COLUMNS:
             raise SocialsimError(f"no table {name!r}; tables: {', '.join(COLUMNS)}")

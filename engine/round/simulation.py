@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 
 from filelock import FileLock
 
@@ -17,11 +17,10 @@ from ..core.played import PastActs, PlayedRound
 from ..core.priors import Prior, check_agents
 from ..core.rules import HISTORY_WINDOW, initial_columns
 from ..core.scenario import Scenario
-from ..core.state import ForcedAction, Pending, RoundRecord, ScenarioEvent, WorldState
+from ..core.state import Pending, RoundRecord, ScenarioEvent, WorldState
 from ..errors import (
     BudgetError,
     DegradedRunError,
-    InterventionError,
     RunFinishedError,
     SaveError,
     SocialsimError,
@@ -32,7 +31,7 @@ from ..llm.progress import Calls
 from ..llm.settings import LLMSettings
 from ..minds import AgentContext, Mind, make_mind
 from ..minds.base import PastRound, Resumable, TalksToServers
-from ..minds.human import Ask, HumanMind, check_players
+from ..minds.human import Ask, HumanMind
 from ..minds.spec import OFFLINE, MindSpec, Offline
 from ..saves.history import History, HistoryView
 from ..saves.roundfile import (
@@ -49,15 +48,14 @@ from ..saves.runmeta import (
     ExperimentLink,
     Lineage,
     RunMeta,
-    Snapshot,
-    TaskOutcome,
     now_iso,
 )
 from ..saves.store import SaveStore
 from . import phases
+from .control import RunControl
 from .events import EngineError, Notice, RoundEnded, RoundStarted, RunFinished, RunPaused, SimEvent
 from .gamemaster import narrate, scripted_narration
-from .interventions import forced_action, injected_event, without
+from .interventions import without
 from .plan import CallPlan
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
@@ -66,7 +64,7 @@ HELD_ROUNDS = HISTORY_WINDOW + 1
 Listener = Callable[[SimEvent], None]
 
 
-class Simulation:
+class Simulation(RunControl):
     """One run: its scenario, mind, history and (optionally) its save. A saved run holds
     its current state and last :data:`HELD_ROUNDS` rounds in memory; :attr:`history` reads
     older rounds from the save when asked."""
@@ -200,11 +198,12 @@ class Simulation:
                     meta = meta.with_mind(mind)
                     store.write_meta(meta)
                 mind = None
+            recorded = list(history.llm_calls()) if meta.llm is not None else []
             if mind is None:
                 mind = make_mind(meta.mind, meta.seed)
-                # Caps count the whole run, not just this process.
-                mind.count_recorded(history.llm_calls())
+                mind.count_recorded(recorded)  # caps count the whole run, not this process
             sim = cls(meta, history, counter, mind, store, lock, files)
+            sim._prefixes.tokens(recorded)  # as a process that played them would have seen
         except BaseException:
             lock.release()
             raise
@@ -230,14 +229,6 @@ class Simulation:
     # -- read-only view ----------------------------------------------------------------
 
     @property
-    def run_id(self) -> str:
-        return self.meta.run_id
-
-    @property
-    def scenario(self) -> Scenario:
-        return self.meta.scenario
-
-    @property
     def records(self) -> History:
         """The run's rounds: :attr:`history` under the name it had when it was a list."""
         return self.history
@@ -253,17 +244,8 @@ class Simulation:
         return self.history[-1].state
 
     @property
-    def total_rounds(self) -> int:
-        return self.meta.total_rounds
-
-    @property
     def finished(self) -> bool:
         return self.round >= self.meta.total_rounds
-
-    @property
-    def pending(self) -> Pending:
-        """Interventions queued for the next round."""
-        return self.meta.pending
 
     @property
     def lineage(self) -> list[Lineage]:
@@ -336,93 +318,10 @@ class Simulation:
         )
         self.meta = self.meta.model_copy(update={"total_rounds": total})
 
-    def force(self, action: ForcedAction) -> None:
-        """Behaviour control: replace an agent's action in the next round."""
-        action = forced_action(action, self.scenario.names)
-        kept = [f for f in self.pending.forced if f.agent != action.agent]
-        self._queue(self.pending.model_copy(update={"forced": [*kept, action]}))
-
-    def inject(
-        self,
-        text: str,
-        private_to: Sequence[str] | None = None,
-        *,
-        valence: float | None = None,
-        about: Sequence[str] = (),
-        implicates: Sequence[str] | None = None,
-    ) -> None:
-        """Scenario branching: add an event to the next round. Its meaning (``valence``
-        -1..1, whom it is ``about`` and whom it ``implicates``) is read from the text where
-        not given (:func:`~engine.core.meaning.meaning_of`)."""
-        names = self.scenario.names
-        event = injected_event(text, names, private_to, valence, about, implicates)
-        self._queue(self.pending.model_copy(update={"events": [*self.pending.events, event]}))
-
-    def record_outcome(self, outcome: TaskOutcome) -> None:
-        """Save a task episode's outcome with the run."""
-        self.meta = self.meta.model_copy(update={"outcome": outcome})
-        self._save_meta()
-
-    def snapshot(self, name: str) -> Snapshot:
-        """Bookmark the current round under a name."""
-        if not name.strip():
-            raise SocialsimError("snapshot: the name is empty")
-        snap = Snapshot(name=name.strip(), round=self.round, created=now_iso())
-        self.meta = self.meta.model_copy(update={"snapshots": [*self.meta.snapshots, snap]})
-        self._save_meta()
-        return snap
-
-    def play(self, players: Mapping[str, str]) -> None:
-        """Who plays which agent from the next round on (agent -> player's name; the name
-        defaults to the agent's); every other agent is the mind's. Saved with the run, and
-        kept by its branches."""
-        checked = check_players(players, self.scenario.names)
-        self.meta = self.meta.model_copy(update={"players": checked})
-        self._save_meta()
-
     def seat(self, ask: Ask | None) -> None:
         """Where the turns of agents played by people are asked: ``ask`` gets each
         :class:`~engine.minds.human.Turn` (the app shows a form; a script answers it)."""
         self._ask = ask
-
-    @property
-    def queue(self) -> list[ForcedAction | ScenarioEvent]:
-        """The interventions queued for the next round: forced turns, then events."""
-        return [*self.pending.forced, *self.pending.events]
-
-    def unqueue(self, index: int) -> ForcedAction | ScenarioEvent:
-        """Remove the queued intervention at ``index`` of :attr:`queue` and return it."""
-        queue = self.queue
-        if not 0 <= index < len(queue):
-            raise InterventionError(
-                f"unqueue: no queued intervention {index + 1} (there are {len(queue)})"
-            )
-        item = queue[index]
-        self._set_pending(without(self.pending, [item]))
-        return item
-
-    def _queue(self, pending: Pending) -> None:
-        """Queue ``pending`` for the next round, which a finished run does not have (nor a
-        run playing its last round: what is queued then waits for the round after it)."""
-        after = self.round + 1 + (self._taken is not None)  # the round it would apply to
-        if after > self.meta.total_rounds:
-            raise RunFinishedError(
-                f"run {self.run_id!r} ends at round {self.total_rounds}: nothing can be "
-                f"queued for round {after}; extend it (resume --rounds N) or branch it"
-            )
-        self._saved_total = self.meta.total_rounds  # an extension is saved with its queue
-        self._set_pending(pending)
-
-    def _set_pending(self, pending: Pending) -> None:
-        self.meta = self.meta.model_copy(
-            update={"pending": pending, "pending_round": self.round + 1}
-        )
-        self._save_meta()
-
-    def _save_meta(self) -> None:
-        """Write the metadata, with the total of rounds the save already records."""
-        if self.store is not None:
-            self.store.write_meta(self.meta.model_copy(update={"total_rounds": self._saved_total}))
 
     def branch(
         self,

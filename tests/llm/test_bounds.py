@@ -23,7 +23,8 @@ from engine.llm.bounds import (
     count,
     too_deep,
 )
-from engine.llm.client import MAX_REPLY_CHARS, LLMClient, parse
+from engine.llm.client import LLMClient
+from engine.llm.parsing import MAX_REPLY_CHARS, parse
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
 

@@ -18,7 +18,8 @@ import pytest
 from llm_stub import StubLLM, _schema_from_text
 from pydantic import BaseModel, Field, model_validator
 
-from engine.llm.client import LLMClient, parse, with_schema
+from engine.llm.client import LLMClient
+from engine.llm.parsing import parse, with_schema
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import LiteLLMTransport, ReplayTransport, TransportError
 

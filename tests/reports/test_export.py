@@ -26,7 +26,8 @@ from engine import (
 from engine.core.metrics import METRIC_UNITS
 from engine.core.needs import CATEGORY_OF, NEEDS
 from engine.reports.card import CSV_SCHEMA
-from engine.reports.export import COLUMNS, current_columns, export_run
+from engine.reports.export import COLUMNS, export_run
+from engine.reports.tables import current_columns
 from tui import cli
 
 ROUNDS = 3

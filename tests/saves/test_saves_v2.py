@@ -12,7 +12,7 @@ import pytest
 from conftest import CliResult
 
 from engine import FORMAT_VERSION, SaveStore, Simulation
-from engine.reports.export import current_columns
+from engine.reports.tables import current_columns
 from engine.round.replay import replay_run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

@@ -1,0 +1,131 @@
+"""A structured reply read against its schema: strict JSON first, then json-repair, values
+beyond the schema's bounds clamped, never raising (a reply nested deeper than
+``MAX_JSON_DEPTH`` is not parsed); the schema pasted into a prompt, and what is kept of a
+reply."""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import json_repair
+from pydantic import BaseModel, ValidationError
+
+from ..core.exchanges import Outcome
+from .bounds import MAX_JSON_DEPTH, too_deep
+from .clamp import clamp
+
+M = TypeVar("M", bound=BaseModel)
+Messages = list[dict[str, str]]
+#: The most of a reply kept in the record and sent back in a re-ask (a runaway reply of
+#: megabytes would otherwise be stored whole and resent).
+MAX_REPLY_CHARS = 32_000
+
+
+@functools.cache
+def schema_of(schema: type[BaseModel]) -> dict[str, Any]:
+    """JSON schema of an output model (built once per model)."""
+    return schema.model_json_schema()
+
+
+def with_schema(messages: Messages, schema: dict[str, Any] | None) -> Messages:
+    """Append the JSON instruction, and ``schema`` unless the server is given it as
+    ``response_format`` (None), to the system message."""
+    note = "\n\nReply with one JSON object and nothing else."
+    if schema is not None:
+        note += f"\nJSON schema:\n{json.dumps(schema, separators=(',', ':'))}\nEND SCHEMA"
+    first, *rest = messages
+    return [{**first, "content": first["content"] + note}, *rest]
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """A reply read against its schema: the value (None: invalid), whether json-repair
+    mended it, the fields clamped to their bounds, and the problem of an invalid one."""
+
+    value: BaseModel | None
+    repaired: bool = False
+    clamped: tuple[str, ...] = ()
+    problem: str = ""
+    #: The reply broke only rules a JSON schema cannot express (a model validator's).
+    shaped: bool = False
+
+    @property
+    def outcome(self) -> Outcome:
+        return "repaired" if self.repaired else "ok"
+
+
+def parse(text: str, schema: type[M]) -> Parsed:
+    """Strict JSON first, then json-repair; values beyond the schema's bounds clamped to
+    them; never raises (a reply nested deeper than ``MAX_JSON_DEPTH``, which the parsers
+    would recurse through, is not parsed)."""
+    if not text or not text.strip():
+        return Parsed(None, problem="the reply was empty")
+    if too_deep(text):
+        return Parsed(None, problem=f"the reply nests JSON deeper than {MAX_JSON_DEPTH} levels")
+    stripped = _strip_fences(text)
+    try:
+        return Parsed(schema.model_validate_json(stripped))
+    except ValidationError as err:
+        problem = _problem(err)
+    repaired = False
+    try:
+        data = json.loads(stripped)
+    except ValueError:
+        try:
+            data, repaired = json_repair.loads(text), True
+        except Exception:  # json-repair gives up on some inputs
+            return Parsed(None, problem=problem)
+    if not isinstance(data, dict):
+        return Parsed(None, problem="the reply was not a JSON object")
+    clamped: list[str] = []
+    try:
+        return Parsed(schema.model_validate(data), repaired)
+    except ValidationError as err:
+        problem = _problem(err)
+        clamped = clamp(data, schema_of(schema))
+        shaped = _unshaped_only(err)
+    if not clamped:
+        return Parsed(None, problem=problem, shaped=shaped)
+    try:
+        return Parsed(schema.model_validate(data), repaired, tuple(clamped))
+    except ValidationError as err:
+        return Parsed(None, problem=_problem(err), shaped=_unshaped_only(err))
+
+
+#: Validation errors of rules a JSON schema cannot state (raised by validators).
+VALIDATOR_ERRORS = frozenset({"value_error", "assertion_error"})
+
+
+def _unshaped_only(err: ValidationError) -> bool:
+    return all(e["type"] in VALIDATOR_ERRORS for e in err.errors())
+
+
+def in_shape(parsed: Parsed, text: str) -> bool | None:
+    """Whether a reply was in the schema's shape (``None``: empty, which says nothing)."""
+    if not text.strip():
+        return None
+    return parsed.value is not None or parsed.shaped
+
+
+def kept(text: str) -> str:
+    """What is kept of a reply: at most :data:`MAX_REPLY_CHARS`."""
+    if len(text) <= MAX_REPLY_CHARS:
+        return text
+    return text[:MAX_REPLY_CHARS] + f"[... {len(text) - MAX_REPLY_CHARS} more characters]"
+
+
+def _strip_fences(text: str) -> str:
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.strip("`")
+        stripped = stripped.removeprefix("json").strip()
+    return stripped
+
+
+def _problem(err: ValidationError) -> str:
+    first = err.errors()[0]
+    loc = ".".join(str(p) for p in first["loc"]) or "reply"
+    return f"{loc}: {first['msg']}"
