@@ -27,9 +27,10 @@ import json
 import os
 from collections import deque
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .transport import Reply, Request, SchemaRejected, Transport, TransportError
+if TYPE_CHECKING:  # the transport (and litellm) is imported when a call is made
+    from .transport import Reply, Request, Transport
 
 JOURNAL_FILE = "journal.jsonl"
 #: The longest line journaled (a runaway reply beyond it is asked again after a kill).
@@ -199,6 +200,8 @@ class Journaled:
         journal = self.journal
         if journal is None:
             return await self.inner.complete(request)
+        from .transport import SchemaRejected, TransportError
+
         sent = digest(request)
         kept = journal.served(request, sent)
         if kept is not None:
@@ -223,6 +226,8 @@ class Journaled:
 
 def _outcome(entry: dict[str, Any], request: Request) -> Reply:
     """The journaled outcome as the transport gave it: a reply, or the error raised."""
+    from .transport import Reply, SchemaRejected, TransportError
+
     if "rejected" in entry:
         raise SchemaRejected(str(entry["rejected"]))
     if "text" not in entry:

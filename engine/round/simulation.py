@@ -25,12 +25,11 @@ from ..errors import (
     SaveError,
     SocialsimError,
 )
-from ..llm.journal import Journal
 from ..llm.prefix import SharedPrefixes
 from ..llm.progress import Calls
 from ..llm.settings import LLMSettings
 from ..minds import AgentContext, Mind, make_mind
-from ..minds.base import PastRound, Resumable, TalksToServers
+from ..minds.base import PastRound, TalksToServers
 from ..minds.human import Ask, HumanMind
 from ..minds.spec import OFFLINE, MindSpec, Offline
 from ..saves.history import History, HistoryView
@@ -55,6 +54,7 @@ from . import phases
 from .control import RunControl
 from .events import EngineError, Notice, RoundEnded, RoundStarted, RunFinished, RunPaused, SimEvent
 from .gamemaster import narrate, scripted_narration
+from .holding import Holding
 from .interventions import without
 from .plan import CallPlan
 
@@ -64,7 +64,7 @@ HELD_ROUNDS = HISTORY_WINDOW + 1
 Listener = Callable[[SimEvent], None]
 
 
-class Simulation(RunControl):
+class Simulation(RunControl, Holding):
     """One run: its scenario, mind, history and (optionally) its save. A saved run holds
     its current state and last :data:`HELD_ROUNDS` rounds in memory; :attr:`history` reads
     older rounds from the save when asked."""
@@ -104,14 +104,7 @@ class Simulation(RunControl):
         self.played: PlayedRound | None = None
         if meta.pending_round <= self.round:
             self.meta = meta.model_copy(update={"pending": Pending(), "pending_round": 0})
-        #: The exchanges of the round in play not yet saved (a saved LLM run's).
-        self._journal: Journal | None = None
-        if isinstance(mind, Resumable):
-            mind.settle(dict(meta.structured_modes), dict(meta.system_roles))
-            journal = Journal(files.folder) if files else None
-            if journal is not None and mind.keep_journal(journal):
-                self._journal = journal
-                journal.begin(self.round + 1)
+        self._open_journal(mind, self.meta, files.folder if files else None)
 
     # -- construction ------------------------------------------------------------------
 
@@ -274,39 +267,6 @@ class Simulation(RunControl):
         """Stop :meth:`run` after the round in flight (a safe point)."""
         self._pause = True
 
-    def hold(self) -> None:
-        """Send no new LLM call from now on, mid-round included; thread-safe (the app's UI
-        thread may call it while the engine thread plays the round).
-
-        A call already sent runs on and finishes (answered or failed, after its retries),
-        and its exchange is kept as every answered one is; each call about to be sent waits
-        (before it takes a slot of the in-flight limit or the rate limit) until
-        :meth:`release`. The round itself is neither ended nor saved: once its in-flight
-        calls are done (``progress.now().in_flight == 0``) the task playing it may be
-        cancelled (quit) with nothing answered lost, or the run released to go on. A call
-        checked the gate just before ``hold`` still goes out: at most one per concurrent
-        exchange, within microseconds. Holding an offline run changes nothing (it sends no
-        calls). Stays held across rounds until released; ``progress.now().held`` says it.
-        """
-        self.progress.gate.hold()
-
-    def release(self) -> None:
-        """Let the calls held by :meth:`hold` go out, and new ones after them; thread-safe.
-        A no-op when not held."""
-        self.progress.gate.release()
-
-    @property
-    def journaled(self) -> int:
-        """The exchanges of the round in play kept in the run's journal: served again,
-        without asking the server, when the round is played (this process or the next
-        open). 0 for an offline or unsaved run, and after each saved round."""
-        return self._journal.kept if self._journal is not None else 0
-
-    @property
-    def held(self) -> bool:
-        """True between :meth:`hold` and :meth:`release` (any thread may read it)."""
-        return self.progress.gate.held
-
     def extend(self, rounds: int) -> None:
         """Plan ``rounds`` more rounds beyond the current one. The save records the new
         total with the next round's file and index line (a failed round leaves the save as
@@ -399,12 +359,7 @@ class Simulation(RunControl):
             gc.disable()
         self._taken = taken
         last = self.history.usage(-1) if self.round else None
-        if self._journal is not None and isinstance(self.mind, Resumable):
-            self.mind.keep_journal(self._journal)  # this run's, should a branch share the mind
-            self._journal.begin(self.round + 1)
-            for line in self._journal.notes:
-                self._emit(Notice(run_id=self.run_id, round=self.round + 1, message=line))
-            self._journal.notes.clear()
+        self._begin_journal()
         try:
             with self.progress.round(self.round + 1, last.calls if last else None):
                 played = await self._play_round(taken)
@@ -414,9 +369,7 @@ class Simulation(RunControl):
             self._emit(EngineError(run_id=self.run_id, round=self.round + 1, message=str(err)))
             raise
         except asyncio.CancelledError:  # a person's turn withdrawn, or the app quit
-            # The round is played again from its start, its answered exchanges from the
-            # journal.
-            self.mind.take_calls()
+            self.mind.take_calls()  # played again from its start (answers: the journal's)
             raise
         finally:
             self._taken = None
@@ -451,8 +404,7 @@ class Simulation(RunControl):
             summary = RoundSummary(round=played.round, metrics=metrics, usage=played.usage)
         self.history.append(played, summary)
         self._counter, self._columns, self.played = counter, played.after, played
-        if self._journal is not None:
-            self._journal.drop()
+        self._drop_journal()
 
     def _save(self, files: RunFiles, file: RoundFile) -> IndexEntry:
         """Write the round's file (a keyframe every :data:`KEYFRAME_EVERY` rounds); the first
@@ -474,16 +426,6 @@ class Simulation(RunControl):
         return entry
 
     # -- degraded rounds (issue 11) -----------------------------------------------------
-
-    def _note_structured_modes(self) -> None:
-        """Save how each model is asked for structured replies (what ``--structured auto``
-        settled on) when a round changed it."""
-        modes = self.mind.structured_modes()
-        roles = self.mind.system_roles() if isinstance(self.mind, TalksToServers) else {}
-        if modes != self.meta.structured_modes or roles != self.meta.system_roles:
-            update = {"structured_modes": modes, "system_roles": roles}
-            self.meta = self.meta.model_copy(update=update)
-            self._save_meta()
 
     def _stop_if_degraded(self, record: PlayedRound) -> None:
         """Raise :class:`DegradedRunError` after a saved round in which more than half of
