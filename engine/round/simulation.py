@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from filelock import FileLock
 
@@ -26,7 +27,6 @@ from ..errors import (
     SaveError,
     SocialsimError,
 )
-from ..llm.journal import Journal
 from ..llm.progress import Calls
 from ..llm.settings import LLMSettings
 from ..minds import AgentContext, Mind, make_mind
@@ -58,6 +58,9 @@ from .events import EngineError, Notice, RoundEnded, RoundStarted, RunFinished, 
 from .gamemaster import narrate, scripted_narration
 from .interventions import forced_action, injected_event, without
 from .plan import CallPlan
+
+if TYPE_CHECKING:
+    from ..llm.journal import Journal
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1
@@ -108,6 +111,8 @@ class Simulation:
         self._journal: Journal | None = None
         if isinstance(mind, Resumable):
             mind.settle(dict(meta.structured_modes), dict(meta.system_roles))
+            from ..llm.journal import Journal  # with the LLM transport: not for the app's start
+
             journal = Journal(files.folder) if files else None
             if journal is not None and mind.keep_journal(journal):
                 self._journal = journal
