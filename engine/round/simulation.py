@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from filelock import FileLock
 
@@ -57,6 +58,9 @@ from .gamemaster import narrate, scripted_narration
 from .holding import Holding
 from .interventions import without
 from .plan import CallPlan
+
+if TYPE_CHECKING:
+    pass
 
 #: Rounds a saved run holds in memory; older ones are read from the save when asked.
 HELD_ROUNDS = HISTORY_WINDOW + 1

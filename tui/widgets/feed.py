@@ -2,10 +2,10 @@
 
 At rest it shows the round just played's events and what is queued, folded to a line or two
 (``i``: every line, up to half the screen, scrolled with the mouse wheel, following the
-round while at its end); the log of that round stays below them. While a round is played every decision and
-utterance is added the moment its reply arrives (an utterance streamed as its tokens come),
-and the folded strip shows the latest lines: whoever speaks, whatever agent panes fit. A
-private turn is marked ✉ and magenta, as in the transcripts.
+round while at its end); the log of that round stays below them. While a round is played
+every decision and utterance is added the moment its reply arrives (an utterance streamed as
+its tokens come), and the folded strip shows the latest lines: whoever speaks, whatever
+agent panes fit. A private turn is marked ✉ and magenta, as in the transcripts.
 """
 
 from __future__ import annotations
