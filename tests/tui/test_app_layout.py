@@ -436,6 +436,19 @@ async def test_the_palette_finds_every_mission_action_by_a_users_words(saves, ty
 # -- the event strip ---------------------------------------------------------------------------
 
 
+def test_the_folded_strip_counts_events_not_lines():
+    """Issue 41: "+2" counted the lines the strip hid; it counts the events not shown whole
+    and, apart, the round's logged entries."""
+    from rich.text import Text
+
+    from tui.widgets.feed import hidden_text
+
+    one, three = [Text("a")], [Text("b"), Text("c"), Text("d")]
+    assert hidden_text([one, three, one], 1, 0) == "+2 events"  # 4 lines hidden, 2 events
+    assert hidden_text([one, three], 4, 5) == "5 from the round"
+    assert hidden_text([three], 1, 1) == "+1 event, 1 from the round"
+
+
 async def test_the_event_strip_expands_to_every_line(saves: Path) -> None:
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -180,12 +180,12 @@ class RoundFeed(Widget):
         cap = self.folded_lines()
         if self.live:
             return self._latest(entries, cap, width)
-        wrapped = [line for item in self.items for line in item.wrap(console, width)]
-        hidden = max(0, len(wrapped) - cap) + len(self.round_log)
-        if not hidden:
+        each = [item.wrap(console, width) for item in self.items]
+        wrapped = [line for lines in each for line in lines]
+        if len(wrapped) <= cap and not self.round_log:
             return wrapped
         shown = wrapped[:cap]
-        hint = f" … +{hidden} (i: all)"
+        hint = f" … {hidden_text(each, cap, len(self.round_log))} (i: all)"
         last = shown[-1] if shown else Text()
         last.truncate(max(0, width - len(hint)))
         last.append(hint, style="bold dim")
@@ -234,3 +234,19 @@ def judged_line(round_no: int, emotions: int, relations: int) -> Text:
         ("judged", "bold"),
         f": {emotions} moods, {relations} ties changed (matrix and needs updated)",
     )
+
+
+def hidden_text(each: list[list[Text]], cap: int, logged: int) -> str:
+    """What a folded strip of ``cap`` lines leaves out, counted as a reader counts: the
+    events (each wrapped to ``each`` lines) not shown whole, and the round's logged entries
+    (its decisions, words and judgements)."""
+    whole = used = 0
+    for lines in each:
+        if used + len(lines) > cap:
+            break
+        whole, used = whole + 1, used + len(lines)
+    events = len(each) - whole
+    parts = [f"+{events} event{'s' * (events != 1)}"] if events else []
+    if logged:
+        parts.append(f"{logged} from the round")
+    return ", ".join(parts)
