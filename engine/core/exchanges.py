@@ -79,6 +79,12 @@ class LLMCall(BaseModel):
         return self.outcome in ("ok", "repaired", "fallback")
 
     @property
+    def fell_back(self) -> bool:
+        """True for the exchange whose question fell back to its default: a failure, or a
+        degenerate reply asked again in vain."""
+        return self.settles and self.outcome in ("fallback", "degenerate")
+
+    @property
     def answers(self) -> bool:
         """True for the exchange that settles a structured question (its last one)."""
         return self.structured != "text" and self.settles
@@ -151,11 +157,11 @@ class RoundUsage(BaseModel):
             retries=sum(c.attempts - 1 for c in calls),
             repairs=sum(c.outcome == "repaired" for c in calls),
             reasks=sum(c.reasked for c in calls),
-            fallbacks=sum(c.outcome == "fallback" for c in calls),
+            fallbacks=sum(c.fell_back for c in calls),
             errors=sum(c.response is None for c in calls),
             judge_mode=judge_mode,
             structured=len(answers),
-            structured_fallbacks=sum(c.outcome == "fallback" for c in answers),
+            structured_fallbacks=sum(c.fell_back for c in answers),
             missing_edges=sum(len(c.missing) for c in calls),
             clamped=sum(bool(c.clamped) for c in calls),
             degenerate=sum(c.outcome == "degenerate" for c in calls),

@@ -208,7 +208,7 @@ class PurposeQuality(BaseModel):
             self.kinds[call.flaw] = self.kinds.get(call.flaw, 0) + 1
         if call.settles:
             self.questions += 1
-            self.fallen_back += call.outcome in ("fallback", "degenerate")
+            self.fallen_back += call.fell_back
 
 
 class Tally:
