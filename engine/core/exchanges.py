@@ -194,8 +194,11 @@ def main_failure(calls: list[LLMCall]) -> tuple[str, str, int]:
     """(model, error, count): the most common reason a round's structured answers fell
     back (without the model's name the transport puts first), and the model that gave it
     most."""
-    failed = [c for c in calls if c.answers and c.outcome == "fallback"]
-    causes = Counter(c.error or "no valid reply" for c in failed)
+    failed = [c for c in calls if c.answers and c.fell_back]
+    causes = Counter(
+        f"degenerate ({c.flaw})" if c.outcome == "degenerate" else c.error or "no valid reply"
+        for c in failed
+    )
     missing = [c for c in calls if c.missing]
     edges = sum(len(c.missing) for c in missing)
     error, count = causes.most_common(1)[0] if causes else ("", 0)
