@@ -270,7 +270,7 @@ def test_the_network_lays_agents_out_by_faction_and_tie_strength():
     fav = [[None if i == j else 0.1 for j in range(6)] for i in range(6)]
     fav[2] = [0.9 if f is not None else None for f in fav[2]]  # a2 holds the strongest ties
     xy = figures.layout(names, factions, fav)
-    slots = figures.circle(6 + 2)  # a slot left between the three groups
+    slots = figures.circle(6 + 3)  # a slot left after each of the three groups
     order = [slots.index(p) for p in xy]
     a = sorted(order[k] for k in (0, 2, 4))
     assert a == list(range(a[0], a[0] + 3))  # faction A contiguous

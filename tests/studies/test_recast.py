@@ -145,9 +145,9 @@ async def test_target_reached_from_hetero_and_every_episode_is_saved(tmp_path: P
         assert changes
         expected = [changes.get(n, c) for n, c in zip(AGENTS, before.casting, strict=True)]
         assert after.casting == expected
-    # The quiet holder Avery, whose words registered when she spoke, is recast to take a
-    # fuller part.
-    assert session.iterations[1].casting[0] is A.BALANCED
+    # The quiet holder Avery, withdrawn with her knowledge (her S falls while she keeps
+    # silent, offline dynamics 2), is recast to the persona that puts evidence on the table.
+    assert session.iterations[1].casting[0] is A.ANALYTICAL
     # Every episode of every iteration is a saved run linked to the session.
     runs = {p.name for p in saves.iterdir() if not p.name.startswith(".")}
     assert len(runs) == sum(len(it.run_ids) for it in session.iterations) == 3 * len(seen)
@@ -422,7 +422,7 @@ def test_recast_prints_every_iteration_and_the_stop_reason(socialsim, tmp_path: 
             assert v.rationale.rstrip(".") in out
     last = out.strip().splitlines()[-1]
     assert last.startswith("stopped: target reached. best casting ")
-    assert "balanced / dominant / analytical / agreeable" in last and "utility 1.000" in last
+    assert "analytical / dominant / analytical / agreeable" in last and "utility 1.000" in last
     # Every episode was saved.
     runs = [p for p in saves.iterdir() if not p.name.startswith(".")]
     assert len(runs) == 3 * len(headers)

@@ -295,7 +295,7 @@ def test_trial_cli_prints_the_arms_and_writes_a_tidy_csv(monkeypatch, run_cli, t
     assert "survey.rses:Alice" in result.out and "Δ vs none" in result.out
     with out.open(newline="") as handle:
         rows = list(csv.DictReader(handle))
-    assert list(rows[0]) == ["trial", "scenario", "seed", "arm", "run_id", "round", "metric",
+    assert list(rows[0]) == ["trial", "scenario", "seed", "arm", "run_id", "round_no", "metric",
                              "agent", "value"]  # fmt: skip
     assert {r["arm"] for r in rows} == {"none", "neglect", "inject-1", "force-1"}
     store = SaveStore(tmp_path / "s")

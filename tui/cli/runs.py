@@ -334,6 +334,8 @@ def run(
             )
         try:
             _play_to_the_end(sim, store, None, quiet)
+        except typer.Exit:  # interrupted: the run and its journaled exchanges are kept
+            raise
         except Exception as err:
             if sim.round > 0:
                 raise
