@@ -6,13 +6,12 @@ From the outside in:
 
 * :class:`~engine.llm.journal.Journaled` — serves the exchanges a run's journal kept of a
   round not yet saved (no server asked) and appends every exchange answered;
-* :class:`Tracked` — waits while the simulation is held (its gate);
+* :class:`Tracked` — waits while the simulation is held (its gate), and reports each
+  exchange sent to the round's progress (in flight, done);
 * :class:`RateLimited` — waits for a slot of a rate limit shared across processes (the
   workers of a sweep);
 * :class:`~engine.llm.transport.LiteLLMTransport` — the call itself: the adaptive in-flight
-  limit, the gate looked at again once a call has its slot (a call queued for a slot never
-  goes out while held), each exchange reported to the round's progress from when it is
-  sent, the idle timeout, retries with backoff.
+  limit, the idle timeout, retries with backoff.
 """
 
 from __future__ import annotations
@@ -42,16 +41,16 @@ def rate_limit() -> Acquire | None:
 
 
 class Tracked:
-    """Holds each new exchange while the round's simulation is held (the transport looks
-    again once the call has its slot of the in-flight limit, and reports it to the round's
-    progress from when it is sent)."""
+    """Holds each new exchange while the round's simulation is held, then reports it to the
+    round's progress until it ends (answered, failed or cancelled)."""
 
     def __init__(self, inner: Transport) -> None:
         self.inner = inner
 
     async def complete(self, request: Request) -> Reply:
         await progress.passage()
-        return await self.inner.complete(request)
+        with progress.exchange(request.key):
+            return await self.inner.complete(request)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

@@ -20,7 +20,6 @@ from typing import Any, Protocol
 
 from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
-from . import progress
 from .bounds import Meter, ReplyCut, count
 from .keys import api_key
 from .limit import AdaptiveLimit
@@ -235,40 +234,29 @@ class LiteLLMTransport:
         if self._described is not None:
             await self._start_at_slots(request.model)
         attempts = 0
-        sent = False
-        try:
-            while True:
-                attempts += 1
-                ticket = await self.limit.acquire()
-                failure: Exception | None = None
-                try:
-                    # A held run sends nothing more, a call that waited for its slot too;
-                    # a call counts as in flight from when it is sent.
-                    await progress.passage()
-                    if not sent:
-                        sent = True
-                        progress.started(request.key)
-                    start = time.perf_counter()
-                    reply = await self._timed(request)
-                except Exception as err:
-                    failure = err
-                finally:
-                    await self.limit.release(ticket)
-                if failure is None:
-                    reply.latency_s = round(time.perf_counter() - start, 4)
-                    reply.attempts = attempts
-                    await self.limit.answered(
-                        reply.latency_s, reply.prompt_tokens, reply.completion_tokens
-                    )
-                    return reply
-                if isinstance(failure, StreamCut) and self.settings.api_base:
-                    self.limit.interrupted()
-                elif self._overloads(failure):
-                    self.limit.overloaded()
-                await asyncio.sleep(self._backoff(request, failure, attempts))
-        finally:
-            if sent:
-                progress.finished(request.key)
+        while True:
+            attempts += 1
+            ticket = await self.limit.acquire()
+            start = time.perf_counter()
+            failure: Exception | None = None
+            try:
+                reply = await self._timed(request)
+            except Exception as err:
+                failure = err
+            finally:
+                await self.limit.release(ticket)
+            if failure is None:
+                reply.latency_s = round(time.perf_counter() - start, 4)
+                reply.attempts = attempts
+                await self.limit.answered(
+                    reply.latency_s, reply.prompt_tokens, reply.completion_tokens
+                )
+                return reply
+            if isinstance(failure, StreamCut) and self.settings.api_base:
+                self.limit.interrupted()
+            elif self._overloads(failure):
+                self.limit.overloaded()
+            await asyncio.sleep(self._backoff(request, failure, attempts))
 
     def _overloads(self, err: Exception) -> bool:
         """A sign the server has more than it can do: a timeout, a 429 or 503, a cut stream."""
