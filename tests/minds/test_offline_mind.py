@@ -835,7 +835,12 @@ async def test_agents_of_different_states_decide_at_once_as_one_by_one():
 @example([["aaaa ab"], ["ba bbbb"], ["b.ΣΣ aaaa"]], ["ab ba", "bbbb b.σ", "aa", "ς"])  # joins
 @given(
     st.lists(st.lists(st.text(alphabet="ab Σσ.", max_size=12), max_size=3), max_size=3),
-    st.lists(st.text(alphabet="ab Σσς", min_size=1, max_size=6), min_size=1, max_size=4),
+    # a claim is a talking point's words: stripped, never blank
+    st.lists(
+        st.text(alphabet="ab Σσς", min_size=1, max_size=6).filter(lambda c: c and c == c.strip()),
+        min_size=1,
+        max_size=4,
+    ),
 )
 def test_the_claims_heard_are_those_in_all_the_utterances_as_one_text(rounds, claims):
     """Claims searched list by list and across the joins: what one search of every

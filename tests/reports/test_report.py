@@ -148,7 +148,7 @@ def test_the_run_report_opens_in_chromium(saved, tmp_path):
         page = opened.page
         assert opened.errors == [] and opened.requests == []
         drawn = page.evaluate(DRAWN)
-        assert len(drawn) == 5 and all(count > 0 for _, count in drawn), drawn
+        assert len(drawn) == 6 and all(count > 0 for _, count in drawn), drawn
         last = page.evaluate(NETWORK)
         assert sum(last) == 3 * 32 * 2  # the 96 strongest ties at first (two points each)
         page.locator("#ties").fill(str(32 * 31))  # the control: every tie
@@ -184,7 +184,7 @@ def test_the_run_report_opens_in_chromium(saved, tmp_path):
 def test_the_trial_report_opens_in_chromium(saved, tmp_path):
     from engine.reports.html import write_trial_report
 
-    paths = write_trial_report(saved, "bully", tmp_path / "bully.html")
+    paths = write_trial_report(saved, "bully", tmp_path / "bully.html", arm_reports=True)
     out = paths[-1]
     SHOTS.mkdir(parents=True, exist_ok=True)
     with open_page(out) as opened:
