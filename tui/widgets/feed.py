@@ -10,6 +10,8 @@ agent panes fit. A private turn is marked ✉ and magenta, as in the transcripts
 
 from __future__ import annotations
 
+from collections.abc import Sequence, Sized
+
 from rich.console import Console
 from rich.text import Text
 from textual import events
@@ -236,7 +238,7 @@ def judged_line(round_no: int, emotions: int, relations: int) -> Text:
     )
 
 
-def hidden_text(each: list[list[Text]], cap: int, logged: int) -> str:
+def hidden_text(each: Sequence[Sized], cap: int, logged: int) -> str:
     """What a folded strip of ``cap`` lines leaves out, counted as a reader counts: the
     events (each wrapped to ``each`` lines) not shown whole, and the round's logged entries
     (its decisions, words and judgements)."""
