@@ -322,15 +322,9 @@ class LLMClient:
         first = parse(reply.text, schema)
         formats.answered(request.format, in_shape(first, reply.text))
         if first.value is not None:
-            value = cast(M, clean(first.value))
-            flaw = check(value) if check is not None else None
+            value, flaw = self._judged(request, purpose, agent, reply, first, check)
             if flaw is None:
-                self._taken(request, purpose, agent, reply, first, value)
                 return value
-            self._record(
-                request, purpose, agent, reply, "degenerate", flaw.note,
-                clamped=first.clamped, flaw=flaw.kind,
-            )  # fmt: skip
             suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
         else:
             self._record(request, purpose, agent, reply, "reasked", first.problem)
@@ -351,16 +345,30 @@ class LLMClient:
         if again.value is None:
             self._record(reask, purpose, agent, second, "fallback", again.problem)
             return fallback()
-        value = cast(M, clean(again.value))
+        value, flaw = self._judged(reask, purpose, agent, second, again, check)
+        return value if flaw is None else fallback()
+
+    def _judged(
+        self,
+        request: Request,
+        purpose: str,
+        agent: str,
+        reply: Reply,
+        parsed: Parsed,
+        check: Check[Any] | None,
+    ) -> tuple[Any, Flaw | None]:
+        """A valid reply's value and its flaw under ``check``: taken (recorded as such) when
+        it has none, else recorded as degenerate."""
+        value = clean(cast(BaseModel, parsed.value))
         flaw = check(value) if check is not None else None
         if flaw is None:
-            self._taken(reask, purpose, agent, second, again, value)
-            return value
-        self._record(
-            reask, purpose, agent, second, "degenerate", flaw.note,
-            clamped=again.clamped, flaw=flaw.kind,
-        )  # fmt: skip
-        return fallback()
+            self._taken(request, purpose, agent, reply, parsed, value)
+        else:
+            self._record(
+                request, purpose, agent, reply, "degenerate", flaw.note,
+                clamped=parsed.clamped, flaw=flaw.kind,
+            )  # fmt: skip
+        return value, flaw
 
     def _taken(
         self,
