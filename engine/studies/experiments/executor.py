@@ -148,17 +148,25 @@ class LocalExecutor:
         poll = None if calls is None else lambda: drain(reports, calls)
         try:
             futures = {pool.submit(job.fn, *job.args): i for i, job in enumerate(jobs)}
-            collect(futures, done, stop, lambda: _terminate(pool), poll)
+            processes = dict(getattr(pool, "_processes", None) or {})
+            collect(
+                futures,
+                done,
+                stop,
+                cancel=lambda: pool.shutdown(wait=False, cancel_futures=True),
+                terminate=lambda: _terminate(processes),
+                poll=poll,
+            )
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             for manager in managers:
                 manager.shutdown()
 
 
-def _terminate(pool: ProcessPoolExecutor) -> None:
-    """Stop the running jobs of ``pool`` now (a second Ctrl+C): their runs keep every
+def _terminate(processes: dict[int, Any]) -> None:
+    """Stop a pool's worker ``processes`` now (a second Ctrl+C): their runs keep every
     finished round. concurrent.futures has no public way before Python 3.14."""
-    for process in list(getattr(pool, "_processes", {}).values()):
+    for process in processes.values():
         process.terminate()
 
 
@@ -166,12 +174,18 @@ def collect(
     futures: dict[Future[Any], int],
     done: Done,
     stop: threading.Event | None,
+    cancel: Callable[[], None],
     terminate: Callable[[], None],
     poll: Callable[[], None] | None = None,
 ) -> None:
     """Report futures as they finish (and call ``poll`` at least every ``POLL`` seconds
-    meanwhile); on Ctrl+C, ``stop`` or a failed job, cancel those not started and drain the
-    running ones (``terminate`` them on a second Ctrl+C), then raise."""
+    meanwhile); on Ctrl+C, ``stop`` or a failed job, ``cancel`` those not started and drain
+    the running ones (``terminate`` them on a second Ctrl+C, or at once on SIGTERM), then
+    raise.
+
+    The pool cancels its own futures (``cancel``): a future cancelled from this thread while
+    the pool breaks under ``terminate`` makes Python 3.11's pool thread raise
+    InvalidStateError."""
     unreported = set(futures)
     poll = poll or (lambda: None)
 
@@ -189,16 +203,16 @@ def collect(
             if stop is not None and stop.is_set():
                 raise KeyboardInterrupt
     except BaseException as stopped:
-        running = {f for f in unreported if not f.cancel()}
         if isinstance(stopped, Terminated):
             terminate()
             raise
+        cancel()
         try:
-            for future in running:
+            for future in list(unreported):
                 while not future.done():  # the running jobs' calls stay shown meanwhile
                     wait([future], timeout=POLL)
                     poll()
-                if future.exception() is None:
+                if not future.cancelled() and future.exception() is None:
                     report(future)
         except KeyboardInterrupt:
             terminate()
