@@ -1,7 +1,7 @@
 """A round's LLM calls as they go: done out of expected, in flight, the oldest's start.
 
-The transport reports each exchange to the simulation it serves with :func:`exchange` (or
-:func:`started` and :func:`finished`): a no-op outside a round. A :class:`Simulation` owns a
+The transport stack reports each exchange to the simulation it serves with :func:`exchange`,
+and the live transport inside says when it is sent (:func:`sent`): no-ops outside a round. A :class:`Simulation` owns a
 :class:`Calls` tracker (``sim.progress``) and marks its rounds and phases on it; renderers
 (the CLI's bar and per-phase lines, the app's header) read :meth:`Calls.now` from any thread
 or subscribe to finished phases with :meth:`Calls.on_phase` and to every change with
@@ -17,6 +17,7 @@ left go at the round's pace so far.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import threading
 import time
@@ -30,28 +31,61 @@ _CURRENT: ContextVar[Calls | None] = ContextVar("socialsim_progress", default=No
 _WATCH: ContextVar[Callable[[Calls], None] | None] = ContextVar("socialsim_watch", default=None)
 
 
-def started(key: str) -> None:
-    """An exchange ``key`` went to the server (a no-op outside a simulation's round)."""
-    calls = _CURRENT.get()
-    if calls is not None:
-        calls.started(key)
+_SENDING: ContextVar[_Exchange | None] = ContextVar("socialsim_sending", default=None)
 
 
-def finished(key: str) -> None:
-    """The exchange ``key`` ended, answered or not."""
-    calls = _CURRENT.get()
-    if calls is not None:
-        calls.finished(key)
+class _Exchange:
+    """One exchange of a round: in flight from when the transport sends it (:func:`sent`),
+    done when it ends."""
+
+    def __init__(self, calls: Calls, key: str) -> None:
+        self.calls, self.key, self.sent = calls, key, False
+
+    def send(self) -> None:
+        if not self.sent:
+            self.sent = True
+            self.calls.started(self.key)
+
+
+def sent() -> None:
+    """The exchange the calling task plays went to the server: in flight from now on (a
+    no-op outside :func:`exchange`, and after its first attempt)."""
+    handle = _SENDING.get()
+    if handle is not None:
+        handle.send()
 
 
 @contextlib.contextmanager
 def exchange(key: str) -> Iterator[None]:
-    """:func:`started` on entry, :func:`finished` on any exit (cancellation too)."""
-    started(key)
+    """One exchange ``key`` of the round (a no-op outside a simulation's round). It is in
+    flight from when the transport inside says :func:`sent`, and done when the block ends:
+    answered or failed, served without asking the server, or cancelled once sent (cancelled
+    before it was sent, it never happened)."""
+    calls = _CURRENT.get()
+    if calls is None:
+        yield
+        return
+    handle = _Exchange(calls, key)
+    token = _SENDING.set(handle)
     try:
         yield
+    except asyncio.CancelledError:
+        if handle.sent:
+            calls.finished(key)
+        raise
+    except BaseException:
+        calls.finished(key, sent=handle.sent)
+        raise
+    else:
+        calls.finished(key, sent=handle.sent)
     finally:
-        finished(key)
+        _SENDING.reset(token)
+
+
+def held() -> bool:
+    """True while the round's simulation is held (no new call goes out)."""
+    calls = _CURRENT.get()
+    return calls is not None and calls.gate.held
 
 
 async def passage() -> None:
@@ -221,14 +255,16 @@ class Calls:
             self._flight.setdefault(key, []).append(time.monotonic())
         self._changed()
 
-    def finished(self, key: str) -> None:
-        """An exchange of the round ended."""
+    def finished(self, key: str, *, sent: bool = True) -> None:
+        """An exchange of the round ended (``sent``: it was in flight; else it was served
+        without asking the server)."""
         with self._lock:
-            times = self._flight.get(key)
-            if not times:
-                return
-            times.pop(0)
-            if not times:
-                del self._flight[key]
+            if sent:
+                times = self._flight.get(key)
+                if not times:
+                    return
+                times.pop(0)
+                if not times:
+                    del self._flight[key]
             self._done += 1
         self._changed()

@@ -4,14 +4,16 @@ retries, call limits and profiling).
 
 From the outside in:
 
+* :class:`Tracked` — waits while the simulation is held (its gate), and reports each
+  exchange to the round's progress: in flight from when it is sent, done once it is
+  journaled (so a caller that sees no call in flight sees every answer in the journal);
 * :class:`~engine.llm.journal.Journaled` — serves the exchanges a run's journal kept of a
   round not yet saved (no server asked) and appends every exchange answered;
-* :class:`Tracked` — waits while the simulation is held (its gate), and reports each
-  exchange sent to the round's progress (in flight, done);
 * :class:`RateLimited` — waits for a slot of a rate limit shared across processes (the
   workers of a sweep);
 * :class:`~engine.llm.transport.LiteLLMTransport` — the call itself: the adaptive in-flight
-  limit, the idle timeout, retries with backoff.
+  limit, the gate looked at again once a call has its slot (a call queued for a slot never
+  goes out while held), the idle timeout, retries with backoff.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from . import progress
-from .journal import Journaled
+from .journal import Journal, Journaled
 from .settings import LLMSettings
 from .transport import LiteLLMTransport, Reply, Request, Transport
 
@@ -44,8 +46,15 @@ class Tracked:
     """Holds each new exchange while the round's simulation is held, then reports it to the
     round's progress until it ends (answered, failed or cancelled)."""
 
-    def __init__(self, inner: Transport) -> None:
+    def __init__(self, inner: Journaled) -> None:
         self.inner = inner
+
+    @property
+    def journal(self) -> Journal | None:
+        return self.inner.journal
+
+    def attach(self, journal: Journal | None) -> None:
+        self.inner.attach(journal)
 
     async def complete(self, request: Request) -> Reply:
         await progress.passage()
@@ -71,11 +80,11 @@ class RateLimited:
         await self.inner.aclose()
 
 
-def live_transport(settings: LLMSettings) -> Journaled:
+def live_transport(settings: LLMSettings) -> Tracked:
     """The live stack of a run's calls (see the module's docstring); its journal is attached
     by the simulation that plays a saved run."""
     transport: Transport = LiteLLMTransport(settings)
     acquire = rate_limit()
     if acquire is not None:
         transport = RateLimited(transport, acquire)
-    return Journaled(Tracked(transport))
+    return Tracked(Journaled(transport))

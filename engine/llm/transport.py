@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
+from . import progress
 from .bounds import Meter, ReplyCut, count
 from .keys import api_key
 from .limit import AdaptiveLimit
@@ -236,7 +237,7 @@ class LiteLLMTransport:
         attempts = 0
         while True:
             attempts += 1
-            ticket = await self.limit.acquire()
+            ticket = await (self._first_slot() if attempts == 1 else self.limit.acquire())
             start = time.perf_counter()
             failure: Exception | None = None
             try:
@@ -257,6 +258,19 @@ class LiteLLMTransport:
             elif self._overloads(failure):
                 self.limit.overloaded()
             await asyncio.sleep(self._backoff(request, failure, attempts))
+
+    async def _first_slot(self) -> int:
+        """A slot of the in-flight limit for a call's first attempt, taken while the run is
+        not held: a call that queued for its slot while the run was held waits, slot given
+        back, until it is released. The call is in flight from then (its retries run on
+        while held: the call finishes)."""
+        while True:
+            ticket = await self.limit.acquire()
+            if not progress.held():
+                progress.sent()
+                return ticket
+            await self.limit.release(ticket)
+            await progress.passage()
 
     def _overloads(self, err: Exception) -> bool:
         """A sign the server has more than it can do: a timeout, a 429 or 503, a cut stream."""

@@ -20,7 +20,7 @@ from ..core.values import gap, s_self, svo_utility, theta
 from ..llm.client import LLMClient
 from ..llm.journal import Journal, Journaled
 from ..llm.settings import LLMSettings
-from ..llm.stack import live_transport
+from ..llm.stack import Tracked, live_transport
 from ..llm.transport import ReplayTransport, Transport
 from . import checks, prompts
 from .base import A, AgentContext, RelationJudgement, TokenSink
@@ -477,7 +477,7 @@ class LLMMind:
         """Journal this mind's exchanges in ``journal`` (and serve the round's journaled
         ones); False when its transport does not journal (a replay's)."""
         transport = self.client.transport
-        if isinstance(transport, Journaled):
+        if isinstance(transport, Tracked | Journaled):
             transport.attach(journal)
             return True
         return False

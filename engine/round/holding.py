@@ -42,13 +42,14 @@ class Holding:
         thread may call it while the engine thread plays the round).
 
         A call already sent runs on and finishes (answered or failed, after its retries),
-        and its exchange is journaled as every answered one is; each call about to be sent
-        waits (before it takes a slot of the in-flight limit or the rate limit) until
-        :meth:`release`. The round itself is neither ended nor saved: once its in-flight
-        calls are done (``progress.now().in_flight == 0``) the task playing it may be
-        cancelled (quit) with nothing answered lost, or the run released to go on. A call
-        checked the gate just before ``hold`` still goes out: at most one per concurrent
-        exchange, within microseconds. Holding an offline run changes nothing (it sends no
+        and its exchange is journaled as every answered one is; each call not yet sent
+        waits until :meth:`release`, one queued for a slot of the in-flight limit too (the
+        transport looks at the gate again once it has its slot). The round itself is
+        neither ended nor saved: once its in-flight calls are done
+        (``progress.now().in_flight == 0``, read once every answer is journaled) the task
+        playing it may be cancelled (quit) with nothing answered lost, or the run released
+        to go on. Only a call that passed its last look at the gate in the microseconds
+        before ``hold`` still goes out. Holding an offline run changes nothing (it sends no
         calls). Stays held across rounds until released; ``progress.now().held`` says it.
         """
         self.progress.gate.hold()

@@ -29,8 +29,7 @@ from engine.llm.progress import (
     PhaseDone,
     Progress,
     exchange,
-    finished,
-    started,
+    sent,
     watch_new,
 )
 from engine.llm.settings import LLMSettings
@@ -62,23 +61,25 @@ def test_calls_are_counted_in_their_round_and_phase() -> None:
     calls = Calls()
     ended: list[PhaseDone] = []
     calls.on_phase(ended.append)
-    started("r0001:decide:Ann")  # outside a round: nobody counts it
+    with exchange("r0001:decide:Ann"):  # outside a round: nobody counts it
+        sent()
     with calls.round(1, None):
         assert calls.now().expected is None  # no round before, no plan yet
         calls.phase("decide", 3)  # the round's plan: this phase and the later ones
         with exchange("r0001:decide:Ann"):
-            started("r0001:decide:Bob")
-            p = calls.now()
-            assert (p.done, p.in_flight, p.expected) == (0, 2, 3)
-            assert p.oldest_age() is not None and p.eta() is None  # nothing done yet
-        finished("r0001:decide:Bob")
-        finished("r0001:decide:Bob")  # an exchange ends once
+            assert calls.now().in_flight == 0  # not sent yet (held, or queued for a slot)
+            sent()
+            sent()  # a retry: the same call
+            with exchange("r0001:decide:Bob"):
+                sent()
+                p = calls.now()
+                assert (p.done, p.in_flight, p.expected) == (0, 2, 3)
+                assert p.oldest_age() is not None and p.eta() is None  # nothing done yet
         calls.phase("speak")
-        for key in ("a", "b", "c"):
-            started(key)
-        assert calls.now().expected == 5  # never below the calls done and in flight
-        for key in ("a", "b", "c"):
-            finished(key)
+        with exchange("a"), exchange("b"), exchange("c"):
+            for _ in range(3):
+                sent()
+            assert calls.now().in_flight == 1  # each task's own exchange is the one sent
     assert [(e.phase, e.calls) for e in ended] == [("decide", 2), ("speak", 3)]
     last = ended[-1].progress
     assert (last.round, last.done, last.in_flight, last.oldest_started) == (1, 5, 0, None)
@@ -87,9 +88,41 @@ def test_calls_are_counted_in_their_round_and_phase() -> None:
         assert calls.last_round() == {"decide": 2, "speak": 3}
         calls.phase("decide", 4)
         with exchange("x"):
-            pass
+            pass  # served from the journal: done, never in flight
+        assert (calls.now().done, calls.now().in_flight) == (1, 0)
         calls.phase("speak", 2)  # the plan as known now: after the 1 call done, 2 more
         assert calls.now().expected == 3
+
+
+async def test_an_exchange_cancelled_before_it_was_sent_never_happened() -> None:
+    calls = Calls()
+    with calls.round(1, None):
+        calls.gate.hold()
+
+        async def held() -> None:
+            with exchange("a"):
+                await calls.gate.passage()
+                sent()
+
+        task = asyncio.create_task(held())
+        await asyncio.sleep(0)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert (calls.now().done, calls.now().in_flight) == (0, 0)
+
+        async def answered_late() -> None:
+            with exchange("b"):
+                sent()
+                await asyncio.sleep(3600)
+
+        task = asyncio.create_task(answered_late())
+        await asyncio.sleep(0)
+        assert calls.now().in_flight == 1
+        task.cancel()  # abandoned once sent (quit now): it ends, and counts
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert (calls.now().done, calls.now().in_flight) == (1, 0)
 
 
 def test_a_tracker_made_in_a_watched_block_reports_every_change() -> None:
@@ -103,7 +136,7 @@ def test_a_tracker_made_in_a_watched_block_reports_every_change() -> None:
     with calls.round(1, 2):
         calls.phase("decide")
         with exchange("a"):
-            pass
+            sent()
     stop()
     with calls.round(2, 1):
         pass
