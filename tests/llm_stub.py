@@ -769,6 +769,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:
         stub = self.server.stub
         path = self.path.split("?")[0].rstrip("/")
+        stub.paths.append(f"GET {path}")
         if path in ("/v1/models", "/models"):
             model: dict[str, Any] = {
                 "id": "stub",
@@ -798,6 +799,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.server.stub.keep_alive:  # one request per connection: stop() never waits
             self.close_connection = True
         path = self.path.split("?")[0].rstrip("/")
+        self.server.stub.paths.append(f"POST {path}")
         raw = self._read_body()
         stub = self.server.stub
         ollama = stub.server == "ollama" and path in ("/api/chat", "/api/show")
@@ -916,6 +918,8 @@ class StubLLM:
         self.cached: list[int] = []
 
         self.requests: list[dict[str, Any]] = []
+        #: Every request's method and path, in order (the chat completions too).
+        self.paths: list[str] = []
         #: Call indices in the order they were given a slot (arrival order when FIFO holds).
         self.granted: list[int] = []
         self.headers: list[dict[str, str]] = []
@@ -1001,6 +1005,7 @@ class StubLLM:
         """Forget received requests, counts and any queued script (the call index restarts)."""
         with self._lock:
             self.requests.clear()
+            self.paths.clear()
             self.headers.clear()
             self.faults_served.clear()
             self.fault_log.clear()

@@ -1,12 +1,13 @@
 """A round's LLM calls as they go: done out of expected, in flight, the oldest's start.
 
 The transport stack reports each exchange to the simulation it serves with :func:`exchange`,
-and the live transport inside says when it is sent (:func:`sent`): no-ops outside a round. A :class:`Simulation` owns a
-:class:`Calls` tracker (``sim.progress``) and marks its rounds and phases on it; renderers
-(the CLI's bar and per-phase lines, the app's header) read :meth:`Calls.now` from any thread
-or subscribe to finished phases with :meth:`Calls.on_phase` and to every change with
-:meth:`Calls.on_change`. :func:`watch_new` hears of every tracker made in a block (a worker
-process relays the rounds of the runs it plays so: engine/studies/experiments/relay.py).
+and the live transport inside says when it is sent (:func:`sent`): no-ops outside a round.
+A :class:`Simulation` owns a :class:`Calls` tracker (``sim.progress``) and marks its rounds
+and phases on it; renderers (the CLI's bar and per-phase lines, the app's header) read
+:meth:`Calls.now` from any thread or subscribe to finished phases with
+:meth:`Calls.on_phase` and to every change with :meth:`Calls.on_change`. :func:`watch_new`
+hears of every tracker made in a block (a worker process relays the rounds of the runs it
+plays so: engine/studies/experiments/relay.py).
 
 A round's expected calls come from its own plan: as each phase begins the round loop says
 how many calls it and the round's later phases are expected to make (``phase(name,

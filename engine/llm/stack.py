@@ -46,8 +46,10 @@ class Tracked:
     """Holds each new exchange while the round's simulation is held, then reports it to the
     round's progress until it ends (answered, failed or cancelled)."""
 
-    def __init__(self, inner: Journaled) -> None:
+    def __init__(self, inner: Journaled, live: LiteLLMTransport) -> None:
         self.inner = inner
+        #: The call itself, innermost: what the run learns of its server.
+        self.live = live
 
     @property
     def journal(self) -> Journal | None:
@@ -83,8 +85,9 @@ class RateLimited:
 def live_transport(settings: LLMSettings) -> Tracked:
     """The live stack of a run's calls (see the module's docstring); its journal is attached
     by the simulation that plays a saved run."""
-    transport: Transport = LiteLLMTransport(settings)
+    live = LiteLLMTransport(settings)
+    transport: Transport = live
     acquire = rate_limit()
     if acquire is not None:
         transport = RateLimited(transport, acquire)
-    return Tracked(Journaled(transport))
+    return Tracked(Journaled(transport), live)

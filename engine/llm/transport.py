@@ -182,6 +182,8 @@ class LiteLLMTransport:
         start = (slots or 1) if settings.api_base else ceiling
         self.limit = AdaptiveLimit(start, ceiling)
         self._described = asyncio.Lock() if settings.api_base else None
+        #: The slots the server said it has (0: none said; None: not asked yet).
+        self._slots: int | None = None
         self.counter = Counter(self.litellm)
         self._api_key = api_key(settings)
         #: Models priced at nothing (no price in litellm's map): never looked up again.
@@ -228,8 +230,25 @@ class LiteLLMTransport:
 
             headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
             info = await describe(model, self.settings.api_base, headers)
-            if info.slots:
-                self.limit.limit = float(min(info.slots, self.limit.ceiling))
+            self._start_at(info.slots or 0)
+
+    def _start_at(self, slots: int) -> None:
+        """Start the in-flight limit at the server's ``slots`` (0: it did not say)."""
+        self._slots = slots
+        if slots:
+            self.limit.limit = float(min(slots, self.limit.ceiling))
+
+    def server_slots(self) -> dict[str, int]:
+        """The slots the server said it has, by endpoint (0: it did not say), once asked."""
+        api_base = self.settings.api_base
+        return {api_base: self._slots} if api_base and self._slots is not None else {}
+
+    def settle_slots(self, slots: dict[str, int]) -> None:
+        """Start from the slots a saved run's server said it has: not asked again."""
+        found = slots.get(self.settings.api_base or "")
+        if found is not None and self._described is not None:
+            self._described = None
+            self._start_at(found)
 
     async def complete(self, request: Request) -> Reply:
         if self._described is not None:

@@ -309,6 +309,11 @@ class TalksToServers(Protocol):
         """model -> keep or merge, for the models whose first exchange showed it."""
         ...
 
+    def server_slots(self) -> dict[str, int]:
+        """endpoint -> the requests its server said it decodes at once (0: it did not say),
+        once asked."""
+        ...
+
 
 @runtime_checkable
 class PlansCalls(Protocol):
@@ -331,8 +336,9 @@ class Resumable(Protocol):
         mind's exchanges are not journaled (a replay's)."""
         ...
 
-    def settle(self, modes: dict[str, str], roles: dict[str, str]) -> None:
-        """Use each model's saved structured mode and system role from the first call."""
+    def settle(self, modes: dict[str, str], roles: dict[str, str], slots: dict[str, int]) -> None:
+        """Use each model's saved structured mode and system role, and each endpoint's
+        slots, from the first call."""
         ...
 
 

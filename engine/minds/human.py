@@ -273,6 +273,9 @@ class HumanMind:
     def system_roles(self) -> dict[str, str]:
         return self.base.system_roles() if isinstance(self.base, TalksToServers) else {}
 
+    def server_slots(self) -> dict[str, int]:
+        return self.base.server_slots() if isinstance(self.base, TalksToServers) else {}
+
     def count_recorded(self, calls: Iterable[LLMCall]) -> None:
         self.base.count_recorded(calls)
 

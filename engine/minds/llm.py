@@ -482,9 +482,18 @@ class LLMMind:
             return True
         return False
 
-    def settle(self, modes: dict[str, str], roles: dict[str, str]) -> None:
-        """Start from a saved run's structured modes and system roles: no probe."""
+    def settle(self, modes: dict[str, str], roles: dict[str, str], slots: dict[str, int]) -> None:
+        """Start from a saved run's structured modes, system roles and server slots: no
+        probe, no question to the server."""
         self.client.settle(modes, roles)
+        transport = self.client.transport
+        if isinstance(transport, Tracked):
+            transport.live.settle_slots(slots)
+
+    def server_slots(self) -> dict[str, int]:
+        """The slots each endpoint said it has (0: it did not say), once asked."""
+        transport = self.client.transport
+        return transport.live.server_slots() if isinstance(transport, Tracked) else {}
 
     def take_calls(self) -> list[LLMCall]:
         self._observers.clear()  # the round's batched judgements are done

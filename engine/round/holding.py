@@ -76,7 +76,7 @@ class Holding:
         exchanges in the run's folder (a saved LLM run's)."""
         if not isinstance(mind, Resumable):
             return
-        mind.settle(dict(meta.structured_modes), dict(meta.system_roles))
+        mind.settle(dict(meta.structured_modes), dict(meta.system_roles), dict(meta.server_slots))
         journal = Journal(folder) if folder is not None else None
         if journal is not None and mind.keep_journal(journal):
             self._journal = journal
@@ -96,11 +96,15 @@ class Holding:
 
     def _note_structured_modes(self) -> None:
         """Save how each model is asked for structured replies (what ``--structured auto``
-        settled on) and where its system text goes, when a round changed them."""
-        modes = self.mind.structured_modes()
-        roles = self.mind.system_roles() if isinstance(self.mind, TalksToServers) else {}
-        if modes != self.meta.structured_modes or roles != self.meta.system_roles:
-            update = {"structured_modes": modes, "system_roles": roles}
+        settled on), where its system text goes and its server's slots, when a round changed
+        them."""
+        mind, meta = self.mind, self.meta
+        modes = mind.structured_modes()
+        roles = mind.system_roles() if isinstance(mind, TalksToServers) else {}
+        found = mind.server_slots() if isinstance(mind, TalksToServers) else {}
+        slots = {**meta.server_slots, **found}
+        if (modes, roles, slots) != (meta.structured_modes, meta.system_roles, meta.server_slots):
+            update = {"structured_modes": modes, "system_roles": roles, "server_slots": slots}
             self.meta = self.meta.model_copy(update=update)
             self._save_meta()
 

@@ -131,6 +131,9 @@ class RunMeta(BaseModel):
     #: Where each model's system text went, as ``--system-role auto`` resolved it (model ->
     #: keep, or merge: into the first user turn, for a server that dropped it).
     system_roles: dict[str, Literal["keep", "merge"]] = {}
+    #: The requests each endpoint's server said it decodes at once, asked before the run's
+    #: first call (endpoint -> slots; 0: it did not say): not asked again on reopen.
+    server_slots: dict[str, int] = {}
     #: Agents played by people from the next round on: agent -> player's name.
     players: dict[str, str] = {}
 

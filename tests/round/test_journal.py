@@ -198,7 +198,8 @@ async def test_resume_asks_in_the_settled_mode_and_role_from_its_first_call(
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     # llama-cpp-python serving Gemma: json_schema answered with HTTP 500, system text dropped.
-    with StubLLM(seed=4, rejects={"json_schema"}, server="llama.cpp", drop_system=True) as s:
+    gemma = {"rejects": {"json_schema"}, "server": "llama.cpp", "drop_system": True}
+    with StubLLM(seed=4, slots=2, **gemma) as s:
         settings = LLMSettings(model="openai/stub", api_base=s.url, timeout=10.0)
         with Simulation.new(mini, seed=2, mind=settings, store=store, run_id="settled") as sim:
             await sim.run(1)
@@ -206,13 +207,17 @@ async def test_resume_asks_in_the_settled_mode_and_role_from_its_first_call(
         meta = store.read_meta("settled")
         assert meta.structured_modes == {"openai/stub": "grammar"}
         assert meta.system_roles == {"openai/stub": "merge"}
-        asked = len(s.requests)
+        assert meta.server_slots == {s.url: 2}
+        assert any(not p.endswith("/chat/completions") for p in s.paths)  # asked once
+        asked, paths = len(s.requests), len(s.paths)
         with Simulation.resume("settled", store) as again:
             await again.run(1)
             await again.mind.aclose()
         resumed = s.requests[asked:]
+        questions = [p for p in s.paths[paths:] if not p.endswith("/chat/completions")]
     await litellm.close_litellm_async_clients()
     litellm.in_memory_llm_clients_cache.flush_cache()
+    assert questions == []  # the server's slots are known: not asked again
     assert resumed
     formats = [(r.get("response_format") or {}).get("type") for r in resumed]
     assert "json_schema" not in formats  # no probe
@@ -220,6 +225,23 @@ async def test_resume_asks_in_the_settled_mode_and_role_from_its_first_call(
     assert "system" not in roles  # merged from the first call
     calls = store.history("settled")[2].llm_calls
     assert not [c for c in calls if c.key.endswith((":rejected", ":system-dropped"))]
+
+
+async def test_a_server_that_says_nothing_of_itself_is_not_asked_again_on_resume(
+    stub: StubLLM, mini: Scenario, store: SaveStore
+) -> None:
+    settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=10.0)
+    with Simulation.new(mini, seed=2, mind=settings, store=store, run_id="mute") as sim:
+        await sim.run(1)
+        await sim.mind.aclose()
+    asked = [p for p in stub.paths if not p.endswith("/chat/completions")]
+    assert asked  # /props, /v1/models, /api/show: nothing said
+    assert store.read_meta("mute").server_slots == {stub.url: 0}
+    paths = len(stub.paths)
+    with Simulation.resume("mute", store) as again:
+        await again.run(1)
+        await again.mind.aclose()
+    assert set(stub.paths[paths:]) == {"POST /v1/chat/completions"}
 
 
 async def test_a_replay_carries_the_journal_of_a_partly_played_round(
