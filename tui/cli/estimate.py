@@ -10,7 +10,7 @@ import typer
 
 from engine.core.limits import MAX_ROUNDS
 
-from .base import FormatOpt, SavesOpt, fail, make_console, open_store
+from .base import FormatOpt, SavesOpt, fail, make_console, open_store, say
 from .options import LLMOptions, llm_options
 
 if TYPE_CHECKING:
@@ -98,11 +98,15 @@ def with_time(found: Estimate, spec: MindSpec) -> Estimate:
     from dataclasses import replace
 
     from engine.llm.settings import LLMSettings
-    from engine.llm.throughput import ProbeError
+    from engine.llm.throughput import PROBE_SECONDS, ProbeError
     from engine.llm.throughput import probe as measure
 
     if not isinstance(spec, LLMSettings) or not spec.api_base:
         return found
+    say(
+        f"timing {spec.api_base} with a few short calls (at most {PROBE_SECONDS:.0f} s; "
+        "--confirm-above never skips it)…"
+    )
     try:
         speed = asyncio.run(measure(spec))
     except ProbeError as err:
