@@ -374,6 +374,7 @@ class Simulation(RunControl, Holding):
             raise
         except asyncio.CancelledError:  # a person's turn withdrawn, or the app quit
             self.mind.take_calls()  # played again from its start (answers: the journal's)
+            self._note_structured_modes()  # what it found of its servers: not asked again
             raise
         finally:
             self._taken = None

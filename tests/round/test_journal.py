@@ -244,6 +244,22 @@ async def test_a_server_that_says_nothing_of_itself_is_not_asked_again_on_resume
     assert set(stub.paths[paths:]) == {"POST /v1/chat/completions"}
 
 
+async def test_a_first_round_quit_mid_way_keeps_what_the_server_said_of_itself(
+    stub: StubLLM, mini: Scenario, store: SaveStore
+) -> None:
+    settings = LLMSettings(model="openai/stub", api_base=stub.url, timeout=10.0)
+    with Simulation.new(mini, seed=2, mind=settings, store=store, run_id="early") as sim:
+        await cut_round(sim, stub, 3, hold=True)
+        await sim.mind.aclose()
+    assert sim.round == 0
+    assert store.read_meta("early").server_slots == {stub.url: 0}
+    paths = len(stub.paths)
+    with Simulation.resume("early", store) as again:
+        await again.run(1)
+        await again.mind.aclose()
+    assert set(stub.paths[paths:]) == {"POST /v1/chat/completions"}
+
+
 async def test_a_replay_carries_the_journal_of_a_partly_played_round(
     stub: StubLLM, mini: Scenario, store: SaveStore
 ) -> None:
