@@ -275,7 +275,7 @@ async def test_transport_faults_raise(
         response = await complete(stub, **kwargs)
         if stream:
             [chunk async for chunk in response]
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < 15  # the timeout's doing, not the 30 s hang
     ok = await complete(stub, **kwargs)  # the script's None: second call is fine
     if stream:
         assert [chunk async for chunk in ok]
@@ -435,24 +435,21 @@ async def test_keyed_lists_hold_each_key_once_unless_incomplete(make_stub: MakeS
 
 
 async def test_concurrent_requests_overlap(make_stub: MakeStub) -> None:
-    stub = make_stub(latency=0.3)
+    stub = make_stub(latency=1.0)
     await complete(stub)  # warm up litellm's client
-    started = time.perf_counter()
     results = await asyncio.gather(*(complete(stub) for _ in range(5)))
-    elapsed = time.perf_counter() - started
     assert len(results) == 5 and stub.calls == 6
-    assert 0.3 <= elapsed < 1.2, f"5 concurrent requests at latency 0.3 took {elapsed:.2f} s"
+    assert stub.peak_in_flight >= 2  # answered side by side, not one after another
 
     # a burst of fresh connections (bench-style) is not throttled by the listen backlog
+    burst_stub = make_stub(latency=1.0)
     body = {"model": "stub", "messages": MESSAGES}
-    async with httpx.AsyncClient(timeout=5) as client:
-        started = time.perf_counter()
+    async with httpx.AsyncClient(timeout=30) as client:
         burst = await asyncio.gather(
-            *(client.post(f"{stub.url}/chat/completions", json=body) for _ in range(50))
+            *(client.post(f"{burst_stub.url}/chat/completions", json=body) for _ in range(50))
         )
-        elapsed = time.perf_counter() - started
     assert {r.status_code for r in burst} == {200}
-    assert elapsed < 1.2, f"50 concurrent requests at latency 0.3 took {elapsed:.2f} s"
+    assert burst_stub.peak_in_flight > 5  # more at once than a default backlog of 5 lets in
 
 
 async def test_stop_is_bounded_while_a_request_hangs(make_stub: MakeStub) -> None:
@@ -473,8 +470,8 @@ async def test_stop_is_bounded_while_a_request_hangs(make_stub: MakeStub) -> Non
         await asyncio.sleep(0.01)
     started = time.perf_counter()
     stub.stop()
-    client.join(5)
-    assert time.perf_counter() - started < 2.0
+    client.join(20)
+    assert time.perf_counter() - started < 20  # not the 30 s hang
     assert not client.is_alive() and isinstance(outcome[0], httpx.HTTPError)
 
 
