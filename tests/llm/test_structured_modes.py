@@ -9,7 +9,6 @@ import os
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
 
 import asyncio
-import time
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -138,14 +137,11 @@ async def test_auto_against_llama_cpp_settles_on_json_object_with_its_schema(
     schema (which the server enforces with a grammar)."""
     client, stub = make_client({"rejects": {"json_schema"}, "server": "llama.cpp"}, retries=3)
     assert client.modes() == {"openai/stub": "auto"}
-    start = time.perf_counter()
     values = await asyncio.gather(*(verdict(client, f"q{i}") for i in range(6)))
-    elapsed = time.perf_counter() - start
     assert client.modes() == {"openai/stub": "grammar"}
     assert all(v != DEFAULT for v in values)
     # Six exchanges in flight at once: only the probe met the refusal, and it was not retried.
     assert stub.fault_log.count("rejected") == 1 and stub.calls == 7
-    assert elapsed < 2.0  # no backoff (3 retries would sleep about 1.75 s)
     formats = [b.get("response_format", {}).get("type") for b in stub.requests]
     assert formats == ["json_schema"] + ["json_object"] * 6
     for body in stub.requests[1:]:  # the server enforces the schema: it is not pasted too
