@@ -116,6 +116,8 @@ class AgentDeck(Vertical):
     def __init__(self, panes: list[AgentPane], **kwargs) -> None:
         super().__init__(**kwargs)
         self.panes = panes
+        for pane in panes[1:]:  # laid out when its page is shown, not at the first frame
+            pane.display = False
         self.current: str | None = None  # the agent chosen by name (/, a click)
         self._paged_width = 0  # the width the deck had when it last showed pages
 
