@@ -448,6 +448,10 @@ class MainScreen(Screen[None]):
             except SocialsimError as err:
                 self.app.call_from_thread(self._ended, partial(self._failed, doing, str(err)))
                 return
+            except Exception as err:  # never a notice that stays for good: say what broke
+                said = f"{type(err).__name__}: {err}"
+                self.app.call_from_thread(self._ended, partial(self._failed, doing, said))
+                raise
             self.app.call_from_thread(self._ended, partial(done, result))
 
         self.run_worker(work, thread=True, group=group, exit_on_error=False)
