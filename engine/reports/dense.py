@@ -12,6 +12,7 @@ No model is built per edge: a changed edge's cells come from the round's
 from __future__ import annotations
 
 import csv
+import functools
 import io
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
@@ -72,25 +73,37 @@ def relation_lines(
     n = len(v.names)
     if n < 2:
         return ""
-    names = np.array([cell(name) for name in v.names], object)
-    start = np.array([f"{cell(run_id)},{round_no},"], object)
-    head = start + names + ","  # run, round, source, for each source
-    rows = np.add.outer(head, names).ravel()  # ... and target
-    statuses = np.array([s.value for s in STATUSES], object)
-    rows += "," + _texts(v.fav.ravel().tolist()) + "," + statuses[v.status.ravel()]
+    statuses = [s.value for s in STATUSES]
+    # A number's text is made once per distinct value (a round repeats most of them).
+    fav = _texts(v.fav.ravel())
+    rows = (
+        _pairs(tuple(v.names), cell)
+        + fav
+        + np.array([f",{s}" for s in statuses], object)[v.status.ravel()]
+    )
     tail = np.full(n * n, ",{},{},{},{}".format(*UNCHANGED), object)
     at = _changed_at(v, c)
     changed = at >= 0
     k = at[changed]
-    overrides = np.array([s.value for s in STATUSES] + [""], object)[c.override[k]]
-    summaries = np.array([cell(s) for s in c.notes], object)[c.note[k]]
-    tail[changed] = (
-        "," + _texts(c.delta[k].tolist()) + "," + overrides + ","
-        + _texts(c.importance[k].tolist()) + "," + summaries
-    )  # fmt: skip
+    overrides = np.array([f",{s}," for s in statuses] + [",,"], object)[c.override[k]]
+    summaries = np.array([f",{cell(s)}" for s in c.notes], object)[c.note[k]]
+    tail[changed] = "," + _texts(c.delta[k]) + overrides + _texts(c.importance[k]) + summaries
     rows += tail
     rows = rows[changed if changed_only and round_no > 0 else ~np.eye(n, dtype=bool).ravel()]
-    return "".join(line + "\n" for line in rows.tolist())
+    if not len(rows):
+        return ""
+    start = f"{cell(run_id)},{round_no},"
+    return start + f"\n{start}".join(rows.tolist()) + "\n"
+
+
+@functools.lru_cache(maxsize=4)
+def _pairs(names: tuple[str, ...], cell: Callable[[str], str]) -> np.ndarray:
+    """``source,target,`` of each cell of the N×N grid (row-major), as CSV writes them: the
+    same every round of a run."""
+    import numpy as np
+
+    texts = np.array([cell(name) for name in names], object)
+    return np.add.outer(texts + ",", texts + ",").ravel()
 
 
 def csv_text(value: str) -> str:
@@ -101,12 +114,16 @@ def csv_text(value: str) -> str:
     return "" if text == '""' else text  # a lone empty cell is quoted; not among others
 
 
-def _texts(values: list) -> np.ndarray:
+def _texts(values: np.ndarray) -> np.ndarray:
     """``values`` as the text :mod:`csv` writes for them (``repr`` of a float, ``str`` of an
-    int), in an object array."""
+    int), in an object array; each distinct value's text made once."""
     import numpy as np
 
-    return np.array(list(map(str, values)), object)
+    values = np.ascontiguousarray(values)
+    # by bit pattern: -0.0 is written as such, not as 0.0
+    keys = values.view(np.int64) if values.dtype == np.float64 else values
+    _, first, at = np.unique(keys, return_index=True, return_inverse=True)
+    return np.array(list(map(str, values[first].tolist())), object)[at.reshape(-1)]
 
 
 def _changed_at(v: StateColumns, c: RoundChanges) -> np.ndarray:

@@ -344,6 +344,7 @@ async def test_the_relations_csv_is_the_text_csv_writes_for_its_rows(mini: Scena
     """The relations table is written a column at a time; its text is what :mod:`csv`
     writes for the same rows, formula guard and quoting included, changed edges and
     unchanged ones alike."""
+    import copy
     import dataclasses
     import functools
     import io
@@ -358,11 +359,16 @@ async def test_the_relations_csv_is_the_text_csv_writes_for_its_rows(mini: Scena
     tricky = ["=cmd()", 'say "no", firmly', "plain", "-1", "tab\there"]
     notes = [tricky[k % len(tricky)] for k in range(len(played.changes.notes))]
     changes = dataclasses.replace(played.changes, notes=notes)
+    fav = played.after.fav.copy()  # a number's text is made once: -0.0 is not 0.0
+    fav[0, 1], fav[1, 0], fav[0, 2] = -0.0, 0.0, fav[1, 2]
+    after = copy.copy(played.after)
+    after.fav = fav
     out = io.StringIO()
-    rows = relation_rows("run,1", 2, played.after, changes, functools.cache(csv_cell))
+    rows = relation_rows("run,1", 2, after, changes, functools.cache(csv_cell))
     csv.writer(out, lineterminator="\n").writerows(map(csv_row, rows))
     cell = functools.cache(lambda text: csv_text(csv_cell(text)))
-    assert relation_lines("run,1", 2, played.after, changes, cell) == out.getvalue()
+    assert relation_lines("run,1", 2, after, changes, cell) == out.getvalue()
+    assert ",-0.0," in out.getvalue()
     assert out.getvalue().count("\n") == 6
 
 

@@ -158,6 +158,11 @@ def test_the_run_report_opens_in_chromium(saved, tmp_path):
         assert sum(last) == 32 * 31 * 2  # every directed edge drawn
         paths = page.locator("#network-plot .scatterlayer").inner_html()
         page.screenshot(path=str(SHOTS / "village-assembly-round50.png"))
+        state = saved.history("village")[50].state  # the matrix, unpacked by the page
+        names = list(state.agents)
+        z = page.evaluate("() => document.getElementById('heatmap-plot').data[0].z")
+        assert len(z) == 32 and z[0][0] is None
+        assert z[0][1] == round(state.agents[names[0]].relations[names[1]].fav, 2)
         page.locator("#round").fill("1")  # the slider: round 1
         page.locator("#round").dispatch_event("input")
         assert page.locator("#round-label").inner_text() == "1"
@@ -289,3 +294,32 @@ def test_a_run_report_draws_the_strongest_ties_by_default(saved):
     data = json.loads(re.search(r'id="run-data"[^>]*>(.*?)</script>', page, re.S).group(1))
     assert data["ties"] == 3 * 32
     assert 'id="ties"' in page and 'max="992"' in page
+
+
+def test_a_run_report_carries_every_rounds_matrix_packed(saved):
+    """The page's matrices are int8 hundredths, each round the difference from the one
+    before, deflated, in base64 (``series.packed``; ``run.js`` ``unpack``): every round's
+    favorability to two decimals, as the page shows it, in a fraction of the JSON."""
+    import base64
+    import zlib
+
+    import numpy as np
+
+    from engine.reports.html import run_report
+
+    meta = saved.read_meta("village")
+    history = saved.history("village", meta)
+    page, _ = run_report(meta, history)
+    data = json.loads(re.search(r'id="run-data"[^>]*>(.*?)</script>', page, re.S).group(1))
+    flat = np.frombuffer(zlib.decompress(base64.b64decode(data["fav"])), np.int8)
+    fav = np.cumsum(flat.reshape(51, 32, 32), axis=0, dtype=np.int8)
+    names = list(meta.scenario.names)
+    for k in (0, 1, 50):
+        agents = history[k].state.agents
+        want = [
+            [data["no_fav"] if a == b else round(round(agents[a].relations[b].fav, 2) * 100)]
+            for a in names
+            for b in names
+        ]
+        assert fav[k].reshape(-1, 1).tolist() == want
+    assert len(data["fav"]) < 51 * 32 * 32  # under a byte a cell

@@ -40,11 +40,9 @@ from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen, fork_point
 from tui.screens.metrics import MetricsScreen
 from tui.screens.runs import RunBrowser
-from tui.widgets.agent_pane import AgentPane
 from tui.widgets.deck import AgentDeck
 from tui.widgets.header import RunHeader
 from tui.widgets.run_view import RunView
-from tui.widgets.transcript import Transcript
 
 ROOT = Path(__file__).resolve().parents[2]
 SIZE = (100, 30)
@@ -135,13 +133,13 @@ def lock_is_free(store: SaveStore, run_id: str) -> bool:
 
 def transcript_lines(app: SocialsimApp) -> int:
     """Entries written to every agent pane's transcript."""
-    return sum(len(t.entries) for t in app.query(Transcript))
+    return sum(len(p.transcript.entries) for p in app.query_one(AgentDeck).panes)
 
 
 def pane_text(app: SocialsimApp, name: str) -> str:
     """The transcript of one agent's pane, one entry a line."""
     index = app.sim.scenario.names.index(name)
-    transcript = app.query_one(f"#pane-{index} Transcript", Transcript)
+    transcript = app.query_one(AgentDeck).panes[index].transcript  # mounted or not
     return "\n".join(entry.plain for entry in transcript.entries)
 
 
@@ -753,11 +751,11 @@ async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> Non
         view.post_message(TokensArrived("Nell", "Evening, "))
         view.post_message(TokensArrived("Nell", "all."))
         await pilot.pause()
-        pane = app.query_one("#pane-1", AgentPane)
+        pane = app.query_one(AgentDeck).panes[1]  # not mounted: its page is not shown
         assert pane.spec.name == "Nell" and pane.transcript.live is not None
         assert pane.transcript.live.plain == "… Evening, all."
         await press_and_settle(pilot, "n")
-        assert all(p.transcript.live is None for p in app.query(AgentPane))
+        assert all(p.transcript.live is None for p in app.query_one(AgentDeck).panes)
         assert "Evening, all." not in pane_text(app, "Nell")
 
 

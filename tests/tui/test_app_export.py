@@ -16,6 +16,7 @@ from engine import SaveStore, Simulation, resolve_scenario
 from engine.reports.export import export_run
 from tui.app import build_app
 from tui.screens.forms import TextForm
+from tui.screens.metrics import MetricsScreen
 
 SIZE = (100, 30)
 
@@ -59,6 +60,8 @@ async def export_from_the_app(tmp_path: Path, typed: str) -> tuple[Path, list[st
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, TextForm)
+        await app.workers.wait_for_complete()  # the export runs on a worker thread
+        await pilot.pause()
         run_id = app.sim.run_id
     assert offered == tmp_path / "saves" / "exports" / run_id
     return offered, [message for _, message in notes], hint
@@ -124,3 +127,34 @@ def test_engine_export_follows_the_umask(tmp_path: Path, umask) -> None:
             assert modes(out) == {mode}
     finally:
         sim.close()
+
+
+async def test_keys_are_answered_while_the_app_exports(tmp_path: Path, monkeypatch) -> None:
+    """The export runs on a worker thread: a notice says so at once, and a key pressed
+    meanwhile opens its screen before the export ends."""
+    import threading
+
+    from engine.reports import export
+
+    release, threads = threading.Event(), []
+
+    def held_export(*args, **kwargs):
+        threads.append(threading.current_thread())
+        release.wait(10)
+        return []
+
+    monkeypatch.setattr(export, "export_run", held_export)
+    app = build_app("tavern", saves=tmp_path / "saves")
+    notes = record_notifications(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("x", "enter")
+        await pilot.pause()
+        assert any(message.startswith("Exporting ") for _, message in notes)
+        await pilot.press("m")
+        await pilot.pause()
+        assert isinstance(app.screen, MetricsScreen) and not release.is_set()
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    assert threads and threads[0] is not threading.main_thread()
+    assert any(message.startswith("Exported 0 files") for _, message in notes)

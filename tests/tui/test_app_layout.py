@@ -322,6 +322,23 @@ async def test_the_strip_follows_the_page(saves: Path, thirty: Path, size) -> No
         assert hidden + len(named) + (int(after[1]) if after else 0) == 30
 
 
+async def test_only_the_pages_shown_are_mounted(saves: Path, thirty: Path) -> None:
+    """A cast of hundreds opens fast: the first screen mounts the first page's panes; a
+    page turned to is mounted then, with what its agents said meanwhile."""
+    app = build_app(str(thirty), saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await step(pilot)
+        deck = app.query_one(AgentDeck)
+        mounted = lambda: [p.spec.name for p in app.query(AgentPane)]  # noqa: E731
+        assert mounted() == deck.shown_agents() == list(THIRTY[: deck.per_page])
+        later = deck.panes[deck.per_page]
+        assert later.parent is None and later.transcript.entries  # kept while not mounted
+        await pilot.press("right_square_bracket")
+        await pilot.pause()
+        assert mounted() == list(THIRTY[: 2 * deck.per_page])
+        assert later.display and later.transcript.visible_lines()[0].startswith("R1 ")
+
+
 async def test_a_click_on_a_name_in_the_strip_shows_that_agent(saves: Path, thirty: Path):
     app = build_app(str(thirty), saves=saves)
     async with app.run_test(size=(100, 30)) as pilot:

@@ -41,6 +41,8 @@ async def steps(pilot, n: int) -> None:
 async def open_plots(pilot) -> PlotsScreen:
     await pilot.press("p")
     await pilot.pause()
+    await pilot.app.workers.wait_for_complete()  # the rounds are read on a worker thread
+    await pilot.pause()
     screen = pilot.app.screen
     assert isinstance(screen, PlotsScreen)
     return screen
@@ -325,3 +327,34 @@ async def until(condition, seconds: float = 10.0) -> None:
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the condition never held")
+
+
+async def test_the_rounds_are_read_off_the_ui_thread(saves: Path, monkeypatch) -> None:
+    """Reading a run's rounds takes seconds at hundreds of agents: the chart says so at
+    once and the keys are answered meanwhile (Esc goes back before the read ends)."""
+    import threading
+
+    from tui.screens import plots
+
+    release, threads = threading.Event(), []
+    read = plots.run_series
+
+    def held(*args):
+        threads.append(threading.current_thread())
+        release.wait(10)
+        return read(*args)
+
+    monkeypatch.setattr(plots, "run_series", held)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("p")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PlotsScreen)
+        assert "reading the rounds" in chart_lines(screen.query_one("#left", Chart))[0]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, PlotsScreen) and not release.is_set()
+        release.set()
+        await app.workers.wait_for_complete()
+    assert threads and threads[0] is not threading.main_thread()

@@ -72,6 +72,8 @@ async def choose(pilot, browser: RunBrowser, run_id: str, key: str) -> None:
     await pilot.pause()
     await pilot.press(key)
     await pilot.pause()
+    await pilot.app.workers.wait_for_complete()  # a run is opened on a worker thread
+    await pilot.pause()
 
 
 def test_newest_first_broken_last(store: SaveStore) -> None:
@@ -295,3 +297,44 @@ async def test_run_browser_shows_a_hostile_file_name_escaped(saves: Path) -> Non
         assert not any("\x1b" in c or "\x07" in c for c in cells)
         await choose(pilot, browser, "\x1b]0;PWNED\x07[bold]x", "d")
         assert "is not a plain name" in message(browser) and "\x1b" not in message(browser)
+
+
+async def test_a_run_is_opened_off_the_ui_thread(saves: Path, monkeypatch) -> None:
+    """Resuming a run takes seconds at hundreds of agents: the browser says so at once and
+    the keys are answered meanwhile; closed before the run is read, it opens nothing (and
+    leaves the run unlocked)."""
+    import threading
+
+    from engine import Simulation
+
+    store = SaveStore(saves)
+    release, threads = threading.Event(), []
+    resume = Simulation.resume
+
+    def held(run_id, store, mind=None):
+        threads.append(threading.current_thread())
+        release.wait(10)
+        return resume(run_id, store, mind)
+
+    monkeypatch.setattr(Simulation, "resume", staticmethod(held))
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        first = app.sim.run_id
+        other = store.branch(first, 0).run_id
+        browser = await open_browser(pilot)
+        browser.query_one(DataTable).move_cursor(row=list(browser.rows).index(other))
+        await pilot.pause()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert message(browser) == f"Opening {other}…"
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RunBrowser) and not release.is_set()
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.sim.run_id == first
+    assert threads and threads[0] is not threading.main_thread()
+    assert lock_is_free(store, other)

@@ -97,6 +97,7 @@ async def test_a_played_round_asks_decide_then_speak_and_records_the_person(
         assert {a.actor for a in others} == {"model"}
         app.main.query_one(AgentDeck).show_agent("Helen")
         await pilot.pause()
+        await pilot.pause()  # a pane first mounted now wraps its transcript once laid out
         pane = app.main.query_one("#pane-4", AgentPane)
         assert any("(human: Ms. Lee)" in line for line in pane.transcript.visible_lines())
     saved = SaveStore(saves).read_round(app.sim.run_id, 1)

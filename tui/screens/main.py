@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 # them: the first frame waits for nothing it does not draw.
 
 MIN_SIZE = (80, 24)
+T = TypeVar("T")
 
 
 def fork_point(text: str, last: int, plans: list[str]) -> tuple[int, str | None]:
@@ -432,6 +433,36 @@ class MainScreen(Screen[None]):
         self.query_one(RunView).refresh_view()
         return None
 
+    def _in_background(
+        self, doing: str, fn: Callable[[], T], done: Callable[[T], None], group: str
+    ) -> None:
+        """Run ``fn`` on a worker thread (reading or writing a run's files takes seconds at
+        hundreds of agents): the keys stay answered, a notice says ``doing`` at once and
+        stays until it ends; then ``done(result)`` runs on the UI thread, or the error is
+        shown."""
+        self.notify(f"{doing}… (the keys still work)", timeout=3600)
+
+        def work() -> None:
+            try:
+                result = fn()
+            except SocialsimError as err:
+                self.app.call_from_thread(self._ended, partial(self._failed, doing, str(err)))
+                return
+            except Exception as err:  # never a notice that stays for good: say what broke
+                said = f"{type(err).__name__}: {err}"
+                self.app.call_from_thread(self._ended, partial(self._failed, doing, said))
+                raise
+            self.app.call_from_thread(self._ended, partial(done, result))
+
+        self.run_worker(work, thread=True, group=group, exit_on_error=False)
+
+    def _ended(self, then: Callable[[], None]) -> None:
+        self.app.clear_notifications()  # the "…" notice
+        then()
+
+    def _failed(self, doing: str, error: str) -> None:
+        self.notify(f"{doing} failed: {error}", severity="error", timeout=10)
+
     def _go_on(self, then: Callable[[], None], plays: bool = False) -> None:
         """A finished run: offer to extend it or branch it by some rounds, then ``then``
         (the force or event dialog the user asked for, or the round when the run was
@@ -559,14 +590,22 @@ class MainScreen(Screen[None]):
                 return "Pause the run first."
             rest, players = take_over(text, sim.scenario.names, sim.meta.players)
             at, plan = fork_point(rest, sim.round, plans)  # a ValueError is shown inline
-            try:
+
+            def branch() -> Simulation:
                 child = sim.branch(at, intervention=plan)
                 if players != child.meta.players:
                     child.play(players)
-            except SocialsimError as err:
-                return str(err)
-            self.open_run(child)
-            self.notify(f"Branched at round {at}: now on {child.run_id}.")
+                return child
+
+            def branched(child: Simulation) -> None:
+                if self.running:  # a round was started meanwhile: the branch waits in o
+                    child.close()
+                    self.notify(f"Branched at round {at} as {child.run_id} (o opens it).")
+                    return
+                self.open_run(child)
+                self.notify(f"Branched at round {at}: now on {child.run_id}.")
+
+            self._in_background(f"Branching {sim.run_id} at round {at}", branch, branched, "branch")
             return None
 
         hint = f"Fork after which round? (0..{sim.round})"
@@ -584,7 +623,7 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Pause the run before exporting.", severity="warning")
             return
-        from engine.reports.export import FORMATS, export_run
+        from engine.reports.export import FORMATS, export_run, formats_of
 
         from .forms import TextForm
 
@@ -594,11 +633,18 @@ class MainScreen(Screen[None]):
             folder, *options = text.split(" --")
             out = Path(folder.strip()).absolute()
             try:
-                measured = store.read_measurements(sim.run_id)
-                paths = export_run(sim.meta, sim.records, out, measured, formats=options)
+                formats_of(options)  # a wrong option is said in the form
             except SocialsimError as err:
                 return str(err)
-            self.notify(f"Exported {len(paths)} files to {out}.")
+
+            def export() -> list[Path]:
+                measured = store.read_measurements(sim.run_id)
+                return export_run(sim.meta, sim.history, out, measured, formats=options)
+
+            def exported(paths: list[Path]) -> None:
+                self.notify(f"Exported {len(paths)} files to {out}.")
+
+            self._in_background(f"Exporting {sim.run_id} to {out}", export, exported, "export")
             return None
 
         here = Path.cwd()  # where socialsim was started: relative folders are under it
@@ -625,11 +671,14 @@ class MainScreen(Screen[None]):
 
         def submit(file: str) -> str | None:
             out = Path(file).absolute()
-            try:
-                write_html(out, run_report(sim.meta, sim.records)[0])
-            except SocialsimError as err:
-                return str(err)
-            self.notify(f"Wrote the report to {out}.")
+
+            def report() -> None:
+                write_html(out, run_report(sim.meta, sim.history)[0])
+
+            def written(_: None) -> None:
+                self.notify(f"Wrote the report to {out}.")
+
+            self._in_background(f"Writing the report of {sim.run_id}", report, written, "report")
             return None
 
         here = Path.cwd()

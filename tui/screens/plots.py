@@ -16,7 +16,7 @@ import math
 from collections.abc import Sequence
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult, RenderResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -140,6 +140,7 @@ class PlotsScreen(Screen[None]):
         self._legend_for: tuple[str, ...] = ()
         self._bridge: EventBridge | None = None
         self._stale = False  # rounds ended since the charts were drawn
+        self._reading = True  # the run's rounds are being read (on a worker thread)
 
     def compose(self) -> ComposeResult:
         names = self.sim.scenario.names
@@ -175,6 +176,24 @@ class PlotsScreen(Screen[None]):
     def on_mount(self) -> None:
         self._bridge = EventBridge(self.sim, self.post_message)
         self.set_interval(LIVE_EVERY, self._redraw_if_stale)
+        for chart in self.query(Chart):
+            chart.show(self.sim.run_id, "emotion", 1, [], "reading the rounds…")
+        self._read()
+
+    @work(thread=True, exclusive=True, group="plots-read", exit_on_error=False)
+    def _read(self) -> None:
+        """Read the run's rounds into its series off the UI thread (seconds at hundreds of
+        agents: the keys stay answered), then draw."""
+        sim = self.sim
+        try:
+            run_series((str(self.store.root), sim.run_id), sim.scenario.names, sim.history)
+        except SocialsimError as err:  # a damaged round: said, nothing drawn
+            self.app.call_from_thread(self.notify, str(err), severity="error")
+            return
+        self.app.call_from_thread(self._read_done)
+
+    def _read_done(self) -> None:
+        self._reading = False
         self.redraw()
 
     def on_unmount(self) -> None:
@@ -229,6 +248,8 @@ class PlotsScreen(Screen[None]):
     def redraw(self) -> None:
         """Plot the chosen series for this run and, if chosen, the comparison run, on the
         same axes: x from round 0 to the later run's last round in whole rounds."""
+        if self._reading:  # drawn when the rounds are read
+            return
         self._stale = False
         kind, agent, other, need = self.choice()
         self.query_one("#agent").display = kind in ("edge", "needs")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
@@ -235,12 +236,25 @@ class RunBrowser(ModalScreen[Simulation | None]):
         if row.run_id == self.current:
             self.dismiss(None)
             return
+        self.say(f"Opening {row.run_id}…", done=True)
+        self._open(row.run_id)
+
+    @work(thread=True, exclusive=True, group="runs-open", exit_on_error=False)
+    def _open(self, run_id: str) -> None:
+        """Resume ``run_id`` off the UI thread (seconds at hundreds of agents), then open
+        it (or say why not)."""
         try:
-            sim = Simulation.resume(row.run_id, self.store)
+            sim = Simulation.resume(run_id, self.store)
         except SocialsimError as err:
-            self.say(str(err))
+            self.app.call_from_thread(self.say, str(err))
             return
-        self.dismiss(sim)
+        self.app.call_from_thread(self._opened, sim)
+
+    def _opened(self, sim: Simulation) -> None:
+        if self.is_attached:
+            self.dismiss(sim)
+        else:  # the browser was closed meanwhile: the run is not opened
+            sim.close()
 
     def action_branch(self) -> None:
         row = self._selected_run()

@@ -149,6 +149,9 @@ class AgentPane(Vertical):
         self.world: WorldState | None = None  # the whole state: whom it likes, who likes it
         self._stale = True  # state not drawn yet (a hidden pane draws it when shown)
         self._streaming = False  # the live line is words arriving (not a decision)
+        #: Kept from the start: a pane not mounted yet (its page never shown) stores what is
+        #: written to it, and wraps it when it is shown.
+        self._transcript = Transcript()
         self.border_title = spec.name
         self.tooltip = spec.role
         self.border_subtitle = spec.archetype.value
@@ -159,11 +162,11 @@ class AgentPane(Vertical):
         yield Static(classes="ties")
         with Vertical(classes="pane-body"):
             yield NeedBars(self.state.needs)
-            yield Transcript()
+            yield self._transcript
 
     @property
     def transcript(self) -> Transcript:
-        return self.query_one(Transcript)
+        return self._transcript
 
     def fit(self, width: int) -> None:
         """Arrange for the outer ``width`` the pane is about to get (set before the layout,
@@ -200,7 +203,10 @@ class AgentPane(Vertical):
 
     def prepare(self) -> None:
         """Draw what changed while the pane was hidden, before it is shown: a page turn
-        then takes one layout pass, not a second one for what the shown panes draw."""
+        then takes one layout pass, not a second one for what the shown panes draw (a pane
+        mounted only now draws as it is shown)."""
+        if not self.is_mounted:
+            return
         if self._stale:
             self._draw_state()
         self.transcript.prepare()

@@ -116,13 +116,15 @@ class AgentDeck(Vertical):
     def __init__(self, panes: list[AgentPane], **kwargs) -> None:
         super().__init__(**kwargs)
         self.panes = panes
+        for pane in panes[1:]:  # mounted when its page is first shown, not at the first frame
+            pane.display = False
         self.current: str | None = None  # the agent chosen by name (/, a click)
         self._paged_width = 0  # the width the deck had when it last showed pages
 
     def compose(self) -> ComposeResult:
         yield AgentStrip()
         with Horizontal():
-            yield from self.panes
+            yield from self.panes[:1]
 
     @property
     def per_page(self) -> int:
@@ -204,10 +206,22 @@ class AgentDeck(Vertical):
             self.panes[k].fit(self.width_now // len(shown))
             if not self.panes[k].display:
                 self.panes[k].prepare()
+        self._mount(shown)
         for k, pane in enumerate(self.panes):
             pane.display = k in shown
             pane.set_class(pane.spec.name == self.current and len(shown) > 1, "-current")
         self.query_one(AgentStrip).refresh()
+
+    def _mount(self, shown: range) -> None:
+        """Mount the panes of ``shown`` not mounted yet, each in its place among the others
+        (a deck of hundreds mounts only the pages the reader turns to)."""
+        row = self.query_one(Horizontal)
+        for k in shown:
+            pane = self.panes[k]
+            if pane.parent is not None:
+                continue
+            after = [p for p in self.panes[k + 1 :] if p.parent is not None]
+            row.mount(pane, before=after[0] if after else None)
 
     def refresh_strip(self) -> None:
         """Recolour the strip after emotions changed."""

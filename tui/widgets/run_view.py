@@ -187,7 +187,7 @@ class RunView(Vertical):
 
     def _pane(self, name: str) -> AgentPane:
         index = self.sim.scenario.names.index(name)
-        return self.query_one(f"#pane-{index}", AgentPane)
+        return self.query_one(AgentDeck).panes[index]  # mounted or not yet
 
     def _write_turn(self, round_no: int, action: Action) -> None:
         self._pane(action.speaker).add_turn(round_no, action)
@@ -201,7 +201,7 @@ class RunView(Vertical):
         if first > 1:
             note = Text(f"R1-R{first - 1}: socialsim show {self.sim.run_id} --round N")
             note.stylize("dim italic")
-            for pane in self.query(AgentPane):
+            for pane in self.query_one(AgentDeck).panes:
                 pane.transcript.write(note)
         for record in history.logs(first, relations=False):  # what was said: nothing rebuilt
             for e in record.events:

@@ -150,12 +150,14 @@ def network(series: RunSeries, shown: int, xy: Sequence[Sequence[float]]) -> Any
 
 def heatmap(series: RunSeries, shown: int) -> Any:
     """The favorability matrix of round index ``shown`` (row = from, column = to), each
-    cell's status glyph beside its value in the hover text."""
+    cell's status glyph beside its value in the hover text. Its cells are left to the
+    page's script, which fills them from the run's data (a 300-agent matrix is 90,000
+    cells: carried once, not twice); plotly draws a heatmap as an image."""
     go = _go()
     n = len(series.names)
     fig = go.Figure(
         go.Heatmap(
-            z=series.fav[shown],
+            z=[],
             x=[label(n) for n in series.names],
             y=[label(n) for n in series.names],
             zmin=-1,
@@ -212,7 +214,7 @@ def distributions(series: RunSeries) -> Any:
     fig = make_subplots(
         rows=1, cols=2, subplot_titles=("emotion S across agents", "favorability across edges")
     )
-    favs = [[f for row in matrix for f in row if f is not None] for matrix in series.fav]
+    favs = [series.fav_values(k) for k in range(len(series.rounds))]
     for col, (values, color) in enumerate(((series.emotion, "#4c78a8"), (favs, "#e45756")), 1):
         q1, median, q3 = zip(*(_quartiles(v) for v in values), strict=True)
         fig.add_trace(

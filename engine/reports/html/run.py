@@ -14,7 +14,7 @@ from ...saves.runmeta import RunMeta
 from ...saves.store import SaveStore
 from . import figures
 from .page import figure_json, render, report_modules, write
-from .series import GLYPHS, STATUSES, read_series
+from .series import GLYPHS, NO_FAV, STATUSES, packed, read_series
 
 
 def run_report(
@@ -29,13 +29,13 @@ def run_report(
         for name in history.metrics().as_row()
     }
     last = len(series.rounds) - 1
-    xy = figures.layout(series.names, meta.scenario.faction_of(), series.fav[last])
+    xy = figures.layout(series.names, meta.scenario.faction_of(), series.fav_rows(last))
     n = len(series.names)
     data = {
         "names": series.names,
         "rounds": series.rounds,
-        "fav": series.fav,
-        "status": series.status,
+        "fav": packed(series.fav),
+        "status": packed(series.status),
         "sticky": series.sticky,
         "emotion": series.emotion,
         "glyphs": [GLYPHS[s] for s in STATUSES],
@@ -43,6 +43,7 @@ def run_report(
         "positions": xy,
         "bins": figures.EDGE_BINS,
         "ties": min(n * (n - 1), figures.TIES_PER_AGENT * n),
+        "no_fav": NO_FAV,
     }
     page = render(
         "run.html.j2",

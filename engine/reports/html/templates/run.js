@@ -17,6 +17,28 @@ const SEGMENTS = [];
 for (let i = 0; i < n; i++) { SEGMENTS.push([]); for (let j = 0; j < n; j++) SEGMENTS[i].push(i === j ? null : segment(i, j)); }
 
 let TIES = DATA.ties;                    // the strongest ties drawn (the ties control)
+let FAV = [], STATUS = [];               // per round: n rows of n (fav null on the diagonal)
+
+async function unpack(text) {
+  // int8 matrices, one a round, from series.packed: base64, deflated, each round the
+  // difference from the round before (Int8Array sums wrap as the differences did)
+  const bytes = Uint8Array.from(atob(text), c => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("deflate"));
+  const flat = new Int8Array(await new Response(stream).arrayBuffer());
+  const size = n * n, out = [];
+  for (let k = 0; k < DATA.rounds.length; k++) {
+    const m = flat.slice(k * size, (k + 1) * size);
+    if (k) for (let e = 0; e < size; e++) m[e] += out[k - 1][e];
+    out.push(m);
+  }
+  return out;
+}
+
+function rows(m, cell) {
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(Array.from(m.subarray(i * n, (i + 1) * n), cell));
+  return out;
+}
 
 function strongest(fav) {
   // the TIES edges of largest |fav| (ties broken by position), as "i,j" keys
@@ -30,7 +52,7 @@ function strongest(fav) {
 
 function edgeTraces(k) {
   const xs = DATA.bins.map(() => []), ys = DATA.bins.map(() => []);
-  const fav = DATA.fav[k];
+  const fav = FAV[k];
   const shown = strongest(fav);
   for (let i = 0; i < n; i++) for (let j = 0; j < n; j++) {
     const f = fav[i][j];
@@ -46,8 +68,8 @@ function edgeTraces(k) {
 }
 
 function heatText(k) {
-  return DATA.fav[k].map((row, i) => row.map((f, j) => i === j ? "" :
-    DATA.statuses[DATA.status[k][i][j]] + " " + DATA.glyphs[DATA.status[k][i][j]]));
+  return STATUS[k].map((row, i) => row.map((s, j) => i === j ? "" :
+    DATA.statuses[s] + " " + DATA.glyphs[s]));
 }
 
 function showRound(k) {
@@ -57,7 +79,7 @@ function showRound(k) {
   Plotly.restyle("network-plot", {x: xs, y: ys}, traces);
   Plotly.restyle("network-plot", {"marker.color": [DATA.emotion[k]]}, [BINS + 1]);
   Plotly.relayout("network-plot", {"title.text": "Signed favorability network, round " + round});
-  Plotly.restyle("heatmap-plot", {z: [DATA.fav[k]], text: [heatText(k)],
+  Plotly.restyle("heatmap-plot", {z: [FAV[k]], text: [heatText(k)],
     hovertemplate: "%{y} → %{x}: %{z:+.2f} (%{text})<extra></extra>"}, [0]);
   Plotly.relayout("heatmap-plot", {"title.text": "Favorability matrix, round " + round});
   document.getElementById("round-label").textContent = round;
@@ -76,8 +98,12 @@ function toRound(round, scroll) {
   if (scroll) document.getElementById("round-" + round).scrollIntoView();
 }
 
-Promise.all(Object.entries(FIGURES).map(([name, fig]) =>
-  Plotly.newPlot(name + "-plot", fig.data, fig.layout, CONFIG))).then(() => {
+Promise.all([unpack(DATA.fav), unpack(DATA.status)]).then(([fav, status]) => {
+  FAV = fav.map(m => rows(m, f => f === DATA.no_fav ? null : f / 100));
+  STATUS = status.map(m => rows(m, s => s));
+  return Promise.all(Object.entries(FIGURES).map(([name, fig]) =>
+    Plotly.newPlot(name + "-plot", fig.data, fig.layout, CONFIG)));
+}).then(() => {
   showRound(DATA.rounds.length - 1);
   document.getElementById("round").addEventListener("input", e => showRound(+e.target.value));
   document.getElementById("ties").addEventListener("input", e => {
