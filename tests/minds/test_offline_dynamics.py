@@ -16,8 +16,9 @@ from engine.core.scenario import Scenario
 from engine.core.state import RoundRecord
 from engine.minds.offline.params import CURRENT, DYNAMICS
 
-#: Affective variability off, so a run's emotions move only by the mechanism under test.
-STILL = replace(CURRENT, variability=0.0)
+#: Affective variability and temperament's set points off, so a run's emotions move only by
+#: the mechanism under test (each persona's baseline is its starting S).
+STILL = replace(CURRENT, variability=0.0, temperament=0.0)
 NAMES = ("Ivy", "Jo", "Kit", "Lu")
 
 

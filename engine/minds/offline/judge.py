@@ -195,6 +195,8 @@ class Judged:
         if self.jitter is not None:
             delta = delta + self.jitter
         rest = np.array([c.persona.emotion for c in ctxs]) if dyn.rest is None else dyn.rest
+        if dyn.temperament:  # a stable temperament sits higher, a neurotic one lower
+            rest = rest + dyn.temperament * (1.0 - thin[:, 0])
         rate = dyn.adaptation / thin[:, 0] if dyn.by_temper else dyn.adaptation
         delta = delta + (rest - emotion) * rate  # hedonic adaptation
         return [round(d, 4) for d in delta.tolist()]
@@ -271,6 +273,8 @@ class Judged:
         levels = np.fromiter(flat, float, count=d.size * 2).reshape(*d.shape, 2)
         current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
+        if self.dynamics.chronic_needs:  # toward the persona's chronic level
+            expected = np.array([[c.persona.need(n)[0] for n in names] for c in ctxs])
         d += RECOVERY * resilience[:, None] * (expected - current)
         kept, raws = rounded(d, 4).tolist(), d.tolist()
         return [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...core.scenario import Archetype, Status
 from ...core.state import Stance
@@ -238,6 +238,17 @@ class Dynamics:
     * ``variety``: speech: each round an agent voices its point through a different one of
       its archetype's phrasings and openings (rotated by round), so a long run does not
       repeat one line; person agreement also reads "told her he" as an object.
+    * ``temperament``: set points differ by temperament: the emotion baseline is moved by
+      temperament x (1 - thin skin) of the archetype (a thick-skinned, emotionally stable
+      persona sits higher, a neurotic one lower). Costa & McCrae (1980), "Influence of
+      extraversion and neuroticism on subjective well-being", JPSP 38; Diener, Lucas &
+      Scollon (2006), "Beyond the hedonic treadmill", Am. Psychol. 61 (set points are not
+      neutral and differ by temperament).
+    * ``chronic_needs``: a need recovers toward the persona's chronic level (its starting
+      value) rather than to what it expects, so an unmet need stays unmet until something
+      changes it and what changed it lasts: the same set-point model for domain
+      satisfactions (Diener, Lucas & Scollon 2006; need frustration as a lasting state:
+      Vansteenkiste & Ryan 2013, J. Psychother. Integr. 23).
     """
 
     version: int
@@ -253,6 +264,8 @@ class Dynamics:
     distrust: float = 0.0
     variability: float = 0.0
     variety: bool = False
+    temperament: float = 0.0
+    chronic_needs: bool = False
 
 
 #: The favorability an unrepaired grudge fades to (below ENEMY_AT's -0.5 stays enemy).
@@ -277,5 +290,6 @@ DYNAMICS = {
         variety=True,
     ),
 }
+DYNAMICS[3] = replace(DYNAMICS[2], version=3, temperament=0.2, chronic_needs=True)
 #: The dynamics new runs play.
 CURRENT = DYNAMICS[DYNAMICS_VERSION]
