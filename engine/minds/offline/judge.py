@@ -190,13 +190,17 @@ class Judged:
         delta = np.add.accumulate(terms, axis=1)[:, -1]  # term by term, in order
         emotion = np.array([c.view.emotion for c in ctxs])
         dyn = self.dynamics
+        if self.jitter is not None and dyn.bounded_variability:
+            delta = delta + self.jitter
         if dyn.bound:  # a change shrinks near the bound it heads for
             delta = delta * np.minimum(np.where(delta > 0, 1.0 - emotion, emotion) / dyn.bound, 1.0)
-        if self.jitter is not None:
+        if self.jitter is not None and not dyn.bounded_variability:
             delta = delta + self.jitter
         rest = np.array([c.persona.emotion for c in ctxs]) if dyn.rest is None else dyn.rest
         if dyn.temperament:  # a stable temperament sits higher, a neurotic one lower
-            rest = rest + dyn.temperament * (1.0 - thin[:, 0])
+            with np.errstate(divide="ignore", over="ignore"):  # a baseline at a bound stays
+                odds = np.log(rest / (1.0 - rest)) + dyn.temperament * (1.0 - thin[:, 0])
+                rest = 1.0 / (1.0 + np.exp(-odds))
         rate = dyn.adaptation / thin[:, 0] if dyn.by_temper else dyn.adaptation
         delta = delta + (rest - emotion) * rate  # hedonic adaptation
         return [round(d, 4) for d in delta.tolist()]
