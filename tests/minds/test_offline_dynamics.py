@@ -261,3 +261,20 @@ async def test_speech_does_not_repeat_a_line_over_a_long_run() -> None:
     old = [s for (v, _, _), by in shares.items() if v == 1 for s in by.values()]
     assert min(new) >= 0.8, shares
     assert min(old) < 0.8
+
+
+async def test_a_bullied_student_stays_below_the_class_and_the_bully_hostile_over_60_rounds():
+    """Bullying without intervention, seeds 0-4 (bench/long_horizon.py's): from round 10 to
+    60 Alice's emotion is below the class mean and Jane's regard for her negative in every
+    round (version 2: below the mean in 195 of the 255 rounds)."""
+    from engine import load_library
+
+    scenario = load_library("bullying")
+    for seed in range(5):
+        sim = Simulation.new(scenario, seed=seed, rounds=60)
+        await sim.run()
+        for record in sim.records[10:]:
+            agents = record.state.agents
+            mean = sum(a.emotion for a in agents.values()) / len(agents)
+            assert agents["Alice"].emotion < mean, (seed, record.round)
+            assert agents["Jane"].relations["Alice"].fav < 0, (seed, record.round)
