@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from ...core.needs import NEED_MAX
+from ...core.needs import DEFAULT_CURRENT, NEED_MAX
 from ...core.rounding import rounded
 from ...core.rules import ReadAct
 from ...core.state import Mode, Stance
@@ -278,7 +278,7 @@ class Judged:
         current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
         if self.dynamics.chronic_needs:  # toward the persona's chronic level
-            expected = np.array([[c.persona.need(n)[0] for n in names] for c in ctxs])
+            expected = np.array([_chronic(ctx, names) for ctx in ctxs])
         d += RECOVERY * resilience[:, None] * (expected - current)
         kept, raws = rounded(d, 4).tolist(), d.tolist()
         return [
@@ -287,6 +287,12 @@ class Judged:
             else {n: kept[row][col[n]] for n in ctx.view.needs if raws[row][col[n]]}
             for row, (ctx, alike) in enumerate(zip(ctxs, same, strict=True))
         ]
+
+
+def _chronic(ctx: AgentContext, names: list[str]) -> list[float]:
+    """The agent's starting level of each need of ``names``: its persona's chronic one."""
+    given = ctx.persona.needs
+    return [given[n].current if n in given else DEFAULT_CURRENT for n in names]
 
 
 def _cols(col: dict[str, int], changes: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:
