@@ -1,5 +1,5 @@
-"""The offline dynamics of version 2 (engine/minds/offline/params.py, ``Dynamics``), each
-mechanism shown alone: with it the pattern it carries holds, switched off (the other
+"""The offline dynamics of versions 2 and 3 (engine/minds/offline/params.py, ``Dynamics``),
+each mechanism shown alone: with it the pattern it carries holds, switched off (the other
 mechanisms as they are) the pattern goes. Agents' acts are forced, so only the mechanism
 under test differs between the two runs of a seed."""
 
@@ -16,8 +16,9 @@ from engine.core.scenario import Scenario
 from engine.core.state import RoundRecord
 from engine.minds.offline.params import CURRENT, DYNAMICS
 
-#: Affective variability off, so a run's emotions move only by the mechanism under test.
-STILL = replace(CURRENT, variability=0.0)
+#: Affective variability and temperament's set points off, so a run's emotions move only by
+#: the mechanism under test (each persona's baseline is its starting S).
+STILL = replace(CURRENT, variability=0.0, temperament=0.0)
 NAMES = ("Ivy", "Jo", "Kit", "Lu")
 
 
@@ -58,7 +59,17 @@ def test_version_1_is_every_mechanism_off_and_new_runs_play_the_newest() -> None
     old = DYNAMICS[1]
     assert (old.bound, old.fav_bound, old.inertia, old.fading, old.persistence) == (0, 0, 0, 0, 0)
     assert (old.negativity, old.variability, old.variety, old.rest) == (1.0, 0.0, False, 0.5)
+    assert (old.temperament, old.chronic_needs, old.bounded_variability) == (0.0, False, False)
     assert OfflineMind(0).dynamics == CURRENT == DYNAMICS[max(DYNAMICS)]
+
+
+def test_version_3_is_version_2_and_its_own_three_mechanisms() -> None:
+    """Version 2's runs replay as they were played: version 3 only adds mechanisms."""
+    two, three = DYNAMICS[2], DYNAMICS[3]
+    assert (two.temperament, two.chronic_needs, two.bounded_variability) == (0.0, False, False)
+    assert replace(three, version=2, temperament=0.0, chronic_needs=False) == replace(
+        two, bounded_variability=True
+    )
 
 
 async def test_emotion_adapts_back_to_the_persona_baseline() -> None:
@@ -179,6 +190,48 @@ async def test_affect_varies_round_to_round_seeded_by_the_run() -> None:
     assert set(off) == {0.5}
 
 
+async def test_a_stable_temperament_settles_higher_and_a_neurotic_one_lower() -> None:
+    """Quiet rounds: with temperament each persona settles at its own set point (dominant
+    above its starting S, reserved below, balanced at it); without, all at the start."""
+    scenario = cast(Ivy={"archetype": "reserved"}, Kit={"archetype": "dominant"})
+    quiet = [[]] * 20
+    on, off = await play(scenario, quiet, temperament=2.2), await play(scenario, quiet)
+    assert emotion(on[-1], "Kit") > 0.6 and emotion(on[-1], "Ivy") < 0.35
+    assert emotion(on[-1], "Jo") == pytest.approx(0.5, abs=1e-3)
+    assert {emotion(off[-1], n) for n in NAMES} == {0.5}
+
+
+async def test_a_need_recovers_to_the_personas_chronic_level_not_to_what_it_expects() -> None:
+    """Ivy's self-worth (3 of an expected 8) is lifted by three rounds of backing; then,
+    quiet, it returns toward 3 and keeps part of the lift; without the mechanism it climbs
+    on toward 8 whatever happened."""
+    scenario = cast(Ivy={"needs": {"self_worth": {"current": 3, "expected": 8}}})
+    backed = [[says("Jo", "Ivy", "support")]] * 3 + [[]] * 12
+
+    def worth(records: list[RoundRecord]) -> list[float]:
+        return [r.state.agents["Ivy"].needs["self_worth"].current for r in records]
+
+    on, off = (
+        worth(await play(scenario, backed)),
+        worth(await play(scenario, backed, chronic_needs=False)),
+    )
+    assert on[2] > 3.5 and off[2] > 3.5  # both lifted
+    assert 3.0 < on[-1] < on[2]  # back toward the chronic level, part of the lift kept
+    assert off[-1] > off[2]  # on toward the expectation
+
+
+async def test_affect_varies_less_near_a_bound() -> None:
+    """A persona whose baseline is near the floor: its variability is shrunk with the rest
+    of the round's change, so it is less often pushed onto the floor."""
+    low = cast(Ivy={"emotion": 0.06})
+    quiet = [[]] * 40
+    floor = []
+    for bounded in (True, False):
+        records = await play(low, quiet, variability=0.08, bounded_variability=bounded)
+        floor.append(sum(emotion(r, "Ivy") < 0.02 for r in records))
+    assert floor[0] < floor[1] / 2 and floor[1] >= 5
+
+
 async def test_speech_does_not_repeat_a_line_over_a_long_run() -> None:
     """Over 30 rounds at least 80% of each speaking agent's utterances are distinct once
     every agent's name is taken out; version 1 repeated itself."""
@@ -208,3 +261,20 @@ async def test_speech_does_not_repeat_a_line_over_a_long_run() -> None:
     old = [s for (v, _, _), by in shares.items() if v == 1 for s in by.values()]
     assert min(new) >= 0.8, shares
     assert min(old) < 0.8
+
+
+async def test_a_bullied_student_stays_below_the_class_and_the_bully_hostile_over_60_rounds():
+    """Bullying without intervention, seeds 0-4 (bench/long_horizon.py's): from round 10 to
+    60 Alice's emotion is below the class mean and Jane's regard for her negative in every
+    round (version 2: below the mean in 195 of the 255 rounds)."""
+    from engine import load_library
+
+    scenario = load_library("bullying")
+    for seed in range(5):
+        sim = Simulation.new(scenario, seed=seed, rounds=60)
+        await sim.run()
+        for record in sim.records[10:]:
+            agents = record.state.agents
+            mean = sum(a.emotion for a in agents.values()) / len(agents)
+            assert agents["Alice"].emotion < mean, (seed, record.round)
+            assert agents["Jane"].relations["Alice"].fav < 0, (seed, record.round)

@@ -113,4 +113,29 @@ async def test_a_resumed_v4_run_keeps_its_dynamics_and_a_new_run_records_the_new
     new = Simulation.new(resolve_scenario("tavern"), seed=1, rounds=2, store=store, run_id="new")
     new.close()
     assert store.read_meta("new").dynamics == DYNAMICS_VERSION > 1
-    assert json.loads((saves / "new" / "run.json").read_text())["run"]["1"]["dynamics"] == 2
+    assert json.loads((saves / "new" / "run.json").read_text())["run"]["1"]["dynamics"] == 3
+    assert DYNAMICS_VERSION == 3
+
+
+async def test_a_run_played_with_dynamics_2_resumes_and_replays_with_dynamics_2(
+    tmp_path: Path,
+) -> None:
+    """A run saved with version 2 of the offline dynamics plays on with version 2 after it
+    was saved and resumed, round for round as one played through, and replays identically;
+    the newest version plays the same seed differently."""
+    store, bullying = SaveStore(tmp_path / "saves"), resolve_scenario("bullying")
+    two = Offline(dynamics=2)
+    with Simulation.new(bullying, seed=3, rounds=14, store=store, run_id="two", mind=two) as sim:
+        await sim.run(7)
+    with Simulation.resume("two", store) as resumed:
+        assert resumed.mind.spec == two
+        await resumed.run()
+    through = Simulation.new(bullying, seed=3, rounds=14, mind=two)
+    await through.run()
+    assert list(store.history("two")) == list(through.records)
+    result = await replay_run(store, "two", "two-again")
+    assert result.identical, result.diverged
+    assert store.read_meta("two-again").dynamics == 2
+    newest = Simulation.new(bullying, seed=3, rounds=14)
+    await newest.run()
+    assert newest.records[-1].state != through.records[-1].state

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
 
-from ...core.needs import NEED_MAX
+from ...core.needs import DEFAULT_CURRENT, NEED_MAX
 from ...core.rounding import rounded
 from ...core.rules import ReadAct
 from ...core.state import Mode, Stance
@@ -190,11 +190,17 @@ class Judged:
         delta = np.add.accumulate(terms, axis=1)[:, -1]  # term by term, in order
         emotion = np.array([c.view.emotion for c in ctxs])
         dyn = self.dynamics
+        if self.jitter is not None and dyn.bounded_variability:
+            delta = delta + self.jitter
         if dyn.bound:  # a change shrinks near the bound it heads for
             delta = delta * np.minimum(np.where(delta > 0, 1.0 - emotion, emotion) / dyn.bound, 1.0)
-        if self.jitter is not None:
+        if self.jitter is not None and not dyn.bounded_variability:
             delta = delta + self.jitter
         rest = np.array([c.persona.emotion for c in ctxs]) if dyn.rest is None else dyn.rest
+        if dyn.temperament:  # a stable temperament sits higher, a neurotic one lower
+            with np.errstate(divide="ignore", over="ignore"):  # a baseline at a bound stays
+                odds = np.log(rest / (1.0 - rest)) + dyn.temperament * (1.0 - thin[:, 0])
+                rest = 1.0 / (1.0 + np.exp(-odds))
         rate = dyn.adaptation / thin[:, 0] if dyn.by_temper else dyn.adaptation
         delta = delta + (rest - emotion) * rate  # hedonic adaptation
         return [round(d, 4) for d in delta.tolist()]
@@ -271,6 +277,8 @@ class Judged:
         levels = np.fromiter(flat, float, count=d.size * 2).reshape(*d.shape, 2)
         current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
+        if self.dynamics.chronic_needs:  # toward the persona's chronic level
+            expected = np.array([_chronic(ctx, names) for ctx in ctxs])
         d += RECOVERY * resilience[:, None] * (expected - current)
         kept, raws = rounded(d, 4).tolist(), d.tolist()
         return [
@@ -279,6 +287,12 @@ class Judged:
             else {n: kept[row][col[n]] for n in ctx.view.needs if raws[row][col[n]]}
             for row, (ctx, alike) in enumerate(zip(ctxs, same, strict=True))
         ]
+
+
+def _chronic(ctx: AgentContext, names: list[str]) -> list[float]:
+    """The agent's starting level of each need of ``names``: its persona's chronic one."""
+    given = ctx.persona.needs
+    return [given[n].current if n in given else DEFAULT_CURRENT for n in names]
 
 
 def _cols(col: dict[str, int], changes: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:

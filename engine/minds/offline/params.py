@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...core.scenario import Archetype, Status
 from ...core.state import Stance
@@ -238,6 +238,22 @@ class Dynamics:
     * ``variety``: speech: each round an agent voices its point through a different one of
       its archetype's phrasings and openings (rotated by round), so a long run does not
       repeat one line; person agreement also reads "told her he" as an object.
+    * ``temperament``: set points differ by temperament: the emotion baseline's log-odds
+      are moved by temperament x (1 - thin skin) of the archetype (a thick-skinned,
+      emotionally stable persona sits higher, a neurotic one lower; on the log-odds so a
+      baseline near a bound moves less). Costa & McCrae (1980), "Influence of extraversion
+      and neuroticism on subjective well-being", JPSP 38; Diener, Lucas & Scollon (2006),
+      "Beyond the hedonic treadmill", Am. Psychol. 61 (set points are not neutral and
+      differ by temperament).
+    * ``chronic_needs``: a need recovers toward the persona's chronic level (its starting
+      value) rather than to what it expects, so an unmet need stays unmet until something
+      changes it, and what changed it lasts: the set-point model for domain satisfactions
+      (Diener, Lucas & Scollon 2006); need frustration as a lasting state (Vansteenkiste &
+      Ryan 2013, J. Psychother. Integr. 23).
+    * ``bounded_variability``: the round's affective variability is part of the change the
+      soft ``bound`` shrinks (the draw is on the latent scale: near a bound, affect varies
+      less), so variability does not push a low mood onto the floor (Kuppens, Oravecz &
+      Tuerlinckx 2010 model affect on an unbounded latent scale).
     """
 
     version: int
@@ -253,29 +269,34 @@ class Dynamics:
     distrust: float = 0.0
     variability: float = 0.0
     variety: bool = False
+    temperament: float = 0.0
+    chronic_needs: bool = False
+    bounded_variability: bool = False
 
 
 #: The favorability an unrepaired grudge fades to (below ENEMY_AT's -0.5 stays enemy).
 GRUDGE = -0.5
 
 #: Every version of the dynamics a run can play, by number; the newest plays new runs.
+_V2 = Dynamics(
+    2,
+    adaptation=0.45,
+    rest=None,
+    by_temper=True,
+    bound=0.3,
+    fav_bound=0.5,
+    inertia=0.5,
+    negativity=1.5,
+    fading=0.06,
+    persistence=0.8,
+    distrust=1.0,
+    variability=0.08,
+    variety=True,
+)
 DYNAMICS = {
     1: Dynamics(1),
-    2: Dynamics(
-        2,
-        adaptation=0.45,
-        rest=None,
-        by_temper=True,
-        bound=0.3,
-        fav_bound=0.5,
-        inertia=0.5,
-        negativity=1.5,
-        fading=0.06,
-        persistence=0.8,
-        distrust=1.0,
-        variability=0.08,
-        variety=True,
-    ),
+    2: _V2,
+    3: replace(_V2, version=3, temperament=2.2, chronic_needs=True, bounded_variability=True),
 }
 #: The dynamics new runs play.
 CURRENT = DYNAMICS[DYNAMICS_VERSION]
