@@ -27,6 +27,7 @@ from .limit import AdaptiveLimit
 from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
 from .servercache import cached_tokens
 from .settings import MAX_CONCURRENCY, LLMSettings
+from .slots import ServerSlots
 from .tokens import Counter
 
 Sink = Callable[[str], None]
@@ -181,11 +182,9 @@ class LiteLLMTransport:
         # A local server starts at its slot count (or one call); a provider at the ceiling.
         start = (slots or 1) if settings.api_base else ceiling
         self.limit = AdaptiveLimit(start, ceiling)
-        self._described = asyncio.Lock() if settings.api_base else None
-        #: The slots the server said it has (0: none said; None: not asked yet).
-        self._slots: int | None = None
         self.counter = Counter(self.litellm)
         self._api_key = api_key(settings)
+        self.slots = ServerSlots(settings.api_base, self.limit, self._api_key)
         #: Models priced at nothing (no price in litellm's map): never looked up again.
         self._unpriced: set[str] = set()
         self._routes: dict[str, OpenAIRoute] = {}
@@ -219,40 +218,8 @@ class LiteLLMTransport:
             raise SocialsimError(f"--model {model!r}: set {', '.join(missing)} in the environment")
         return provider
 
-    async def _start_at_slots(self, model: str) -> None:
-        """Once, before the first call to a local server: start at the slots it says it
-        has (llama.cpp's ``/props``)."""
-        lock, self._described = self._described, None
-        if lock is None:
-            return
-        async with lock:
-            from .server import describe
-
-            headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            info = await describe(model, self.settings.api_base, headers)
-            self._start_at(info.slots or 0)
-
-    def _start_at(self, slots: int) -> None:
-        """Start the in-flight limit at the server's ``slots`` (0: it did not say)."""
-        self._slots = slots
-        if slots:
-            self.limit.limit = float(min(slots, self.limit.ceiling))
-
-    def server_slots(self) -> dict[str, int]:
-        """The slots the server said it has, by endpoint (0: it did not say), once asked."""
-        api_base = self.settings.api_base
-        return {api_base: self._slots} if api_base and self._slots is not None else {}
-
-    def settle_slots(self, slots: dict[str, int]) -> None:
-        """Start from the slots a saved run's server said it has: not asked again."""
-        found = slots.get(self.settings.api_base or "")
-        if found is not None and self._described is not None:
-            self._described = None
-            self._start_at(found)
-
     async def complete(self, request: Request) -> Reply:
-        if self._described is not None:
-            await self._start_at_slots(request.model)
+        await self.slots.ask(request.model)
         attempts = 0
         while True:
             attempts += 1

@@ -488,12 +488,12 @@ class LLMMind:
         self.client.settle(modes, roles)
         transport = self.client.transport
         if isinstance(transport, Tracked):
-            transport.live.settle_slots(slots)
+            transport.live.slots.settle(slots)
 
     def server_slots(self) -> dict[str, int]:
         """The slots each endpoint said it has (0: it did not say), once asked."""
         transport = self.client.transport
-        return transport.live.server_slots() if isinstance(transport, Tracked) else {}
+        return transport.live.slots.said() if isinstance(transport, Tracked) else {}
 
     def take_calls(self) -> list[LLMCall]:
         self._observers.clear()  # the round's batched judgements are done

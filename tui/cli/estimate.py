@@ -98,15 +98,11 @@ def with_time(found: Estimate, spec: MindSpec) -> Estimate:
     from dataclasses import replace
 
     from engine.llm.settings import LLMSettings
-    from engine.llm.throughput import PROBE_SECONDS, ProbeError
+    from engine.llm.throughput import ProbeError
     from engine.llm.throughput import probe as measure
 
     if not isinstance(spec, LLMSettings) or not spec.api_base:
         return found
-    say(
-        f"timing {spec.api_base} with a few short calls (at most {PROBE_SECONDS:.0f} s; "
-        "--confirm-above never skips it)…"
-    )
     try:
         speed = asyncio.run(measure(spec))
     except ProbeError as err:
@@ -218,6 +214,13 @@ def over_threshold(
     found = estimate_run(scenario, spec, None, open_store(saves).root, prior=relational)
     served = isinstance(spec, LLMSettings) and bool(spec.api_base)
     if served or limit.seconds is not None:
+        if isinstance(spec, LLMSettings) and spec.api_base:
+            from engine.llm.throughput import PROBE_SECONDS
+
+            say(
+                f"timing {spec.api_base} with a few short calls (at most {PROBE_SECONDS:.0f} "
+                "s; --confirm-above never skips it)…"
+            )
         found = with_time(found, spec)
     if limit.seconds is not None:
         asks = found.wall_s is None or found.wall_s.expected > limit.seconds
