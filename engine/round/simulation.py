@@ -92,7 +92,8 @@ class Simulation(RunControl, Holding):
         self._counter = counter
         self._files = files
         self._lock = lock
-        self._listeners: list[Listener] = []
+        #: (listener, the kinds of event it takes: None for every kind)
+        self._listeners: list[tuple[Listener, tuple[type[SimEvent], ...] | None]] = []
         self._pause = False
         self._ask: Ask | None = None
         #: The interventions a round in flight took (``None`` between rounds).
@@ -258,14 +259,24 @@ class Simulation(RunControl, Holding):
 
     # -- control -----------------------------------------------------------------------
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Receive progress events; returns a function that unsubscribes."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+    def subscribe(
+        self, listener: Listener, only: tuple[type[SimEvent], ...] | None = None
+    ) -> Callable[[], None]:
+        """Receive progress events (``only``: of these kinds; an agent's decision, words
+        and turn are made into events only while a listener takes them); returns a
+        function that unsubscribes."""
+        entry = (listener, only)
+        self._listeners.append(entry)
+        return lambda: self._listeners.remove(entry)
 
     def _emit(self, event: SimEvent) -> None:
-        for listener in list(self._listeners):
-            listener(event)
+        for listener, only in list(self._listeners):
+            if only is None or isinstance(event, only):
+                listener(event)
+
+    def _wants(self, kind: type[SimEvent]) -> bool:
+        """Whether a listener takes events of ``kind``."""
+        return any(only is None or issubclass(kind, only) for _, only in self._listeners)
 
     def request_pause(self) -> None:
         """Stop :meth:`run` after the round in flight (a safe point)."""
@@ -477,7 +488,7 @@ class Simulation(RunControl, Holding):
             meta.ablation,
             meta.players,
             self._emit,
-            self._listeners,
+            self._wants,
         )
         self.progress.phase("decide", plan.decide(deciders))
         decisions = await phases.decide(stage, minds, contexts, forced)
