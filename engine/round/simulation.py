@@ -94,6 +94,8 @@ class Simulation(RunControl, Holding):
         self._lock = lock
         #: (listener, the kinds of event it takes: None for every kind)
         self._listeners: list[tuple[Listener, tuple[type[SimEvent], ...] | None]] = []
+        #: Whether a listener takes each kind of event asked about (kept until one comes or goes).
+        self._wanted: dict[type[SimEvent], bool] = {}
         self._pause = False
         self._ask: Ask | None = None
         #: The interventions a round in flight took (``None`` between rounds).
@@ -267,7 +269,13 @@ class Simulation(RunControl, Holding):
         function that unsubscribes."""
         entry = (listener, only)
         self._listeners.append(entry)
-        return lambda: self._listeners.remove(entry)
+        self._wanted.clear()
+
+        def unsubscribe() -> None:
+            self._listeners.remove(entry)
+            self._wanted.clear()
+
+        return unsubscribe
 
     def _emit(self, event: SimEvent) -> None:
         for listener, only in list(self._listeners):
@@ -275,8 +283,12 @@ class Simulation(RunControl, Holding):
                 listener(event)
 
     def _wants(self, kind: type[SimEvent]) -> bool:
-        """Whether a listener takes events of ``kind``."""
-        return any(only is None or issubclass(kind, only) for _, only in self._listeners)
+        """Whether a listener takes events of ``kind`` (asked for every word spoken)."""
+        wanted = self._wanted.get(kind)
+        if wanted is None:
+            wanted = any(only is None or issubclass(kind, only) for _, only in self._listeners)
+            self._wanted[kind] = wanted
+        return wanted
 
     def request_pause(self) -> None:
         """Stop :meth:`run` after the round in flight (a safe point)."""

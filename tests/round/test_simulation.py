@@ -610,16 +610,20 @@ async def test_a_listener_of_some_kinds_gets_only_those_and_no_word_is_made_an_e
             _init(self, *args, **kw)
 
         monkeypatch.setattr(kind, "__init__", counted)
-    sim = Simulation.new(load_library("hospital"), seed=2, rounds=2)
+    sim = Simulation.new(load_library("hospital"), seed=2, rounds=3)
     seen = []
     sim.subscribe(seen.append, only=(RoundStarted, RoundEnded))
     await sim.step()
     assert [type(e) for e in seen] == [RoundStarted, RoundEnded]
     assert built == []
-    sim.subscribe(lambda e: None, only=(TokenStreamed,))
+    unsubscribe = sim.subscribe(lambda e: None, only=(TokenStreamed,))
     await sim.step()
     assert set(built) == {"TokenStreamed"}
     assert [type(e) for e in seen][2:] == [RoundStarted, RoundEnded]
+    unsubscribe()
+    built.clear()
+    await sim.step()
+    assert built == []
 
 
 def test_importing_engine_does_not_import_textual():
