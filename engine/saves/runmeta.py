@@ -184,6 +184,29 @@ class RunHead(BaseModel):
     trial: TrialLink | None = None
     snapshots: list[Snapshot] = []
 
+    @classmethod
+    def of(cls, meta: RunMeta) -> RunHead:
+        """The head of run metadata ``meta``."""
+        scenario = meta.scenario
+        return cls(
+            format_version=meta.format_version,
+            run_id=meta.run_id,
+            name=meta.name,
+            created=meta.created,
+            scenario=ScenarioHead(
+                id=scenario.id,
+                title=scenario.title,
+                agents=[AgentHead(name=a.name) for a in scenario.agents],
+            ),
+            total_rounds=meta.total_rounds,
+            model=meta.model,
+            parent=meta.parent,
+            ancestry=meta.ancestry,
+            aliases=meta.aliases,
+            trial=meta.trial,
+            snapshots=meta.snapshots,
+        )
+
 
 def now_iso() -> str:
     """Current UTC time, ISO 8601, seconds precision."""

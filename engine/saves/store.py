@@ -4,6 +4,8 @@ Layout of ``<saves>/<run-id>/``::
 
     run.json                  run metadata (tinydb document: scenario snapshot, seed,
                               lineage, pending interventions)
+    head.json                 what ``list`` shows of run.json, kept for it as it is
+                              (engine/saves/headfile.py)
     rounds/000000.json.gz     round 0: the initial state (a keyframe)
     rounds/000001.json.gz     one file per finished round: what changed (engine/saves/roundfile.py)
     index.jsonl               one line per round: metrics, usage, file size and checksum
@@ -41,6 +43,7 @@ from ..core.state import RoundRecord
 from ..errors import RunLockedError, SaveError
 from .atomic import atomic_write_text
 from .cleanup import clean, staging_prefix
+from .headfile import HEAD_FILE, kept_head, write_head
 from .history import History
 from .roundcheck import RunCheck
 from .roundfile import IndexEntry, Keyframe, RepairMarks, RoundFile
@@ -109,6 +112,18 @@ def _single(rows: dict[str, Any], path: Path) -> Any:
 def _read_head(path: Path) -> RunHead:
     """run.json's head; a save written by a newer format is refused here."""
     head: RunHead = _single(parse_json(_HeadDoc, read_bytes(path), path, "save").run, path)
+    return _checked_head(head, path)
+
+
+def _listed_head(path: Path) -> RunHead:
+    """run.json's head for ``list``: the head kept beside it (no parse of the scenario
+    snapshot) if one is kept for it as it is, else read from it."""
+    head = kept_head(path)
+    return _read_head(path) if head is None else _checked_head(head, path)
+
+
+def _checked_head(head: RunHead, path: Path) -> RunHead:
+    """``head``, if its run may be read: a save written by a newer format is refused."""
     if head.format_version > FORMAT_VERSION:
         raise SaveError(
             f"{path}: written by a newer socialsim (save format {head.format_version}; "
@@ -121,8 +136,9 @@ def _read_head(path: Path) -> RunHead:
 
 
 def _write_meta(path: Path, meta: RunMeta) -> None:
-    """Write run.json (table -> {"1": meta}) in a single atomic replace."""
-    atomic_write_text(path, f'{{"run":{{"1":{meta.model_dump_json(by_alias=True)}}}}}')
+    """Write run.json (table -> {"1": meta}) in a single atomic replace, then its head."""
+    written = atomic_write_text(path, f'{{"run":{{"1":{meta.model_dump_json(by_alias=True)}}}}}')
+    write_head(path, meta, written)
 
 
 class RunListing(BaseModel):
@@ -167,7 +183,9 @@ def _is_run_folder(entry: Path) -> bool:
 
 
 #: What a run folder may hold (besides ``.tmp`` files of interrupted writes).
-_RUN_ENTRIES = frozenset({META_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE, MEASURE_LOCK})
+_RUN_ENTRIES = frozenset(
+    {META_FILE, HEAD_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE, MEASURE_LOCK}
+)
 
 
 def _holdings(folder: Path, entries: list[str]) -> str:
@@ -417,8 +435,9 @@ class SaveStore:
 
     def list_runs(self) -> list[RunListing]:
         """Every entry of the saves folder; unreadable ones are listed with a reason.
-        Reads each run's metadata head and index, and checks the size of every round
-        file against the index; no round file is read (a format-2 run's last one is)."""
+        Reads each run's head (head.json; run.json where none is kept for it) and index,
+        and checks the size of every round file against the index; no round file is read
+        (a format-2 run's last one is)."""
         if not self.root.is_dir():
             return []
         try:
@@ -439,7 +458,7 @@ class SaveStore:
         if not entry.is_dir() or not _RUN_ID.fullmatch(name):
             return RunListing(run_id=name, ok=False, reason="not a socialsim run folder")
         try:
-            head = _read_head(entry / META_FILE)
+            head = _listed_head(entry / META_FILE)
             files = RunFiles(entry, RunCheck.of(head, name))
             done, metrics = _check_rounds(files)
         except SaveError as err:
