@@ -26,7 +26,7 @@ GZIP, ZSTD = ".gz", ".zst"
 SUFFIXES = (ZSTD, GZIP)
 GZIP_LEVEL = 1
 ZSTD_LEVEL = 1
-#: A round's JSON this long or longer is compressed with zstd (about 60 agents' changes).
+#: A round's JSON this long or longer is compressed with zstd (about 85 agents' changes).
 ZSTD_FROM = 256 * 1024
 
 
