@@ -37,7 +37,7 @@ from .atomic import atomic_write_bytes
 from .codec import SUFFIXES, codec_for, compress, decompress
 from .roundcheck import RunCheck, round_problem
 from .roundfile import IndexEntry, RoundFile
-from .saferead import MAX_SAVE_FILE_BYTES, is_real_folder, read_regular, stat_regular
+from .saferead import is_real_folder, read_regular, stat_regular
 from .verified import Verdicts, fingerprint
 
 if TYPE_CHECKING:  # imported when used: list and show never roll states

@@ -37,9 +37,10 @@ def test_the_codec_goes_by_the_size_of_the_round() -> None:
     for text, suffix in ((small, GZIP), (large, ZSTD)):
         data = compress(text, suffix)
         assert decompress(data, Path(f"000001.json{suffix}")) == text
-    assert compress(small, GZIP)[:2] == b"\x1f\x8b" and zlib.decompress(
-        compress(small, GZIP), wbits=31
-    ) == small
+    assert (
+        compress(small, GZIP)[:2] == b"\x1f\x8b"
+        and zlib.decompress(compress(small, GZIP), wbits=31) == small
+    )
     assert compress(large, ZSTD)[:4] == bytes.fromhex("28b52ffd")  # a standard zstd frame
 
 
