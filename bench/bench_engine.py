@@ -57,13 +57,13 @@ from whole import run_whole  # noqa: E402
 
 from engine.core.changes import RoundChanges  # noqa: E402
 from engine.core.columns import StateColumns  # noqa: E402
-from engine.core.metrics import Metrics  # noqa: E402
+from engine.core.metrics import Metrics, RepairCounter  # noqa: E402
 from engine.core.played import PlayedRound  # noqa: E402
 from engine.core.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
 from engine.round.simulation import Simulation  # noqa: E402
 from engine.saves.atomic import atomic_write_bytes  # noqa: E402
 from engine.saves.codec import codec_for, compress  # noqa: E402
-from engine.saves.roundfile import KEYFRAME_EVERY, RepairMarks, RoundFile, round_file  # noqa: E402
+from engine.saves.roundfile import KEYFRAME_EVERY, PackedMarks, RoundFile, round_file  # noqa: E402
 from engine.saves.runfiles import RunFiles  # noqa: E402
 from engine.saves.store import SaveStore  # noqa: E402
 
@@ -186,7 +186,9 @@ class SizeRun:
 def encoded(played: PlayedRound, metrics: Metrics) -> RoundFile:
     """The round's file as the simulation writes it (a keyframe every KEYFRAME_EVERY rounds;
     the repair marks' content does not change the cost)."""
-    keyframe = RepairMarks() if played.round % KEYFRAME_EVERY == 0 else None
+    names = played.after.names
+    keep = played.round % KEYFRAME_EVERY == 0
+    keyframe = PackedMarks.of(RepairCounter(len(names)), names) if keep else None
     return round_file(played, metrics, keyframe)
 
 

@@ -37,7 +37,7 @@ from ..saves.history import History, HistoryView
 from ..saves.roundfile import (
     KEYFRAME_EVERY,
     IndexEntry,
-    RepairMarks,
+    PackedMarks,
     RoundFile,
     RoundSummary,
     round_file,
@@ -168,7 +168,7 @@ class Simulation(RunControl, Holding):
         if store is None:
             history = History.in_memory(first, RoundSummary(round=0, metrics=metrics))
             return cls(meta, history, counter, brain, columns=columns)
-        marks = RepairMarks.of(counter, columns.names)
+        marks = PackedMarks.of(counter, columns.names)
         entry = store.create(meta, round_file(first, metrics, marks))
         lock = store.lock(run_id)
         files = store.files(run_id, meta)
@@ -424,7 +424,7 @@ class Simulation(RunControl, Holding):
         metrics = round_metrics(self.scenario, played.after, counter)
         if self._files is not None:
             keyframe = played.round % KEYFRAME_EVERY == 0
-            marks = RepairMarks.of(counter, names) if keyframe else None
+            marks = PackedMarks.of(counter, names) if keyframe else None
             file = round_file(played, metrics, marks)
             summary: RoundSummary = self._save(self._files, file)
         else:

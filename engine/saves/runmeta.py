@@ -17,7 +17,8 @@ from ..llm.settings import LLMSettings, StructuredMode
 from ..minds.spec import DYNAMICS_VERSION, MindSpec, Offline
 
 #: 7: a large round's file is zstd'd (rounds/NNNNNN.json.zst, saves/codec.py; a small one
-#: stays gzip'd); 6: columns packed as arrays (saves/packed.py);
+#: stays gzip'd), a keyframe's repair marks are bit rows; 6: columns packed as arrays
+#: (saves/packed.py);
 #: 5: a keyframe's state and a round's relation changes are coded columns
 #: (saves/columnar.py; runs of format 2 to 4 read as they are); 4: round files carry the id
 #: of the run that wrote them and index lines a checksum (runs of format 3 read as they

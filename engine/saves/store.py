@@ -46,7 +46,7 @@ from .cleanup import clean, staging_prefix
 from .headfile import HEAD_FILE, kept_head, write_head
 from .history import History
 from .roundcheck import RunCheck
-from .roundfile import IndexEntry, Keyframe, RepairMarks, RoundFile
+from .roundfile import IndexEntry, Keyframe, PackedMarks, RoundFile
 from .runfiles import INDEX_FILE, ROUNDS_DIR, RunFiles, parse_json, read_bytes
 from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, Snapshot, TrialLink, fork
 from .saferead import is_real_folder, stat_regular
@@ -555,7 +555,7 @@ class SaveStore:
         fork_file = file.model_copy(
             update={
                 "metrics": entries[at_round].metrics,
-                "keyframe": Keyframe.of(state, RepairMarks.of(counter, state.names)),
+                "keyframe": Keyframe.of(state, PackedMarks.of(counter, state.names)),
             }
         )
 
