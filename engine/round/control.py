@@ -131,3 +131,4 @@ class RunControl(ABC):
         """Write the metadata, with the total of rounds the save already records."""
         if self.store is not None:
             self.store.write_meta(self.meta.model_copy(update={"total_rounds": self._saved_total}))
+

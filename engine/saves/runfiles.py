@@ -34,7 +34,7 @@ from ..core.scenario import Scenario
 from ..core.state import RoundRecord
 from ..errors import SaveError
 from .atomic import atomic_write_bytes
-from .codec import SUFFIXES, codec_for, compress, decompress
+from .codec import GZIP, SUFFIXES, codec_for, compress, decompress
 from .roundcheck import RunCheck, round_problem
 from .roundfile import IndexEntry, RoundFile
 from .saferead import is_real_folder, read_regular, stat_regular
@@ -105,7 +105,7 @@ class RunFiles:
         #: The verdicts this writer adds for the files it writes (loaded at its first).
         self._written: Verdicts | None = None
 
-    def path(self, n: int, suffix: str = ".gz") -> Path:
+    def path(self, n: int, suffix: str = GZIP) -> Path:
         """Where round ``n`` is written in the codec of ``suffix`` (engine/saves/codec.py)."""
         return self.rounds / round_name(n, suffix)
 
@@ -452,7 +452,7 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def round_name(n: int, suffix: str = ".gz") -> str:
+def round_name(n: int, suffix: str = GZIP) -> str:
     """The name of round ``n``'s file in the codec of ``suffix`` (format 3 and later)."""
     return f"{n:06d}.json{suffix}"
 
