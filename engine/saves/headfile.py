@@ -1,5 +1,6 @@
-"""run.json's head kept beside it in ``head.json``, so ``list`` shows a run without parsing
-the scenario snapshot run.json holds (a scenario file may be tens of MB).
+"""run.json's head (what ``list`` shows of a run, and what its round files are checked
+against): read from run.json, or from ``head.json`` kept beside it, so ``list`` shows a run
+without parsing the scenario snapshot run.json holds (a scenario file may be tens of MB).
 
 ``head.json`` holds a :class:`~engine.saves.runmeta.RunHead` and the fingerprint of the
 run.json it was taken from (size, modification and change times, inode), and is believed
@@ -14,17 +15,27 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..core.limits import rounds_problem
 from ..errors import SaveError
 from .atomic import atomic_write_bytes
-from .runmeta import RunHead, RunMeta
+from .runfiles import parse_json, read_bytes
+from .runmeta import FORMAT_VERSION, RunHead, RunMeta
 from .saferead import read_regular
 
 HEAD_FILE = "head.json"
 #: The largest head file read (a head names the cast, lineage and snapshots only).
 MAX_HEAD_BYTES = 4 * 1024 * 1024
+
+
+class _HeadDoc(BaseModel):
+    """run.json as tinydb writes it, table ``run``, read for its head only."""
+
+    model_config = ConfigDict(extra="ignore")
+    run: dict[str, RunHead]
 
 
 class _HeadFile(BaseModel):
@@ -61,3 +72,39 @@ def kept_head(meta_path: Path) -> RunHead | None:
     except (OSError, SaveError, ValidationError):
         return None
     return doc.head if doc.of == now else None
+
+
+def single_doc(rows: dict[str, Any], path: Path) -> Any:
+    """The one document of a one-document tinydb table."""
+    if len(rows) != 1:
+        raise SaveError(f"{path}: not a socialsim save file (no single 'run' record)")
+    ((doc_id, doc),) = rows.items()
+    if not doc_id.isdigit():
+        raise SaveError(f"{path}: not a socialsim save file (malformed 'run' record)")
+    return doc
+
+
+def read_head(path: Path) -> RunHead:
+    """run.json's head, read from it; a save written by a newer format is refused here."""
+    head: RunHead = single_doc(parse_json(_HeadDoc, read_bytes(path), path, "save").run, path)
+    return _checked(head, path)
+
+
+def listed_head(path: Path) -> RunHead:
+    """run.json's head for ``list``: the head kept beside it (no parse of the scenario
+    snapshot) if one is kept for it as it is, else read from it."""
+    head = kept_head(path)
+    return read_head(path) if head is None else _checked(head, path)
+
+
+def _checked(head: RunHead, path: Path) -> RunHead:
+    """``head``, if its run may be read: a save written by a newer format is refused."""
+    if head.format_version > FORMAT_VERSION:
+        raise SaveError(
+            f"{path}: written by a newer socialsim (save format {head.format_version}; "
+            f"this version reads up to {FORMAT_VERSION})"
+        )
+    problem = rounds_problem(head.total_rounds)
+    if problem:
+        raise SaveError(f"{path}: not a socialsim save (total_rounds: {problem})")
+    return head

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 import engine.saves.headfile
-import engine.saves.store
 from engine import FORMAT_VERSION, SaveStore, Simulation
 from engine.core.scenario import Scenario
 from engine.saves.headfile import HEAD_FILE
@@ -21,13 +20,13 @@ from engine.saves.store import META_FILE
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     """The paths of the run.json files read whole from now on."""
     seen: list[Path] = []
-    real = engine.saves.store.read_bytes
+    real = engine.saves.headfile.read_bytes
 
     def read_bytes(path: Path) -> bytes:
         seen.append(path)
         return real(path)
 
-    monkeypatch.setattr(engine.saves.store, "read_bytes", read_bytes)
+    monkeypatch.setattr(engine.saves.headfile, "read_bytes", read_bytes)
     return seen
 
 
