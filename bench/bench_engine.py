@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import cProfile
 import gc
-import gzip
 import importlib.util
 import os
 import pstats
@@ -58,13 +57,14 @@ from whole import run_whole  # noqa: E402
 
 from engine.core.changes import RoundChanges  # noqa: E402
 from engine.core.columns import StateColumns  # noqa: E402
-from engine.core.metrics import Metrics  # noqa: E402
+from engine.core.metrics import Metrics, RepairCounter  # noqa: E402
 from engine.core.played import PlayedRound  # noqa: E402
 from engine.core.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
 from engine.round.simulation import Simulation  # noqa: E402
 from engine.saves.atomic import atomic_write_bytes  # noqa: E402
-from engine.saves.roundfile import KEYFRAME_EVERY, RepairMarks, RoundFile, round_file  # noqa: E402
-from engine.saves.runfiles import COMPRESSION, RunFiles  # noqa: E402
+from engine.saves.codec import codec_for, compress  # noqa: E402
+from engine.saves.roundfile import KEYFRAME_EVERY, PackedMarks, RoundFile, round_file  # noqa: E402
+from engine.saves.runfiles import RunFiles  # noqa: E402
 from engine.saves.store import SaveStore  # noqa: E402
 
 #: Offline round, CPU per round (issue 24).
@@ -186,7 +186,9 @@ class SizeRun:
 def encoded(played: PlayedRound, metrics: Metrics) -> RoundFile:
     """The round's file as the simulation writes it (a keyframe every KEYFRAME_EVERY rounds;
     the repair marks' content does not change the cost)."""
-    keyframe = RepairMarks() if played.round % KEYFRAME_EVERY == 0 else None
+    names = played.after.names
+    keep = played.round % KEYFRAME_EVERY == 0
+    keyframe = PackedMarks.of(RepairCounter(len(names)), names) if keep else None
     return round_file(played, metrics, keyframe)
 
 
@@ -218,7 +220,7 @@ async def run_size(n_agents: int, rounds: int, saves: Path, seed: int = 1) -> Si
         save, save_gc = timed_save(files, played, sim.metrics())
         run.save_s.append(save)
         run.save_gc_s.append(save_gc)
-        run.save_bytes.append(files.path(played.round).stat().st_size)
+        run.save_bytes.append(files.existing_path(played.round).stat().st_size)
         run.last, run.metrics = played, sim.metrics()
     return run
 
@@ -415,8 +417,9 @@ def autosave_breakdown(
     files.rounds.mkdir(parents=True, exist_ok=True)
     file = encoded(played, metrics)
     text = file.model_dump_json().encode()
-    data = gzip.compress(text, COMPRESSION, mtime=0)
-    target = saves / "breakdown-probe" / "probe.json.gz"
+    suffix = codec_for(text)
+    data = compress(text, suffix)
+    target = saves / "breakdown-probe" / f"probe.json{suffix}"
     target.parent.mkdir(parents=True, exist_ok=True)
     # a fresh round number each time, as autosave does
     copies = iter([file.model_copy(update={"round": k}) for k in range(1, repeat + 1)])
@@ -433,9 +436,9 @@ def autosave_breakdown(
         ("encode + write total", med(lambda: files.write(encoded(played, metrics)))),
         ("  round_file (the round's changes)", med(lambda: encoded(played, metrics))),
         ("  file.model_dump_json()", med(lambda: file.model_dump_json())),
-        (f"  gzip level {COMPRESSION}", med(lambda: gzip.compress(text, COMPRESSION, mtime=0))),
+        (f"  compress ({suffix})", med(lambda: compress(text, suffix))),
         (
-            "  atomic_write_bytes (mkstemp+write+fsync+replace)",
+            "  atomic_write_bytes (open+write+fsync+replace)",
             med(lambda: atomic_write_bytes(target, data)),
         ),
         (
@@ -473,7 +476,7 @@ def play_whole(file: Path, rounds: int, saves: Path) -> Whole:
     if got.code:
         raise SystemExit(f"{' '.join(args)} failed: {got.stderr}")
     (run,) = [d for d in saves.iterdir() if (d / "rounds").is_dir()]
-    files = [p for p in (run / "rounds").glob("*.json.gz") if int(p.name[:6]) >= 1]
+    files = [p for p in (run / "rounds").glob("*.json.*") if int(p.name[:6]) >= 1]
     index = (run / "index.jsonl").read_bytes().splitlines(keepends=True)[1:]
     disk = (sum(p.stat().st_size for p in files) + sum(map(len, index))) / rounds / 1e6
     return Whole(got.wall, got.cpu, got.peak_mb, disk)

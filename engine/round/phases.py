@@ -43,7 +43,7 @@ from .updates import round_changes
 @dataclass(frozen=True)
 class Stage:
     """What the phases of round ``t`` share: the run, the state it starts from, and where
-    progress events go (built only while ``listeners`` is not empty)."""
+    progress events go (an event built only while ``wants`` its kind: a listener takes it)."""
 
     run_id: str
     t: int
@@ -52,7 +52,7 @@ class Stage:
     ablation: bool
     players: Mapping[str, str]
     emit: Callable[[SimEvent], None]
-    listeners: Sequence[object]
+    wants: Callable[[type[SimEvent]], bool]
 
 
 def round_events(
@@ -145,7 +145,7 @@ async def decide(
     def decided(name: str, decision: Decision) -> Decision:
         """The valid decision, told to the listeners (an event built only for one)."""
         valid = _valid(name, decision, names, known)
-        if stage.listeners:
+        if stage.wants(AgentDecided):
             stage.emit(
                 AgentDecided(
                     run_id=stage.run_id, round=t, agent=name, decision=valid, forced=name in forced
@@ -207,7 +207,7 @@ async def take_turns(
             ctx = contexts[me].hearing(heard)
 
             def sink(piece: str, me: str = me) -> None:
-                if stage.listeners:  # a token event per word: built only for a listener
+                if stage.wants(TokenStreamed):  # an event a word: built only for a listener
                     stage.emit(TokenStreamed(run_id=stage.run_id, round=t, agent=me, text=piece))
 
             text = (await minds.speak(ctx, decisions[me], sink))[:MAX_UTTERANCE_CHARS]
@@ -228,7 +228,7 @@ async def take_turns(
             public.append(action)
         else:
             private.update((me, action.target or ""))
-        if stage.listeners:
+        if stage.wants(AgentSpoke):
             stage.emit(AgentSpoke(run_id=stage.run_id, round=t, action=action))
         await asyncio.sleep(0)
     return actions

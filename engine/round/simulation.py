@@ -37,7 +37,7 @@ from ..saves.history import History, HistoryView
 from ..saves.roundfile import (
     KEYFRAME_EVERY,
     IndexEntry,
-    RepairMarks,
+    PackedMarks,
     RoundFile,
     RoundSummary,
     round_file,
@@ -92,7 +92,10 @@ class Simulation(RunControl, Holding):
         self._counter = counter
         self._files = files
         self._lock = lock
-        self._listeners: list[Listener] = []
+        #: (listener, the kinds of event it takes: None for every kind)
+        self._listeners: list[tuple[Listener, tuple[type[SimEvent], ...] | None]] = []
+        #: Whether a listener takes each kind of event asked about (kept until one comes or goes).
+        self._wanted: dict[type[SimEvent], bool] = {}
         self._pause = False
         self._ask: Ask | None = None
         #: The interventions a round in flight took (``None`` between rounds).
@@ -165,7 +168,7 @@ class Simulation(RunControl, Holding):
         if store is None:
             history = History.in_memory(first, RoundSummary(round=0, metrics=metrics))
             return cls(meta, history, counter, brain, columns=columns)
-        marks = RepairMarks.of(counter, columns.names)
+        marks = PackedMarks.of(counter, columns.names)
         entry = store.create(meta, round_file(first, metrics, marks))
         lock = store.lock(run_id)
         files = store.files(run_id, meta)
@@ -258,14 +261,34 @@ class Simulation(RunControl, Holding):
 
     # -- control -----------------------------------------------------------------------
 
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Receive progress events; returns a function that unsubscribes."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+    def subscribe(
+        self, listener: Listener, only: tuple[type[SimEvent], ...] | None = None
+    ) -> Callable[[], None]:
+        """Receive progress events (``only``: of these kinds; an agent's decision, words
+        and turn are made into events only while a listener takes them); returns a
+        function that unsubscribes."""
+        entry = (listener, only)
+        self._listeners.append(entry)
+        self._wanted.clear()
+
+        def unsubscribe() -> None:
+            self._listeners.remove(entry)
+            self._wanted.clear()
+
+        return unsubscribe
 
     def _emit(self, event: SimEvent) -> None:
-        for listener in list(self._listeners):
-            listener(event)
+        for listener, only in list(self._listeners):
+            if only is None or isinstance(event, only):
+                listener(event)
+
+    def _wants(self, kind: type[SimEvent]) -> bool:
+        """Whether a listener takes events of ``kind`` (asked for every word spoken)."""
+        wanted = self._wanted.get(kind)
+        if wanted is None:
+            wanted = any(only is None or issubclass(kind, only) for _, only in self._listeners)
+            self._wanted[kind] = wanted
+        return wanted
 
     def request_pause(self) -> None:
         """Stop :meth:`run` after the round in flight (a safe point)."""
@@ -402,7 +425,7 @@ class Simulation(RunControl, Holding):
         metrics = round_metrics(self.scenario, played.after, counter)
         if self._files is not None:
             keyframe = played.round % KEYFRAME_EVERY == 0
-            marks = RepairMarks.of(counter, names) if keyframe else None
+            marks = PackedMarks.of(counter, names) if keyframe else None
             file = round_file(played, metrics, marks)
             summary: RoundSummary = self._save(self._files, file)
         else:
@@ -478,7 +501,7 @@ class Simulation(RunControl, Holding):
             meta.ablation,
             meta.players,
             self._emit,
-            self._listeners,
+            self._wants,
         )
         self.progress.phase("decide", plan.decide(deciders))
         decisions = await phases.decide(stage, minds, contexts, forced)

@@ -3,31 +3,41 @@
 from __future__ import annotations
 
 import os
-import tempfile
+import secrets
 from pathlib import Path
 
+_NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
+
+def atomic_write_bytes(path: Path, data: bytes) -> os.stat_result:
     """Write ``data`` to a hidden temporary file beside ``path``, flush it to disk, then
     rename it over ``path``; a failure (or a kill) leaves the old file. The file gets the
-    mode the umask gives a new file (not mkstemp's 0600)."""
+    mode the umask gives a new file (the kernel applies it: not mkstemp's 0600). Returns
+    the new file's status before the rename (its inode tells it from a later one)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    while True:
+        tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(tmp, _NEW, 0o666)
+            break
+        except FileExistsError:
+            continue
     try:
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), 0o666 & ~umask())
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+            status = os.fstat(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+        tmp.unlink(missing_ok=True)
         raise
+    return status
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str) -> os.stat_result:
     """:func:`atomic_write_bytes` of ``text`` in UTF-8."""
-    atomic_write_bytes(path, text.encode("utf-8"))
+    return atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def umask() -> int:

@@ -18,7 +18,7 @@ from ..core.needs import NEEDS
 from ..core.scenario import Status
 from ..core.state import ALL, MemoryEntry, WorldState
 from .columnar import EdgeColumns, PackedEdges, PackedState, StateFrame, status_array
-from .roundfile import RelationColumns, RoundFile
+from .roundfile import PackedMarks, RelationColumns, RoundFile
 
 if TYPE_CHECKING:
     from .runmeta import RunHead, RunMeta
@@ -84,6 +84,9 @@ def round_problem(file: RoundFile, n: int, check: RunCheck) -> str | None:
         else:
             assert keyframe.state is not None
             problem = _state_problem(keyframe.state, n, check.names)
+        marks = keyframe.repair
+        if isinstance(marks, PackedMarks) and sorted(marks.names) != sorted(check.names):
+            problem = problem or "its repair marks are of another cast"
         if problem:
             return problem
     return _changes_problem(file, cast) or _log_problem(file, cast)

@@ -19,6 +19,8 @@ keyframe's :class:`~engine.core.state.WorldState`) are still read.
 
 from __future__ import annotations
 
+import base64
+import binascii
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -101,18 +103,12 @@ class RelationColumns(_Model):
 
 
 class RepairMarks(_Model):
-    """The repair counter at a keyframe, by name: ``fell[i]`` the agents j whose edge
-    i -> j deteriorated so far, ``never_friendly[i]`` those i regarded as rival or enemy
-    at every state so far (agents without either are left out)."""
+    """The repair counter at a keyframe by name, as formats 3 to 6 stored it: ``fell[i]``
+    the agents j whose edge i -> j deteriorated so far, ``never_friendly[i]`` those i
+    regarded as rival or enemy at every state so far (agents without either are left out)."""
 
     fell: dict[str, list[str]] = {}
     never_friendly: dict[str, list[str]] = {}
-
-    @classmethod
-    def of(cls, counter: RepairCounter, names: list[str]) -> RepairMarks:
-        everyone = (1 << len(names)) - 1
-        never = [everyone & ~(1 << i) & ~m for i, m in enumerate(counter.was_friendly)]
-        return cls(fell=_named(counter.fell, names), never_friendly=_named(never, names))
 
     def counter(self, names: list[str]) -> RepairCounter:
         """The counter these marks were taken from (agents in ``names`` order)."""
@@ -120,6 +116,64 @@ class RepairMarks(_Model):
         never = _masks(self.never_friendly, names)
         friendly = [everyone & ~(1 << i) & ~m for i, m in enumerate(never)]
         return RepairCounter(len(names), _masks(self.fell, names), friendly)
+
+
+class PackedMarks(_Model):
+    """The repair counter at a keyframe as bit rows (format 7): agent ``names[i]``'s masks
+    over ``names`` (bit j: agent j), each ``ceil(N / 8)`` little-endian bytes, the rows one
+    after another in base64; ``fell`` and ``never_friendly`` as in :class:`RepairMarks`,
+    which names each agent of each mask (N² names in JSON at a keyframe)."""
+
+    names: list[str]
+    fell: str
+    never_friendly: str
+
+    @model_validator(mode="after")
+    def _whole_rows(self) -> PackedMarks:
+        for rows in (self.fell, self.never_friendly):
+            _rows_of(rows, len(self.names))
+        return self
+
+    @classmethod
+    def of(cls, counter: RepairCounter, names: list[str]) -> PackedMarks:
+        everyone = (1 << len(names)) - 1
+        never = [everyone & ~(1 << i) & ~m for i, m in enumerate(counter.was_friendly)]
+        width = (len(names) + 7) // 8
+        return cls(
+            names=names, fell=_packed(counter.fell, width), never_friendly=_packed(never, width)
+        )
+
+    def counter(self, names: list[str]) -> RepairCounter:
+        """The counter these marks were taken from (agents in ``names`` order)."""
+        n = len(self.names)
+        fell, never = _rows_of(self.fell, n), _rows_of(self.never_friendly, n)
+        if names != self.names:  # another order of the cast: by name
+            named = RepairMarks(
+                fell=_named(fell, self.names), never_friendly=_named(never, self.names)
+            )
+            return named.counter(names)
+        everyone = (1 << n) - 1
+        friendly = [everyone & ~(1 << i) & ~m for i, m in enumerate(never)]
+        return RepairCounter(n, fell, friendly)
+
+
+def _packed(masks: list[int], width: int) -> str:
+    return base64.b64encode(b"".join(m.to_bytes(width, "little") for m in masks)).decode("ascii")
+
+
+def _rows_of(text: str, n: int) -> list[int]:
+    """The ``n`` masks of bit rows ``text`` (bits beyond the cast dropped)."""
+    try:
+        data = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError("repair marks that are not base64") from None
+    width = (n + 7) // 8
+    if len(data) != n * width:
+        raise ValueError(f"repair marks of {len(data)} bytes, not {n} rows of {width}")
+    everyone = (1 << n) - 1
+    return [
+        int.from_bytes(data[k : k + width], "little") & everyone for k in range(0, len(data), width)
+    ]
 
 
 def _named(masks: list[int], names: list[str]) -> dict[str, list[str]]:
@@ -141,12 +195,13 @@ def _masks(named: dict[str, list[str]], names: list[str]) -> list[int]:
 class Keyframe(_Model):
     """The whole state after a round, as packed columns (``packed``, format 6), coded
     columns (``frame``, format 5) or the state model formats 2 to 4 stored (``state``), and
-    the repair counter then (None in a format-2 round, whose run is counted from round 0)."""
+    the repair counter then (as bit rows since format 7; None in a format-2 round, whose run
+    is counted from round 0)."""
 
     packed: PackedState | None = None
     frame: StateFrame | None = None
     state: WorldState | None = None
-    repair: RepairMarks | None = None
+    repair: PackedMarks | RepairMarks | None = None
 
     @model_validator(mode="after")
     def _one_state(self) -> Keyframe:
@@ -155,7 +210,7 @@ class Keyframe(_Model):
         return self
 
     @classmethod
-    def of(cls, state: StateColumns, repair: RepairMarks) -> Keyframe:
+    def of(cls, state: StateColumns, repair: PackedMarks) -> Keyframe:
         """The keyframe of ``state`` with the repair counter's marks then."""
         return cls(packed=PackedState.of(state), repair=repair)
 
@@ -277,7 +332,7 @@ class RoundFile(_Model):
 
 
 def round_file(
-    played: PlayedRound, metrics: Metrics, keyframe: RepairMarks | None = None
+    played: PlayedRound, metrics: Metrics, keyframe: PackedMarks | None = None
 ) -> RoundFile:
     """The file of the round ``played``, and the whole state after it too when ``keyframe``
     (the repair marks after the round) is given."""

@@ -1,7 +1,8 @@
 """One run's round files and their index: writing, reading, checking, rebuilding states.
 
 ``<run>/rounds/NNNNNN.json.gz`` holds round N in save format 3 and later (gzip'd JSON of a
-:class:`~engine.saves.roundfile.RoundFile`); format-2 runs have ``NNNNNN.json`` (a tinydb document
+:class:`~engine.saves.roundfile.RoundFile`), ``NNNNNN.json.zst`` since format 7 for a large
+round (zstd: engine/saves/codec.py); format-2 runs have ``NNNNNN.json`` (a tinydb document
 holding the full record) and read as keyframes. ``<run>/index.jsonl`` has one line per
 round (:class:`~engine.saves.roundfile.IndexEntry`: metrics, usage, file size and CRC-32, keyframe
 or not), appended after the round file is in place; since save format 4 each line ends in
@@ -16,7 +17,6 @@ fails.
 from __future__ import annotations
 
 import gc
-import gzip
 import os
 import re
 import zlib
@@ -34,9 +34,10 @@ from ..core.scenario import Scenario
 from ..core.state import RoundRecord
 from ..errors import SaveError
 from .atomic import atomic_write_bytes
+from .codec import GZIP, SUFFIXES, codec_for, compress, decompress
 from .roundcheck import RunCheck, round_problem
 from .roundfile import IndexEntry, RoundFile
-from .saferead import MAX_SAVE_FILE_BYTES, is_real_folder, read_regular, stat_regular
+from .saferead import is_real_folder, read_regular, stat_regular
 from .verified import Verdicts, fingerprint
 
 if TYPE_CHECKING:  # imported when used: list and show never roll states
@@ -44,14 +45,9 @@ if TYPE_CHECKING:  # imported when used: list and show never roll states
 
 ROUNDS_DIR = "rounds"
 INDEX_FILE = "index.jsonl"
-_ROUND_FILE = re.compile(r"^(\d{6})\.json(\.gz)?$")
+_ROUND_FILE = re.compile(r"^(\d{6})\.json(\.gz|\.zst)?$")
 #: An index line with its check: the line's JSON up to the check, then the check.
 _CHECKED = re.compile(rb'(\{.*),"check":(\d{1,10})\}')
-#: gzip level of round files (save format 6's packed columns, docs/formats.md): a 1,000-agent
-#: round of changes (25 MB of JSON) is 5.2 MB at level 1 (0.14 s of CPU), 4.3 MB at level 4
-#: (0.21 s) and 4.1 MB at level 6 (0.44 s); at 100 agents (0.33 MB) 2.7 / 4.9 / 8.0 ms.
-#: Level 1: saving is most of what a saved round costs beyond the round.
-COMPRESSION = 1
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -83,21 +79,6 @@ def index_line(entry: IndexEntry) -> bytes:
     return body[:-1] + b',"check":%d}\n' % zlib.crc32(body)
 
 
-def gunzip(data: bytes, path: Path) -> bytes:
-    """A round file's JSON from its gzip'd bytes, bounded in size (a small file that
-    inflates without end is damage too)."""
-    inflate = zlib.decompressobj(wbits=31)
-    try:
-        text = inflate.decompress(data, MAX_SAVE_FILE_BYTES)
-    except zlib.error as err:
-        raise SaveError(f"{path}: damaged round file ({err})") from None
-    if inflate.unconsumed_tail:
-        raise SaveError(f"{path}: damaged round file (inflates beyond the size limit)")
-    if not inflate.eof or inflate.unused_data:
-        raise SaveError(f"{path}: damaged round file (truncated or trailing data)")
-    return text
-
-
 class _LegacyRound(BaseModel):
     """A format-2 round file: a tinydb table ``round`` holding one full record."""
 
@@ -118,24 +99,27 @@ class RunFiles:
         #: Whether index.jsonl held exactly the entries :meth:`load_index` returned (no
         #: torn line, no round missing from it): otherwise the next write rewrites it.
         self.index_complete = False
-        #: (round, index size before its line) of the last :meth:`write`, for :meth:`discard`.
-        self._index_end: tuple[int, int] | None = None
+        #: (round, index size before its line, its file) of the last :meth:`write`, for
+        #: :meth:`discard`.
+        self._index_end: tuple[int, int, Path] | None = None
         #: The verdicts this writer adds for the files it writes (loaded at its first).
         self._written: Verdicts | None = None
 
-    def path(self, n: int) -> Path:
-        """Where round ``n`` is written (format 3)."""
-        return self.rounds / round_name(n)
+    def path(self, n: int, suffix: str = GZIP) -> Path:
+        """Where round ``n`` is written in the codec of ``suffix`` (engine/saves/codec.py)."""
+        return self.rounds / round_name(n, suffix)
 
     def legacy_path(self, n: int) -> Path:
         """Where a format-2 save holds round ``n``."""
         return self.rounds / f"{n:06d}.json"
 
     def existing_path(self, n: int) -> Path:
-        """The file holding round ``n``: the format-3 one unless only a format-2 one is."""
-        path = self.path(n)
-        legacy = self.legacy_path(n)
-        return legacy if not path.exists() and legacy.exists() else path
+        """The file holding round ``n``: a compressed one (a zstd one first) unless only a
+        format-2 one is; the gzip'd one's path if none is."""
+        for path in (*(self.path(n, s) for s in SUFFIXES), self.legacy_path(n)):
+            if os.path.lexists(path):
+                return path
+        return self.path(n)
 
     def numbers(self) -> list[int]:
         """The rounds present, checked to be contiguous from 0 and saved once each."""
@@ -162,19 +146,24 @@ class RunFiles:
         """Write a round file (atomically), then append its index line; both are on disk
         when this returns. When the line cannot be written (a full disk) the round file is
         removed again and the index cut back, so the round is saved whole or not at all."""
-        path = self.path(file.round)
         if self.check is not None:
             file = file.model_copy(update={"run": self.check.run_id})
-        data = gzip.compress(file.model_dump_json().encode(), COMPRESSION, mtime=0)
+        text = file.model_dump_json().encode()
+        suffix = codec_for(text)
+        path = self.path(file.round, suffix)
+        data = compress(text, suffix)
         try:
             atomic_write_bytes(path, data)
+            for other in SUFFIXES:  # a file of the round in the other codec is gone
+                if other != suffix:
+                    self.path(file.round, other).unlink(missing_ok=True)
         except OSError as err:
             raise SaveError(f"{path}: cannot write round ({err.strerror})") from None
         entry = _entry(file, data)
         line = index_line(entry)
         try:
             with open(self.index_path, "ab") as handle:
-                self._index_end = (file.round, handle.tell())
+                self._index_end = (file.round, handle.tell(), path)
                 handle.write(line)
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -210,7 +199,7 @@ class RunFiles:
             return
         try:
             os.truncate(self.index_path, end[1])
-            self.path(entry.round).unlink(missing_ok=True)
+            end[2].unlink(missing_ok=True)
         except OSError:
             self.index_complete = False
 
@@ -245,8 +234,8 @@ class RunFiles:
                 f"{path}: damaged round file ({len(data):,} bytes, checksum "
                 f"{zlib.crc32(data):08x}; the index says {entry.size:,} bytes, {entry.crc:08x})"
             )
-        if path.suffix == ".gz":
-            file = parse_json(RoundFile, gunzip(data, path), path, "round file")
+        if path.suffix in SUFFIXES:
+            file = parse_json(RoundFile, decompress(data, path), path, "round file")
         else:
             file = _legacy(data, path)
         if file.round != n:
@@ -463,9 +452,9 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
-def round_name(n: int) -> str:
-    """The name of round ``n``'s file (format 3)."""
-    return f"{n:06d}.json.gz"
+def round_name(n: int, suffix: str = GZIP) -> str:
+    """The name of round ``n``'s file in the codec of ``suffix`` (format 3 and later)."""
+    return f"{n:06d}.json{suffix}"
 
 
 def keyframe_before(entries: list[IndexEntry], n: int) -> int:

@@ -16,12 +16,15 @@ from ..errors import SaveError
 from ..llm.settings import LLMSettings, StructuredMode
 from ..minds.spec import DYNAMICS_VERSION, MindSpec, Offline
 
+#: 7: a large round's file is zstd'd (rounds/NNNNNN.json.zst, saves/codec.py; a small one
+#: stays gzip'd), a keyframe's repair marks are bit rows; 6: columns packed as arrays
+#: (saves/packed.py);
 #: 5: a keyframe's state and a round's relation changes are coded columns
 #: (saves/columnar.py; runs of format 2 to 4 read as they are); 4: round files carry the id
 #: of the run that wrote them and index lines a checksum (runs of format 3 read as they
 #: are); 3: round files hold a round's changes, with a keyframe now and then, and a run has
 #: an index (saves/roundfile.py, saves/runfiles.py); 2: every round file held the full state.
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 #: A run's total rounds as run.json may hold them.
 TotalRounds = Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
 
@@ -184,6 +187,29 @@ class RunHead(BaseModel):
     aliases: list[str] = []
     trial: TrialLink | None = None
     snapshots: list[Snapshot] = []
+
+    @classmethod
+    def of(cls, meta: RunMeta) -> RunHead:
+        """The head of run metadata ``meta``."""
+        scenario = meta.scenario
+        return cls(
+            format_version=meta.format_version,
+            run_id=meta.run_id,
+            name=meta.name,
+            created=meta.created,
+            scenario=ScenarioHead(
+                id=scenario.id,
+                title=scenario.title,
+                agents=[AgentHead(name=a.name) for a in scenario.agents],
+            ),
+            total_rounds=meta.total_rounds,
+            model=meta.model,
+            parent=meta.parent,
+            ancestry=meta.ancestry,
+            aliases=meta.aliases,
+            trial=meta.trial,
+            snapshots=meta.snapshots,
+        )
 
 
 def now_iso() -> str:

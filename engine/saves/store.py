@@ -4,6 +4,8 @@ Layout of ``<saves>/<run-id>/``::
 
     run.json                  run metadata (tinydb document: scenario snapshot, seed,
                               lineage, pending interventions)
+    head.json                 what ``list`` shows of run.json, kept for it as it is
+                              (engine/saves/headfile.py)
     rounds/000000.json.gz     round 0: the initial state (a keyframe)
     rounds/000001.json.gz     one file per finished round: what changed (engine/saves/roundfile.py)
     index.jsonl               one line per round: metrics, usage, file size and checksum
@@ -34,18 +36,18 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.limits import rounds_problem
 from ..core.metrics import Metrics
 from ..core.scenario import Scenario
 from ..core.state import RoundRecord
 from ..errors import RunLockedError, SaveError
 from .atomic import atomic_write_text
 from .cleanup import clean, staging_prefix
+from .headfile import HEAD_FILE, listed_head, read_head, single_doc, write_head
 from .history import History
 from .roundcheck import RunCheck
-from .roundfile import IndexEntry, Keyframe, RepairMarks, RoundFile
+from .roundfile import IndexEntry, Keyframe, PackedMarks, RoundFile
 from .runfiles import INDEX_FILE, ROUNDS_DIR, RunFiles, parse_json, read_bytes
-from .runmeta import FORMAT_VERSION, Lineage, RunHead, RunMeta, Snapshot, TrialLink, fork
+from .runmeta import Lineage, RunMeta, Snapshot, TrialLink, fork
 from .saferead import is_real_folder, stat_regular
 from .verified import Verdicts
 
@@ -78,13 +80,6 @@ def default_saves_dir() -> Path:
     return Path(os.environ.get("SOCIALSIM_SAVES") or "saves")
 
 
-class _HeadDoc(BaseModel):
-    """run.json as tinydb writes it, table ``run``, read for its head only."""
-
-    model_config = ConfigDict(extra="ignore")
-    run: dict[str, RunHead]
-
-
 class _MetaDoc(BaseModel):
     """run.json as tinydb writes it: table ``run`` holding one document."""
 
@@ -96,33 +91,10 @@ def _doc_id(row: Any) -> int:
     return int(row.doc_id)
 
 
-def _single(rows: dict[str, Any], path: Path) -> Any:
-    """The one document of a one-document tinydb table."""
-    if len(rows) != 1:
-        raise SaveError(f"{path}: not a socialsim save file (no single 'run' record)")
-    ((doc_id, doc),) = rows.items()
-    if not doc_id.isdigit():
-        raise SaveError(f"{path}: not a socialsim save file (malformed 'run' record)")
-    return doc
-
-
-def _read_head(path: Path) -> RunHead:
-    """run.json's head; a save written by a newer format is refused here."""
-    head: RunHead = _single(parse_json(_HeadDoc, read_bytes(path), path, "save").run, path)
-    if head.format_version > FORMAT_VERSION:
-        raise SaveError(
-            f"{path}: written by a newer socialsim (save format {head.format_version}; "
-            f"this version reads up to {FORMAT_VERSION})"
-        )
-    problem = rounds_problem(head.total_rounds)
-    if problem:
-        raise SaveError(f"{path}: not a socialsim save (total_rounds: {problem})")
-    return head
-
-
 def _write_meta(path: Path, meta: RunMeta) -> None:
-    """Write run.json (table -> {"1": meta}) in a single atomic replace."""
-    atomic_write_text(path, f'{{"run":{{"1":{meta.model_dump_json(by_alias=True)}}}}}')
+    """Write run.json (table -> {"1": meta}) in a single atomic replace, then its head."""
+    written = atomic_write_text(path, f'{{"run":{{"1":{meta.model_dump_json(by_alias=True)}}}}}')
+    write_head(path, meta, written)
 
 
 class RunListing(BaseModel):
@@ -167,7 +139,9 @@ def _is_run_folder(entry: Path) -> bool:
 
 
 #: What a run folder may hold (besides ``.tmp`` files of interrupted writes).
-_RUN_ENTRIES = frozenset({META_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE, MEASURE_LOCK})
+_RUN_ENTRIES = frozenset(
+    {META_FILE, HEAD_FILE, ROUNDS_DIR, INDEX_FILE, LOCK_FILE, MEASURE_FILE, MEASURE_LOCK}
+)
 
 
 def _holdings(folder: Path, entries: list[str]) -> str:
@@ -364,8 +338,8 @@ class SaveStore:
         path = folder / META_FILE
         if not folder.is_dir():
             raise SaveError(f"no run {run_id!r} in {self.root}")
-        _read_head(path)
-        meta: RunMeta = _single(parse_json(_MetaDoc, read_bytes(path), path, "save").run, path)
+        read_head(path)
+        meta: RunMeta = single_doc(parse_json(_MetaDoc, read_bytes(path), path, "save").run, path)
         # A copied or renamed folder is its own run: never write into the original. Its
         # earlier round files carry the id it had.
         if meta.run_id == run_id:
@@ -417,8 +391,9 @@ class SaveStore:
 
     def list_runs(self) -> list[RunListing]:
         """Every entry of the saves folder; unreadable ones are listed with a reason.
-        Reads each run's metadata head and index, and checks the size of every round
-        file against the index; no round file is read (a format-2 run's last one is)."""
+        Reads each run's head (head.json; run.json where none is kept for it) and index,
+        and checks the size of every round file against the index; no round file is read
+        (a format-2 run's last one is)."""
         if not self.root.is_dir():
             return []
         try:
@@ -439,7 +414,7 @@ class SaveStore:
         if not entry.is_dir() or not _RUN_ID.fullmatch(name):
             return RunListing(run_id=name, ok=False, reason="not a socialsim run folder")
         try:
-            head = _read_head(entry / META_FILE)
+            head = listed_head(entry / META_FILE)
             files = RunFiles(entry, RunCheck.of(head, name))
             done, metrics = _check_rounds(files)
         except SaveError as err:
@@ -536,7 +511,7 @@ class SaveStore:
         fork_file = file.model_copy(
             update={
                 "metrics": entries[at_round].metrics,
-                "keyframe": Keyframe.of(state, RepairMarks.of(counter, state.names)),
+                "keyframe": Keyframe.of(state, PackedMarks.of(counter, state.names)),
             }
         )
 
@@ -565,7 +540,7 @@ class SaveStore:
         if not folder.is_dir():
             raise SaveError(f"no run {run_id!r} in {self.root}")
         try:
-            _read_head(folder / META_FILE)
+            read_head(folder / META_FILE)
         except SaveError as err:
             reason = str(err)
         else:

@@ -597,6 +597,35 @@ async def test_events_are_emitted_in_round_order():
     assert seen[-1].round == 2
 
 
+async def test_a_listener_of_some_kinds_gets_only_those_and_no_word_is_made_an_event(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """``subscribe(only=...)``: the listener gets those kinds; the events of decisions,
+    words and turns nobody takes are never built (the CLI's listener costs no event a word)."""
+    built: list[str] = []
+    for kind in (AgentDecided, TokenStreamed, AgentSpoke):
+
+        def counted(self: object, *args: object, _init=kind.__init__, **kw: object) -> None:
+            built.append(type(self).__name__)
+            _init(self, *args, **kw)
+
+        monkeypatch.setattr(kind, "__init__", counted)
+    sim = Simulation.new(load_library("hospital"), seed=2, rounds=3)
+    seen = []
+    sim.subscribe(seen.append, only=(RoundStarted, RoundEnded))
+    await sim.step()
+    assert [type(e) for e in seen] == [RoundStarted, RoundEnded]
+    assert built == []
+    unsubscribe = sim.subscribe(lambda e: None, only=(TokenStreamed,))
+    await sim.step()
+    assert set(built) == {"TokenStreamed"}
+    assert [type(e) for e in seen][2:] == [RoundStarted, RoundEnded]
+    unsubscribe()
+    built.clear()
+    await sim.step()
+    assert built == []
+
+
 def test_importing_engine_does_not_import_textual():
     code = (
         "import sys, engine, engine.round.simulation, engine.saves.store, engine.core.metrics\n"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import random
 import re
 import shutil
 import threading
@@ -16,12 +17,13 @@ import pytest
 from test_store import edit_meta_doc, listing, played, read_all, round_path
 
 from engine import SaveStore, Simulation
+from engine.core.metrics import RepairCounter
 from engine.core.scenario import Scenario
 from engine.errors import SaveError
 from engine.saves.columnar import EdgeColumns, StateFrame
 from engine.saves.packed import pack_floats, pack_ints, unpack
 from engine.saves.roundcheck import RunCheck, round_problem
-from engine.saves.roundfile import RoundFile
+from engine.saves.roundfile import PackedMarks, RepairMarks, RoundFile
 from engine.saves.runmeta import FORMAT_VERSION
 from engine.saves.verified import Verdicts, fingerprint
 from engine.studies.labels.study import LabelError, load_study
@@ -305,6 +307,51 @@ async def test_a_forged_keyframe_is_damage(
     _forged(store, "r", 10, doc)
     with pytest.raises(SaveError, match=re.escape(problem)):
         store.history("r")[10]
+    assert store.history("r")[9].round == 9
+
+
+def test_repair_marks_as_bit_rows_give_back_the_counter_in_any_order_of_the_cast() -> None:
+    """Format 7 keeps the repair counter as bit rows (format 6 named every agent of every
+    mask); read back in the keyframe's order or another, it is the counter written."""
+    rng = random.Random(4)
+    names = [f"a{k}" for k in range(19)]
+    n, everyone = len(names), (1 << len(names)) - 1
+    fell = [rng.getrandbits(n) & everyone & ~(1 << i) for i in range(n)]
+    friendly = [rng.getrandbits(n) & everyone & ~(1 << i) for i in range(n)]
+    counter = RepairCounter(n, fell, friendly)
+    packed = PackedMarks.model_validate_json(PackedMarks.of(counter, names).model_dump_json())
+    back = packed.counter(names)
+    assert (back.fell, back.was_friendly) == (fell, friendly)
+    shuffled = rng.sample(names, n)
+    named = RepairMarks(
+        fell={a: [b for j, b in enumerate(names) if fell[i] >> j & 1] for i, a in enumerate(names)},
+        never_friendly={
+            a: [b for j, b in enumerate(names) if j != i and not friendly[i] >> j & 1]
+            for i, a in enumerate(names)
+        },
+    ).counter(shuffled)
+    other = packed.counter(shuffled)
+    assert (other.fell, other.was_friendly) == (named.fell, named.was_friendly)
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda m: m.update(fell=m["fell"][:-4]), "repair marks of"),
+        (lambda m: m.update(never_friendly="not base64!"), "repair marks that are not base64"),
+        (lambda m: m["names"].__setitem__(0, "Dee"), "repair marks are of another cast"),
+    ],
+    ids=["short", "garbage", "stranger"],
+)
+async def test_forged_repair_marks_are_damage(
+    store: SaveStore, mini: Scenario, edit, problem: str
+) -> None:
+    await played(store, mini, "r", 10, total=10)
+    doc = _doc(round_path(store, "r", 10))
+    edit(doc["keyframe"]["repair"])
+    _forged(store, "r", 10, doc)
+    with pytest.raises(SaveError, match=re.escape(problem)):
+        Simulation.resume("r", store)
     assert store.history("r")[9].round == 9
 
 

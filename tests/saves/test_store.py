@@ -35,6 +35,7 @@ from engine import (
     SocialsimError,
 )
 from engine.core.state import Pending
+from engine.saves.headfile import HEAD_FILE
 from engine.saves.roundfile import KEYFRAME_EVERY, RoundFile
 from engine.saves.runfiles import INDEX_FILE
 from engine.saves.runmeta import Lineage
@@ -248,7 +249,13 @@ async def test_interrupted_write_leaves_old_file_and_no_temp(
         "000001.json.gz",
         "000002.json.gz",
     ]
-    assert sorted(os.listdir(store.run_dir("r"))) == [LOCK_FILE, INDEX_FILE, ROUNDS_DIR, META_FILE]
+    assert sorted(os.listdir(store.run_dir("r"))) == [
+        LOCK_FILE,
+        HEAD_FILE,
+        INDEX_FILE,
+        ROUNDS_DIR,
+        META_FILE,
+    ]
     assert meta_path(store, "r").read_bytes() == meta_before
     assert read_all(store, "r") == records
 

@@ -190,7 +190,7 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
         elif isinstance(event, RunPaused) and event.reason:
             say(f"{event.reason}; the save holds round {event.round}")
 
-    sim.subscribe(show)
+    sim.subscribe(show, only=(RoundEnded, Notice, RunPaused))  # no event a word for it
     try:
         with calls_shown(sim, quiet):
             await sim.run(rounds)

@@ -1,0 +1,115 @@
+"""Save format 7's codecs: a large round's file is zstd'd (``NNNNNN.json.zst``), a small
+one gzip'd; both read back as played, mixed in one run, and damage in either is one clear
+error naming the file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import pytest
+
+import engine.saves.codec
+from engine import SaveStore, Simulation
+from engine.core.scenario import Scenario
+from engine.errors import SaveError
+from engine.saves.codec import GZIP, ZSTD, codec_for, compress, decompress
+from engine.saves.store import ROUNDS_DIR
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def play(store: SaveStore, scenario: Scenario, run_id: str, rounds: int) -> list:
+    with Simulation.new(scenario, seed=1, store=store, run_id=run_id, rounds=rounds) as sim:
+        await sim.run()
+        return list(sim.records)
+
+
+def names(store: SaveStore, run_id: str) -> list[str]:
+    return sorted(p.name for p in (store.run_dir(run_id) / ROUNDS_DIR).iterdir())
+
+
+def test_the_codec_goes_by_the_size_of_the_round() -> None:
+    small, large = b"x" * 100, b"x" * engine.saves.codec.ZSTD_FROM
+    assert (codec_for(small), codec_for(large)) == (GZIP, ZSTD)
+    for text, suffix in ((small, GZIP), (large, ZSTD)):
+        data = compress(text, suffix)
+        assert decompress(data, Path(f"000001.json{suffix}")) == text
+    assert (
+        compress(small, GZIP)[:2] == b"\x1f\x8b"
+        and zlib.decompress(compress(small, GZIP), wbits=31) == small
+    )
+    assert compress(large, ZSTD)[:4] == bytes.fromhex("28b52ffd")  # a standard zstd frame
+
+
+async def test_zstd_rounds_read_back_as_played_beside_gzip_ones(
+    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run whose rounds switch codec midway (a format-6 run resumed, say) reads whole."""
+    played = await play(store, mini, "r", 3)
+    monkeypatch.setattr(engine.saves.codec, "ZSTD_FROM", 0)
+    with Simulation.resume("r", store) as sim:
+        sim.extend(3)
+        await sim.run()
+        played = list(sim.records)
+    assert names(store, "r") == [f"00000{n}.json.gz" for n in range(4)] + [
+        f"00000{n}.json.zst" for n in range(4, 7)
+    ]
+    assert list(store.history("r", whole=True)) == played
+    child = store.branch("r", at_round=5, new_id="kid")
+    assert child.parent is not None and list(store.history("kid")) == played[:6]
+    (row,) = [row for row in store.list_runs() if row.run_id == "r"]
+    assert row.ok and row.rounds_done == 6
+
+
+async def test_a_round_rewritten_in_the_other_codec_is_kept_once(
+    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await play(store, mini, "r", 2)
+    files = store.files("r")
+    last = files.read(2)
+    monkeypatch.setattr(engine.saves.codec, "ZSTD_FROM", 0)
+    entries, _ = files.index_lines()
+    files.write_index(entries[:2])
+    files.write(last)
+    assert names(store, "r") == ["000000.json.gz", "000001.json.gz", "000002.json.zst"]
+    assert files.read(2).model_dump_json() == last.model_dump_json()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "trailing", "garbage", "too large"])
+async def test_a_damaged_zstd_round_is_one_clear_error(
+    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    monkeypatch.setattr(engine.saves.codec, "ZSTD_FROM", 0)
+    await play(store, mini, "r", 2)
+    path = store.run_dir("r") / ROUNDS_DIR / "000002.json.zst"
+    data = path.read_bytes()
+    if damage == "truncated":
+        path.write_bytes(data[: len(data) // 2])
+    elif damage == "trailing":
+        path.write_bytes(data + b"more")
+    elif damage == "garbage":
+        path.write_bytes(data[:4] + b"\x00" * (len(data) - 4))
+    else:
+        monkeypatch.setattr(engine.saves.codec, "MAX_SAVE_FILE_BYTES", 100)
+    with pytest.raises(SaveError, match=r"000002\.json\.zst: damaged round file"):
+        store.files("r").read(2)
+
+
+def test_a_small_run_never_loads_pyarrow(tmp_path: Path) -> None:
+    """zstd costs loading pyarrow (~0.17 s of CPU), which a small cast's rounds never repay."""
+    code = (
+        "import asyncio, sys\n"
+        "from engine import SaveStore, Simulation\n"
+        "from engine.core.scenario import load_library\n"
+        f"store = SaveStore({str(tmp_path)!r})\n"
+        "sim = Simulation.new(load_library('tavern'), seed=1, store=store, rounds=12)\n"
+        "asyncio.run(sim.run())\n"
+        "print(list(store.history(sim.run_id, whole=True))[-1].round, 'pyarrow' in sys.modules)\n"
+    )
+    got = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    assert got.stdout.split() == ["12", "False"]
