@@ -144,7 +144,10 @@ def test_replies_and_reasks_come_from_the_measured_exchanges(stub: StubLLM, stor
     # a format the probe would step past.
     spec = settings(stub, judge_mode="batched", structured="schema")
     stub.script(["schema"] * 12)  # the first exchanges are re-asked
-    records = play(resolve_scenario("hospital"), spec, 2, seed=1, store=store)
+    # Which calls the scripted replies meet depends on the order concurrent calls arrive
+    # in: a round may fall back past half, which must not stop the run being measured.
+    tolerant = settings(stub, judge_mode="batched", structured="schema", tolerate_fallbacks=True)
+    records = play(resolve_scenario("hospital"), tolerant, 2, seed=1, store=store)
     calls = [c for r in records for c in r.llm_calls]
     reasks = [c for c in calls if c.key.endswith(":reask")]
     assert reasks  # the stub's invalid replies were re-asked
