@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 #: ``degenerate``: a reply in the schema's shape that said nothing worth counting (see
 #: ``engine.core.quality``); asked again once, then fallen back.
@@ -42,7 +42,9 @@ class LLMCall(BaseModel):
     signed change the reply gave sat at its cap. ``left_out``: on a batched judge's re-ask
     of missing edges, the edges its first reply left out.
     ``cached_tokens``: those of them the server says it took from its prefix cache (None:
-    the server did not say; engine/llm/servercache.py).
+    the server did not say; engine/llm/servercache.py). ``endpoint``: the server that
+    answered (or failed) in a run of several; ``moved_from``: the one that stopped answering
+    and whose call this was (engine/llm/endpoints.py); both empty, and not saved, otherwise.
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -69,6 +71,8 @@ class LLMCall(BaseModel):
     at_cap: bool = False
     left_out: list[str] = []
     cached_tokens: int | None = None
+    endpoint: str = Field("", exclude_if=lambda value: not value)
+    moved_from: str = Field("", exclude_if=lambda value: not value)
 
     @property
     def settles(self) -> bool:

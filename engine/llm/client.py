@@ -90,6 +90,7 @@ class _Ask:
     schema_name: str
     temperature: float | None
     followup: tuple[dict[str, str], ...] = ()
+    agent: str = ""
 
     def request(self, format: Structured) -> Request:
         """The request in ``format``: the schema goes in the prompt unless the server is
@@ -103,6 +104,7 @@ class _Ask:
             schema_name=self.schema_name,
             format=format,
             temperature=self.temperature,
+            agent=self.agent,
         )
 
 
@@ -240,6 +242,7 @@ class LLMClient:
             call.sent_tokens = reply.sent_tokens
             call.counted_by = reply.counted_by
             call.cached_tokens = reply.cached_tokens
+            call.endpoint, call.moved_from = reply.endpoint, reply.moved_from
         self._calls.append(call)
         self.total_calls += 1
         self.total_cost += call.cost_usd
@@ -269,6 +272,7 @@ class LLMClient:
             messages=self.roles.shaped(model, messages),
             sink=shown,
             max_tokens=max_tokens,
+            agent=agent,
         )
         for again in (False, True):
             reply = await self._attempt(request, purpose, agent)
@@ -314,7 +318,9 @@ class LLMClient:
         characters. A valid reply ``check`` finds degenerate is asked again once, then falls
         back."""
         fallback = default if callable(default) else (lambda: default)
-        ask = _Ask(key, model, messages, schema_of(schema), schema.__name__, temperature)
+        ask = _Ask(
+            key, model, messages, schema_of(schema), schema.__name__, temperature, agent=agent
+        )
         formats = self._formats_of(model)
         request, reply = await self._probing(formats, ask, purpose, agent, schema)
         if reply is None:
@@ -522,6 +528,7 @@ class LLMClient:
             request, purpose, agent, None, "fallback", str(err), err.attempts,
             timed_out=err.timed_out,
         )  # fmt: skip
+        self._calls[-1].endpoint = err.endpoint
 
     async def aclose(self) -> None:
         """Close the transport's clients."""

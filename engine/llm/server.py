@@ -144,6 +144,19 @@ async def _ask_ollama(client: Any, root: str, name: str) -> ServerInfo:
     )
 
 
+async def answers(api_base: str, headers: dict[str, str] | None = None) -> bool:
+    """True when the server at ``api_base`` answers ``GET /v1/models`` at all (any status)
+    within :data:`PROBE_TIMEOUT`."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers or {}) as client:
+            await client.get(f"{_root(api_base)}/v1/models")
+    except Exception:
+        return False
+    return True
+
+
 def servers_of(settings: LLMSettings) -> dict[str, ServerInfo]:
     """What each of a run's models' servers says of itself (runs its own event loop, in a
     thread when one is running here)."""

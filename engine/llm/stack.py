@@ -11,7 +11,8 @@ From the outside in:
 * :class:`RateLimited` — waits for a slot of a rate limit shared across processes (the
   workers of a sweep);
 * :class:`~engine.llm.transport.LiteLLMTransport` — the call itself: the adaptive in-flight
-  limit, the idle timeout, retries with backoff.
+  limit, the idle timeout, retries with backoff; with several endpoints, one per endpoint
+  under :class:`~engine.llm.endpoints.Endpoints` (each agent kept on one, failover).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from . import progress
+from .endpoints import Endpoints
 from .journal import Journaled
 from .settings import LLMSettings
 from .transport import LiteLLMTransport, Reply, Request, Transport
@@ -74,8 +76,17 @@ class RateLimited:
 def live_transport(settings: LLMSettings) -> Journaled:
     """The live stack of a run's calls (see the module's docstring); its journal is attached
     by the simulation that plays a saved run."""
-    transport: Transport = LiteLLMTransport(settings)
+    several = len(settings.endpoints) > 1
+    transport: Transport = Endpoints(settings) if several else LiteLLMTransport(settings)
     acquire = rate_limit()
     if acquire is not None:
         transport = RateLimited(transport, acquire)
     return Journaled(Tracked(transport))
+
+
+def endpoints_of(transport: Transport) -> Endpoints | None:
+    """The several endpoints inside ``transport``'s wrappers (None: one endpoint)."""
+    inner: Transport | None = transport
+    while inner is not None and not isinstance(inner, Endpoints):
+        inner = getattr(inner, "inner", None)
+    return inner

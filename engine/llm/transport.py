@@ -15,8 +15,8 @@ import random
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
@@ -27,6 +27,9 @@ from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
 from .servercache import cached_tokens
 from .settings import MAX_CONCURRENCY, LLMSettings
 from .tokens import Counter
+
+if TYPE_CHECKING:
+    from .server import ServerInfo
 
 Sink = Callable[[str], None]
 BACKOFF_BASE = 0.25
@@ -70,6 +73,11 @@ class Request:
     #: long prompt's evaluation (llama-cpp-python pings a waiting stream every 15 s) is then
     #: not a failure.
     stream: bool = False
+    #: Whose exchange it is (the agent, the judge's observer, "game master"): several
+    #: endpoints keep each one's calls on one server (``endpoints``).
+    agent: str = ""
+    #: Fields added to the request's body (llama.cpp's ``id_slot`` and ``cache_prompt``).
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -87,6 +95,10 @@ class Reply:
     counted_by: CountedBy = "server"
     #: The prompt tokens the server says it took from its prefix cache (None: not said).
     cached_tokens: int | None = None
+    #: The endpoint that answered, and the one the exchange was moved off when its server
+    #: stopped answering (both empty with one endpoint).
+    endpoint: str = ""
+    moved_from: str = ""
 
 
 class TransportError(SocialsimError):
@@ -100,6 +112,7 @@ class TransportError(SocialsimError):
         attempts: int = 1,
         timed_out: bool = False,
         cut: bool = False,
+        unanswered: bool = False,
     ) -> None:
         super().__init__(message)
         self.fatal = fatal
@@ -107,6 +120,10 @@ class TransportError(SocialsimError):
         self.timed_out = timed_out
         #: The reply ran past a bound (``bounds``): said at once.
         self.cut = cut
+        #: The server did not answer within the retries (unreachable, timing out, 5xx).
+        self.unanswered = unanswered
+        #: The endpoint that failed (empty with one endpoint).
+        self.endpoint = ""
 
 
 class SchemaRejected(TransportError):
@@ -181,6 +198,8 @@ class LiteLLMTransport:
         start = (slots or 1) if settings.api_base else ceiling
         self.limit = AdaptiveLimit(start, ceiling)
         self._described = asyncio.Lock() if settings.api_base else None
+        #: What the local server said of itself before the first call (None: not asked).
+        self.server: ServerInfo | None = None
         self.counter = Counter(self.litellm)
         self._api_key = api_key(settings)
         #: Models priced at nothing (no price in litellm's map): never looked up again.
@@ -226,7 +245,7 @@ class LiteLLMTransport:
             from .server import describe
 
             headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-            info = await describe(model, self.settings.api_base, headers)
+            info = self.server = await describe(model, self.settings.api_base, headers)
             if info.slots:
                 self.limit.limit = float(min(info.slots, self.limit.ceiling))
 
@@ -332,6 +351,7 @@ class LiteLLMTransport:
                 fatal=unreachable,
                 attempts=attempts,
                 timed_out=isinstance(err, ex.Timeout),
+                unanswered=True,
             ) from None
         delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempts - 1))
         return delay * (0.5 + random.random())
@@ -374,7 +394,7 @@ class LiteLLMTransport:
         params = self._params(request)
         meter = Meter(params["max_tokens"])
         if route is not None:
-            body = route.body(request.messages, params)
+            body = {**route.body(request.messages, params), **request.extra}
             text, sent, reused = await route.send(body, self.settings.timeout, sink, meter)
             reply = self._reply(request, text, _counts(sent))
             reply.cached_tokens = reused
@@ -391,6 +411,8 @@ class LiteLLMTransport:
             kwargs["api_base"] = self.settings.api_base
         if self._api_key is not None:  # else litellm reads the provider's usual variable
             kwargs["api_key"] = self._api_key
+        if request.extra:
+            kwargs["extra_body"] = request.extra
         if sink is None:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""

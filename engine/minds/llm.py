@@ -20,7 +20,7 @@ from ..core.values import gap, s_self, svo_utility, theta
 from ..llm.client import LLMClient
 from ..llm.journal import Journal, Journaled
 from ..llm.settings import LLMSettings
-from ..llm.stack import live_transport
+from ..llm.stack import endpoints_of, live_transport
 from ..llm.transport import ReplayTransport, Transport
 from . import checks, prompts
 from .base import A, AgentContext, RelationJudgement, TokenSink
@@ -183,6 +183,9 @@ class LLMMind:
         self._notices: list[str] = []
         self._said_slow: set[str] = set()
         self.client.notices = self._notices.append
+        routed = endpoints_of(self.client.transport)
+        if routed is not None:
+            routed.notices = self._notices.append
         self.judge_mode = settings.judge_mode
         self._observers: dict[tuple[int, str], asyncio.Future] = {}
         self.label = settings.label

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     "judge_model",
     "agent_model",
     "api_base",
+    "endpoints",
     "api_key_env",
     "judge_mode",
     "structured",

@@ -1,0 +1,147 @@
+"""Several endpoints per run (engine/llm/endpoints.py), through three local stubs and the
+real ``socialsim`` entry point: each agent kept on one server, balanced by expected tokens,
+a killed server's agents moved without a fallback and given back once it answers again."""
+
+from __future__ import annotations
+
+import csv
+import os
+import threading
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
+
+import pytest
+from cast import write_cast
+from llm_stub import StubLLM
+
+from engine import SaveStore
+from engine.llm import endpoints
+
+TWELVE = tuple(f"Member {chr(65 + i)}" for i in range(12))
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
+
+
+@pytest.fixture
+def stubs() -> Iterator[list[StubLLM]]:
+    servers = [StubLLM(seed=i, keep_alive=True) for i in range(3)]
+    for server in servers:
+        server.start()
+    yield servers
+    for server in servers:
+        server.stop()
+
+
+def play(run_cli, saves: Path, cast: Path, urls: list[str], *extra: str):
+    bases = [arg for url in urls for arg in ("--api-base", url)]
+    return run_cli(
+        "run", str(cast), "--model", "openai/stub", *bases, "--saves", str(saves),
+        "--run-id", "r", "--timeout", "2", "--retries", "1", "-q", *extra,
+    )  # fmt: skip
+
+
+def calls_of(saves: Path) -> list:
+    store = SaveStore(saves)
+    return [c for rec in store.read_rounds("r") for c in rec.llm_calls]
+
+
+def test_twelve_agents_on_three_endpoints_stay_put_and_share_the_tokens_evenly(
+    run_cli, saves: Path, tmp_path: Path, stubs: list[StubLLM]
+) -> None:
+    cast = write_cast(tmp_path / "twelve.toml", TWELVE, rounds=2)
+    result = play(run_cli, saves, cast, [s.url for s in stubs])
+    assert result.code == 0, result.err
+    calls = calls_of(saves)
+    homes = defaultdict(set)
+    tokens: Counter[str] = Counter()
+    for call in calls:
+        homes[call.agent].add(call.endpoint)
+        tokens[call.endpoint] += call.prompt_tokens + call.completion_tokens
+    assert all(len(ends) == 1 for ends in homes.values()), homes  # affinity
+    assert set(tokens) == {s.url for s in stubs}
+    even = sum(tokens.values()) / 3
+    assert all(abs(t - even) <= 0.25 * even for t in tokens.values()), tokens
+    assert sum(s.calls for s in stubs) == len(calls)
+    assert not any(call.moved_from for call in calls)
+    # The export's llm_calls.csv says where each call went.
+    assert run_cli("export", "r", "--saves", str(saves), "--out", str(tmp_path / "x")).code == 0
+    with open(tmp_path / "x" / "llm_calls.csv", newline="") as f:
+        assert {row["endpoint"] for row in csv.DictReader(f)} == set(tokens)
+
+
+def test_a_killed_endpoint_has_its_agents_moved_with_no_fallback_and_gets_them_back(
+    run_cli, saves: Path, tmp_path: Path, stubs: list[StubLLM], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(endpoints, "COOLDOWN_SECONDS", 0.5)
+    cast = write_cast(tmp_path / "twelve.toml", TWELVE, rounds=3)
+    victim = stubs[1]
+    port = victim.port
+    revived: list[StubLLM] = []
+    moved = threading.Event()
+    say = endpoints.Endpoints._say
+
+    def heard(self: endpoints.Endpoints, line: str) -> None:
+        say(self, line)
+        if "stopped answering" in line:
+            moved.set()
+
+    monkeypatch.setattr(endpoints.Endpoints, "_say", heard)
+
+    def kill_then_revive() -> None:
+        while victim.calls < 5:
+            threading.Event().wait(0.01)
+        victim.stop()
+        if moved.wait(60):  # revived once its agents are elsewhere
+            revived.append(StubLLM(seed=9, keep_alive=True, port=port))
+            revived[0].start()
+
+    killer = threading.Thread(target=kill_then_revive, daemon=True)
+    killer.start()
+    try:
+        result = play(run_cli, saves, cast, [s.url for s in stubs])
+    finally:
+        killer.join()
+        for server in revived:
+            server.stop()
+    assert result.code == 0, result.err
+    calls = calls_of(saves)
+    assert not [c.key for c in calls if c.fell_back]
+    gone = [c for c in calls if c.moved_from]
+    assert gone and {c.moved_from for c in gone} == {victim.url}
+    assert all(c.endpoint != victim.url for c in gone)
+    said = [line for line in result.err.splitlines() if "stopped answering" in line]
+    assert len(said) == 1 and victim.url in said[0] and "agents" in said[0], result.err
+    # The moved agents came back once the server answered again.
+    assert revived and revived[0].calls > 0
+    assert "answers again" in result.err
+
+
+def test_one_api_base_saves_no_endpoint(run_cli, saves: Path, stubs: list[StubLLM]) -> None:
+    result = play(run_cli, saves, Path("tavern"), [stubs[0].url], "--rounds", "1")
+    assert result.code == 0, result.err
+    calls = calls_of(saves)
+    assert calls and not any(c.endpoint or c.moved_from for c in calls)
+    assert b'"endpoint"' not in b"".join(p.read_bytes() for p in (saves / "r").rglob("*.json"))
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("", "no URL in it"),
+        ("http://127.0.0.1:1/v1 http://127.0.0.1:2/v1\n", "is not one URL"),
+        ("ftp://127.0.0.1:1/v1\n", "--api-base: "),
+        ("http://127.0.0.1:1/v1\nhttp://127.0.0.1:1/v1\n", "given twice"),
+    ],
+)
+def test_a_bad_endpoints_file_is_one_error_line(run_cli, tmp_path: Path, text, said) -> None:
+    path = tmp_path / "endpoints.txt"
+    path.write_text(text)
+    result = run_cli(
+        "run", "tavern", "--model", "openai/stub", "--endpoints", str(path),
+        "--saves", str(tmp_path / "s"),
+    )  # fmt: skip
+    assert result.code == 2
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("socialsim: error: ") and said in lines[0]
