@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from typing import Literal, Protocol
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -249,3 +250,28 @@ def cache_line(cached: int, reported: int, shared: int, prompt: int) -> str:
         return f"not reported by the server; {own}" if prompt else "not reported by the server"
     said = f"server reused {cached:,} of {reported:,} prompt tokens ({cached / reported:.1%})"
     return f"{said}; {own}" if prompt else said
+
+
+def endpoints_line(calls: Iterable[LLMCall]) -> str | None:
+    """How a run of several endpoints spread its calls, and the calls moved off an endpoint
+    that stopped answering: ``127.0.0.1:8101 40 calls, 127.0.0.1:8102 38; 3 calls moved
+    off 127.0.0.1:8102`` (None with one endpoint)."""
+    served: Counter[str] = Counter()
+    moved: Counter[str] = Counter()
+    for call in calls:
+        if call.endpoint:
+            served[_host(call.endpoint)] += 1
+        if call.moved_from:
+            moved[_host(call.moved_from)] += 1
+    if not served:
+        return None
+    spread = ", ".join(f"{host} {n}" for host, n in sorted(served.items()))
+    line = f"{spread} calls"
+    for host, n in sorted(moved.items()):
+        line += f"; {n} call{'s' * (n > 1)} moved off {host}"
+    return line
+
+
+def _host(url: str) -> str:
+    """``127.0.0.1:8101`` of ``http://127.0.0.1:8101/v1``."""
+    return urlsplit(url).netloc or url

@@ -72,7 +72,9 @@ class Endpoints:
     def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
         self.cooldown = COOLDOWN_SECONDS
-        self.endpoints = {b: Endpoint(b, LiteLLMTransport(settings.at(b))) for b in settings.endpoints}
+        self.endpoints = {
+            b: Endpoint(b, LiteLLMTransport(settings.at(b))) for b in settings.endpoints
+        }
         self.router = _router(settings, self.cooldown)
         self.where: dict[str, str] = {}  # agent -> the endpoint serving it now
         #: Called with each line the user must read at once (a failover, a recovery).

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from .gate import Gate
 
@@ -110,6 +111,13 @@ class Progress:
         if self.oldest_started is None:
             return None
         return (time.monotonic() if now is None else now) - self.oldest_started
+
+    def by_endpoint(self) -> str:
+        """`` (127.0.0.1:8101 2, 127.0.0.1:8102 1)``: the calls in flight at each endpoint of
+        a run served by several (empty with one)."""
+        if not self.endpoints:
+            return ""
+        return " (" + ", ".join(f"{urlsplit(b).netloc} {n}" for b, n in self.endpoints) + ")"
 
     def eta(self, now: float | None = None) -> float | None:
         """Seconds left in the round at its pace so far (None: no call done, or unknown)."""

@@ -463,7 +463,8 @@ class LiteLLMTransport:
             cost_usd=self._token_cost(request.model, usage),
             sent_tokens=sent,
             counted_by=counted_by,
-            **usage,
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
         )
 
     def _token_cost(self, model: str, usage: dict[str, int]) -> float:

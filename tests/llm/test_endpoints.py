@@ -10,6 +10,7 @@ import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
 
@@ -19,6 +20,10 @@ from llm_stub import StubLLM
 
 from engine import SaveStore
 from engine.llm import endpoints
+from engine.llm.progress import Calls, at_endpoint, exchange
+from engine.llm.throughput import Rates, Throughput, combined
+from tui.cli.progress import bar_text
+from tui.widgets.header import round_text
 
 TWELVE = tuple(f"Member {chr(65 + i)}" for i in range(12))
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
@@ -113,6 +118,9 @@ def test_a_killed_endpoint_has_its_agents_moved_with_no_fallback_and_gets_them_b
     assert all(c.endpoint != victim.url for c in gone)
     said = [line for line in result.err.splitlines() if "stopped answering" in line]
     assert len(said) == 1 and victim.url in said[0] and "agents" in said[0], result.err
+    summary = " ".join(result.out.split())  # the run's summary counts the calls moved
+    calls_word = "calls" if len(gone) > 1 else "call"
+    assert f"{len(gone)} {calls_word} moved off 127.0.0.1:{port}" in summary, result.out
     # The moved agents came back once the server answered again.
     assert revived and revived[0].calls > 0
     assert "answers again" in result.err
@@ -145,3 +153,41 @@ def test_a_bad_endpoints_file_is_one_error_line(run_cli, tmp_path: Path, text, s
     assert result.code == 2
     lines = result.err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("socialsim: error: ") and said in lines[0]
+
+
+def test_estimate_measures_each_endpoint_and_all_together(run_cli, stubs: list[StubLLM]) -> None:
+    bases = [arg for s in stubs[:2] for arg in ("--api-base", s.url)]
+    result = run_cli("estimate", "tavern", "--model", "openai/stub", *bases, "--rounds", "1")
+    assert result.code == 0, result.err
+    assert all(s.calls > 0 for s in stubs[:2]) and stubs[2].calls == 0
+    text = " ".join(result.out.split())
+    assert "2 servers together" in text and "wall time" in text
+
+
+def test_together_two_servers_read_and_write_twice_as_fast_as_one() -> None:
+    one = Throughput(2, Rates(0.001, 0.01), Rates(0.0005, 0.005), 7, 1.0)
+    both = combined([("a", one), ("b", one)])
+    assert both.concurrency == 4 and both.single == one.single
+    assert both.parallel.prompt_per_s == pytest.approx(2 * one.parallel.prompt_per_s)
+    assert both.seconds_for(1000, 100, 4) == pytest.approx(one.seconds_for(1000, 100, 2) / 2)
+
+
+def test_the_calls_in_flight_are_shown_per_endpoint() -> None:
+    calls = Calls()
+    a, b = "http://127.0.0.1:8101/v1", "http://127.0.0.1:8102/v1"
+    with calls.round(1, None):
+        calls.phase("speak", 3)
+        with (
+            exchange("x"), at_endpoint(a), exchange("y"), at_endpoint(b), exchange("z"),
+            at_endpoint(b),
+        ):  # fmt: skip
+            p = calls.now()
+            assert p.endpoints == ((a, 1), (b, 2))
+            assert "3 in flight (127.0.0.1:8101 1, 127.0.0.1:8102 2)" in bar_text(p, 3)
+            sim = SimpleNamespace(progress=calls, journaled=0)
+            assert "3 calls in flight (127.0.0.1:8101 1, 127.0.0.1:8102 2)" in round_text(sim)
+        assert calls.now().endpoints == ((a, 0), (b, 0))
+    solo = Calls()
+    with solo.round(1, None), exchange("x"):
+        solo.phase("speak", 1)
+        assert "1 in flight, oldest" in bar_text(solo.now(), 1)

@@ -84,7 +84,7 @@ def round_text(sim: Simulation, compact: bool = False) -> str:
     parts = [DOING.get(p.phase, p.phase), f"{p.done}{of} calls"]
     if age is not None:
         calls = "call" if p.in_flight == 1 else "calls"
-        parts.append(f"{p.in_flight} {calls} in flight, oldest {duration(age)}")
+        parts.append(f"{p.in_flight} {calls} in flight{p.by_endpoint()}, oldest {duration(age)}")
     parts.append(f"~{duration(eta)} left" if eta is not None else "time left unknown")
     return " · ".join(parts)
 
