@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -79,7 +80,6 @@ class Endpoints:
         self.where: dict[str, str] = {}  # agent -> the endpoint serving it now
         #: Called with each line the user must read at once (a failover, a recovery).
         self.notices: Callable[[str], None] | None = None
-        self.failovers = 0
         self._probes: set[asyncio.Task[None]] = set()
 
     # -- the transport -------------------------------------------------------------------
@@ -108,10 +108,6 @@ class Endpoints:
         for task in self._probes:
             task.cancel()
         self.router.retire()
-
-    def in_flight(self) -> dict[str, int]:
-        """Calls in flight at each endpoint."""
-        return {b: e.transport.limit.in_flight for b, e in self.endpoints.items()}
 
     # -- affinity ------------------------------------------------------------------------
 
@@ -163,18 +159,16 @@ class Endpoints:
             return False
         endpoint.down, endpoint.retry_at = True, time.monotonic() + self.cooldown
         moved = sorted(endpoint.agents.items(), key=lambda item: -item[1])
-        tokens = sum(weight for _, weight in moved)
-        taken: dict[str, int] = {}
+        taken: Counter[str] = Counter()
         for agent, weight in moved:
             to = min(others, key=lambda e: e.load)
             self._move(agent, weight, to)
-            taken[to.base] = taken.get(to.base, 0) + 1
-        self.failovers += 1
+            taken[to.base] += 1
         where = ", ".join(f"{base} ({n})" for base, n in taken.items()) or "no agent yet"
         self._say(
             f"endpoint {endpoint.base} stopped answering ({err}; {endpoint.answered} calls "
-            f"answered before): its {len(moved)} agents ({tokens:,.0f} expected tokens a "
-            f"call) moved to {where}; tried again in {self.cooldown:g} s"
+            f"answered before, this one tried {err.attempts} times): its {len(moved)} agents "
+            f"moved to {where}; tried again in {self.cooldown:g} s"
         )
         return True
 

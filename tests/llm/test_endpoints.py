@@ -21,6 +21,8 @@ from llm_stub import StubLLM
 from engine import SaveStore
 from engine.llm import endpoints
 from engine.llm.progress import Calls, at_endpoint, exchange
+from engine.llm.server import servers_of
+from engine.llm.settings import LLMSettings
 from engine.llm.throughput import Rates, Throughput, combined
 from tui.cli.progress import bar_text
 from tui.widgets.header import round_text
@@ -191,3 +193,28 @@ def test_the_calls_in_flight_are_shown_per_endpoint() -> None:
     with solo.round(1, None), exchange("x"):
         solo.phase("speak", 1)
         assert "1 in flight, oldest" in bar_text(solo.now(), 1)
+
+
+def test_on_llama_cpp_servers_each_agent_keeps_a_slot_with_its_prompt_cached(
+    run_cli, saves: Path
+) -> None:
+    with (
+        StubLLM(seed=1, server="llama.cpp", slots=2, n_ctx=32768) as a,
+        StubLLM(seed=2, server="llama.cpp", slots=2, n_ctx=32768) as b,
+    ):
+        result = play(run_cli, saves, Path("tavern"), [a.url, b.url], "--rounds", "1")
+        assert result.code == 0, result.err
+        for server in (a, b):
+            pinned = [r for r in server.requests if "id_slot" in r]
+            assert pinned and all(r["cache_prompt"] is True for r in pinned)
+            assert {r["id_slot"] for r in pinned} == {0, 1}  # two agents or more, a slot each
+            assert len(pinned) > len(server.requests) / 2  # all but the first, before /props
+
+
+def test_the_narrowest_window_of_the_endpoints_counts() -> None:
+    with (
+        StubLLM(seed=1, server="llama.cpp", n_ctx=8192) as wide,
+        StubLLM(seed=2, server="llama.cpp", n_ctx=4096) as narrow,
+    ):
+        settings = LLMSettings(model="openai/stub", api_bases=[wide.url, narrow.url])
+        assert servers_of(settings)["openai/stub"].window == 4096
