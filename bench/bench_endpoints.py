@@ -158,7 +158,7 @@ def balance(cast: Path, work: Path, runs: int) -> None:
             tokens[call.endpoint] += call.prompt_tokens + call.completion_tokens
             agents.setdefault(call.endpoint, set()).add(call.agent)
         even = sum(tokens.values()) / 3
-        off = [t / even - 1 for t in tokens.values()]
+        off = [tokens[b] / even - 1 for b in sorted(tokens)]
         worst.append(max(abs(x) for x in off) * 100)
         each = ", ".join(f"{len(agents[b])} agents {tokens[b]:,}" for b in sorted(tokens))
         print(f"  run {i + 1}: {each} tokens; {', '.join(f'{x:+.1%}' for x in off)} of even")
@@ -184,18 +184,39 @@ def cpu(cast: Path, work: Path, runs: int) -> None:
     print(f"  ratio: {spread(ratios)} (target <= 1.3)")
 
 
+def round_two(
+    command: list[str], args: list[str], work: Path, run_id: str, logs: list[Path]
+) -> tuple[float, list[int]]:
+    """(wall s, each server log's size when round 1 was saved) of one real run."""
+    first = work / run_id / "rounds" / "000001.json.gz"
+    started = time.perf_counter()
+    argv = [*command, *args, "--saves", str(work), "--run-id", run_id, "-q"]
+    with subprocess.Popen(argv, cwd=ROOT, stderr=subprocess.PIPE, text=True) as proc:
+        sizes: list[int] = []
+        while proc.poll() is None:
+            if not sizes and first.exists():
+                sizes = [log.stat().st_size for log in logs]
+            time.sleep(0.5)
+        err = proc.stderr.read() if proc.stderr else ""
+    if proc.returncode:
+        raise SystemExit(f"socialsim {' '.join(args)} failed:\n{err}")
+    return time.perf_counter() - started, sizes
+
+
 def real(work: Path, runs: int, python: str, model: Path) -> None:
     from bench_local import llama_server, server_hits
 
-    extra = ("--cache", "true", "--logits_all", "false", "--n_batch", "64")
-    print("\nreal servers: llama-cpp-python, Gemma 3 270M, tavern 2 rounds")
+    extra = ("--cache", "true", "--cache_size", str(1 << 30), "--logits_all", "false",
+             "--n_batch", "64")  # fmt: skip
+    print("\nreal servers: llama-cpp-python, Gemma 3 270M, tavern 2 rounds, batched judge")
     setups = (("two servers, 1 thread each, affinity on", 2, 1, False),
               ("two servers, 1 thread each, affinity off", 2, 1, True),
               ("one server, 2 threads", 1, 2, False))  # fmt: skip
     for label, n, threads, round_robin in setups:
         walls, reuse = [], []
         for i in range(runs):
-            logs = [work / f"server-{label[:3]}-{i}-{k}.log" for k in range(n)]
+            run_id = f"real{i}-{n}-{int(round_robin)}"
+            logs = [work / f"{run_id}-server{k}.log" for k in range(n)]
             with contextlib.ExitStack() as stack:
                 servers = [
                     stack.enter_context(llama_server(python, log, model, False, threads, extra))
@@ -203,23 +224,20 @@ def real(work: Path, runs: int, python: str, model: Path) -> None:
                 ]
                 args = ["run", "tavern", "--model", "openai/gemma", "--rounds", "2"]
                 args += [a for s in servers for a in ("--api-base", s.url)]
-                args += ["--timeout", "600"]
+                args += ["--judge-mode", "batched", "--timeout", "600", "--call-timeout", "1800"]
                 command = [sys.executable, "-c", ROUND_ROBIN] if round_robin else SOCIALSIM
-                run_id = f"real{i}-{n}-{int(round_robin)}"
-                wall, _, _ = socialsim(args, work, run_id, command)
-                calls = calls_of(work, run_id)
-                first = Counter(c.endpoint or servers[0].url for c in calls if c.key < "r0002")
-                hit = evaluated = 0
-                for server, log in zip(servers, logs, strict=True):
-                    lines = log.read_text(errors="replace").splitlines(keepends=True)
-                    hits = [k for k, line in enumerate(lines) if "prefix-match hit" in line]
-                    skip = hits[first[server.url] - 1] if first[server.url] else -1
-                    since = sum(len(line) for line in lines[: skip + 1])
-                    h, e = server_hits(log, since)
-                    hit, evaluated = hit + h, evaluated + e
+                wall, sizes = round_two(command, args, work, run_id, logs)
+            hit = evaluated = 0
+            for log, since in zip(logs, sizes, strict=True):
+                h, e = server_hits(log, since)
+                hit, evaluated = hit + h, evaluated + e
             walls.append(wall)
             reuse.append(hit / max(1, hit + evaluated) * 100)
-            print(f"  {label}, run {i + 1}: {wall:.0f} s, round 2 prefix reuse {reuse[-1]:.1f} %")
+            print(
+                f"  {label}, run {i + 1}: {wall:.0f} s; round 2: {hit:,} of {hit + evaluated:,} "
+                f"prompt tokens from the servers' cache ({reuse[-1]:.1f} %); {load()}",
+                flush=True,
+            )
         print(f"  {label}: wall {spread(walls, 0)} s; prefix reuse {spread(reuse, 1)} %")
 
 
