@@ -1,8 +1,8 @@
 """Several endpoints per run (issue 42): whole ``socialsim run`` processes against three
 local stubs (tests/llm_stub.py), and optionally against real llama-cpp-python servers.
 
-    .venv/bin/python bench/bench_endpoints.py                 # the stub figures, 3 runs each
-    .venv/bin/python bench/bench_endpoints.py --real --runs 1 # + two real servers vs one
+    .venv/bin/python bench/bench_endpoints.py                  # the stub figures, 3 runs each
+    .venv/bin/python bench/bench_endpoints.py --real --runs 1  # real servers instead
 
 Stub figures, each beside its target:
 
@@ -244,18 +244,19 @@ def real(work: Path, runs: int, python: str, model: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--real", action="store_true", help="also the real-server comparison")
+    parser.add_argument("--real", action="store_true", help="the real-server comparison")
     parser.add_argument("--python", default="/opt/llama/venv/bin/python")
     parser.add_argument("--model", type=Path, default=Path("/opt/llama/gemma.gguf"))
     args = parser.parse_args()
     print(f"{load()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     work = Path(tempfile.mkdtemp(prefix="socialsim-endpoints-"))
     cast = write_cast(work / "twelve.toml", TWELVE, rounds=2)
-    killed(cast, work, args.runs)
-    balance(cast, work, args.runs)
-    cpu(cast, work, args.runs)
     if args.real:
         real(work, args.runs, args.python, args.model)
+    else:
+        killed(cast, work, args.runs)
+        balance(cast, work, args.runs)
+        cpu(cast, work, args.runs)
     print(f"\n{load()}")
 
 

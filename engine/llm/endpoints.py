@@ -146,18 +146,19 @@ class Endpoints:
     async def _failed(self, endpoint: Endpoint, err: TransportError) -> bool:
         """``endpoint`` left a call unanswered through its retries: record it with the
         Router and move its agents to the healthy others. False when none is left."""
-        if endpoint.down:
+        if endpoint.down:  # said by the call that failed first
             return any(not e.down for e in self.endpoints.values())
         from litellm.exceptions import ServiceUnavailableError
 
+        endpoint.down = True
         failure = ServiceUnavailableError(str(err), llm_provider="openai", model=GROUP)
         self.router.health().record_failure(endpoint.base, failure, 503)
         healthy = await self._healthy()
-        others = [e for e in self.endpoints.values() if e is not endpoint and e.base in healthy]
-        others = [e for e in others if not e.down]
+        others = [e for e in self.endpoints.values() if not e.down and e.base in healthy]
         if not others:
+            endpoint.down = False
             return False
-        endpoint.down, endpoint.retry_at = True, time.monotonic() + self.cooldown
+        endpoint.retry_at = time.monotonic() + self.cooldown
         moved = sorted(endpoint.agents.items(), key=lambda item: -item[1])
         taken: Counter[str] = Counter()
         for agent, weight in moved:
@@ -199,8 +200,14 @@ class Endpoints:
         self._say(f"endpoint {endpoint.base} answers again: its {len(back)} agents are back")
 
     async def _healthy(self) -> set[str]:
-        """The endpoints the Router would pick from (those not cooling down)."""
-        listed = await self.router.select(GROUP, kind="healthy")
+        """The endpoints the Router would pick from (those not cooling down; it raises
+        when every one is)."""
+        from litellm.types.router import RouterRateLimitError
+
+        try:
+            listed = await self.router.select(GROUP, kind="healthy")
+        except RouterRateLimitError:
+            return set()
         return {d["model_info"]["id"] for d in listed}
 
     def _say(self, line: str) -> None:

@@ -218,3 +218,15 @@ def test_the_narrowest_window_of_the_endpoints_counts() -> None:
     ):
         settings = LLMSettings(model="openai/stub", api_bases=[wide.url, narrow.url])
         assert servers_of(settings)["openai/stub"].window == 4096
+
+
+def test_with_every_endpoint_gone_the_run_stops_in_one_line(
+    run_cli, saves: Path, stubs: list[StubLLM]
+) -> None:
+    for server in stubs[:2]:
+        server.stop()
+    result = play(run_cli, saves, Path("tavern"), [s.url for s in stubs[:2]], "--rounds", "1")
+    assert result.code == 2
+    errors = [line for line in result.err.splitlines() if line.startswith("socialsim: error: ")]
+    assert len(errors) == 1 and "cannot reach" in errors[0], result.err
+    assert not (saves / "r").exists()
