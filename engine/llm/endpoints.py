@@ -18,6 +18,9 @@ calls stay there while that endpoint answers, so the server keeps its prompt hea
 On a llama.cpp ``llama-server`` (its ``/props`` answered) each agent has a slot too
 (``id_slot``, with ``cache_prompt``). After its cooldown a failed endpoint is probed
 (``GET /v1/models``); once it answers, the agents first placed on it go back.
+
+:meth:`Endpoints.route` names the endpoint an agent's calls go to before they are made, so the
+client keeps each model's structured mode and system role per endpoint (``model @ url``).
 """
 
 from __future__ import annotations
@@ -111,29 +114,48 @@ class Endpoints:
 
     # -- affinity ------------------------------------------------------------------------
 
+    def route(self, model: str, agent: str, messages: list[dict[str, str]]) -> str:
+        """``model @ url``: the key of ``model``'s structured mode and system role at the
+        endpoint ``agent``'s calls go to (the agent placed now if it is new)."""
+        return f"{model} @ {self._place(agent, model, messages, None).base}"
+
     def _endpoint_for(self, request: Request) -> Endpoint:
+        return self._place(request.agent, request.model, request.messages, request.max_tokens)
+
+    def _place(
+        self, agent: str, model: str, messages: list[dict[str, str]], max_tokens: int | None
+    ) -> Endpoint:
+        """The endpoint of ``agent``'s calls: its own while that answers; else (a new agent,
+        or one whose endpoint went silent) the answering one with the fewest expected
+        tokens, where it stays."""
         self._recover()
-        base = self.where.get(request.agent)
+        base = self.where.get(agent)
         if base is not None and not self.endpoints[base].down:
             return self.endpoints[base]
         up = [e for e in self.endpoints.values() if not e.down]
         if not up:  # every endpoint silent: the call fails as a lone endpoint's does
             return self.endpoints[base] if base else next(iter(self.endpoints.values()))
         chosen = min(up, key=lambda e: e.load)
-        weight = self._weight(request, chosen)
+        weight = self._weight(agent, model, messages, max_tokens, chosen)
         if base is None:
-            chosen.own[request.agent] = len(chosen.own)
-        self._move(request.agent, weight, chosen)
+            chosen.own[agent] = len(chosen.own)
+        self._move(agent, weight, chosen)
         return chosen
 
-    def _weight(self, request: Request, endpoint: Endpoint) -> float:
+    def _weight(
+        self,
+        agent: str,
+        model: str,
+        messages: list[dict[str, str]],
+        max_tokens: int | None,
+        endpoint: Endpoint,
+    ) -> float:
         """An agent's expected tokens per call: its first prompt's and the reply cap."""
         for e in self.endpoints.values():
-            if request.agent in e.agents:
-                return e.agents[request.agent]
-        sent = endpoint.transport.counter.messages(request.model, request.messages)
-        cap = request.max_tokens or self.settings.max_tokens
-        return float(sent + min(cap, self.settings.max_tokens))
+            if agent in e.agents:
+                return e.agents[agent]
+        sent = endpoint.transport.counter.messages(model, messages) if messages else 0
+        return float(sent + min(max_tokens or self.settings.max_tokens, self.settings.max_tokens))
 
     def _move(self, agent: str, weight: float, to: Endpoint) -> None:
         for e in self.endpoints.values():

@@ -186,6 +186,7 @@ class LLMMind:
         routed = endpoints_of(self.client.transport)
         if routed is not None:
             routed.notices = self._notices.append
+            self.client.route = routed.route
         self.judge_mode = settings.judge_mode
         self._observers: dict[tuple[int, str], asyncio.Future] = {}
         self.label = settings.label
@@ -272,7 +273,7 @@ class LLMMind:
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         model = self.settings.model_for(ctx.name)
-        if self.client.enforces_grammar(model):
+        if self.client.enforces_grammar(model, ctx.name):
             heard = checks.speech(ctx, decision, SpeechOut.FIELD)
             # A small local model asked for free text repeats its prompt; held to a JSON
             # string by the server's grammar, it speaks. Shown whole once it is in.

@@ -230,3 +230,27 @@ def test_with_every_endpoint_gone_the_run_stops_in_one_line(
     errors = [line for line in result.err.splitlines() if line.startswith("socialsim: error: ")]
     assert len(errors) == 1 and "cannot reach" in errors[0], result.err
     assert not (saves / "r").exists()
+
+
+def test_each_endpoint_keeps_its_own_structured_mode_and_system_role(run_cli, saves: Path) -> None:
+    with (
+        StubLLM(seed=1, rejects={"json_schema"}, json_object_schema=True, drop_system=True) as a,
+        StubLLM(seed=2) as b,
+    ):
+        result = play(run_cli, saves, Path("tavern"), [a.url, b.url], "--rounds", "1")
+        assert result.code == 0, result.err
+        meta = SaveStore(saves).read_meta("r")
+        assert meta.structured_modes == {
+            f"openai/stub @ {a.url}": "grammar",
+            f"openai/stub @ {b.url}": "schema",
+        }
+        assert meta.system_roles == {
+            f"openai/stub @ {a.url}": "merge",
+            f"openai/stub @ {b.url}": "keep",
+        }
+        formats_b = {(r.get("response_format") or {}).get("type") for r in b.requests}
+        assert "json_object" not in formats_b  # a's refusal stepped only a's ladder down
+        assert all(r["messages"][0]["role"] == "system" for r in b.requests)
+    calls = calls_of(saves)
+    assert not [c.key for c in calls if c.fell_back]
+    assert {c.structured for c in calls if c.endpoint == b.url} <= {"json_schema", "text"}
