@@ -25,7 +25,7 @@ from engine.llm.server import servers_of
 from engine.llm.settings import LLMSettings
 from engine.llm.throughput import Rates, Throughput, combined
 from tui.cli.progress import bar_text
-from tui.widgets.header import round_text
+from tui.widgets.header import round_text, structured_modes
 
 TWELVE = tuple(f"Member {chr(65 + i)}" for i in range(12))
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
@@ -254,3 +254,12 @@ def test_each_endpoint_keeps_its_own_structured_mode_and_system_role(run_cli, sa
     calls = calls_of(saves)
     assert not [c.key for c in calls if c.fell_back]
     assert {c.structured for c in calls if c.endpoint == b.url} <= {"json_schema", "text"}
+
+
+def test_the_header_names_each_endpoints_mode_by_its_host() -> None:
+    modes = {
+        "openai/gemma @ http://127.0.0.1:8101/v1": "grammar",
+        "openai/gemma @ http://h:2/v1": "schema",
+    }
+    sim = SimpleNamespace(meta=SimpleNamespace(structured_modes=modes))
+    assert structured_modes(sim) == "gemma@127.0.0.1:8101:grammar gemma@h:2:schema"
