@@ -44,8 +44,8 @@ from .transport import (
 )
 
 M = TypeVar("M", bound=BaseModel)
-#: (model, agent, messages) -> the key of the model's state for the agent's calls.
-Route = Callable[[str, str, list[dict[str, str]]], str]
+#: (model, agent, exchange key, messages) -> the key of the model's state for the exchange.
+Route = Callable[[str, str, str, list[dict[str, str]]], str]
 T = TypeVar("T")
 Messages = list[dict[str, str]]
 #: What is wrong with a reply that fits its schema (None: it counts).
@@ -129,7 +129,7 @@ class LLMClient:
         self.health: dict[str, Health] = {}
         #: The key of a model's structured mode and system role for an agent's calls: the
         #: model, or with several endpoints the model at the agent's endpoint
-        #: (``model @ url``; set by the mind from ``Endpoints.route``).
+        #: (``model @ url``; set by the mind from ``Endpoints.route``, or a replay's record).
         self.route: Route = _model_only
 
     # -- bookkeeping ---------------------------------------------------------------------
@@ -175,10 +175,11 @@ class LLMClient:
         modes: dict[str, str] = {m: self._formats_of(m).resolved for m in models if m not in asked}
         return modes | {key: self._formats[key].resolved for key in sorted(routed)}
 
-    def enforces_grammar(self, model: str, agent: str) -> bool:
-        """True once ``model``'s structured replies (``agent``'s, at its endpoint) are held
-        to their schema by the server's grammar (llama.cpp's json_object carrying it)."""
-        formats = self._formats_of(model, self.route(model, agent, []))
+    def enforces_grammar(self, model: str, agent: str, key: str) -> bool:
+        """True once ``model``'s structured replies (``agent``'s exchange ``key``, at its
+        endpoint) are held to their schema by the server's grammar (llama.cpp's
+        json_object carrying it)."""
+        formats = self._formats_of(model, self.route(model, agent, key, []))
         return formats.resolved != "auto" and formats.current == "json_object_schema"
 
     def slow_lines(self) -> list[str]:
@@ -278,7 +279,7 @@ class LLMClient:
         re-ask it takes are degenerate. Control characters are stripped from the text and
         the streamed tokens."""
         shown = None if sink is None else (lambda token: sink(strip_controls(token)))
-        route = self.route(model, agent, messages)
+        route = self.route(model, agent, key, messages)
         request = Request(
             key=key,
             model=model,
@@ -334,7 +335,7 @@ class LLMClient:
         ask = _Ask(
             key, model, messages, schema_of(schema), schema.__name__, temperature, agent=agent
         )
-        formats = self._formats_of(model, self.route(model, agent, messages))
+        formats = self._formats_of(model, self.route(model, agent, key, messages))
         request, reply = await self._probing(formats, ask, purpose, agent, schema)
         if reply is None:
             return fallback()
@@ -451,7 +452,7 @@ class LLMClient:
         """Check what the server read of the prompt. True when a model's first exchange
         showed its system text dropped: the exchange is recorded under its own key, the
         model is merged from now on, and the caller asks again."""
-        route = self.route(request.model, agent, request.messages)
+        route = self.route(request.model, agent, request.key, request.messages)
         first = self.roles.checking(route)
         system = (
             sum(
@@ -498,7 +499,7 @@ class LLMClient:
         prompt is checked on arrival (:meth:`_dropped`)."""
         while True:
             request = ask.request(formats.current)
-            route = self.route(ask.model, ask.agent, ask.messages)
+            route = self.route(ask.model, ask.agent, ask.key, ask.messages)
             # Streamed once the model's first exchange (not streamed: a server may send usage
             # only then) has shown what the server reads of a prompt.
             request = replace(
@@ -550,7 +551,7 @@ class LLMClient:
         await self.transport.aclose()
 
 
-def _model_only(model: str, agent: str, messages: list[dict[str, str]]) -> str:
+def _model_only(model: str, agent: str, key: str, messages: list[dict[str, str]]) -> str:
     """One endpoint: a model's state is the model's."""
     return model
 

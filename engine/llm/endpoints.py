@@ -114,7 +114,7 @@ class Endpoints:
 
     # -- affinity ------------------------------------------------------------------------
 
-    def route(self, model: str, agent: str, messages: list[dict[str, str]]) -> str:
+    def route(self, model: str, agent: str, key: str, messages: list[dict[str, str]]) -> str:
         """``model @ url``: the key of ``model``'s structured mode and system role at the
         endpoint ``agent``'s calls go to (the agent placed now if it is new)."""
         return f"{model} @ {self._place(agent, model, messages, None).base}"

@@ -493,6 +493,16 @@ class ReplayTransport:
 
     def __init__(self, calls: list[LLMCall]) -> None:
         self.calls = {c.key: c for c in calls}
+        self._at: dict[str, str] = {}  # agent -> the endpoint of its last exchange routed
+
+    def route(self, model: str, agent: str, key: str, messages: list[dict[str, str]]) -> str:
+        """``model @ url``: the endpoint exchange ``key`` went to in a run of several (as
+        its record says; else the agent's last), so its model is asked as it was there."""
+        call = self.calls.get(key)
+        if call is not None and call.endpoint:
+            self._at[agent] = call.endpoint
+        at = self._at.get(agent)
+        return f"{model} @ {at}" if at else model
 
     async def complete(self, request: Request) -> Reply:
         refused = self.calls.get(rejected_key(request.key, request.format))
@@ -523,6 +533,8 @@ class ReplayTransport:
             sent_tokens=call.sent_tokens,
             counted_by=call.counted_by,
             cached_tokens=call.cached_tokens,
+            endpoint=call.endpoint,
+            moved_from=call.moved_from,
         )
 
     async def aclose(self) -> None:

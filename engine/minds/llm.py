@@ -273,12 +273,13 @@ class LLMMind:
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         model = self.settings.model_for(ctx.name)
-        if self.client.enforces_grammar(model, ctx.name):
+        key = self._key(ctx, "speak")
+        if self.client.enforces_grammar(model, ctx.name, key):
             heard = checks.speech(ctx, decision, SpeechOut.FIELD)
             # A small local model asked for free text repeats its prompt; held to a JSON
             # string by the server's grammar, it speaks. Shown whole once it is in.
             said = await self.client.structured(
-                key=self._key(ctx, "speak"),
+                key=key,
                 purpose="speak",
                 agent=ctx.name,
                 model=model,
@@ -291,7 +292,7 @@ class LLMMind:
                 sink(said.say)
             return said.say
         return await self.client.text(
-            key=self._key(ctx, "speak"),
+            key=key,
             purpose="speak",
             agent=ctx.name,
             model=model,
@@ -509,4 +510,8 @@ def replay_mind(settings: LLMSettings, calls: Iterable[LLMCall]) -> LLMMind:
     """An LLM mind answering only from a run's recorded exchanges: zero network calls.
     It tolerates fallbacks: a replay plays the record as it is, degraded rounds included."""
     tolerant = settings.model_copy(update={"tolerate_fallbacks": True})
-    return LLMMind(tolerant, transport=ReplayTransport(list(calls)))
+    transport = ReplayTransport(list(calls))
+    mind = LLMMind(tolerant, transport=transport)
+    if len(settings.endpoints) > 1:  # each exchange's model asked as at its endpoint
+        mind.client.route = transport.route
+    return mind

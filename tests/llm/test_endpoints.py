@@ -254,6 +254,9 @@ def test_each_endpoint_keeps_its_own_structured_mode_and_system_role(run_cli, sa
     calls = calls_of(saves)
     assert not [c.key for c in calls if c.fell_back]
     assert {c.structured for c in calls if c.endpoint == b.url} <= {"json_schema", "text"}
+    # Its replay asks each exchange's model as at its endpoint: the same exchanges, state.
+    replayed = run_cli("replay", "r", "--saves", str(saves))
+    assert replayed.code == 0 and "identical state" in replayed.out, replayed.out + replayed.err
 
 
 def test_the_header_names_each_endpoints_mode_by_its_host() -> None:
