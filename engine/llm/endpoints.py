@@ -28,10 +28,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from ..core.exchanges import LLMCall
 from . import progress
 from .keys import api_key
 from .server import answers
@@ -237,9 +238,24 @@ class Endpoints:
             self.notices(line)
 
 
+class RecordedRoute:
+    """A replay's :meth:`Endpoints.route`: the endpoint each exchange went to, as its record
+    says (else its agent's last), so its model is asked as it was there."""
+
+    def __init__(self, calls: Iterable[LLMCall]) -> None:
+        self.at = {call.key: call.endpoint for call in calls if call.endpoint}
+        self._last: dict[str, str] = {}  # agent -> the endpoint of its last exchange
+
+    def __call__(self, model: str, agent: str, key: str, messages: list[dict[str, str]]) -> str:
+        if key in self.at:
+            self._last[agent] = self.at[key]
+        at = self._last.get(agent)
+        return f"{model} @ {at}" if at else model
+
+
 def _router(settings: LLMSettings, cooldown: float) -> Any:
     """litellm's Router over the run's endpoints: one deployment each, cooled down at its
-    first failure recorded (see the module's docstring)."""
+    first failure recorded (see the module's docstring); litellm's cost map as it was."""
     from .transport import _litellm
 
     litellm = _litellm()
@@ -251,6 +267,10 @@ def _router(settings: LLMSettings, cooldown: float) -> Any:
         }
         for base in settings.endpoints
     ]
-    return litellm.Router(
+    priced = set(litellm.model_cost)
+    router = litellm.Router(
         model_list=deployments, allowed_fails=0, cooldown_time=cooldown, num_retries=0
     )
+    for added in set(litellm.model_cost) - priced:  # the Router prices its deployments (at
+        del litellm.model_cost[added]  # nothing): a model with no price stays unpriced
+    return router

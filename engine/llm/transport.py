@@ -73,8 +73,7 @@ class Request:
     #: long prompt's evaluation (llama-cpp-python pings a waiting stream every 15 s) is then
     #: not a failure.
     stream: bool = False
-    #: Whose exchange it is (the agent, the judge's observer, "game master"): several
-    #: endpoints keep each one's calls on one server (``endpoints``).
+    #: Whose exchange it is: several endpoints keep each one's calls on one (``endpoints``).
     agent: str = ""
     #: Fields added to the request's body (llama.cpp's ``id_slot`` and ``cache_prompt``).
     extra: dict[str, Any] = field(default_factory=dict)
@@ -95,8 +94,7 @@ class Reply:
     counted_by: CountedBy = "server"
     #: The prompt tokens the server says it took from its prefix cache (None: not said).
     cached_tokens: int | None = None
-    #: The endpoint that answered, and the one the exchange was moved off when its server
-    #: stopped answering (both empty with one endpoint).
+    #: Who answered, and whom a call moved off (``endpoints``; empty with one endpoint).
     endpoint: str = ""
     moved_from: str = ""
 
@@ -493,16 +491,6 @@ class ReplayTransport:
 
     def __init__(self, calls: list[LLMCall]) -> None:
         self.calls = {c.key: c for c in calls}
-        self._at: dict[str, str] = {}  # agent -> the endpoint of its last exchange routed
-
-    def route(self, model: str, agent: str, key: str, messages: list[dict[str, str]]) -> str:
-        """``model @ url``: the endpoint exchange ``key`` went to in a run of several (as
-        its record says; else the agent's last), so its model is asked as it was there."""
-        call = self.calls.get(key)
-        if call is not None and call.endpoint:
-            self._at[agent] = call.endpoint
-        at = self._at.get(agent)
-        return f"{model} @ {at}" if at else model
 
     async def complete(self, request: Request) -> Reply:
         refused = self.calls.get(rejected_key(request.key, request.format))

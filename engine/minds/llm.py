@@ -18,6 +18,7 @@ from ..core.scenario import Status
 from ..core.state import ALL, Action, Decision, Mode
 from ..core.values import gap, s_self, svo_utility, theta
 from ..llm.client import LLMClient
+from ..llm.endpoints import RecordedRoute
 from ..llm.journal import Journal, Journaled
 from ..llm.settings import LLMSettings
 from ..llm.stack import endpoints_of, live_transport
@@ -510,8 +511,8 @@ def replay_mind(settings: LLMSettings, calls: Iterable[LLMCall]) -> LLMMind:
     """An LLM mind answering only from a run's recorded exchanges: zero network calls.
     It tolerates fallbacks: a replay plays the record as it is, degraded rounds included."""
     tolerant = settings.model_copy(update={"tolerate_fallbacks": True})
-    transport = ReplayTransport(list(calls))
-    mind = LLMMind(tolerant, transport=transport)
+    recorded = list(calls)
+    mind = LLMMind(tolerant, transport=ReplayTransport(recorded))
     if len(settings.endpoints) > 1:  # each exchange's model asked as at its endpoint
-        mind.client.route = transport.route
+        mind.client.route = RecordedRoute(recorded)
     return mind
