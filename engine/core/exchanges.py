@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from typing import Literal, Protocol
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 #: ``degenerate``: a reply in the schema's shape that said nothing worth counting (see
 #: ``engine.core.quality``); asked again once, then fallen back.
@@ -42,7 +43,9 @@ class LLMCall(BaseModel):
     signed change the reply gave sat at its cap. ``left_out``: on a batched judge's re-ask
     of missing edges, the edges its first reply left out.
     ``cached_tokens``: those of them the server says it took from its prefix cache (None:
-    the server did not say; engine/llm/servercache.py).
+    the server did not say; engine/llm/servercache.py). ``endpoint``: the server that
+    answered (or failed) in a run of several; ``moved_from``: the one that stopped answering
+    and whose call this was (engine/llm/endpoints.py); both empty, and not saved, otherwise.
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -69,6 +72,8 @@ class LLMCall(BaseModel):
     at_cap: bool = False
     left_out: list[str] = []
     cached_tokens: int | None = None
+    endpoint: str = Field("", exclude_if=lambda value: not value)
+    moved_from: str = Field("", exclude_if=lambda value: not value)
 
     @property
     def settles(self) -> bool:
@@ -245,3 +250,28 @@ def cache_line(cached: int, reported: int, shared: int, prompt: int) -> str:
         return f"not reported by the server; {own}" if prompt else "not reported by the server"
     said = f"server reused {cached:,} of {reported:,} prompt tokens ({cached / reported:.1%})"
     return f"{said}; {own}" if prompt else said
+
+
+def endpoints_line(calls: Iterable[LLMCall]) -> str | None:
+    """How a run of several endpoints spread its calls, and the calls moved off an endpoint
+    that stopped answering: ``127.0.0.1:8101 40 calls, 127.0.0.1:8102 38; 3 calls moved
+    off 127.0.0.1:8102`` (None with one endpoint)."""
+    served: Counter[str] = Counter()
+    moved: Counter[str] = Counter()
+    for call in calls:
+        if call.endpoint:
+            served[_host(call.endpoint)] += 1
+        if call.moved_from:
+            moved[_host(call.moved_from)] += 1
+    if not served:
+        return None
+    spread = ", ".join(f"{host} {n}" for host, n in sorted(served.items()))
+    line = f"{spread} calls"
+    for host, n in sorted(moved.items()):
+        line += f"; {n} call{'s' * (n > 1)} moved off {host}"
+    return line
+
+
+def _host(url: str) -> str:
+    """``127.0.0.1:8101`` of ``http://127.0.0.1:8101/v1``."""
+    return urlsplit(url).netloc or url

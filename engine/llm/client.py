@@ -44,6 +44,8 @@ from .transport import (
 )
 
 M = TypeVar("M", bound=BaseModel)
+#: (model, agent, exchange key, messages) -> the key of the model's state for the exchange.
+Route = Callable[[str, str, str, list[dict[str, str]]], str]
 T = TypeVar("T")
 Messages = list[dict[str, str]]
 #: What is wrong with a reply that fits its schema (None: it counts).
@@ -90,6 +92,7 @@ class _Ask:
     schema_name: str
     temperature: float | None
     followup: tuple[dict[str, str], ...] = ()
+    agent: str = ""
 
     def request(self, format: Structured) -> Request:
         """The request in ``format``: the schema goes in the prompt unless the server is
@@ -103,6 +106,7 @@ class _Ask:
             schema_name=self.schema_name,
             format=format,
             temperature=self.temperature,
+            agent=self.agent,
         )
 
 
@@ -123,6 +127,10 @@ class LLMClient:
         self.notices: Callable[[str], None] | None = None
         self.said: list[str] = []
         self.health: dict[str, Health] = {}
+        #: The key of a model's structured mode and system role for an agent's calls: the
+        #: model, or with several endpoints the model at the agent's endpoint
+        #: (``model @ url``; set by the mind from ``Endpoints.route``, or a replay's record).
+        self.route: Route = _model_only
 
     # -- bookkeeping ---------------------------------------------------------------------
 
@@ -158,15 +166,20 @@ class LLMClient:
         return None
 
     def modes(self) -> dict[str, str]:
-        """The structured mode of each of the run's models ("auto" until probed)."""
+        """The structured mode of each of the run's models ("auto" until probed); with
+        several endpoints, of each model at each endpoint it was asked at."""
         s = self.settings
         models = dict.fromkeys([s.model, s.judge, *s.agent_models.values()])
-        return {m: self._formats_of(m).resolved for m in models}
+        routed = [key for key in self._formats if key not in models]
+        asked = {_model_of(key) for key in routed}
+        modes: dict[str, str] = {m: self._formats_of(m).resolved for m in models if m not in asked}
+        return modes | {key: self._formats[key].resolved for key in sorted(routed)}
 
-    def enforces_grammar(self, model: str) -> bool:
-        """True once ``model``'s structured replies are held to their schema by the server's
-        grammar (llama.cpp's json_object carrying the schema)."""
-        formats = self._formats_of(model)
+    def enforces_grammar(self, model: str, agent: str, key: str) -> bool:
+        """True once ``model``'s structured replies (``agent``'s exchange ``key``, at its
+        endpoint) are held to their schema by the server's grammar (llama.cpp's
+        json_object carrying it)."""
+        formats = self._formats_of(model, self.route(model, agent, key, []))
         return formats.resolved != "auto" and formats.current == "json_object_schema"
 
     def slow_lines(self) -> list[str]:
@@ -182,8 +195,8 @@ class LLMClient:
     def settle(self, modes: dict[str, str], roles: dict[str, str]) -> None:
         """Start from what a saved run found: each model's structured mode (no probe) and
         where its system text goes (see :meth:`SystemRoles.restore`)."""
-        for model, mode in modes.items():
-            self._formats_of(model).settle(mode)
+        for key, mode in modes.items():
+            self._formats_of(_model_of(key), key).settle(mode)
         self.roles.restore(roles)
 
     def _notice(self, line: str) -> None:
@@ -193,10 +206,12 @@ class LLMClient:
         if self.notices is not None:
             self.notices(line)
 
-    def _formats_of(self, model: str) -> Formats:
-        formats = self._formats.get(model)
+    def _formats_of(self, model: str, key: str | None = None) -> Formats:
+        """How ``model`` is asked (at the endpoint ``key`` names, with several)."""
+        key = key or model
+        formats = self._formats.get(key)
         if formats is None:
-            formats = self._formats[model] = Formats(self.settings.structured_for(model))
+            formats = self._formats[key] = Formats(self.settings.structured_for(model))
         return formats
 
     def _record(
@@ -240,6 +255,7 @@ class LLMClient:
             call.sent_tokens = reply.sent_tokens
             call.counted_by = reply.counted_by
             call.cached_tokens = reply.cached_tokens
+            call.endpoint, call.moved_from = reply.endpoint, reply.moved_from
         self._calls.append(call)
         self.total_calls += 1
         self.total_cost += call.cost_usd
@@ -263,17 +279,19 @@ class LLMClient:
         re-ask it takes are degenerate. Control characters are stripped from the text and
         the streamed tokens."""
         shown = None if sink is None else (lambda token: sink(strip_controls(token)))
+        route = self.route(model, agent, key, messages)
         request = Request(
             key=key,
             model=model,
-            messages=self.roles.shaped(model, messages),
+            messages=self.roles.shaped(route, messages),
             sink=shown,
             max_tokens=max_tokens,
+            agent=agent,
         )
         for again in (False, True):
             reply = await self._attempt(request, purpose, agent)
             if reply is not None and self._dropped(request, reply, purpose, agent):
-                request = replace(request, messages=self.roles.shaped(model, request.messages))
+                request = replace(request, messages=self.roles.shaped(route, request.messages))
                 reply = await self._attempt(request, purpose, agent)
             if reply is None:
                 return ""
@@ -314,8 +332,10 @@ class LLMClient:
         characters. A valid reply ``check`` finds degenerate is asked again once, then falls
         back."""
         fallback = default if callable(default) else (lambda: default)
-        ask = _Ask(key, model, messages, schema_of(schema), schema.__name__, temperature)
-        formats = self._formats_of(model)
+        ask = _Ask(
+            key, model, messages, schema_of(schema), schema.__name__, temperature, agent=agent
+        )
+        formats = self._formats_of(model, self.route(model, agent, key, messages))
         request, reply = await self._probing(formats, ask, purpose, agent, schema)
         if reply is None:
             return fallback()
@@ -432,7 +452,8 @@ class LLMClient:
         """Check what the server read of the prompt. True when a model's first exchange
         showed its system text dropped: the exchange is recorded under its own key, the
         model is merged from now on, and the caller asks again."""
-        first = self.roles.checking(request.model)
+        route = self.route(request.model, agent, request.key, request.messages)
+        first = self.roles.checking(route)
         system = (
             sum(
                 self._tokens(request.model, m["content"])
@@ -443,10 +464,10 @@ class LLMClient:
             else 0
         )
         read = reply.prompt_tokens if reply.counted_by == "server" else 0
-        verdict = self.roles.check(request.model, reply.sent_tokens, system, read)
+        verdict = self.roles.check(route, reply.sent_tokens, system, read)
         if verdict == "dropped":
             self._notice(
-                f"{request.model}: the server read {read} of the {reply.sent_tokens} prompt "
+                f"{route}: the server read {read} of the {reply.sent_tokens} prompt "
                 "tokens sent, dropping the system message (its chat template has none); "
                 "socialsim now puts the system text in the first user turn "
                 "(--system-role merge)"
@@ -456,7 +477,7 @@ class LLMClient:
             return True
         if verdict == "cut":
             self._notice(
-                f"{request.model}: the server read {read} of the {reply.sent_tokens} prompt "
+                f"{route}: the server read {read} of the {reply.sent_tokens} prompt "
                 f"tokens sent ({request.key}): the prompt was cut; raise the server's "
                 "context window"
             )
@@ -478,12 +499,13 @@ class LLMClient:
         prompt is checked on arrival (:meth:`_dropped`)."""
         while True:
             request = ask.request(formats.current)
+            route = self.route(ask.model, ask.agent, ask.key, ask.messages)
             # Streamed once the model's first exchange (not streamed: a server may send usage
             # only then) has shown what the server reads of a prompt.
             request = replace(
                 request,
-                messages=self.roles.shaped(ask.model, request.messages),
-                stream=self.roles.settled(ask.model),
+                messages=self.roles.shaped(route, request.messages),
+                stream=self.roles.settled(route),
             )
             try:
                 reply = await self.transport.complete(request)
@@ -522,7 +544,18 @@ class LLMClient:
             request, purpose, agent, None, "fallback", str(err), err.attempts,
             timed_out=err.timed_out,
         )  # fmt: skip
+        self._calls[-1].endpoint = err.endpoint
 
     async def aclose(self) -> None:
         """Close the transport's clients."""
         await self.transport.aclose()
+
+
+def _model_only(model: str, agent: str, key: str, messages: list[dict[str, str]]) -> str:
+    """One endpoint: a model's state is the model's."""
+    return model
+
+
+def _model_of(key: str) -> str:
+    """The model of a state's key (``model``, or ``model @ url``)."""
+    return key.partition(" @ ")[0]

@@ -47,6 +47,8 @@ REPLY_FIELDS = (
     "sent_tokens",
     "counted_by",
 )
+#: Where a reply came from in a run of several endpoints (kept only when set).
+ROUTE_FIELDS = ("endpoint", "moved_from")
 
 
 def digest(request: Request) -> str:
@@ -217,6 +219,7 @@ class Journaled:
                 journal.add(request, sent, failure)
             raise
         fields = {name: getattr(reply, name) for name in REPLY_FIELDS}
+        fields.update({name: getattr(reply, name) for name in ROUTE_FIELDS if getattr(reply, name)})
         journal.add(request, sent, {"text": reply.text, **fields})
         return reply
 
@@ -240,4 +243,5 @@ def _outcome(entry: dict[str, Any], request: Request) -> Reply:
     text = str(entry["text"])
     if request.sink is not None and text:
         request.sink(text)
-    return Reply(text=text, **{name: entry[name] for name in REPLY_FIELDS if name in entry})
+    kept = (*REPLY_FIELDS, *ROUTE_FIELDS)
+    return Reply(text=text, **{name: entry[name] for name in kept if name in entry})

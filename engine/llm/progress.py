@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from .gate import Gate
 
@@ -89,6 +90,19 @@ def held() -> bool:
     return calls is not None and calls.gate.held
 
 
+@contextlib.contextmanager
+def at_endpoint(base: str) -> Iterator[None]:
+    """A call is in flight at endpoint ``base`` while the block runs (a run of several)."""
+    calls = _CURRENT.get()
+    if calls is not None:
+        calls.at_endpoint(base, 1)
+    try:
+        yield
+    finally:
+        if calls is not None:
+            calls.at_endpoint(base, -1)
+
+
 async def passage() -> None:
     """Wait while the round's simulation is held (see :meth:`Calls.gate`); at once outside
     a simulation's round."""
@@ -124,12 +138,21 @@ class Progress:
     round_started: float = 0.0
     #: True while no new call goes out (:meth:`Calls.gate` held; ``Simulation.hold``).
     held: bool = False
+    #: Calls in flight at each endpoint of a run served by several (empty: one endpoint).
+    endpoints: tuple[tuple[str, int], ...] = ()
 
     def oldest_age(self, now: float | None = None) -> float | None:
         """Seconds the oldest call in flight has waited."""
         if self.oldest_started is None:
             return None
         return (time.monotonic() if now is None else now) - self.oldest_started
+
+    def by_endpoint(self) -> str:
+        """`` (127.0.0.1:8101 2, 127.0.0.1:8102 1)``: the calls in flight at each endpoint of
+        a run served by several (empty with one)."""
+        if not self.endpoints:
+            return ""
+        return " (" + ", ".join(f"{urlsplit(b).netloc} {n}" for b, n in self.endpoints) + ")"
 
     def eta(self, now: float | None = None) -> float | None:
         """Seconds left in the round at its pace so far (None: no call done, or unknown)."""
@@ -161,6 +184,7 @@ class Calls:
         self._phases: dict[str, int] = {}  # this round's calls by phase, as each ended
         self._last: dict[str, int] = {}  # the round before's
         self._flight: dict[str, list[float]] = {}
+        self._at: dict[str, int] = {}  # calls in flight by endpoint (several endpoints)
         self._listeners: list[Callable[[PhaseDone], None]] = []
         self._watchers: list[Callable[[Progress], None]] = []
         #: Held, the simulation's rounds send no new call (``Simulation.hold``).
@@ -206,6 +230,7 @@ class Calls:
             min(starts, default=None),
             self._round_started,
             self.gate.held,
+            tuple(self._at.items()),
         )
 
     @contextlib.contextmanager
@@ -254,6 +279,12 @@ class Calls:
         """An exchange of the round went out."""
         with self._lock:
             self._flight.setdefault(key, []).append(time.monotonic())
+        self._changed()
+
+    def at_endpoint(self, base: str, change: int) -> None:
+        """A call went to endpoint ``base`` (``change`` 1) or came back from it (-1)."""
+        with self._lock:
+            self._at[base] = self._at.get(base, 0) + change
         self._changed()
 
     def finished(self, key: str, *, sent: bool = True) -> None:

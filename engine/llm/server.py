@@ -144,9 +144,23 @@ async def _ask_ollama(client: Any, root: str, name: str) -> ServerInfo:
     )
 
 
+async def answers(api_base: str, headers: dict[str, str] | None = None) -> bool:
+    """True when the server at ``api_base`` answers ``GET /v1/models`` at all (any status)
+    within :data:`PROBE_TIMEOUT`."""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=PROBE_TIMEOUT, headers=headers or {}) as client:
+            await client.get(f"{_root(api_base)}/v1/models")
+    except Exception:
+        return False
+    return True
+
+
 def servers_of(settings: LLMSettings) -> dict[str, ServerInfo]:
-    """What each of a run's models' servers says of itself (runs its own event loop, in a
-    thread when one is running here)."""
+    """What each of a run's models' servers says of itself; with several endpoints, the one
+    with the narrowest window (runs its own event loop, in a thread when one is running
+    here)."""
     from .keys import api_key
 
     key = api_key(settings)
@@ -154,8 +168,15 @@ def servers_of(settings: LLMSettings) -> dict[str, ServerInfo]:
     models = sorted({settings.model, settings.judge, *settings.agent_models.values()})
 
     async def ask() -> dict[str, ServerInfo]:
-        found = await asyncio.gather(*(describe(m, settings.api_base, headers) for m in models))
-        return dict(zip(models, found, strict=True))
+        bases: list[str | None] = [*settings.endpoints] or [None]
+        asked = [(m, b) for m in models for b in bases]
+        found = await asyncio.gather(*(describe(m, b, headers) for m, b in asked))
+        narrowest: dict[str, ServerInfo] = {}
+        for (model, _), info in zip(asked, found, strict=True):
+            kept = narrowest.get(model)
+            if kept is None or (info.window or 1 << 62) < (kept.window or 1 << 62):
+                narrowest[model] = info
+        return narrowest
 
     try:
         asyncio.get_running_loop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 JudgeMode = Literal["per-edge", "batched"]
 #: How structured replies are asked for: ``schema`` = ``response_format`` json_schema (OpenAI,
@@ -36,6 +36,10 @@ class LLMSettings(BaseModel):
     judge_model: str | None = None
     agent_models: dict[str, str] = {}
     api_base: str | None = None
+    #: Every endpoint of a run served by several (``--api-base`` given more than once, or
+    #: ``--endpoints``), ``api_base`` first: each agent's calls go to one of them
+    #: (``engine.llm.endpoints``). Empty (and not saved): one endpoint, ``api_base``.
+    api_bases: list[str] = Field(default_factory=list, exclude_if=lambda bases: not bases)
     judge_mode: JudgeMode = "per-edge"
     #: The most LLM calls in flight at once. A hosted provider gets this many from the start
     #: (a whole update wave: a 30-agent round in per-edge mode asks up to 30 x (29 edges +
@@ -71,17 +75,35 @@ class LLMSettings(BaseModel):
     def _no_credentials(cls, url: str | None) -> str | None:
         """The base URL is saved with the run: it may not carry a key (user:password@, a
         query or a fragment); keys come from ``api_key_env``."""
-        if url is None:
-            return None
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.netloc:
-            raise ValueError(f"{url!r} is not an http(s) URL")
-        if "@" in parts.netloc or parts.query or parts.fragment:
-            raise ValueError(
-                "the URL may not hold credentials, a query or a fragment (it is saved with "
-                "the run); pass the key with --api-key-env"
-            )
-        return url
+        return None if url is None else _public(url)
+
+    @field_validator("api_bases")
+    @classmethod
+    def _several(cls, urls: list[str]) -> list[str]:
+        """Each endpoint as ``api_base`` is checked, none twice; one alone is ``api_base``."""
+        urls = [_public(url) for url in urls]
+        twice = sorted({url for url in urls if urls.count(url) > 1})
+        if twice:
+            raise ValueError(f"{twice[0]} is given twice")
+        return urls
+
+    @model_validator(mode="after")
+    def _first_is_api_base(self) -> LLMSettings:
+        """``api_base`` is the first endpoint; a lone one is only ``api_base``."""
+        if self.api_bases:
+            self.api_base = self.api_bases[0]
+        if len(self.api_bases) == 1:
+            self.api_bases = []
+        return self
+
+    @property
+    def endpoints(self) -> list[str]:
+        """The run's endpoints (empty: a hosted provider's own)."""
+        return self.api_bases or ([self.api_base] if self.api_base else [])
+
+    def at(self, api_base: str) -> LLMSettings:
+        """These settings with ``api_base`` their only endpoint."""
+        return self.model_copy(update={"api_base": api_base, "api_bases": []})
 
     def model_for(self, agent: str) -> str:
         """The model that plays ``agent``."""
@@ -107,3 +129,16 @@ class LLMSettings(BaseModel):
     def judge(self) -> str:
         """The model of the unified judge (U_S, U_R, needs)."""
         return self.judge_model or self.model
+
+
+def _public(url: str) -> str:
+    """``url``, an http(s) base URL without credentials, a query or a fragment."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"{url!r} is not an http(s) URL")
+    if "@" in parts.netloc or parts.query or parts.fragment:
+        raise ValueError(
+            "the URL may not hold credentials, a query or a fragment (it is saved with "
+            "the run); pass the key with --api-key-env"
+        )
+    return url

@@ -5,6 +5,7 @@ in-flight limit starts there."""
 from __future__ import annotations
 
 from .limit import AdaptiveLimit
+from .server import ServerInfo
 
 
 class ServerSlots:
@@ -15,8 +16,8 @@ class ServerSlots:
         self.limit = limit
         self._api_key = api_key
         self._unasked = bool(api_base)
-        #: The slots the server said it has (0: none said; None: not asked yet).
-        self.found: int | None = None
+        #: What the server said of itself (None: not asked yet).
+        self.info: ServerInfo | None = None
 
     async def ask(self, model: str) -> None:
         """Once, before the first call to a local server: start at the slots it says it
@@ -27,21 +28,25 @@ class ServerSlots:
         from .server import describe
 
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
-        info = await describe(model, self.api_base, headers)
-        self._start_at(info.slots or 0)
+        self._start_at(await describe(model, self.api_base, headers))
 
-    def _start_at(self, slots: int) -> None:
-        self.found = slots
-        if slots:
-            self.limit.limit = float(min(slots, self.limit.ceiling))
+    def _start_at(self, info: ServerInfo) -> None:
+        self.info = info
+        if info.slots:
+            self.limit.limit = float(min(info.slots, self.limit.ceiling))
 
     def said(self) -> dict[str, int]:
         """endpoint -> the slots its server said it has (0: it did not say), once asked."""
-        return {self.api_base: self.found} if self.api_base and self.found is not None else {}
+        if not self.api_base or self.info is None:
+            return {}
+        return {self.api_base: self.info.slots or 0}
 
     def settle(self, slots: dict[str, int]) -> None:
-        """Start from the slots a saved run's server said it has: not asked again."""
+        """Start from the slots a saved run's server said it has: not asked again (only
+        llama.cpp's server says its slots)."""
         found = slots.get(self.api_base or "")
         if found is not None and self._unasked:
             self._unasked = False
-            self._start_at(found)
+            self._start_at(
+                ServerInfo(None, found, "llama.cpp", "--ctx-size") if found else ServerInfo()
+            )

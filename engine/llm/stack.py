@@ -13,7 +13,9 @@ From the outside in:
   workers of a sweep);
 * :class:`~engine.llm.transport.LiteLLMTransport` — the call itself: the adaptive in-flight
   limit, the gate looked at again once a call has its slot (a call queued for a slot never
-  goes out while held), the idle timeout, retries with backoff.
+  goes out while held), the idle timeout, retries with backoff; with several endpoints, one
+  per endpoint under :class:`~engine.llm.endpoints.Endpoints` (each agent kept on one,
+  failover).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from . import progress
+from .endpoints import Endpoints
 from .journal import Journal, Journaled
 from .settings import LLMSettings
 from .transport import LiteLLMTransport, Reply, Request, Transport
@@ -46,7 +49,7 @@ class Tracked:
     """Holds each new exchange while the round's simulation is held, then reports it to the
     round's progress until it ends (answered, failed or cancelled)."""
 
-    def __init__(self, inner: Journaled, live: LiteLLMTransport) -> None:
+    def __init__(self, inner: Journaled, live: LiteLLMTransport | Endpoints) -> None:
         self.inner = inner
         #: The call itself, innermost: what the run learns of its server.
         self.live = live
@@ -85,9 +88,18 @@ class RateLimited:
 def live_transport(settings: LLMSettings) -> Tracked:
     """The live stack of a run's calls (see the module's docstring); its journal is attached
     by the simulation that plays a saved run."""
-    live = LiteLLMTransport(settings)
+    several = len(settings.endpoints) > 1
+    live = Endpoints(settings) if several else LiteLLMTransport(settings)
     transport: Transport = live
     acquire = rate_limit()
     if acquire is not None:
         transport = RateLimited(transport, acquire)
     return Tracked(Journaled(transport), live)
+
+
+def endpoints_of(transport: Transport) -> Endpoints | None:
+    """The several endpoints inside ``transport``'s wrappers (None: one endpoint)."""
+    inner: Transport | None = transport
+    while inner is not None and not isinstance(inner, Endpoints):
+        inner = getattr(inner, "inner", None)
+    return inner

@@ -75,6 +75,8 @@ class Throughput:
     #: The probe's calls and wall seconds.
     calls: int
     seconds: float
+    #: Each endpoint's own figures, for several endpoints together (see :func:`combined`).
+    parts: tuple[tuple[str, Throughput], ...] = ()
 
     def rates(self, at_once: float) -> Rates:
         """The rates with ``at_once`` calls in flight: throughput grows linearly from one
@@ -92,7 +94,13 @@ class Throughput:
         return prompt_tokens * r.prompt_s + completion_tokens * r.generate_s
 
     def text(self) -> str:
-        """The rates in words."""
+        """The rates in words (each endpoint's, then all together, for several)."""
+        if self.parts:
+            each = "".join(f"{base}: {speed.text()}\n" for base, speed in self.parts)
+            return f"{each}{len(self.parts)} servers together: {self._rates_text()}"
+        return self._rates_text()
+
+    def _rates_text(self) -> str:
         one, all_ = self.single, self.parallel
         return (
             f"{one.prompt_per_s:,.0f} prompt and {one.generated_per_s:,.1f} generated tokens/s "
@@ -117,6 +125,37 @@ class _Sample:
     prompt_tokens: float
     reply_tokens: float
     seconds: float
+
+
+def combined(parts: list[tuple[str, Throughput]]) -> Throughput:
+    """Several endpoints sharing a run's calls, each agent's on one: a call in turn goes
+    to one server (their one-at-a-time rates, averaged); a wave spreads over all (their
+    rates at once added up, as their concurrency)."""
+    speeds = [speed for _, speed in parts]
+    n = len(speeds)
+    single = Rates(
+        sum(s.single.prompt_s for s in speeds) / n, sum(s.single.generate_s for s in speeds) / n
+    )
+    parallel = Rates(
+        1 / sum(s.parallel.prompt_per_s for s in speeds),
+        1 / sum(s.parallel.generated_per_s for s in speeds),
+    )
+    return Throughput(
+        sum(s.concurrency for s in speeds),
+        single,
+        parallel,
+        sum(s.calls for s in speeds),
+        sum(s.seconds for s in speeds),
+        tuple(parts),
+    )
+
+
+async def probe_endpoints(settings: LLMSettings) -> Throughput:
+    """Measure each of the run's endpoints in turn (one alone: as :func:`probe`), and what
+    they serve together."""
+    if len(settings.endpoints) < 2:
+        return await probe(settings)
+    return combined([(base, await probe(settings.at(base))) for base in settings.endpoints])
 
 
 async def probe(settings: LLMSettings, model: str | None = None) -> Throughput:

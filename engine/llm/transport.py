@@ -15,7 +15,7 @@ import random
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..core.exchanges import CountedBy, LLMCall, Structured
@@ -72,6 +72,10 @@ class Request:
     #: long prompt's evaluation (llama-cpp-python pings a waiting stream every 15 s) is then
     #: not a failure.
     stream: bool = False
+    #: Whose exchange it is: several endpoints keep each one's calls on one (``endpoints``).
+    agent: str = ""
+    #: Fields added to the request's body (llama.cpp's ``id_slot`` and ``cache_prompt``).
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -89,6 +93,9 @@ class Reply:
     counted_by: CountedBy = "server"
     #: The prompt tokens the server says it took from its prefix cache (None: not said).
     cached_tokens: int | None = None
+    #: Who answered, and whom a call moved off (``endpoints``; empty with one endpoint).
+    endpoint: str = ""
+    moved_from: str = ""
 
 
 class TransportError(SocialsimError):
@@ -102,6 +109,7 @@ class TransportError(SocialsimError):
         attempts: int = 1,
         timed_out: bool = False,
         cut: bool = False,
+        unanswered: bool = False,
     ) -> None:
         super().__init__(message)
         self.fatal = fatal
@@ -109,6 +117,10 @@ class TransportError(SocialsimError):
         self.timed_out = timed_out
         #: The reply ran past a bound (``bounds``): said at once.
         self.cut = cut
+        #: The server did not answer within the retries (unreachable, timing out, 5xx).
+        self.unanswered = unanswered
+        #: The endpoint that failed (empty with one endpoint).
+        self.endpoint = ""
 
 
 class SchemaRejected(TransportError):
@@ -217,6 +229,10 @@ class LiteLLMTransport:
         if missing:
             raise SocialsimError(f"--model {model!r}: set {', '.join(missing)} in the environment")
         return provider
+
+    def servers(self) -> list[ServerSlots]:
+        """What its server said of its slots (one endpoint)."""
+        return [self.slots]
 
     async def complete(self, request: Request) -> Reply:
         await self.slots.ask(request.model)
@@ -332,6 +348,7 @@ class LiteLLMTransport:
                 fatal=unreachable,
                 attempts=attempts,
                 timed_out=isinstance(err, ex.Timeout),
+                unanswered=True,
             ) from None
         delay = min(BACKOFF_CAP, BACKOFF_BASE * 2 ** (attempts - 1))
         return delay * (0.5 + random.random())
@@ -374,7 +391,7 @@ class LiteLLMTransport:
         params = self._params(request)
         meter = Meter(params["max_tokens"])
         if route is not None:
-            body = route.body(request.messages, params)
+            body = {**route.body(request.messages, params), **request.extra}
             text, sent, reused = await route.send(body, self.settings.timeout, sink, meter)
             reply = self._reply(request, text, _counts(sent))
             reply.cached_tokens = reused
@@ -391,6 +408,8 @@ class LiteLLMTransport:
             kwargs["api_base"] = self.settings.api_base
         if self._api_key is not None:  # else litellm reads the provider's usual variable
             kwargs["api_key"] = self._api_key
+        if request.extra:
+            kwargs["extra_body"] = request.extra
         if sink is None:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""
@@ -441,7 +460,8 @@ class LiteLLMTransport:
             cost_usd=self._token_cost(request.model, usage),
             sent_tokens=sent,
             counted_by=counted_by,
-            **usage,
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
         )
 
     def _token_cost(self, model: str, usage: dict[str, int]) -> float:
@@ -500,6 +520,8 @@ class ReplayTransport:
             sent_tokens=call.sent_tokens,
             counted_by=call.counted_by,
             cached_tokens=call.cached_tokens,
+            endpoint=call.endpoint,
+            moved_from=call.moved_from,
         )
 
     async def aclose(self) -> None:

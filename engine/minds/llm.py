@@ -18,9 +18,10 @@ from ..core.scenario import Status
 from ..core.state import ALL, Action, Decision, Mode
 from ..core.values import gap, s_self, svo_utility, theta
 from ..llm.client import LLMClient
+from ..llm.endpoints import RecordedRoute
 from ..llm.journal import Journal, Journaled
 from ..llm.settings import LLMSettings
-from ..llm.stack import Tracked, live_transport
+from ..llm.stack import Tracked, endpoints_of, live_transport
 from ..llm.transport import ReplayTransport, Transport
 from . import checks, prompts
 from .base import A, AgentContext, RelationJudgement, TokenSink
@@ -183,6 +184,10 @@ class LLMMind:
         self._notices: list[str] = []
         self._said_slow: set[str] = set()
         self.client.notices = self._notices.append
+        routed = endpoints_of(self.client.transport)
+        if routed is not None:
+            routed.notices = self._notices.append
+            self.client.route = routed.route
         self.judge_mode = settings.judge_mode
         self._observers: dict[tuple[int, str], asyncio.Future] = {}
         self.label = settings.label
@@ -269,12 +274,13 @@ class LLMMind:
 
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         model = self.settings.model_for(ctx.name)
-        if self.client.enforces_grammar(model):
+        key = self._key(ctx, "speak")
+        if self.client.enforces_grammar(model, ctx.name, key):
             heard = checks.speech(ctx, decision, SpeechOut.FIELD)
             # A small local model asked for free text repeats its prompt; held to a JSON
             # string by the server's grammar, it speaks. Shown whole once it is in.
             said = await self.client.structured(
-                key=self._key(ctx, "speak"),
+                key=key,
                 purpose="speak",
                 agent=ctx.name,
                 model=model,
@@ -287,7 +293,7 @@ class LLMMind:
                 sink(said.say)
             return said.say
         return await self.client.text(
-            key=self._key(ctx, "speak"),
+            key=key,
             purpose="speak",
             agent=ctx.name,
             model=model,
@@ -488,12 +494,15 @@ class LLMMind:
         self.client.settle(modes, roles)
         transport = self.client.transport
         if isinstance(transport, Tracked):
-            transport.live.slots.settle(slots)
+            for found in transport.live.servers():
+                found.settle(slots)
 
     def server_slots(self) -> dict[str, int]:
         """The slots each endpoint said it has (0: it did not say), once asked."""
         transport = self.client.transport
-        return transport.live.slots.said() if isinstance(transport, Tracked) else {}
+        if not isinstance(transport, Tracked):
+            return {}
+        return {base: n for found in transport.live.servers() for base, n in found.said().items()}
 
     def take_calls(self) -> list[LLMCall]:
         self._observers.clear()  # the round's batched judgements are done
@@ -514,4 +523,8 @@ def replay_mind(settings: LLMSettings, calls: Iterable[LLMCall]) -> LLMMind:
     """An LLM mind answering only from a run's recorded exchanges: zero network calls.
     It tolerates fallbacks: a replay plays the record as it is, degraded rounds included."""
     tolerant = settings.model_copy(update={"tolerate_fallbacks": True})
-    return LLMMind(tolerant, transport=ReplayTransport(list(calls)))
+    recorded = list(calls)
+    mind = LLMMind(tolerant, transport=ReplayTransport(recorded))
+    if len(settings.endpoints) > 1:  # each exchange's model asked as at its endpoint
+        mind.client.route = RecordedRoute(recorded)
+    return mind

@@ -78,6 +78,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
         "at_cap",
         "left_out",
         "cached_tokens",
+        "endpoint",
     ),
     "surveys": (
         "run_id",
@@ -239,6 +240,7 @@ def _llm_calls(run_id: str, r: RoundLog) -> Iterator[tuple]:
             int(c.at_cap),
             list_cell(c.left_out),
             "" if c.cached_tokens is None else c.cached_tokens,
+            c.endpoint,
         )
 
 

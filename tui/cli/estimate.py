@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     "judge_model",
     "agent_model",
     "api_base",
+    "endpoints",
     "api_key_env",
     "judge_mode",
     "structured",
@@ -92,14 +93,15 @@ def estimate(
 
 
 def with_time(found: Estimate, spec: MindSpec) -> Estimate:
-    """``found`` timed at the run's ``api_base``, measured by a short probe (a failed probe
-    says why in ``unmeasured``); as it is without an ``api_base``."""
+    """``found`` timed at the run's ``api_base`` (each of its endpoints, and all together),
+    measured by a short probe (a failed probe says why in ``unmeasured``); as it is without
+    an ``api_base``."""
     import asyncio
     from dataclasses import replace
 
     from engine.llm.settings import LLMSettings
     from engine.llm.throughput import ProbeError
-    from engine.llm.throughput import probe as measure
+    from engine.llm.throughput import probe_endpoints as measure
 
     if not isinstance(spec, LLMSettings) or not spec.api_base:
         return found

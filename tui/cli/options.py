@@ -7,6 +7,7 @@ import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
@@ -44,10 +45,19 @@ OPTIONS: dict[str, Any] = {
         ),
     ],
     "api_base": Annotated[
-        str | None,
+        list[str],
         typer.Option(
             "--api-base",
-            help="Base URL of an OpenAI-compatible server (with openai/NAME).",
+            help="Base URL of an OpenAI-compatible server (with openai/NAME); repeatable: "
+            "each agent's calls go to one of the servers.",
+            rich_help_panel=PANEL,
+        ),
+    ],
+    "endpoints": Annotated[
+        Path | None,
+        typer.Option(
+            "--endpoints",
+            help="File of more --api-base URLs, one a line (# comments).",
             rich_help_panel=PANEL,
         ),
     ],
@@ -172,7 +182,8 @@ class LLMOptions:
     model: str = "offline"
     judge_model: str | None = None
     agent_model: tuple[str, ...] = ()
-    api_base: str | None = None
+    api_base: tuple[str, ...] = ()
+    endpoints: Path | None = None
     api_key_env: str | None = None
     judge_mode: str = "per-edge"
     structured: str = "auto"
@@ -205,9 +216,9 @@ class LLMOptions:
 
         if self.offline:
             given = (self.judge_model, self.agent_model, self.api_base, self.api_key_env)
-            if any(given) or self.structured_model:
+            if any(given) or self.structured_model or self.endpoints:
                 fail(
-                    "--judge-model, --agent-model, --api-base, --api-key-env and "
+                    "--judge-model, --agent-model, --api-base, --endpoints, --api-key-env and "
                     "--structured-model need an LLM --model"
                 )
             return OFFLINE
@@ -220,12 +231,14 @@ class LLMOptions:
                 fail(f"--agent-model {item!r}: no agent {name!r}; agents: {', '.join(names)}")
             agents[name] = value.strip()
         models = {self.model, self.judge_model or self.model, *agents.values()}
+        bases = [*self.api_base, *endpoints_file(self.endpoints)]
         try:
             return mind_spec(
                 self.model,
                 judge_model=self.judge_model,
                 agent_models=agents,
-                api_base=self.api_base,
+                api_base=bases[0] if bases else None,
+                api_bases=bases if len(bases) > 1 else [],
                 api_key_env=self.api_key_env,
                 judge_mode=self.judge_mode,
                 structured=self.structured,
@@ -242,7 +255,9 @@ class LLMOptions:
             )
         except ValidationError as err:
             first = err.errors()[0]
-            fail(f"--{str(first['loc'][0]).replace('_', '-')}: {first['msg']}")
+            field = str(first["loc"][0])
+            option = "api-base" if field == "api_bases" else field.replace("_", "-")
+            fail(f"--{option}: {first['msg']}")
 
     def resumed(self, spec: MindSpec) -> MindSpec | None:
         """The run's ``spec`` with what ``resume`` may change: the caps, ``--call-timeout``
@@ -263,6 +278,25 @@ class LLMOptions:
                 "LLM runs"
             )
         return spec.model_copy(update={k: v for k, v in given.items() if v})
+
+
+def endpoints_file(path: Path | None) -> list[str]:
+    """The URLs of an ``--endpoints`` file: one a line, blank lines and ``#`` comments
+    skipped (one-line errors)."""
+    if path is None:
+        return []
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        fail(f"--endpoints {path}: cannot read it ({type(err).__name__})")
+    urls = [line.split("#", 1)[0].strip() for line in text.splitlines()]
+    urls = [url for url in urls if url]
+    if not urls:
+        fail(f"--endpoints {path}: no URL in it (one a line)")
+    for url in urls:
+        if len(url.split()) > 1:
+            fail(f"--endpoints {path}: {url!r} is not one URL (one a line)")
+    return urls
 
 
 def structured_models(items: Sequence[str], models: set[str]) -> dict[str, str]:
@@ -338,7 +372,7 @@ def llm_options(*names: str) -> Callable[[Command], Command]:
         @functools.wraps(command)
         def with_options(*args: Any, **kwargs: Any) -> Any:
             given = {name: kwargs.pop(name) for name in chosen}
-            for repeated in ("agent_model", "structured_model"):
+            for repeated in ("agent_model", "structured_model", "api_base"):
                 if repeated in given:  # typer gives a list; the options are frozen
                     given[repeated] = tuple(given[repeated])
             return command(*args, llm=LLMOptions(**given), **kwargs)

@@ -44,7 +44,7 @@ def bar_text(p: Progress, total_rounds: int | None, now: float | None = None, ru
     parts = [f"{_where(p, total_rounds, run)} {p.phase}".rstrip(), f"{p.done}{of} calls"]
     age = p.oldest_age(now)
     if age is not None:
-        parts.append(f"{p.in_flight} in flight, oldest {duration(age)}")
+        parts.append(f"{p.in_flight} in flight{p.by_endpoint()}, oldest {duration(age)}")
     eta = p.eta(now)
     parts.append(f"ETA {duration(eta)}" if eta is not None else "ETA unknown")
     return " · ".join(parts)

@@ -175,7 +175,7 @@ def _play_episode(kind: Family, sim: Simulation, fmt: str, quiet: bool, new: boo
         console.print(summary)
 
 
-@llm_options("api_base", "api_key_env", "structured", "tolerate_fallbacks")
+@llm_options("api_base", "endpoints", "api_key_env", "structured", "tolerate_fallbacks")
 def sweep(
     task: Annotated[str, typer.Argument(help="govsim or debate.")],
     relations: Annotated[str, typer.Option(help="Relation types.")] = "attitude,trust,influence",
@@ -320,6 +320,7 @@ def tasks(fmt: FormatOpt = "table") -> None:
     "model",
     "judge_model",
     "api_base",
+    "endpoints",
     "api_key_env",
     "structured",
     "max_concurrency",

@@ -158,7 +158,7 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     how its structured answers went, the prefix cache, how well each model played per
     purpose (a loud line when a share passed its threshold) and the structured modes (None
     for a run without LLM calls)."""
-    from engine.core.exchanges import RoundUsage, cache_line
+    from engine.core.exchanges import RoundUsage, cache_line, endpoints_line
     from engine.core.quality import Tally, loud_lines, quality_line
 
     usages = history.usages()
@@ -195,6 +195,9 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
             total.cached_tokens, total.cache_reported, total.shared_prefix, total.prompt_tokens
         ),
     )
+    spread = endpoints_line(history.llm_calls())
+    if spread is not None:
+        grid.add_row("endpoints", Text(spread))
     rows = Tally().add(history.llm_calls()).rows()
     if rows:
         grid.add_row("reply quality", Text("\n".join(f"{q.model} {quality_line(q)}" for q in rows)))

@@ -131,6 +131,7 @@ def _new_spec(
     "judge_model",
     "agent_model",
     "api_base",
+    "endpoints",
     "api_key_env",
     "judge_mode",
     "structured",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from urllib.parse import urlsplit
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -84,7 +85,7 @@ def round_text(sim: Simulation, compact: bool = False) -> str:
     parts = [DOING.get(p.phase, p.phase), f"{p.done}{of} calls"]
     if age is not None:
         calls = "call" if p.in_flight == 1 else "calls"
-        parts.append(f"{p.in_flight} {calls} in flight, oldest {duration(age)}")
+        parts.append(f"{p.in_flight} {calls} in flight{p.by_endpoint()}, oldest {duration(age)}")
     parts.append(f"~{duration(eta)} left" if eta is not None else "time left unknown")
     return " · ".join(parts)
 
@@ -194,7 +195,15 @@ def structured_modes(sim: Simulation) -> str:
     modes = sim.meta.structured_modes or sim.mind.structured_modes()
     if len(set(modes.values())) == 1:
         return next(iter(modes.values()))
-    return " ".join(f"{model.rsplit('/', 1)[-1]}:{mode}" for model, mode in modes.items())
+    return " ".join(f"{_short(key)}:{mode}" for key, mode in modes.items())
+
+
+def _short(key: str) -> str:
+    """``gemma`` of ``openai/gemma``; ``gemma@127.0.0.1:8101`` of a model at an endpoint
+    (``openai/gemma @ http://127.0.0.1:8101/v1``)."""
+    model, _, url = key.partition(" @ ")
+    name = model.rsplit("/", 1)[-1]
+    return f"{name}@{urlsplit(url).netloc}" if url else name
 
 
 def fallback_text(record: RoundRecord) -> Text | None:
