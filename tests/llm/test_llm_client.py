@@ -441,7 +441,7 @@ async def test_a_local_server_starts_small_and_the_limit_grows_while_latency_hol
     holds (the stub answers every call in the same time) the limit grows toward the
     ceiling, never past it."""
     assert LLMSettings(model="openai/stub").max_concurrency >= 30 * (29 + 2)  # 30 agents
-    client, stub = make_client({"latency": 0.05}, max_concurrency=6)
+    client, stub = make_client({"latency": 0.3}, max_concurrency=6)
     await verdict(client, "probe")  # the format probe goes alone
     await asyncio.gather(*(verdict(client, f"wave-{k}") for k in range(60)))
     assert 2 <= stub.peak_in_flight <= 6
