@@ -3,6 +3,7 @@ local stubs (tests/llm_stub.py), and optionally against real llama-cpp-python se
 
     .venv/bin/python bench/bench_endpoints.py                  # the stub figures, 3 runs each
     .venv/bin/python bench/bench_endpoints.py --real --runs 1  # real servers instead
+    .venv/bin/python bench/bench_endpoints.py --real --runs 1 --setup one  # one setup only
 
 Stub figures, each beside its target:
 
@@ -203,7 +204,7 @@ def round_two(
     return time.perf_counter() - started, sizes
 
 
-def real(work: Path, runs: int, python: str, model: Path) -> None:
+def real(work: Path, runs: int, python: str, model: Path, only: str) -> None:
     from bench_local import llama_server, server_hits
 
     extra = ("--cache", "true", "--cache_size", str(1 << 30), "--logits_all", "false",
@@ -213,6 +214,8 @@ def real(work: Path, runs: int, python: str, model: Path) -> None:
               ("two servers, 1 thread each, affinity off", 2, 1, True),
               ("one server, 2 threads", 1, 2, False))  # fmt: skip
     for label, n, threads, round_robin in setups:
+        if only != "all" and only != ("one" if n == 1 else "off" if round_robin else "on"):
+            continue
         walls, reuse = [], []
         for i in range(runs):
             run_id = f"real{i}-{n}-{int(round_robin)}"
@@ -248,12 +251,18 @@ def main() -> None:
     parser.add_argument("--real", action="store_true", help="the real-server comparison")
     parser.add_argument("--python", default="/opt/llama/venv/bin/python")
     parser.add_argument("--model", type=Path, default=Path("/opt/llama/gemma.gguf"))
+    parser.add_argument(
+        "--setup",
+        choices=("all", "on", "off", "one"),
+        default="all",
+        help="with --real: only two servers with affinity on, off, or the one server",
+    )
     args = parser.parse_args()
     print(f"{load()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     work = Path(tempfile.mkdtemp(prefix="socialsim-endpoints-"))
     cast = write_cast(work / "twelve.toml", TWELVE, rounds=2)
     if args.real:
-        real(work, args.runs, args.python, args.model)
+        real(work, args.runs, args.python, args.model, args.setup)
     else:
         killed(cast, work, args.runs)
         balance(cast, work, args.runs)
