@@ -227,6 +227,17 @@ async def test_resume_asks_in_the_settled_mode_and_role_from_its_first_call(
     assert not [c for c in calls if c.key.endswith((":rejected", ":system-dropped"))]
 
 
+async def _resumed_asking_only_completions(store: SaveStore, stub: StubLLM, run_id: str) -> None:
+    """``run_id`` saved that its server said nothing of itself; resumed for a round, it asks
+    the server nothing but chat completions."""
+    assert store.read_meta(run_id).server_slots == {stub.url: 0}
+    paths = len(stub.paths)
+    with Simulation.resume(run_id, store) as again:
+        await again.run(1)
+        await again.mind.aclose()
+    assert set(stub.paths[paths:]) == {"POST /v1/chat/completions"}
+
+
 async def test_a_server_that_says_nothing_of_itself_is_not_asked_again_on_resume(
     stub: StubLLM, mini: Scenario, store: SaveStore
 ) -> None:
@@ -236,12 +247,7 @@ async def test_a_server_that_says_nothing_of_itself_is_not_asked_again_on_resume
         await sim.mind.aclose()
     asked = [p for p in stub.paths if not p.endswith("/chat/completions")]
     assert asked  # /props, /v1/models, /api/show: nothing said
-    assert store.read_meta("mute").server_slots == {stub.url: 0}
-    paths = len(stub.paths)
-    with Simulation.resume("mute", store) as again:
-        await again.run(1)
-        await again.mind.aclose()
-    assert set(stub.paths[paths:]) == {"POST /v1/chat/completions"}
+    await _resumed_asking_only_completions(store, stub, "mute")
 
 
 async def test_a_first_round_quit_mid_way_keeps_what_the_server_said_of_itself(
@@ -252,12 +258,7 @@ async def test_a_first_round_quit_mid_way_keeps_what_the_server_said_of_itself(
         await cut_round(sim, stub, 3, hold=True)
         await sim.mind.aclose()
     assert sim.round == 0
-    assert store.read_meta("early").server_slots == {stub.url: 0}
-    paths = len(stub.paths)
-    with Simulation.resume("early", store) as again:
-        await again.run(1)
-        await again.mind.aclose()
-    assert set(stub.paths[paths:]) == {"POST /v1/chat/completions"}
+    await _resumed_asking_only_completions(store, stub, "early")
 
 
 async def test_a_replay_carries_the_journal_of_a_partly_played_round(
