@@ -148,7 +148,8 @@ class LocalExecutor:
         poll = None if calls is None else lambda: drain(reports, calls)
         try:
             futures = {pool.submit(job.fn, *job.args): i for i, job in enumerate(jobs)}
-            processes = dict(getattr(pool, "_processes", None) or {})
+            # The pool's own dict (a shutdown drops the pool's reference to it, not the dict).
+            processes = getattr(pool, "_processes", None) or {}
             collect(
                 futures,
                 done,
@@ -166,7 +167,7 @@ class LocalExecutor:
 def _terminate(processes: dict[int, Any]) -> None:
     """Stop a pool's worker ``processes`` now (a second Ctrl+C): their runs keep every
     finished round. concurrent.futures has no public way before Python 3.14."""
-    for process in processes.values():
+    for process in list(processes.values()):
         process.terminate()
 
 
