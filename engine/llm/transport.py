@@ -187,12 +187,13 @@ class LiteLLMTransport:
     """Live calls under an adaptive in-flight limit per endpoint, an idle timeout and
     retries with backoff."""
 
-    def __init__(self, settings: LLMSettings, *, slots: int | None = None) -> None:
+    def __init__(self, settings: LLMSettings) -> None:
         self.settings = settings
         self.litellm = _litellm()
         ceiling = settings.max_concurrency
-        # A local server starts at its slot count (or one call); a provider at the ceiling.
-        start = (slots or 1) if settings.api_base else ceiling
+        # A local server starts at one call (then at the slots it says: ``self.slots``); a
+        # provider at the ceiling.
+        start = 1 if settings.api_base else ceiling
         self.limit = AdaptiveLimit(start, ceiling)
         self.counter = Counter(self.litellm)
         self._api_key = api_key(settings)
