@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import resource
 import statistics
 import subprocess
@@ -45,6 +46,7 @@ for _path in (ROOT, ROOT / "tests", ROOT / "bench"):
         sys.path.insert(0, str(_path))
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
+from bench_local import Server, free_port  # noqa: E402
 from cast import write_cast  # noqa: E402
 from llm_stub import StubLLM  # noqa: E402
 
@@ -204,12 +206,62 @@ def round_two(
     return time.perf_counter() - started, sizes
 
 
-def real(work: Path, runs: int, python: str, model: Path, only: str) -> None:
+@contextlib.contextmanager
+def llama_cpp_server(binary: str, log: Path, model: Path, threads: int) -> Iterator[Server]:
+    """llama.cpp's own ``llama-server`` with its defaults (slots and host prompt cache) on a
+    free loopback port, ``threads`` threads."""
+    import httpx
+
+    port = free_port()
+    command = [binary, "-m", str(model), "--alias", "gemma", "--host", "127.0.0.1",
+               "--port", str(port), "-t", str(threads)]  # fmt: skip
+    with log.open("w") as out:
+        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise SystemExit(f"llama-server exited ({proc.returncode}); see {log}")
+            with contextlib.suppress(httpx.HTTPError):
+                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                    break
+            time.sleep(1)
+        else:
+            raise SystemExit(f"llama-server did not start in 180 s; see {log}")
+        yield Server(url, proc)
+    finally:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+
+
+#: A prompt's evaluated tokens in llama-server's log ("prompt eval time = ... / N tokens").
+EVALUATED = re.compile(r"prompt eval time = +[\d.]+ ms / +(\d+) tokens")
+
+
+def reused_in_round(work: Path, run_id: str, round_no: int) -> tuple[int, int]:
+    """(prompt tokens the servers said they took from their cache, prompt tokens) of one
+    saved round: the servers' own ``usage.prompt_tokens_details.cached_tokens``."""
+    from engine import SaveStore
+
+    calls = [
+        c
+        for rec in SaveStore(work).read_rounds(run_id)
+        if rec.round == round_no
+        for c in rec.llm_calls
+        if c.prompt_tokens
+    ]
+    return sum(c.cached_tokens or 0 for c in calls), sum(c.prompt_tokens or 0 for c in calls)
+
+
+def real(work: Path, runs: int, python: str, model: Path, only: str, binary: str | None) -> None:
     from bench_local import llama_server, server_hits
 
     extra = ("--cache", "true", "--cache_size", str(1 << 30), "--logits_all", "false",
              "--n_batch", "64")  # fmt: skip
-    print("\nreal servers: llama-cpp-python, Gemma 3 270M, tavern 2 rounds, batched judge")
+    kind = "llama.cpp's llama-server" if binary else "llama-cpp-python"
+    print(f"\nreal servers: {kind}, Gemma 3 270M, tavern 2 rounds, batched judge")
     setups = (("two servers, 1 thread each, affinity on", 2, 1, False),
               ("two servers, 1 thread each, affinity off", 2, 1, True),
               ("one server, 2 threads", 1, 2, False))  # fmt: skip
@@ -222,7 +274,11 @@ def real(work: Path, runs: int, python: str, model: Path, only: str) -> None:
             logs = [work / f"{run_id}-server{k}.log" for k in range(n)]
             with contextlib.ExitStack() as stack:
                 servers = [
-                    stack.enter_context(llama_server(python, log, model, False, threads, extra))
+                    stack.enter_context(
+                        llama_cpp_server(binary, log, model, threads)
+                        if binary
+                        else llama_server(python, log, model, False, threads, extra)
+                    )
                     for log in logs
                 ]
                 args = ["run", "tavern", "--model", "openai/gemma", "--rounds", "2"]
@@ -231,15 +287,25 @@ def real(work: Path, runs: int, python: str, model: Path, only: str) -> None:
                 args += ["--tolerate-fallbacks"]  # Gemma 3 270M's answers often fall back
                 command = [sys.executable, "-c", ROUND_ROBIN] if round_robin else SOCIALSIM
                 wall, sizes = round_two(command, args, work, run_id, logs)
-            hit = evaluated = 0
-            for log, since in zip(logs, sizes, strict=True):
-                h, e = server_hits(log, since)
-                hit, evaluated = hit + h, evaluated + e
+            if binary:  # the servers' usage, checked against their logs' evaluated tokens
+                hit, read = reused_in_round(work, run_id, 2)
+                logged = sum(
+                    int(n)
+                    for log, since in zip(logs, sizes, strict=True)
+                    for n in EVALUATED.findall(log.read_text(errors="replace")[since:])
+                )
+                check = f" (their logs: {logged:,} evaluated)"
+            else:
+                hit = evaluated = 0
+                for log, since in zip(logs, sizes, strict=True):
+                    h, e = server_hits(log, since)
+                    hit, evaluated = hit + h, evaluated + e
+                read, check = hit + evaluated, ""
             walls.append(wall)
-            reuse.append(hit / max(1, hit + evaluated) * 100)
+            reuse.append(hit / max(1, read) * 100)
             print(
-                f"  {label}, run {i + 1}: {wall:.0f} s; round 2: {hit:,} of {hit + evaluated:,} "
-                f"prompt tokens from the servers' cache ({reuse[-1]:.1f} %); {load()}",
+                f"  {label}, run {i + 1}: {wall:.0f} s; round 2: {hit:,} of {read:,} "
+                f"prompt tokens from the servers' cache ({reuse[-1]:.1f} %){check}; {load()}",
                 flush=True,
             )
         print(f"  {label}: wall {spread(walls, 0)} s; prefix reuse {spread(reuse, 1)} %")
@@ -257,12 +323,17 @@ def main() -> None:
         default="all",
         help="with --real: only two servers with affinity on, off, or the one server",
     )
+    parser.add_argument(
+        "--llama-server",
+        metavar="PATH",
+        help="with --real: llama.cpp's llama-server binary instead of llama-cpp-python",
+    )
     args = parser.parse_args()
     print(f"{load()}; {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     work = Path(tempfile.mkdtemp(prefix="socialsim-endpoints-"))
     cast = write_cast(work / "twelve.toml", TWELVE, rounds=2)
     if args.real:
-        real(work, args.runs, args.python, args.model, args.setup)
+        real(work, args.runs, args.python, args.model, args.setup, args.llama_server)
     else:
         killed(cast, work, args.runs)
         balance(cast, work, args.runs)

@@ -93,6 +93,7 @@ class _Ask:
     temperature: float | None
     followup: tuple[dict[str, str], ...] = ()
     agent: str = ""
+    purpose: str = ""
 
     def request(self, format: Structured) -> Request:
         """The request in ``format``: the schema goes in the prompt unless the server is
@@ -107,6 +108,7 @@ class _Ask:
             format=format,
             temperature=self.temperature,
             agent=self.agent,
+            purpose=self.purpose,
         )
 
 
@@ -287,6 +289,7 @@ class LLMClient:
             sink=shown,
             max_tokens=max_tokens,
             agent=agent,
+            purpose=purpose,
         )
         for again in (False, True):
             reply = await self._attempt(request, purpose, agent)
@@ -333,8 +336,9 @@ class LLMClient:
         back."""
         fallback = default if callable(default) else (lambda: default)
         ask = _Ask(
-            key, model, messages, schema_of(schema), schema.__name__, temperature, agent=agent
-        )
+            key, model, messages, schema_of(schema), schema.__name__, temperature,
+            agent=agent, purpose=purpose,
+        )  # fmt: skip
         formats = self._formats_of(model, self.route(model, agent, key, messages))
         request, reply = await self._probing(formats, ask, purpose, agent, schema)
         if reply is None:

@@ -15,9 +15,16 @@ least busy, latency) cannot keep, and the per-call selection would cost client C
 Affinity: an agent's first call places it on the healthy endpoint with the fewest expected
 tokens (its first prompt's tokens plus the reply cap stand for each of its calls), and its
 calls stay there while that endpoint answers, so the server keeps its prompt head cached.
-On a llama.cpp ``llama-server`` (its ``/props`` answered) each agent has a slot too
-(``id_slot``, with ``cache_prompt``). After its cooldown a failed endpoint is probed
-(``GET /v1/models``); once it answers, the agents first placed on it go back.
+On a llama.cpp ``llama-server`` (its ``/props`` answered) each agent's calls of one purpose
+(deciding, speaking, being judged: each its own prompt head) keep a slot of their own
+(``id_slot``, with ``cache_prompt``), so the slot holds the prefix the next such call
+extends. That holds only while the server has a slot for every pair it serves: a slot
+shared by two prompt heads is overwritten without being saved to the server's prompt cache
+(measured: 26% of round 2's prompt reused against 60% unpinned, docs/benchmarks.md), so past
+its slots an endpoint pins nothing more and leaves the choice to the server, which picks the
+slot of the longest common prefix and keeps the others in its prompt cache. After its
+cooldown a failed endpoint is probed (``GET /v1/models``); once it answers, the agents first
+placed on it go back.
 
 :meth:`Endpoints.route` names the endpoint an agent's calls go to before they are made, so the
 client keeps each model's structured mode and system role per endpoint (``model @ url``).
@@ -54,8 +61,10 @@ class Endpoint:
     transport: LiteLLMTransport
     #: Agent -> expected tokens of its calls, for the agents it serves now.
     agents: dict[str, float] = field(default_factory=dict)
-    #: Agent -> its slot order here, for every agent placed here first (its own agents).
-    own: dict[str, int] = field(default_factory=dict)
+    #: The agents placed here first (its own agents), given back after a failover.
+    own: list[str] = field(default_factory=list)
+    #: (agent, purpose) -> its slot on a llama.cpp server; None once they outnumber the slots.
+    pinned: dict[tuple[str, str], int] | None = field(default_factory=dict)
     down: bool = False
     retry_at: float = 0.0
     answered: int = 0
@@ -64,12 +73,17 @@ class Endpoint:
     def load(self) -> float:
         return sum(self.agents.values())
 
-    def extra(self, agent: str) -> dict[str, Any]:
-        """The body fields that keep ``agent`` on its slot of a llama.cpp server."""
+    def extra(self, agent: str, purpose: str) -> dict[str, Any]:
+        """The body fields that keep ``agent``'s calls of ``purpose`` on a slot of their own
+        of a llama.cpp server, while it has one for each such pair."""
         info = self.transport.slots.info
-        if info is None or info.kind != "llama.cpp" or not info.slots or agent not in self.own:
+        if info is None or info.kind != "llama.cpp" or not info.slots or self.pinned is None:
             return {}
-        return {"id_slot": self.own[agent] % info.slots, "cache_prompt": True}
+        slot = self.pinned.setdefault((agent, purpose), len(self.pinned))
+        if slot >= info.slots:
+            self.pinned = None
+            return {}
+        return {"id_slot": slot, "cache_prompt": True}
 
 
 class Endpoints:
@@ -93,7 +107,7 @@ class Endpoints:
         moved_from = ""
         for _ in range(len(self.endpoints) + 1):
             endpoint = self._endpoint_for(request)
-            extra = endpoint.extra(request.agent)
+            extra = endpoint.extra(request.agent, request.purpose)
             sent = replace(request, extra={**request.extra, **extra}) if extra else request
             try:
                 with progress.at_endpoint(endpoint.base):
@@ -144,7 +158,7 @@ class Endpoints:
         chosen = min(up, key=lambda e: e.load)
         weight = self._weight(agent, model, messages, max_tokens, chosen)
         if base is None:
-            chosen.own[agent] = len(chosen.own)
+            chosen.own.append(agent)
         self._move(agent, weight, chosen)
         return chosen
 

@@ -74,6 +74,8 @@ class Request:
     stream: bool = False
     #: Whose exchange it is: several endpoints keep each one's calls on one (``endpoints``).
     agent: str = ""
+    #: What it is for (decide, speak, judge...): with ``agent``, its slot on a llama.cpp server.
+    purpose: str = ""
     #: Fields added to the request's body (llama.cpp's ``id_slot`` and ``cache_prompt``).
     extra: dict[str, Any] = field(default_factory=dict)
 

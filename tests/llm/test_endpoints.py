@@ -9,6 +9,7 @@ import contextlib
 import csv
 import gzip
 import os
+import re
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -219,20 +220,71 @@ def test_the_calls_in_flight_are_shown_per_endpoint() -> None:
         assert "1 in flight, oldest" in bar_text(solo.now(), 1)
 
 
-def test_on_llama_cpp_servers_each_agent_keeps_a_slot_with_its_prompt_cached(
+def _pair(body: dict) -> tuple[str, str]:
+    """(agent, purpose) of a tavern request, read from its prompt's head."""
+    text = "\n".join(m["content"] for m in body["messages"])
+    if "impartial judge" in text:
+        return re.search(r"Events (\w+) saw", text)[1], "judge"
+    purpose = "decide" if "Phase 1: decide" in text else "speak" if "Phase 2: say" in text else "?"
+    return re.search(r"You are (\w+),", text)[1], purpose
+
+
+def _pinned(server: StubLLM) -> list[tuple[int | None, tuple[str, str]]]:
+    """Each chat request's slot (None: unpinned) and (agent, purpose), in arrival order."""
+    chats = [r for r in server.requests if "messages" in r]
+    for r in chats:
+        assert r.get("cache_prompt", True) is True
+    return [(r.get("id_slot"), _pair(r)) for r in chats]
+
+
+def test_on_llama_cpp_servers_each_agents_purpose_keeps_a_slot_of_its_own(
     run_cli, saves: Path
 ) -> None:
+    with (
+        StubLLM(seed=1, server="llama.cpp", slots=16, n_ctx=32768) as a,
+        StubLLM(seed=2, server="llama.cpp", slots=16, n_ctx=32768) as b,
+    ):
+        result = play(
+            run_cli, saves, Path("tavern"), [a.url, b.url], "--rounds", "2",
+            "--judge-mode", "batched",
+        )  # fmt: skip
+        assert result.code == 0, result.err
+        for server in (a, b):
+            sent = _pinned(server)
+            slots, pairs = defaultdict(set), defaultdict(set)
+            for slot, pair in sent:
+                if slot is not None:
+                    slots[slot].add(pair)
+                    pairs[pair].add(slot)
+            assert {p for _, p in sent} == set(pairs)  # every pair pinned (after /props)
+            assert {purpose for _, purpose in pairs} == {"decide", "judge", "speak"}
+            assert all(len(held) == 1 for held in slots.values())  # a slot holds one head
+            assert all(len(kept) == 1 for kept in pairs.values())  # a head stays on its slot
+            assert sum(slot is None for slot, _ in sent) <= 1  # the first, before /props
+
+
+def test_past_its_slots_a_llama_cpp_server_chooses_the_slot(run_cli, saves: Path) -> None:
     with (
         StubLLM(seed=1, server="llama.cpp", slots=2, n_ctx=32768) as a,
         StubLLM(seed=2, server="llama.cpp", slots=2, n_ctx=32768) as b,
     ):
-        result = play(run_cli, saves, Path("tavern"), [a.url, b.url], "--rounds", "1")
+        result = play(
+            run_cli, saves, Path("tavern"), [a.url, b.url], "--rounds", "1",
+            "--judge-mode", "batched",
+        )  # fmt: skip
         assert result.code == 0, result.err
         for server in (a, b):
-            pinned = [r for r in server.requests if "id_slot" in r]
-            assert pinned and all(r["cache_prompt"] is True for r in pinned)
-            assert {r["id_slot"] for r in pinned} == {0, 1}  # two agents or more, a slot each
-            assert len(pinned) > len(server.requests) / 2  # all but the first, before /props
+            sent = _pinned(server)
+            slots = defaultdict(set)
+            for slot, pair in sent:
+                if slot is not None:
+                    slots[slot].add(pair)
+            assert slots and all(len(held) == 1 for held in slots.values())  # never shared
+            last_pinned = max(i for i, (slot, _) in enumerate(sent) if slot is not None)
+            first_free = min(
+                i for i, (slot, _) in enumerate(sent) if slot is None and i > 0
+            )  # once the pairs outnumber the slots, nothing is pinned again
+            assert last_pinned < first_free < len(sent) - 1
 
 
 def test_the_narrowest_window_of_the_endpoints_counts() -> None:
