@@ -7,7 +7,6 @@ byte what :mod:`csv` writes for their rows.
 from __future__ import annotations
 
 import csv
-import functools
 import io
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -18,10 +17,17 @@ if TYPE_CHECKING:
 
 def csv_text(value: str) -> str:
     """``value`` as :mod:`csv` writes it in a cell (quoted where it must be)."""
+    if not _SPECIAL.intersection(value):  # nothing csv quotes for: the text as it is
+        return value
     out = io.StringIO()
     csv.writer(out, lineterminator="").writerow([value])
     text = out.getvalue()
     return "" if text == '""' else text  # a lone empty cell is quoted; not among others
+
+
+#: The characters a cell may hold that make :mod:`csv` quote it (some versions of Python
+#: quote a line break in a cell whatever the line terminator).
+_SPECIAL = frozenset(',"\r\n')
 
 
 def joined(pieces: Sequence[np.ndarray | str], rows: int) -> str:
@@ -38,25 +44,53 @@ def joined(pieces: Sequence[np.ndarray | str], rows: int) -> str:
     return "".join(grid.ravel().tolist())
 
 
-def number_texts(values: np.ndarray, places: int | None = None) -> np.ndarray:
+def number_texts(values: np.ndarray) -> np.ndarray:
     """``values`` as :mod:`csv` writes them (``repr`` of a float, ``str`` of an int), in
-    an object array. ``places``: the floats are mostly decimals of that many places in
-    -1..1 (favorability), whose texts come from a table made once; the rest, and every
-    value without ``places``, get each distinct value's text made once."""
+    an object array; each distinct value's text made once (by bit pattern: -0.0 is
+    written as such, not as 0.0)."""
     import numpy as np
 
     values = np.ascontiguousarray(values)
-    if places is None or values.dtype != np.float64 or not len(values):
-        return _distinct_texts(values)
-    scale = 10**places
-    codes = np.rint(values * scale).astype(np.int64)
-    np.clip(codes, -scale, scale, out=codes)
-    # exact: the very float the code stands for, bit for bit (-0.0 is not 0.0)
-    exact = np.divide(codes, float(scale)).view(np.int64) == values.view(np.int64)
-    texts = _decimal_table(places)[codes + scale]
-    if not exact.all():
-        texts[~exact] = _distinct_texts(values[~exact])
-    return texts
+    keys = values.view(np.int64) if values.dtype == np.float64 else values
+    _, first, at = np.unique(keys, return_index=True, return_inverse=True)
+    return np.array(list(map(str, values[first].tolist())), object)[at.reshape(-1)]
+
+
+class FloatTexts:
+    """:func:`number_texts` of float arrays, each distinct float's text made once for all
+    the calls (a run's favorability repeats round after round): the texts made so far are
+    kept by bit pattern, sorted, up to :data:`KEPT` of them."""
+
+    KEPT = 1 << 20
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        self.keys = np.empty(0, np.int64)
+        self.texts = np.empty(0, object)
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        import numpy as np
+
+        values = np.ascontiguousarray(values)
+        if values.dtype != np.float64:
+            return number_texts(values)
+        distinct, at = np.unique(values.view(np.int64), return_inverse=True)
+        keys, kept = self.keys, self.texts
+        where = np.searchsorted(keys, distinct)
+        known = where < len(keys)
+        known[known] = keys[where[known]] == distinct[known]
+        texts = np.empty(len(distinct), object)
+        texts[known] = kept[where[known]]
+        new = ~known
+        made = list(map(str, distinct[new].view(np.float64).tolist()))
+        texts[new] = made
+        if len(keys) + len(made) > self.KEPT:
+            self.keys, self.texts = distinct, texts
+        elif made:
+            self.keys = np.insert(keys, where[new], distinct[new])
+            self.texts = np.insert(kept, where[new], np.array(made, object))
+        return texts[at.reshape(-1)]
 
 
 def value_texts(values: Sequence[object]) -> list[str]:
@@ -65,22 +99,3 @@ def value_texts(values: Sequence[object]) -> list[str]:
     if all(type(v) is float for v in values):
         return list(map(float.__repr__, values))  # type: ignore[arg-type]
     return ["" if v is None else repr(v) if isinstance(v, float) else str(v) for v in values]
-
-
-@functools.cache
-def _decimal_table(places: int) -> np.ndarray:
-    """The text of ``k / 10**places`` at ``k + 10**places``, for k in ±10**places."""
-    import numpy as np
-
-    scale = 10**places
-    return np.array([str(k / scale) for k in range(-scale, scale + 1)], object)
-
-
-def _distinct_texts(values: np.ndarray) -> np.ndarray:
-    """``values``' texts, each distinct value's made once (by bit pattern: -0.0 is written
-    as such, not as 0.0)."""
-    import numpy as np
-
-    keys = values.view(np.int64) if values.dtype == np.float64 else values
-    _, first, at = np.unique(keys, return_index=True, return_inverse=True)
-    return np.array(list(map(str, values[first].tolist())), object)[at.reshape(-1)]

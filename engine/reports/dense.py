@@ -65,8 +65,10 @@ def relation_lines(
     c: RoundChanges,
     cell: Callable[[str], str],
     changed_only: bool = False,
+    favs: Callable[[np.ndarray], np.ndarray] = number_texts,
 ) -> str:
-    """The CSV lines of :func:`relation_rows` (``cell``: a text cell as CSV writes it)."""
+    """The CSV lines of :func:`relation_rows` (``cell``: a text cell as CSV writes it;
+    ``favs``: the favorabilities' texts, a :class:`~.csvtext.FloatTexts` over a run)."""
     import numpy as np
 
     n = len(v.names)
@@ -86,7 +88,7 @@ def relation_lines(
     pieces = (
         f"{cell(run_id)},{round_no},",
         _pairs(tuple(v.names), cell)[keep],
-        number_texts(v.fav.ravel()[keep], places=4),
+        favs(v.fav.ravel()[keep]),
         np.array([f",{s}," for s in statuses], object)[v.status.ravel()[keep]],
         *tail.T,
         "\n",
