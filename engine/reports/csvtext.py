@@ -94,8 +94,9 @@ class FloatTexts:
 
 
 def value_texts(values: Sequence[object]) -> list[str]:
-    """Number cells as :mod:`csv` writes them: ``repr`` of a float, ``""`` for None,
-    ``str`` of the rest (never text, which :func:`csv_text` quotes)."""
-    if all(type(v) is float for v in values):
-        return list(map(float.__repr__, values))  # type: ignore[arg-type]
-    return ["" if v is None else repr(v) if isinstance(v, float) else str(v) for v in values]
+    """Number cells as :mod:`csv` writes them: ``str`` of each (a float's is its ``repr``),
+    ``""`` for None (never text, which :func:`csv_text` quotes)."""
+    texts = list(map(str, values))
+    if None in values:
+        return ["" if v is None else text for v, text in zip(values, texts, strict=True)]
+    return texts

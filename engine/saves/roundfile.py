@@ -319,16 +319,17 @@ class RoundFile(_Model):
         changes.theta.update(self.theta)
         return changes
 
-    def apply(self, before: StateColumns | None) -> StateColumns:
+    def apply(self, before: StateColumns | None, memory: bool = True) -> StateColumns:
         """The state after this round, given the state ``before`` it (None: this round is
-        a keyframe, whose own state it holds)."""
+        a keyframe, whose own state it holds); ``memory``: see
+        :meth:`~engine.core.columns.StateColumns.apply`."""
         if self.keyframe is not None:
             return self.keyframe.columns()
         if before is None:
             raise ValueError(
                 f"round {self.round} holds no keyframe: its state needs the one before"
             )
-        return before.apply(self.changes(before.names))
+        return before.apply(self.changes(before.names), memory)
 
 
 def round_file(
