@@ -51,6 +51,8 @@ def number_texts(values: np.ndarray) -> np.ndarray:
     import numpy as np
 
     values = np.ascontiguousarray(values)
+    if values.dtype.kind in "iu" and len(values) and 0 <= values.min() <= values.max() < 1024:
+        return np.array(list(map(str, range(int(values.max()) + 1))), object)[values]
     keys = values.view(np.int64) if values.dtype == np.float64 else values
     _, first, at = np.unique(keys, return_index=True, return_inverse=True)
     return np.array(list(map(str, values[first].tolist())), object)[at.reshape(-1)]
@@ -58,16 +60,22 @@ def number_texts(values: np.ndarray) -> np.ndarray:
 
 class FloatTexts:
     """:func:`number_texts` of float arrays, each distinct float's text made once for all
-    the calls (a run's favorability repeats round after round): the texts made so far are
-    kept by bit pattern, sorted, up to :data:`KEPT` of them."""
+    the calls (a run's favorability repeats round after round): the floats seen so far
+    sorted by bit pattern (``keys``), each with the slot of its text among ``texts``
+    (appended to, so a call moves no text), up to :data:`KEPT` texts."""
 
     KEPT = 1 << 20
 
     def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
         import numpy as np
 
         self.keys = np.empty(0, np.int64)
-        self.texts = np.empty(0, object)
+        self.slots = np.empty(0, np.int64)
+        self.texts = np.empty(1024, object)
+        self.count = 0
 
     def __call__(self, values: np.ndarray) -> np.ndarray:
         import numpy as np
@@ -76,21 +84,27 @@ class FloatTexts:
         if values.dtype != np.float64:
             return number_texts(values)
         distinct, at = np.unique(values.view(np.int64), return_inverse=True)
-        keys, kept = self.keys, self.texts
+        if self.count + len(distinct) > self.KEPT:
+            self._reset()  # memory stays bounded
+        keys, count = self.keys, self.count
         where = np.searchsorted(keys, distinct)
         known = where < len(keys)
         known[known] = keys[where[known]] == distinct[known]
-        texts = np.empty(len(distinct), object)
-        texts[known] = kept[where[known]]
+        slot = np.empty(len(distinct), np.int64)
+        slot[known] = self.slots[where[known]]
         new = ~known
         made = list(map(str, distinct[new].view(np.float64).tolist()))
-        texts[new] = made
-        if len(keys) + len(made) > self.KEPT:
-            self.keys, self.texts = distinct, texts
-        elif made:
+        if made:
+            self.count = count + len(made)
+            slot[new] = np.arange(count, self.count)
+            if self.count > len(self.texts):
+                grown = np.empty(2 * self.count, object)
+                grown[:count] = self.texts[:count]
+                self.texts = grown
+            self.texts[count : self.count] = made
             self.keys = np.insert(keys, where[new], distinct[new])
-            self.texts = np.insert(kept, where[new], np.array(made, object))
-        return texts[at.reshape(-1)]
+            self.slots = np.insert(self.slots, where[new], slot[new])
+        return self.texts[slot][at.reshape(-1)]
 
 
 def value_texts(values: Sequence[object]) -> list[str]:

@@ -65,10 +65,11 @@ def relation_lines(
     c: RoundChanges,
     cell: Callable[[str], str],
     changed_only: bool = False,
-    favs: Callable[[np.ndarray], np.ndarray] = number_texts,
+    floats: Callable[[np.ndarray], np.ndarray] = number_texts,
 ) -> str:
     """The CSV lines of :func:`relation_rows` (``cell``: a text cell as CSV writes it;
-    ``favs``: the favorabilities' texts, a :class:`~.csvtext.FloatTexts` over a run)."""
+    ``floats``: the texts of the favorabilities and deltas, a
+    :class:`~.csvtext.FloatTexts` kept over a run)."""
     import numpy as np
 
     n = len(v.names)
@@ -81,14 +82,14 @@ def relation_lines(
     # an unchanged edge's delta, override, importance and summary, then a changed one's
     tail = np.empty((len(at), 4), object)
     tail[:] = ("0.0", ",,", "", ",")
-    tail[changed, 0] = number_texts(c.delta[k])
+    tail[changed, 0] = floats(c.delta[k])
     tail[changed, 1] = np.array([f",{s}," for s in statuses] + [",,"], object)[c.override[k]]
     tail[changed, 2] = number_texts(c.importance[k])
     tail[changed, 3] = np.array([f",{cell(s)}" for s in c.notes], object)[c.note[k]]
     pieces = (
         f"{cell(run_id)},{round_no},",
         _pairs(tuple(v.names), cell)[keep],
-        favs(v.fav.ravel()[keep]),
+        floats(v.fav.ravel()[keep]),
         np.array([f",{s}," for s in statuses], object)[v.status.ravel()[keep]],
         *tail.T,
         "\n",

@@ -92,7 +92,7 @@ class _Tables:
         # dense tables' text cells are names and summaries, written as they are).
         self.cells: Callable[[tuple], Sequence[Any]] = _escaped if parquet else csv_row
         self.cell: Safe = functools.lru_cache(maxsize=65536)(lambda text: csv_text(csv_cell(text)))
-        self.favs = FloatTexts()
+        self.floats = FloatTexts()
 
     def add(
         self, log: RoundLog, values: StateColumns, changes: RoundChanges, metrics: Metrics
@@ -103,7 +103,7 @@ class _Tables:
         if self.dense:
             dense, cell = self.dense, self.cell
             dense["emotions"].write(emotion_lines(run_id, log, values, cell))
-            at = (run_id, log.round, values, changes, cell, self.changed_only, self.favs)
+            at = (run_id, log.round, values, changes, cell, self.changed_only, self.floats)
             dense["relations"].write(relation_lines(*at))
             dense["needs"].write(need_lines(run_id, log.round, values, cell))
         else:

@@ -44,7 +44,7 @@ def test_a_cell_is_quoted_exactly_where_csv_quotes_it(code: int) -> None:
 def test_number_texts_are_csvs_for_floats_and_ints_and_keep_minus_zero() -> None:
     floats = np.array([0.1, -0.0, 0.0, 1e-05, 1e16, math.nan, math.inf, 0.1 + 0.2, -0.6575])
     ints = np.array([3, -1, 0, 10, 3])
-    for values in (floats, ints):
+    for values in (floats, ints, ints[ints >= 0], np.array([1000, 2000]), ints[:0]):
         assert _csv([number_texts(values).tolist()]) == _csv([values.tolist()])
 
 
@@ -57,7 +57,7 @@ def test_float_texts_kept_across_calls_are_the_texts_of_each_call() -> None:
         values[:3] = (-0.0, 0.0, 1 / 3)
         got = texts(values)
         assert got.tolist() == list(map(repr, values.tolist()))
-        assert np.all(np.diff(texts.keys) > 0) and len(texts.keys) == len(texts.texts)
+        assert np.all(np.diff(texts.keys) > 0) and len(texts.keys) == texts.count
     assert texts(np.array([2, 3])).tolist() == ["2", "3"]  # not floats: as number_texts
 
 
