@@ -146,9 +146,9 @@ class History(_Rounds):
     ) -> Iterator[tuple[RoundLog, StateColumns, RoundChanges]]:
         """Rounds ``start``..``stop - 1`` as tables read them: each one's log without its
         state and relation changes, the state's columns and the round's changes as arrays,
-        rolled forward without building a state's or an edge's model; the states read from
-        the save hold no memories unless ``memory`` (then neither is a model built for an
-        entry a round remembered)."""
+        rolled forward without building a state's or an edge's model; unless ``memory``, the
+        states read from the save need not hold their memories (none since save format 6:
+        no model is built for an entry a round remembered)."""
         stop = len(self) if stop is None else stop
         if self._files is None:
             yield from (self._values(n) for n in range(start, stop))
