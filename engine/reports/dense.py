@@ -97,6 +97,42 @@ def relation_lines(
     return joined(pieces, len(at))
 
 
+def relation_columns(
+    run_id: str, round_no: int, v: StateColumns, c: RoundChanges, changed_only: bool = False
+) -> list[np.ndarray]:
+    """The columns of :func:`relation_rows` with their cells as they are (as Parquet gets
+    them): numbers as arrays, text and a missing importance (None) in object arrays."""
+    import numpy as np
+
+    n = len(v.names)
+    at = _changed_at(v, c)
+    keep = at >= 0 if changed_only and round_no > 0 else ~np.eye(n, dtype=bool).ravel()
+    at = at[keep]
+    rows, changed = len(at), at >= 0
+    k = at[changed]
+    cells = np.flatnonzero(keep)
+    names = np.array(v.names, object)
+    statuses = [s.value for s in STATUSES]
+    delta = np.zeros(rows)
+    delta[changed] = c.delta[k]
+    override, importance, summary = (np.full(rows, empty, object) for empty in ("", None, ""))
+    override[changed] = np.array([*statuses, ""], object)[c.override[k]]
+    importance[changed] = c.importance[k].tolist()
+    summary[changed] = np.array(c.notes, object)[c.note[k]]
+    return [
+        np.full(rows, run_id, object),
+        np.full(rows, round_no, np.int64),
+        names[cells // n],
+        names[cells % n],
+        v.fav.ravel()[keep],
+        np.array(statuses, object)[v.status.ravel()[keep]],
+        delta,
+        override,
+        importance,
+        summary,
+    ]
+
+
 def emotion_lines(run_id: str, r: RoundLog, v: StateColumns, cell: Callable[[str], str]) -> str:
     """The CSV lines of the emotions table's rows of round ``r`` (state ``v`` after it)."""
     deltas = {c.agent: c.delta for c in r.emotion_changes}

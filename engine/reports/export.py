@@ -43,7 +43,7 @@ from ..saves.runmeta import RunMeta
 from .card import FILE as CARD_FILE
 from .card import CardBuilder
 from .csvtext import FloatTexts, csv_text
-from .dense import emotion_lines, need_lines, relation_lines, relation_rows
+from .dense import emotion_lines, need_lines, relation_columns, relation_lines
 from .graphml import FOLDER as GRAPH_FOLDER
 from .graphml import GraphWriter
 from .parquet import ParquetTable, pyarrow_modules
@@ -110,8 +110,8 @@ class _Tables:
             for name, state_rows in STATE_TABLES.items():
                 if name != "relations":
                     writers[name].writerows(state_rows(run_id, log, values, changes, str))
-            at = (run_id, log.round, values, changes, str, self.changed_only)
-            writers["relations"].writerows(relation_rows(*at))
+            at = (run_id, log.round, values, changes)
+            writers["relations"].write_columns(relation_columns(*at, self.changed_only))
         writers["metrics"].writerows(metric_rows(run_id, metrics))
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:

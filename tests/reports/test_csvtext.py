@@ -90,3 +90,33 @@ async def test_the_emotions_and_needs_csv_is_the_text_csv_writes_for_their_rows(
         at = log if name == "emotions" else log.round
         assert lines("run", at, after, cell) == _csv(rows)  # type: ignore[arg-type]
     assert '"\'=Ann ""A"", Jr"' in emotion_lines("run", log, after, cell)
+
+
+async def test_the_relations_columns_are_its_rows_as_parquet_gets_them(mini: Scenario) -> None:
+    """Parquet's relations table is written a column at a time: the cells of its rows."""
+    from engine.reports.dense import relation_columns, relation_rows
+    from engine.reports.parquet import FLOATS, INTS, _cell
+
+    sim = Simulation.new(mini, seed=3, rounds=2)
+    await sim.run()
+    played = sim.played
+    assert played is not None and 0 < len(played.changes) < 6
+    names = ("run_id", "round_no", "source", "target", "fav", "status", "delta")
+    names += ("override", "importance", "summary")
+    kinds = [
+        "int"
+        if c in INTS["relations"] | {"round_no"}
+        else "float"
+        if c in FLOATS["relations"]
+        else "str"
+        for c in names
+    ]
+    for changed_only in (False, True):
+        at = ("run", 2, played.after, played.changes)
+        rows = [
+            tuple(_cell(v, kind) for v, kind in zip(row, kinds, strict=True))
+            for row in relation_rows(*at, str, changed_only)
+        ]
+        columns = relation_columns(*at, changed_only)
+        assert list(zip(*(c.tolist() for c in columns), strict=True)) == rows
+        assert len(rows) == (len(played.changes) if changed_only else 6)
