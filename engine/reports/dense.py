@@ -72,12 +72,7 @@ def relation_lines(
     :class:`~.csvtext.FloatTexts` kept over a run)."""
     import numpy as np
 
-    n = len(v.names)
-    at = _changed_at(v, c)
-    keep = at >= 0 if changed_only and round_no > 0 else ~np.eye(n, dtype=bool).ravel()
-    at = at[keep]
-    changed = at >= 0
-    k = at[changed]
+    keep, at, changed, k = _rows(v, c, changed_only and round_no > 0)
     statuses = [s.value for s in STATUSES]
     # an unchanged edge's delta, override, importance and summary, then a changed one's
     tail = np.empty((len(at), 4), object)
@@ -105,12 +100,8 @@ def relation_columns(
     import numpy as np
 
     n = len(v.names)
-    at = _changed_at(v, c)
-    keep = at >= 0 if changed_only and round_no > 0 else ~np.eye(n, dtype=bool).ravel()
-    at = at[keep]
-    rows, changed = len(at), at >= 0
-    k = at[changed]
-    cells = np.flatnonzero(keep)
+    keep, at, changed, k = _rows(v, c, changed_only and round_no > 0)
+    rows, cells = len(at), np.flatnonzero(keep)
     names = np.array(v.names, object)
     statuses = [s.value for s in STATUSES]
     delta = np.zeros(rows)
@@ -199,6 +190,21 @@ def _pairs(names: tuple[str, ...], cell: Callable[[str], str]) -> np.ndarray:
 
     texts = np.array([cell(name) for name in names], object)
     return np.add.outer(texts + ",", texts + ",").ravel()
+
+
+def _rows(
+    v: StateColumns, c: RoundChanges, changed_only: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The table's rows of the state's N×N grid (row-major): which cells are rows (every
+    edge, or those changed if ``changed_only``), each row's index among the changes (-1:
+    unchanged), which rows changed, and their indices among the changes."""
+    import numpy as np
+
+    at = _changed_at(v, c)
+    keep = at >= 0 if changed_only else ~np.eye(len(v.names), dtype=bool).ravel()
+    at = at[keep]
+    changed = at >= 0
+    return keep, at, changed, at[changed]
 
 
 def _changed_at(v: StateColumns, c: RoundChanges) -> np.ndarray:
