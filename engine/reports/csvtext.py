@@ -30,9 +30,9 @@ def csv_text(value: str) -> str:
 _SPECIAL = frozenset(',"\r\n')
 
 
-def joined(pieces: Sequence[np.ndarray | str], rows: int) -> str:
+def joined(pieces: Sequence[np.ndarray | list[str] | str], rows: int) -> str:
     """The text of ``rows`` rows, each its pieces one after another: a piece is a column
-    (an object array of ``rows`` texts) or one text for every row. The separators and
+    (``rows`` texts, in an object array or a list) or one text for every row. The separators and
     line ends are pieces too."""
     import numpy as np
 

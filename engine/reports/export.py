@@ -97,21 +97,20 @@ class _Tables:
     def add(
         self, log: RoundLog, values: StateColumns, changes: RoundChanges, metrics: Metrics
     ) -> None:
-        writers, run_id = self.writers, self.run_id
+        writers, run_id, changed_only = self.writers, self.run_id, self.changed_only
         for name, rows in LOG_TABLES.items():
             writers[name].writerows(map(self.cells, rows(run_id, log)))
+        at = (run_id, log.round, values, changes)
         if self.dense:
             dense, cell = self.dense, self.cell
             dense["emotions"].write(emotion_lines(run_id, log, values, cell))
-            at = (run_id, log.round, values, changes, cell, self.changed_only, self.floats)
-            dense["relations"].write(relation_lines(*at))
+            dense["relations"].write(relation_lines(*at, cell, changed_only, self.floats))
             dense["needs"].write(need_lines(run_id, log.round, values, cell))
         else:
             for name, state_rows in STATE_TABLES.items():
                 if name != "relations":
                     writers[name].writerows(state_rows(run_id, log, values, changes, str))
-            at = (run_id, log.round, values, changes)
-            writers["relations"].write_columns(relation_columns(*at, self.changed_only))
+            writers["relations"].write_columns(relation_columns(*at, changed_only))
         writers["metrics"].writerows(metric_rows(run_id, metrics))
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:
