@@ -179,18 +179,20 @@ class StateColumns:
             _world=state,
         )
 
-    def apply(self, changes: RoundChanges) -> StateColumns:
-        """The state after ``changes``' round, the round after this one."""
+    def apply(self, changes: RoundChanges, memory: bool = True) -> StateColumns:
+        """The state after ``changes``' round, the round after this one; without memories
+        unless ``memory`` (the rings left empty once an edge changes: for a reader of the
+        other columns, which then builds no entry the round remembered)."""
         import numpy as np
 
         t = changes.round
         rows, cols = changes.source, changes.target
         fav, status = self.fav.copy(), self.status.copy()
-        notes, memory = self.notes, self.memory
+        notes, rings = self.notes, self.memory
         if len(rows):
             fav[rows, cols] = changes.fav
             status[rows, cols] = changes.status
-            notes, memory = _remember(self, changes)
+            notes, rings = _remember(self, changes) if memory else (Notes.of([]), rings[:, :, :0])
         index = self.index
         emotion = list(self.emotion)
         for c in changes.emotions:
@@ -213,7 +215,7 @@ class StateColumns:
             fav=fav,
             status=status,
             notes=notes,
-            memory=memory,
+            memory=rings,
             emotion=emotion,
             needs=needs,
             theta=theta,

@@ -1,30 +1,29 @@
-"""The relations table of a round: one row per edge, every edge every round (the tidy table an
-analyst joins on), made from the state's columns and the round's changes as arrays.
+"""The dense tables of a round: the relations table, one row per edge, every edge every round
+(the tidy table an analyst joins on), made from the state's columns and the round's changes
+as arrays; the emotions and needs tables, a row per agent and per agent's need.
 
-A round of N agents has N(N-1) rows; at 100 agents and 100 rounds that is a million rows,
-so the CSV text is built a column at a time on object arrays (numpy's loops concatenate
-the cells) instead of a row at a time through :mod:`csv`; it is the text :mod:`csv` writes
-for the same rows, byte for byte (each distinct text cell is quoted by :mod:`csv` itself).
-No model is built per edge: a changed edge's cells come from the round's
+A round of N agents has N(N-1) relation rows; at 100 agents and 100 rounds that is a
+million rows, so the CSV text is built a column at a time (engine/reports/csvtext.py)
+instead of a row at a time through :mod:`csv`; it is the text :mod:`csv` writes for the
+same rows, byte for byte (each distinct text cell is quoted by :mod:`csv` itself). No model
+is built per edge: a changed edge's cells come from the round's
 :class:`~engine.core.changes.RoundChanges`.
 """
 
 from __future__ import annotations
 
-import csv
 import functools
-import io
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING
 
 from ..core.changes import STATUSES, RoundChanges
 from ..core.columns import StateColumns
+from ..core.needs import CATEGORY_OF
+from ..core.state import RoundLog
+from .csvtext import csv_text, joined, number_texts, value_texts
 
 if TYPE_CHECKING:
     import numpy as np
-
-#: The cells of an edge the round did not change: delta, override, importance, summary.
-UNCHANGED = ("0.0", "", "", "")
 
 
 def relation_rows(
@@ -66,34 +65,121 @@ def relation_lines(
     c: RoundChanges,
     cell: Callable[[str], str],
     changed_only: bool = False,
+    floats: Callable[[np.ndarray], np.ndarray] = number_texts,
 ) -> str:
-    """The CSV lines of :func:`relation_rows` (``cell``: a text cell as CSV writes it)."""
+    """The CSV lines of :func:`relation_rows` (``cell``: a text cell as CSV writes it;
+    ``floats``: the texts of the favorabilities and deltas, a
+    :class:`~.csvtext.FloatTexts` kept over a run)."""
+    import numpy as np
+
+    keep, at, changed, k = _rows(v, c, changed_only and round_no > 0)
+    statuses = [s.value for s in STATUSES]
+    # an unchanged edge's delta, override, importance and summary, then a changed one's
+    tail = np.empty((len(at), 4), object)
+    tail[:] = ("0.0", ",,", "", ",")
+    tail[changed, 0] = floats(c.delta[k])
+    tail[changed, 1] = np.array([f",{s}," for s in statuses] + [",,"], object)[c.override[k]]
+    tail[changed, 2] = number_texts(c.importance[k])
+    tail[changed, 3] = np.array([f",{cell(s)}" for s in c.notes], object)[c.note[k]]
+    pieces = (
+        f"{cell(run_id)},{round_no},",
+        _pairs(tuple(v.names), cell)[keep],
+        floats(v.fav.ravel()[keep]),
+        np.array([f",{s}," for s in statuses], object)[v.status.ravel()[keep]],
+        *tail.T,
+        "\n",
+    )
+    return joined(pieces, len(at))
+
+
+def relation_columns(
+    run_id: str, round_no: int, v: StateColumns, c: RoundChanges, changed_only: bool = False
+) -> list[np.ndarray]:
+    """The columns of :func:`relation_rows` with their cells as they are (as Parquet gets
+    them): numbers as arrays, text and a missing importance (None) in object arrays."""
     import numpy as np
 
     n = len(v.names)
-    if n < 2:
-        return ""
+    keep, at, changed, k = _rows(v, c, changed_only and round_no > 0)
+    rows, cells = len(at), np.flatnonzero(keep)
+    names = np.array(v.names, object)
     statuses = [s.value for s in STATUSES]
-    # A number's text is made once per distinct value (a round repeats most of them).
-    fav = _texts(v.fav.ravel())
-    rows = (
-        _pairs(tuple(v.names), cell)
-        + fav
-        + np.array([f",{s}" for s in statuses], object)[v.status.ravel()]
+    delta = np.zeros(rows)
+    delta[changed] = c.delta[k]
+    override, importance, summary = (np.full(rows, empty, object) for empty in ("", None, ""))
+    override[changed] = np.array([*statuses, ""], object)[c.override[k]]
+    importance[changed] = c.importance[k].tolist()
+    summary[changed] = np.array(c.notes, object)[c.note[k]]
+    return [
+        np.full(rows, run_id, object),
+        np.full(rows, round_no, np.int64),
+        names[cells // n],
+        names[cells % n],
+        v.fav.ravel()[keep],
+        np.array(statuses, object)[v.status.ravel()[keep]],
+        delta,
+        override,
+        importance,
+        summary,
+    ]
+
+
+def emotion_lines(run_id: str, r: RoundLog, v: StateColumns, cell: Callable[[str], str]) -> str:
+    """The CSV lines of the emotions table's rows of round ``r`` (state ``v`` after it)."""
+    deltas = {c.agent: c.delta for c in r.emotion_changes}
+    pieces = (
+        f"{cell(run_id)},{r.round},",
+        _cells(tuple(v.names), cell),
+        value_texts(v.emotion),
+        ",",
+        value_texts([deltas.get(name, 0.0) for name in v.names]),
+        "\n",
     )
-    tail = np.full(n * n, ",{},{},{},{}".format(*UNCHANGED), object)
-    at = _changed_at(v, c)
-    changed = at >= 0
-    k = at[changed]
-    overrides = np.array([f",{s}," for s in statuses] + [",,"], object)[c.override[k]]
-    summaries = np.array([f",{cell(s)}" for s in c.notes], object)[c.note[k]]
-    tail[changed] = "," + _texts(c.delta[k]) + overrides + _texts(c.importance[k]) + summaries
-    rows += tail
-    rows = rows[changed if changed_only and round_no > 0 else ~np.eye(n, dtype=bool).ravel()]
-    if not len(rows):
-        return ""
-    start = f"{cell(run_id)},{round_no},"
-    return start + f"\n{start}".join(rows.tolist()) + "\n"
+    return joined(pieces, len(v.names))
+
+
+def need_lines(run_id: str, round_no: int, v: StateColumns, cell: Callable[[str], str]) -> str:
+    """The CSV lines of the needs table's rows of round ``round_no`` (state ``v``): each
+    agent's needs, current, expected and gap (max(expected - current, 0))."""
+    heads = _need_heads(tuple(v.names), tuple(tuple(needs) for needs in v.needs), cell)
+    values = [value for needs in v.needs for value in needs.values()]
+    pieces = (
+        f"{cell(run_id)},{round_no},",
+        heads,
+        value_texts([current for current, _ in values]),
+        ",",
+        value_texts([expected for _, expected in values]),
+        ",",
+        value_texts([max(0.0, expected - current) for current, expected in values]),
+        "\n",
+    )
+    return joined(pieces, len(values))
+
+
+@functools.lru_cache(maxsize=4)
+def _cells(names: tuple[str, ...], cell: Callable[[str], str]) -> np.ndarray:
+    """``name,`` of each agent, as CSV writes it."""
+    import numpy as np
+
+    return np.array([f"{cell(name)}," for name in names], object)
+
+
+@functools.lru_cache(maxsize=4)
+def _need_heads(
+    names: tuple[str, ...], needs: tuple[tuple[str, ...], ...], cell: Callable[[str], str]
+) -> np.ndarray:
+    """``agent,category,need,`` of each agent's needs (``needs[i]``: agent i's), as CSV
+    writes them: the same every round of a run."""
+    import numpy as np
+
+    return np.array(
+        [
+            f"{cell(name)},{csv_text(CATEGORY_OF.get(need, ''))},{csv_text(need)},"
+            for name, held in zip(names, needs, strict=True)
+            for need in held
+        ],
+        object,
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -106,24 +192,19 @@ def _pairs(names: tuple[str, ...], cell: Callable[[str], str]) -> np.ndarray:
     return np.add.outer(texts + ",", texts + ",").ravel()
 
 
-def csv_text(value: str) -> str:
-    """``value`` as :mod:`csv` writes it in a cell (quoted where it must be)."""
-    out = io.StringIO()
-    csv.writer(out, lineterminator="").writerow([value])
-    text = out.getvalue()
-    return "" if text == '""' else text  # a lone empty cell is quoted; not among others
-
-
-def _texts(values: np.ndarray) -> np.ndarray:
-    """``values`` as the text :mod:`csv` writes for them (``repr`` of a float, ``str`` of an
-    int), in an object array; each distinct value's text made once."""
+def _rows(
+    v: StateColumns, c: RoundChanges, changed_only: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The table's rows of the state's N×N grid (row-major): which cells are rows (every
+    edge, or those changed if ``changed_only``), each row's index among the changes (-1:
+    unchanged), which rows changed, and their indices among the changes."""
     import numpy as np
 
-    values = np.ascontiguousarray(values)
-    # by bit pattern: -0.0 is written as such, not as 0.0
-    keys = values.view(np.int64) if values.dtype == np.float64 else values
-    _, first, at = np.unique(keys, return_index=True, return_inverse=True)
-    return np.array(list(map(str, values[first].tolist())), object)[at.reshape(-1)]
+    at = _changed_at(v, c)
+    keep = at >= 0 if changed_only else ~np.eye(len(v.names), dtype=bool).ravel()
+    at = at[keep]
+    changed = at >= 0
+    return keep, at, changed, at[changed]
 
 
 def _changed_at(v: StateColumns, c: RoundChanges) -> np.ndarray:

@@ -42,7 +42,8 @@ from ..saves.runfiles import gc_paused
 from ..saves.runmeta import RunMeta
 from .card import FILE as CARD_FILE
 from .card import CardBuilder
-from .dense import csv_text, relation_lines, relation_rows
+from .csvtext import FloatTexts, csv_text
+from .dense import emotion_lines, need_lines, relation_columns, relation_lines
 from .graphml import FOLDER as GRAPH_FOLDER
 from .graphml import GraphWriter
 from .parquet import ParquetTable, pyarrow_modules
@@ -72,8 +73,8 @@ class _Tables:
         suffix = ".parquet" if parquet else ".csv"
         self.names = [f"{name}{suffix}" for name in COLUMNS]
         self.writers: dict[str, Any] = {}
-        #: The relations table's CSV file, written column-wise (None: Parquet).
-        self.relations: IO[str] | None = None
+        #: The dense tables' CSV files, written a column at a time (none for Parquet).
+        self.dense: dict[str, IO[str]] = {}
         #: Whether the relations table holds only the edges each round changed.
         self.changed_only = False
         for name, file in zip(COLUMNS, self.names, strict=True):
@@ -85,28 +86,31 @@ class _Tables:
             handle = stack.enter_context(synced(staging / file))
             self.writers[name] = csv.writer(handle, lineterminator="\n")
             self.writers[name].writerow(COLUMNS[name])
-            if name == "relations":
-                self.relations = handle
-        # Parquet is read by code: no formula guard, only control characters escaped.
+            if name in STATE_TABLES:
+                self.dense[name] = handle
+        # Parquet is read by code: no formula guard, only control characters escaped (the
+        # dense tables' text cells are names and summaries, written as they are).
         self.cells: Callable[[tuple], Sequence[Any]] = _escaped if parquet else csv_row
-        self.safe: Safe = str if parquet else functools.lru_cache(maxsize=65536)(csv_cell)
         self.cell: Safe = functools.lru_cache(maxsize=65536)(lambda text: csv_text(csv_cell(text)))
+        self.floats = FloatTexts()
 
     def add(
         self, log: RoundLog, values: StateColumns, changes: RoundChanges, metrics: Metrics
     ) -> None:
-        writers, run_id = self.writers, self.run_id
+        writers, run_id, changed_only = self.writers, self.run_id, self.changed_only
         for name, rows in LOG_TABLES.items():
             writers[name].writerows(map(self.cells, rows(run_id, log)))
-        for name, state_rows in STATE_TABLES.items():
-            if name != "relations":
-                writers[name].writerows(state_rows(run_id, log, values, changes, self.safe))
-                continue
-            at = (run_id, log.round, values, changes)
-            if self.relations is not None:
-                self.relations.write(relation_lines(*at, self.cell, self.changed_only))
-            else:
-                writers[name].writerows(relation_rows(*at, self.safe, self.changed_only))
+        at = (run_id, log.round, values, changes)
+        if self.dense:
+            dense, cell = self.dense, self.cell
+            dense["emotions"].write(emotion_lines(run_id, log, values, cell))
+            dense["relations"].write(relation_lines(*at, cell, changed_only, self.floats))
+            dense["needs"].write(need_lines(run_id, log.round, values, cell))
+        else:
+            for name, state_rows in STATE_TABLES.items():
+                if name != "relations":
+                    writers[name].writerows(state_rows(run_id, log, values, changes, str))
+            writers["relations"].write_columns(relation_columns(*at, changed_only))
         writers["metrics"].writerows(metric_rows(run_id, metrics))
 
     def finish(self, measurements: dict[str, list[dict]]) -> None:

@@ -83,6 +83,9 @@ class ParquetTable:
         )
         self._writer = pq.ParquetWriter(str(path), self.schema)
         self._rows: list[Sequence[Any]] = []
+        #: Rows added as columns (:meth:`write_columns`), and how many.
+        self._columns: list[list[Any]] = []
+        self._count = 0
 
     def writerows(self, rows: Iterable[Sequence[Any]]) -> None:
         """Add rows (tuples in column order); a full batch is written at once."""
@@ -90,9 +93,22 @@ class ParquetTable:
         if len(self._rows) >= BATCH:
             self._flush()
 
+    def write_columns(self, columns: Sequence[Any]) -> None:
+        """Add rows as their columns, in column order (numpy arrays, or object arrays with
+        None for a missing value); a full batch is written at once, as by
+        :meth:`writerows` (a table is written one way or the other)."""
+        pa = self._pa
+        self._columns.append(
+            [pa.array(c, type=f.type) for c, f in zip(columns, self.schema, strict=True)]
+        )
+        self._count += len(columns[0])
+        if self._count >= BATCH:
+            self._flush_columns()
+
     def close(self) -> None:
         """Write what is buffered, close the file and put it on disk."""
         self._flush()
+        self._flush_columns()
         self._writer.close()
         fd = os.open(self.path, os.O_RDONLY)
         try:
@@ -110,6 +126,14 @@ class ParquetTable:
         ]
         self._writer.write_batch(self._pa.record_batch(arrays, schema=self.schema))
         self._rows = []
+
+    def _flush_columns(self) -> None:
+        if not self._count:
+            return
+        pa, chunks = self._pa, self._columns
+        arrays = [pa.concat_arrays([chunk[k] for chunk in chunks]) for k in range(len(self.kinds))]
+        self._writer.write_batch(pa.record_batch(arrays, schema=self.schema))
+        self._columns, self._count = [], 0
 
 
 def _cell(value: Any, kind: str) -> Any:

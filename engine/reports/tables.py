@@ -338,10 +338,10 @@ def rounds(
     history: Sequence[RoundRecord], count: int, full: bool
 ) -> Iterator[tuple[RoundLog, StateColumns, RoundChanges]]:
     """The first ``count`` rounds' logs, the values of their states and their changes: a
-    saved run's rolled forward from its files (no state or edge model is built) unless
-    ``full`` (the logs are then the records)."""
+    saved run's rolled forward from its files (no state, edge or memory model is built;
+    the tables read no memory) unless ``full`` (the logs are then the records)."""
     if isinstance(history, History) and not full:
-        return history.values(0, count)
+        return history.values(0, count, memory=False)
     return (_values(record) for record in islice(history, count))
 
 

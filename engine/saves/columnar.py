@@ -216,18 +216,20 @@ class PackedState(_Model):
             theta=state.theta,
         )
 
-    def columns(self) -> StateColumns:
-        """The state as columns (checked first: see engine/saves/roundcheck.py)."""
+    def columns(self, memory: bool = True) -> StateColumns:
+        """The state as columns (checked first: see engine/saves/roundcheck.py); its memory
+        rings empty unless ``memory``."""
         import numpy as np
 
         n = len(self.names)
+        width = self.width if memory else 0
         return StateColumns(
             round=self.round,
             names=self.names,
             fav=self.fav.reshape(n, n),
             status=status_array(self.status).reshape(n, n),
-            notes=Notes.of(self.notes),
-            memory=self.memory.astype(np.int32).reshape(n, n, self.width),
+            notes=Notes.of(self.notes if memory else []),
+            memory=self.memory.astype(np.int32).reshape(n, n, self.width)[:, :, :width],
             emotion=self.emotion,
             needs=[needs_of(needs) for needs in self.needs],
             theta=self.theta,

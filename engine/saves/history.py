@@ -142,11 +142,13 @@ class History(_Rounds):
                 yield self._disk.read(n, self._entries[n]).log(relations)
 
     def values(
-        self, start: int = 0, stop: int | None = None
+        self, start: int = 0, stop: int | None = None, memory: bool = True
     ) -> Iterator[tuple[RoundLog, StateColumns, RoundChanges]]:
         """Rounds ``start``..``stop - 1`` as tables read them: each one's log without its
         state and relation changes, the state's columns and the round's changes as arrays,
-        rolled forward without building a state's or an edge's model."""
+        rolled forward without building a state's or an edge's model; unless ``memory``, the
+        states read from the save need not hold their memories (none since save format 6:
+        no model is built for an entry a round remembered)."""
         stop = len(self) if stop is None else stop
         if self._files is None:
             yield from (self._values(n) for n in range(start, stop))
@@ -154,7 +156,7 @@ class History(_Rounds):
         held = [n for n in range(start, stop) if self._held(n) is not None]
         disk_stop = held[0] if held else stop
         if start < disk_stop:
-            files = self._files.walk(self._entries, start, disk_stop)
+            files = self._files.walk(self._entries, start, disk_stop, memory)
             for file, values in files:
                 yield file.log(relations=False), values, file.changes(values.names)
         yield from (self._values(n) for n in range(disk_stop, stop))

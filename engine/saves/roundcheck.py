@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import chain
 from typing import TYPE_CHECKING
 
 from ..core.changes import CODE
@@ -296,7 +297,9 @@ def _packed_edges_problem(cols: PackedEdges, cast: set[str]) -> str | None:
     same = source == target
     if same.any():
         return f"it changes a relation of {cols.names[source[same.argmax()]]!r} to themself"
-    if len(np.unique(source * count + target)) != len(source):
+    changed = np.zeros(count * count, bool)  # a mark an edge: fewer marks, an edge twice
+    changed[source * count + target] = True
+    if np.count_nonzero(changed) != len(source):
         return "it changes one relation twice"
     if not np.isfinite(cols.delta).all():
         return "a relation change is not a number"
@@ -322,15 +325,15 @@ def _agent_changes_problem(file: RoundFile, cast: set[str]) -> str | None:
         if not (0.0 <= change.emotion <= 1.0 and math.isfinite(change.delta)):
             return f"the emotion of {change.agent!r} is outside 0..1"
     for table in (file.needs, file.need_deltas, file.theta):
-        stranger = next((a for a in table if a not in cast), None)
-        if stranger is not None:
+        if not cast.issuperset(table):
+            stranger = next(a for a in table if a not in cast)
             return f"it names {stranger!r}, who is not in this run's cast"
     for moved in (*file.needs.values(), *file.need_deltas.values()):
-        unknown = next((need for need in moved if need not in _NEEDS), None)
-        if unknown is not None:
+        if not _NEEDS.issuperset(moved):
+            unknown = next(need for need in moved if need not in _NEEDS)
             return f"it moves the need {unknown!r}, not one of the rules' needs"
-    deltas = (d for moved in file.need_deltas.values() for d in moved.values())
-    if not all(math.isfinite(d) for d in deltas):
+    deltas = chain.from_iterable(map(dict.values, file.need_deltas.values()))
+    if not all(map(math.isfinite, deltas)):
         return "a need change is not a number"
     if not all(t is None or math.isfinite(t) for t in file.theta.values()):
         return "a theta value is not a number"

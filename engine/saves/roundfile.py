@@ -214,10 +214,10 @@ class Keyframe(_Model):
         """The keyframe of ``state`` with the repair counter's marks then."""
         return cls(packed=PackedState.of(state), repair=repair)
 
-    def columns(self) -> StateColumns:
-        """The state as columns."""
+    def columns(self, memory: bool = True) -> StateColumns:
+        """The state as columns (packed ones without memories unless ``memory``)."""
         if self.packed is not None:
-            return self.packed.columns()
+            return self.packed.columns(memory)
         if self.frame is not None:
             return self.frame.columns()
         assert self.state is not None
@@ -319,16 +319,17 @@ class RoundFile(_Model):
         changes.theta.update(self.theta)
         return changes
 
-    def apply(self, before: StateColumns | None) -> StateColumns:
+    def apply(self, before: StateColumns | None, memory: bool = True) -> StateColumns:
         """The state after this round, given the state ``before`` it (None: this round is
-        a keyframe, whose own state it holds)."""
+        a keyframe, whose own state it holds); ``memory``: see
+        :meth:`~engine.core.columns.StateColumns.apply`."""
         if self.keyframe is not None:
-            return self.keyframe.columns()
+            return self.keyframe.columns(memory)
         if before is None:
             raise ValueError(
                 f"round {self.round} holds no keyframe: its state needs the one before"
             )
-        return before.apply(self.changes(before.names))
+        return before.apply(self.changes(before.names), memory)
 
 
 def round_file(

@@ -364,24 +364,26 @@ class RunFiles:
         return entries
 
     def next_state(
-        self, n: int, entry: IndexEntry, before: StateColumns | None
+        self, n: int, entry: IndexEntry, before: StateColumns | None, memory: bool = True
     ) -> tuple[RoundFile, StateColumns]:
         """Round ``n``'s file and the state after it, given the state ``before`` it (None
-        when round ``n`` is a keyframe). The cyclic GC is paused meanwhile: a round is a
-        burst of acyclic objects, and each collection would rescan the whole state held."""
+        when round ``n`` is a keyframe; ``memory``: see :meth:`RoundFile.apply`). The
+        cyclic GC is paused meanwhile: a round is a burst of acyclic objects, and each
+        collection would rescan the whole state held."""
         with gc_paused():
             file = self.read(n, entry)
-            return file, _next(file, n, before)
+            return file, _next(file, n, before, memory)
 
     def walk(
-        self, entries: list[IndexEntry], start: int, stop: int
+        self, entries: list[IndexEntry], start: int, stop: int, memory: bool = True
     ) -> Iterator[tuple[RoundFile, StateColumns]]:
         """(file, state after it) of rounds ``start``..``stop - 1``, rolled forward from
         the nearest keyframe at or before ``start`` (the states are columns: their
-        :meth:`~engine.core.columns.StateColumns.world` is built only if asked)."""
+        :meth:`~engine.core.columns.StateColumns.world` is built only if asked; without
+        memories unless ``memory``, see :meth:`RoundFile.apply`)."""
         state: StateColumns | None = None
         for n in range(keyframe_before(entries, start), stop):
-            file, state = self.next_state(n, entries[n], state)
+            file, state = self.next_state(n, entries[n], state, memory)
             if n >= start:
                 yield file, state
 
@@ -464,12 +466,14 @@ def keyframe_before(entries: list[IndexEntry], n: int) -> int:
     return n
 
 
-def _next(file: RoundFile, n: int, before: StateColumns | None) -> StateColumns:
+def _next(
+    file: RoundFile, n: int, before: StateColumns | None, memory: bool = True
+) -> StateColumns:
     """The state after round ``n`` (``file``), given the state before it (None: the round
     is a keyframe)."""
     if before is None and file.keyframe is None:
         raise SaveError(f"round {n}: expected a keyframe (the index says it is one)")
-    return file.apply(before)
+    return file.apply(before, memory)
 
 
 def _played(file: RoundFile, after: StateColumns) -> PlayedRound:

@@ -350,7 +350,8 @@ async def test_the_relations_csv_is_the_text_csv_writes_for_its_rows(mini: Scena
     import io
 
     from engine.core.textsafe import csv_cell, csv_row
-    from engine.reports.dense import csv_text, relation_lines, relation_rows
+    from engine.reports.csvtext import csv_text
+    from engine.reports.dense import relation_lines, relation_rows
 
     sim = Simulation.new(mini, seed=3, rounds=2)
     await sim.run()

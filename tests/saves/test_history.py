@@ -134,9 +134,12 @@ def assert_rebuilt(store: SaveStore, run_id: str, held: list[WorldState], scenar
         assert fresh[n].state.model_dump_json() == played[n], n
     assert history.metrics_series() == metrics_series(scenario, held)
     start = len(held) // 2  # the values tables show, rolled forward without building states
-    for (log, values, changes), state in zip(history.values(start), held[start:], strict=True):
-        assert log.round == state.round == changes.round
-        assert table_values(values) == table_values(StateColumns.of(state))
+    for memory in (True, False):  # with the memories or without: the same values
+        rows = history.values(start, memory=memory)
+        for (log, values, changes), state in zip(rows, held[start:], strict=True):
+            assert log.round == state.round == changes.round
+            assert table_values(values) == table_values(StateColumns.of(state))
+            assert memory or values.width == 0  # no memory entry read
 
 
 PROPS = settings(

@@ -156,6 +156,19 @@ def _self(doc: dict) -> None:
     _packed(doc["packed"], "target", lambda v: v.__setitem__(0, int(first)))
 
 
+def _edge_twice(doc: dict) -> None:
+    """The second changed edge made the first one again."""
+    for key in ("source", "target"):
+        first = int(unpack(doc["packed"][key])[0])
+        _packed(doc["packed"], key, lambda v, first=first: v.__setitem__(1, first))
+
+
+def _need_delta(doc: dict, agent: str, value: float) -> None:
+    """A need change of ``agent``'s first moved need to ``value``."""
+    moved = next(iter(doc["need_deltas"].values()))
+    doc["need_deltas"][agent] = {next(iter(moved)): value}
+
+
 @pytest.mark.parametrize(
     ("edit", "problem"),
     [
@@ -180,8 +193,15 @@ def _self(doc: dict) -> None:
             "'Zed', who is not",
         ),
         (lambda d: d["packed"].update(fav="x2:AAAA"), "packed.fav"),
+        (_edge_twice, "it changes one relation twice"),
+        (lambda d: _need_delta(d, "Ann", float("inf")), "a need change is not a number"),
+        (lambda d: _need_delta(d, "Zed", 0.5), "'Zed', who is not in this"),
     ],
-    ids=[*FORGED_IDS, "uneven", "self", "inf", "fav", "index", "note", "names", "malformed"],
+    ids=[
+        *FORGED_IDS,
+        *("uneven", "self", "inf", "fav", "index", "note", "names", "malformed"),
+        *("edge twice", "need inf", "need stranger"),
+    ],
 )
 async def test_a_forged_round_is_damage_and_earlier_rounds_stay_readable(
     store: SaveStore, mini: Scenario, edit, problem: str
