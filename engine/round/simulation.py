@@ -86,7 +86,7 @@ class Simulation(RunControl, Holding):
     ) -> None:
         self.meta = meta
         self.history = history
-        self._columns = columns or StateColumns.of(history[-1].state, meta.scenario.memory_size)
+        self._columns = columns or history.columns(-1, meta.scenario.memory_size)
         self.mind = mind
         self.store = store
         self._counter = counter
