@@ -194,8 +194,7 @@ class RunView(Vertical):
             line.update((metrics_pair if compact else metrics_block)(self._metrics))
 
     def _pane(self, name: str) -> AgentPane:
-        index = self.sim.scenario.names.index(name)
-        return self.query_one(AgentDeck).panes[index]  # mounted or not yet
+        return self.query_one(AgentDeck).pane(name)
 
     def _write_turn(self, round_no: int, action: Action) -> None:
         self._pane(action.speaker).add_turn(round_no, action)
@@ -237,8 +236,9 @@ class RunView(Vertical):
         is shown now)."""
         if sim is not self.sim:
             return
+        deck = self.query_one(AgentDeck)
         for name, texts in lines.items():
-            self._pane(name).transcript.write_older(texts)
+            deck.pane(name).transcript.write_older(texts)
 
     def refresh_view(self, view: RoundView | None = None) -> None:
         """Redraw header, event bar, panes, matrix and metrics as of ``view`` (default: the
@@ -256,8 +256,9 @@ class RunView(Vertical):
         self.query_one(RoundFeed).show(event_lines(sim, record))
         deltas = {c.agent: c.delta for c in record.emotion_changes}
         state = view.state
+        deck = self.query_one(AgentDeck)
         for spec in sim.scenario.agents:
-            pane = self._pane(spec.name)
+            pane = deck.pane(spec.name)
             pane.show_state(state.agents[spec.name], deltas.get(spec.name), state)
         changed = view.moved(CHANGED_AT)
         self.query_one(FavMatrix).show(state, changed, sim.meta.prior, sim.scenario.factions)
@@ -265,7 +266,7 @@ class RunView(Vertical):
         self._size_side(self.app.size.width)
         self._metrics = sim.history.metrics(view.round)
         self._fit_side()
-        self.query_one(AgentDeck).refresh_strip()
+        deck.refresh_strip()
 
     # -- engine events ------------------------------------------------------------------------
 
