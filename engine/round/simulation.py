@@ -70,8 +70,9 @@ Listener = Callable[[SimEvent], None]
 
 class Simulation(RunControl, Holding):
     """One run: its scenario, mind, history and (optionally) its save. A saved run holds
-    its current state and last :data:`HELD_ROUNDS` rounds in memory; :attr:`history` reads
-    older rounds from the save when asked."""
+    its current state and at most its last :data:`HELD_ROUNDS` rounds in memory (a reopened
+    run, those since its last keyframe); :attr:`history` reads older rounds from the save
+    when asked."""
 
     def __init__(
         self,
