@@ -388,10 +388,10 @@ class RunFiles:
     def tail(
         self, entries: list[IndexEntry], keep: int, scenario: Scenario
     ) -> tuple[list[PlayedRound], RepairCounter]:
-        """The last ``keep`` rounds of ``entries`` as played (their records, states included,
-        built only when asked) and the repair counter after the last: what a simulation
-        needs to go on. States are rolled from the last keyframe, not further back: the
-        rounds before it are left out (read from the save when asked)."""
+        """The last ``keep`` rounds of ``entries`` since their last keyframe as played (their
+        records, states included, built only when asked) and the repair counter after the
+        last: what a simulation needs to go on. No state is rolled from further back: the
+        rounds before the keyframe are read from the save when asked."""
         first = max(0, len(entries) - keep)
         with gc_paused():
             counter, rounds = self._rolled(entries, scenario)

@@ -94,3 +94,38 @@ async def test_a_reopened_run_shows_its_transcripts_in_order(saves: Path) -> Non
         await again.workers.wait_for_complete()
         await pilot.pause()
         assert first_pane(again) == live
+
+
+async def test_older_lines_put_above_keep_the_reader_where_they_are() -> None:
+    """A reader scrolled back stays on the lines they read while older ones arrive above;
+    a reader at the bottom stays at the bottom."""
+    from rich.text import Text
+    from textual.app import App, ComposeResult
+
+    from tui.widgets.transcript import Transcript
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Transcript()
+
+    app = One()
+    async with app.run_test(size=(40, 10)) as pilot:
+        transcript = app.query_one(Transcript)
+        for k in range(30):
+            transcript.write(Text(f"new {k}"))
+        await pilot.pause()
+        bottom = transcript.visible_lines()
+        transcript.write_older([Text(f"old {k}") for k in range(5)])
+        await pilot.pause()
+        assert transcript.visible_lines() == bottom  # still the newest lines
+        transcript.page(-1)
+        await pilot.pause()
+        reading = transcript.visible_lines()
+        assert reading != bottom
+        transcript.write_older([Text(f"older {k}") for k in range(5)])
+        await pilot.pause()
+        assert transcript.visible_lines() == reading
+        assert [e.plain for e in transcript.entries[:6]] == [
+            *(f"older {k}" for k in range(5)),
+            "old 0",
+        ]
