@@ -210,7 +210,10 @@ class RunView(Vertical):
         first = max(1, last + 1 - REPLAYED_ROUNDS)
         self.workers.cancel_group(self, "history")
         read = partial(self._read_history, sim, first, last)
-        self.run_worker(read, thread=True, group="history", exit_on_error=False)
+        # once the screen is drawn: the first frame waits for no round read
+        self.call_after_refresh(
+            self.run_worker, read, thread=True, group="history", exit_on_error=False
+        )
 
     def _read_history(self, sim: Simulation, first: int, last: int) -> None:
         """Read rounds ``last`` down to ``first`` of ``sim`` (on a worker thread) and hand
@@ -219,6 +222,8 @@ class RunView(Vertical):
         names = sim.scenario.names
         try:
             for n in range(last, first - 1, -1):
+                if self._pacer is not None:
+                    self._pacer.give_way()  # a key first: it waits for no round read
                 if worker.is_cancelled:
                     return
                 (log,) = sim.history.logs(n, n + 1, relations=False)  # nothing rebuilt
