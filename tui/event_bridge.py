@@ -48,7 +48,7 @@ def to_message(event: events.SimEvent) -> Message | None:
             moods = sum(abs(e.delta) >= CHANGED for e in changes.emotions)
             return messages.Judged(event.round, moods, int(moved.sum()))
         case events.RoundEnded():
-            return messages.RoundEnded(event.record)
+            return messages.RoundEnded(event.view)
         case events.RunPaused():
             return messages.RunPaused(event.round, event.reason)
         case events.Notice():

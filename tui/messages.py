@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from engine import Action, Decision, RoundRecord, ScenarioEvent
+from engine import Action, Decision, ScenarioEvent
+from engine.core.view import RoundView
 
 
 class RoundStarted(Message):
@@ -57,11 +58,11 @@ class Spoke(Message):
 
 
 class RoundEnded(Message):
-    """A round finished and was saved."""
+    """A round finished and was saved: ``view``, the round as the screen draws it."""
 
-    def __init__(self, record: RoundRecord) -> None:
+    def __init__(self, view: RoundView) -> None:
         super().__init__()
-        self.record = record
+        self.view = view
 
 
 class RunPaused(Message):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from engine import WorldState
+from engine.core.view import StateLike
 
 #: Words a faction code skips ("traders and families" is TF).
 SMALL_WORDS = frozenset({"a", "an", "and", "of", "the", "for", "to", "in", "on", "&"})
@@ -57,7 +57,7 @@ class Ties:
     disliked_by: tuple[Tie, ...]
 
 
-def ties_of(state: WorldState, agent: str, limit: int = 3) -> Ties:
+def ties_of(state: StateLike, agent: str, limit: int = 3) -> Ties:
     """The ``limit`` strongest ties of ``agent`` of each kind (what rounds to 0.00 is none)."""
     out = [Tie(o, r.fav) for o, r in state.agents[agent].relations.items() if o != agent]
     into = [

@@ -12,6 +12,7 @@ from .changes import RoundChanges
 from .columns import StateColumns
 from .exchanges import LLMCall, RoundUsage
 from .state import Action, RoundLog, RoundRecord, ScenarioEvent
+from .view import RoundView
 
 
 class PastActs(Protocol):
@@ -60,6 +61,10 @@ class PlayedRound:
             "llm_calls": self.llm_calls,
             "usage": self.usage,
         }
+
+    def view(self) -> RoundView:
+        """The round as a screen draws it (no model an edge)."""
+        return RoundView.of(self.log(relations=False), self.after, self.changes)
 
     def record(self) -> RoundRecord:
         """The round's validated record, the state after it included (built once)."""

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, InstanceOf
 from ..core.changes import RoundChanges
 from ..core.played import PlayedRound
 from ..core.state import Action, Decision, EmotionChange, RelationChange, RoundRecord, ScenarioEvent
+from ..core.view import RoundView
 
 
 class _Event(BaseModel):
@@ -74,6 +75,11 @@ class RoundEnded(_Event):
     @property
     def record(self) -> RoundRecord:
         return self.played.record()
+
+    @property
+    def view(self) -> RoundView:
+        """The round as a screen draws it (no model an edge)."""
+        return self.played.view()
 
 
 class RunPaused(_Event):

@@ -70,8 +70,9 @@ Listener = Callable[[SimEvent], None]
 
 class Simulation(RunControl, Holding):
     """One run: its scenario, mind, history and (optionally) its save. A saved run holds
-    its current state and last :data:`HELD_ROUNDS` rounds in memory; :attr:`history` reads
-    older rounds from the save when asked."""
+    its current state and at most its last :data:`HELD_ROUNDS` rounds in memory (a reopened
+    run, those since its last keyframe); :attr:`history` reads older rounds from the save
+    when asked."""
 
     def __init__(
         self,
@@ -86,7 +87,7 @@ class Simulation(RunControl, Holding):
     ) -> None:
         self.meta = meta
         self.history = history
-        self._columns = columns or StateColumns.of(history[-1].state, meta.scenario.memory_size)
+        self._columns = columns or history.columns(-1, meta.scenario.memory_size)
         self.mind = mind
         self.store = store
         self._counter = counter

@@ -21,6 +21,7 @@ from ..core.exchanges import LLMCall, RoundUsage
 from ..core.metrics import Metrics
 from ..core.played import PastActs, PlayedRound
 from ..core.state import RoundLog, RoundRecord, WorldState
+from ..core.view import RoundView
 from .roundfile import IndexEntry, RoundFile, RoundSummary
 from .runfiles import RunFiles, keyframe_before
 
@@ -161,6 +162,25 @@ class History(_Rounds):
                 yield file.log(relations=False), values, file.changes(values.names)
         yield from (self._values(n) for n in range(disk_stop, stop))
 
+    def view(self, n: int = -1) -> RoundView:
+        """Round ``n`` (default: the latest) as a screen draws it: its log, a view of the
+        state after it and its changes, no model an edge built."""
+        n = _position(n, len(self))
+        held = self._held(n)
+        if isinstance(held, PlayedRound):
+            return held.view()
+        return RoundView.of(*next(self.values(n, n + 1)))
+
+    def columns(self, n: int = -1, capacity: int = 0) -> StateColumns:
+        """The state after round ``n`` as columns: a round held as played has them (nothing
+        is built); else they are made from its record (memory slots for ``capacity``)."""
+        from ..core.columns import StateColumns
+
+        held = self._held(_position(n, len(self)))
+        if isinstance(held, PlayedRound):
+            return held.after
+        return StateColumns.of(self[n].state, capacity)
+
     def _values(self, n: int) -> tuple[RoundLog, StateColumns, RoundChanges]:
         """Held round ``n``'s log, state columns and changes."""
         from ..core.columns import StateColumns
@@ -188,7 +208,7 @@ class History(_Rounds):
 
     def _acts(self, n: int) -> PastActs:
         held = self._held(n)
-        return held if held is not None else self[n]
+        return held if held is not None else next(self.logs(n, n + 1, relations=False))
 
     def states(self, start: int = 0, stop: int | None = None) -> Iterator[WorldState]:
         """The state after each of rounds ``start``..``stop - 1``, one at a time."""

@@ -390,12 +390,13 @@ class RunFiles:
     def tail(
         self, entries: list[IndexEntry], keep: int, scenario: Scenario
     ) -> tuple[list[PlayedRound], RepairCounter]:
-        """The last ``keep`` rounds of ``entries`` as played (their records, states included,
-        built only when asked) and the repair counter after the last: what a simulation
-        needs to go on."""
+        """The last ``keep`` rounds of ``entries`` since their last keyframe as played (their
+        records, states included, built only when asked) and the repair counter after the
+        last: what a simulation needs to go on. No state is rolled from further back: the
+        rounds before the keyframe are read from the save when asked."""
         first = max(0, len(entries) - keep)
         with gc_paused():
-            counter, rounds = self._rolled(entries, scenario, keep)
+            counter, rounds = self._rolled(entries, scenario)
             held = [_played(file, state) for n, file, state in rounds if n >= first]
         return held, counter
 
@@ -405,19 +406,19 @@ class RunFiles:
         """The last round of ``entries``: its file, the state after it as columns and the
         repair counter then."""
         with gc_paused():
-            counter, rounds = self._rolled(entries, scenario, 1)
+            counter, rounds = self._rolled(entries, scenario)
             ((_, file, state),) = deque(rounds, maxlen=1)
         return file, state, counter
 
     def _rolled(
-        self, entries: list[IndexEntry], scenario: Scenario, keep: int
+        self, entries: list[IndexEntry], scenario: Scenario
     ) -> tuple[RepairCounter, Iterator[tuple[int, RoundFile, StateColumns]]]:
-        """The repair counter, and (round, file, state after it) from the last keyframe
-        within the last ``keep`` rounds of ``entries`` (earlier where needed) to the last
-        round; the counter is after the round last yielded. It goes on from the keyframe's
-        marks, or from round 0 in a run whose keyframes hold none (format 2)."""
+        """The repair counter, and (round, file, state after it) from the last keyframe of
+        ``entries`` to the last round; the counter is after the round last yielded. It goes
+        on from the keyframe's marks, or from round 0 in a run whose keyframes hold none
+        (format 2)."""
         last = len(entries) - 1
-        k = keyframe_before(entries, max(0, last - keep + 1))
+        k = keyframe_before(entries, last)
         file = self.read(k, entries[k])
         marks = file.keyframe.repair if file.keyframe else None
         if marks is None and k > 0:  # a format-2 keyframe: count the run from round 0

@@ -472,3 +472,63 @@ def test_a_saved_run_reads_back_as_an_unsaved_one_played(mini: Scenario) -> None
         with Simulation.resume("r", store) as again:
             asyncio.run(again.run())
         assert [store.read_round("r", n) for n in range(7)] == records
+
+
+# -- opening a run: what the first screen reads ----------------------------------------------
+
+
+async def test_resume_rolls_the_state_from_the_last_keyframe_only(
+    store: SaveStore, mini: Scenario
+) -> None:
+    """Reopening reads the last keyframe and the rounds after it, not the keyframe before
+    the held window; the run goes on as if never closed."""
+    last = 2 * KEYFRAME_EVERY + 2
+    await played(store, mini, "r", last)
+    reads: list[int] = []
+    real = RunFiles.read
+
+    def counted(self: RunFiles, n: int, entry=None):
+        reads.append(n)
+        return real(self, n, entry)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(RunFiles, "read", counted)
+        with Simulation.resume("r", store) as again:
+            assert reads == list(range(2 * KEYFRAME_EVERY, last + 1))
+            assert again.history.columns().built is None  # no state model built
+            again.extend(2)
+            await again.run()
+    unsaved = Simulation.new(mini, seed=4, rounds=last + 2)
+    await unsaved.run()
+    assert store.history("r") == list(unsaved.records)
+
+
+async def test_a_round_view_reads_as_its_record(store: SaveStore, mini: Scenario) -> None:
+    """What the app draws of a round, held or read back from the save, is its record's."""
+    await played(store, mini, "r", KEYFRAME_EVERY + 3)
+    with Simulation.resume("r", store) as sim:
+        for n in (3, KEYFRAME_EVERY + 3):  # one read back from the save, one held
+            view, record = sim.history.view(n), sim.history[n]
+            assert view.round == n and view.log.actions == record.actions
+            assert view.log.emotion_changes == record.emotion_changes
+            state = record.state
+            assert list(view.state.agents) == list(state.agents)
+            for name, agent in state.agents.items():
+                row = view.state.agents[name]
+                assert (row.emotion, row.theta, row.needs) == (
+                    agent.emotion,
+                    agent.theta,
+                    agent.needs,
+                )
+                assert list(row.relations) == list(agent.relations)
+                for other, rel in agent.relations.items():
+                    seen = row.relations[other]
+                    assert (seen.fav, seen.status, seen.memory) == (rel.fav, rel.status, rel.memory)
+                with pytest.raises(KeyError):
+                    row.relations[name]
+            moved = {
+                (c.source, c.target)
+                for c in record.relation_changes
+                if abs(c.delta) >= 0.005 or c.status != c.previous_status
+            }
+            assert view.moved(0.005) == moved and moved

@@ -58,7 +58,7 @@ class MetricsScreen(ModalScreen[None]):
         """Add the rounds not in the table yet (the cursor follows if it was on the last)."""
         table = self.query_one(DataTable)
         following = table.cursor_row == table.row_count - 1
-        for r in range(table.row_count, message.record.round + 1):
+        for r in range(table.row_count, message.view.round + 1):
             self._add(self.sim.history.metrics(r))
         if following:
             table.move_cursor(row=table.row_count - 1)

@@ -8,10 +8,10 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Static
 
-from engine import Action, Mode, ScenarioEvent, WorldState
+from engine import Action, Mode, ScenarioEvent
 from engine.core.scenario import AgentSpec
-from engine.core.state import AgentState
 from engine.core.textsafe import strip_controls
+from engine.core.view import AgentLike, StateLike
 
 from ..relations import Tie, short_fav, ties_of
 from .needs import HEIGHT, Detail, NeedBars
@@ -37,7 +37,7 @@ def needs_detail(rows: int, beside: bool = False) -> Detail:
     return "summary"
 
 
-def emotion_line(state: AgentState, delta: float | None) -> Text:
+def emotion_line(state: AgentLike, delta: float | None) -> Text:
     """``S 0.62 ███████▌░░░ +0.05``."""
     value = state.emotion
     line = Text.assemble(("S ", "bold"), (f"{value:.2f} ", emotion_style(value)))
@@ -62,7 +62,7 @@ def _tie_line(kinds: tuple[tuple[str, tuple[Tie, ...]], ...], empty: str) -> Tex
     return Text(" · ").join(parts) if parts else Text(empty, style="dim")
 
 
-def ties_lines(state: WorldState, agent: str, width: int) -> Text:
+def ties_lines(state: StateLike, agent: str, width: int) -> Text:
     """Two lines: whom ``agent`` likes and dislikes most (``likes Walter +.69 · dislikes
     Sebastian -.62``), then who likes and dislikes it most, as many ties of each kind as
     fit ``width`` (three at most). Where even one of each does not fit, the short form:
@@ -141,12 +141,12 @@ class AgentPane(Vertical):
     AgentPane.-wide Transcript { width: 1fr; }
     """
 
-    def __init__(self, spec: AgentSpec, state: AgentState, **kwargs) -> None:
+    def __init__(self, spec: AgentSpec, state: AgentLike, **kwargs) -> None:
         super().__init__(**kwargs)
         self.spec = spec
         self.state = state
         self.delta: float | None = None  # the emotion's change in the latest round
-        self.world: WorldState | None = None  # the whole state: whom it likes, who likes it
+        self.world: StateLike | None = None  # the whole state: whom it likes, who likes it
         self._stale = True  # state not drawn yet (a hidden pane draws it when shown)
         self._streaming = False  # the live line is words arriving (not a decision)
         #: Kept from the start: a pane not mounted yet (its page never shown) stores what is
@@ -188,7 +188,7 @@ class AgentPane(Vertical):
         self.border_subtitle = hint + self.spec.archetype.value
 
     def show_state(
-        self, state: AgentState, delta: float | None, world: WorldState | None = None
+        self, state: AgentLike, delta: float | None, world: StateLike | None = None
     ) -> None:
         """Refresh the gauge, ties and bars after a round (when the pane is next shown, if
         hidden); ``world`` is the whole state the agent's is part of."""

@@ -116,6 +116,7 @@ class AgentDeck(Vertical):
     def __init__(self, panes: list[AgentPane], **kwargs) -> None:
         super().__init__(**kwargs)
         self.panes = panes
+        self._named = {pane.spec.name: pane for pane in panes}
         for pane in panes[1:]:  # mounted when its page is first shown, not at the first frame
             pane.display = False
         self.current: str | None = None  # the agent chosen by name (/, a click)
@@ -183,6 +184,10 @@ class AgentDeck(Vertical):
             self.agent_index = self.shown_range().start
         self.focus_mode = not self.focus_mode
         return self.focus_mode
+
+    def pane(self, name: str) -> AgentPane:
+        """The named agent's pane (mounted or not yet)."""
+        return self._named[name]
 
     def shown_agents(self) -> list[str]:
         """Names of the agents on screen."""

@@ -16,9 +16,10 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from engine import ForcedAction, Mode, RoundRecord, ScenarioEvent, Simulation, SocialsimError
+from engine import ForcedAction, Mode, ScenarioEvent, Simulation, SocialsimError
 from engine.core.exchanges import RoundUsage, main_failure
 from engine.core.quality import badge
+from engine.core.state import RoundLog
 from engine.core.textsafe import one_line
 from engine.llm.throughput import duration
 from engine.saves.runmeta import TaskOutcome
@@ -206,7 +207,7 @@ def _short(key: str) -> str:
     return f"{name}@{urlsplit(url).netloc}" if url else name
 
 
-def fallback_text(record: RoundRecord) -> Text | None:
+def fallback_text(record: RoundLog) -> Text | None:
     """One line while more than 10% of the round's structured answers fell back: the share,
     the model and its most common error (None otherwise)."""
     usage = record.usage
@@ -258,7 +259,7 @@ def pending_lines(sim: Simulation) -> list[Text]:
     return lines
 
 
-def event_lines(sim: Simulation, record: RoundRecord) -> list[Text]:
+def event_lines(sim: Simulation, record: RoundLog) -> list[Text]:
     """The events of the round just played (``record``) and what is queued for the next."""
     lines: list[Text] = []
     if record.round == 0:

@@ -32,9 +32,10 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Static
 
-from engine import Status, WorldState
+from engine import Status
 from engine.core.priors import Prior, sign_index
 from engine.core.rules import ALLY_AT, ENEMY_AT, RIVAL_AT, threshold_status
+from engine.core.view import StateLike
 
 from ..relations import (
     BAND_EDGES,
@@ -257,7 +258,7 @@ def _style(spec: str) -> Style:
     return Style.parse(spec)
 
 
-def sticky_example(state: WorldState) -> str | None:
+def sticky_example(state: StateLike) -> str | None:
     """A cell whose status its fav alone would not give (``+.38~ is still rival``), if any."""
     for agent in state.agents.values():
         for rel in agent.relations.values():
@@ -316,7 +317,7 @@ class FavMatrix(Vertical):
 
     def __init__(
         self,
-        state: WorldState,
+        state: StateLike,
         prior: Prior | None = None,
         factions: dict[str, list[str]] | None = None,
         **kwargs,
@@ -332,7 +333,7 @@ class FavMatrix(Vertical):
         self.layout_: Layout | None = None
         self._rows: tuple[str, ...] = ()  # the agents down the side, as drawn
         self._cols: tuple[str, ...] = ()  # across (an agent's row and column: it, twice)
-        self._sticky: tuple[WorldState | None, str | None] = (None, None)
+        self._sticky: tuple[StateLike | None, str | None] = (None, None)
         self.compact = False
 
     def compose(self) -> ComposeResult:
@@ -370,7 +371,7 @@ class FavMatrix(Vertical):
 
     def show(
         self,
-        state: WorldState,
+        state: StateLike,
         changed: set[tuple[str, str]],
         prior: Prior | None = None,
         factions: dict[str, list[str]] | None = None,

@@ -9,6 +9,7 @@ colour too.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 from rich.text import Text
@@ -74,7 +75,7 @@ def need_cell(name: str, value: NeedState, width: int) -> Text:
     return Text(f"{SHORT[name]:<10} ") + gauge(value.current, value.expected, width)
 
 
-def category_line(category: str, needs: dict[str, NeedState], width: int) -> Text:
+def category_line(category: str, needs: Mapping[str, NeedState], width: int) -> Text:
     """``SAF ██████│░ 7.1/8.0 ! self-worth``: the category's mean, and the need with the
     largest gap and its glyph (``✓`` alone when every need is met)."""
     names = NEED_CATEGORIES[category]
@@ -96,11 +97,11 @@ class NeedBars(Widget):
     DEFAULT_CSS = "NeedBars { height: auto; }"
     detail: reactive[Detail] = reactive("summary", layout=True)
 
-    def __init__(self, needs: dict[str, NeedState], **kwargs) -> None:
+    def __init__(self, needs: Mapping[str, NeedState], **kwargs) -> None:
         super().__init__(**kwargs)
         self.needs = needs
 
-    def update_needs(self, needs: dict[str, NeedState]) -> None:
+    def update_needs(self, needs: Mapping[str, NeedState]) -> None:
         """Show a new need state."""
         self.needs = needs
         self.refresh()

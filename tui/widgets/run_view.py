@@ -8,21 +8,26 @@ shows one agent and the side panel steps aside.
 
 from __future__ import annotations
 
+from functools import partial
+
 from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.reactive import var
 from textual.widgets import Static
+from textual.worker import get_current_worker
 
-from engine import Action, Metrics, Mode, RoundRecord, Simulation
+from engine import Action, Metrics, Mode, Simulation, SocialsimError
+from engine.core.state import RoundLog
+from engine.core.view import RoundView
 
 from .. import messages
 from ..engine_thread import Pacer
 from ..event_bridge import EventBridge
 from ..relations import Selection
 from ..report import metrics_block, metrics_pair
-from .agent_pane import AgentPane
+from .agent_pane import AgentPane, event_line, turn_line
 from .deck import PANE_WIDTH, AgentDeck
 from .feed import FeedScroll, RoundFeed, decision_line, judged_line
 from .header import (
@@ -42,6 +47,9 @@ REPLAYED_ROUNDS = 20
 #: sticky note).
 MIN_ROWS = 8
 FULL_METRICS = 7  # a blank line and one line per metric
+#: A matrix cell is marked changed when the round moved its favorability this much (or its
+#: status).
+CHANGED_AT = 0.005
 
 
 class RunView(Vertical):
@@ -69,6 +77,7 @@ class RunView(Vertical):
         self._metrics: Metrics | None = None  # as of the round drawn
 
     def compose(self) -> ComposeResult:
+        state = self.sim.history.view().state
         yield RunHeader(self.sim, id="header").data_bind(RunView.running)
         yield WarningStrip(id="warning")
         with FeedScroll(id="feed"):
@@ -77,14 +86,13 @@ class RunView(Vertical):
             yield self._deck()
             with ScrollableContainer(id="side", can_focus=False):
                 yield Static(FAV_TITLE, id="side-title")
-                yield FavMatrix(
-                    self.sim.state, self.sim.meta.prior, self.sim.scenario.factions, id="matrix"
-                )
+                yield FavMatrix(state, self.sim.meta.prior, self.sim.scenario.factions, id="matrix")
                 yield Static(id="metrics-line")
 
-    def _deck(self) -> AgentDeck:
+    def _deck(self, view: RoundView | None = None) -> AgentDeck:
+        state = (view or self.sim.history.view()).state
         panes = [
-            AgentPane(spec, self.sim.state.agents[spec.name], id=f"pane-{k}")
+            AgentPane(spec, state.agents[spec.name], id=f"pane-{k}")
             for k, spec in enumerate(self.sim.scenario.agents)
         ]
         return AgentDeck(panes, id="deck")
@@ -186,8 +194,7 @@ class RunView(Vertical):
             line.update((metrics_pair if compact else metrics_block)(self._metrics))
 
     def _pane(self, name: str) -> AgentPane:
-        index = self.sim.scenario.names.index(name)
-        return self.query_one(AgentDeck).panes[index]  # mounted or not yet
+        return self.query_one(AgentDeck).pane(name)
 
     def _write_turn(self, round_no: int, action: Action) -> None:
         self._pane(action.speaker).add_turn(round_no, action)
@@ -195,27 +202,56 @@ class RunView(Vertical):
             self._pane(action.target).add_turn(round_no, action)
 
     def _replay_transcripts(self) -> None:
-        """Fill the transcripts from the latest saved rounds (a resumed or branched run)."""
-        history = self.sim.history
-        first = max(1, len(history) - REPLAYED_ROUNDS)
-        if first > 1:
-            note = Text(f"R1-R{first - 1}: socialsim show {self.sim.run_id} --round N")
-            note.stylize("dim italic")
-            for pane in self.query_one(AgentDeck).panes:
-                pane.transcript.write(note)
-        for record in history.logs(first, relations=False):  # what was said: nothing rebuilt
-            for e in record.events:
-                for name in e.private_to or []:
-                    self._pane(name).add_event(record.round, e)
-            for action in sorted(record.actions, key=lambda a: (a.order is None, a.order or 0)):
-                self._write_turn(record.round, action)
+        """Fill the transcripts from the latest saved rounds (a resumed or branched run) on
+        a worker thread, newest round first: the screen is drawn at once, each older round
+        appears above the newer ones as it is read, and the keys are answered meanwhile."""
+        sim = self.sim
+        last = len(sim.history) - 1  # rounds played from now on arrive as messages
+        first = max(1, last + 1 - REPLAYED_ROUNDS)
+        self.workers.cancel_group(self, "history")
+        read = partial(self._read_history, sim, first, last)
+        # once the screen is drawn: the first frame waits for no round read
+        self.call_after_refresh(
+            self.run_worker, read, thread=True, group="history", exit_on_error=False
+        )
 
-    def refresh_view(self, record: RoundRecord | None = None) -> None:
-        """Redraw header, event bar, panes, matrix and metrics as of ``record`` (default: the
-        latest round). While rounds are played on the engine thread, the record a
+    def _read_history(self, sim: Simulation, first: int, last: int) -> None:
+        """Read rounds ``last`` down to ``first`` of ``sim`` (on a worker thread) and hand
+        each one's transcript lines to the screen."""
+        worker = get_current_worker()
+        names = sim.scenario.names
+        try:
+            for n in range(last, first - 1, -1):
+                if self._pacer is not None:
+                    self._pacer.give_way()  # a key first: it waits for no round read
+                if worker.is_cancelled:
+                    return
+                (log,) = sim.history.logs(n, n + 1, relations=False)  # nothing rebuilt
+                self.app.call_from_thread(self._write_older, sim, transcript_lines(log))
+        except SocialsimError as err:
+            self.app.call_from_thread(self.notify, f"Reading the transcripts: {err}")
+            return
+        if first > 1 and not worker.is_cancelled:
+            note = Text(f"R1-R{first - 1}: socialsim show {sim.run_id} --round N")
+            note.stylize("dim italic")
+            self.app.call_from_thread(self._write_older, sim, {name: [note] for name in names})
+
+    def _write_older(self, sim: Simulation, lines: dict[str, list[Text]]) -> None:
+        """Put an older round's ``lines`` above each pane's transcript (unless another run
+        is shown now)."""
+        if sim is not self.sim:
+            return
+        deck = self.query_one(AgentDeck)
+        for name, texts in lines.items():
+            deck.pane(name).transcript.write_older(texts)
+
+    def refresh_view(self, view: RoundView | None = None) -> None:
+        """Redraw header, event bar, panes, matrix and metrics as of ``view`` (default: the
+        latest round). While rounds are played on the engine thread, the round a
         ``RoundEnded`` message brings is drawn: it never changes, whatever that thread does."""
         sim = self.sim
-        record = record or sim.records[-1]
+        view = view or sim.history.view()
+        record = view.log
         self.query_one(RunHeader).show(sim)
         strip = self.query_one(WarningStrip)
         if self._stopped is not None:
@@ -224,21 +260,18 @@ class RunView(Vertical):
             strip.set_notice(fallback_text(record))
         self.query_one(RoundFeed).show(event_lines(sim, record))
         deltas = {c.agent: c.delta for c in record.emotion_changes}
-        state = record.state
+        state = view.state
+        deck = self.query_one(AgentDeck)
         for spec in sim.scenario.agents:
-            pane = self._pane(spec.name)
+            pane = deck.pane(spec.name)
             pane.show_state(state.agents[spec.name], deltas.get(spec.name), state)
-        changed = {
-            (c.source, c.target)
-            for c in record.relation_changes
-            if abs(c.delta) >= 0.005 or c.status != c.previous_status
-        }
+        changed = view.moved(CHANGED_AT)
         self.query_one(FavMatrix).show(state, changed, sim.meta.prior, sim.scenario.factions)
         self._title()
         self._size_side(self.app.size.width)
-        self._metrics = sim.history.metrics(record.round)
+        self._metrics = sim.history.metrics(view.round)
         self._fit_side()
-        self.query_one(AgentDeck).refresh_strip()
+        deck.refresh_strip()
 
     # -- engine events ------------------------------------------------------------------------
 
@@ -281,10 +314,25 @@ class RunView(Vertical):
 
     @on(messages.RoundEnded)
     def _round_ended(self, message: messages.RoundEnded) -> None:
-        record = message.record
-        for action in record.actions:
+        view = message.view
+        for action in view.log.actions:
             if action.order is None:  # silent: no Spoke message came for it
-                self._pane(action.speaker).add_turn(record.round, action)
-        self.refresh_view(record)
+                self._pane(action.speaker).add_turn(view.round, action)
+        self.refresh_view(view)
         if self._bridge is not None:
             self._bridge.drawn()
+
+
+def transcript_lines(log: RoundLog) -> dict[str, list[Text]]:
+    """Each agent's transcript lines of round ``log``, in order: the private events it
+    received, then the turns it took or was told in private."""
+    lines: dict[str, list[Text]] = {}
+    t = log.round
+    for e in log.events:
+        for name in e.private_to or []:
+            lines.setdefault(name, []).append(event_line(t, e))
+    for action in sorted(log.actions, key=lambda a: (a.order is None, a.order or 0)):
+        lines.setdefault(action.speaker, []).append(turn_line(t, action, action.speaker))
+        if action.mode is Mode.PRIVATE and action.target:
+            lines.setdefault(action.target, []).append(turn_line(t, action, action.target))
+    return lines

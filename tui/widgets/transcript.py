@@ -62,6 +62,28 @@ class Transcript(ScrollView, can_focus=True):
         if self._shown:
             self._catch_up()
 
+    def write_older(self, texts: list[Text]) -> None:
+        """Add entries above the others (older history, read after the newer); a reader
+        scrolled back stays on the lines they are reading."""
+        if not texts:
+            return
+        self.entries[:0] = texts
+        if not self._starts:  # nothing wrapped yet: wrapped with the rest when shown
+            return
+        strips: list[Strip] = []
+        starts = []
+        for text in texts:
+            starts.append(len(strips))
+            strips.extend(self._wrap(text))
+        added = len(strips)
+        self._starts = starts + [start + added for start in self._starts]
+        self._strips[:0] = strips
+        self._drawn.clear()
+        self.virtual_size = Size(self._width, self.line_count)
+        if not self._pinned:
+            self.scroll_to(y=self.scroll_y + added, animate=False, immediate=True, force=True)
+        self._settle()
+
     def set_live(self, text: Text | None) -> None:
         """Show ``text`` under the entries (an utterance still arriving); None clears it."""
         self.live, self._live_stale = text, True
