@@ -267,12 +267,10 @@ class RunBrowser(ModalScreen[Simulation | None]):
                 at = int(text.strip())
             except ValueError:
                 return f"Round must be a number from 0 to {row.rounds_done}."
-            try:
-                child = self.store.branch(row.run_id, at)
-            except SocialsimError as err:
-                return str(err)
-            self.reload(select=child.run_id)
-            self.say(f"Created {child.run_id}; Enter opens it.", done=True)
+            if not 0 <= at <= row.rounds_done:
+                return f"Round must be a number from 0 to {row.rounds_done}."
+            self.say(f"Branching {row.run_id} at round {at}…", done=True)
+            self._branch(row.run_id, at)
             return None
 
         self.app.push_screen(
@@ -283,6 +281,23 @@ class RunBrowser(ModalScreen[Simulation | None]):
                 hint=f"Fork after which round? (0..{row.rounds_done})",
             )
         )
+
+    @work(thread=True, group="runs-branch", exit_on_error=False)
+    def _branch(self, run_id: str, at: int) -> None:
+        """Branch ``run_id`` at round ``at`` off the UI thread (seconds at hundreds of
+        agents: the fork round's state is rebuilt), then list the branch (or say why not)."""
+        try:
+            child = self.store.branch(run_id, at)
+        except SocialsimError as err:
+            self.app.call_from_thread(self.say, str(err))
+            return
+        self.app.call_from_thread(self._branched, child.run_id)
+
+    def _branched(self, run_id: str) -> None:
+        if not self.is_attached:  # the browser was closed meanwhile: listed next time
+            return
+        self.reload(select=run_id)
+        self.say(f"Created {run_id}; Enter opens it.", done=True)
 
     def action_trial(self) -> None:
         """The trial the highlighted run belongs to; a run opened there is opened here."""
