@@ -116,6 +116,7 @@ class AgentDeck(Vertical):
     def __init__(self, panes: list[AgentPane], **kwargs) -> None:
         super().__init__(**kwargs)
         self.panes = panes
+        self._by_name = {p.spec.name: p for p in panes}
         for pane in panes[1:]:  # mounted when its page is first shown, not at the first frame
             pane.display = False
         self.current: str | None = None  # the agent chosen by name (/, a click)
@@ -125,6 +126,10 @@ class AgentDeck(Vertical):
         yield AgentStrip()
         with Horizontal():
             yield from self.panes[:1]
+
+    def pane(self, name: str) -> AgentPane:
+        """The pane of the agent ``name`` (mounted or not yet)."""
+        return self._by_name[name]
 
     @property
     def per_page(self) -> int:

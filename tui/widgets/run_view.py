@@ -186,8 +186,7 @@ class RunView(Vertical):
             line.update((metrics_pair if compact else metrics_block)(self._metrics))
 
     def _pane(self, name: str) -> AgentPane:
-        index = self.sim.scenario.names.index(name)
-        return self.query_one(AgentDeck).panes[index]  # mounted or not yet
+        return self.query_one(AgentDeck).pane(name)  # mounted or not yet
 
     def _write_turn(self, round_no: int, action: Action) -> None:
         self._pane(action.speaker).add_turn(round_no, action)
