@@ -62,6 +62,8 @@ async def test_trial_screen_lists_arms_opens_runs_diffs_and_plays_the_missing(sa
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("o")
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the runs are listed on a worker thread
+        await pilot.pause()
         browser = app.screen
         assert isinstance(browser, RunBrowser)
         # the trial's runs are folded into one row, which Enter unfolds
