@@ -305,13 +305,19 @@ def step_bench(args: argparse.Namespace, folder: Path) -> None:
             pid = _tmux_app(session, f"tui {file} --seed 1 --saves {saves}", folder / "pid")
             try:
                 t0 = time.perf_counter()
-                _settled(session, f"round 0/{hi}", t0, still=0.3)
+                # "paused": the round is over (n while one runs is refused)
+                _settled(session, f"paused  │  round 0/{hi}", t0, still=0.3)
                 subprocess.run(["tmux", "send-keys", "-t", session, "n"], check=True)
-                _settled(session, f"round 1/{hi}", t0, still=0.3)
+                _settled(session, f"paused  │  round 1/{hi}", t0, still=0.3)
                 before, t1 = _cpu(pid), time.perf_counter()
                 for r in range(2, hi + 1):
                     subprocess.run(["tmux", "send-keys", "-t", session, "n"], check=True)
-                    _settled(session, f"round {r}/{hi}", t0, still=0.3)
+                    _settled(
+                        session,
+                        f"{'finished' if r == hi else 'paused'}  │  round {r}/{hi}",
+                        t0,
+                        still=0.3,
+                    )
                 app.append((_cpu(pid) - before) / (hi - 1))
                 walls.append((time.perf_counter() - t1) / (hi - 1))
                 subprocess.run(["tmux", "send-keys", "-t", session, "q"])
