@@ -5,6 +5,7 @@ generated from a seed (bench/casts.py), as whole processes.
     .venv/bin/python bench/bench_speed.py rounds --agents 100 300
     .venv/bin/python bench/bench_speed.py export report     # export 100x100, report 300x20
     .venv/bin/python bench/bench_speed.py app               # the app's first screen in tmux
+    .venv/bin/python bench/bench_speed.py step keys --agents 300  # n, each key's response
 
 ``rounds``: a saved round is ``socialsim run FILE -q`` of ``hi`` rounds minus one of ``lo``
 rounds, over ``hi - lo`` (the start-up and the first rounds cancel); an unsaved round is the
@@ -12,7 +13,9 @@ same difference of a whole process playing the run unsaved (``Simulation.new(...
 measured beside it in the same run, so their ratio is the cost of saving. ``export`` and
 ``report`` time ``socialsim export`` and ``socialsim report`` of a saved run; ``app`` starts
 ``socialsim tui RUN`` in a 160x48 tmux window and waits for its first full screen (the
-status line names the last round and the screen stops changing). ``--root`` plays another
+status line names the last round and the screen stops changing); ``step`` presses ``n`` in
+the app on a new run and sets its CPU a round beside the saved round of ``socialsim run``;
+``keys`` times each key's first visible response in tmux. ``--root`` plays another
 checkout (a worktree of the commit before). Each figure is the median [min, max] of
 ``--runs`` runs, CPU beside wall; ``uptime``'s load is printed before and after (2 cores
 shared: say so).
@@ -44,6 +47,9 @@ RATIO_TARGET = 1.2
 SAVED_TARGET = {100: 0.015, 1000: 0.8}
 APP_TARGET = {100: 1.5, 300: 3.0, 1000: 10.0}
 EXPORT_TARGET, REPORT_TARGET, REPORT_MB = 2.0, 5.0, 8.0
+#: The app's n beyond the round (s), a key's first visible response (ms); rounds stepped.
+STEP_TARGET, KEY_TARGET_MS = 0.3, 100.0
+STEP_ROUNDS = {100: 12, 300: 8, 1000: 4}
 
 _UNSAVED = """
 import asyncio, sys
@@ -238,6 +244,160 @@ def app_bench(args: argparse.Namespace, folder: Path) -> None:
         print(f"    (wall to the screen {spread(wall)}), {target}")
 
 
+def _tmux_app(session: str, argv: str, pid_file: Path) -> int:
+    """Start the app (``socialsim`` arguments ``argv``) in a 160x48 tmux window: the pid of
+    its process."""
+    pid_file.unlink(missing_ok=True)
+    cmd = (
+        f"cd {PLAY[0]} && PYTHONPATH={PLAY[0]} {sys.executable} -c {_quote(_PID)} {pid_file} "
+        f"{sys.executable} -m tui.cli {argv}"
+    )
+    subprocess.run(["tmux", "new", "-d", "-s", session, "-x", "160", "-y", "48", cmd], check=True)
+    while not pid_file.exists() or not pid_file.read_text():
+        time.sleep(0.02)
+    return int(pid_file.read_text())
+
+
+def _cpu(pid: int) -> float:
+    """CPU seconds (user + system, every thread) a live process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _capture(session: str) -> str:
+    return subprocess.run(
+        ["tmux", "capture-pane", "-t", session, "-p"], capture_output=True, text=True
+    ).stdout
+
+
+def _until(session: str, text: str, present: bool = True, timeout: float = 600) -> None:
+    t0 = time.perf_counter()
+    while (text in _capture(session)) != present:
+        if time.perf_counter() - t0 > timeout:
+            raise SystemExit(f"the app never {'showed' if present else 'cleared'} {text!r}")
+        time.sleep(0.02)
+
+
+def _response(session: str, keys: Sequence[str], shown: str) -> float:
+    """Seconds from sending ``keys`` until the screen shows ``shown`` (absent before), as
+    tmux captures it (polled back to back: a capture takes a few ms)."""
+    _until(session, shown, present=False)
+    t0 = time.perf_counter()
+    subprocess.run(["tmux", "send-keys", "-t", session, *keys], check=True)
+    while shown not in _capture(session):
+        if time.perf_counter() - t0 > 600:
+            raise SystemExit(f"the app never showed {shown!r}")
+    return time.perf_counter() - t0
+
+
+def step_bench(args: argparse.Namespace, folder: Path) -> None:
+    """``n`` in the app beyond the round's own CPU: the app (tmux 160x48) plays a new run of
+    a generated cast with ``n`` pressed for rounds 2..hi (each pressed once the round before
+    is on screen and the screen has settled), its process's CPU over them per round, beside
+    ``socialsim run`` of the same cast and seed, hi rounds minus 1 round over hi - 1."""
+    print("## The app's n beyond the round's own CPU (tmux 160x48; CPU, wall in brackets)")
+    for n in args.agents:
+        hi = STEP_ROUNDS.get(n, 8)
+        file = write_cast(folder / f"step{n}.toml", n, args.seed, hi)
+        app, cli, beyond, walls = [], [], [], []
+        for k in range(args.runs):
+            session, saves = f"i40step{os.getpid()}{k}", folder / f"step-saves-{n}-{k}"
+            pid = _tmux_app(session, f"tui {file} --seed 1 --saves {saves}", folder / "pid")
+            try:
+                t0 = time.perf_counter()
+                # "paused": the round is over (n while one runs is refused)
+                _settled(session, f"paused  │  round 0/{hi}", t0, still=0.3)
+                subprocess.run(["tmux", "send-keys", "-t", session, "n"], check=True)
+                _settled(session, f"paused  │  round 1/{hi}", t0, still=0.3)
+                before, t1 = _cpu(pid), time.perf_counter()
+                for r in range(2, hi + 1):
+                    subprocess.run(["tmux", "send-keys", "-t", session, "n"], check=True)
+                    _settled(
+                        session,
+                        f"{'finished' if r == hi else 'paused'}  │  round {r}/{hi}",
+                        t0,
+                        still=0.3,
+                    )
+                app.append((_cpu(pid) - before) / (hi - 1))
+                walls.append((time.perf_counter() - t1) / (hi - 1))
+                subprocess.run(["tmux", "send-keys", "-t", session, "q"])
+            finally:
+                subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+                shutil.rmtree(saves, ignore_errors=True)
+            cli.append((_saved(file, hi, folder).cpu - _saved(file, 1, folder).cpu) / (hi - 1))
+            beyond.append(app[-1] - cli[-1])
+        print(
+            f"app n, {n} agents (rounds 2..{hi}): CPU {spread(app)} a round "
+            f"(wall {spread(walls)}, with 0.3 s settling)"
+        )
+        print(f"    saved round in socialsim run beside it: CPU {spread(cli)}")
+        met = verdict(statistics.median(beyond), STEP_TARGET)
+        print(f"    beyond the round: {spread(beyond)}, {met}")
+
+
+#: What each key's first visible response is: (what, keys, text that appears).
+KEYS = (
+    ("? at rest (the floor: a dialog, tmux and the capture)", ("?",), "close a dialog or screen"),
+    ("recast (c)", ("c",), "Diagnosing"),
+    ("open (o)", ("o",), "Saved runs in"),
+    ("branch (b)", ("b",), "Branch the run"),
+    ("branch's Enter", ("Enter",), "Branching"),
+    ("? while it branches", ("?",), "close a dialog or screen"),
+    ("export (x)", ("x",), "Export the run"),
+    ("export's Enter", ("Enter",), "Exporting"),
+    ("? while it exports", ("?",), "close a dialog or screen"),
+)
+
+
+def keys_bench(args: argparse.Namespace, folder: Path) -> None:
+    """Each key's first visible response in the app (tmux 160x48) on a saved run of a
+    generated cast: seconds from tmux's send-keys until the capture shows the dialog or the
+    notice the key brings (recast, open, branch, export, and ``?`` while a branch or an
+    export is made off the UI thread)."""
+    print("## Each key's first visible response (tmux 160x48, wall)")
+    for n in args.agents:
+        rounds = 12 if n >= 1000 else 30
+        saves, run = _saved_run(n, rounds, args, folder)
+        got: dict[str, list[float]] = {what: [] for what, _, _ in KEYS}
+        for k in range(args.runs):
+            session = f"i40keys{os.getpid()}{k}"
+            _tmux_app(session, f"tui {run} --saves {saves}", folder / "pid")
+            try:
+                _settled(session, f"round {rounds}/{rounds}", time.perf_counter(), still=0.5)
+                for what, keys, shown in KEYS:
+                    got[what].append(_response(session, keys, shown))
+                    _close(session, what)
+            finally:
+                subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+        for what, seconds in got.items():
+            median = statistics.median(seconds)
+            print(f"{what}, {n} agents x {rounds} rounds: {spread(seconds, 'ms', 1000)}")
+            print(f"    {verdict(median * 1000, KEY_TARGET_MS)}")
+
+
+def _close(session: str, what: str) -> None:
+    """Back to the run's screen after ``what`` (its dialog closed, its work done)."""
+
+    def send(*keys: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", session, *keys], check=True)
+
+    if what == "recast (c)":
+        _until(session, "Apply: rerun")
+        send("Escape")
+        _until(session, "Apply: rerun", present=False)
+    elif what == "open (o)":
+        send("Escape")
+        _until(session, "Saved runs in", present=False)
+    elif what.startswith("? at rest"):
+        send("Escape")
+        _until(session, "close a dialog or screen", present=False)
+    elif what.startswith("?"):
+        send("Escape")
+        _until(session, "close a dialog or screen", present=False)
+        _until(session, "Branched at round" if "branch" in what else "Exported")
+        _settled(session, "round", time.perf_counter(), still=0.5)
+
+
 def _settled(session: str, shown: str, t0: float, still: float = 1.0) -> float:
     """Seconds from ``t0`` until tmux ``session`` shows ``shown`` and its screen then stays
     the same for ``still`` seconds (the first full screen; the wait itself not counted)."""
@@ -263,13 +423,23 @@ open(sys.argv[1], "w").write(str(usage.children_user + usage.children_system))
 """
 
 
+_PID = """
+import subprocess, sys
+child = subprocess.Popen(sys.argv[2:])
+open(sys.argv[1], "w").write(str(child.pid))
+sys.exit(child.wait())
+"""
+
+
 def _quote(text: str) -> str:
     return "'" + text.replace("'", "'\"'\"'") + "'"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("what", nargs="+", choices=("rounds", "export", "report", "app"))
+    parser.add_argument(
+        "what", nargs="+", choices=("rounds", "export", "report", "app", "step", "keys")
+    )
     parser.add_argument("--agents", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3)
@@ -287,6 +457,8 @@ def main() -> None:
                 "export": export_bench,
                 "report": report_bench,
                 "app": app_bench,
+                "step": step_bench,
+                "keys": keys_bench,
             }[what](args, folder)
     finally:
         print(f"load after: {uptime()}")

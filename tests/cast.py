@@ -70,3 +70,20 @@ def hold_rounds(monkeypatch: pytest.MonkeyPatch) -> threading.Event:
 
     monkeypatch.setattr(OfflineMind, "decide_all", held_decide_all)
     return gate
+
+
+def hold_call(
+    monkeypatch: pytest.MonkeyPatch, owner: object, name: str, static: bool = False
+) -> tuple[threading.Event, list[threading.Thread]]:
+    """Make ``owner.name`` wait for the event returned (10 s at most) before it runs; the
+    list returned gets the thread each call ran on."""
+    release, threads = threading.Event(), []
+    original = getattr(owner, name)
+
+    def held(*args, **kwargs):
+        threads.append(threading.current_thread())
+        release.wait(10)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, staticmethod(held) if static else held)
+    return release, threads

@@ -10,6 +10,7 @@ runs plotted are kept between visits.
 
 from __future__ import annotations
 
+import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -85,15 +86,28 @@ class RunSeries:
 _kept: OrderedDict[tuple[str, str], RunSeries] = OrderedDict()
 
 
+_reading = threading.Lock()  # one reader at a time (the plots read on worker threads)
+
+
 def run_series(key: tuple[str, str], names: Sequence[str], history: History) -> RunSeries:
     """The series of the run ``key`` (saves folder, run id), extended by the rounds of
     ``history`` not read before."""
-    series = _kept.get(key)
-    if series is None or series.names != tuple(names) or len(series.rounds) > len(history):
-        series = RunSeries(tuple(names))
-    series.extend(history)
-    _kept[key] = series
-    _kept.move_to_end(key)
-    while len(_kept) > KEPT_RUNS:
-        _kept.popitem(last=False)
-    return series
+    with _reading:
+        series = _kept.get(key)
+        if series is None or series.names != tuple(names) or len(series.rounds) > len(history):
+            series = RunSeries(tuple(names))
+        series.extend(history)
+        _kept[key] = series
+        _kept.move_to_end(key)
+        while len(_kept) > KEPT_RUNS:
+            _kept.popitem(last=False)
+        return series
+
+
+def series_read(
+    key: tuple[str, str], names: Sequence[str], history: History
+) -> tuple[str, RunSeries, int]:
+    """(run id, :func:`run_series`, how many rounds it holds now): a later reader may
+    extend the series while these rounds are drawn."""
+    series = run_series(key, names, history)
+    return key[1], series, len(series.rounds)

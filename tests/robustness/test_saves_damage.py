@@ -346,6 +346,8 @@ async def test_the_app_browser_lists_damaged_runs_and_stays_open(
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("o")
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the runs are listed on a worker thread
+        await pilot.pause()
         browser = app.screen
         assert isinstance(browser, RunBrowser)
         assert not browser.rows["good"].ok and "checksum" in browser.rows["good"].reason

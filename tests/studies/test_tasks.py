@@ -652,6 +652,35 @@ async def test_diagnose_run_of_a_run_without_a_task(tmp_path: Path) -> None:
     assert [p.agent for p in diagnosis.proposals] == ["Rex", "Ida", "Jon"]
 
 
+async def test_the_diagnosis_of_a_saved_run_reads_each_round_once(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Reopened (only its last rounds in memory), a run is diagnosed from one pass over its
+    rounds: each round file is read once, not once an agent."""
+    from engine.round.simulation import HELD_ROUNDS
+    from engine.saves.runfiles import RunFiles
+
+    store = SaveStore(tmp_path / "saves")
+    scenario = parse_scenario(HOSTILE, "hostile")
+    sim = Simulation.new(scenario, seed=2, store=store, run_id="h", rounds=40)
+    await sim.run()
+    sim.close()
+    reads: list[int] = []
+    read = RunFiles.read
+
+    def counting(self, n, *args, **kwargs):
+        reads.append(n)
+        return read(self, n, *args, **kwargs)
+
+    sim = Simulation.resume("h", store)
+    try:
+        monkeypatch.setattr(RunFiles, "read", counting)
+        diagnose_run(sim)
+    finally:
+        sim.close()
+    assert sorted(reads) == list(range(41 - HELD_ROUNDS))  # every round not held, once
+
+
 async def test_negotiation_votes_and_proposer_rules() -> None:
     """Rejecting dominant/reserved voters become agreeable; a proposer of a settled but
     dominated package becomes analytical, unless it already is (no fake recast)."""

@@ -240,6 +240,8 @@ async def test_the_browser_branch_round_starts_empty(saves: Path) -> None:
             await app.workers.wait_for_complete()
         await pilot.press("o")
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the runs are listed on a worker thread
+        await pilot.pause()
         browser = app.screen
         assert isinstance(browser, RunBrowser)
         browser.query_one(DataTable).move_cursor(row=list(browser.rows).index(app.sim.run_id))

@@ -4,14 +4,17 @@ extend or branch before f, e, n and r, and the queue is listed and thinned with 
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
+from cast import hold_call, record_notifications
 from textual.widgets import Input, Select, Static
 
 from engine import SaveStore, Simulation, load_library
 from tui.app import build_app
 from tui.screens.forms import ForceForm, GoOnForm, InjectForm, QueueForm, TickList
+from tui.screens.help import HelpScreen
 
 SIZE = (100, 30)
 
@@ -96,6 +99,32 @@ async def test_a_finished_run_branches_on_n(saves: Path) -> None:
         await pilot.pause()
         assert app.sim.round == 2 and app.sim.finished
         assert SaveStore(saves).read_meta(parent).total_rounds == 1
+
+
+async def test_the_go_on_branch_is_made_off_the_ui_thread(saves: Path, monkeypatch) -> None:
+    """Branching a finished run reads and writes its files (seconds at hundreds of agents):
+    a notice says so at once, a key pressed meanwhile is answered, then the branch opens."""
+    release, threads = hold_call(monkeypatch, Simulation, "branch")
+    app = build_app(await finished(saves), saves=saves)
+    notes = record_notifications(app)
+    async with app.run_test(size=SIZE) as pilot:
+        parent = app.sim.run_id
+        await pilot.press("n")
+        form = app.screen
+        assert isinstance(form, GoOnForm)
+        form.query_one("#how", Select).value = "branch"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any(m.startswith(f"Branching {parent} at round 1") for _, m in notes)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and not release.is_set()
+        assert app.sim.run_id == parent
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.sim.meta.parent.run_id == parent and not app.sim.finished
+    assert threads and threads[0] is not threading.main_thread()
 
 
 async def test_escape_leaves_a_finished_run_as_it_was(saves: Path) -> None:

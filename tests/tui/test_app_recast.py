@@ -133,6 +133,41 @@ async def test_apply_an_edited_casting_branches_at_round_zero(saves: Path, task_
         assert run_json(saves, task_run)["scenario"] == parent["scenario"]
 
 
+async def test_the_recast_branch_is_made_off_the_ui_thread(
+    saves: Path, task_run: str, monkeypatch
+) -> None:
+    """Apply closes the dialog and says "Recasting…" at once; a key pressed while the branch
+    is made is answered; then the branch opens and plays."""
+    from cast import hold_call, record_notifications
+
+    from engine import Simulation
+    from tui.screens.help import HelpScreen
+
+    release, threads = hold_call(monkeypatch, Simulation, "branch")
+    app = build_app(task_run, saves=saves)
+    notes = record_notifications(app)
+    async with app.run_test(size=SIZE) as pilot:
+        screen = await open_recast(pilot)
+        screen.query_one("#choice-Blake", Select).value = "balanced"
+        await pilot.pause()
+        await pilot.click("#apply")
+        await pilot.pause()
+        assert not isinstance(app.screen, RecastScreen)
+        assert any(m.startswith(f"Recasting {task_run}") for _, m in notes)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and not release.is_set()
+        assert app.sim.run_id == task_run
+        release.set()
+        for _ in range(200):  # the branch opens, then plays to its end
+            await pilot.pause(0.01)
+            await app.workers.wait_for_complete()
+            if app.sim.run_id != task_run and app.sim.finished and not app.main.running:
+                break
+        assert app.sim.meta.parent == Lineage(run_id=task_run, round=0)
+    assert threads and threads[0].name != "MainThread"
+
+
 async def test_apply_without_a_change_shows_an_inline_error(saves: Path, task_run: str) -> None:
     app = build_app(task_run, saves=saves)
     async with app.run_test(size=SIZE) as pilot:

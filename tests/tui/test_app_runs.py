@@ -62,6 +62,8 @@ def message(browser: RunBrowser) -> str:
 async def open_browser(pilot) -> RunBrowser:
     await pilot.press("o")
     await pilot.pause()
+    await pilot.app.workers.wait_for_complete()  # the runs are listed on a worker thread
+    await pilot.pause()
     browser = pilot.app.screen
     assert isinstance(browser, RunBrowser)
     return browser
@@ -232,6 +234,7 @@ async def test_run_browser_branches(saves: Path) -> None:
         assert app.screen is form and "number" in str(form.query_one(".error", Label).content)
         form.query_one("#value", Input).value = "1"
         await pilot.press("enter")
+        await app.workers.wait_for_complete()  # the branch is made on a worker thread
         await pilot.pause()
         assert app.screen is browser
         (child,) = {p.name for p in saves.iterdir()} - {run_id, ".verified"}
@@ -338,3 +341,61 @@ async def test_a_run_is_opened_off_the_ui_thread(saves: Path, monkeypatch) -> No
         assert app.sim.run_id == first
     assert threads and threads[0] is not threading.main_thread()
     assert lock_is_free(store, other)
+
+
+async def test_a_run_is_branched_off_the_ui_thread(saves: Path, monkeypatch) -> None:
+    """The browser's branch rebuilds the fork round (seconds at hundreds of agents): it says
+    so at once and the keys are answered meanwhile; closed meanwhile, the branch is still
+    made (and listed next time)."""
+    import threading
+
+    from cast import hold_call
+
+    store = SaveStore(saves)
+    release, threads = hold_call(monkeypatch, SaveStore, "branch")
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("n")
+        await settle(pilot)
+        run_id = app.sim.run_id
+        browser = await open_browser(pilot)
+        await choose(pilot, browser, run_id, "b")
+        app.screen.query_one("#value", Input).value = "1"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.screen is browser and message(browser) == f"Branching {run_id} at round 1…"
+        await pilot.press("escape")  # answered meanwhile: the browser closes
+        await pilot.pause()
+        assert not isinstance(app.screen, RunBrowser) and not release.is_set()
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        (child,) = {r.run_id for r in store.list_runs()} - {run_id}
+        assert store.read_meta(child).parent == Lineage(run_id=run_id, round=1)
+        assert app.sim.run_id == run_id
+    assert threads and threads[0] is not threading.main_thread()
+
+
+async def test_the_runs_are_listed_off_the_ui_thread(saves: Path, monkeypatch) -> None:
+    """A cold listing of large runs takes most of a second: the browser opens at once saying
+    it reads them, the keys are answered meanwhile, then the table is filled."""
+    import threading
+
+    from cast import hold_call
+
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        release, threads = hold_call(monkeypatch, SaveStore, "list_runs")
+        await pilot.press("o")
+        await pilot.pause()
+        browser = app.screen
+        assert isinstance(browser, RunBrowser) and browser.rows == {}
+        assert message(browser) == "Reading the saved runs…"
+        await pilot.press("b")  # answered meanwhile: no run to branch yet
+        await pilot.pause()
+        assert message(browser) == "Choose a readable run to branch." and not release.is_set()
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert list(browser.rows) == [app.sim.run_id] and message(browser) == ""
+    assert threads and threads[0] is not threading.main_thread()

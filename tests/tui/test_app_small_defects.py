@@ -42,6 +42,8 @@ async def browser_with_runs(pilot, store: SaveStore) -> tuple[RunBrowser, list[s
     ids = [first, *(store.branch(first, 1).run_id for _ in range(3))]
     await pilot.press("o")
     await pilot.pause()
+    await pilot.app.workers.wait_for_complete()  # the runs are listed on a worker thread
+    await pilot.pause()
     browser = pilot.app.screen
     assert isinstance(browser, RunBrowser)
     return browser, ids

@@ -72,6 +72,8 @@ async def test_the_browser_folds_a_trial_and_enter_unfolds_it(store):
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("o")
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the runs are listed on a worker thread
+        await pilot.pause()
         browser = app.screen
         assert isinstance(browser, RunBrowser)
         assert set(browser.rows) == {"trial:tr", "plain"}
@@ -97,6 +99,8 @@ async def test_the_open_runs_trial_starts_unfolded(store):
     app = build_app("tr-s2-none", saves=store.root)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("o")
+        await pilot.pause()
+        await app.workers.wait_for_complete()  # the runs are listed on a worker thread
         await pilot.pause()
         browser = app.screen
         assert isinstance(browser, RunBrowser)

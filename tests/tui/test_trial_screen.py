@@ -62,6 +62,8 @@ async def test_trial_screen_lists_arms_opens_runs_diffs_and_plays_the_missing(sa
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("o")
         await pilot.pause()
+        await app.workers.wait_for_complete()  # the runs are listed on a worker thread
+        await pilot.pause()
         browser = app.screen
         assert isinstance(browser, RunBrowser)
         # the trial's runs are folded into one row, which Enter unfolds
@@ -171,3 +173,68 @@ async def test_a_playing_trial_is_told_to_stop_when_its_screen_goes(
             assert app.screen is not screen
     assert ended.wait(timeout=15)
     assert seen == {"stopped": True}
+
+
+async def test_a_run_is_opened_and_the_report_written_off_the_ui_thread(saves: Path, monkeypatch):
+    """Opening a trial's run and writing its report take seconds at hundreds of agents: a
+    notice says so at once, a key pressed meanwhile is answered, then the result lands."""
+    import threading
+
+    from cast import hold_call, record_notifications
+
+    from engine import Simulation
+    from engine.reports import html
+    from tui.screens.forms import TextForm
+
+    store = SaveStore(saves)
+    scenario = load_library("bullying")
+    spec = plan(
+        store, scenario, "bullying", fork_at=1, rounds=2,
+        arms=named_arms("none,neglect", scenario), seeds=[1], trial_id="p", resamples=100,
+    )  # fmt: skip
+    save_spec(store, spec)
+    other = Simulation.new(scenario, store=store, run_id="other")
+    other.close()
+    resume = Simulation.resume  # the trial's runs are not played: "other" stands in
+
+    def resume_other(run_id, store, mind=None):
+        return resume("other", store, mind)
+
+    monkeypatch.setattr(Simulation, "resume", staticmethod(resume_other))
+    monkeypatch.setattr(html, "write_trial_report", lambda *_: [saves / "p.html"])
+    opening, opened_on = hold_call(monkeypatch, Simulation, "resume", static=True)
+    writing, written_on = hold_call(monkeypatch, html, "write_trial_report")
+    app = build_app("tavern", saves=saves)
+    notes = record_notifications(app)
+    async with app.run_test(size=SIZE) as pilot:
+        screen, opened = TrialScreen(store, spec.trial_id), []
+        await app.push_screen(screen, opened.append)
+        await settle(pilot)
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, TextForm)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any(m.startswith("Writing the report of p") for _, m in notes)
+        screen.query_one("#runs", DataTable).focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any(m.startswith("Opening p-") for _, m in notes)
+        arms = screen.query_one("#arms", DataTable)
+        arms.focus()
+        await pilot.press("down")  # answered while both are under way
+        await pilot.pause()
+        assert arms.cursor_row == 1 and not opening.is_set() and not writing.is_set()
+        writing.set()  # the report lands while the run is still being opened
+        wrote = f"Wrote the report to {saves / 'p.html'}."
+        for _ in range(500):
+            if any(m == wrote for _, m in notes):
+                break
+            await pilot.pause(0.02)
+        assert any(m == wrote for _, m in notes) and app.screen is screen
+        opening.set()
+        await settle(pilot)
+        assert app.screen is not screen and [sim.run_id for sim in opened] == ["other"]
+        opened[0].close()
+    assert opened_on[0] is not threading.main_thread()
+    assert written_on[0] is not threading.main_thread()

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -23,6 +23,7 @@ from engine import DegradedRunError, Simulation, SocialsimError
 from engine.core.textsafe import strip_controls
 
 from .. import messages
+from ..background import in_background
 from ..keymap import keys_shown
 from ..seat import Seat, TurnAsked
 from ..session import Session
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
 # them: the first frame waits for nothing it does not draw.
 
 MIN_SIZE = (80, 24)
-T = TypeVar("T")
 
 
 def fork_point(text: str, last: int, plans: list[str]) -> tuple[int, str | None]:
@@ -433,36 +433,6 @@ class MainScreen(Screen[None]):
         self.query_one(RunView).refresh_view()
         return None
 
-    def _in_background(
-        self, doing: str, fn: Callable[[], T], done: Callable[[T], None], group: str
-    ) -> None:
-        """Run ``fn`` on a worker thread (reading or writing a run's files takes seconds at
-        hundreds of agents): the keys stay answered, a notice says ``doing`` at once and
-        stays until it ends; then ``done(result)`` runs on the UI thread, or the error is
-        shown."""
-        self.notify(f"{doing}… (the keys still work)", timeout=3600)
-
-        def work() -> None:
-            try:
-                result = fn()
-            except SocialsimError as err:
-                self.app.call_from_thread(self._ended, partial(self._failed, doing, str(err)))
-                return
-            except Exception as err:  # never a notice that stays for good: say what broke
-                said = f"{type(err).__name__}: {err}"
-                self.app.call_from_thread(self._ended, partial(self._failed, doing, said))
-                raise
-            self.app.call_from_thread(self._ended, partial(done, result))
-
-        self.run_worker(work, thread=True, group=group, exit_on_error=False)
-
-    def _ended(self, then: Callable[[], None]) -> None:
-        self.app.clear_notifications()  # the "…" notice
-        then()
-
-    def _failed(self, doing: str, error: str) -> None:
-        self.notify(f"{doing} failed: {error}", severity="error", timeout=10)
-
     def _go_on(self, then: Callable[[], None], plays: bool = False) -> None:
         """A finished run: offer to extend it or branch it by some rounds, then ``then``
         (the force or event dialog the user asked for, or the round when the run was
@@ -470,32 +440,44 @@ class MainScreen(Screen[None]):
         from .forms import GoOnForm
 
         sim = self.sim
-        branched: list[str] = []
+        extended = False
 
         def submit(how: str, rounds: int) -> str | None:
+            nonlocal extended
             if self.running:
                 return "Pause the run first."
             if how == "extend":
-                return self._applied(sim.extend, rounds)
-            try:
-                child = sim.branch(rounds=rounds)
-            except SocialsimError as err:
-                return str(err)
-            self.open_run(child)
-            branched.append(child.run_id)
+                error = self._applied(sim.extend, rounds)
+                extended = error is None
+                return error
+            at, doing = sim.round, f"Branching {sim.run_id} at round {sim.round}"
+            if plays:  # the branch's first round waits for n
+                switch = partial(self._switch, at, said="; n plays its rounds")
+            else:
+                switch = partial(self._switch, at, then=then)
+            in_background(self, doing, partial(sim.branch, rounds=rounds), switch, "branch")
             return None
 
         def done(ok: bool | None) -> None:
-            if not ok:
-                return
-            if branched and plays:  # the new run's panes are still being built
-                self.notify(f"Branched at round {sim.round}: now on {branched[0]}; n plays.")
-                return
-            if branched:
-                self.notify(f"Branched at round {sim.round}: now on {branched[0]}.")
-            then()
+            if ok and extended:
+                then()
 
         self.app.push_screen(GoOnForm(sim.round, submit), done)
+
+    def _switch(
+        self, at: int, child: Simulation, then: Callable[[], None] | None = None, said: str = ""
+    ) -> None:
+        """Show ``child``, branched at round ``at`` off the UI thread (``said`` ends the
+        notice), then ``then`` on it; a round started meanwhile keeps its run on screen (the
+        branch waits in ``o``)."""
+        if self.running:
+            child.close()
+            self.notify(f"Branched at round {at} as {child.run_id} (o opens it).")
+            return
+        self.open_run(child)
+        self.notify(f"Branched at round {at}: now on {child.run_id}{said}.")
+        if then is not None:
+            then()
 
     def action_queue(self) -> None:
         """List what is queued for the next round; the ticked items are removed."""
@@ -597,15 +579,8 @@ class MainScreen(Screen[None]):
                     child.play(players)
                 return child
 
-            def branched(child: Simulation) -> None:
-                if self.running:  # a round was started meanwhile: the branch waits in o
-                    child.close()
-                    self.notify(f"Branched at round {at} as {child.run_id} (o opens it).")
-                    return
-                self.open_run(child)
-                self.notify(f"Branched at round {at}: now on {child.run_id}.")
-
-            self._in_background(f"Branching {sim.run_id} at round {at}", branch, branched, "branch")
+            switch = partial(self._switch, at)
+            in_background(self, f"Branching {sim.run_id} at round {at}", branch, switch, "branch")
             return None
 
         hint = f"Fork after which round? (0..{sim.round})"
@@ -644,7 +619,7 @@ class MainScreen(Screen[None]):
             def exported(paths: list[Path]) -> None:
                 self.notify(f"Exported {len(paths)} files to {out}.")
 
-            self._in_background(f"Exporting {sim.run_id} to {out}", export, exported, "export")
+            in_background(self, f"Exporting {sim.run_id} to {out}", export, exported, "export")
             return None
 
         here = Path.cwd()  # where socialsim was started: relative folders are under it
@@ -678,7 +653,7 @@ class MainScreen(Screen[None]):
             def written(_: None) -> None:
                 self.notify(f"Wrote the report to {out}.")
 
-            self._in_background(f"Writing the report of {sim.run_id}", report, written, "report")
+            in_background(self, f"Writing the report of {sim.run_id}", report, written, "report")
             return None
 
         here = Path.cwd()
@@ -749,16 +724,24 @@ class MainScreen(Screen[None]):
             return
 
         def apply(casting: dict[str, Archetype]) -> str | None:
+            if self.running:
+                return "Pause the run first."
             try:
-                child = sim.branch(
-                    0, scenario=recast_scenario(sim, casting), name=f"recast of {sim.run_id}"
-                )
+                scenario = recast_scenario(sim, casting)
             except SocialsimError as err:
                 return str(err)
+            branch = partial(sim.branch, 0, scenario=scenario, name=f"recast of {sim.run_id}")
+            doing = f"Recasting {sim.run_id}: a branch that reruns it from the start"
+            in_background(self, doing, branch, recast, "branch")
+            return None
+
+        def recast(child: Simulation) -> None:
+            if self.running:  # a round was started meanwhile: the recast waits in o
+                self._switch(0, child)
+                return
             self.open_run(child)
             self.notify("Recast applied: a branch reruns the run from the start.")
             self.call_after_refresh(self.action_run_pause)
-            return None
 
         self.app.push_screen(RecastScreen(diagnosis.proposals, diagnosis.headline, apply))
 

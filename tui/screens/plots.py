@@ -7,7 +7,8 @@ colour and marker, ticked to show it (Space), so 13 needs or 30 agents stay read
 
 The plots follow a run that is playing: each round that ends is added to the series (read
 once from the run's index and round files, no state rebuilt: :mod:`tui.series`) and the
-charts are redrawn at most every :data:`LIVE_EVERY` seconds.
+charts are redrawn at most every :data:`LIVE_EVERY` seconds. Every read of rounds (this run's,
+the compared run's) is on a worker thread; the charts say ``reading the rounds…`` meanwhile.
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from textual.screen import Screen
 from textual.widgets import Footer, Select, SelectionList, Static
 from textual_plotext import PlotextPlot
 
-from engine import History, SaveStore, Simulation, SocialsimError
+from engine import SaveStore, Simulation, SocialsimError
 from engine.core.needs import NEEDS, need_label
 
 from .. import messages
 from ..event_bridge import EventBridge
-from ..series import run_series
+from ..series import Lines, RunSeries, series_read
 from .forms import TickList
 
 KINDS = (
@@ -47,6 +48,7 @@ MARKERS = "ox+*#@%&=~^$sdvwz"
 STACK_BELOW = 120  # compare: charts one above the other below this width
 #: Seconds between redraws while rounds keep ending (a fast offline run ends several a second).
 LIVE_EVERY = 0.5
+READING = "reading the rounds…"
 
 
 def integer_ticks(last: int, width: int) -> list[int]:
@@ -139,8 +141,10 @@ class PlotsScreen(Screen[None]):
         self.store = store
         self._legend_for: tuple[str, ...] = ()
         self._bridge: EventBridge | None = None
-        self._stale = False  # rounds ended since the charts were drawn
-        self._reading = True  # the run's rounds are being read (on a worker thread)
+        self._stale = False  # rounds ended since the rounds were read
+        # (run id, its series, how many rounds of it were read): this run, then the compared
+        # one; filled on a worker thread (reading rounds takes seconds at hundreds of agents)
+        self._read_runs: list[tuple[str, RunSeries, int]] = []
 
     def compose(self) -> ComposeResult:
         names = self.sim.scenario.names
@@ -175,25 +179,31 @@ class PlotsScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._bridge = EventBridge(self.sim, self.post_message)
-        self.set_interval(LIVE_EVERY, self._redraw_if_stale)
+        self.set_interval(LIVE_EVERY, self._read_if_stale)
         for chart in self.query(Chart):
-            chart.show(self.sim.run_id, "emotion", 1, [], "reading the rounds…")
-        self._read()
+            chart.show(self.sim.run_id, "emotion", 1, [], READING)
+        self._read("")
 
     @work(thread=True, exclusive=True, group="plots-read", exit_on_error=False)
-    def _read(self) -> None:
-        """Read the run's rounds into its series off the UI thread (seconds at hundreds of
-        agents: the keys stay answered), then draw."""
-        sim = self.sim
+    def _read(self, compare: str) -> None:
+        """Read the rounds of this run and of run ``compare`` (if any) not read yet into
+        their series, off the UI thread (the keys stay answered), then draw."""
+        sim, root = self.sim, str(self.store.root)
+        names = sim.scenario.names
         try:
-            run_series((str(self.store.root), sim.run_id), sim.scenario.names, sim.history)
+            runs = [series_read((root, sim.run_id), names, sim.history)]
         except SocialsimError as err:  # a damaged round: said, nothing drawn
             self.app.call_from_thread(self.notify, str(err), severity="error")
             return
-        self.app.call_from_thread(self._read_done)
+        if compare:
+            try:
+                runs.append(series_read((root, compare), names, self.store.history(compare)))
+            except SocialsimError as err:
+                self.app.call_from_thread(self.notify, str(err), severity="error")
+        self.app.call_from_thread(self._read_done, runs)
 
-    def _read_done(self) -> None:
-        self._reading = False
+    def _read_done(self, runs: list[tuple[str, RunSeries, int]]) -> None:
+        self._read_runs = runs
         self.redraw()
 
     def on_unmount(self) -> None:
@@ -204,14 +214,17 @@ class PlotsScreen(Screen[None]):
     def _round_ended(self) -> None:
         self._stale = True
 
-    def _redraw_if_stale(self) -> None:
+    def _read_if_stale(self) -> None:
         if self._stale:
-            self.redraw()
+            self._stale = False
+            self._read(self._value("compare"))
 
     def on_resize(self) -> None:
         self.redraw()
 
-    def on_select_changed(self) -> None:
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.select.id == "compare":  # its chart says "reading the rounds…" meanwhile
+            self._read(self._value("compare"))
         self.redraw()
 
     def on_selection_list_selected_changed(self) -> None:
@@ -234,41 +247,39 @@ class PlotsScreen(Screen[None]):
         kind, agent, other, need = (self._value(k) for k in ("kind", "agent", "other", "need"))
         return kind, agent, other, need
 
-    def runs(self) -> list[tuple[str, History]]:
-        """This run and, if chosen, the comparison run: (run id, rounds)."""
-        runs: list[tuple[str, History]] = [(self.sim.run_id, self.sim.history)]
-        compare = self._value("compare")
-        if compare:
-            try:
-                runs.append((compare, self.store.history(compare)))
-            except SocialsimError as err:
-                self.notify(str(err), severity="error")
-        return runs
-
     def redraw(self) -> None:
         """Plot the chosen series for this run and, if chosen, the comparison run, on the
-        same axes: x from round 0 to the later run's last round in whole rounds."""
-        if self._reading:  # drawn when the rounds are read
+        same axes: x from round 0 to the later run's last round in whole rounds (from the
+        rounds read so far: this reads none)."""
+        if not self._read_runs:  # drawn when the rounds are read
             return
-        self._stale = False
         kind, agent, other, need = self.choice()
         self.query_one("#agent").display = kind in ("edge", "needs")
         self.query_one("#other").display = kind == "edge"
         self.query_one("#need").display = kind == "needs"
-        root = str(self.store.root)
-        names = self.sim.scenario.names
-        plotted = [
-            (run_id, run_series((root, run_id), names, history).lines(kind, agent, other, need))
-            for run_id, history in self.runs()
-        ]
-        shown = self._legend(list(plotted[0][1]))
+        compare = self._value("compare")
+        chosen = [self.sim.run_id] + ([compare] if compare else [])
+        read = {run_id: (series, n) for run_id, series, n in self._read_runs}
+        plotted: list[tuple[str, Lines | None]] = []
+        for run_id in chosen:
+            if run_id in read:
+                series, n = read[run_id]
+                whole = series.lines(kind, agent, other, need)
+                plotted.append((run_id, {k: (xs[:n], ys[:n]) for k, (xs, ys) in whole.items()}))
+            else:
+                plotted.append((run_id, None))  # being read
+        shown = self._legend(list(plotted[0][1] or ()))
         last = max(
-            (int(xs[-1]) for _, lines in plotted for xs, _ in lines.values() if xs), default=1
+            (int(xs[-1]) for _, lines in plotted for xs, _ in (lines or {}).values() if xs),
+            default=1,
         )
         charts = self.query_one("#charts")
         charts.set_class(len(plotted) > 1 and self.size.width < STACK_BELOW, "-stacked")
         self.query_one("#right", Chart).display = len(plotted) > 1
         for chart, (run_id, lines) in zip(self.query(Chart), plotted, strict=False):
+            if lines is None:
+                chart.show(run_id, kind, last, [], READING)
+                continue
             drawn = [
                 (xs, ys, *self._style(k))
                 for k, (label, (xs, ys)) in enumerate(lines.items())

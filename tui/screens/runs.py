@@ -5,6 +5,7 @@ mind, created, name, snapshots), the open run marked, a trial's runs folded into
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 from rich.text import Text
 from textual import work
@@ -138,18 +139,37 @@ class RunBrowser(ModalScreen[Simulation | None]):
         self.reload()
         self.query_one(DataTable).focus()
 
-    def reload(self, select: str | None = None) -> None:
-        """Rebuild the table from the saves folder; the cursor on ``select`` (default: the
-        open run)."""
-        table = self.query_one(DataTable)
-        table.clear(columns=True)
-        table.add_columns(*COLUMNS)
+    def reload(self, select: str | None = None, said: str = "") -> None:
+        """Rebuild the table from the saves folder, read on a worker thread (a cold listing
+        of large runs takes most of a second); the cursor on ``select`` (default: the open
+        run), then ``said`` under it."""
+        if not self.rows:
+            self.say("Reading the saved runs…", done=True)
+        self._list(select, said)
+
+    @work(thread=True, exclusive=True, group="runs-list", exit_on_error=False)
+    def _list(self, select: str | None, said: str) -> None:
         empty = f"No saved runs in {self.store.root.resolve()}."
         cleaned = self.store.clean_leftovers()
         try:
             listings = self.store.list_runs()
         except SocialsimError as err:  # the saves folder itself unreadable
             listings, empty = [], str(err)
+        self.app.call_from_thread(self._listed, listings, select, said, empty, cleaned)
+
+    def _listed(
+        self,
+        listings: list[RunListing],
+        select: str | None,
+        said: str,
+        empty: str,
+        cleaned: list[Path],
+    ) -> None:
+        if not self.is_attached:
+            return
+        table = self.query_one(DataTable)
+        table.clear(columns=True)
+        table.add_columns(*COLUMNS)
         self.listings = listings
         self.unfolded |= {r.trial.trial for r in listings if r.trial and r.run_id == self.current}
         self._fill(select)
@@ -158,6 +178,8 @@ class RunBrowser(ModalScreen[Simulation | None]):
         elif cleaned:
             names = ", ".join(p.name for p in cleaned)
             self.say(f"Removed {len(cleaned)} leftover(s) of interrupted writes: {names}")
+        else:
+            self.say(said, done=True)  # or clear "Reading the saved runs…"
 
     def _fill(self, select: str | None = None) -> None:
         """The table from the listings read last, trials folded but those unfolded; the
@@ -267,12 +289,10 @@ class RunBrowser(ModalScreen[Simulation | None]):
                 at = int(text.strip())
             except ValueError:
                 return f"Round must be a number from 0 to {row.rounds_done}."
-            try:
-                child = self.store.branch(row.run_id, at)
-            except SocialsimError as err:
-                return str(err)
-            self.reload(select=child.run_id)
-            self.say(f"Created {child.run_id}; Enter opens it.", done=True)
+            if not 0 <= at <= row.rounds_done:
+                return f"Round must be a number from 0 to {row.rounds_done}."
+            self.say(f"Branching {row.run_id} at round {at}…", done=True)
+            self._branch(row.run_id, at)
             return None
 
         self.app.push_screen(
@@ -283,6 +303,22 @@ class RunBrowser(ModalScreen[Simulation | None]):
                 hint=f"Fork after which round? (0..{row.rounds_done})",
             )
         )
+
+    @work(thread=True, group="runs-branch", exit_on_error=False)
+    def _branch(self, run_id: str, at: int) -> None:
+        """Branch ``run_id`` at round ``at`` off the UI thread (seconds at hundreds of
+        agents: the fork round's state is rebuilt), then list the branch (or say why not)."""
+        try:
+            child = self.store.branch(run_id, at)
+        except SocialsimError as err:
+            self.app.call_from_thread(self.say, str(err))
+            return
+        self.app.call_from_thread(self._branched, child.run_id)
+
+    def _branched(self, run_id: str) -> None:
+        if not self.is_attached:  # the browser was closed meanwhile: listed next time
+            return
+        self.reload(select=run_id, said=f"Created {run_id}; Enter opens it.")
 
     def action_trial(self) -> None:
         """The trial the highlighted run belongs to; a run opened there is opened here."""
@@ -331,8 +367,7 @@ class RunBrowser(ModalScreen[Simulation | None]):
                 self.store.delete(row.run_id, damaged=damage is not None)
             except SocialsimError as err:
                 return str(err)
-            self.reload()
-            self.say(f"Deleted {row.run_id}.", done=True)
+            self.reload(said=f"Deleted {row.run_id}.")
             return None
 
         question = f"Delete run {row.run_id}? Its branches keep their copies."

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable
+from functools import partial
 
 from rich.text import Text
 from textual import work
@@ -18,7 +19,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from engine import SaveStore, Simulation, SocialsimError
+from engine import SaveStore, Simulation
 from engine.studies.experiments.stats import Estimate, estimate_text
 from engine.studies.experiments.trial import (
     ArmSummary,
@@ -30,6 +31,7 @@ from engine.studies.experiments.trial import (
     summarize,
 )
 
+from ..background import in_background
 from ..outside import shown
 from .diff import DiffScreen, compare
 
@@ -213,12 +215,14 @@ class TrialScreen(Screen[Simulation | None]):
         if run_id == self.current:
             self.dismiss(None)
             return
-        try:
-            sim = Simulation.resume(run_id, self.store)
-        except SocialsimError as err:
-            self.notify(str(err), severity="error")
-            return
-        self.dismiss(sim)
+        resume = partial(Simulation.resume, run_id, self.store)
+        in_background(self, f"Opening {run_id}", resume, self._opened, "open")
+
+    def _opened(self, sim: Simulation) -> None:
+        if self.is_attached:
+            self.dismiss(sim)
+        else:  # the screen was closed meanwhile: the run is not opened
+            sim.close()
 
     def action_diff(self) -> None:
         """The diff view: the reference arm's run (A) and the highlighted one (B), one seed."""
@@ -273,11 +277,12 @@ class TrialScreen(Screen[Simulation | None]):
 
         def submit(file: str) -> str | None:
             out = Path(file).absolute()
-            try:
-                paths = write_trial_report(self.store, self.trial_id, out)
-            except SocialsimError as err:
-                return str(err)
-            self.notify(f"Wrote the report to {paths[-1]}.")
+
+            def written(paths: list[Path]) -> None:
+                self.notify(f"Wrote the report to {paths[-1]}.")
+
+            write = partial(write_trial_report, self.store, self.trial_id, out)
+            in_background(self, f"Writing the report of {self.trial_id}", write, written, "report")
             return None
 
         here = Path.cwd()

@@ -8,6 +8,7 @@ a 100 × 100 grid costs building its segments, not laying out 10,000 widgets or 
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate
 
@@ -175,8 +176,12 @@ class Grid(ScrollView, can_focus=True):
                 Segment(cell.text, (cell.style or Style()) + NOT_REVERSED + mark),
                 *line[col + 1 :],
             ]
+        # Only the cells in view become a strip (a row of a large cast holds hundreds).
         left = round(self.scroll_x)
-        cells = Strip(line).crop(left, left + self.view_width)
+        first = max(0, bisect_right(self._starts, left) - 1)
+        last = bisect_left(self._starts, left + self.view_width)
+        x = left - self._starts[first]
+        cells = Strip(line[first:last]).crop(x, x + self.view_width)
         return (
             Strip.join([Strip([label]), cells])
             .apply_style(base)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from itertools import accumulate, pairwise
 from typing import overload
 
@@ -127,7 +127,7 @@ class Layout:
     starts: frozenset[int] = frozenset()
     ends: frozenset[int] = frozenset()
 
-    @property
+    @cached_property
     def label_width(self) -> int:
         return max(len(label) for label in self.row_labels)
 

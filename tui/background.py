@@ -1,0 +1,44 @@
+"""Slow engine and save calls off the UI thread: reading or writing a run's files (opening,
+branching, exporting, a report) takes seconds at hundreds of agents, and the keys must stay
+answered meanwhile."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from typing import TypeVar
+
+from textual.screen import Screen
+
+from engine import SocialsimError
+
+T = TypeVar("T")
+
+
+def in_background(
+    screen: Screen, doing: str, fn: Callable[[], T], done: Callable[[T], None], group: str
+) -> None:
+    """Run ``fn`` on a worker thread of ``screen``: a notice says ``doing`` at once and stays
+    until it ends; then ``done(result)`` runs on the UI thread, or the error is shown."""
+    app = screen.app
+    screen.notify(f"{doing}… (the keys still work)", timeout=3600)
+
+    def ended(then: Callable[[], None]) -> None:
+        app.clear_notifications()  # the "…" notice
+        then()
+
+    def failed(error: str) -> None:
+        app.notify(f"{doing} failed: {error}", severity="error", timeout=10)
+
+    def work() -> None:
+        try:
+            result = fn()
+        except SocialsimError as err:
+            app.call_from_thread(ended, partial(failed, str(err)))
+            return
+        except Exception as err:  # never a notice that stays for good: say what broke
+            app.call_from_thread(ended, partial(failed, f"{type(err).__name__}: {err}"))
+            raise
+        app.call_from_thread(ended, partial(done, result))
+
+    screen.run_worker(work, thread=True, group=group, exit_on_error=False)
