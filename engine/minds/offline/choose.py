@@ -42,16 +42,16 @@ class Options:
         self,
         first: Option,
         others: Sequence[str],
-        table: np.ndarray,
-        given: np.ndarray,
+        slots: list[int],
+        weights: list[float],
         mode: Mode,
         tail: list[Option],
     ) -> None:
-        """``table[k]``: the weights of the acts toward ``others[k]``, those ``given``."""
+        """``slots``: the acts given toward ``others`` (``3k + kind``: kind of
+        :data:`TOWARD` toward ``others[k]``), in order; ``weights``: theirs."""
         self._first, self._others, self._mode, self._tail = first, others, mode, tail
-        slots = given.ravel().nonzero()[0]
-        self._slots: list[int] = slots.tolist()
-        self.weights: list[float] = [first[0], *table.ravel()[slots].tolist()]
+        self._slots = slots
+        self.weights: list[float] = [first[0], *weights]
         self.weights += [w for w, *_ in tail]
 
     def act(self, k: int) -> Option:
@@ -155,14 +155,45 @@ def candidates(who: Deciders, seen: LastRound) -> list[Options]:
         (hostile > 0, friendly > 0, (friendly > 0) & (fav >= 0.4) & confides[:, None]), axis=2
     )
     options = []
+    given_acts = _given(table, given, [peers.at for peers in who.peers])
     for row, (ctx, lens, peers) in enumerate(zip(ctxs, who.lenses, who.peers, strict=True)):
         arch, follow = archs[row], lens.influence
         first: Option = (1.6 if arch is Archetype.ANALYTICAL else 1.0, "neutral", ALL, Mode.PUBLIC)
         mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC
         tail = _follow_options(ctx.name, _others_acts(ctx), follow) if follow else []
-        at = peers.at
-        options.append(Options(first, peers.names, table[row, at], given[row, at], mode, tail))
+        slots, weights = given_acts[row]
+        options.append(Options(first, peers.names, slots, weights, mode, tail))
     return options
+
+
+def _given(
+    table: np.ndarray, given: np.ndarray, at: Sequence[np.ndarray]
+) -> list[tuple[list[int], list[float]]]:
+    """Each row's acts given toward its others (``at[row]``: their columns): their slots
+    (``3k + kind`` toward the k-th other) and weights, read for every row at once when the
+    rows have as many others."""
+    import numpy as np
+
+    count = len(at)
+    if not count:
+        return []
+    if any(len(a) != len(at[0]) for a in at):  # others of different lengths: row by row
+        return [
+            (
+                (slots := given[row, a].ravel().nonzero()[0]).tolist(),
+                table[row, a].ravel()[slots].tolist(),
+            )
+            for row, a in enumerate(at)
+        ]
+    rows = np.arange(count)[:, None]
+    columns = np.stack(at)
+    flat = given[rows, columns].reshape(count, -1)
+    where, slots = flat.nonzero()
+    weights = table[rows, columns].reshape(count, -1)[where, slots].tolist()
+    ends = np.cumsum(flat.sum(axis=1)).tolist()
+    starts = [0, *ends[:-1]]
+    slot_list = slots.tolist()
+    return [(slot_list[a:b], weights[a:b]) for a, b in zip(starts, ends, strict=True)]
 
 
 def _others_acts(ctx: AgentContext) -> list[Action]:

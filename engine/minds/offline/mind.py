@@ -16,7 +16,15 @@ from ...core.rules import HISTORY_WINDOW, ReadAct, read_acts
 from ...core.scenario import Archetype, Scenario
 from ...core.state import ALL, Action, Decision, Mode
 from ...core.values import s_self
-from ..base import A, AgentContext, JudgedEdges, RelationJudgement, RoundJudgements, TokenSink
+from ..base import (
+    A,
+    AgentContext,
+    JudgedEdges,
+    RelationJudgement,
+    RoundJudgements,
+    TokenSink,
+    no_sink,
+)
 from ..planner import plan
 from ..question import Question
 from ..spec import DYNAMICS_VERSION, OFFLINE_LABEL, Offline
@@ -312,8 +320,9 @@ class OfflineMind:
         rng, past = self._rng(ctx, "speak"), self._past(ctx)
         heard, variety = Heard(past, ctx.heard), self.dynamics.variety
         text = utterance(ctx, decision, rng, self._said(ctx, past), heard, variety)
-        for word in text.split(" "):
-            sink(word + " ")
+        if sink is not no_sink:
+            for word in text.split(" "):
+                sink(word + " ")
         return text
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:
