@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
-from ..core.columns import StateColumns
+from ..core.columns import StateColumns, row_counts
 from ..core.rounding import rounded
 from ..core.rules import MAX_FAV_DELTA, apply_emotion, apply_need, threshold_codes
 from ..core.state import EmotionChange
@@ -81,26 +81,23 @@ def _evicted(
     import numpy as np
 
     k = len(rows)
-    victims = np.full((k, 1), NO_ROUND, np.int64)  # the round each edge evicts, if one
     if not k:
-        return victims
-    rounds = before.rounds_at(rows, cols).astype(np.int64)
-    count = (rounds != NO_ROUND).sum(axis=1)
-    over = count + 1 - capacity  # how many entries each edge evicts
+        return np.full((k, 1), NO_ROUND, np.int64)
+    codes = before.slots_at(rows, cols)
+    rounds = before.notes.rounds.take(codes)
+    empty = rounds == NO_ROUND
+    over = (rounds.shape[1] - row_counts(empty)) + 1 - capacity  # entries each edge evicts
     width = rounds.shape[1]
-    one = np.flatnonzero(over == 1)
-    if len(one):
-        keys = np.empty((len(one), width + 1), np.int64)
-        slots = rounds[one]
-        keys[:, :width] = np.where(
-            slots == NO_ROUND, EMPTY, slots + before.importance_at(rows[one], cols[one])
-        )
-        keys[:, width] = t + importance[one]
-        victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
-        full = np.empty((len(one), width + 1), np.int64)
-        full[:, :width] = slots
-        full[:, width] = t
-        victims[one, 0] = full[np.arange(len(one)), victim]
+    # every edge's victim, kept where it evicts one (the rest evict none, or are below)
+    keys = np.empty((k, width + 1), np.int64)
+    keys[:, :width] = rounds
+    keys[:, :width] += before.notes.importance.take(codes)
+    keys[:, :width][empty] = EMPTY
+    keys[:, width] = t + importance
+    victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
+    oldest = np.take_along_axis(rounds, np.minimum(victim, width - 1)[:, None], axis=1)[:, 0]
+    victims = np.where(over == 1, np.where(victim == width, t, oldest), NO_ROUND)
+    victims = victims.astype(np.int64).reshape(k, 1)
     more = np.flatnonzero(over > 1).tolist()
     if not more:
         return victims
