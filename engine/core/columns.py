@@ -36,8 +36,8 @@ COMPACT_AFTER = 4096
 
 
 def row_counts(mask: np.ndarray) -> np.ndarray:
-    """How many of each row's few values ``mask`` (a 2-D bool array) holds: as a product
-    with ones, several times faster than numpy's sum along so short an axis."""
+    """How many of each row's few values (under 256) ``mask`` (a 2-D bool array) holds: as
+    a product with ones, several times faster than numpy's sum along so short an axis."""
     import numpy as np
 
     return (mask.view(np.uint8) @ np.ones(mask.shape[1], np.uint8)).astype(np.int64)

@@ -22,8 +22,9 @@ from ..minds.base import RoundJudgements
 if TYPE_CHECKING:
     import numpy as np
 
-#: The retention key of an empty slot: never the lowest.
-EMPTY = 1 << 62
+#: The retention key of an empty slot: never the lowest (a round and an importance are far
+#: below it).
+EMPTY = (1 << 31) - 1
 
 
 def round_changes(
@@ -89,7 +90,7 @@ def _evicted(
     over = (rounds.shape[1] - row_counts(empty)) + 1 - capacity  # entries each edge evicts
     width = rounds.shape[1]
     # every edge's victim, kept where it evicts one (the rest evict none, or are below)
-    keys = np.empty((k, width + 1), np.int64)
+    keys = np.empty((k, width + 1), np.int32)
     keys[:, :width] = rounds
     keys[:, :width] += before.notes.importance.take(codes)
     keys[:, :width][empty] = EMPTY
