@@ -89,16 +89,24 @@ def _evicted(
     empty = rounds == NO_ROUND
     over = (rounds.shape[1] - row_counts(empty)) + 1 - capacity  # entries each edge evicts
     width = rounds.shape[1]
-    # every edge's victim, kept where it evicts one (the rest evict none, or are below)
-    keys = np.empty((k, width + 1), np.int32)
-    keys[:, :width] = rounds
-    keys[:, :width] += before.notes.importance.take(codes)
-    keys[:, :width][empty] = EMPTY
-    keys[:, width] = t + importance
+    victims = np.full((k, 1), NO_ROUND, np.int64)  # the round each edge evicts, if one
+    one = over == 1
+    # the victims of the edges that evict one: of every edge when most do (no gather),
+    # kept where one is evicted
+    at = slice(None) if 2 * int(np.count_nonzero(one)) > k else np.flatnonzero(one)
+    slots, empties = rounds[at], empty[at]
+    keys = np.empty((len(slots), width + 1), np.int32)
+    keys[:, :width] = slots
+    keys[:, :width] += before.notes.importance.take(codes[at])
+    keys[:, :width][empties] = EMPTY
+    keys[:, width] = t + importance[at]
     victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
-    oldest = np.take_along_axis(rounds, np.minimum(victim, width - 1)[:, None], axis=1)[:, 0]
-    victims = np.where(over == 1, np.where(victim == width, t, oldest), NO_ROUND)
-    victims = victims.astype(np.int64).reshape(k, 1)
+    oldest = np.take_along_axis(slots, np.minimum(victim, width - 1)[:, None], axis=1)[:, 0]
+    chosen = np.where(victim == width, t, oldest)
+    if isinstance(at, slice):
+        victims[one, 0] = chosen[one]
+    else:
+        victims[at, 0] = chosen
     more = np.flatnonzero(over > 1).tolist()
     if not more:
         return victims
