@@ -86,7 +86,8 @@ class Deciders:
     """The agents who weigh candidate acts together (rows), with what their weighing reads
     beside their contexts, in arrays over the scenario's agents (columns): favorability,
     rival or enemy status, in-group bias (:data:`.params.OUTGROUP` toward another faction's
-    members), brokers and prior lenses."""
+    members), brokers and prior lenses. The arrays are read only (they may be the state's
+    own)."""
 
     __slots__ = ("bias", "brokers", "ctxs", "fav", "index", "lenses", "peers", "rivals")
 

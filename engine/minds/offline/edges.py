@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ...core.changes import CODE, overrides
-from ...core.columns import HOSTILE_CODES
+from ...core.columns import hostile_codes
 from ...core.rounding import rounded
 from ...core.rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
 from ...core.scenario import Status
@@ -218,7 +218,7 @@ def judged_edges(
     own = mine[:, None] & (agents[None, :] == said.target[rows][:, None])
     fav = columns.fav[rows]
     codes = columns.status[rows]
-    feud = np.isin(codes, HOSTILE_CODES)
+    feud = hostile_codes(codes)
     og = outgroup[rows]
     bias = np.where(og, OUTGROUP, 0.0)
     warm = np.zeros((r, n))
@@ -328,7 +328,7 @@ def judged_edges(
     o[faded] = _NEUTRAL
     notes.add(FADED, faded, as_col)
     if dynamics.version > 1:
-        hostile = np.where(o >= 0, np.isin(o, HOSTILE_CODES), feud)
+        hostile = np.where(o >= 0, hostile_codes(o), feud)
         d = _settled(d, fav, hostile, None if start is None else start[rows], dynamics)
     return _ordered(ctxs, rows, judged, d, o, notes, said, vis, own)
 

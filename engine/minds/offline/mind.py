@@ -290,7 +290,9 @@ class OfflineMind:
         import numpy as np
 
         index = self._index
-        rows = [index[ctx.name] for ctx in ctxs]
+        rows: Sequence[int] | slice = [index[ctx.name] for ctx in ctxs]
+        if rows == list(range(len(index))):  # every agent in order: the arrays as they are
+            rows = slice(None)
         columns = ctxs[0].view.columns
         if columns.names == list(index) and all(c.view.columns is columns for c in ctxs):
             fav = columns.fav[rows]
