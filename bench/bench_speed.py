@@ -6,11 +6,15 @@ generated from a seed (bench/casts.py), as whole processes.
     .venv/bin/python bench/bench_speed.py export report     # export 100x100, report 300x20
     .venv/bin/python bench/bench_speed.py app               # the app's first screen in tmux
     .venv/bin/python bench/bench_speed.py step keys --agents 300  # n, each key's response
+    .venv/bin/python bench/bench_speed.py alternate --agents 100   # saved vs unsaved, one process
 
 ``rounds``: a saved round is ``socialsim run FILE -q`` of ``hi`` rounds minus one of ``lo``
 rounds, over ``hi - lo`` (the start-up and the first rounds cancel); an unsaved round is the
 same difference of a whole process playing the run unsaved (``Simulation.new(...).run()``),
-measured beside it in the same run, so their ratio is the cost of saving. ``export`` and
+measured beside it in the same run, so their ratio is the cost of saving. ``alternate``
+plays a saved and an unsaved ``Simulation`` of the cast in one process, a round of each in
+turn (which goes first alternating), and sums each one's CPU (``process_time``) over the
+same rounds: a loaded machine slows both alike. ``export`` and
 ``report`` time ``socialsim export`` and ``socialsim report`` of a saved run; ``app`` starts
 ``socialsim tui RUN`` in a 160x48 tmux window and waits for its first full screen (the
 status line names the last round and the screen stops changing); ``step`` presses ``n`` in
@@ -60,6 +64,28 @@ sc = load_scenario_file(Path(sys.argv[1]))
 asyncio.run(Simulation.new(sc, seed=1, rounds=int(sys.argv[2])).run())
 """
 
+_ALTERNATE = """
+import asyncio, sys, tempfile, time
+from pathlib import Path
+from engine.core.scenario import load_scenario_file
+from engine.round.simulation import Simulation
+from engine.saves.store import SaveStore
+sc = load_scenario_file(Path(sys.argv[1]))
+lo, hi = int(sys.argv[2]), int(sys.argv[3])
+saved = Simulation.new(sc, seed=1, store=SaveStore(tempfile.mkdtemp(dir=sys.argv[4])), rounds=hi)
+unsaved = Simulation.new(sc, seed=1, rounds=hi)
+cpu = {"saved": 0.0, "unsaved": 0.0}
+async def main():
+    for r in range(1, hi + 1):
+        for kind, sim in (("saved", saved), ("unsaved", unsaved))[:: 1 if r % 2 else -1]:
+            t0 = time.process_time()
+            await sim.run(1)
+            if r > lo:
+                cpu[kind] += time.process_time() - t0
+asyncio.run(main())
+saved.close()
+print(cpu["saved"] / (hi - lo), cpu["unsaved"] / (hi - lo))
+"""
 
 #: The checkout whose engine and app play (``--root``).
 PLAY = [ROOT]
@@ -148,6 +174,28 @@ def rounds_bench(args: argparse.Namespace, folder: Path) -> None:
         print(f"{pad}saved / unsaved (run by run): {spread(ratios, '')}, {ratio}")
         if n in SAVED_TARGET:
             print(f"{pad}saved round: {verdict(statistics.median(saved), SAVED_TARGET[n])}")
+
+
+def alternate_bench(args: argparse.Namespace, folder: Path) -> None:
+    print("## A saved round beside an unsaved one, alternating in one process (CPU)")
+    for n in args.agents:
+        lo, hi = WINDOWS.get(n, (10, 30))
+        file = write_cast(folder / f"cast{n}.toml", n, args.seed, hi)
+        saved, unsaved = [], []
+        for _ in range(args.runs):
+            argv = [sys.executable, "-c", _ALTERNATE, str(file), str(lo), str(hi), str(folder)]
+            done = subprocess.run(argv, env=_env(), capture_output=True, text=True, check=True)
+            s, u = map(float, done.stdout.split())
+            saved.append(s)
+            unsaved.append(u)
+        ratios = [s / u for s, u in zip(saved, unsaved, strict=True)]
+        print(f"{n} agents, rounds {lo}..{hi}, seed {args.seed}:")
+        print(f"    saved round: CPU {spread(saved, 'ms', 1e3)}")
+        print(f"    unsaved round: CPU {spread(unsaved, 'ms', 1e3)}")
+        ratio = verdict(statistics.median(ratios), RATIO_TARGET)
+        print(f"    saved / unsaved (run by run): {spread(ratios, '')}, {ratio}")
+        if n in SAVED_TARGET:
+            print(f"    saved round: {verdict(statistics.median(saved), SAVED_TARGET[n])}")
 
 
 def _saved_run(n: int, rounds: int, args: argparse.Namespace, folder: Path) -> tuple[Path, str]:
@@ -438,7 +486,9 @@ def _quote(text: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "what", nargs="+", choices=("rounds", "export", "report", "app", "step", "keys")
+        "what",
+        nargs="+",
+        choices=("rounds", "alternate", "export", "report", "app", "step", "keys"),
     )
     parser.add_argument("--agents", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--seed", type=int, default=1)
@@ -454,6 +504,7 @@ def main() -> None:
         for what in args.what:
             {
                 "rounds": rounds_bench,
+                "alternate": alternate_bench,
                 "export": export_bench,
                 "report": report_bench,
                 "app": app_bench,

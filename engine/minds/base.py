@@ -29,6 +29,10 @@ A = TypeVar("A", bound=BaseModel)
 TokenSink = Callable[[str], None]
 
 
+def no_sink(piece: str) -> None:
+    """The sink of words nobody reads (a mind may skip cutting its words for it)."""
+
+
 @dataclass(frozen=True)
 class PastRound:
     """What one agent observed in an earlier round."""

@@ -34,7 +34,14 @@ from ..core.state import (
 )
 from ..errors import InterventionError
 from ..minds import AgentContext, Mind
-from ..minds.base import DecidesAtOnce, Judgements, PastRound, RoundJudgements, RuleJudge
+from ..minds.base import (
+    DecidesAtOnce,
+    Judgements,
+    PastRound,
+    RoundJudgements,
+    RuleJudge,
+    no_sink,
+)
 from ..saves.runmeta import ScheduledEvent
 from .events import AgentDecided, AgentSpoke, SimEvent, StateUpdated, TokenStreamed
 from .updates import round_changes
@@ -210,7 +217,8 @@ async def take_turns(
                 if stage.wants(TokenStreamed):  # an event a word: built only for a listener
                     stage.emit(TokenStreamed(run_id=stage.run_id, round=t, agent=me, text=piece))
 
-            text = (await minds.speak(ctx, decisions[me], sink))[:MAX_UTTERANCE_CHARS]
+            words = sink if stage.wants(TokenStreamed) else no_sink
+            text = (await minds.speak(ctx, decisions[me], words))[:MAX_UTTERANCE_CHARS]
         if not text.strip():  # a failed or empty utterance is silence, not a blank turn
             actions[me] = action.model_copy(
                 update={

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
-from ..core.columns import StateColumns
+from ..core.columns import StateColumns, row_counts
 from ..core.rounding import rounded
 from ..core.rules import MAX_FAV_DELTA, apply_emotion, apply_need, threshold_codes
 from ..core.state import EmotionChange
@@ -22,8 +22,9 @@ from ..minds.base import RoundJudgements
 if TYPE_CHECKING:
     import numpy as np
 
-#: The retention key of an empty slot: never the lowest.
-EMPTY = 1 << 62
+#: The retention key of an empty slot: never the lowest (a round and an importance are far
+#: below it).
+EMPTY = (1 << 31) - 1
 
 
 def round_changes(
@@ -77,31 +78,18 @@ def _evicted(
     """The rounds of the entries each edge evicts when it remembers a new entry of
     ``importance`` (:func:`~engine.core.rules.remember`: the lowest importance + round,
     the oldest of a tie; the round's own when the new entry is the one), as
-    :attr:`RoundChanges.evicted` holds them."""
+    :attr:`RoundChanges.evicted` holds them. Worked out :data:`CHUNK` edges at a time (a
+    thousand agents' million edges would make each step's array tens of MB)."""
     import numpy as np
 
     k = len(rows)
     victims = np.full((k, 1), NO_ROUND, np.int64)  # the round each edge evicts, if one
-    if not k:
-        return victims
-    rounds = before.rounds_at(rows, cols).astype(np.int64)
-    count = (rounds != NO_ROUND).sum(axis=1)
-    over = count + 1 - capacity  # how many entries each edge evicts
-    width = rounds.shape[1]
-    one = np.flatnonzero(over == 1)
-    if len(one):
-        keys = np.empty((len(one), width + 1), np.int64)
-        slots = rounds[one]
-        keys[:, :width] = np.where(
-            slots == NO_ROUND, EMPTY, slots + before.importance_at(rows[one], cols[one])
-        )
-        keys[:, width] = t + importance[one]
-        victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
-        full = np.empty((len(one), width + 1), np.int64)
-        full[:, :width] = slots
-        full[:, width] = t
-        victims[one, 0] = full[np.arange(len(one)), victim]
-    more = np.flatnonzero(over > 1).tolist()
+    more: list[int] = []  # the edges that evict more than one
+    for first in range(0, k, CHUNK):
+        part = slice(first, first + CHUNK)
+        out = victims[part]  # (a view: written through)
+        over = _victims(before, rows[part], cols[part], t, importance[part], capacity, out)
+        more += (np.flatnonzero(over > 1) + first).tolist()
     if not more:
         return victims
     evicted = [[] if r == NO_ROUND else [r] for r in victims[:, 0].tolist()]
@@ -109,7 +97,9 @@ def _evicted(
         held = [
             (r, i)
             for r, i in zip(
-                rounds[m].tolist(), before.importance_at(rows[m], cols[m]).tolist(), strict=True
+                before.rounds_at(rows[m], cols[m]).tolist(),
+                before.importance_at(rows[m], cols[m]).tolist(),
+                strict=True,
             )
             if r != NO_ROUND
         ]
@@ -120,6 +110,47 @@ def _evicted(
         kept = {r for r, _ in entries}
         evicted[m] = [r for r, _ in held if r not in kept] + ([] if t in kept else [t])
     return evicted_array(evicted)
+
+
+#: Edges :func:`_evicted` works out at a time.
+CHUNK = 1 << 16
+
+
+def _victims(
+    before: StateColumns,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    t: int,
+    importance: np.ndarray,
+    capacity: int,
+    victims: np.ndarray,
+) -> np.ndarray:
+    """How many entries each edge (rows[k], cols[k]) evicts; the round of the one evicted
+    where it is one goes into ``victims`` (this part of them)."""
+    import numpy as np
+
+    codes = before.slots_at(rows, cols)
+    rounds = before.notes.rounds.take(codes)
+    empty = rounds == NO_ROUND
+    width = rounds.shape[1]
+    over = (width - row_counts(empty)) + 1 - capacity
+    one = over == 1
+    # the victims of the edges that evict one: of every edge when most do (no gather)
+    at = slice(None) if 2 * int(np.count_nonzero(one)) > len(rows) else np.flatnonzero(one)
+    slots, empties = rounds[at], empty[at]
+    keys = np.empty((len(slots), width + 1), np.int32)
+    keys[:, :width] = slots
+    keys[:, :width] += before.notes.importance.take(codes[at])
+    keys[:, :width][empties] = EMPTY
+    keys[:, width] = t + importance[at]
+    victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
+    oldest = np.take_along_axis(slots, np.minimum(victim, width - 1)[:, None], axis=1)[:, 0]
+    chosen = np.where(victim == width, t, oldest)
+    if isinstance(at, slice):
+        victims[np.flatnonzero(one), 0] = chosen[one]
+    else:
+        victims[at, 0] = chosen
+    return over
 
 
 def _agents(

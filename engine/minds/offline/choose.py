@@ -3,7 +3,7 @@ repair and escalation act on what it does."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ...core.scenario import Archetype
@@ -42,16 +42,16 @@ class Options:
         self,
         first: Option,
         others: Sequence[str],
-        table: np.ndarray,
-        given: np.ndarray,
+        slots: list[int],
+        weights: list[float],
         mode: Mode,
         tail: list[Option],
     ) -> None:
-        """``table[k]``: the weights of the acts toward ``others[k]``, those ``given``."""
+        """``slots``: the acts given toward ``others`` (``3k + kind``: kind of
+        :data:`TOWARD` toward ``others[k]``), in order; ``weights``: theirs."""
         self._first, self._others, self._mode, self._tail = first, others, mode, tail
-        slots = given.ravel().nonzero()[0]
-        self._slots: list[int] = slots.tolist()
-        self.weights: list[float] = [first[0], *table.ravel()[slots].tolist()]
+        self._slots = slots
+        self.weights: list[float] = [first[0], *weights]
         self.weights += [w for w, *_ in tail]
 
     def act(self, k: int) -> Option:
@@ -86,7 +86,8 @@ class Deciders:
     """The agents who weigh candidate acts together (rows), with what their weighing reads
     beside their contexts, in arrays over the scenario's agents (columns): favorability,
     rival or enemy status, in-group bias (:data:`.params.OUTGROUP` toward another faction's
-    members), brokers and prior lenses."""
+    members), brokers and prior lenses. The arrays are read only (they may be the state's
+    own)."""
 
     __slots__ = ("bias", "brokers", "ctxs", "fav", "index", "lenses", "peers", "rivals")
 
@@ -146,23 +147,62 @@ def candidates(who: Deciders, seen: LastRound) -> list[Options]:
                 if other in who.index:
                     warm[row, who.index[other]] = sign
         _lean(friendly, hostile, ATTITUDE_WARMTH * warm)
-    table = np.stack(
-        (hostile * aggression[:, None] * (1.0 + bias), friendly * temper[:, 1:], 0.5 * friendly),
-        axis=2,
-    )
     confides = np.array([bool(c.persona.private_info or c.persona.evidence) for c in ctxs])
     given = np.stack(
         (hostile > 0, friendly > 0, (friendly > 0) & (fav >= 0.4) & confides[:, None]), axis=2
     )
+
+    def weigh(rows: np.ndarray, cols: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+        """The weight of act ``kinds[k]`` of :data:`TOWARD` of row ``rows[k]`` toward
+        agent ``cols[k]`` (worked out for the acts given only)."""
+        weights = np.empty(len(rows))
+        for kind in range(3):
+            at = np.flatnonzero(kinds == kind)
+            r, c = rows[at], cols[at]
+            if kind == 0:
+                weights[at] = hostile[r, c] * aggression[r] * (1.0 + bias[r, c])
+            else:
+                weights[at] = friendly[r, c] * temper[r, 1] if kind == 1 else 0.5 * friendly[r, c]
+        return weights
+
     options = []
+    given_acts = _given(given, [peers.at for peers in who.peers], weigh)
     for row, (ctx, lens, peers) in enumerate(zip(ctxs, who.lenses, who.peers, strict=True)):
         arch, follow = archs[row], lens.influence
         first: Option = (1.6 if arch is Archetype.ANALYTICAL else 1.0, "neutral", ALL, Mode.PUBLIC)
         mode = Mode.PRIVATE if arch is Archetype.RESERVED else Mode.PUBLIC
         tail = _follow_options(ctx.name, _others_acts(ctx), follow) if follow else []
-        at = peers.at
-        options.append(Options(first, peers.names, table[row, at], given[row, at], mode, tail))
+        slots, weights = given_acts[row]
+        options.append(Options(first, peers.names, slots, weights, mode, tail))
     return options
+
+
+def _given(
+    given: np.ndarray,
+    at: Sequence[np.ndarray],
+    weigh: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
+) -> list[tuple[list[int], list[float]]]:
+    """Each row's acts ``given`` toward its others (``at[row]``: their columns): their
+    slots (``3k + kind`` toward the k-th other) and weights (``weigh``'s), read for every
+    row at once when the rows have as many others."""
+    import numpy as np
+
+    count = len(at)
+    if not count:
+        return []
+    if all(len(a) == len(at[0]) for a in at):
+        columns = np.stack(at)
+        where, slots = given[np.arange(count)[:, None], columns].reshape(count, -1).nonzero()
+        cols = columns[where, slots // 3]
+    else:  # others of different lengths: row by row
+        each = [given[row, a].ravel().nonzero()[0] for row, a in enumerate(at)]
+        where = np.repeat(np.arange(count), [len(e) for e in each])
+        slots = np.concatenate(each)
+        cols = np.concatenate([a[e // 3] for a, e in zip(at, each, strict=True)]).astype(np.intp)
+    weights = weigh(where, cols, slots % 3).tolist()
+    ends = np.cumsum(np.bincount(where, minlength=count)).tolist()
+    slot_list = slots.tolist()
+    return [(slot_list[a:b], weights[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 def _others_acts(ctx: AgentContext) -> list[Action]:

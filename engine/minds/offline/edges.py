@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ...core.changes import CODE, overrides
-from ...core.columns import HOSTILE_CODES
+from ...core.columns import hostile_codes
 from ...core.rounding import rounded
 from ...core.rules import MAX_FAV_DELTA, RIVAL_AT, ReadAct
 from ...core.scenario import Status
@@ -218,7 +218,7 @@ def judged_edges(
     own = mine[:, None] & (agents[None, :] == said.target[rows][:, None])
     fav = columns.fav[rows]
     codes = columns.status[rows]
-    feud = np.isin(codes, HOSTILE_CODES)
+    feud = hostile_codes(codes)
     og = outgroup[rows]
     bias = np.where(og, OUTGROUP, 0.0)
     warm = np.zeros((r, n))
@@ -328,7 +328,7 @@ def judged_edges(
     o[faded] = _NEUTRAL
     notes.add(FADED, faded, as_col)
     if dynamics.version > 1:
-        hostile = np.where(o >= 0, np.isin(o, HOSTILE_CODES), feud)
+        hostile = np.where(o >= 0, hostile_codes(o), feud)
         d = _settled(d, fav, hostile, None if start is None else start[rows], dynamics)
     return _ordered(ctxs, rows, judged, d, o, notes, said, vis, own)
 
@@ -458,21 +458,22 @@ def _ordered(
     order = np.where(vis, said.order[None, :], len(said.spoke) + 1)
     order = np.where(own, np.minimum(order, said.order[rows][:, None]), order)
     row_of, col = np.nonzero(judged)
-    row_of, col = _by_row_then(row_of, col, order[row_of, col])
-    chosen = best[row_of * n + col]
+    row_of, col = _by_row_then(row_of, col, order.take(row_of * n + col))
+    at = row_of * n + col  # each edge's place among the observers' rows, flat
+    chosen = best.take(at)
     width = max(len(summaries), 1)
     noted = chosen >= 0
     importance = np.where(noted, chosen // width, 1)
-    # an edge without a note: "j was present", one note for each such j
-    present = np.unique(col[~noted])
+    # an edge without a note: "j was present", one note for each such j (in order)
+    present = np.flatnonzero(np.bincount(col[~noted], minlength=n))
     note = np.where(noted, chosen % width, len(summaries) + np.searchsorted(present, col))
     opening = f"Round {ctxs[0].round}: "
     summaries += [f"{opening}{names[j]} was present." for j in present.tolist()]
     edges = JudgedEdges(
         rows[row_of],
         col,
-        rounded(d[row_of, col], 4),
-        o[row_of, col],
+        rounded(d.take(at), 4),
+        o.take(at),
         summaries,
         note.astype(np.intp),
         importance.astype(np.int64),

@@ -16,7 +16,15 @@ from ...core.rules import HISTORY_WINDOW, ReadAct, read_acts
 from ...core.scenario import Archetype, Scenario
 from ...core.state import ALL, Action, Decision, Mode
 from ...core.values import s_self
-from ..base import A, AgentContext, JudgedEdges, RelationJudgement, RoundJudgements, TokenSink
+from ..base import (
+    A,
+    AgentContext,
+    JudgedEdges,
+    RelationJudgement,
+    RoundJudgements,
+    TokenSink,
+    no_sink,
+)
 from ..planner import plan
 from ..question import Question
 from ..spec import DYNAMICS_VERSION, OFFLINE_LABEL, Offline
@@ -282,7 +290,9 @@ class OfflineMind:
         import numpy as np
 
         index = self._index
-        rows = [index[ctx.name] for ctx in ctxs]
+        rows: Sequence[int] | slice = [index[ctx.name] for ctx in ctxs]
+        if rows == list(range(len(index))):  # every agent in order: the arrays as they are
+            rows = slice(None)
         columns = ctxs[0].view.columns
         if columns.names == list(index) and all(c.view.columns is columns for c in ctxs):
             fav = columns.fav[rows]
@@ -312,8 +322,9 @@ class OfflineMind:
         rng, past = self._rng(ctx, "speak"), self._past(ctx)
         heard, variety = Heard(past, ctx.heard), self.dynamics.variety
         text = utterance(ctx, decision, rng, self._said(ctx, past), heard, variety)
-        for word in text.split(" "):
-            sink(word + " ")
+        if sink is not no_sink:
+            for word in text.split(" "):
+                sink(word + " ")
         return text
 
     async def judge_emotion(self, ctx: AgentContext, observed: list[Action]) -> float:

@@ -5,7 +5,7 @@ while the agent remembers saying it."""
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 
 from ...core.scenario import Archetype
@@ -243,11 +243,16 @@ def utterance(
     )
     prefix = f"({jab}, I heard that.) " if jab and decision.mode is Mode.PUBLIC else ""
     news = topic(ctx, said)
-    if news and not any(plain(news) in o.lower() for o in options):  # news comes first
-        prefix += news[:1].upper() + news[1:] + ". "
-    texts = [prefix + o for o in options]
+    if news:
+        options = list(options)
+        if not any(plain(news) in o.lower() for o in options):  # news comes first
+            prefix += news[:1].upper() + news[1:] + ". "
+    texts = (prefix + o for o in options)  # made only until one was not said lately
+    first = next(texts)
+    if first.lower() not in said:
+        return first
     return next((x for x in texts if x.lower() not in said), None) or next(
-        (a + texts[0] for a in AGAIN if (a + texts[0]).lower() not in said), AGAIN[0] + texts[0]
+        (a + first for a in AGAIN if (a + first).lower() not in said), AGAIN[0] + first
     )
 
 
@@ -278,7 +283,7 @@ class _Speech:
         k = ctx.round % len(combos)
         return [combos[(k + step) % len(combos)] for step in range(TRIED)]
 
-    def confidences(self, t: str) -> list[str]:
+    def confidences(self, t: str) -> Iterable[str]:
         """A secret not yet told (in the agent's memory, to anyone), in its own voice, else
         a reference to what was told."""
         ctx, rng = self.ctx, self.rng
@@ -304,7 +309,7 @@ class _Speech:
             return [v.format(t=t) for v in self.phrasings(TOLD if confided else UNTOLD)]
         return _fill(self.phrasings(CONFIDE), self.own_points(t), t)
 
-    def arguments(self, stance: Stance, target: str | None, heard: Heard) -> list[str]:
+    def arguments(self, stance: Stance, target: str | None, heard: Heard) -> Iterable[str]:
         """A point for or against the target in the agent's voice, agreeing only with
         someone it heard speak. A supporter argues the target's case as it heard it (or
         adds a fact of its own); with neither, it backs the target without a point."""
@@ -385,9 +390,10 @@ def _opened(opener: str, variant: str) -> str:
     return opener + variant[:1].lower() + variant[1:]
 
 
-def _fill(variants: Sequence[str], points: Sequence[str], t: str) -> list[str]:
-    """Every variant with every point, the first point first."""
-    return [v.format(t=t, p=p, P=p[:1].upper() + p[1:]) for p in points for v in variants]
+def _fill(variants: Sequence[str], points: Sequence[str], t: str) -> Iterator[str]:
+    """Every variant with every point, the first point first (each made when it is read:
+    an utterance reads them only until one was not said lately)."""
+    return (v.format(t=t, p=p, P=p[:1].upper() + p[1:]) for p in points for v in variants)
 
 
 def _addressee(act: Action) -> str | None:
