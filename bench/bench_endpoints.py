@@ -46,7 +46,7 @@ for _path in (ROOT, ROOT / "tests", ROOT / "bench"):
         sys.path.insert(0, str(_path))
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
 
-from bench_local import Server, free_port  # noqa: E402
+from bench_local import Server, free_port, serving  # noqa: E402
 from cast import write_cast  # noqa: E402
 from llm_stub import StubLLM  # noqa: E402
 
@@ -206,34 +206,15 @@ def round_two(
     return time.perf_counter() - started, sizes
 
 
-@contextlib.contextmanager
-def llama_cpp_server(binary: str, log: Path, model: Path, threads: int) -> Iterator[Server]:
+def llama_cpp_server(
+    binary: str, log: Path, model: Path, threads: int
+) -> contextlib.AbstractContextManager[Server]:
     """llama.cpp's own ``llama-server`` with its defaults (slots and host prompt cache) on a
     free loopback port, ``threads`` threads."""
-    import httpx
-
     port = free_port()
     command = [binary, "-m", str(model), "--alias", "gemma", "--host", "127.0.0.1",
                "--port", str(port), "-t", str(threads)]  # fmt: skip
-    with log.open("w") as out:
-        proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise SystemExit(f"llama-server exited ({proc.returncode}); see {log}")
-            with contextlib.suppress(httpx.HTTPError):
-                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                    break
-            time.sleep(1)
-        else:
-            raise SystemExit(f"llama-server did not start in 180 s; see {log}")
-        yield Server(url, proc)
-    finally:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(10)
+    return serving(command, port, log)
 
 
 #: A prompt's evaluated tokens in llama-server's log ("prompt eval time = ... / N tokens").

@@ -124,7 +124,6 @@ def llama_server(
     """llama-cpp-python's server with Gemma 3 270M on a free loopback port (``cache``: with
     its prompt cache, ``--cache true``; ``threads``: ``--n_threads``, 0 for its default;
     ``extra``: more of its options)."""
-    import httpx
 
     port = free_port()
     command = [
@@ -134,7 +133,16 @@ def llama_server(
     ]  # fmt: skip
     command += ["--cache", "true"] if cache else []
     command += ["--n_threads", str(threads)] if threads else []
-    command += list(extra)
+    with serving([*command, *extra], port, log) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def serving(command: list[str], port: int, log: Path) -> Iterator[Server]:
+    """The server ``command`` starts on loopback ``port`` (its output in ``log``), once its
+    ``/v1/models`` answers; stopped at the end."""
+    import httpx
+
     with log.open("w") as out:
         proc = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/v1"
