@@ -56,6 +56,13 @@ class Ties:
     liked_by: tuple[Tie, ...]
     disliked_by: tuple[Tie, ...]
 
+    def top(self, limit: int) -> Ties:
+        """The ``limit`` strongest of each kind (as :func:`ties_of` with that limit)."""
+        return Ties(
+            self.likes[:limit], self.dislikes[:limit], self.liked_by[:limit],
+            self.disliked_by[:limit],
+        )  # fmt: skip
+
 
 def ties_of(state: StateLike, agent: str, limit: int = 3) -> Ties:
     """The ``limit`` strongest ties of ``agent`` of each kind (what rounds to 0.00 is none)."""

@@ -69,8 +69,9 @@ def ties_lines(state: StateLike, agent: str, width: int) -> Text:
     ``→ Walter +.69 Sebastian -.62`` (its regard for them), ``← Walter +.70 Rafael -.30``
     (theirs for it)."""
     forms = []
+    strongest = ties_of(state, agent, 3)  # each edge read once for every form
     for limit in (3, 2, 1):
-        t = ties_of(state, agent, limit)
+        t = strongest.top(limit)
         forms.append(
             [
                 _tie_line((("likes", t.likes), ("dislikes", t.dislikes)), "likes: none yet"),
@@ -81,7 +82,7 @@ def ties_lines(state: StateLike, agent: str, width: int) -> Text:
             ]
         )
     for limit in (2, 1):
-        t = ties_of(state, agent, limit)
+        t = strongest.top(limit)
         forms.append(
             [
                 _tie_line((("→", t.likes + t.dislikes),), "→ no ties yet"),

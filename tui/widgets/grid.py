@@ -9,8 +9,9 @@ a 100 × 100 grid costs building its segments, not laying out 10,000 widgets or 
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import accumulate
+from typing import overload
 
 from rich.segment import Segment
 from rich.style import Style
@@ -22,6 +23,34 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 NOT_REVERSED = Style(reverse=False)
+
+
+class LazyCells(Sequence[Segment]):
+    """A row's cells, each made when first drawn (``make(k)``: cell ``k``)."""
+
+    def __init__(self, count: int, make: Callable[[int], Segment]) -> None:
+        self._count, self._make = count, make
+        self._made: dict[int, Segment] = {}
+
+    def __len__(self) -> int:
+        return self._count
+
+    @overload
+    def __getitem__(self, index: int) -> Segment: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Segment]: ...
+
+    def __getitem__(self, index: int | slice) -> Segment | Sequence[Segment]:
+        if isinstance(index, slice):
+            return [self[k] for k in range(self._count)[index]]
+        if not -self._count <= index < self._count:
+            raise IndexError(index)
+        index %= self._count
+        cell = self._made.get(index)
+        if cell is None:
+            cell = self._made[index] = self._make(index)
+        return cell
 
 
 class Grid(ScrollView, can_focus=True):
@@ -56,7 +85,7 @@ class Grid(ScrollView, can_focus=True):
         super().__init__(**kwargs)
         self.head: list[list[Segment]] = []
         self.labels: list[Segment] = []
-        self.cells: Sequence[list[Segment]] = []
+        self.cells: Sequence[Sequence[Segment]] = []
         self.widths: list[int] = []
         self.label_width = 0
         self.cursor = (0, 0)
@@ -66,7 +95,7 @@ class Grid(ScrollView, can_focus=True):
         self,
         head: list[list[Segment]],
         labels: list[Segment],
-        cells: Sequence[list[Segment]],
+        cells: Sequence[Sequence[Segment]],
         widths: list[int],
     ) -> None:
         """New header lines (one segment per column), row labels and cells (``cells[r][c]``
@@ -157,6 +186,7 @@ class Grid(ScrollView, can_focus=True):
         row, col = self.cursor
         lead = self.get_component_rich_style("grid--cursor-head")
         mark: Style | None = lead
+        line: Sequence[Segment]
         if y < len(self.head):
             label = Segment(" " * self.label_width)
             line = self.head[y]
@@ -169,19 +199,17 @@ class Grid(ScrollView, can_focus=True):
                 label = Segment(label.text, (label.style or Style()) + lead)
             line = self.cells[r]
             mark = self.get_component_rich_style("grid--cursor") if r == row else None
-        if mark is not None and line:  # the cursor: underlined on its own colour, never reversed
-            cell = line[col]
-            line = [
-                *line[:col],
-                Segment(cell.text, (cell.style or Style()) + NOT_REVERSED + mark),
-                *line[col + 1 :],
-            ]
-        # Only the cells in view become a strip (a row of a large cast holds hundreds).
+        # Only the cells in view are made and become a strip (a large cast's row holds
+        # hundreds).
         left = round(self.scroll_x)
         first = max(0, bisect_right(self._starts, left) - 1)
         last = bisect_left(self._starts, left + self.view_width)
+        shown = list(line[first:last])
+        if mark is not None and first <= col < last:  # the cursor: on its colour, not reversed
+            cell = shown[col - first]
+            shown[col - first] = Segment(cell.text, (cell.style or Style()) + NOT_REVERSED + mark)
         x = left - self._starts[first]
-        cells = Strip(line[first:last]).crop(x, x + self.view_width)
+        cells = Strip(shown).crop(x, x + self.view_width)
         return (
             Strip.join([Strip([label]), cells])
             .apply_style(base)

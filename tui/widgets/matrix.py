@@ -46,7 +46,7 @@ from ..relations import (
     selected_names,
     short_fav,
 )
-from .grid import Grid
+from .grid import Grid, LazyCells
 from .style import STATUS_GLYPH, fav_style
 
 LEGEND = "+ ally · neutral ~ rival x enemy"
@@ -268,24 +268,24 @@ def sticky_example(state: StateLike) -> str | None:
     return None
 
 
-class LazyRows(Sequence[list[Segment]]):
+class LazyRows(Sequence[Sequence[Segment]]):
     """The grid's rows, each built when first drawn: a new state costs the rows in view."""
 
-    def __init__(self, names: Sequence[str], build: Callable[[str], list[Segment]]) -> None:
+    def __init__(self, names: Sequence[str], build: Callable[[str], Sequence[Segment]]) -> None:
         self._names = names
         self._build = build
-        self._rows: dict[int, list[Segment]] = {}
+        self._rows: dict[int, Sequence[Segment]] = {}
 
     def __len__(self) -> int:
         return len(self._names)
 
     @overload
-    def __getitem__(self, index: int) -> list[Segment]: ...
+    def __getitem__(self, index: int) -> Sequence[Segment]: ...
 
     @overload
-    def __getitem__(self, index: slice) -> Sequence[list[Segment]]: ...
+    def __getitem__(self, index: slice) -> Sequence[Sequence[Segment]]: ...
 
-    def __getitem__(self, index: int | slice) -> list[Segment] | Sequence[list[Segment]]:
+    def __getitem__(self, index: int | slice) -> Sequence[Segment] | Sequence[Sequence[Segment]]:
         if isinstance(index, slice):
             return [self[k] for k in range(len(self))[index]]
         row = self._rows.get(index)
@@ -538,36 +538,35 @@ class FavMatrix(Vertical):
         sign = self._signs.get(i, {}).get(j)
         return UNSTATED if sign is None else SIGN_CELL[sign]
 
-    def _cells(self, row: str) -> list[Segment]:
-        """Row ``row`` of the current layout, each cell right-aligned after a space (a
-        ``│`` where a faction's columns open)."""
+    def _cells(self, row: str) -> LazyCells:
+        """Row ``row`` of the current layout, each cell (made when drawn) right-aligned
+        after a space (a ``│`` where a faction's columns open)."""
         layout = self.layout_
         assert layout is not None
         values = layout.density == "values"
         bands = not values and self.app.no_color  # no colour: the glyph carries the value
         r = self._rows.index(row)
         rule = " underline" if r in layout.ends else ""  # the last row of a faction
-        cells = []
-        for k, w in enumerate(layout.col_widths):
+        relations = self.state.agents[row].relations if not self.overlay else None
+
+        def cell(k: int) -> Segment:
+            w = layout.col_widths[k]
             i, j = self._pair(r, k)
             lead = "│" if k in layout.starts else " "
             if i == j:
-                cells.append(
-                    Segment(lead + ("—" if values else "\\").rjust(w), _style("dim" + rule))
-                )
-            elif self.overlay:
+                return Segment(lead + ("—" if values else "\\").rjust(w), _style("dim" + rule))
+            if relations is None:
                 glyph, full, style, _ = self._prior_cell(i, j)
-                body = (full if values else glyph).rjust(w)
-                cells.append(Segment(lead + body, _style(style + rule)))
+                return Segment(lead + (full if values else glyph).rjust(w), _style(style + rule))
+            rel = self.state.agents[i].relations[j] if i != row else relations[j]
+            style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "") + rule
+            if values:
+                body = short_fav(rel.fav) + STATUS_GLYPH[rel.status]
             else:
-                rel = self.state.agents[i].relations[j]
-                style = fav_style(rel.fav) + (" reverse" if (i, j) in self.changed else "") + rule
-                if values:
-                    body = short_fav(rel.fav) + STATUS_GLYPH[rel.status]
-                else:
-                    body = BAND_GLYPH[fav_band(rel.fav)] if bands else STATUS_GLYPH[rel.status]
-                cells.append(Segment(lead + body.rjust(w), _style(style)))
-        return cells
+                body = BAND_GLYPH[fav_band(rel.fav)] if bands else STATUS_GLYPH[rel.status]
+            return Segment(lead + body.rjust(w), _style(style))
+
+        return LazyCells(len(layout.col_widths), cell)
 
     def _sticky_example(self) -> str | None:
         """A cell whose status its fav alone would not give (``+.38~ is rival``), if any
