@@ -399,3 +399,42 @@ def test_matrix_snapshot(snap_compare, tmp_path: Path, size: tuple[int, int], ag
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=size, run_before=play)
+
+
+async def test_a_wide_grid_makes_only_the_cells_in_view_and_marks_the_cursor() -> None:
+    """A row of a large cast holds hundreds of cells: drawing it makes those in view only,
+    and the cursor's cell, once scrolled to, is made and marked."""
+    from rich.segment import Segment
+    from textual.app import App
+
+    from tui.widgets.grid import Grid, LazyCells
+
+    made: list[tuple[int, int]] = []
+
+    def row(r: int) -> LazyCells:
+        def cell(k: int) -> Segment:
+            made.append((r, k))
+            return Segment(f" {r % 10}{k % 10}")
+
+        return LazyCells(300, cell)
+
+    class Wide(App[None]):
+        def compose(self):
+            yield Grid()
+
+    app = Wide()
+    async with app.run_test(size=(40, 10)) as pilot:
+        grid = app.query_one(Grid)
+        grid.set_content([], [Segment("r ")] * 5, [row(r) for r in range(5)], [3] * 300)
+        await pilot.pause()
+        assert made and max(k for _, k in made) < 14  # 38 columns in view: 13 cells
+        grid.move_cursor(2, 250)
+        await pilot.pause()
+        assert (2, 250) in made and len({k for _, k in made}) < 30
+        line = grid.render_line(2)
+        marked = [s for s in line if s.style and s.style.underline and s.text.strip() == "20"]
+        assert marked  # the cursor's cell, underlined
+    cells = row(0)
+    assert cells[-1] is cells[299] and list(cells[298:]) == [cells[298], cells[299]]
+    with pytest.raises(IndexError):
+        cells[300]
