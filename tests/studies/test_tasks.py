@@ -678,7 +678,8 @@ async def test_the_diagnosis_of_a_saved_run_reads_each_round_once(
         diagnose_run(sim)
     finally:
         sim.close()
-    assert sorted(reads) == list(range(41 - HELD_ROUNDS))  # every round not held, once
+    assert len(reads) == len(set(reads))  # each round file once, not once an agent
+    assert set(range(41 - HELD_ROUNDS)) <= set(reads) <= set(range(41))  # the unheld all
 
 
 async def test_negotiation_votes_and_proposer_rules() -> None:
