@@ -87,3 +87,30 @@ def hold_call(
 
     monkeypatch.setattr(owner, name, staticmethod(held) if static else held)
     return release, threads
+
+
+def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The round numbers a run's files are read for (``RunFiles.read``) from now on."""
+    from engine.saves.runfiles import RunFiles
+
+    reads: list[int] = []
+    real = RunFiles.read
+
+    def counted(self: RunFiles, n: int, *args, **kwargs):
+        reads.append(n)
+        return real(self, n, *args, **kwargs)
+
+    monkeypatch.setattr(RunFiles, "read", counted)
+    return reads
+
+
+async def answered_while_held(pilot, release: threading.Event, run_id: str) -> None:
+    """While an operation is held on ``release``: ``?`` opens the help at once and the app
+    is still on run ``run_id``; then the operation is let go."""
+    from tui.screens.help import HelpScreen
+
+    await pilot.press("question_mark")
+    await pilot.pause()
+    assert isinstance(pilot.app.screen, HelpScreen) and not release.is_set()
+    assert pilot.app.sim.run_id == run_id
+    release.set()

@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from cast import count_reads
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -261,15 +262,8 @@ async def test_playing_builds_no_record_until_one_is_read(mini: Scenario) -> Non
 async def test_a_saved_run_holds_only_its_last_rounds(store: SaveStore, mini: Scenario) -> None:
     base = live_records()
     sim = Simulation.new(mini, seed=2, store=store, run_id="r", rounds=25)
-    reads: list[int] = []
-    real = RunFiles.read
-
-    def counted(self: RunFiles, n: int, entry=None):
-        reads.append(n)
-        return real(self, n, entry)
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(RunFiles, "read", counted)
+        reads = count_reads(mp)
         await sim.run()
         assert reads == []  # playing never reads the save back
         assert live_records() - base == HELD_ROUNDS  # and holds only the last rounds
@@ -484,15 +478,8 @@ async def test_resume_rolls_the_state_from_the_last_keyframe_only(
     the held window; the run goes on as if never closed."""
     last = 2 * KEYFRAME_EVERY + 2
     await played(store, mini, "r", last)
-    reads: list[int] = []
-    real = RunFiles.read
-
-    def counted(self: RunFiles, n: int, entry=None):
-        reads.append(n)
-        return real(self, n, entry)
-
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(RunFiles, "read", counted)
+        reads = count_reads(mp)
         with Simulation.resume("r", store) as again:
             assert reads == list(range(2 * KEYFRAME_EVERY, last + 1))
             assert again.history.columns().built is None  # no state model built

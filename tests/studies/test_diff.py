@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from cast import count_reads
 
 from engine import (
     ForcedAction,
@@ -195,11 +196,7 @@ def test_rounds_shown_are_kept_not_read_again(
     new_run(store, mini, "b", 5)
     diff = RunComparison(store, "a", "b")
     first = diff.round_diff(4)
-    reads: list[int] = []
-    read = RunFiles.read
-    monkeypatch.setattr(
-        RunFiles, "read", lambda self, n, entry=None: reads.append(n) or read(self, n, entry)
-    )
+    reads = count_reads(monkeypatch)
     assert diff.round_diff(3).round == 3 and reads
     reads.clear()
     assert diff.round_diff(4) is first and diff.round_diff(3).round == 3

@@ -657,24 +657,18 @@ async def test_the_diagnosis_of_a_saved_run_reads_each_round_once(
 ) -> None:
     """Reopened (only its last rounds in memory), a run is diagnosed from one pass over its
     rounds: each round file is read once, not once an agent."""
+    from cast import count_reads
+
     from engine.round.simulation import HELD_ROUNDS
-    from engine.saves.runfiles import RunFiles
 
     store = SaveStore(tmp_path / "saves")
     scenario = parse_scenario(HOSTILE, "hostile")
     sim = Simulation.new(scenario, seed=2, store=store, run_id="h", rounds=40)
     await sim.run()
     sim.close()
-    reads: list[int] = []
-    read = RunFiles.read
-
-    def counting(self, n, *args, **kwargs):
-        reads.append(n)
-        return read(self, n, *args, **kwargs)
-
     sim = Simulation.resume("h", store)
     try:
-        monkeypatch.setattr(RunFiles, "read", counting)
+        reads = count_reads(monkeypatch)
         diagnose_run(sim)
     finally:
         sim.close()

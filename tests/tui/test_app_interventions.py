@@ -8,13 +8,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from cast import hold_call, record_notifications
+from cast import answered_while_held, hold_call, record_notifications
 from textual.widgets import Input, Select, Static
 
 from engine import SaveStore, Simulation, load_library
 from tui.app import build_app
 from tui.screens.forms import ForceForm, GoOnForm, InjectForm, QueueForm, TickList
-from tui.screens.help import HelpScreen
 
 SIZE = (100, 30)
 
@@ -116,11 +115,7 @@ async def test_the_go_on_branch_is_made_off_the_ui_thread(saves: Path, monkeypat
         await pilot.press("enter")
         await pilot.pause()
         assert any(m.startswith(f"Branching {parent} at round 1") for _, m in notes)
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen) and not release.is_set()
-        assert app.sim.run_id == parent
-        release.set()
+        await answered_while_held(pilot, release, parent)
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.sim.meta.parent.run_id == parent and not app.sim.finished

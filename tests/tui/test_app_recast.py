@@ -138,10 +138,9 @@ async def test_the_recast_branch_is_made_off_the_ui_thread(
 ) -> None:
     """Apply closes the dialog and says "Recasting…" at once; a key pressed while the branch
     is made is answered; then the branch opens and plays."""
-    from cast import hold_call, record_notifications
+    from cast import answered_while_held, hold_call, record_notifications
 
     from engine import Simulation
-    from tui.screens.help import HelpScreen
 
     release, threads = hold_call(monkeypatch, Simulation, "branch")
     app = build_app(task_run, saves=saves)
@@ -154,11 +153,7 @@ async def test_the_recast_branch_is_made_off_the_ui_thread(
         await pilot.pause()
         assert not isinstance(app.screen, RecastScreen)
         assert any(m.startswith(f"Recasting {task_run}") for _, m in notes)
-        await pilot.press("question_mark")
-        await pilot.pause()
-        assert isinstance(app.screen, HelpScreen) and not release.is_set()
-        assert app.sim.run_id == task_run
-        release.set()
+        await answered_while_held(pilot, release, task_run)
         for _ in range(200):  # the branch opens, then plays to its end
             await pilot.pause(0.01)
             await app.workers.wait_for_complete()

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, Static
 from engine import SaveStore, load_library
 from engine.studies.experiments.arms import named_arms
 from engine.studies.experiments.executor import LocalExecutor
-from engine.studies.experiments.trial import arm_done, plan, run_trial, save_spec
+from engine.studies.experiments.trial import TrialSpec, arm_done, plan, run_trial, save_spec
 from tui.app import build_app
 from tui.screens.diff import DiffScreen
 from tui.screens.runs import RunBrowser
@@ -39,6 +39,16 @@ def text(screen: TrialScreen, widget: str) -> str:
 async def settle(pilot) -> None:
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
+
+
+def small_trial(store: SaveStore, scenario) -> TrialSpec:
+    """Trial "p" of bullying, saved: two arms forked at round 1, one seed, 2 rounds."""
+    spec = plan(
+        store, scenario, "bullying", fork_at=1, rounds=2,
+        arms=named_arms("none,neglect", scenario), seeds=[1], trial_id="p", resamples=100,
+    )  # fmt: skip
+    save_spec(store, spec)
+    return spec
 
 
 async def test_trial_screen_lists_arms_opens_runs_diffs_and_plays_the_missing(saves: Path):
@@ -145,11 +155,7 @@ async def test_a_playing_trial_is_told_to_stop_when_its_screen_goes(
 
     store = SaveStore(saves)
     scenario = load_library("bullying")
-    spec = plan(
-        store, scenario, "bullying", fork_at=1, rounds=2,
-        arms=named_arms("none,neglect", scenario), seeds=[1], trial_id="p", resamples=100,
-    )  # fmt: skip
-    save_spec(store, spec)
+    spec = small_trial(store, scenario)
     seen: dict[str, bool] = {}
     started, ended = threading.Event(), threading.Event()
 
@@ -188,11 +194,7 @@ async def test_a_run_is_opened_and_the_report_written_off_the_ui_thread(saves: P
 
     store = SaveStore(saves)
     scenario = load_library("bullying")
-    spec = plan(
-        store, scenario, "bullying", fork_at=1, rounds=2,
-        arms=named_arms("none,neglect", scenario), seeds=[1], trial_id="p", resamples=100,
-    )  # fmt: skip
-    save_spec(store, spec)
+    spec = small_trial(store, scenario)
     other = Simulation.new(scenario, store=store, run_id="other")
     other.close()
     resume = Simulation.resume  # the trial's runs are not played: "other" stands in
