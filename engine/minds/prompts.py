@@ -59,14 +59,17 @@ def _persona(ctx: AgentContext) -> str:
     return "\n".join(lines)
 
 
-def _state(ctx: AgentContext) -> str:
+def _state(ctx: AgentContext, memories: bool = True) -> str:
+    """The agent's state as its prompt tells it (``memories`` False: every relation's
+    memories as the placeholder, the form alone)."""
     lines = [
         f"Your emotional state S = {ctx.state.emotion:.2f} "
         "(0 = very negative, 0.5 = neutral, 1 = very positive)."
     ]
     lines.append("Your relationships (favorability from -1 to 1, status, recent memories):")
     for other, rel in ctx.state.relations.items():
-        memory = "; ".join(m.summary for m in rel.memory[-3:] if m.summary) or "no memories yet"
+        said = memories and "; ".join(m.summary for m in rel.memory[-3:] if m.summary)
+        memory = said or "no memories yet"
         lines.append(f"- {other}: fav {rel.fav:+.2f}, {rel.status.value}. {memory}")
     if ctx.persona.kind == "value-driven":  # EduMirror: needs described in words (App. E.1)
         lines.append(f"Your social value orientation: {ctx.persona.svo}. Your needs now:")
@@ -192,9 +195,10 @@ def speak(ctx: AgentContext, decision: Decision, field: str | None = None) -> Me
 
 
 def speak_instructions(ctx: AgentContext, decision: Decision, field: str | None = None) -> str:
-    """What the speech prompt instructs (its rules and task, without the agent's own
-    intent): an utterance repeating a long run of it echoes the prompt."""
-    return f"{SPEAK_RULES}\n{_speak_task(ctx, decision, field, '')}"
+    """The speech prompt's own words: its rules and task (without the agent's intent) and
+    the form of its state lines (not the memories in them, nor what was said or happened):
+    an utterance repeating a long run of them echoes the prompt."""
+    return f"{SPEAK_RULES}\n{_speak_task(ctx, decision, field, '')}\n{_state(ctx, False)}"
 
 
 def _judge_system(ctx: AgentContext, rules: str) -> str:

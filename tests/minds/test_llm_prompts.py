@@ -142,3 +142,25 @@ def test_stated_ranges_match_the_schemas_and_the_rules() -> None:
 def test_minds_report_their_structured_modes(mind: Any, modes: dict | None) -> None:
     expected = {"openai/a": "auto"} if modes is None else modes
     assert mind().structured_modes() == expected
+
+
+def test_an_utterance_reciting_the_prompts_state_lines_echoes_it() -> None:
+    """Gemma 3 270M on a real server spoke its prompt's state lines back, reworded around
+    them ("Your emotional state S = 0.48 (0 = neutral, ...)"): an echo. Lines about what
+    happened, or the agent's memories, are the story: repeating them is speech."""
+    from engine.core.state import Decision
+    from engine.minds.checks import speech
+
+    ctx = context()
+    other = ctx.others[0]
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
+    check = speech(ctx, decision)
+    recited = (
+        f"What you have seen: None yet. Your emotional state S = {ctx.state.emotion:.2f} "
+        f"(0 = neutral, 0 = very negative, 1 = very positive). Your relationship with your "
+        f"boss: - {other}: fav {ctx.state.relations[other].fav:+.2f}, neutral."
+    )
+    flaw = check(recited)
+    assert flaw is not None and flaw.kind == "echo"
+    assert check("The will reads badly for all of us, and I say we keep the bar open.") is None
+    assert check(f"{other}, I have no memories yet of you being fair to me.") is None
