@@ -2,10 +2,11 @@
 every threshold of reply quality.
 
 A reply can fit its schema and still say nothing: an empty utterance, JSON or template debris,
-an echo of the prompt's instructions, a verbatim copy of another agent's line this round or
-of the speaker's own last line, an intent or summary made of punctuation or copied from the
-schema's description. Such a reply is *degenerate* (:class:`Flaw`): the LLM client asks again
-once with the flaw's note, then falls back, and records both as outcome ``degenerate``.
+an echo of the prompt's instructions, one sentence said over and over, a verbatim copy of
+another agent's line this round or of the speaker's own last line, an intent or summary made
+of punctuation or copied from the schema's description. Such a reply is *degenerate*
+(:class:`Flaw`): the LLM client asks again once with the flaw's note, then falls back, and
+records both as outcome ``degenerate``.
 
 :class:`Tally` sums a run's exchanges per model and purpose into the shares a run's summary,
 card, ``show`` and the app give (degenerate, clamped, at the caps, fallen back), and
@@ -26,6 +27,10 @@ from .exchanges import LLMCall, RoundUsage
 #: A real echo of Gemma 3 270M ("… don't speak privately to Edmund (neutral) and your intent:
 #: one sentence. Say it now.") shares five ("speak privately to Edmund neutral").
 ECHO_WORDS = 5
+#: An utterance saying one sentence of at least LOOP_WORDS words LOOP_TIMES times or more
+#: is stuck in a loop: Gemma 3 270M on a real server said "You were in a relationship with
+#: a man who did not know you and could not talk to you." four times in one turn.
+LOOP_WORDS, LOOP_TIMES = 3, 3
 #: A line copied verbatim (another agent's this round, or the speaker's last) counts from
 #: this many words: two agents may both say "I agree with you."
 COPY_WORDS = 5
@@ -55,11 +60,12 @@ _DEBRIS = re.compile(
 #: Gemma 3 270M went on into template text so.
 _LABEL = re.compile(r"\n\s*(?:Phase \d+|[a-z_]+):")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_SENTENCE_END = re.compile(r"[.!?;\n]+")
 _LETTERS = re.compile(r"[^\W\d_]")
 _SPELLED = re.compile(r"[^\W\d_]{2,}")
 
 #: The kinds of flaw, in the order an utterance is checked.
-KINDS = ("empty", "debris", "wordless", "echo", "copy", "repeat", "description")
+KINDS = ("empty", "debris", "wordless", "echo", "loop", "copy", "repeat", "description")
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,20 @@ def echo(text: str, instructions: str) -> Flaw | None:
     return Flaw("echo", f"it repeats the instructions ({run!r}) instead of speaking")
 
 
+def looped(text: str) -> Flaw | None:
+    """``text`` says one sentence (of :data:`LOOP_WORDS` words or more) :data:`LOOP_TIMES`
+    times or more."""
+    said: dict[tuple[str, ...], int] = {}
+    for sentence in _SENTENCE_END.split(text):
+        key = tuple(words(sentence))
+        if len(key) >= LOOP_WORDS:
+            said[key] = said.get(key, 0) + 1
+            if said[key] >= LOOP_TIMES:
+                run = " ".join(key)
+                return Flaw("loop", f"it says {run!r} {LOOP_TIMES} times over instead of speaking")
+    return None
+
+
 def copied(text: str, line: str) -> bool:
     """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), or holds the whole
     of a line of :data:`CONTAINED_WORDS` words or more."""
@@ -130,11 +150,12 @@ def utterance_flaw(
     text: str, instructions: str, others: Iterable[str], last: str | None
 ) -> Flaw | None:
     """What is wrong with an utterance of an agent that decided to speak: empty, debris,
-    punctuation, an echo of its prompt's ``instructions``, a copy of a line of ``others``
+    punctuation, an echo of its prompt's ``instructions``, a sentence said over and over, a
+    copy of a line of ``others``
     (this round) or of the speaker's ``last`` line."""
     if not text.strip():
         return Flaw("empty", "it said nothing, though you decided to speak")
-    flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
+    flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions) or looped(text)
     if flaw is not None:
         return flaw
     if any(copied(text, line) for line in others):

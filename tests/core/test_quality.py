@@ -89,6 +89,8 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
         ("We said 50%, not 60%: that was the deal.", (), None),
         ("Bist du sicher? Ça suffit, Edmund.", (), None),
         ("Listen.\nThe will is clear: Edmund and Nell share it.", (), None),
+        ("No. No. No. I will not sell.", (), None),  # short words repeated are speech
+        ("We keep it. You heard me: we keep it. Yes, we keep it.", (), None),
     ],
 )
 def test_real_speech_passes(text: str, others: tuple[str, ...], last: str | None) -> None:
@@ -162,3 +164,17 @@ def test_the_header_badge_gives_the_shares_of_the_calls_and_turns_loud_past_a_th
         "⚑ 30% degenerate · 40% at the caps",
         True,
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [  # Gemma 3 270M on a real llama-server, one turn each
+        "When you were a child\nYou were an alcoholic.\n"
+        + "You were in a relationship with a man who did not know you and could not talk "
+        "to you.\n" * 4,
+        "2. You want to make this building into a brewery.\n5. You have a business plan.\n"
+        "6. You have a business plan.\n7. You have a business plan.",
+    ],
+)
+def test_one_sentence_said_over_and_over_is_degenerate(text: str) -> None:
+    assert kind(text, (), None) == "loop"
