@@ -24,7 +24,9 @@ def in_background(
     screen.notify(f"{doing}… (the keys still work)", timeout=3600)
 
     def ended(then: Callable[[], None]) -> None:
-        app.clear_notifications()  # the "…" notice
+        # The "…" notice goes, queued behind the message that shows it: work that ends
+        # at once must not clear before the notice is shown, leaving it up for good.
+        app.call_later(app.clear_notifications)
         then()
 
     def failed(error: str) -> None:
