@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import io
+import threading
 from pathlib import Path
 
 import pytest
+from cast import answered_while_held, hold_call, record_notifications
 from rich.console import Console
 from textual.widgets import DataTable, OptionList, Static
 
@@ -64,7 +66,11 @@ async def press(pilot, *keys: str) -> None:
 
 
 async def open_diff(pilot) -> DiffScreen:
-    await press(pilot, "d")
+    await press(pilot, "d")  # the parent is found, then compared, on workers
+    for _ in range(3):
+        if isinstance(pilot.app.screen, DiffScreen):
+            break
+        await press(pilot)
     await press(pilot)  # the profile worker starts once the view is shown
     screen = pilot.app.screen
     assert isinstance(screen, DiffScreen)
@@ -98,6 +104,29 @@ async def test_d_on_a_branch_compares_it_with_its_parent(saves: Path) -> None:
         await pilot.press("escape")
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
+
+
+async def test_d_reads_the_saves_off_the_ui_thread(saves: Path, monkeypatch) -> None:
+    """Finding the run to compare with reads the run's file (seconds at hundreds of
+    agents): a notice says so at once, a key pressed meanwhile is answered, then the view
+    opens, with no notice left behind."""
+    app = build_app("branch", saves=saves)
+    release, threads = hold_call(monkeypatch, SaveStore, "read_meta")
+    notes = record_notifications(app)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("d")
+        await pilot.pause()
+        assert any(m.startswith("Finding the run to compare branch with") for _, m in notes)
+        await answered_while_held(pilot, release, "branch")
+        await pilot.press("escape")  # the help
+        for _ in range(4):  # the parent is found, then compared, on workers
+            await press(pilot)
+        screen = app.screen
+        assert isinstance(screen, DiffScreen)
+        assert (screen.comparison.run_a, screen.comparison.run_b) == ("parent", "branch")
+        assert any(m.startswith("Comparing branch with parent") for _, m in notes)
+        assert not app._notifications  # the notices are gone once the view is up
+    assert threading.main_thread() not in threads
 
 
 async def test_round_keys_and_the_cell_under_the_cursor(saves: Path) -> None:

@@ -16,7 +16,7 @@ from textual.widgets import DataTable
 
 from engine import SaveStore, Simulation, load_library, resolve_scenario
 from tui.app import SocialsimApp
-from tui.screens.diff import DiffScreen
+from tui.screens.diff import DiffScreen, RunPicker
 from tui.session import Session
 
 SMALL = (80, 24)
@@ -103,7 +103,10 @@ def diff_app(saves: Path) -> SocialsimApp:
 async def open_diff(pilot: Pilot) -> None:
     await pilot.pause()
     await pilot.press("d")
-    await pilot.pause()
+    for _ in range(200):  # the runs are listed on a worker
+        if isinstance(pilot.app.screen, RunPicker):
+            break
+        await pilot.pause(0.01)
     await pilot.press("enter")
     for _ in range(200):
         if isinstance(pilot.app.screen, DiffScreen):

@@ -8,6 +8,7 @@ each agent's emotion and need differences, and both transcripts of a round; ``[`
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 
 from rich.console import Group
 from rich.text import Text
@@ -23,6 +24,7 @@ from textual.widgets.option_list import Option
 from engine import RunListing, SaveStore, SocialsimError
 from engine.studies.diff import RoundDiff, RunComparison
 
+from ..background import in_background
 from ..diff_text import (
     LEGEND,
     TALK_LEGEND,
@@ -348,15 +350,19 @@ class DiffScreen(Screen[None]):
             self.show_round(first)
 
     def action_other(self) -> None:
-        """Compare the current run with another saved run."""
-        store = self.comparison.store
-        same, others = other_runs(store, self.current, self.comparison.meta_b.scenario.id)
-        pick_run(
+        """Compare the current run with another saved run (the saves listed off the UI
+        thread)."""
+        store, scenario = self.comparison.store, self.comparison.meta_b.scenario.id
+
+        def chosen(other: str) -> None:
+            compare(self, store, other, self.current, self.load)
+
+        in_background(
             self,
-            same,
-            self.current,
-            lambda other: compare(self, store, other, self.current, self.load),
-            others,
+            "Listing the saved runs",
+            partial(other_runs, store, self.current, scenario),
+            lambda found: pick_run(self, found[0], self.current, chosen, found[1]),
+            "diff-find",
         )
 
 
@@ -387,24 +393,31 @@ def compare(
     current: str,
     done: Callable[[RunComparison, RoundDiff], object],
 ) -> None:
-    """Compare ``other`` (A) with ``current`` (B) off the UI thread, then hand the
-    comparison and its first round to ``done``; a problem is a notification."""
+    """Compare ``other`` (A) with ``current`` (B) off the UI thread, a notice saying so at
+    once, then hand the comparison and its first round to ``done``; a problem is a
+    notification."""
 
-    def work() -> None:
-        try:
-            comparison = RunComparison(store, other, current)
-            first = comparison.round_diff(comparison.default_round())
-        except SocialsimError as err:
-            screen.app.call_from_thread(screen.notify, str(err), severity="error")
-            return
-        screen.app.call_from_thread(done, comparison, first)
+    def work() -> tuple[RunComparison, RoundDiff]:
+        comparison = RunComparison(store, other, current)
+        return comparison, comparison.round_diff(comparison.default_round())
 
-    screen.run_worker(work, thread=True, group="diff-open", exclusive=True, exit_on_error=False)
+    in_background(
+        screen, f"Comparing {current} with {other}", work, lambda got: done(*got), "diff-open"
+    )
+
+
+def _partner(store: SaveStore, current: str) -> str | tuple[list[RunListing], list[RunListing]]:
+    """The run ``current`` is compared with: its parent while it is saved, else the runs
+    to choose from (of its scenario, of others)."""
+    meta = store.read_meta(current)
+    if meta.parent is not None and store.exists_quietly(meta.parent.run_id):
+        return meta.parent.run_id
+    return other_runs(store, current, meta.scenario.id)
 
 
 def open_diff(screen: Screen, store: SaveStore, current: str) -> None:
-    """Compare ``current`` with its parent, or with a run chosen from the list."""
-    meta = store.read_meta(current)
+    """Compare ``current`` with its parent, or with a run chosen from the list; the saves
+    are read off the UI thread (a large run's file takes seconds), a notice saying so."""
 
     def show(other: str) -> None:
         compare(
@@ -417,8 +430,16 @@ def open_diff(screen: Screen, store: SaveStore, current: str) -> None:
             ),
         )
 
-    if meta.parent is not None and store.exists_quietly(meta.parent.run_id):
-        show(meta.parent.run_id)
-    else:
-        same, others = other_runs(store, current, meta.scenario.id)
-        pick_run(screen, same, current, show, others)
+    def found(partner: str | tuple[list[RunListing], list[RunListing]]) -> None:
+        if isinstance(partner, str):
+            show(partner)
+        else:
+            pick_run(screen, partner[0], current, show, partner[1])
+
+    in_background(
+        screen,
+        f"Finding the run to compare {current} with",
+        partial(_partner, store, current),
+        found,
+        "diff-find",
+    )
