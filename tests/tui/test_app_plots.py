@@ -391,3 +391,35 @@ async def test_a_compared_run_is_read_off_the_ui_thread(saves: Path, monkeypatch
         assert branch in chart_lines(right)[0] and len(right.lines) == 5
         assert len(right.lines[0][0]) == 2  # the branch's rounds 0 and 1
     assert threads and threads[0] is not threading.main_thread()
+
+
+async def test_the_runs_to_compare_are_listed_off_the_ui_thread(saves: Path, monkeypatch) -> None:
+    """The compare selector's runs are listed on a worker thread (every saved run's head
+    and index): the screen opens at once saying so, keys answered meanwhile, then the
+    selector offers the runs of this scenario."""
+    import threading
+
+    from cast import hold_call
+
+    store = SaveStore(saves)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await steps(pilot, 2)
+        branch = store.branch(app.sim.run_id, 1).run_id
+        release, threads = hold_call(monkeypatch, SaveStore, "list_runs")
+        await pilot.press("p")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, PlotsScreen)
+        compare = screen.query_one("#compare", Select)
+        assert compare.prompt == "compare: listing the saved runs…" and not release.is_set()
+        screen.query_one(Legend).focus()
+        await pilot.press("a")  # answered meanwhile: every series unticked
+        await pilot.pause()
+        assert screen.query_one("#left", Chart).lines == [] and not release.is_set()
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert compare.prompt == "compare with run…"
+        assert [value for _, value in compare._options if isinstance(value, str)] == [branch]
+    assert threads and threads[0] is not threading.main_thread()

@@ -115,6 +115,10 @@ class Legend(TickList):
     BINDINGS = [Binding("enter", "select", "Show/hide", show=False)]
 
 
+#: The compare selector's prompt while the saved runs are listed.
+LISTING = "compare: listing the saved runs…"
+
+
 class PlotsScreen(Screen[None]):
     """Choose a series with the selectors and the legend; Esc returns to the run."""
 
@@ -148,11 +152,6 @@ class PlotsScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         names = self.sim.scenario.names
-        others = [
-            (f"{r.run_id} ({r.rounds_done}/{r.total_rounds})", r.run_id)
-            for r in self.store.list_runs()
-            if r.ok and r.run_id != self.sim.run_id and r.scenario_id == self.sim.scenario.id
-        ]
         agents = [(n, n) for n in names]
         with Horizontal(id="controls"):
             yield Select(KINDS, value="emotion", allow_blank=False, id="kind", compact=True)
@@ -166,8 +165,7 @@ class PlotsScreen(Screen[None]):
                 compact=True,
             )
         with Horizontal(id="compare-row"):
-            prompt = "compare with run…" if others else "compare: no other run of this scenario"
-            yield Select(others, prompt=prompt, id="compare", compact=True)
+            yield Select([], prompt=LISTING, id="compare", compact=True)
         with Horizontal(id="body"):
             with Horizontal(id="charts"):
                 yield Chart(id="left")
@@ -183,6 +181,31 @@ class PlotsScreen(Screen[None]):
         for chart in self.query(Chart):
             chart.show(self.sim.run_id, "emotion", 1, [], READING)
         self._read("")
+        self._list_others()
+
+    @work(thread=True, group="plots-list", exit_on_error=False)
+    def _list_others(self) -> None:
+        """The saved runs of this scenario to compare with, listed off the UI thread (every
+        run's head and index: most of a second in a large saves folder)."""
+        sim = self.sim
+        try:
+            listings = self.store.list_runs()
+        except SocialsimError as err:
+            self.app.call_from_thread(self.notify, str(err), severity="error")
+            listings = []
+        others = [
+            (f"{r.run_id} ({r.rounds_done}/{r.total_rounds})", r.run_id)
+            for r in listings
+            if r.ok and r.run_id != sim.run_id and r.scenario_id == sim.scenario.id
+        ]
+        self.app.call_from_thread(self._listed, others)
+
+    def _listed(self, others: list[tuple[str, str]]) -> None:
+        if not self.is_attached:  # left before the listing ended
+            return
+        select = self.query_one("#compare", Select)
+        select.prompt = "compare with run…" if others else "compare: no other run of this scenario"
+        select.set_options(others)
 
     @work(thread=True, exclusive=True, group="plots-read", exit_on_error=False)
     def _read(self, compare: str) -> None:
