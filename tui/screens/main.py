@@ -27,6 +27,7 @@ from ..background import in_background
 from ..keymap import keys_shown
 from ..seat import Seat, TurnAsked
 from ..session import Session
+from ..warm import warm_imports
 from ..widgets.deck import AgentDeck
 from ..widgets.footer import KeyFooter
 from ..widgets.run_view import RunView
@@ -162,6 +163,10 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sim.seat(Seat(self))
+        # once the first screen is drawn: it waits for none of them
+        self.call_after_refresh(
+            self.run_worker, warm_imports, thread=True, group="warm", exit_on_error=False
+        )
 
     @property
     def sim(self) -> Simulation:
@@ -638,8 +643,6 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Pause the run before writing its report.", severity="warning")
             return
-        from engine.reports.html import run_report, write_html
-
         from .forms import TextForm
 
         sim = self.sim
@@ -648,6 +651,8 @@ class MainScreen(Screen[None]):
             out = Path(file).absolute()
 
             def report() -> None:
+                from engine.reports.html import run_report, write_html  # ~0.3 s: not here
+
                 write_html(out, run_report(sim.meta, sim.history)[0])
 
             def written(_: None) -> None:
