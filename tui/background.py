@@ -4,6 +4,7 @@ answered meanwhile."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from functools import partial
 from typing import TypeVar
@@ -13,6 +14,8 @@ from textual.screen import Screen
 from engine import SocialsimError
 
 T = TypeVar("T")
+#: Seconds the work waits at most for its notice to be drawn.
+NOTICE_FIRST = 0.25
 
 
 def in_background(
@@ -22,6 +25,8 @@ def in_background(
     until it ends; then ``done(result)`` runs on the UI thread, or the error is shown."""
     app = screen.app
     screen.notify(f"{doing}… (the keys still work)", timeout=3600)
+    drawn = threading.Event()  # set once the notice is on screen (queued behind it)
+    app.call_later(app.call_after_refresh, drawn.set)
 
     def ended(then: Callable[[], None]) -> None:
         # The "…" notice goes, queued behind the message that shows it: work that ends
@@ -33,6 +38,9 @@ def in_background(
         app.notify(f"{doing} failed: {error}", severity="error", timeout=10)
 
     def work() -> None:
+        # The notice first: work started at once holds the GIL for half of each of the
+        # screen's turns, and the notice took twice as long to appear.
+        drawn.wait(NOTICE_FIRST)
         try:
             result = fn()
         except SocialsimError as err:
