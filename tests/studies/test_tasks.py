@@ -711,3 +711,45 @@ async def test_negotiation_votes_and_proposer_rules() -> None:
         else:
             assert second["Casey"].archetype is None
         assert all(p.archetype != p.current for p in second.values())
+
+
+async def test_the_diagnosis_builds_no_model_of_a_state_or_an_edge(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A saved run is diagnosed from its rounds' columns: no state's or changed edge's
+    model is built (at 300 agents and 30 rounds building them took 100 s), and the result
+    is the one read from the built records before."""
+    from engine.core.changes import RoundChanges
+    from engine.core.columns import StateColumns
+
+    store = SaveStore(tmp_path / "saves")
+    scenario = parse_scenario(HOSTILE, "hostile")
+    sim = Simulation.new(scenario, seed=2, store=store, run_id="h", rounds=12)
+    await sim.run()
+    sim.close()
+    sim = Simulation.resume("h", store)
+    records = list(sim.records)  # built here, before the diagnosis
+    try:
+
+        def refused(*_: object, **__: object) -> None:
+            raise AssertionError("a model was built")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(StateColumns, "world", refused)
+            patch.setattr(RoundChanges, "relation_changes", refused)
+            diagnosis = diagnose_run(sim)
+    finally:
+        sim.close()
+    turns = {
+        n: sum(
+            1
+            for r in records[1:]
+            for a in r.actions
+            if a.speaker == n and a.mode is not Mode.SILENT
+        )
+        for n in scenario.names
+    }
+    ends = {n: records[-1].state.agents[n].emotion for n in scenario.names}
+    assert {p.agent: (p.evidence.turns, p.evidence.emotion_end) for p in diagnosis.proposals} == {
+        n: (turns[n], ends[n]) for n in scenario.names
+    }

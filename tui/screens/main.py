@@ -707,17 +707,13 @@ class MainScreen(Screen[None]):
         from engine.studies.tasks.diagnosis import diagnose_run
 
         sim = self.sim
-        self.notify(f"Diagnosing {sim.run_id}: reading its {sim.round} rounds…", timeout=4)
-
-        def work() -> None:  # off the UI thread: the diagnosis reads every round
-            try:
-                diagnosis = diagnose_run(sim)
-            except SocialsimError as err:
-                self.app.call_from_thread(self.notify, str(err), severity="error")
-                return
-            self.app.call_from_thread(self._offer_recast, sim, diagnosis)
-
-        self.run_worker(work, thread=True, group="recast", exclusive=True, exit_on_error=False)
+        in_background(  # the diagnosis reads every round: the notice stays until it ends
+            self,
+            f"Diagnosing {sim.run_id}: reading its {sim.round} rounds",
+            partial(diagnose_run, sim),
+            partial(self._offer_recast, sim),
+            "recast",
+        )
 
     def _offer_recast(self, sim: Simulation, diagnosis: RunDiagnosis) -> None:
         """Show the diagnosis of ``sim`` and apply the recast chosen as a branch of it."""

@@ -7,16 +7,17 @@ LLM judge model diagnoses from the transcript and the same evidence.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, create_model
 
+from ...core.columns import StateColumns
 from ...core.scenario import Archetype, Scenario
-from ...core.state import Action, Mode, RoundRecord, WorldState
+from ...core.state import Action, Mode
 from ...minds import Mind, Question
 from ...round.simulation import Simulation
+from ...saves.history import History
 from ...saves.runmeta import TaskOutcome
 from .episode import task_of
 from .spec import target
@@ -84,31 +85,40 @@ class Proposal(BaseModel):
     evidence: Evidence
 
 
-def evidence(scenario: Scenario, records: Sequence[RoundRecord]) -> dict[str, Evidence]:
+def evidence(scenario: Scenario, records: History) -> dict[str, Evidence]:
     """Evidence for every agent of a run: its transcript, and its S and R trajectories if
     the run recorded any emotion or relation update. ``records`` is read once, round by
-    round (a saved run's history reads each round from its save)."""
+    round, as columns: no model of a state or an edge is built (at 300 agents and 30 rounds
+    building them took 100 s)."""
+    names = scenario.names
     spoken: list[Action] = []
-    emotions: dict[str, list[float]] = {name: [] for name in scenario.names}
+    emotions: dict[str, list[float]] = {name: [] for name in names}
     peak: dict[tuple[str, str], int] = {}  # (listener, agent): the most important memory
     traced = False
     first = last = None
-    for r in records:
-        state = r.state
+    for log, state, changes in records.values(memory=False):
         first = state if first is None else first
         last = state
+        at = state.index
         for name, trace in emotions.items():
-            trace.append(state.agents[name].emotion)
+            trace.append(state.emotion[at[name]])
         if first is state:  # round 0: the start, before anything was said or changed
             continue
-        spoken += (a for a in r.actions if a.mode is not Mode.SILENT)
-        traced = traced or bool(r.relation_changes or r.emotion_changes)
-        for c in r.relation_changes:
-            peak[c.source, c.target] = max(peak.get((c.source, c.target), 1), c.importance)
+        spoken += (a for a in log.actions if a.mode is not Mode.SILENT)
+        traced = traced or bool(changes.source.size or changes.emotions)
+        edges = zip(
+            changes.source.tolist(),
+            changes.target.tolist(),
+            changes.importance.tolist(),
+            strict=True,
+        )
+        for i, j, importance in edges:
+            edge = (changes.names[i], changes.names[j])
+            peak[edge] = max(peak.get(edge, 1), importance)
     assert first is not None and last is not None, "a run has round 0 at least"
     out = {}
-    for name in scenario.names:
-        others = [n for n in scenario.names if n != name]
+    for name in names:
+        others = [n for n in names if n != name]
         transcript = {
             "turns": sum(1 for a in spoken if a.speaker == name),
             "rounds": len(emotions[name]) - 1,
@@ -118,10 +128,6 @@ def evidence(scenario: Scenario, records: Sequence[RoundRecord]) -> dict[str, Ev
         if not traced:
             out[name] = Evidence(**transcript)
             continue
-
-        def incoming(state: WorldState, name: str = name, others: list[str] = others) -> float:
-            return sum(state.agents[o].relations[name].fav for o in others) / len(others)
-
         trace = emotions[name]
         out[name] = Evidence(
             **transcript,
@@ -129,15 +135,24 @@ def evidence(scenario: Scenario, records: Sequence[RoundRecord]) -> dict[str, Ev
             emotion_end=trace[-1],
             emotion_low=min(trace),
             registered=sum(peak.get((o, name), 1) for o in others) / len(others),
-            outgoing_fav=sum(last.agents[name].relations[o].fav for o in others) / len(others),
-            incoming_fav=incoming(last),
-            incoming_change=incoming(last) - incoming(first),
+            outgoing_fav=_mean_fav(last, name, others, outgoing=True),
+            incoming_fav=_mean_fav(last, name, others),
+            incoming_change=_mean_fav(last, name, others) - _mean_fav(first, name, others),
         )
     return out
 
 
+def _mean_fav(state: StateColumns, name: str, others: list[str], outgoing: bool = False) -> float:
+    """The mean favorability of ``others`` toward ``name`` (``outgoing``: of ``name``
+    toward them), summed in ``others``' order."""
+    at = state.index
+    k = at[name]
+    line = (state.fav[k] if outgoing else state.fav[:, k]).tolist()
+    return sum(line[at[o]] for o in others) / len(others)
+
+
 def diagnose_offline(
-    scenario: Scenario, records: Sequence[RoundRecord], outcome: TaskOutcome | None, reached: bool
+    scenario: Scenario, records: History, outcome: TaskOutcome | None, reached: bool
 ) -> list[Proposal]:
     """Rule-based diagnosis from the transcript, the outcome and, when recorded, the S and
     R trajectories. The controller knows each agent's archetype and whether its role holds
@@ -244,7 +259,7 @@ class _Diagnosis(BaseModel):
 async def diagnose(
     mind: Mind,
     scenario: Scenario,
-    records: Sequence[RoundRecord],
+    records: History,
     outcome: TaskOutcome | None,
     reached: bool,
     key: str,
@@ -276,7 +291,7 @@ async def diagnose(
 
 def _diagnosis_question(
     scenario: Scenario,
-    records: Sequence[RoundRecord],
+    records: History,
     outcome: TaskOutcome | None,
     reached: bool,
     key: str,
@@ -297,7 +312,7 @@ def _diagnosis_question(
             f"R{r.round} {a.speaker}"
             + (f" →{a.target}" if a.target and a.target != "all" else "")
             + f" [{a.mode.value}]: {a.utterance}"
-            for r in records[1:]
+            for r in records.logs(1, relations=False)
             for a in r.actions
             if a.mode is not Mode.SILENT
         )
