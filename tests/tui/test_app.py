@@ -570,6 +570,31 @@ async def test_help_lists_every_binding(saves: Path) -> None:
         assert not isinstance(app.screen, HelpScreen)
 
 
+async def test_help_is_kept_and_shown_again_from_the_top(saves: Path) -> None:
+    """A second ``?`` shows the help built the first time (no compose: the help took
+    ~50 ms of every press to render), scrolled back to its top."""
+    from textual.containers import VerticalScroll
+
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        first = app.screen
+        assert isinstance(first, HelpScreen)
+        scroll = first.query_one(VerticalScroll)
+        scroll.scroll_end(animate=False)
+        await pilot.pause()
+        assert scroll.scroll_y > 0
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert app.screen is first and first.is_attached
+        assert scroll.scroll_y == 0
+        assert "Run/Pause" in _help_text(first)
+
+
 # -- keymap ---------------------------------------------------------------------------------------
 
 

@@ -68,6 +68,14 @@ class HelpScreen(ModalScreen[None]):
         self.rows = rows
         self.mind = mind
 
+    @property
+    def says(self) -> tuple[list[tuple[str, str]], str]:
+        """What it was built from: the key rows and the mind's label."""
+        return self.rows, self.mind
+
+    def on_screen_resume(self) -> None:
+        self.query_one(VerticalScroll).scroll_home(animate=False)  # kept: shown from the top
+
     def compose(self) -> ComposeResult:
         table = Table(title="Keys", box=None, expand=True)
         table.add_column("key", style="bold cyan", no_wrap=True)

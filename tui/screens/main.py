@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -753,10 +753,18 @@ class MainScreen(Screen[None]):
         open_diff(self, self.session.store, self.sim.run_id)
 
     def action_help(self) -> None:
-        """Every key binding."""
+        """Every key binding. The help is built once and kept (installed) while what it
+        says holds: a second ``?`` shows it without composing it again."""
         from .help import HelpScreen
 
-        self.app.push_screen(HelpScreen(self.bindings_table(), self.sim.mind.label))
+        app, says = self.app, (self.bindings_table(), self.sim.mind.label)
+        if app.is_screen_installed(HELP):
+            if cast(HelpScreen, app.get_screen(HELP)).says == says:
+                app.push_screen(HELP)
+                return
+            app.uninstall_screen(HELP)
+        app.install_screen(HelpScreen(*says), HELP)
+        app.push_screen(HELP)
 
     def bindings_table(self) -> list[tuple[str, str]]:
         """(keys, description) for every binding, after the user's keymap."""
@@ -768,6 +776,10 @@ class MainScreen(Screen[None]):
                 label = f"{label}: {binding.tooltip}" if binding.description else binding.tooltip
             rows.setdefault(label, []).extend(keys_shown(self.app, binding, self.session.keymap))
         return [(", ".join(keys), label) for label, keys in rows.items()]
+
+
+#: The name the help screen is kept under.
+HELP = "help"
 
 
 def binding_ids() -> list[str]:
