@@ -15,14 +15,16 @@ least busy, latency) cannot keep, and the per-call selection would cost client C
 Affinity: an agent's first call places it on the healthy endpoint with the fewest expected
 tokens (its first prompt's tokens plus the reply cap stand for each of its calls), and its
 calls stay there while that endpoint answers, so the server keeps its prompt head cached.
-On a llama.cpp ``llama-server`` (its ``/props`` answered) each agent's calls of one purpose
-(deciding, speaking, being judged: each its own prompt head) keep a slot of their own
-(``id_slot``, with ``cache_prompt``), so the slot holds the prefix the next such call
-extends. That holds only while the server has a slot for every pair it serves: a slot
-shared by two prompt heads is overwritten without being saved to the server's prompt cache
-(measured: 26% of round 2's prompt reused against 60% unpinned, docs/benchmarks.md), so past
-its slots an endpoint pins nothing more and leaves the choice to the server, which picks the
-slot of the longest common prefix and keeps the others in its prompt cache. After its
+On a llama.cpp ``llama-server`` (its ``/props`` answered) each agent's calls of one voice
+(its own deciding, planning and speaking; the judge's about it: each voice its own prompt
+head, engine/llm/prefix.py) keep a slot of their own (``id_slot``, with ``cache_prompt``),
+so the slot holds the prefix the next such call extends: the agent's words extend its
+decision of the round. That holds only while the server has a slot for every pair it
+serves: a slot shared by two prompt heads is overwritten without being saved to the
+server's prompt cache (measured: 26% of round 2's prompt reused against 60% unpinned,
+docs/benchmarks.md), so past its slots an endpoint pins nothing more and leaves the choice
+to the server, which picks the slot of the longest common prefix and keeps the others in
+its prompt cache. After its
 cooldown a failed endpoint is probed (``GET /v1/models``); once it answers, the agents first
 placed on it go back.
 
@@ -42,6 +44,7 @@ from typing import Any
 from ..core.exchanges import LLMCall
 from . import progress
 from .keys import api_key
+from .prefix import voice
 from .server import answers
 from .settings import LLMSettings
 from .slots import ServerSlots
@@ -63,7 +66,7 @@ class Endpoint:
     agents: dict[str, float] = field(default_factory=dict)
     #: The agents placed here first (its own agents), given back after a failover.
     own: list[str] = field(default_factory=list)
-    #: (agent, purpose) -> its slot on a llama.cpp server; None once they outnumber the slots.
+    #: (agent, voice) -> its slot on a llama.cpp server; None once they outnumber the slots.
     pinned: dict[tuple[str, str], int] | None = field(default_factory=dict)
     down: bool = False
     retry_at: float = 0.0
@@ -74,12 +77,12 @@ class Endpoint:
         return sum(self.agents.values())
 
     def extra(self, agent: str, purpose: str) -> dict[str, Any]:
-        """The body fields that keep ``agent``'s calls of ``purpose`` on a slot of their own
-        of a llama.cpp server, while it has one for each such pair."""
+        """The body fields that keep ``agent``'s calls in the voice of ``purpose`` on a slot
+        of their own of a llama.cpp server, while it has one for each such pair."""
         info = self.transport.slots.info
         if info is None or info.kind != "llama.cpp" or not info.slots or self.pinned is None:
             return {}
-        slot = self.pinned.setdefault((agent, purpose), len(self.pinned))
+        slot = self.pinned.setdefault((agent, voice(purpose)), len(self.pinned))
         if slot >= info.slots:
             self.pinned = None
             return {}

@@ -221,12 +221,18 @@ def test_the_calls_in_flight_are_shown_per_endpoint() -> None:
 
 
 def _pair(body: dict) -> tuple[str, str]:
-    """(agent, purpose) of a tavern request, read from its prompt's head."""
+    """(agent, purpose) of a tavern request, read from its prompt."""
     text = "\n".join(m["content"] for m in body["messages"])
     if "impartial judge" in text:
         return re.search(r"Events (\w+) saw", text)[1], "judge"
     purpose = "decide" if "Phase 1: decide" in text else "speak" if "Phase 2: say" in text else "?"
     return re.search(r"You are (\w+),", text)[1], purpose
+
+
+def _voice(pair: tuple[str, str]) -> tuple[str, str]:
+    """(agent, voice): the agent's own calls (deciding, speaking) or the judge's about it."""
+    agent, purpose = pair
+    return agent, "judge" if purpose == "judge" else "own"
 
 
 def _tavern_on_two(run_cli, saves: Path, slots: int, rounds: int) -> list[list]:
@@ -247,26 +253,29 @@ def _tavern_on_two(run_cli, saves: Path, slots: int, rounds: int) -> list[list]:
 
 
 def _holders(asked: list) -> dict[int, set[tuple[str, str]]]:
-    """Each slot pinned and the (agent, purpose) pairs asked to it."""
+    """Each slot pinned and the (agent, voice) pairs asked to it."""
     slots = defaultdict(set)
     for slot, pair in asked:
         if slot is not None:
-            slots[slot].add(pair)
+            slots[slot].add(_voice(pair))
     return slots
 
 
-def test_on_llama_cpp_servers_each_agents_purpose_keeps_a_slot_of_its_own(
+def test_on_llama_cpp_servers_each_agents_voice_keeps_a_slot_of_its_own(
     run_cli, saves: Path
 ) -> None:
+    """An agent's words extend its decision's prompt of the round: both keep the agent's
+    slot; the judge's prompts about it (another head) keep another."""
     for asked in _tavern_on_two(run_cli, saves, slots=16, rounds=2):
-        pairs = defaultdict(set)
+        voices = defaultdict(set)
         for slot, pair in asked:
             if slot is not None:
-                pairs[pair].add(slot)
-        assert {p for _, p in asked} == set(pairs)  # every pair pinned (after /props)
-        assert {purpose for _, purpose in pairs} == {"decide", "judge", "speak"}
+                voices[_voice(pair)].add(slot)
+        assert {_voice(p) for _, p in asked} == set(voices)  # every pair pinned (after /props)
+        assert {purpose for _, (_, purpose) in asked} == {"decide", "judge", "speak"}
+        assert {voice for _, voice in voices} == {"own", "judge"}
         assert all(len(held) == 1 for held in _holders(asked).values())  # a slot, one head
-        assert all(len(kept) == 1 for kept in pairs.values())  # a head stays on its slot
+        assert all(len(kept) == 1 for kept in voices.values())  # decide and speak: one slot
         assert sum(slot is None for slot, _ in asked) <= 1  # the first, before /props
 
 
