@@ -192,3 +192,34 @@ def test_an_agents_calls_of_a_round_share_their_whole_context_and_end_in_their_r
     assert decide.endswith(f"{prompts.DECIDE_RULES}\n\n{task}\n")
     assert prompts.SPEAK_RULES in speak[speak.index("Said so far this round:") :]
     assert prompts.DECIDE_RULES not in prompts.decide(ctx)[0]["content"]
+
+
+async def test_in_a_played_round_an_agents_words_repeat_its_decisions_prompt() -> None:
+    """Through a server (its decision structured, its words free text): the words' prompt
+    repeats the decision's whole prompt up to the decision's rules, the JSON instruction
+    included nowhere before them."""
+    from llm_stub import StubLLM
+
+    from engine import resolve_scenario
+    from engine.llm.prefix import common_prefix, prompt_text
+    from engine.llm.transport import close_clients
+
+    with StubLLM(seed=3) as stub:
+        llm = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5, retries=1)
+        sim = Simulation.new(resolve_scenario("tavern"), seed=1, mind=llm)
+        try:
+            records = [await sim.step(), await sim.step()]
+        finally:
+            await close_clients()
+    checked = 0
+    for record in records:
+        calls = {c.key: c for c in record.llm_calls}
+        for key, words in calls.items():
+            decided = calls.get(key.replace(":speak:", ":decide:"))
+            if words.purpose != "speak" or decided is None:
+                continue
+            decision = prompt_text(decided)
+            shared = common_prefix(decision, prompt_text(words))
+            assert shared >= decision.index(f"\n\n{prompts.DECIDE_RULES}")
+            checked += 1
+    assert checked >= 2
