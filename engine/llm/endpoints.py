@@ -23,7 +23,7 @@ prompt sharing its longest prefix, while a call naming a slot finds it cleared a
 whole prompt again (llama.cpp's ``get_available_slot``: an empty slot asked by id loads
 nothing from the cache). Measured
 on two real servers, round 2 of a tavern: a slot an agent, 26% of the prompt reused; the
-server choosing, 60%; a slot each agent's voice, 40% (docs/benchmarks.md). After its
+server choosing, 60%; a slot each agent's voice, 40-45% (docs/benchmarks.md). After its
 cooldown a failed endpoint is probed (``GET /v1/models``); once it answers, the agents first
 placed on it go back.
 
