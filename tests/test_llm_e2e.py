@@ -528,7 +528,7 @@ def test_rejected_json_schema_switches_to_json_object_with_the_schema(
         first_wave = set()
         for i in rejected:
             system, user = (m["content"] for m in stub.requests[i]["messages"])
-            assert "Phase 1: decide" in system and "\nNow:\nRound 1 of " in user
+            assert "\nNow:\nRound 1 of " in user and "Phase 1: decide" in user
             first_wave.add(system)
         assert len(first_wave) == len(rejected)  # one agent each
 

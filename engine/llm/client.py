@@ -93,7 +93,6 @@ class _Ask:
     temperature: float | None
     followup: tuple[dict[str, str], ...] = ()
     agent: str = ""
-    purpose: str = ""
 
     def request(self, format: Structured) -> Request:
         """The request in ``format``: the schema goes in the prompt unless the server is
@@ -108,7 +107,6 @@ class _Ask:
             format=format,
             temperature=self.temperature,
             agent=self.agent,
-            purpose=self.purpose,
         )
 
 
@@ -289,7 +287,6 @@ class LLMClient:
             sink=shown,
             max_tokens=max_tokens,
             agent=agent,
-            purpose=purpose,
         )
         for again in (False, True):
             reply = await self._attempt(request, purpose, agent)
@@ -337,7 +334,7 @@ class LLMClient:
         fallback = default if callable(default) else (lambda: default)
         ask = _Ask(
             key, model, messages, schema_of(schema), schema.__name__, temperature,
-            agent=agent, purpose=purpose,
+            agent=agent,
         )  # fmt: skip
         formats = self._formats_of(model, self.route(model, agent, key, messages))
         request, reply = await self._probing(formats, ask, purpose, agent, schema)

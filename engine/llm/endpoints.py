@@ -15,14 +15,15 @@ least busy, latency) cannot keep, and the per-call selection would cost client C
 Affinity: an agent's first call places it on the healthy endpoint with the fewest expected
 tokens (its first prompt's tokens plus the reply cap stand for each of its calls), and its
 calls stay there while that endpoint answers, so the server keeps its prompt head cached.
-On a llama.cpp ``llama-server`` (its ``/props`` answered) each agent's calls of one purpose
-(deciding, speaking, being judged: each its own prompt head) keep a slot of their own
-(``id_slot``, with ``cache_prompt``), so the slot holds the prefix the next such call
-extends. That holds only while the server has a slot for every pair it serves: a slot
-shared by two prompt heads is overwritten without being saved to the server's prompt cache
-(measured: 26% of round 2's prompt reused against 60% unpinned, docs/benchmarks.md), so past
-its slots an endpoint pins nothing more and leaves the choice to the server, which picks the
-slot of the longest common prefix and keeps the others in its prompt cache. After its
+No call names a slot (llama.cpp's ``id_slot``): the server chooses, and its own choice
+keeps more of an agent's prompt. ``llama-server`` with its defaults (4 slots, one unified KV
+cache) saves each idle slot's prompt to its host-memory prompt cache and clears the slot
+whenever a task starts; a call naming no slot takes a cleared one and loads the cached
+prompt sharing its longest prefix, while a call naming a slot finds it cleared and reads its
+whole prompt again (llama.cpp's ``get_available_slot``: an empty slot asked by id loads
+nothing from the cache). Measured
+on two real servers, round 2 of a tavern: a slot an agent, 26% of the prompt reused; the
+server choosing, 60%; a slot each agent's voice, 40-45% (docs/benchmarks.md). After its
 cooldown a failed endpoint is probed (``GET /v1/models``); once it answers, the agents first
 placed on it go back.
 
@@ -36,7 +37,7 @@ import asyncio
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..core.exchanges import LLMCall
@@ -63,8 +64,6 @@ class Endpoint:
     agents: dict[str, float] = field(default_factory=dict)
     #: The agents placed here first (its own agents), given back after a failover.
     own: list[str] = field(default_factory=list)
-    #: (agent, purpose) -> its slot on a llama.cpp server; None once they outnumber the slots.
-    pinned: dict[tuple[str, str], int] | None = field(default_factory=dict)
     down: bool = False
     retry_at: float = 0.0
     answered: int = 0
@@ -72,18 +71,6 @@ class Endpoint:
     @property
     def load(self) -> float:
         return sum(self.agents.values())
-
-    def extra(self, agent: str, purpose: str) -> dict[str, Any]:
-        """The body fields that keep ``agent``'s calls of ``purpose`` on a slot of their own
-        of a llama.cpp server, while it has one for each such pair."""
-        info = self.transport.slots.info
-        if info is None or info.kind != "llama.cpp" or not info.slots or self.pinned is None:
-            return {}
-        slot = self.pinned.setdefault((agent, purpose), len(self.pinned))
-        if slot >= info.slots:
-            self.pinned = None
-            return {}
-        return {"id_slot": slot, "cache_prompt": True}
 
 
 class Endpoints:
@@ -107,11 +94,9 @@ class Endpoints:
         moved_from = ""
         for _ in range(len(self.endpoints) + 1):
             endpoint = self._endpoint_for(request)
-            extra = endpoint.extra(request.agent, request.purpose)
-            sent = replace(request, extra={**request.extra, **extra}) if extra else request
             try:
                 with progress.at_endpoint(endpoint.base):
-                    reply = await endpoint.transport.complete(sent)
+                    reply = await endpoint.transport.complete(request)
             except TransportError as err:
                 err.endpoint = endpoint.base
                 if not err.unanswered or not await self._failed(endpoint, err):

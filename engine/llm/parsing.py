@@ -32,12 +32,14 @@ def schema_of(schema: type[BaseModel]) -> dict[str, Any]:
 
 def with_schema(messages: Messages, schema: dict[str, Any] | None) -> Messages:
     """Append the JSON instruction, and ``schema`` unless the server is given it as
-    ``response_format`` (None), to the system message."""
+    ``response_format`` (None), to the last message (the task's): what comes before it is
+    the same for a structured call and a free-text one (an agent's decision and its words),
+    so a server's prefix cache reuses it for both."""
     note = "\n\nReply with one JSON object and nothing else."
     if schema is not None:
         note += f"\nJSON schema:\n{json.dumps(schema, separators=(',', ':'))}\nEND SCHEMA"
-    first, *rest = messages
-    return [{**first, "content": first["content"] + note}, *rest]
+    *rest, last = messages
+    return [*rest, {**last, "content": last["content"] + note}]
 
 
 @dataclass(frozen=True)

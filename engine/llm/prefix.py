@@ -1,13 +1,17 @@
 """The prompts' own shared prefix: how much of each prompt repeats, from its first
 character, an earlier prompt a server's prefix cache could still hold.
 
-For every exchange the longer of two prefixes counts: the one it shares with the same
-agent's previous prompt for the same purpose (what a cache that keeps many prompts, such as
-llama.cpp's slots, vLLM's or llama-cpp-python's ``--cache true``, can reuse) and the one it
-shares with the prompt sent just before it (all a server that keeps only its last prompt
-can). Characters are compared; the shared share of a prompt's characters is applied to the
-tokens the server read, so the figure stands beside the server's own count of tokens taken
-from its cache (engine/llm/servercache.py). A property of the prompts, not of any server.
+An agent speaks in two voices: its own (deciding, planning, speaking: one system text and
+context, the purpose's rules last) and the judge's about it (the judge's system text about
+the character). For every exchange the longest of these prefixes counts: the one it shares
+with the same agent's latest prompt of each purpose in the same voice (what a cache that
+keeps many prompts, such as llama.cpp's slots and host prompt cache, vLLM's or
+llama-cpp-python's ``--cache true``, can reuse: an agent's words repeat its decision of the
+round, its next decision the words' history) and the one it shares with the prompt sent
+just before it (all a server that keeps only its last prompt can). Characters are compared;
+the shared share of a prompt's characters is applied to the tokens the server read, so the
+figure stands beside the server's own count of tokens taken from its cache
+(engine/llm/servercache.py). A property of the prompts, not of any server.
 """
 
 from __future__ import annotations
@@ -34,9 +38,19 @@ def common_prefix(a: str, b: str) -> int:
     return lo
 
 
-def _stream(call: LLMCall) -> tuple[str, str]:
-    """(model, key without its round): the same agent, purpose and target across rounds."""
-    return call.model, call.key.partition(":")[2]
+#: The purposes whose prompts are the judge's about an agent, not the agent's own.
+JUDGED = frozenset({"judge", "emotion", "relation", "needs"})
+
+
+def voice(purpose: str) -> str:
+    """``judge`` for the judge's calls about an agent, ``own`` for the agent's own: the calls
+    of one voice share their prompt's head."""
+    return "judge" if purpose in JUDGED else "own"
+
+
+def _stream(call: LLMCall) -> tuple[str, str, str]:
+    """(model, agent, voice): the prompts that share a head."""
+    return call.model, call.agent, voice(call.purpose)
 
 
 class SharedPrefixes:
@@ -44,7 +58,8 @@ class SharedPrefixes:
     batch's shared-prefix tokens."""
 
     def __init__(self) -> None:
-        self.last: dict[tuple[str, str], str] = {}
+        #: (model, agent, voice) -> the latest prompt of each purpose (its key without round).
+        self.latest: dict[tuple[str, str, str], dict[str, str]] = {}
         self.previous: dict[str, str] = {}
 
     def tokens(self, calls: Iterable[LLMCall]) -> int:
@@ -55,11 +70,9 @@ class SharedPrefixes:
             if call.response is None:
                 continue
             text = prompt_text(call)
-            stream = _stream(call)
-            shared = max(
-                common_prefix(text, self.last.get(stream, "")),
-                common_prefix(text, self.previous.get(call.model, "")),
-            )
+            earlier = self.latest.setdefault(_stream(call), {})
+            before = [self.previous.get(call.model, ""), *earlier.values()]
+            shared = max(common_prefix(text, other) for other in before)
             total += round(call.prompt_tokens * shared / len(text)) if text else 0
-            self.last[stream] = self.previous[call.model] = text
+            earlier[call.key.partition(":")[2]] = self.previous[call.model] = text
         return total

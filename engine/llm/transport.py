@@ -15,7 +15,7 @@ import random
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..core.exchanges import CountedBy, LLMCall, Structured
@@ -74,10 +74,6 @@ class Request:
     stream: bool = False
     #: Whose exchange it is: several endpoints keep each one's calls on one (``endpoints``).
     agent: str = ""
-    #: What it is for (decide, speak, judge...): with ``agent``, its slot on a llama.cpp server.
-    purpose: str = ""
-    #: Fields added to the request's body (llama.cpp's ``id_slot`` and ``cache_prompt``).
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -394,7 +390,7 @@ class LiteLLMTransport:
         params = self._params(request)
         meter = Meter(params["max_tokens"])
         if route is not None:
-            body = {**route.body(request.messages, params), **request.extra}
+            body = route.body(request.messages, params)
             text, sent, reused = await route.send(body, self.settings.timeout, sink, meter)
             reply = self._reply(request, text, _counts(sent))
             reply.cached_tokens = reused
@@ -411,8 +407,6 @@ class LiteLLMTransport:
             kwargs["api_base"] = self.settings.api_base
         if self._api_key is not None:  # else litellm reads the provider's usual variable
             kwargs["api_key"] = self._api_key
-        if request.extra:
-            kwargs["extra_body"] = request.extra
         if sink is None:
             response = await self.litellm.acompletion(**kwargs)
             text = response.choices[0].message.content or ""

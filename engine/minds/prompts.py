@@ -4,10 +4,15 @@ Prompts carry no marker of their purpose: the model sees only the simulation (a 
 record names its purpose).
 
 Prompts are ordered for a server's prefix cache (llama.cpp, vLLM and SGLang reuse the
-computation of the longest prefix they have seen): what never changes within a run for an
-agent and purpose comes first (the system text: scenario, persona, rules, who is present, the
-judge's character), then what grows in order (the history), then what changes every call
-(the agent's state, this round, the task); each part renders byte-stable.
+computation of the longest prefix they have seen): what never changes within a run comes
+first, then what grows in order, then what changes every call; each part renders
+byte-stable. An agent's own calls (deciding, planning, speaking) share one head: the system
+text (scenario, persona, who is present, the relational block closing it), then the history,
+the agent's state and this round; only then the purpose's rules and the task. So an agent's
+words repeat its decision's whole prompt of the round but for the turns said before them,
+and its next round's calls repeat the history. The judge's calls about a character share
+their system text (the judge, the scenario, the character), and each purpose's fixed rules
+close it: a batched judge's prompt repeats the round before's up to what the round changed.
 """
 
 from __future__ import annotations
@@ -114,14 +119,12 @@ def _now(ctx: AgentContext) -> str:
     return "\n".join(lines)
 
 
-def _system(ctx: AgentContext, rules: str = "") -> str:
+def _system(ctx: AgentContext) -> str:
     s = ctx.scenario
     text = (
         f"Scenario: {s.title}. {s.description}\n\n{_persona(ctx)}\n"
         f"Others present: {', '.join(ctx.others)}."
     )
-    if rules:
-        text = f"{text}\n\n{rules}"
     # Relational priors Sec. 3.3: the relational block closes the agent's system prompt.
     block = render(ctx.prior, ctx.name) if ctx.prior is not None else None
     return f"{text}\n\n{block}" if block else text
@@ -132,12 +135,13 @@ def _context(ctx: AgentContext) -> str:
 
 
 def ask(ctx: AgentContext, task: str, rules: str = "") -> Messages:
-    """An agent's system prompt (with ``rules``, the purpose's instructions, which never
-    change, before the relational block that closes it) and assembled context, followed by
-    ``task`` (what this call asks)."""
+    """An agent's system prompt and assembled context, the same for each of its calls of a
+    round (but for the turns said before it), followed by ``rules`` (the purpose's
+    instructions, if any) and ``task`` (what this call asks)."""
+    asked = f"{rules}\n\n{task}" if rules else task
     return [
-        {"role": "system", "content": _system(ctx, rules)},
-        {"role": "user", "content": f"{_context(ctx)}\n\n{task}"},
+        {"role": "system", "content": _system(ctx)},
+        {"role": "user", "content": f"{_context(ctx)}\n\n{asked}"},
     ]
 
 

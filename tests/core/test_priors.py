@@ -425,9 +425,9 @@ def test_prompts_without_prior_are_unchanged(mini: Scenario) -> None:
         "Traits: not specified.\n"
         f"Style (dominant): {prompts.ARCHETYPE_STYLE[mini.agent('Ann').archetype]}\n"
         "Points you care about: we vote tonight; the budget is fixed\n"
-        f"Others present: {', '.join(ctx.others)}.\n\n"
-    )  # then the purpose's fixed instructions (no relational block closes it)
-    assert prompts.decide(ctx)[0]["content"].startswith(expected)
+        f"Others present: {', '.join(ctx.others)}."
+    )  # no relational block closes it; the purpose's instructions are the user message's
+    assert prompts.decide(ctx)[0]["content"] == expected
     control = _ctx(mini, no_prior())
     assert prompts.decide(control) == prompts.decide(ctx)
     decision = Decision(urgency=5, mode=Mode.PUBLIC, target="all")

@@ -9,7 +9,6 @@ import contextlib
 import csv
 import gzip
 import os
-import re
 import threading
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -220,65 +219,21 @@ def test_the_calls_in_flight_are_shown_per_endpoint() -> None:
         assert "1 in flight, oldest" in bar_text(solo.now(), 1)
 
 
-def _pair(body: dict) -> tuple[str, str]:
-    """(agent, purpose) of a tavern request, read from its prompt's head."""
-    text = "\n".join(m["content"] for m in body["messages"])
-    if "impartial judge" in text:
-        return re.search(r"Events (\w+) saw", text)[1], "judge"
-    purpose = "decide" if "Phase 1: decide" in text else "speak" if "Phase 2: say" in text else "?"
-    return re.search(r"You are (\w+),", text)[1], purpose
-
-
-def _tavern_on_two(run_cli, saves: Path, slots: int, rounds: int) -> list[list]:
-    """Tavern played on two llama.cpp-shaped stubs of ``slots`` slots each: each server's
-    chat requests in arrival order, as (its ``id_slot`` or None, (agent, purpose))."""
+def test_on_llama_cpp_servers_no_call_names_a_slot(run_cli, saves: Path) -> None:
+    """llama-server clears its idle slots into its prompt cache, and a call naming a slot
+    then loads nothing from it: the server chooses each call's slot."""
     with (
-        StubLLM(seed=1, server="llama.cpp", slots=slots, n_ctx=32768) as a,
-        StubLLM(seed=2, server="llama.cpp", slots=slots, n_ctx=32768) as b,
+        StubLLM(seed=1, server="llama.cpp", slots=16, n_ctx=32768) as a,
+        StubLLM(seed=2, server="llama.cpp", slots=16, n_ctx=32768) as b,
     ):
         result = play(
-            run_cli, saves, Path("tavern"), [a.url, b.url], "--rounds", str(rounds),
+            run_cli, saves, Path("tavern"), [a.url, b.url], "--rounds", "2",
             "--judge-mode", "batched",
         )  # fmt: skip
         assert result.code == 0, result.err
-        chats = [[r for r in server.requests if "messages" in r] for server in (a, b)]
-    assert all(r.get("cache_prompt", True) is True for asked in chats for r in asked)
-    return [[(r.get("id_slot"), _pair(r)) for r in asked] for asked in chats]
-
-
-def _holders(asked: list) -> dict[int, set[tuple[str, str]]]:
-    """Each slot pinned and the (agent, purpose) pairs asked to it."""
-    slots = defaultdict(set)
-    for slot, pair in asked:
-        if slot is not None:
-            slots[slot].add(pair)
-    return slots
-
-
-def test_on_llama_cpp_servers_each_agents_purpose_keeps_a_slot_of_its_own(
-    run_cli, saves: Path
-) -> None:
-    for asked in _tavern_on_two(run_cli, saves, slots=16, rounds=2):
-        pairs = defaultdict(set)
-        for slot, pair in asked:
-            if slot is not None:
-                pairs[pair].add(slot)
-        assert {p for _, p in asked} == set(pairs)  # every pair pinned (after /props)
-        assert {purpose for _, purpose in pairs} == {"decide", "judge", "speak"}
-        assert all(len(held) == 1 for held in _holders(asked).values())  # a slot, one head
-        assert all(len(kept) == 1 for kept in pairs.values())  # a head stays on its slot
-        assert sum(slot is None for slot, _ in asked) <= 1  # the first, before /props
-
-
-def test_past_its_slots_a_llama_cpp_server_chooses_the_slot(run_cli, saves: Path) -> None:
-    for asked in _tavern_on_two(run_cli, saves, slots=2, rounds=1):
-        slots = _holders(asked)
-        assert slots and all(len(held) == 1 for held in slots.values())  # never shared
-        last_pinned = max(i for i, (slot, _) in enumerate(asked) if slot is not None)
-        first_free = min(
-            i for i, (slot, _) in enumerate(asked) if slot is None and i > 0
-        )  # once the pairs outnumber the slots, nothing is pinned again
-        assert last_pinned < first_free < len(asked) - 1
+        asked = [r for server in (a, b) for r in server.requests if "messages" in r]
+    assert len(asked) > 20
+    assert not [r for r in asked if "id_slot" in r]
 
 
 def test_the_narrowest_window_of_the_endpoints_counts() -> None:

@@ -105,13 +105,15 @@ def test_with_schema_appends_readable_instructions_without_mutating() -> None:
     before = json.dumps(MESSAGES)
     out = with_schema(MESSAGES, schema)
     assert json.dumps(MESSAGES) == before
-    assert out[1:] == MESSAGES[1:] and out[0]["role"] == "system"
-    assert out[0]["content"].startswith(MESSAGES[0]["content"])
-    assert "Reply with one JSON object and nothing else." in out[0]["content"]
-    assert _schema_from_text(out[0]["content"]) == schema  # what a server reads back
+    # The system text is untouched: the instruction ends the task's message, so what
+    # precedes it is what a free-text call of the same agent sends.
+    assert out[:-1] == MESSAGES[:-1] and out[-1]["role"] == MESSAGES[-1]["role"]
+    assert out[-1]["content"].startswith(MESSAGES[-1]["content"])
+    assert "Reply with one JSON object and nothing else." in out[-1]["content"]
+    assert _schema_from_text(out[-1]["content"]) == schema  # what a server reads back
     # Given as response_format, the schema is not pasted: the instruction alone.
-    (short, *_) = with_schema(MESSAGES, None)
-    assert short["content"] == MESSAGES[0]["content"] + (
+    (*_, short) = with_schema(MESSAGES, None)
+    assert short["content"] == MESSAGES[-1]["content"] + (
         "\n\nReply with one JSON object and nothing else."
     )
 

@@ -252,7 +252,9 @@ def test_a_grammar_server_is_asked_for_utterances_as_json() -> None:
         assert call.structured == "json_object_schema" and call.outcome == "ok"
         assert said[agent] == json.loads(call.response or "")["say"]
         ask = f"say: the words {agent} says aloud now, in character."
-        assert call.messages[-1]["content"].endswith(ask)
+        assert call.messages[-1]["content"].endswith(
+            f"{ask}\n\nReply with one JSON object and nothing else."
+        )
 
 
 def test_ollama_models_get_their_schema_as_format() -> None:

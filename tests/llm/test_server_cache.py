@@ -16,7 +16,7 @@ import pytest
 from llm_stub import StubLLM
 
 from engine.core.exchanges import LLMCall, RoundUsage, cache_line
-from engine.llm.prefix import SharedPrefixes
+from engine.llm.prefix import SharedPrefixes, prompt_text
 from engine.llm.servercache import cached_tokens
 from engine.saves.store import SaveStore
 
@@ -39,22 +39,36 @@ def test_a_save_from_before_the_field_loads() -> None:
 
 def _call(key: str, text: str, tokens: int) -> LLMCall:
     messages = [{"role": "user", "content": text}]
+    _, purpose, agent = key.split(":")[:3]
     return LLMCall(
-        key=key, purpose="p", agent="A", model="m", messages=messages, response="ok",
+        key=key, purpose=purpose, agent=agent, model="m", messages=messages, response="ok",
         prompt_tokens=tokens,
     )  # fmt: skip
 
 
 def test_the_shared_prefix_counts_the_same_stream_and_the_last_prompt() -> None:
     prefixes = SharedPrefixes()
-    first = _call("r0001:p:A", "x" * 90, 100)
+    first = _call("r0001:decide:A", "x" * 90, 100)
     assert prefixes.tokens([first]) == 0
     # Round 2: the same stream's prompt repeats round 1's 90 characters of its 108.
-    again = _call("r0002:p:A", "x" * 90 + "y" * 10, 50)
+    again = _call("r0002:decide:A", "x" * 90 + "y" * 10, 50)
     text = "<user>\n" + "x" * 90 + "y" * 10 + "\n"
     assert prefixes.tokens([again]) == round(50 * (7 + 90) / len(text))
-    unanswered = _call("r0002:p:B", "x" * 90, 10).model_copy(update={"response": None})
+    unanswered = _call("r0002:decide:B", "x" * 90, 10).model_copy(update={"response": None})
     assert prefixes.tokens([unanswered]) == 0
+
+
+def test_an_agents_prompt_repeats_any_purpose_of_its_own_voice_not_the_judges() -> None:
+    """The agent's words repeat its decision of the round (its own voice); the judge's
+    prompt about it shares no head with them, and another agent's prompt in between (the
+    one a server keeping only its last prompt holds) does not stand in the way."""
+    prefixes = SharedPrefixes()
+    prefixes.tokens([_call("r0001:decide:A", "x" * 90, 100), _call("r0001:decide:B", "z", 1)])
+    words = _call("r0001:speak:A", "x" * 90 + "y" * 10, 50)
+    assert prefixes.tokens([words]) == round(50 * (7 + 90) / len(prompt_text(words)))
+    judged = _call("r0001:judge:A", "x" * 90 + "j" * 10, 50)
+    prefixes.tokens([_call("r0001:speak:B", "z", 1)])
+    assert prefixes.tokens([judged]) == round(50 * 7 / 108)  # "<user>\n" alone
 
 
 def test_cache_line_says_the_server_figure_or_that_there_is_none() -> None:

@@ -55,7 +55,8 @@ async def verdict(client: LLMClient, key: str = "k", model: str = "openai/stub")
 
 
 def system_of(body: dict[str, Any]) -> str:
-    return body["messages"][0]["content"]
+    """The task's message, which the JSON instruction ends."""
+    return body["messages"][-1]["content"]
 
 
 # --------------------------------------------------------------------------- explicit modes
@@ -89,7 +90,8 @@ async def test_each_mode_sends_exactly_its_request(
     assert body.get("response_format") == response_format
     assert body["max_tokens"] == 1024  # every reply is capped
     system = system_of(body)
-    assert system.startswith(MESSAGES[0]["content"] + "\n\n" + INSTRUCTION)
+    assert body["messages"][0] == MESSAGES[0]
+    assert system.startswith(MESSAGES[-1]["content"] + "\n\n" + INSTRUCTION)
     # The schema is in the prompt exactly when the server is not given it.
     assert (_schema_from_text(system) == SCHEMA) == pasted
     assert ("JSON schema:" in system) == pasted

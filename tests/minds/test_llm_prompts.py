@@ -164,3 +164,62 @@ def test_an_utterance_reciting_the_prompts_state_lines_echoes_it() -> None:
     assert flaw is not None and flaw.kind == "echo"
     assert check("The will reads badly for all of us, and I say we keep the bar open.") is None
     assert check(f"{other}, I have no memories yet of you being fair to me.") is None
+
+
+def _whole(messages: list[dict[str, str]]) -> str:
+    return "".join(f"<{m['role']}>\n{m['content']}\n" for m in messages)
+
+
+def test_an_agents_calls_of_a_round_share_their_whole_context_and_end_in_their_rules() -> None:
+    """A server's prefix cache reuses the longest prefix it holds: an agent's words repeat
+    its decision's prompt of the round up to the turns said before them, and its plan shares
+    that context too; the rules and task come last, after the relational block closed the
+    system prompt."""
+    from engine.core.state import Decision
+    from engine.llm.prefix import common_prefix
+
+    ctx = context()
+    other = ctx.others[0]
+    ctx = replace(ctx, history=[PastRound(round=1, events=[], actions=[said(other, 1, "Hi.")])])
+    decide = _whole(prompts.decide(ctx))
+    heard = replace(ctx, heard=[said(ctx.others[1], 1, "Drinks are on me.")])
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="x")
+    speak = _whole(prompts.speak(heard, decision))
+    context_end = decide.index("No new event this round.") + len("No new event this round.")
+    assert common_prefix(decide, speak) >= context_end  # system, history, state, this round
+    assert common_prefix(decide, _whole(prompts.plan(ctx, 3))) >= context_end
+    task = "Decide now: nobody has spoken yet this round."
+    assert decide.endswith(f"{prompts.DECIDE_RULES}\n\n{task}\n")
+    assert prompts.SPEAK_RULES in speak[speak.index("Said so far this round:") :]
+    assert prompts.DECIDE_RULES not in prompts.decide(ctx)[0]["content"]
+
+
+async def test_in_a_played_round_an_agents_words_repeat_its_decisions_prompt() -> None:
+    """Through a server (its decision structured, its words free text): the words' prompt
+    repeats the decision's whole prompt up to the decision's rules, the JSON instruction
+    included nowhere before them."""
+    from llm_stub import StubLLM
+
+    from engine import resolve_scenario
+    from engine.llm.prefix import common_prefix, prompt_text
+    from engine.llm.transport import close_clients
+
+    with StubLLM(seed=3) as stub:
+        llm = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5, retries=1)
+        sim = Simulation.new(resolve_scenario("tavern"), seed=1, mind=llm)
+        try:
+            records = [await sim.step(), await sim.step()]
+        finally:
+            await close_clients()
+    checked = 0
+    for record in records:
+        calls = {c.key: c for c in record.llm_calls}
+        for key, words in calls.items():
+            decided = calls.get(key.replace(":speak:", ":decide:"))
+            if words.purpose != "speak" or decided is None:
+                continue
+            decision = prompt_text(decided)
+            shared = common_prefix(decision, prompt_text(words))
+            assert shared >= decision.index(f"\n\n{prompts.DECIDE_RULES}")
+            checked += 1
+    assert checked >= 2

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from llm_stub import StubLLM
 
-from engine import SaveStore, Simulation
+from engine import SaveStore, Simulation, resolve_scenario
 from engine.core.scenario import Scenario
 from engine.llm.journal import JOURNAL_FILE, Journal
 from engine.llm.settings import LLMSettings
@@ -192,7 +192,7 @@ async def test_a_damaged_journal_line_is_said_as_a_notice(
 
 
 async def test_resume_asks_in_the_settled_mode_and_role_from_its_first_call(
-    mini: Scenario, store: SaveStore, monkeypatch: pytest.MonkeyPatch
+    store: SaveStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import litellm
 
@@ -201,7 +201,9 @@ async def test_resume_asks_in_the_settled_mode_and_role_from_its_first_call(
     gemma = {"rejects": {"json_schema"}, "server": "llama.cpp", "drop_system": True}
     with StubLLM(seed=4, slots=2, **gemma) as s:
         settings = LLMSettings(model="openai/stub", api_base=s.url, timeout=10.0)
-        with Simulation.new(mini, seed=2, mind=settings, store=store, run_id="settled") as sim:
+        # The tavern's personas: its system text is most of a first prompt, so its drop shows.
+        tavern = resolve_scenario("tavern")
+        with Simulation.new(tavern, seed=2, mind=settings, store=store, run_id="settled") as sim:
             await sim.run(1)
             await sim.mind.aclose()
         meta = store.read_meta("settled")
