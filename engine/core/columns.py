@@ -157,14 +157,16 @@ class StateColumns:
 
     def slots_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """``[k, s]``: the code among :attr:`notes` of slot s of edge (rows[k], cols[k])
-        (read through the flat index of the edges: one ``take`` of whole edges)."""
+        (read through the flat index of the edges: one ``take`` of whole edges); ``[s]``
+        for one edge."""
         import numpy as np
 
         n, memory = len(self.names), self.memory
+        flat = np.asarray(rows * n + cols)  # (one edge's slots for one edge)
         if not self.width:
-            return np.empty((len(rows), 0), memory.dtype)
-        taken = edge_items(memory).take(rows * n + cols)
-        return taken.view(memory.dtype).reshape(len(rows), self.width)
+            return np.empty((*flat.shape, 0), memory.dtype)
+        taken = edge_items(memory).take(flat.ravel())
+        return taken.view(memory.dtype).reshape(*flat.shape, self.width)
 
     def rounds_at(self, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """``[k, s]``: the round of slot s of edge (rows[k], cols[k]) (:data:`NO_ROUND`:
