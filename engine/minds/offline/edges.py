@@ -165,12 +165,18 @@ class _Notes:
 
 
 def _make_peace(d: np.ndarray, o: np.ndarray, fav: np.ndarray, m: np.ndarray) -> np.ndarray:
-    """Reconciliation on ``m``: a lift of RECONCILE, at least to PEACE_AT, the feud ends."""
+    """Reconciliation on ``m``: a lift of RECONCILE, at least to PEACE_AT, the feud ends
+    (worked out on the few edges of ``m`` only: the same operations on each)."""
     import numpy as np
 
-    lifted, floor = d + RECONCILE, PEACE_AT - fav
-    o[m] = _NEUTRAL
-    return np.where(m, np.where(floor > lifted, floor, lifted), d)
+    at = np.flatnonzero(m)
+    if not len(at):
+        return d
+    lifted, floor = d.take(at) + RECONCILE, PEACE_AT - fav.take(at)
+    o.flat[at] = _NEUTRAL
+    d = d.copy()
+    d.flat[at] = np.where(floor > lifted, floor, lifted)
+    return d
 
 
 def _ends_above(fav: np.ndarray, d: np.ndarray, level: float) -> np.ndarray:
@@ -466,7 +472,9 @@ def _ordered(
     importance = np.where(noted, chosen // width, 1)
     # an edge without a note: "j was present", one note for each such j (in order)
     present = np.flatnonzero(np.bincount(col[~noted], minlength=n))
-    note = np.where(noted, chosen % width, len(summaries) + np.searchsorted(present, col))
+    place = np.zeros(n, np.int64)  # each agent's place among the present (where it is one)
+    place[present] = np.arange(len(present))
+    note = np.where(noted, chosen % width, len(summaries) + place.take(col))
     opening = f"Round {ctxs[0].round}: "
     summaries += [f"{opening}{names[j]} was present." for j in present.tolist()]
     edges = JudgedEdges(
