@@ -352,18 +352,27 @@ def _settled(
     and the edge fades toward its ``start`` unless it is a ``hostile`` one that persists."""
     import numpy as np
 
+    # (in place on the arrays made here: the same operations, fewer 8 MB arrays at 1,000
+    # agents; a product or sum is the same either way round)
     d = np.where(d < 0, d * dyn.negativity, d)
     if dyn.inertia:
-        d = d / (1.0 + dyn.inertia * np.abs(fav))
+        tie = np.abs(fav)
+        tie *= dyn.inertia
+        tie += 1.0
+        d /= tie
     if dyn.fav_bound:
         room = np.where(d > 0, 1.0 - fav, 1.0 + fav)
-        d = d * np.minimum(room / dyn.fav_bound, 1.0)
+        room /= dyn.fav_bound
+        np.minimum(room, 1.0, out=room)
+        d *= room
     if start is not None:
-        fading = np.full(d.shape, dyn.fading)
+        fading: float | np.ndarray = dyn.fading
         if dyn.persistence:  # a grudge above its level fades up slower
             slow = hostile & (start > fav) & (fav >= GRUDGE)
-            fading = np.where(slow, fading * (1.0 - dyn.persistence), fading)
-        d = d + fading * (start - fav)
+            fading = np.where(slow, dyn.fading * (1.0 - dyn.persistence), dyn.fading)
+        toward = start - fav
+        toward *= fading
+        d += toward
     return d
 
 
