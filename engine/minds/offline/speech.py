@@ -204,10 +204,13 @@ class Heard:
         """Whether the agent heard ``name`` speak."""
         return any(name in by for by in self._past) or any(a.speaker == name for a in self._now)
 
+    def earlier(self, name: str) -> list[Action]:
+        """``name``'s acts the agent heard in the earlier rounds, in order."""
+        return [a for by in self._past for a in by.get(name, ())]
+
     def acts_of(self, name: str) -> list[Action]:
         """``name``'s acts the agent heard, earlier rounds first."""
-        acts = [a for by in self._past for a in by.get(name, ())]
-        return acts + [a for a in self._now if a.speaker == name]
+        return self.earlier(name) + [a for a in self._now if a.speaker == name]
 
 
 def utterance(
@@ -229,7 +232,7 @@ def utterance(
     t = target or "everyone"
     speech = _Speech(ctx, rng, said, variety)
     if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
-        options = speech.confidences(t)
+        options = speech.confidences(t, heard)
     else:
         options = speech.arguments(decision.stance, target, heard)
     me = ctx.name
@@ -283,12 +286,12 @@ class _Speech:
         k = ctx.round % len(combos)
         return [combos[(k + step) % len(combos)] for step in range(TRIED)]
 
-    def confidences(self, t: str) -> Iterable[str]:
+    def confidences(self, t: str, heard: Heard) -> Iterable[str]:
         """A secret not yet told (in the agent's memory, to anyone), in its own voice, else
-        a reference to what was told."""
+        a reference to what was told (``heard``: its earlier rounds by speaker)."""
         ctx, rng = self.ctx, self.rng
         me, persona = ctx.name, ctx.persona
-        mine = [a for past in ctx.history for a in past.actions if a.speaker == me and a.order]
+        mine = [a for a in heard.earlier(me) if a.order]
 
         def tells(secret: str, to: str | None) -> str:
             """The secret as the agent tells it to ``to`` (a fact is quoted as it is)."""
