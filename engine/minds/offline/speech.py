@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
+from operator import attrgetter
 
 from ...core.scenario import Archetype
 from ...core.state import ALL, Action, Decision, Mode, Stance
@@ -235,16 +236,8 @@ def utterance(
         options = speech.confidences(t, heard)
     else:
         options = speech.arguments(decision.stance, target, heard)
-    me = ctx.name
-    jab = next(
-        (
-            a.speaker
-            for a in reversed(ctx.heard)
-            if a.target == me and a.stance == "oppose" and a.speaker != target
-        ),
-        None,
-    )
-    prefix = f"({jab}, I heard that.) " if jab and decision.mode is Mode.PUBLIC else ""
+    jab = _last_attack(ctx.heard, ctx.name, target) if decision.mode is Mode.PUBLIC else None
+    prefix = f"({jab}, I heard that.) " if jab else ""
     news = topic(ctx, said)
     if news:
         options = list(options)
@@ -257,6 +250,23 @@ def utterance(
     return next((x for x in texts if x.lower() not in said), None) or next(
         (a + first for a in AGAIN if (a + first).lower() not in said), AGAIN[0] + first
     )
+
+
+def _last_attack(heard: Sequence[Action], me: str, target: str | None) -> str | None:
+    """Who made the last act in ``heard`` against ``me`` (not ``target``): the acts aimed at
+    me found newest first by ``list.index`` over their targets (C loops; a thousand agents
+    hear hundreds of acts each, few of them aimed at one agent)."""
+    targets = list(map(attrgetter("target"), reversed(heard)))
+    at = 0
+    while True:
+        try:
+            at = targets.index(me, at)
+        except ValueError:
+            return None
+        act = heard[len(heard) - 1 - at]
+        if act.stance == "oppose" and act.speaker != target:
+            return act.speaker
+        at += 1
 
 
 def plain(text: str) -> str:
