@@ -19,7 +19,7 @@ NOTICE_FIRST = 0.25
 
 
 def in_background(
-    screen: Screen, doing: str, fn: Callable[[], T], done: Callable[[T], None], group: str
+    screen: Screen, doing: str, fn: Callable[[], T], done: Callable[[T], object], group: str
 ) -> None:
     """Run ``fn`` on a worker thread of ``screen``: a notice says ``doing`` at once and stays
     until it ends; then ``done(result)`` runs on the UI thread, or the error is shown."""

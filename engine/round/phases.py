@@ -122,10 +122,13 @@ def past_round(
     kept = held.get(record.round)
     if kept is None or kept[0] is not record:
         lists: dict[tuple[int, ...], list[Action]] = {}
-        actions = {
-            me: lists.setdefault(tuple(map(id, seen)), seen)
-            for me, seen in observed_by(record.actions, names).items()
-        }
+        shared: dict[int, list[Action]] = {}  # by list object: most agents share the public one
+        actions = {}
+        for me, seen in observed_by(record.actions, names).items():
+            one = shared.get(id(seen))
+            if one is None:
+                one = shared[id(seen)] = lists.setdefault(tuple(map(id, seen)), seen)
+            actions[me] = one
         kept = held[record.round] = (
             record,
             {

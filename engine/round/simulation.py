@@ -14,6 +14,7 @@ from ..core.columns import StateColumns
 from ..core.exchanges import RoundUsage, degraded_line
 from ..core.limits import check_rounds
 from ..core.metrics import Metrics, RepairCounter, round_metrics
+from ..core.pages import small_pages
 from ..core.played import PastActs, PlayedRound
 from ..core.priors import Prior, check_agents
 from ..core.rules import HISTORY_WINDOW, initial_columns
@@ -85,6 +86,7 @@ class Simulation(RunControl, Holding):
         files: RunFiles | None = None,
         columns: StateColumns | None = None,
     ) -> None:
+        small_pages()  # a large cast's rounds make many large arrays: see engine.core.pages
         self.meta = meta
         self.history = history
         self._columns = columns or history.columns(-1, meta.scenario.memory_size)

@@ -46,3 +46,28 @@ def test_the_ties_that_scaling_gets_wrong_are_rounded_by_round():
     # 0.00015 * 1e4 is 1.4999999999999998: half-even on the scaled value would say 0.0001
     values = [0.00015, 2.675, 1.0000005, -0.00045]
     assert rounded(np.array(values), 4).tolist() == [round(x, 4) for x in values]
+
+
+@given(st.lists(FLOATS | TIES, min_size=1), st.sampled_from([4, 6]))
+def test_arrays_of_moderate_values_round_as_round_does(values, digits):
+    # every scaled value under 2**52: only those that land on a tie are rounded by round
+    got = rounded(np.array(values, dtype=float), digits).tolist()
+    for x, y in zip(values, got, strict=True):
+        assert same(y, round(x, digits)), (x, y)
+
+
+def test_millions_of_values_near_ties_round_as_round_does():
+    rng = np.random.default_rng(7)
+    for digits in (4, 6):
+        ties = (rng.integers(-(10**6), 10**6, 200_000) + 0.5) / 10**digits
+        values = np.concatenate([ties, np.nextafter(ties, 1.0), np.nextafter(ties, -1.0)])
+        values = np.concatenate([values, rng.uniform(-1.0, 1.0, 200_000)])
+        expected = [round(x, digits) for x in values.tolist()]
+        assert rounded(values, digits).tolist() == expected
+
+
+@given(st.lists(st.floats(min_value=4.6e9, max_value=1e12) | FLOATS, min_size=1))
+def test_values_too_large_to_scale_exactly_round_as_round_does(values):
+    got = rounded(np.array(values, dtype=float), 6).tolist()
+    for x, y in zip(values, got, strict=True):
+        assert same(y, round(x, 6)), (x, y)

@@ -7,7 +7,8 @@ from __future__ import annotations
 import hashlib
 import random
 from collections.abc import Iterable, Sequence
-from itertools import pairwise
+from itertools import islice, pairwise, repeat
+from operator import lt
 from typing import TYPE_CHECKING
 
 from ...core.exchanges import LLMCall
@@ -463,8 +464,8 @@ def _heard(ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> tuple[np.ndarra
         groups.setdefault(id(ctx.heard), []).append(row)
     columns = ctxs[0].view.columns if ctxs else None
     for rows in groups.values():
-        where = [at.get(id(a), -1) for a in ctxs[rows[0]].heard]
-        if -1 in where or any(b <= a for a, b in pairwise(where)):
+        where = list(map(at.get, map(id, ctxs[rows[0]].heard), repeat(-1)))  # (C loops)
+        if -1 in where or not all(map(lt, where, islice(where, 1, None))):
             alone += rows
         else:
             heard[np.ix_(rows, where)] = True

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
+from operator import attrgetter
 
 from ...core.scenario import Archetype
 from ...core.state import ALL, Action, Decision, Mode, Stance
@@ -204,10 +205,13 @@ class Heard:
         """Whether the agent heard ``name`` speak."""
         return any(name in by for by in self._past) or any(a.speaker == name for a in self._now)
 
+    def earlier(self, name: str) -> list[Action]:
+        """``name``'s acts the agent heard in the earlier rounds, in order."""
+        return [a for by in self._past for a in by.get(name, ())]
+
     def acts_of(self, name: str) -> list[Action]:
         """``name``'s acts the agent heard, earlier rounds first."""
-        acts = [a for by in self._past for a in by.get(name, ())]
-        return acts + [a for a in self._now if a.speaker == name]
+        return self.earlier(name) + [a for a in self._now if a.speaker == name]
 
 
 def utterance(
@@ -229,19 +233,11 @@ def utterance(
     t = target or "everyone"
     speech = _Speech(ctx, rng, said, variety)
     if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
-        options = speech.confidences(t)
+        options = speech.confidences(t, heard)
     else:
         options = speech.arguments(decision.stance, target, heard)
-    me = ctx.name
-    jab = next(
-        (
-            a.speaker
-            for a in reversed(ctx.heard)
-            if a.target == me and a.stance == "oppose" and a.speaker != target
-        ),
-        None,
-    )
-    prefix = f"({jab}, I heard that.) " if jab and decision.mode is Mode.PUBLIC else ""
+    jab = _last_attack(ctx.heard, ctx.name, target) if decision.mode is Mode.PUBLIC else None
+    prefix = f"({jab}, I heard that.) " if jab else ""
     news = topic(ctx, said)
     if news:
         options = list(options)
@@ -254,6 +250,23 @@ def utterance(
     return next((x for x in texts if x.lower() not in said), None) or next(
         (a + first for a in AGAIN if (a + first).lower() not in said), AGAIN[0] + first
     )
+
+
+def _last_attack(heard: Sequence[Action], me: str, target: str | None) -> str | None:
+    """Who made the last act in ``heard`` against ``me`` (not ``target``): the acts aimed at
+    me found newest first by ``list.index`` over their targets (C loops; a thousand agents
+    hear hundreds of acts each, few of them aimed at one agent)."""
+    targets = list(map(attrgetter("target"), reversed(heard)))
+    at = 0
+    while True:
+        try:
+            at = targets.index(me, at)
+        except ValueError:
+            return None
+        act = heard[len(heard) - 1 - at]
+        if act.stance == "oppose" and act.speaker != target:
+            return act.speaker
+        at += 1
 
 
 def plain(text: str) -> str:
@@ -283,12 +296,12 @@ class _Speech:
         k = ctx.round % len(combos)
         return [combos[(k + step) % len(combos)] for step in range(TRIED)]
 
-    def confidences(self, t: str) -> Iterable[str]:
+    def confidences(self, t: str, heard: Heard) -> Iterable[str]:
         """A secret not yet told (in the agent's memory, to anyone), in its own voice, else
-        a reference to what was told."""
+        a reference to what was told (``heard``: its earlier rounds by speaker)."""
         ctx, rng = self.ctx, self.rng
         me, persona = ctx.name, ctx.persona
-        mine = [a for past in ctx.history for a in past.actions if a.speaker == me and a.order]
+        mine = [a for a in heard.earlier(me) if a.order]
 
         def tells(secret: str, to: str | None) -> str:
             """The secret as the agent tells it to ``to`` (a fact is quoted as it is)."""
