@@ -270,7 +270,9 @@ async def test_recast_opens_on_the_first_proposal(saves: Path) -> None:
         screen = app.screen
         assert isinstance(screen, RecastScreen)
         first = screen.proposals[0].agent
-        assert app.focused is screen.query_one(f"#choice-{first}", Select)
+        table = screen.query_one(DataTable)
+        assert app.focused is table and table.cursor_row == 0
+        assert screen.query_one("#choice", Select).value == screen.choices[first]
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, RecastScreen)

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import Button, Label, Select, Static
+from textual.widgets import Button, DataTable, Label, Select, Static
 
 from engine import Archetype, SaveStore
 from engine.saves.runmeta import Lineage
@@ -60,6 +60,15 @@ def screen_text(screen: RecastScreen) -> str:
     return "\n".join(str(s.render()) for s in screen.query(Static))
 
 
+async def pick(pilot, screen: RecastScreen, agent: str, value: str) -> None:
+    """Highlight ``agent``'s row and choose ``value`` in the selector, as a person does."""
+    table = screen.query_one(DataTable)
+    table.move_cursor(row=table.get_row_index(agent))
+    await pilot.pause()
+    screen.query_one("#choice", Select).value = value
+    await pilot.pause()
+
+
 async def open_recast(pilot) -> RecastScreen:
     await pilot.press("c")
     await pilot.app.workers.wait_for_complete()  # the diagnosis is read off the UI thread
@@ -75,14 +84,19 @@ async def test_c_lists_every_agent_with_its_diagnosis(saves: Path, task_run: str
     async with app.run_test(size=SIZE) as pilot:
         assert app.sim.run_id == task_run and app.sim.finished
         screen = await open_recast(pilot)
-        text = screen_text(screen)
-        assert task_run in text and "utility 0" in text
+        assert task_run in screen_text(screen) and "utility 0" in screen_text(screen)
         assert [p.agent for p in screen.proposals] == list(AGENTS)
+        table = screen.query_one(DataTable)
         hetero = ["reserved", "dominant", "analytical", "agreeable"]
-        for p, now in zip(screen.proposals, hetero, strict=True):
+        for row, (p, now) in enumerate(zip(screen.proposals, hetero, strict=True)):
             assert p.current.value == now
-            select = screen.query_one(f"#choice-{p.agent}", Select)
-            assert select.value == (p.archetype.value if p.archetype else KEEP)
+            choice = p.archetype.value if p.archetype else KEEP
+            cells = [str(c) for c in table.get_row_at(row)]
+            assert cells == [p.agent, now, choice, p.rationale]
+            table.move_cursor(row=row)
+            await pilot.pause()
+            assert screen.query_one("#choice", Select).value == choice
+            text = screen_text(screen)
             assert f"{p.agent}  now {now}" in text
             assert p.rationale in text
             assert p.evidence.line() in text
@@ -103,8 +117,7 @@ async def test_apply_an_edited_casting_branches_at_round_zero(saves: Path, task_
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_recast(pilot)
         proposed = {p.agent: p.archetype or p.current for p in screen.proposals}
-        screen.query_one("#choice-Blake", Select).value = "balanced"  # edit: dominant -> balanced
-        await pilot.pause()
+        await pick(pilot, screen, "Blake", "balanced")  # edit: dominant -> balanced
         await pilot.click("#apply")
         # The branch starts running after the next refresh; wait until it is done.
         for _ in range(200):
@@ -147,8 +160,7 @@ async def test_the_recast_branch_is_made_off_the_ui_thread(
     notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         screen = await open_recast(pilot)
-        screen.query_one("#choice-Blake", Select).value = "balanced"
-        await pilot.pause()
+        await pick(pilot, screen, "Blake", "balanced")
         await pilot.click("#apply")
         await pilot.pause()
         assert not isinstance(app.screen, RecastScreen)
@@ -169,9 +181,7 @@ async def test_apply_without_a_change_shows_an_inline_error(saves: Path, task_ru
         screen = await open_recast(pilot)
         before = tree(saves)
         for p in screen.proposals:  # keep everyone, or pick the archetype it already has
-            value = p.current.value if p.agent == "Casey" else KEEP
-            screen.query_one(f"#choice-{p.agent}", Select).value = value
-        await pilot.pause()
+            await pick(pilot, screen, p.agent, p.current.value if p.agent == "Casey" else KEEP)
         await pilot.click("#apply")
         await pilot.pause()
         assert app.screen is screen
@@ -185,7 +195,7 @@ async def test_escape_and_cancel_close_without_writing(saves: Path, task_run: st
     async with app.run_test(size=SIZE) as pilot:
         before = tree(saves)
         screen = await open_recast(pilot)
-        screen.query_one("#choice-Drew", Select).value = "balanced"
+        await pick(pilot, screen, "Drew", "balanced")
         await pilot.press("escape")
         await pilot.pause()
         assert not isinstance(app.screen, RecastScreen)
