@@ -27,7 +27,7 @@ from ..background import in_background
 from ..keymap import keys_shown
 from ..seat import Seat, TurnAsked
 from ..session import Session
-from ..warm import warm_imports
+from ..warm import WARM_AFTER, warm_imports
 from ..widgets.deck import AgentDeck
 from ..widgets.footer import KeyFooter
 from ..widgets.run_view import RunView
@@ -163,10 +163,11 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.sim.seat(Seat(self))
-        # once the first screen is drawn: it waits for none of them
-        self.call_after_refresh(
-            self.run_worker, warm_imports, thread=True, group="warm", exit_on_error=False
-        )
+        # idle work, a while after the first screen is drawn: it waits for none of them
+        self.call_after_refresh(self.set_timer, WARM_AFTER, self._warm)
+
+    def _warm(self) -> None:
+        self.run_worker(warm_imports, thread=True, group="warm", exit_on_error=False)
 
     @property
     def sim(self) -> Simulation:
