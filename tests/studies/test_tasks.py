@@ -652,6 +652,18 @@ async def test_diagnose_run_of_a_run_without_a_task(tmp_path: Path) -> None:
     assert [p.agent for p in diagnosis.proposals] == ["Rex", "Ida", "Jon"]
 
 
+async def reopened(tmp_path: Path, rounds: int) -> Simulation:
+    """The hostile scenario played ``rounds`` rounds into a save, then reopened (only its
+    last rounds in memory)."""
+    store = SaveStore(tmp_path / "saves")
+    sim = Simulation.new(
+        parse_scenario(HOSTILE, "hostile"), seed=2, store=store, run_id="h", rounds=rounds
+    )
+    await sim.run()
+    sim.close()
+    return Simulation.resume("h", store)
+
+
 async def test_the_diagnosis_of_a_saved_run_reads_each_round_once(
     tmp_path: Path, monkeypatch
 ) -> None:
@@ -661,12 +673,7 @@ async def test_the_diagnosis_of_a_saved_run_reads_each_round_once(
 
     from engine.round.simulation import HELD_ROUNDS
 
-    store = SaveStore(tmp_path / "saves")
-    scenario = parse_scenario(HOSTILE, "hostile")
-    sim = Simulation.new(scenario, seed=2, store=store, run_id="h", rounds=40)
-    await sim.run()
-    sim.close()
-    sim = Simulation.resume("h", store)
+    sim = await reopened(tmp_path, 40)
     try:
         reads = count_reads(monkeypatch)
         diagnose_run(sim)
@@ -722,12 +729,8 @@ async def test_the_diagnosis_builds_no_model_of_a_state_or_an_edge(
     from engine.core.changes import RoundChanges
     from engine.core.columns import StateColumns
 
-    store = SaveStore(tmp_path / "saves")
-    scenario = parse_scenario(HOSTILE, "hostile")
-    sim = Simulation.new(scenario, seed=2, store=store, run_id="h", rounds=12)
-    await sim.run()
-    sim.close()
-    sim = Simulation.resume("h", store)
+    sim = await reopened(tmp_path, 12)
+    scenario = sim.scenario
     records = list(sim.records)  # built here, before the diagnosis
     try:
 

@@ -56,21 +56,18 @@ SCREENS = tuple(
     )
 )
 
-#: Not warmed up after the first frame either: only an LLM run, the labelling statistics,
-#: a task's episode or a report load them.
-NEVER_WARMED = (
-    "litellm",
-    "openai",
-    "httpx",
-    "engine.llm.transport",
-    "statsmodels",
-    "scipy",
-    "krippendorff",
-    "pandas",
-    "pyarrow",
-    "networkx",
-    "engine.reports.html",
+#: The heavy modules the warm-up loads after the first frame (the screens the keys open
+#: import them); the others are loaded only by an LLM run, the labelling statistics or a
+#: report.
+WARMED = (
+    "plotext",
+    "textual_plotext",
+    "engine.reports.export",
+    "engine.reports.card",
+    "engine.studies.tasks.spec",
+    "engine.studies.tasks.episode",
 )
+NEVER_WARMED = (*(m for m in HEAVY if m not in WARMED), "engine.reports.html")
 
 IMPORT_ONLY = "import sys, json, tui.app; print(json.dumps(sorted(sys.modules)))"
 
