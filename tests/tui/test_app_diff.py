@@ -106,17 +106,32 @@ async def test_d_on_a_branch_compares_it_with_its_parent(saves: Path) -> None:
         assert isinstance(app.screen, MainScreen)
 
 
+def count_meta_reads(monkeypatch) -> list[str]:
+    """The run ids whose run.json is read (``SaveStore.read_meta``) from now on."""
+    reads: list[str] = []
+    real = SaveStore.read_meta
+
+    def counted(self, run_id, *args, **kwargs):
+        reads.append(run_id)
+        return real(self, run_id, *args, **kwargs)
+
+    monkeypatch.setattr(SaveStore, "read_meta", counted)
+    return reads
+
+
 async def test_d_reads_the_saves_off_the_ui_thread(saves: Path, monkeypatch) -> None:
-    """Finding the run to compare with reads the run's file (seconds at hundreds of
-    agents): a notice says so at once, a key pressed meanwhile is answered, then the view
-    opens, with no notice left behind."""
+    """Finding the run to compare with reads the saves (a listing takes seconds at hundreds
+    of agents; the open run's file is not read again): a notice says so at once, a key
+    pressed meanwhile is answered, then the view opens, with no notice left behind."""
     app = build_app("branch", saves=saves)
-    release, threads = hold_call(monkeypatch, SaveStore, "read_meta")
+    reads = count_meta_reads(monkeypatch)
+    release, threads = hold_call(monkeypatch, SaveStore, "exists_quietly")
     notes = record_notifications(app)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("d")
         await pilot.pause()
         assert any(m.startswith("Finding the run to compare branch with") for _, m in notes)
+        assert reads == []  # the open run's meta is held: its run.json is not read again
         await answered_while_held(pilot, release, "branch")
         await pilot.press("escape")  # the help
         for _ in range(4):  # the parent is found, then compared, on workers
@@ -126,7 +141,7 @@ async def test_d_reads_the_saves_off_the_ui_thread(saves: Path, monkeypatch) -> 
         assert (screen.comparison.run_a, screen.comparison.run_b) == ("parent", "branch")
         assert any(m.startswith("Comparing branch with parent") for _, m in notes)
         assert not app._notifications  # the notices are gone once the view is up
-    assert threading.main_thread() not in threads
+    assert threads and threads[0] is not threading.main_thread()
 
 
 async def test_round_keys_and_the_cell_under_the_cursor(saves: Path) -> None:

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from engine import RunListing, SaveStore, SocialsimError
+from engine import RunListing, RunMeta, SaveStore, SocialsimError
 from engine.studies.diff import RoundDiff, RunComparison
 
 from ..background import in_background
@@ -406,18 +406,19 @@ def compare(
     )
 
 
-def _partner(store: SaveStore, current: str) -> str | tuple[list[RunListing], list[RunListing]]:
-    """The run ``current`` is compared with: its parent while it is saved, else the runs
-    to choose from (of its scenario, of others)."""
-    meta = store.read_meta(current)
+def _partner(store: SaveStore, meta: RunMeta) -> str | tuple[list[RunListing], list[RunListing]]:
+    """The run ``meta``'s run is compared with: its parent while it is saved, else the
+    runs to choose from (of its scenario, of others)."""
     if meta.parent is not None and store.exists_quietly(meta.parent.run_id):
         return meta.parent.run_id
-    return other_runs(store, current, meta.scenario.id)
+    return other_runs(store, meta.run_id, meta.scenario.id)
 
 
-def open_diff(screen: Screen, store: SaveStore, current: str) -> None:
-    """Compare ``current`` with its parent, or with a run chosen from the list; the saves
-    are read off the UI thread (a large run's file takes seconds), a notice saying so."""
+def open_diff(screen: Screen, store: SaveStore, meta: RunMeta) -> None:
+    """Compare the open run (``meta``, as held: its run.json is not read again) with its
+    parent, or with a run chosen from the list; the saves are read off the UI thread (a
+    listing takes seconds at hundreds of agents), a notice saying so."""
+    current = meta.run_id
 
     def show(other: str) -> None:
         compare(
@@ -439,7 +440,7 @@ def open_diff(screen: Screen, store: SaveStore, current: str) -> None:
     in_background(
         screen,
         f"Finding the run to compare {current} with",
-        partial(_partner, store, current),
+        partial(_partner, store, meta),
         found,
         "diff-find",
     )

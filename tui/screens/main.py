@@ -751,7 +751,7 @@ class MainScreen(Screen[None]):
         """Compare this run with its parent, or with a run chosen from the list."""
         from .diff import open_diff
 
-        open_diff(self, self.session.store, self.sim.run_id)
+        open_diff(self, self.session.store, self.sim.meta)
 
     def action_help(self) -> None:
         """Every key binding. The help is built once and kept (installed) while what it
