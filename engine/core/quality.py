@@ -27,6 +27,11 @@ from .exchanges import LLMCall, RoundUsage
 #: A real echo of Gemma 3 270M ("… don't speak privately to Edmund (neutral) and your intent:
 #: one sentence. Say it now.") shares five ("speak privately to Edmund neutral").
 ECHO_WORDS = 5
+#: An utterance sharing a run of this many words with its system text (the scenario's
+#: description, the persona) recites it: a character may use a phrase of the scenario, not
+#: a dozen of its words in a row. Gemma 3 270M on llama-server spoke "Scenario: Tavern
+#: inheritance dispute. Bram Holloway ran The Crooked Lantern, …" as its words.
+RECITE_WORDS = 12
 #: An utterance saying one sentence of at least LOOP_WORDS words LOOP_TIMES times or more
 #: is stuck in a loop: Gemma 3 270M on a real server said "You were in a relationship with
 #: a man who did not know you and could not talk to you." four times in one turn.
@@ -110,6 +115,15 @@ def echo(text: str, instructions: str) -> Flaw | None:
         return None
     run = " ".join(min(shared))
     return Flaw("echo", f"it repeats the instructions ({run!r}) instead of speaking")
+
+
+def recited(text: str, system: str) -> Flaw | None:
+    """``text`` repeats a run of :data:`RECITE_WORDS` words of the prompt's ``system`` text."""
+    shared = _runs(words(text), RECITE_WORDS) & _runs(words(system), RECITE_WORDS)
+    if not shared:
+        return None
+    run = " ".join(min(shared)[:6])
+    return Flaw("echo", f"it recites its prompt ({run!r} …) instead of speaking")
 
 
 def looped(text: str) -> Flaw | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..core.quality import Flaw, phrase_flaw, utterance_flaw
+from ..core.quality import Flaw, phrase_flaw, recited, utterance_flaw
 from ..core.state import Decision
 from . import prompts
 from .base import AgentContext
@@ -29,12 +29,14 @@ def last_line(ctx: AgentContext) -> str | None:
 def speech(
     ctx: AgentContext, decision: Decision, field: str | None = None
 ) -> Callable[[str], Flaw | None]:
-    """An utterance's check: said, words, no debris, no echo of its prompt, no copy of a
-    line heard this round nor of the speaker's last."""
+    """An utterance's check: said, words, no debris, no echo of its prompt's instructions
+    nor recital of its system text, no copy of a line heard this round nor of the
+    speaker's last."""
     instructions = prompts.speak_instructions(ctx, decision, field)
+    system = prompts.system(ctx)
     others = [a.utterance for a in ctx.heard if a.speaker != ctx.name and a.utterance]
     last = last_line(ctx)
-    return lambda text: utterance_flaw(text, instructions, others, last)
+    return lambda text: utterance_flaw(text, instructions, others, last) or recited(text, system)
 
 
 def _first(flaws: Iterable[Flaw | None]) -> Flaw | None:

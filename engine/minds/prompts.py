@@ -119,7 +119,9 @@ def _now(ctx: AgentContext) -> str:
     return "\n".join(lines)
 
 
-def _system(ctx: AgentContext) -> str:
+def system(ctx: AgentContext) -> str:
+    """An agent's system text: the scenario, its persona, who else is there and the
+    relational block."""
     s = ctx.scenario
     text = (
         f"Scenario: {s.title}. {s.description}\n\n{_persona(ctx)}\n"
@@ -140,7 +142,7 @@ def ask(ctx: AgentContext, task: str, rules: str = "") -> Messages:
     instructions, if any) and ``task`` (what this call asks)."""
     asked = f"{rules}\n\n{task}" if rules else task
     return [
-        {"role": "system", "content": _system(ctx)},
+        {"role": "system", "content": system(ctx)},
         {"role": "user", "content": f"{_context(ctx)}\n\n{asked}"},
     ]
 

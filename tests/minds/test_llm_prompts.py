@@ -166,6 +166,23 @@ def test_an_utterance_reciting_the_prompts_state_lines_echoes_it() -> None:
     assert check(f"{other}, I have no memories yet of you being fair to me.") is None
 
 
+def test_an_utterance_reciting_the_scenario_is_an_echo() -> None:
+    """Gemma 3 270M on llama-server spoke its system text as its words ("Scenario: Tavern
+    inheritance dispute. Bram Holloway ran The Crooked Lantern, …"): an echo. A phrase of
+    the scenario in a character's own sentence is speech."""
+    from engine.core.state import Decision
+    from engine.minds.checks import speech
+
+    ctx = context()
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
+    check = speech(ctx, decision)
+    recital = f"Scenario: {ctx.scenario.title}. {ctx.scenario.description}"
+    flaw = check(recital)
+    assert flaw is not None and flaw.kind == "echo" and "recites its prompt" in flaw.note
+    phrase = " ".join(ctx.scenario.description.split()[:8])
+    assert check(f"As everyone knows, {phrase}, and I will not pretend otherwise.") is None
+
+
 def _whole(messages: list[dict[str, str]]) -> str:
     return "".join(f"<{m['role']}>\n{m['content']}\n" for m in messages)
 
