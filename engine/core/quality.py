@@ -64,6 +64,13 @@ _DEBRIS = re.compile(
 #: A prompt's label opening a line of a reply ("\naudience: the target.\n\nPhase 2: decide"):
 #: Gemma 3 270M went on into template text so.
 _LABEL = re.compile(r"\n\s*(?:Phase \d+|[a-z_]+):")
+#: The labels of an agent's own prompt opening a line of its reply ("Scenario: Harrowgate
+#: Tavern. Traits: - Tim, …"): Gemma 3 270M on llama-server spoke in its prompt's form.
+_PROMPT_LABEL = re.compile(
+    r"(?:^|\n)\s*(?:Scenario|Traits|Style \(\w+\)|Others present|What only you know"
+    r"|Points you care about):"
+    r"|\bTraits: -"
+)
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _SENTENCE_END = re.compile(r"[.!?;\n]+")
 _LETTERS = re.compile(r"[^\W\d_]")
@@ -89,7 +96,7 @@ def words(text: str) -> list[str]:
 
 def debris(text: str) -> Flaw | None:
     """JSON or chat-template debris in ``text``."""
-    found = _DEBRIS.search(text) or _LABEL.search(text)
+    found = _DEBRIS.search(text) or _LABEL.search(text) or _PROMPT_LABEL.search(text)
     if found is None:
         return None
     return Flaw("debris", f"it holds JSON or template debris ({found.group()!r})")

@@ -44,10 +44,25 @@ def test_an_empty_utterance_of_an_agent_that_decided_to_speak_is_degenerate(text
         "We agree.<end_of_turn>",
         # Gemma's re-asked line, run on into template text (a real reply)
         "And I would like all of your help.\naudience: the target.\n\nPhase 2: decide if you can",
+        # Gemma on llama-server speaking in its prompt's form (a real reply)
+        "Scenario: Harrowgate Tavern. Traits: - Tim, the manager, is not happy",
+        "I say we keep it.\nOthers present: Nell, Silas.",
     ],
 )
 def test_json_or_template_debris_is_degenerate(text: str) -> None:
     assert kind(text) == "debris"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The scenario is simple: we sell, or we sink.",
+        "My goal: keep the bar open. Now: who is with me?",
+        "Her traits: stubborn, loyal, and right about the roof.",
+    ],
+)
+def test_words_like_the_prompts_labels_in_a_sentence_are_speech(text: str) -> None:
+    assert kind(text) is None
 
 
 @pytest.mark.parametrize("text", ["...", "?!", "0.5, 0.3", "12345"])

@@ -176,7 +176,7 @@ def test_an_utterance_reciting_the_scenario_is_an_echo() -> None:
     ctx = context()
     decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
     check = speech(ctx, decision)
-    recital = f"Scenario: {ctx.scenario.title}. {ctx.scenario.description}"
+    recital = f"Listen. {ctx.scenario.description}"  # its label gone: debris otherwise
     flaw = check(recital)
     assert flaw is not None and flaw.kind == "echo" and "recites its prompt" in flaw.note
     phrase = " ".join(ctx.scenario.description.split()[:8])
