@@ -22,7 +22,7 @@ import re
 import zlib
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -296,6 +296,34 @@ class RunFiles:
         finally:
             if verdicts is not None:
                 verdicts.save()
+
+    def adopt_verdicts(self, parent: RunFiles, entries: list[IndexEntry]) -> None:
+        """Keep known, in this branch and in its ``parent``, that the round files just
+        linked from the parent are sound, and that this run's last file (the fork round,
+        just written) is: linking moves a file's change time and nothing else, which
+        would have both runs read whole again by the next ``list``. A linked file whose
+        size, modification time or inode differs from the parent's verdict is left to be
+        read; so are copies (a file system without links)."""
+        mine, theirs = self.verdicts(), parent.verdicts()
+        if mine is None or theirs is None:
+            return
+        *linked, fork = entries
+        for n, entry in enumerate(linked):
+            try:
+                fp = fingerprint(stat_regular(os.fspath(self.existing_path(n))), entry.crc)
+            except SaveError:
+                continue
+            was = theirs.good.get(n)
+            if was is not None and was[:2] + was[3:] == fp[:2] + fp[3:]:
+                theirs.add_sound(n, fp)
+                mine.add_sound(n, fp)
+        with suppress(SaveError):
+            mine.add_sound(
+                fork.round,
+                fingerprint(stat_regular(os.fspath(self.existing_path(fork.round))), fork.crc),
+            )
+        theirs.save()
+        mine.save()
 
     def index_lines(self) -> tuple[list[IndexEntry], bool]:
         """The index's entries, and whether it is whole (every line complete and valid).

@@ -515,6 +515,8 @@ class SaveStore:
             }
         )
 
+        written: list[IndexEntry] = []
+
         def fill(files: RunFiles) -> None:
             for n in range(at_round):
                 try:
@@ -527,9 +529,10 @@ class SaveStore:
                         "no branch was made"
                     ) from None
             files.write_index(entries[:at_round])
-            files.write(fork_file)
+            written.append(files.write(fork_file))
 
         self._materialize(child, fill)
+        self.files(new_id, child).adopt_verdicts(parent, [*entries[:at_round], *written])
         return child
 
     def damage(self, run_id: str) -> str | None:

@@ -37,7 +37,7 @@ from engine import (
 from engine.core.state import Pending
 from engine.saves.headfile import HEAD_FILE
 from engine.saves.roundfile import KEYFRAME_EVERY, RoundFile
-from engine.saves.runfiles import INDEX_FILE
+from engine.saves.runfiles import INDEX_FILE, RunFiles
 from engine.saves.runmeta import Lineage
 from engine.saves.store import LOCK_FILE, META_FILE, ROUNDS_DIR, check_run_id
 
@@ -545,6 +545,35 @@ async def test_simulation_branch_opens_and_locks_the_child(
 
 
 # -- list_runs -------------------------------------------------------------------------
+
+
+async def test_a_branch_leaves_no_round_to_be_read_again_by_list(
+    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Linking a parent's round files into a branch moves their change time: both runs'
+    verdicts follow, so the next listing reads no round file of either; a linked file
+    replaced since is read again."""
+    await played(store, mini, "parent", 4)
+    store.list_runs()  # every round found sound once
+    store.branch("parent", at_round=3, new_id="kid")
+    reads: list[tuple[str, int]] = []
+    load = RunFiles._load
+
+    def counted(self: RunFiles, n: int, entry: object) -> object:
+        reads.append((self.folder.name, n))
+        return load(self, n, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(RunFiles, "_load", counted)
+    assert {r.run_id: r.ok for r in store.list_runs()} == {"parent": True, "kid": True}
+    assert reads == []
+
+    path = round_path(store, "kid", 1)  # rewritten whole: a new inode, the same bytes
+    data = path.read_bytes()
+    path.unlink()  # (the parent's file loses a link: its change time moves too)
+    path.write_bytes(data)
+    assert all(r.ok for r in store.list_runs())
+    assert sorted(reads) == [("kid", 1), ("parent", 1)]
+
 
 
 async def test_list_runs_flags_broken_entries_and_keeps_good_ones(
