@@ -21,7 +21,7 @@ import os
 import re
 import zlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
@@ -266,14 +266,17 @@ class RunFiles:
         verdicts.add_damage(n, fp, reason)
         verdicts.save()
 
-    def verify(self, entries: list[IndexEntry]) -> None:
+    def verify(self, entries: list[IndexEntry], stop: Callable[[], bool] | None = None) -> None:
         """Check every indexed round file whole (size, checksum, the run's check), reading
         only those not found sound before with the same fingerprint; the first damage is a
-        SaveError (and is kept for ``list``)."""
+        SaveError (and is kept for ``list``). Once ``stop()`` is true the rest is left
+        unchecked (what was found is kept)."""
         verdicts = self.verdicts()
         folder = os.fspath(self.rounds)
         try:
             for n, entry in enumerate(entries):
+                if stop is not None and stop():
+                    return
                 path = f"{folder}/{round_name(n)}"
                 if not os.path.lexists(path):
                     path = os.fspath(self.existing_path(n))

@@ -118,7 +118,9 @@ class RunListing(BaseModel):
     metrics: Metrics | None = None
 
 
-def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
+def _check_rounds(
+    files: RunFiles, stop: Callable[[], bool] | None = None
+) -> tuple[int, Metrics | None]:
     """(rounds done, metrics after the last) of a run, every indexed round file checked
     whole against its index and its run (:meth:`RunFiles.verify`: only files not found
     sound before with the same fingerprint are read); a format-2 run without an index has
@@ -130,7 +132,7 @@ def _check_rounds(files: RunFiles) -> tuple[int, Metrics | None]:
         return numbers[-1], None
     if len(entries) > len(numbers):
         raise SaveError(f"{files.rounds}: rounds are missing (the index lists {len(entries)})")
-    files.verify(entries)
+    files.verify(entries, stop)
     return numbers[-1], entries[-1].metrics if len(entries) == len(numbers) else None
 
 
@@ -389,11 +391,13 @@ class SaveStore:
         """Where the app exports a run by default: ``<saves>/exports/<run id>``."""
         return self.root / EXPORTS / run_id
 
-    def list_runs(self) -> list[RunListing]:
+    def list_runs(self, stop: Callable[[], bool] | None = None) -> list[RunListing]:
         """Every entry of the saves folder; unreadable ones are listed with a reason.
         Reads each run's head (head.json; run.json where none is kept for it) and index,
-        and checks the size of every round file against the index; no round file is read
-        (a format-2 run's last one is)."""
+        checks the size of every round file against the index, and reads whole only the
+        round files not found sound before (engine/saves/verified.py; a format-2 run's last
+        one). Once ``stop()`` is true (checked between round files) the listing ends early:
+        its rows are then not whole, for a caller that no longer shows them."""
         if not self.root.is_dir():
             return []
         try:
@@ -402,12 +406,14 @@ class SaveStore:
             raise SaveError(f"{self.root}: unreadable saves folder ({err.strerror})") from None
         rows: list[RunListing] = []
         for entry in entries:
+            if stop is not None and stop():
+                break
             if entry.name.startswith(".") or entry.name == EXPORTS:
                 continue
-            rows.append(self._listing(entry))
+            rows.append(self._listing(entry, stop))
         return rows
 
-    def _listing(self, entry: Path) -> RunListing:
+    def _listing(self, entry: Path, stop: Callable[[], bool] | None = None) -> RunListing:
         name = entry.name
         if entry.is_symlink() and _RUN_ID.fullmatch(name):
             return RunListing(run_id=name, ok=False, reason="a symlinked run folder (refused)")
@@ -416,7 +422,7 @@ class SaveStore:
         try:
             head = listed_head(entry / META_FILE)
             files = RunFiles(entry, RunCheck.of(head, name))
-            done, metrics = _check_rounds(files)
+            done, metrics = _check_rounds(files, stop)
         except SaveError as err:
             return RunListing(run_id=name, ok=False, reason=str(err))
         return RunListing(

@@ -575,7 +575,6 @@ async def test_a_branch_leaves_no_round_to_be_read_again_by_list(
     assert sorted(reads) == [("kid", 1), ("parent", 1)]
 
 
-
 async def test_list_runs_flags_broken_entries_and_keeps_good_ones(
     store: SaveStore, mini: Scenario
 ) -> None:

@@ -399,3 +399,39 @@ async def test_the_runs_are_listed_off_the_ui_thread(saves: Path, monkeypatch) -
         await pilot.pause()
         assert list(browser.rows) == [app.sim.run_id] and message(browser) == ""
     assert threads and threads[0] is not threading.main_thread()
+
+
+async def test_a_closed_browser_stops_its_listing(saves: Path, monkeypatch) -> None:
+    """Checking the rounds of runs not found sound before takes seconds at hundreds of
+    agents, on a worker that shares the interpreter with the screen: closing the browser
+    stops it at the next round file."""
+    import asyncio
+    import shutil
+
+    from cast import hold_call
+
+    from engine import Simulation, load_library
+    from engine.saves.runfiles import RunFiles
+    from engine.saves.verified import DIR
+
+    store = SaveStore(saves)
+    other = Simulation.new(load_library("tavern"), seed=1, store=store, run_id="other")
+    await other.run(3)
+    other.close()
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        shutil.rmtree(saves / DIR, ignore_errors=True)  # no verdicts: every round is read
+        release, threads = hold_call(monkeypatch, RunFiles, "_load")
+        await pilot.press("o")
+        for _ in range(100):  # until the listing reads its first round file
+            await asyncio.sleep(0.02)
+            if threads:
+                break
+        assert isinstance(app.screen, RunBrowser) and len(threads) == 1
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, RunBrowser)
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(threads) == 1  # no round file read after the browser closed

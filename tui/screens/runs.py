@@ -13,6 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Label, Static
+from textual.worker import get_current_worker
 
 from engine import RunListing, SaveStore, Simulation, SocialsimError
 
@@ -150,12 +151,17 @@ class RunBrowser(ModalScreen[Simulation | None]):
 
     @work(thread=True, exclusive=True, group="runs-list", exit_on_error=False)
     def _list(self, select: str | None, said: str) -> None:
+        """List the runs (a closed browser stops its listing: round files not found sound
+        before are read whole, seconds of a large run)."""
+        worker = get_current_worker()
         empty = f"No saved runs in {self.store.root.resolve()}."
         cleaned = self.store.clean_leftovers()
         try:
-            listings = self.store.list_runs()
+            listings = self.store.list_runs(stop=lambda: worker.is_cancelled)
         except SocialsimError as err:  # the saves folder itself unreadable
             listings, empty = [], str(err)
+        if worker.is_cancelled:
+            return
         self.app.call_from_thread(self._listed, listings, select, said, empty, cleaned)
 
     def _listed(
