@@ -185,10 +185,12 @@ class Simulation(RunControl, Holding):
         run_id: str,
         store: SaveStore,
         mind: MindSpec | Mind | None = None,
+        meta: RunMeta | None = None,
     ) -> Simulation:
         """Reopen a saved run where it stopped (takes its lock). ``mind``: a spec replaces
-        the run's (new caps, say) from now on; a built mind plays it as it is."""
-        meta = store.read_meta(run_id)
+        the run's (new caps, say) from now on; a built mind plays it as it is. ``meta``:
+        the run's metadata as just written (a branch), read if not given."""
+        meta = meta or store.read_meta(run_id)
         lock = store.lock(run_id)
         try:
             files = store.files(run_id, meta)
@@ -338,8 +340,9 @@ class Simulation(RunControl, Holding):
             scenario=scenario,
             intervention=intervention,
             rounds=rounds,
+            meta=self.meta,
         )
-        return Simulation.resume(child.run_id, self.store, self.mind)
+        return Simulation.resume(child.run_id, self.store, self.mind, child)
 
     async def run(self, rounds: int | None = None) -> HistoryView:
         """Step until finished, paused, or ``rounds`` rounds are done; the rounds played, read

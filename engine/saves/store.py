@@ -482,8 +482,11 @@ class SaveStore:
         scenario: Scenario | None = None,
         intervention: str | None = None,
         rounds: int | None = None,
+        meta: RunMeta | None = None,
     ) -> RunMeta:
-        """A new run holding rounds 0..at_round; readable without its parent.
+        """A new run holding rounds 0..at_round; readable without its parent (``meta``:
+        the parent's metadata as its open simulation holds it, read if not given: a
+        large cast's ``run.json`` takes a good part of a second).
 
         Rounds before the fork are hard links to the parent's files (copies where the file
         system cannot link); the fork round is written as a keyframe. ``intervention``
@@ -492,7 +495,7 @@ class SaveStore:
         that many rounds after the fork, and the queue goes with a fork at the last round
         (:func:`~engine.saves.runmeta.fork`).
         """
-        meta = self.read_meta(run_id)
+        meta = meta or self.read_meta(run_id)
         parent = self.files(run_id, meta)
         entries = parent.load_index(meta.scenario)
         done = len(entries) - 1

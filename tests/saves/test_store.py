@@ -38,7 +38,7 @@ from engine.core.state import Pending
 from engine.saves.headfile import HEAD_FILE
 from engine.saves.roundfile import KEYFRAME_EVERY, RoundFile
 from engine.saves.runfiles import INDEX_FILE, RunFiles
-from engine.saves.runmeta import Lineage
+from engine.saves.runmeta import Lineage, RunMeta
 from engine.saves.store import LOCK_FILE, META_FILE, ROUNDS_DIR, check_run_id
 
 REPO = Path(__file__).resolve().parents[2]
@@ -542,6 +542,30 @@ async def test_simulation_branch_opens_and_locks_the_child(
                 Simulation.resume("kid", store)
         assert sim.pending.events[0].text == "Rain."
     assert store.read_meta("kid").pending == Pending()
+
+
+async def test_simulation_branch_reads_no_metadata(
+    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The open run's metadata is held and the branch's was just written: neither
+    ``run.json`` is read again (a large cast's takes a good part of a second)."""
+    with Simulation.new(mini, seed=4, store=store, run_id="p") as sim:
+        await sim.run(3)
+        sim.inject("Rain.")
+        read: list[str] = []
+        real = SaveStore.read_meta
+
+        def counted(self: SaveStore, run_id: str) -> RunMeta:
+            read.append(run_id)
+            return real(self, run_id)
+
+        monkeypatch.setattr(SaveStore, "read_meta", counted)
+        with sim.branch(run_id="kid") as child:
+            assert read == []
+            assert child.meta == real(store, "kid") and child.meta.parent == Lineage(
+                run_id="p", round=3
+            )
+            assert child.pending.events[0].text == "Rain."  # carried: a fork at the last round
 
 
 # -- list_runs -------------------------------------------------------------------------
