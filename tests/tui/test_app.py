@@ -363,6 +363,42 @@ async def test_branch_form_switches_to_the_branch(saves: Path) -> None:
         assert saved_rounds(store.run_dir(parent)) == [0, 1, 2]
 
 
+@pytest.mark.parametrize("at", [3, 1])
+async def test_a_branch_carries_the_transcripts_on_screen(
+    saves: Path, monkeypatch: pytest.MonkeyPatch, at: int
+) -> None:
+    """A branch of the run on screen holds its rounds up to the fork: their transcripts
+    come from the screen, none is read from the save (seconds of a large cast's rounds,
+    read while the user presses keys)."""
+    from engine.saves.history import History
+
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        await press_and_settle(pilot, "n", "n", "n")
+        names = app.sim.scenario.names
+        shown = {name: pane_text(app, name) for name in names}
+        read: list[int] = []
+        real = History.logs
+
+        def counted(self: History, start: int = 0, stop: int | None = None, relations=True):
+            read.append(start)
+            return real(self, start, stop, relations)
+
+        monkeypatch.setattr(History, "logs", counted)
+        await pilot.press("b")
+        await type_text(pilot, str(at))
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.sim.meta.parent is not None and app.sim.round == at
+        assert read == []
+        for name in names:
+            kept = [line for line in shown[name].splitlines() if int(line[1]) <= at]
+            assert pane_text(app, name).splitlines() == kept
+
+
 @pytest.mark.parametrize(("text", "message"), [("7", "between 0 and 1"), ("two", "number")])
 async def test_branch_form_rejects_bad_rounds(saves: Path, text: str, message: str) -> None:
     app = build_app("tavern", saves=saves)

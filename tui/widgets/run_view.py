@@ -75,6 +75,8 @@ class RunView(Vertical):
         self._bridge: EventBridge | None = None
         self._stopped: str | None = None  # why the run stopped degraded, until a round starts
         self._metrics: Metrics | None = None  # as of the round drawn
+        #: The newest rounds' logs in the transcripts: a branch of this run carries them.
+        self._logs: dict[int, RoundLog] = {}
 
     def compose(self) -> ComposeResult:
         state = self.sim.history.view().state
@@ -113,10 +115,30 @@ class RunView(Vertical):
         """Switch to another run (a branch, or a run opened from the browser)."""
         if self._bridge is not None:
             self._bridge.close()
+        self._logs = self._carried(sim)
         self.sim = sim
         self._stopped = None
         self._bridge = EventBridge(sim, self.post_message, pacer=self._pacer)
         self.call_after_refresh(self._swap_deck)
+
+    def _carried(self, child: Simulation) -> dict[int, RoundLog]:
+        """The logs shown that ``child`` holds too: a branch of the run on screen has its
+        rounds up to the fork (the same files), so its transcripts need not be read."""
+        fork, sim = child.meta.parent, self.sim
+        if fork is None or fork.run_id != sim.run_id or child.scenario.names != sim.scenario.names:
+            return {}
+        return {n: log for n, log in self._logs.items() if n <= fork.round}
+
+    def _keep_log(self, sim: Simulation, log: RoundLog) -> None:
+        """Keep round ``log`` of the run on screen (the newest :data:`REPLAYED_ROUNDS`)."""
+        if sim is not self.sim:
+            return
+        # what a transcript shows: a real model's exchanges are not kept twice
+        self._logs[log.round] = RoundLog.model_construct(
+            round=log.round, events=log.events, actions=log.actions
+        )
+        if len(self._logs) > REPLAYED_ROUNDS:
+            del self._logs[min(self._logs)]
 
     def toggle_focus(self) -> bool:
         """One agent full-size (the side panel steps aside), or the pages again."""
@@ -209,15 +231,18 @@ class RunView(Vertical):
         last = len(sim.history) - 1  # rounds played from now on arrive as messages
         first = max(1, last + 1 - REPLAYED_ROUNDS)
         self.workers.cancel_group(self, "history")
-        read = partial(self._read_history, sim, first, last)
+        read = partial(self._read_history, sim, first, last, dict(self._logs))
         # once the screen is drawn: the first frame waits for no round read
         self.call_after_refresh(
             self.run_worker, read, thread=True, group="history", exit_on_error=False
         )
 
-    def _read_history(self, sim: Simulation, first: int, last: int) -> None:
-        """Read rounds ``last`` down to ``first`` of ``sim`` (on a worker thread) and hand
-        each one's transcript lines to the screen."""
+    def _read_history(
+        self, sim: Simulation, first: int, last: int, carried: dict[int, RoundLog]
+    ) -> None:
+        """Read rounds ``last`` down to ``first`` of ``sim`` (on a worker thread; those
+        ``carried`` are not read again) and hand each one's transcript lines to the
+        screen."""
         worker = get_current_worker()
         names = sim.scenario.names
         try:
@@ -226,8 +251,10 @@ class RunView(Vertical):
                     self._pacer.give_way()  # a key first: it waits for no round read
                 if worker.is_cancelled:
                     return
-                (log,) = sim.history.logs(n, n + 1, relations=False)  # nothing rebuilt
-                self.app.call_from_thread(self._write_older, sim, transcript_lines(log))
+                log = carried.get(n)
+                if log is None:
+                    (log,) = sim.history.logs(n, n + 1, relations=False)  # nothing rebuilt
+                self.app.call_from_thread(self._write_older, sim, transcript_lines(log), log)
         except SocialsimError as err:
             self.app.call_from_thread(self.notify, f"Reading the transcripts: {err}")
             return
@@ -236,11 +263,15 @@ class RunView(Vertical):
             note.stylize("dim italic")
             self.app.call_from_thread(self._write_older, sim, {name: [note] for name in names})
 
-    def _write_older(self, sim: Simulation, lines: dict[str, list[Text]]) -> None:
-        """Put an older round's ``lines`` above each pane's transcript (unless another run
-        is shown now)."""
+    def _write_older(
+        self, sim: Simulation, lines: dict[str, list[Text]], log: RoundLog | None = None
+    ) -> None:
+        """Put an older round's ``lines`` (of ``log``) above each pane's transcript (unless
+        another run is shown now)."""
         if sim is not self.sim:
             return
+        if log is not None:
+            self._keep_log(sim, log)
         deck = self.query_one(AgentDeck)
         for name, texts in lines.items():
             deck.pane(name).transcript.write_older(texts)
@@ -315,6 +346,7 @@ class RunView(Vertical):
     @on(messages.RoundEnded)
     def _round_ended(self, message: messages.RoundEnded) -> None:
         view = message.view
+        self._keep_log(self.sim, view.log)
         for action in view.log.actions:
             if action.order is None:  # silent: no Spoke message came for it
                 self._pane(action.speaker).add_turn(view.round, action)
