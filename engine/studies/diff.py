@@ -2,10 +2,11 @@
 have, the favorability matrix difference, each agent's emotion and need differences and
 the two transcripts. Differences are always B − A.
 
-Rounds come from each run's lazy history (:mod:`engine.saves.history`): a walk rolls the state
-forward one round file at a time and holds one round of each run, so comparing long runs of
-many agents stays cheap. Rounds a branch copied from its parent are known to be equal from
-the lineage: only the fork round is checked, the rounds before it are not compared.
+Rounds come from each run's lazy history (:mod:`engine.saves.history`) as columns: a walk
+rolls the state forward one round file at a time and holds one round of each run, and no
+model of an edge or a state is built, so comparing long runs of many agents stays cheap.
+Rounds a branch copied from its parent are known to be equal from the lineage: only the fork
+round is checked, the rounds before it are not compared.
 """
 
 from __future__ import annotations
@@ -13,12 +14,19 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from ..core.changes import STATUSES
+from ..core.columns import StateColumns
 from ..core.scenario import Status
-from ..core.state import ALL, RoundRecord
+from ..core.state import ALL, RoundLog
 from ..errors import SocialsimError
+from ..saves.history import History
 from ..saves.runmeta import RunMeta
 from ..saves.store import SaveStore
+
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Differences smaller than this show as none (values are shown with two decimals).
 EPSILON = 0.005
@@ -40,7 +48,17 @@ class Turn:
     player: str = ""
 
 
-def transcript(record: RoundRecord) -> list[Turn]:
+#: A round as a comparison reads it: what happened (events, actions) and the state after it.
+Round = tuple[RoundLog, StateColumns]
+
+
+def round_of(history: History, n: int) -> Round:
+    """Round ``n`` of ``history`` as columns (rolled on from its keyframe)."""
+    log, state, _ = next(history.values(n, n + 1))
+    return log, state
+
+
+def transcript(record: RoundLog) -> list[Turn]:
     """A round as it was told: its events, the turns in speaking order, then the silent."""
     turns = [
         Turn(None, e.text, "event", private_to=tuple(e.private_to or ())) for e in record.events
@@ -112,10 +130,58 @@ class RoundDiff:
         return (edge, diff) if abs(diff.delta) >= EPSILON else None
 
 
-def same_round(a: RoundRecord, b: RoundRecord) -> bool:
-    """Whether two records tell the same round: events, actions and the state after it
-    (LLM call records and usage are bookkeeping, not the story)."""
-    return a.events == b.events and a.actions == b.actions and a.state == b.state
+def same_round(a: Round, b: Round) -> bool:
+    """Whether two rounds are told alike: events, actions and the state after it (LLM call
+    records and usage are bookkeeping, not the story)."""
+    (log_a, state_a), (log_b, state_b) = a, b
+    return (
+        log_a.events == log_b.events
+        and log_a.actions == log_b.actions
+        and same_state(state_a, state_b)
+    )
+
+
+def same_state(a: StateColumns, b: StateColumns) -> bool:
+    """Whether two states are equal as their models would be (each agent's emotion, needs,
+    theta, and its regard, status and memories of each other; the agents' order aside)."""
+    import numpy as np
+
+    if a.round != b.round or set(a.names) != set(b.names):
+        return False
+    at = [b.index[name] for name in a.names]  # b in a's order
+    every = np.ix_(at, at)
+    return (
+        [b.emotion[k] for k in at] == a.emotion
+        and [b.needs[k] for k in at] == a.needs
+        and [b.theta[k] for k in at] == a.theta
+        and bool(np.array_equal(a.fav, b.fav[every]))
+        and bool(np.array_equal(a.status, b.status[every]))
+        and _same_memories(a, b, every)
+    )
+
+
+def _same_memories(a: StateColumns, b: StateColumns, every: tuple[np.ndarray, ...]) -> bool:
+    """Whether every edge remembers the same entries in the same order (the empty slots,
+    in front, aside: the two states may keep rings of different widths)."""
+    import numpy as np
+
+    slots_a, slots_b = a.memory, b.memory[every]
+    width = max(a.width, b.width)
+    slots_a, slots_b = (
+        np.pad(m, ((0, 0), (0, 0), (width - m.shape[2], 0))) for m in (slots_a, slots_b)
+    )
+    for column in ("rounds", "importance"):
+        if not np.array_equal(getattr(a.notes, column)[slots_a], getattr(b.notes, column)[slots_b]):
+            return False
+    said_a, said_b = (_summaries(s.notes.entries) for s in (a, b))
+    return bool(np.array_equal(said_a[slots_a], said_b[slots_b]))
+
+
+def _summaries(entries: np.ndarray) -> np.ndarray:
+    """Each note's summary (None for the empty slot's) as an object array."""
+    import numpy as np
+
+    return np.array([None if e is None else e.summary for e in entries], dtype=object)
 
 
 def _chain(meta: RunMeta) -> dict[str, int | None]:
@@ -154,29 +220,34 @@ def lineage_note(a: RunMeta, b: RunMeta) -> str:
     return "independent runs"
 
 
-def diff_round(a: RoundRecord, b: RoundRecord, agents: tuple[str, ...]) -> RoundDiff:
-    """The differences between two records of the same round, over ``agents``."""
-    sa, sb = a.state.agents, b.state.agents
-    edges = {}
-    for i in agents:
-        for j in agents:
-            if i != j:
-                ra, rb = sa[i].relations[j], sb[i].relations[j]
-                edges[(i, j)] = EdgeDiff(ra.fav, rb.fav, ra.status, rb.status)
+def diff_round(a: Round, b: Round, agents: tuple[str, ...]) -> RoundDiff:
+    """The differences between two runs' rounds of the same number, over ``agents``."""
+    import numpy as np
+
+    (log_a, sa), (log_b, sb) = a, b
+    at_a, at_b = ([s.index[n] for n in agents] for s in (sa, sb))
+    fav_a, fav_b = sa.fav[np.ix_(at_a, at_a)].tolist(), sb.fav[np.ix_(at_b, at_b)].tolist()
+    code_a, code_b = sa.status[np.ix_(at_a, at_a)].tolist(), sb.status[np.ix_(at_b, at_b)].tolist()
+    edges = {
+        (i, j): EdgeDiff(fav_a[x][y], fav_b[x][y], STATUSES[code_a[x][y]], STATUSES[code_b[x][y]])
+        for x, i in enumerate(agents)
+        for y, j in enumerate(agents)
+        if x != y
+    }
     people = {
         n: AgentDiff(
             n,
-            sa[n].emotion,
-            sb[n].emotion,
+            sa.emotion[ka],
+            sb.emotion[kb],
             {
-                k: (need.current, sb[n].needs[k].current)
-                for k, need in sa[n].needs.items()
-                if k in sb[n].needs
+                k: (need.current, sb.needs[kb][k].current)
+                for k, need in sa.needs[ka].items()
+                if k in sb.needs[kb]
             },
         )
-        for n in agents
+        for n, ka, kb in zip(agents, at_a, at_b, strict=True)
     }
-    return RoundDiff(a.round, agents, edges, people, transcript(a), transcript(b))
+    return RoundDiff(log_a.round, agents, edges, people, transcript(log_a), transcript(log_b))
 
 
 class RunComparison:
@@ -229,19 +300,27 @@ class RunComparison:
             f"{len(self.agents)} in both; a shared name may be another person"
         )
 
-    def _walk(self, start: int) -> Iterator[tuple[RoundRecord, RoundRecord]]:
+    def _walk(self, start: int) -> Iterator[tuple[Round, Round]]:
         """Both runs' rounds from ``start`` to the last common one, in step, read afresh
         (so a walk in a worker thread shares no read position with the UI)."""
-        stop = self.last_common + 1
-        a = self.store.history(self.run_a, self.meta_a).records(start, stop)
-        b = self.store.history(self.run_b, self.meta_b).records(start, stop)
-        return zip(a, b, strict=True)
+        return self._steps(
+            start,
+            self.store.history(self.run_a, self.meta_a),
+            self.store.history(self.run_b, self.meta_b),
+        )
 
-    def _steps(self, start: int) -> Iterator[tuple[RoundRecord, RoundRecord]]:
-        """Both runs' rounds from ``start`` on, read through the comparison's own histories,
-        which remember where they stopped: the next round shown rolls on from there."""
-        for n in range(start, self.last_common + 1):
-            yield self.history_a[n], self.history_b[n]
+    def _steps(
+        self, start: int, a: History | None = None, b: History | None = None
+    ) -> Iterator[tuple[Round, Round]]:
+        """Both runs' rounds from ``start`` to the last common one, in step (through the
+        comparison's own histories unless ``a`` and ``b`` are given)."""
+        stop = self.last_common + 1
+        walks = (
+            (a or self.history_a).values(start, stop),
+            (b or self.history_b).values(start, stop),
+        )
+        for (log_a, state_a, _), (log_b, state_b, _) in zip(*walks, strict=True):
+            yield (log_a, state_a), (log_b, state_b)
 
     def _find_divergence(self) -> int | None:
         """Walk both runs from the fork round the lineage names (from round 0 if it names
@@ -252,10 +331,10 @@ class RunComparison:
             for a, b in self._steps(start):
                 if same_round(a, b):
                     continue
-                if a.round == known > 0:  # the lineage was wrong: compare from round 0
+                if a[0].round == known > 0:  # the lineage was wrong: compare from round 0
                     break
-                self._held[a.round] = diff_round(a, b, self.agents)
-                return a.round
+                self._held[a[0].round] = diff_round(a, b, self.agents)
+                return a[0].round
             else:
                 return None
         return None
@@ -280,7 +359,8 @@ class RunComparison:
         with self._lock:
             held = self._held.pop(n, None)
             if held is None:
-                held = diff_round(self.history_a[n], self.history_b[n], self.agents)
+                a, b = round_of(self.history_a, n), round_of(self.history_b, n)
+                held = diff_round(a, b, self.agents)
             self._held[n] = held
             while len(self._held) > HELD_ROUNDS:
                 del self._held[next(iter(self._held))]
@@ -294,4 +374,4 @@ class RunComparison:
         for a, b in self._walk(self.first_divergence):
             rd = diff_round(a, b, self.agents)
             largest = rd.largest()
-            yield a.round, rd.mean_abs_fav(), abs(largest[1].delta) if largest else 0.0
+            yield rd.round, rd.mean_abs_fav(), abs(largest[1].delta) if largest else 0.0

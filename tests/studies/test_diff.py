@@ -18,7 +18,15 @@ from engine import (
 )
 from engine.errors import SaveError
 from engine.saves.runfiles import RunFiles
-from engine.studies.diff import RunComparison, copied_prefix, lineage_note, same_round, transcript
+from engine.studies.diff import (
+    RunComparison,
+    copied_prefix,
+    lineage_note,
+    round_of,
+    same_round,
+    same_state,
+    transcript,
+)
 from tui.diff_text import signed
 
 INSULT = "You are a liar and a thief, and you wrecked this committee."
@@ -98,7 +106,8 @@ def test_two_arms_of_a_trial_share_round_zero(store: SaveStore, mini: Scenario) 
     diff = RunComparison(store, "control", "treated")
     assert diff.lineage() == "independent runs"
     assert diff.first_divergence == 1
-    assert same_round(store.read_round("control", 0), store.read_round("treated", 0))
+    first = (round_of(store.history(run), 0) for run in ("control", "treated"))
+    assert same_round(*first)
     rd = diff.round_diff(3)
     a, b = store.read_round("control", 3).state, store.read_round("treated", 3).state
     for (i, j), edge in rd.edges.items():
@@ -122,6 +131,48 @@ def test_two_arms_of_a_trial_share_round_zero(store: SaveStore, mini: Scenario) 
         t for t in diff.round_diff(1).transcript_b if t.speaker is None and "storm" in t.text
     ]
     assert event.private_to == ("Bob",)
+
+
+def test_states_are_compared_as_their_models_are(store: SaveStore, mini: Scenario) -> None:
+    """Equal whatever the agents' order or the rings' widths; a single memory slot, a
+    status or a need apart is a difference."""
+    import dataclasses
+
+    import numpy as np
+
+    play(new_run(store, mini, "p"), 3)
+    _, state = round_of(store.history("p"), 3)
+    assert state.world() == store.read_round("p", 3).state
+    order = [2, 0, 1]
+    turned = dataclasses.replace(
+        state,
+        names=[state.names[k] for k in order],
+        fav=state.fav[np.ix_(order, order)],
+        status=state.status[np.ix_(order, order)],
+        memory=np.pad(state.memory[np.ix_(order, order)], ((0, 0), (0, 0), (2, 0))),
+        emotion=[state.emotion[k] for k in order],
+        needs=[state.needs[k] for k in order],
+        theta=[state.theta[k] for k in order],
+        _index=None,
+    )
+    assert same_state(state, turned) and same_state(turned, state)
+    filled = np.argwhere(state.memory > 0)
+    i, j, k = filled[0]
+    other = next(
+        c
+        for c in range(1, len(state.notes))
+        if state.notes.entries[c].summary != state.notes.entries[state.memory[i, j, k]].summary
+    )
+    memory = state.memory.copy()
+    memory[i, j, k] = other
+    assert not same_state(state, dataclasses.replace(state, memory=memory, _index=None))
+    status = state.status.copy()
+    status[0, 1] = (status[0, 1] + 1) % 4
+    assert not same_state(state, dataclasses.replace(state, status=status, _index=None))
+    needs = [dict(n) for n in state.needs]
+    name = next(iter(needs[1]))
+    needs[1][name] = needs[1][name]._replace(current=needs[1][name].current + 0.5)
+    assert not same_state(state, dataclasses.replace(state, needs=needs, _index=None))
 
 
 def test_transcript_keeps_the_speaking_order(store: SaveStore, mini: Scenario) -> None:
