@@ -206,3 +206,32 @@ async def test_escape_and_cancel_close_without_writing(saves: Path, task_run: st
         assert not isinstance(app.screen, RecastScreen)
         assert app.sim.run_id == task_run
         assert tree(saves) == before
+
+
+async def test_the_diagnosis_is_imported_off_the_ui_thread(
+    saves: Path, task_run: str, monkeypatch
+) -> None:
+    """The diagnosis' modules are imported by the worker that reads the rounds: the key's
+    notice waits for no import."""
+    import importlib.abc
+    import sys
+    import threading
+
+    name = "engine.studies.tasks.diagnosis"
+    threads: list[str] = []
+
+    class Watch(importlib.abc.MetaPathFinder):
+        def find_spec(self, fullname, path, target=None):
+            if fullname == name:
+                threads.append(threading.current_thread().name)
+            return None
+
+    app = build_app(task_run, saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        import engine.studies.tasks as tasks
+
+        monkeypatch.setattr(tasks, "diagnosis", tasks.diagnosis)  # put back after the test
+        monkeypatch.delitem(sys.modules, name)
+        monkeypatch.setattr(sys, "meta_path", [Watch(), *sys.meta_path])
+        await open_recast(pilot)
+    assert threads and "MainThread" not in threads

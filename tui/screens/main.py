@@ -705,13 +705,17 @@ class MainScreen(Screen[None]):
         if self.running:
             self.notify("Pause the run before recasting.", severity="warning")
             return
-        from engine.studies.tasks.diagnosis import diagnose_run
-
         sim = self.sim
+
+        def diagnose() -> RunDiagnosis:
+            from engine.studies.tasks.diagnosis import diagnose_run  # off the UI thread too
+
+            return diagnose_run(sim)
+
         in_background(  # the diagnosis reads every round: the notice stays until it ends
             self,
             f"Diagnosing {sim.run_id}: reading its {sim.round} rounds",
-            partial(diagnose_run, sim),
+            diagnose,
             partial(self._offer_recast, sim),
             "recast",
         )
