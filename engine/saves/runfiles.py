@@ -34,7 +34,8 @@ from ..core.scenario import Scenario
 from ..core.state import RoundRecord
 from ..errors import SaveError
 from .atomic import atomic_write_bytes
-from .codec import GZIP, SUFFIXES, codec_for, compress, decompress
+from .binround import BLOBS, unpack
+from .codec import BINARY, GZIP, SUFFIXES, decompress, encoded
 from .roundcheck import RunCheck, round_problem
 from .roundfile import IndexEntry, RoundFile
 from .saferead import is_real_folder, read_regular, stat_regular
@@ -45,20 +46,23 @@ if TYPE_CHECKING:  # imported when used: list and show never roll states
 
 ROUNDS_DIR = "rounds"
 INDEX_FILE = "index.jsonl"
-_ROUND_FILE = re.compile(r"^(\d{6})\.json(\.gz|\.zst)?$")
+_ROUND_FILE = re.compile(r"^(\d{6})(\.json\.gz|\.json\.zst|\.round|\.json)$")
 #: An index line with its check: the line's JSON up to the check, then the check.
 _CHECKED = re.compile(rb'(\{.*),"check":(\d{1,10})\}')
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def parse_json(model: type[M], data: bytes, path: Path, what: str) -> M:
-    """``model`` parsed from JSON ``data``; any problem is one SaveError naming the file
-    (and the field, for a valid JSON document of the wrong shape)."""
+def parse_json(
+    model: type[M], data: bytes, path: Path, what: str, context: dict | None = None
+) -> M:
+    """``model`` parsed from JSON ``data`` (validated with ``context``); any problem is one
+    SaveError naming the file (and the field, for a valid JSON document of the wrong
+    shape)."""
     if not data.strip():
         raise SaveError(f"{path}: empty or truncated save file")
     try:
-        return model.model_validate_json(data)
+        return model.model_validate_json(data, context=context)
     except ValidationError as err:
         first = err.errors()[0]
         if first["type"] == "json_invalid":
@@ -148,10 +152,8 @@ class RunFiles:
         removed again and the index cut back, so the round is saved whole or not at all."""
         if self.check is not None:
             file = file.model_copy(update={"run": self.check.run_id})
-        text = file.model_dump_json().encode()
-        suffix = codec_for(text)
+        suffix, data = encoded(file)
         path = self.path(file.round, suffix)
-        data = compress(text, suffix)
         try:
             atomic_write_bytes(path, data)
             for other in SUFFIXES:  # a file of the round in the other codec is gone
@@ -234,7 +236,10 @@ class RunFiles:
                 f"{path}: damaged round file ({len(data):,} bytes, checksum "
                 f"{zlib.crc32(data):08x}; the index says {entry.size:,} bytes, {entry.crc:08x})"
             )
-        if path.suffix in SUFFIXES:
+        if path.name.endswith(BINARY):
+            head, blobs = unpack(data, path)
+            file = parse_json(RoundFile, head, path, "round file", {BLOBS: blobs})
+        elif path.name.endswith(SUFFIXES):
             file = parse_json(RoundFile, decompress(data, path), path, "round file")
         else:
             file = _legacy(data, path)
@@ -457,7 +462,7 @@ def gc_paused() -> Iterator[None]:
 
 def round_name(n: int, suffix: str = GZIP) -> str:
     """The name of round ``n``'s file in the codec of ``suffix`` (format 3 and later)."""
-    return f"{n:06d}.json{suffix}"
+    return f"{n:06d}{suffix}"
 
 
 def keyframe_before(entries: list[IndexEntry], n: int) -> int:
