@@ -37,8 +37,9 @@ GZIP_LEVEL = 1
 ZSTD_LEVEL = 1
 #: A round's JSON this long or longer is compressed with zstd (about 85 agents' changes).
 ZSTD_FROM = 256 * 1024
-#: A round of this many edges or more (changed, plus a keyframe's N²) is written binary.
-BINARY_FROM = 4096
+#: A round of this many edges or more (changed, plus a keyframe's N²) is written binary: below
+#: it its JSON is under ~256 KB, gzip'd in 1.6 ms or less, and a small run never loads pyarrow.
+BINARY_FROM = 5000
 
 
 def encoded(file: RoundFile) -> tuple[str, bytes]:
