@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import zlib
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 from ..errors import SaveError

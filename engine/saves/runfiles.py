@@ -1,17 +1,19 @@
 """One run's round files and their index: writing, reading, checking, rebuilding states.
 
 ``<run>/rounds/NNNNNN.json.gz`` holds round N in save format 3 and later (gzip'd JSON of a
-:class:`~engine.saves.roundfile.RoundFile`), ``NNNNNN.json.zst`` since format 7 for a large
-round (zstd: engine/saves/codec.py); format-2 runs have ``NNNNNN.json`` (a tinydb document
-holding the full record) and read as keyframes. ``<run>/index.jsonl`` has one line per
-round (:class:`~engine.saves.roundfile.IndexEntry`: metrics, usage, file size and CRC-32, keyframe
-or not), appended after the round file is in place; since save format 4 each line ends in
-``"check"``, the CRC-32 of the line before it. The round files are the truth: an index
-line missing after a kill, a torn last line or a format-2 run without an index is rebuilt
-from them. Damage is a file whose size or checksum differs from its line, a file that
-fails its run's check (engine/saves/roundcheck.py: another run's round, a stranger in the cast,
-uneven columns), a special file or symlink in place of one, or an index line whose check
-fails.
+:class:`~engine.saves.roundfile.RoundFile`), ``NNNNNN.json.zst`` since format 7 for large
+JSON (zstd), ``NNNNNN.round`` since format 8 for a round of many edges (binary:
+engine/saves/binround.py; which codec a round gets: engine/saves/codec.py); format-2 runs
+have ``NNNNNN.json`` (a tinydb document holding the full record) and read as keyframes.
+``<run>/index.jsonl`` has one line per round (:class:`~engine.saves.roundfile.IndexEntry`:
+metrics, usage, file size and CRC-32, keyframe or not), appended after the round file is in
+place; since save format 4 each line ends in ``"check"``, the CRC-32 of the line before it.
+The round files are the truth: an index line missing after a kill, a torn last line or a
+format-2 run without an index is rebuilt from them. Damage is a file whose size or checksum
+differs from its line, a file that fails its run's check (engine/saves/roundcheck.py:
+another run's round, a stranger in the cast, uneven columns) or its container's
+(engine/saves/binround.py), a special file or symlink in place of one, or an index line
+whose check fails.
 """
 
 from __future__ import annotations
