@@ -57,7 +57,7 @@ async def test_binary_rounds_read_back_as_played_beside_json_ones(
     store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A format-7 run resumed writes binary rounds after its JSON ones; it reads whole,
-    lists, and branches (the rounds before the fork linked, whatever their codec)."""
+    lists, branches (the rounds before the fork linked, whatever their codec) and resumes."""
     await play(store, mini, "r", 3)
     monkeypatch.setattr(engine.saves.codec, "BINARY_FROM", 0)
     with Simulation.resume("r", store) as sim:
@@ -75,6 +75,11 @@ async def test_binary_rounds_read_back_as_played_beside_json_ones(
     assert (kid / "000004.round").stat().st_ino == (parent / "000004.round").stat().st_ino
     rows = {row.run_id: row for row in store.list_runs()}
     assert rows["r"].ok and rows["r"].rounds_done == 6 and rows["kid"].ok
+    with Simulation.resume("r", store) as sim:  # goes on from its binary rounds
+        sim.extend(1)
+        await sim.run()
+        played = list(sim.records)
+    assert list(store.history("r", whole=True)) == played and len(played) == 8
 
 
 async def test_a_binary_round_holds_raw_columns_and_its_log(
