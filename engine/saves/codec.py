@@ -34,7 +34,8 @@ BINARY, GZIP, ZSTD = ".round", ".json.gz", ".json.zst"
 SUFFIXES = (BINARY, ZSTD, GZIP)
 GZIP_LEVEL = 1
 ZSTD_LEVEL = 1
-#: A round's JSON this long or longer is compressed with zstd (about 85 agents' changes).
+#: A round's JSON this long or longer is compressed with zstd (a round of long LLM exchanges;
+#: a large cast's rounds are binary).
 ZSTD_FROM = 256 * 1024
 #: A round of this many edges or more (changed, plus a keyframe's N²) is written binary: below
 #: it its JSON is under ~256 KB, gzip'd in 1.6 ms or less, and a small run never loads pyarrow.
