@@ -140,7 +140,8 @@ def from_ref(ref: dict[str, Any], blobs: list[np.ndarray]) -> np.ndarray:
     if set(ref) == {"ints"}:
         return blob("ints", "iu").astype(np.int64)
     places = ref.get("places")
-    if not set(ref) <= {"codes", "places", "ulps", "exact"} or places not in range(19):
+    known = set(ref) <= {"codes", "places", "ulps", "exact"}
+    if not (known and isinstance(places, int) and 0 <= places <= 18):
         raise ValueError("not a column reference")
     values = np.divide(blob("codes", "iu"), 10.0**places)
     if "ulps" in ref:
