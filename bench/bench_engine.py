@@ -62,7 +62,7 @@ from engine.core.played import PlayedRound  # noqa: E402
 from engine.core.scenario import Archetype, Scenario, parse_scenario  # noqa: E402
 from engine.round.simulation import Simulation  # noqa: E402
 from engine.saves.atomic import atomic_write_bytes  # noqa: E402
-from engine.saves.codec import codec_for, compress  # noqa: E402
+from engine.saves.codec import encoded as file_bytes  # noqa: E402
 from engine.saves.roundfile import KEYFRAME_EVERY, PackedMarks, RoundFile, round_file  # noqa: E402
 from engine.saves.runfiles import RunFiles  # noqa: E402
 from engine.saves.store import SaveStore  # noqa: E402
@@ -416,10 +416,8 @@ def autosave_breakdown(
     files = RunFiles(saves / "breakdown")
     files.rounds.mkdir(parents=True, exist_ok=True)
     file = encoded(played, metrics)
-    text = file.model_dump_json().encode()
-    suffix = codec_for(text)
-    data = compress(text, suffix)
-    target = saves / "breakdown-probe" / f"probe.json{suffix}"
+    suffix, data = file_bytes(file)
+    target = saves / "breakdown-probe" / f"probe{suffix}"
     target.parent.mkdir(parents=True, exist_ok=True)
     # a fresh round number each time, as autosave does
     copies = iter([file.model_copy(update={"round": k}) for k in range(1, repeat + 1)])
@@ -435,8 +433,10 @@ def autosave_breakdown(
     return [
         ("encode + write total", med(lambda: files.write(encoded(played, metrics)))),
         ("  round_file (the round's changes)", med(lambda: encoded(played, metrics))),
-        ("  file.model_dump_json()", med(lambda: file.model_dump_json())),
-        (f"  compress ({suffix})", med(lambda: compress(text, suffix))),
+        (
+            f"  the file's bytes ({suffix}: JSON, columns, compression)",
+            med(lambda: file_bytes(file)),
+        ),
         (
             "  atomic_write_bytes (open+write+fsync+replace)",
             med(lambda: atomic_write_bytes(target, data)),

@@ -11,7 +11,8 @@ in a third of the time.
 
 In a pydantic model a column is an :data:`Ints`, :data:`Decimals4` or :data:`Decimals6`
 field holding a numpy array: validated from the string (or taken as an array), serialized
-to it.
+to it; in a binary round file (format 8, engine/saves/binround.py), whose serialization and
+validation context holds its blobs, it is a reference to those instead.
 """
 
 from __future__ import annotations
@@ -22,13 +23,13 @@ import re
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import PlainSerializer, PlainValidator
+from pydantic import PlainSerializer, PlainValidator, SerializationInfo, ValidationInfo
+
+from .binround import BLOBS, floats_ref, from_ref, ints_ref, narrowest
 
 if TYPE_CHECKING:
     import numpy as np
 
-#: The widths of the integer types, narrowest first.
-_INTS = ("i1", "i2", "i4", "i8")
 _COLUMN = re.compile(r"(i[1248]|f8)(?:/(\d{1,2}))?:")
 
 
@@ -86,25 +87,26 @@ def unpack(text: str) -> np.ndarray:
 
 
 def _packed(values: np.ndarray, places: int | None) -> str:
-    import numpy as np
-
-    if values.dtype.kind not in "iub":
-        raise TypeError(f"a column of integers, not {values.dtype}")
-    low, high = (int(values.min()), int(values.max())) if len(values) else (0, 0)
-    kind = next(k for k in _INTS if np.iinfo(k).min <= low and high <= np.iinfo(k).max)
+    codes = narrowest(values)
+    kind = codes.dtype.str[1:]
     tag = kind if places is None else f"{kind}/{places}"
-    return f"{tag}:{_b64(values.astype('<' + kind, copy=False))}"
+    return f"{tag}:{_b64(codes)}"
 
 
 def _b64(values: np.ndarray) -> str:
     return base64.b64encode(values.tobytes()).decode("ascii")
 
 
-def _validated(kind: str, value: object) -> np.ndarray:
+def _validated(kind: str, value: object, info: ValidationInfo) -> np.ndarray:
     import numpy as np
 
     if isinstance(value, str):
         array = unpack(value)
+    elif isinstance(value, dict):
+        blobs = (info.context or {}).get(BLOBS)
+        if blobs is None:
+            raise ValueError("a reference to binary columns outside a binary round file")
+        array = from_ref(value, blobs)
     elif isinstance(value, np.ndarray) and value.ndim == 1:
         array = value
     else:
@@ -116,16 +118,26 @@ def _validated(kind: str, value: object) -> np.ndarray:
     return array
 
 
+def _ints(values: np.ndarray, info: SerializationInfo) -> str | dict[str, int]:
+    blobs = (info.context or {}).get(BLOBS)
+    return pack_ints(values) if blobs is None else ints_ref(values, blobs)
+
+
+def _floats(places: int, values: np.ndarray, info: SerializationInfo) -> str | dict[str, int]:
+    blobs = (info.context or {}).get(BLOBS)
+    return pack_floats(values, places) if blobs is None else floats_ref(values, places, blobs)
+
+
 #: A column of integers (an int array in the model).
 Ints = Annotated[
     Any,
     PlainValidator(partial(_validated, "int")),
-    PlainSerializer(pack_ints, return_type=str, when_used="json"),
+    PlainSerializer(_ints, return_type=Any, when_used="json"),
 ]
 
 
 def _decimals(places: int) -> PlainSerializer:
-    return PlainSerializer(partial(pack_floats, places=places), return_type=str, when_used="json")
+    return PlainSerializer(partial(_floats, places), return_type=Any, when_used="json")
 
 
 #: A column of floats (a float array in the model), stored as integers of 4 (6) decimals

@@ -4,7 +4,9 @@ A round file well-formed as JSON can still be wrong for its run: taken from anot
 scenario, a keyframe of another cast, an agent named twice, relation columns of uneven
 length, values outside the rules' bounds. :func:`round_problem` names the first such fault
 (the reader reports it as damage); a file that passes applies to its run's states without
-a missing agent, edge or need.
+a missing agent, edge or need. A binary round's container (its checksum, size and blob
+table, and each column's reference to its blobs) is checked before it is parsed
+(engine/saves/binround.py); its columns are then checked here like any others.
 """
 
 from __future__ import annotations

@@ -13,8 +13,10 @@ The changes are :class:`~engine.core.changes.RoundChanges` as the file stores th
 (:meth:`RoundFile.changes` reads them back); :meth:`RoundFile.apply` applies them with
 :meth:`~engine.core.columns.StateColumns.apply`, the one place a round's changes are applied.
 Since format 5 the relation changes and the keyframe's state are coded columns
-(engine/saves/columnar.py); the objects of formats 2 to 4 (:class:`RelationColumns`, a
-keyframe's :class:`~engine.core.state.WorldState`) are still read.
+(engine/saves/columnar.py), in a large round of format 8 stored as raw bytes beside the
+JSON of the rest (engine/saves/binround.py); the objects of formats 2 to 4
+(:class:`RelationColumns`, a keyframe's :class:`~engine.core.state.WorldState`) are still
+read.
 """
 
 from __future__ import annotations

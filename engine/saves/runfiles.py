@@ -1,17 +1,19 @@
 """One run's round files and their index: writing, reading, checking, rebuilding states.
 
 ``<run>/rounds/NNNNNN.json.gz`` holds round N in save format 3 and later (gzip'd JSON of a
-:class:`~engine.saves.roundfile.RoundFile`), ``NNNNNN.json.zst`` since format 7 for a large
-round (zstd: engine/saves/codec.py); format-2 runs have ``NNNNNN.json`` (a tinydb document
-holding the full record) and read as keyframes. ``<run>/index.jsonl`` has one line per
-round (:class:`~engine.saves.roundfile.IndexEntry`: metrics, usage, file size and CRC-32, keyframe
-or not), appended after the round file is in place; since save format 4 each line ends in
-``"check"``, the CRC-32 of the line before it. The round files are the truth: an index
-line missing after a kill, a torn last line or a format-2 run without an index is rebuilt
-from them. Damage is a file whose size or checksum differs from its line, a file that
-fails its run's check (engine/saves/roundcheck.py: another run's round, a stranger in the cast,
-uneven columns), a special file or symlink in place of one, or an index line whose check
-fails.
+:class:`~engine.saves.roundfile.RoundFile`), ``NNNNNN.json.zst`` since format 7 for large
+JSON (zstd), ``NNNNNN.round`` since format 8 for a round of many edges (binary:
+engine/saves/binround.py; which codec a round gets: engine/saves/codec.py); format-2 runs
+have ``NNNNNN.json`` (a tinydb document holding the full record) and read as keyframes.
+``<run>/index.jsonl`` has one line per round (:class:`~engine.saves.roundfile.IndexEntry`:
+metrics, usage, file size and CRC-32, keyframe or not), appended after the round file is in
+place; since save format 4 each line ends in ``"check"``, the CRC-32 of the line before it.
+The round files are the truth: an index line missing after a kill, a torn last line or a
+format-2 run without an index is rebuilt from them. Damage is a file whose size or checksum
+differs from its line, a file that fails its run's check (engine/saves/roundcheck.py:
+another run's round, a stranger in the cast, uneven columns) or its container's
+(engine/saves/binround.py), a special file or symlink in place of one, or an index line
+whose check fails.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ from ..core.scenario import Scenario
 from ..core.state import RoundRecord
 from ..errors import SaveError
 from .atomic import atomic_write_bytes
-from .codec import GZIP, SUFFIXES, codec_for, compress, decompress
+from .binround import BLOBS, unpack
+from .codec import BINARY, GZIP, SUFFIXES, decompress, encoded
 from .roundcheck import RunCheck, round_problem
 from .roundfile import IndexEntry, RoundFile
 from .saferead import is_real_folder, read_regular, stat_regular
@@ -45,20 +48,23 @@ if TYPE_CHECKING:  # imported when used: list and show never roll states
 
 ROUNDS_DIR = "rounds"
 INDEX_FILE = "index.jsonl"
-_ROUND_FILE = re.compile(r"^(\d{6})\.json(\.gz|\.zst)?$")
+_ROUND_FILE = re.compile(r"^(\d{6})(\.json\.gz|\.json\.zst|\.round|\.json)$")
 #: An index line with its check: the line's JSON up to the check, then the check.
 _CHECKED = re.compile(rb'(\{.*),"check":(\d{1,10})\}')
 
 M = TypeVar("M", bound=BaseModel)
 
 
-def parse_json(model: type[M], data: bytes, path: Path, what: str) -> M:
-    """``model`` parsed from JSON ``data``; any problem is one SaveError naming the file
-    (and the field, for a valid JSON document of the wrong shape)."""
+def parse_json(
+    model: type[M], data: bytes, path: Path, what: str, context: dict | None = None
+) -> M:
+    """``model`` parsed from JSON ``data`` (validated with ``context``); any problem is one
+    SaveError naming the file (and the field, for a valid JSON document of the wrong
+    shape)."""
     if not data.strip():
         raise SaveError(f"{path}: empty or truncated save file")
     try:
-        return model.model_validate_json(data)
+        return model.model_validate_json(data, context=context)
     except ValidationError as err:
         first = err.errors()[0]
         if first["type"] == "json_invalid":
@@ -148,10 +154,8 @@ class RunFiles:
         removed again and the index cut back, so the round is saved whole or not at all."""
         if self.check is not None:
             file = file.model_copy(update={"run": self.check.run_id})
-        text = file.model_dump_json().encode()
-        suffix = codec_for(text)
+        suffix, data = encoded(file)
         path = self.path(file.round, suffix)
-        data = compress(text, suffix)
         try:
             atomic_write_bytes(path, data)
             for other in SUFFIXES:  # a file of the round in the other codec is gone
@@ -234,7 +238,10 @@ class RunFiles:
                 f"{path}: damaged round file ({len(data):,} bytes, checksum "
                 f"{zlib.crc32(data):08x}; the index says {entry.size:,} bytes, {entry.crc:08x})"
             )
-        if path.suffix in SUFFIXES:
+        if path.name.endswith(BINARY):
+            head, blobs = unpack(data, path)
+            file = parse_json(RoundFile, head, path, "round file", {BLOBS: blobs})
+        elif path.name.endswith(SUFFIXES):
             file = parse_json(RoundFile, decompress(data, path), path, "round file")
         else:
             file = _legacy(data, path)
@@ -488,7 +495,7 @@ def gc_paused() -> Iterator[None]:
 
 def round_name(n: int, suffix: str = GZIP) -> str:
     """The name of round ``n``'s file in the codec of ``suffix`` (format 3 and later)."""
-    return f"{n:06d}.json{suffix}"
+    return f"{n:06d}{suffix}"
 
 
 def keyframe_before(entries: list[IndexEntry], n: int) -> int:

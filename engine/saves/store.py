@@ -8,6 +8,7 @@ Layout of ``<saves>/<run-id>/``::
                               (engine/saves/headfile.py)
     rounds/000000.json.gz     round 0: the initial state (a keyframe)
     rounds/000001.json.gz     one file per finished round: what changed (engine/saves/roundfile.py)
+    rounds/000002.round       the same for a large round: binary (engine/saves/binround.py)
     index.jsonl               one line per round: metrics, usage, file size and checksum
     .lock                     held by the process that runs the simulation
     measurements.json         post-hoc surveys and ratings (engine/saves/measurements.py)

@@ -43,5 +43,5 @@ def test_peak_memory_is_flat_from_20_to_80_rounds(tmp_path: Path) -> None:
         args = ["run", str(cast), "-q", "--rounds", str(rounds), "--saves", str(saves)]
         peaks[rounds] = peak_rss_mb(args, tmp_path)
         (run,) = [d for d in saves.iterdir() if (d / "rounds").is_dir()]
-        assert len(list((run / "rounds").glob("*.json.*"))) == rounds + 1  # gz or zst
+        assert len(os.listdir(run / "rounds")) == rounds + 1  # binary or JSON
     assert peaks[80] <= FLAT * peaks[20], peaks

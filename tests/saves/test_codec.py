@@ -1,6 +1,7 @@
-"""Save format 7's codecs: a large round's file is zstd'd (``NNNNNN.json.zst``), a small
-one gzip'd; both read back as played, mixed in one run, and damage in either is one clear
-error naming the file."""
+"""The JSON codecs (save format 7, kept for a round too small to be binary in format 8):
+JSON of a round with long exchanges is zstd'd (``NNNNNN.json.zst``), a small one gzip'd;
+both read back as played, mixed in one run, and damage in either is one clear error naming
+the file. Binary rounds: test_binround.py."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ def test_the_codec_goes_by_the_size_of_the_round() -> None:
     assert (codec_for(small), codec_for(large)) == (GZIP, ZSTD)
     for text, suffix in ((small, GZIP), (large, ZSTD)):
         data = compress(text, suffix)
-        assert decompress(data, Path(f"000001.json{suffix}")) == text
+        assert decompress(data, Path(f"000001{suffix}")) == text
     assert (
         compress(small, GZIP)[:2] == b"\x1f\x8b"
         and zlib.decompress(compress(small, GZIP), wbits=31) == small

@@ -73,7 +73,7 @@ async def test_every_state_of_a_v4_run_is_the_one_played(saves: Path) -> None:
 
 
 async def test_a_v4_run_plays_on_in_the_current_format(saves: Path) -> None:
-    """Resumed, a format-4 run keeps its files and writes format 7 (its keyframe as
+    """Resumed, a format-4 run keeps its files and writes format 8 (its keyframe as
     packed columns); reopened, every round reads back as played."""
     rounds = saves / "values" / "rounds"
     old = {p.name: p.read_bytes() for p in rounds.iterdir()}
@@ -85,7 +85,7 @@ async def test_a_v4_run_plays_on_in_the_current_format(saves: Path) -> None:
     assert {p.name: p.read_bytes() for p in rounds.iterdir() if p.name in old} == old
     keyframe = json.loads(gzip.decompress((rounds / "000020.json.gz").read_bytes()))["keyframe"]
     assert "packed" in keyframe and keyframe.get("state") is None
-    assert store.read_meta("values").format_version == FORMAT_VERSION == 7
+    assert store.read_meta("values").format_version == FORMAT_VERSION == 8
     assert list(store.history("values")) == played
     with Simulation.resume("values", store) as reopened:
         assert reopened.round == 21 and reopened.state == played[-1].state
