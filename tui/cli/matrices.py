@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import Group, RenderableType
-from rich.table import Table
 from rich.text import Text
 
 from engine import WorldState
@@ -83,35 +82,36 @@ def paged(
 ) -> list[RenderableType]:
     """The matrix ``rows`` × ``cols`` in pages of whole columns that fit ``width``, each
     page's title naming its columns; a cell or a name is never cut. Rows carry their
-    faction's code; columns (in the same order) their names."""
-    labels = {r: _label(r, codes) for r in rows}
-    label_width = max(len(x) for x in labels.values())
-    widths = {c: max(len(c), *(cell(r, c).cell_len for r in rows)) for c in cols}
-    pages: list[list[str]] = [[]]
+    faction's code; columns (in the same order) their names. Each cell is made once and
+    each page is one text aligned by hand (a table of a 1,000-agent matrix took minutes)."""
+    labels = [_label(r, codes) for r in rows]
+    label_width = max(len(x) for x in labels)
+    grid = [[cell(r, c) for c in cols] for r in rows]
+    widths = [max(len(c), *(line[k].cell_len for line in grid)) for k, c in enumerate(cols)]
+    pages: list[list[int]] = [[]]
     used = label_width
-    for c in cols:
-        if pages[-1] and used + GAP + widths[c] > width:
+    for k in range(len(cols)):
+        if pages[-1] and used + GAP + widths[k] > width:
             pages.append([])
             used = label_width
-        pages[-1].append(c)
-        used += GAP + widths[c]
+        pages[-1].append(k)
+        used += GAP + widths[k]
     out: list[RenderableType] = []
-    for k, page in enumerate(pages, start=1):
-        first = cols.index(page[0]) + 1
+    pad = " " * GAP
+    for number, page in enumerate(pages, start=1):
+        first = page[0] + 1
         what = f"{title}, columns {first}-{first + len(page) - 1} of {len(cols)}"
-        heading = what + (f" (page {k}/{len(pages)})" if len(pages) > 1 else "")
-        table = Table(
-            box=None,
-            pad_edge=False,
-            padding=(0, 0, 0, GAP),
-            collapse_padding=True,
-        )
-        table.add_column("", style="bold", no_wrap=True, min_width=label_width)
-        for c in page:
-            table.add_column(c, justify="right", no_wrap=True, min_width=widths[c])
-        for r in rows:
-            table.add_row(Text(labels[r]), *(cell(r, c) for c in page))
-        out += [Text(heading, style="bold"), table, Text("")]
+        heading = what + (f" (page {number}/{len(pages)})" if len(pages) > 1 else "")
+        text = Text(no_wrap=True, overflow="ignore")
+        text.append(" " * label_width + "".join(pad + cols[k].rjust(widths[k]) for k in page))
+        text.stylize("bold")
+        for label, line in zip(labels, grid, strict=True):
+            text.append("\n")
+            text.append(label.ljust(label_width), style="bold")
+            for k in page:
+                text.append(pad + " " * (widths[k] - line[k].cell_len))
+                text.append_text(line[k])
+        out += [Text(heading, style="bold"), text, Text("")]
     return out[:-1]
 
 
