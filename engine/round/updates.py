@@ -10,12 +10,14 @@ agent, stay plain Python.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain, compress
 from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
 from ..core.columns import StateColumns, row_counts
+from ..core.needs import NEED_MAX, NEED_MIN, Need
 from ..core.rounding import rounded
-from ..core.rules import MAX_FAV_DELTA, apply_emotion, apply_need, threshold_codes
+from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, threshold_codes
 from ..core.state import EmotionChange
 from ..minds.base import RoundJudgements
 
@@ -159,38 +161,52 @@ def _agents(
     judged: RoundJudgements,
     thetas: Sequence[float | None],
 ) -> None:
-    """U_S, the needs and theta of every agent, into ``changes``."""
+    """U_S, the needs and theta of every agent, into ``changes``: every agent's emotion and
+    every judged need moved at once (:func:`apply_emotion` and :func:`apply_need` on
+    arrays); a need the agent does not have is skipped."""
     import numpy as np
 
-    agents = zip(before.names, judged.emotions, judged.needs, thetas, strict=True)
-    emotions = []
-    # every moved need's movement, rounded at once below, and where it goes
-    movements: list[float] = []
-    places: list[tuple[dict[str, float], str]] = []
-    for i, (name, mood, deltas, theta) in enumerate(agents):
-        old = before.emotion[i]
-        _, emotion = apply_emotion(old, mood)
-        emotions.append({"agent": name, "delta": round(emotion - old, 6), "emotion": emotion})
-        needs = before.needs[i]
-        moved: dict[str, float] = {}
-        now: dict[str, float] = {}
-        for need, change in deltas.items():
-            value = needs.get(need)
-            if value is None:
-                continue
-            current = apply_need(value.current, change)
-            if current != value.current:
-                moved[need] = 0.0  # its place in the order the judge gave the needs
-                movements.append(current - value.current)
-                places.append((moved, need))
-                now[need] = current
-        changes.need_deltas[name] = moved
-        if now:
-            changes.needs[name] = now
+    names = before.names
+    old = np.array(before.emotion, float)
+    step = clipped(np.array(judged.emotions, float), -MAX_EMOTION_DELTA, MAX_EMOTION_DELTA)
+    emotion = clipped(old + step, 0.0, 1.0)
+    emotions = [
+        {"agent": name, "delta": delta, "emotion": value}
+        for name, delta, value in zip(
+            names, rounded(emotion - old, 6).tolist(), emotion.tolist(), strict=True
+        )
+    ]
+    changes.emotions = validated(list[EmotionChange], emotions)
+    # every judged need of every agent in one row, agent by agent: its name, change and level
+    keys: list[list[str]] = []
+    given: list[float] = []
+    held: list[Need] = []
+    for needs, deltas in zip(before.needs, judged.needs, strict=True):
+        if deltas.keys() <= needs.keys():
+            keys.append(list(deltas))
+            given += deltas.values()
+        else:
+            keys.append([n for n in deltas if n in needs])
+            given += [deltas[n] for n in keys[-1]]
+        held += map(needs.__getitem__, keys[-1])
+    levels = np.fromiter(chain.from_iterable(held), float, count=2 * len(held))
+    was = levels.reshape(len(held), 2)[:, 0]
+    now = clipped(was + np.array(given, float), NEED_MIN, NEED_MAX)
+    moved = (now != was).tolist()
+    movements, values = rounded(now - was, 4).tolist(), now.tolist()
+    end = 0
+    for i, (name, mine, theta) in enumerate(zip(names, keys, thetas, strict=True)):
+        at, end = end, end + len(mine)
+        did = moved[at:end]
+        changes.need_deltas[name] = dict(compress(zip(mine, movements[at:end], strict=True), did))
+        if any(did):
+            changes.needs[name] = dict(compress(zip(mine, values[at:end], strict=True), did))
         if theta is not None and theta != before.theta[i]:
             changes.theta[name] = theta
-    changes.emotions = validated(list[EmotionChange], emotions)
-    for (moved, need), movement in zip(
-        places, rounded(np.array(movements, float), 4).tolist(), strict=True
-    ):
-        moved[need] = movement
+
+
+def clipped(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """:func:`~engine.core.rules.clip` of every value (NaN and -0.0 kept as it keeps them)."""
+    import numpy as np
+
+    return np.where(values < low, low, np.where(values > high, high, values))

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, compress
+from operator import is_
 from typing import TYPE_CHECKING
 
 from ...core.needs import DEFAULT_CURRENT, NEED_MAX
 from ...core.rounding import rounded
 from ...core.rules import ReadAct
+from ...core.scenario import AgentSpec
 from ...core.state import Mode, Stance
 from ..base import AgentContext
 from .event_effects import event_mood, event_needs
@@ -188,7 +190,7 @@ class Judged:
         own = np.where(oppose, -OWN_ACT_MOOD, OWN_ACT_MOOD)
         terms[:, 1:] = np.where(self.heard & me, own, np.where(counts, felt, 0.0))
         delta = np.add.accumulate(terms, axis=1)[:, -1]  # term by term, in order
-        emotion = np.array([c.view.emotion for c in ctxs])
+        emotion = np.array(ctxs[0].view.columns.emotion)[rows]
         dyn = self.dynamics
         if self.jitter is not None and dyn.bounded_variability:
             delta = delta + self.jitter
@@ -203,7 +205,7 @@ class Judged:
                 rest = 1.0 / (1.0 + np.exp(-odds))
         rate = dyn.adaptation / thin[:, 0] if dyn.by_temper else dyn.adaptation
         delta = delta + (rest - emotion) * rate  # hedonic adaptation
-        return [round(d, 4) for d in delta.tolist()]
+        return rounded(delta, 4).tolist()
 
     def trusting(self) -> np.ndarray:
         """Whether each row has a Trust prior."""
@@ -224,7 +226,7 @@ class Judged:
                 for need, change in event_needs(ctx).items():
                     deltas[row][col[need]] += change
         row_of = {agent: row for row, agent in enumerate(rows.tolist())}
-        trust = self.trust.tolist()
+        trust = self.trust.tolist() if any(lens.trust for lens in self.lenses) else None
         stances = self.stance.tolist()
         speaking, attacking = _cols(col, _SPEAKING), _cols(col, _ATTACKING)
         attacked, backed = _cols(col, _ATTACKED), _cols(col, _BACKED)
@@ -240,7 +242,7 @@ class Judged:
                         mine[c] += change
             told = row_of.get(target) if target != speaker else None
             if told is not None and heard[told, k]:
-                mine, weight = deltas[told], trust[told][k]
+                mine, weight = deltas[told], trust[told][k] if trust else 1.0
                 if stances[k] == OPPOSE:
                     for c, change in attacked:
                         mine[c] += weight * change
@@ -278,21 +280,38 @@ class Judged:
         current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
         if self.dynamics.chronic_needs:  # toward the persona's chronic level
-            expected = np.array([_chronic(ctx, names) for ctx in ctxs])
+            expected = _chronic([ctx.persona for ctx in ctxs], order)
         d += RECOVERY * resilience[:, None] * (expected - current)
-        kept, raws = rounded(d, 4).tolist(), d.tolist()
+        kept, moved = rounded(d, 4).tolist(), (d != 0.0).tolist()
         return [
-            {n: value for n, value, raw in zip(names, kept[row], raws[row], strict=True) if raw}
+            dict(compress(zip(names, kept[row], strict=True), moved[row]))
             if alike
-            else {n: kept[row][col[n]] for n in ctx.view.needs if raws[row][col[n]]}
+            else {n: kept[row][col[n]] for n in ctx.view.needs if moved[row][col[n]]}
             for row, (ctx, alike) in enumerate(zip(ctxs, same, strict=True))
         ]
 
 
-def _chronic(ctx: AgentContext, names: list[str]) -> list[float]:
-    """The agent's starting level of each need of ``names``: its persona's chronic one."""
-    given = ctx.persona.needs
-    return [given[n].current if n in given else DEFAULT_CURRENT for n in names]
+#: The personas and needs :func:`_chronic` read last, and their levels.
+_chronic_held: tuple[list[AgentSpec], tuple[str, ...], np.ndarray | None] = ([], (), None)
+
+
+def _chronic(personas: list[AgentSpec], names: tuple[str, ...]) -> np.ndarray:
+    """Each persona's starting level of each need of ``names``: its chronic one (read
+    once while the same agents judge the same needs)."""
+    import numpy as np
+
+    global _chronic_held
+    held, held_names, levels = _chronic_held
+    same = len(held) == len(personas) and all(map(is_, held, personas))
+    if levels is None or held_names != names or not same:
+        levels = np.array(
+            [
+                [p.needs[n].current if n in p.needs else DEFAULT_CURRENT for n in names]
+                for p in personas
+            ]
+        ).reshape(len(personas), len(names))
+        _chronic_held = (personas, names, levels)
+    return levels
 
 
 def _cols(col: dict[str, int], changes: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from _random import Random as _BaseRandom
 from collections.abc import Iterable, Sequence
 from itertools import islice, pairwise, repeat
 from operator import lt
@@ -85,6 +86,8 @@ class OfflineMind:
         self._texts: dict[int, tuple[list[Action], str, frozenset[str]]] = {}
         #: Each agent's last U_S: its context, the acts judged and the delta.
         self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
+        #: The one generator :meth:`_rng` seeds afresh for each use.
+        self._random = random.Random()
 
     async def ask(self, question: Question[A]) -> A:
         """The rule answer: no model, no record."""
@@ -219,8 +222,14 @@ class OfflineMind:
         return " ".join(a.utterance for by in past for a in by.get(ctx.name, ())).lower()
 
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
+        """The agent's generator for ``purpose`` this round: the mind's one generator,
+        seeded as ``random.Random(seed)`` would be (every use ends before the next one
+        starts: the draws are a new generator's, without making one)."""
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
-        return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
+        rng = self._random
+        _BaseRandom.seed(rng, int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
+        rng.gauss_next = None
+        return rng
 
     async def decide(self, ctx: AgentContext) -> Decision:
         """Urgency from archetype, arousal and provocation; target by weighted candidates."""
