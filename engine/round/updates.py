@@ -10,12 +10,11 @@ agent, stay plain Python.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain, compress
 from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
 from ..core.columns import StateColumns, row_counts
-from ..core.needs import NEED_MAX, NEED_MIN, Need
+from ..core.needs import NEED_MAX, NEED_MIN
 from ..core.rounding import rounded
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, threshold_codes
 from ..core.state import EmotionChange
@@ -161,9 +160,9 @@ def _agents(
     judged: RoundJudgements,
     thetas: Sequence[float | None],
 ) -> None:
-    """U_S, the needs and theta of every agent, into ``changes``: every agent's emotion and
-    every judged need moved at once (:func:`apply_emotion` and :func:`apply_need` on
-    arrays); a need the agent does not have is skipped."""
+    """U_S, the needs and theta of every agent, into ``changes``: every agent's emotion
+    moved at once, its needs one by one (:func:`~engine.core.rules.apply_emotion` and
+    :func:`~engine.core.rules.apply_need` written out); a need it lacks is skipped."""
     import numpy as np
 
     names = before.names
@@ -177,32 +176,34 @@ def _agents(
         )
     ]
     changes.emotions = validated(list[EmotionChange], emotions)
-    # every judged need of every agent in one row, agent by agent: its name, change and level
-    keys: list[list[str]] = []
-    given: list[float] = []
-    held: list[Need] = []
-    for needs, deltas in zip(before.needs, judged.needs, strict=True):
-        if deltas.keys() <= needs.keys():
-            keys.append(list(deltas))
-            given += deltas.values()
-        else:
-            keys.append([n for n in deltas if n in needs])
-            given += [deltas[n] for n in keys[-1]]
-        held += map(needs.__getitem__, keys[-1])
-    levels = np.fromiter(chain.from_iterable(held), float, count=2 * len(held))
-    was = levels.reshape(len(held), 2)[:, 0]
-    now = clipped(was + np.array(given, float), NEED_MIN, NEED_MAX)
-    moved = (now != was).tolist()
-    movements, values = rounded(now - was, 4).tolist(), now.tolist()
-    end = 0
-    for i, (name, mine, theta) in enumerate(zip(names, keys, thetas, strict=True)):
-        at, end = end, end + len(mine)
-        did = moved[at:end]
-        changes.need_deltas[name] = dict(compress(zip(mine, movements[at:end], strict=True), did))
-        if any(did):
-            changes.needs[name] = dict(compress(zip(mine, values[at:end], strict=True), did))
+    movements: list[float] = []  # every moved need's movement, rounded at once below
+    moves: list[dict[str, float]] = []  # the agents' movements, in that order
+    low, high = NEED_MIN, NEED_MAX
+    for i, (name, deltas, theta) in enumerate(zip(names, judged.needs, thetas, strict=True)):
+        needs = before.needs[i]
+        moved: dict[str, float] = {}
+        now: dict[str, float] = {}
+        for need, change in deltas.items():
+            value = needs.get(need)
+            if value is None:
+                continue
+            was = value.current
+            current = was + change  # (clip() written out: this runs once per judged need)
+            current = low if current < low else high if current > high else current
+            if current != was:
+                moved[need] = current - was
+                now[need] = current
+        changes.need_deltas[name] = moved
+        if now:
+            changes.needs[name] = now
+            movements += moved.values()
+            moves.append(moved)
         if theta is not None and theta != before.theta[i]:
             changes.theta[name] = theta
+    rounded_movements = iter(rounded(np.array(movements, float), 4).tolist())
+    for moved in moves:
+        for need in moved:
+            moved[need] = next(rounded_movements)
 
 
 def clipped(values: np.ndarray, low: float, high: float) -> np.ndarray:
