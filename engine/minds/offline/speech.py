@@ -376,7 +376,9 @@ class _Speech:
         an unsaid fact as its archetype shares it, then unsaid talking points."""
         ctx = self.ctx
         persona = ctx.persona
-        points = _points(tuple(persona.talking_points), ctx.name, addressee, self.variety)
+        given = tuple(persona.talking_points)
+        named = addressee if addressee and any(addressee in p for p in given) else None
+        points = _points(given, ctx.name, named, self.variety)
         fallback = (
             self.voiced(persona.goal).rstrip(".")
             or f"as the {persona.role}, I have a stake in how this ends"
@@ -396,7 +398,9 @@ TRIED = 4
 @lru_cache(maxsize=1 << 12)
 def _points(points: tuple[str, ...], me: str, to: str | None, strict: bool) -> tuple[str, ...]:
     """Talking points as ``me`` says them to ``to`` inside a sentence, without a closing
-    stop (kept for the last 4,096: an agent voices its points round after round)."""
+    stop (kept for the last 4,096: an agent voices its points round after round; ``to``
+    None where the points do not name the addressee, as :func:`.voice.voiced` ignores
+    it then)."""
     return tuple(inside(voiced(p, me, to, strict=strict)).rstrip(". ") for p in points)
 
 
