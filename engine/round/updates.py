@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
-from ..core.columns import StateColumns, row_counts
+from ..core.columns import Notes, StateColumns, row_counts
 from ..core.needs import NEED_MAX, NEED_MIN
 from ..core.rounding import rounded
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, threshold_codes
@@ -86,10 +86,11 @@ def _evicted(
     k = len(rows)
     victims = np.full((k, 1), NO_ROUND, np.int64)  # the round each edge evicts, if one
     more: list[int] = []  # the edges that evict more than one
+    keys = retention(before.notes)
     for first in range(0, k, CHUNK):
         part = slice(first, first + CHUNK)
         out = victims[part]  # (a view: written through)
-        over = _victims(before, rows[part], cols[part], t, importance[part], capacity, out)
+        over = _victims(before, keys, rows[part], cols[part], t, importance[part], capacity, out)
         more += (np.flatnonzero(over > 1) + first).tolist()
     if not more:
         return victims
@@ -117,8 +118,19 @@ def _evicted(
 CHUNK = 1 << 16
 
 
+def retention(notes: Notes) -> np.ndarray:
+    """Each entry's key in the order of eviction (:func:`~engine.core.rules.remember`):
+    its importance + round; :data:`EMPTY` for the empty slot's."""
+    import numpy as np
+
+    keys = notes.rounds + notes.importance.astype(np.int32)
+    keys[notes.rounds == NO_ROUND] = EMPTY
+    return keys
+
+
 def _victims(
     before: StateColumns,
+    keys: np.ndarray,
     rows: np.ndarray,
     cols: np.ndarray,
     t: int,
@@ -126,27 +138,26 @@ def _victims(
     capacity: int,
     victims: np.ndarray,
 ) -> np.ndarray:
-    """How many entries each edge (rows[k], cols[k]) evicts; the round of the one evicted
-    where it is one goes into ``victims`` (this part of them)."""
+    """How many entries each edge (rows[k], cols[k]) evicts (``keys``: the entries'
+    :func:`retention`); the round of the one evicted where it is one goes into
+    ``victims`` (this part of them)."""
     import numpy as np
 
     codes = before.slots_at(rows, cols)
-    rounds = before.notes.rounds.take(codes)
-    empty = rounds == NO_ROUND
-    width = rounds.shape[1]
-    over = (width - row_counts(empty)) + 1 - capacity
+    held = keys.take(codes)
+    width = held.shape[1]
+    over = (width - row_counts(held == EMPTY)) + 1 - capacity
     one = over == 1
     # the victims of the edges that evict one: of every edge when most do (no gather)
     at = slice(None) if 2 * int(np.count_nonzero(one)) > len(rows) else np.flatnonzero(one)
-    slots, empties = rounds[at], empty[at]
-    keys = np.empty((len(slots), width + 1), np.int32)
-    keys[:, :width] = slots
-    keys[:, :width] += before.notes.importance.take(codes[at])
-    keys[:, :width][empties] = EMPTY
-    keys[:, width] = t + importance[at]
-    victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
-    oldest = np.take_along_axis(slots, np.minimum(victim, width - 1)[:, None], axis=1)[:, 0]
-    chosen = np.where(victim == width, t, oldest)
+    new = t + importance[at]
+    if width:
+        slot = held[at].argmin(axis=1)[:, None]  # the first lowest: the oldest of a tie
+        lowest = np.take_along_axis(held[at], slot, axis=1)[:, 0]
+        oldest = before.notes.rounds.take(np.take_along_axis(codes[at], slot, axis=1)[:, 0])
+        chosen = np.where(new < lowest, t, oldest)  # a tie: the older entry goes
+    else:
+        chosen = np.full(len(new), t)
     if isinstance(at, slice):
         victims[np.flatnonzero(one), 0] = chosen[one]
     else:
