@@ -4,10 +4,9 @@ agent's standing."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from itertools import chain, compress
 from operator import is_
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from ...core.needs import DEFAULT_CURRENT, NEED_MAX
 from ...core.rounding import rounded
@@ -60,8 +59,7 @@ STANCE_OF: tuple[Stance, ...] = ("support", "oppose", "neutral")
 VERB: dict[Stance, str] = {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}
 
 
-@dataclass(frozen=True)
-class Standing:
+class Standing(NamedTuple):
     """Where an agent stands in its scenario when it judges: the members of other factions,
     whether it is a broker (outside every faction of a factional scenario: it takes no side
     in others' quarrels), and the factual claims it has not yet heard (``news``)."""

@@ -476,8 +476,10 @@ def _heard(ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> tuple[np.ndarra
         where = list(map(at.get, map(id, ctxs[rows[0]].heard), repeat(-1)))  # (C loops)
         if -1 in where or not all(map(lt, where, islice(where, 1, None))):
             alone += rows
-        else:
-            heard[np.ix_(rows, where)] = True
+        else:  # one row of the acts heard, set for every row of the group
+            seen = np.zeros(len(acts), bool)
+            seen[where] = True
+            heard[rows] = seen
     alone += [row for row, ctx in enumerate(ctxs) if ctx.view.columns is not columns]
     return heard, sorted(set(alone))
 
