@@ -9,7 +9,7 @@ ones are expected to take; ``socialsim run``'s bar and the app's header read it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.rules import read_acts, triggers_among
 from ..core.state import Action, Decision, Mode
@@ -26,9 +26,14 @@ class CallPlan:
     names: Sequence[str]
     last: Mapping[str, int]
     judges: bool = True
+    #: Whether the mind plans its calls (a protocol's check, made once a round).
+    plans: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plans", isinstance(self.mind, PlansCalls))
 
     def _calls(self, purpose: str, agents: Sequence[str], edges: int = 0) -> int:
-        if not isinstance(self.mind, PlansCalls):
+        if not self.plans:
             return 0
         return self.mind.planned_calls(purpose, agents, edges)
 
@@ -60,7 +65,7 @@ class CallPlan:
 
     def judge(self, actions: Mapping[str, Action]) -> int:
         """Phase 3: every agent judges; each edge the round's utterances triggered."""
-        if not self.judges or not isinstance(self.mind, PlansCalls):
+        if not self.judges or not self.plans:
             return 0
         acts = read_acts(a for a in actions.values() if a.order)
         edges = sum(len(triggers_among(n, acts)) for n in self.names)
