@@ -3,10 +3,10 @@ agent's standing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from itertools import chain, compress
 from operator import is_
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...core.needs import DEFAULT_CURRENT, NEED_MAX
 from ...core.rounding import rounded
@@ -112,6 +112,7 @@ class Judged:
         "heard",
         "jitter",
         "lenses",
+        "personas",
         "rows",
         "speaker",
         "stance",
@@ -133,6 +134,7 @@ class Judged:
 
         self.ctxs, self.acts, self.heard, self.lenses = ctxs, acts, heard, lenses
         self.dynamics, self.jitter = dynamics, jitter
+        self.personas = [c.persona for c in ctxs]
         index = ctxs[0].view.index
         self.rows = np.array([c.view.row for c in ctxs], np.intp)
         #: Each act's speaker and target (-1: everyone, nobody or not an agent), stance.
@@ -169,7 +171,8 @@ class Judged:
 
         ctxs, rows, stance = self.ctxs, self.rows, self.stance
         r, count = len(ctxs), len(self.acts)
-        temper = np.array([TEMPER[c.persona.archetype] for c in ctxs]).reshape(r, 4)
+        personas = self.personas
+        temper = _fixed(personas, "temper", lambda: _tempers(personas))
         thin, responsive = temper[:, 2:3], temper[:, 3:4]
         me = rows[:, None] == self.speaker[None, :]
         to_me = rows[:, None] == self.target[None, :]
@@ -196,11 +199,7 @@ class Judged:
             delta = delta * np.minimum(np.where(delta > 0, 1.0 - emotion, emotion) / dyn.bound, 1.0)
         if self.jitter is not None and not dyn.bounded_variability:
             delta = delta + self.jitter
-        rest = np.array([c.persona.emotion for c in ctxs]) if dyn.rest is None else dyn.rest
-        if dyn.temperament:  # a stable temperament sits higher, a neurotic one lower
-            with np.errstate(divide="ignore", over="ignore"):  # a baseline at a bound stays
-                odds = np.log(rest / (1.0 - rest)) + dyn.temperament * (1.0 - thin[:, 0])
-                rest = 1.0 / (1.0 + np.exp(-odds))
+        rest = _fixed(personas, ("rest", dyn), lambda: _resting(personas, thin, dyn))
         rate = dyn.adaptation / thin[:, 0] if dyn.by_temper else dyn.adaptation
         delta = delta + (rest - emotion) * rate  # hedonic adaptation
         return rounded(delta, 4).tolist()
@@ -278,7 +277,8 @@ class Judged:
         current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
         if self.dynamics.chronic_needs:  # toward the persona's chronic level
-            expected = _chronic([ctx.persona for ctx in ctxs], order)
+            personas = self.personas
+            expected = _fixed(personas, ("chronic", order), lambda: _chronic(personas, order))
         d += RECOVERY * resilience[:, None] * (expected - current)
         kept, moved = rounded(d, 4).tolist(), (d != 0.0).tolist()
         return [
@@ -289,27 +289,50 @@ class Judged:
         ]
 
 
-#: The personas and needs :func:`_chronic` read last, and their levels.
-_chronic_held: tuple[list[AgentSpec], tuple[str, ...], np.ndarray | None] = ([], (), None)
-
-
-def _chronic(personas: list[AgentSpec], names: tuple[str, ...]) -> np.ndarray:
-    """Each persona's starting level of each need of ``names``: its chronic one (read
-    once while the same agents judge the same needs)."""
+def _tempers(personas: Sequence[AgentSpec]) -> np.ndarray:
+    """Each persona's temper (:data:`.params.TEMPER`), a row of four."""
     import numpy as np
 
-    global _chronic_held
-    held, held_names, levels = _chronic_held
-    same = len(held) == len(personas) and all(map(is_, held, personas))
-    if levels is None or held_names != names or not same:
-        levels = np.array(
-            [
-                [p.needs[n].current if n in p.needs else DEFAULT_CURRENT for n in names]
-                for p in personas
-            ]
-        ).reshape(len(personas), len(names))
-        _chronic_held = (personas, names, levels)
-    return levels
+    return np.array([TEMPER[p.archetype] for p in personas]).reshape(len(personas), 4)
+
+
+def _chronic(personas: Sequence[AgentSpec], names: tuple[str, ...]) -> np.ndarray:
+    """Each persona's starting level of each need of ``names``: its chronic one."""
+    import numpy as np
+
+    return np.array(
+        [[p.needs[n].current if n in p.needs else DEFAULT_CURRENT for n in names] for p in personas]
+    ).reshape(len(personas), len(names))
+
+
+def _resting(personas: Sequence[AgentSpec], thin: np.ndarray, dyn: Dynamics) -> np.ndarray | float:
+    """Each persona's resting emotion, which hedonic adaptation pulls toward (``thin``:
+    their tempers' thin skins)."""
+    import numpy as np
+
+    rest = np.array([p.emotion for p in personas]) if dyn.rest is None else dyn.rest
+    if dyn.temperament:  # a stable temperament sits higher, a neurotic one lower
+        with np.errstate(divide="ignore", over="ignore"):  # a baseline at a bound stays
+            odds = np.log(rest / (1.0 - rest)) + dyn.temperament * (1.0 - thin[:, 0])
+            rest = 1.0 / (1.0 + np.exp(-odds))
+    return rest
+
+
+#: The personas of the agents judged last, and what :func:`_fixed` read of them.
+_held: tuple[Sequence[AgentSpec], dict[object, Any]] = ((), {})
+
+
+def _fixed(personas: Sequence[AgentSpec], key: object, make: Callable[[], Any]) -> Any:
+    """``make()``, what the judges read of the ``personas`` alone (named by ``key``): made
+    once while the same agents judge round after round."""
+    global _held
+    held, made = _held
+    if len(held) != len(personas) or not all(map(is_, held, personas)):
+        held, made = personas, {}
+        _held = (held, made)
+    if key not in made:
+        made[key] = make()
+    return made[key]
 
 
 def _cols(col: dict[str, int], changes: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:
