@@ -152,10 +152,11 @@ def _victims(
     at = slice(None) if 2 * int(np.count_nonzero(one)) > len(rows) else np.flatnonzero(one)
     new = t + importance[at]
     if width:
-        slot = held[at].argmin(axis=1)[:, None]  # the first lowest: the oldest of a tie
-        lowest = np.take_along_axis(held[at], slot, axis=1)[:, 0]
-        oldest = before.notes.rounds.take(np.take_along_axis(codes[at], slot, axis=1)[:, 0])
-        chosen = np.where(new < lowest, t, oldest)  # a tie: the older entry goes
+        mine = held[at]
+        slot = mine.argmin(axis=1)  # the first lowest: the oldest of a tie
+        slot += np.arange(0, mine.size, width)  # (as flat positions: one take each)
+        oldest = before.notes.rounds.take(codes[at].take(slot))
+        chosen = np.where(new < mine.take(slot), t, oldest)  # a tie: the older entry goes
     else:
         chosen = np.full(len(new), t)
     if isinstance(at, slice):
