@@ -220,7 +220,7 @@ class OfflineMind:
     def _said(ctx: AgentContext, past: list[dict[str, list[Action]]]) -> str:
         """Everything the agent itself said earlier, lower case."""
         me = ctx.name
-        return " ".join(a.utterance for by in past for a in by.get(me, ())).lower()
+        return " ".join([a.utterance for by in past for a in by.get(me, ())]).lower()
 
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
         """The agent's generator for ``purpose`` this round: the mind's one generator,
