@@ -229,7 +229,7 @@ class OfflineMind:
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
         rng = self._random
         _BaseRandom.seed(rng, int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
-        rng.gauss_next = None
+        rng.gauss_next = None  # type: ignore[attr-defined]  # (as Random.seed; typeshed omits it)
         return rng
 
     async def decide(self, ctx: AgentContext) -> Decision:
