@@ -192,12 +192,11 @@ def _agents(
     movements: list[float] = []  # every moved need's movement, rounded at once below
     moves: list[dict[str, float]] = []  # the agents' movements, in that order
     low, high = NEED_MIN, NEED_MAX
-    for i, (name, deltas, theta) in enumerate(zip(names, judged.needs, thetas, strict=True)):
-        needs = before.needs[i]
+    agents = zip(names, judged.needs, thetas, before.needs, strict=True)
+    for i, (name, deltas, theta, needs) in enumerate(agents):
         moved: dict[str, float] = {}
         now: dict[str, float] = {}
-        for need, change in deltas.items():
-            value = needs.get(need)
+        for (need, change), value in zip(deltas.items(), map(needs.get, deltas), strict=True):
             if value is None:
                 continue
             was = value.current
