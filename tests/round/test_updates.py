@@ -286,6 +286,7 @@ def test_extra_edges_merge_into_their_observers_edges(seed):
     assert got == merged_by_hand(judged, extra)
 
 
+@settings(deadline=None)
 @given(
     st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=20),
     st.floats(-2.0, 0.0),
