@@ -112,11 +112,13 @@ class Judged:
         "heard",
         "jitter",
         "lenses",
+        "me",
         "personas",
         "rows",
         "speaker",
         "stance",
         "target",
+        "to_me",
         "trust",
     )
 
@@ -141,6 +143,9 @@ class Judged:
         self.speaker = np.array([index.get(a[1], -1) for a in acts], np.intp)
         self.target = np.array([index.get(a[2] or "", -1) for a in acts], np.intp)
         self.stance = np.array([STANCE[a[3]] for a in acts], np.int8)
+        #: Whether the row's agent made act k, and whether act k was aimed at it.
+        self.me = self.rows[:, None] == self.speaker[None, :]
+        self.to_me = self.rows[:, None] == self.target[None, :]
         #: The credit each row gives each act's speaker (1 without a Trust prior).
         self.trust = np.ones((len(ctxs), len(acts)))
         for row, lens in enumerate(lenses):
@@ -174,8 +179,7 @@ class Judged:
         personas = self.personas
         temper = _fixed(personas, "temper", lambda: _tempers(personas))
         thin, responsive = temper[:, 2:3], temper[:, 3:4]
-        me = rows[:, None] == self.speaker[None, :]
-        to_me = rows[:, None] == self.target[None, :]
+        me, to_me = self.me, self.to_me
         oppose, neutral = stance == OPPOSE, stance == NEUTRAL
         public = np.array([a[4] is Mode.PUBLIC for a in self.acts], bool).reshape(count)
         direct = np.where(stance == SUPPORT, DIRECT_MOOD * responsive, -DIRECT_MOOD * thin)
@@ -251,8 +255,7 @@ class Judged:
                     support = CONFIDED_SUPPORT if mode is Mode.PRIVATE else ADDRESSED_SUPPORT
                     mine[col["support_system"]] += weight * support
         d = np.array(deltas).reshape(len(ctxs), len(names))
-        me = rows[:, None] == self.speaker[None, :]
-        to_me = rows[:, None] == self.target[None, :]
+        me, to_me = self.me, self.to_me
         quarrel = heard & ~me & ~to_me & (self.stance == OPPOSE)
         weights = np.zeros((len(ctxs), len(self.acts) + 1))
         weights[:, 1:] = np.where(quarrel, self.trust, 0.0)
