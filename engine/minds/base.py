@@ -65,18 +65,11 @@ class AgentContext:
         return self.persona.name
 
     def hearing(self, heard: list[Action]) -> AgentContext:
-        """This context with ``heard``, the acts of the round the agent heard so far."""
-        return AgentContext(
-            self.scenario,
-            self.persona,
-            self.view,
-            self.round,
-            self.events,
-            self.total_rounds,
-            self.history,
-            heard,
-            self.prior,
-        )
+        """This context with ``heard``, the acts of the round the agent heard so far (its
+        fields copied as they are: a round copies every agent's context twice)."""
+        ctx = object.__new__(AgentContext)
+        ctx.__dict__.update(self.__dict__, heard=heard)
+        return ctx
 
     @property
     def state(self) -> AgentState:

@@ -9,7 +9,7 @@ ones are expected to take; ``socialsim run``'s bar and the app's header read it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..core.rules import read_acts, triggers_among
 from ..core.state import Action, Decision, Mode
@@ -26,11 +26,17 @@ class CallPlan:
     names: Sequence[str]
     last: Mapping[str, int]
     judges: bool = True
+    #: The mind if it plans its calls (a protocol's check, made once a round), else None.
+    planner: PlansCalls | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        planner = self.mind if isinstance(self.mind, PlansCalls) else None
+        object.__setattr__(self, "planner", planner)
 
     def _calls(self, purpose: str, agents: Sequence[str], edges: int = 0) -> int:
-        if not isinstance(self.mind, PlansCalls):
+        if self.planner is None:
             return 0
-        return self.mind.planned_calls(purpose, agents, edges)
+        return self.planner.planned_calls(purpose, agents, edges)
 
     def _later(self, phase: str, deciders: Sequence[str] | None = None) -> int:
         """A later phase's calls: as in the round before, else the bound."""
@@ -60,7 +66,7 @@ class CallPlan:
 
     def judge(self, actions: Mapping[str, Action]) -> int:
         """Phase 3: every agent judges; each edge the round's utterances triggered."""
-        if not self.judges or not isinstance(self.mind, PlansCalls):
+        if not self.judges or self.planner is None:
             return 0
         acts = read_acts(a for a in actions.values() if a.order)
         edges = sum(len(triggers_among(n, acts)) for n in self.names)

@@ -510,21 +510,25 @@ class Simulation(RunControl, Holding):
             self._wants,
         )
         self.progress.phase("decide", plan.decide(deciders))
+        # who tells notices after each phase (a protocol's check: once a round)
+        talks = self.mind if isinstance(self.mind, TalksToServers) else None
         decisions = await phases.decide(stage, minds, contexts, forced)
-        self._say_notices(t)
+        if talks is not None:
+            self._say_notices(t, talks)
         self.progress.phase("speak", plan.speak(decisions, forced))
         actions = await phases.take_turns(stage, minds, contexts, decisions, forced)
-        self._say_notices(t)
+        if talks is not None:
+            self._say_notices(t, talks)
         self.progress.phase("judge", plan.judge(actions))
         played = await phases.judge_and_apply(stage, self.mind, contexts, events, actions)
-        self._say_notices(t)
+        if talks is not None:
+            self._say_notices(t, talks)
         return played
 
-    def _say_notices(self, t: int) -> None:
+    def _say_notices(self, t: int, mind: TalksToServers) -> None:
         """Emit what the mind says the user must read at once, after each phase."""
-        if isinstance(self.mind, TalksToServers):
-            for line in self.mind.take_notices():
-                self._emit(Notice(run_id=self.run_id, round=t, message=line))
+        for line in mind.take_notices():
+            self._emit(Notice(run_id=self.run_id, round=t, message=line))
 
     def _turn_mind(self) -> Mind:
         """Who is asked for turns: the mind, and the people seated for the agents they play."""

@@ -13,9 +13,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
-from ..core.columns import StateColumns, row_counts
+from ..core.columns import Notes, StateColumns, row_counts
+from ..core.needs import NEED_MAX, NEED_MIN
 from ..core.rounding import rounded
-from ..core.rules import MAX_FAV_DELTA, apply_emotion, apply_need, threshold_codes
+from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, threshold_codes
 from ..core.state import EmotionChange
 from ..minds.base import RoundJudgements
 
@@ -42,9 +43,10 @@ def round_changes(
     names, edges = before.names, judged.edges
     rows, cols = edges.source, edges.target
     override, importance = edges.override, edges.importance
-    was = before.fav[rows, cols]
+    at = rows * len(names) + cols  # each edge's flat position (a take reads it fastest)
+    was = before.fav.take(at)
     fav = np.clip(was + np.clip(edges.delta, -MAX_FAV_DELTA, MAX_FAV_DELTA), -1.0, 1.0)
-    previous = before.status[rows, cols]
+    previous = before.status.take(at)
     status = threshold_codes(fav, previous)
     forced = override >= 0
     status[forced] = override[forced]
@@ -85,10 +87,11 @@ def _evicted(
     k = len(rows)
     victims = np.full((k, 1), NO_ROUND, np.int64)  # the round each edge evicts, if one
     more: list[int] = []  # the edges that evict more than one
+    keys = retention(before.notes)
     for first in range(0, k, CHUNK):
         part = slice(first, first + CHUNK)
         out = victims[part]  # (a view: written through)
-        over = _victims(before, rows[part], cols[part], t, importance[part], capacity, out)
+        over = _victims(before, keys, rows[part], cols[part], t, importance[part], capacity, out)
         more += (np.flatnonzero(over > 1) + first).tolist()
     if not more:
         return victims
@@ -116,8 +119,19 @@ def _evicted(
 CHUNK = 1 << 16
 
 
+def retention(notes: Notes) -> np.ndarray:
+    """Each entry's key in the order of eviction (:func:`~engine.core.rules.remember`):
+    its importance + round; :data:`EMPTY` for the empty slot's."""
+    import numpy as np
+
+    keys = notes.rounds + notes.importance.astype(np.int32)
+    keys[notes.rounds == NO_ROUND] = EMPTY
+    return keys
+
+
 def _victims(
     before: StateColumns,
+    keys: np.ndarray,
     rows: np.ndarray,
     cols: np.ndarray,
     t: int,
@@ -125,27 +139,27 @@ def _victims(
     capacity: int,
     victims: np.ndarray,
 ) -> np.ndarray:
-    """How many entries each edge (rows[k], cols[k]) evicts; the round of the one evicted
-    where it is one goes into ``victims`` (this part of them)."""
+    """How many entries each edge (rows[k], cols[k]) evicts (``keys``: the entries'
+    :func:`retention`); the round of the one evicted where it is one goes into
+    ``victims`` (this part of them)."""
     import numpy as np
 
     codes = before.slots_at(rows, cols)
-    rounds = before.notes.rounds.take(codes)
-    empty = rounds == NO_ROUND
-    width = rounds.shape[1]
-    over = (width - row_counts(empty)) + 1 - capacity
+    held = keys.take(codes)
+    width = held.shape[1]
+    over = (width - row_counts(held == EMPTY)) + 1 - capacity
     one = over == 1
     # the victims of the edges that evict one: of every edge when most do (no gather)
     at = slice(None) if 2 * int(np.count_nonzero(one)) > len(rows) else np.flatnonzero(one)
-    slots, empties = rounds[at], empty[at]
-    keys = np.empty((len(slots), width + 1), np.int32)
-    keys[:, :width] = slots
-    keys[:, :width] += before.notes.importance.take(codes[at])
-    keys[:, :width][empties] = EMPTY
-    keys[:, width] = t + importance[at]
-    victim = keys.argmin(axis=1)  # the first lowest: the oldest of a tie
-    oldest = np.take_along_axis(slots, np.minimum(victim, width - 1)[:, None], axis=1)[:, 0]
-    chosen = np.where(victim == width, t, oldest)
+    new = t + importance[at]
+    if width:
+        mine = held[at]
+        slot = mine.argmin(axis=1)  # the first lowest: the oldest of a tie
+        slot += np.arange(0, mine.size, width)  # (as flat positions: one take each)
+        oldest = before.notes.rounds.take(codes[at].take(slot))
+        chosen = np.where(new < mine.take(slot), t, oldest)  # a tie: the older entry goes
+    else:
+        chosen = np.full(len(new), t)
     if isinstance(at, slice):
         victims[np.flatnonzero(one), 0] = chosen[one]
     else:
@@ -159,38 +173,53 @@ def _agents(
     judged: RoundJudgements,
     thetas: Sequence[float | None],
 ) -> None:
-    """U_S, the needs and theta of every agent, into ``changes``."""
+    """U_S, the needs and theta of every agent, into ``changes``: every agent's emotion
+    moved at once, its needs one by one (:func:`~engine.core.rules.apply_emotion` and
+    :func:`~engine.core.rules.apply_need` written out); a need it lacks is skipped."""
     import numpy as np
 
-    agents = zip(before.names, judged.emotions, judged.needs, thetas, strict=True)
-    emotions = []
-    # every moved need's movement, rounded at once below, and where it goes
-    movements: list[float] = []
-    places: list[tuple[dict[str, float], str]] = []
-    for i, (name, mood, deltas, theta) in enumerate(agents):
-        old = before.emotion[i]
-        _, emotion = apply_emotion(old, mood)
-        emotions.append({"agent": name, "delta": round(emotion - old, 6), "emotion": emotion})
-        needs = before.needs[i]
+    names = before.names
+    old = np.array(before.emotion, float)
+    step = clipped(np.array(judged.emotions, float), -MAX_EMOTION_DELTA, MAX_EMOTION_DELTA)
+    emotion = clipped(old + step, 0.0, 1.0)
+    emotions = [
+        {"agent": name, "delta": delta, "emotion": value}
+        for name, delta, value in zip(
+            names, rounded(emotion - old, 6).tolist(), emotion.tolist(), strict=True
+        )
+    ]
+    changes.emotions = validated(list[EmotionChange], emotions)
+    movements: list[float] = []  # every moved need's movement, rounded at once below
+    moves: list[dict[str, float]] = []  # the agents' movements, in that order
+    low, high = NEED_MIN, NEED_MAX
+    agents = zip(names, judged.needs, thetas, before.needs, strict=True)
+    for i, (name, deltas, theta, needs) in enumerate(agents):
         moved: dict[str, float] = {}
         now: dict[str, float] = {}
-        for need, change in deltas.items():
-            value = needs.get(need)
+        for (need, change), value in zip(deltas.items(), map(needs.get, deltas), strict=True):
             if value is None:
                 continue
-            current = apply_need(value.current, change)
-            if current != value.current:
-                moved[need] = 0.0  # its place in the order the judge gave the needs
-                movements.append(current - value.current)
-                places.append((moved, need))
+            was = value.current
+            current = was + change  # (clip() written out: this runs once per judged need)
+            current = low if current < low else high if current > high else current
+            if current != was:
+                moved[need] = current - was
                 now[need] = current
         changes.need_deltas[name] = moved
         if now:
             changes.needs[name] = now
+            movements += moved.values()
+            moves.append(moved)
         if theta is not None and theta != before.theta[i]:
             changes.theta[name] = theta
-    changes.emotions = validated(list[EmotionChange], emotions)
-    for (moved, need), movement in zip(
-        places, rounded(np.array(movements, float), 4).tolist(), strict=True
-    ):
-        moved[need] = movement
+    rounded_movements = iter(rounded(np.array(movements, float), 4).tolist())
+    for moved in moves:
+        for need in moved:
+            moved[need] = next(rounded_movements)
+
+
+def clipped(values: np.ndarray, low: float, high: float) -> np.ndarray:
+    """:func:`~engine.core.rules.clip` of every value (NaN and -0.0 kept as it keeps them)."""
+    import numpy as np
+
+    return np.where(values < low, low, np.where(values > high, high, values))

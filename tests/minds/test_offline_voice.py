@@ -63,3 +63,22 @@ def test_a_secret_is_told_in_the_first_person(secret: str, said: str) -> None:
 def test_a_pronoun_opening_a_point_is_left_alone_unless_it_narrates_the_speaker() -> None:
     assert voiced("He never listens.", "Agnes", "Walter") == "He never listens."
     assert inside("The roof leaks") == "the roof leaks" and inside("Nell knows") == "Nell knows"
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_an_addressee_a_point_does_not_name_changes_nothing(strict: bool) -> None:
+    """What lets a speaker's voiced points be kept without the addressee where they do
+    not name it (``speech._points``): every library agent's points, to every other agent."""
+    from engine.core.scenario import library_ids, load_library
+    from engine.minds.offline.speech import _points
+
+    for title in library_ids():
+        sc = load_library(title)
+        for spec in sc.agents:
+            points = tuple(spec.talking_points)
+            for other in sc.names:
+                if not any(other in p for p in points):
+                    alone = [voiced(p, spec.name, None, strict=strict) for p in points]
+                    assert [voiced(p, spec.name, other, strict=strict) for p in points] == alone
+                    named = _points(points, spec.name, other, strict)
+                    assert named == _points(points, spec.name, None, strict)

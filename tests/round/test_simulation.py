@@ -652,3 +652,25 @@ async def test_contexts_and_prompts_carry_the_runs_total_not_the_scenarios():
     _system, user = prompts.decide(ctx)
     assert "Round 5 of 7." in user["content"]
     assert "of 3." not in user["content"]
+
+
+@pytest.mark.parametrize(("after", "between"), [(0.0, True), (float("inf"), False)])
+async def test_the_turn_loop_lets_other_tasks_run_once_its_turns_took_long_enough(
+    monkeypatch, after: float, between: bool
+):
+    """After ``YIELD_AFTER`` seconds of turns the loop passes control (a UI or a cancel
+    gets in mid-phase); turns quicker than that run on without an event-loop pass each."""
+    from engine.round import phases
+
+    monkeypatch.setattr(phases, "YIELD_AFTER", after)
+    sim = Simulation.new(quartet(), mind=scripted())
+    spoken: list[AgentSpoke] = []
+    sim.subscribe(spoken.append, only=(AgentSpoke,))
+    seen: list[int] = []
+    round_ = asyncio.create_task(sim.step())
+    while not round_.done():
+        seen.append(len(spoken))
+        await asyncio.sleep(0)
+    await round_
+    assert len(spoken) == 4
+    assert any(0 < n < 4 for n in seen) is between

@@ -284,3 +284,19 @@ def test_extra_edges_merge_into_their_observers_edges(seed):
         )
     )
     assert got == merged_by_hand(judged, extra)
+
+
+@settings(deadline=None)
+@given(
+    st.lists(st.floats(allow_nan=True, allow_infinity=True), max_size=20),
+    st.floats(-2.0, 0.0),
+    st.floats(0.0, 2.0),
+)
+def test_clipped_arrays_are_clip_value_by_value(values, low, high):
+    """NaN stays NaN and -0.0 stays -0.0, as ``clip`` leaves them."""
+    from engine.core.rules import clip
+    from engine.round.updates import clipped
+
+    out = clipped(np.array(values, float), low, high).tolist()
+    want = [clip(v, low, high) for v in values]
+    assert [repr(v) for v in out] == [repr(v) for v in want]

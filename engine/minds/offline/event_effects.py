@@ -5,6 +5,7 @@ they implicate and what the touched talk about next."""
 from __future__ import annotations
 
 from ...core.meaning import EventMeaning, meaning_of
+from ...core.scenario import Scenario
 from ...core.state import ScenarioEvent
 from ..base import AgentContext, Edge
 from .params import (
@@ -23,7 +24,21 @@ from .voice import inside, voiced
 
 
 def _meanings(ctx: AgentContext, events: list[ScenarioEvent]) -> list[EventMeaning]:
-    return [meaning_of(e, ctx.scenario.names) for e in events]
+    names = _names(ctx.scenario)
+    return [meaning_of(e, names) for e in events]
+
+
+#: The last scenario :func:`_names` read, and its names.
+_named: tuple[Scenario | None, tuple[str, ...]] = (None, ())
+
+
+def _names(scenario: Scenario) -> tuple[str, ...]:
+    """The scenario's agent names, read once while its agents judge (every agent reads
+    them for each event it sees, a round's events several times)."""
+    global _named
+    if _named[0] is not scenario:
+        _named = (scenario, tuple(scenario.names))
+    return _named[1]
 
 
 def _share(event: ScenarioEvent, m: EventMeaning, me: str) -> float:

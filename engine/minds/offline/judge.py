@@ -3,14 +3,15 @@ agent's standing."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from itertools import chain
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Sequence
+from itertools import chain, compress
+from operator import is_
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...core.needs import DEFAULT_CURRENT, NEED_MAX
 from ...core.rounding import rounded
 from ...core.rules import ReadAct
+from ...core.scenario import AgentSpec
 from ...core.state import Mode, Stance
 from ..base import AgentContext
 from .event_effects import event_mood, event_needs
@@ -58,8 +59,7 @@ STANCE_OF: tuple[Stance, ...] = ("support", "oppose", "neutral")
 VERB: dict[Stance, str] = {"support": "backed", "oppose": "challenged", "neutral": "spoke with"}
 
 
-@dataclass(frozen=True)
-class Standing:
+class Standing(NamedTuple):
     """Where an agent stands in its scenario when it judges: the members of other factions,
     whether it is a broker (outside every faction of a factional scenario: it takes no side
     in others' quarrels), and the factual claims it has not yet heard (``news``)."""
@@ -112,10 +112,13 @@ class Judged:
         "heard",
         "jitter",
         "lenses",
+        "me",
+        "personas",
         "rows",
         "speaker",
         "stance",
         "target",
+        "to_me",
         "trust",
     )
 
@@ -133,12 +136,16 @@ class Judged:
 
         self.ctxs, self.acts, self.heard, self.lenses = ctxs, acts, heard, lenses
         self.dynamics, self.jitter = dynamics, jitter
+        self.personas = [c.persona for c in ctxs]
         index = ctxs[0].view.index
         self.rows = np.array([c.view.row for c in ctxs], np.intp)
         #: Each act's speaker and target (-1: everyone, nobody or not an agent), stance.
         self.speaker = np.array([index.get(a[1], -1) for a in acts], np.intp)
         self.target = np.array([index.get(a[2] or "", -1) for a in acts], np.intp)
         self.stance = np.array([STANCE[a[3]] for a in acts], np.int8)
+        #: Whether the row's agent made act k, and whether act k was aimed at it.
+        self.me = self.rows[:, None] == self.speaker[None, :]
+        self.to_me = self.rows[:, None] == self.target[None, :]
         #: The credit each row gives each act's speaker (1 without a Trust prior).
         self.trust = np.ones((len(ctxs), len(acts)))
         for row, lens in enumerate(lenses):
@@ -169,10 +176,10 @@ class Judged:
 
         ctxs, rows, stance = self.ctxs, self.rows, self.stance
         r, count = len(ctxs), len(self.acts)
-        temper = np.array([TEMPER[c.persona.archetype] for c in ctxs]).reshape(r, 4)
+        personas = self.personas
+        temper = _fixed(personas, "temper", lambda: _tempers(personas))
         thin, responsive = temper[:, 2:3], temper[:, 3:4]
-        me = rows[:, None] == self.speaker[None, :]
-        to_me = rows[:, None] == self.target[None, :]
+        me, to_me = self.me, self.to_me
         oppose, neutral = stance == OPPOSE, stance == NEUTRAL
         public = np.array([a[4] is Mode.PUBLIC for a in self.acts], bool).reshape(count)
         direct = np.where(stance == SUPPORT, DIRECT_MOOD * responsive, -DIRECT_MOOD * thin)
@@ -188,7 +195,7 @@ class Judged:
         own = np.where(oppose, -OWN_ACT_MOOD, OWN_ACT_MOOD)
         terms[:, 1:] = np.where(self.heard & me, own, np.where(counts, felt, 0.0))
         delta = np.add.accumulate(terms, axis=1)[:, -1]  # term by term, in order
-        emotion = np.array([c.view.emotion for c in ctxs])
+        emotion = np.array(ctxs[0].view.columns.emotion)[rows]
         dyn = self.dynamics
         if self.jitter is not None and dyn.bounded_variability:
             delta = delta + self.jitter
@@ -196,14 +203,10 @@ class Judged:
             delta = delta * np.minimum(np.where(delta > 0, 1.0 - emotion, emotion) / dyn.bound, 1.0)
         if self.jitter is not None and not dyn.bounded_variability:
             delta = delta + self.jitter
-        rest = np.array([c.persona.emotion for c in ctxs]) if dyn.rest is None else dyn.rest
-        if dyn.temperament:  # a stable temperament sits higher, a neurotic one lower
-            with np.errstate(divide="ignore", over="ignore"):  # a baseline at a bound stays
-                odds = np.log(rest / (1.0 - rest)) + dyn.temperament * (1.0 - thin[:, 0])
-                rest = 1.0 / (1.0 + np.exp(-odds))
+        rest = _fixed(personas, ("rest", dyn), lambda: _resting(personas, thin, dyn))
         rate = dyn.adaptation / thin[:, 0] if dyn.by_temper else dyn.adaptation
         delta = delta + (rest - emotion) * rate  # hedonic adaptation
-        return [round(d, 4) for d in delta.tolist()]
+        return rounded(delta, 4).tolist()
 
     def trusting(self) -> np.ndarray:
         """Whether each row has a Trust prior."""
@@ -224,7 +227,7 @@ class Judged:
                 for need, change in event_needs(ctx).items():
                     deltas[row][col[need]] += change
         row_of = {agent: row for row, agent in enumerate(rows.tolist())}
-        trust = self.trust.tolist()
+        trust = self.trust.tolist() if any(lens.trust for lens in self.lenses) else None
         stances = self.stance.tolist()
         speaking, attacking = _cols(col, _SPEAKING), _cols(col, _ATTACKING)
         attacked, backed = _cols(col, _ATTACKED), _cols(col, _BACKED)
@@ -240,7 +243,7 @@ class Judged:
                         mine[c] += change
             told = row_of.get(target) if target != speaker else None
             if told is not None and heard[told, k]:
-                mine, weight = deltas[told], trust[told][k]
+                mine, weight = deltas[told], trust[told][k] if trust else 1.0
                 if stances[k] == OPPOSE:
                     for c, change in attacked:
                         mine[c] += weight * change
@@ -252,8 +255,7 @@ class Judged:
                     support = CONFIDED_SUPPORT if mode is Mode.PRIVATE else ADDRESSED_SUPPORT
                     mine[col["support_system"]] += weight * support
         d = np.array(deltas).reshape(len(ctxs), len(names))
-        me = rows[:, None] == self.speaker[None, :]
-        to_me = rows[:, None] == self.target[None, :]
+        me, to_me = self.me, self.to_me
         quarrel = heard & ~me & ~to_me & (self.stance == OPPOSE)
         weights = np.zeros((len(ctxs), len(self.acts) + 1))
         weights[:, 1:] = np.where(quarrel, self.trust, 0.0)
@@ -278,21 +280,62 @@ class Judged:
         current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
         if self.dynamics.chronic_needs:  # toward the persona's chronic level
-            expected = np.array([_chronic(ctx, names) for ctx in ctxs])
+            personas = self.personas
+            expected = _fixed(personas, ("chronic", order), lambda: _chronic(personas, order))
         d += RECOVERY * resilience[:, None] * (expected - current)
-        kept, raws = rounded(d, 4).tolist(), d.tolist()
+        kept, moved = rounded(d, 4).tolist(), (d != 0.0).tolist()
         return [
-            {n: value for n, value, raw in zip(names, kept[row], raws[row], strict=True) if raw}
+            dict(compress(zip(names, kept[row], strict=True), moved[row]))
             if alike
-            else {n: kept[row][col[n]] for n in ctx.view.needs if raws[row][col[n]]}
+            else {n: kept[row][col[n]] for n in ctx.view.needs if moved[row][col[n]]}
             for row, (ctx, alike) in enumerate(zip(ctxs, same, strict=True))
         ]
 
 
-def _chronic(ctx: AgentContext, names: list[str]) -> list[float]:
-    """The agent's starting level of each need of ``names``: its persona's chronic one."""
-    given = ctx.persona.needs
-    return [given[n].current if n in given else DEFAULT_CURRENT for n in names]
+def _tempers(personas: Sequence[AgentSpec]) -> np.ndarray:
+    """Each persona's temper (:data:`.params.TEMPER`), a row of four."""
+    import numpy as np
+
+    return np.array([TEMPER[p.archetype] for p in personas]).reshape(len(personas), 4)
+
+
+def _chronic(personas: Sequence[AgentSpec], names: tuple[str, ...]) -> np.ndarray:
+    """Each persona's starting level of each need of ``names``: its chronic one."""
+    import numpy as np
+
+    return np.array(
+        [[p.needs[n].current if n in p.needs else DEFAULT_CURRENT for n in names] for p in personas]
+    ).reshape(len(personas), len(names))
+
+
+def _resting(personas: Sequence[AgentSpec], thin: np.ndarray, dyn: Dynamics) -> np.ndarray | float:
+    """Each persona's resting emotion, which hedonic adaptation pulls toward (``thin``:
+    their tempers' thin skins)."""
+    import numpy as np
+
+    rest = np.array([p.emotion for p in personas]) if dyn.rest is None else dyn.rest
+    if dyn.temperament:  # a stable temperament sits higher, a neurotic one lower
+        with np.errstate(divide="ignore", over="ignore"):  # a baseline at a bound stays
+            odds = np.log(rest / (1.0 - rest)) + dyn.temperament * (1.0 - thin[:, 0])
+            rest = 1.0 / (1.0 + np.exp(-odds))
+    return rest
+
+
+#: The personas of the agents judged last, and what :func:`_fixed` read of them.
+_held: tuple[Sequence[AgentSpec], dict[object, Any]] = ((), {})
+
+
+def _fixed(personas: Sequence[AgentSpec], key: object, make: Callable[[], Any]) -> Any:
+    """``make()``, what the judges read of the ``personas`` alone (named by ``key``): made
+    once while the same agents judge round after round."""
+    global _held
+    held, made = _held
+    if len(held) != len(personas) or not all(map(is_, held, personas)):
+        held, made = personas, {}
+        _held = (held, made)
+    if key not in made:
+        made[key] = make()
+    return made[key]
 
 
 def _cols(col: dict[str, int], changes: tuple[tuple[str, float], ...]) -> list[tuple[int, float]]:

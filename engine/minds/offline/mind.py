@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+from _random import Random as _BaseRandom
 from collections.abc import Iterable, Sequence
 from itertools import islice, pairwise, repeat
 from operator import lt
@@ -85,6 +86,8 @@ class OfflineMind:
         self._texts: dict[int, tuple[list[Action], str, frozenset[str]]] = {}
         #: Each agent's last U_S: its context, the acts judged and the delta.
         self._moods: dict[str, tuple[AgentContext, list[Action], float]] = {}
+        #: The one generator :meth:`_rng` seeds afresh for each use.
+        self._random = random.Random()
 
     async def ask(self, question: Question[A]) -> A:
         """The rule answer: no model, no record."""
@@ -216,11 +219,18 @@ class OfflineMind:
     @staticmethod
     def _said(ctx: AgentContext, past: list[dict[str, list[Action]]]) -> str:
         """Everything the agent itself said earlier, lower case."""
-        return " ".join(a.utterance for by in past for a in by.get(ctx.name, ())).lower()
+        me = ctx.name
+        return " ".join([a.utterance for by in past for a in by.get(me, ())]).lower()
 
     def _rng(self, ctx: AgentContext, purpose: str) -> random.Random:
+        """The agent's generator for ``purpose`` this round: the mind's one generator,
+        seeded as ``random.Random(seed)`` would be (every use ends before the next one
+        starts: the draws are a new generator's, without making one)."""
         key = f"{self.seed}|{ctx.round}|{ctx.name}|{purpose}".encode()
-        return random.Random(int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
+        rng = self._random
+        _BaseRandom.seed(rng, int.from_bytes(hashlib.blake2b(key, digest_size=8).digest()))
+        rng.gauss_next = None  # type: ignore[attr-defined]  # (as Random.seed; typeshed omits it)
+        return rng
 
     async def decide(self, ctx: AgentContext) -> Decision:
         """Urgency from archetype, arousal and provocation; target by weighted candidates."""
@@ -467,8 +477,10 @@ def _heard(ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> tuple[np.ndarra
         where = list(map(at.get, map(id, ctxs[rows[0]].heard), repeat(-1)))  # (C loops)
         if -1 in where or not all(map(lt, where, islice(where, 1, None))):
             alone += rows
-        else:
-            heard[np.ix_(rows, where)] = True
+        else:  # one row of the acts heard, set for every row of the group
+            seen = np.zeros(len(acts), bool)
+            seen[where] = True
+            heard[rows] = seen
     alone += [row for row, ctx in enumerate(ctxs) if ctx.view.columns is not columns]
     return heard, sorted(set(alone))
 

@@ -238,7 +238,7 @@ def utterance(
         options = speech.arguments(decision.stance, target, heard)
     jab = _last_attack(ctx.heard, ctx.name, target) if decision.mode is Mode.PUBLIC else None
     prefix = f"({jab}, I heard that.) " if jab else ""
-    news = topic(ctx, said)
+    news = speech.topic()
     if news:
         options = list(options)
         if not any(plain(news) in o.lower() for o in options):  # news comes first
@@ -280,6 +280,13 @@ class _Speech:
 
     def __init__(self, ctx: AgentContext, rng: random.Random, said: str, variety: bool) -> None:
         self.ctx, self.rng, self.said, self.variety = ctx, rng, said, variety
+        self._topic: tuple[str | None] | None = None
+
+    def topic(self) -> str | None:
+        """The news the agent speaks of (:func:`.event_effects.topic`), read once."""
+        if self._topic is None:
+            self._topic = (topic(self.ctx, self.said),)
+        return self._topic[0]
 
     def voiced(self, text: str, to: str | None = None, *, about_speaker: bool = False) -> str:
         return voiced(text, self.ctx.name, to, about_speaker=about_speaker, strict=self.variety)
@@ -369,12 +376,14 @@ class _Speech:
         an unsaid fact as its archetype shares it, then unsaid talking points."""
         ctx = self.ctx
         persona = ctx.persona
-        points = [inside(self.voiced(p, addressee)).rstrip(". ") for p in persona.talking_points]
+        given = tuple(persona.talking_points)
+        named = addressee if addressee and any(addressee in p for p in given) else None
+        points = _points(given, ctx.name, named, self.variety)
         fallback = (
             self.voiced(persona.goal).rstrip(".")
             or f"as the {persona.role}, I have a stake in how this ends"
         )
-        news = topic(ctx, self.said)
+        news = self.topic()
         first = ([news] if news else []) + self.facts()
         rest = _fresh_first(self.rng, points, self.said) if points else []
         evidence = [e.rstrip(". ") for e in persona.evidence]
@@ -384,6 +393,15 @@ class _Speech:
 #: How many of an agent's rotated phrasings are tried, from this round's on (the rest wait
 #: for later rounds; an utterance said within the agent's memory is skipped).
 TRIED = 4
+
+
+@lru_cache(maxsize=1 << 12)
+def _points(points: tuple[str, ...], me: str, to: str | None, strict: bool) -> tuple[str, ...]:
+    """Talking points as ``me`` says them to ``to`` inside a sentence, without a closing
+    stop (kept for the last 4,096: an agent voices its points round after round; ``to``
+    None where the points do not name the addressee, as :func:`.voice.voiced` ignores
+    it then)."""
+    return tuple(inside(voiced(p, me, to, strict=strict)).rstrip(". ") for p in points)
 
 
 @lru_cache(maxsize=1 << 12)
@@ -418,7 +436,7 @@ def _as_said(point: str, speaker: str, to: str | None, strict: bool = False) -> 
     return plain(inside(voiced(point, speaker, to, strict=strict)))
 
 
-def _fresh_first(rng: random.Random, points: list[str], said: str) -> list[str]:
+def _fresh_first(rng: random.Random, points: Sequence[str], said: str) -> list[str]:
     """A random one of the points not yet said (any if all were), then the others."""
     fresh = [p for p in points if plain(p) not in said]
     pick = rng.choice(fresh or points)
