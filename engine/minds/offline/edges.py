@@ -472,18 +472,18 @@ def _ordered(
         summaries = [f"{opening}{made[k]}." for k in ordered]  # by rank
     order = np.where(vis, said.order[None, :], len(said.spoke) + 1)
     order = np.where(own, np.minimum(order, said.order[rows][:, None]), order)
-    row_of, col = np.nonzero(judged)
-    row_of, col = _by_row_then(row_of, col, order.take(row_of * n + col))
+    row_of, col = _by_row_then(judged, order)
     at = row_of * n + col  # each edge's place among the observers' rows, flat
     chosen = best.take(at)
     width = max(len(summaries), 1)
     noted = chosen >= 0
-    importance = np.where(noted, chosen // width, 1)
+    most, text = np.divmod(chosen, width)  # the note's importance and its text's rank
+    importance = np.where(noted, most, 1)
     # an edge without a note: "j was present", one note for each such j (in order)
     present = np.flatnonzero(np.bincount(col[~noted], minlength=n))
     place = np.zeros(n, np.int64)  # each agent's place among the present (where it is one)
     place[present] = np.arange(len(present))
-    note = np.where(noted, chosen % width, len(summaries) + place.take(col))
+    note = np.where(noted, text, len(summaries) + place.take(col))
     opening = f"Round {ctxs[0].round}: "
     summaries += [f"{opening}{names[j]} was present." for j in present.tolist()]
     edges = JudgedEdges(
@@ -501,17 +501,23 @@ def _ordered(
     return edges.with_extra({k: event_edges(ctxs[k]) for k in eventful}, rows, columns.index)
 
 
-def _by_row_then(rows: np.ndarray, cols: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``rows`` and ``cols`` sorted by row, then by ``key`` (small whole numbers), ties in
-    their order: two stable sorts, each on 16 bits where the values fit (a radix sort)."""
+def _by_row_then(cells: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and columns of the true ``cells`` (a 2-D bool array) sorted by row, then by
+    ``key`` (non-negative whole numbers, ``cells``' shape), then by column: one sort of
+    each cell's row, key and column packed into one whole number (they fit in 63 bits for
+    any matrix of cells that fits in memory)."""
     import numpy as np
 
-    def small(values: np.ndarray) -> np.ndarray:
-        return values.astype(np.uint16) if len(values) and values.max() < 1 << 16 else values
-
-    sort = np.argsort(small(key), kind="stable")
-    sort = sort[np.argsort(small(rows[sort]), kind="stable")]
-    return rows[sort], cols[sort]
+    rows, cols = np.nonzero(cells)
+    if not len(rows):
+        return rows, cols
+    col_bits = max(cells.shape[1] - 1, 1).bit_length()
+    key_bits = max(int(key.max()), 1).bit_length()
+    packed = rows.astype(np.int64) << (key_bits + col_bits)
+    packed |= key.take(rows * cells.shape[1] + cols).astype(np.int64) << col_bits
+    packed |= cols
+    packed.sort()
+    return packed >> (key_bits + col_bits), packed & ((1 << col_bits) - 1)
 
 
 def edges_toward(judged: JudgedEdges, names: list[str]) -> dict[str, Edge]:
