@@ -24,6 +24,7 @@ from ...core.state import ALL, Mode
 from ..base import AgentContext, Edge, JudgedEdges
 from .event_effects import event_edges
 from .judge import NEUTRAL, OPPOSE, STANCE, STANCE_OF, SUPPORT, VERB, Standing
+from .lastround import in_steps
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
     ADDRESSED_GROUP,
@@ -410,12 +411,8 @@ def _hearsay(
     credence = np.where(og[:, tellers], credence * (1.0 - OUTGROUP), credence)
     moved = HEIDER * credence * np.where(stance == SUPPORT, 1.0, -1.0)
     sure = ear & (credence > 0)
-    by_agent = np.argsort(on, kind="stable")  # the tellers on each agent, in the order heard
-    first = np.searchsorted(on[by_agent], on[by_agent])
-    step = np.arange(len(tellers)) - first
     d = d.copy()
-    for s in range(int(step.max()) + 1):
-        at = by_agent[step == s]  # at most one teller on each agent
+    for at in in_steps(on):  # at most one teller on each agent, in the order heard
         cols = on[at]
         d[:, cols] = np.where(ear[:, at], d[:, cols] + moved[:, at], d[:, cols])
         believed[:, cols] = np.where(sure[:, at], tellers[at], believed[:, cols])
