@@ -410,37 +410,71 @@ def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.nd
     it evicted, then the round's new entry unless it was evicted at once, right-aligned in
     the slots (one more slot for every edge when a memory outgrows them: a keyframe read
     from a save holds no more slots than its longest memory). The round's entries join
-    the notes."""
+    the notes. Worked out :data:`CHUNK` edges at a time (small arrays, reused)."""
     import numpy as np
 
     rows, cols, t = changes.source, changes.target, changes.round
-    k, width = len(rows), before.width
-    slots = before.slots_at(rows, cols)
-    gone = np.empty((k, width + 1), bool)
+    made, codes = changes.remembered()
+    new = len(before.notes) + codes
+    memory = before.memory.copy()
+    n = len(before.names)
+    for first in range(0, len(rows), CHUNK):
+        part = slice(first, first + CHUNK)
+        r, c = rows[part], cols[part]
+        slots = before.slots_at(r, c)
+        moved = _rings(
+            slots,
+            before.notes.rounds.take(slots),
+            changes.evicted[part],
+            new[part],
+            t,
+            memory.shape[2],
+        )
+        if moved.shape[1] > memory.shape[2]:  # one more slot in front, for every edge
+            memory = np.pad(memory, ((0, 0), (0, 0), (1, 0)), constant_values=EMPTY_NOTE)
+        moved = moved.astype(memory.dtype, copy=False)[:, None, :]
+        np.put(edge_items(memory), r * n + c, edge_items(moved))  # (memory: a fresh array)
+    importance = np.empty(len(made), np.int64)
+    importance[codes] = changes.importance
+    return before.notes.joined(made, t, importance).kept(memory)
+
+
+#: Edges :func:`_remember` works out at a time.
+CHUNK = 1 << 15
+
+
+def _rings(
+    slots: np.ndarray,
+    rounds: np.ndarray,
+    evicted: np.ndarray,
+    new: np.ndarray,
+    t: int,
+    width: int,
+) -> np.ndarray:
+    """Edges' rings after round ``t``, right-aligned in ``width`` slots (at least as many
+    as ``slots``, the rings before, of ``rounds``), or in one more when a ring outgrows
+    them: each less the entries of the rounds it ``evicted``, then its ``new`` entry unless
+    that was evicted at once."""
+    import numpy as np
+
+    k, old = slots.shape
+    front = width - old  # (empty slots in front of the rings before)
+    ring = np.full((k, width + 1), EMPTY_NOTE, np.int32)  # each edge's slots, then its new
+    ring[:, front:width] = slots
+    ring[:, width] = new
+    gone = np.zeros((k, width + 1), bool)
     # the rounds evicted come first; the NO_ROUND after them (and an edge's that evicts
     # none) meets only empty slots, which go anyway
-    evicted, old_rounds = changes.evicted, before.notes.rounds.take(slots)
     if evicted.shape[1] == 1:  # one round at most an edge (the common case)
-        gone[:, :width] = old_rounds == evicted
+        gone[:, front:width] = rounds == evicted
         gone[:, width] = evicted[:, 0] == t
     else:
-        gone[:, :width] = (old_rounds[:, :, None] == evicted[:, None, :]).any(axis=2)
+        gone[:, front:width] = (rounds[:, :, None] == evicted[:, None, :]).any(axis=2)
         gone[:, width] = (evicted == t).any(axis=1)
-    made, codes = changes.remembered()
-    ring = np.empty((k, width + 1), np.int32)  # each edge's slots, then its new entry
-    ring[:, :width] = slots
-    ring[:, width] = len(before.notes) + codes
     held = ring != EMPTY_NOTE
     keep = ~gone & held
-    memory = before.memory
-    if k and int(row_counts(keep).max()) > width:  # one more slot in front, for every edge
-        memory = np.pad(memory, ((0, 0), (0, 0), (1, 0)), constant_values=EMPTY_NOTE)
-        keep = np.pad(keep, ((0, 0), (1, 0)), constant_values=False)
-        ring = np.pad(ring, ((0, 0), (1, 0)), constant_values=EMPTY_NOTE)
-        held = np.pad(held, ((0, 0), (1, 0)), constant_values=False)
-        width += 1
-    else:
-        memory = memory.copy()
+    if k and int(row_counts(keep).max()) > width:
+        return _rings(slots, rounds, evicted, new, t, width + 1)
     # Empty slots lie in front, so a ring that drops one entry at most (or none) keeps its
     # order less one slot: the last it drops (a drop beyond the empty ones, or the last
     # empty one).
@@ -454,9 +488,4 @@ def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.nd
         kept = ring[more][pick, order]
         kept[~keeps[pick, order]] = EMPTY_NOTE
         moved[more] = kept
-    n = len(before.names)
-    moved = moved.astype(memory.dtype, copy=False)[:, None, :]
-    np.put(edge_items(memory), rows * n + cols, edge_items(moved))  # (memory: a fresh array)
-    importance = np.empty(len(made), np.int64)
-    importance[codes] = changes.importance
-    return before.notes.joined(made, t, importance).kept(memory)
+    return moved
