@@ -348,21 +348,23 @@ def _settled(
     dyn: Dynamics,
 ) -> np.ndarray:
     """The round's favorability changes ``d`` of edges now at ``fav`` under the dynamics
-    (:class:`~.params.Dynamics`): a loss weighs more than a gain (negativity), an
-    established tie moves less (inertia), a change shrinks near the bound it heads for,
-    and the edge fades toward its ``start`` unless it is a ``hostile`` one that persists."""
+    (:class:`~.params.Dynamics`; ``d`` changed in place): a loss weighs more than a gain
+    (negativity), an established tie moves less (inertia), a change shrinks near the
+    bound it heads for, and the edge fades toward its ``start`` unless it is a ``hostile``
+    one that persists."""
     import numpy as np
 
-    # (in place on the arrays made here: the same operations, fewer 8 MB arrays at 1,000
-    # agents; a product or sum is the same either way round)
-    d = np.where(d < 0, d * dyn.negativity, d)
+    # (in place on ``d`` and the arrays made here: the same operations, fewer 8 MB arrays
+    # at 1,000 agents; a product or sum is the same either way round)
+    np.multiply(d, dyn.negativity, out=d, where=d < 0)
     if dyn.inertia:
         tie = np.abs(fav)
         tie *= dyn.inertia
         tie += 1.0
         d /= tie
     if dyn.fav_bound:
-        room = np.where(d > 0, 1.0 - fav, 1.0 + fav)
+        room = 1.0 + fav
+        np.subtract(1.0, fav, out=room, where=d > 0)
         room /= dyn.fav_bound
         np.minimum(room, 1.0, out=room)
         d *= room
@@ -389,10 +391,10 @@ def _hearsay(
     d: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Heider's hearsay: each public stance a teller k took on j moves the edges toward j
-    of the observers who judge j and heed k, by the credence they give k; ``d`` after it,
-    and who each edge believed last (-1: nobody). Every teller's effect is worked out at
-    once; an edge's are added one teller at a time in the order heard (the tellers on one
-    agent, step by step, several agents a step)."""
+    of the observers who judge j and heed k, by the credence they give k; ``d`` after it
+    (changed in place), and who each edge believed last (-1: nobody). Every teller's
+    effect is worked out at once; an edge's are added one teller at a time in the order
+    heard (the tellers on one agent, step by step, several agents a step)."""
     import numpy as np
 
     tellers = np.flatnonzero(
@@ -406,12 +408,13 @@ def _hearsay(
     ear = judged[:, on] & ~broker & (rows[:, None] != tellers[None, :])
     peer = fav[:, tellers]
     held = np.where((peer >= FRIEND_AT) | (peer <= FOE_AT), peer, 0.0)
-    credence = np.where(trusting[:, None], held + TRUST_WEIGHT * trust[:, tellers], held)
+    credence = held
+    if trusting.any():  # (a trust prior)
+        credence = np.where(trusting[:, None], held + TRUST_WEIGHT * trust[:, tellers], held)
     ear &= (credence > 0) | ((credence < 0) & (stance != OPPOSE))
     credence = np.where(og[:, tellers], credence * (1.0 - OUTGROUP), credence)
     moved = HEIDER * credence * np.where(stance == SUPPORT, 1.0, -1.0)
     sure = ear & (credence > 0)
-    d = d.copy()
     for at in in_steps(on):  # at most one teller on each agent, in the order heard
         cols = on[at]
         d[:, cols] = np.where(ear[:, at], d[:, cols] + moved[:, at], d[:, cols])
