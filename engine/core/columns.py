@@ -421,10 +421,9 @@ def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.nd
     for first in range(0, len(rows), CHUNK):
         part = slice(first, first + CHUNK)
         r, c = rows[part], cols[part]
-        slots = before.slots_at(r, c)
         moved = _rings(
-            slots,
-            before.notes.rounds.take(slots),
+            before.slots_at(r, c),
+            before.notes.rounds,
             changes.evicted[part],
             new[part],
             t,
@@ -452,40 +451,44 @@ def _rings(
     width: int,
 ) -> np.ndarray:
     """Edges' rings after round ``t``, right-aligned in ``width`` slots (at least as many
-    as ``slots``, the rings before, of ``rounds``), or in one more when a ring outgrows
-    them: each less the entries of the rounds it ``evicted``, then its ``new`` entry unless
-    that was evicted at once."""
+    as ``slots``, the rings before, whose notes are of ``rounds``), or in one more when a
+    ring outgrows them: each less the entries of the rounds it ``evicted``, then its
+    ``new`` entry unless that was evicted at once."""
     import numpy as np
 
     k, old = slots.shape
     front = width - old  # (empty slots in front of the rings before)
-    ring = np.full((k, width + 1), EMPTY_NOTE, np.int32)  # each edge's slots, then its new
-    ring[:, front:width] = slots
-    ring[:, width] = new
-    gone = np.zeros((k, width + 1), bool)
+    # slot by slot: each row of these arrays a contiguous column of the edges
+    ring = np.full((width + 1, k), EMPTY_NOTE, np.int32)  # each edge's slots, then its new
+    ring[front:width] = slots.T
+    ring[width] = new
+    held = ring != EMPTY_NOTE
+    gone = np.zeros((width + 1, k), bool)
     # the rounds evicted come first; the NO_ROUND after them (and an edge's that evicts
     # none) meets only empty slots, which go anyway
+    of = rounds.take(slots.T)
     if evicted.shape[1] == 1:  # one round at most an edge (the common case)
-        gone[:, front:width] = rounds == evicted
-        gone[:, width] = evicted[:, 0] == t
+        gone[front:width] = of == evicted[:, 0]
+        gone[width] = evicted[:, 0] == t
     else:
-        gone[:, front:width] = (rounds[:, :, None] == evicted[:, None, :]).any(axis=2)
-        gone[:, width] = (evicted == t).any(axis=1)
-    held = ring != EMPTY_NOTE
-    keep = ~gone & held
-    if k and int(row_counts(keep).max()) > width:
+        gone[front:width] = (of[:, :, None] == evicted[None, :, :]).any(axis=2)
+        gone[width] = (evicted == t).any(axis=1)
+    keep = held & ~gone
+    if k and int(keep.sum(axis=0).max()) > width:
         return _rings(slots, rounds, evicted, new, t, width + 1)
     # Empty slots lie in front, so a ring that drops one entry at most (or none) keeps its
     # order less one slot: the last it drops (a drop beyond the empty ones, or the last
     # empty one).
-    last = width - np.argmax(~keep[:, ::-1], axis=1)
-    moved = np.where(np.arange(width)[None, :] < last[:, None], ring[:, :width], ring[:, 1:])
-    more = np.flatnonzero(row_counts(~keep & held) > 1)
+    last = np.zeros(k, np.int64)
+    for s in range(width + 1):
+        np.putmask(last, ~keep[s], s)
+    moved = np.where(np.arange(width)[:, None] < last, ring[:width], ring[1:]).T.copy()
+    more = np.flatnonzero((held & gone).sum(axis=0) > 1)
     if len(more):  # rings that drop more (an older save's): the kept, in order, right-aligned
-        keeps = keep[more]
+        keeps, rings = keep[:, more].T, ring[:, more].T
         order = np.argsort(keeps, axis=1, kind="stable")[:, 1:]
         pick = np.arange(len(more))[:, None]
-        kept = ring[more][pick, order]
+        kept = rings[pick, order]
         kept[~keeps[pick, order]] = EMPTY_NOTE
         moved[more] = kept
     return moved
