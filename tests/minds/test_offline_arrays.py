@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from engine.core.state import ALL, Action, Mode
+from engine.minds.offline.choose import _given
 from engine.minds.offline.edges import _by_row_then
 from engine.minds.offline.lastround import SIGN, LastRound, in_steps
 
@@ -86,3 +87,21 @@ def test_steps_hold_each_key_once_and_its_positions_in_order():
     keys = np.array([3, 1, 3, 3, 0, 1])
     assert [s.tolist() for s in in_steps(keys)] == [[4, 1, 0], [5, 2], [3]]
     assert in_steps(np.array([], np.intp)) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_given_acts_are_each_rows_cells_read_in_its_others_order(seed):
+    rng = np.random.default_rng(seed)
+    rows, n = rng.integers(1, 12), rng.integers(2, 30)
+    given = rng.random((rows, n, 3)) < rng.random()
+    same = rng.random() < 0.5
+    at = [rng.permutation(n)[: n - 1 if same else rng.integers(1, n)] for _ in range(rows)]
+
+    def weigh(r: np.ndarray, c: np.ndarray, kinds: np.ndarray) -> np.ndarray:
+        return r * 1000.0 + c * 10.0 + kinds
+
+    got = _given(given, at, weigh)
+    for row, (slots, weights) in enumerate(got):
+        want = np.flatnonzero(given[row, at[row]].ravel()).tolist()
+        assert slots == want
+        assert weights == [row * 1000.0 + at[row][s // 3] * 10.0 + s % 3 for s in want]

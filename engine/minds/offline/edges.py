@@ -167,7 +167,8 @@ class _Notes:
 
 def _make_peace(d: np.ndarray, o: np.ndarray, fav: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Reconciliation on ``m``: a lift of RECONCILE, at least to PEACE_AT, the feud ends
-    (worked out on the few edges of ``m`` only: the same operations on each)."""
+    (worked out on the few edges of ``m`` only: the same operations on each; ``d`` and
+    ``o`` changed in place)."""
     import numpy as np
 
     at = np.flatnonzero(m)
@@ -175,7 +176,6 @@ def _make_peace(d: np.ndarray, o: np.ndarray, fav: np.ndarray, m: np.ndarray) ->
         return d
     lifted, floor = d.take(at) + RECONCILE, PEACE_AT - fav.take(at)
     o.flat[at] = _NEUTRAL
-    d = d.copy()
     d.flat[at] = np.where(floor > lifted, floor, lifted)
     return d
 
@@ -253,7 +253,7 @@ def judged_edges(
         makes peace."""
         s = said.stance[rows][:, None]
         gain = np.choose(s, [OWN_ACT["support"], OWN_ACT["oppose"], OWN_ACT["neutral"]])
-        d = np.where(m, d + gain, d)
+        np.add(d, gain, out=d, where=m)
         notes.add(OWN, m, np.broadcast_to(here, (r, n)))
         peace = m & (s == SUPPORT) & feud & ~attacked_me
         notes.add(PEACE_MINE, peace, as_col)
@@ -268,42 +268,42 @@ def judged_edges(
     if dynamics.distrust:  # a foe's overture is distrusted, by all but peacemakers
         accept = 1.0 - dynamics.distrust * (1.0 - peaceable)[:, None]
         gain = np.where(feud, gain * accept, gain)
-    d = np.where(backed, d + gain, d)
+    np.add(d, gain, out=d, where=backed)
     notes.add(BACKED, backed, as_col)
     peace = backed & feud & _ends_above(fav, d, PEACE_FROM)
     notes.add(PEACE_THEIRS, peace, as_col)
     d = _make_peace(d, o, fav, peace)
     hit = on_me & (stance == OPPOSE)
     sting = np.where(said.public, PUBLIC_STING, 1.0)[None, :]
-    d = np.where(hit, d - ATTACKED_ME * thin * sting * (1.0 - warm) * (1.0 + bias), d)
+    np.subtract(d, ATTACKED_ME * thin * sting * (1.0 - warm) * (1.0 + bias), out=d, where=hit)
     notes.add(ATTACKED, hit, as_col)
     betrayed = hit & (codes == _ALLY)
     o[betrayed] = _RIVAL
     notes.add(BETRAYED, betrayed, as_col)
     word = on_me & (stance == NEUTRAL)
     confided = word & ~said.public[None, :]
-    d = np.where(confided, d + CONFIDED, d)
+    np.add(d, CONFIDED, out=d, where=confided)
     notes.add(CONFIDED_IN, confided, as_col)
     spoke = word & said.public[None, :]
-    d = np.where(spoke, d + SPOKE_TO_ME, d)
+    np.add(d, SPOKE_TO_ME, out=d, where=spoke)
     notes.add(SPOKE, spoke, as_col)
     # j's act: toward a third agent (a broker takes no side), or to the room
     third = vis & ~on_me & (tgt >= 0) & ~broker
     friend = np.take_along_axis(fav, np.broadcast_to(np.maximum(tgt, 0), (r, n)), axis=1)
     close = third & (friend >= FRIEND_AT)
     hurt = close & (stance == OPPOSE)
-    d = np.where(hurt, d - FRIEND_HURT * friend * thin, d)
+    np.subtract(d, FRIEND_HURT * friend * thin, out=d, where=hurt)
     notes.add(HURT_FRIEND, hurt, as_col)
     helped = close & (stance == SUPPORT)
-    d = np.where(helped, d + FRIEND_BACKED * warmth, d)
+    np.add(d, FRIEND_BACKED * warmth, out=d, where=helped)
     notes.add(BACKED_FRIEND, helped, as_col)
     sided = third & ~(friend >= FRIEND_AT) & (friend <= FOE_AT) & (stance == SUPPORT)
-    d = np.where(sided, d - FOE_BACKED, d)
+    np.subtract(d, FOE_BACKED, out=d, where=sided)
     notes.add(SIDED_FOE, sided, as_col)
     room = vis & ~on_me & ~third & (stance == NEUTRAL)
     notes.add(PRESSED, room & og, as_col)
     addressed = room & ~og
-    d = np.where(addressed, d + ADDRESSED_GROUP * warmth, d)
+    np.add(d, ADDRESSED_GROUP * warmth, out=d, where=addressed)
     notes.add(ADDRESSED, addressed, as_col)
     d = my_act(d, own & after)
     # whoever told me a fact I did not know
@@ -316,7 +316,7 @@ def judged_edges(
             low = said.said[j].lower()
             holds[:, j] = [c in low for c in claims]
         informed = vis & ((knew.reshape(r, len(claims)) @ holds) > 0)
-        d = np.where(informed, d + INFORM, d)
+        np.add(d, INFORM, out=d, where=informed)
         notes.add(INFORMED, informed, as_col)
     # Heider: a peer's stance on j, by the credence I give the peer, in the order heard
     judged = vis | own
@@ -330,7 +330,7 @@ def judged_edges(
         calm = calm * (1.0 - dynamics.distrust * (1.0 - peaceable))
     if dynamics.persistence:  # not while I keep attacking its object myself
         fades &= ~(own & (said.stance[rows] == OPPOSE)[:, None])
-    d = np.where(fades, d + calm[:, None] * (1.0 - bias), d)
+    np.add(d, calm[:, None] * (1.0 - bias), out=d, where=fades)
     faded = fades & _ends_above(fav, d, RIVAL_AT)
     o[faded] = _NEUTRAL
     notes.add(FADED, faded, as_col)
@@ -406,19 +406,26 @@ def _hearsay(
         return d, believed
     on, stance = said.target[tellers], said.stance[tellers]
     ear = judged[:, on] & ~broker & (rows[:, None] != tellers[None, :])
-    peer = fav[:, tellers]
-    held = np.where((peer >= FRIEND_AT) | (peer <= FOE_AT), peer, 0.0)
-    credence = held
+    # (in place on the arrays made here: the same operations on each cell)
+    credence = fav[:, tellers]  # the peer's regard, if a friend's or a foe's
+    np.putmask(credence, ~((credence >= FRIEND_AT) | (credence <= FOE_AT)), 0.0)
     if trusting.any():  # (a trust prior)
-        credence = np.where(trusting[:, None], held + TRUST_WEIGHT * trust[:, tellers], held)
+        credence = np.where(
+            trusting[:, None], credence + TRUST_WEIGHT * trust[:, tellers], credence
+        )
     ear &= (credence > 0) | ((credence < 0) & (stance != OPPOSE))
-    credence = np.where(og[:, tellers], credence * (1.0 - OUTGROUP), credence)
-    moved = HEIDER * credence * np.where(stance == SUPPORT, 1.0, -1.0)
+    np.multiply(credence, 1.0 - OUTGROUP, out=credence, where=og[:, tellers])
+    moved = HEIDER * credence
+    moved *= np.where(stance == SUPPORT, 1.0, -1.0)
     sure = ear & (credence > 0)
     for at in in_steps(on):  # at most one teller on each agent, in the order heard
         cols = on[at]
-        d[:, cols] = np.where(ear[:, at], d[:, cols] + moved[:, at], d[:, cols])
-        believed[:, cols] = np.where(sure[:, at], tellers[at], believed[:, cols])
+        now = d[:, cols]
+        np.add(now, moved[:, at], out=now, where=ear[:, at])
+        d[:, cols] = now
+        who = believed[:, cols]
+        np.copyto(who, tellers[at], where=sure[:, at])
+        believed[:, cols] = who
     return d, believed
 
 
@@ -471,19 +478,19 @@ def _ordered(
         opening = f"Round {ctxs[0].round}: "
         summaries = [f"{opening}{made[k]}." for k in ordered]  # by rank
     order = np.where(vis, said.order[None, :], len(said.spoke) + 1)
-    order = np.where(own, np.minimum(order, said.order[rows][:, None]), order)
+    np.minimum(order, said.order[rows][:, None], out=order, where=own)
     row_of, col = _by_row_then(judged, order)
     at = row_of * n + col  # each edge's place among the observers' rows, flat
     chosen = best.take(at)
     width = max(len(summaries), 1)
     noted = chosen >= 0
-    most, text = np.divmod(chosen, width)  # the note's importance and its text's rank
-    importance = np.where(noted, most, 1)
+    importance, note = np.divmod(chosen, width)  # the note's importance and text's rank
+    importance[~noted] = 1
     # an edge without a note: "j was present", one note for each such j (in order)
     present = np.flatnonzero(np.bincount(col[~noted], minlength=n))
     place = np.zeros(n, np.int64)  # each agent's place among the present (where it is one)
     place[present] = np.arange(len(present))
-    note = np.where(noted, text, len(summaries) + place.take(col))
+    np.copyto(note, len(summaries) + place.take(col), where=~noted)
     opening = f"Round {ctxs[0].round}: "
     summaries += [f"{opening}{names[j]} was present." for j in present.tolist()]
     edges = JudgedEdges(

@@ -108,8 +108,9 @@ class LastRound:
         seen = self.seen[:, acts]
         last = np.full(fav.shape, -1, dtype=np.intp)  # each agent's last attack seen
         for at in in_steps(victims):  # (a victim's attacks in order: the last seen stays)
-            on = victims[at]
-            last[:, on] = np.where(seen[:, at], at, last[:, on])
+            now = last[:, victims[at]]
+            np.copyto(now, at, where=seen[:, at])
+            last[:, victims[at]] = now
         hit = last >= 0
         rows, hurt = np.nonzero(hit & (fav >= friend_at))
         hit_friends = np.zeros(fav.shape, dtype=bool)
@@ -137,8 +138,9 @@ class LastRound:
         terms = friend * columns[3]
         sides = np.zeros(fav.shape)
         for at in in_steps(on):  # each cell's terms added in the acts' order
-            to = on[at]
-            sides[:, to] = np.where(counts[:, at], sides[:, to] + terms[:, at], sides[:, to])
+            now = sides[:, on[at]]
+            np.add(now, terms[:, at], out=now, where=counts[:, at])
+            sides[:, on[at]] = now
         return sides
 
 
