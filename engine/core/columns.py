@@ -410,53 +410,85 @@ def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.nd
     it evicted, then the round's new entry unless it was evicted at once, right-aligned in
     the slots (one more slot for every edge when a memory outgrows them: a keyframe read
     from a save holds no more slots than its longest memory). The round's entries join
-    the notes."""
+    the notes. Worked out :data:`CHUNK` edges at a time (small arrays, reused)."""
     import numpy as np
 
     rows, cols, t = changes.source, changes.target, changes.round
-    k, width = len(rows), before.width
-    slots = before.slots_at(rows, cols)
-    gone = np.empty((k, width + 1), bool)
-    # the rounds evicted come first; the NO_ROUND after them (and an edge's that evicts
-    # none) meets only empty slots, which go anyway
-    evicted, old_rounds = changes.evicted, before.notes.rounds.take(slots)
-    if evicted.shape[1] == 1:  # one round at most an edge (the common case)
-        gone[:, :width] = old_rounds == evicted
-        gone[:, width] = evicted[:, 0] == t
-    else:
-        gone[:, :width] = (old_rounds[:, :, None] == evicted[:, None, :]).any(axis=2)
-        gone[:, width] = (evicted == t).any(axis=1)
     made, codes = changes.remembered()
-    ring = np.empty((k, width + 1), np.int32)  # each edge's slots, then its new entry
-    ring[:, :width] = slots
-    ring[:, width] = len(before.notes) + codes
-    held = ring != EMPTY_NOTE
-    keep = ~gone & held
-    memory = before.memory
-    if k and int(row_counts(keep).max()) > width:  # one more slot in front, for every edge
-        memory = np.pad(memory, ((0, 0), (0, 0), (1, 0)), constant_values=EMPTY_NOTE)
-        keep = np.pad(keep, ((0, 0), (1, 0)), constant_values=False)
-        ring = np.pad(ring, ((0, 0), (1, 0)), constant_values=EMPTY_NOTE)
-        held = np.pad(held, ((0, 0), (1, 0)), constant_values=False)
-        width += 1
-    else:
-        memory = memory.copy()
-    # Empty slots lie in front, so a ring that drops one entry at most (or none) keeps its
-    # order less one slot: the last it drops (a drop beyond the empty ones, or the last
-    # empty one).
-    last = width - np.argmax(~keep[:, ::-1], axis=1)
-    moved = np.where(np.arange(width)[None, :] < last[:, None], ring[:, :width], ring[:, 1:])
-    more = np.flatnonzero(row_counts(~keep & held) > 1)
-    if len(more):  # rings that drop more (an older save's): the kept, in order, right-aligned
-        keeps = keep[more]
-        order = np.argsort(keeps, axis=1, kind="stable")[:, 1:]
-        pick = np.arange(len(more))[:, None]
-        kept = ring[more][pick, order]
-        kept[~keeps[pick, order]] = EMPTY_NOTE
-        moved[more] = kept
+    new = len(before.notes) + codes
+    memory = before.memory.copy()
     n = len(before.names)
-    moved = moved.astype(memory.dtype, copy=False)[:, None, :]
-    np.put(edge_items(memory), rows * n + cols, edge_items(moved))  # (memory: a fresh array)
+    for first in range(0, len(rows), CHUNK):
+        part = slice(first, first + CHUNK)
+        r, c = rows[part], cols[part]
+        moved = _rings(
+            before.slots_at(r, c),
+            before.notes.rounds,
+            changes.evicted[part],
+            new[part],
+            t,
+            memory.shape[2],
+        )
+        if moved.shape[1] > memory.shape[2]:  # one more slot in front, for every edge
+            memory = np.pad(memory, ((0, 0), (0, 0), (1, 0)), constant_values=EMPTY_NOTE)
+        moved = moved.astype(memory.dtype, copy=False)[:, None, :]
+        np.put(edge_items(memory), r * n + c, edge_items(moved))  # (memory: a fresh array)
     importance = np.empty(len(made), np.int64)
     importance[codes] = changes.importance
     return before.notes.joined(made, t, importance).kept(memory)
+
+
+#: Edges :func:`_remember` works out at a time.
+CHUNK = 1 << 15
+
+
+def _rings(
+    slots: np.ndarray,
+    rounds: np.ndarray,
+    evicted: np.ndarray,
+    new: np.ndarray,
+    t: int,
+    width: int,
+) -> np.ndarray:
+    """Edges' rings after round ``t``, right-aligned in ``width`` slots (at least as many
+    as ``slots``, the rings before, whose notes are of ``rounds``), or in one more when a
+    ring outgrows them: each less the entries of the rounds it ``evicted``, then its
+    ``new`` entry unless that was evicted at once."""
+    import numpy as np
+
+    k, old = slots.shape
+    front = width - old  # (empty slots in front of the rings before)
+    # slot by slot: each row of these arrays a contiguous column of the edges
+    ring = np.full((width + 1, k), EMPTY_NOTE, np.int32)  # each edge's slots, then its new
+    ring[front:width] = slots.T
+    ring[width] = new
+    held = ring != EMPTY_NOTE
+    gone = np.zeros((width + 1, k), bool)
+    # the rounds evicted come first; the NO_ROUND after them (and an edge's that evicts
+    # none) meets only empty slots, which go anyway
+    of = rounds.take(slots.T)
+    if evicted.shape[1] == 1:  # one round at most an edge (the common case)
+        gone[front:width] = of == evicted[:, 0]
+        gone[width] = evicted[:, 0] == t
+    else:
+        gone[front:width] = (of[:, :, None] == evicted[None, :, :]).any(axis=2)
+        gone[width] = (evicted == t).any(axis=1)
+    keep = held & ~gone
+    if k and int(keep.sum(axis=0).max()) > width:
+        return _rings(slots, rounds, evicted, new, t, width + 1)
+    # Empty slots lie in front, so a ring that drops one entry at most (or none) keeps its
+    # order less one slot: the last it drops (a drop beyond the empty ones, or the last
+    # empty one).
+    last = np.zeros(k, np.int64)
+    for s in range(width + 1):
+        np.putmask(last, ~keep[s], s)
+    moved = np.where(np.arange(width)[:, None] < last, ring[:width], ring[1:]).T.copy()
+    more = np.flatnonzero((held & gone).sum(axis=0) > 1)
+    if len(more):  # rings that drop more (an older save's): the kept, in order, right-aligned
+        keeps, rings = keep[:, more].T, ring[:, more].T
+        order = np.argsort(keeps, axis=1, kind="stable")[:, 1:]
+        pick = np.arange(len(more))[:, None]
+        kept = rings[pick, order]
+        kept[~keeps[pick, order]] = EMPTY_NOTE
+        moved[more] = kept
+    return moved

@@ -29,7 +29,7 @@ def exact_sum(values: np.ndarray) -> float:
     x = np.asarray(values, dtype=float).ravel()
     if not len(x):
         return 0.0
-    biggest = float(np.max(np.abs(x)))
+    biggest = max(float(x.max()), -float(x.min()))  # (NaN when any is)
     if not math.isfinite(biggest) or len(x) > MOST:
         return math.fsum(x.tolist())
     if biggest == 0.0:
@@ -38,13 +38,14 @@ def exact_sum(values: np.ndarray) -> float:
     if top > PIECE:  # scaling down could lose bits
         return math.fsum(x.tolist())
     y = np.ldexp(x, PIECE - top)
+    whole = np.empty_like(y)  # (each level in place: no fresh array a level)
     total, levels = 0, 0
     while True:
-        whole = np.trunc(y)
+        np.trunc(y, out=whole)
         total = (total << PIECE) + int(np.sum(whole))
         levels += 1
-        y = y - whole
+        y -= whole
         if not y.any():
             break
-        y = np.ldexp(y, PIECE)
+        y *= 2.0**PIECE  # (exact: the rest is under 1)
     return float(Fraction(total, 1 << (PIECE * levels - top)))

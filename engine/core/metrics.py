@@ -292,12 +292,14 @@ def _faction_means(edges: Edges, faction_of: dict[str, str]) -> tuple[float, flo
     everyone = len(member) == len(edges.names)
     fav = edges.fav if everyone else edges.fav[np.ix_(member, member)]
     same = faction[:, None] == faction[None, :]
-    outside = fav[~same]
-    np.fill_diagonal(same, False)
-    inside = fav[same]
-    if not inside.size or not outside.size:
+    inside = int(np.count_nonzero(same)) - len(member)  # (less the diagonal)
+    outside = same.size - inside - len(member)
+    if not inside or not outside:
         return None
-    return exact_sum(outside) / outside.size, exact_sum(inside) / inside.size
+    # each kind's sum over the whole matrix, the other kind's edges (and the diagonal's
+    # zeros) as zeros: the same exact sum as over its own edges alone
+    across = exact_sum(np.where(same, 0.0, fav))
+    return across / outside, exact_sum(np.where(same, fav, 0.0)) / inside
 
 
 def _ei_index(means: tuple[float, float] | None) -> float | None:

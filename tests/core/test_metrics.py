@@ -13,6 +13,8 @@ from hypothesis import strategies as st
 
 from engine import Simulation, SocialsimError, Status, compute_metrics
 from engine.core.metrics import (
+    Edges,
+    _faction_means,
     balance,
     ei_contrast,
     ei_index,
@@ -532,3 +534,27 @@ async def test_each_rounds_view_carried_from_its_changes_equals_one_read_whole()
             [bool(carried.hostile[i] >> j & 1) for j in range(len(carried.names))] for i in rows
         ]
     assert turned == {(False, True), (True, False)}  # edges turned hostile, and made peace
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_faction_means_are_the_fsum_means_of_each_kind_of_edge(seed):
+    """Each kind's sum is taken over the whole matrix, the other kind's edges as zeros: the
+    same correctly rounded sums as ``fsum`` over its own edges alone."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 40))
+    names = [f"A{k}" for k in range(n)]
+    fav = np.round(rng.uniform(-1, 1, (n, n)), 4) * rng.choice([1.0, 1e-9, 3.0], (n, n))
+    np.fill_diagonal(fav, 0.0)
+    factions = rng.choice(["x", "y", "z"], n).tolist()
+    faction_of = {a: f for a, f in zip(names, factions, strict=True) if rng.random() < 0.9}
+    got = _faction_means(Edges(0, names, fav, [0] * n), faction_of)
+    member = [k for k, a in enumerate(names) if a in faction_of]
+    pairs = [(i, j) for i in member for j in member if i != j]
+    across = [fav[i, j] for i, j in pairs if factions[i] != factions[j]]
+    within = [fav[i, j] for i, j in pairs if factions[i] == factions[j]]
+    if not across or not within:
+        assert got is None
+    else:
+        assert got == (math.fsum(across) / len(across), math.fsum(within) / len(within))

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -300,3 +301,27 @@ def test_clipped_arrays_are_clip_value_by_value(values, low, high):
     out = clipped(np.array(values, float), low, high).tolist()
     want = [clip(v, low, high) for v in values]
     assert [repr(v) for v in out] == [repr(v) for v in want]
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 5])
+@pytest.mark.parametrize("seed", range(8))
+def test_rings_worked_out_a_few_edges_at_a_time_give_what_the_rules_give(
+    monkeypatch: pytest.MonkeyPatch, seed: int, chunk: int
+) -> None:
+    """Memory rings are remade a chunk of edges at a time; one that outgrows its slots in a
+    later chunk widens every edge's, those of the chunks before it too (slots as many as
+    the longest memory, as a keyframe read from a save holds, and a larger capacity)."""
+    import engine.core.columns as columns
+
+    rng = random.Random(seed)
+    state = world(rng, rng.randint(0, 4))
+    judged = [judgements(rng, name) for name in NAMES]
+    before = StateColumns.of(state)
+    changes = round_changes(
+        before, 7, 6, RoundJudgements.of(judged, before.index), [None] * len(NAMES)
+    )
+    whole = before.apply(changes)
+    monkeypatch.setattr(columns, "CHUNK", chunk)
+    after = before.apply(changes)
+    assert after.world().model_dump_json() == by_the_rules(state, judged, 6).model_dump_json()
+    assert after.memory.tolist() == whole.memory.tolist()  # (empty slots in front)

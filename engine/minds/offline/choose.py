@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from ...core.columns import edge_items
 from ...core.scenario import Archetype
 from ...core.state import ALL, Action, Mode, Stance
 from ..base import AgentContext
@@ -192,7 +193,9 @@ def _given(
         return []
     if all(len(a) == len(at[0]) for a in at):
         columns = np.stack(at)
-        where, slots = given[np.arange(count)[:, None], columns].reshape(count, -1).nonzero()
+        cells = (np.arange(count)[:, None] * given.shape[1] + columns).ravel()
+        acts = edge_items(given).take(cells).view(bool)  # (each cell's acts at once)
+        where, slots = acts.reshape(count, -1).nonzero()
         cols = columns[where, slots // 3]
     else:  # others of different lengths: row by row
         each = [given[row, a].ravel().nonzero()[0] for row, a in enumerate(at)]

@@ -24,6 +24,7 @@ from ...core.state import ALL, Mode
 from ..base import AgentContext, Edge, JudgedEdges
 from .event_effects import event_edges
 from .judge import NEUTRAL, OPPOSE, STANCE, STANCE_OF, SUPPORT, VERB, Standing
+from .lastround import in_steps
 from .lens import ATTITUDE_LENS, TRUST_WEIGHT, PriorLens
 from .params import (
     ADDRESSED_GROUP,
@@ -166,7 +167,8 @@ class _Notes:
 
 def _make_peace(d: np.ndarray, o: np.ndarray, fav: np.ndarray, m: np.ndarray) -> np.ndarray:
     """Reconciliation on ``m``: a lift of RECONCILE, at least to PEACE_AT, the feud ends
-    (worked out on the few edges of ``m`` only: the same operations on each)."""
+    (worked out on the few edges of ``m`` only: the same operations on each; ``d`` and
+    ``o`` changed in place)."""
     import numpy as np
 
     at = np.flatnonzero(m)
@@ -174,7 +176,6 @@ def _make_peace(d: np.ndarray, o: np.ndarray, fav: np.ndarray, m: np.ndarray) ->
         return d
     lifted, floor = d.take(at) + RECONCILE, PEACE_AT - fav.take(at)
     o.flat[at] = _NEUTRAL
-    d = d.copy()
     d.flat[at] = np.where(floor > lifted, floor, lifted)
     return d
 
@@ -252,7 +253,7 @@ def judged_edges(
         makes peace."""
         s = said.stance[rows][:, None]
         gain = np.choose(s, [OWN_ACT["support"], OWN_ACT["oppose"], OWN_ACT["neutral"]])
-        d = np.where(m, d + gain, d)
+        np.add(d, gain, out=d, where=m)
         notes.add(OWN, m, np.broadcast_to(here, (r, n)))
         peace = m & (s == SUPPORT) & feud & ~attacked_me
         notes.add(PEACE_MINE, peace, as_col)
@@ -267,42 +268,42 @@ def judged_edges(
     if dynamics.distrust:  # a foe's overture is distrusted, by all but peacemakers
         accept = 1.0 - dynamics.distrust * (1.0 - peaceable)[:, None]
         gain = np.where(feud, gain * accept, gain)
-    d = np.where(backed, d + gain, d)
+    np.add(d, gain, out=d, where=backed)
     notes.add(BACKED, backed, as_col)
     peace = backed & feud & _ends_above(fav, d, PEACE_FROM)
     notes.add(PEACE_THEIRS, peace, as_col)
     d = _make_peace(d, o, fav, peace)
     hit = on_me & (stance == OPPOSE)
     sting = np.where(said.public, PUBLIC_STING, 1.0)[None, :]
-    d = np.where(hit, d - ATTACKED_ME * thin * sting * (1.0 - warm) * (1.0 + bias), d)
+    np.subtract(d, ATTACKED_ME * thin * sting * (1.0 - warm) * (1.0 + bias), out=d, where=hit)
     notes.add(ATTACKED, hit, as_col)
     betrayed = hit & (codes == _ALLY)
     o[betrayed] = _RIVAL
     notes.add(BETRAYED, betrayed, as_col)
     word = on_me & (stance == NEUTRAL)
     confided = word & ~said.public[None, :]
-    d = np.where(confided, d + CONFIDED, d)
+    np.add(d, CONFIDED, out=d, where=confided)
     notes.add(CONFIDED_IN, confided, as_col)
     spoke = word & said.public[None, :]
-    d = np.where(spoke, d + SPOKE_TO_ME, d)
+    np.add(d, SPOKE_TO_ME, out=d, where=spoke)
     notes.add(SPOKE, spoke, as_col)
     # j's act: toward a third agent (a broker takes no side), or to the room
     third = vis & ~on_me & (tgt >= 0) & ~broker
     friend = np.take_along_axis(fav, np.broadcast_to(np.maximum(tgt, 0), (r, n)), axis=1)
     close = third & (friend >= FRIEND_AT)
     hurt = close & (stance == OPPOSE)
-    d = np.where(hurt, d - FRIEND_HURT * friend * thin, d)
+    np.subtract(d, FRIEND_HURT * friend * thin, out=d, where=hurt)
     notes.add(HURT_FRIEND, hurt, as_col)
     helped = close & (stance == SUPPORT)
-    d = np.where(helped, d + FRIEND_BACKED * warmth, d)
+    np.add(d, FRIEND_BACKED * warmth, out=d, where=helped)
     notes.add(BACKED_FRIEND, helped, as_col)
     sided = third & ~(friend >= FRIEND_AT) & (friend <= FOE_AT) & (stance == SUPPORT)
-    d = np.where(sided, d - FOE_BACKED, d)
+    np.subtract(d, FOE_BACKED, out=d, where=sided)
     notes.add(SIDED_FOE, sided, as_col)
     room = vis & ~on_me & ~third & (stance == NEUTRAL)
     notes.add(PRESSED, room & og, as_col)
     addressed = room & ~og
-    d = np.where(addressed, d + ADDRESSED_GROUP * warmth, d)
+    np.add(d, ADDRESSED_GROUP * warmth, out=d, where=addressed)
     notes.add(ADDRESSED, addressed, as_col)
     d = my_act(d, own & after)
     # whoever told me a fact I did not know
@@ -315,7 +316,7 @@ def judged_edges(
             low = said.said[j].lower()
             holds[:, j] = [c in low for c in claims]
         informed = vis & ((knew.reshape(r, len(claims)) @ holds) > 0)
-        d = np.where(informed, d + INFORM, d)
+        np.add(d, INFORM, out=d, where=informed)
         notes.add(INFORMED, informed, as_col)
     # Heider: a peer's stance on j, by the credence I give the peer, in the order heard
     judged = vis | own
@@ -329,7 +330,7 @@ def judged_edges(
         calm = calm * (1.0 - dynamics.distrust * (1.0 - peaceable))
     if dynamics.persistence:  # not while I keep attacking its object myself
         fades &= ~(own & (said.stance[rows] == OPPOSE)[:, None])
-    d = np.where(fades, d + calm[:, None] * (1.0 - bias), d)
+    np.add(d, calm[:, None] * (1.0 - bias), out=d, where=fades)
     faded = fades & _ends_above(fav, d, RIVAL_AT)
     o[faded] = _NEUTRAL
     notes.add(FADED, faded, as_col)
@@ -347,21 +348,23 @@ def _settled(
     dyn: Dynamics,
 ) -> np.ndarray:
     """The round's favorability changes ``d`` of edges now at ``fav`` under the dynamics
-    (:class:`~.params.Dynamics`): a loss weighs more than a gain (negativity), an
-    established tie moves less (inertia), a change shrinks near the bound it heads for,
-    and the edge fades toward its ``start`` unless it is a ``hostile`` one that persists."""
+    (:class:`~.params.Dynamics`; ``d`` changed in place): a loss weighs more than a gain
+    (negativity), an established tie moves less (inertia), a change shrinks near the
+    bound it heads for, and the edge fades toward its ``start`` unless it is a ``hostile``
+    one that persists."""
     import numpy as np
 
-    # (in place on the arrays made here: the same operations, fewer 8 MB arrays at 1,000
-    # agents; a product or sum is the same either way round)
-    d = np.where(d < 0, d * dyn.negativity, d)
+    # (in place on ``d`` and the arrays made here: the same operations, fewer 8 MB arrays
+    # at 1,000 agents; a product or sum is the same either way round)
+    np.multiply(d, dyn.negativity, out=d, where=d < 0)
     if dyn.inertia:
         tie = np.abs(fav)
         tie *= dyn.inertia
         tie += 1.0
         d /= tie
     if dyn.fav_bound:
-        room = np.where(d > 0, 1.0 - fav, 1.0 + fav)
+        room = 1.0 + fav
+        np.subtract(1.0, fav, out=room, where=d > 0)
         room /= dyn.fav_bound
         np.minimum(room, 1.0, out=room)
         d *= room
@@ -388,10 +391,10 @@ def _hearsay(
     d: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Heider's hearsay: each public stance a teller k took on j moves the edges toward j
-    of the observers who judge j and heed k, by the credence they give k; ``d`` after it,
-    and who each edge believed last (-1: nobody). Every teller's effect is worked out at
-    once; an edge's are added one teller at a time in the order heard (the tellers on one
-    agent, step by step, several agents a step)."""
+    of the observers who judge j and heed k, by the credence they give k; ``d`` after it
+    (changed in place), and who each edge believed last (-1: nobody). Every teller's
+    effect is worked out at once; an edge's are added one teller at a time in the order
+    heard (the tellers on one agent, step by step, several agents a step)."""
     import numpy as np
 
     tellers = np.flatnonzero(
@@ -403,22 +406,26 @@ def _hearsay(
         return d, believed
     on, stance = said.target[tellers], said.stance[tellers]
     ear = judged[:, on] & ~broker & (rows[:, None] != tellers[None, :])
-    peer = fav[:, tellers]
-    held = np.where((peer >= FRIEND_AT) | (peer <= FOE_AT), peer, 0.0)
-    credence = np.where(trusting[:, None], held + TRUST_WEIGHT * trust[:, tellers], held)
+    # (in place on the arrays made here: the same operations on each cell)
+    credence = fav[:, tellers]  # the peer's regard, if a friend's or a foe's
+    np.putmask(credence, ~((credence >= FRIEND_AT) | (credence <= FOE_AT)), 0.0)
+    if trusting.any():  # (a trust prior)
+        credence = np.where(
+            trusting[:, None], credence + TRUST_WEIGHT * trust[:, tellers], credence
+        )
     ear &= (credence > 0) | ((credence < 0) & (stance != OPPOSE))
-    credence = np.where(og[:, tellers], credence * (1.0 - OUTGROUP), credence)
-    moved = HEIDER * credence * np.where(stance == SUPPORT, 1.0, -1.0)
+    np.multiply(credence, 1.0 - OUTGROUP, out=credence, where=og[:, tellers])
+    moved = HEIDER * credence
+    moved *= np.where(stance == SUPPORT, 1.0, -1.0)
     sure = ear & (credence > 0)
-    by_agent = np.argsort(on, kind="stable")  # the tellers on each agent, in the order heard
-    first = np.searchsorted(on[by_agent], on[by_agent])
-    step = np.arange(len(tellers)) - first
-    d = d.copy()
-    for s in range(int(step.max()) + 1):
-        at = by_agent[step == s]  # at most one teller on each agent
+    for at in in_steps(on):  # at most one teller on each agent, in the order heard
         cols = on[at]
-        d[:, cols] = np.where(ear[:, at], d[:, cols] + moved[:, at], d[:, cols])
-        believed[:, cols] = np.where(sure[:, at], tellers[at], believed[:, cols])
+        now = d[:, cols]
+        np.add(now, moved[:, at], out=now, where=ear[:, at])
+        d[:, cols] = now
+        who = believed[:, cols]
+        np.copyto(who, tellers[at], where=sure[:, at])
+        believed[:, cols] = who
     return d, believed
 
 
@@ -471,19 +478,19 @@ def _ordered(
         opening = f"Round {ctxs[0].round}: "
         summaries = [f"{opening}{made[k]}." for k in ordered]  # by rank
     order = np.where(vis, said.order[None, :], len(said.spoke) + 1)
-    order = np.where(own, np.minimum(order, said.order[rows][:, None]), order)
-    row_of, col = np.nonzero(judged)
-    row_of, col = _by_row_then(row_of, col, order.take(row_of * n + col))
+    np.minimum(order, said.order[rows][:, None], out=order, where=own)
+    row_of, col = _by_row_then(judged, order)
     at = row_of * n + col  # each edge's place among the observers' rows, flat
     chosen = best.take(at)
     width = max(len(summaries), 1)
     noted = chosen >= 0
-    importance = np.where(noted, chosen // width, 1)
+    importance, note = np.divmod(chosen, width)  # the note's importance and text's rank
+    importance[~noted] = 1
     # an edge without a note: "j was present", one note for each such j (in order)
     present = np.flatnonzero(np.bincount(col[~noted], minlength=n))
     place = np.zeros(n, np.int64)  # each agent's place among the present (where it is one)
     place[present] = np.arange(len(present))
-    note = np.where(noted, chosen % width, len(summaries) + place.take(col))
+    np.copyto(note, len(summaries) + place.take(col), where=~noted)
     opening = f"Round {ctxs[0].round}: "
     summaries += [f"{opening}{names[j]} was present." for j in present.tolist()]
     edges = JudgedEdges(
@@ -501,17 +508,23 @@ def _ordered(
     return edges.with_extra({k: event_edges(ctxs[k]) for k in eventful}, rows, columns.index)
 
 
-def _by_row_then(rows: np.ndarray, cols: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``rows`` and ``cols`` sorted by row, then by ``key`` (small whole numbers), ties in
-    their order: two stable sorts, each on 16 bits where the values fit (a radix sort)."""
+def _by_row_then(cells: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows and columns of the true ``cells`` (a 2-D bool array) sorted by row, then by
+    ``key`` (non-negative whole numbers, ``cells``' shape), then by column: one sort of
+    each cell's row, key and column packed into one whole number (they fit in 63 bits for
+    any matrix of cells that fits in memory)."""
     import numpy as np
 
-    def small(values: np.ndarray) -> np.ndarray:
-        return values.astype(np.uint16) if len(values) and values.max() < 1 << 16 else values
-
-    sort = np.argsort(small(key), kind="stable")
-    sort = sort[np.argsort(small(rows[sort]), kind="stable")]
-    return rows[sort], cols[sort]
+    rows, cols = np.nonzero(cells)
+    if not len(rows):
+        return rows, cols
+    col_bits = max(cells.shape[1] - 1, 1).bit_length()
+    key_bits = max(int(key.max()), 1).bit_length()
+    packed = rows.astype(np.int64) << (key_bits + col_bits)
+    packed |= key.take(rows * cells.shape[1] + cols).astype(np.int64) << col_bits
+    packed |= cols
+    packed.sort()
+    return packed >> (key_bits + col_bits), packed & ((1 << col_bits) - 1)
 
 
 def edges_toward(judged: JudgedEdges, names: list[str]) -> dict[str, Edge]:

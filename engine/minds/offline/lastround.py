@@ -105,9 +105,12 @@ class LastRound:
             dtype=np.intp,
         ).reshape(-1, 3)
         acts, victims, speakers = attacks[attacks[:, 1] >= 0].T  # attacks on an agent
-        rows, which = np.nonzero(self.seen[:, acts])
+        seen = self.seen[:, acts]
         last = np.full(fav.shape, -1, dtype=np.intp)  # each agent's last attack seen
-        np.maximum.at(last, (rows, victims[which]), which)
+        for at in in_steps(victims):  # (a victim's attacks in order: the last seen stays)
+            now = last[:, victims[at]]
+            np.copyto(now, at, where=seen[:, at])
+            last[:, victims[at]] = now
         hit = last >= 0
         rows, hurt = np.nonzero(hit & (fav >= friend_at))
         hit_friends = np.zeros(fav.shape, dtype=bool)
@@ -131,8 +134,21 @@ class LastRound:
         columns = leaning[leaning[:, 2] >= 0].T  # acts on an agent
         acts, by, on = columns[:3].astype(np.intp)
         friend = fav[:, by]
-        # act by act (each cell's terms are added in the acts' order), the rows that count it
-        which, rows = np.nonzero((self.seen[:, acts] & (friend >= friend_at)).T)
+        counts = self.seen[:, acts] & (friend >= friend_at)
+        terms = friend * columns[3]
         sides = np.zeros(fav.shape)
-        np.add.at(sides, (rows, on[which]), friend[rows, which] * columns[3][which])
+        for at in in_steps(on):  # each cell's terms added in the acts' order
+            now = sides[:, on[at]]
+            np.add(now, terms[:, at], out=now, where=counts[:, at])
+            sides[:, on[at]] = now
         return sides
+
+
+def in_steps(keys: np.ndarray) -> list[np.ndarray]:
+    """The positions of ``keys`` in steps: step s holds the s-th position of each key
+    (in order), so no step holds a key twice and each key's positions come in order."""
+    import numpy as np
+
+    by_key = np.argsort(keys, kind="stable")
+    step = np.arange(len(keys)) - np.searchsorted(keys[by_key], keys[by_key])
+    return [by_key[step == s] for s in range(int(step.max(initial=-1)) + 1)]
