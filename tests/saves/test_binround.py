@@ -53,26 +53,31 @@ def payload(table: list, head: bytes, blobs: bytes) -> bytes:
     return struct.pack("<II", len(text), len(head)) + text + head + blobs
 
 
-async def test_binary_rounds_read_back_as_played_beside_json_ones(
-    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(("limit", "suffix"), [("BINARY_FROM", "round"), ("ZSTD_FROM", "json.zst")])
+async def test_rounds_of_another_codec_read_back_as_played_beside_gzip_ones(
+    store: SaveStore,
+    mini: Scenario,
+    monkeypatch: pytest.MonkeyPatch,
+    limit: str,
+    suffix: str,
 ) -> None:
-    """A format-7 run resumed writes binary rounds after its JSON ones; it reads whole,
-    lists, branches (the rounds before the fork linked, whatever their codec) and resumes."""
+    """A run resumed (one of format 7 or 6, say) writes binary or zstd rounds after its
+    gzip'd JSON ones; it reads whole, lists, branches (the rounds before the fork linked,
+    whatever their codec) and resumes."""
     await play(store, mini, "r", 3)
-    monkeypatch.setattr(engine.saves.codec, "BINARY_FROM", 0)
+    monkeypatch.setattr(engine.saves.codec, limit, 0)
     with Simulation.resume("r", store) as sim:
         sim.extend(3)
         await sim.run()
         played = list(sim.records)
     assert names(store, "r") == [f"00000{n}.json.gz" for n in range(4)] + [
-        f"00000{n}.round" for n in range(4, 7)
+        f"00000{n}.{suffix}" for n in range(4, 7)
     ]
     assert list(store.history("r", whole=True)) == played
     child = store.branch("r", at_round=5, new_id="kid")
     assert child.parent is not None and list(store.history("kid")) == played[:6]
-    kid = store.run_dir("kid") / ROUNDS_DIR
-    parent = store.run_dir("r") / ROUNDS_DIR
-    assert (kid / "000004.round").stat().st_ino == (parent / "000004.round").stat().st_ino
+    kid, parent = (store.run_dir(run) / ROUNDS_DIR / f"000004.{suffix}" for run in ("kid", "r"))
+    assert kid.stat().st_ino == parent.stat().st_ino
     rows = {row.run_id: row for row in store.list_runs()}
     assert rows["r"].ok and rows["r"].rounds_done == 6 and rows["kid"].ok
     with Simulation.resume("r", store) as sim:  # goes on from its binary rounds

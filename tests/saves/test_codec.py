@@ -45,26 +45,6 @@ def test_the_codec_goes_by_the_size_of_the_round() -> None:
     assert compress(large, ZSTD)[:4] == bytes.fromhex("28b52ffd")  # a standard zstd frame
 
 
-async def test_zstd_rounds_read_back_as_played_beside_gzip_ones(
-    store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A run whose rounds switch codec midway (a format-6 run resumed, say) reads whole."""
-    played = await play(store, mini, "r", 3)
-    monkeypatch.setattr(engine.saves.codec, "ZSTD_FROM", 0)
-    with Simulation.resume("r", store) as sim:
-        sim.extend(3)
-        await sim.run()
-        played = list(sim.records)
-    assert names(store, "r") == [f"00000{n}.json.gz" for n in range(4)] + [
-        f"00000{n}.json.zst" for n in range(4, 7)
-    ]
-    assert list(store.history("r", whole=True)) == played
-    child = store.branch("r", at_round=5, new_id="kid")
-    assert child.parent is not None and list(store.history("kid")) == played[:6]
-    (row,) = [row for row in store.list_runs() if row.run_id == "r"]
-    assert row.ok and row.rounds_done == 6
-
-
 async def test_a_round_rewritten_in_the_other_codec_is_kept_once(
     store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
 ) -> None:
