@@ -114,3 +114,17 @@ async def answered_while_held(pilot, release: threading.Event, run_id: str) -> N
     assert isinstance(pilot.app.screen, HelpScreen) and not release.is_set()
     assert pilot.app.sim.run_id == run_id
     release.set()
+
+
+async def played_run(store, scenario, run_id: str, rounds: int) -> list:
+    """A saved run of ``rounds`` rounds (seed 1), closed: its records."""
+    from engine import Simulation
+
+    with Simulation.new(scenario, seed=1, store=store, run_id=run_id, rounds=rounds) as sim:
+        await sim.run()
+        return list(sim.records)
+
+
+def round_file_names(store, run_id: str) -> list[str]:
+    """The names of a saved run's round files, sorted."""
+    return sorted(p.name for p in (store.run_dir(run_id) / "rounds").iterdir())

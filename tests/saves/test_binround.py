@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cast import played_run, round_file_names
 from conftest import CliResult
 
 import engine.saves.binround
@@ -27,16 +28,6 @@ from engine.saves.store import ROUNDS_DIR
 def binary(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every round written binary, however small."""
     monkeypatch.setattr(engine.saves.codec, "BINARY_FROM", 0)
-
-
-async def play(store: SaveStore, scenario: Scenario, run_id: str, rounds: int) -> list:
-    with Simulation.new(scenario, seed=1, store=store, run_id=run_id, rounds=rounds) as sim:
-        await sim.run()
-        return list(sim.records)
-
-
-def names(store: SaveStore, run_id: str) -> list[str]:
-    return sorted(p.name for p in (store.run_dir(run_id) / ROUNDS_DIR).iterdir())
 
 
 def container(payload: bytes) -> bytes:
@@ -64,13 +55,13 @@ async def test_rounds_of_another_codec_read_back_as_played_beside_gzip_ones(
     """A run resumed (one of format 7 or 6, say) writes binary or zstd rounds after its
     gzip'd JSON ones; it reads whole, lists, branches (the rounds before the fork linked,
     whatever their codec) and resumes."""
-    await play(store, mini, "r", 3)
+    await played_run(store, mini, "r", 3)
     monkeypatch.setattr(engine.saves.codec, limit, 0)
     with Simulation.resume("r", store) as sim:
         sim.extend(3)
         await sim.run()
         played = list(sim.records)
-    assert names(store, "r") == [f"00000{n}.json.gz" for n in range(4)] + [
+    assert round_file_names(store, "r") == [f"00000{n}.json.gz" for n in range(4)] + [
         f"00000{n}.{suffix}" for n in range(4, 7)
     ]
     assert list(store.history("r", whole=True)) == played
@@ -91,7 +82,7 @@ async def test_a_binary_round_holds_raw_columns_and_its_log(
     store: SaveStore, mini: Scenario, binary: None
 ) -> None:
     """The head is the round's JSON with each packed column a reference to its blob."""
-    await play(store, mini, "r", 2)
+    await played_run(store, mini, "r", 2)
     path = store.run_dir("r") / ROUNDS_DIR / "000002.round"
     head, blobs = unpack(path.read_bytes(), path)
     doc = json.loads(head)
@@ -135,7 +126,7 @@ def _damaged(data: bytes, damage: str) -> bytes:
 async def test_a_damaged_binary_round_is_one_clear_error(
     store: SaveStore, mini: Scenario, binary: None, damage: str
 ) -> None:
-    await play(store, mini, "r", 2)
+    await played_run(store, mini, "r", 2)
     path = store.run_dir("r") / ROUNDS_DIR / "000002.round"
     path.write_bytes(_damaged(path.read_bytes(), damage))
     with pytest.raises(SaveError, match=r"000002\.round: damaged round file \(") as caught:
@@ -148,7 +139,7 @@ async def test_a_damaged_binary_round_is_one_clear_error(
 async def test_a_round_inflating_beyond_the_limit_is_refused(
     store: SaveStore, mini: Scenario, binary: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await play(store, mini, "r", 1)
+    await played_run(store, mini, "r", 1)
     monkeypatch.setattr(engine.saves.binround, "MAX_SAVE_FILE_BYTES", 100)
     with pytest.raises(SaveError, match=r"000001\.round: damaged round file \(inflates beyond"):
         store.files("r").read(1)
@@ -159,7 +150,7 @@ async def test_columns_that_do_not_fit_are_damage(
 ) -> None:
     """A sound container whose columns are wrong: a column shorter than the others, a blob
     table longer or shorter than the blobs, a reference to no blob."""
-    await play(store, mini, "r", 2)
+    await played_run(store, mini, "r", 2)
     files = store.files("r")
     path = files.rounds / "000002.round"
     head, blobs = unpack(path.read_bytes(), path)
@@ -187,7 +178,7 @@ async def test_columns_that_do_not_fit_are_damage(
 async def test_the_cli_reads_binary_rounds_and_names_a_damaged_one(
     saves: Path, mini: Scenario, binary: None, run_cli, tmp_path: Path
 ) -> None:
-    played = await play(SaveStore(saves), mini, "r", 3)
+    played = await played_run(SaveStore(saves), mini, "r", 3)
     shown: CliResult = run_cli("show", "r", "--round", "2", "--saves", str(saves))
     assert shown.code == 0 and "Ann" in shown.out
     out = tmp_path / "x"

@@ -11,25 +11,16 @@ import zlib
 from pathlib import Path
 
 import pytest
+from cast import played_run, round_file_names
 
 import engine.saves.codec
-from engine import SaveStore, Simulation
+from engine import SaveStore
 from engine.core.scenario import Scenario
 from engine.errors import SaveError
 from engine.saves.codec import GZIP, ZSTD, codec_for, compress, decompress
 from engine.saves.store import ROUNDS_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-async def play(store: SaveStore, scenario: Scenario, run_id: str, rounds: int) -> list:
-    with Simulation.new(scenario, seed=1, store=store, run_id=run_id, rounds=rounds) as sim:
-        await sim.run()
-        return list(sim.records)
-
-
-def names(store: SaveStore, run_id: str) -> list[str]:
-    return sorted(p.name for p in (store.run_dir(run_id) / ROUNDS_DIR).iterdir())
 
 
 def test_the_codec_goes_by_the_size_of_the_round() -> None:
@@ -48,14 +39,14 @@ def test_the_codec_goes_by_the_size_of_the_round() -> None:
 async def test_a_round_rewritten_in_the_other_codec_is_kept_once(
     store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await play(store, mini, "r", 2)
+    await played_run(store, mini, "r", 2)
     files = store.files("r")
     last = files.read(2)
     monkeypatch.setattr(engine.saves.codec, "ZSTD_FROM", 0)
     entries, _ = files.index_lines()
     files.write_index(entries[:2])
     files.write(last)
-    assert names(store, "r") == ["000000.json.gz", "000001.json.gz", "000002.json.zst"]
+    assert round_file_names(store, "r") == ["000000.json.gz", "000001.json.gz", "000002.json.zst"]
     assert files.read(2).model_dump_json() == last.model_dump_json()
 
 
@@ -64,7 +55,7 @@ async def test_a_damaged_zstd_round_is_one_clear_error(
     store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
     monkeypatch.setattr(engine.saves.codec, "ZSTD_FROM", 0)
-    await play(store, mini, "r", 2)
+    await played_run(store, mini, "r", 2)
     path = store.run_dir("r") / ROUNDS_DIR / "000002.json.zst"
     data = path.read_bytes()
     if damage == "truncated":
