@@ -323,8 +323,7 @@ class RunFiles:
                 fp = fingerprint(stat_regular(os.fspath(self.existing_path(n))), entry.crc)
             except SaveError:
                 continue
-            was = theirs.good.get(n)
-            if was is not None and was[:2] + was[3:] == fp[:2] + fp[3:]:
+            if theirs.sound_but_linked(n, fp):
                 theirs.add_sound(n, fp)
                 mine.add_sound(n, fp)
         with suppress(SaveError):

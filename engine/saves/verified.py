@@ -79,6 +79,12 @@ class Verdicts:
         """Whether round ``n`` was found sound with this very fingerprint."""
         return self.good.get(n) == fp
 
+    def sound_but_linked(self, n: int, fp: Print) -> bool:
+        """Whether round ``n`` was found sound with ``fp`` but for its change time: the
+        same file (size, modification time, inode, checksum) since linked elsewhere."""
+        was = self.good.get(n)
+        return was is not None and was[:2] + was[3:] == fp[:2] + fp[3:]
+
     def add_sound(self, n: int, fp: Print) -> None:
         self.good[n] = fp
         self.dirty = True
