@@ -190,7 +190,7 @@ class Simulation(RunControl, Holding):
         """Reopen a saved run where it stopped (takes its lock). ``mind``: a spec replaces
         the run's (new caps, say) from now on; a built mind plays it as it is. ``meta``:
         the run's metadata as just written (a branch), read if not given."""
-        meta = meta or store.read_meta(run_id)
+        meta = store.read_meta(run_id) if meta is None else meta
         lock = store.lock(run_id)
         try:
             files = store.files(run_id, meta)

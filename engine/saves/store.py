@@ -496,7 +496,7 @@ class SaveStore:
         that many rounds after the fork, and the queue goes with a fork at the last round
         (:func:`~engine.saves.runmeta.fork`).
         """
-        meta = meta or self.read_meta(run_id)
+        meta = self.read_meta(run_id) if meta is None else meta
         parent = self.files(run_id, meta)
         entries = parent.load_index(meta.scenario)
         done = len(entries) - 1
