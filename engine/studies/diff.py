@@ -300,25 +300,12 @@ class RunComparison:
             f"{len(self.agents)} in both; a shared name may be another person"
         )
 
-    def _walk(self, start: int) -> Iterator[tuple[Round, Round]]:
-        """Both runs' rounds from ``start`` to the last common one, in step, read afresh
-        (so a walk in a worker thread shares no read position with the UI)."""
-        return self._steps(
-            start,
-            self.store.history(self.run_a, self.meta_a),
-            self.store.history(self.run_b, self.meta_b),
-        )
-
-    def _steps(
-        self, start: int, a: History | None = None, b: History | None = None
-    ) -> Iterator[tuple[Round, Round]]:
-        """Both runs' rounds from ``start`` to the last common one, in step (through the
-        comparison's own histories unless ``a`` and ``b`` are given)."""
+    def _steps(self, start: int) -> Iterator[tuple[Round, Round]]:
+        """Both runs' rounds from ``start`` to the last common one, in step, each walk
+        rolled on from its keyframe (a history's walks share no read position: one in a
+        worker thread and one on the UI thread do not meet)."""
         stop = self.last_common + 1
-        walks = (
-            (a or self.history_a).values(start, stop),
-            (b or self.history_b).values(start, stop),
-        )
+        walks = self.history_a.values(start, stop), self.history_b.values(start, stop)
         for (log_a, state_a, _), (log_b, state_b, _) in zip(*walks, strict=True):
             yield (log_a, state_a), (log_b, state_b)
 
@@ -371,7 +358,7 @@ class RunComparison:
         common round, one round of each run held at a time."""
         if self.first_divergence is None:
             return
-        for a, b in self._walk(self.first_divergence):
+        for a, b in self._steps(self.first_divergence):
             rd = diff_round(a, b, self.agents)
             largest = rd.largest()
             yield rd.round, rd.mean_abs_fav(), abs(largest[1].delta) if largest else 0.0
