@@ -335,17 +335,11 @@ async def test_the_rounds_are_read_off_the_ui_thread(saves: Path, monkeypatch) -
     once and the keys are answered meanwhile (Esc goes back before the read ends)."""
     import threading
 
+    from cast import hold_call
+
     from tui.screens import plots
 
-    release, threads = threading.Event(), []
-    read = plots.series_read
-
-    def held(*args):
-        threads.append(threading.current_thread())
-        release.wait(10)
-        return read(*args)
-
-    monkeypatch.setattr(plots, "series_read", held)
+    release, threads = hold_call(monkeypatch, plots, "series_read")
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("p")
