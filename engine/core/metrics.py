@@ -102,6 +102,8 @@ class Edges:
     names: list[str]
     fav: np.ndarray
     hostile: list[int]
+    #: ``hostile`` as a boolean matrix (``[i, j]``), when it is at hand.
+    matrix: np.ndarray | None = None
 
     @classmethod
     def of(cls, state: WorldState) -> Edges:
@@ -140,7 +142,7 @@ class Edges:
 
         packed = np.packbits(columns.hostile(), axis=1, bitorder="little")
         hostile = [int.from_bytes(row.tobytes(), "little") for row in packed]
-        return cls(columns.round, columns.names, columns.fav, hostile)
+        return cls(columns.round, columns.names, columns.fav, hostile, columns.hostile())
 
 
 _VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}
@@ -313,27 +315,46 @@ def _balance(edges: Edges) -> float | None:
     """A dyad is negative when s_ij = (sigma_ij + sigma_ji) / 2 < 0, i.e. both directions
     are rival or enemy. Unbalanced triads (1 or 3 negative dyads) are counted from the
     negative-dyad graph: edges m, two-paths P and triangles T give exactly-2 = P - 3T and
-    exactly-1 = m(N-2) - 2(P - 3T) - 3T. The graph is a boolean matrix; its rows, packed
-    into bit masks, count the triangles (faster than numpy's products)."""
+    exactly-1 = m(N-2) - 2(P - 3T) - 3T."""
     import numpy as np
 
     n = len(edges.hostile)
     if n < 3:
         return None
-    hostile = edges.hostile_rows(range(n))
+    hostile = edges.matrix if edges.matrix is not None else edges.hostile_rows(range(n))
     negative = hostile & hostile.T
-    packed = np.packbits(negative, axis=1, bitorder="little")
-    adj = [int.from_bytes(row.tobytes(), "little") for row in packed]
-    degrees: list[int] = negative.sum(axis=1).tolist()
-    links = sum(degrees) // 2
-    paths = sum(d * (d - 1) // 2 for d in degrees)
-    dyads = np.argwhere(np.triu(negative, 1)).tolist()  # each negative dyad once
-    shared = sum((adj[i] & adj[j]).bit_count() for i, j in dyads)
-    triangles = shared // 3
+    degrees = np.count_nonzero(negative, axis=1).astype(np.int64)
+    links = int(degrees.sum()) // 2
+    paths = int((degrees * (degrees - 1) // 2).sum())
+    triangles = _shared_neighbours(negative) // 3
     two = paths - 3 * triangles
     one = links * (n - 2) - 2 * two - 3 * triangles
     total = n * (n - 1) * (n - 2) // 6
     return 100.0 * (total - one - triangles) / total
+
+
+#: Negative dyads whose shared neighbours are counted at once (bounds the temporary rows).
+_DYADS_AT_ONCE = 1 << 15
+
+
+def _shared_neighbours(negative: np.ndarray) -> int:
+    """The common neighbours of every linked pair of the symmetric boolean matrix
+    ``negative``, summed over each pair once: three times its triangles. Its rows are
+    packed into 64-bit words; a pair's count is the popcount of their rows' AND."""
+    import numpy as np
+
+    packed = np.packbits(negative, axis=1, bitorder="little")
+    width = -(-packed.shape[1] // 8) * 8
+    words = np.zeros((len(packed), width), np.uint8)
+    words[:, : packed.shape[1]] = packed
+    rows = words.view(np.uint64)
+    first, second = np.nonzero(np.triu(negative, 1))
+    shared = 0
+    for at in range(0, len(first), _DYADS_AT_ONCE):
+        end = at + _DYADS_AT_ONCE
+        both = rows[first[at:end]] & rows[second[at:end]]
+        shared += int(np.bitwise_count(both).sum(dtype=np.int64))
+    return shared
 
 
 def _repair_counts(hostile_by_state: Sequence[list[int]]) -> list[tuple[int, int]]:

@@ -12,9 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from engine import Simulation, SocialsimError, Status, compute_metrics
+from engine.core import metrics as metrics_module
 from engine.core.metrics import (
     Edges,
     _faction_means,
+    _shared_neighbours,
     balance,
     ei_contrast,
     ei_index,
@@ -251,6 +253,20 @@ def test_balance_closed_form_matches_enumeration(seed):
         }
         st = world(names, status=status)
         assert balance(st) == pytest.approx(brute_balance(st))
+
+
+@pytest.mark.parametrize("at_once", [1, 7, 1 << 15])
+def test_shared_neighbours_counts_every_triangle_thrice_in_chunks_of_any_size(monkeypatch, at_once):
+    """Rows wider than one 64-bit word (70 agents), the dyads taken a chunk at a time."""
+    import numpy as np
+
+    monkeypatch.setattr(metrics_module, "_DYADS_AT_ONCE", at_once)
+    rng = np.random.default_rng(at_once)
+    for density in (0.0, 0.1, 0.5, 1.0):
+        upper = np.triu(rng.random((70, 70)) < density, 1)
+        negative = upper | upper.T
+        ints = negative.astype(np.int64)
+        assert _shared_neighbours(negative) == int(np.trace(ints @ ints @ ints)) // 2
 
 
 # -- repair --------------------------------------------------------------------------------
