@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from cast import THIRTY, screen_text
+from rich.text import Text
 from textual.widgets._footer import FooterKey
 
 from engine import ForcedAction, Metrics, Mode, OfflineMind, SaveStore, Simulation, resolve_scenario
@@ -28,6 +29,7 @@ from tui.widgets.deck import AgentDeck, AgentStrip
 from tui.widgets.feed import RoundFeed as EventBar
 from tui.widgets.header import RunHeader, short_id
 from tui.widgets.needs import HEIGHT, NeedBars
+from tui.widgets.run_view import LIVE_AFTER
 from tui.widgets.style import mood_glyph, signed
 
 
@@ -492,6 +494,53 @@ async def test_the_event_strip_expands_to_every_line(saves: Path) -> None:
         assert bar.region.height == 1
 
 
+async def test_the_live_strip_opens_only_once_a_round_has_lasted(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        bar = app.query_one(EventBar)
+        rest = bar.region.height
+        app.main.running = True  # as while a round is in flight
+        await pilot.pause(LIVE_AFTER / 2)
+        assert not bar.live and bar.region.height == rest
+        await pilot.pause(LIVE_AFTER)
+        assert bar.live
+        app.main.running = False
+        await pilot.pause()
+        assert not bar.live and bar.region.height == rest
+        app.main.running = True  # a quick round: over before the strip would open
+        await pilot.pause()
+        app.main.running = False
+        await pilot.pause(LIVE_AFTER + 0.2)
+        assert not bar.live
+
+
+async def test_a_full_live_strip_takes_lines_without_laying_the_screen_out(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        bar = app.query_one(EventBar)
+        bar.live = True
+        bar.start(1, [])
+        layouts: list[bool] = []
+        refresh = bar.refresh
+
+        def counted(*regions, layout: bool = False, **kwargs):
+            layouts.append(layout)
+            return refresh(*regions, layout=layout, **kwargs)
+
+        bar.refresh = counted  # type: ignore[method-assign]
+        cap, laid_out = bar.folded_lines(), []
+        for k in range(3 * cap):
+            before = len(layouts)
+            bar.note(Text(f"R1 line {k}"))
+            laid_out.append(any(layouts[before:]))  # what the line itself asked for
+            await pilot.pause()
+            assert bar.region.height == min(k + 1, cap)
+        assert all(laid_out[:cap]) and not any(laid_out[cap + 1 :])
+        assert f"R1 line {3 * cap - 1}" in bar.render().plain
+
+
 async def test_a_pending_forced_action_is_spelled_out(saves: Path) -> None:
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=(160, 48)) as pilot:
@@ -654,8 +703,8 @@ async def _feed_live(pilot) -> None:
     lines, whatever panes fit): its decisions and words, a private one marked."""
     await pilot.pause()
     await step(pilot, 2)
-    pilot.app.main.running = True  # as while the round is in flight
-    await pilot.pause()
+    pilot.app.main.running = True  # as while the round is in flight, for a while
+    await pilot.pause(LIVE_AFTER + 0.2)
 
 
 SIZES = [(80, 24), (100, 30), (160, 48)]

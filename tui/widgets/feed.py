@@ -118,27 +118,40 @@ class RoundFeed(Widget):
         """``agent``'s decision arrived (``line``: as :func:`decision_line` tells it)."""
         self._decisions[agent] = decision
         self.round_log.append(line)
-        self._changed()
+        self._changed(self._may_resize())
 
     def stream(self, agent: str, text: str) -> None:
         """More of ``agent``'s utterance arrived."""
         self._streams[agent] = self._streams.get(agent, "") + text
-        self._changed()
+        self._changed(self._may_resize())
 
     def spoke(self, action: Action) -> None:
         """``action``'s utterance is whole."""
         self._streams.pop(action.speaker, None)
         self.round_log.append(spoken_line(self._round, action))
-        self._changed()
+        self._changed(self._may_resize())
 
     def note(self, line: Text) -> None:
         """Add a line of the round (its judgements applied)."""
         self.round_log.append(line)
-        self._changed()
+        self._changed(self._may_resize())
 
-    def _changed(self) -> None:
+    def _may_resize(self) -> bool:
+        """Whether a line just added to the round's log (or a stream) may change the strip's
+        height. Folded, it cannot once the live strip holds more entries than its lines (it
+        shows its latest, as many as fit), nor at rest once the log has a line (the strip
+        shows the first events and a hint of the log): only its text changes, and a new
+        layout would repaint the screen (hundreds of times a round at hundreds of agents)."""
+        if self.expanded:
+            return True
+        if self.live:
+            held = len(self.items) + len(self.round_log) + len(self._streams)
+            return held <= self.folded_lines() + 1
+        return len(self.round_log) <= 1
+
+    def _changed(self, layout: bool = True) -> None:
         frame = self.parent
-        self.refresh(layout=True)
+        self.refresh(layout=layout)
         if self.expanded and isinstance(frame, FeedScroll) and frame.scroll_y >= frame.max_scroll_y:
             frame.call_after_refresh(frame.scroll_end, animate=False)  # following the round
 

@@ -47,6 +47,7 @@ from ..relations import (
     short_fav,
 )
 from .grid import Grid, LazyCells
+from .statics import show_content
 from .style import STATUS_GLYPH, fav_style
 
 LEGEND = "+ ally · neutral ~ rival x enemy"
@@ -495,7 +496,7 @@ class FavMatrix(Vertical):
                 rel = self.state.agents[i].relations[j]
                 text.append(signed(rel.fav, 4), style=fav_style(rel.fav))
                 text.append(f" {rel.status.value}")
-        self.query_one("#matrix-cell", Static).update(text)
+        show_content(self.query_one("#matrix-cell", Static), text)
 
     def _cell_lines(self) -> int:
         """Lines the cursor's description takes: one when the two longest names and the
@@ -599,7 +600,7 @@ class FavMatrix(Vertical):
             )
         if self.overlay:
             lines.append(Text(PRIOR_LEGEND))
-            self.query_one("#matrix-notes", Static).update(Text("\n").join(lines))
+            show_content(self.query_one("#matrix-notes", Static), Text("\n").join(lines))
             return
         lines.append(scale_legend(self.app.no_color))
         glyphs = self.layout_ is not None and self.layout_.density == "glyphs"
@@ -609,4 +610,4 @@ class FavMatrix(Vertical):
         example = None if self.compact else self._sticky_example()
         if example is not None:
             lines.append(Text(STICKY.format(example=example)))
-        self.query_one("#matrix-notes", Static).update(Text("\n").join(lines))
+        show_content(self.query_one("#matrix-notes", Static), Text("\n").join(lines))

@@ -15,6 +15,7 @@ from textual import events, on
 from textual.app import ComposeResult
 from textual.containers import Horizontal, ScrollableContainer, Vertical
 from textual.reactive import var
+from textual.timer import Timer
 from textual.widgets import Static
 from textual.worker import get_current_worker
 
@@ -39,6 +40,7 @@ from .header import (
     stopped_text,
 )
 from .matrix import FavMatrix, prior_title
+from .statics import show_content
 
 FAV_TITLE = "favorability  row → column"
 #: Rounds whose turns a reopened run replays into the transcripts (the save holds them all).
@@ -47,6 +49,8 @@ REPLAYED_ROUNDS = 20
 #: sticky note).
 MIN_ROWS = 8
 FULL_METRICS = 7  # a blank line and one line per metric
+#: Seconds a round plays before the feed shows its latest lines in a taller strip.
+LIVE_AFTER = 1.0
 #: A matrix cell is marked changed when the round moved its favorability this much (or its
 #: status).
 CHANGED_AT = 0.005
@@ -77,13 +81,14 @@ class RunView(Vertical):
         self._metrics: Metrics | None = None  # as of the round drawn
         #: The newest rounds' logs in the transcripts: a branch of this run carries them.
         self._logs: dict[int, RoundLog] = {}
+        self._opening: Timer | None = None  # opens the feed's live strip if a round lasts
 
     def compose(self) -> ComposeResult:
         state = self.sim.history.view().state
         yield RunHeader(self.sim, id="header").data_bind(RunView.running)
         yield WarningStrip(id="warning")
         with FeedScroll(id="feed"):
-            yield RoundFeed(id="event").data_bind(live=RunView.running)
+            yield RoundFeed(id="event")
         with Horizontal(id="body"):
             yield self._deck()
             with ScrollableContainer(id="side", can_focus=False):
@@ -110,6 +115,19 @@ class RunView(Vertical):
 
     def on_resize(self, event: events.Resize) -> None:
         self._size_side(event.size.width)
+
+    def watch_running(self, running: bool) -> None:
+        """The feed opens its live strip once a round has played :data:`LIVE_AFTER` seconds
+        and folds it when the round ends: a quick round (an offline one) never resizes the
+        screen twice, which at hundreds of agents costs more than the round."""
+        if self._opening is not None:
+            self._opening.stop()
+            self._opening = None
+        feed = self.query_one(RoundFeed)
+        if running:
+            self._opening = self.set_timer(LIVE_AFTER, partial(setattr, feed, "live", True))
+        else:
+            feed.live = False
 
     def show(self, sim: Simulation) -> None:
         """Switch to another run (a branch, or a run opened from the browser)."""
@@ -173,7 +191,7 @@ class RunView(Vertical):
     def _title(self) -> None:
         matrix = self.query_one(FavMatrix)
         title = prior_title(self.sim.meta.prior) if matrix.overlay else FAV_TITLE
-        self.query_one("#side-title", Static).update(title)
+        show_content(self.query_one("#side-title", Static), title)
 
     def stopped_degraded(self, message: str) -> None:
         """Keep the engine's line about a degraded stop in view until another round starts."""
@@ -213,7 +231,7 @@ class RunView(Vertical):
         line = self.query_one("#metrics-line", Static)
         line.set_class(compact, "-compact")
         if self._metrics is not None:
-            line.update((metrics_pair if compact else metrics_block)(self._metrics))
+            show_content(line, (metrics_pair if compact else metrics_block)(self._metrics))
 
     def _pane(self, name: str) -> AgentPane:
         return self.query_one(AgentDeck).pane(name)
