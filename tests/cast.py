@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual.app import App
+from textual.widget import Widget
 
 from engine.minds.offline import OfflineMind
 
@@ -56,6 +57,20 @@ def record_notifications(app: App) -> list[tuple[str, str]]:
 
     app.notify = notify  # type: ignore[method-assign]
     return seen
+
+
+def record_layouts(widget: Widget) -> list[bool]:
+    """Capture whether each refresh ``widget`` is asked for from now on wants a new layout
+    of the screen (what a redraw of a large cast costs most)."""
+    asked: list[bool] = []
+    refresh = widget.refresh
+
+    def counted(*regions, layout: bool = False, **kwargs):
+        asked.append(layout)
+        return refresh(*regions, layout=layout, **kwargs)
+
+    widget.refresh = counted  # type: ignore[method-assign]
+    return asked
 
 
 def hold_rounds(monkeypatch: pytest.MonkeyPatch) -> threading.Event:

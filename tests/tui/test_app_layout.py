@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from cast import THIRTY, screen_text
+from cast import THIRTY, record_layouts, screen_text
 from rich.text import Text
 from textual.widgets._footer import FooterKey
 
@@ -522,14 +522,7 @@ async def test_a_full_live_strip_takes_lines_without_laying_the_screen_out(saves
         bar = app.query_one(EventBar)
         bar.live = True
         bar.start(1, [])
-        layouts: list[bool] = []
-        refresh = bar.refresh
-
-        def counted(*regions, layout: bool = False, **kwargs):
-            layouts.append(layout)
-            return refresh(*regions, layout=layout, **kwargs)
-
-        bar.refresh = counted  # type: ignore[method-assign]
+        layouts = record_layouts(bar)
         cap, laid_out = bar.folded_lines(), []
         for k in range(3 * cap):
             before = len(layouts)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from cast import record_layouts
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.widgets import Static
@@ -18,14 +19,7 @@ async def test_the_same_content_asks_for_no_layout() -> None:
     app = _One()
     async with app.run_test() as pilot:
         static = app.query_one(Static)
-        layouts: list[bool] = []
-        refresh = static.refresh
-
-        def counted(*regions, layout: bool = False, **kwargs):
-            layouts.append(layout)
-            return refresh(*regions, layout=layout, **kwargs)
-
-        static.refresh = counted  # type: ignore[method-assign]
+        layouts = record_layouts(static)
         show_content(static, Text("R1 · rows 1-20 of 300", style="bold"))
         assert layouts == []
         show_content(static, Text("R1 · rows 1-20 of 300"))  # the same words, unstyled
