@@ -195,7 +195,7 @@ def _given(
         columns = np.stack(at)
         cells = (np.arange(count)[:, None] * given.shape[1] + columns).ravel()
         acts = edge_items(given).take(cells).view(bool)  # (each cell's acts at once)
-        where, slots = acts.reshape(count, -1).nonzero()
+        where, slots = np.divmod(np.flatnonzero(acts), 3 * columns.shape[1])  # (1-D: faster)
         cols = columns[where, slots // 3]
     else:  # others of different lengths: row by row
         each = [given[row, a].ravel().nonzero()[0] for row, a in enumerate(at)]
