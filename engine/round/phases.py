@@ -95,7 +95,8 @@ def agent_contexts(
 ) -> dict[str, AgentContext]:
     """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``, with
     what it observed of the ``past`` rounds (``cache``: :func:`past_round`'s, by round)."""
-    seen = [past_round(r, scenario.names, cache) for r in past if r.round > 0]
+    names = scenario.names
+    seen = [past_round(r, names, cache) for r in past if r.round > 0]
     index = state.index
     return {
         spec.name: AgentContext(

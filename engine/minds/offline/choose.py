@@ -248,8 +248,5 @@ def intent(stance: Stance, target: str, mode: Mode) -> str:
     if mode is Mode.PRIVATE and stance == "neutral":
         return f"confide in {target} privately"
     how = "publicly" if mode is Mode.PUBLIC else "privately"
-    return {
-        "support": f"back {target} {how}",
-        "oppose": f"challenge {target} {how}",
-        "neutral": f"speak with {target} {how}",
-    }[stance]
+    verb = "back" if stance == "support" else "challenge" if stance == "oppose" else "speak with"
+    return f"{verb} {target} {how}"

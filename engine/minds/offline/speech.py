@@ -453,7 +453,7 @@ def _fresh_first(rng: random.Random, points: Sequence[str], said: str) -> list[s
     """A random one of the points not yet said (any if all were), then the others."""
     fresh = [p for p in points if plain(p) not in said]
     pick = rng.choice(fresh or points)
-    return [pick, *(p for p in points if p != pick)]
+    return [pick, *[p for p in points if p != pick]]
 
 
 def _shuffled(rng: random.Random, items: Sequence[str]) -> list[str]:
