@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from operator import add, attrgetter
 from typing import TYPE_CHECKING
 
@@ -14,6 +14,7 @@ from .scenario import Scenario, Status
 from .state import (
     ALL,
     Action,
+    Decision,
     MemoryEntry,
     Mode,
     Stance,
@@ -156,14 +157,15 @@ def observed_by(actions: Sequence[Action], names: Iterable[str]) -> dict[str, li
     }
 
 
-def speaking_order(actions: Iterable[Action], names: Sequence[str]) -> list[Action]:
-    """Phase 2 order: speakers by descending urgency, silent agents skipped.
+def speaking_order(decisions: Mapping[str, Decision], names: Sequence[str]) -> list[str]:
+    """Phase 2 order: who speaks, by descending urgency of their ``decisions``, silent
+    agents skipped.
 
     Equal urgency keeps scenario order, so the order is deterministic.
     """
     position = {n: k for k, n in enumerate(names)}
-    speakers = [a for a in actions if a.mode is not Mode.SILENT]
-    return sorted(speakers, key=lambda a: (-a.urgency, position[a.speaker]))
+    speakers = [n for n in names if decisions[n].mode is not Mode.SILENT]
+    return sorted(speakers, key=lambda n: (-decisions[n].urgency, position[n]))
 
 
 #: An act as the round's loops over every observer read it: (act, speaker, target, stance,

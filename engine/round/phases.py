@@ -95,7 +95,8 @@ def agent_contexts(
 ) -> dict[str, AgentContext]:
     """Context assembly (Sociodrama Sec. 3.3): what each agent may know in round ``t``, with
     what it observed of the ``past`` rounds (``cache``: :func:`past_round`'s, by round)."""
-    seen = [past_round(r, scenario.names, cache) for r in past if r.round > 0]
+    names = scenario.names
+    seen = [past_round(r, names, cache) for r in past if r.round > 0]
     index = state.index
     return {
         spec.name: AgentContext(
@@ -197,22 +198,20 @@ async def take_turns(
     decisions: dict[str, Decision],
     forced: dict[str, ForcedAction],
 ) -> dict[str, Action]:
-    """Phase 2: speakers in descending urgency, each hearing the earlier turns it can observe."""
+    """Phase 2: speakers in descending urgency, each hearing the earlier turns it can observe
+    (a speaker's action is made once it has spoken)."""
     names, players, t = stage.scenario.names, stage.players, stage.t
-    actions = {n: _action(n, decisions[n], n in forced) for n in names}
-    for n in players.keys() - forced.keys():
-        actions[n] = actions[n].model_copy(update={"actor": "human", "player": players[n]})
+    actions: dict[str, Action] = {}
     spoken: list[Action] = []
     public: list[Action] = []  # what everyone hears
     private: set[str] = set()  # the parties to private turns, who hear more
     if stage.ablation:  # fixed speaking order: scenario order, silent skipped
-        turns = [actions[n] for n in names if actions[n].mode is not Mode.SILENT]
+        turns = [n for n in names if decisions[n].mode is not Mode.SILENT]
     else:
-        turns = speaking_order(actions.values(), names)
+        turns = speaking_order(decisions, names)
     yielded = perf_counter()
-    for action in turns:
-        me = action.speaker
-        if action.forced:
+    for me in turns:
+        if me in forced:
             text = forced[me].utterance
         else:
             heard = [a for a in spoken if can_observe(a, me)] if me in private else public[:]
@@ -225,7 +224,7 @@ async def take_turns(
             words = sink if stage.wants(TokenStreamed) else no_sink
             text = (await minds.speak(ctx, decisions[me], words))[:MAX_UTTERANCE_CHARS]
         if not text.strip():  # a failed or empty utterance is silence, not a blank turn
-            actions[me] = action.model_copy(
+            actions[me] = _action(me, decisions[me], forced, players).model_copy(
                 update={
                     "mode": Mode.SILENT,
                     "target": None,
@@ -233,9 +232,8 @@ async def take_turns(
                 }
             )
             continue
-        order = len(spoken) + 1
-        action = action.model_copy(update={"utterance": text.strip(), "order": order})
-        actions[me] = action
+        said = {"utterance": text.strip(), "order": len(spoken) + 1}
+        action = actions[me] = _action(me, decisions[me], forced, players, said)
         spoken.append(action)
         if action.mode is Mode.PUBLIC:
             public.append(action)
@@ -246,7 +244,9 @@ async def take_turns(
         if perf_counter() - yielded >= YIELD_AFTER:  # others' turn on the loop
             await asyncio.sleep(0)
             yielded = perf_counter()
-    return actions
+    return {
+        n: actions[n] if n in actions else _action(n, decisions[n], forced, players) for n in names
+    }
 
 
 #: Seconds of turns after which the turn loop lets the event loop's other tasks run (a
@@ -295,8 +295,16 @@ async def judge_and_apply(
     return PlayedRound(t, events, [actions[n] for n in names], changes, after)
 
 
-def _action(speaker: str, decision: Decision, forced: bool) -> Action:
-    """The action of a decision, before it is spoken."""
+def _action(
+    speaker: str,
+    decision: Decision,
+    forced: Mapping[str, ForcedAction],
+    players: Mapping[str, str],
+    said: Mapping[str, Any] | None = None,
+) -> Action:
+    """The action of a decision, and what was ``said`` (its utterance and order); a person
+    playing the agent is its actor unless the user forced its action."""
+    played = speaker in players and speaker not in forced
     return Action(
         speaker=speaker,
         urgency=decision.urgency,
@@ -304,8 +312,10 @@ def _action(speaker: str, decision: Decision, forced: bool) -> Action:
         target=decision.target,
         intent=decision.intent,
         stance=decision.stance,
-        forced=forced,
+        forced=speaker in forced,
         theta=decision.theta,
+        **({"actor": "human", "player": players[speaker]} if played else {}),
+        **(said or {}),
     )
 
 

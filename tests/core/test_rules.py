@@ -17,7 +17,7 @@ from engine.core.rules import (
     threshold_status,
     validate_action,
 )
-from engine.core.state import MemoryEntry
+from engine.core.state import Decision, MemoryEntry
 
 NAMES = ["Ann", "Bob", "Cy", "Dee"]
 
@@ -265,18 +265,25 @@ def test_speaking_order_descending_urgency_silent_skipped():
         act("Cy", urgency=8.5),
         act("Dee", Mode.PRIVATE, "Ann", urgency=6.0),
     ]
-    order = [a.speaker for a in speaking_order(actions, NAMES)]
-    assert order == ["Cy", "Dee", "Ann"]
+    assert speaking_order(_decisions(actions), NAMES) == ["Cy", "Dee", "Ann"]
 
 
 def test_speaking_order_ties_follow_scenario_order():
     actions = [act("Dee", urgency=5.0), act("Bob", urgency=5.0), act("Ann", urgency=5.0)]
-    assert [a.speaker for a in speaking_order(actions, NAMES)] == ["Ann", "Bob", "Dee"]
+    assert speaking_order(_decisions(actions), NAMES) == ["Ann", "Bob", "Dee"]
     # the order of the input does not matter, only urgency and scenario order
-    rev = [a.speaker for a in speaking_order(list(reversed(actions)), NAMES)]
+    rev = speaking_order(_decisions(list(reversed(actions))), NAMES)
     assert rev == ["Ann", "Bob", "Dee"]
     mixed = [act("Dee", urgency=7.0), act("Cy", urgency=5.0), act("Bob", urgency=7.0)]
-    assert [a.speaker for a in speaking_order(mixed, NAMES)] == ["Bob", "Dee", "Cy"]
+    assert speaking_order(_decisions(mixed), NAMES) == ["Bob", "Dee", "Cy"]
+
+
+def _decisions(actions: list[Action]) -> dict[str, Decision]:
+    """The decisions behind ``actions``, by speaker; the cast's others silent."""
+    silent = {n: Decision(urgency=9.5, mode=Mode.SILENT) for n in NAMES}
+    return silent | {
+        a.speaker: Decision(urgency=a.urgency, mode=a.mode, target=a.target) for a in actions
+    }
 
 
 # -- E_ij (Sec. 3.1) -----------------------------------------------------------------------

@@ -12,7 +12,7 @@ import pytest
 
 from engine.core.scenario import library_ids, load_library
 from engine.core.state import Action
-from engine.minds.offline.speech import plain
+from engine.minds.offline.speech import _personas, plain
 from engine.minds.offline.voice import inside, voiced
 from engine.round.simulation import Simulation
 
@@ -93,3 +93,11 @@ def test_a_secret_is_told_once_then_referred_to(scenario_id: str, seed: int) -> 
                     last = told.get((a.speaker, secret))
                     assert last is None or round_no - last > 3, (a.speaker, secret, last)
                     told[a.speaker, secret] = round_no
+
+
+def test_a_supporter_looks_up_whom_it_backs_in_the_scenario_it_plays() -> None:
+    first = load_library(library_ids()[0])
+    second = first.model_copy(update={"agents": [a.model_copy() for a in first.agents]})
+    name = first.agents[0].name
+    for scenario in (first, second, first):  # one cached at a time: each read afresh
+        assert _personas(scenario)[name] is scenario.agents[0]

@@ -345,10 +345,17 @@ def test_a_decisions_action_is_built_as_validation_builds_it():
     from engine.round.phases import _action
 
     decision = Decision(urgency=4.5, mode=Mode.PRIVATE, target="B", intent="i", theta=0.3)
-    built = _action("A", decision, True)
-    valid = Action(speaker="A", forced=True, **decision.model_dump())
-    assert built == valid and list(built.__dict__) == list(Action.model_fields)
-    assert built.model_dump_json() == valid.model_dump_json()
+    forced = {"A": ForcedAction(agent="A", mode=Mode.PRIVATE, target="B")}
+    said = {"utterance": "hi", "order": 2}
+    played = {"actor": "human", "player": "pat"}
+    for built, given in (
+        (_action("A", decision, forced, {"A": "pat"}), {"forced": True}),
+        (_action("A", decision, {}, {"A": "pat"}, said), {"forced": False, **played, **said}),
+    ):
+        valid = Action(speaker="A", **given, **decision.model_dump())
+        assert built == valid and list(built.__dict__) == list(Action.model_fields)
+        assert built.model_fields_set == valid.model_fields_set
+        assert built.model_dump_json() == valid.model_dump_json()
 
 
 # -- interventions -------------------------------------------------------------------------

@@ -195,7 +195,7 @@ def _given(
         columns = np.stack(at)
         cells = (np.arange(count)[:, None] * given.shape[1] + columns).ravel()
         acts = edge_items(given).take(cells).view(bool)  # (each cell's acts at once)
-        where, slots = acts.reshape(count, -1).nonzero()
+        where, slots = np.divmod(np.flatnonzero(acts), 3 * columns.shape[1])  # (1-D: faster)
         cols = columns[where, slots // 3]
     else:  # others of different lengths: row by row
         each = [given[row, a].ravel().nonzero()[0] for row, a in enumerate(at)]
@@ -248,8 +248,5 @@ def intent(stance: Stance, target: str, mode: Mode) -> str:
     if mode is Mode.PRIVATE and stance == "neutral":
         return f"confide in {target} privately"
     how = "publicly" if mode is Mode.PUBLIC else "privately"
-    return {
-        "support": f"back {target} {how}",
-        "oppose": f"challenge {target} {how}",
-        "neutral": f"speak with {target} {how}",
-    }[stance]
+    verb = "back" if stance == "support" else "challenge" if stance == "oppose" else "speak with"
+    return f"{verb} {target} {how}"

@@ -101,11 +101,12 @@ def topic(ctx: AgentContext, said: str) -> str | None:
     """What the agent says about this or last round's most salient injected event that
     touches it and that it has not yet spoken of, in its own voice; ``None`` when there is
     none (the scenario's own events are its agents' setting, not news)."""
-    me = ctx.name
-    events = list(ctx.events)
+    events = [e for e in ctx.events if e.source == "injected"]
     if ctx.history and ctx.history[-1].round == ctx.round - 1:
-        events += ctx.history[-1].events
-    events = [e for e in events if e.source == "injected"]
+        events += [e for e in ctx.history[-1].events if e.source == "injected"]
+    if not events:
+        return None
+    me = ctx.name
     best: tuple[float, str, EventMeaning] | None = None
     for event, m in zip(events, _meanings(ctx, events), strict=True):
         text = voiced(event.text, me).rstrip(". ")

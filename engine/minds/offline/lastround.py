@@ -61,7 +61,9 @@ class LastRound:
             for key, same in groups.items():
                 where = [at[k] for k in key]
                 self.in_order = self.in_order and all(map(operator.lt, where, where[1:]))
-                self.seen[np.ix_(same, where)] = True
+                group = np.zeros(len(self.acts), dtype=bool)  # one row, set for the group's
+                group[where] = True
+                self.seen[same] = group
         row_of = {n: r for r, n in enumerate(names)}
         #: Who attacked, and who supported, each agent (``[row, column]``).
         self.attackers = np.zeros((rows, len(index)), dtype=bool)

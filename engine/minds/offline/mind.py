@@ -256,19 +256,19 @@ class OfflineMind:
     def _decide(self, ctx: AgentContext, options: Options, attacked: bool) -> Decision:
         """One agent's decision, its candidate acts weighed."""
         rng = self._rng(ctx, "decide")
-        me, arch = ctx.name, ctx.persona.archetype
-        view = ctx.view
-        urgency = BASE_URGENCY[arch] + 3.0 * abs(view.emotion - 0.5)
+        me, persona, view = ctx.name, ctx.persona, ctx.view
+        arch, emotion, driven = persona.archetype, view.emotion, persona.kind == "value-driven"
+        urgency = BASE_URGENCY[arch] + 3.0 * abs(emotion - 0.5)
         if attacked:
             urgency += 1.5
-        if any(e.private_to or me in e.text for e in ctx.events):
+        if ctx.events and any(e.private_to or me in e.text for e in ctx.events):
             urgency += 1.0
-        if arch is Archetype.RESERVED and view.emotion < 0.35:
+        if arch is Archetype.RESERVED and emotion < 0.35:
             urgency -= 1.5
-        if ctx.persona.kind == "value-driven":  # unmet needs make speaking pressing
+        if driven:  # unmet needs make speaking pressing
             urgency += 0.3 * s_self(view.needs) - 1.0
         urgency = round(min(10.0, max(0.0, urgency + rng.uniform(-1.5, 1.5))), 2)
-        if ctx.persona.kind == "value-driven":
+        if driven:
             best = plan(ctx, rng, options.as_list(), attacked)
             if best.mode is Mode.SILENT or urgency < SILENCE_BELOW:
                 return Decision(

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from operator import attrgetter
 
-from ...core.scenario import Archetype
+from ...core.scenario import AgentSpec, Archetype, Scenario
 from ...core.state import ALL, Action, Decision, Mode, Stance
 from ..base import AgentContext
 from .event_effects import topic
@@ -203,7 +203,7 @@ class Heard:
 
     def spoke(self, name: str) -> bool:
         """Whether the agent heard ``name`` speak."""
-        return any(name in by for by in self._past) or any(a.speaker == name for a in self._now)
+        return any(name in by for by in self._past) or name in map(attrgetter("speaker"), self._now)
 
     def earlier(self, name: str) -> list[Action]:
         """``name``'s acts the agent heard in the earlier rounds, in order."""
@@ -351,7 +351,7 @@ class _Speech:
     def heard_case(self, name: str, heard: Heard) -> list[str]:
         """The talking points the agent heard ``name`` make, as the agent says them."""
         ctx = self.ctx
-        spec = next((a for a in ctx.scenario.agents if a.name == name), None)
+        spec = _personas(ctx.scenario).get(name)
         if spec is None:
             return []
         said = [(a.speaker, _addressee(a), a.utterance.lower()) for a in heard.acts_of(name)]
@@ -388,6 +388,19 @@ class _Speech:
         rest = _fresh_first(self.rng, points, self.said) if points else []
         evidence = [e.rstrip(". ") for e in persona.evidence]
         return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
+
+
+#: The last scenario :func:`_personas` read, and its agents by name.
+_by_name: tuple[Scenario | None, dict[str, AgentSpec]] = (None, {})
+
+
+def _personas(scenario: Scenario) -> dict[str, AgentSpec]:
+    """The scenario's agents by name, read once while its agents speak (a supporter looks
+    up the one it backs)."""
+    global _by_name
+    if _by_name[0] is not scenario:
+        _by_name = (scenario, {a.name: a for a in scenario.agents})
+    return _by_name[1]
 
 
 #: How many of an agent's rotated phrasings are tried, from this round's on (the rest wait
@@ -440,7 +453,7 @@ def _fresh_first(rng: random.Random, points: Sequence[str], said: str) -> list[s
     """A random one of the points not yet said (any if all were), then the others."""
     fresh = [p for p in points if plain(p) not in said]
     pick = rng.choice(fresh or points)
-    return [pick, *(p for p in points if p != pick)]
+    return [pick, *[p for p in points if p != pick]]
 
 
 def _shuffled(rng: random.Random, items: Sequence[str]) -> list[str]:
