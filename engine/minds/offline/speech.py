@@ -398,9 +398,10 @@ def _personas(scenario: Scenario) -> dict[str, AgentSpec]:
     """The scenario's agents by name, read once while its agents speak (a supporter looks
     up the one it backs)."""
     global _by_name
-    if _by_name[0] is not scenario:
-        _by_name = (scenario, {a.name: a for a in scenario.agents})
-    return _by_name[1]
+    held = _by_name  # (read once: another thread's scenario may replace it meanwhile)
+    if held[0] is not scenario:
+        held = _by_name = (scenario, {a.name: a for a in scenario.agents})
+    return held[1]
 
 
 #: How many of an agent's rotated phrasings are tried, from this round's on (the rest wait
