@@ -36,9 +36,10 @@ def _names(scenario: Scenario) -> tuple[str, ...]:
     """The scenario's agent names, read once while its agents judge (every agent reads
     them for each event it sees, a round's events several times)."""
     global _named
-    if _named[0] is not scenario:
-        _named = (scenario, tuple(scenario.names))
-    return _named[1]
+    held = _named  # (read once: another thread's scenario may replace it meanwhile)
+    if held[0] is not scenario:
+        held = _named = (scenario, tuple(scenario.names))
+    return held[1]
 
 
 def _share(event: ScenarioEvent, m: EventMeaning, me: str) -> float:
