@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .changes import CODE, NO_ROUND, STATUSES, RoundChanges, entry_array, validated
@@ -239,10 +241,7 @@ class StateColumns:
         needs = list(self.needs)
         for name, moved in changes.needs.items():
             i = index[name]
-            now = dict(needs[i])
-            for need, current in moved.items():
-                now[need] = Need(current, now[need].expected)
-            needs[i] = now
+            needs[i] = _moved(needs[i], moved)
         theta = list(self.theta)
         for name, value in changes.theta.items():
             theta[index[name]] = value
@@ -390,6 +389,15 @@ class AgentView:
         if self._state is None:
             self._state = self.columns.agent_state(self.row)
         return self._state
+
+
+def _moved(needs: dict[str, Need], moved: dict[str, float]) -> dict[str, Need]:
+    """``needs`` with the ``moved`` ones at their new current values (each :class:`Need`
+    made as its own constructor makes it, ``tuple.__new__``, without a Python call each)."""
+    now = dict(needs)
+    expected = map(itemgetter(1), map(needs.__getitem__, moved))
+    now.update(zip(moved, map(tuple.__new__, repeat(Need), zip(moved.values(), expected))))
+    return now
 
 
 def needs_of(states: dict[str, NeedState]) -> dict[str, Need]:
