@@ -396,7 +396,8 @@ def _moved(needs: dict[str, Need], moved: dict[str, float]) -> dict[str, Need]:
     made as its own constructor makes it, ``tuple.__new__``, without a Python call each)."""
     now = dict(needs)
     expected = map(itemgetter(1), map(needs.__getitem__, moved))
-    now.update(zip(moved, map(tuple.__new__, repeat(Need), zip(moved.values(), expected))))
+    made = map(tuple.__new__, repeat(Need), zip(moved.values(), expected, strict=True))
+    now.update(zip(moved, made, strict=True))
     return now
 
 
