@@ -475,7 +475,7 @@ def _rings(
     gone = np.zeros((width + 1, k), bool)
     # the rounds evicted come first; the NO_ROUND after them (and an edge's that evicts
     # none) meets only empty slots, which go anyway
-    of = rounds.take(slots.T)
+    of = rounds.take(ring[front:width])  # (the slots, in the ring's contiguous rows)
     if evicted.shape[1] == 1:  # one round at most an edge (the common case)
         gone[front:width] = of == evicted[:, 0]
         gone[width] = evicted[:, 0] == t
