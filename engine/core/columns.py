@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from .changes import CODE, NO_ROUND, STATUSES, RoundChanges, entry_array, validated
@@ -239,10 +241,7 @@ class StateColumns:
         needs = list(self.needs)
         for name, moved in changes.needs.items():
             i = index[name]
-            now = dict(needs[i])
-            for need, current in moved.items():
-                now[need] = Need(current, now[need].expected)
-            needs[i] = now
+            needs[i] = _moved(needs[i], moved)
         theta = list(self.theta)
         for name, value in changes.theta.items():
             theta[index[name]] = value
@@ -392,6 +391,16 @@ class AgentView:
         return self._state
 
 
+def _moved(needs: dict[str, Need], moved: dict[str, float]) -> dict[str, Need]:
+    """``needs`` with the ``moved`` ones at their new current values (each :class:`Need`
+    made as its own constructor makes it, ``tuple.__new__``, without a Python call each)."""
+    now = dict(needs)
+    expected = map(itemgetter(1), map(needs.__getitem__, moved))
+    made = map(tuple.__new__, repeat(Need), zip(moved.values(), expected, strict=True))
+    now.update(zip(moved, made, strict=True))
+    return now
+
+
 def needs_of(states: dict[str, NeedState]) -> dict[str, Need]:
     """Validated needs as the engine holds them."""
     return {name: Need(v.current, v.expected) for name, v in states.items()}
@@ -466,7 +475,7 @@ def _rings(
     gone = np.zeros((width + 1, k), bool)
     # the rounds evicted come first; the NO_ROUND after them (and an edge's that evicts
     # none) meets only empty slots, which go anyway
-    of = rounds.take(slots.T)
+    of = rounds.take(ring[front:width])  # (the slots, in the ring's contiguous rows)
     if evicted.shape[1] == 1:  # one round at most an edge (the common case)
         gone[front:width] = of == evicted[:, 0]
         gone[width] = evicted[:, 0] == t

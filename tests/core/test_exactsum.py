@@ -41,3 +41,13 @@ def test_cancelling_values_leave_what_a_float_sum_loses():
     values = [1.0, 1e-17, -1.0] * 1000
     assert exact_sum(np.array(values)) == math.fsum(values) == 1e-14
     assert sum(values) != math.fsum(values)
+
+
+@given(st.integers(min_value=-(2**1100), max_value=2**1100), st.integers(200, 2200))
+def test_a_total_scaled_down_rounds_once(total, shift):
+    """The scaled total is the correctly rounded fraction, subnormal results included."""
+    from fractions import Fraction
+
+    from engine.core.exactsum import _divided
+
+    assert same(_divided(total, shift), float(Fraction(total, 1 << shift)))

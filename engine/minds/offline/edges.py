@@ -127,20 +127,18 @@ def _note_texts(ids: list[int], acts: _Acts, names: list[str]) -> list[str]:
     """The texts of notes ``ids`` (note ``kind`` about agent ``a`` is ``kind * n + a``,
     its text reads the agent's act: stance, target and mode)."""
     n = len(names)
-    targets, stances, public = acts.target.tolist(), acts.stance.tolist(), acts.public.tolist()
+    verbs = [VERB[STANCE_OF[s]] for s in acts.stance.tolist()]
+    targets = [names[t] if t >= 0 else ALL for t in acts.target.tolist()]
+    hows = ["publicly" if p else "privately" for p in acts.public.tolist()]
     texts = []
     for text_id in ids:
         kind, agent = divmod(text_id, n)
-        target = targets[agent]
-        texts.append(
-            _NOTES[kind][1].format(
-                who=names[agent],
-                verb=VERB[STANCE_OF[stances[agent]]],
-                target=names[target] if target >= 0 else ALL,
-                how="publicly" if public[agent] else "privately",
-            )
-        )
+        texts.append(_TEXTS[kind].format(names[agent], verbs[agent], targets[agent], hows[agent]))
     return texts
+
+
+#: :data:`_NOTES`' texts with their fields by position: who, verb, target, how.
+_TEXTS = tuple(text.format(who="{0}", verb="{1}", target="{2}", how="{3}") for _, text in _NOTES)
 
 
 class _Notes:
@@ -289,7 +287,7 @@ def judged_edges(
     notes.add(SPOKE, spoke, as_col)
     # j's act: toward a third agent (a broker takes no side), or to the room
     third = vis & ~on_me & (tgt >= 0) & ~broker
-    friend = np.take_along_axis(fav, np.broadcast_to(np.maximum(tgt, 0), (r, n)), axis=1)
+    friend = fav.take(np.maximum(said.target, 0), axis=1)  # [i, j]: i's regard for j's target
     close = third & (friend >= FRIEND_AT)
     hurt = close & (stance == OPPOSE)
     np.subtract(d, FRIEND_HURT * friend * thin, out=d, where=hurt)
@@ -463,9 +461,11 @@ def _ordered(
     columns = ctxs[0].view.columns
     names, n = columns.names, len(columns.names)
     r = len(rows)
-    # the summary: the most important note, the greatest text of a tie
+    # the summary: the most important note, the greatest text of a tie (each note as its
+    # importance, then its text's rank in ``bits`` bits)
     best = np.full(r * n, -1, np.int64)
     summaries: list[str] = []
+    bits = 0
     if notes.edges:
         edge = np.concatenate(notes.edges)
         ids = np.concatenate(notes.texts)
@@ -474,7 +474,8 @@ def _ordered(
         ordered = sorted(range(len(made)), key=made.__getitem__)
         rank = np.empty(len(made), np.int64)
         rank[ordered] = np.arange(len(made))
-        np.maximum.at(best, edge, np.concatenate(notes.importance) * len(made) + rank[at])
+        bits = len(made).bit_length()
+        np.maximum.at(best, edge, np.concatenate(notes.importance) << bits | rank[at])
         opening = f"Round {ctxs[0].round}: "
         summaries = [f"{opening}{made[k]}." for k in ordered]  # by rank
     order = np.where(vis, said.order[None, :], len(said.spoke) + 1)
@@ -482,9 +483,8 @@ def _ordered(
     row_of, col = _by_row_then(judged, order)
     at = row_of * n + col  # each edge's place among the observers' rows, flat
     chosen = best.take(at)
-    width = max(len(summaries), 1)
     noted = chosen >= 0
-    importance, note = np.divmod(chosen, width)  # the note's importance and text's rank
+    importance, note = chosen >> bits, chosen & ((1 << bits) - 1)  # (the text's rank)
     importance[~noted] = 1
     # an edge without a note: "j was present", one note for each such j (in order)
     present = np.flatnonzero(np.bincount(col[~noted], minlength=n))

@@ -376,15 +376,25 @@ class OfflineMind:
             one = Judged.of([ctx], read_acts(ctx.heard), None, [lenses[row]], self.dynamics, mine)
             emotions[row] = one.moods()[0]
             needs[row] = one.needs(emotions[row : row + 1])[0]
-        return RoundJudgements(emotions, needs, self._edges(ctxs, acts))
+        return RoundJudgements(emotions, needs, self._edges(ctxs, acts, lenses))
 
-    def _edges(self, ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> JudgedEdges:
+    def _edges(
+        self,
+        ctxs: Sequence[AgentContext],
+        acts: list[ReadAct],
+        lenses: Sequence[PriorLens] | None = None,
+    ) -> JudgedEdges:
         """U_R by rule of the edges ``acts`` trigger for ``ctxs``' agents, and toward whoever
-        the round's events implicate (:func:`.edges.judged_edges`)."""
+        the round's events implicate (:func:`.edges.judged_edges`); ``lenses``: the agents'
+        prior lenses, when the caller has them."""
 
-        self._scene(ctxs[0].scenario)
-        standings = [Standing(self._outgroup(c), self._broker(c), self._news(c)) for c in ctxs]
-        lenses = [self._lens(c) for c in ctxs]
+        self._scene(ctxs[0].scenario)  # (a round's contexts share their scenario)
+        outgroups, brokers, none = self._outgroups, self._brokers, frozenset[str]()
+        standings = [
+            Standing(outgroups.get(c.name, none), c.name in brokers, self._news(c)) for c in ctxs
+        ]
+        if lenses is None:
+            lenses = [self._lens(c) for c in ctxs]
         names = ctxs[0].view.columns.names
         bias = self._outgroup_bias(names)
         start = self._start_fav(names) if self.dynamics.fading else None
