@@ -1,0 +1,71 @@
+"""Instructions an unsaved offline round costs, counted by valgrind's callgrind: the one
+round figure this machine's drifting CPU speed does not move (repeat runs differ ~0.1%).
+
+    .venv/bin/python bench/instructions.py                       # 100 agents, this tree
+    .venv/bin/python bench/instructions.py --agents 300 --root /tmp/before
+
+A generated cast (bench/casts.py, seed 1) plays 20 rounds in one ``Simulation``, then N more;
+the figure is (Ir(N = 25) - Ir(N = 5)) / 20, the start-up and first rounds cancelling.
+``PYTHONHASHSEED=0`` fixes the interpreter's hashing. Needs ``valgrind`` on the PATH (each
+count takes about a minute at 100 agents).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(ROOT / "bench")]
+
+from casts import write_cast  # noqa: E402
+
+#: Rounds played before the counted ones, and the two counts of rounds after them.
+WARM, FEW, MANY = 20, 5, 25
+
+_PLAY = """
+import asyncio, sys
+from pathlib import Path
+from engine.core.scenario import load_scenario_file
+from engine.round.simulation import Simulation
+sim = Simulation.new(load_scenario_file(Path(sys.argv[1])), seed=1, rounds=int(sys.argv[2]))
+async def main():
+    await sim.run(int(sys.argv[3]))
+    await sim.run(int(sys.argv[4]))
+asyncio.run(main())
+"""
+
+
+def instructions(root: Path, cast: Path, more: int, folder: Path) -> int:
+    """Instructions of a whole process playing ``WARM`` then ``more`` rounds of ``cast``."""
+    out = folder / f"callgrind.{more}"
+    env = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONPATH": str(root)}
+    argv = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable]
+    argv += ["-c", _PLAY, str(cast), str(WARM + MANY), str(WARM), str(more)]
+    subprocess.run(argv, env=env, cwd=root, check=True, capture_output=True)
+    found = re.search(r"^summary: (\d+)", out.read_text(), re.M)
+    if found is None:
+        raise SystemExit(f"{out}: no summary line")
+    return int(found.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--agents", type=int, default=100)
+    parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to play")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        cast = write_cast(folder / "cast.toml", args.agents, 1, WARM + MANY)
+        few, many = (instructions(args.root, cast, n, folder) for n in (FEW, MANY))
+    per = (many - few) / (MANY - FEW)
+    print(f"{args.root}: an unsaved round of {args.agents} agents, {per / 1e6:.2f} M instructions")
+
+
+if __name__ == "__main__":
+    main()
