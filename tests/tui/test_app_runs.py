@@ -408,16 +408,13 @@ async def test_a_closed_browser_stops_its_listing(saves: Path, monkeypatch) -> N
     import asyncio
     import shutil
 
-    from cast import hold_call
+    from cast import hold_call, played_run
 
-    from engine import Simulation, load_library
+    from engine import load_library
     from engine.saves.runfiles import RunFiles
     from engine.saves.verified import DIR
 
-    store = SaveStore(saves)
-    other = Simulation.new(load_library("tavern"), seed=1, store=store, run_id="other")
-    await other.run(3)
-    other.close()
+    await played_run(SaveStore(saves), load_library("tavern"), "other", 3)
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         shutil.rmtree(saves / DIR, ignore_errors=True)  # no verdicts: every round is read
