@@ -388,11 +388,8 @@ class OfflineMind:
         the round's events implicate (:func:`.edges.judged_edges`); ``lenses``: the agents'
         prior lenses, when the caller has them."""
 
-        self._scene(ctxs[0].scenario)  # (a round's contexts share their scenario)
-        outgroups, brokers, none = self._outgroups, self._brokers, frozenset[str]()
-        standings = [
-            Standing(outgroups.get(c.name, none), c.name in brokers, self._news(c)) for c in ctxs
-        ]
+        self._scene(ctxs[0].scenario)
+        standings = [Standing(self._outgroup(c), self._broker(c), self._news(c)) for c in ctxs]
         if lenses is None:
             lenses = [self._lens(c) for c in ctxs]
         names = ctxs[0].view.columns.names
