@@ -131,18 +131,29 @@ class RoundChanges:
             self._relation_changes = self._relation_models()
         return self._relation_changes
 
-    def _relation_models(self) -> list[RelationChange]:
-        names = self.names
+    def flips(self, limit: int) -> list[RelationChange]:
+        """The first ``limit`` changed edges whose status changed, as models (in the order
+        of :meth:`relation_changes`; no model for the other edges)."""
+        import numpy as np
+
+        if self._relation_changes is not None:
+            return [c for c in self._relation_changes if c.status != c.previous_status][:limit]
+        return self._relation_models(np.flatnonzero(self.status != self.previous)[:limit])
+
+    def _relation_models(self, edges: np.ndarray | None = None) -> list[RelationChange]:
+        """The changed edges as models (only those at indices ``edges``, if given)."""
+        names, notes = self.names, self.notes
+        at = slice(None) if edges is None else edges
         rows = zip(
-            self.source.tolist(),
-            self.target.tolist(),
-            self.delta.tolist(),
-            self.fav.tolist(),
-            self.status.tolist(),
-            self.previous.tolist(),
-            self.overrides(),
-            self.summaries(),
-            self.importance.tolist(),
+            self.source[at].tolist(),
+            self.target[at].tolist(),
+            self.delta[at].tolist(),
+            self.fav[at].tolist(),
+            self.status[at].tolist(),
+            self.previous[at].tolist(),
+            overrides(self.override[at]),
+            [notes[c] for c in self.note[at].tolist()],
+            self.importance[at].tolist(),
             strict=True,
         )
         data = [

@@ -123,8 +123,12 @@ def test_a_rounds_changes_applied_give_what_the_rules_give(seed, memory, capacit
     )
     assert fresh.world().model_dump_json() == expected.model_dump_json()
     assert state.model_dump_json() == world(random.Random(seed), memory).model_dump_json()
+    # the status changes a round's summary names: built alone, or read from the models
+    alone = [changes.flips(limit) for limit in (0, 2, 1000)]
     # the record's changes: one per judged edge, in order, with the real movement
     rows = changes.relation_changes()
+    flipped = [c for c in rows if c.status != c.previous_status]
+    assert alone == [flipped[:0], flipped[:2], flipped] == [changes.flips(k) for k in (0, 2, 1000)]
     assert [(c.source, c.target) for c in rows] == [
         (name, o) for name, j in zip(NAMES, judged, strict=True) for o in j.relations
     ]

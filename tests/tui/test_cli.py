@@ -178,6 +178,34 @@ def test_run_prints_a_summary_per_round_and_saves_the_run(socialsim, saves: Path
         assert re.search(rf"^\s*{a['order']}\s+{re.escape(a['speaker'])}", round1, re.M), round1
 
 
+def test_run_prints_each_rounds_status_changes_without_the_state_as_models(
+    socialsim, saves: Path, lib_id: str, monkeypatch: pytest.MonkeyPatch
+):
+    """A round's summary reads its changes' arrays: no state, no model an edge (at 100
+    agents building them cost more than the round)."""
+    from engine.core.columns import StateColumns
+
+    def refused(self: StateColumns) -> None:
+        raise AssertionError("a round was printed from the state built as models")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(StateColumns, "world", refused)
+        result = socialsim("run", lib_id, "--rounds", "8", "--seed", "3", "--run-id", "f")
+    assert result.code == 0, result.err
+    history = SaveStore(saves).history("f")
+    printed = 0
+    for n in range(1, 9):
+        section = result.out[result.out.index(f"Round {n}/8") :]
+        section = section[: section.index("Fav ")]
+        flips = [c for c in history[n].relation_changes if c.status != c.previous_status]
+        for c in flips[:6]:
+            line = f"{c.source}→{c.target}: {c.previous_status.value} → {c.status.value}"
+            assert f"{line} (fav {c.fav:+.2f})" in section, section
+            printed += 1
+        assert section.count(" (fav ") == min(len(flips), 6)
+    assert printed  # the seed's rounds change some statuses
+
+
 def test_run_quiet_prints_only_the_final_lines(socialsim, saves: Path, scenario_file: Path):
     result = socialsim("run", str(scenario_file), "--rounds", "2", "--run-id", "q", "--quiet")
     assert result.code == 0, result.err

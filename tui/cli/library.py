@@ -120,7 +120,8 @@ def show(
         emit(console, tables, fmt)
         return
     if record.round > 0:
-        console.print(round_summary(record, meta.total_rounds, metrics))
+        flips = [c for c in record.relation_changes if c.status != c.previous_status]
+        console.print(round_summary(record, flips, meta.total_rounds, metrics))
         console.print()
     from .output import print_all
 

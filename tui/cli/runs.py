@@ -177,13 +177,15 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
     from engine.round.events import Notice, RoundEnded, RunPaused
 
     from .progress import calls_shown
-    from .tables import round_summary
+    from .tables import FLIPS_SHOWN, round_summary
 
     console = make_console()
 
     def show(event: object) -> None:
         if isinstance(event, RoundEnded) and not quiet:
-            console.print(round_summary(event.record, sim.total_rounds, sim.metrics()))
+            view = event.view  # no model an edge, nor the state as models
+            flips = view.changes.flips(FLIPS_SHOWN)
+            console.print(round_summary(view.log, flips, sim.total_rounds, sim.metrics()))
             console.print()
         elif isinstance(event, Notice):
             typer.echo(f"socialsim: round {event.round}: {strip_controls(event.message)}", err=True)

@@ -14,9 +14,11 @@ from rich.text import Text
 from ..report import metrics_line
 from ..widgets.style import STATUS_GLYPH, fav_style
 from .output import Number, Plain
+from .transcript import Transcript, Turn
 
 if TYPE_CHECKING:
     from engine import Metrics, RoundRecord, RunListing, RunMeta, Scenario, WorldState
+    from engine.core.state import RelationChange, RoundLog
     from engine.minds.spec import MindSpec
     from engine.saves.history import History
     from engine.studies.bootstrap import Interval
@@ -35,33 +37,33 @@ def mind_name(spec: MindSpec) -> str:
     return spec.label if spec.offline else spec.model
 
 
-def round_summary(record: RoundRecord, total: int, metrics: Metrics) -> RenderableType:
-    """What happened in one round: events, utterances in order, big changes, metrics."""
+#: The status changes a round's summary names.
+FLIPS_SHOWN = 6
+
+
+def round_summary(
+    record: RoundLog, flips: Sequence[RelationChange], total: int, metrics: Metrics
+) -> RenderableType:
+    """What happened in one round: events, utterances in order, the first status changes
+    (``flips``: :data:`FLIPS_SHOWN` of them at most are named), metrics."""
     parts: list[RenderableType] = [Text(f"Round {record.round}/{total}", style="bold cyan")]
     for e in record.events:
         who = f" (private to {', '.join(e.private_to)})" if e.private_to else ""
         tag = "injected" if e.source == "injected" else "event"
         parts.append(Text.assemble((f"  [{tag}{who}] ", "yellow"), e.text))
-    table = Table(box=None, show_header=False, pad_edge=False, expand=False)
-    table.add_column(justify="right", style="dim")
-    table.add_column(no_wrap=True)
-    table.add_column(ratio=1)
     spoken = sorted((a for a in record.actions if a.order is not None), key=lambda a: a.order or 0)
+    turns = []
     for a in spoken:
         arrow = f"→{a.target}" if a.target and a.target != "all" else ""
         mode = "" if a.mode.value == "public" else f" [{a.mode.value}]"
         forced = " (forced)" if a.forced else f" (human: {a.player})" * (a.actor == "human")
-        table.add_row(
-            str(a.order),
-            Text(f"{a.speaker}{arrow}{mode}{forced}", MODE_STYLE[a.mode.value]),
-            Text(a.utterance),
-        )
+        who = f"{a.speaker}{arrow}{mode}{forced}"
+        turns.append(Turn(str(a.order), who, MODE_STYLE[a.mode.value], a.utterance))
     silent = [a.speaker for a in record.actions if a.order is None]
-    parts.append(table)
+    parts.append(Transcript(turns))
     if silent:
         parts.append(Text(f"  silent: {', '.join(silent)}", style="dim"))
-    flips = [c for c in record.relation_changes if c.status != c.previous_status]
-    for c in flips[:6]:
+    for c in flips[:FLIPS_SHOWN]:
         parts.append(
             Text(
                 f"  {c.source}→{c.target}: {c.previous_status.value} → {c.status.value}"
