@@ -11,7 +11,8 @@ generated from a seed (bench/casts.py), as whole processes.
 ``rounds``: a saved round is ``socialsim run FILE -q`` of ``hi`` rounds minus one of ``lo``
 rounds, over ``hi - lo`` (the start-up and the first rounds cancel); an unsaved round is the
 same difference of a whole process playing the run unsaved (``Simulation.new(...).run()``),
-measured beside it in the same run, so their ratio is the cost of saving. ``alternate``
+measured beside it in the same run, so their ratio is the cost of saving; a printed round
+is the saved one without ``-q`` (each round's transcript printed, to a pipe). ``alternate``
 plays a saved and an unsaved ``Simulation`` of the cast in one process, a round of each in
 turn (which goes first alternating), and sums each one's CPU (``process_time``) over the
 same rounds: a loaded machine slows both alike. ``export`` and
@@ -130,25 +131,17 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
-def _saved(file: Path, rounds: int, folder: Path) -> Usage:
+def _saved(file: Path, rounds: int, folder: Path, quiet: bool = True) -> Usage:
     saves = Path(tempfile.mkdtemp(prefix="saves-", dir=folder))
+    args = ["run", str(file), "--seed", "1", "--rounds", str(rounds), "--saves", str(saves)]
     try:
-        return _whole(
-            _cli(
-                "run",
-                str(file),
-                "-q",
-                "--seed",
-                "1",
-                "--rounds",
-                str(rounds),
-                "--saves",
-                str(saves),
-            ),
-            folder,
-        )
+        return _whole(_cli(*args, *["-q"] * quiet), folder)
     finally:
         shutil.rmtree(saves, ignore_errors=True)
+
+
+def _printed(file: Path, rounds: int, folder: Path) -> Usage:
+    return _saved(file, rounds, folder, quiet=False)
 
 
 def _unsaved(file: Path, rounds: int, folder: Path) -> Usage:
@@ -160,9 +153,9 @@ def rounds_bench(args: argparse.Namespace, folder: Path) -> None:
     for n in args.agents:
         lo, hi = WINDOWS.get(n, (10, 30))
         file = write_cast(folder / f"cast{n}.toml", n, args.seed, hi)
-        per: dict[str, list[tuple[float, float]]] = {"saved": [], "unsaved": []}
+        per: dict[str, list[tuple[float, float]]] = {"saved": [], "unsaved": [], "printed": []}
         for _ in range(args.runs):
-            for kind, play in (("saved", _saved), ("unsaved", _unsaved)):
+            for kind, play in (("saved", _saved), ("unsaved", _unsaved), ("printed", _printed)):
                 a, b = play(file, lo, folder), play(file, hi, folder)
                 per[kind].append(((b.cpu - a.cpu) / (hi - lo), (b.wall - a.wall) / (hi - lo)))
         saved, unsaved = ([c for c, _ in per[k]] for k in ("saved", "unsaved"))
@@ -176,6 +169,11 @@ def rounds_bench(args: argparse.Namespace, folder: Path) -> None:
         print(f"{pad}saved / unsaved (run by run): {spread(ratios, '')}, {ratio}")
         if n in SAVED_TARGET:
             print(f"{pad}saved round: {verdict(statistics.median(saved), SAVED_TARGET[n])}")
+        printed = [c for c, _ in per["printed"]]
+        wall = spread([w for _, w in per["printed"]], "ms", 1e3)
+        print(f"{pad}printed round (no -q, piped): CPU {spread(printed, 'ms', 1e3)} (wall {wall})")
+        over = [p - s for p, s in zip(printed, saved, strict=True)]
+        print(f"{pad}    printing beyond the saved round: {spread(over, 'ms', 1e3)} (no target)")
 
 
 def alternate_bench(args: argparse.Namespace, folder: Path) -> None:

@@ -120,4 +120,4 @@ async def _play(sim: Simulation, recorded: History) -> None:
         if people != sim.meta.players:
             sim.play(people)
         sim.seat(recorded_answers(record.actions))
-        await sim.step()
+        await sim.advance()

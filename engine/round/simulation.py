@@ -367,6 +367,11 @@ class Simulation(RunControl, Holding):
         """Run one round (context, phase 1, phase 2, updates) and autosave it; its record."""
         return (await self._advance()).record()
 
+    async def advance(self) -> None:
+        """:meth:`step` for a caller that does not read the round: no record is built (the
+        whole state as models, at 100 agents dearer than the round)."""
+        await self._advance()
+
     async def _advance(self) -> PlayedRound:
         """Play one round and autosave it; the round as played (its record not built)."""
         reason = self.mind.stop_reason()

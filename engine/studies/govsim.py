@@ -14,7 +14,7 @@ without shrinking next month's stock; its equal per-agent share is ``f(t) / n``.
 
 Here each month is one engine round: the harvest is decided outside the round (one
 question per agent to the run's mind: the offline rule, or the agent's model), the
-disclosure is injected as the round's event, and ``Simulation.step()`` plays the discussion
+disclosure is injected as the round's event, and ``Simulation.advance()`` plays the discussion
 with the engine's usual speaking machinery, emotion and relation updates. A relational
 prior only changes the agents' system prompts (and, offline, the harvest rule reads its
 signs); the protocol is the same for every prior.
@@ -504,7 +504,7 @@ async def play_govsim(
     rule or the agent's model at temperature 0.8, whatever the run's; out-of-range answers
     are clamped to 0..stock and counted, never fatal), rationing if the lake is
     oversubscribed, the disclosure injected as the round's event (the requests and clamps
-    too when they differ from the catches), one discussion round (``sim.step()``), then
+    too when they differ from the catches), one discussion round (``sim.advance()``), then
     regeneration. Stops after the run's months or at collapse (stock < 5). The harvest
     calls are tracked (engine/llm/progress.py) as a pass before the month's round, and
     recorded with it. A saved run writes its months to its study file before each round:
@@ -531,7 +531,7 @@ async def play_govsim(
                 if not any(e.text == text for e in sim.pending.events):
                     sim.inject(text)
                 try:
-                    await sim.step()
+                    await sim.advance()
                 except BudgetError as err:  # the harvest calls reached a cap: the month stands
                     stopped = str(err)
                     break

@@ -27,15 +27,15 @@ def run(socialsim, saves: Path) -> Path:
 def test_a_replay_stopped_by_a_signal_leaves_no_run(
     run: Path, saves: Path, socialsim, monkeypatch, signum: int, word: str, code: int
 ) -> None:
-    real_step = Simulation.step
+    real_advance = Simulation.advance
 
-    async def step(self: Simulation, *args, **kwargs):
+    async def advance(self: Simulation) -> None:
         if self.round == 2:
             os.kill(os.getpid(), signum)
             await asyncio.sleep(5)
-        return await real_step(self, *args, **kwargs)
+        await real_advance(self)
 
-    monkeypatch.setattr(Simulation, "step", step)
+    monkeypatch.setattr(Simulation, "advance", advance)
     result = socialsim("replay", "t", "--run-id", "rp")
     assert result.code == code, result.err
     assert result.err.count("\n") == 1, result.err

@@ -317,6 +317,24 @@ async def test_a_failing_round_leaves_the_run_unchanged(store: SaveStore):
         assert [e.text for e in record.events] == ["Kept for the retry."]
 
 
+async def test_advance_plays_and_saves_a_round_without_building_its_record(
+    store: SaveStore, monkeypatch: pytest.MonkeyPatch
+):
+    from engine.core.columns import StateColumns
+
+    def refused(self: StateColumns) -> None:
+        raise AssertionError("the state was built as models")
+
+    with Simulation.new(quartet(), store=store, run_id="adv", rounds=3) as sim:
+        with monkeypatch.context() as patched:
+            patched.setattr(StateColumns, "world", refused)
+            await sim.advance()
+            await sim.advance()
+        assert sim.round == 2 and store.round_numbers("adv") == [0, 1, 2]
+        record = await sim.step()  # step builds the record it returns
+        assert record.round == 3 and set(record.state.agents) == set(quartet().names)
+
+
 async def test_history_shows_only_visible_past_actions():
     mind = scripted()
     sim = Simulation.new(quartet(), mind=mind)

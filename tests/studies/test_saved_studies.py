@@ -70,17 +70,17 @@ async def test_a_month_whose_round_was_not_saved_plays_its_discussion_again(
     whole = await run_govsim(no_prior(), seed=5, months=4)
     store = SaveStore(tmp_path / "saves")
     sim = govsim_run(no_prior(), seed=5, months=4, store=store, run_id="g")
-    step = sim.step
+    advance = sim.advance
     calls = 0
 
-    async def dies_in_month_3() -> object:
+    async def dies_in_month_3() -> None:
         nonlocal calls
         calls += 1
         if calls == 3:  # killed during month 3's discussion: its harvest is in the study file
             raise Killed
-        return await step()
+        await advance()
 
-    sim.step = dies_in_month_3  # type: ignore[method-assign]
+    sim.advance = dies_in_month_3  # type: ignore[method-assign]
     with pytest.raises(Killed):
         await play_govsim(sim)
     log = read_study(store, "g", GovSimLog)

@@ -239,7 +239,7 @@ async def _arm(store: SaveStore, spec: TrialSpec, seed: int, arm: Arm) -> None:
             for forcing in arm.force:
                 if forcing.round == sim.round + 1:
                     sim.force(forcing.action)
-            await sim.step()
+            await sim.advance()
         await finish_task_run(sim)
         done = {(s["questionnaire"], s["agent"]) for s in _final_surveys(store, run_id)}
         results = [
