@@ -42,16 +42,16 @@ FLIPS_SHOWN = 6
 
 
 def round_summary(
-    record: RoundLog, flips: Sequence[RelationChange], total: int, metrics: Metrics
+    log: RoundLog, flips: Sequence[RelationChange], total: int, metrics: Metrics
 ) -> RenderableType:
     """What happened in one round: events, utterances in order, the first status changes
     (``flips``: :data:`FLIPS_SHOWN` of them at most are named), metrics."""
-    parts: list[RenderableType] = [Text(f"Round {record.round}/{total}", style="bold cyan")]
-    for e in record.events:
+    parts: list[RenderableType] = [Text(f"Round {log.round}/{total}", style="bold cyan")]
+    for e in log.events:
         who = f" (private to {', '.join(e.private_to)})" if e.private_to else ""
         tag = "injected" if e.source == "injected" else "event"
         parts.append(Text.assemble((f"  [{tag}{who}] ", "yellow"), e.text))
-    spoken = sorted((a for a in record.actions if a.order is not None), key=lambda a: a.order or 0)
+    spoken = sorted((a for a in log.actions if a.order is not None), key=lambda a: a.order or 0)
     turns = []
     for a in spoken:
         arrow = f"→{a.target}" if a.target and a.target != "all" else ""
@@ -59,7 +59,7 @@ def round_summary(
         forced = " (forced)" if a.forced else f" (human: {a.player})" * (a.actor == "human")
         who = f"{a.speaker}{arrow}{mode}{forced}"
         turns.append(Turn(str(a.order), who, MODE_STYLE[a.mode.value], a.utterance))
-    silent = [a.speaker for a in record.actions if a.order is None]
+    silent = [a.speaker for a in log.actions if a.order is None]
     parts.append(Transcript(turns))
     if silent:
         parts.append(Text(f"  silent: {', '.join(silent)}", style="dim"))
