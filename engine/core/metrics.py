@@ -140,9 +140,10 @@ class Edges:
         """The view of a state held as columns (read, not copied: columns never change)."""
         import numpy as np
 
-        packed = np.packbits(columns.hostile(), axis=1, bitorder="little")
+        matrix = columns.hostile()
+        packed = np.packbits(matrix, axis=1, bitorder="little")
         hostile = [int.from_bytes(row.tobytes(), "little") for row in packed]
-        return cls(columns.round, columns.names, columns.fav, hostile, columns.hostile())
+        return cls(columns.round, columns.names, columns.fav, hostile, matrix)
 
 
 _VIEWS: dict[int, tuple[weakref.ref[WorldState], Edges]] = {}

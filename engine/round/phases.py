@@ -224,13 +224,8 @@ async def take_turns(
             words = sink if stage.wants(TokenStreamed) else no_sink
             text = (await minds.speak(ctx, decisions[me], words))[:MAX_UTTERANCE_CHARS]
         if not text.strip():  # a failed or empty utterance is silence, not a blank turn
-            actions[me] = _action(me, decisions[me], forced, players).model_copy(
-                update={
-                    "mode": Mode.SILENT,
-                    "target": None,
-                    "intent": "(no utterance: silent)",
-                }
-            )
+            silence = {"mode": Mode.SILENT, "target": None, "intent": "(no utterance: silent)"}
+            actions[me] = _action(me, decisions[me], forced, players, silence)
             continue
         said = {"utterance": text.strip(), "order": len(spoken) + 1}
         action = actions[me] = _action(me, decisions[me], forced, players, said)
@@ -300,23 +295,24 @@ def _action(
     decision: Decision,
     forced: Mapping[str, ForcedAction],
     players: Mapping[str, str],
-    said: Mapping[str, Any] | None = None,
+    turn: Mapping[str, Any] | None = None,
 ) -> Action:
-    """The action of a decision, and what was ``said`` (its utterance and order); a person
-    playing the agent is its actor unless the user forced its action."""
-    played = speaker in players and speaker not in forced
-    return Action(
-        speaker=speaker,
-        urgency=decision.urgency,
-        mode=decision.mode,
-        target=decision.target,
-        intent=decision.intent,
-        stance=decision.stance,
-        forced=speaker in forced,
-        theta=decision.theta,
-        **({"actor": "human", "player": players[speaker]} if played else {}),
-        **(said or {}),
-    )
+    """The action of a decision, with what its ``turn`` made of it (the utterance and its
+    order, or silence); a person playing the agent is its actor unless the user forced its
+    action."""
+    fields: dict[str, Any] = {
+        "speaker": speaker,
+        "urgency": decision.urgency,
+        "mode": decision.mode,
+        "target": decision.target,
+        "intent": decision.intent,
+        "stance": decision.stance,
+        "forced": speaker in forced,
+        "theta": decision.theta,
+    }
+    if speaker in players and speaker not in forced:
+        fields |= {"actor": "human", "player": players[speaker]}
+    return Action(**fields | dict(turn or {}))
 
 
 def _valid(name: str, decision: Decision, names: Sequence[str], known: frozenset[str]) -> Decision:

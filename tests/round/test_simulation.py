@@ -366,11 +366,13 @@ def test_a_decisions_action_is_built_as_validation_builds_it():
     forced = {"A": ForcedAction(agent="A", mode=Mode.PRIVATE, target="B")}
     said = {"utterance": "hi", "order": 2}
     played = {"actor": "human", "player": "pat"}
+    silence = {"mode": Mode.SILENT, "target": None, "intent": "(no utterance: silent)"}
     for built, given in (
         (_action("A", decision, forced, {"A": "pat"}), {"forced": True}),
         (_action("A", decision, {}, {"A": "pat"}, said), {"forced": False, **played, **said}),
+        (_action("A", decision, {}, {}, silence), {"forced": False, **silence}),
     ):
-        valid = Action(speaker="A", **given, **decision.model_dump())
+        valid = Action(speaker="A", **decision.model_dump() | given)
         assert built == valid and list(built.__dict__) == list(Action.model_fields)
         assert built.model_fields_set == valid.model_fields_set
         assert built.model_dump_json() == valid.model_dump_json()

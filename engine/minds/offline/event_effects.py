@@ -20,6 +20,7 @@ from .params import (
     TONE_NEEDS,
     VALENCE_NEEDS,
 )
+from .per_scenario import per_scenario
 from .voice import inside, voiced
 
 
@@ -28,18 +29,11 @@ def _meanings(ctx: AgentContext, events: list[ScenarioEvent]) -> list[EventMeani
     return [meaning_of(e, names) for e in events]
 
 
-#: The last scenario :func:`_names` read, and its names.
-_named: tuple[Scenario | None, tuple[str, ...]] = (None, ())
-
-
+@per_scenario
 def _names(scenario: Scenario) -> tuple[str, ...]:
-    """The scenario's agent names, read once while its agents judge (every agent reads
-    them for each event it sees, a round's events several times)."""
-    global _named
-    held = _named  # (read once: another thread's scenario may replace it meanwhile)
-    if held[0] is not scenario:
-        held = _named = (scenario, tuple(scenario.names))
-    return held[1]
+    """The scenario's agent names (every agent reads them for each event it sees, a round's
+    events several times)."""
+    return tuple(scenario.names)
 
 
 def _share(event: ScenarioEvent, m: EventMeaning, me: str) -> float:

@@ -13,6 +13,7 @@ from ...core.scenario import AgentSpec, Archetype, Scenario
 from ...core.state import ALL, Action, Decision, Mode, Stance
 from ..base import AgentContext
 from .event_effects import topic
+from .per_scenario import per_scenario
 from .voice import inside, voiced
 
 #: Chance that a speaker with unshared evidence (task facts) voices it rather than a
@@ -390,18 +391,10 @@ class _Speech:
         return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
 
 
-#: The last scenario :func:`_personas` read, and its agents by name.
-_by_name: tuple[Scenario | None, dict[str, AgentSpec]] = (None, {})
-
-
+@per_scenario
 def _personas(scenario: Scenario) -> dict[str, AgentSpec]:
-    """The scenario's agents by name, read once while its agents speak (a supporter looks
-    up the one it backs)."""
-    global _by_name
-    held = _by_name  # (read once: another thread's scenario may replace it meanwhile)
-    if held[0] is not scenario:
-        held = _by_name = (scenario, {a.name: a for a in scenario.agents})
-    return held[1]
+    """The scenario's agents by name (a supporter looks up the one it backs)."""
+    return {a.name: a for a in scenario.agents}
 
 
 #: How many of an agent's rotated phrasings are tried, from this round's on (the rest wait
