@@ -44,7 +44,8 @@ class TokenStreamed(_Event):
 
 
 class AgentSpoke(_Event):
-    """Phase 2 finished for one speaker."""
+    """Phase 2 finished for one speaker: its action, silent (no utterance, no order) when
+    its words were empty or not speech (they may have streamed before they were judged)."""
 
     kind: Literal["spoke"] = "spoke"
     action: Action

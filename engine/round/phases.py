@@ -223,18 +223,18 @@ async def take_turns(
 
             words = sink if stage.wants(TokenStreamed) else no_sink
             text = (await minds.speak(ctx, decisions[me], words))[:MAX_UTTERANCE_CHARS]
-        if not text.strip():  # a failed or empty utterance is silence, not a blank turn
+        if text.strip():
+            said = {"utterance": text.strip(), "order": len(spoken) + 1}
+            action = actions[me] = _action(me, decisions[me], forced, players, said)
+            spoken.append(action)
+            if action.mode is Mode.PUBLIC:
+                public.append(action)
+            else:
+                private.update((me, action.target or ""))
+        else:  # a failed or empty utterance (words that were not speech) is silence
             silence = {"mode": Mode.SILENT, "target": None, "intent": "(no utterance: silent)"}
-            actions[me] = _action(me, decisions[me], forced, players, silence)
-            continue
-        said = {"utterance": text.strip(), "order": len(spoken) + 1}
-        action = actions[me] = _action(me, decisions[me], forced, players, said)
-        spoken.append(action)
-        if action.mode is Mode.PUBLIC:
-            public.append(action)
-        else:
-            private.update((me, action.target or ""))
-        if stage.wants(AgentSpoke):
+            action = actions[me] = _action(me, decisions[me], forced, players, silence)
+        if stage.wants(AgentSpoke):  # the turn is over, its words streamed or not
             stage.emit(AgentSpoke(run_id=stage.run_id, round=t, action=action))
         if perf_counter() - yielded >= YIELD_AFTER:  # others' turn on the loop
             await asyncio.sleep(0)

@@ -335,6 +335,24 @@ async def test_advance_plays_and_saves_a_round_without_building_its_record(
         assert record.round == 3 and set(record.state.agents) == set(quartet().names)
 
 
+async def test_a_turn_whose_words_were_not_speech_ends_silent_and_is_told():
+    class Rejects(ScriptedMind):
+        async def speak(self, ctx: AgentContext, decision: Decision, sink) -> str:
+            text = await super().speak(ctx, decision, sink)  # its words stream first
+            return "" if ctx.name == "B" else text
+
+    sim = Simulation.new(quartet(), mind=Rejects(dict(PLAN)))
+    ended: list[AgentSpoke] = []
+    sim.subscribe(ended.append, only=(AgentSpoke,))
+    record = await sim.step()
+    assert [e.action.speaker for e in ended] == ["A", "B", "C", "D"]  # every turn's end
+    silenced = ended[1].action
+    assert silenced == next(a for a in record.actions if a.speaker == "B")
+    assert (silenced.mode, silenced.order, silenced.utterance) == (Mode.SILENT, None, "")
+    assert silenced.intent == "(no utterance: silent)"
+    assert [e.action.order for e in ended] == [1, None, 2, 3]
+
+
 async def test_history_shows_only_visible_past_actions():
     mind = scripted()
     sim = Simulation.new(quartet(), mind=mind)

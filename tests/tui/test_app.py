@@ -41,6 +41,7 @@ from tui.screens.main import MainScreen, fork_point
 from tui.screens.metrics import MetricsScreen
 from tui.screens.runs import RunBrowser
 from tui.widgets.deck import AgentDeck
+from tui.widgets.feed import RoundFeed
 from tui.widgets.header import RunHeader
 from tui.widgets.run_view import RunView
 
@@ -818,6 +819,50 @@ async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> Non
         await press_and_settle(pilot, "n")
         assert all(p.transcript.live is None for p in app.query_one(AgentDeck).panes)
         assert "Evening, all." not in pane_text(app, "Nell")
+
+
+async def test_words_that_were_not_speech_leave_the_feed_when_the_turn_ends(saves: Path) -> None:
+    """A turn that ends silent after its words streamed (the mind rejected them: empty,
+    copied, echoed) says so in the feed at once instead of holding the words."""
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        view, feed = app.query_one(RunView), app.query_one(RoundFeed)
+        feed.expanded = True  # every line of the round shown
+        view.post_message(TokensArrived("Nell", "Scenario: ECHOED."))
+        await pilot.pause()
+        assert "ECHOED" in feed.render().plain  # arriving words show while they arrive
+        nell = Action(speaker="Nell", urgency=6, mode=Mode.SILENT, intent="(no utterance: silent)")
+        view.post_message(Spoke(1, nell))
+        await pilot.pause()
+        shown = feed.render().plain
+        assert "ECHOED" not in shown and "Nell said nothing usable: silent" in shown
+        assert app.query_one(AgentDeck).panes[1].transcript.live is None
+
+
+async def test_a_round_whose_first_speakers_words_are_rejected_writes_its_silence_once(
+    saves: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    speak, rejected = OfflineMind.speak, []
+
+    async def echoes_first(self: OfflineMind, ctx, decision, sink) -> str:
+        if rejected and ctx.name != rejected[0]:
+            return await speak(self, ctx, decision, sink)
+        rejected.append(ctx.name)
+        sink("Scenario: ECHOED. Traits: stubborn.")  # streamed, then not speech
+        return ""
+
+    monkeypatch.setattr(OfflineMind, "speak", echoes_first)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        feed = app.query_one(RoundFeed)
+        feed.expanded = True
+        await press_and_settle(pilot, "n")
+        name = rejected[0]
+        (action,) = [a for a in app.sim.history[1].actions if a.speaker == name]
+        assert (action.mode, action.order) == (Mode.SILENT, None)
+        assert f"R1 {name} said nothing usable: silent" in feed.render().plain
+        assert "ECHOED" not in feed.render().plain and "ECHOED" not in pane_text(app, name)
+        assert pane_text(app, name).count("R1 · silent") == 1
 
 
 async def test_palette_commands_run_the_main_screens_actions(saves: Path) -> None:

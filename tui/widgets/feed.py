@@ -65,6 +65,14 @@ def spoken_line(round_no: int, action: Action) -> Text:
     return line
 
 
+def unsaid_line(round_no: int, action: Action) -> Text:
+    """``R3 Ann said nothing usable: silent``: a turn whose words were empty or not speech."""
+    line = Text(f"R{round_no} ", style="dim")
+    line.append(action.speaker, style="bold")
+    line.append(" said nothing usable: silent", style="dim")
+    return line
+
+
 def streaming_line(round_no: int, agent: str, decision: Decision | None, text: str) -> Text:
     """An utterance still arriving: ``R3 Ann ▶ →all “We s…``."""
     line = Text(f"R{round_no} ", style="dim")
@@ -126,9 +134,11 @@ class RoundFeed(Widget):
         self._changed(self._may_resize())
 
     def spoke(self, action: Action) -> None:
-        """``action``'s utterance is whole."""
+        """``action``'s turn is over: its utterance whole, or no utterance (the words that
+        streamed were not speech: they go)."""
         self._streams.pop(action.speaker, None)
-        self.round_log.append(spoken_line(self._round, action))
+        line = spoken_line if action.order is not None else unsaid_line
+        self.round_log.append(line(self._round, action))
         self._changed(self._may_resize())
 
     def note(self, line: Text) -> None:

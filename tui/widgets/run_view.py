@@ -82,6 +82,7 @@ class RunView(Vertical):
         #: The newest rounds' logs in the transcripts: a branch of this run carries them.
         self._logs: dict[int, RoundLog] = {}
         self._opening: Timer | None = None  # opens the feed's live strip if a round lasts
+        self._turns_over: set[str] = set()  # the round's speakers whose turn has been written
 
     def compose(self) -> ComposeResult:
         state = self.sim.history.view().state
@@ -332,6 +333,7 @@ class RunView(Vertical):
         for e in message.events:
             for name in e.private_to or []:
                 self._pane(name).add_event(message.round, e)
+        self._turns_over = set()
         self.query_one(RoundFeed).start(message.round, started_lines(message.round, message.events))
 
     @on(messages.Decided)
@@ -356,6 +358,7 @@ class RunView(Vertical):
     def _spoke(self, message: messages.Spoke) -> None:
         self.query_one(RoundFeed).spoke(message.action)
         self._write_turn(message.round, message.action)
+        self._turns_over.add(message.action.speaker)
 
     @on(messages.Judged)
     def _judged(self, message: messages.Judged) -> None:
@@ -366,8 +369,9 @@ class RunView(Vertical):
         view = message.view
         self._keep_log(self.sim, view.log)
         for action in view.log.actions:
-            if action.order is None:  # silent: no Spoke message came for it
+            if action.order is None and action.speaker not in self._turns_over:  # never spoke
                 self._pane(action.speaker).add_turn(view.round, action)
+        self._turns_over = set()
         self.refresh_view(view)
         if self._bridge is not None:
             self._bridge.drawn()
