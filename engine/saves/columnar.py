@@ -25,8 +25,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..core.changes import STATUSES, RoundChanges, entry_array, evicted_array, override_codes
 from ..core.columns import EMPTY_NOTE, Notes, StateColumns, need_states, needs_of
+from ..core.needs import Need
 from ..core.scenario import Status
 from ..core.state import MemoryEntry, NeedState
+from .agentcolumns import NeedColumns, NoteColumns
 from .packed import Decimals4, Decimals6, Ints
 
 if TYPE_CHECKING:
@@ -187,10 +189,12 @@ class PackedState(_Model):
     fav: Decimals4
     status: Codes
     width: Annotated[int, Field(ge=0)]
-    notes: list[MemoryEntry]
+    #: The notes as columns since format 9 (an object an entry before).
+    notes: NoteColumns | list[MemoryEntry]
     memory: Ints
     emotion: list[Emotion]
-    needs: list[dict[str, NeedState]]
+    #: The needs as columns since format 9 (an object an agent before).
+    needs: NeedColumns | list[dict[str, NeedState]]
     theta: list[float | None]
 
     @classmethod
@@ -209,10 +213,10 @@ class PackedState(_Model):
             fav=state.fav.ravel(),
             status=digits(state.status.ravel()),
             width=state.width,
-            notes=state.notes.entries[live[1:]].tolist(),
+            notes=NoteColumns.of(state.notes, live[1:]),
             memory=codes.ravel(),
             emotion=state.emotion,
-            needs=[need_states(needs) for needs in state.needs],
+            needs=NeedColumns.of(state.needs) or [need_states(n) for n in state.needs],
             theta=state.theta,
         )
 
@@ -228,12 +232,21 @@ class PackedState(_Model):
             names=self.names,
             fav=self.fav.reshape(n, n),
             status=status_array(self.status).reshape(n, n),
-            notes=Notes.of(self.notes if memory else []),
+            notes=Notes.of(self._entries() if memory else []),
             memory=self.memory.astype(np.int32).reshape(n, n, self.width)[:, :, :width],
             emotion=self.emotion,
-            needs=[needs_of(needs) for needs in self.needs],
+            needs=self.agent_needs(),
             theta=self.theta,
         )
+
+    def _entries(self) -> list[MemoryEntry]:
+        return self.notes.entries() if isinstance(self.notes, NoteColumns) else self.notes
+
+    def agent_needs(self) -> list[dict[str, Need]]:
+        """Each agent's needs as the engine holds them."""
+        if isinstance(self.needs, NeedColumns):
+            return self.needs.needs()
+        return [needs_of(needs) for needs in self.needs]
 
 
 class PackedEdges(_Model):

@@ -20,6 +20,7 @@ from ..core.changes import CODE
 from ..core.needs import NEEDS
 from ..core.scenario import Status
 from ..core.state import ALL, MemoryEntry, WorldState
+from .agentcolumns import NeedColumns, NoteColumns
 from .columnar import EdgeColumns, PackedEdges, PackedState, StateFrame, status_array
 from .roundfile import PackedMarks, RelationColumns, RoundFile
 
@@ -114,6 +115,9 @@ def _frame_problem(frame: StateFrame, n: int, names: tuple[str, ...]) -> str | N
     import numpy as np
 
     problem = _cast_problem(frame.round, frame.names, n, names) or _agents_problem(frame, names)
+    if problem is None and isinstance(frame.notes, NoteColumns):
+        problem = frame.notes.problem()
+        problem = problem and f"its keyframe holds {problem}"
     if problem:
         return problem
     count, width = len(names), frame.width
@@ -146,6 +150,9 @@ def _packed_state_problem(frame: PackedState, n: int, names: tuple[str, ...]) ->
     import numpy as np
 
     problem = _cast_problem(frame.round, frame.names, n, names) or _agents_problem(frame, names)
+    if problem is None and isinstance(frame.notes, NoteColumns):
+        problem = frame.notes.problem()
+        problem = problem and f"its keyframe holds {problem}"
     if problem:
         return problem
     count, width = len(names), frame.width
@@ -174,11 +181,19 @@ def _packed_state_problem(frame: PackedState, n: int, names: tuple[str, ...]) ->
 def _agents_problem(frame: StateFrame | PackedState, names: tuple[str, ...]) -> str | None:
     """What is wrong with a keyframe's columns of one value an agent."""
     count = len(names)
+    columns = frame.needs if isinstance(frame.needs, NeedColumns) else None
+    problem = columns and columns.problem()
+    if problem:
+        return f"its keyframe holds {problem}"
     if (len(frame.emotion), len(frame.needs), len(frame.theta)) != (count,) * 3:
         return "its keyframe's agent columns do not fit its cast"
-    for name, needs in zip(names, frame.needs, strict=True):
-        if set(needs) != _NEEDS:
-            return f"its keyframe's needs of {name!r} are not the rules' needs"
+    if columns is not None:
+        if set(columns.kinds) != _NEEDS:
+            return "its keyframe's needs are not the rules' needs"
+    else:
+        for name, needs in zip(names, frame.needs, strict=True):
+            if set(needs) != _NEEDS:
+                return f"its keyframe's needs of {name!r} are not the rules' needs"
     for name, theta in zip(names, frame.theta, strict=True):
         if theta is not None and not math.isfinite(theta):
             return f"its keyframe's theta of {name!r} is not a number"

@@ -295,6 +295,12 @@ async def test_a_forged_format_5_keyframe_is_damage(
     assert store.history("r")[9].round == 9
 
 
+def _one_agent_less(needs: dict) -> None:
+    """Drop the last agent's needs (format 9's columns)."""
+    for key in ("current", "expected"):
+        _packed(needs, key, lambda v: v.__delitem__(slice(-len(needs["kinds"]), None)))
+
+
 def _packed_gap(frame: dict) -> None:
     """Empty a filled slot behind an earlier filled one of the same edge (packed)."""
     width, memory = frame["width"], unpack(frame["memory"]).tolist()
@@ -313,8 +319,25 @@ def _packed_gap(frame: dict) -> None:
         (lambda f: f["theta"].pop(), "agent columns do not fit"),
         (_packed_gap, "has a gap"),
         (lambda f: f.update(memory="i4:AAA"), "keyframe.packed.memory"),
+        (lambda f: f["needs"]["kinds"].__setitem__(0, "flying"), "not the rules' needs"),
+        (lambda f: f["needs"]["kinds"].__setitem__(0, f["needs"]["kinds"][1]), "kinds repeat"),
+        (
+            lambda f: _packed(f["needs"], "current", lambda v: v.__setitem__(0, 10.5)),
+            "a need's value outside 0..10",
+        ),
+        (lambda f: _one_agent_less(f["needs"]), "agent columns do not fit"),
+        (lambda f: _packed(f["needs"], "expected", list.pop), "do not fit their kinds"),
+        (
+            lambda f: _packed(f["notes"], "importance", lambda v: v.__setitem__(0, 11)),
+            "importance is outside 1..10",
+        ),
+        (lambda f: f["notes"]["summary"].pop(), "columns differ in length"),
     ],
-    ids=["short", "statuses", "note", "self", "fav", "agents", "gap", "malformed"],
+    ids=[
+        *("short", "statuses", "note", "self", "fav", "agents", "gap", "malformed"),
+        *("need kinds", "kinds twice", "need value", "needs short", "needs uneven"),
+        *("importance", "notes uneven"),
+    ],
 )
 async def test_a_forged_keyframe_is_damage(
     store: SaveStore, mini: Scenario, edit, problem: str | None
