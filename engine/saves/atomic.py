@@ -14,7 +14,6 @@ def atomic_write_bytes(path: Path, data: bytes) -> os.stat_result:
     rename it over ``path``; a failure (or a kill) leaves the old file. The file gets the
     mode the umask gives a new file (the kernel applies it: not mkstemp's 0600). Returns
     the new file's status before the rename (its inode tells it from a later one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     while True:
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         try:
@@ -22,17 +21,27 @@ def atomic_write_bytes(path: Path, data: bytes) -> os.stat_result:
             break
         except FileExistsError:
             continue
+        except FileNotFoundError:  # the folder first (once: not a call every write)
+            path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            status = os.fstat(handle.fileno())
+        try:
+            write_all(fd, data)
+            os.fsync(fd)
+            status = os.fstat(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
     return status
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data`` to file descriptor ``fd`` (a write may take only part)."""
+    view, done = memoryview(data), 0
+    while done < len(view):
+        done += os.write(fd, view[done:])
 
 
 def atomic_write_text(path: Path, text: str) -> os.stat_result:

@@ -35,7 +35,7 @@ from ..core.played import PlayedRound
 from ..core.scenario import Scenario
 from ..core.state import RoundRecord
 from ..errors import SaveError
-from .atomic import atomic_write_bytes
+from .atomic import atomic_write_bytes, write_all
 from .binround import BLOBS, unpack
 from .codec import BINARY, GZIP, SUFFIXES, decompress, encoded
 from .roundcheck import RunCheck, round_problem
@@ -48,6 +48,8 @@ if TYPE_CHECKING:  # imported when used: list and show never roll states
 
 ROUNDS_DIR = "rounds"
 INDEX_FILE = "index.jsonl"
+#: How the index is opened to append a line.
+_APPEND = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
 _ROUND_FILE = re.compile(r"^(\d{6})(\.json\.gz|\.json\.zst|\.round|\.json)$")
 #: An index line with its check: the line's JSON up to the check, then the check.
 _CHECKED = re.compile(rb'(\{.*),"check":(\d{1,10})\}')
@@ -166,11 +168,13 @@ class RunFiles:
         entry = _entry(file, data)
         line = index_line(entry)
         try:
-            with open(self.index_path, "ab") as handle:
-                self._index_end = (file.round, handle.tell(), path)
-                handle.write(line)
-                handle.flush()
-                os.fsync(handle.fileno())
+            fd = os.open(self.index_path, _APPEND, 0o666)
+            try:
+                self._index_end = (file.round, os.lseek(fd, 0, os.SEEK_END), path)
+                write_all(fd, line)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
         except OSError as err:
             self.discard(entry)
             raise SaveError(f"{self.index_path}: cannot write ({err.strerror})") from None
