@@ -7,6 +7,8 @@ round figure this machine's drifting CPU speed does not move (repeat runs differ
 
 A generated cast (bench/casts.py, seed 1) plays 20 rounds in one ``Simulation``, then N more;
 the figure is (Ir(N = 25) - Ir(N = 5)) / 20, the start-up and first rounds cancelling.
+``--saved`` saves each round as ``socialsim run`` does (the kernel's share of writing a
+file, two fsyncs among it, is not counted: user space only).
 ``PYTHONHASHSEED=0`` fixes the interpreter's hashing. Needs ``valgrind`` on the PATH (each
 count takes about a minute at 100 agents).
 """
@@ -36,7 +38,8 @@ from engine.core.scenario import load_scenario_file
 from engine.round.simulation import Simulation
 from engine.saves.store import SaveStore
 store = SaveStore(sys.argv[5]) if len(sys.argv) > 5 else None
-sim = Simulation.new(load_scenario_file(Path(sys.argv[1])), seed=1, rounds=int(sys.argv[2]), store=store)
+scenario = load_scenario_file(Path(sys.argv[1]))
+sim = Simulation.new(scenario, seed=1, rounds=int(sys.argv[2]), store=store)
 async def main():
     await sim.run(int(sys.argv[3]))
     await sim.run(int(sys.argv[4]))
