@@ -6,6 +6,7 @@ closes the LLM clients; the run itself is shown and driven by :class:`MainScreen
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from engine.core.textsafe import one_line
 from engine.minds.human import check_players
 from engine.minds.spec import OFFLINE, MindSpec
 
-from . import messages
+from . import heap, messages
 from .keymap import keys_shown, load_keymap
 from .screens.main import MainScreen, binding_ids
 from .session import Session
@@ -59,6 +60,8 @@ class SocialsimApp(App[None]):
         self.discarded = False
         #: A new LLM run's estimate above ``--confirm-above`` (and the threshold): asked first.
         self.spend = spend
+        #: When the last key or resize arrived (``time.monotonic()``).
+        self.last_input = time.monotonic()
         if session.keymap:
             self.set_keymap(session.keymap)
 
@@ -129,6 +132,7 @@ class SocialsimApp(App[None]):
 
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.Resize):
+            self.last_input = time.monotonic()
             # Input first: the engine thread gives way until the screen shows its effect.
             pacer = self.session.engine.pacer
             pacer.input_arrived()
@@ -281,4 +285,6 @@ def build_app(
         except BaseException:
             sim.close()
             raise
-    return SocialsimApp(Session(store, sim, keymap, fresh=fresh), spend)
+    app = SocialsimApp(Session(store, sim, keymap, fresh=fresh), spend)
+    heap.settle()  # the modules and the run read: out of the collector's walk
+    return app

@@ -13,6 +13,8 @@ from textual.screen import Screen
 
 from engine import SocialsimError
 
+from . import heap
+
 T = TypeVar("T")
 #: Seconds the work waits at most for its notice to be drawn.
 NOTICE_FIRST = 0.25
@@ -33,6 +35,8 @@ def in_background(
         # at once must not clear before the notice is shown, leaving it up for good.
         app.call_later(app.clear_notifications)
         then()
+        if app.screen is screen:  # (not a dialog's widgets: they die when it closes)
+            heap.settle()  # what the work left behind, out of the collector's walk
 
     def failed(error: str) -> None:
         app.notify(f"{doing} failed: {error}", severity="error", timeout=10)

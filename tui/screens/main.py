@@ -7,6 +7,7 @@ help screens.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
@@ -18,11 +19,12 @@ from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Static
+from textual.worker import WorkerState
 
 from engine import DegradedRunError, Simulation, SocialsimError
 from engine.core.textsafe import strip_controls
 
-from .. import messages
+from .. import heap, messages
 from ..background import in_background
 from ..keymap import keys_shown
 from ..seat import Seat, TurnAsked
@@ -165,9 +167,31 @@ class MainScreen(Screen[None]):
         self.sim.seat(Seat(self))
         # idle work, a while after the first screen is drawn: it waits for none of them
         self.call_after_refresh(self.set_timer, WARM_AFTER, self._warm)
+        self.call_after_refresh(self._settle)  # the first screen's widgets
+        self._reclaimed = heap.frozen()
+        self.set_interval(heap.IDLE_EVERY, self._reclaim)
+
+    def _settle(self) -> None:
+        """What the app holds now, out of the collector's walk (tui/heap.py), unless a
+        dialog is on top (its widgets die when it closes)."""
+        if self.app.screen is self:
+            heap.settle()
+
+    def _reclaim(self) -> None:
+        """Walk the whole heap once (tui/heap.py) when the app is idle: no key for a while,
+        no round and no work in flight."""
+        app = self.app
+        quiet = time.monotonic() - getattr(app, "last_input", 0.0) >= heap.IDLE_FOR
+        working = any(w.state in (WorkerState.PENDING, WorkerState.RUNNING) for w in app.workers)
+        if quiet and not self.running and not working and heap.reclaim(self._reclaimed):
+            self._reclaimed = heap.frozen()
 
     def _warm(self) -> None:
-        self.run_worker(warm_imports, thread=True, group="warm", exit_on_error=False)
+        def warm() -> None:
+            warm_imports()
+            self.app.call_from_thread(self._settle)  # the modules live as long as the app
+
+        self.run_worker(warm, thread=True, group="warm", exit_on_error=False)
 
     @property
     def sim(self) -> Simulation:
