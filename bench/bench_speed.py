@@ -20,7 +20,8 @@ same rounds: a loaded machine slows both alike. ``export`` and
 ``socialsim tui RUN`` in a 160x48 tmux window and waits for its first full screen (the
 status line names the last round and the screen stops changing); ``step`` presses ``n`` in
 the app on a new run and sets its CPU a round beside the saved round of ``socialsim run``;
-``keys`` times each key's first visible response in tmux. ``--root`` plays another
+``keys`` times each key's first visible response in tmux (``--cycles K``: every key K times
+in one app, a long session whose heap grows). ``--root`` plays another
 checkout (a worktree of the commit before). Each figure is the median [min, max] of
 ``--runs`` runs, CPU beside wall; ``uptime``'s load is printed before and after (2 cores
 shared: say so).
@@ -418,14 +419,18 @@ def keys_bench(args: argparse.Namespace, folder: Path) -> None:
             _tmux_app(session, f"tui {run} --saves {saves}", folder / "pid")
             try:
                 _settled(session, f"round {rounds}/{rounds}", time.perf_counter(), still=0.5)
-                for what, keys, shown in KEYS:
-                    got[what].append(_response(session, keys, shown))
-                    _close(session, what)
+                for _ in range(args.cycles):
+                    for what, keys, shown in KEYS:
+                        got[what].append(_response(session, keys, shown))
+                        _close(session, what)
             finally:
                 subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
         for what, seconds in got.items():
             median = statistics.median(seconds)
-            print(f"{what}, {n} agents x {rounds} rounds: {spread(seconds, 'ms', 1000)}")
+            print(
+                f"{what}, {n} agents x {rounds} rounds, {len(seconds)} presses: "
+                f"{spread(seconds, 'ms', 1000)}"
+            )
             if what != DIAGNOSIS:
                 print(f"    {verdict(median * 1000, KEY_TARGET_MS)}")
 
@@ -500,6 +505,7 @@ def main() -> None:
     parser.add_argument("--agents", type=int, nargs="+", default=[100, 300, 1000])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--cycles", type=int, default=1, help="keys: every key this often an app")
     parser.add_argument("--keep", type=Path, help="a folder for the casts and saves (kept)")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout to play")
     args = parser.parse_args()
