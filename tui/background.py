@@ -35,8 +35,7 @@ def in_background(
         # at once must not clear before the notice is shown, leaving it up for good.
         app.call_later(app.clear_notifications)
         then()
-        if app.screen is screen:  # (not a dialog's widgets: they die when it closes)
-            heap.settle()  # what the work left behind, out of the collector's walk
+        heap.settle_under(screen)  # what the work left, out of the collector's walk
 
     def failed(error: str) -> None:
         app.notify(f"{doing} failed: {error}", severity="error", timeout=10)

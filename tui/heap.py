@@ -11,6 +11,10 @@ open) is found by :func:`reclaim`, when the app has been idle a while."""
 from __future__ import annotations
 
 import gc
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
 
 #: Objects frozen since the last :func:`reclaim` that make the next one worth its pause.
 RECLAIM_AFTER = 200_000
@@ -24,6 +28,12 @@ def settle() -> None:
     next full collections walk only what is made after."""
     gc.collect(1)
     gc.freeze()
+
+
+def settle_under(screen: Screen) -> None:
+    """:func:`settle`, when ``screen`` is the one on top (a dialog above it: not now)."""
+    if screen.app.screen is screen:
+        settle()
 
 
 def frozen() -> int:

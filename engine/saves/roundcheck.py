@@ -115,9 +115,6 @@ def _frame_problem(frame: StateFrame, n: int, names: tuple[str, ...]) -> str | N
     import numpy as np
 
     problem = _cast_problem(frame.round, frame.names, n, names) or _agents_problem(frame, names)
-    if problem is None and isinstance(frame.notes, NoteColumns):
-        problem = frame.notes.problem()
-        problem = problem and f"its keyframe holds {problem}"
     if problem:
         return problem
     count, width = len(names), frame.width

@@ -84,11 +84,11 @@ async def test_the_app_settles_when_its_work_ends_with_the_main_screen_on_top(
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
-        app.main._settle()  # work ending now: the dialog's widgets are not frozen
+        heap.settle_under(app.main)  # work ending now: the dialog's widgets not frozen
         assert settled == []
         await pilot.press("escape")
         await pilot.pause()
-        app.main._settle()
+        heap.settle_under(app.main)
         assert settled == ["settled"]
 
 

@@ -167,15 +167,9 @@ class MainScreen(Screen[None]):
         self.sim.seat(Seat(self))
         # idle work, a while after the first screen is drawn: it waits for none of them
         self.call_after_refresh(self.set_timer, WARM_AFTER, self._warm)
-        self.call_after_refresh(self._settle)  # the first screen's widgets
+        self.call_after_refresh(heap.settle_under, self)  # the first screen's widgets
         self._reclaimed = heap.frozen()
         self.set_interval(heap.IDLE_EVERY, self._reclaim)
-
-    def _settle(self) -> None:
-        """What the app holds now, out of the collector's walk (tui/heap.py), unless a
-        dialog is on top (its widgets die when it closes)."""
-        if self.app.screen is self:
-            heap.settle()
 
     def _reclaim(self) -> None:
         """Walk the whole heap once (tui/heap.py) when the app is idle: no key for a while,
@@ -189,7 +183,7 @@ class MainScreen(Screen[None]):
     def _warm(self) -> None:
         def warm() -> None:
             warm_imports()
-            self.app.call_from_thread(self._settle)  # the modules live as long as the app
+            self.app.call_from_thread(heap.settle_under, self)  # modules live on
 
         self.run_worker(warm, thread=True, group="warm", exit_on_error=False)
 

@@ -281,13 +281,7 @@ class RunView(Vertical):
             note = Text(f"R1-R{first - 1}: socialsim show {sim.run_id} --round N")
             note.stylize("dim italic")
             self.app.call_from_thread(self._write_older, sim, {name: [note] for name in names})
-        self.app.call_from_thread(self._settle)
-
-    def _settle(self) -> None:
-        """The transcripts read: out of the collector's walk (tui/heap.py), unless a
-        dialog is on top."""
-        if self.app.screen is self.screen:
-            heap.settle()
+        self.app.call_from_thread(heap.settle_under, self.screen)  # the transcripts read
 
     def _write_older(
         self, sim: Simulation, lines: dict[str, list[Text]], log: RoundLog | None = None
