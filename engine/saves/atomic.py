@@ -14,6 +14,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> os.stat_result:
     rename it over ``path``; a failure (or a kill) leaves the old file. The file gets the
     mode the umask gives a new file (the kernel applies it: not mkstemp's 0600). Returns
     the new file's status before the rename (its inode tells it from a later one)."""
+    made = False
     while True:
         tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
         try:
@@ -21,8 +22,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> os.stat_result:
             break
         except FileExistsError:
             continue
-        except FileNotFoundError:  # the folder first (once: not a call every write)
+        except FileNotFoundError:  # the folder first (then: not a call every write)
+            if made or path.parent.is_dir():  # (a folder that takes no new file: /proc)
+                raise
             path.parent.mkdir(parents=True, exist_ok=True)
+            made = True
     try:
         try:
             write_all(fd, data)

@@ -190,6 +190,34 @@ async def test_extend_is_persisted(store: SaveStore, mini: Scenario) -> None:
 # -- atomicity -----------------------------------------------------------------------
 
 
+def test_an_atomic_write_makes_its_folder_once_and_fails_where_none_can_be(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder is made when missing; a folder that takes no new file (/proc), or one
+    that cannot be made, is the error at once, not a loop."""
+    import secrets
+
+    from engine.saves.atomic import atomic_write_bytes
+
+    names: list[int] = []
+    real = secrets.token_hex
+
+    def counted(n: int) -> str:  # each try at a temporary file draws a name
+        names.append(n)
+        assert len(names) < 20, "atomic_write_bytes tries again and again"
+        return real(n)
+
+    monkeypatch.setattr(secrets, "token_hex", counted)
+    atomic_write_bytes(tmp_path / "a" / "b" / "f.bin", b"x")
+    assert (tmp_path / "a" / "b" / "f.bin").read_bytes() == b"x"
+    with pytest.raises(FileNotFoundError):
+        atomic_write_bytes(Path("/proc/socialsim-test.bin"), b"x")
+    (tmp_path / "file").write_bytes(b"")
+    with pytest.raises(OSError):
+        atomic_write_bytes(tmp_path / "file" / "sub" / "f.bin", b"x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a", "file"]
+
+
 async def test_failed_round_write_keeps_earlier_rounds(
     store: SaveStore, mini: Scenario, monkeypatch: pytest.MonkeyPatch
 ) -> None:
