@@ -216,7 +216,7 @@ class PackedState(_Model):
             notes=NoteColumns.of(state.notes, live[1:]),
             memory=codes.ravel(),
             emotion=state.emotion,
-            needs=NeedColumns.of(state.needs) or [need_states(n) for n in state.needs],
+            needs=_needs(state),
             theta=state.theta,
         )
 
@@ -247,6 +247,12 @@ class PackedState(_Model):
         if isinstance(self.needs, NeedColumns):
             return self.needs.needs()
         return [needs_of(needs) for needs in self.needs]
+
+
+def _needs(state: StateColumns) -> NeedColumns | list[dict[str, NeedState]]:
+    """The agents' needs as columns, or as an object an agent where they cannot be."""
+    columns = NeedColumns.of(state.needs)
+    return [need_states(n) for n in state.needs] if columns is None else columns
 
 
 class PackedEdges(_Model):

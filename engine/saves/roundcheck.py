@@ -179,7 +179,7 @@ def _agents_problem(frame: StateFrame | PackedState, names: tuple[str, ...]) -> 
     """What is wrong with a keyframe's columns of one value an agent."""
     count = len(names)
     columns = frame.needs if isinstance(frame.needs, NeedColumns) else None
-    problem = columns and columns.problem()
+    problem = None if columns is None else columns.problem()
     if problem:
         return f"its keyframe holds {problem}"
     if (len(frame.emotion), len(frame.needs), len(frame.theta)) != (count,) * 3:
