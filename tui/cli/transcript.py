@@ -2,13 +2,16 @@
 what was said wrapped beside it, drawn line by line.
 
 It prints what a rich :class:`~rich.table.Table` (no box, no header, no edge padding) of the
-three columns printed, segment for segment, without measuring and laying out every cell
-as a table does: at 100 agents that table cost twice the round it showed. A console too
-narrow for the utterance column to keep :data:`NARROWEST` cells gets that table itself.
+three columns printed, cell for cell, without measuring and laying out every cell as a
+table does: at 100 agents that table cost twice the round it showed. Words of printable
+ASCII (one cell a character) are wrapped here as rich wraps them, with one segment a line;
+others by rich. A console too narrow for the utterance column to keep :data:`NARROWEST`
+cells gets that table itself.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +25,8 @@ from rich.text import Text
 NARROWEST = 12
 #: The cells of padding either side of a column, but at the edges (as a table pads them).
 _PAD = 1
+#: A word as rich's wrap sees one: leading space, the word (group 1), the space after it.
+_WORD = re.compile(r"\s*(\S+)\s*")
 
 
 @dataclass(frozen=True)
@@ -69,20 +74,52 @@ class Transcript:
         style = console.get_style
         dim = style("dim")
         pad, new_line = Segment(" " * _PAD), Segment.line()
-        under_number = Segment(" " * (first + _PAD), dim)
-        under_label = Segment(" " * (_PAD + second + _PAD))
+        under = (Segment(" " * (first + _PAD), dim), Segment(" " * (_PAD + second + _PAD)))
         for turn in self.turns:
             label = turn.who + " " * (second - cell_len(turn.who))
-            number = Segment(turn.order.rjust(first), dim)
-            head = (number, Segment(" " * _PAD, dim), pad, Segment(label, style(turn.style)), pad)
+            head = (Segment(turn.order.rjust(first) + " " * _PAD, dim), pad)
+            head += (Segment(label, style(turn.style)), pad)
+            if width and turn.said.isascii() and turn.said.isprintable():
+                for k, line in enumerate(plain_lines(turn.said, width)):
+                    yield from head if k == 0 else under
+                    yield Segment(" " * _PAD + line + "\n")
+                continue
             said: Iterable[Text] = [Text()]  # no words to show: the label's line alone
             if width:
                 said = Text(turn.said).wrap(console, width, justify="left", overflow="ellipsis")
-            for k, line in enumerate(said):
-                yield from head if k == 0 else (under_number, under_label)
+            for k, text in enumerate(said):
+                yield from head if k == 0 else under
                 yield pad
-                yield from line.render(console)
+                yield from text.render(console)
                 yield new_line
+
+
+def plain_lines(text: str, width: int) -> list[str]:
+    """One line of printable ASCII wrapped in ``width`` cells as rich's ``Text.wrap``
+    wraps it (left-justified, a word too long for a line cut with an ellipsis), each
+    line padded to ``width``."""
+    lines, begin, used = [], 0, 0
+    for word in _WORD.finditer(text):
+        start, end = word.span()
+        if width - used >= word.end(1) - start:
+            used += end - start
+            continue
+        if start:  # a word that does not fit: it begins the next line
+            lines.append(text[begin:start])
+            begin = start
+        used = end - start
+    lines.append(text[begin:])
+    return [_fitted(line, width) for line in lines]
+
+
+def _fitted(line: str, width: int) -> str:
+    """``line`` in exactly ``width`` cells: its trailing space dropped as far as it
+    overflows, then cut with an ellipsis or padded."""
+    if len(line) > width:
+        line = line[: max(width, len(line.rstrip()))]
+    if len(line) > width:
+        return line[: width - 1] + "…"
+    return line + " " * (width - len(line))
 
 
 def _widest_line(text: str) -> int:
