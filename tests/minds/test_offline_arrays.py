@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from engine.core.state import ALL, Action, Mode
-from engine.minds.offline.choose import _given
+from engine.minds.offline.choose import Option, Options, _given
 from engine.minds.offline.edges import _by_row_then
 from engine.minds.offline.lastround import SIGN, LastRound, in_steps
 
@@ -103,5 +105,36 @@ def test_given_acts_are_each_rows_cells_read_in_its_others_order(seed):
     got = _given(given, at, weigh)
     for row, (slots, weights) in enumerate(got):
         want = np.flatnonzero(given[row, at[row]].ravel()).tolist()
-        assert slots == want
-        assert weights == [row * 1000.0 + at[row][s // 3] * 10.0 + s % 3 for s in want]
+        assert slots.tolist() == want
+        assert weights.tolist() == [row * 1000.0 + at[row][s // 3] * 10.0 + s % 3 for s in want]
+
+
+def _drawn_from_a_list(chance: float, weights: list[float]) -> int:
+    """The draw over a list of weights the offline model made before its acts were arrays."""
+    pick = chance * sum(weights)
+    for k, weight in enumerate(weights):
+        pick -= weight
+        if pick <= 0:
+            return k
+    return len(weights) - 1
+
+
+@given(
+    st.lists(st.floats(0.0, 40.0), max_size=60),
+    st.lists(st.floats(0.0, 3.0), max_size=3),
+    st.floats(0.0, 1.0, exclude_max=True) | st.sampled_from([0.0, 1.0 - 2**-53]),
+)
+def test_a_draw_over_the_arrays_is_the_draw_over_a_list_float_for_float(weights, tail, chance):
+    first: Option = (1.0, "neutral", ALL, Mode.PUBLIC)
+    slots = np.arange(len(weights)) * 3
+    options = Options(
+        first,
+        [f"A{k}" for k in range(len(weights))],
+        slots,
+        np.array(weights, float),
+        Mode.PUBLIC,
+        [(w, "support", "B", Mode.PUBLIC) for w in tail],
+    )
+    listed = [w for w, *_ in options.as_list()]
+    assert listed == [1.0, *weights, *tail]
+    assert options.draw(chance) == _drawn_from_a_list(chance, listed)

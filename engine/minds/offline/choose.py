@@ -35,25 +35,26 @@ TOWARD: tuple[Stance, Stance, Stance] = ("oppose", "support", "neutral")
 class Options:
     """Weighted candidate acts, in order: address the group, then up to three acts toward
     each other agent (:data:`TOWARD`: oppose, support, confide), then the influence ones.
-    ``weights`` holds each act's weight; the acts are spelled out only when asked."""
+    The acts toward others stay arrays; they are spelled out only when asked."""
 
-    __slots__ = ("_first", "_mode", "_others", "_slots", "_tail", "weights")
+    __slots__ = ("_first", "_mode", "_others", "_slots", "_tail", "_weights")
 
     def __init__(
         self,
         first: Option,
         others: Sequence[str],
-        slots: list[int],
-        weights: list[float],
+        slots: np.ndarray,
+        weights: np.ndarray,
         mode: Mode,
         tail: list[Option],
     ) -> None:
         """``slots``: the acts given toward ``others`` (``3k + kind``: kind of
-        :data:`TOWARD` toward ``others[k]``), in order; ``weights``: theirs."""
+        :data:`TOWARD` toward ``others[k]``), in order; ``weights``: theirs (floats)."""
         self._first, self._others, self._mode, self._tail = first, others, mode, tail
-        self._slots = slots
-        self.weights: list[float] = [first[0], *weights]
-        self.weights += [w for w, *_ in tail]
+        self._slots, self._weights = slots, weights
+
+    def __len__(self) -> int:
+        return 1 + len(self._slots) + len(self._tail)
 
     def act(self, k: int) -> Option:
         """The ``k``-th act."""
@@ -61,13 +62,25 @@ class Options:
             return self._first
         if k > len(self._slots):
             return self._tail[k - len(self._slots) - 1]
-        other, kind = divmod(self._slots[k - 1], 3)
+        other, kind = divmod(int(self._slots[k - 1]), 3)
         mode = self._mode if kind == 0 else Mode.PUBLIC if kind == 1 else Mode.PRIVATE
-        return self.weights[k], TOWARD[kind], self._others[other], mode
+        return float(self._weights[k - 1]), TOWARD[kind], self._others[other], mode
 
     def as_list(self) -> list[Option]:
         """Every act, in order."""
-        return [self.act(k) for k in range(len(self.weights))]
+        return [self.act(k) for k in range(len(self))]
+
+    def draw(self, chance: float) -> int:
+        """The act drawn by weight for ``chance`` in [0, 1) (the last when rounding leaves
+        the draw unspent): the float arithmetic of a draw over a list, one add and one
+        subtraction at a time, in order (``accumulate`` is sequential)."""
+        import numpy as np
+
+        weights = np.concatenate(([self._first[0]], self._weights, [w for w, *_ in self._tail]))
+        pick = chance * np.add.accumulate(weights)[-1]
+        left = np.subtract.accumulate(np.concatenate(([pick], weights)))[1:]
+        spent = np.flatnonzero(left <= 0)
+        return int(spent[0]) if len(spent) else len(weights) - 1
 
 
 class Peers:
@@ -182,10 +195,10 @@ def _given(
     given: np.ndarray,
     at: Sequence[np.ndarray],
     weigh: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray],
-) -> list[tuple[list[int], list[float]]]:
+) -> list[tuple[np.ndarray, np.ndarray]]:
     """Each row's acts ``given`` toward its others (``at[row]``: their columns): their
     slots (``3k + kind`` toward the k-th other) and weights (``weigh``'s), read for every
-    row at once when the rows have as many others."""
+    row at once when the rows have as many others; each row's are views of one array."""
     import numpy as np
 
     count = len(at)
@@ -202,10 +215,9 @@ def _given(
         where = np.repeat(np.arange(count), [len(e) for e in each])
         slots = np.concatenate(each)
         cols = np.concatenate([a[e // 3] for a, e in zip(at, each, strict=True)]).astype(np.intp)
-    weights = weigh(where, cols, slots % 3).tolist()
+    weights = weigh(where, cols, slots % 3)
     ends = np.cumsum(np.bincount(where, minlength=count)).tolist()
-    slot_list = slots.tolist()
-    return [(slot_list[a:b], weights[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
+    return [(slots[a:b], weights[a:b]) for a, b in zip([0, *ends[:-1]], ends, strict=True)]
 
 
 def _others_acts(ctx: AgentContext) -> list[Action]:

@@ -287,7 +287,7 @@ class OfflineMind:
             )
         if urgency < SILENCE_BELOW:
             return Decision(urgency=urgency, mode=Mode.SILENT, intent="stay quiet and watch")
-        _, stance, target, mode = options.act(_draw(rng, options.weights))
+        _, stance, target, mode = options.act(options.draw(rng.random()))
         return Decision(
             urgency=urgency,
             mode=mode,
@@ -490,13 +490,3 @@ def _heard(ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> tuple[np.ndarra
             heard[rows] = seen
     alone += [row for row, ctx in enumerate(ctxs) if ctx.view.columns is not columns]
     return heard, sorted(set(alone))
-
-
-def _draw(rng: random.Random, weights: list[float]) -> int:
-    """An index drawn by weight (the last when rounding leaves the draw unspent)."""
-    pick = rng.random() * sum(weights)
-    for k, weight in enumerate(weights):
-        pick -= weight
-        if pick <= 0:
-            return k
-    return len(weights) - 1
