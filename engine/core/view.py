@@ -13,15 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from .changes import STATUSES, RoundChanges
 from .columns import StateColumns, need_states
 from .scenario import Status
 from .state import MemoryEntry, NeedState, RoundLog
-
-if TYPE_CHECKING:
-    import numpy as np
 
 
 class EdgeLike(Protocol):
@@ -177,11 +174,39 @@ class RoundView:
     def round(self) -> int:
         return self.log.round
 
-    def moved(self, at_least: float) -> set[tuple[str, str]]:
+    def moved(self, at_least: float) -> MovedEdges:
         """The (observer, target) edges whose favorability moved by ``at_least`` or more,
         or whose status changed, in the round."""
-        changes = self.changes
-        hit: np.ndarray = (abs(changes.delta) >= at_least) | (changes.status != changes.previous)
+        return MovedEdges(self.changes, at_least)
+
+
+class MovedEdges:
+    """The edges a round moved, as a matrix of flags: ``(observer, target) in moved`` is
+    two lookups, and no pair of names is made for the edges never asked about (a screen
+    asks about the cells in view; tens of thousands move a round at 300 agents)."""
+
+    __slots__ = ("_flags", "_index", "_names")
+
+    def __init__(self, changes: RoundChanges, at_least: float) -> None:
+        import numpy as np
+
         names = changes.names
-        rows, cols = changes.source[hit].tolist(), changes.target[hit].tolist()
-        return {(names[i], names[j]) for i, j in zip(rows, cols, strict=True)}
+        hit = (abs(changes.delta) >= at_least) | (changes.status != changes.previous)
+        self._flags = np.zeros((len(names), len(names)), bool)
+        self._flags[changes.source[hit], changes.target[hit]] = True
+        self._names = names
+        self._index = {name: k for k, name in enumerate(names)}
+
+    def __contains__(self, edge: object) -> bool:
+        if not isinstance(edge, tuple) or len(edge) != 2:
+            return False
+        i, j = (self._index.get(name) for name in edge)
+        return i is not None and j is not None and bool(self._flags[i, j])
+
+    def __iter__(self) -> Iterator[tuple[str, str]]:
+        names = self._names
+        rows, cols = self._flags.nonzero()
+        return ((names[i], names[j]) for i, j in zip(rows.tolist(), cols.tolist(), strict=True))
+
+    def __len__(self) -> int:
+        return int(self._flags.sum())

@@ -519,4 +519,10 @@ async def test_a_round_view_reads_as_its_record(store: SaveStore, mini: Scenario
                 for c in record.relation_changes
                 if abs(c.delta) >= 0.005 or c.status != c.previous_status
             }
-            assert view.moved(0.005) == moved and moved
+            edges = view.moved(0.005)
+            assert set(edges) == moved and len(edges) == len(moved) and moved
+            assert all(edge in edges for edge in moved)
+            names = list(state.agents)
+            still = [(i, j) for i in names for j in names if i != j and (i, j) not in moved]
+            assert not any(edge in edges for edge in still[:200])
+            assert ("nobody", names[0]) not in edges and "ab" not in edges

@@ -18,7 +18,7 @@ in view when some are not, and give the legend of the colour scale and the glyph
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import accumulate, pairwise
@@ -325,7 +325,7 @@ class FavMatrix(Vertical):
     ) -> None:
         super().__init__(**kwargs)
         self.state = state
-        self.changed: set[tuple[str, str]] = set()
+        self.changed: Container[tuple[str, str]] = frozenset()
         self.prior = prior
         self._signs = sign_index(prior)
         self.factions = factions or {}
@@ -373,7 +373,7 @@ class FavMatrix(Vertical):
     def show(
         self,
         state: StateLike,
-        changed: set[tuple[str, str]],
+        changed: Container[tuple[str, str]],
         prior: Prior | None = None,
         factions: dict[str, list[str]] | None = None,
     ) -> None:
