@@ -14,6 +14,7 @@ import asyncio
 import io
 import re
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -28,12 +29,13 @@ from textual.widgets import DataTable, Input, Label, Select, SelectionList, Stat
 from engine import Action, Mode, OfflineMind, SaveStore, SocialsimError
 from engine.core.exchanges import main_failure
 from engine.llm.settings import LLMSettings
-from engine.round.events import AgentSpoke, TokenStreamed
+from engine.round.events import AgentSpoke, Notice, TokenStreamed
 from engine.saves.runfiles import RunFiles
 from engine.saves.runmeta import Lineage
 from tui import cli
 from tui.app import SocialsimApp, build_app
 from tui.event_bridge import TOKEN_INTERVAL, EventBridge
+from tui.messages import Notice as NoticeMessage
 from tui.messages import Spoke, TokensArrived
 from tui.screens.forms import ForceForm, InjectForm, TextForm
 from tui.screens.help import HelpScreen
@@ -804,6 +806,41 @@ async def test_a_fast_stream_posts_at_most_one_message_per_interval() -> None:
     assert isinstance(posted[-1], Spoke) and posted[-1].action == action
     await asyncio.sleep(TOKEN_INTERVAL * 2)
     assert isinstance(posted[-1], Spoke)  # no stray flush after the turn
+
+
+async def test_a_burst_from_the_engine_thread_arrives_in_order_with_one_wake_up(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run, posted, threads = _Run(), [], set()
+
+    def post(message: Message) -> None:
+        threads.add(threading.get_ident())
+        posted.append(message.message if isinstance(message, NoticeMessage) else message)
+
+    EventBridge(run, post)  # type: ignore[arg-type]
+    loop, wakes = asyncio.get_running_loop(), []
+    threadsafe = loop.call_soon_threadsafe
+
+    def counted(callback, *args):  # the loop's wake-ups from another thread
+        wakes.append(callback)
+        return threadsafe(callback, *args)
+
+    monkeypatch.setattr(loop, "call_soon_threadsafe", counted)
+
+    def emit(*texts: str) -> None:  # on an engine thread, while the app's loop is held
+        engine = threading.Thread(
+            target=lambda: [run.listener(Notice(run_id="r", round=1, message=t)) for t in texts]
+        )
+        engine.start()
+        engine.join()
+
+    emit(*(f"n{k}" for k in range(500)))
+    await asyncio.sleep(0.01)
+    emit("last")
+    await asyncio.sleep(0.01)
+    assert posted == [f"n{k}" for k in range(500)] + ["last"]
+    assert threads == {threading.get_ident()}  # posted on the app's thread only
+    assert len(wakes) == 2  # one a burst, not one an event
 
 
 async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> None:
