@@ -119,13 +119,18 @@ class EventBridge:
             self._loop.call_soon_threadsafe(self._drain)
 
     def _drain(self) -> None:
-        """Run what the engine thread handed over, in order, until none is left."""
+        """Run what the engine thread handed over, in order, until none is left (what
+        follows one that raises is run by a drain of its own: no wake-up comes for it)."""
         while True:
             with self._lock:
                 if not self._handed:
                     return
                 fn, args = self._handed.popleft()
-            fn(*args)
+            try:
+                fn(*args)
+            except BaseException:
+                self._loop.call_soon(self._drain)
+                raise
 
     def _arm(self) -> None:
         if not self._closed and self._timer is None:

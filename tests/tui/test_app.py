@@ -843,6 +843,34 @@ async def test_a_burst_from_the_engine_thread_arrives_in_order_with_one_wake_up(
     assert len(wakes) == 2  # one a burst, not one an event
 
 
+async def test_a_message_that_fails_on_the_app_thread_holds_back_none_after_it() -> None:
+    run, posted = _Run(), []
+
+    def post(message: Message) -> None:
+        text = message.message if isinstance(message, NoticeMessage) else ""
+        if text == "boom":
+            raise RuntimeError("a widget failed")
+        posted.append(text)
+
+    EventBridge(run, post)  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    failures = []
+    loop.set_exception_handler(lambda _loop, context: failures.append(context["exception"]))
+    try:
+        engine = threading.Thread(
+            target=lambda: [
+                run.listener(Notice(run_id="r", round=1, message=t)) for t in ("a", "boom", "b")
+            ]
+        )
+        engine.start()
+        engine.join()
+        await asyncio.sleep(0.01)
+    finally:
+        loop.set_exception_handler(None)
+    assert posted == ["a", "b"]
+    assert [str(e) for e in failures] == ["a widget failed"]
+
+
 async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> None:
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
