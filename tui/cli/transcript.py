@@ -77,8 +77,8 @@ class Transcript:
         under = (Segment(" " * (first + _PAD), dim), Segment(" " * (_PAD + second + _PAD)))
         for turn in self.turns:
             label = turn.who + " " * (second - cell_len(turn.who))
-            head = (Segment(turn.order.rjust(first) + " " * _PAD, dim), pad)
-            head += (Segment(label, style(turn.style)), pad)
+            number = Segment(turn.order.rjust(first) + " " * _PAD, dim)
+            head = (number, pad, Segment(label, style(turn.style)), pad)
             if width and turn.said.isascii() and turn.said.isprintable():
                 for k, line in enumerate(plain_lines(turn.said, width)):
                     yield from head if k == 0 else under
