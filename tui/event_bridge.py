@@ -46,9 +46,8 @@ def to_message(event: events.SimEvent) -> Message | None:
             return messages.Spoke(event.round, event.action)
         case events.StateUpdated():
             changes = event.changes
-            moved = (abs(changes.delta) >= CHANGED) | (changes.status != changes.previous)
             moods = sum(abs(e.delta) >= CHANGED for e in changes.emotions)
-            return messages.Judged(event.round, moods, int(moved.sum()))
+            return messages.Judged(event.round, moods, int(changes.moved(CHANGED).sum()))
         case events.RoundEnded():
             return messages.RoundEnded(event.view)
         case events.RunPaused():
@@ -119,18 +118,18 @@ class EventBridge:
             self._loop.call_soon_threadsafe(self._drain)
 
     def _drain(self) -> None:
-        """Run what the engine thread handed over, in order, until none is left (what
-        follows one that raises is run by a drain of its own: no wake-up comes for it)."""
-        while True:
-            with self._lock:
-                if not self._handed:
-                    return
-                fn, args = self._handed.popleft()
+        """Run what the engine thread has handed over by now, in order; what it hands over
+        meanwhile wakes the loop again, so a drain never holds the loop for longer than a
+        burst. One that raises is the loop's to report, as a callback's would be."""
+        with self._lock:
+            burst, self._handed = self._handed, deque()
+        for fn, args in burst:
             try:
                 fn(*args)
-            except BaseException:
-                self._loop.call_soon(self._drain)
-                raise
+            except Exception as err:
+                self._loop.call_exception_handler(
+                    {"message": f"delivering an engine event: {err!r}", "exception": err}
+                )
 
     def _arm(self) -> None:
         if not self._closed and self._timer is None:

@@ -843,6 +843,30 @@ async def test_a_burst_from_the_engine_thread_arrives_in_order_with_one_wake_up(
     assert len(wakes) == 2  # one a burst, not one an event
 
 
+async def test_events_handed_over_during_a_drain_wait_for_the_loop_to_turn() -> None:
+    run, order = _Run(), []
+    loop = asyncio.get_running_loop()
+
+    def hand(*texts: str) -> None:  # from an engine thread
+        engine = threading.Thread(
+            target=lambda: [run.listener(Notice(run_id="r", round=1, message=t)) for t in texts]
+        )
+        engine.start()
+        engine.join()
+
+    def post(message: Message) -> None:
+        text = message.message if isinstance(message, NoticeMessage) else ""
+        order.append(text)
+        if text == "a":  # the engine goes on while the app delivers
+            loop.call_soon(order.append, "a key")
+            hand("b")
+
+    EventBridge(run, post)  # type: ignore[arg-type]
+    hand("a")
+    await asyncio.sleep(0.01)
+    assert order == ["a", "a key", "b"]  # the loop turned between the two
+
+
 async def test_a_message_that_fails_on_the_app_thread_holds_back_none_after_it() -> None:
     run, posted = _Run(), []
 
