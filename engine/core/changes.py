@@ -131,6 +131,11 @@ class RoundChanges:
             self._relation_changes = self._relation_models()
         return self._relation_changes
 
+    def moved(self, at_least: float) -> np.ndarray:
+        """Which changed edges moved: their favorability by ``at_least`` or more, or their
+        status (a bool an edge, in the order of :attr:`source`)."""
+        return (abs(self.delta) >= at_least) | (self.status != self.previous)
+
     def flips(self, limit: int) -> list[RelationChange]:
         """The first ``limit`` changed edges whose status changed, as models (in the order
         of :meth:`relation_changes`; no model for the other edges)."""

@@ -191,7 +191,7 @@ class MovedEdges:
         import numpy as np
 
         names = changes.names
-        hit = (abs(changes.delta) >= at_least) | (changes.status != changes.previous)
+        hit = changes.moved(at_least)
         self._flags = np.zeros((len(names), len(names)), bool)
         self._flags[changes.source[hit], changes.target[hit]] = True
         self._names = names
