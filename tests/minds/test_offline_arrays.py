@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine.core.state import ALL, Action, Mode
-from engine.minds.offline.choose import Option, Options, _given
+from engine.minds.offline.choose import Option, Options, _given, draws
 from engine.minds.offline.edges import _by_row_then
 from engine.minds.offline.lastround import SIGN, LastRound, in_steps
 
@@ -119,22 +119,45 @@ def _drawn_from_a_list(chance: float, weights: list[float]) -> int:
     return len(weights) - 1
 
 
-@given(
+def _at_boundary(weights: list[float], tail: list[float], k: int) -> float:
+    """The chance whose pick falls on the k-th sum of the weights (in list arithmetic): where
+    a total summed in another order picks the next act instead."""
+    listed = [1.0, *weights, *tail]
+    prefix = sum(listed[: 1 + k % len(listed)])
+    return min(prefix / sum(listed), 1.0 - 2**-53)
+
+
+_ROW = st.tuples(
     st.lists(st.floats(0.0, 40.0), max_size=60),
     st.lists(st.floats(0.0, 3.0), max_size=3),
-    st.floats(0.0, 1.0, exclude_max=True) | st.sampled_from([0.0, 1.0 - 2**-53]),
+    st.floats(0.0, 1.0, exclude_max=True)
+    | st.sampled_from([0.0, 1.0 - 2**-53])
+    | st.integers(0, 80).map(lambda k: -1 - k),  # (a boundary: :func:`_at_boundary`)
 )
-def test_a_draw_over_the_arrays_is_the_draw_over_a_list_float_for_float(weights, tail, chance):
+
+
+@settings(max_examples=400)
+@given(st.lists(_ROW, max_size=6))
+def test_draws_over_the_arrays_are_the_draws_over_lists_float_for_float(rows):
     first: Option = (1.0, "neutral", ALL, Mode.PUBLIC)
-    slots = np.arange(len(weights)) * 3
-    options = Options(
-        first,
-        [f"A{k}" for k in range(len(weights))],
-        slots,
-        np.array(weights, float),
-        Mode.PUBLIC,
-        [(w, "support", "B", Mode.PUBLIC) for w in tail],
-    )
-    listed = [w for w, *_ in options.as_list()]
-    assert listed == [1.0, *weights, *tail]
-    assert options.draw(chance) == _drawn_from_a_list(chance, listed)
+    rows = [
+        (w, tail, _at_boundary(w, tail, -1 - chance) if chance < 0 else chance)
+        for w, tail, chance in rows
+    ]
+    options = [
+        Options(
+            first,
+            [f"A{k}" for k in range(len(weights))],
+            np.arange(len(weights)) * 3,
+            np.array(weights, float),
+            Mode.PUBLIC,
+            [(w, "support", "B", Mode.PUBLIC) for w in tail],
+        )
+        for weights, tail, _ in rows
+    ]
+    listed = [[w for w, *_ in o.as_list()] for o in options]
+    assert listed == [[1.0, *weights, *tail] for weights, tail, _ in rows]
+    assert draws(options, [chance for *_, chance in rows]) == [
+        _drawn_from_a_list(chance, weights)
+        for (*_, chance), weights in zip(rows, listed, strict=True)
+    ]

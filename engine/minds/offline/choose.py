@@ -70,17 +70,34 @@ class Options:
         """Every act, in order."""
         return [self.act(k) for k in range(len(self))]
 
-    def draw(self, chance: float) -> int:
-        """The act drawn by weight for ``chance`` in [0, 1) (the last when rounding leaves
-        the draw unspent): the float arithmetic of a draw over a list, one add and one
-        subtraction at a time, in order (``accumulate`` is sequential)."""
+    def weights(self) -> np.ndarray:
+        """Every act's weight, in order."""
         import numpy as np
 
-        weights = np.concatenate(([self._first[0]], self._weights, [w for w, *_ in self._tail]))
-        pick = chance * np.add.accumulate(weights)[-1]
-        left = np.subtract.accumulate(np.concatenate(([pick], weights)))[1:]
-        spent = np.flatnonzero(left <= 0)
-        return int(spent[0]) if len(spent) else len(weights) - 1
+        return np.concatenate(([self._first[0]], self._weights, [w for w, *_ in self._tail]))
+
+
+def draws(options: Sequence[Options], chances: Sequence[float]) -> list[int]:
+    """The act each of ``options`` draws by weight for its chance in [0, 1) (the last when
+    rounding leaves the draw unspent), every row at once: the float arithmetic of a draw
+    over a list, one add and one subtraction at a time, in order (``accumulate`` is
+    sequential; the zeros that pad the shorter rows change no sum after them)."""
+    import numpy as np
+
+    if not options:
+        return []
+    rows = [o.weights() for o in options]
+    lengths = np.array([len(w) for w in rows])
+    grid = np.zeros((len(rows), 1 + int(lengths.max())))  # each row's pick, then weights
+    flat = np.concatenate(rows)
+    starts = np.cumsum(lengths) - lengths
+    row_of = np.repeat(np.arange(len(rows)), lengths)
+    grid[row_of, 1 + np.arange(len(flat)) - starts[row_of]] = flat
+    totals = np.add.accumulate(grid[:, 1:], axis=1)[np.arange(len(rows)), lengths - 1]
+    grid[:, 0] = np.array(chances, float) * totals
+    spent = np.subtract.accumulate(grid, axis=1)[:, 1:] <= 0
+    first = spent.argmax(axis=1)
+    return np.where(spent.any(axis=1), first, lengths - 1).tolist()
 
 
 class Peers:

@@ -30,7 +30,7 @@ from ..base import (
 from ..planner import plan
 from ..question import Question
 from ..spec import DYNAMICS_VERSION, OFFLINE_LABEL, Offline
-from .choose import Deciders, Options, Peers, candidates, intent
+from .choose import Deciders, Options, Peers, candidates, draws, intent
 from .edges import edges_toward, judged_edges
 from .judge import Judged, Standing, emotion_delta, need_deltas
 from .lastround import LastRound
@@ -248,13 +248,28 @@ class OfflineMind:
             return [(await self.decide_all([ctx]))[0] for ctx in ctxs]
         who = self._deciders(ctxs)
         options = candidates(who, seen)
-        return [
+        made = [
             self._decide(ctx, acts, hit)
             for ctx, acts, hit in zip(ctxs, options, seen.attacked(), strict=True)
         ]
+        drawing = {k: d for k, d in enumerate(made) if not isinstance(d, Decision)}
+        picks = draws([options[k] for k in drawing], [chance for _, chance in drawing.values()])
+        for (k, (urgency, _)), pick in zip(drawing.items(), picks, strict=True):
+            _, stance, target, mode = options[k].act(pick)
+            made[k] = Decision(
+                urgency=urgency,
+                mode=mode,
+                target=target,
+                stance=stance,
+                intent=intent(stance, target, mode),
+            )
+        return [d for d in made if isinstance(d, Decision)]  # (each one, now)
 
-    def _decide(self, ctx: AgentContext, options: Options, attacked: bool) -> Decision:
-        """One agent's decision, its candidate acts weighed."""
+    def _decide(
+        self, ctx: AgentContext, options: Options, attacked: bool
+    ) -> Decision | tuple[float, float]:
+        """One agent's decision, its candidate acts weighed; or, for an act it draws by
+        weight (:func:`.choose.draws`: every agent's at once), its urgency and chance."""
         rng = self._rng(ctx, "decide")
         me, persona, view = ctx.name, ctx.persona, ctx.view
         arch, emotion, driven = persona.archetype, view.emotion, persona.kind == "value-driven"
@@ -287,14 +302,7 @@ class OfflineMind:
             )
         if urgency < SILENCE_BELOW:
             return Decision(urgency=urgency, mode=Mode.SILENT, intent="stay quiet and watch")
-        _, stance, target, mode = options.act(options.draw(rng.random()))
-        return Decision(
-            urgency=urgency,
-            mode=mode,
-            target=target,
-            stance=stance,
-            intent=intent(stance, target, mode),
-        )
+        return urgency, rng.random()
 
     def _deciders(self, ctxs: Sequence[AgentContext]) -> Deciders:
         """The agents' relations, bias, brokers and lenses, in arrays (:class:`Deciders`)."""
