@@ -4,11 +4,13 @@ move the network with the round slider; bad input is one line."""
 
 from __future__ import annotations
 
+import base64
 import builtins
 import json
 import os
 import re
 import tempfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -47,11 +49,17 @@ def saved(tmp_path_factory: pytest.TempPathFactory) -> SaveStore:
     return store
 
 
+_PACKED = re.compile(r'<script id="plotly-js" type="application/octet-stream">([^<]*)</script>')
+
+
 def _self_contained(html: str) -> None:
-    """No element of the page loads anything (plotly.js, the first script, is checked by
-    the browser tests: it sends no request)."""
-    head, _, page = html.partition("</script>")
-    assert head.count("<script>") == 1 and "window.Plotly = Plotly" in head
+    """No element of the page loads anything (the browser tests check that it sends no
+    request), and plotly.js is in it: deflated, in base64, in a data block of the head."""
+    head, _, body = html.partition("</head>")
+    packed = _PACKED.search(head)
+    assert packed is not None and re.fullmatch(r"[A-Za-z0-9+/]+=*", packed[1])
+    assert "window.Plotly = Plotly" in zlib.decompress(base64.b64decode(packed[1])).decode()
+    page = head[: packed.start()] + head[packed.end() :] + body
     assert "<script src" not in page and "<link" not in page and "<img" not in page
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page)
 
@@ -234,7 +242,7 @@ def test_a_name_with_markup_is_shown_as_text(hostile_run, tmp_path):
     from engine.reports.html import write_run_report
 
     html = write_run_report(hostile_run, "h", tmp_path / "h.html").read_text()
-    page = html.partition("</script>")[2]
+    page = html.partition("</head>")[2]
     assert page.count("</script>") == 2  # the data's and the page's: no name closes one
     assert '<a href="https://e.org' not in page  # not in the HTML, nor for plotly
     assert "&lt;a href" in page  # escaped in the transcript and the plots' labels

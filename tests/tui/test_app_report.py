@@ -51,7 +51,7 @@ async def test_w_writes_the_run_report_and_says_where(tmp_path: Path):
         offered = await _submit(pilot, "")
         assert offered == (tmp_path / "saves" / "exports" / f"{run_id}.html").absolute()  # as x
         html = offered.read_text()
-        assert 'id="round-1"' in html and "window.Plotly" in html
+        assert 'id="round-1"' in html and 'id="plotly-js"' in html
         assert ("information", f"Wrote the report to {offered}.") in notes
         # a path that cannot be written: a notice says why
         (tmp_path / "file").write_text("")

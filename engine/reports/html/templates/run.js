@@ -98,7 +98,7 @@ function toRound(round, scroll) {
   if (scroll) document.getElementById("round-" + round).scrollIntoView();
 }
 
-Promise.all([unpack(DATA.fav), unpack(DATA.status)]).then(([fav, status]) => {
+Promise.all([unpack(DATA.fav), unpack(DATA.status), PLOTLY]).then(([fav, status]) => {
   FAV = fav.map(m => rows(m, f => f === DATA.no_fav ? null : f / 100));
   STATUS = status.map(m => rows(m, s => s));
   return Promise.all(Object.entries(FIGURES).map(([name, fig]) =>
