@@ -19,10 +19,10 @@ T = TypeVar("T")
 
 #: C0 controls but tab and newline, DEL, C1 controls, and the bidirectional overrides and
 #: isolates (which reorder what a terminal shows).
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 #: Line and tab breaks, unsafe in one-line fields (names, ids, roles).
 _BREAKS = re.compile("[\t\n\u2028\u2029]")
-_FORMULA_START = ("=", "+", "-", "@", "\t")
+FORMULA_START = ("=", "+", "-", "@", "\t")
 #: Cells that are plain numbers, or lists of them, are never formulas.
 _NUMBERS = re.compile(r"[+-]?\d[\d.]*(?:[eE][+-]?\d+)?(?:[ ;,][+-]?\d[\d.]*(?:[eE][+-]?\d+)?)*")
 
@@ -30,7 +30,7 @@ _NUMBERS = re.compile(r"[+-]?\d[\d.]*(?:[eE][+-]?\d+)?(?:[ ;,][+-]?\d[\d.]*(?:[e
 def unsafe_char(text: str, *, multiline: bool = False) -> str | None:
     """The first character of ``text`` a terminal would act on (None: the text is safe);
     tab and newline are allowed when ``multiline``."""
-    found = _UNSAFE.search(text) or (None if multiline else _BREAKS.search(text))
+    found = UNSAFE.search(text) or (None if multiline else _BREAKS.search(text))
     return found.group() if found else None
 
 
@@ -79,7 +79,7 @@ def strip_controls(text: str) -> str:
     """``text`` without the control characters a terminal would act on; line ends become
     newlines and tabs stay."""
     text = text.replace("\r\n", "\n")
-    return _UNSAFE.sub("", text) if _UNSAFE.search(text) else text
+    return UNSAFE.sub("", text) if UNSAFE.search(text) else text
 
 
 def clean(value: T) -> T:
@@ -116,18 +116,18 @@ def _clean(value: Any, model: type[Any]) -> Any:
 def one_line(text: str) -> str:
     """``text`` as one printable line: line breaks and control characters are shown as
     escapes (``\\n``, ``\\x1b``), so a message cannot move the cursor or span lines."""
-    if not (_UNSAFE.search(text) or _BREAKS.search(text)):
+    if not (UNSAFE.search(text) or _BREAKS.search(text)):
         return text
-    return re.sub(f"{_UNSAFE.pattern}|{_BREAKS.pattern}", _escape, text)
+    return re.sub(f"{UNSAFE.pattern}|{_BREAKS.pattern}", _escape, text)
 
 
 def escape_controls(text: str) -> str:
     """``text`` with the control characters a terminal would act on shown as escapes
     (``\\x1b``, ``\\u202e``); line ends become newlines and tabs stay, so prose keeps
     its lines. For text that is kept, such as an export's cells."""
-    if not _UNSAFE.search(text):
+    if not UNSAFE.search(text):
         return text
-    return _UNSAFE.sub(_escape, text.replace("\r\n", "\n"))
+    return UNSAFE.sub(_escape, text.replace("\r\n", "\n"))
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -147,7 +147,7 @@ def csv_cell(value: T) -> T:
     if not isinstance(value, str):
         return value
     text = escape_controls(value)
-    if text.startswith(_FORMULA_START) and not _NUMBERS.fullmatch(text):
+    if text.startswith(FORMULA_START) and not _NUMBERS.fullmatch(text):
         return "'" + text  # type: ignore[return-value]
     return text  # type: ignore[return-value]
 

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
+
+from ..core.textsafe import FORMULA_START, UNSAFE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,6 +31,25 @@ def csv_text(value: str) -> str:
 #: The characters a cell may hold that make :mod:`csv` quote it (some versions of Python
 #: quote a line break in a cell whatever the line terminator).
 _SPECIAL = frozenset(',"\r\n')
+
+
+def cell_texts(texts: list[str], cell: Callable[[str], str]) -> list[str]:
+    """``cell`` of each text, where ``cell`` is a text cell as CSV writes it (escaped and
+    guarded: :func:`~engine.core.textsafe.csv_cell`, then :func:`csv_text`), which leaves
+    a plain text as it is: one search tells whether every text is plain (no control
+    character, comma, quote or line break, no start a spreadsheet reads as a formula)."""
+    joined = "\n".join(texts)  # (a text's own line break is one too many of them)
+    if joined.count("\n") == max(len(texts) - 1, 0) and not _NOT_PLAIN.search(joined):
+        return texts
+    return [cell(text) for text in texts]
+
+
+#: What makes a text not plain (:func:`cell_texts`), in texts joined by line breaks.
+_NOT_PLAIN = re.compile(
+    f"{UNSAFE.pattern}|[{re.escape(''.join(_SPECIAL - {chr(10)}))}]"
+    f"|^[{re.escape(''.join(FORMULA_START))}]",
+    re.M,
+)
 
 
 def joined(pieces: Sequence[np.ndarray | list[str] | str], rows: int) -> str:

@@ -20,7 +20,7 @@ from ..core.changes import STATUSES, RoundChanges
 from ..core.columns import StateColumns
 from ..core.needs import CATEGORY_OF
 from ..core.state import RoundLog
-from .csvtext import csv_text, joined, number_texts, value_texts
+from .csvtext import cell_texts, csv_text, joined, number_texts, value_texts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -80,7 +80,8 @@ def relation_lines(
     tail[changed, 0] = floats(c.delta[k])
     tail[changed, 1] = np.array([f",{s}," for s in statuses] + [",,"], object)[c.override[k]]
     tail[changed, 2] = number_texts(c.importance[k])
-    tail[changed, 3] = np.array([f",{cell(s)}" for s in c.notes], object)[c.note[k]]
+    notes = cell_texts(c.notes, cell)
+    tail[changed, 3] = np.array([f",{s}" for s in notes], object)[c.note[k]]
     pieces = (
         f"{cell(run_id)},{round_no},",
         _pairs(tuple(v.names), cell)[keep],

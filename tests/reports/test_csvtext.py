@@ -11,12 +11,14 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from engine import Scenario, Simulation
 from engine.core.needs import Need
 from engine.core.state import EmotionChange
 from engine.core.textsafe import csv_cell
-from engine.reports.csvtext import FloatTexts, csv_text, number_texts, value_texts
+from engine.reports.csvtext import FloatTexts, cell_texts, csv_text, number_texts, value_texts
 from engine.reports.dense import emotion_lines, need_lines
 from engine.reports.tables import STATE_TABLES
 
@@ -39,6 +41,25 @@ def test_a_cell_is_quoted_exactly_where_csv_quotes_it(code: int) -> None:
     ch = chr(code)
     for text in (ch, f"a{ch}b", f" {ch}", f"{ch} ", f'"{ch}",'):
         assert csv_text(text) == _cell_of_csv(text)
+
+
+def _cell(text: str) -> str:
+    return csv_text(csv_cell(text))
+
+
+#: Letters a text cell may hold, each of what the export's cell treats apart among them.
+_LETTERS = st.sampled_from(list('ab 1.,"\r\n\t=+-@;\x00\x1b\x7f\x85\u202e\u2066\u2028é'))
+
+
+@settings(max_examples=400)
+@given(st.lists(st.text(_LETTERS, max_size=6), max_size=8))
+def test_cell_texts_are_each_texts_cell(texts: list[str]) -> None:
+    assert cell_texts(texts, _cell) == [_cell(t) for t in texts]
+
+
+def test_cell_texts_leave_plain_texts_as_they_are() -> None:
+    texts = ["Round 3: Ann backed Bo publicly.", "Bo was present.", ""]
+    assert cell_texts(texts, lambda t: t.upper()) is texts  # (not one cell made)
 
 
 def test_number_texts_are_csvs_for_floats_and_ints_and_keep_minus_zero() -> None:
