@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import pytest
@@ -293,6 +294,24 @@ def test_control_characters_are_rejected_in_every_text_field(mini_data, field, c
 def test_the_escape_injection_name_of_the_issue_is_rejected(mini_data):
     mini_data["agents"][0]["name"] = ESC
     assert error_of(mini_data) == "mini: agents.0.name: control character U+001B is not allowed"
+
+
+def test_texts_found_safe_are_kept_but_never_let_a_control_character_through(mini_data):
+    prose = copy.deepcopy(mini_data)
+    _set(prose, "description", "first line\n\tsecond line")
+    parse_scenario(prose, "mini")  # kept as safe prose, which is no safe line
+    _set(mini_data, "agents.0.role", "first line\n\tsecond line")
+    assert error_of(mini_data).startswith("mini: agents.0.role: control character U+000A")
+
+
+def test_the_texts_kept_as_safe_are_bounded(mini_data, monkeypatch):
+    import engine.core.scenario as scenario_module
+
+    monkeypatch.setattr(scenario_module, "SAFE_KEPT", 3)  # (kept texts dropped often)
+    for _ in range(3):
+        assert parse_scenario(copy.deepcopy(mini_data), "mini").names
+    mini_data["agents"][0]["name"] = ESC
+    assert "control character U+001B" in error_of(mini_data)
 
 
 @pytest.mark.parametrize("field", ["description", "agents.0.talking_points.0", "events.0.text"])
