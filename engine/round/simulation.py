@@ -354,6 +354,9 @@ class Simulation(RunControl, Holding):
                 self._pause = False
                 self._emit(RunPaused(run_id=self.run_id, round=self.round))
                 break
+            # The loop's turn between rounds: a cancel (Ctrl+C, SIGTERM) is taken here,
+            # also in a run whose rounds never wait (the offline model's, a small cast's).
+            await asyncio.sleep(0)
             await self._advance()
             reason = None if self.finished else self.mind.stop_reason()
             if reason:

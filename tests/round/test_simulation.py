@@ -132,6 +132,20 @@ def speakers(actions: list[Action]) -> list[str]:
 # -- two-phase generation ------------------------------------------------------------------
 
 
+async def test_a_run_whose_rounds_never_wait_is_cancelled_between_two_rounds():
+    sim = Simulation.new(load_library("tavern"), rounds=200)
+    task = asyncio.ensure_future(sim.run())
+
+    def cancel_after_three(event: RoundEnded) -> None:
+        if event.round == 3:  # (as Ctrl+C does, from inside the running task)
+            task.cancel()
+
+    sim.subscribe(cancel_after_three, only=(RoundEnded,))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert sim.round == 3  # not the 200th: the offline rounds never wait on their own
+
+
 async def test_order_follows_descending_urgency_with_offline_mind():
     sc = load_library("hospital")
     sim = Simulation.new(sc, seed=4)
