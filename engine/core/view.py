@@ -185,7 +185,7 @@ class MovedEdges:
     two lookups, and no pair of names is made for the edges never asked about (a screen
     asks about the cells in view; tens of thousands move a round at 300 agents)."""
 
-    __slots__ = ("_flags", "_index", "_names")
+    __slots__ = ("_flags", "_index")
 
     def __init__(self, changes: RoundChanges, at_least: float) -> None:
         import numpy as np
@@ -194,7 +194,6 @@ class MovedEdges:
         hit = changes.moved(at_least)
         self._flags = np.zeros((len(names), len(names)), bool)
         self._flags[changes.source[hit], changes.target[hit]] = True
-        self._names = names
         self._index = {name: k for k, name in enumerate(names)}
 
     def __contains__(self, edge: object) -> bool:
@@ -202,11 +201,3 @@ class MovedEdges:
             return False
         i, j = (self._index.get(name) for name in edge)
         return i is not None and j is not None and bool(self._flags[i, j])
-
-    def __iter__(self) -> Iterator[tuple[str, str]]:
-        names = self._names
-        rows, cols = self._flags.nonzero()
-        return ((names[i], names[j]) for i, j in zip(rows.tolist(), cols.tolist(), strict=True))
-
-    def __len__(self) -> int:
-        return int(self._flags.sum())

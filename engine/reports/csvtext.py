@@ -9,10 +9,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..core.textsafe import FORMULA_START, UNSAFE
+from ..core.textsafe import FORMULA_START, UNSAFE, csv_cell
 
 if TYPE_CHECKING:
     import numpy as np
@@ -33,15 +33,15 @@ def csv_text(value: str) -> str:
 _SPECIAL = frozenset(',"\r\n')
 
 
-def cell_texts(texts: list[str], cell: Callable[[str], str]) -> list[str]:
-    """``cell`` of each text, where ``cell`` is a text cell as CSV writes it (escaped and
-    guarded: :func:`~engine.core.textsafe.csv_cell`, then :func:`csv_text`), which leaves
-    a plain text as it is: one search tells whether every text is plain (no control
-    character, comma, quote or line break, no start a spreadsheet reads as a formula)."""
+def cell_texts(texts: list[str]) -> list[str]:
+    """Each text as a CSV cell: guarded (:func:`~engine.core.textsafe.csv_cell`), then as
+    :mod:`csv` writes it (:func:`csv_text`). One search tells whether every text is plain (no
+    control character, comma, quote or line break, no start a spreadsheet reads as a
+    formula), which both leave as it is: then the texts are their cells."""
     joined = "\n".join(texts)  # (a text's own line break is one too many of them)
     if joined.count("\n") == max(len(texts) - 1, 0) and not _NOT_PLAIN.search(joined):
         return texts
-    return [cell(text) for text in texts]
+    return [csv_text(csv_cell(text)) for text in texts]
 
 
 #: What makes a text not plain (:func:`cell_texts`), in texts joined by line breaks.

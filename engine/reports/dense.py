@@ -80,7 +80,7 @@ def relation_lines(
     tail[changed, 0] = floats(c.delta[k])
     tail[changed, 1] = np.array([f",{s}," for s in statuses] + [",,"], object)[c.override[k]]
     tail[changed, 2] = number_texts(c.importance[k])
-    notes = cell_texts(c.notes, cell)
+    notes = cell_texts(c.notes)
     tail[changed, 3] = np.array([f",{s}" for s in notes], object)[c.note[k]]
     pieces = (
         f"{cell(run_id)},{round_no},",

@@ -43,23 +43,19 @@ def test_a_cell_is_quoted_exactly_where_csv_quotes_it(code: int) -> None:
         assert csv_text(text) == _cell_of_csv(text)
 
 
-def _cell(text: str) -> str:
-    return csv_text(csv_cell(text))
-
-
-#: Letters a text cell may hold, each of what the export's cell treats apart among them.
+#: Letters a text cell may hold, each of what a cell treats apart among them.
 _LETTERS = st.sampled_from(list('ab 1.,"\r\n\t=+-@;\x00\x1b\x7f\x85\u202e\u2066\u2028é'))
 
 
 @settings(max_examples=400)
 @given(st.lists(st.text(_LETTERS, max_size=6), max_size=8))
 def test_cell_texts_are_each_texts_cell(texts: list[str]) -> None:
-    assert cell_texts(texts, _cell) == [_cell(t) for t in texts]
+    assert cell_texts(texts) == [csv_text(csv_cell(t)) for t in texts]
 
 
-def test_cell_texts_leave_plain_texts_as_they_are() -> None:
+def test_cell_texts_of_plain_texts_are_the_texts() -> None:
     texts = ["Round 3: Ann backed Bo publicly.", "Bo was present.", ""]
-    assert cell_texts(texts, lambda t: t.upper()) is texts  # (not one cell made)
+    assert cell_texts(texts) is texts  # (no cell made one by one)
 
 
 def test_number_texts_are_csvs_for_floats_and_ints_and_keep_minus_zero() -> None:

@@ -520,9 +520,6 @@ async def test_a_round_view_reads_as_its_record(store: SaveStore, mini: Scenario
                 if abs(c.delta) >= 0.005 or c.status != c.previous_status
             }
             edges = view.moved(0.005)
-            assert set(edges) == moved and len(edges) == len(moved) and moved
-            assert all(edge in edges for edge in moved)
             names = list(state.agents)
-            still = [(i, j) for i in names for j in names if i != j and (i, j) not in moved]
-            assert not any(edge in edges for edge in still[:200])
+            assert moved and {(i, j) for i in names for j in names if (i, j) in edges} == moved
             assert ("nobody", names[0]) not in edges and "ab" not in edges
