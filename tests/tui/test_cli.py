@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from conftest import CliResult
 from llm_stub import StubLLM
+from rich.cells import cell_len
 
 from engine import (
     FORMAT_VERSION,
@@ -204,6 +205,24 @@ def test_run_prints_each_rounds_status_changes_without_the_state_as_models(
             printed += 1
         assert section.count(" (fav ") == min(len(flips), 6)
     assert printed  # the seed's rounds change some statuses
+
+
+@pytest.mark.parametrize("columns", [20, 44, 80])
+def test_run_prints_every_round_within_the_terminal_width(
+    socialsim, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch, columns: int
+):
+    """The rounds are printed uncropped (their lines are made to fit): no line is wider
+    than the terminal, with unbreakable words, wide characters and a silent list."""
+    long = "x" * 90
+    mini_data["agents"][0]["talking_points"] = [f"the word {long} must be cut", "会议今晚投票"]
+    mini_data["agents"][2]["talking_points"] = ["日本語の言葉 " * 12]
+    mini_data["events"][0]["text"] = f"The roof of {long} leaks again, 屋顶 漏水."
+    path = write_scenario(tmp_path / "wide.toml", mini_data)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = socialsim("run", str(path), "--rounds", "4", "--seed", "2", "--run-id", "w")
+    assert result.code == 0, result.err
+    assert "Round 4/4" in result.out and "会" in result.out and "…" in result.out
+    assert max(map(cell_len, result.out.splitlines())) <= columns
 
 
 def test_run_quiet_prints_only_the_final_lines(socialsim, saves: Path, scenario_file: Path):
@@ -1082,9 +1101,11 @@ def test_the_console_never_writes_control_characters_of_the_text():
     table = Table()
     table.add_column("who")
     table.add_row(Text("Ann\x1b[31mRED\x1b]0;PWNED\x07x"))
+    table.add_row(Text("exe.\u202etxt"))  # a bidi override: not a control, not printable
     console.print(table)
     console.print("plain \x1b[2J text", style="bold")
     assert "\x1b" not in console.file.getvalue() and "\x07" not in console.file.getvalue()
+    assert "\u202e" not in console.file.getvalue() and "exe.txt" in console.file.getvalue()
     assert "Ann[31mRED]0;PWNEDx" in console.file.getvalue()
 
 

@@ -192,8 +192,8 @@ def make_console(stderr: bool = False) -> Console:
             self, renderable: RenderableType, options: ConsoleOptions | None = None
         ) -> Iterable[Segment]:
             for segment in super().render(renderable, options):
-                if segment.control is None and segment.text:
-                    text = strip_controls(segment.text)
+                if segment.control is None and not segment.text.isprintable():
+                    text = strip_controls(segment.text)  # (a printable text has none)
                     if text != segment.text:
                         segment = Segment(text, segment.style)
                 yield segment

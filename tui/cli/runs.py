@@ -185,7 +185,8 @@ async def _play(sim: Simulation, rounds: int | None, quiet: bool) -> None:
         if isinstance(event, RoundEnded) and not quiet:
             view = event.view  # no model an edge, nor the state as models
             flips = view.changes.flips(FLIPS_SHOWN)
-            console.print(round_summary(view.log, flips, sim.total_rounds, sim.metrics()))
+            summary = round_summary(view.log, flips, sim.total_rounds, sim.metrics())
+            console.print(summary, crop=False)  # its lines are made to fit the width
             console.print()
         elif isinstance(event, Notice):
             typer.echo(f"socialsim: round {event.round}: {strip_controls(event.message)}", err=True)

@@ -60,8 +60,8 @@ class Transcript:
         turns = self.turns
         if not turns:
             return
-        first = max(cell_len(t.order) for t in turns)
-        second = max(cell_len(t.who) for t in turns)
+        first = max(_cells(t.order) for t in turns)
+        second = max(_cells(t.who) for t in turns)
         longest = max(_widest_line(t.said) for t in turns)
         room = options.max_width - first - second - 4 * _PAD
         if room < NARROWEST:
@@ -76,7 +76,7 @@ class Transcript:
         pad, new_line = Segment(" " * _PAD), Segment.line()
         under = (Segment(" " * (first + _PAD), dim), Segment(" " * (_PAD + second + _PAD)))
         for turn in self.turns:
-            label = turn.who + " " * (second - cell_len(turn.who))
+            label = turn.who + " " * (second - _cells(turn.who))
             number = Segment(turn.order.rjust(first) + " " * _PAD, dim)
             head = (number, pad, Segment(label, style(turn.style)), pad)
             if width and turn.said.isascii() and turn.said.isprintable():
@@ -124,4 +124,11 @@ def _fitted(line: str, width: int) -> str:
 
 def _widest_line(text: str) -> int:
     """The cells of ``text``'s widest line."""
+    if text.isascii() and text.isprintable():  # one line, a cell a character
+        return len(text)
     return max((cell_len(line) for line in text.splitlines()), default=0)
+
+
+def _cells(text: str) -> int:
+    """The cells of one line of ``text`` (printable ASCII counted without a lookup)."""
+    return len(text) if text.isascii() and text.isprintable() else cell_len(text)
