@@ -124,8 +124,8 @@ def _fitted(line: str, width: int) -> str:
 
 def _widest_line(text: str) -> int:
     """The cells of ``text``'s widest line."""
-    if text.isascii() and text.isprintable():  # one line, a cell a character
-        return len(text)
+    if text.isprintable():  # one line (every line break is unprintable)
+        return _cells(text)
     return max((cell_len(line) for line in text.splitlines()), default=0)
 
 
