@@ -58,7 +58,7 @@ def _no_controls(multiline: bool) -> BeforeValidator:
     """Reject control characters (and, unless ``multiline``, tabs and line breaks). Short
     texts found safe are kept, each checked once (a 1,000-agent cast names its agents in
     200,000 relations)."""
-    safe: dict[str, None] = {}
+    safe: set[str] = set()
 
     def check(value: object) -> object:
         if not isinstance(value, str) or value in safe:
@@ -68,7 +68,7 @@ def _no_controls(multiline: bool) -> BeforeValidator:
         if len(value) <= SAFE_LENGTH and value.__class__ is str:
             if len(safe) >= SAFE_KEPT:
                 safe.clear()
-            safe[value] = None
+            safe.add(value)
         return value
 
     return BeforeValidator(check)

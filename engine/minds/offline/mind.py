@@ -252,18 +252,12 @@ class OfflineMind:
             self._decide(ctx, acts, hit)
             for ctx, acts, hit in zip(ctxs, options, seen.attacked(), strict=True)
         ]
-        drawing = {k: d for k, d in enumerate(made) if not isinstance(d, Decision)}
-        picks = draws([options[k] for k in drawing], [chance for _, chance in drawing.values()])
-        for (k, (urgency, _)), pick in zip(drawing.items(), picks, strict=True):
-            _, stance, target, mode = options[k].act(pick)
-            made[k] = Decision(
-                urgency=urgency,
-                mode=mode,
-                target=target,
-                stance=stance,
-                intent=intent(stance, target, mode),
-            )
-        return [d for d in made if isinstance(d, Decision)]  # (each one, now)
+        drawing = [(k, d) for k, d in enumerate(made) if not isinstance(d, Decision)]
+        drawn = iter(draws([options[k] for k, _ in drawing], [c for _, (_, c) in drawing]))
+        return [
+            d if isinstance(d, Decision) else _drawn(options[k], d[0], next(drawn))
+            for k, d in enumerate(made)
+        ]
 
     def _decide(
         self, ctx: AgentContext, options: Options, attacked: bool
@@ -498,3 +492,15 @@ def _heard(ctxs: Sequence[AgentContext], acts: list[ReadAct]) -> tuple[np.ndarra
             heard[rows] = seen
     alone += [row for row, ctx in enumerate(ctxs) if ctx.view.columns is not columns]
     return heard, sorted(set(alone))
+
+
+def _drawn(options: Options, urgency: float, pick: int) -> Decision:
+    """The decision of the act ``pick`` of ``options`` (drawn by weight)."""
+    _, stance, target, mode = options.act(pick)
+    return Decision(
+        urgency=urgency,
+        mode=mode,
+        target=target,
+        stance=stance,
+        intent=intent(stance, target, mode),
+    )
