@@ -35,21 +35,22 @@ _SPECIAL = frozenset(',"\r\n')
 
 def cell_texts(texts: list[str]) -> list[str]:
     """Each text as a CSV cell: guarded (:func:`~engine.core.textsafe.csv_cell`), then as
-    :mod:`csv` writes it (:func:`csv_text`). One search tells whether every text is plain (no
-    control character, comma, quote or line break, no start a spreadsheet reads as a
-    formula), which both leave as it is: then the texts are their cells."""
+    :mod:`csv` writes it (:func:`csv_text`). One search tells whether every text is left as
+    it is by the guard (no control character or line break, no start a spreadsheet reads as
+    a formula): then a text is its cell, in quotes (its own doubled) where it holds a comma
+    or a quote."""
     joined = "\n".join(texts)  # (a text's own line break is one too many of them)
-    if joined.count("\n") == max(len(texts) - 1, 0) and not _NOT_PLAIN.search(joined):
+    if joined.count("\n") != max(len(texts) - 1, 0) or _GUARDED.search(joined):
+        return [csv_text(csv_cell(text)) for text in texts]
+    if not _QUOTED.search(joined):
         return texts
-    return [csv_text(csv_cell(text)) for text in texts]
+    return ['"' + t.replace('"', '""') + '"' if _QUOTED.search(t) else t for t in texts]
 
 
-#: What makes a text not plain (:func:`cell_texts`), in texts joined by line breaks.
-_NOT_PLAIN = re.compile(
-    f"{UNSAFE.pattern}|[{re.escape(''.join(_SPECIAL - {chr(10)}))}]"
-    f"|^[{re.escape(''.join(FORMULA_START))}]",
-    re.M,
-)
+#: What the guard changes in texts joined by line breaks (:func:`cell_texts`), and what
+#: :mod:`csv` quotes for in a text the guard leaves as it is.
+_GUARDED = re.compile(f"{UNSAFE.pattern}|^[{re.escape(''.join(FORMULA_START))}]", re.M)
+_QUOTED = re.compile('[,"]')
 
 
 def joined(pieces: Sequence[np.ndarray | list[str] | str], rows: int) -> str:

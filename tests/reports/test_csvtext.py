@@ -53,6 +53,14 @@ def test_cell_texts_are_each_texts_cell(texts: list[str]) -> None:
     assert cell_texts(texts) == [csv_text(csv_cell(t)) for t in texts]
 
 
+@settings(max_examples=200)
+@given(st.lists(st.text(st.sampled_from(list('ab 1.,";=é')), max_size=6), max_size=8))
+def test_cell_texts_of_guard_free_texts_are_quoted_as_csv_quotes_them(texts: list[str]) -> None:
+    """Texts the guard leaves as they are (no control character, line break or formula
+    start), commas and quotes among them: each cell as :mod:`csv` writes it."""
+    assert cell_texts(texts) == [csv_text(csv_cell(t)) for t in texts]
+
+
 def test_cell_texts_of_plain_texts_are_the_texts() -> None:
     texts = ["Round 3: Ann backed Bo publicly.", "Bo was present.", ""]
     assert cell_texts(texts) is texts  # (no cell made one by one)
