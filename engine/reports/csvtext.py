@@ -33,15 +33,20 @@ def csv_text(value: str) -> str:
 _SPECIAL = frozenset(',"\r\n')
 
 
+def text_cell(text: str) -> str:
+    """``text`` as a CSV cell: guarded (:func:`~engine.core.textsafe.csv_cell`), then as
+    :mod:`csv` writes it (:func:`csv_text`)."""
+    return csv_text(csv_cell(text))
+
+
 def cell_texts(texts: list[str]) -> list[str]:
-    """Each text as a CSV cell: guarded (:func:`~engine.core.textsafe.csv_cell`), then as
-    :mod:`csv` writes it (:func:`csv_text`). One search tells whether every text is left as
-    it is by the guard (no control character or line break, no start a spreadsheet reads as
-    a formula): then a text is its cell, in quotes (its own doubled) where it holds a comma
+    """:func:`text_cell` of each text. One search tells whether every text is left as it is
+    by the guard (no control character or line break, no start a spreadsheet reads as a
+    formula): then a text is its cell, in quotes (its own doubled) where it holds a comma
     or a quote."""
     joined = "\n".join(texts)  # (a text's own line break is one too many of them)
     if joined.count("\n") != max(len(texts) - 1, 0) or _GUARDED.search(joined):
-        return [csv_text(csv_cell(text)) for text in texts]
+        return list(map(text_cell, texts))
     if not _QUOTED.search(joined):
         return texts
     return ['"' + t.replace('"', '""') + '"' if _QUOTED.search(t) else t for t in texts]

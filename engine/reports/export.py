@@ -35,14 +35,14 @@ from ..core.changes import RoundChanges
 from ..core.columns import StateColumns
 from ..core.metrics import Metrics
 from ..core.state import RoundLog, RoundRecord
-from ..core.textsafe import csv_cell, csv_row, escaped
+from ..core.textsafe import csv_row, escaped
 from ..errors import SaveError, SocialsimError
 from ..saves.atomic import umask
 from ..saves.runfiles import gc_paused
 from ..saves.runmeta import RunMeta
 from .card import FILE as CARD_FILE
 from .card import CardBuilder
-from .csvtext import FloatTexts, csv_text
+from .csvtext import FloatTexts, text_cell
 from .dense import emotion_lines, need_lines, relation_columns, relation_lines
 from .graphml import FOLDER as GRAPH_FOLDER
 from .graphml import GraphWriter
@@ -91,7 +91,7 @@ class _Tables:
         # Parquet is read by code: no formula guard, only control characters escaped (the
         # dense tables' text cells are names and summaries, written as they are).
         self.cells: Callable[[tuple], Sequence[Any]] = _escaped if parquet else csv_row
-        self.cell: Safe = functools.lru_cache(maxsize=65536)(lambda text: csv_text(csv_cell(text)))
+        self.cell: Safe = functools.lru_cache(maxsize=65536)(text_cell)
         self.floats = FloatTexts()
 
     def add(
