@@ -8,7 +8,8 @@ whenever a turn or a round ends), so a fast model cannot flood the message queue
 The run may be played on another thread (:mod:`tui.engine_thread`): events arriving there
 are handed to the thread that made the bridge (the app's) through its event loop, in the
 order they were emitted, so messages are posted from the app's thread only (a burst of them
-with one wake-up of that loop, not one each: ~600 a round at 300 agents); with a
+with one wake-up of that loop, not one each: ~600 a round at 300 agents, and those of the
+kinds only the run's view reads as one :class:`~tui.messages.Burst`); with a
 :class:`~tui.engine_thread.Pacer`, that thread is held after each round while the screen has
 not drawn the round before (the screen calls :meth:`EventBridge.drawn`), and at every event
 while a key waits for its repaint.
@@ -83,6 +84,8 @@ class EventBridge:
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
         self._handed: deque[tuple[Callable[..., None], tuple[object, ...]]] = deque()
+        #: While a drain runs, its messages of :data:`~tui.messages.BURSTABLE` kinds.
+        self._burst: list[Message] | None = None
         self._unsubscribe = sim.subscribe(self._on_event)
 
     def _on_event(self, event: events.SimEvent) -> None:
@@ -123,13 +126,30 @@ class EventBridge:
         burst. One that raises is the loop's to report, as a callback's would be."""
         with self._lock:
             burst, self._handed = self._handed, deque()
-        for fn, args in burst:
-            try:
-                fn(*args)
-            except Exception as err:
-                self._loop.call_exception_handler(
-                    {"message": f"delivering an engine event: {err!r}", "exception": err}
-                )
+        self._burst = []
+        try:
+            for fn, args in [*burst, (self._send_burst, ())]:
+                try:
+                    fn(*args)
+                except Exception as err:
+                    self._loop.call_exception_handler(
+                        {"message": f"delivering an engine event: {err!r}", "exception": err}
+                    )
+        finally:
+            self._burst = None
+
+    def _send(self, message: Message) -> None:
+        """Post ``message``, or keep it for the drain's burst; what is kept goes first."""
+        if self._burst is not None and isinstance(message, messages.BURSTABLE):
+            self._burst.append(message)
+            return
+        self._send_burst()
+        self._post(message)
+
+    def _send_burst(self) -> None:
+        if self._burst:
+            items, self._burst[:] = list(self._burst), []
+            self._post(items[0] if len(items) == 1 else messages.Burst(items))
 
     def _arm(self) -> None:
         if not self._closed and self._timer is None:
@@ -138,7 +158,7 @@ class EventBridge:
     def _deliver(self, message: Message) -> None:
         if not self._closed:
             self.flush()  # the tokens before the turn or round that ends
-            self._post(message)
+            self._send(message)
 
     def flush(self) -> None:
         """Post the buffered tokens now, one message per speaker."""
@@ -148,7 +168,7 @@ class EventBridge:
         with self._lock:
             tokens, self._tokens, self._armed = self._tokens, {}, False
         for agent, pieces in tokens.items():
-            self._post(messages.TokensArrived(agent, "".join(pieces)))
+            self._send(messages.TokensArrived(agent, "".join(pieces)))
 
     def close(self) -> None:
         """Stop listening; what is buffered or still on its way is dropped."""

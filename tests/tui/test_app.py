@@ -26,17 +26,17 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import DataTable, Input, Label, Select, SelectionList, Static
 
-from engine import Action, Mode, OfflineMind, SaveStore, SocialsimError
+from engine import Action, Decision, Mode, OfflineMind, SaveStore, SocialsimError
 from engine.core.exchanges import main_failure
 from engine.llm.settings import LLMSettings
-from engine.round.events import AgentSpoke, Notice, TokenStreamed
+from engine.round.events import AgentDecided, AgentSpoke, Notice, TokenStreamed
 from engine.saves.runfiles import RunFiles
 from engine.saves.runmeta import Lineage
 from tui import cli
 from tui.app import SocialsimApp, build_app
 from tui.event_bridge import TOKEN_INTERVAL, EventBridge
 from tui.messages import Notice as NoticeMessage
-from tui.messages import Spoke, TokensArrived
+from tui.messages import Burst, Decided, Spoke, TokensArrived
 from tui.screens.forms import ForceForm, InjectForm, TextForm
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen, fork_point
@@ -841,6 +841,51 @@ async def test_a_burst_from_the_engine_thread_arrives_in_order_with_one_wake_up(
     assert posted == [f"n{k}" for k in range(500)] + ["last"]
     assert threads == {threading.get_ident()}  # posted on the app's thread only
     assert len(wakes) == 2  # one a burst, not one an event
+
+
+async def test_a_burst_of_turns_is_one_message_in_order_split_by_the_others() -> None:
+    """Decisions and words handed over together go as one Burst (not one message through
+    the pumps each); a message of another kind goes between them in its place."""
+    run, posted = _Run(), []
+    EventBridge(run, posted.append)  # type: ignore[arg-type]
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, stance="support")
+    said = [Action(speaker=n, urgency=5, mode=Mode.PUBLIC, utterance=f"{n} here.") for n in "AB"]
+    events = [
+        *(AgentDecided(run_id="r", round=1, agent=n, decision=decision) for n in "AB"),
+        *(AgentSpoke(run_id="r", round=1, action=a) for a in said),
+        Notice(run_id="r", round=1, message="mind the cap"),
+        AgentDecided(run_id="r", round=2, agent="C", decision=decision),
+    ]
+    engine = threading.Thread(target=lambda: [run.listener(e) for e in events])
+    engine.start()
+    engine.join()
+    await asyncio.sleep(0.01)
+    burst, notice, last = posted
+    assert isinstance(burst, Burst) and not burst.bubble
+    assert [type(m) for m in burst.items] == [Decided, Decided, Spoke, Spoke]
+    assert [m.agent for m in burst.items[:2]] == ["A", "B"]
+    assert [m.action for m in burst.items[2:]] == said
+    assert isinstance(notice, NoticeMessage) and notice.bubble  # the screen reads it
+    assert isinstance(last, Decided) and last.agent == "C"  # alone: as itself
+
+
+async def test_a_burst_shows_as_its_messages_would(saves: Path) -> None:
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        view, feed = app.query_one(RunView), app.query_one(RoundFeed)
+        feed.expanded = True
+        decision = Decision(urgency=7, mode=Mode.PUBLIC, target="Nell", stance="oppose")
+        said = Action(
+            speaker="Nell", urgency=6, mode=Mode.PUBLIC, utterance="Not a chance.", order=1
+        )
+        items = [Decided(1, "Edmund", decision, False), TokensArrived("Nell", "Not a ")]
+        view.post_message(Burst([*items, Spoke(1, said)]))
+        await pilot.pause()
+        shown = feed.render().plain
+        assert "Edmund decides ▶ →Nell, oppose, urgency 7" in shown
+        assert "Nell ▶ →all “Not a chance.”" in shown  # the words arrived, then the turn
+        assert "… Not a" not in shown
+        assert "Not a chance." in pane_text(app, "Nell")
 
 
 async def test_events_handed_over_during_a_drain_wait_for_the_loop_to_turn() -> None:

@@ -8,7 +8,9 @@ shows one agent and the side panel steps aside.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 from rich.text import Text
 from textual import events, on
@@ -336,6 +338,19 @@ class RunView(Vertical):
                 self._pane(name).add_event(message.round, e)
         self._turns_over = set()
         self.query_one(RoundFeed).start(message.round, started_lines(message.round, message.events))
+
+    @on(messages.Burst)
+    def _burst(self, message: messages.Burst) -> None:
+        handle: dict[type, Callable[[Any], None]] = {
+            messages.RoundStarted: self._round_started,
+            messages.Decided: self._decided,
+            messages.Judged: self._judged,
+            messages.TokensArrived: self._tokens_arrived,
+            messages.Spoke: self._spoke,
+        }
+        for item in message.items:
+            handle[type(item)](item)
+        self._calls_moved()
 
     @on(messages.Decided)
     @on(messages.Spoke)
