@@ -97,24 +97,23 @@ def turn_line(round_no: int, action: Action, me: str) -> Text:
     """A transcript line; public, private and silent turns look different at a glance, and
     a turn a person played names them. What was said is shown without control characters,
     also when a save file holds them."""
-    tag = Text(f"R{round_no} ", style="dim")
-    person = Text("")
-    if action.actor == "human":
-        person = Text(f" (human: {action.player})", style="bold green")
+    line = Text(f"R{round_no} ", style="dim")
+    person = f" (human: {action.player})" if action.actor == "human" else ""
     if action.mode is Mode.SILENT:
-        return tag + Text("· silent", style="dim italic") + person
-    mark = Text(" (forced)", style="bold yellow") if action.forced else person
-    if action.mode is Mode.PRIVATE:
+        line.append("· silent", style="dim italic")
+    elif action.mode is Mode.PRIVATE:
         arrow = f"✉ →{action.target}" if action.speaker == me else f"✉ ←{action.speaker}"
-        return (
-            tag
-            + Text(f"{arrow} ", style="bold magenta")
-            + Text(strip_controls(action.utterance), style="magenta")
-            + mark
-        )
-    target = "all" if action.target in (None, "all") else action.target
-    said = Text(strip_controls(action.utterance))
-    return tag + Text(f"▶ →{target} ", style="bold cyan") + said + mark
+        line.append(f"{arrow} ", style="bold magenta")
+        line.append(strip_controls(action.utterance), style="magenta")
+    else:
+        target = "all" if action.target in (None, "all") else action.target
+        line.append(f"▶ →{target} ", style="bold cyan")
+        line.append(strip_controls(action.utterance))
+    if action.forced and action.mode is not Mode.SILENT:
+        line.append(" (forced)", style="bold yellow")
+    elif person:
+        line.append(person, style="bold green")
+    return line
 
 
 def event_line(round_no: int, event: ScenarioEvent) -> Text:

@@ -28,23 +28,29 @@ from engine.core.textsafe import strip_controls
 LIVE_LINES = ((30, 4), (44, 6), (10_000, 9))
 
 
-def _who(agent: str, mode: Mode, target: str | None) -> Text:
-    """``Ann ▶ →all`` or ``Ann ✉ →Bob`` (private), bold."""
+def _add_who(line: Text, agent: str, mode: Mode, target: str | None, verb: str = "") -> Text:
+    """``line`` with ``Ann ▶ →all`` or ``Ann ✉ →Bob`` (private) added, bold (``verb``: said
+    after the name, plain). Each line is made by appending: a round of hundreds of agents
+    makes hundreds of them."""
+    line.append(agent, style="bold")
+    if verb:
+        line.append(verb)
     if mode is Mode.PRIVATE:
-        return Text.assemble((agent, "bold"), (f" ✉ →{target}", "bold magenta"))
-    to = "all" if target in (None, "all") else target
-    return Text.assemble((agent, "bold"), (f" ▶ →{to}", "bold cyan"))
+        line.append(f" ✉ →{target}", style="bold magenta")
+    else:
+        line.append(f" ▶ →{'all' if target in (None, 'all') else target}", style="bold cyan")
+    return line
 
 
 def decision_line(round_no: int, agent: str, decision: Decision, forced: bool) -> Text:
     """``R3 Ann decides ▶ →all, hostile, urgency 7: to rally the others``."""
-    tag = Text(f"R{round_no} ", style="dim")
+    line = Text(f"R{round_no} ", style="dim")
     if decision.mode is Mode.SILENT:
-        line = tag + Text(agent, style="bold") + Text(" stays silent", style="dim italic")
+        line.append(agent, style="bold")
+        line.append(" stays silent", style="dim italic")
     else:
-        who = _who(agent, decision.mode, decision.target)
-        who.append(f", {decision.stance}, urgency {decision.urgency:.3g}", style="dim")
-        line = tag + Text.assemble((agent, "bold"), " decides") + who[len(agent) :]
+        _add_who(line, agent, decision.mode, decision.target, " decides")
+        line.append(f", {decision.stance}, urgency {decision.urgency:.3g}", style="dim")
     if decision.intent and not forced:
         line.append(f": {strip_controls(decision.intent)}", style="dim italic")
     if forced:
@@ -56,7 +62,7 @@ def spoken_line(round_no: int, action: Action) -> Text:
     """``R3 Ann ▶ →all "We sell."`` (private in magenta)."""
     said = strip_controls(action.utterance)
     style = "magenta" if action.mode is Mode.PRIVATE else ""
-    line = Text(f"R{round_no} ", style="dim") + _who(action.speaker, action.mode, action.target)
+    line = _add_who(Text(f"R{round_no} ", style="dim"), action.speaker, action.mode, action.target)
     line.append(f" “{said}”", style=style)
     if action.forced:
         line.append(" (forced)", style="bold yellow")
@@ -77,7 +83,7 @@ def streaming_line(round_no: int, agent: str, decision: Decision | None, text: s
     """An utterance still arriving: ``R3 Ann ▶ →all “We s…``."""
     line = Text(f"R{round_no} ", style="dim")
     if decision is not None and decision.mode is not Mode.SILENT:
-        line += _who(agent, decision.mode, decision.target)
+        _add_who(line, agent, decision.mode, decision.target)
     else:
         line.append(agent, style="bold")
     line.append(f" “{strip_controls(text)}…", style="italic")
