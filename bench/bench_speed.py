@@ -211,13 +211,14 @@ def alternate_bench(args: argparse.Namespace, folder: Path) -> None:
 
 
 def _saved_run(n: int, rounds: int, args: argparse.Namespace, folder: Path) -> tuple[Path, str]:
-    """A saved run of a generated cast (played once): its saves folder and id."""
+    """A saved run of a generated cast (played once): its saves folder and id (the oldest
+    run there: ``keys`` branches it, and ``--keep`` keeps the branches)."""
     saves = folder / f"saves-{n}x{rounds}"
     if not saves.exists():
         file = write_cast(folder / f"cast{n}x{rounds}.toml", n, args.seed, rounds)
         _whole(_cli("run", str(file), "-q", "--saves", str(saves)), folder)
-    (run,) = [d for d in saves.iterdir() if (d / "rounds").is_dir()]
-    return saves, run.name
+    runs = [d.name for d in saves.iterdir() if (d / "rounds").is_dir()]
+    return saves, min(runs)  # (a run id ends in the time it was made)
 
 
 def _timed(
