@@ -2,11 +2,11 @@
 every threshold of reply quality.
 
 A reply can fit its schema and still say nothing: an empty utterance, JSON or template debris,
-an echo of the prompt's instructions, one sentence said over and over, a verbatim copy of
-another agent's line this round or of the speaker's own last line, an intent or summary made
-of punctuation or copied from the schema's description. Such a reply is *degenerate*
-(:class:`Flaw`): the LLM client asks again once with the flaw's note, then falls back, and
-records both as outcome ``degenerate``.
+an echo of the prompt's instructions, one sentence said over and over, a sentence cut off
+mid-way, a verbatim copy of another agent's line this round or of the speaker's own last line,
+an intent or summary made of punctuation or copied from the schema's description. Such a reply
+is *degenerate* (:class:`Flaw`): the LLM client asks again once with the flaw's note, then
+falls back, and records both as outcome ``degenerate``.
 
 :class:`Tally` sums a run's exchanges per model and purpose into the shares a run's summary,
 card, ``show`` and the app give (degenerate, clamped, at the caps, fallen back), and
@@ -77,7 +77,17 @@ _LETTERS = re.compile(r"[^\W\d_]")
 _SPELLED = re.compile(r"[^\W\d_]{2,}")
 
 #: The kinds of flaw, in the order an utterance is checked.
-KINDS = ("empty", "debris", "wordless", "echo", "loop", "copy", "repeat", "description")
+KINDS = (
+    "empty",
+    "debris",
+    "wordless",
+    "echo",
+    "loop",
+    "unfinished",
+    "copy",
+    "repeat",
+    "description",
+)
 
 
 @dataclass(frozen=True)
@@ -147,6 +157,20 @@ def looped(text: str) -> Flaw | None:
     return None
 
 
+def unfinished(text: str) -> Flaw | None:
+    """``text`` stops mid-sentence: its last mark is a comma, a colon or a semicolon (closing
+    quotes and brackets aside). Gemma 3 270M on llama-server closed its JSON after "…The
+    executor's duty is to the will not,"."""
+    end = text.rstrip().rstrip("\"'”’)]»").rstrip()
+    if not end or end[-1] not in _CUT:
+        return None
+    return Flaw("unfinished", f"it stops mid-sentence, on {end[-1]!r}: say the whole sentence")
+
+
+#: The marks a sentence goes on after.
+_CUT = ",:;，：；、"
+
+
 def copied(text: str, line: str) -> bool:
     """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), or holds the whole
     of a line of :data:`CONTAINED_WORDS` words or more."""
@@ -172,11 +196,12 @@ def utterance_flaw(
 ) -> Flaw | None:
     """What is wrong with an utterance of an agent that decided to speak: empty, debris,
     punctuation, an echo of its prompt's ``instructions``, a sentence said over and over, a
-    copy of a line of ``others``
+    sentence cut off, a copy of a line of ``others``
     (this round) or of the speaker's ``last`` line."""
     if not text.strip():
         return Flaw("empty", "it said nothing, though you decided to speak")
-    flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions) or looped(text)
+    flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
+    flaw = flaw or looped(text) or unfinished(text)
     if flaw is not None:
         return flaw
     if any(copied(text, line) for line in others):

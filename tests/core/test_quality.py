@@ -95,6 +95,23 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        # Gemma 3 270M on llama-server, a re-asked line (a real reply)
+        "The building passes to Edmund and Nell in equal shares, Greta may live upstairs for "
+        "life, and Callum receives my recipe book and thanks. The executor's duty is to the "
+        "will not,",
+        "What I want is this: ",
+        "We sell the tavern;",
+        '"You promised me,"',
+        "我们不卖，",
+    ],
+)
+def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
+    assert kind(text) == "unfinished"
+
+
+@pytest.mark.parametrize(
     ("text", "others", "last"),
     [
         ("I agree with you.", ("I agree with you.",), None),  # short lines may coincide
@@ -106,6 +123,9 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
         ("Listen.\nThe will is clear: Edmund and Nell share it.", (), None),
         ("No. No. No. I will not sell.", (), None),  # short words repeated are speech
         ("We keep it. You heard me: we keep it. Yes, we keep it.", (), None),
+        ("Wait, Edmund—", (), None),  # trailing off is speech
+        ('You said (and I quote): "never".', (), None),
+        ("Fine...", (), None),
     ],
 )
 def test_real_speech_passes(text: str, others: tuple[str, ...], last: str | None) -> None:

@@ -174,3 +174,36 @@ def _as_toml(data: dict) -> str:
         return json.dumps(v)
 
     return "".join(f"{json.dumps(k)} = {value(v)}\n" for k, v in data.items())
+
+
+class _CutShort(Scripted):
+    """Every speaker first stops mid-sentence (Gemma's real line), then says a whole one."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        if "Say it now." in _text(messages[1]):
+            if any("not usable" in _text(m) for m in messages[2:]):
+                return "We fix the roof."
+            return "The executor's duty is to the will not,"
+        return super().answer(body)
+
+
+def test_a_line_cut_off_mid_sentence_is_asked_again_and_never_said(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    toml = tmp_path / "mini.toml"
+    toml.write_text(_as_toml(mini_data))
+    saves = tmp_path / "saves"
+    with _CutShort(seed=3) as stub:
+        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
+        args = ("run", str(toml), "--rounds", "1", "--run-id", "c", "-q", "--saves", str(saves))
+        result = run_cli(*args, *model)
+        notes = [_text(m) for req in stub.requests for m in req["messages"][2:]]
+    assert result.code == 0, result.err
+    (played,) = SaveStore(saves).read_rounds("c")[1:]
+    speech = [c for c in played.llm_calls if c.purpose == "speak"]
+    speakers = [a for a in played.actions if a.order is not None]
+    assert speakers and [a.utterance for a in speakers] == ["We fix the roof."] * len(speakers)
+    assert [c.flaw for c in speech if c.outcome == "degenerate"] == ["unfinished"] * len(speakers)
+    assert sum("it stops mid-sentence, on ','" in n for n in notes) == len(speakers)
