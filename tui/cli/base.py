@@ -3,7 +3,6 @@ console, running a coroutine (SIGTERM stops it like Ctrl+C), the run and saves p
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import threading
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 import typer
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import Callable, Coroutine
     from types import FrameType
 
@@ -282,9 +282,11 @@ class _Hold:
                 f"{what}: no new call; waiting for {flying} call{'s' * (flying > 1)} in flight "
                 f"({again}: abandon them)"
             )
-        self.waiter = asyncio.ensure_future(self._stop_when_answered())
+        self.waiter = self.task.get_loop().create_task(self._stop_when_answered())
 
     async def _stop_when_answered(self) -> None:
+        import asyncio
+
         while self.sim.progress.now().in_flight:
             await asyncio.sleep(self.POLL)
         self.task.cancel()
@@ -299,6 +301,7 @@ def run_async(
     Ctrl+C or SIGTERM ends it with one line (``interrupted()``: what is saved) and exit code
     130 or 143. ``holds``: the LLM run the coroutine plays, which the first Ctrl+C or SIGTERM
     holds until its calls in flight are answered (see :class:`_Hold`)."""
+    import asyncio  # (not at import: commands that run no coroutine start faster without it)
     import threading
 
     terminated = _Terminated()
