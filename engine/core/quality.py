@@ -3,10 +3,10 @@ every threshold of reply quality.
 
 A reply can fit its schema and still say nothing: an empty utterance, JSON or template debris,
 an echo of the prompt's instructions, one sentence said over and over, a sentence cut off
-mid-way, a verbatim copy of another agent's line this round or of the speaker's own last line,
-an intent or summary made of punctuation or copied from the schema's description. Such a reply
-is *degenerate* (:class:`Flaw`): the LLM client asks again once with the flaw's note, then
-falls back, and records both as outcome ``degenerate``.
+mid-way, a verbatim copy of another agent's line (this round or one remembered) or of the
+speaker's own last line, an intent or summary made of punctuation or copied from the schema's
+description. Such a reply is *degenerate* (:class:`Flaw`): the LLM client asks again once with
+the flaw's note, then falls back, and records both as outcome ``degenerate``.
 
 :class:`Tally` sums a run's exchanges per model and purpose into the shares a run's summary,
 card, ``show`` and the app give (degenerate, clamped, at the caps, fallen back), and
@@ -192,12 +192,16 @@ def described(text: str, description: str) -> Flaw | None:
 
 
 def utterance_flaw(
-    text: str, instructions: str, others: Iterable[str], last: str | None
+    text: str,
+    instructions: str,
+    others: Iterable[str],
+    last: str | None,
+    earlier: Iterable[str] = (),
 ) -> Flaw | None:
     """What is wrong with an utterance of an agent that decided to speak: empty, debris,
     punctuation, an echo of its prompt's ``instructions``, a sentence said over and over, a
-    sentence cut off, a copy of a line of ``others``
-    (this round) or of the speaker's ``last`` line."""
+    sentence cut off, a copy of a line of ``others`` (this round), of the speaker's ``last``
+    line or of a line of ``earlier`` (others', in the rounds the speaker remembers)."""
     if not text.strip():
         return Flaw("empty", "it said nothing, though you decided to speak")
     flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
@@ -208,6 +212,8 @@ def utterance_flaw(
         return Flaw("copy", "it copies another's line this round word for word")
     if last is not None and copied(text, last):
         return Flaw("repeat", "it repeats your own last line word for word")
+    if any(copied(text, line) for line in earlier):
+        return Flaw("copy", "it copies a line another said in an earlier round word for word")
     return None
 
 

@@ -1,5 +1,6 @@
 """Each purpose's checks beyond its schema, from what an agent's context knows: the prompt's
-instructions, the lines heard this round, the speaker's own last line. The checks and their
+instructions, the lines heard this round and in the rounds it remembers, the speaker's own
+last line. The checks and their
 thresholds are :mod:`engine.core.quality`'s; a degenerate reply is asked again once, then
 falls back (``engine.llm.client``), so it never reaches the transcript, a later prompt or a
 memory."""
@@ -30,13 +31,19 @@ def speech(
     ctx: AgentContext, decision: Decision, field: str | None = None
 ) -> Callable[[str], Flaw | None]:
     """An utterance's check: said, words, no debris, no echo of its prompt's instructions
-    nor recital of its system text, no copy of a line heard this round nor of the
-    speaker's last."""
+    nor recital of its system text, no copy of a line heard this round or in a round the
+    agent remembers, nor of the speaker's last."""
     instructions = prompts.speak_instructions(ctx, decision, field)
     system = prompts.system(ctx)
-    others = [a.utterance for a in ctx.heard if a.speaker != ctx.name and a.utterance]
+    me = ctx.name
+    others = [a.utterance for a in ctx.heard if a.speaker != me and a.utterance]
+    earlier = [
+        a.utterance for r in ctx.history for a in r.actions if a.speaker != me and a.utterance
+    ]
     last = last_line(ctx)
-    return lambda text: utterance_flaw(text, instructions, others, last) or recited(text, system)
+    return lambda text: (
+        utterance_flaw(text, instructions, others, last, earlier) or recited(text, system)
+    )
 
 
 def _first(flaws: Iterable[Flaw | None]) -> Flaw | None:

@@ -207,3 +207,38 @@ def test_a_line_cut_off_mid_sentence_is_asked_again_and_never_said(
     assert speakers and [a.utterance for a in speakers] == ["We fix the roof."] * len(speakers)
     assert [c.flaw for c in speech if c.outcome == "degenerate"] == ["unfinished"] * len(speakers)
     assert sum("it stops mid-sentence, on ','" in n for n in notes) == len(speakers)
+
+
+class _Parrot(Scripted):
+    """Ann's round-2 line is first Cy's round-1 line word for word."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        system, task = _text(messages[0]), _text(messages[1])
+        again = any("not usable" in _text(m) for m in messages[2:])
+        if "Say it now." in task and "Round 2 of" in task and "You are Ann," in system:
+            return AGAIN if again else SPEECH_AGAIN[1, "Cy"]
+        return super().answer(body)
+
+
+def test_a_line_another_said_in_an_earlier_round_is_not_said_again(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    mini_data["events"] = []
+    toml = tmp_path / "mini.toml"
+    toml.write_text(_as_toml(mini_data))
+    saves = tmp_path / "saves"
+    with _Parrot(seed=3) as stub:
+        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
+        args = ("run", str(toml), "--rounds", "2", "--run-id", "p", "-q", "--saves", str(saves))
+        result = run_cli(*args, *model)
+        notes = [_text(m) for req in stub.requests for m in req["messages"][2:]]
+    assert result.code == 0, result.err
+    one, two = SaveStore(saves).read_rounds("p")[1:]
+    cy = SPEECH_AGAIN[1, "Cy"]
+    assert cy in [a.utterance for a in one.actions if a.speaker == "Cy"]
+    assert [a.utterance for a in two.actions if a.speaker == "Ann"] == [AGAIN]
+    flaws = [c.flaw for c in two.llm_calls if c.purpose == "speak" and c.outcome == "degenerate"]
+    assert flaws == ["copy"]
+    assert sum("copies a line another said in an earlier round" in n for n in notes) == 1
