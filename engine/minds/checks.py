@@ -1,9 +1,8 @@
 """Each purpose's checks beyond its schema, from what an agent's context knows: the prompt's
 instructions, the lines heard this round and in the rounds it remembers, the speaker's own
-last line. The checks and their
-thresholds are :mod:`engine.core.quality`'s; a degenerate reply is asked again once, then
-falls back (``engine.llm.client``), so it never reaches the transcript, a later prompt or a
-memory."""
+last line. The checks and their thresholds are :mod:`engine.core.quality`'s; a degenerate
+reply is asked again once, then falls back (``engine.llm.client``), so it never reaches the
+transcript, a later prompt or a memory."""
 
 from __future__ import annotations
 

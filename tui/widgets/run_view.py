@@ -341,6 +341,7 @@ class RunView(Vertical):
 
     @on(messages.Burst)
     def _burst(self, message: messages.Burst) -> None:
+        """Each message of a burst as its own handler takes it; the header moves on once."""
         handle: dict[type, Callable[[Any], None]] = {
             messages.RoundStarted: self._round_started,
             messages.Decided: self._decided,
