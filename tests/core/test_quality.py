@@ -126,6 +126,7 @@ def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
         ("Wait, Edmund—", (), None),  # trailing off is speech
         ('You said (and I quote): "never".', (), None),
         ("Fine...", (), None),
+        ("See you at the vote ;)", (), None),
     ],
 )
 def test_real_speech_passes(text: str, others: tuple[str, ...], last: str | None) -> None:
