@@ -35,8 +35,8 @@ from engine.saves.runmeta import Lineage
 from tui import cli
 from tui.app import SocialsimApp, build_app
 from tui.event_bridge import TOKEN_INTERVAL, EventBridge
-from tui.messages import Notice as NoticeMessage
 from tui.messages import Burst, Decided, Spoke, TokensArrived
+from tui.messages import Notice as NoticeMessage
 from tui.screens.forms import ForceForm, InjectForm, TextForm
 from tui.screens.help import HelpScreen
 from tui.screens.main import MainScreen, fork_point
