@@ -128,15 +128,19 @@ class EventBridge:
             burst, self._handed = self._handed, deque()
         self._burst = []
         try:
-            for fn, args in [*burst, (self._send_burst, ())]:
+            for fn, args in burst:
                 try:
                     fn(*args)
                 except Exception as err:
-                    self._loop.call_exception_handler(
-                        {"message": f"delivering an engine event: {err!r}", "exception": err}
-                    )
+                    self._report(err)
+            self._send_burst()
         finally:
             self._burst = None
+
+    def _report(self, err: Exception) -> None:
+        self._loop.call_exception_handler(
+            {"message": f"delivering an engine event: {err!r}", "exception": err}
+        )
 
     def _send(self, message: Message) -> None:
         """Post ``message``, or keep it for the drain's burst; what is kept goes first."""
@@ -147,9 +151,15 @@ class EventBridge:
         self._post(message)
 
     def _send_burst(self) -> None:
-        if self._burst:
-            items, self._burst[:] = list(self._burst), []
+        """Post what the drain kept (one message as itself); a failure is reported, and
+        what comes after it is still posted."""
+        if not self._burst:
+            return
+        items, self._burst = self._burst, []
+        try:
             self._post(items[0] if len(items) == 1 else messages.Burst(items))
+        except Exception as err:
+            self._report(err)
 
     def _arm(self) -> None:
         if not self._closed and self._timer is None:

@@ -940,6 +940,34 @@ async def test_a_message_that_fails_on_the_app_thread_holds_back_none_after_it()
     assert [str(e) for e in failures] == ["a widget failed"]
 
 
+async def test_a_burst_that_fails_on_the_app_thread_holds_back_none_after_it() -> None:
+    run, posted = _Run(), []
+
+    def post(message: Message) -> None:
+        if isinstance(message, Burst):
+            raise RuntimeError("a pane failed")
+        posted.append(message)
+
+    EventBridge(run, post)  # type: ignore[arg-type]
+    loop = asyncio.get_running_loop()
+    failures = []
+    loop.set_exception_handler(lambda _loop, context: failures.append(context["exception"]))
+    decision = Decision(urgency=5, mode=Mode.PUBLIC)
+    events = [
+        *(AgentDecided(run_id="r", round=1, agent=n, decision=decision) for n in "AB"),
+        Notice(run_id="r", round=1, message="after"),
+    ]
+    try:
+        engine = threading.Thread(target=lambda: [run.listener(e) for e in events])
+        engine.start()
+        engine.join()
+        await asyncio.sleep(0.01)
+    finally:
+        loop.set_exception_handler(None)
+    assert [m.message for m in posted] == ["after"]  # type: ignore[attr-defined]
+    assert [str(e) for e in failures] == ["a pane failed"]
+
+
 async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> None:
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
