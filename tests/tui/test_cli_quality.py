@@ -49,13 +49,18 @@ def _text(message: dict[str, Any]) -> str:
     return str(message.get("content") or "")
 
 
+def _asked_again(messages: list[dict[str, Any]]) -> bool:
+    """Whether a request asks again after a degenerate reply (its note follows the task)."""
+    return any("not usable" in _text(m) for m in messages[2:])
+
+
 class Scripted(StubLLM):
     """The mini committee's replies by request, whatever the order they arrive in."""
 
     def answer(self, body: dict[str, Any]) -> str | None:
         messages = body["messages"]
         system, task = _text(messages[0]), _text(messages[1])
-        again = any("not usable" in _text(m) for m in messages[2:])
+        again = _asked_again(messages)
         rnd = int(m.group(1)) if (m := re.search(r"Round (\d+) of", task)) else 0
         if "Decide now" in task:
             name = re.search(r"You are (\w+),", system).group(1)  # type: ignore[union-attr]
@@ -182,31 +187,8 @@ class _CutShort(Scripted):
     def answer(self, body: dict[str, Any]) -> str | None:
         messages = body["messages"]
         if "Say it now." in _text(messages[1]):
-            if any("not usable" in _text(m) for m in messages[2:]):
-                return "We fix the roof."
-            return "The executor's duty is to the will not,"
+            return "We fix the roof." if _asked_again(messages) else CUT
         return super().answer(body)
-
-
-def test_a_line_cut_off_mid_sentence_is_asked_again_and_never_said(
-    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    toml = tmp_path / "mini.toml"
-    toml.write_text(_as_toml(mini_data))
-    saves = tmp_path / "saves"
-    with _CutShort(seed=3) as stub:
-        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
-        args = ("run", str(toml), "--rounds", "1", "--run-id", "c", "-q", "--saves", str(saves))
-        result = run_cli(*args, *model)
-        notes = [_text(m) for req in stub.requests for m in req["messages"][2:]]
-    assert result.code == 0, result.err
-    (played,) = SaveStore(saves).read_rounds("c")[1:]
-    speech = [c for c in played.llm_calls if c.purpose == "speak"]
-    speakers = [a for a in played.actions if a.order is not None]
-    assert speakers and [a.utterance for a in speakers] == ["We fix the roof."] * len(speakers)
-    assert [c.flaw for c in speech if c.outcome == "degenerate"] == ["unfinished"] * len(speakers)
-    assert sum("it stops mid-sentence, on ','" in n for n in notes) == len(speakers)
 
 
 class _Parrot(Scripted):
@@ -215,27 +197,51 @@ class _Parrot(Scripted):
     def answer(self, body: dict[str, Any]) -> str | None:
         messages = body["messages"]
         system, task = _text(messages[0]), _text(messages[1])
-        again = any("not usable" in _text(m) for m in messages[2:])
         if "Say it now." in task and "Round 2 of" in task and "You are Ann," in system:
-            return AGAIN if again else SPEECH_AGAIN[1, "Cy"]
+            return AGAIN if _asked_again(messages) else SPEECH_AGAIN[1, "Cy"]
         return super().answer(body)
+
+
+#: Gemma 3 270M's re-asked line on llama-server, cut off.
+CUT = "The executor's duty is to the will not,"
+
+
+def _played(
+    stub_type: type[Scripted], rounds: int, run_cli, tmp_path: Path, mini_data: dict
+) -> tuple[list, list[str]]:
+    """The rounds of a run of the mini committee (no events) against ``stub_type``, and the
+    notes of every re-ask it was sent."""
+    mini_data["events"] = []
+    toml = tmp_path / "mini.toml"
+    toml.write_text(_as_toml(mini_data))
+    saves = tmp_path / "saves"
+    with stub_type(seed=3) as stub:
+        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
+        args = ("run", str(toml), "--rounds", str(rounds), "--run-id", "r", "--saves", str(saves))
+        result = run_cli(*args, "-q", *model)
+        notes = [_text(m) for req in stub.requests for m in req["messages"][2:]]
+    assert result.code == 0, result.err
+    return SaveStore(saves).read_rounds("r")[1:], notes
+
+
+def test_a_line_cut_off_mid_sentence_is_asked_again_and_never_said(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    (played,), notes = _played(_CutShort, 1, run_cli, tmp_path, mini_data)
+    speech = [c for c in played.llm_calls if c.purpose == "speak"]
+    speakers = [a for a in played.actions if a.order is not None]
+    assert speakers and [a.utterance for a in speakers] == ["We fix the roof."] * len(speakers)
+    assert [c.flaw for c in speech if c.outcome == "degenerate"] == ["unfinished"] * len(speakers)
+    assert [c.response for c in speech if c.outcome == "degenerate"] == [CUT] * len(speakers)
+    assert sum("it stops mid-sentence, on ','" in n for n in notes) == len(speakers)
 
 
 def test_a_line_another_said_in_an_earlier_round_is_not_said_again(
     run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    mini_data["events"] = []
-    toml = tmp_path / "mini.toml"
-    toml.write_text(_as_toml(mini_data))
-    saves = tmp_path / "saves"
-    with _Parrot(seed=3) as stub:
-        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
-        args = ("run", str(toml), "--rounds", "2", "--run-id", "p", "-q", "--saves", str(saves))
-        result = run_cli(*args, *model)
-        notes = [_text(m) for req in stub.requests for m in req["messages"][2:]]
-    assert result.code == 0, result.err
-    one, two = SaveStore(saves).read_rounds("p")[1:]
+    (one, two), notes = _played(_Parrot, 2, run_cli, tmp_path, mini_data)
     cy = SPEECH_AGAIN[1, "Cy"]
     assert cy in [a.utterance for a in one.actions if a.speaker == "Cy"]
     assert [a.utterance for a in two.actions if a.speaker == "Ann"] == [AGAIN]
