@@ -211,14 +211,16 @@ def alternate_bench(args: argparse.Namespace, folder: Path) -> None:
 
 
 def _saved_run(n: int, rounds: int, args: argparse.Namespace, folder: Path) -> tuple[Path, str]:
-    """A saved run of a generated cast (played once): its saves folder and id (the oldest
-    run there: ``keys`` branches it, and ``--keep`` keeps the branches)."""
+    """A saved run of a generated cast (played once): its saves folder and id (the run
+    there that is no branch: ``keys`` branches it, and ``--keep`` keeps the branches)."""
+    from engine.saves.store import SaveStore
+
     saves = folder / f"saves-{n}x{rounds}"
     if not saves.exists():
         file = write_cast(folder / f"cast{n}x{rounds}.toml", n, args.seed, rounds)
         _whole(_cli("run", str(file), "-q", "--saves", str(saves)), folder)
-    runs = [d.name for d in saves.iterdir() if (d / "rounds").is_dir()]
-    return saves, min(runs)  # (a run id ends in the time it was made)
+    (run,) = [r.run_id for r in SaveStore(saves).list_runs() if r.parent is None]
+    return saves, run
 
 
 def _timed(
