@@ -912,51 +912,38 @@ async def test_events_handed_over_during_a_drain_wait_for_the_loop_to_turn() -> 
     assert order == ["a", "a key", "b"]  # the loop turned between the two
 
 
-async def test_a_message_that_fails_on_the_app_thread_holds_back_none_after_it() -> None:
+def _notices(*texts: str) -> list[Notice]:
+    return [Notice(run_id="r", round=1, message=t) for t in texts]
+
+
+_DECIDED = [
+    AgentDecided(run_id="r", round=1, agent=n, decision=Decision(urgency=5, mode=Mode.PUBLIC))
+    for n in "AB"
+]
+
+
+@pytest.mark.parametrize(
+    ("events", "fails"),
+    [
+        (_notices("a", "boom", "b"), lambda m: getattr(m, "message", "") == "boom"),
+        ([*_notices("a"), *_DECIDED, *_notices("b")], lambda m: isinstance(m, Burst)),
+    ],
+    ids=["a message", "a burst"],
+)
+async def test_a_message_that_fails_on_the_app_thread_holds_back_none_after_it(
+    events: list, fails
+) -> None:
     run, posted = _Run(), []
 
     def post(message: Message) -> None:
-        text = message.message if isinstance(message, NoticeMessage) else ""
-        if text == "boom":
+        if fails(message):
             raise RuntimeError("a widget failed")
-        posted.append(text)
+        posted.append(message.message if isinstance(message, NoticeMessage) else message)
 
     EventBridge(run, post)  # type: ignore[arg-type]
     loop = asyncio.get_running_loop()
     failures = []
     loop.set_exception_handler(lambda _loop, context: failures.append(context["exception"]))
-    try:
-        engine = threading.Thread(
-            target=lambda: [
-                run.listener(Notice(run_id="r", round=1, message=t)) for t in ("a", "boom", "b")
-            ]
-        )
-        engine.start()
-        engine.join()
-        await asyncio.sleep(0.01)
-    finally:
-        loop.set_exception_handler(None)
-    assert posted == ["a", "b"]
-    assert [str(e) for e in failures] == ["a widget failed"]
-
-
-async def test_a_burst_that_fails_on_the_app_thread_holds_back_none_after_it() -> None:
-    run, posted = _Run(), []
-
-    def post(message: Message) -> None:
-        if isinstance(message, Burst):
-            raise RuntimeError("a pane failed")
-        posted.append(message)
-
-    EventBridge(run, post)  # type: ignore[arg-type]
-    loop = asyncio.get_running_loop()
-    failures = []
-    loop.set_exception_handler(lambda _loop, context: failures.append(context["exception"]))
-    decision = Decision(urgency=5, mode=Mode.PUBLIC)
-    events = [
-        *(AgentDecided(run_id="r", round=1, agent=n, decision=decision) for n in "AB"),
-        Notice(run_id="r", round=1, message="after"),
-    ]
     try:
         engine = threading.Thread(target=lambda: [run.listener(e) for e in events])
         engine.start()
@@ -964,8 +951,8 @@ async def test_a_burst_that_fails_on_the_app_thread_holds_back_none_after_it() -
         await asyncio.sleep(0.01)
     finally:
         loop.set_exception_handler(None)
-    assert [m.message for m in posted] == ["after"]  # type: ignore[attr-defined]
-    assert [str(e) for e in failures] == ["a pane failed"]
+    assert posted == ["a", "b"]
+    assert [str(e) for e in failures] == ["a widget failed"]
 
 
 async def test_streamed_tokens_show_live_until_the_turn_ends(saves: Path) -> None:
