@@ -107,7 +107,9 @@ async def test_q_mid_round_quits_once_the_calls_in_flight_are_answered(stub, sav
         await pilot.press("n")
         await until(pilot, lambda: app.sim.progress.now().done >= 2)
         await pilot.press("q")
-        assert app.sim.held  # no new call from the first press
+        # no new call from the first press: held while calls are in flight, or (none in
+        # flight at the press) the round already stopped, its hold released with it
+        assert app.sim.held or not app.main.running
         await until(pilot, lambda: app.return_code is not None)
     answered = app.sim.progress.now().done
     assert app.kept == answered >= 2 and stub.calls == answered
