@@ -47,6 +47,9 @@ DESCRIPTION_SHARE = 0.6
 #: Text whose letters are under this share of its visible characters is punctuation
 #: (``": 0, "``, ``'>0.50, '``).
 LETTER_SHARE = 0.5
+#: JSON's ``null``, not a word: Gemma 3 270M on llama-cpp-python wrote a relation's summary
+#: as ``": null, "``.
+_NULL = re.compile(r"\bnull\b", re.IGNORECASE)
 
 #: JSON structure a spoken line never holds (``}, ``, ``:[``, ``"say":``, ``"}, {"``) and chat
 #: template tokens (``<end_of_turn>``, ``<|im_end|>``, ``</s>``).
@@ -113,10 +116,11 @@ def debris(text: str) -> Flaw | None:
 
 
 def wordless(text: str, field: str) -> Flaw | None:
-    """``text`` is punctuation or numbers, not words."""
+    """``text`` is punctuation, numbers or JSON's ``null``, not words."""
     visible = [c for c in text if not c.isspace()]
-    letters = len(_LETTERS.findall(text))
-    if _SPELLED.search(text) and letters >= LETTER_SHARE * len(visible):
+    spelled = _NULL.sub("", text)
+    letters = len(_LETTERS.findall(spelled))
+    if _SPELLED.search(spelled) and letters >= LETTER_SHARE * len(visible):
         return None
     return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is punctuation, not words")
 

@@ -65,9 +65,15 @@ def test_words_like_the_prompts_labels_in_a_sentence_are_speech(text: str) -> No
     assert kind(text) is None
 
 
-@pytest.mark.parametrize("text", ["...", "?!", "0.5, 0.3", "12345"])
+@pytest.mark.parametrize("text", ["...", "?!", "0.5, 0.3", "12345", "null"])
 def test_an_utterance_of_punctuation_or_numbers_is_degenerate(text: str) -> None:
     assert kind(text) == "wordless"
+
+
+@pytest.mark.parametrize("text", ["The will is null.", "It's null and void, Edmund."])
+def test_null_in_a_sentence_is_a_word(text: str) -> None:
+    assert kind(text) is None
+    assert phrase_flaw(text, "summary", RELATION_RULES) is None
 
 
 def test_an_echo_of_the_prompt_is_degenerate() -> None:
@@ -134,7 +140,8 @@ def test_real_speech_passes(text: str, others: tuple[str, ...], last: str | None
 
 
 @pytest.mark.parametrize(
-    "text", ['": 0, "', '"}, {"', '": 5895726, "', "'+432962747210,'", "'>0.50, '"]
+    "text",
+    ['": 0, "', '"}, {"', '": 5895726, "', "'+432962747210,'", "'>0.50, '", ": null, ", "NULL"],
 )
 def test_a_summary_of_punctuation_is_degenerate(text: str) -> None:
     flaw = phrase_flaw(text, "summary", RELATION_RULES)
