@@ -183,12 +183,14 @@ SPEAK_RULES = (
 )
 
 
-def _speak_task(ctx: AgentContext, decision: Decision, field: str | None, intent: str) -> str:
+def _speak_task(
+    ctx: AgentContext, decision: Decision, field: str | None, intent: str | None
+) -> str:
+    """The speech task; ``intent`` None (the decision gave none) leaves its label out, so no
+    bare "your intent:" is left for a small model to fill."""
     to = "everyone" if decision.target in (None, ALL) else decision.target
-    task = (
-        f"You decided to speak {decision.mode.value}ly to {to} ({decision.stance}); your "
-        f"intent: {intent}\nSay it now."
-    )
+    task = f"You decided to speak {decision.mode.value}ly to {to} ({decision.stance})"
+    task += ".\nSay it now." if intent is None else f"; your intent: {intent}\nSay it now."
     if field:
         task += f"\n\n{field}: the words {ctx.name} says aloud now, in character."
     return task
@@ -197,7 +199,8 @@ def _speak_task(ctx: AgentContext, decision: Decision, field: str | None, intent
 def speak(ctx: AgentContext, decision: Decision, field: str | None = None) -> Messages:
     """Phase 2: the utterance, in character, seeing the turns before it; asked as the JSON
     ``field`` when given."""
-    return ask(ctx, _speak_task(ctx, decision, field, decision.intent), SPEAK_RULES)
+    intent = decision.intent if decision.intent.strip() else None
+    return ask(ctx, _speak_task(ctx, decision, field, intent), SPEAK_RULES)
 
 
 def speak_instructions(ctx: AgentContext, decision: Decision, field: str | None = None) -> str:

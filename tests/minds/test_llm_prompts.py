@@ -240,3 +240,20 @@ async def test_in_a_played_round_an_agents_words_repeat_its_decisions_prompt() -
             assert shared >= decision.index(f"\n\n{prompts.DECIDE_RULES}")
             checked += 1
     assert checked >= 2
+
+
+@pytest.mark.parametrize("intent", ["", "  "])
+def test_a_decision_without_an_intent_leaves_no_bare_intent_label(intent: str) -> None:
+    """Gemma 3 270M often decides without an intent: the speech task then says what was
+    decided and ends there, with no "your intent:" left open for the model to fill."""
+    from engine.core.state import Decision
+
+    ctx = context()
+    to = ctx.others[0]
+    bare = Decision(urgency=5, mode=Mode.PRIVATE, target=to, stance="oppose", intent=intent)
+    task = _whole(prompts.speak(ctx, bare))
+    assert f"You decided to speak privately to {to} (oppose).\nSay it now." in task
+    assert "your intent" not in task
+    meant = bare.model_copy(update={"intent": "make them listen"})
+    task = _whole(prompts.speak(ctx, meant))
+    assert f"to {to} (oppose); your intent: make them listen\nSay it now." in task
