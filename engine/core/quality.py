@@ -122,7 +122,7 @@ def wordless(text: str, field: str) -> Flaw | None:
     letters = len(_LETTERS.findall(spelled))
     if _SPELLED.search(spelled) and letters >= LETTER_SHARE * len(visible):
         return None
-    return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is punctuation, not words")
+    return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is not words")
 
 
 def _runs(items: Sequence[str], n: int) -> set[tuple[str, ...]]:

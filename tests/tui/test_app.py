@@ -35,7 +35,7 @@ from engine.saves.runmeta import Lineage
 from tui import cli
 from tui.app import SocialsimApp, build_app
 from tui.event_bridge import TOKEN_INTERVAL, EventBridge
-from tui.messages import Burst, Decided, Spoke, TokensArrived
+from tui.messages import BURSTABLE, Burst, Decided, Judged, RoundStarted, Spoke, TokensArrived
 from tui.messages import Notice as NoticeMessage
 from tui.screens.forms import ForceForm, InjectForm, TextForm
 from tui.screens.help import HelpScreen
@@ -878,10 +878,19 @@ async def test_a_burst_shows_as_its_messages_would(saves: Path) -> None:
         said = Action(
             speaker="Nell", urgency=6, mode=Mode.PUBLIC, utterance="Not a chance.", order=1
         )
-        items = [Decided(1, "Edmund", decision, False), TokensArrived("Nell", "Not a ")]
-        view.post_message(Burst([*items, Spoke(1, said)]))
+        items = [
+            RoundStarted(1, []),
+            Decided(1, "Edmund", decision, False),
+            TokensArrived("Nell", "Not a "),
+            Spoke(1, said),
+            Judged(1, 3, 5),
+        ]
+        assert {type(m) for m in items} == set(BURSTABLE) == set(RunView.BURST_HANDLERS)
+        view.post_message(Burst(items))
         await pilot.pause()
         shown = feed.render().plain
+        assert "Round 1 under way…" in shown
+        assert "R1 judged: 3 moods, 5 ties changed" in shown
         assert "Edmund decides ▶ →Nell, oppose, urgency 7" in shown
         assert "Nell ▶ →all “Not a chance.”" in shown  # the words arrived, then the turn
         assert "… Not a" not in shown

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import events, on
@@ -339,20 +339,6 @@ class RunView(Vertical):
         self._turns_over = set()
         self.query_one(RoundFeed).start(message.round, started_lines(message.round, message.events))
 
-    @on(messages.Burst)
-    def _burst(self, message: messages.Burst) -> None:
-        """Each message of a burst as its own handler takes it; the header moves on once."""
-        handle: dict[type, Callable[[Any], None]] = {
-            messages.RoundStarted: self._round_started,
-            messages.Decided: self._decided,
-            messages.Judged: self._judged,
-            messages.TokensArrived: self._tokens_arrived,
-            messages.Spoke: self._spoke,
-        }
-        for item in message.items:
-            handle[type(item)](item)
-        self._calls_moved()
-
     @on(messages.Decided)
     @on(messages.Spoke)
     @on(messages.Judged)
@@ -380,6 +366,22 @@ class RunView(Vertical):
     @on(messages.Judged)
     def _judged(self, message: messages.Judged) -> None:
         self.query_one(RoundFeed).note(judged_line(message.round, message.emotions, message.ties))
+
+    #: The handler of each kind of :data:`~tui.messages.BURSTABLE` message, for a burst's.
+    BURST_HANDLERS: ClassVar[dict[type, Callable[[RunView, Any], None]]] = {
+        messages.RoundStarted: _round_started,
+        messages.Decided: _decided,
+        messages.Judged: _judged,
+        messages.TokensArrived: _tokens_arrived,
+        messages.Spoke: _spoke,
+    }
+
+    @on(messages.Burst)
+    def _burst(self, message: messages.Burst) -> None:
+        """Each message of a burst as its own handler takes it; the header moves on once."""
+        for item in message.items:
+            self.BURST_HANDLERS[type(item)](self, item)
+        self._calls_moved()
 
     @on(messages.RoundEnded)
     def _round_ended(self, message: messages.RoundEnded) -> None:
