@@ -66,7 +66,7 @@ def test_words_like_the_prompts_labels_in_a_sentence_are_speech(text: str) -> No
 
 
 @pytest.mark.parametrize("text", ["...", "?!", "0.5, 0.3", "12345", "null"])
-def test_an_utterance_of_punctuation_or_numbers_is_degenerate(text: str) -> None:
+def test_an_utterance_of_punctuation_numbers_or_null_is_degenerate(text: str) -> None:
     assert kind(text) == "wordless"
 
 
@@ -143,7 +143,7 @@ def test_real_speech_passes(text: str, others: tuple[str, ...], last: str | None
     "text",
     ['": 0, "', '"}, {"', '": 5895726, "', "'+432962747210,'", "'>0.50, '", ": null, ", "NULL"],
 )
-def test_a_summary_of_punctuation_is_degenerate(text: str) -> None:
+def test_a_summary_of_punctuation_or_null_is_degenerate(text: str) -> None:
     flaw = phrase_flaw(text, "summary", RELATION_RULES)
     assert flaw is not None and flaw.kind in ("wordless", "debris")
 
