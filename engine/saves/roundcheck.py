@@ -12,6 +12,7 @@ table, and each column's reference to its blobs) is checked before it is parsed
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain
 from typing import TYPE_CHECKING
@@ -338,15 +339,27 @@ def _agent_changes_problem(file: RoundFile, cast: set[str]) -> str | None:
             return f"it names {change.agent!r}, who is not in this run's cast"
         if not (0.0 <= change.emotion <= 1.0 and math.isfinite(change.delta)):
             return f"the emotion of {change.agent!r} is outside 0..1"
-    for table in (file.needs, file.need_deltas, file.theta):
+    columns = file.moved
+    agents: list[str]
+    kinds: list[Iterable[str]]
+    deltas: Iterable[float]
+    if columns is not None:  # (its values are checked by its problem())
+        problem = columns.problem()
+        if problem or file.need_deltas or file.needs:
+            return f"it holds {problem or 'its need changes twice'}"
+        agents, kinds, deltas = columns.agents, [columns.kinds], ()
+    else:
+        agents = [*file.needs, *file.need_deltas]
+        kinds = [*file.needs.values(), *file.need_deltas.values()]
+        deltas = chain.from_iterable(d.values() for d in file.need_deltas.values())
+    for table in (agents, file.theta):
         if not cast.issuperset(table):
             stranger = next(a for a in table if a not in cast)
             return f"it names {stranger!r}, who is not in this run's cast"
-    for moved in (*file.needs.values(), *file.need_deltas.values()):
+    for moved in kinds:
         if not _NEEDS.issuperset(moved):
             unknown = next(need for need in moved if need not in _NEEDS)
             return f"it moves the need {unknown!r}, not one of the rules' needs"
-    deltas = chain.from_iterable(map(dict.values, file.need_deltas.values()))
     if not all(map(math.isfinite, deltas)):
         return "a need change is not a number"
     if not all(t is None or math.isfinite(t) for t in file.theta.values()):

@@ -48,6 +48,7 @@ from ..core.state import (
     ScenarioEvent,
     WorldState,
 )
+from .agentcolumns import MovedNeeds
 from .columnar import EdgeColumns, PackedEdges, PackedState, StateFrame
 
 #: A keyframe every this many rounds: rebuilding a round reads at most this many files
@@ -239,8 +240,12 @@ class RoundFile(_Model):
     packed: PackedEdges | None = None
     edges: EdgeColumns | None = None
     relations: RelationColumns | None = None
+    #: The needs the round moved, as columns (since format 10; None: in ``need_deltas``
+    #: and ``needs``).
+    moved: MovedNeeds | None = None
+    #: Each agent's need movements and the new value of each need it moved (before format
+    #: 10, or changes :meth:`MovedNeeds.of` does not take).
     need_deltas: dict[str, dict[str, float]] = {}
-    #: The current value of each need a round moved, per agent.
     needs: dict[str, dict[str, NeedValue]] = {}
     #: New theta values (value-driven agents), per agent.
     theta: dict[str, float | None] = {}
@@ -298,10 +303,16 @@ class RoundFile(_Model):
             "actions": self.actions,
             "emotion_changes": self.emotion_changes,
             "relation_changes": self._relation_changes() if relations else [],
-            "need_deltas": self.need_deltas,
+            "need_deltas": self.need_tables()[0],
             "llm_calls": self.llm_calls,
             "usage": self.usage,
         }
+
+    def need_tables(self) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, float]]]:
+        """Each agent's need movements, and the new value of each need it moved."""
+        if self.moved is None:
+            return self.need_deltas, self.needs
+        return self.moved.tables()
 
     def _relation_changes(self) -> list[RelationChange]:
         # the records' changes are read as RoundChanges are: any order of the agents will do
@@ -316,8 +327,9 @@ class RoundFile(_Model):
         """What the round changed, among agents ``names``."""
         changes = self.columns.of(self.round, names)
         changes.emotions.extend(self.emotion_changes)
-        changes.need_deltas.update(self.need_deltas)
-        changes.needs.update(self.needs)
+        need_deltas, needs = self.need_tables()
+        changes.need_deltas.update(need_deltas)
+        changes.needs.update(needs)
         changes.theta.update(self.theta)
         return changes
 
@@ -341,14 +353,16 @@ def round_file(
     (the repair marks after the round) is given."""
     changes = played.changes
     whole = None if keyframe is None else Keyframe.of(played.after, keyframe)
+    moved = MovedNeeds.of(changes.need_deltas, changes.needs)
+    tables = {"need_deltas": changes.need_deltas, "needs": changes.needs} if moved is None else {}
     return RoundFile(
         round=played.round,
         events=played.events,
         actions=played.actions,
         emotion_changes=changes.emotions,
         packed=PackedEdges.of_changes(changes),
-        need_deltas=changes.need_deltas,
-        needs=changes.needs,
+        moved=moved,
+        **tables,
         theta=changes.theta,
         llm_calls=played.llm_calls,
         usage=played.usage,

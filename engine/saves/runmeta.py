@@ -16,6 +16,7 @@ from ..errors import SaveError
 from ..llm.settings import LLMSettings, StructuredMode
 from ..minds.spec import DYNAMICS_VERSION, MindSpec, Offline
 
+#: 10: a round's need changes are columns (saves/agentcolumns.py, MovedNeeds);
 #: 9: a keyframe's notes and needs are columns (saves/agentcolumns.py); 8: a large
 #: round's file is binary: a JSON head and the raw column bytes, zstd'd once
 #: (rounds/NNNNNN.round, saves/binround.py; a small one stays JSON);
@@ -27,7 +28,7 @@ from ..minds.spec import DYNAMICS_VERSION, MindSpec, Offline
 #: of the run that wrote them and index lines a checksum (runs of format 3 read as they
 #: are); 3: round files hold a round's changes, with a keyframe now and then, and a run has
 #: an index (saves/roundfile.py, saves/runfiles.py); 2: every round file held the full state.
-FORMAT_VERSION = 9
+FORMAT_VERSION = 10
 #: A run's total rounds as run.json may hold them.
 TotalRounds = Annotated[int, Field(ge=1, le=MAX_ROUNDS)]
 

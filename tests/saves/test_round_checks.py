@@ -20,6 +20,7 @@ from engine import SaveStore, Simulation
 from engine.core.metrics import RepairCounter
 from engine.core.scenario import Scenario
 from engine.errors import SaveError
+from engine.saves.agentcolumns import MovedNeeds
 from engine.saves.columnar import EdgeColumns, StateFrame
 from engine.saves.packed import pack_floats, pack_ints, unpack
 from engine.saves.roundcheck import RunCheck, round_problem
@@ -145,7 +146,7 @@ FORGED_ROUNDS = [
     (lambda d: d.update(run="elsewhere"), "a round of run 'elsewhere', not of this run"),
     (lambda d: d["emotion_changes"][0].update(agent="Zed"), "'Zed', who is not in this"),
     (lambda d: d["emotion_changes"].append(d["emotion_changes"][0]), "emotion twice"),
-    (lambda d: d["needs"].update(Ann={"flying": 3.0}), "the need 'flying'"),
+    (lambda d: d["moved"]["kinds"].__setitem__(0, "flying"), "the need 'flying'"),
     (lambda d: d.update(round=7), "holds round 7, expected 2"),
 ]
 FORGED_IDS = ["run id", "stranger", "twice", "need", "round"]
@@ -163,10 +164,12 @@ def _edge_twice(doc: dict) -> None:
         _packed(doc["packed"], key, lambda v, first=first: v.__setitem__(1, first))
 
 
-def _need_delta(doc: dict, agent: str, value: float) -> None:
-    """A need change of ``agent``'s first moved need to ``value``."""
-    moved = next(iter(doc["need_deltas"].values()))
-    doc["need_deltas"][agent] = {next(iter(moved)): value}
+def _as_format_9(doc: dict) -> dict:
+    """The round file ``doc`` as format 9 wrote it: its need changes as objects of objects."""
+    need_deltas, needs = MovedNeeds.model_validate(doc["moved"]).tables()
+    doc = {**doc, "need_deltas": need_deltas, "needs": needs}
+    del doc["moved"]
+    return doc
 
 
 @pytest.mark.parametrize(
@@ -194,13 +197,25 @@ def _need_delta(doc: dict, agent: str, value: float) -> None:
         ),
         (lambda d: d["packed"].update(fav="x2:AAAA"), "packed.fav"),
         (_edge_twice, "it changes one relation twice"),
-        (lambda d: _need_delta(d, "Ann", float("inf")), "a need change is not a number"),
-        (lambda d: _need_delta(d, "Zed", 0.5), "'Zed', who is not in this"),
+        (
+            lambda d: _packed(d["moved"], "delta", lambda v: v.__setitem__(0, float("inf"))),
+            "a need change is not a number",
+        ),
+        (lambda d: d["moved"]["agents"].__setitem__(0, "Zed"), "'Zed', who is not in this"),
+        (lambda d: d["moved"]["agents"].pop(), "counts do not fit their agents"),
+        (lambda d: _packed(d["moved"], "count", lambda v: v.__setitem__(0, v[0] + 1)), "differ"),
+        (lambda d: _packed(d["moved"], "kind", lambda v: v.__setitem__(0, 99)), "not among"),
+        (
+            lambda d: _packed(d["moved"], "current", lambda v: v.__setitem__(0, 10.5)),
+            "a moved need's value outside 0..10",
+        ),
+        (lambda d: d.update(need_deltas={"Ann": {}}), "its need changes twice"),
     ],
     ids=[
         *FORGED_IDS,
         *("uneven", "self", "inf", "fav", "index", "note", "names", "malformed"),
-        *("edge twice", "need inf", "need stranger"),
+        *("edge twice", "need inf", "need stranger", "need agents", "need counts"),
+        *("need kind", "need value", "needs twice"),
     ],
 )
 async def test_a_forged_round_is_damage_and_earlier_rounds_stay_readable(
@@ -231,6 +246,39 @@ async def test_a_forged_format_5_round_is_damage(
 ) -> None:
     await played(store, mini, "r", 4)
     doc = _as_format_5(_doc(round_path(store, "r", 2)), list(mini.names))
+    edit(doc)
+    _forged(store, "r", 2, doc)
+    _stays_readable_before(store, "r", problem)
+
+
+async def test_a_format_9_round_reads_as_it_was_played(store: SaveStore, mini: Scenario) -> None:
+    """Need changes as format 9 wrote them (objects of objects) read as played, and a run
+    holding them resumes."""
+    records = await played(store, mini, "r", 3, total=5)
+    for n in (1, 2, 3):
+        _forged(store, "r", n, _as_format_9(_doc(round_path(store, "r", n))))
+    assert read_all(store, "r") == records
+    assert records[2].need_deltas and any(records[2].need_deltas.values())
+    with Simulation.resume("r", store) as sim:
+        await sim.run(1)
+    assert listing(store)["r"].ok and len(read_all(store, "r")) == 5
+    assert "moved" in _doc(round_path(store, "r", 4))
+
+
+@pytest.mark.parametrize(
+    ("edit", "problem"),
+    [
+        (lambda d: d["needs"].update(Ann={"flying": 3.0}), "the need 'flying'"),
+        (lambda d: d["need_deltas"].update(Zed={}), "'Zed', who is not in this"),
+        (lambda d: d["need_deltas"].update(Ann={"self_worth": float("inf")}), "not a number"),
+    ],
+    ids=["need", "stranger", "inf"],
+)
+async def test_a_forged_format_9_round_is_damage(
+    store: SaveStore, mini: Scenario, edit, problem: str
+) -> None:
+    await played(store, mini, "r", 4)
+    doc = _as_format_9(_doc(round_path(store, "r", 2)))
     edit(doc)
     _forged(store, "r", 2, doc)
     _stays_readable_before(store, "r", problem)

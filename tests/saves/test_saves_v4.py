@@ -85,7 +85,7 @@ async def test_a_v4_run_plays_on_in_the_current_format(saves: Path) -> None:
     assert {p.name: p.read_bytes() for p in rounds.iterdir() if p.name in old} == old
     keyframe = json.loads(gzip.decompress((rounds / "000020.json.gz").read_bytes()))["keyframe"]
     assert "packed" in keyframe and keyframe.get("state") is None
-    assert store.read_meta("values").format_version == FORMAT_VERSION == 9
+    assert store.read_meta("values").format_version == FORMAT_VERSION == 10
     assert list(store.history("values")) == played
     with Simulation.resume("values", store) as reopened:
         assert reopened.round == 21 and reopened.state == played[-1].state
