@@ -156,7 +156,7 @@ class MovedNeeds(_Model):
             kinds = np.fromiter(map(_KIND.__getitem__, chain(*deltas.values())), np.int64)
         except KeyError:  # a need that is not one of the rules'
             return None
-        return cls.model_construct(  # (columns made right here: nothing to validate)
+        return cls(
             agents=list(deltas),
             kinds=list(NEEDS),
             count=np.fromiter(map(len, deltas.values()), np.int64, len(deltas)),
