@@ -96,10 +96,13 @@ KINDS = (
 @dataclass(frozen=True)
 class Flaw:
     """Why a reply that fits its schema does not count: its kind (one of :data:`KINDS`) and
-    one line saying what was wrong (recorded, and sent back with the re-ask)."""
+    one line saying what was wrong (recorded, and sent back with the re-ask); ``mended``,
+    where the flawed part is an optional field, the reply without it, which the re-ask's
+    reply, flawed again, is taken as (recorded as repaired) rather than falling back."""
 
     kind: str
     note: str
+    mended: object = None
 
 
 def words(text: str) -> list[str]:

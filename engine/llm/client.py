@@ -366,7 +366,7 @@ class LLMClient:
         if again.value is None:
             self._record(reask, purpose, agent, second, "fallback", again.problem)
             return fallback()
-        value, flaw = self._judged(reask, purpose, agent, second, again, check)
+        value, flaw = self._judged(reask, purpose, agent, second, again, check, last=True)
         return value if flaw is None else fallback()
 
     def _judged(
@@ -377,13 +377,22 @@ class LLMClient:
         reply: Reply,
         parsed: Parsed,
         check: Check[Any] | None,
+        last: bool = False,
     ) -> tuple[Any, Flaw | None]:
         """A valid reply's value and its flaw under ``check``: taken (recorded as such) when
-        it has none, else recorded as degenerate."""
+        it has none, else recorded as degenerate; the ``last`` reply asked for, when its
+        flaw has a mended value, is taken as that (recorded as repaired, the flaw noted)."""
         value = clean(cast(BaseModel, parsed.value))
         flaw = check(value) if check is not None else None
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
+        elif last and flaw.mended is not None:
+            note = f"{flaw.note}: left out"
+            self._record(
+                request, purpose, agent, reply, "repaired", note,
+                clamped=parsed.clamped, flaw=flaw.kind,
+            )  # fmt: skip
+            return flaw.mended, None
         else:
             self._record(
                 request, purpose, agent, reply, "degenerate", flaw.note,

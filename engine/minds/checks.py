@@ -7,6 +7,7 @@ transcript, a later prompt or a memory."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from typing import Any
 
 from ..core.quality import Flaw, phrase_flaw, recited, utterance_flaw
@@ -50,8 +51,11 @@ def _first(flaws: Iterable[Flaw | None]) -> Flaw | None:
 
 
 def decision(out: Any) -> Flaw | None:
-    """A decision's intent: words, not the schema's description."""
-    return phrase_flaw(out.intent, "intent", prompts.DECIDE_RULES)
+    """A decision's intent: words, not the schema's description. The intent is optional:
+    a decision whose intent is flawed again when asked again is kept without it (a small
+    model copies "one sentence" and would otherwise stay silent)."""
+    flaw = phrase_flaw(out.intent, "intent", prompts.DECIDE_RULES)
+    return flaw and replace(flaw, mended=out.model_copy(update={"intent": ""}))
 
 
 def plan(n: int) -> Check:

@@ -248,3 +248,52 @@ def test_a_line_another_said_in_an_earlier_round_is_not_said_again(
     flaws = [c.flaw for c in two.llm_calls if c.purpose == "speak" and c.outcome == "degenerate"]
     assert flaws == ["copy"]
     assert sum("copies a line another said in an earlier round" in n for n in notes) == 1
+
+
+class CopiedIntent(StubLLM):
+    """Bob copies the schema's description into his intent, asked again too; each agent
+    says its own line."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        system, task = _text(messages[0]), _text(messages[1])
+        name = re.search(r"You are (\w+),", system)
+        if "Decide now" in task and name:
+            intent = "one sentence" if name.group(1) == "Bob" else "Be heard."
+            action = {"mode": "public", "target": "all"}
+            return json.dumps({"urgency": 7, "action": action, "intent": intent})
+        if "Say it now." in task and name:
+            return f"{name.group(1)} thinks the roof comes first, before the winter."
+        if system.startswith("You are the impartial judge"):
+            schema = body["response_format"]["json_schema"]["schema"]
+            return json.dumps(generate_from_schema(schema, random.Random(0)))
+        return None
+
+
+def test_a_decision_whose_intent_stays_copied_is_kept_without_it(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The intent is optional: Bob's decision, its intent the schema's description when
+    first asked and again, is kept without the intent (recorded as repaired), and he speaks,
+    where it used to fall back to silence."""
+    mini_data["events"] = []
+    toml = tmp_path / "mini.toml"
+    toml.write_text(_as_toml(mini_data))
+    monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with CopiedIntent(seed=3) as stub:
+        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
+        result = run_cli("run", str(toml), "--rounds", "1", "--run-id", "c", "-q", *model)
+    assert result.code == 0, result.err
+    (played,) = SaveStore(tmp_path / "saves").read_rounds("c")[1:]
+    bob = next(a for a in played.actions if a.speaker == "Bob")
+    assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
+    assert bob.utterance == "Bob thinks the roof comes first, before the winter."
+    decided = [c for c in played.llm_calls if c.purpose == "decide" and c.agent == "Bob"]
+    assert [(c.outcome, c.flaw) for c in decided] == [
+        ("degenerate", "description"),
+        ("repaired", "description"),
+    ]
+    assert "left out" in (decided[1].error or "")
+    assert played.usage is not None and played.usage.fallbacks == 0
+    assert all("one sentence" not in a.intent for a in played.actions)
