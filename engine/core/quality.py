@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict
 
@@ -97,12 +97,15 @@ KINDS = (
 class Flaw:
     """Why a reply that fits its schema does not count: its kind (one of :data:`KINDS`) and
     one line saying what was wrong (recorded, and sent back with the re-ask); ``mended``,
-    where the flawed part is an optional field, the reply without it, which the re-ask's
-    reply, flawed again, is taken as (recorded as repaired) rather than falling back."""
+    where the flawed part can be left out (an optional field, a sentence cut off after
+    whole ones), the reply without it, which the re-ask's reply, flawed again, is taken as
+    (recorded as repaired, with ``mending`` saying what was left out) rather than falling
+    back."""
 
     kind: str
     note: str
     mended: object = None
+    mending: str = ""
 
 
 def words(text: str) -> list[str]:
@@ -176,6 +179,16 @@ def unfinished(text: str) -> Flaw | None:
 
 #: The marks a sentence goes on after.
 _CUT = ",:;，：；、"
+#: The longest beginning of a text that ends a sentence (its stop, closing quotes or
+#: brackets, then a space).
+_WHOLE = re.compile(r"(?s)(.*[.!?…。！？][\"'”’»)]*)\s")
+
+
+def whole_sentences(text: str) -> str:
+    """``text`` up to the end of its last whole sentence ("" when none ends before its
+    end)."""
+    match = _WHOLE.match(text)
+    return match.group(1).strip() if match else ""
 
 
 def copied(text: str, line: str) -> bool:
@@ -213,6 +226,11 @@ def utterance_flaw(
         return Flaw("empty", "it said nothing, though you decided to speak")
     flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
     flaw = flaw or looped(text) or unfinished(text)
+    if flaw is not None and flaw.kind == "unfinished":  # its whole sentences may do
+        whole = whole_sentences(text)
+        most = 2 * len(words(whole)) >= len(words(text))  # (not "Mr." of "Mr. Smith said,")
+        if most and utterance_flaw(whole, instructions, others, last, earlier) is None:
+            return replace(flaw, mended=whole, mending="cut after its last whole sentence")
     if flaw is not None:
         return flaw
     if any(copied(text, line) for line in others):

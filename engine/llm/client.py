@@ -302,6 +302,10 @@ class LLMClient:
                 error = None if text else "empty reply"
                 self._record(request, purpose, agent, reply, outcome, error)
                 return text
+            if again and isinstance(flaw.mended, str):  # asked again in vain: mended
+                note = f"{flaw.note}; {flaw.mending}"
+                self._record(request, purpose, agent, reply, "repaired", note, flaw=flaw.kind)
+                return flaw.mended
             self._record(request, purpose, agent, reply, "degenerate", flaw.note, flaw=flaw.kind)
             if again:
                 break
@@ -387,9 +391,8 @@ class LLMClient:
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
         elif last and flaw.mended is not None:
-            note = f"{flaw.note}: left out"
             self._record(
-                request, purpose, agent, reply, "repaired", note,
+                request, purpose, agent, reply, "repaired", f"{flaw.note}; {flaw.mending}",
                 clamped=parsed.clamped, flaw=flaw.kind,
             )  # fmt: skip
             return flaw.mended, None

@@ -41,9 +41,14 @@ def speech(
         a.utterance for r in ctx.history for a in r.actions if a.speaker != me and a.utterance
     ]
     last = last_line(ctx)
-    return lambda text: (
-        utterance_flaw(text, instructions, others, last, earlier) or recited(text, system)
-    )
+
+    def check(text: str) -> Flaw | None:
+        flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, system)
+        if flaw is not None and flaw.mended is not None and recited(str(flaw.mended), system):
+            return replace(flaw, mended=None, mending="")
+        return flaw
+
+    return check
 
 
 def _first(flaws: Iterable[Flaw | None]) -> Flaw | None:
@@ -55,7 +60,8 @@ def decision(out: Any) -> Flaw | None:
     a decision whose intent is flawed again when asked again is kept without it (a small
     model copies "one sentence" and would otherwise stay silent)."""
     flaw = phrase_flaw(out.intent, "intent", prompts.DECIDE_RULES)
-    return flaw and replace(flaw, mended=out.model_copy(update={"intent": ""}))
+    mended = out.model_copy(update={"intent": ""})
+    return flaw and replace(flaw, mended=mended, mending="the intent left out")
 
 
 def plan(n: int) -> Check:

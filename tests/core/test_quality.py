@@ -13,6 +13,7 @@ from engine.core.quality import (
     phrase_flaw,
     quality_line,
     utterance_flaw,
+    whole_sentences,
 )
 from engine.minds.prompts import DECIDE_RULES, RELATION_RULES
 
@@ -115,6 +116,30 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
 )
 def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
     assert kind(text) == "unfinished"
+
+
+@pytest.mark.parametrize(
+    ("text", "mended"),
+    [
+        # Gemma 3 270M's Callum, asked again too (a real reply)
+        (
+            "I'm going to buy my auntie a house in the harbour, and she can live there for "
+            "life. I don't want her living upstairs,",
+            "I'm going to buy my auntie a house in the harbour, and she can live there for life.",
+        ),
+        ('Fine! "We keep it." Then we vote,', 'Fine! "We keep it."'),
+        ("You decide to speak publicly,", None),  # no whole sentence before the cut
+        ("He said Mr. Smith would know, and that is why we wait,", None),  # not most of it
+        ("I only want what father promised me. And then,", None),  # the rest is my last line
+    ],
+)
+def test_a_cut_off_utterance_offers_its_whole_sentences_when_they_are_most_of_it(
+    text: str, mended: str | None
+) -> None:
+    flaw = utterance_flaw(text, SPEAK, (), "I only want what father promised me.")
+    assert flaw is not None and flaw.kind == "unfinished"
+    assert flaw.mended == mended
+    assert whole_sentences("no stop at all,") == ""
 
 
 @pytest.mark.parametrize(

@@ -251,8 +251,8 @@ def test_a_line_another_said_in_an_earlier_round_is_not_said_again(
 
 
 class CopiedIntent(StubLLM):
-    """Bob copies the schema's description into his intent, asked again too; each agent
-    says its own line."""
+    """Bob copies the schema's description into his intent, asked again too; Cy's line is
+    cut off after a whole sentence, asked again too; each agent says its own line."""
 
     def answer(self, body: dict[str, Any]) -> str | None:
         messages = body["messages"]
@@ -263,6 +263,8 @@ class CopiedIntent(StubLLM):
             action = {"mode": "public", "target": "all"}
             return json.dumps({"urgency": 7, "action": action, "intent": intent})
         if "Say it now." in task and name:
+            if name.group(1) == "Cy":
+                return "We fix the roof before the winter rains. Then the hall, and then,"
             return f"{name.group(1)} thinks the roof comes first, before the winter."
         if system.startswith("You are the impartial judge"):
             schema = body["response_format"]["json_schema"]["schema"]
@@ -270,12 +272,13 @@ class CopiedIntent(StubLLM):
         return None
 
 
-def test_a_decision_whose_intent_stays_copied_is_kept_without_it(
+def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The intent is optional: Bob's decision, its intent the schema's description when
     first asked and again, is kept without the intent (recorded as repaired), and he speaks,
-    where it used to fall back to silence."""
+    where it used to fall back to silence. Cy's line cut off mid-sentence twice is kept to
+    its whole sentences, where it used to fall back to silence too."""
     mini_data["events"] = []
     toml = tmp_path / "mini.toml"
     toml.write_text(_as_toml(mini_data))
@@ -294,6 +297,15 @@ def test_a_decision_whose_intent_stays_copied_is_kept_without_it(
         ("degenerate", "description"),
         ("repaired", "description"),
     ]
-    assert "left out" in (decided[1].error or "")
+    assert "the intent left out" in (decided[1].error or "")
     assert played.usage is not None and played.usage.fallbacks == 0
     assert all("one sentence" not in a.intent for a in played.actions)
+    # Cy's line, cut off again when asked again, is kept to its last whole sentence.
+    cy = next(a for a in played.actions if a.speaker == "Cy")
+    assert cy.utterance == "We fix the roof before the winter rains."
+    spoke = [c for c in played.llm_calls if c.purpose == "speak" and c.agent == "Cy"]
+    assert [(c.outcome, c.flaw) for c in spoke] == [
+        ("degenerate", "unfinished"),
+        ("repaired", "unfinished"),
+    ]
+    assert "cut after its last whole sentence" in (spoke[1].error or "")
