@@ -60,8 +60,10 @@ def decision(out: Any) -> Flaw | None:
     a decision whose intent is flawed again when asked again is kept without it (a small
     model copies "one sentence" and would otherwise stay silent)."""
     flaw = phrase_flaw(out.intent, "intent", prompts.DECIDE_RULES)
+    if flaw is None:
+        return None
     mended = out.model_copy(update={"intent": ""})
-    return flaw and replace(flaw, mended=mended, mending="the intent left out")
+    return replace(flaw, mended=mended, mending="the intent left out")
 
 
 def plan(n: int) -> Check:
