@@ -303,9 +303,7 @@ class LLMClient:
                 self._record(request, purpose, agent, reply, outcome, error)
                 return text
             if again and isinstance(flaw.mended, str):  # asked again in vain: mended
-                note = f"{flaw.note}; {flaw.mending}"
-                self._record(request, purpose, agent, reply, "repaired", note, flaw=flaw.kind)
-                return flaw.mended
+                return self._mended(request, purpose, agent, reply, flaw)
             self._record(request, purpose, agent, reply, "degenerate", flaw.note, flaw=flaw.kind)
             if again:
                 break
@@ -391,17 +389,30 @@ class LLMClient:
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
         elif last and flaw.mended is not None:
-            self._record(
-                request, purpose, agent, reply, "repaired", f"{flaw.note}; {flaw.mending}",
-                clamped=parsed.clamped, flaw=flaw.kind,
-            )  # fmt: skip
-            return flaw.mended, None
+            return self._mended(request, purpose, agent, reply, flaw, parsed.clamped), None
         else:
             self._record(
                 request, purpose, agent, reply, "degenerate", flaw.note,
                 clamped=parsed.clamped, flaw=flaw.kind,
             )  # fmt: skip
         return value, flaw
+
+    def _mended(
+        self,
+        request: Request,
+        purpose: str,
+        agent: str,
+        reply: Reply,
+        flaw: Flaw,
+        clamped: Sequence[str] = (),
+    ) -> Any:
+        """The last reply asked for, flawed, taken as its ``flaw``'s mended value: recorded
+        as repaired, with the flaw's kind and what was left out."""
+        note = f"{flaw.note}; {flaw.mending}"
+        self._record(
+            request, purpose, agent, reply, "repaired", note, clamped=clamped, flaw=flaw.kind
+        )
+        return flaw.mended
 
     def _taken(
         self,

@@ -23,6 +23,8 @@ import pytest
 from llm_stub import StubLLM, generate_from_schema
 
 from engine import SaveStore
+from engine.core.exchanges import LLMCall
+from engine.core.state import RoundRecord
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
 
@@ -272,6 +274,11 @@ class CopiedIntent(StubLLM):
         return None
 
 
+def _calls(played: RoundRecord, purpose: str, agent: str) -> list[LLMCall]:
+    """The round's exchanges of ``agent``'s question ``purpose``, in order."""
+    return [c for c in played.llm_calls if c.purpose == purpose and c.agent == agent]
+
+
 def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -292,7 +299,7 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     assert bob.utterance == "Bob thinks the roof comes first, before the winter."
-    decided = [c for c in played.llm_calls if c.purpose == "decide" and c.agent == "Bob"]
+    decided = _calls(played, "decide", "Bob")
     assert [(c.outcome, c.flaw) for c in decided] == [
         ("degenerate", "description"),
         ("repaired", "description"),
@@ -303,7 +310,7 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     # Cy's line, cut off again when asked again, is kept to its last whole sentence.
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
-    spoke = [c for c in played.llm_calls if c.purpose == "speak" and c.agent == "Cy"]
+    spoke = _calls(played, "speak", "Cy")
     assert [(c.outcome, c.flaw) for c in spoke] == [
         ("degenerate", "unfinished"),
         ("repaired", "unfinished"),
