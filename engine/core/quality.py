@@ -41,6 +41,10 @@ LOOP_WORDS, LOOP_TIMES = 3, 3
 COPY_WORDS = 5
 #: A line holding another's whole line of at least this many words copies it.
 CONTAINED_WORDS = 8
+#: A line sharing a run of this many words in a row with another's copies it too: Gemma 3
+#: 270M's Silas and Greta said 27 words of Nell's line ("…so that no one else can use it as a
+#: shop or restaurant, then sell at your brother's expense…"), each with a new beginning.
+SHARED_RUN_WORDS = 12
 #: An intent or summary whose word pairs are at least this share of the instructions' copies
 #: the schema's description ("one sentence", "one sentence (public only) or null when").
 DESCRIPTION_SHARE = 0.6
@@ -192,14 +196,17 @@ def whole_sentences(text: str) -> str:
 
 
 def copied(text: str, line: str) -> bool:
-    """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), or holds the whole
-    of a line of :data:`CONTAINED_WORDS` words or more."""
+    """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), holds the whole
+    of a line of :data:`CONTAINED_WORDS` words or more, or shares a run of
+    :data:`SHARED_RUN_WORDS` words in a row with it."""
     mine, theirs = words(text), words(line)
     if len(theirs) < COPY_WORDS:
         return False
     if mine == theirs:
         return True
-    return len(theirs) >= CONTAINED_WORDS and f" {' '.join(theirs)} " in f" {' '.join(mine)} "
+    if len(theirs) >= CONTAINED_WORDS and f" {' '.join(theirs)} " in f" {' '.join(mine)} ":
+        return True
+    return bool(_runs(mine, SHARED_RUN_WORDS) & _runs(theirs, SHARED_RUN_WORDS))
 
 
 def described(text: str, description: str) -> Flaw | None:

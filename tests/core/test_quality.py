@@ -96,6 +96,28 @@ def test_a_copy_of_a_line_heard_this_round_is_degenerate() -> None:
     assert kind(f"Listen: {long}", (long,)) == "copy"
 
 
+def test_a_long_run_of_another_lines_words_is_a_copy() -> None:
+    """Gemma 3 270M on llama-cpp-python (the app, tavern round 1): Silas said most of Nell's
+    line after a beginning of his own. Twelve words in a row shared is a copy; eleven are
+    not."""
+    nell = (
+        "the place you are running The Crooked Lantern is for me to run it with my own money, "
+        "if I must. If you wish to stay and live in the room upstairs, so that no one else can "
+        "use it as a shop or restaurant, then sell at your brother's expense - without having "
+        "any of my share taken by me! I will keep the place open until when I die!"
+    )
+    silas = (
+        "I will stay in the room upstairs for life. If you wish to live there, so that no one "
+        "else can use it as a shop or restaurant, then sell at your brother's expense - without "
+        "having any of my share taken by me! I will keep this place open until when I die!"
+    )
+    assert kind(silas, (nell,)) == "copy"
+    assert kind(silas, (), nell) == "repeat"  # the speaker's own last line, likewise
+    eleven = "that no one else can use it as a shop or"
+    assert kind(f"We agree {eleven} a bar, Nell.", (nell,)) is None
+    assert kind(f"We agree so {eleven} restaurant, Nell.", (nell,)) == "copy"
+
+
 def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
     last = "I only want what father promised me."
     assert kind(last, (), last) == "repeat"
