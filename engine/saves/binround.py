@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import SaveError
+from . import zstdframe
 from .saferead import MAX_SAVE_FILE_BYTES
 
 if TYPE_CHECKING:
@@ -50,13 +51,10 @@ _EXACT = -128
 
 def pack(head: bytes, blobs: list[np.ndarray]) -> bytes:
     """The file of a round whose JSON ``head`` refers to ``blobs``."""
-    import pyarrow as pa
-
     table = json.dumps([[b.dtype.str, len(b)] for b in blobs]).encode()
     parts = [_SIZES.pack(len(table), len(head)), table, head, *(b.tobytes() for b in blobs)]
     payload = b"".join(parts)
-    frame = pa.Codec("zstd", ZSTD_LEVEL).compress(payload, asbytes=True)
-    data = MAGIC + len(payload).to_bytes(8, "little") + frame
+    data = MAGIC + len(payload).to_bytes(8, "little") + zstdframe.compress(payload, ZSTD_LEVEL)
     return data + zlib.crc32(data).to_bytes(4, "little")
 
 
@@ -64,7 +62,6 @@ def unpack(data: bytes, path: Path) -> tuple[bytes, list[np.ndarray]]:
     """The head and blobs of round file ``path`` from its bytes ``data``; damage (a wrong
     checksum, size or table) is a SaveError naming it."""
     import numpy as np
-    import pyarrow as pa
 
     view = memoryview(data)
     if len(data) < _HEAD + 4 or view[:4] != MAGIC:
@@ -74,10 +71,9 @@ def unpack(data: bytes, path: Path) -> tuple[bytes, list[np.ndarray]]:
     size = int.from_bytes(view[4:_HEAD], "little")
     if size > MAX_SAVE_FILE_BYTES:
         raise _damage(path, "inflates beyond the size limit")
-    try:
-        payload = pa.Codec("zstd").decompress(view[_HEAD:-4], size, asbytes=True)
-    except (OSError, pa.ArrowException) as err:
-        raise _damage(path, str(err)) from None
+    payload = zstdframe.decompress(view[_HEAD:-4], MAX_SAVE_FILE_BYTES, path)
+    if len(payload) != size:
+        raise _damage(path, f"its payload is {len(payload)} bytes, not {size}")
     try:
         tables, heads = _SIZES.unpack_from(payload)
         start = _SIZES.size + tables

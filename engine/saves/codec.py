@@ -4,13 +4,12 @@ A round file is named by its codec. Since save format 8 a round of at least
 :data:`BINARY_FROM` edges (changed, plus a keyframe's) is ``NNNNNN.round``, its columns
 as raw bytes (engine/saves/binround.py); a smaller one is JSON: ``NNNNNN.json.gz`` (gzip,
 level :data:`GZIP_LEVEL`) or, since format 7, ``NNNNNN.json.zst`` (a zstd frame, level
-:data:`ZSTD_LEVEL`, written through pyarrow) for JSON of at least :data:`ZSTD_FROM` bytes
+:data:`ZSTD_LEVEL`, engine/saves/zstdframe.py) for JSON of at least :data:`ZSTD_FROM` bytes
 (a round with long LLM exchanges). Measured on
 the changes of a 300-agent round (2.4 MB of JSON): gzip level 1 takes 22 ms for 0.76 MB,
 zstd level 1 4.3 ms for 0.70 MB (level 3: 6.3 ms, 0.59 MB) and reads back in half of
-gzip's time. zstd costs loading pyarrow once a process (~0.17 s of CPU), which a round of
-a few dozen agents (tens of KB, well under a millisecond of gzip) never repays: those stay
-gzip, so a small run never loads it. docs/formats.md has the figures at 100 to 1,000 agents.
+gzip's time. A round of a few dozen agents (tens of KB, well under a millisecond of gzip)
+stays gzip. docs/formats.md has the figures at 100 to 1,000 agents.
 
 Reading is bounded: a file that inflates beyond :data:`~engine.saves.saferead.MAX_SAVE_FILE_BYTES`,
 is cut short or has trailing data is damage (a SaveError naming it).
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import SaveError
+from . import zstdframe
 from .binround import BLOBS, pack
 from .saferead import MAX_SAVE_FILE_BYTES
 
@@ -38,7 +38,7 @@ ZSTD_LEVEL = 1
 #: a large cast's rounds are binary).
 ZSTD_FROM = 256 * 1024
 #: A round of this many edges or more (changed, plus a keyframe's N²) is written binary: below
-#: it its JSON is under ~256 KB, gzip'd in 1.6 ms or less, and a small run never loads pyarrow.
+#: it its JSON is under ~256 KB, gzip'd in 1.6 ms or less.
 BINARY_FROM = 5000
 
 
@@ -65,16 +65,14 @@ def codec_for(text: bytes) -> str:
 def compress(text: bytes, suffix: str) -> bytes:
     """``text`` compressed with the codec of ``suffix``."""
     if suffix == ZSTD:
-        import pyarrow as pa  # only large rounds pay for loading it
-
-        return bytes(pa.Codec("zstd", ZSTD_LEVEL).compress(text, asbytes=True))
+        return zstdframe.compress(text, ZSTD_LEVEL)
     return zlib.compress(text, GZIP_LEVEL, wbits=31)  # gzip's header, mtime 0
 
 
 def decompress(data: bytes, path: Path) -> bytes:
     """The JSON of round file ``path`` (its codec by its suffix) from its bytes ``data``."""
     if path.name.endswith(ZSTD):
-        return _unzstd(data, path)
+        return zstdframe.decompress(data, MAX_SAVE_FILE_BYTES, path)
     return _gunzip(data, path)
 
 
@@ -88,17 +86,4 @@ def _gunzip(data: bytes, path: Path) -> bytes:
         raise SaveError(f"{path}: damaged round file (inflates beyond the size limit)")
     if not inflate.eof or inflate.unused_data:
         raise SaveError(f"{path}: damaged round file (truncated or trailing data)")
-    return text
-
-
-def _unzstd(data: bytes, path: Path) -> bytes:
-    import pyarrow as pa
-
-    try:
-        with pa.CompressedInputStream(pa.BufferReader(data), "zstd") as stream:
-            text = bytes(stream.read(MAX_SAVE_FILE_BYTES + 1))
-    except (OSError, pa.ArrowException) as err:
-        raise SaveError(f"{path}: damaged round file ({err})") from None
-    if len(text) > MAX_SAVE_FILE_BYTES:
-        raise SaveError(f"{path}: damaged round file (inflates beyond the size limit)")
     return text

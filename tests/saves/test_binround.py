@@ -145,6 +145,22 @@ async def test_a_round_inflating_beyond_the_limit_is_refused(
         store.files("r").read(1)
 
 
+@pytest.mark.parametrize("off", [1, -1])
+async def test_a_payload_size_the_frame_does_not_hold_is_damage(
+    store: SaveStore, mini: Scenario, binary: None, off: int
+) -> None:
+    """A sound checksum over a size field that is not the frame's payload's: damage."""
+    await played_run(store, mini, "r", 1)
+    path = store.run_dir("r") / ROUNDS_DIR / "000001.round"
+    data = path.read_bytes()
+    size = int.from_bytes(data[4:12], "little") + off
+    forged = MAGIC + size.to_bytes(8, "little") + data[12:-4]
+    path.write_bytes(forged + zlib.crc32(forged).to_bytes(4, "little"))
+    with pytest.raises(SaveError, match=r"000001\.round: damaged round file \(") as caught:
+        store.files("r").read(1)
+    assert f"its payload is {size - off} bytes, not {size}" in str(caught.value)
+
+
 async def test_columns_that_do_not_fit_are_damage(
     store: SaveStore, mini: Scenario, binary: None
 ) -> None:
