@@ -162,5 +162,15 @@ def list_cell(items: Iterable[str]) -> str:
 
 
 def csv_row(row: Any) -> list[Any]:
-    """One CSV row (a sequence of cells) with :func:`csv_cell` applied to each cell."""
+    """One CSV row (a sequence of cells) with :func:`csv_cell` applied to each cell: one
+    search of its text cells joined by line breaks tells whether the guard leaves each as
+    it is (a cell's own line break sends the row cell by cell)."""
+    texts = [v for v in row if isinstance(v, str)]
+    joined = "\n".join(texts)
+    if joined.count("\n") == len(texts) - 1 and not GUARDED.search(joined):
+        return list(row)
     return [csv_cell(v) for v in row]
+
+
+#: What :func:`csv_cell` changes, searched in texts joined by line breaks.
+GUARDED = re.compile(f"{UNSAFE.pattern}|^[{re.escape(''.join(FORMULA_START))}]", re.M)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..core.textsafe import FORMULA_START, UNSAFE, csv_cell
+from ..core.textsafe import GUARDED, csv_cell
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,16 +45,14 @@ def cell_texts(texts: list[str]) -> list[str]:
     formula): then a text is its cell, in quotes (its own doubled) where it holds a comma
     or a quote."""
     joined = "\n".join(texts)  # (a text's own line break is one too many of them)
-    if joined.count("\n") != max(len(texts) - 1, 0) or _GUARDED.search(joined):
+    if joined.count("\n") != max(len(texts) - 1, 0) or GUARDED.search(joined):
         return list(map(text_cell, texts))
     if not _QUOTED.search(joined):
         return texts
     return ['"' + t.replace('"', '""') + '"' if _QUOTED.search(t) else t for t in texts]
 
 
-#: What the guard changes in texts joined by line breaks (:func:`cell_texts`), and what
-#: :mod:`csv` quotes for in a text the guard leaves as it is.
-_GUARDED = re.compile(f"{UNSAFE.pattern}|^[{re.escape(''.join(FORMULA_START))}]", re.M)
+#: What :mod:`csv` quotes for in a text the guard leaves as it is.
 _QUOTED = re.compile('[,"]')
 
 

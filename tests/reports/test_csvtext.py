@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from engine import Scenario, Simulation
 from engine.core.needs import Need
 from engine.core.state import EmotionChange
-from engine.core.textsafe import csv_cell
+from engine.core.textsafe import csv_cell, csv_row
 from engine.reports.csvtext import FloatTexts, cell_texts, csv_text, number_texts, value_texts
 from engine.reports.dense import emotion_lines, need_lines
 from engine.reports.tables import STATE_TABLES
@@ -51,6 +51,21 @@ _LETTERS = st.sampled_from(list('ab 1.,"\r\n\t=+-@;\x00\x1b\x7f\x85\u202e\u2066\
 @given(st.lists(st.text(_LETTERS, max_size=6), max_size=8))
 def test_cell_texts_are_each_texts_cell(texts: list[str]) -> None:
     assert cell_texts(texts) == [csv_text(csv_cell(t)) for t in texts]
+
+
+@settings(max_examples=400)
+@given(
+    st.lists(
+        st.one_of(st.text(_LETTERS, max_size=6), st.integers(-9, 9), st.floats(), st.none()),
+        max_size=8,
+    )
+)
+def test_a_row_is_each_cells_guarded_cell(row: list) -> None:
+    """A row checked at once (one search of its texts) is each cell's csv_cell; cells left
+    as they are are the row's own (a StrEnum stays one)."""
+    got = csv_row(tuple(row))
+    assert got == [csv_cell(v) for v in row]
+    assert all(a is v for a, v in zip(got, row, strict=True) if csv_cell(v) is v)
 
 
 @settings(max_examples=200)
