@@ -17,9 +17,9 @@ from ..errors import SaveError, incomplete_install
 def _zstd() -> ModuleType:
     try:
         if sys.version_info >= (3, 14):
-            from compression import zstd
+            import compression.zstd as zstd
         else:
-            from backports import zstd
+            import backports.zstd as zstd
     except ImportError:
         raise incomplete_install("backports.zstd", "a large cast's round file") from None
     return zstd

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 import zlib
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import engine.saves.binround
 import engine.saves.codec
 from engine import SaveStore, Simulation
 from engine.core.scenario import Scenario
-from engine.errors import SaveError
+from engine.errors import SaveError, SocialsimError
 from engine.saves.binround import MAGIC, floats_ref, from_ref, unpack
 from engine.saves.codec import encoded
 from engine.saves.store import ROUNDS_DIR
@@ -159,6 +160,17 @@ async def test_a_payload_size_the_frame_does_not_hold_is_damage(
     with pytest.raises(SaveError, match=r"000001\.round: damaged round file \(") as caught:
         store.files("r").read(1)
     assert f"its payload is {size - off} bytes, not {size}" in str(caught.value)
+
+
+async def test_a_binary_round_without_zstd_installed_is_one_line(
+    store: SaveStore, mini: Scenario, binary: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A broken install without its zstd module: one line saying so, not a traceback."""
+    await played_run(store, mini, "r", 1)
+    for module in ("compression.zstd", "backports.zstd"):
+        monkeypatch.setitem(sys.modules, module, None)  # its import raises ImportError
+    with pytest.raises(SocialsimError, match=r"needs backports\.zstd, which is missing"):
+        store.files("r").read(1)
 
 
 async def test_columns_that_do_not_fit_are_damage(
