@@ -692,6 +692,8 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "StubLLM/1.0"
     timeout = 10.0  # socket timeout for a client that connects and says nothing
     server: _Server
+    #: Whether the request being handled counts in the stub's ``in_flight``.
+    _in_flight = False
 
     def setup(self) -> None:
         # A kept connection carries many small writes: no Nagle delay between them.
@@ -724,6 +726,8 @@ class _Handler(BaseHTTPRequestHandler):
         for start in range(0, len(data), step):
             if trickle is not None and self.server.stub._wait(trickle / 16):
                 return
+            if start + step >= len(data):
+                self._answered()
             self.wfile.write(data[start : start + step])
             self.wfile.flush()
 
@@ -738,6 +742,8 @@ class _Handler(BaseHTTPRequestHandler):
 
         def write(text: str) -> None:
             payload = text.encode()
+            if not payload:
+                self._answered()
             self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
             self.wfile.flush()
 
@@ -820,14 +826,23 @@ class _Handler(BaseHTTPRequestHandler):
         with stub._lock:
             stub.in_flight += 1
             stub.peak_in_flight = max(stub.peak_in_flight, stub.in_flight)
+        self._in_flight = True
         try:
             if path == "/api/chat":
                 stub._handle_ollama_chat(self, body)
             else:
                 stub._handle_completion(self, body)
         finally:
-            with stub._lock:
-                stub.in_flight -= 1
+            self._answered()
+
+    def _answered(self) -> None:
+        """The request is answered: no longer in flight. Called before a response's last
+        bytes are sent, as the client may send its next request once it has them (counted
+        after, a busy machine could let that one arrive first: one too many in flight)."""
+        if self._in_flight:
+            self._in_flight = False
+            with self.server.stub._lock:
+                self.server.stub.in_flight -= 1
 
 
 # --------------------------------------------------------------------------- the stub
