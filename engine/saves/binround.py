@@ -30,8 +30,7 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import SaveError
-from . import zstdframe
+from .frames import damaged, inflated, zstd_frame
 from .saferead import MAX_SAVE_FILE_BYTES
 
 if TYPE_CHECKING:
@@ -54,7 +53,7 @@ def pack(head: bytes, blobs: list[np.ndarray]) -> bytes:
     table = json.dumps([[b.dtype.str, len(b)] for b in blobs]).encode()
     parts = [_SIZES.pack(len(table), len(head)), table, head, *(b.tobytes() for b in blobs)]
     payload = b"".join(parts)
-    data = MAGIC + len(payload).to_bytes(8, "little") + zstdframe.compress(payload, ZSTD_LEVEL)
+    data = MAGIC + len(payload).to_bytes(8, "little") + zstd_frame(payload, ZSTD_LEVEL)
     return data + zlib.crc32(data).to_bytes(4, "little")
 
 
@@ -65,15 +64,15 @@ def unpack(data: bytes, path: Path) -> tuple[bytes, list[np.ndarray]]:
 
     view = memoryview(data)
     if len(data) < _HEAD + 4 or view[:4] != MAGIC:
-        raise _damage(path, "not a format-8 round file")
+        raise damaged(path, "not a format-8 round file")
     if zlib.crc32(view[:-4]) != int.from_bytes(view[-4:], "little"):
-        raise _damage(path, "its checksum fails: truncated, garbled or with trailing data")
+        raise damaged(path, "its checksum fails: truncated, garbled or with trailing data")
     size = int.from_bytes(view[4:_HEAD], "little")
     if size > MAX_SAVE_FILE_BYTES:
-        raise _damage(path, "inflates beyond the size limit")
-    payload = zstdframe.decompress(view[_HEAD:-4], MAX_SAVE_FILE_BYTES, path)
+        raise damaged(path, "inflates beyond the size limit")
+    payload = inflated(view[_HEAD:-4], path, MAX_SAVE_FILE_BYTES, zstd=True)
     if len(payload) != size:
-        raise _damage(path, f"its payload is {len(payload)} bytes, not {size}")
+        raise damaged(path, f"its payload is {len(payload)} bytes, not {size}")
     try:
         tables, heads = _SIZES.unpack_from(payload)
         start = _SIZES.size + tables
@@ -87,14 +86,10 @@ def unpack(data: bytes, path: Path) -> tuple[bytes, list[np.ndarray]]:
             blobs.append(np.frombuffer(payload, dtype, count, at))
             at += dtype.itemsize * count
     except (struct.error, ValueError, TypeError) as err:
-        raise _damage(path, f"its blob table does not fit it: {err}") from None
+        raise damaged(path, f"its blob table does not fit it: {err}") from None
     if at != len(payload) or len(head) != heads:
-        raise _damage(path, "its blobs do not fill it")
+        raise damaged(path, "its blobs do not fill it")
     return head, blobs
-
-
-def _damage(path: Path, why: str) -> SaveError:
-    return SaveError(f"{path}: damaged round file ({why})")
 
 
 def ints_ref(values: np.ndarray, blobs: list[np.ndarray]) -> dict[str, int]:

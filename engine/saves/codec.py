@@ -4,7 +4,7 @@ A round file is named by its codec. Since save format 8 a round of at least
 :data:`BINARY_FROM` edges (changed, plus a keyframe's) is ``NNNNNN.round``, its columns
 as raw bytes (engine/saves/binround.py); a smaller one is JSON: ``NNNNNN.json.gz`` (gzip,
 level :data:`GZIP_LEVEL`) or, since format 7, ``NNNNNN.json.zst`` (a zstd frame, level
-:data:`ZSTD_LEVEL`, engine/saves/zstdframe.py) for JSON of at least :data:`ZSTD_FROM` bytes
+:data:`ZSTD_LEVEL`, engine/saves/frames.py) for JSON of at least :data:`ZSTD_FROM` bytes
 (a round with long LLM exchanges). Measured on
 the changes of a 300-agent round (2.4 MB of JSON): gzip level 1 takes 22 ms for 0.76 MB,
 zstd level 1 4.3 ms for 0.70 MB (level 3: 6.3 ms, 0.59 MB) and reads back in half of
@@ -21,9 +21,8 @@ import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import SaveError
-from . import zstdframe
 from .binround import BLOBS, pack
+from .frames import inflated, zstd_frame
 from .saferead import MAX_SAVE_FILE_BYTES
 
 if TYPE_CHECKING:
@@ -65,25 +64,10 @@ def codec_for(text: bytes) -> str:
 def compress(text: bytes, suffix: str) -> bytes:
     """``text`` compressed with the codec of ``suffix``."""
     if suffix == ZSTD:
-        return zstdframe.compress(text, ZSTD_LEVEL)
+        return zstd_frame(text, ZSTD_LEVEL)
     return zlib.compress(text, GZIP_LEVEL, wbits=31)  # gzip's header, mtime 0
 
 
 def decompress(data: bytes, path: Path) -> bytes:
     """The JSON of round file ``path`` (its codec by its suffix) from its bytes ``data``."""
-    if path.name.endswith(ZSTD):
-        return zstdframe.decompress(data, MAX_SAVE_FILE_BYTES, path)
-    return _gunzip(data, path)
-
-
-def _gunzip(data: bytes, path: Path) -> bytes:
-    inflate = zlib.decompressobj(wbits=31)
-    try:
-        text = inflate.decompress(data, MAX_SAVE_FILE_BYTES)
-    except zlib.error as err:
-        raise SaveError(f"{path}: damaged round file ({err})") from None
-    if inflate.unconsumed_tail:
-        raise SaveError(f"{path}: damaged round file (inflates beyond the size limit)")
-    if not inflate.eof or inflate.unused_data:
-        raise SaveError(f"{path}: damaged round file (truncated or trailing data)")
-    return text
+    return inflated(data, path, MAX_SAVE_FILE_BYTES, zstd=path.name.endswith(ZSTD))

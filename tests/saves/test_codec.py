@@ -18,6 +18,7 @@ from engine import SaveStore
 from engine.core.scenario import Scenario
 from engine.errors import SaveError
 from engine.saves.codec import GZIP, ZSTD, codec_for, compress, decompress
+from engine.saves.frames import inflated
 from engine.saves.store import ROUNDS_DIR
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +49,36 @@ async def test_a_round_rewritten_in_the_other_codec_is_kept_once(
     files.write(last)
     assert round_file_names(store, "r") == ["000000.json.gz", "000001.json.gz", "000002.json.zst"]
     assert files.read(2).model_dump_json() == last.model_dump_json()
+
+
+@pytest.mark.parametrize("suffix", [GZIP, ZSTD])
+@pytest.mark.parametrize(
+    ("damage", "why"),
+    [
+        ("truncated", "truncated or trailing data"),
+        ("trailing", "truncated or trailing data"),
+        ("too large", "inflates beyond the size limit"),
+    ],
+)
+def test_a_stream_is_read_whole_and_bounded(suffix: str, damage: str, why: str) -> None:
+    """gzip and zstd alike: one whole stream, at most the limit, or one line of damage."""
+    text = b"round " * 100
+    data, limit = compress(text, suffix), len(text)
+    if damage == "truncated":
+        data = data[:-6]
+    elif damage == "trailing":
+        data += compress(text, suffix)  # a second stream
+    else:
+        limit -= 1
+    path, zstd = Path(f"000003{suffix}"), suffix == ZSTD
+    assert inflated(compress(text, suffix), path, len(text), zstd=zstd) == text
+    with pytest.raises(SaveError, match=rf"000003\.json\.\w+: damaged round file \({why}\)$"):
+        inflated(data, path, limit, zstd=zstd)
+    garbage = (
+        b"\x1f\x8b" + bytes(30) if suffix == GZIP else bytes(30)
+    )  # (gzip: its magic, then zeros)
+    with pytest.raises(SaveError, match=r"000003\.json\.\w+: damaged round file \(.+\)$"):
+        inflated(garbage, path, limit, zstd=zstd)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "trailing", "garbage", "too large"])
