@@ -161,6 +161,10 @@ def list_cell(items: Iterable[str]) -> str:
     return out.getvalue()
 
 
+#: What :func:`csv_cell` changes, searched in texts joined by line breaks.
+GUARDED = re.compile(f"{UNSAFE.pattern}|^[{re.escape(''.join(FORMULA_START))}]", re.M)
+
+
 def csv_row(row: Any) -> list[Any]:
     """One CSV row (a sequence of cells) with :func:`csv_cell` applied to each cell: one
     search of its text cells joined by line breaks tells whether the guard leaves each as
@@ -170,7 +174,3 @@ def csv_row(row: Any) -> list[Any]:
     if joined.count("\n") == len(texts) - 1 and not GUARDED.search(joined):
         return list(row)
     return [csv_cell(v) for v in row]
-
-
-#: What :func:`csv_cell` changes, searched in texts joined by line breaks.
-GUARDED = re.compile(f"{UNSAFE.pattern}|^[{re.escape(''.join(FORMULA_START))}]", re.M)

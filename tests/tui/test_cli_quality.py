@@ -279,6 +279,16 @@ def _calls(played: RoundRecord, purpose: str, agent: str) -> list[LLMCall]:
     return [c for c in played.llm_calls if c.purpose == purpose and c.agent == agent]
 
 
+def _mended_on_reask(
+    played: RoundRecord, purpose: str, agent: str, kind: str, mending: str
+) -> None:
+    """``agent``'s ``purpose`` was flawed (``kind``) when first asked, flawed again when
+    asked again, and taken mended: recorded as repaired, saying what was left out."""
+    calls = _calls(played, purpose, agent)
+    assert [(c.outcome, c.flaw) for c in calls] == [("degenerate", kind), ("repaired", kind)]
+    assert mending in (calls[1].error or "")
+
+
 def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -299,20 +309,10 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     assert bob.utterance == "Bob thinks the roof comes first, before the winter."
-    decided = _calls(played, "decide", "Bob")
-    assert [(c.outcome, c.flaw) for c in decided] == [
-        ("degenerate", "description"),
-        ("repaired", "description"),
-    ]
-    assert "the intent left out" in (decided[1].error or "")
+    _mended_on_reask(played, "decide", "Bob", "description", "the intent left out")
     assert played.usage is not None and played.usage.fallbacks == 0
     assert all("one sentence" not in a.intent for a in played.actions)
     # Cy's line, cut off again when asked again, is kept to its last whole sentence.
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
-    spoke = _calls(played, "speak", "Cy")
-    assert [(c.outcome, c.flaw) for c in spoke] == [
-        ("degenerate", "unfinished"),
-        ("repaired", "unfinished"),
-    ]
-    assert "cut after its last whole sentence" in (spoke[1].error or "")
+    _mended_on_reask(played, "speak", "Cy", "unfinished", "cut after its last whole sentence")
