@@ -16,7 +16,7 @@ card, ``show`` and the app give (degenerate, clamped, at the caps, fallen back),
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict
@@ -195,6 +195,18 @@ def whole_sentences(text: str) -> str:
     return match.group(1).strip() if match else ""
 
 
+def mended_cut(flaw: Flaw | None, text: str, check: Callable[[str], Flaw | None]) -> Flaw | None:
+    """``flaw``, ``text``'s under ``check``; a cut-off utterance's mended to its whole
+    sentences when they are at least half of its words (not "Mr." of "Mr. Smith said,") and
+    ``check`` finds nothing wrong with them."""
+    if flaw is None or flaw.kind != "unfinished":
+        return flaw
+    whole = whole_sentences(text)
+    if 2 * len(words(whole)) >= len(words(text)) and check(whole) is None:
+        return replace(flaw, mended=whole, mending="cut after its last whole sentence")
+    return flaw
+
+
 def copied(text: str, line: str) -> bool:
     """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), holds the whole
     of a line of :data:`CONTAINED_WORDS` words or more, or shares a run of
@@ -233,11 +245,6 @@ def utterance_flaw(
         return Flaw("empty", "it said nothing, though you decided to speak")
     flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
     flaw = flaw or looped(text) or unfinished(text)
-    if flaw is not None and flaw.kind == "unfinished":  # its whole sentences may do
-        whole = whole_sentences(text)
-        most = 2 * len(words(whole)) >= len(words(text))  # (not "Mr." of "Mr. Smith said,")
-        if most and utterance_flaw(whole, instructions, others, last, earlier) is None:
-            return replace(flaw, mended=whole, mending="cut after its last whole sentence")
     if flaw is not None:
         return flaw
     if any(copied(text, line) for line in others):

@@ -7,9 +7,11 @@ import pytest
 
 from engine.core.exchanges import LLMCall, RoundUsage
 from engine.core.quality import (
+    Flaw,
     Tally,
     badge,
     loud_lines,
+    mended_cut,
     phrase_flaw,
     quality_line,
     utterance_flaw,
@@ -158,9 +160,13 @@ def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
 def test_a_cut_off_utterance_offers_its_whole_sentences_when_they_are_most_of_it(
     text: str, mended: str | None
 ) -> None:
-    flaw = utterance_flaw(text, SPEAK, (), "I only want what father promised me.")
+    def check(said: str) -> Flaw | None:
+        return utterance_flaw(said, SPEAK, (), "I only want what father promised me.")
+
+    flaw = mended_cut(check(text), text, check)
     assert flaw is not None and flaw.kind == "unfinished"
     assert flaw.mended == mended
+    assert mended_cut(None, text, check) is None
     assert whole_sentences("no stop at all,") == ""
 
 

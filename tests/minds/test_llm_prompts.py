@@ -183,6 +183,24 @@ def test_an_utterance_reciting_the_scenario_is_an_echo() -> None:
     assert check(f"As everyone knows, {phrase}, and I will not pretend otherwise.") is None
 
 
+def test_a_cut_off_line_is_mended_only_to_sentences_that_pass_every_check() -> None:
+    """A line cut off after whole sentences is mended to them, unless they recite the
+    prompt: the mend is checked as the line is, recital included."""
+    from engine.core.state import Decision
+    from engine.minds.checks import speech
+
+    ctx = context()
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
+    check = speech(ctx, decision)
+    said = "We keep the bar open and we pay the brewer first. Then we talk about the rooms,"
+    flaw = check(said)
+    assert flaw is not None and flaw.kind == "unfinished"
+    assert flaw.mended == "We keep the bar open and we pay the brewer first."
+    recital = f"Listen. {ctx.scenario.description.rstrip('.')}. And then we see,"
+    flaw = check(recital)
+    assert flaw is not None and flaw.kind == "unfinished" and flaw.mended is None
+
+
 def _whole(messages: list[dict[str, str]]) -> str:
     return "".join(f"<{m['role']}>\n{m['content']}\n" for m in messages)
 
