@@ -354,7 +354,6 @@ def round_file(
     changes = played.changes
     whole = None if keyframe is None else Keyframe.of(played.after, keyframe)
     moved = MovedNeeds.of(changes.need_deltas, changes.needs)
-    tables = {"need_deltas": changes.need_deltas, "needs": changes.needs} if moved is None else {}
     return RoundFile(
         round=played.round,
         events=played.events,
@@ -362,7 +361,8 @@ def round_file(
         emotion_changes=changes.emotions,
         packed=PackedEdges.of_changes(changes),
         moved=moved,
-        **tables,
+        need_deltas=changes.need_deltas if moved is None else {},
+        needs=changes.needs if moved is None else {},
         theta=changes.theta,
         llm_calls=played.llm_calls,
         usage=played.usage,
