@@ -159,7 +159,9 @@ def recited(text: str, system: str) -> Flaw | None:
 
 def looped(text: str) -> Flaw | None:
     """``text`` says one sentence (of :data:`LOOP_WORDS` words or more) :data:`LOOP_TIMES`
-    times or more."""
+    times or more, or begins over again: says a run of :data:`SHARED_RUN_WORDS` words twice
+    (Gemma 3 270M's Edmund said his first three sentences, then began them again and was
+    cut off in the middle)."""
     said: dict[tuple[str, ...], int] = {}
     for sentence in _SENTENCE_END.split(text):
         key = tuple(words(sentence))
@@ -168,6 +170,24 @@ def looped(text: str) -> Flaw | None:
             if said[key] >= LOOP_TIMES:
                 run = " ".join(key)
                 return Flaw("loop", f"it says {run!r} {LOOP_TIMES} times over instead of speaking")
+    at = repeated_at(text)
+    if at is None:
+        return None
+    run = " ".join(words(text[at:])[:6])
+    return Flaw("loop", f"it begins over again ({run!r} …) instead of going on")
+
+
+def repeated_at(text: str) -> int | None:
+    """Where ``text`` begins again a run of :data:`SHARED_RUN_WORDS` words it said before
+    (the offset of that run's second start; None: nowhere)."""
+    found = list(_WORD.finditer(text))
+    folded = [m.group().casefold() for m in found]
+    seen: set[tuple[str, ...]] = set()
+    for i in range(len(folded) - SHARED_RUN_WORDS + 1):
+        run = tuple(folded[i : i + SHARED_RUN_WORDS])
+        if run in seen:
+            return found[i].start()
+        seen.add(run)
     return None
 
 
@@ -195,16 +215,24 @@ def whole_sentences(text: str) -> str:
     return match.group(1).strip() if match else ""
 
 
-def mended_cut(flaw: Flaw | None, text: str, check: Callable[[str], Flaw | None]) -> Flaw | None:
+def mended_line(flaw: Flaw | None, text: str, check: Callable[[str], Flaw | None]) -> Flaw | None:
     """``flaw``, ``text``'s under ``check``; a cut-off utterance's mended to its whole
-    sentences when they are at least half of its words (not "Mr." of "Mr. Smith said,") and
-    ``check`` finds nothing wrong with them."""
-    if flaw is None or flaw.kind != "unfinished":
+    sentences, one that begins over again to the whole sentences before it does, when they
+    are at least half of its words (not "Mr." of "Mr. Smith said,") and ``check`` finds
+    nothing wrong with them."""
+    if flaw is None or flaw.kind not in ("unfinished", "loop"):
         return flaw
-    whole = whole_sentences(text)
+    at = len(text) if flaw.kind == "unfinished" else repeated_at(text)
+    if at is None:  # (said three times over, each time short)
+        return flaw
+    whole = whole_sentences(text[:at])
     if 2 * len(words(whole)) >= len(words(text)) and check(whole) is None:
-        return replace(flaw, mended=whole, mending="cut after its last whole sentence")
+        return replace(flaw, mended=whole, mending=_MENDING[flaw.kind])
     return flaw
+
+
+#: What a mend leaves out, by the flaw's kind.
+_MENDING = {"unfinished": "cut after its last whole sentence", "loop": "cut where it began again"}
 
 
 def copied(text: str, line: str) -> bool:

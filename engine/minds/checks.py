@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..core.quality import Flaw, mended_cut, phrase_flaw, recited, utterance_flaw
+from ..core.quality import Flaw, mended_line, phrase_flaw, recited, utterance_flaw
 from ..core.state import Decision
 from . import prompts
 from .base import AgentContext
@@ -44,7 +44,7 @@ def speech(
 
     def check(text: str) -> Flaw | None:
         flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, system)
-        return mended_cut(flaw, text, check)
+        return mended_line(flaw, text, check)
 
     return check
 

@@ -11,7 +11,7 @@ from engine.core.quality import (
     Tally,
     badge,
     loud_lines,
-    mended_cut,
+    mended_line,
     phrase_flaw,
     quality_line,
     utterance_flaw,
@@ -120,6 +120,38 @@ def test_a_long_run_of_another_lines_words_is_a_copy() -> None:
     assert kind(f"We agree so {eleven} restaurant, Nell.", (nell,)) == "copy"
 
 
+#: Gemma 3 270M's Edmund (the app, tavern round 1): three sentences, then the same again,
+#: cut off in the middle.
+EDMUND = (
+    "I do this to my brother, Edmund. I am the eldest son of Bram Holloway and will make his "
+    "will known when he dies. He is a great-hearted man who loves children and would give you "
+    "anything for your love. When you are not here, write me down in his name, or call him on "
+    "the phone if we can't talk face to face.\nI do this to my brother, Edmund: I am the "
+    "eldest son of Bram Holloway and will make his Will known when he dies. He is a "
+    "great-hearted man who loves children and would give"
+)
+
+
+def test_a_line_that_begins_over_again_loops_and_is_mended_to_what_came_before() -> None:
+    """Twelve words said twice in one line is a loop; the whole sentences before the second
+    start are kept when they are most of it and pass the check."""
+
+    def check(said: str) -> Flaw | None:
+        return utterance_flaw(said, SPEAK, (), None)
+
+    flaw = check(EDMUND)
+    assert flaw is not None and flaw.kind == "loop" and "begins over again" in flaw.note
+    mended = mended_line(flaw, EDMUND, check)
+    assert mended is not None and mended.mending == "cut where it began again"
+    assert mended.mended == EDMUND[: EDMUND.index("\n")]
+    short = "We keep the bar. We keep the bar open for the village and the travellers, always."
+    twice = f"{short} {short[10:]} {short[10:]}"
+    assert kind(twice) == "loop"
+    assert mended_line(check(twice), twice, check).mended is None  # (not most of it)
+    eleven = "the bar open for the village and the travellers and"
+    assert kind(f"Keep {eleven} more. Then {eleven} less.") is None
+
+
 def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
     last = "I only want what father promised me."
     assert kind(last, (), last) == "repeat"
@@ -163,10 +195,10 @@ def test_a_cut_off_utterance_offers_its_whole_sentences_when_they_are_most_of_it
     def check(said: str) -> Flaw | None:
         return utterance_flaw(said, SPEAK, (), "I only want what father promised me.")
 
-    flaw = mended_cut(check(text), text, check)
+    flaw = mended_line(check(text), text, check)
     assert flaw is not None and flaw.kind == "unfinished"
     assert flaw.mended == mended
-    assert mended_cut(None, text, check) is None
+    assert mended_line(None, text, check) is None
     assert whole_sentences("no stop at all,") == ""
 
 
