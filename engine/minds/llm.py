@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from ..core.exchanges import LLMCall
 from ..core.limits import MAX_UTTERANCE_CHARS
 from ..core.needs import NEEDS
+from ..core.quality import Flaw
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, relation_triggers
 from ..core.scenario import Status
 from ..core.state import ALL, Action, Decision, Mode
@@ -89,6 +90,14 @@ _NEED_FIELDS: dict[str, Any] = {
     n: (Annotated[float, _bounded(NEED_DELTA_CAP, 10)] | None, None) for n in NEEDS
 }
 NeedsOut: type[BaseModel] = create_model("NeedsOut", **_NEED_FIELDS)
+
+
+def _in_reply(flaw: Flaw | None, out: SpeechOut) -> Flaw | None:
+    """A speech check's ``flaw`` of a reply asked as JSON: its mended line, if any, as
+    that reply (the client takes the mend in place of the reply)."""
+    if flaw is None or flaw.mended is None:
+        return flaw
+    return replace(flaw, mended=out.model_copy(update={"say": flaw.mended}))
 
 
 @functools.cache
@@ -287,7 +296,7 @@ class LLMMind:
                 messages=prompts.speak(ctx, decision, SpeechOut.FIELD),
                 schema=SpeechOut,
                 default=SpeechOut(),
-                check=lambda out: heard(out.say),
+                check=lambda out: _in_reply(heard(out.say), out),
             )
             if said.say:
                 sink(said.say)

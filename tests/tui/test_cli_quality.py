@@ -260,16 +260,18 @@ class CopiedIntent(StubLLM):
         messages = body["messages"]
         system, task = _text(messages[0]), _text(messages[1])
         name = re.search(r"You are (\w+),", system)
+        form = body.get("response_format") or {}
+        schema = form.get("json_schema", {}).get("schema") or form.get("schema")
         if "Decide now" in task and name:
             intent = "one sentence" if name.group(1) == "Bob" else "Be heard."
             action = {"mode": "public", "target": "all"}
             return json.dumps({"urgency": 7, "action": action, "intent": intent})
         if "Say it now." in task and name:
+            line = f"{name.group(1)} thinks the roof comes first, before the winter."
             if name.group(1) == "Cy":
-                return "We fix the roof before the winter rains. Then the hall, and then,"
-            return f"{name.group(1)} thinks the roof comes first, before the winter."
+                line = "We fix the roof before the winter rains. Then the hall, and then,"
+            return json.dumps({"say": line}) if schema else line  # (asked as JSON: a grammar)
         if system.startswith("You are the impartial judge"):
-            schema = body["response_format"]["json_schema"]["schema"]
             return json.dumps(generate_from_schema(schema, random.Random(0)))
         return None
 
@@ -289,8 +291,17 @@ def _mended_on_reask(
     assert mending in (calls[1].error or "")
 
 
+@pytest.mark.parametrize(
+    "server",
+    [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
+    ids=["text", "grammar"],  # words as text, or (llama-cpp-python's grammar) as JSON
+)
 def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
-    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+    run_cli,
+    tmp_path: Path,
+    mini_data: dict,
+    monkeypatch: pytest.MonkeyPatch,
+    server: dict[str, Any],
 ) -> None:
     """The intent is optional: Bob's decision, its intent the schema's description when
     first asked and again, is kept without the intent (recorded as repaired), and he speaks,
@@ -301,7 +312,7 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     toml.write_text(_as_toml(mini_data))
     monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with CopiedIntent(seed=3) as stub:
+    with CopiedIntent(seed=3, **server) as stub:
         model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
         result = run_cli("run", str(toml), "--rounds", "1", "--run-id", "c", "-q", *model)
     assert result.code == 0, result.err
