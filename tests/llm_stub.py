@@ -86,10 +86,12 @@ Local servers (each mode on its own; they combine):
   repeat an earlier prompt's from the first on; ``prompt_n``: the rest), non-streamed and on a
   stream's last chunk; ``server="vllm"`` says ``usage.prompt_tokens_details.cached_tokens``;
   ``cached``: each reply's figure, in order.
-* the ``"range"`` fault (drawn or scripted like the others; schema requests):
-  the reply is in the schema's shape but its first bounded number, depth first, is put
-  out of range (``{"urgency": 365, ...}`` for a maximum of 10; see :func:`out_of_range`). It is
-  not among :data:`FAULT_KINDS`, so the fault sweeps over those do not draw it.
+* the ``"range"`` and ``"scale"`` faults (drawn or scripted like the others; schema
+  requests): the reply is in the schema's shape but its first bounded number, depth first, is
+  put out of range: past its bound by three times the bound's size for ``range``
+  (``{"urgency": 40, ...}`` for 0 to 10, an overshoot), by 365 times for ``scale``
+  (``{"urgency": 3660, ...}``, far off the scale; see :func:`out_of_range`). They are not
+  among :data:`FAULT_KINDS`, so the fault sweeps over those do not draw them.
 * a hostile or broken server's faults (:data:`HOSTILE_FAULTS`, drawn or scripted like the
   others, never by the sweeps; chat completions only): ``"slow"``, the reply a piece at a
   time over ``hang_seconds`` (each piece soon after the last, so no idle timeout fires;
@@ -140,12 +142,12 @@ FAULT_KINDS: tuple[str, ...] = ("500", "429", "timeout", "malformed", "schema", 
 KEYED_FAULTS: tuple[str, ...] = ("incomplete",)
 #: Faults only requests whose schema bounds a number can get (a grammar gives the shape, not
 #: the range).
-VALUE_FAULTS: tuple[str, ...] = ("range",)
+VALUE_FAULTS: tuple[str, ...] = ("range", "scale")
 #: Faults of a hostile or broken server (see the module docstring); never drawn by the
 #: sweeps over :data:`FAULT_KINDS`.
 HOSTILE_FAULTS: tuple[str, ...] = ("slow", "endless", "huge", "deep")
 ALL_FAULTS = FAULT_KINDS + KEYED_FAULTS + VALUE_FAULTS + HOSTILE_FAULTS
-SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema", "incomplete", "range", "deep"})
+SCHEMA_ONLY_FAULTS = frozenset({"malformed", "schema", "incomplete", *VALUE_FAULTS, "deep"})
 #: What an ``endless`` reply sends, and how often (seconds), for ever.
 ENDLESS_WORD = "la "
 ENDLESS_EVERY = 0.01
@@ -157,8 +159,8 @@ HUGE_PIECE = 64 * 1024
 REFUSABLE = frozenset({"json_schema", "json_object"})
 #: The servers the stub can pass for (the endpoints beside chat completions they serve).
 SERVERS = ("openai", "llama.cpp", "vllm", "ollama")
-#: How far past its bound a ``range`` fault puts a number (the issue's ``urgency: 365``).
-OUT_OF_RANGE = 365
+#: How far past its bound a ``range`` and a ``scale`` fault put a number, in bound sizes.
+PAST_BOUND = {"range": 3, "scale": 365}
 
 SCHEMA_MARKER = "JSON schema:"
 SCHEMA_END = "END SCHEMA"
@@ -513,11 +515,10 @@ def violate_schema(schema: dict[str, Any], rng: random.Random) -> Any:
     return ["not", "an", "object"]
 
 
-def out_of_range(schema: dict[str, Any], value: Any) -> Any | None:
+def out_of_range(schema: dict[str, Any], value: Any, past: float = 3) -> Any | None:
     """``value`` (valid against ``schema``) with its first bounded number, depth first, out of
-    range: :data:`OUT_OF_RANGE` (``urgency: 365`` for a maximum of 10; its negative below a
-    minimum), or that far past a bound beyond it; None when the schema bounds no number in
-    ``value``."""
+    range: ``past`` times the bound's size (the larger bound's magnitude, else 1) past its
+    maximum, else below its minimum; None when the schema bounds no number in ``value``."""
     root = schema
 
     def walk(sub: Any, v: Any) -> tuple[bool, Any]:
@@ -531,11 +532,10 @@ def out_of_range(schema: dict[str, Any], value: Any) -> Any | None:
         if isinstance(v, (int, float)):
             high = s.get("maximum", s.get("exclusiveMaximum"))
             low = s.get("minimum", s.get("exclusiveMinimum"))
-            if high is not None:
-                return True, type(v)(OUT_OF_RANGE if high < OUT_OF_RANGE else high + OUT_OF_RANGE)
-            if low is not None:
-                return True, type(v)(-OUT_OF_RANGE if low > -OUT_OF_RANGE else low - OUT_OF_RANGE)
-            return False, v
+            if high is None and low is None:
+                return False, v
+            size = max(abs(high or 0), abs(low or 0)) or 1
+            return True, type(v)(high + past * size if high is not None else low - past * size)
         if isinstance(v, dict):
             props = s.get("properties") or {}
             for name, item in v.items():
@@ -1078,7 +1078,7 @@ class StubLLM:
                 if fault in KEYED_FAULTS and not keyed:
                     fault = None
                 if (
-                    fault == "range"
+                    fault in VALUE_FAULTS
                     and out_of_range(schema, generate_from_schema(schema, random.Random(0))) is None
                 ):
                     fault = None
@@ -1137,8 +1137,8 @@ class StubLLM:
                 content = json.dumps(violate_schema(schema, rng))
             elif fault == "incomplete":
                 content = json.dumps(_incomplete(value, keyed))
-            elif fault == "range":
-                content = json.dumps(out_of_range(schema, value))
+            elif fault in VALUE_FAULTS:
+                content = json.dumps(out_of_range(schema, value, PAST_BOUND[fault]))
             elif fault == "deep":
                 content = '{"a":' * DEEP + "1" + "}" * DEEP
         elif wants_json:

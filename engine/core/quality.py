@@ -83,7 +83,8 @@ _SENTENCE_END = re.compile(r"[.!?;\n]+")
 _LETTERS = re.compile(r"[^\W\d_]")
 _SPELLED = re.compile(r"[^\W\d_]{2,}")
 
-#: The kinds of flaw, in the order an utterance is checked.
+#: The kinds of flaw: an utterance's, in the order it is checked, then a structured reply's
+#: number far off its scale (``engine.llm.clamp``).
 KINDS = (
     "empty",
     "debris",
@@ -94,6 +95,7 @@ KINDS = (
     "copy",
     "repeat",
     "description",
+    "scale",
 )
 
 

@@ -1,11 +1,14 @@
 """Values, not only shapes: clamp a reply's out-of-bound values to its JSON schema's bounds.
 
 A grammar (or a careful model) gives the schema's fields but not always values within its
-ranges (``"urgency": 365``). Such a reply is clamped to the bound the schema states (numbers
+ranges (``"urgency": 12``). Such a reply is clamped to the bound the schema states (numbers
 to ``minimum``/``maximum``, strings to ``maxLength``, arrays to ``maxItems``) instead of being
 re-asked. Everything else the schema rules out (a missing field, a value outside an enum, a
-wrong type) is left for validation to refuse. :func:`at_caps` says whether a reply's every
-signed change sits at its cap (a judgement of noise, flagged).
+wrong type) is left for validation to refuse. A value more than :data:`OFF_SCALE` times its
+bound in size is not an overshoot but a misread scale (``"delta": 45871`` for +-0.3): it is
+clamped too, and named, so that the reply is asked again rather than taken at the cap.
+:func:`at_caps` says whether a reply's every signed change sits at its cap (a judgement of
+noise, flagged).
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from __future__ import annotations
 from typing import Any
 
 Schema = dict[str, Any]
+#: How many times its bound's size (the larger bound's magnitude) a value may be before it is
+#: off the scale.
+OFF_SCALE = 10
 
 
-def clamp(data: Any, schema: Schema) -> list[str]:
-    """Clamp ``data`` in place to ``schema``'s bounds; the dotted paths of what changed."""
+def clamp(data: Any, schema: Schema, far: list[str] | None = None) -> list[str]:
+    """Clamp ``data`` in place to ``schema``'s bounds; the dotted paths of what changed.
+    Each value off the scale is described in ``far`` (one line each)."""
     changed: list[str] = []
-    _walk(data, schema, schema, "", changed)
+    _walk(data, schema, schema, "", changed, [] if far is None else far)
     return changed
 
 
@@ -61,19 +68,24 @@ def _resolve(node: Schema, root: Schema) -> Schema:
     return node
 
 
-def _walk(value: Any, node: Schema, root: Schema, path: str, changed: list[str]) -> Any:
+def _walk(
+    value: Any, node: Schema, root: Schema, path: str, changed: list[str], far: list[str]
+) -> Any:
     """Clamp ``value`` to ``node``; returns the (possibly new) value."""
     node = _resolve(node, root)
     branches = node.get("anyOf") or node.get("oneOf")
     if branches:
         branch = _branch(value, [_resolve(b, root) for b in branches])
-        return value if branch is None else _walk(value, branch, root, path, changed)
+        return value if branch is None else _walk(value, branch, root, path, changed, far)
     if isinstance(value, bool):
         return value
     if isinstance(value, int | float) and node.get("type") in ("number", "integer"):
         bounded = _bounded(value, node)
         if bounded != value:
             changed.append(path or "reply")
+            if _off_scale(value, node):
+                named = path or "the reply"
+                far.append(f"{named} was {value:g}, far off its scale ({_scale(node)})")
         return bounded
     if isinstance(value, str) and node.get("type") == "string":
         limit = node.get("maxLength")
@@ -89,12 +101,14 @@ def _walk(value: Any, node: Schema, root: Schema, path: str, changed: list[str])
         items = node.get("items")
         if isinstance(items, dict):
             for i, item in enumerate(value):
-                value[i] = _walk(item, items, root, f"{path}.{i}" if path else str(i), changed)
+                at = f"{path}.{i}" if path else str(i)
+                value[i] = _walk(item, items, root, at, changed, far)
         return value
     if isinstance(value, dict):
         for key, sub in (node.get("properties") or {}).items():
             if key in value:
-                value[key] = _walk(value[key], sub, root, f"{path}.{key}" if path else key, changed)
+                at = f"{path}.{key}" if path else key
+                value[key] = _walk(value[key], sub, root, at, changed, far)
     return value
 
 
@@ -105,6 +119,19 @@ def _bounded(value: float, node: Schema) -> float:
     if high is not None and value > high:
         return type(value)(high) if node.get("type") == "integer" else high
     return value
+
+
+def _off_scale(value: float, node: Schema) -> bool:
+    """Whether ``value`` is more than :data:`OFF_SCALE` times its bounds' size."""
+    size = max(abs(node.get("minimum") or 0), abs(node.get("maximum") or 0))
+    return size > 0 and abs(value) > OFF_SCALE * size
+
+
+def _scale(node: Schema) -> str:
+    low, high = node.get("minimum"), node.get("maximum")
+    if low is not None and high is not None:
+        return f"{low:g} to {high:g}"
+    return f"at least {low:g}" if low is not None else f"at most {high:g}"
 
 
 def _branch(value: Any, branches: list[Schema]) -> Schema | None:

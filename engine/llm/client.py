@@ -40,6 +40,7 @@ from .transport import (
     Sink,
     Transport,
     TransportError,
+    Unrecorded,
     rejected_key,
 )
 
@@ -331,8 +332,8 @@ class LLMClient:
     ) -> M:
         """A validated ``schema`` instance, repaired or re-asked when needed, else ``default``
         (a value, or a function giving it only when needed); its strings hold no control
-        characters. A valid reply ``check`` finds degenerate is asked again once, then falls
-        back."""
+        characters. A valid reply ``check`` finds degenerate, or with a value far off its
+        scale, is asked again once, then falls back."""
         fallback = default if callable(default) else (lambda: default)
         ask = _Ask(
             key, model, messages, schema_of(schema), schema.__name__, temperature,
@@ -344,10 +345,12 @@ class LLMClient:
             return fallback()
         first = parse(reply.text, schema)
         formats.answered(request.format, in_shape(first, reply.text))
+        scaled = None  # a reply off its scale alone: what a run made before its re-ask took
         if first.value is not None:
             value, flaw = self._judged(request, purpose, agent, reply, first, check)
             if flaw is None:
                 return value
+            scaled = value if flaw.kind == "scale" else None
             suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
         else:
             self._record(request, purpose, agent, reply, "reasked", first.problem)
@@ -359,9 +362,12 @@ class LLMClient:
                 "content": f"{note} Reply again with only the JSON object that matches the schema.",
             },
         )
-        reask, second = await self._exchange(
-            formats, replace(ask, key=key + suffix, followup=followup), purpose, agent
-        )
+        try:
+            reask, second = await self._exchange(
+                formats, replace(ask, key=key + suffix, followup=followup), purpose, agent, True
+            )
+        except Unrecorded:  # replaying a run made before this re-ask: as it was played then
+            return fallback() if scaled is None else scaled
         if second is None:
             return fallback()
         again = parse(second.text, schema)
@@ -381,11 +387,14 @@ class LLMClient:
         check: Check[Any] | None,
         last: bool = False,
     ) -> tuple[Any, Flaw | None]:
-        """A valid reply's value and its flaw under ``check``: taken (recorded as such) when
-        it has none, else recorded as degenerate; the ``last`` reply asked for, when its
-        flaw has a mended value, is taken as that (recorded as repaired, the flaw noted)."""
+        """A valid reply's value and its flaw under ``check`` (or a value far off its scale):
+        taken (recorded as such) when it has none, else recorded as degenerate; the ``last``
+        reply asked for, when its flaw has a mended value, is taken as that (recorded as
+        repaired, the flaw noted)."""
         value = clean(cast(BaseModel, parsed.value))
         flaw = check(value) if check is not None else None
+        if flaw is None and parsed.far:
+            flaw = Flaw("scale", "; ".join(parsed.far))
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
         elif last and flaw.mended is not None:
@@ -516,11 +525,12 @@ class LLMClient:
         return self._counter.text(model, text)
 
     async def _exchange(
-        self, formats: Formats, ask: _Ask, purpose: str, agent: str
+        self, formats: Formats, ask: _Ask, purpose: str, agent: str, newer: bool = False
     ) -> tuple[Request, Reply | None]:
         """One exchange in the model's format, stepping down the formats the server refuses
-        (each refusal recorded); ``None`` (recorded as a fallback) when it failed. The
-        prompt is checked on arrival (:meth:`_dropped`)."""
+        (each refusal recorded); ``None`` (recorded as a fallback) when it failed, or, for a
+        ``newer`` exchange a replayed record predates, :class:`Unrecorded` raised once
+        recorded. The prompt is checked on arrival (:meth:`_dropped`)."""
         while True:
             request = ask.request(formats.current)
             route = self.route(ask.model, ask.agent, ask.key, ask.messages)
@@ -545,6 +555,8 @@ class LLMClient:
                 continue
             except TransportError as err:
                 self._failed(request, purpose, agent, err)
+                if newer and isinstance(err, Unrecorded):
+                    raise
                 return request, None
             if not self._dropped(request, reply, purpose, agent):
                 return request, reply

@@ -45,7 +45,8 @@ def with_schema(messages: Messages, schema: dict[str, Any] | None) -> Messages:
 @dataclass(frozen=True)
 class Parsed:
     """A reply read against its schema: the value (None: invalid), whether json-repair
-    mended it, the fields clamped to their bounds, and the problem of an invalid one."""
+    mended it, the fields clamped to their bounds (``far``: those far off their scale, one
+    line each), and the problem of an invalid one."""
 
     value: BaseModel | None
     repaired: bool = False
@@ -53,6 +54,7 @@ class Parsed:
     problem: str = ""
     #: The reply broke only rules a JSON schema cannot express (a model validator's).
     shaped: bool = False
+    far: tuple[str, ...] = ()
 
     @property
     def outcome(self) -> Outcome:
@@ -83,16 +85,17 @@ def parse(text: str, schema: type[M]) -> Parsed:
     if not isinstance(data, dict):
         return Parsed(None, problem="the reply was not a JSON object")
     clamped: list[str] = []
+    far: list[str] = []
     try:
         return Parsed(schema.model_validate(data), repaired)
     except ValidationError as err:
         problem = _problem(err)
-        clamped = clamp(data, schema_of(schema))
+        clamped = clamp(data, schema_of(schema), far)
         shaped = _unshaped_only(err)
     if not clamped:
         return Parsed(None, problem=problem, shaped=shaped)
     try:
-        return Parsed(schema.model_validate(data), repaired, tuple(clamped))
+        return Parsed(schema.model_validate(data), repaired, tuple(clamped), far=tuple(far))
     except ValidationError as err:
         return Parsed(None, problem=_problem(err), shaped=_unshaped_only(err))
 

@@ -84,20 +84,33 @@ def test_parse_names_the_problem_and_never_raises(text: str, problem: str) -> No
 
 
 @pytest.mark.parametrize(
-    ("text", "value", "clamped"),
+    ("text", "value", "far"),
     [
-        ('{"score": 365, "label": "yes"}', Verdict(score=10, label="yes"), ("score",)),
-        ('{"score": -4, "label": "yes"}', Verdict(score=0, label="yes"), ("score",)),
-        ('{"score": 99, "label": "yes",}', Verdict(score=10, label="yes"), ("score",)),
+        ('{"score": 36, "label": "yes"}', Verdict(score=10, label="yes"), ()),
+        ('{"score": -4, "label": "yes"}', Verdict(score=0, label="yes"), ()),
+        ('{"score": 99, "label": "yes",}', Verdict(score=10, label="yes"), ()),
+        ('{"score": 100, "label": "yes"}', Verdict(score=10, label="yes"), ()),
+        (
+            '{"score": 101, "label": "yes"}',
+            Verdict(score=10, label="yes"),
+            ("score was 101, far off its scale (0 to 10)",),
+        ),
+        (
+            '{"score": -45871, "label": "yes"}',
+            Verdict(score=0, label="yes"),
+            ("score was -45871, far off its scale (0 to 10)",),
+        ),
     ],
 )
 def test_parse_clamps_values_beyond_the_schemas_bounds(
-    text: str, value: Verdict, clamped: tuple[str, ...]
+    text: str, value: Verdict, far: tuple[str, ...]
 ) -> None:
-    """A reply in the schema's shape whose value breaks a bound is clamped, not re-asked;
-    an enum outside the enum or a missing field still fails (above)."""
+    """A reply in the schema's shape whose value breaks a bound is clamped; one more than
+    ten times the bound's size off it is named as off its scale (the client asks again); an
+    enum outside the enum or a missing field still fails (above)."""
     parsed = parse(text, Verdict)
-    assert parsed.value == value and parsed.clamped == clamped and not parsed.problem
+    assert parsed.value == value and parsed.clamped == ("score",) and not parsed.problem
+    assert parsed.far == far
 
 
 def test_with_schema_appends_readable_instructions_without_mutating() -> None:
@@ -360,6 +373,26 @@ async def test_replay_serves_the_record_without_requests(make_client: MakeClient
     with pytest.raises(TransportError, match="diverged") as caught:
         await verdict(replay, "never-recorded")
     assert caught.value.fatal
+
+
+async def test_a_run_recorded_before_the_scale_reask_replays_as_it_was_played() -> None:
+    """A record made before replies off their scale were asked again holds no re-ask: its
+    reply is taken clamped, as then; a degenerate reply without its re-ask falls back."""
+    from engine.core.exchanges import LLMCall
+
+    def call(key: str, response: str) -> LLMCall:
+        return LLMCall(
+            key=key, purpose="test", agent="Ann", model="openai/stub", messages=MESSAGES,
+            response=response, structured="text", clamped=["score"],
+        )  # fmt: skip
+
+    settings = LLMSettings(model="openai/stub", structured="text")
+    old = [call("far", '{"score": 3660, "label": "yes"}')]
+    replay = LLMClient(settings, ReplayTransport(old))
+    assert await verdict(replay, "far") == Verdict(score=10, label="yes")
+    newer = [*old, call("far:again", '{"score": 4, "label": "yes"}')]
+    replay = LLMClient(settings, ReplayTransport(newer))
+    assert await verdict(replay, "far") == Verdict(score=4, label="yes")
 
 
 # --------------------------------------------------------------------------- litellm's cost

@@ -23,7 +23,7 @@ import httpx
 import litellm
 import pytest
 from llm_stub import (
-    OUT_OF_RANGE,
+    PAST_BOUND,
     SCHEMA_MARKER,
     StubLLM,
     generate_from_schema,
@@ -550,19 +550,23 @@ def test_stream_without_usage_even_when_asked(make_stub: MakeStub) -> None:
     assert not any("usage" in e for e in events)
 
 
-def test_range_fault_breaks_a_bound_in_the_schema_shape(make_stub: MakeStub) -> None:
+@pytest.mark.parametrize(("fault", "intensity"), [("range", 4), ("scale", 366)])
+def test_value_faults_break_a_bound_in_the_schema_shape(
+    make_stub: MakeStub, fault: str, intensity: float
+) -> None:
     stub = make_stub()
-    stub.script(["range", "range"])
+    stub.script([fault, fault])
     body = {"model": "stub", "messages": MESSAGES, "response_format": RESPONSE_FORMAT}
     data = httpx.post(f"{stub.url}/chat/completions", json=body, timeout=5).json()
     value = json.loads(data["choices"][0]["message"]["content"])
-    assert value["intensity"] == OUT_OF_RANGE  # the first bounded number, past its maximum
+    # the first bounded number (0 to 1), past its maximum by PAST_BOUND[fault] times 1
+    assert value["intensity"] == intensity == 1 + PAST_BOUND[fault]
     with pytest.raises(ValidationError):
         Decision.model_validate(value)
     Decision.model_validate({**value, "intensity": 1.0})  # only the value is wrong
     prose = httpx.post(f"{stub.url}/chat/completions", json={"messages": MESSAGES}, timeout=5)
     assert prose.json()["choices"][0]["message"]["content"].endswith(".")  # not served: no schema
-    assert stub.faults_served == {"range": 1} and stub.fault_log == ["range", None]
+    assert stub.faults_served == {fault: 1} and stub.fault_log == [fault, None]
 
 
 def test_servers_report_their_window_and_slots(make_stub: MakeStub) -> None:

@@ -158,6 +158,25 @@ def test_values_out_of_bounds_are_clamped_and_counted(stub: StubLLM) -> None:
     assert value.score in (0, 10) and call.outcome == "ok" and call.clamped == ["score"]
 
 
+def test_a_reply_off_its_scale_is_asked_again_then_falls_back(stub: StubLLM) -> None:
+    """A value far off its scale is a misread scale, not an overshoot: the reply is asked
+    again, naming the scale, and a second one off it falls back instead of being taken at
+    the cap."""
+    client = client_for(stub.url)
+    ask(client, "probe")
+    client.take_calls()
+    stub.script(["scale", None])
+    value = ask(client)
+    first, second = client.take_calls()
+    assert (first.key, first.outcome, first.flaw) == ("k", "degenerate", "scale")
+    assert first.error == "score was 3660, far off its scale (0 to 10)"
+    assert first.error in stub.requests[-1]["messages"][-1]["content"]  # said in the re-ask
+    assert (second.key, second.outcome) == ("k:again", "ok") and 0 <= value.score <= 10
+    stub.script(["scale", "scale"])
+    assert ask(client, "twice") == DEFAULT
+    assert [(c.outcome, c.flaw) for c in client.take_calls()] == [("degenerate", "scale")] * 2
+
+
 def test_what_servers_say_of_their_window_and_slots() -> None:
     async def ask_all() -> list:
         found = []

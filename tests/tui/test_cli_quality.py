@@ -89,7 +89,7 @@ class Scripted(StubLLM):
             if name == "Ann":  # her memory of Cy would be punctuation
                 value["judgements"] = [{**j, "summary": BAD_SUMMARY} for j in value["judgements"]]
             elif name == "Bob":  # every change at its cap, the emotion beyond it (clamped)
-                value["delta"], value["needs"] = 5, {}
+                value["delta"], value["needs"] = 2, {}
                 value["judgements"] = [{**j, "delta_fav": 0.3} for j in value["judgements"]]
             elif name == "Cy":  # an edge left out
                 value["judgements"] = []
