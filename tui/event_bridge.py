@@ -56,7 +56,7 @@ def to_message(event: events.SimEvent) -> Message | None:
         case events.Notice():
             return messages.Notice(event.message)
         case events.EngineError():
-            return messages.RoundFailed(event.message)
+            return messages.RoundFailed(event.round, event.message)
     return None
 
 

@@ -87,10 +87,11 @@ class Notice(Message):
 
 
 class RoundFailed(Message):
-    """A round failed; the run stays at the last saved round."""
+    """Round ``round`` failed; the run stays at the last saved round."""
 
-    def __init__(self, message: str) -> None:
+    def __init__(self, round_no: int, message: str) -> None:
         super().__init__()
+        self.round = round_no
         self.message = message
 
 

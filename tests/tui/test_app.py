@@ -1134,3 +1134,34 @@ async def test_a_degraded_stop_leaves_a_lasting_notice(saves: Path, stub_mind) -
         await press_and_settle(pilot, "n")
         assert app.sim.round == 2
         assert str(strip_of(app).content).startswith("⛔ RUN STOPPED  round 2: ")
+
+
+async def test_a_failed_round_leaves_the_feed_and_says_which_round_failed(
+    saves: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A round that fails (its model server gone) no longer leaves the feed saying it is
+    under way: the view is back at the last saved round, and the strip says which round
+    failed and how to play it again until the next round starts."""
+    decide_all, failures = OfflineMind.decide_all, [SocialsimError("openai/m: cannot reach x")]
+
+    async def failing_once(self, ctxs):
+        if failures:
+            raise failures.pop()
+        return await decide_all(self, ctxs)
+
+    monkeypatch.setattr(OfflineMind, "decide_all", failing_once)
+    app = build_app("tavern", saves=saves)
+    async with app.run_test(size=SIZE) as pilot:
+        notes = record_notifications(app)
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 0 and not failures
+        assert "under way" not in app.query_one(RoundFeed).render().plain
+        strip = strip_of(app)
+        assert strip.display and strip.has_class("stopped")
+        assert str(strip.content) == (
+            "⛔ ROUND 1 FAILED  openai/m: cannot reach x. The run stays at round 0 as saved; "
+            "n plays round 1 again."
+        )
+        assert notes == [("error", "openai/m: cannot reach x")]  # and a toast
+        await press_and_settle(pilot, "n")
+        assert app.sim.round == 1 and not strip_of(app).display

@@ -357,10 +357,6 @@ class MainScreen(Screen[None]):
         text = strip_controls(message.message)
         self.notify(text, title="Model server", severity="warning", timeout=15, markup=False)
 
-    @on(messages.RoundFailed)
-    def _round_failed(self, message: messages.RoundFailed) -> None:
-        self.notify(message.message, title="Round failed", severity="error", timeout=10)
-
     @on(messages.RunPaused)
     def _run_paused(self, message: messages.RunPaused) -> None:
         if message.reason:

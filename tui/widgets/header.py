@@ -232,6 +232,17 @@ def stopped_text(sim: Simulation, message: str) -> Text:
     )
 
 
+def failed_text(sim: Simulation, failed: int, message: str) -> Text:
+    """Why round ``failed`` failed (the engine's line) and where the run stands."""
+    return Text.assemble(
+        (f"⛔ ROUND {failed} FAILED", "bold"),
+        one_line(
+            f"  {message.rstrip('.')}. The run stays at round {sim.round} as saved; "
+            f"n plays round {failed} again."
+        ),
+    )
+
+
 def _private(event: ScenarioEvent) -> str:
     return f" (private to {', '.join(event.private_to)})" if event.private_to else ""
 

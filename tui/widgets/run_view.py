@@ -37,6 +37,7 @@ from .header import (
     RunHeader,
     WarningStrip,
     event_lines,
+    failed_text,
     fallback_text,
     started_lines,
     stopped_text,
@@ -79,7 +80,7 @@ class RunView(Vertical):
         self.sim = sim
         self._pacer = pacer  # holds the engine thread while rounds wait to be drawn
         self._bridge: EventBridge | None = None
-        self._stopped: str | None = None  # why the run stopped degraded, until a round starts
+        self._stopped: Text | None = None  # why the run stopped or failed, until a round starts
         self._metrics: Metrics | None = None  # as of the round drawn
         #: The newest rounds' logs in the transcripts: a branch of this run carries them.
         self._logs: dict[int, RoundLog] = {}
@@ -198,7 +199,14 @@ class RunView(Vertical):
 
     def stopped_degraded(self, message: str) -> None:
         """Keep the engine's line about a degraded stop in view until another round starts."""
-        self._stopped = message
+        self._stopped = stopped_text(self.sim, message)
+        self.refresh_view()
+
+    @on(messages.RoundFailed)
+    def _round_failed(self, message: messages.RoundFailed) -> None:
+        """The round under way failed: the strip says so until another round starts, and
+        the view goes back to the last saved round (the feed no longer says it is under way)."""
+        self._stopped = failed_text(self.sim, message.round, message.message)
         self.refresh_view()
 
     async def _swap_deck(self) -> None:
@@ -308,7 +316,7 @@ class RunView(Vertical):
         self.query_one(RunHeader).show(sim)
         strip = self.query_one(WarningStrip)
         if self._stopped is not None:
-            strip.set_notice(stopped_text(sim, self._stopped), stopped=True)
+            strip.set_notice(self._stopped, stopped=True)
         else:
             strip.set_notice(fallback_text(record))
         self.query_one(RoundFeed).show(event_lines(sim, record))
