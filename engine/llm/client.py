@@ -394,7 +394,8 @@ class LLMClient:
         value = clean(cast(BaseModel, parsed.value))
         flaw = check(value) if check is not None else None
         if flaw is None and parsed.far:
-            flaw = Flaw("scale", "; ".join(parsed.far))
+            more = len(parsed.far) - 1
+            flaw = Flaw("scale", parsed.far[0] + (f" (and {more} more)" if more else ""))
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
         elif last and flaw.mended is not None:

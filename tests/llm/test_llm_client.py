@@ -393,6 +393,31 @@ async def test_a_run_recorded_before_the_scale_reask_replays_as_it_was_played() 
     newer = [*old, call("far:again", '{"score": 4, "label": "yes"}')]
     replay = LLMClient(settings, ReplayTransport(newer))
     assert await verdict(replay, "far") == Verdict(score=4, label="yes")
+    first, _ = replay.take_calls()
+    assert first.error == "score was 3660, far off its scale (0 to 10)"
+
+
+async def test_a_reply_with_several_values_off_their_scales_names_the_first() -> None:
+    class Pair(BaseModel):
+        a: float = Field(ge=-1, le=1)
+        b: float = Field(ge=-1, le=1)
+        c: float = Field(ge=-1, le=1)
+
+    from engine.core.exchanges import LLMCall
+
+    answers = {"p": '{"a": 45871, "b": 2, "c": -12}', "p:again": '{"a": 0.5, "b": 0, "c": 0}'}
+    record = [
+        LLMCall(key=k, purpose="t", agent="A", model="openai/stub", messages=MESSAGES, response=r)
+        for k, r in answers.items()
+    ]
+    client = LLMClient(LLMSettings(model="openai/stub", structured="text"), ReplayTransport(record))
+    value = await client.structured(
+        key="p", purpose="t", agent="A", model="openai/stub", messages=MESSAGES, schema=Pair,
+        default=Pair(a=0, b=0, c=0),
+    )  # fmt: skip
+    assert value == Pair(a=0.5, b=0, c=0)
+    first, _ = client.take_calls()
+    assert first.error == "a was 45871, far off its scale (-1 to 1) (and 1 more)"  # b: clamped
 
 
 # --------------------------------------------------------------------------- litellm's cost
