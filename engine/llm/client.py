@@ -34,13 +34,13 @@ from .settings import LLMSettings
 from .tokens import Counter, SystemRoles
 from .transport import (
     RESPONSE_FORMATS,
+    ReplayTransport,
     Reply,
     Request,
     SchemaRejected,
     Sink,
     Transport,
     TransportError,
-    Unrecorded,
     rejected_key,
 )
 
@@ -345,12 +345,11 @@ class LLMClient:
             return fallback()
         first = parse(reply.text, schema)
         formats.answered(request.format, in_shape(first, reply.text))
-        scaled = None  # a reply off its scale alone: what a run made before its re-ask took
         if first.value is not None:
-            value, flaw = self._judged(request, purpose, agent, reply, first, check)
+            scale = not self._predates(key + AGAIN)
+            value, flaw = self._judged(request, purpose, agent, reply, first, check, scale=scale)
             if flaw is None:
                 return value
-            scaled = value if flaw.kind == "scale" else None
             suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
         else:
             self._record(request, purpose, agent, reply, "reasked", first.problem)
@@ -362,12 +361,9 @@ class LLMClient:
                 "content": f"{note} Reply again with only the JSON object that matches the schema.",
             },
         )
-        try:
-            reask, second = await self._exchange(
-                formats, replace(ask, key=key + suffix, followup=followup), purpose, agent, True
-            )
-        except Unrecorded:  # replaying a run made before this re-ask: as it was played then
-            return fallback() if scaled is None else scaled
+        reask, second = await self._exchange(
+            formats, replace(ask, key=key + suffix, followup=followup), purpose, agent
+        )
         if second is None:
             return fallback()
         again = parse(second.text, schema)
@@ -376,6 +372,11 @@ class LLMClient:
             return fallback()
         value, flaw = self._judged(reask, purpose, agent, second, again, check, last=True)
         return value if flaw is None else fallback()
+
+    def _predates(self, key: str) -> bool:
+        """Whether the client replays a record made before exchange ``key`` was asked (then
+        a reply off its scale was taken clamped, not asked again)."""
+        return isinstance(self.transport, ReplayTransport) and self.transport.lacks(key)
 
     def _judged(
         self,
@@ -386,14 +387,15 @@ class LLMClient:
         parsed: Parsed,
         check: Check[Any] | None,
         last: bool = False,
+        scale: bool = True,
     ) -> tuple[Any, Flaw | None]:
-        """A valid reply's value and its flaw under ``check`` (or a value far off its scale):
-        taken (recorded as such) when it has none, else recorded as degenerate; the ``last``
-        reply asked for, when its flaw has a mended value, is taken as that (recorded as
-        repaired, the flaw noted)."""
+        """A valid reply's value and its flaw under ``check`` (or, with ``scale``, a value
+        far off its scale): taken (recorded as such) when it has none, else recorded as
+        degenerate; the ``last`` reply asked for, when its flaw has a mended value, is taken
+        as that (recorded as repaired, the flaw noted)."""
         value = clean(cast(BaseModel, parsed.value))
         flaw = check(value) if check is not None else None
-        if flaw is None and parsed.far:
+        if flaw is None and parsed.far and scale:
             more = len(parsed.far) - 1
             flaw = Flaw("scale", parsed.far[0] + (f" (and {more} more)" if more else ""))
         if flaw is None:
@@ -526,12 +528,11 @@ class LLMClient:
         return self._counter.text(model, text)
 
     async def _exchange(
-        self, formats: Formats, ask: _Ask, purpose: str, agent: str, newer: bool = False
+        self, formats: Formats, ask: _Ask, purpose: str, agent: str
     ) -> tuple[Request, Reply | None]:
         """One exchange in the model's format, stepping down the formats the server refuses
-        (each refusal recorded); ``None`` (recorded as a fallback) when it failed, or, for a
-        ``newer`` exchange a replayed record predates, :class:`Unrecorded` raised once
-        recorded. The prompt is checked on arrival (:meth:`_dropped`)."""
+        (each refusal recorded); ``None`` (recorded as a fallback) when it failed. The
+        prompt is checked on arrival (:meth:`_dropped`)."""
         while True:
             request = ask.request(formats.current)
             route = self.route(ask.model, ask.agent, ask.key, ask.messages)
@@ -556,8 +557,6 @@ class LLMClient:
                 continue
             except TransportError as err:
                 self._failed(request, purpose, agent, err)
-                if newer and isinstance(err, Unrecorded):
-                    raise
                 return request, None
             if not self._dropped(request, reply, purpose, agent):
                 return request, reply

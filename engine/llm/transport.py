@@ -43,9 +43,8 @@ WINDOW_HINT = (
     "Ollama num_ctx, vLLM --max-model-len)"
 )
 #: Exchanges a record may lack because it predates them (the batched judge's re-ask of
-#: missing edges, the re-ask of a degenerate reply or of one off its scale): replayed as
-#: failures (:class:`Unrecorded`), which give what the old runs did (no change; a reply off
-#: its scale taken clamped).
+#: missing edges, the re-ask of a degenerate reply): replayed as failures, which give the
+#: no-change of the old runs (a reply off its scale is taken clamped, as then: ``lacks``).
 NEWER_EXCHANGES = (":missing", ":missing:reask", ":again")
 #: What a server's refusal of a response format says (OpenAI, vLLM, llama.cpp's
 #: llama-server, llama-cpp-python's pydantic error "Input should be 'text' or 'json_object'").
@@ -120,13 +119,6 @@ class TransportError(SocialsimError):
         self.unanswered = unanswered
         #: The endpoint that failed (empty with one endpoint).
         self.endpoint = ""
-
-
-class Unrecorded(TransportError):
-    """A replayed record made before the exchange asked for (:data:`NEWER_EXCHANGES`)."""
-
-    def __init__(self) -> None:
-        super().__init__("replay: not in a record made before this exchange", fatal=False)
 
 
 class SchemaRejected(TransportError):
@@ -496,13 +488,17 @@ class ReplayTransport:
     def __init__(self, calls: list[LLMCall]) -> None:
         self.calls = {c.key: c for c in calls}
 
+    def lacks(self, key: str) -> bool:
+        """Whether the record holds no exchange ``key`` (one it may predate)."""
+        return key not in self.calls
+
     async def complete(self, request: Request) -> Reply:
         refused = self.calls.get(rejected_key(request.key, request.format))
         if request.format in RESPONSE_FORMATS and refused is not None:
             raise SchemaRejected(refused.error or f"{request.format} refused")
         call = self.calls.get(request.key)
         if call is None and request.key.endswith(NEWER_EXCHANGES):
-            raise Unrecorded
+            raise TransportError("replay: not in a record made before this exchange", fatal=False)
         if call is None:
             raise TransportError(
                 f"replay: no recorded exchange {request.key!r}; the run diverged from its record",

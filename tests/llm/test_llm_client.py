@@ -390,6 +390,8 @@ async def test_a_run_recorded_before_the_scale_reask_replays_as_it_was_played() 
     old = [call("far", '{"score": 3660, "label": "yes"}')]
     replay = LLMClient(settings, ReplayTransport(old))
     assert await verdict(replay, "far") == Verdict(score=10, label="yes")
+    (taken,) = replay.take_calls()  # recorded as then: no re-ask, no fallback
+    assert (taken.key, taken.outcome, taken.clamped, taken.flaw) == ("far", "ok", ["score"], "")
     newer = [*old, call("far:again", '{"score": 4, "label": "yes"}')]
     replay = LLMClient(settings, ReplayTransport(newer))
     assert await verdict(replay, "far") == Verdict(score=4, label="yes")
