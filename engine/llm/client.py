@@ -280,6 +280,7 @@ class LLMClient:
         re-ask it takes are degenerate. Control characters are stripped from the text and
         the streamed tokens."""
         shown = None if sink is None else (lambda token: sink(strip_controls(token)))
+        check = None if self._took(key) else check
         route = self.route(model, agent, key, messages)
         request = Request(
             key=key,
@@ -303,7 +304,7 @@ class LLMClient:
                 error = None if text else "empty reply"
                 self._record(request, purpose, agent, reply, outcome, error)
                 return text
-            if again and isinstance(flaw.mended, str):  # asked again in vain: mended
+            if again and isinstance(flaw.mended, str) and self._mends(request.key):  # in vain
                 return self._mended(request, purpose, agent, reply, flaw)
             self._record(request, purpose, agent, reply, "degenerate", flaw.note, flaw=flaw.kind)
             if again:
@@ -346,8 +347,10 @@ class LLMClient:
         first = parse(reply.text, schema)
         formats.answered(request.format, in_shape(first, reply.text))
         if first.value is not None:
-            scale = not self._predates(key + AGAIN)
-            value, flaw = self._judged(request, purpose, agent, reply, first, check, scale=scale)
+            took = self._took(key)
+            value, flaw = self._judged(
+                request, purpose, agent, reply, first, None if took else check, scale=not took
+            )
             if flaw is None:
                 return value
             suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
@@ -373,10 +376,15 @@ class LLMClient:
         value, flaw = self._judged(reask, purpose, agent, second, again, check, last=True)
         return value if flaw is None else fallback()
 
-    def _predates(self, key: str) -> bool:
-        """Whether the client replays a record made before exchange ``key`` was asked (then
-        a reply off its scale was taken clamped, not asked again)."""
-        return isinstance(self.transport, ReplayTransport) and self.transport.lacks(key)
+    def _took(self, key: str) -> bool:
+        """Whether the client replays a record that took exchange ``key``'s reply as it was
+        (made before a check, or the scale, that now finds it flawed): taken as then."""
+        return isinstance(self.transport, ReplayTransport) and self.transport.took(key)
+
+    def _mends(self, key: str) -> bool:
+        """Whether exchange ``key``'s flawed reply may be mended: not when the client replays
+        a record that let it fall back (made before its mend)."""
+        return not (isinstance(self.transport, ReplayTransport) and self.transport.refused(key))
 
     def _judged(
         self,
@@ -400,7 +408,7 @@ class LLMClient:
             flaw = Flaw("scale", parsed.far[0] + (f" (and {more} more)" if more else ""))
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
-        elif last and flaw.mended is not None:
+        elif last and flaw.mended is not None and self._mends(request.key):
             return self._mended(request, purpose, agent, reply, flaw, parsed.clamped), None
         else:
             self._record(

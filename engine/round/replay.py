@@ -58,6 +58,9 @@ async def replay_run(
         # after the recorded rounds were played) must not stop the replay part-way.
         uncapped = spec.model_copy(update={"max_calls": None, "budget_usd": None})
         mind = replay_mind(uncapped, recorded.llm_calls())
+        # asked as the run asked: its record may not hold the probes that found each mode
+        # (a round that failed after them is played again without them)
+        mind.settle(dict(meta.structured_modes), dict(meta.system_roles), {})
     new_id = new_id or store.new_run_id(f"{run_id}-replay"[:40])
     with store.staging(new_id) as staged:
         sim = Simulation.new(
