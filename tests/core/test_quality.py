@@ -73,6 +73,30 @@ def test_an_utterance_of_punctuation_numbers_or_null_is_degenerate(text: str) ->
     assert kind(text) == "wordless"
 
 
+#: Gemma 3 270M's Edmund on llama-cpp-python, round 1 (tests/fixtures/gemma_runs, 87b1): the
+#: start of his private line to Nell, 600 characters of it in all.
+GARBLED = "S³lfaL4xGqE³e³Y2lU³X9³f³p³t³y³I³r³n³m³L5xGqE³e³Y2lU³X9³f³p³t³y³I³r³n³m³L5xGqE³e³Y2lU"
+
+
+@pytest.mark.parametrize("text", [GARBLED, "x1 y2 z3 hello", "Ok: Qx7 Lm3z Rr9t Pq2w Zz8y"])
+def test_an_utterance_of_letters_mixed_with_digits_is_garbled(text: str) -> None:
+    assert kind(text) == "wordless"
+    assert phrase_flaw(text, "summary", RELATION_RULES) is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I will pay 5000 pounds by the 3rd of May.",
+        "Meet me at 10am by the B2B stall, room 4B.",
+        "R2D2 and C3PO agree with Nell.",
+        "我们必须现在卖掉这家酒馆，否则就太晚了。",  # a script without spaces: one long word
+    ],
+)
+def test_a_few_words_with_digits_or_a_script_without_spaces_are_speech(text: str) -> None:
+    assert kind(text) is None
+
+
 @pytest.mark.parametrize("text", ["The will is null.", "It's null and void, Edmund."])
 def test_null_in_a_sentence_is_a_word(text: str) -> None:
     assert kind(text) is None
