@@ -346,6 +346,7 @@ class LLMClient:
             return fallback()
         first = parse(reply.text, schema)
         formats.answered(request.format, in_shape(first, reply.text))
+        flaw: Flaw | None = None
         if first.value is not None:
             took = self._took(key)
             value, flaw = self._judged(
@@ -371,6 +372,10 @@ class LLMClient:
             return fallback()
         again = parse(second.text, schema)
         if again.value is None:
+            if flaw is not None and flaw.mended is not None and self._mends(reask.key):
+                # the first reply, mended, rather than nothing
+                vain = f"{flaw.mending}, as its re-ask was not valid ({again.problem})"
+                return self._mended(reask, purpose, agent, second, replace(flaw, mending=vain))
             self._record(reask, purpose, agent, second, "fallback", again.problem)
             return fallback()
         value, flaw = self._judged(reask, purpose, agent, second, again, check, last=True)
@@ -382,9 +387,10 @@ class LLMClient:
         return isinstance(self.transport, ReplayTransport) and self.transport.took(key)
 
     def _mends(self, key: str) -> bool:
-        """Whether exchange ``key``'s flawed reply may be mended: not when the client replays
-        a record that let it fall back (made before its mend)."""
-        return not (isinstance(self.transport, ReplayTransport) and self.transport.refused(key))
+        """Whether a flawed reply may be mended at exchange ``key`` (the last one asked):
+        when the client replays a record, only where the record mended it (one made before
+        a mend let it fall back)."""
+        return not isinstance(self.transport, ReplayTransport) or self.transport.mended(key)
 
     def _judged(
         self,
@@ -426,8 +432,9 @@ class LLMClient:
         flaw: Flaw,
         clamped: Sequence[str] = (),
     ) -> Any:
-        """The last reply asked for, flawed, taken as its ``flaw``'s mended value: recorded
-        as repaired, with the flaw's kind and what was left out."""
+        """A flawed reply taken as its ``flaw``'s mended value, recorded at the last exchange
+        asked (``request``, ``reply``) as repaired, with the flaw's kind and what was left
+        out."""
         note = f"{flaw.note}; {flaw.mending}"
         self._record(
             request, purpose, agent, reply, "repaired", note, clamped=clamped, flaw=flaw.kind

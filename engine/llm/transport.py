@@ -46,7 +46,7 @@ WINDOW_HINT = (
 #: missing edges, the re-ask of a degenerate reply): replayed as failures, which give the
 #: no-change of the old runs. (A reply a record took, which a check made since finds flawed,
 #: is taken as then, and one it let fall back, which a mend made since would keep, falls back:
-#: :meth:`ReplayTransport.took`, :meth:`ReplayTransport.refused`.)
+#: :meth:`ReplayTransport.took`, :meth:`ReplayTransport.mended`.)
 NEWER_EXCHANGES = (":missing", ":missing:reask", ":again")
 #: What a server's refusal of a response format says (OpenAI, vLLM, llama.cpp's
 #: llama-server, llama-cpp-python's pydantic error "Input should be 'text' or 'json_object'").
@@ -497,10 +497,10 @@ class ReplayTransport:
         taken = call is not None and call.outcome in ("ok", "repaired")
         return taken and f"{key}{AGAIN}" not in self.calls
 
-    def refused(self, key: str) -> bool:
-        """Whether the record let exchange ``key``'s reply fall back as degenerate."""
+    def mended(self, key: str) -> bool:
+        """Whether the record took exchange ``key``'s flawed reply mended (``repaired``)."""
         call = self.calls.get(key)
-        return call is not None and call.outcome == "degenerate"
+        return call is not None and call.outcome == "repaired"
 
     async def complete(self, request: Request) -> Reply:
         refused = self.calls.get(rejected_key(request.key, request.format))

@@ -276,6 +276,17 @@ class CopiedIntent(StubLLM):
         return None
 
 
+class CopiedThenBroken(CopiedIntent):
+    """As :class:`CopiedIntent`, but Bob's decision asked again comes back not valid."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        again = any("not usable" in _text(m) for m in messages[2:])
+        if again and "Decide now" in _text(messages[1]) and "You are Bob," in _text(messages[0]):
+            return '{"urgency": "very", "action": {"mode": "public"'
+        return super().answer(body)
+
+
 def _calls(played: RoundRecord, purpose: str, agent: str) -> list[LLMCall]:
     """The round's exchanges of ``agent``'s question ``purpose``, in order."""
     return [c for c in played.llm_calls if c.purpose == purpose and c.agent == agent]
@@ -327,3 +338,27 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
     _mended_on_reask(played, "speak", "Cy", "unfinished", "cut after its last whole sentence")
+
+
+def test_a_flawed_part_is_left_out_when_the_re_ask_is_not_valid(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob's decision copies the schema's description into its intent and its re-ask is
+    not valid JSON: the first decision is kept without the intent (repaired, saying why),
+    not dropped for silence; a replay of the run plays it so."""
+    mini_data["events"] = []
+    toml = tmp_path / "mini.toml"
+    toml.write_text(_as_toml(mini_data))
+    monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with CopiedThenBroken(seed=3) as stub:
+        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
+        result = run_cli("run", str(toml), "--rounds", "1", "--run-id", "b", "-q", *model)
+    assert result.code == 0, result.err
+    (played,) = SaveStore(tmp_path / "saves").read_rounds("b")[1:]
+    bob = next(a for a in played.actions if a.speaker == "Bob")
+    assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
+    assert bob.utterance == "Bob thinks the roof comes first, before the winter."
+    _mended_on_reask(played, "decide", "Bob", "description", "as its re-ask was not valid")
+    replayed = run_cli("replay", "b")
+    assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
