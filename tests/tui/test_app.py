@@ -1136,25 +1136,32 @@ async def test_a_degraded_stop_leaves_a_lasting_notice(saves: Path, stub_mind) -
         assert str(strip_of(app).content).startswith("⛔ RUN STOPPED  round 2: ")
 
 
-async def test_a_failed_round_leaves_the_feed_and_says_which_round_failed(
+async def test_a_failed_round_takes_back_its_lines_and_says_which_round_failed(
     saves: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A round that fails (its model server gone) no longer leaves the feed saying it is
-    under way: the view is back at the last saved round, and the strip says which round
-    failed and how to play it again until the next round starts."""
-    decide_all, failures = OfflineMind.decide_all, [SocialsimError("openai/m: cannot reach x")]
+    """A round that fails after its agents spoke (its model server gone while judging) no
+    longer leaves the feed saying it is under way, nor its turns in the transcripts (played
+    again, they were written twice): the view is back at the last saved round, and the strip
+    says which round failed and how to play it again until the next round starts."""
+    judge, failures = OfflineMind.judge_round, [SocialsimError("openai/m: cannot reach x")]
 
-    async def failing_once(self, ctxs):
+    def failing_once(self, *args, **kwargs):
         if failures:
             raise failures.pop()
-        return await decide_all(self, ctxs)
+        return judge(self, *args, **kwargs)
 
-    monkeypatch.setattr(OfflineMind, "decide_all", failing_once)
+    def written() -> dict[str, list[str]]:
+        panes = app.query_one(AgentDeck).panes
+        return {p.spec.name: [e.plain for e in p.transcript.entries] for p in panes}
+
+    monkeypatch.setattr(OfflineMind, "judge_round", failing_once)
     app = build_app("tavern", saves=saves)
     async with app.run_test(size=SIZE) as pilot:
         notes = record_notifications(app)
+        before = written()
         await press_and_settle(pilot, "n")
         assert app.sim.round == 0 and not failures
+        assert written() == before  # the failed round's turns taken back
         assert "under way" not in app.query_one(RoundFeed).render().plain
         strip = strip_of(app)
         assert strip.display and strip.has_class("stopped")
@@ -1165,3 +1172,7 @@ async def test_a_failed_round_leaves_the_feed_and_says_which_round_failed(
         assert notes == [("error", "openai/m: cannot reach x")]  # and a toast
         await press_and_settle(pilot, "n")
         assert app.sim.round == 1 and not strip_of(app).display
+        after = written()  # each turn of round 1 written once
+        spoke = [a.speaker for a in app.sim.history.view().log.actions if a.order]
+        assert spoke and all(any(x.startswith("R1 ") for x in after[name]) for name in spoke)
+        assert all(len(lines) == len(set(lines)) for lines in after.values()), after

@@ -129,3 +129,35 @@ async def test_older_lines_put_above_keep_the_reader_where_they_are() -> None:
             *(f"older {k}" for k in range(5)),
             "old 0",
         ]
+
+
+async def test_lines_taken_back_are_the_last_written_though_older_ones_came_above() -> None:
+    """A failed round takes back what it wrote at the bottom, whatever older history
+    arrived above meanwhile; the lines drawn are what is left."""
+    from rich.text import Text
+    from textual.app import App, ComposeResult
+
+    from tui.widgets.transcript import Transcript
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Transcript()
+
+    app = One()
+    async with app.run_test(size=(40, 10)) as pilot:
+        transcript = app.query_one(Transcript)
+        transcript.write(Text("R1 kept"))
+        mark = transcript.written
+        transcript.write(Text("R2 said"))
+        transcript.set_live(Text("R2 deciding"))
+        transcript.write_older([Text("R0 older")])  # the history arriving meanwhile
+        transcript.write(Text("R2 said too"))
+        await pilot.pause()
+        transcript.take_back(transcript.written - mark)
+        await pilot.pause()
+        assert [e.plain for e in transcript.entries] == ["R0 older", "R1 kept"]
+        assert transcript.live is None and transcript.line_count == 2
+        assert [line.strip() for line in transcript.visible_lines() if line.strip()] == [
+            "R0 older",
+            "R1 kept",
+        ]

@@ -81,6 +81,9 @@ class RunView(Vertical):
         self._pacer = pacer  # holds the engine thread while rounds wait to be drawn
         self._bridge: EventBridge | None = None
         self._stopped: Text | None = None  # why the run stopped or failed, until a round starts
+        #: What each transcript had written when the round under way started (its lines
+        #: are taken back if it fails: it is played again from its start).
+        self._round_from: dict[str, int] = {}
         self._metrics: Metrics | None = None  # as of the round drawn
         #: The newest rounds' logs in the transcripts: a branch of this run carries them.
         self._logs: dict[int, RoundLog] = {}
@@ -207,6 +210,10 @@ class RunView(Vertical):
         """The round under way failed: the strip says so until another round starts, and
         the view goes back to the last saved round (the feed no longer says it is under way)."""
         self._stopped = failed_text(self.sim, message.round, message.message)
+        for name, written in self._round_from.items():
+            transcript = self._pane(name).transcript
+            transcript.take_back(transcript.written - written)
+        self._round_from = {}
         self.refresh_view()
 
     async def _swap_deck(self) -> None:
@@ -246,6 +253,9 @@ class RunView(Vertical):
 
     def _pane(self, name: str) -> AgentPane:
         return self.query_one(AgentDeck).pane(name)
+
+    def _panes(self) -> list[AgentPane]:
+        return self.query_one(AgentDeck).panes
 
     def _write_turn(self, round_no: int, action: Action) -> None:
         self._pane(action.speaker).add_turn(round_no, action)
@@ -341,6 +351,7 @@ class RunView(Vertical):
         if self._stopped is not None:
             self._stopped = None
             self.query_one(WarningStrip).set_notice(None)
+        self._round_from = {p.spec.name: p.transcript.written for p in self._panes()}
         for e in message.events:
             for name in e.private_to or []:
                 self._pane(name).add_event(message.round, e)
@@ -399,6 +410,7 @@ class RunView(Vertical):
             if action.order is None and action.speaker not in self._turns_over:  # never spoke
                 self._pane(action.speaker).add_turn(view.round, action)
         self._turns_over = set()
+        self._round_from = {}
         self.refresh_view(view)
         if self._bridge is not None:
             self._bridge.drawn()

@@ -43,6 +43,7 @@ class Transcript(ScrollView, can_focus=True):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.entries: list[Text] = []
+        self.written = 0  # entries written at the bottom, ever (not older history)
         self.live: Text | None = None
         self._strips: list[Strip] = []  # every entry wrapped at _width, in order
         self._starts: list[int] = []  # the first strip of each entry
@@ -59,6 +60,7 @@ class Transcript(ScrollView, can_focus=True):
     def write(self, text: Text) -> None:
         """Add an entry at the bottom."""
         self.entries.append(text)
+        self.written += 1
         if self._shown:
             self._catch_up()
 
@@ -83,6 +85,20 @@ class Transcript(ScrollView, can_focus=True):
         if not self._pinned:
             self.scroll_to(y=self.scroll_y + added, animate=False, immediate=True, force=True)
         self._settle()
+
+    def take_back(self, count: int) -> None:
+        """Drop the last ``count`` entries written and the live text (a round that failed
+        takes back what it wrote; older history may have arrived above meanwhile)."""
+        keep = max(0, len(self.entries) - count)
+        self.written -= len(self.entries) - keep
+        del self.entries[keep:]
+        if len(self._starts) > keep:
+            del self._strips[self._starts[keep] :]
+            del self._starts[keep:]
+        self.live, self._live, self._live_stale = None, [], False
+        self._drawn.clear()
+        if self._shown and self._width:
+            self._settle()
 
     def set_live(self, text: Text | None) -> None:
         """Show ``text`` under the entries (an utterance still arriving); None clears it."""
