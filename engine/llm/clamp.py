@@ -4,11 +4,12 @@ A grammar (or a careful model) gives the schema's fields but not always values w
 ranges (``"urgency": 12``). Such a reply is clamped to the bound the schema states (numbers
 to ``minimum``/``maximum``, strings to ``maxLength``, arrays to ``maxItems``) instead of being
 re-asked. Everything else the schema rules out (a missing field, a value outside an enum, a
-wrong type) is left for validation to refuse. A value more than :data:`OFF_SCALE` times its
-bound in size is not an overshoot but a misread scale (``"delta": 45871`` for +-0.3): it is
-clamped too, and named, so that the reply is asked again rather than taken at the cap.
-:func:`at_caps` says whether a reply's every signed change sits at its cap (a judgement of
-noise, flagged).
+wrong type) is left for validation to refuse. A signed change (a number the schema bounds to
++-cap) more than :data:`OFF_SCALE` times its cap is not an overshoot but a misread scale
+(``"delta": 45871`` for +-0.3), whose size says nothing: it is clamped too, and named, so that
+the reply is asked again rather than taken as a change of the full cap. (A level off its
+scale, ``"urgency": 20534`` for 0 to 10, is read as its bound.) :func:`at_caps` says whether a
+reply's every signed change sits at its cap (a judgement of noise, flagged).
 """
 
 from __future__ import annotations
@@ -16,8 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 Schema = dict[str, Any]
-#: How many times its bound's size (the larger bound's magnitude) a value may be before it is
-#: off the scale.
+#: How many times its cap a signed change may be before it is off its scale.
 OFF_SCALE = 10
 
 
@@ -48,8 +48,8 @@ def _caps(value: Any, node: Schema, root: Schema, found: list[bool]) -> None:
     if isinstance(value, bool):
         return
     if isinstance(value, int | float) and node.get("type") in ("number", "integer"):
-        cap = node.get("maximum")
-        if cap is not None and cap > 0 and node.get("minimum") == -cap:
+        cap = _cap(node)
+        if cap is not None:
             found.append(abs(value) >= cap)
     elif isinstance(value, list) and isinstance(node.get("items"), dict):
         for item in value:
@@ -85,7 +85,8 @@ def _walk(
             changed.append(path or "reply")
             if _off_scale(value, node):
                 named = path or "the reply"
-                far.append(f"{named} was {value:g}, far off its scale ({_scale(node)})")
+                scale = f"{node['minimum']:g} to {node['maximum']:g}"
+                far.append(f"{named} was {value:g}, far off its scale ({scale})")
         return bounded
     if isinstance(value, str) and node.get("type") == "string":
         limit = node.get("maxLength")
@@ -122,16 +123,15 @@ def _bounded(value: float, node: Schema) -> float:
 
 
 def _off_scale(value: float, node: Schema) -> bool:
-    """Whether ``value`` is more than :data:`OFF_SCALE` times its bounds' size."""
-    size = max(abs(node.get("minimum") or 0), abs(node.get("maximum") or 0))
-    return size > 0 and abs(value) > OFF_SCALE * size
+    """Whether ``value`` is a signed change more than :data:`OFF_SCALE` times its cap."""
+    cap = _cap(node)
+    return cap is not None and abs(value) > OFF_SCALE * cap
 
 
-def _scale(node: Schema) -> str:
-    low, high = node.get("minimum"), node.get("maximum")
-    if low is not None and high is not None:
-        return f"{low:g} to {high:g}"
-    return f"at least {low:g}" if low is not None else f"at most {high:g}"
+def _cap(node: Schema) -> float | None:
+    """The cap of a signed change (a number bounded to +-cap), else None."""
+    cap = node.get("maximum")
+    return cap if cap is not None and cap > 0 and node.get("minimum") == -cap else None
 
 
 def _branch(value: Any, branches: list[Schema]) -> Schema | None:

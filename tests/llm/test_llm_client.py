@@ -83,34 +83,42 @@ def test_parse_names_the_problem_and_never_raises(text: str, problem: str) -> No
     assert problem in parsed.problem
 
 
+class Change(BaseModel):
+    """A signed change, bounded to +-0.3 as the judges' are."""
+
+    delta: float = Field(ge=-0.3, le=0.3)
+
+
 @pytest.mark.parametrize(
     ("text", "value", "far"),
     [
-        ('{"score": 36, "label": "yes"}', Verdict(score=10, label="yes"), ()),
-        ('{"score": -4, "label": "yes"}', Verdict(score=0, label="yes"), ()),
-        ('{"score": 99, "label": "yes",}', Verdict(score=10, label="yes"), ()),
-        ('{"score": 100, "label": "yes"}', Verdict(score=10, label="yes"), ()),
+        ('{"delta": 0.5}', Change(delta=0.3), ()),
+        ('{"delta": -2.9}', Change(delta=-0.3), ()),
+        ('{"delta": 3.0}', Change(delta=0.3), ()),
+        ('{"delta": 3.1}', Change(delta=0.3), ("delta was 3.1, far off its scale (-0.3 to 0.3)",)),
         (
-            '{"score": 101, "label": "yes"}',
-            Verdict(score=10, label="yes"),
-            ("score was 101, far off its scale (0 to 10)",),
-        ),
-        (
-            '{"score": -45871, "label": "yes"}',
-            Verdict(score=0, label="yes"),
-            ("score was -45871, far off its scale (0 to 10)",),
+            '{"delta": -45871,}',
+            Change(delta=-0.3),
+            ("delta was -45871, far off its scale (-0.3 to 0.3)",),
         ),
     ],
 )
 def test_parse_clamps_values_beyond_the_schemas_bounds(
-    text: str, value: Verdict, far: tuple[str, ...]
+    text: str, value: Change, far: tuple[str, ...]
 ) -> None:
-    """A reply in the schema's shape whose value breaks a bound is clamped; one more than
-    ten times the bound's size off it is named as off its scale (the client asks again); an
-    enum outside the enum or a missing field still fails (above)."""
-    parsed = parse(text, Verdict)
-    assert parsed.value == value and parsed.clamped == ("score",) and not parsed.problem
+    """A reply in the schema's shape whose value breaks a bound is clamped; a signed change
+    more than ten times its cap is named as off its scale (the client asks again); an enum
+    outside the enum or a missing field still fails (above)."""
+    parsed = parse(text, Change)
+    assert parsed.value == value and parsed.clamped == ("delta",) and not parsed.problem
     assert parsed.far == far
+
+
+@pytest.mark.parametrize("score", [11, 365, 20534])
+def test_a_level_off_its_scale_is_read_as_its_bound(score: int) -> None:
+    """A level (0 to 10) off its scale says "as much as can be": clamped, never re-asked."""
+    parsed = parse(f'{{"score": {score}, "label": "yes"}}', Verdict)
+    assert parsed.value == Verdict(score=10, label="yes") and parsed.far == ()
 
 
 def test_with_schema_appends_readable_instructions_without_mutating() -> None:
@@ -383,20 +391,27 @@ async def test_a_run_recorded_before_the_scale_reask_replays_as_it_was_played() 
     def call(key: str, response: str) -> LLMCall:
         return LLMCall(
             key=key, purpose="test", agent="Ann", model="openai/stub", messages=MESSAGES,
-            response=response, structured="text", clamped=["score"],
+            response=response, structured="text", clamped=["delta"],
         )  # fmt: skip
 
     settings = LLMSettings(model="openai/stub", structured="text")
-    old = [call("far", '{"score": 3660, "label": "yes"}')]
+
+    async def change(client: LLMClient) -> Change:
+        return await client.structured(
+            key="far", purpose="test", agent="Ann", model="openai/stub", messages=MESSAGES,
+            schema=Change, default=Change(delta=0),
+        )  # fmt: skip
+
+    old = [call("far", '{"delta": 109.8}')]
     replay = LLMClient(settings, ReplayTransport(old))
-    assert await verdict(replay, "far") == Verdict(score=10, label="yes")
+    assert await change(replay) == Change(delta=0.3)
     (taken,) = replay.take_calls()  # recorded as then: no re-ask, no fallback
-    assert (taken.key, taken.outcome, taken.clamped, taken.flaw) == ("far", "ok", ["score"], "")
-    newer = [*old, call("far:again", '{"score": 4, "label": "yes"}')]
+    assert (taken.key, taken.outcome, taken.clamped, taken.flaw) == ("far", "ok", ["delta"], "")
+    newer = [*old, call("far:again", '{"delta": -0.1}')]
     replay = LLMClient(settings, ReplayTransport(newer))
-    assert await verdict(replay, "far") == Verdict(score=4, label="yes")
+    assert await change(replay) == Change(delta=-0.1)
     first, _ = replay.take_calls()
-    assert first.error == "score was 3660, far off its scale (0 to 10)"
+    assert first.error == "delta was 109.8, far off its scale (-0.3 to 0.3)"
 
 
 async def test_a_reply_with_several_values_off_their_scales_names_the_first() -> None:

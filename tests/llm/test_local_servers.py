@@ -158,23 +158,44 @@ def test_values_out_of_bounds_are_clamped_and_counted(stub: StubLLM) -> None:
     assert value.score in (0, 10) and call.outcome == "ok" and call.clamped == ["score"]
 
 
-def test_a_reply_off_its_scale_is_asked_again_then_falls_back(stub: StubLLM) -> None:
-    """A value far off its scale is a misread scale, not an overshoot: the reply is asked
-    again, naming the scale, and a second one off it falls back instead of being taken at
-    the cap."""
+class Mood(BaseModel):
+    """A signed change, bounded to +-0.3 as the judges' are."""
+
+    delta: float = Field(ge=-0.3, le=0.3)
+    label: Literal["yes", "no"]
+
+
+def test_a_change_off_its_scale_is_asked_again_then_falls_back(stub: StubLLM) -> None:
+    """A signed change far off its scale is a misread scale, not an overshoot: the reply is
+    asked again, naming the scale, and a second one off it falls back instead of being taken
+    as a change of the full cap; an overshoot is clamped."""
     client = client_for(stub.url)
-    ask(client, "probe")
+    calm = Mood(delta=0, label="yes")
+
+    def mood(key: str) -> Mood:
+        return played(
+            client.structured(
+                key=key, purpose="test", agent="Ann", model="openai/stub", messages=MESSAGES,
+                schema=Mood, default=calm,
+            )
+        )  # fmt: skip
+
+    mood("probe")
     client.take_calls()
     stub.script(["scale", None])
-    value = ask(client)
+    value = mood("k")
     first, second = client.take_calls()
     assert (first.key, first.outcome, first.flaw) == ("k", "degenerate", "scale")
-    assert first.error == "score was 3660, far off its scale (0 to 10)"
+    assert first.error == "delta was 109.8, far off its scale (-0.3 to 0.3)"
     assert first.error in stub.requests[-1]["messages"][-1]["content"]  # said in the re-ask
-    assert (second.key, second.outcome) == ("k:again", "ok") and 0 <= value.score <= 10
+    assert (second.key, second.outcome) == ("k:again", "ok") and abs(value.delta) <= 0.3
     stub.script(["scale", "scale"])
-    assert ask(client, "twice") == DEFAULT
+    assert mood("twice") == calm
     assert [(c.outcome, c.flaw) for c in client.take_calls()] == [("degenerate", "scale")] * 2
+    stub.script(["range"])
+    assert mood("over").delta == 0.3  # 1.2: an overshoot, clamped
+    (over,) = client.take_calls()
+    assert (over.outcome, over.clamped, over.flaw) == ("ok", ["delta"], "")
 
 
 def test_what_servers_say_of_their_window_and_slots() -> None:
