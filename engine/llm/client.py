@@ -280,7 +280,6 @@ class LLMClient:
         re-ask it takes are degenerate. Control characters are stripped from the text and
         the streamed tokens."""
         shown = None if sink is None else (lambda token: sink(strip_controls(token)))
-        check = None if self._took(key) else check
         route = self.route(model, agent, key, messages)
         request = Request(
             key=key,
@@ -298,7 +297,7 @@ class LLMClient:
             if reply is None:
                 return ""
             text = strip_controls(reply.text).strip()
-            flaw = check(text) if check is not None else None
+            flaw = self._flaw(request.key, text, check)
             if flaw is None:
                 outcome: Outcome = "ok" if text else "fallback"
                 error = None if text else "empty reply"
@@ -348,10 +347,7 @@ class LLMClient:
         formats.answered(request.format, in_shape(first, reply.text))
         flaw: Flaw | None = None
         if first.value is not None:
-            took = self._took(key)
-            value, flaw = self._judged(
-                request, purpose, agent, reply, first, None if took else check, scale=not took
-            )
+            value, flaw = self._judged(request, purpose, agent, reply, first, check)
             if flaw is None:
                 return value
             suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
@@ -381,16 +377,37 @@ class LLMClient:
         value, flaw = self._judged(reask, purpose, agent, second, again, check, last=True)
         return value if flaw is None else fallback()
 
-    def _took(self, key: str) -> bool:
-        """Whether the client replays a record that took exchange ``key``'s reply as it was
-        (made before a check, or the scale, that now finds it flawed): taken as then."""
-        return isinstance(self.transport, ReplayTransport) and self.transport.took(key)
+    def _flaw(
+        self, key: str, value: Any, check: Check[Any] | None, far: Sequence[str] = ()
+    ) -> Flaw | None:
+        """The flaw of reply ``value`` to exchange ``key``: ``check``'s, else a change far
+        off its scale (``far``). A replay judges it as its record did, whatever the checks
+        have become since: a reply the record took has none, one it found degenerate has
+        one (the record's, unless a check finds one)."""
+        flaw = check(value) if check is not None else None
+        if flaw is None and far:
+            more = len(far) - 1
+            flaw = Flaw("scale", far[0] + (f" (and {more} more)" if more else ""))
+        recorded = self._recorded(key)
+        if recorded is None or recorded.outcome not in ("ok", "repaired", "degenerate"):
+            return flaw
+        if recorded.outcome == "ok" or (recorded.outcome == "repaired" and not recorded.flaw):
+            return None
+        return flaw or Flaw(recorded.flaw, recorded.error or "")
 
     def _mends(self, key: str) -> bool:
         """Whether a flawed reply may be mended at exchange ``key`` (the last one asked):
-        when the client replays a record, only where the record mended it (one made before
-        a mend let it fall back)."""
-        return not isinstance(self.transport, ReplayTransport) or self.transport.mended(key)
+        when the client replays a record, only where the record mended it."""
+        if not isinstance(self.transport, ReplayTransport):
+            return True
+        recorded = self._recorded(key)
+        return recorded is not None and recorded.outcome == "repaired"
+
+    def _recorded(self, key: str) -> LLMCall | None:
+        """Exchange ``key`` as the record the client replays holds it (None: not replaying,
+        or not in the record)."""
+        transport = self.transport
+        return transport.calls.get(key) if isinstance(transport, ReplayTransport) else None
 
     def _judged(
         self,
@@ -401,17 +418,12 @@ class LLMClient:
         parsed: Parsed,
         check: Check[Any] | None,
         last: bool = False,
-        scale: bool = True,
     ) -> tuple[Any, Flaw | None]:
-        """A valid reply's value and its flaw under ``check`` (or, with ``scale``, a value
-        far off its scale): taken (recorded as such) when it has none, else recorded as
-        degenerate; the ``last`` reply asked for, when its flaw has a mended value, is taken
-        as that (recorded as repaired, the flaw noted)."""
+        """A valid reply's value and its flaw (:meth:`_flaw`): taken (recorded as such) when
+        it has none, else recorded as degenerate; the ``last`` reply asked for, when its
+        flaw has a mended value, is taken as that (recorded as repaired, the flaw noted)."""
         value = clean(cast(BaseModel, parsed.value))
-        flaw = check(value) if check is not None else None
-        if flaw is None and parsed.far and scale:
-            more = len(parsed.far) - 1
-            flaw = Flaw("scale", parsed.far[0] + (f" (and {more} more)" if more else ""))
+        flaw = self._flaw(request.key, value, check, parsed.far)
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
         elif last and flaw.mended is not None and self._mends(request.key):

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..core.exchanges import AGAIN, CountedBy, LLMCall, Structured
+from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
 from . import progress
 from .bounds import Meter, ReplyCut, count
@@ -44,9 +44,8 @@ WINDOW_HINT = (
 )
 #: Exchanges a record may lack because it predates them (the batched judge's re-ask of
 #: missing edges, the re-ask of a degenerate reply): replayed as failures, which give the
-#: no-change of the old runs. (A reply a record took, which a check made since finds flawed,
-#: is taken as then, and one it let fall back, which a mend made since would keep, falls back:
-#: :meth:`ReplayTransport.took`, :meth:`ReplayTransport.mended`.)
+#: no-change of the old runs. (Each reply the record holds is judged as the record judged it,
+#: whatever the checks have become since: ``LLMClient._flaw``.)
 NEWER_EXCHANGES = (":missing", ":missing:reask", ":again")
 #: What a server's refusal of a response format says (OpenAI, vLLM, llama.cpp's
 #: llama-server, llama-cpp-python's pydantic error "Input should be 'text' or 'json_object'").
@@ -489,18 +488,6 @@ class ReplayTransport:
 
     def __init__(self, calls: list[LLMCall]) -> None:
         self.calls = {c.key: c for c in calls}
-
-    def took(self, key: str) -> bool:
-        """Whether the record took exchange ``key``'s reply as it was: recorded as taken,
-        with no re-ask after it (``key:again``)."""
-        call = self.calls.get(key)
-        taken = call is not None and call.outcome in ("ok", "repaired")
-        return taken and f"{key}{AGAIN}" not in self.calls
-
-    def mended(self, key: str) -> bool:
-        """Whether the record took exchange ``key``'s flawed reply mended (``repaired``)."""
-        call = self.calls.get(key)
-        return call is not None and call.outcome == "repaired"
 
     async def complete(self, request: Request) -> Reply:
         refused = self.calls.get(rejected_key(request.key, request.format))

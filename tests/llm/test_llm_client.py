@@ -18,6 +18,7 @@ import pytest
 from llm_stub import StubLLM, _schema_from_text
 from pydantic import BaseModel, Field, model_validator
 
+from engine.core.exchanges import Outcome
 from engine.llm.client import LLMClient
 from engine.llm.parsing import parse, with_schema
 from engine.llm.settings import LLMSettings
@@ -388,10 +389,10 @@ async def test_a_run_recorded_before_the_scale_reask_replays_as_it_was_played() 
     reply is taken clamped, as then; a degenerate reply without its re-ask falls back."""
     from engine.core.exchanges import LLMCall
 
-    def call(key: str, response: str) -> LLMCall:
+    def call(key: str, response: str, outcome: Outcome = "ok") -> LLMCall:
         return LLMCall(
             key=key, purpose="test", agent="Ann", model="openai/stub", messages=MESSAGES,
-            response=response, structured="text", clamped=["delta"],
+            response=response, structured="text", clamped=["delta"], outcome=outcome,
         )  # fmt: skip
 
     settings = LLMSettings(model="openai/stub", structured="text")
@@ -407,7 +408,7 @@ async def test_a_run_recorded_before_the_scale_reask_replays_as_it_was_played() 
     assert await change(replay) == Change(delta=0.3)
     (taken,) = replay.take_calls()  # recorded as then: no re-ask, no fallback
     assert (taken.key, taken.outcome, taken.clamped, taken.flaw) == ("far", "ok", ["delta"], "")
-    newer = [*old, call("far:again", '{"delta": -0.1}')]
+    newer = [call("far", '{"delta": 109.8}', "degenerate"), call("far:again", '{"delta": -0.1}')]
     replay = LLMClient(settings, ReplayTransport(newer))
     assert await change(replay) == Change(delta=-0.1)
     first, _ = replay.take_calls()
@@ -424,9 +425,12 @@ async def test_a_reply_with_several_values_off_their_scales_names_the_first() ->
 
     answers = {"p": '{"a": 45871, "b": 2, "c": -12}', "p:again": '{"a": 0.5, "b": 0, "c": 0}'}
     record = [
-        LLMCall(key=k, purpose="t", agent="A", model="openai/stub", messages=MESSAGES, response=r)
+        LLMCall(
+            key=k, purpose="t", agent="A", model="openai/stub", messages=MESSAGES, response=r,
+            outcome="ok" if k.endswith(":again") else "degenerate",
+        )
         for k, r in answers.items()
-    ]
+    ]  # fmt: skip
     client = LLMClient(LLMSettings(model="openai/stub", structured="text"), ReplayTransport(record))
     value = await client.structured(
         key="p", purpose="t", agent="A", model="openai/stub", messages=MESSAGES, schema=Pair,
