@@ -17,9 +17,8 @@ flagged; both are said at once through :attr:`LLMClient.notices`.
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
@@ -29,6 +28,7 @@ from ..core.quality import Flaw
 from ..core.textsafe import clean, strip_controls
 from .clamp import at_caps
 from .formats import Formats
+from .health import Health
 from .parsing import Parsed, in_shape, kept, parse, schema_of, with_schema
 from .settings import LLMSettings
 from .tokens import Counter, SystemRoles
@@ -43,6 +43,7 @@ from .transport import (
     TransportError,
     rejected_key,
 )
+from .verdict import as_recorded, mended_then, scale_flaw
 
 M = TypeVar("M", bound=BaseModel)
 #: (model, agent, exchange key, messages) -> the key of the model's state for the exchange.
@@ -55,31 +56,6 @@ Check = Callable[[T], Flaw | None]
 ENFORCED = frozenset({"json_schema", "json_object_schema"})
 #: The record key of an exchange asked again because the server dropped its system text.
 DROPPED_SUFFIX = ":system-dropped"
-
-
-@dataclass
-class Health:
-    """How one model's exchanges went: for the line that says a server is slow."""
-
-    calls: int = 0
-    timeouts: int = 0
-    latencies: list[float] = field(default_factory=list)
-
-    def line(self, model: str, settings: LLMSettings) -> str | None:
-        """``None`` unless calls timed out; else the figures and what to change."""
-        if not self.timeouts:
-            return None
-        median = (
-            f"median answered call {statistics.median(self.latencies):.0f} s"
-            if self.latencies
-            else "no call was answered"
-        )
-        where = settings.api_base or "its provider"
-        return (
-            f"{model} at {where}: {self.timeouts} of {self.calls} calls timed out after "
-            f"{settings.retries + 1} attempts ({settings.timeout:g} s each; {median}); "
-            "raise --timeout or lower --max-concurrency"
-        )
 
 
 @dataclass(frozen=True)
@@ -381,31 +357,20 @@ class LLMClient:
         self, key: str, value: Any, check: Check[Any] | None, far: Sequence[str] = ()
     ) -> Flaw | None:
         """The flaw of reply ``value`` to exchange ``key``: ``check``'s, else a change far
-        off its scale (``far``). A replay judges it as its record did, whatever the checks
-        have become since: a reply the record took has none, one it found degenerate has
-        one (the record's, unless a check finds one)."""
-        flaw = check(value) if check is not None else None
-        if flaw is None and far:
-            more = len(far) - 1
-            flaw = Flaw("scale", far[0] + (f" (and {more} more)" if more else ""))
-        recorded = self._recorded(key)
-        if recorded is None or recorded.outcome not in ("ok", "repaired", "degenerate"):
-            return flaw
-        if recorded.outcome == "ok" or (recorded.outcome == "repaired" and not recorded.flaw):
-            return None
-        return flaw or Flaw(recorded.flaw, recorded.error or "")
+        off its scale (``far``); in a replay, as its record judged it (:mod:`.verdict`)."""
+        flaw = (check(value) if check is not None else None) or scale_flaw(far)
+        return as_recorded(flaw, self._recorded(key)) if self._replaying else flaw
 
     def _mends(self, key: str) -> bool:
-        """Whether a flawed reply may be mended at exchange ``key`` (the last one asked):
-        when the client replays a record, only where the record mended it."""
-        if not isinstance(self.transport, ReplayTransport):
-            return True
-        recorded = self._recorded(key)
-        return recorded is not None and recorded.outcome == "repaired"
+        """Whether a flawed reply may be mended at exchange ``key`` (the last one asked)."""
+        return not self._replaying or mended_then(self._recorded(key))
+
+    @property
+    def _replaying(self) -> bool:
+        return isinstance(self.transport, ReplayTransport)
 
     def _recorded(self, key: str) -> LLMCall | None:
-        """Exchange ``key`` as the record the client replays holds it (None: not replaying,
-        or not in the record)."""
+        """Exchange ``key`` in the record the client replays (None: not held, or live)."""
         transport = self.transport
         return transport.calls.get(key) if isinstance(transport, ReplayTransport) else None
 
