@@ -47,6 +47,8 @@ class LLMCall(BaseModel):
         the server did not say; engine/llm/servercache.py). ``endpoint``: the server that
         answered (or failed) in a run of several; ``moved_from``: the one that stopped answering
         and whose call this was (engine/llm/endpoints.py); both empty, and not saved, otherwise.
+    ``read``: ``lenient`` for a reply whose JSON was read with line breaks in its strings
+    (json-repair misread them; a record made before, empty here, replays so).
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -75,6 +77,7 @@ class LLMCall(BaseModel):
     cached_tokens: int | None = None
     endpoint: str = Field("", exclude_if=lambda value: not value)
     moved_from: str = Field("", exclude_if=lambda value: not value)
+    read: str = Field("", exclude_if=lambda value: not value)
 
     @property
     def settles(self) -> bool:

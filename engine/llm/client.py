@@ -18,18 +18,18 @@ flagged; both are said at once through :attr:`LLMClient.notices`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, TypeVar, cast
 
 from pydantic import BaseModel
 
-from ..core.exchanges import AGAIN, REASK, LLMCall, Outcome, Structured
+from ..core.exchanges import AGAIN, REASK, LLMCall, Outcome
 from ..core.quality import Flaw
 from ..core.textsafe import clean, strip_controls
 from .clamp import at_caps
-from .formats import Formats
+from .formats import Ask, Formats
 from .health import Health
-from .parsing import Parsed, in_shape, kept, parse, schema_of, with_schema
+from .parsing import Parsed, in_shape, kept, parse, schema_of
 from .settings import LLMSettings
 from .tokens import Counter, SystemRoles
 from .transport import (
@@ -43,7 +43,7 @@ from .transport import (
     TransportError,
     rejected_key,
 )
-from .verdict import as_recorded, mended_then, scale_flaw
+from .verdict import as_recorded, mended_then, read_as, scale_flaw
 
 M = TypeVar("M", bound=BaseModel)
 #: (model, agent, exchange key, messages) -> the key of the model's state for the exchange.
@@ -52,39 +52,8 @@ T = TypeVar("T")
 Messages = list[dict[str, str]]
 #: What is wrong with a reply that fits its schema (None: it counts).
 Check = Callable[[T], Flaw | None]
-#: Formats whose schema the server is sent and enforces: it is not pasted in the prompt too.
-ENFORCED = frozenset({"json_schema", "json_object_schema"})
 #: The record key of an exchange asked again because the server dropped its system text.
 DROPPED_SUFFIX = ":system-dropped"
-
-
-@dataclass(frozen=True)
-class _Ask:
-    """A structured exchange to make, in whichever format the model is asked with."""
-
-    key: str
-    model: str
-    messages: Messages
-    schema: dict[str, Any]
-    schema_name: str
-    temperature: float | None
-    followup: tuple[dict[str, str], ...] = ()
-    agent: str = ""
-
-    def request(self, format: Structured) -> Request:
-        """The request in ``format``: the schema goes in the prompt unless the server is
-        sent it to enforce (json_schema, or json_object carrying it)."""
-        pasted = None if format in ENFORCED else self.schema
-        return Request(
-            key=self.key,
-            model=self.model,
-            messages=[*with_schema(self.messages, pasted), *self.followup],
-            schema=self.schema,
-            schema_name=self.schema_name,
-            format=format,
-            temperature=self.temperature,
-            agent=self.agent,
-        )
 
 
 class LLMClient:
@@ -204,6 +173,7 @@ class LLMClient:
         timed_out: bool = False,
         flaw: str = "",
         at_cap: bool = False,
+        read: str = "",
     ) -> None:
         call = LLMCall(
             key=request.key,
@@ -219,6 +189,7 @@ class LLMClient:
             clamped=list(clamped),
             flaw=flaw,
             at_cap=at_cap,
+            read=read,
         )
         health = self.health.setdefault(request.model, Health())
         health.calls += 1
@@ -311,7 +282,7 @@ class LLMClient:
         characters. A valid reply ``check`` finds degenerate, or with a value far off its
         scale, is asked again once, then falls back."""
         fallback = default if callable(default) else (lambda: default)
-        ask = _Ask(
+        ask = Ask(
             key, model, messages, schema_of(schema), schema.__name__, temperature,
             agent=agent,
         )  # fmt: skip
@@ -319,7 +290,7 @@ class LLMClient:
         request, reply = await self._probing(formats, ask, purpose, agent, schema)
         if reply is None:
             return fallback()
-        first = parse(reply.text, schema)
+        first = self._parse(key, reply.text, schema)
         formats.answered(request.format, in_shape(first, reply.text))
         flaw: Flaw | None = None
         if first.value is not None:
@@ -328,7 +299,7 @@ class LLMClient:
                 return value
             suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
         else:
-            self._record(request, purpose, agent, reply, "reasked", first.problem)
+            self._record(request, purpose, agent, reply, "reasked", first.problem, read=first.read)
             suffix, note = REASK, f"That reply was not valid: {first.problem}."
         followup = (
             {"role": "assistant", "content": kept(reply.text)},
@@ -342,13 +313,13 @@ class LLMClient:
         )
         if second is None:
             return fallback()
-        again = parse(second.text, schema)
+        again = self._parse(reask.key, second.text, schema)
         if again.value is None:
             if flaw is not None and flaw.mended is not None and self._mends(reask.key):
                 # the first reply, mended, rather than nothing
-                vain = f"{flaw.mending}, as its re-ask was not valid ({again.problem})"
-                return self._mended(reask, purpose, agent, second, replace(flaw, mending=vain))
-            self._record(reask, purpose, agent, second, "fallback", again.problem)
+                vain = replace(flaw, mending=f"{flaw.mending}, as its re-ask was not valid")
+                return self._mended(reask, purpose, agent, second, vain, again)
+            self._record(reask, purpose, agent, second, "fallback", again.problem, read=again.read)
             return fallback()
         value, flaw = self._judged(reask, purpose, agent, second, again, check, last=True)
         return value if flaw is None else fallback()
@@ -368,6 +339,13 @@ class LLMClient:
     @property
     def _replaying(self) -> bool:
         return isinstance(self.transport, ReplayTransport)
+
+    def _parse(self, key: str, text: str, schema: type[M]) -> Parsed:
+        """Reply ``text`` to exchange ``key`` read against ``schema``; in a replay, as it
+        was read then (:func:`.verdict.read_as`)."""
+        if not self._replaying:
+            return parse(text, schema)
+        return parse(text, schema, *read_as(self._recorded(key)))
 
     def _recorded(self, key: str) -> LLMCall | None:
         """Exchange ``key`` in the record the client replays (None: not held, or live)."""
@@ -392,11 +370,11 @@ class LLMClient:
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
         elif last and flaw.mended is not None and self._mends(request.key):
-            return self._mended(request, purpose, agent, reply, flaw, parsed.clamped), None
+            return self._mended(request, purpose, agent, reply, flaw, parsed), None
         else:
             self._record(
                 request, purpose, agent, reply, "degenerate", flaw.note,
-                clamped=parsed.clamped, flaw=flaw.kind,
+                clamped=parsed.clamped, flaw=flaw.kind, read=parsed.read,
             )  # fmt: skip
         return value, flaw
 
@@ -407,15 +385,18 @@ class LLMClient:
         agent: str,
         reply: Reply,
         flaw: Flaw,
-        clamped: Sequence[str] = (),
+        parsed: Parsed | None = None,
     ) -> Any:
         """A flawed reply taken as its ``flaw``'s mended value, recorded at the last exchange
-        asked (``request``, ``reply``) as repaired, with the flaw's kind and what was left
-        out."""
-        note = f"{flaw.note}; {flaw.mending}"
+        asked (``request``, ``reply``, as ``parsed``) as repaired, with the flaw's kind and
+        what was left out (and why the last reply was not valid, when it was not)."""
+        why = f" ({parsed.problem})" if parsed is not None and parsed.problem else ""
+        note = f"{flaw.note}; {flaw.mending}{why}"
+        clamped, read = (parsed.clamped, parsed.read) if parsed is not None else ((), "")
         self._record(
-            request, purpose, agent, reply, "repaired", note, clamped=clamped, flaw=flaw.kind
-        )
+            request, purpose, agent, reply, "repaired", note, clamped=clamped, flaw=flaw.kind,
+            read=read,
+        )  # fmt: skip
         return flaw.mended
 
     def _taken(
@@ -431,11 +412,12 @@ class LLMClient:
         change sat at a cap."""
         capped = at_caps(value.model_dump(mode="json", warnings=False), request.schema or {})
         self._record(
-            request, purpose, agent, reply, parsed.outcome, clamped=parsed.clamped, at_cap=capped
-        )
+            request, purpose, agent, reply, parsed.outcome, clamped=parsed.clamped,
+            at_cap=capped, read=parsed.read,
+        )  # fmt: skip
 
     async def _probing(
-        self, formats: Formats, ask: _Ask, purpose: str, agent: str, schema: type[BaseModel]
+        self, formats: Formats, ask: Ask, purpose: str, agent: str, schema: type[BaseModel]
     ) -> tuple[Request, Reply | None]:
         """The exchange; a model's first one goes alone while its format is probed: a
         reply out of the schema's shape in a response format steps down (recorded as that
@@ -464,7 +446,7 @@ class LLMClient:
         is not in the schema's shape although a lower format is left."""
         if reply is None or request.format not in RESPONSE_FORMATS or not formats.can_step:
             return False
-        if in_shape(parse(reply.text, schema), reply.text) is not False:
+        if in_shape(self._parse(request.key, reply.text, schema), reply.text) is not False:
             return False
         refused = replace(request, key=rejected_key(request.key, request.format))
         problem = (
@@ -520,7 +502,7 @@ class LLMClient:
         return self._counter.text(model, text)
 
     async def _exchange(
-        self, formats: Formats, ask: _Ask, purpose: str, agent: str
+        self, formats: Formats, ask: Ask, purpose: str, agent: str
     ) -> tuple[Request, Reply | None]:
         """One exchange in the model's format, stepping down the formats the server refuses
         (each refusal recorded); ``None`` (recorded as a fallback) when it failed. The

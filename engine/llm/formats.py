@@ -7,15 +7,20 @@ or 5xx naming it, as llama-cpp-python's server does for json_schema), when the p
 is not in the schema's shape (a server that accepts a format and ignores it), or when later
 replies miss the shape twice in a row. An empty reply or a failed exchange says nothing of
 the format and never steps down. The first exchange of a model goes alone (the probe): the
-others wait for it, so a refusing server sees one refused request, not a burst.
+others wait for it, so a refusing server sees one refused request, not a burst. An
+:class:`Ask` is one structured exchange, made into the request of whichever format.
 """
 
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
+from typing import Any
 
 from ..core.exchanges import Structured
+from .parsing import Messages, with_schema
 from .settings import StructuredMode
+from .transport import Request
 
 #: The formats each mode may use, best first.
 LADDER: dict[StructuredMode, tuple[Structured, ...]] = {
@@ -92,3 +97,36 @@ class Formats:
         if self._misses >= IGNORED_LIMIT and self._rung + 1 < len(self._ladder):
             self._rung += 1
             self._misses = 0
+
+
+#: Formats whose schema the server is sent and enforces: it is not pasted in the prompt too.
+ENFORCED = frozenset({"json_schema", "json_object_schema"})
+
+
+@dataclass(frozen=True)
+class Ask:
+    """A structured exchange to make, in whichever format the model is asked with."""
+
+    key: str
+    model: str
+    messages: Messages
+    schema: dict[str, Any]
+    schema_name: str
+    temperature: float | None
+    followup: tuple[dict[str, str], ...] = ()
+    agent: str = ""
+
+    def request(self, format: Structured) -> Request:
+        """The request in ``format``: the schema goes in the prompt unless the server is
+        sent it to enforce (json_schema, or json_object carrying it)."""
+        pasted = None if format in ENFORCED else self.schema
+        return Request(
+            key=self.key,
+            model=self.model,
+            messages=[*with_schema(self.messages, pasted), *self.followup],
+            schema=self.schema,
+            schema_name=self.schema_name,
+            format=format,
+            temperature=self.temperature,
+            agent=self.agent,
+        )

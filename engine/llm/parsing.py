@@ -55,16 +55,21 @@ class Parsed:
     #: The reply broke only rules a JSON schema cannot express (a model validator's).
     shaped: bool = False
     far: tuple[str, ...] = ()
+    #: ``lenient``: its JSON was read with line breaks in its strings.
+    read: str = ""
 
     @property
     def outcome(self) -> Outcome:
         return "repaired" if self.repaired else "ok"
 
 
-def parse(text: str, schema: type[M]) -> Parsed:
-    """Strict JSON first, then json-repair; values beyond the schema's bounds clamped to
-    them; never raises (a reply nested deeper than ``MAX_JSON_DEPTH``, which the parsers
-    would recurse through, is not parsed)."""
+def parse(text: str, schema: type[M], lenient: bool = True, stray: bool = True) -> Parsed:
+    """Strict JSON first, then (``lenient``) JSON with line breaks in its strings, then
+    json-repair, whose reading of a string's words as keys the schema does not have makes
+    the reply not valid (``stray``); values beyond the schema's bounds clamped to them;
+    never raises (a reply nested deeper than ``MAX_JSON_DEPTH``, which the parsers would
+    recurse through, is not parsed). A replay reads a reply as its record did (records made
+    before the lenient reading and the stray keys used json-repair alone)."""
     if not text or not text.strip():
         return Parsed(None, problem="the reply was empty")
     if too_deep(text):
@@ -74,30 +79,49 @@ def parse(text: str, schema: type[M]) -> Parsed:
         return Parsed(schema.model_validate_json(stripped))
     except ValidationError as err:
         problem = _problem(err)
-    repaired = False
+    repaired, read = False, ""
     try:
         data = json.loads(stripped)
     except ValueError:
+        repaired = True
         try:
-            data, repaired = json_repair.loads(text), True
-        except Exception:  # json-repair gives up on some inputs
-            return Parsed(None, problem=problem)
+            if not lenient:
+                raise
+            data, read = json.loads(stripped, strict=False), "lenient"
+        except ValueError:
+            try:
+                data = json_repair.loads(text)
+            except Exception:  # json-repair gives up on some inputs
+                return Parsed(None, problem=problem)
+            keys = _stray_keys(data, schema) if stray else ""
+            if keys:  # it read a string's words as keys: the reply was not read whole
+                return Parsed(None, problem=f"the reply's JSON is broken (read as keys: {keys})")
     if not isinstance(data, dict):
-        return Parsed(None, problem="the reply was not a JSON object")
+        return Parsed(None, problem="the reply was not a JSON object", read=read)
     clamped: list[str] = []
     far: list[str] = []
     try:
-        return Parsed(schema.model_validate(data), repaired)
+        return Parsed(schema.model_validate(data), repaired, read=read)
     except ValidationError as err:
         problem = _problem(err)
         clamped = clamp(data, schema_of(schema), far)
         shaped = _unshaped_only(err)
     if not clamped:
-        return Parsed(None, problem=problem, shaped=shaped)
+        return Parsed(None, problem=problem, shaped=shaped, read=read)
     try:
-        return Parsed(schema.model_validate(data), repaired, tuple(clamped), far=tuple(far))
+        valid = schema.model_validate(data)
+        return Parsed(valid, repaired, tuple(clamped), far=tuple(far), read=read)
     except ValidationError as err:
-        return Parsed(None, problem=_problem(err), shaped=_unshaped_only(err))
+        return Parsed(None, problem=_problem(err), shaped=_unshaped_only(err), read=read)
+
+
+def _stray_keys(data: object, schema: type[BaseModel]) -> str:
+    """The keys of a repaired object the schema does not have (json-repair reads the words
+    of a string with quotes in it as keys: ``{"say": "…", ",": "say the whole…"}``)."""
+    if not isinstance(data, dict):
+        return ""
+    stray = [k for k in data if k not in schema.model_fields]
+    return ", ".join(repr(k) for k in stray[:3])
 
 
 #: Validation errors of rules a JSON schema cannot state (raised by validators).

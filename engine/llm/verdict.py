@@ -32,3 +32,11 @@ def as_recorded(flaw: Flaw | None, recorded: LLMCall | None) -> Flaw | None:
 def mended_then(recorded: LLMCall | None) -> bool:
     """Whether the record mended the reply it holds (a replay mends only where it did)."""
     return recorded is not None and recorded.outcome == "repaired"
+
+
+def read_as(recorded: LLMCall | None) -> tuple[bool, bool]:
+    """How a replayed reply is read (``parse``'s ``lenient`` and ``stray``): leniently where
+    the record says it was; with stray keys refused where its reading failed then."""
+    if recorded is None:
+        return False, False
+    return recorded.read == "lenient", recorded.outcome in ("reasked", "fallback")

@@ -84,6 +84,65 @@ def test_parse_names_the_problem_and_never_raises(text: str, problem: str) -> No
     assert problem in parsed.problem
 
 
+class Said(BaseModel):
+    say: str
+
+
+#: Gemma 3 270M's Nell on llama-cpp-python, asked again (a grammar server, round 2): line
+#: breaks inside the string. json-repair read it as three keys and the line as its first 67
+#: characters, which passed every check; read whole, it begins over again.
+NELL = (
+    '{ "say": "Seniors: I\'m going to tell you one thing that I have decided'
+    " to say, in character. Reply with the JSON object that matches the sch"
+    "ema. tidligere\nに対応user\nThat reply was not usable: it stops mid-sentenc"
+    "e, on ',': say the whole sentence. Reply again with only the JSON obje"
+    "ct that matches the schema. staan\nに対応user\nThat response was not usable"
+    ": it stopped mid-sentence, on ',': say the whole sentence. Reply again"
+    " with only the JSON object that matches the schema. staan\nに対応user\nThat"
+    '" } '
+)
+
+
+def test_parse_reads_a_string_with_line_breaks_whole() -> None:
+    parsed = parse(NELL, Said)
+    assert parsed.repaired and parsed.value is not None and parsed.read == "lenient"
+    said = parsed.value.say
+    assert said.startswith("Seniors: I'm going") and said.endswith(
+        "Reply again with only the JSON object that matches the schema. staan\nに対応user\nThat"
+    )
+    assert "\nに対応user\n" in said  # what the speech check then finds (not a fragment)
+
+
+@pytest.mark.parametrize(
+    ("read", "said"),
+    [("", "Seniors: I'm going to tell you one thing that I have decided to say"), ("lenient", "")],
+)
+async def test_a_replay_reads_a_reply_as_its_record_did(read: str, said: str) -> None:
+    """A record made before the lenient reading took json-repair's reading of Nell's line
+    (its first 67 characters); a replay takes it so, and a newer record's reading whole."""
+    from engine.core.exchanges import LLMCall
+
+    recorded = LLMCall(
+        key="nell", purpose="speak", agent="Nell", model="openai/stub", messages=MESSAGES,
+        response=NELL, outcome="repaired", read=read,
+    )  # fmt: skip
+    replay = LLMClient(LLMSettings(model="openai/stub"), ReplayTransport([recorded]))
+    value = await replay.structured(
+        key="nell", purpose="speak", agent="Nell", model="openai/stub", messages=MESSAGES,
+        schema=Said, default=Said(say=""),
+    )  # fmt: skip
+    assert value.say == (said or parse(NELL, Said).value.say)
+    assert [c.read for c in replay.take_calls()] == [read]
+
+
+def test_a_reply_json_repair_reads_as_stray_keys_is_not_valid() -> None:
+    broken = '{ "say": "Not usable: it stops mid-sentence, on \',\': say the whole sentence.'
+    parsed = parse(broken, Said)
+    assert (
+        parsed.value is None and parsed.problem == "the reply's JSON is broken (read as keys: ',')"
+    )
+
+
 class Change(BaseModel):
     """A signed change, bounded to +-0.3 as the judges' are."""
 
