@@ -84,11 +84,8 @@ def parse(text: str, schema: type[M], lenient: bool = True, stray: bool = True) 
         data = json.loads(stripped)
     except ValueError:
         repaired = True
-        try:
-            if not lenient:
-                raise
-            data, read = json.loads(stripped, strict=False), "lenient"
-        except ValueError:
+        data, read = _with_line_breaks(stripped) if lenient else (None, "")
+        if not read:
             try:
                 data = json_repair.loads(text)
             except Exception:  # json-repair gives up on some inputs
@@ -113,6 +110,15 @@ def parse(text: str, schema: type[M], lenient: bool = True, stray: bool = True) 
         return Parsed(valid, repaired, tuple(clamped), far=tuple(far), read=read)
     except ValidationError as err:
         return Parsed(None, problem=_problem(err), shaped=_unshaped_only(err), read=read)
+
+
+def _with_line_breaks(text: str) -> tuple[Any, str]:
+    """``text`` read as JSON with line breaks (control characters) inside its strings, and
+    ``lenient``; else nothing."""
+    try:
+        return json.loads(text, strict=False), "lenient"
+    except ValueError:
+        return None, ""
 
 
 def _stray_keys(data: object, schema: type[BaseModel]) -> str:
