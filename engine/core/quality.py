@@ -211,16 +211,23 @@ def repeated_at(text: str) -> int | None:
 
 def unfinished(text: str) -> Flaw | None:
     """``text`` stops mid-sentence: its last mark is a comma, a colon or a semicolon (closing
-    quotes aside; a winking ``;)`` ends on its bracket). Gemma 3 270M on llama-server closed
-    its JSON after "…The executor's duty is to the will not,"."""
+    quotes aside; a winking ``;)`` ends on its bracket), or, with no mark, its last word is
+    one a sentence goes on after (an article, a possessive, a conjunction). Gemma 3 270M on
+    llama-server closed its JSON after "…The executor's duty is to the will not,"; on
+    llama-cpp-python Greta's line ran out at "…for your own good and not the"."""
     end = text.rstrip().rstrip("\"'”’»").rstrip()
-    if not end or end[-1] not in _CUT:
-        return None
-    return Flaw("unfinished", f"it stops mid-sentence, on {end[-1]!r}: say the whole sentence")
+    if end and end[-1] in _CUT:
+        return Flaw("unfinished", f"it stops mid-sentence, on {end[-1]!r}: say the whole sentence")
+    last = end.rsplit(None, 1)[-1].lower() if end else ""
+    if last in _GOES_ON:
+        return Flaw("unfinished", f"it stops mid-sentence, on {last!r}: say the whole sentence")
+    return None
 
 
 #: The marks a sentence goes on after.
 _CUT = ",:;，：；、"
+#: Words no English sentence ends on (one ending so without a mark was cut off).
+_GOES_ON = frozenset("a an the my your our their its and or but nor because".split())
 #: The longest beginning of a text that ends a sentence (its stop, closing quotes or
 #: brackets, then a space).
 _WHOLE = re.compile(r"(?s)(.*[.!?…。！？][\"'”’»)]*)\s")

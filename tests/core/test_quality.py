@@ -192,10 +192,22 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
         "We sell the tavern;",
         '"You promised me,"',
         "我们不卖，",
+        # Gemma 3 270M's Greta on llama-cpp-python: no mark, a word no sentence ends on
+        "Dear Greta, I have written you a will and we agreed that if there was anything in it "
+        "that you thought would be beneficial to us then I would do so. Please keep this house "
+        "for your own good and not the",
+        "We sell, and",
     ],
 )
 def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
     assert kind(text) == "unfinished"
+
+
+@pytest.mark.parametrize(
+    "text", ["I had this dream", "I told her", "The house is his", "Who is it for", "Because."]
+)
+def test_a_line_without_its_stop_on_a_word_a_sentence_ends_on_is_finished(text: str) -> None:
+    assert kind(text) is None
 
 
 @pytest.mark.parametrize(
