@@ -8,12 +8,15 @@ import threading
 from pathlib import Path
 
 import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
 
 from engine import SaveStore, Simulation, resolve_scenario
 from engine.saves.history import History
 from tui.app import build_app
 from tui.screens.metrics import MetricsScreen
 from tui.widgets.deck import AgentDeck
+from tui.widgets.transcript import Transcript
 
 SIZE = (100, 30)
 ROUNDS = 4
@@ -96,19 +99,17 @@ async def test_a_reopened_run_shows_its_transcripts_in_order(saves: Path) -> Non
         assert first_pane(again) == live
 
 
+class OneTranscript(App[None]):
+    """A transcript alone."""
+
+    def compose(self) -> ComposeResult:
+        yield Transcript()
+
+
 async def test_older_lines_put_above_keep_the_reader_where_they_are() -> None:
     """A reader scrolled back stays on the lines they read while older ones arrive above;
     a reader at the bottom stays at the bottom."""
-    from rich.text import Text
-    from textual.app import App, ComposeResult
-
-    from tui.widgets.transcript import Transcript
-
-    class One(App[None]):
-        def compose(self) -> ComposeResult:
-            yield Transcript()
-
-    app = One()
+    app = OneTranscript()
     async with app.run_test(size=(40, 10)) as pilot:
         transcript = app.query_one(Transcript)
         for k in range(30):
@@ -134,16 +135,7 @@ async def test_older_lines_put_above_keep_the_reader_where_they_are() -> None:
 async def test_lines_taken_back_are_the_last_written_though_older_ones_came_above() -> None:
     """A failed round takes back what it wrote at the bottom, whatever older history
     arrived above meanwhile; the lines drawn are what is left."""
-    from rich.text import Text
-    from textual.app import App, ComposeResult
-
-    from tui.widgets.transcript import Transcript
-
-    class One(App[None]):
-        def compose(self) -> ComposeResult:
-            yield Transcript()
-
-    app = One()
+    app = OneTranscript()
     async with app.run_test(size=(40, 10)) as pilot:
         transcript = app.query_one(Transcript)
         transcript.write(Text("R1 kept"))

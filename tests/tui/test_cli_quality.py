@@ -292,6 +292,23 @@ def _calls(played: RoundRecord, purpose: str, agent: str) -> list[LLMCall]:
     return [c for c in played.llm_calls if c.purpose == purpose and c.agent == agent]
 
 
+def _one_round(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch, stub: StubLLM
+) -> RoundRecord:
+    """Round 1 of the mini scenario (no events) played as run ``q`` against ``stub``."""
+    mini_data["events"] = []
+    toml = tmp_path / "mini.toml"
+    toml.write_text(_as_toml(mini_data))
+    monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with stub:
+        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
+        result = run_cli("run", str(toml), "--rounds", "1", "--run-id", "q", "-q", *model)
+    assert result.code == 0, result.err
+    (played,) = SaveStore(tmp_path / "saves").read_rounds("q")[1:]
+    return played
+
+
 def _mended_on_reask(
     played: RoundRecord, purpose: str, agent: str, kind: str, mending: str
 ) -> None:
@@ -318,16 +335,7 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     first asked and again, is kept without the intent (recorded as repaired), and he speaks,
     where it used to fall back to silence. Cy's line cut off mid-sentence twice is kept to
     its whole sentences, where it used to fall back to silence too."""
-    mini_data["events"] = []
-    toml = tmp_path / "mini.toml"
-    toml.write_text(_as_toml(mini_data))
-    monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with CopiedIntent(seed=3, **server) as stub:
-        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
-        result = run_cli("run", str(toml), "--rounds", "1", "--run-id", "c", "-q", *model)
-    assert result.code == 0, result.err
-    (played,) = SaveStore(tmp_path / "saves").read_rounds("c")[1:]
+    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, CopiedIntent(seed=3, **server))
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     assert bob.utterance == "Bob thinks the roof comes first, before the winter."
@@ -346,19 +354,10 @@ def test_a_flawed_part_is_left_out_when_the_re_ask_is_not_valid(
     """Bob's decision copies the schema's description into its intent and its re-ask is
     not valid JSON: the first decision is kept without the intent (repaired, saying why),
     not dropped for silence; a replay of the run plays it so."""
-    mini_data["events"] = []
-    toml = tmp_path / "mini.toml"
-    toml.write_text(_as_toml(mini_data))
-    monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with CopiedThenBroken(seed=3) as stub:
-        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
-        result = run_cli("run", str(toml), "--rounds", "1", "--run-id", "b", "-q", *model)
-    assert result.code == 0, result.err
-    (played,) = SaveStore(tmp_path / "saves").read_rounds("b")[1:]
+    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, CopiedThenBroken(seed=3))
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     assert bob.utterance == "Bob thinks the roof comes first, before the winter."
     _mended_on_reask(played, "decide", "Bob", "description", "as its re-ask was not valid")
-    replayed = run_cli("replay", "b")
+    replayed = run_cli("replay", "q")
     assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
