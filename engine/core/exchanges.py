@@ -199,13 +199,31 @@ class RoundUsage(BaseModel):
         return self.fallback_share > DEGRADED_SHARE
 
 
+#: What each kind of degenerate reply (``engine.core.quality.KINDS``) was, in a few words,
+#: for the line that names a round's most common failure.
+FLAWS = {
+    "empty": "nothing said",
+    "debris": "JSON or template debris",
+    "wordless": "not words",
+    "echo": "its prompt echoed",
+    "loop": "begun over again",
+    "unfinished": "cut off mid-sentence",
+    "copy": "another's line copied",
+    "repeat": "a sentence said over and over",
+    "description": "the schema's description copied",
+    "scale": "changes far off their scale",
+}
+
+
 def main_failure(calls: list[LLMCall]) -> tuple[str, str, int]:
     """(model, error, count): the most common reason a round's structured answers fell
     back (without the model's name the transport puts first), and the model that gave it
     most."""
     failed = [c for c in calls if c.answers and c.fell_back]
     causes = Counter(
-        f"degenerate ({c.flaw})" if c.outcome == "degenerate" else c.error or "no valid reply"
+        f"degenerate ({c.flaw}: {FLAWS.get(c.flaw, 'flawed')})"
+        if c.outcome == "degenerate"
+        else c.error or "no valid reply"
         for c in failed
     )
     missing = [c for c in calls if c.missing]

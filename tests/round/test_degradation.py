@@ -17,7 +17,8 @@ import pytest
 from llm_stub import StubLLM
 
 from engine import SaveStore, Simulation, load_library
-from engine.core.exchanges import LLMCall, RoundUsage, main_failure
+from engine.core.exchanges import FLAWS, LLMCall, RoundUsage, main_failure
+from engine.core.quality import KINDS
 from engine.errors import DegradedRunError, SocialsimError
 from engine.llm.settings import LLMSettings
 from engine.round.replay import replay_run
@@ -146,3 +147,15 @@ def test_thresholds(fallbacks: int, warning: bool, degraded: bool) -> None:
     usage = RoundUsage(structured=10, structured_fallbacks=fallbacks)
     assert (usage.warning, usage.degraded) == (warning, degraded)
     assert RoundUsage().fallback_share == 0.0  # an offline round
+
+
+def test_the_most_common_failure_names_a_degenerate_replys_flaw_in_words() -> None:
+    calls = [
+        call("a", "degenerate", flaw="scale"),
+        call("a:again", "degenerate", flaw="scale"),  # asked again in vain: fell back
+        call("b", "degenerate", flaw="wordless"),
+        call("b:again", "ok"),
+    ]
+    failure = ("openai/m", "degenerate (scale: changes far off their scale)", 1)
+    assert main_failure(calls) == failure
+    assert set(FLAWS) == set(KINDS)  # every kind of flaw has its words
