@@ -33,22 +33,22 @@ WARNING_SHARE = 0.1
 class LLMCall(BaseModel):
     """One exchange with a model: request, response, usage, latency and how it ended.
 
-        ``key`` names the exchange deterministically (round, purpose, agent, target), so a
-        replay can serve the same response to the same request whatever the call order.
-        ``missing``: the triggered edges a batched judgement still left out after its re-ask
-        (they fell back to no change). ``clamped``: the fields of a reply in the schema's shape
-        whose values broke a bound and were clamped to it (re-asked only when far off their scale,
-    ``flaw`` ``scale``). ``sent_tokens``: the
-        prompt's tokens as socialsim counts them, beside the ``prompt_tokens`` the server read.
-        ``flaw``: the kind of a degenerate reply (``engine.core.quality.KINDS``). ``at_cap``: every
-        signed change the reply gave sat at its cap. ``left_out``: on a batched judge's re-ask
-        of missing edges, the edges its first reply left out.
-        ``cached_tokens``: those of them the server says it took from its prefix cache (None:
-        the server did not say; engine/llm/servercache.py). ``endpoint``: the server that
-        answered (or failed) in a run of several; ``moved_from``: the one that stopped answering
-        and whose call this was (engine/llm/endpoints.py); both empty, and not saved, otherwise.
-    ``read``: ``lenient`` for a reply whose JSON was read with line breaks in its strings
-    (json-repair misread them; a record made before, empty here, replays so).
+    ``key`` names the exchange deterministically (round, purpose, agent, target), so a
+    replay can serve the same response to the same request whatever the call order.
+    ``missing``: the triggered edges a batched judgement still left out after its re-ask
+    (they fell back to no change). ``clamped``: the fields of a reply in the schema's shape
+    whose values broke a bound and were clamped to it (re-asked only when a signed change
+    was far off its scale: ``flaw`` ``scale``). ``sent_tokens``: the prompt's tokens as
+    socialsim counts them, beside the ``prompt_tokens`` the server read. ``flaw``: the kind
+    of a degenerate reply (:data:`FLAWS`). ``at_cap``: every signed change the reply gave
+    sat at its cap. ``left_out``: on a batched judge's re-ask of missing edges, the edges
+    its first reply left out. ``cached_tokens``: those of them the server says it took from
+    its prefix cache (None: the server did not say; engine/llm/servercache.py).
+    ``endpoint``: the server that answered (or failed) in a run of several; ``moved_from``:
+    the one that stopped answering and whose call this was (engine/llm/endpoints.py); both
+    empty, and not saved, otherwise. ``read``: ``lenient`` for a reply whose JSON was read
+    with line breaks in its strings (json-repair misread them; a record made before, empty
+    here, replays so).
     """
 
     model_config = ConfigDict(extra="forbid", defer_build=True)
@@ -199,8 +199,9 @@ class RoundUsage(BaseModel):
         return self.fallback_share > DEGRADED_SHARE
 
 
-#: What each kind of degenerate reply (``engine.core.quality.KINDS``) was, in a few words,
-#: for the line that names a round's most common failure.
+#: Each kind of degenerate reply, in a few words (for the line that names a round's most
+#: common failure): an utterance's, in the order ``engine.core.quality`` checks them, then a
+#: structured reply's signed change far off its scale (``engine.llm.clamp``).
 FLAWS = {
     "empty": "nothing said",
     "debris": "JSON or template debris",

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict
 
-from .exchanges import LLMCall, RoundUsage
+from .exchanges import FLAWS, LLMCall, RoundUsage
 
 #: An utterance sharing a run of this many words with its prompt's instructions echoes them.
 #: A real echo of Gemma 3 270M ("… don't speak privately to Edmund (neutral) and your intent:
@@ -83,20 +83,8 @@ _SENTENCE_END = re.compile(r"[.!?;\n]+")
 _LETTERS = re.compile(r"[^\W\d_]")
 _SPELLED = re.compile(r"[^\W\d_]{2,}")
 
-#: The kinds of flaw: an utterance's, in the order it is checked, then a structured reply's
-#: number far off its scale (``engine.llm.clamp``).
-KINDS = (
-    "empty",
-    "debris",
-    "wordless",
-    "echo",
-    "loop",
-    "unfinished",
-    "copy",
-    "repeat",
-    "description",
-    "scale",
-)
+#: The kinds of flaw, as :data:`~.exchanges.FLAWS` lists them with their words.
+KINDS = tuple(FLAWS)
 
 
 @dataclass(frozen=True)

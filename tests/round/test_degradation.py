@@ -5,6 +5,7 @@ most common error) unless the settings tolerate fallbacks. Played against the lo
 from __future__ import annotations
 
 import os
+import re
 
 os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"  # before litellm is imported: no network
 
@@ -16,6 +17,7 @@ import litellm
 import pytest
 from llm_stub import StubLLM
 
+import engine
 from engine import SaveStore, Simulation, load_library
 from engine.core.exchanges import FLAWS, LLMCall, RoundUsage, main_failure
 from engine.core.quality import KINDS
@@ -158,4 +160,9 @@ def test_the_most_common_failure_names_a_degenerate_replys_flaw_in_words() -> No
     ]
     failure = ("openai/m", "degenerate (scale: changes far off their scale)", 1)
     assert main_failure(calls) == failure
-    assert set(FLAWS) == set(KINDS)  # every kind of flaw has its words
+    raised = {  # every kind a check gives a flaw has its words
+        kind
+        for path in (Path(engine.__file__).parent).rglob("*.py")
+        for kind in re.findall(r'Flaw\(\s*"(\w+)"', path.read_text())
+    }
+    assert raised == set(FLAWS) == set(KINDS)

@@ -142,7 +142,7 @@ class RunView(Vertical):
             self._bridge.close()
         self._logs = self._carried(sim)
         self.sim = sim
-        self._stopped = None
+        self._stopped, self._round_from = None, {}
         self._bridge = EventBridge(sim, self.post_message, pacer=self._pacer)
         self.call_after_refresh(self._swap_deck)
 
