@@ -39,7 +39,9 @@ LOOP_WORDS, LOOP_TIMES = 3, 3
 #: A line copied verbatim (another agent's this round, or the speaker's last) counts from
 #: this many words: two agents may both say "I agree with you."
 COPY_WORDS = 5
-#: A line holding another's whole line of at least this many words copies it.
+#: A line holding another's whole line of at least this many words copies it, and so does a
+#: line of at least this many words that another's holds whole: Gemma 3 270M's Callum said
+#: "I will keep the place open until when I die!", the last sentence of Nell's line.
 CONTAINED_WORDS = 8
 #: A line sharing a run of this many words in a row with another's copies it too: Gemma 3
 #: 270M's Silas and Greta said 27 words of Nell's line ("…so that no one else can use it as a
@@ -249,15 +251,16 @@ _MENDING = {"unfinished": "cut after its last whole sentence", "loop": "cut wher
 
 
 def copied(text: str, line: str) -> bool:
-    """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), holds the whole
-    of a line of :data:`CONTAINED_WORDS` words or more, or shares a run of
-    :data:`SHARED_RUN_WORDS` words in a row with it."""
+    """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), one of the two
+    holds the whole of the other of :data:`CONTAINED_WORDS` words or more, or they share a
+    run of :data:`SHARED_RUN_WORDS` words in a row."""
     mine, theirs = words(text), words(line)
     if len(theirs) < COPY_WORDS:
         return False
     if mine == theirs:
         return True
-    if len(theirs) >= CONTAINED_WORDS and f" {' '.join(theirs)} " in f" {' '.join(mine)} ":
+    short, long_ = sorted((mine, theirs), key=len)
+    if len(short) >= CONTAINED_WORDS and f" {' '.join(short)} " in f" {' '.join(long_)} ":
         return True
     return bool(_runs(mine, SHARED_RUN_WORDS) & _runs(theirs, SHARED_RUN_WORDS))
 

@@ -142,6 +142,9 @@ def test_a_long_run_of_another_lines_words_is_a_copy() -> None:
     eleven = "that no one else can use it as a shop or"
     assert kind(f"We agree {eleven} a bar, Nell.", (nell,)) is None
     assert kind(f"We agree so {eleven} restaurant, Nell.", (nell,)) == "copy"
+    # Callum, after Nell in another run: her last sentence alone, ten words of it
+    assert kind("I will keep the place open until when I die!", (nell,)) == "copy"
+    assert kind("I will keep the place open.", (nell,)) is None  # six words: may coincide
 
 
 #: Gemma 3 270M's Edmund (the app, tavern round 1): three sentences, then the same again,
