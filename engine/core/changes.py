@@ -62,7 +62,7 @@ class RoundChanges:
     need_deltas: dict[str, dict[str, float]] = field(default_factory=dict)
     needs: dict[str, dict[str, float]] = field(default_factory=dict)
     theta: dict[str, float | None] = field(default_factory=dict)
-    _remembered: tuple[np.ndarray, np.ndarray] | None = None
+    _remembered: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     _relation_changes: list[RelationChange] | None = None
 
     @classmethod
@@ -102,14 +102,14 @@ class RoundChanges:
         """Each edge's evicted rounds, as lists."""
         return [[r for r in row if r != NO_ROUND] for row in self.evicted.tolist()]
 
-    def remembered(self) -> tuple[np.ndarray, np.ndarray]:
-        """The round's new memory entries: the distinct ones (an object array, one
-        validated entry for all the edges that remember the same note with the same
-        importance) and each edge's index among them."""
+    def remembered(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The round's new memory entries: the distinct ones (one for all the edges that
+        remember the same note with the same importance) as their summaries (an object
+        array) and importance, and each edge's index among them."""
         import numpy as np
 
         if self._remembered is None:
-            t, notes = self.round, self.notes
+            notes = self.notes
             # one key per note and importance (1..10): the note's code, then 4 bits; the
             # distinct keys in order, marked in a table of every key (no sort)
             keys = self.note.astype(np.int64) * 16 + self.importance
@@ -117,13 +117,17 @@ class RoundChanges:
             seen[keys] = True
             distinct = np.flatnonzero(seen)
             codes = (np.cumsum(seen) - 1)[keys]
-            data = [
-                {"round": t, "summary": notes[key >> 4], "importance": key & 15}
-                for key in distinct.tolist()
-            ]
-            made: list[MemoryEntry] = validated(list[MemoryEntry], data)
-            self._remembered = (entry_array(made), codes.reshape(len(keys)))
+            said = entry_array(notes).take(distinct >> 4)
+            self._remembered = (said, distinct & 15, codes.reshape(len(keys)))
         return self._remembered
+
+    def remembered_entries(self) -> np.ndarray:
+        """:meth:`remembered`'s distinct entries as validated :class:`MemoryEntry` models
+        (an object array)."""
+        said, importance, _ = self.remembered()
+        rows = zip(said.tolist(), importance.tolist(), strict=True)
+        data = [{"round": self.round, "summary": s, "importance": i} for s, i in rows]
+        return entry_array(validated(list[MemoryEntry], data))
 
     def relation_changes(self) -> list[RelationChange]:
         """The changed edges as validated :class:`RelationChange` models (built once)."""

@@ -62,43 +62,86 @@ def row_counts(mask: np.ndarray) -> np.ndarray:
     return (mask.view(np.uint8) @ np.ones(mask.shape[1], np.uint8)).astype(np.int64)
 
 
-@dataclass(frozen=True, eq=False, slots=True)
+@dataclass(eq=False, slots=True)
 class Notes:
-    """A state's table of memory entries: entry ``c`` is ``entries[c]``, of round
+    """A state's table of memory entries: entry ``c`` says ``summaries[c]``, of round
     ``rounds[c]`` and importance ``importance[c]``; code :data:`EMPTY_NOTE` is an empty
     slot (None, :data:`NO_ROUND`, 0). ``live``: how many entries the table held when it
-    last dropped those no slot held (or was made)."""
+    last dropped those no slot held (or was made). An entry's validated
+    :class:`MemoryEntry` is built when first read (:meth:`entries_at`) and kept with the
+    table (a round remembers hundreds of notes that only a reader of memories needs as
+    models); the columns never change."""
 
-    entries: np.ndarray
+    summaries: np.ndarray
     rounds: np.ndarray
     importance: np.ndarray
     live: int
+    #: The entries built so far (None where not) and which codes they are.
+    _made: tuple[np.ndarray, np.ndarray] | None = None
 
     @classmethod
     def of(cls, entries: Sequence[MemoryEntry]) -> Notes:
         """The table of ``entries`` (codes 1..), after the empty slot's."""
         import numpy as np
 
+        count = len(entries) + 1
         return cls(
-            entry_array([None, *entries]),
+            entry_array([None, *(e.summary for e in entries)]),
             np.array([NO_ROUND, *(e.round for e in entries)], np.int32),
             np.array([0, *(e.importance for e in entries)], np.int8),
-            len(entries) + 1,
+            count,
+            (entry_array([None, *entries]), np.ones(count, bool)),
+        )
+
+    @classmethod
+    def unbuilt(cls, summaries: list[str], rounds: np.ndarray, importance: np.ndarray) -> Notes:
+        """The table of the entries saying ``summaries``, of ``rounds`` and ``importance``
+        (codes 1..), none built yet."""
+        import numpy as np
+
+        return cls(
+            entry_array([None, *summaries]),
+            np.concatenate([[NO_ROUND], rounds]).astype(np.int32),
+            np.concatenate([[0], importance]).astype(np.int8),
+            len(summaries) + 1,
         )
 
     def __len__(self) -> int:
-        return len(self.entries)
+        return len(self.summaries)
 
-    def joined(self, made: np.ndarray, round_no: int, importance: np.ndarray) -> Notes:
-        """The table with round ``round_no``'s entries ``made`` (of ``importance``) after
-        its own."""
+    def entries_at(self, codes: np.ndarray) -> np.ndarray:
+        """The entries at ``codes`` (an array of any shape; None at :data:`EMPTY_NOTE`),
+        those not read before built now (validated in one call)."""
         import numpy as np
 
+        if self._made is None:
+            self._made = (np.full(len(self), None, object), np.arange(len(self)) == EMPTY_NOTE)
+        made, built = self._made
+        new = np.unique(codes[~built[codes]])
+        if len(new):
+            rows = zip(
+                self.rounds[new].tolist(),
+                self.summaries[new].tolist(),
+                self.importance[new].tolist(),
+                strict=True,
+            )
+            data = [{"round": r, "summary": s, "importance": i} for r, s, i in rows]
+            made[new] = entry_array(validated(list[MemoryEntry], data))
+            built[new] = True
+        return made[codes]
+
+    def joined(self, summaries: np.ndarray, round_no: int, importance: np.ndarray) -> Notes:
+        """The table with round ``round_no``'s entries (saying ``summaries``, of
+        ``importance``) after its own; the entries built so far go with it."""
+        import numpy as np
+
+        count = len(summaries)
         return Notes(
-            np.concatenate([self.entries, made]),
-            np.concatenate([self.rounds, np.full(len(made), round_no, np.int32)]),
+            np.concatenate([self.summaries, summaries]),
+            np.concatenate([self.rounds, np.full(count, round_no, np.int32)]),
             np.concatenate([self.importance, importance.astype(np.int8)]),
             self.live,
+            None if self._made is None else _padded(self._made, count),
         )
 
     def kept(self, memory: np.ndarray) -> tuple[Notes, np.ndarray]:
@@ -112,8 +155,22 @@ class Notes:
         held[memory] = True
         held[EMPTY_NOTE] = True
         live = np.flatnonzero(held)
-        table = Notes(self.entries[live], self.rounds[live], self.importance[live], len(live))
+        table = Notes(
+            self.summaries[live],
+            self.rounds[live],
+            self.importance[live],
+            len(live),
+            None if self._made is None else (self._made[0][live], self._made[1][live]),
+        )
         return table, (np.cumsum(held, dtype=np.int32) - 1)[memory]
+
+
+def _padded(made: tuple[np.ndarray, np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
+    """Built entries and their marks with ``count`` unbuilt codes after them."""
+    import numpy as np
+
+    entries, built = made
+    return np.concatenate([entries, np.full(count, None, object)]), np.pad(built, (0, count))
 
 
 @dataclass(eq=False, slots=True)
@@ -275,9 +332,9 @@ class StateColumns:
 
     def _entries_of(self, rows: np.ndarray, cols: np.ndarray) -> list[list[MemoryEntry | None]]:
         """The memory slots of edges (rows[k], cols[k])."""
-        result: list[list[MemoryEntry | None]] = self.notes.entries[
+        result: list[list[MemoryEntry | None]] = self.notes.entries_at(
             self.memory[rows, cols]
-        ].tolist()
+        ).tolist()
         return result
 
     def world(self) -> WorldState:
@@ -423,7 +480,7 @@ def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.nd
     import numpy as np
 
     rows, cols, t = changes.source, changes.target, changes.round
-    made, codes = changes.remembered()
+    said, importance, codes = changes.remembered()
     new = len(before.notes) + codes
     memory = before.memory.copy()
     n = len(before.names)
@@ -442,9 +499,7 @@ def _remember(before: StateColumns, changes: RoundChanges) -> tuple[Notes, np.nd
             memory = np.pad(memory, ((0, 0), (0, 0), (1, 0)), constant_values=EMPTY_NOTE)
         moved = moved.astype(memory.dtype, copy=False)[:, None, :]
         np.put(edge_items(memory), r * n + c, edge_items(moved))  # (memory: a fresh array)
-    importance = np.empty(len(made), np.int64)
-    importance[codes] = changes.importance
-    return before.notes.joined(made, t, importance).kept(memory)
+    return before.notes.joined(said, t, importance).kept(memory)
 
 
 #: Edges :func:`_remember` works out at a time.

@@ -71,7 +71,7 @@ class EdgeView:
     def memory(self) -> list[MemoryEntry]:
         """The edge's memory entries, oldest first."""
         columns = self._columns
-        slots = columns.notes.entries[columns.memory[self._i, self._j]]
+        slots = columns.notes.entries_at(columns.memory[self._i, self._j])
         return [e for e in slots if e is not None]
 
 

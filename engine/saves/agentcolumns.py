@@ -49,7 +49,7 @@ class NoteColumns(_Model):
     def of(cls, notes: Notes, codes: np.ndarray) -> NoteColumns:
         """The notes of ``notes`` at ``codes``, in that order."""
         return cls(
-            summary=[e.summary for e in notes.entries[codes].tolist()],
+            summary=notes.summaries[codes].tolist(),
             round=notes.rounds[codes],
             importance=notes.importance[codes],
         )

@@ -74,7 +74,8 @@ class StateFrame(_Model):
         memory = state.memory.transpose(1, 0, 2).ravel()
         targets = np.repeat(np.arange(n), n * width)
         filled = memory != EMPTY_NOTE
-        codes, notes = note_codes(state.notes.entries, memory, targets, filled, state.names)
+        table = state.notes.entries_at(np.arange(len(state.notes)))
+        codes, notes = note_codes(table, memory, targets, filled, state.names)
         return cls(
             round=state.round,
             names=state.names,
@@ -132,8 +133,9 @@ class EdgeColumns(_Model):
         import numpy as np
 
         names = changes.names
-        made, remembered = changes.remembered()
+        remembered = changes.remembered()[2]
         filled = np.ones(len(remembered), bool)
+        made = changes.remembered_entries()
         codes, notes = note_codes(made, remembered, changes.target, filled, names)
         return cls(
             source=[names[i] for i in changes.source.tolist()],
@@ -156,9 +158,10 @@ class EdgeColumns(_Model):
         index = {name: k for k, name in enumerate(names)}
         count = len(self.source)
         target = np.fromiter(map(index.__getitem__, self.target), np.intp, count=count)
-        table, offsets = _table(self.notes, names)
-        made = entry_array(table)  # the round's notes, target after target
+        table, offsets = _table(self.notes, names)  # the round's notes, target after target
         codes = np.array(self.memory, np.int64).reshape(count) + offsets[target] - 1
+        summaries = [e.summary for e in table]
+        importance = np.array([e.importance for e in table], np.int64)
         return RoundChanges(
             round=round_no,
             names=names,
@@ -169,11 +172,11 @@ class EdgeColumns(_Model):
             status=status_array(self.status),
             previous=status_array(self.previous_status),
             override=override_codes(self.override),
-            notes=[e.summary for e in table],
+            notes=summaries,
             note=codes.astype(np.intp),
-            importance=np.array([e.importance for e in table], np.int64)[codes].reshape(count),
+            importance=importance[codes].reshape(count),
             evicted=evicted_array(self.evicted),
-            _remembered=(made, codes),
+            _remembered=(entry_array(summaries), importance, codes),
         )
 
 
@@ -232,15 +235,18 @@ class PackedState(_Model):
             names=self.names,
             fav=self.fav.reshape(n, n),
             status=status_array(self.status).reshape(n, n),
-            notes=Notes.of(self._entries() if memory else []),
+            notes=self._notes() if memory else Notes.of([]),
             memory=self.memory.astype(np.int32).reshape(n, n, self.width)[:, :, :width],
             emotion=self.emotion,
             needs=self.agent_needs(),
             theta=self.theta,
         )
 
-    def _entries(self) -> list[MemoryEntry]:
-        return self.notes.entries() if isinstance(self.notes, NoteColumns) else self.notes
+    def _notes(self) -> Notes:
+        notes = self.notes
+        if isinstance(notes, NoteColumns):
+            return Notes.unbuilt(notes.summary, notes.round, notes.importance)
+        return Notes.of(notes)
 
     def agent_needs(self) -> list[dict[str, Need]]:
         """Each agent's needs as the engine holds them."""

@@ -173,15 +173,7 @@ def _same_memories(a: StateColumns, b: StateColumns, every: tuple[np.ndarray, ..
     for column in ("rounds", "importance"):
         if not np.array_equal(getattr(a.notes, column)[slots_a], getattr(b.notes, column)[slots_b]):
             return False
-    said_a, said_b = (_summaries(s.notes.entries) for s in (a, b))
-    return bool(np.array_equal(said_a[slots_a], said_b[slots_b]))
-
-
-def _summaries(entries: np.ndarray) -> np.ndarray:
-    """Each note's summary (None for the empty slot's) as an object array."""
-    import numpy as np
-
-    return np.array([None if e is None else e.summary for e in entries], dtype=object)
+    return bool(np.array_equal(a.notes.summaries[slots_a], b.notes.summaries[slots_b]))
 
 
 def _chain(meta: RunMeta) -> dict[str, int | None]:

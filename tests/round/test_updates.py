@@ -17,6 +17,7 @@ from engine.core.needs import NEEDS
 from engine.core.rules import apply_emotion, apply_fav, apply_need, next_status, remember
 from engine.core.scenario import Status
 from engine.core.state import AgentState, MemoryEntry, NeedState, Relation, WorldState
+from engine.core.view import AgentsView
 from engine.minds.base import Edge, Judgements, RelationJudgement, RoundJudgements
 from engine.round.updates import round_changes
 from engine.saves.columnar import EdgeColumns, StateFrame
@@ -215,6 +216,48 @@ def test_a_round_builds_models_only_for_the_edges_it_changed(seed):
     for name, j in zip(NAMES, judged, strict=True):
         for other, rel in after.agents[name].relations.items():
             assert (rel is state.agents[name].relations[other]) is (other not in j.relations)
+
+
+def test_a_round_builds_no_memory_entry_until_one_is_read(monkeypatch):
+    """The notes a round remembers are kept as text, round and importance: no
+    :class:`MemoryEntry` is validated while rounds are played. An edge's memory read
+    through the view builds its entries once, equal to those of the state built as
+    models, and the states after it keep them (no entry is validated twice)."""
+    import engine.core.columns as columns
+
+    rng = random.Random(11)
+    state = StateColumns.of(world(rng, 2), 3)
+    built: list[int] = []
+    real = columns.validated
+
+    def counted(kind, data):
+        if kind == list[MemoryEntry]:
+            built.append(len(data))
+        return real(kind, data)
+
+    monkeypatch.setattr(columns, "validated", counted)
+    for t in range(7, 12):
+        judged = [judgements(rng, name) for name in NAMES]
+        index = state.index
+        changes = round_changes(state, t, 3, RoundJudgements.of(judged, index), [None] * 5)
+        state = state.apply(changes)
+    assert built == []
+    edges = AgentsView(state)["Ann"].relations
+    memories = {other: edges[other].memory for other in NAMES[1:]}
+    read = sum(built)
+    assert 0 < read <= sum(map(len, memories.values()))
+    assert {other: edges[other].memory for other in NAMES[1:]} == memories
+    assert sum(built) == read  # read again: nothing built
+    assert {o: r.memory for o, r in state.world().agents["Ann"].relations.items()} == memories
+    read = sum(built)
+    judged = [judgements(rng, name) for name in NAMES]
+    changes = round_changes(state, 12, 3, RoundJudgements.of(judged, state.index), [None] * 5)
+    later = state.apply(changes)
+    now = [edge.memory for edge in AgentsView(later)["Ann"].relations.values()]
+    assert [e for memory in now for e in memory if e.round < 12]
+    ann = later.memory[0]
+    new = np.unique(ann[later.notes.rounds[ann] == 12])
+    assert sum(built) - read == len(new) > 0  # only the new round's entries built
 
 
 def test_the_notes_table_stays_bounded_and_dropping_notes_changes_no_state(monkeypatch):

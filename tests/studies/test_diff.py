@@ -161,7 +161,7 @@ def test_states_are_compared_as_their_models_are(store: SaveStore, mini: Scenari
     other = next(
         c
         for c in range(1, len(state.notes))
-        if state.notes.entries[c].summary != state.notes.entries[state.memory[i, j, k]].summary
+        if state.notes.summaries[c] != state.notes.summaries[state.memory[i, j, k]]
     )
     memory = state.memory.copy()
     memory[i, j, k] = other
