@@ -193,6 +193,39 @@ def test_a_keyframe_frame_holds_the_state_it_was_made_of(seed, memory, capacity)
     )
 
 
+def test_needs_an_agent_lacks_are_skipped_and_the_rest_move_in_the_order_judged():
+    """Judged needs in an order unlike the state's, some an agent lacks: each agent's
+    moves are the rules' (clipped, the unmoved left out, rounded to 4 places), in the
+    order judged, and its lacking needs are skipped."""
+    rng = random.Random(4)
+    state = world(rng, 2)
+    bob = state.agents["Bob"]
+    lacking = {NEEDS[0], NEEDS[5]}
+    bob = bob.model_copy(update={"needs": {n: v for n, v in bob.needs.items() if n not in lacking}})
+    state = state.model_copy(update={"agents": {**state.agents, "Bob": bob}})
+    changes_of = [0.5, -20.0, 0.0, 3.0, -0.25, 11.0, 1e-9]
+    judged = [
+        Judgements(0.0, {}, {n: changes_of[(k + i) % 7] for i, n in enumerate(reversed(NEEDS))})
+        for k in range(len(NAMES))
+    ]
+    before = StateColumns.of(state, 3)
+    changes = round_changes(
+        before, 7, 3, RoundJudgements.of(judged, before.index), [None] * len(NAMES)
+    )
+    for name, j in zip(NAMES, judged, strict=True):
+        needs = state.agents[name].needs
+        moves, now = {}, {}
+        for need, change in j.needs.items():
+            if need in needs:
+                value = apply_need(needs[need].current, change)
+                if value != needs[need].current:
+                    moves[need] = round(value - needs[need].current, 4)
+                    now[need] = value
+        assert list(changes.need_deltas[name].items()) == list(moves.items())
+        assert list(changes.needs.get(name, {}).items()) == list(now.items())
+    assert lacking.isdisjoint(changes.need_deltas["Bob"]) and changes.need_deltas["Bob"]
+
+
 def test_a_round_without_changes_leaves_the_state():
     rng = random.Random(3)
     state = world(rng, 3)
