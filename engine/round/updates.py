@@ -3,20 +3,18 @@ the rules, as one :class:`~engine.core.changes.RoundChanges`.
 
 The judged edges are read into columns once; U_R (:func:`~engine.core.rules.apply_fav`,
 :func:`~engine.core.rules.next_status`, :func:`~engine.core.rules.remember`) then runs on
-the arrays of the triggered edges only, with numpy; U_S and the needs run on arrays of
-every agent's values too.
+the arrays of the triggered edges only, with numpy. U_S and the needs, a few values an
+agent, stay plain Python.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain, compress, repeat
-from operator import itemgetter
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
 from ..core.columns import Notes, StateColumns, row_counts
-from ..core.needs import NEED_MAX, NEED_MIN, Need
+from ..core.needs import NEED_MAX, NEED_MIN
 from ..core.rounding import rounded
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, threshold_codes
 from ..core.state import EmotionChange
@@ -176,9 +174,8 @@ def _agents(
     thetas: Sequence[float | None],
 ) -> None:
     """U_S, the needs and theta of every agent, into ``changes``: every agent's emotion
-    moved at once, then every judged need of every agent in one row, in the order judged
-    (:func:`~engine.core.rules.apply_emotion` and :func:`~engine.core.rules.apply_need`
-    written out on arrays); a need the agent lacks is skipped."""
+    moved at once, its needs one by one (:func:`~engine.core.rules.apply_emotion` and
+    :func:`~engine.core.rules.apply_need` written out); a need it lacks is skipped."""
     import numpy as np
 
     names = before.names
@@ -192,34 +189,33 @@ def _agents(
         )
     ]
     changes.emotions = validated(list[EmotionChange], emotions)
-    # every agent's judged needs in a row: the need, its change and the agent's Need
-    judged_needs = judged.needs
-    counts = list(map(len, judged_needs))
-    keys = list(chain.from_iterable(judged_needs))
-    deltas = list(chain.from_iterable(map(dict.values, judged_needs)))
-    held = list(map(dict.get, chain.from_iterable(map(repeat, before.needs, counts)), keys))
-    if None in held:  # needs an agent lacks: left out
-        kept = [need is not None for need in held]
-        owner = np.repeat(np.arange(len(names)), counts)[np.array(kept, bool)]
-        counts = np.bincount(owner, minlength=len(names)).tolist()
-        keys, deltas = list(compress(keys, kept)), list(compress(deltas, kept))
-        held = list(compress(held, kept))
-    present = cast("list[Need]", held)  # (none None now)
-    was = np.fromiter(map(itemgetter(0), present), np.float64, count=len(present))
-    now = clipped(was + np.array(deltas, float).reshape(len(deltas)), NEED_MIN, NEED_MAX)
-    moved = (now != was).tolist()
-    movements, currents = rounded(now - was, 4).tolist(), now.tolist()
-    start = 0
-    for i, (name, count) in enumerate(zip(names, counts, strict=True)):
-        at = slice(start, start + count)
-        which, need = moved[at], keys[at]
-        changes.need_deltas[name] = dict(compress(zip(need, movements[at], strict=True), which))
-        if any(which):
-            changes.needs[name] = dict(compress(zip(need, currents[at], strict=True), which))
-        start += count
-        theta = thetas[i]
+    movements: list[float] = []  # every moved need's movement, rounded at once below
+    moves: list[dict[str, float]] = []  # the agents' movements, in that order
+    low, high = NEED_MIN, NEED_MAX
+    agents = zip(names, judged.needs, thetas, before.needs, strict=True)
+    for i, (name, deltas, theta, needs) in enumerate(agents):
+        moved: dict[str, float] = {}
+        now: dict[str, float] = {}
+        for (need, change), value in zip(deltas.items(), map(needs.get, deltas), strict=True):
+            if value is None:
+                continue
+            was = value.current
+            current = was + change  # (clip() written out: this runs once per judged need)
+            current = low if current < low else high if current > high else current
+            if current != was:
+                moved[need] = current - was
+                now[need] = current
+        changes.need_deltas[name] = moved
+        if now:
+            changes.needs[name] = now
+            movements += moved.values()
+            moves.append(moved)
         if theta is not None and theta != before.theta[i]:
             changes.theta[name] = theta
+    rounded_movements = iter(rounded(np.array(movements, float), 4).tolist())
+    for moved in moves:
+        for need in moved:
+            moved[need] = next(rounded_movements)
 
 
 def clipped(values: np.ndarray, low: float, high: float) -> np.ndarray:
