@@ -184,15 +184,14 @@ def candidates(who: Deciders, seen: LastRound) -> list[Options]:
 
     def weigh(rows: np.ndarray, cols: np.ndarray, kinds: np.ndarray) -> np.ndarray:
         """The weight of act ``kinds[k]`` of :data:`TOWARD` of row ``rows[k]`` toward
-        agent ``cols[k]`` (worked out for the acts given only)."""
-        weights = np.empty(len(rows))
-        for kind in range(3):
-            at = np.flatnonzero(kinds == kind)
-            r, c = rows[at], cols[at]
-            if kind == 0:
-                weights[at] = hostile[r, c] * aggression[r] * (1.0 + bias[r, c])
-            else:
-                weights[at] = friendly[r, c] * temper[r, 1] if kind == 1 else 0.5 * friendly[r, c]
+        agent ``cols[k]`` (cells read by their flat index: ``take`` is several times faster
+        than indexing by row and column)."""
+        cells = rows * fav.shape[1] + cols
+        liked = friendly.ravel().take(cells)
+        weights = np.where(kinds == 1, liked * temper[:, 1].take(rows), 0.5 * liked)
+        at = np.flatnonzero(kinds == 0)
+        r, c = rows.take(at), cells.take(at)
+        weights[at] = hostile.ravel().take(c) * aggression.take(r) * (1.0 + bias.ravel().take(c))
         return weights
 
     options = []
@@ -225,7 +224,7 @@ def _given(
         cells = (np.arange(count)[:, None] * given.shape[1] + columns).ravel()
         acts = edge_items(given).take(cells).view(bool)  # (each cell's acts at once)
         where, slots = np.divmod(np.flatnonzero(acts), 3 * columns.shape[1])  # (1-D: faster)
-        cols = columns[where, slots // 3]
+        cols = columns.ravel().take(where * columns.shape[1] + slots // 3)
     else:  # others of different lengths: row by row
         each = [given[row, a].ravel().nonzero()[0] for row, a in enumerate(at)]
         where = np.repeat(np.arange(count), [len(e) for e in each])
