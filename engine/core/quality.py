@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 from pydantic import BaseModel, ConfigDict
 
-from .exchanges import FLAWS, LLMCall, RoundUsage
+from .exchanges import LLMCall, RoundUsage
 
 #: An utterance sharing a run of this many words with its prompt's instructions echoes them.
 #: A real echo of Gemma 3 270M ("… don't speak privately to Edmund (neutral) and your intent:
@@ -85,18 +85,15 @@ _SENTENCE_END = re.compile(r"[.!?;\n]+")
 _LETTERS = re.compile(r"[^\W\d_]")
 _SPELLED = re.compile(r"[^\W\d_]{2,}")
 
-#: The kinds of flaw, as :data:`~.exchanges.FLAWS` lists them with their words.
-KINDS = tuple(FLAWS)
-
 
 @dataclass(frozen=True)
 class Flaw:
-    """Why a reply that fits its schema does not count: its kind (one of :data:`KINDS`) and
-    one line saying what was wrong (recorded, and sent back with the re-ask); ``mended``,
-    where the flawed part can be left out (an optional field, a sentence cut off after
-    whole ones), the reply without it, which the re-ask's reply, flawed again, is taken as
-    (recorded as repaired, with ``mending`` saying what was left out) rather than falling
-    back."""
+    """Why a reply that fits its schema does not count: its kind (a key of
+    :data:`~.exchanges.FLAWS`) and one line saying what was wrong (recorded, and sent back
+    with the re-ask); ``mended``, where the flawed part can be left out (an optional field,
+    a sentence cut off after whole ones), the reply without it, which the re-ask's reply,
+    flawed again, is taken as (recorded as repaired, with ``mending`` saying what was left
+    out) rather than falling back."""
 
     kind: str
     note: str
@@ -206,12 +203,12 @@ def unfinished(text: str) -> Flaw | None:
     llama-server closed its JSON after "…The executor's duty is to the will not,"; on
     llama-cpp-python Greta's line ran out at "…for your own good and not the"."""
     end = text.rstrip().rstrip("\"'”’»").rstrip()
-    if end and end[-1] in _CUT:
-        return Flaw("unfinished", f"it stops mid-sentence, on {end[-1]!r}: say the whole sentence")
-    last = end.rsplit(None, 1)[-1].lower() if end else ""
-    if last in _GOES_ON:
-        return Flaw("unfinished", f"it stops mid-sentence, on {last!r}: say the whole sentence")
-    return None
+    if not end:
+        return None
+    on = end[-1] if end[-1] in _CUT else end.rsplit(None, 1)[-1].lower()
+    if on not in _CUT and on not in _GOES_ON:
+        return None
+    return Flaw("unfinished", f"it stops mid-sentence, on {on!r}: say the whole sentence")
 
 
 #: The marks a sentence goes on after.
