@@ -121,14 +121,6 @@ class RoundChanges:
             self._remembered = (said, distinct & 15, codes.reshape(len(keys)))
         return self._remembered
 
-    def remembered_entries(self) -> np.ndarray:
-        """:meth:`remembered`'s distinct entries as validated :class:`MemoryEntry` models
-        (an object array)."""
-        said, importance, _ = self.remembered()
-        rows = zip(said.tolist(), importance.tolist(), strict=True)
-        data = [{"round": self.round, "summary": s, "importance": i} for s, i in rows]
-        return entry_array(validated(list[MemoryEntry], data))
-
     def relation_changes(self) -> list[RelationChange]:
         """The changed edges as validated :class:`RelationChange` models (built once)."""
         if self._relation_changes is None:
@@ -191,6 +183,17 @@ def validated(kind: Any, data: object) -> Any:
     """``data`` validated as ``kind`` in one call (a list of thousands of models validates
     faster at once than model by model)."""
     return _adapter(kind).validate_python(data)
+
+
+def memory_entries(
+    rounds: Sequence[int], summaries: Sequence[str], importance: Sequence[int]
+) -> list[MemoryEntry]:
+    """The notes of ``rounds``, ``summaries`` and ``importance`` as validated
+    :class:`MemoryEntry` models (validated in one call)."""
+    rows = zip(rounds, summaries, importance, strict=True)
+    data = [{"round": r, "summary": s, "importance": i} for r, s, i in rows]
+    made: list[MemoryEntry] = validated(list[MemoryEntry], data)
+    return made
 
 
 def entry_array(items: Sequence[object]) -> np.ndarray:

@@ -20,7 +20,15 @@ from itertools import repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
-from .changes import CODE, NO_ROUND, STATUSES, RoundChanges, entry_array, validated
+from .changes import (
+    CODE,
+    NO_ROUND,
+    STATUSES,
+    RoundChanges,
+    entry_array,
+    memory_entries,
+    validated,
+)
 from .needs import Need
 from .scenario import Status
 from .state import AgentState, MemoryEntry, NeedState, Relation, WorldState
@@ -119,14 +127,8 @@ class Notes:
         made, built = self._made
         new = np.unique(codes[~built[codes]])
         if len(new):
-            rows = zip(
-                self.rounds[new].tolist(),
-                self.summaries[new].tolist(),
-                self.importance[new].tolist(),
-                strict=True,
-            )
-            data = [{"round": r, "summary": s, "importance": i} for r, s, i in rows]
-            made[new] = entry_array(validated(list[MemoryEntry], data))
+            at = (self.rounds[new], self.summaries[new], self.importance[new])
+            made[new] = entry_array(memory_entries(*(column.tolist() for column in at)))
             built[new] = True
         return made[codes]
 

@@ -22,9 +22,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.changes import validated
 from ..core.needs import NEEDS, Need
-from ..core.state import MemoryEntry
 from .packed import Decimals4, Ints
 
 if TYPE_CHECKING:
@@ -64,13 +62,6 @@ class NoteColumns(_Model):
 
     def __len__(self) -> int:
         return len(self.summary)
-
-    def entries(self) -> list[MemoryEntry]:
-        """The notes as validated entries."""
-        rows = zip(self.summary, self.round.tolist(), self.importance.tolist(), strict=True)
-        data = [{"round": r, "summary": s, "importance": i} for s, r, i in rows]
-        made: list[MemoryEntry] = validated(list[MemoryEntry], data)
-        return made
 
 
 class NeedColumns(_Model):

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..core.changes import STATUSES, RoundChanges, entry_array, evicted_array, override_codes
+from ..core.changes import (
+    STATUSES,
+    RoundChanges,
+    entry_array,
+    evicted_array,
+    memory_entries,
+    override_codes,
+)
 from ..core.columns import EMPTY_NOTE, Notes, StateColumns, need_states, needs_of
 from ..core.needs import Need
 from ..core.scenario import Status
@@ -133,10 +140,10 @@ class EdgeColumns(_Model):
         import numpy as np
 
         names = changes.names
-        remembered = changes.remembered()[2]
+        said, importance, remembered = changes.remembered()
         filled = np.ones(len(remembered), bool)
-        made = changes.remembered_entries()
-        codes, notes = note_codes(made, remembered, changes.target, filled, names)
+        made = memory_entries([changes.round] * len(said), said.tolist(), importance.tolist())
+        codes, notes = note_codes(entry_array(made), remembered, changes.target, filled, names)
         return cls(
             source=[names[i] for i in changes.source.tolist()],
             target=[names[j] for j in changes.target.tolist()],

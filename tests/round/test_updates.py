@@ -261,14 +261,13 @@ def test_a_round_builds_no_memory_entry_until_one_is_read(monkeypatch):
     rng = random.Random(11)
     state = StateColumns.of(world(rng, 2), 3)
     built: list[int] = []
-    real = columns.validated
+    real = columns.memory_entries
 
-    def counted(kind, data):
-        if kind == list[MemoryEntry]:
-            built.append(len(data))
-        return real(kind, data)
+    def counted(rounds, summaries, importance):
+        built.append(len(rounds))
+        return real(rounds, summaries, importance)
 
-    monkeypatch.setattr(columns, "validated", counted)
+    monkeypatch.setattr(columns, "memory_entries", counted)
     for t in range(7, 12):
         judged = [judgements(rng, name) for name in NAMES]
         index = state.index

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from engine import Simulation
+from engine.core.changes import memory_entries
 from engine.core.columns import StateColumns, need_states
 from engine.core.scenario import Scenario
 from engine.saves.agentcolumns import MovedNeeds, NeedColumns, NoteColumns
@@ -65,8 +66,10 @@ async def test_a_format_8_keyframe_still_reads(mini: Scenario) -> None:
     state = await late_state(mini)
     packed = PackedState.of(state)
     assert isinstance(packed.notes, NoteColumns)
+    notes = packed.notes
+    format_8_notes = memory_entries(notes.round.tolist(), notes.summary, notes.importance.tolist())
     old = packed.model_copy(
-        update={"notes": packed.notes.entries(), "needs": [need_states(n) for n in state.needs]}
+        update={"notes": format_8_notes, "needs": [need_states(n) for n in state.needs]}
     )
     doc = json.loads(old.model_dump_json())
     assert set(doc["notes"][0]) == {"round", "summary", "importance"}
