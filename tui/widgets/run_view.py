@@ -254,9 +254,6 @@ class RunView(Vertical):
     def _pane(self, name: str) -> AgentPane:
         return self.query_one(AgentDeck).pane(name)
 
-    def _panes(self) -> list[AgentPane]:
-        return self.query_one(AgentDeck).panes
-
     def _write_turn(self, round_no: int, action: Action) -> None:
         self._pane(action.speaker).add_turn(round_no, action)
         if action.mode is Mode.PRIVATE and action.target:
@@ -351,7 +348,8 @@ class RunView(Vertical):
         if self._stopped is not None:
             self._stopped = None
             self.query_one(WarningStrip).set_notice(None)
-        self._round_from = {p.spec.name: p.transcript.written for p in self._panes()}
+        panes = self.query_one(AgentDeck).panes
+        self._round_from = {p.spec.name: p.transcript.written for p in panes}
         for e in message.events:
             for name in e.private_to or []:
                 self._pane(name).add_event(message.round, e)
