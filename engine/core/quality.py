@@ -199,7 +199,7 @@ def repeated_at(text: str) -> int | None:
 def unfinished(text: str) -> Flaw | None:
     """``text`` stops mid-sentence: its last mark is a comma, a colon or a semicolon (closing
     quotes aside; a winking ``;)`` ends on its bracket), or, with no mark, its last word is
-    one a sentence goes on after (an article, a possessive, a conjunction). Gemma 3 270M on
+    one a sentence goes on after (an article, a possessive, a conjunction, "I"). Gemma 3 270M on
     llama-server closed its JSON after "…The executor's duty is to the will not,"; on
     llama-cpp-python Greta's line ran out at "…for your own good and not the"."""
     end = text.rstrip().rstrip("\"'”’»").rstrip()
@@ -213,8 +213,9 @@ def unfinished(text: str) -> Flaw | None:
 
 #: The marks a sentence goes on after.
 _CUT = ",:;，：；、"
-#: Words no English sentence ends on (one ending so without a mark was cut off).
-_GOES_ON = frozenset("a an the my your our their its and or but nor because".split())
+#: Words no English sentence ends on without its stop (one ending so was cut off): "I" ends
+#: one only as "so do I." (Gemma 3 270M's Callum ran out at "…and strong will I").
+_GOES_ON = frozenset("a an the my your our their its and or but nor because i".split())
 #: The longest beginning of a text that ends a sentence (its stop, closing quotes or
 #: brackets, then a space).
 _WHOLE = re.compile(r"(?s)(.*[.!?…。！？][\"'”’»)]*)\s")

@@ -200,6 +200,9 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
         "that you thought would be beneficial to us then I would do so. Please keep this house "
         "for your own good and not the",
         "We sell, and",
+        # Gemma 3 270M's Callum on llama-cpp-python (2026-12-06): no mark, ends on "I"
+        "You are all going to need a year to make up your mind, so I hope that with good "
+        "conscience and strong will I",
     ],
 )
 def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
@@ -207,7 +210,8 @@ def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["I had this dream", "I told her", "The house is his", "Who is it for", "Because."]
+    "text",
+    ["I had this dream", "I told her", "The house is his", "Who is it for", "Because.", "So do I."],
 )
 def test_a_line_without_its_stop_on_a_word_a_sentence_ends_on_is_finished(text: str) -> None:
     assert kind(text) is None
