@@ -71,3 +71,19 @@ def test_plain_words_are_wrapped_as_rich_wraps_them(text: str, width: int) -> No
     console = Console(width=200, file=io.StringIO())
     rich = Text(text).wrap(console, width, justify="left", overflow="ellipsis")
     assert plain_lines(text, width) == [line.plain for line in rich]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_console_without_colour_prints_the_tables_text_as_one_segment(seed: int) -> None:
+    rng = random.Random(seed)
+    transcript = Transcript(turns(rng))
+    for width in (rng.randint(16, 200), 24, 80):
+        plain = Console(width=width, file=io.StringIO())
+        assert plain.color_system is None
+        if width >= 80:  # (narrower, some labels leave too little room: the table)
+            assert len(list(plain.render(transcript, plain.options))) <= 1
+        with plain.capture() as ours:
+            plain.print(transcript)
+        with plain.capture() as table:
+            plain.print(transcript.table())
+        assert ours.get() == table.get(), width

@@ -179,19 +179,36 @@ def make_console(stderr: bool = False) -> Console:
     """A console that prints user text as it is (no highlighting, no ``:emoji:`` codes)
     and never writes a control character of the text it is given (old saves, file
     names): only its own styles reach the terminal. ``stderr``: it prints there (what
-    surrounds a table printed as csv or json)."""
+    surrounds a table printed as csv or json). A text of one line that fits the width is
+    drawn as it is, without rich's wrap (which gives back that same line)."""
     from collections.abc import Iterable
 
+    from rich.cells import cell_len
     from rich.console import Console, ConsoleOptions, RenderableType
     from rich.segment import Segment
+    from rich.text import Text
 
     from engine.core.textsafe import strip_controls
+
+    def one_line(text: Text, options: ConsoleOptions) -> bool:
+        plain = text.plain
+        return (
+            text.justify is None
+            and options.justify is None
+            and "\n" not in plain
+            and "\t" not in plain
+            and cell_len(plain) <= options.max_width
+        )
 
     class PlainConsole(Console):
         def render(
             self, renderable: RenderableType, options: ConsoleOptions | None = None
         ) -> Iterable[Segment]:
-            for segment in super().render(renderable, options):
+            if type(renderable) is Text and one_line(renderable, options or self.options):
+                segments = renderable.render(self, end=renderable.end)
+            else:
+                segments = super().render(renderable, options)
+            for segment in segments:
                 if segment.control is None and not segment.text.isprintable():
                     text = strip_controls(segment.text)  # (a printable text has none)
                     if text != segment.text:

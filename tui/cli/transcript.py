@@ -4,15 +4,16 @@ what was said wrapped beside it, drawn line by line.
 It prints what a rich :class:`~rich.table.Table` (no box, no header, no edge padding) of the
 three columns printed, cell for cell, without measuring and laying out every cell as a
 table does: at 100 agents that table cost twice the round it showed. Words of printable
-ASCII (one cell a character) are wrapped here as rich wraps them, with one segment a line;
-others by rich. A console too narrow for the utterance column to keep :data:`NARROWEST`
-cells gets that table itself.
+ASCII (one cell a character) are wrapped here as rich wraps them; others by rich. A line is
+a few segments (its styles); a console that prints no style (a pipe, a file) gets the whole
+transcript as one. A console too narrow for the utterance column to keep
+:data:`NARROWEST` cells gets that table itself.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from rich.cells import cell_len
@@ -25,8 +26,8 @@ from rich.text import Text
 NARROWEST = 12
 #: The cells of padding either side of a column, but at the edges (as a table pads them).
 _PAD = 1
-#: A word as rich's wrap sees one: leading space, the word (group 1), the space after it.
-_WORD = re.compile(r"\s*(\S+)\s*")
+#: A letter of a word (of printable ASCII, whose only space is " ").
+_LETTER = re.compile(r"\S")
 
 
 @dataclass(frozen=True)
@@ -61,53 +62,81 @@ class Transcript:
         if not turns:
             return
         first = max(_cells(t.order) for t in turns)
-        second = max(_cells(t.who) for t in turns)
+        labels = [_cells(t.who) for t in turns]
+        second = max(labels)
         longest = max(_widest_line(t.said) for t in turns)
         room = options.max_width - first - second - 4 * _PAD
         if room < NARROWEST:
             yield self.table()
             return
-        yield from self._lines(console, first, second, min(room, longest))
+        rows = self._rows(console, first, labels, min(room, longest))
+        if console.color_system is None:  # no style is printed: the text as one segment
+            yield Segment("".join(number + label + words for number, label, _, words in rows))
+            return
+        dim = console.get_style("dim")
+        for number, label, style, words in rows:
+            yield Segment(number, dim)
+            if style:
+                yield Segment(label[:_PAD])
+                yield Segment(label[_PAD:-_PAD], console.get_style(style))
+                yield Segment(label[-_PAD:] + words)
+            else:
+                yield Segment(label + words)
 
-    def _lines(self, console: Console, first: int, second: int, width: int) -> Iterator[Segment]:
-        """Each turn's lines: its number and label beside the first line of its words."""
-        style = console.get_style
-        dim = style("dim")
-        pad, new_line = Segment(" " * _PAD), Segment.line()
-        under = (Segment(" " * (first + _PAD), dim), Segment(" " * (_PAD + second + _PAD)))
-        for turn in self.turns:
-            label = turn.who + " " * (second - _cells(turn.who))
-            number = Segment(turn.order.rjust(first) + " " * _PAD, dim)
-            head = (number, pad, Segment(label, style(turn.style)), pad)
-            if width and turn.said.isascii() and turn.said.isprintable():
-                for k, line in enumerate(plain_lines(turn.said, width)):
-                    yield from head if k == 0 else under
-                    yield Segment(" " * _PAD + line + "\n")
-                continue
-            said: Iterable[Text] = [Text()]  # no words to show: the label's line alone
-            if width:
-                said = Text(turn.said).wrap(console, width, justify="left", overflow="ellipsis")
-            for k, text in enumerate(said):
-                yield from head if k == 0 else under
-                yield pad
-                yield from text.render(console)
-                yield new_line
+    def _rows(
+        self, console: Console, first: int, labels: list[int], width: int
+    ) -> Iterator[tuple[str, str, str, str]]:
+        """Each printed line: its number column, its label column (each with the padding
+        after it; ``labels``: each turn's label's cells), the label's style ("" on a
+        turn's later lines, whose columns are blank) and the words (padded, with the
+        line's end)."""
+        pad, second = " " * _PAD, max(labels)
+        blank_number, blank_label = " " * (first + _PAD), " " * (_PAD + second + _PAD)
+        for turn, cells in zip(self.turns, labels, strict=True):
+            number = turn.order.rjust(first) + pad
+            label = pad + turn.who + " " * (second - cells) + pad
+            for k, line in enumerate(_said_lines(console, turn.said, width)):
+                if k:
+                    yield blank_number, blank_label, "", f"{pad}{line}\n"
+                else:
+                    yield number, label, turn.style, f"{pad}{line}\n"
+
+
+def _said_lines(console: Console, said: str, width: int) -> list[str]:
+    """The words wrapped in ``width`` cells, each line padded (no words to show: one
+    empty line, the label's)."""
+    if not width:
+        return [""]
+    if said.isascii() and said.isprintable():
+        return plain_lines(said, width)
+    lines = Text(said).wrap(console, width, justify="left", overflow="ellipsis")
+    return [line.plain for line in lines]
 
 
 def plain_lines(text: str, width: int) -> list[str]:
     """One line of printable ASCII wrapped in ``width`` cells as rich's ``Text.wrap``
     wraps it (left-justified, a word too long for a line cut with an ellipsis), each
-    line padded to ``width``."""
-    lines, begin, used = [], 0, 0
-    for word in _WORD.finditer(text):
-        start, end = word.span()
-        if width - used >= word.end(1) - start:
-            used += end - start
-            continue
-        if start:  # a word that does not fit: it begins the next line
-            lines.append(text[begin:start])
-            begin = start
-        used = end - start
+    line padded to ``width``: a line keeps its first word, and the words after it whose
+    last letter is within ``width`` of the line's start."""
+    lines, begin, end = [], 0, len(text)
+    while end - begin > width:
+        lead = _LETTER.search(text, begin)
+        first_end = text.find(" ", lead.start()) if lead else -1
+        if lead is None or first_end < 0:  # one word (or none) to the end
+            break
+        limit = begin + width  # the first cell past the line
+        if text[limit] == " ":  # the next line begins at the next word
+            after = _LETTER.search(text, limit)
+            start = after.start() if after else end
+        else:  # or at the word that crosses the line's end
+            start = text.rfind(" ", begin, limit) + 1
+        if start <= lead.start():  # that is the line's first word: the next one begins it
+            after = _LETTER.search(text, first_end)
+            start = after.start() if after else end
+        if start >= end:
+            break
+        lines.append(text[begin:start])
+        begin = start
     lines.append(text[begin:])
     return [_fitted(line, width) for line in lines]
 
