@@ -1109,6 +1109,37 @@ def test_the_console_never_writes_control_characters_of_the_text():
     assert "Ann[31mRED]0;PWNEDx" in console.file.getvalue()
 
 
+@pytest.mark.parametrize("terminal", [True, False], ids=["terminal", "pipe"])
+def test_the_clis_console_prints_text_as_rich_does(terminal: bool) -> None:
+    """A one-line text that fits is drawn without rich's wrap, to the same bytes."""
+    import io
+
+    from rich.console import Console, Group
+    from rich.text import Text
+
+    from tui.cli.base import make_console
+
+    texts = [
+        Text.assemble(("  Fav ", "dim"), ("-0.22", "bold red"), "  S 0.09  balance 51%"),
+        Text("  A0001→A0041: rival → neutral (fav -0.09) — Round 60", style="italic"),
+        Text("Round 60/200", style="bold cyan", end=""),
+        Text("word " * 30, style="yellow"),  # wider than the console: wrapped
+        Text("two\nlines\tand a tab"),
+        Text("centred", justify="center"),
+        Text("日本語の言葉 " * 6),
+    ]
+    plain = type(make_console())  # the CLI's console, built as a terminal or a pipe
+    shown = {"force_terminal": True, "color_system": "truecolor"} if terminal else {}
+    for width in (20, 80, 160):
+        ours = plain(highlight=False, emoji=False, width=width, file=io.StringIO(), **shown)
+        theirs = Console(highlight=False, emoji=False, width=width, file=io.StringIO(), **shown)
+        for console in (ours, theirs):
+            console.print(Group(*texts), crop=False)
+            for text in texts:
+                console.print(text)
+        assert ours.file.getvalue() == theirs.file.getvalue(), width
+
+
 def test_sigterm_during_a_run_says_which_round_was_saved(tmp_path: Path):
     import signal
     import time

@@ -180,7 +180,7 @@ def make_console(stderr: bool = False) -> Console:
     and never writes a control character of the text it is given (old saves, file
     names): only its own styles reach the terminal. ``stderr``: it prints there (what
     surrounds a table printed as csv or json). A text of one line that fits the width is
-    drawn as it is, without rich's wrap (which gives back that same line)."""
+    drawn as rich draws it, without rich's wrap (which gives back that same line)."""
     from collections.abc import Iterable
 
     from rich.cells import cell_len
@@ -205,7 +205,8 @@ def make_console(stderr: bool = False) -> Console:
             self, renderable: RenderableType, options: ConsoleOptions | None = None
         ) -> Iterable[Segment]:
             if type(renderable) is Text and one_line(renderable, options or self.options):
-                segments = renderable.render(self, end=renderable.end)
+                # (joined, as rich's wrap joins its lines: the text's style becomes a span)
+                segments = Text("\n").join([renderable]).render(self, end=renderable.end)
             else:
                 segments = super().render(renderable, options)
             for segment in segments:
