@@ -4,7 +4,8 @@ every threshold of reply quality.
 A reply can fit its schema and still say nothing: an empty utterance, JSON or template debris,
 an echo of the prompt's instructions, one sentence said over and over, a sentence cut off
 mid-way, a verbatim copy of another agent's line (this round or one remembered) or of the
-speaker's own last line, an intent or summary made of punctuation or copied from the schema's
+speaker's own last line, a line that speaks to its own speaker as another would ("Hello,
+Callum!" said by Callum), an intent or summary made of punctuation or copied from the schema's
 description. Such a reply is *degenerate* (:class:`Flaw`): the LLM client asks again once with
 the flaw's note, then falls back, and records both as outcome ``degenerate``.
 
@@ -160,6 +161,43 @@ def recited(text: str, system: str) -> Flaw | None:
         return None
     run = " ".join(min(shared)[:6])
     return Flaw("echo", f"it recites its prompt ({run!r} …) instead of speaking")
+
+
+#: Words that open a greeting or an address: "Hello, Callum!".
+_GREETING = r"(?:hello|hi|hey|dear|greetings|welcome|thank you|thanks|good (?:morning|evening|day))"
+#: Kin and friends a line may call someone: "my brother, Edmund".
+_KIN = (
+    r"(?:brother|sister|friend|son|daughter|father|mother|husband|wife|cousin|uncle|aunt"
+    r"|nephew|niece|colleague|partner)"
+)
+
+
+def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
+    """``text``, said by ``name``, opens by calling the speaker by name ("Callum, …",
+    "Hello, Callum!"), greets the speaker, or calls the speaker its kin or friend ("my
+    brother, Edmund"): the model spoke as someone else. Gemma 3 270M's Callum said "Hello,
+    Callum!" and its Edmund "I do this to my brother, Edmund". A name of several words
+    counts whole, and by its first word (its last, after a title such as "Ms.") unless
+    one of the ``others`` present shares that word."""
+    parts = name.split()
+    if not parts:
+        return None
+    called = {name}
+    short = parts[-1] if parts[0].endswith(".") else parts[0]
+    if not any(short in other.split() for other in others if other != name):
+        called.add(short)
+    names = "(?-i:" + "|".join(re.escape(n) for n in sorted(called, key=len, reverse=True)) + ")"
+    found = re.search(
+        rf"^\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
+        rf"|\b{_GREETING}\W+{names}\b"
+        rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b",
+        text,
+        re.IGNORECASE,
+    )
+    if found is None:
+        return None
+    said = found.group().strip()
+    return Flaw("self", f"{said!r} speaks to you as another would, but you are {name}")
 
 
 def looped(text: str) -> Flaw | None:

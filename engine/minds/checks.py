@@ -10,7 +10,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 from typing import Any
 
-from ..core.quality import Flaw, mended_line, phrase_flaw, recited, utterance_flaw
+from ..core.quality import (
+    Flaw,
+    mended_line,
+    phrase_flaw,
+    recited,
+    self_named,
+    utterance_flaw,
+)
 from ..core.state import Decision
 from . import prompts
 from .base import AgentContext
@@ -32,7 +39,8 @@ def speech(
 ) -> Callable[[str], Flaw | None]:
     """An utterance's check: said, words, no debris, no echo of its prompt's instructions
     nor recital of its system text, no copy of a line heard this round or in a round the
-    agent remembers, nor of the speaker's last."""
+    agent remembers, nor of the speaker's last, and not spoken to the speaker as another
+    would speak to it."""
     instructions = prompts.speak_instructions(ctx, decision, field)
     system = prompts.system(ctx)
     me = ctx.name
@@ -41,10 +49,11 @@ def speech(
         a.utterance for r in ctx.history for a in r.actions if a.speaker != me and a.utterance
     ]
     last = last_line(ctx)
+    names = ctx.scenario.names
 
     def check(text: str) -> Flaw | None:
         flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, system)
-        return mended_line(flaw, text, check)
+        return mended_line(flaw or self_named(text, me, names), text, check)
 
     return check
 

@@ -14,6 +14,7 @@ from engine.core.quality import (
     mended_line,
     phrase_flaw,
     quality_line,
+    self_named,
     utterance_flaw,
     whole_sentences,
 )
@@ -349,3 +350,42 @@ def test_the_header_badge_gives_the_shares_of_the_calls_and_turns_loud_past_a_th
 )
 def test_one_sentence_said_over_and_over_is_degenerate(text: str) -> None:
     assert kind(text, (), None) == "loop"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "said"),
+    [
+        ("Hello, Callum! I will keep the place open until I die.", "Callum", "Hello, Callum!"),
+        ("I do this to my brother, Edmund, and to no one else.", "Edmund", "my brother, Edmund"),
+        ("Callum, listen: the will is clear.", "Callum", "Callum,"),
+        ("Callum: we keep the bar.", "Callum", "Callum:"),
+        ("Well, Ms. Rivera? We are waiting.", "Ms. Rivera", "Well, Ms. Rivera?"),
+        ("Thank you, Rivera. The plan stands.", "Ms. Rivera", "Thank you, Rivera"),
+        ("Sam, you know I am right.", "Sam Lee", "Sam,"),
+    ],
+)
+def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
+    text: str, name: str, said: str
+) -> None:
+    """Gemma 3 270M's Callum said "Hello, Callum!" and its Edmund "…my brother, Edmund"."""
+    flaw = self_named(text, name)
+    assert flaw is not None and flaw.kind == "self"
+    assert flaw.note == f"{said!r} speaks to you as another would, but you are {name}"
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "others"),
+    [
+        ("Hello, Nell! The will is clear.", "Callum", ()),
+        ("I, Callum, swear it before you all.", "Callum", ()),
+        ("Callum is my name, and I stand by what I said.", "Callum", ()),
+        ("Hello, will you hear me out?", "Will", ()),  # a name is matched as written
+        ("My friend Callumson knows the brewer.", "Callum", ()),
+        ("Sam, you know I am right.", "Sam Lee", ("Sam Lee", "Sam Park")),  # another Sam
+        ("Listen, Edmund, I hold the deeds.", "Nell", ()),
+    ],
+)
+def test_a_line_that_names_its_speaker_or_speaks_to_another_is_speech(
+    text: str, name: str, others: tuple[str, ...]
+) -> None:
+    assert self_named(text, name, others) is None

@@ -201,6 +201,21 @@ def test_a_cut_off_line_is_mended_only_to_sentences_that_pass_every_check() -> N
     assert flaw is not None and flaw.kind == "unfinished" and flaw.mended is None
 
 
+def test_an_utterance_that_greets_its_own_speaker_is_degenerate() -> None:
+    """Gemma 3 270M's Callum greeted himself ("Hello, Callum!"): the check of speech
+    knows the speaker, and the others present by name."""
+    from engine.core.state import Decision
+    from engine.minds.checks import speech
+
+    ctx = context()
+    other = ctx.others[0]
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
+    check = speech(ctx, decision)
+    flaw = check(f"Hello, {ctx.name}! The will says the tavern stays in the family.")
+    assert flaw is not None and flaw.kind == "self" and ctx.name in flaw.note
+    assert check(f"Hello, {other}! The will says the tavern stays in the family.") is None
+
+
 def _whole(messages: list[dict[str, str]]) -> str:
     return "".join(f"<{m['role']}>\n{m['content']}\n" for m in messages)
 
