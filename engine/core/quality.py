@@ -189,7 +189,7 @@ def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
     names = "(?-i:" + "|".join(re.escape(n) for n in sorted(called, key=len, reverse=True)) + ")"
     found = re.search(
         rf"^\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
-        rf"|\b{_GREETING}\W+{names}\b"
+        rf"|\b{_GREETING}[,\s]+{names}\b"
         rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b",
         text,
         re.IGNORECASE,

@@ -383,6 +383,7 @@ def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
         ("My friend Callumson knows the brewer.", "Callum", ()),
         ("Sam, you know I am right.", "Sam Lee", ("Sam Lee", "Sam Park")),  # another Sam
         ("Listen, Edmund, I hold the deeds.", "Nell", ()),
+        ("Nell said hi. Callum will not.", "Callum", ()),  # a greeting ends before the name
     ],
 )
 def test_a_line_that_names_its_speaker_or_speaks_to_another_is_speech(
