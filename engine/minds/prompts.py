@@ -17,11 +17,13 @@ close it: a batched judge's prompt repeats the round before's up to what the rou
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..core.needs import NEED_CATEGORIES, need_label
 from ..core.priors import render
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA
 from ..core.scenario import Archetype
-from ..core.state import ALL, Action, Decision, Mode, ScenarioEvent
+from ..core.state import ALL, Action, Decision, MemoryEntry, Mode, ScenarioEvent
 from ..core.values import describe
 from .base import AgentContext
 
@@ -64,6 +66,12 @@ def _persona(ctx: AgentContext) -> str:
     return "\n".join(lines)
 
 
+def _recent(memory: Sequence[MemoryEntry], count: int = 3) -> list[MemoryEntry]:
+    """An edge's ``count`` latest memories that say something (a judgement that fell back
+    leaves an entry without words: it does not hide the ones before it)."""
+    return [m for m in memory if m.summary][-count:]
+
+
 def _state(ctx: AgentContext, memories: bool = True) -> str:
     """The agent's state as its prompt tells it (``memories`` False: every relation's
     memories as the placeholder, the form alone)."""
@@ -73,7 +81,7 @@ def _state(ctx: AgentContext, memories: bool = True) -> str:
     ]
     lines.append("Your relationships (favorability from -1 to 1, status, recent memories):")
     for other, rel in ctx.state.relations.items():
-        said = memories and "; ".join(m.summary for m in rel.memory[-3:] if m.summary)
+        said = memories and "; ".join(m.summary for m in _recent(rel.memory))
         memory = said or "no memories yet"
         lines.append(f"- {other}: fav {rel.fav:+.2f}, {rel.status.value}. {memory}")
     if ctx.persona.kind == "value-driven":  # EduMirror: needs described in words (App. E.1)
@@ -258,8 +266,7 @@ def _edge(
     memory = (
         "\n".join(
             f"  round {m.round}: {m.summary} (importance {m.importance})"
-            for m in rel.memory[-3:]
-            if m.summary
+            for m in _recent(rel.memory)
         )
         or "  none"
     )

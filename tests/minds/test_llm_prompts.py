@@ -56,6 +56,8 @@ def test_earlier_rounds_are_told_in_the_order_they_were_spoken() -> None:
 
 
 def test_empty_memory_summaries_are_left_out() -> None:
+    """A judgement that fell back leaves an entry without words: the prompts leave it out,
+    and it does not hide an older memory that has words."""
     ctx = context()
     a, b = ctx.others[:2]
     relations = dict(ctx.state.relations)
@@ -67,6 +69,7 @@ def test_empty_memory_summaries_are_left_out() -> None:
             "memory": [
                 MemoryEntry(round=1, summary="", importance=2),
                 MemoryEntry(round=1, summary="She paid the debt.", importance=5),
+                *(MemoryEntry(round=r, summary="", importance=2) for r in (2, 3, 4)),
             ]
         }
     )
