@@ -42,8 +42,10 @@ LOOP_WORDS, LOOP_TIMES = 3, 3
 COPY_WORDS = 5
 #: A line holding another's whole line of at least this many words copies it, and so does a
 #: line of at least this many words that another's holds whole: Gemma 3 270M's Callum said
-#: "I will keep the place open until when I die!", the last sentence of Nell's line.
-CONTAINED_WORDS = 8
+#: "I will keep the place open until when I die!", the last sentence of Nell's line, and in
+#: the gossip scenario its Martin "I've seen this from the other side.", the first sentence
+#: of what Tessa had just told him (7 words).
+CONTAINED_WORDS = 7
 #: A line sharing a run of this many words in a row with another's copies it too: Gemma 3
 #: 270M's Silas and Greta said 27 words of Nell's line ("…so that no one else can use it as a
 #: shop or restaurant, then sell at your brother's expense…"), each with a new beginning.

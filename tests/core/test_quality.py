@@ -118,9 +118,13 @@ def test_a_copy_of_a_line_heard_this_round_is_degenerate() -> None:
     heard = "The will names me, Edmund, and you know it."
     assert kind("The will names me, Edmund... and you know it!", (heard,)) == "copy"
     assert kind(f"Well. {heard} And more.", ("x" * 3, heard + " Twice over, I say.")) is None
-    # a line of eight words or more, held whole in a longer one, is copied too
+    # a line of seven words or more, held whole in a longer one, is copied too
     long = "The will names me and nobody else, Edmund."
     assert kind(f"Listen: {long}", (long,)) == "copy"
+    # Gemma 3 270M's Martin (gossip) said the first sentence of what Tessa had told him
+    tessa = "I've seen this from the other side. I wonder if you know how that works."
+    assert kind("I've seen this from the other side.", (tessa,)) == "copy"
+    assert kind("I've seen this side.", (tessa,)) is None  # five words held: not a copy
 
 
 def test_a_long_run_of_another_lines_words_is_a_copy() -> None:
