@@ -28,6 +28,10 @@ from .exchanges import LLMCall, RoundUsage
 #: A real echo of Gemma 3 270M ("… don't speak privately to Edmund (neutral) and your intent:
 #: one sentence. Say it now.") shares five ("speak privately to Edmund neutral").
 ECHO_WORDS = 5
+#: An utterance saying a sentence of its instructions of this many words or more, whole, as
+#: a sentence of its own echoes them: Gemma 3 270M's Jade (friendship) ended her line with
+#: the speech prompt's last sentence, "…(and you are).⏎Say it now."
+ECHO_SENTENCE_WORDS = 3
 #: An utterance sharing a run of this many words with its system text (the scenario's
 #: description, the persona) recites it: a character may use a phrase of the scenario, not
 #: a dozen of its words in a row. Gemma 3 270M on llama-server spoke "Scenario: Tavern
@@ -148,8 +152,17 @@ def _runs(items: Sequence[str], n: int) -> set[tuple[str, ...]]:
 
 
 def echo(text: str, instructions: str) -> Flaw | None:
-    """``text`` repeats a run of :data:`ECHO_WORDS` words of the prompt's ``instructions``."""
+    """``text`` repeats a run of :data:`ECHO_WORDS` words of the prompt's ``instructions``,
+    or says one of their sentences of :data:`ECHO_SENTENCE_WORDS` words or more as a
+    sentence of its own."""
     shared = _runs(words(text), ECHO_WORDS) & _runs(words(instructions), ECHO_WORDS)
+    if not shared:
+        said = {tuple(words(s)) for s in _SENTENCE_END.split(text)}
+        shared = {
+            told
+            for s in _SENTENCE_END.split(instructions)
+            if len(told := tuple(words(s))) >= ECHO_SENTENCE_WORDS and told in said
+        }
     if not shared:
         return None
     run = " ".join(min(shared))

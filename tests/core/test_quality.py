@@ -114,6 +114,24 @@ def test_an_echo_of_the_prompt_is_degenerate() -> None:
     assert "speak privately to edmund neutral" in flaw.note
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Gemma 3 270M's Jade (friendship), the speech prompt's last sentence after her own
+        "I have not met Elena yet but she is in my class (and you are).\nSay it now.",
+        "Say it now!",
+    ],
+)
+def test_a_sentence_of_the_instructions_said_whole_is_an_echo(text: str) -> None:
+    flaw = utterance_flaw(text, SPEAK, (), None)
+    assert flaw is not None and flaw.kind == "echo" and "'say it now'" in flaw.note
+
+
+@pytest.mark.parametrize("text", ["Say it now, Edmund, or never.", "I will say it now."])
+def test_the_instructions_words_in_a_sentence_of_ones_own_are_speech(text: str) -> None:
+    assert kind(text) is None
+
+
 def test_a_copy_of_a_line_heard_this_round_is_degenerate() -> None:
     heard = "The will names me, Edmund, and you know it."
     assert kind("The will names me, Edmund... and you know it!", (heard,)) == "copy"
