@@ -100,12 +100,14 @@ class Flaw:
     with the re-ask); ``mended``, where the flawed part can be left out (an optional field,
     a sentence cut off after whole ones), the reply without it, which the re-ask's reply,
     flawed again, is taken as (recorded as repaired, with ``mending`` saying what was left
-    out) rather than falling back."""
+    out) rather than falling back. ``cut``: for an echo of the instructions' sentence at
+    the end of a line, where that sentence begins (the line before it may be mended to)."""
 
     kind: str
     note: str
     mended: object = None
     mending: str = ""
+    cut: int | None = None
 
 
 def words(text: str) -> list[str]:
@@ -156,17 +158,32 @@ def echo(text: str, instructions: str) -> Flaw | None:
     or says one of their sentences of :data:`ECHO_SENTENCE_WORDS` words or more as a
     sentence of its own."""
     shared = _runs(words(text), ECHO_WORDS) & _runs(words(instructions), ECHO_WORDS)
+    cut = None
     if not shared:
-        said = {tuple(words(s)) for s in _SENTENCE_END.split(text)}
-        shared = {
-            told
+        told = {
+            sentence
             for s in _SENTENCE_END.split(instructions)
-            if len(told := tuple(words(s))) >= ECHO_SENTENCE_WORDS and told in said
+            if len(sentence := tuple(words(s))) >= ECHO_SENTENCE_WORDS
         }
+        said = [(start, tuple(words(s))) for start, s in _sentences(text)]
+        said = [(start, w) for start, w in said if w]
+        echoed = [(start, w) for start, w in said if w in told]
+        shared = {w for _, w in echoed}
+        if len(echoed) == 1 and echoed[0] == said[-1]:  # its last sentence alone
+            cut = echoed[0][0]
     if not shared:
         return None
     run = " ".join(min(shared))
-    return Flaw("echo", f"it repeats the instructions ({run!r}) instead of speaking")
+    return Flaw("echo", f"it repeats the instructions ({run!r}) instead of speaking", cut=cut)
+
+
+def _sentences(text: str) -> list[tuple[int, str]]:
+    """``text``'s sentences with where each begins."""
+    found, start = [], 0
+    for end in _SENTENCE_END.finditer(text):
+        found.append((start, text[start : end.start()]))
+        start = end.end()
+    return [*found, (start, text[start:])]
 
 
 def recited(text: str, system: str) -> Flaw | None:
@@ -283,13 +300,14 @@ def whole_sentences(text: str) -> str:
 
 def mended_line(flaw: Flaw | None, text: str, check: Callable[[str], Flaw | None]) -> Flaw | None:
     """``flaw``, ``text``'s under ``check``; a cut-off utterance's mended to its whole
-    sentences, one that begins over again to the whole sentences before it does, when they
-    are at least half of its words (not "Mr." of "Mr. Smith said,") and ``check`` finds
-    nothing wrong with them."""
-    if flaw is None or flaw.kind not in ("unfinished", "loop"):
+    sentences, one that begins over again to the whole sentences before it does, one that
+    ends with a sentence of its instructions to the sentences before it, when they are at
+    least half of its words (not "Mr." of "Mr. Smith said,") and ``check`` finds nothing
+    wrong with them."""
+    if flaw is None or flaw.kind not in _MENDING:
         return flaw
-    at = len(text) if flaw.kind == "unfinished" else repeated_at(text)
-    if at is None:  # (said three times over, each time short)
+    at = {"unfinished": len(text), "loop": repeated_at(text), "echo": flaw.cut}[flaw.kind]
+    if at is None:  # (said three times over, each time short; an echo not at the end)
         return flaw
     whole = whole_sentences(text[:at])
     if 2 * len(words(whole)) >= len(words(text)) and check(whole) is None:
@@ -298,7 +316,11 @@ def mended_line(flaw: Flaw | None, text: str, check: Callable[[str], Flaw | None
 
 
 #: What a mend leaves out, by the flaw's kind.
-_MENDING = {"unfinished": "cut after its last whole sentence", "loop": "cut where it began again"}
+_MENDING = {
+    "unfinished": "cut after its last whole sentence",
+    "loop": "cut where it began again",
+    "echo": "cut before the instructions it repeated",
+}
 
 
 def copied(text: str, line: str) -> bool:

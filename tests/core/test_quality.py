@@ -127,6 +127,19 @@ def test_a_sentence_of_the_instructions_said_whole_is_an_echo(text: str) -> None
     assert flaw is not None and flaw.kind == "echo" and "'say it now'" in flaw.note
 
 
+def test_a_line_ending_with_a_sentence_of_its_instructions_is_mended_to_the_ones_before() -> None:
+    def check(text: str) -> Flaw | None:
+        return mended_line(utterance_flaw(text, SPEAK, (), None), text, check)
+
+    own = "I have not met Elena yet but she is in my class (and you are)."
+    flaw = check(f"{own}\nSay it now.")
+    assert flaw is not None and flaw.kind == "echo" and flaw.mended == own
+    assert flaw.mending == "cut before the instructions it repeated"
+    for text in ("Say it now. I have not met Elena yet, but she is kind.", "Hi.\nSay it now."):
+        flaw = check(text)  # the echo not at the end; too little before it
+        assert flaw is not None and flaw.kind == "echo" and flaw.mended is None
+
+
 @pytest.mark.parametrize("text", ["Say it now, Edmund, or never.", "I will say it now."])
 def test_the_instructions_words_in_a_sentence_of_ones_own_are_speech(text: str) -> None:
     assert kind(text) is None
