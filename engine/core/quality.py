@@ -205,10 +205,11 @@ _KIN = (
 
 
 def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
-    """``text``, said by ``name``, opens by calling the speaker by name ("Callum, …",
-    "Hello, Callum!"), greets the speaker, or calls the speaker its kin or friend ("my
-    brother, Edmund"): the model spoke as someone else. Gemma 3 270M's Callum said "Hello,
-    Callum!" and its Edmund "I do this to my brother, Edmund". A name of several words
+    """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
+    …", "Hello, Callum!") or to end one ("I agree with you, Sandra."), greets the speaker,
+    or calls the speaker its kin or friend ("my brother, Edmund"): the model spoke as
+    someone else. Gemma 3 270M's Callum said "Hello, Callum!", its Edmund "I do this to my
+    brother, Edmund" and its Sandra "I agree with you, Sandra." A name of several words
     counts whole, and by its first word (its last, after a title such as "Ms.") unless
     one of the ``others`` present shares that word."""
     parts = name.split()
@@ -222,6 +223,7 @@ def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
     found = re.search(
         rf"^\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
         rf"|\b{_GREETING}[,\s]+{names}\b"
+        rf"|,\s*{names}\s*[.!?]"
         rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b",
         text,
         re.IGNORECASE,

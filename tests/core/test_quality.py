@@ -397,6 +397,8 @@ def test_one_sentence_said_over_and_over_is_degenerate(text: str) -> None:
         ("Well, Ms. Rivera? We are waiting.", "Ms. Rivera", "Well, Ms. Rivera?"),
         ("Thank you, Rivera. The plan stands.", "Ms. Rivera", "Thank you, Rivera"),
         ("Sam, you know I am right.", "Sam Lee", "Sam,"),
+        # Gemma's Sandra (friendship), to Nora
+        ("I agree with you, Sandra. I think it's a great idea.", "Sandra", ", Sandra."),
     ],
 )
 def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
@@ -419,6 +421,8 @@ def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
         ("Sam, you know I am right.", "Sam Lee", ("Sam Lee", "Sam Park")),  # another Sam
         ("Listen, Edmund, I hold the deeds.", "Nell", ()),
         ("Nell said hi. Callum will not.", "Callum", ()),  # a greeting ends before the name
+        ("Nora, Sandra and I will draw the comics.", "Sandra", ()),  # a list, not an address
+        ("I agree with you, Nora.", "Sandra", ()),
     ],
 )
 def test_a_line_that_names_its_speaker_or_speaks_to_another_is_speech(
