@@ -160,21 +160,26 @@ def echo(text: str, instructions: str) -> Flaw | None:
     shared = _runs(words(text), ECHO_WORDS) & _runs(words(instructions), ECHO_WORDS)
     cut = None
     if not shared:
-        told = {
-            sentence
-            for s in _SENTENCE_END.split(instructions)
-            if len(sentence := tuple(words(s))) >= ECHO_SENTENCE_WORDS
-        }
-        said = [(start, tuple(words(s))) for start, s in _sentences(text)]
-        said = [(start, w) for start, w in said if w]
-        echoed = [(start, w) for start, w in said if w in told]
-        shared = {w for _, w in echoed}
-        if len(echoed) == 1 and echoed[0] == said[-1]:  # its last sentence alone
-            cut = echoed[0][0]
+        shared, cut = _sentences_echoed(text, instructions)
     if not shared:
         return None
     run = " ".join(min(shared))
     return Flaw("echo", f"it repeats the instructions ({run!r}) instead of speaking", cut=cut)
+
+
+def _sentences_echoed(text: str, instructions: str) -> tuple[set[tuple[str, ...]], int | None]:
+    """The sentences of ``instructions`` (of :data:`ECHO_SENTENCE_WORDS` words or more)
+    that ``text`` says whole, and where the echo begins when it is ``text``'s last sentence
+    alone (None otherwise)."""
+    told = {
+        sentence
+        for s in _SENTENCE_END.split(instructions)
+        if len(sentence := tuple(words(s))) >= ECHO_SENTENCE_WORDS
+    }
+    said = [(start, w) for start, s in _sentences(text) if (w := tuple(words(s)))]
+    echoed = [(start, w) for start, w in said if w in told]
+    cut = echoed[0][0] if len(echoed) == 1 and echoed[0] == said[-1] else None
+    return {w for _, w in echoed}, cut
 
 
 def _sentences(text: str) -> list[tuple[int, str]]:
