@@ -210,7 +210,7 @@ FLAWS = {
     "loop": "begun over again",
     "unfinished": "cut off mid-sentence",
     "copy": "another's line copied",
-    "self": "the speaker spoken to as another",
+    "self": "the speaker spoken to or of as another",
     "repeat": "a sentence said over and over",
     "description": "the schema's description copied",
     "scale": "changes far off their scale",

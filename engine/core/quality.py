@@ -202,6 +202,8 @@ def recited(text: str, system: str) -> Flaw | None:
 
 #: Words that open a greeting or an address: "Hello, Callum!".
 _GREETING = r"(?:hello|hi|hey|dear|greetings|welcome|thank you|thanks|good (?:morning|evening|day))"
+#: Verbs that narrate a speaker: "Grace says her own words: …".
+_NARRATES = r"says|said|replies|replied|asks|asked|answers|answered|adds|whispers|tells|told"
 #: Kin and friends a line may call someone: "my brother, Edmund".
 _KIN = (
     r"(?:brother|sister|friend|son|daughter|father|mother|husband|wife|cousin|uncle|aunt"
@@ -212,9 +214,10 @@ _KIN = (
 def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
     """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
     …", "Hello, Callum!") or to end one ("I agree with you, Sandra."), greets the speaker,
-    or calls the speaker its kin or friend ("my brother, Edmund"): the model spoke as
-    someone else. Gemma 3 270M's Callum said "Hello, Callum!", its Edmund "I do this to my
-    brother, Edmund" and its Sandra "I agree with you, Sandra." A name of several words
+    calls the speaker its kin or friend ("my brother, Edmund"), or opens by narrating the
+    speaker ("Grace says …"): the model spoke as someone else. Gemma 3 270M's Callum said
+    "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
+    with you, Sandra." and its Grace "Grace says her own words: …". A name of several words
     counts whole, and by its first word (its last, after a title such as "Ms.") unless
     one of the ``others`` present shares that word."""
     parts = name.split()
@@ -229,6 +232,7 @@ def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
         rf"^\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
         rf"|\b{_GREETING}[,\s]+{names}\b"
         rf"|,\s*{names}\s*[.!?]"
+        rf"|^\W*{names}\s+(?:{_NARRATES})\b"
         rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b",
         text,
         re.IGNORECASE,
@@ -236,7 +240,7 @@ def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
     if found is None:
         return None
     said = found.group().strip()
-    return Flaw("self", f"{said!r} speaks to you as another would, but you are {name}")
+    return Flaw("self", f"{said!r} speaks to or of you as another would, but you are {name}")
 
 
 def looped(text: str) -> Flaw | None:

@@ -38,11 +38,13 @@ def speech(
     ctx: AgentContext, decision: Decision, field: str | None = None
 ) -> Callable[[str], Flaw | None]:
     """An utterance's check: said, words, no debris, no echo of its prompt's instructions
-    nor recital of its system text, no copy of a line heard this round or in a round the
-    agent remembers, nor of the speaker's last, and not spoken to the speaker as another
-    would speak to it."""
+    nor recital of its system text or of the events it was told (this round's, and those
+    of the rounds it remembers), no copy of a line heard this round or in a round the agent
+    remembers, nor of the speaker's last, and not spoken to or of the speaker as another
+    would."""
     instructions = prompts.speak_instructions(ctx, decision, field)
-    system = prompts.system(ctx)
+    events = [e.text for r in ctx.history for e in r.events] + [e.text for e in ctx.events]
+    system = "\n".join([prompts.system(ctx), *events])
     me = ctx.name
     others = [a.utterance for a in ctx.heard if a.speaker != me and a.utterance]
     earlier = [

@@ -399,6 +399,8 @@ def test_one_sentence_said_over_and_over_is_degenerate(text: str) -> None:
         ("Sam, you know I am right.", "Sam Lee", "Sam,"),
         # Gemma's Sandra (friendship), to Nora
         ("I agree with you, Sandra. I think it's a great idea.", "Sandra", ", Sandra."),
+        # Gemma's Grace (class-election), to Daniel
+        ("Grace says her own words: 10:35, classroom.", "Grace", "Grace says"),
     ],
 )
 def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
@@ -407,7 +409,7 @@ def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
     """Gemma 3 270M's Callum said "Hello, Callum!" and its Edmund "…my brother, Edmund"."""
     flaw = self_named(text, name)
     assert flaw is not None and flaw.kind == "self"
-    assert flaw.note == f"{said!r} speaks to you as another would, but you are {name}"
+    assert flaw.note == f"{said!r} speaks to or of you as another would, but you are {name}"
 
 
 @pytest.mark.parametrize(
@@ -423,6 +425,7 @@ def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
         ("Nell said hi. Callum will not.", "Callum", ()),  # a greeting ends before the name
         ("Nora, Sandra and I will draw the comics.", "Sandra", ()),  # a list, not an address
         ("I agree with you, Nora.", "Sandra", ()),
+        ("Nora says we should draw the comics together.", "Sandra", ()),
     ],
 )
 def test_a_line_that_names_its_speaker_or_speaks_to_another_is_speech(

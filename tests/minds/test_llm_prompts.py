@@ -186,6 +186,31 @@ def test_an_utterance_reciting_the_scenario_is_an_echo() -> None:
     assert check(f"As everyone knows, {phrase}, and I will not pretend otherwise.") is None
 
 
+def test_an_utterance_reciting_an_event_it_was_told_is_an_echo() -> None:
+    """Gemma 3 270M's Grace (class-election, round 2) spoke the round's rules as her words
+    ("…10:35, classroom. Rules here: every student in 7C casts one secret ballot at the end
+    of the last round; …"): the events of the round and of the rounds the agent remembers
+    are recited like its system text. A phrase of one in its own sentence is speech."""
+    from engine.core.state import Decision, ScenarioEvent
+    from engine.minds.checks import speech
+
+    told = ScenarioEvent(
+        text="Silas reads the will in the closed taproom: the building goes to "
+        "Edmund and Nell in equal shares, and Greta may live upstairs for life."
+    )
+    earlier = ScenarioEvent(
+        text="The brewer calls in the tavern's debt of four hundred pounds "
+        "before the end of the month, in writing, to all the heirs."
+    )
+    ctx = replace(context(), events=[told], history=[PastRound(1, [earlier], [])])
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
+    check = speech(ctx, decision)
+    for event in (told, earlier):
+        flaw = check(f"Listen. {event.text}")
+        assert flaw is not None and flaw.kind == "echo" and "recites its prompt" in flaw.note
+    assert check("The will reads that the building goes to Edmund and Nell, and I say no.") is None
+
+
 def test_a_cut_off_line_is_mended_only_to_sentences_that_pass_every_check() -> None:
     """A line cut off after whole sentences is mended to them, unless they recite the
     prompt: the mend is checked as the line is, recital included."""
