@@ -202,6 +202,12 @@ def recited(text: str, system: str) -> Flaw | None:
 
 #: Words that open a greeting or an address: "Hello, Callum!".
 _GREETING = r"(?:hello|hi|hey|dear|greetings|welcome|thank you|thanks|good (?:morning|evening|day))"
+#: A speaker saying its name: the name's first word (group 1), where a name ends: before a
+#: mark, "and" or the end ("My name is on the list" names nobody).
+_MY_NAME = re.compile(
+    r"\bmy name is\s+([^\W\d_][\w'-]*)(?:\s+[^\W\d_][\w'-]*)?(?=\s*(?:[.,!?;:]|$|and\b))",
+    re.IGNORECASE,
+)
 #: Verbs that narrate a speaker: "Grace says her own words: …".
 _NARRATES = r"says|said|replies|replied|asks|asked|answers|answered|adds|whispers|tells|told"
 #: Kin and friends a line may call someone: "my brother, Edmund".
@@ -211,7 +217,7 @@ _KIN = (
 )
 
 
-def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
+def self_named(text: str, name: str, others: Iterable[str] = (), known: str = "") -> Flaw | None:
     """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
     …", "Hello, Callum!") or to end one ("I agree with you, Sandra."), greets the speaker,
     calls the speaker its kin or friend ("my brother, Edmund"), or opens by narrating the
@@ -219,7 +225,8 @@ def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
     "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
     with you, Sandra." and its Grace "Grace says her own words: …". A name of several words
     counts whole, and by its first word (its last, after a title such as "Ms.") unless
-    one of the ``others`` present shares that word."""
+    one of the ``others`` present shares that word. Or it gives the speaker another name
+    (:func:`named_as_another`, ``known``: the speaker's role)."""
     parts = name.split()
     if not parts:
         return None
@@ -237,10 +244,25 @@ def self_named(text: str, name: str, others: Iterable[str] = ()) -> Flaw | None:
         text,
         re.IGNORECASE,
     )
-    if found is None:
+    if found is not None:
+        said = found.group().strip()
+        return Flaw("self", f"{said!r} speaks to or of you as another would, but you are {name}")
+    return named_as_another(text, name, known)
+
+
+def named_as_another(text: str, name: str, known: str = "") -> Flaw | None:
+    """``text``, said by ``name``, gives the speaker another name ("my name is lili",
+    Gemma 3 270M's Linda, a teacher, who went on "i'm a 4th grader"): a name that is a word
+    neither of ``name`` nor of ``known`` (the speaker's role: "Ms. Osei to her
+    students")."""
+    given = _MY_NAME.search(text)
+    if given is None:
         return None
-    said = found.group().strip()
-    return Flaw("self", f"{said!r} speaks to or of you as another would, but you are {name}")
+    own = set(words(f"{name} {known}"))
+    if given.group(1).casefold() in own:
+        return None
+    said = given.group().strip()
+    return Flaw("self", f"{said!r} names you as another, but you are {name}")
 
 
 def looped(text: str) -> Flaw | None:

@@ -52,10 +52,12 @@ def speech(
     ]
     last = last_line(ctx)
     names = ctx.scenario.names
+    role = ctx.persona.role  # (a name it goes by there is its own: "Ms. Osei to her students")
 
     def check(text: str) -> Flaw | None:
         flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, system)
-        return mended_line(flaw or self_named(text, me, names), text, check)
+        flaw = flaw or self_named(text, me, names, role)
+        return mended_line(flaw, text, check)
 
     return check
 

@@ -12,6 +12,7 @@ from engine.core.quality import (
     badge,
     loud_lines,
     mended_line,
+    named_as_another,
     phrase_flaw,
     quality_line,
     self_named,
@@ -432,3 +433,33 @@ def test_a_line_that_names_its_speaker_or_speaks_to_another_is_speech(
     text: str, name: str, others: tuple[str, ...]
 ) -> None:
     assert self_named(text, name, others) is None
+
+
+#: Gemma 3 270M's Linda's role (peer-pressure): the name her students know her by is hers.
+LINDA = "Teacher: Year 9 health and PE teacher (Ms. Osei to her students)"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # Gemma's Linda, the teacher, to the room
+        ("hey, my name is lili. i'm a 4th grader at the park school.", "my name is lili"),
+        ("My name is Lili Park and I am new here.", "My name is Lili Park"),
+    ],
+)
+def test_a_line_giving_its_speaker_another_name_is_degenerate(text: str, said: str) -> None:
+    flaw = self_named(text, "Linda", (), LINDA)
+    assert flaw is not None and flaw.kind == "self"
+    assert flaw.note == f"{said!r} names you as another, but you are Linda"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My name is Linda, and I run this class.",
+        "My name is Ms. Osei, and nobody goes near the quarry.",
+        "My name is on the list for the trip.",  # no name given
+    ],
+)
+def test_a_line_giving_its_speakers_own_name_is_speech(text: str) -> None:
+    assert named_as_another(text, "Linda", LINDA) is None

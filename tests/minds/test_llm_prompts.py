@@ -242,6 +242,9 @@ def test_an_utterance_that_greets_its_own_speaker_is_degenerate() -> None:
     flaw = check(f"Hello, {ctx.name}! The will says the tavern stays in the family.")
     assert flaw is not None and flaw.kind == "self" and ctx.name in flaw.note
     assert check(f"Hello, {other}! The will says the tavern stays in the family.") is None
+    flaw = check("My name is Lili, and I am new in this town.")
+    assert flaw is not None and flaw.kind == "self" and "names you as another" in flaw.note
+    assert check(f"My name is {ctx.name}, and the tavern is my family's.") is None
 
 
 def _whole(messages: list[dict[str, str]]) -> str:
