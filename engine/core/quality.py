@@ -4,10 +4,11 @@ every threshold of reply quality.
 A reply can fit its schema and still say nothing: an empty utterance, JSON or template debris,
 an echo of the prompt's instructions, one sentence said over and over, a sentence cut off
 mid-way, a verbatim copy of another agent's line (this round or one remembered) or of the
-speaker's own last line, a line that speaks to its own speaker as another would ("Hello,
-Callum!" said by Callum), an intent or summary made of punctuation or copied from the schema's
-description. Such a reply is *degenerate* (:class:`Flaw`): the LLM client asks again once with
-the flaw's note, then falls back, and records both as outcome ``degenerate``.
+speaker's own last line, a line that speaks to, of or as its own speaker as another would
+("Hello, Callum!" said by Callum), an intent or summary made of punctuation or copied from
+the schema's description. Such a reply is *degenerate* (:class:`Flaw`): the LLM client asks
+again once with the flaw's note, then falls back, and records both as outcome
+``degenerate``.
 
 :class:`Tally` sums a run's exchanges per model and purpose into the shares a run's summary,
 card, ``show`` and the app give (degenerate, clamped, at the caps, fallen back), and
@@ -339,7 +340,10 @@ def mended_line(flaw: Flaw | None, text: str, check: Callable[[str], Flaw | None
     wrong with them."""
     if flaw is None or flaw.kind not in _MENDING:
         return flaw
-    at = {"unfinished": len(text), "loop": repeated_at(text), "echo": flaw.cut}[flaw.kind]
+    if flaw.kind == "loop":
+        at = repeated_at(text)
+    else:
+        at = len(text) if flaw.kind == "unfinished" else flaw.cut
     if at is None:  # (said three times over, each time short; an echo not at the end)
         return flaw
     whole = whole_sentences(text[:at])
