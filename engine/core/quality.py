@@ -90,6 +90,8 @@ _PROMPT_LABEL = re.compile(
 )
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _SENTENCE_END = re.compile(r"[.!?;\n]+")
+#: A sentence: what lies between two of :data:`_SENTENCE_END`.
+_SENTENCE = re.compile(r"[^.!?;\n]+")
 _LETTERS = re.compile(r"[^\W\d_]")
 _SPELLED = re.compile(r"[^\W\d_]{2,}")
 
@@ -177,24 +179,16 @@ def _sentences_echoed(text: str, instructions: str) -> tuple[set[tuple[str, ...]
         for s in _SENTENCE_END.split(instructions)
         if len(sentence := tuple(words(s))) >= ECHO_SENTENCE_WORDS
     }
-    said = [(start, w) for start, s in _sentences(text) if (w := tuple(words(s)))]
+    said = [(m.start(), w) for m in _SENTENCE.finditer(text) if (w := tuple(words(m.group())))]
     echoed = [(start, w) for start, w in said if w in told]
     cut = echoed[0][0] if len(echoed) == 1 and echoed[0] == said[-1] else None
     return {w for _, w in echoed}, cut
 
 
-def _sentences(text: str) -> list[tuple[int, str]]:
-    """``text``'s sentences with where each begins."""
-    found, start = [], 0
-    for end in _SENTENCE_END.finditer(text):
-        found.append((start, text[start : end.start()]))
-        start = end.end()
-    return [*found, (start, text[start:])]
-
-
-def recited(text: str, system: str) -> Flaw | None:
-    """``text`` repeats a run of :data:`RECITE_WORDS` words of the prompt's ``system`` text."""
-    shared = _runs(words(text), RECITE_WORDS) & _runs(words(system), RECITE_WORDS)
+def recited(text: str, told: str) -> Flaw | None:
+    """``text`` repeats a run of :data:`RECITE_WORDS` words of what its prompt ``told`` as
+    the story: its system text, and the events the agent was told."""
+    shared = _runs(words(text), RECITE_WORDS) & _runs(words(told), RECITE_WORDS)
     if not shared:
         return None
     run = " ".join(min(shared)[:6])

@@ -44,7 +44,7 @@ def speech(
     would."""
     instructions = prompts.speak_instructions(ctx, decision, field)
     events = [e.text for r in ctx.history for e in r.events] + [e.text for e in ctx.events]
-    system = "\n".join([prompts.system(ctx), *events])
+    told = "\n".join([prompts.system(ctx), *events])
     me = ctx.name
     others = [a.utterance for a in ctx.heard if a.speaker != me and a.utterance]
     earlier = [
@@ -55,7 +55,7 @@ def speech(
     role = ctx.persona.role  # (a name it goes by there is its own: "Ms. Osei to her students")
 
     def check(text: str) -> Flaw | None:
-        flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, system)
+        flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, told)
         flaw = flaw or self_named(text, me, names, role)
         return mended_line(flaw, text, check)
 
