@@ -70,36 +70,36 @@ class Transcript:
             yield self.table()
             return
         rows = self._rows(console, first, labels, min(room, longest))
+        pad = " " * _PAD
         if console.color_system is None:  # no style is printed: the text as one segment
-            yield Segment("".join(number + label + words for number, label, _, words in rows))
+            text = "".join(
+                f"{number}{pad}{label}{pad}{pad}{line}\n" for number, label, _, line in rows
+            )
+            yield Segment(text)
             return
         dim = console.get_style("dim")
-        for number, label, style, words in rows:
+        for number, label, style, line in rows:
             yield Segment(number, dim)
-            if style:
-                yield Segment(label[:_PAD])
-                yield Segment(label[_PAD:-_PAD], console.get_style(style))
-                yield Segment(label[-_PAD:] + words)
-            else:
-                yield Segment(label + words)
+            yield Segment(pad)
+            yield Segment(label, console.get_style(style) if style else None)
+            yield Segment(f"{pad}{pad}{line}\n")
 
     def _rows(
         self, console: Console, first: int, labels: list[int], width: int
     ) -> Iterator[tuple[str, str, str, str]]:
-        """Each printed line: its number column, its label column (each with the padding
-        after it; ``labels``: each turn's label's cells), the label's style ("" on a
-        turn's later lines, whose columns are blank) and the words (padded, with the
-        line's end)."""
-        pad, second = " " * _PAD, max(labels)
-        blank_number, blank_label = " " * (first + _PAD), " " * (_PAD + second + _PAD)
+        """Each printed line's columns: the number (with the padding after it), the label
+        (``labels``: each turn's label's cells), the label's style ("" on a turn's later
+        lines, whose columns are blank) and the line of words (padded to ``width``)."""
+        second = max(labels)
+        blank_number, blank_label = " " * (first + _PAD), " " * second
         for turn, cells in zip(self.turns, labels, strict=True):
-            number = turn.order.rjust(first) + pad
-            label = pad + turn.who + " " * (second - cells) + pad
+            number = turn.order.rjust(first) + " " * _PAD
+            label = turn.who + " " * (second - cells)
             for k, line in enumerate(_said_lines(console, turn.said, width)):
                 if k:
-                    yield blank_number, blank_label, "", f"{pad}{line}\n"
+                    yield blank_number, blank_label, "", line
                 else:
-                    yield number, label, turn.style, f"{pad}{line}\n"
+                    yield number, label, turn.style, line
 
 
 def _said_lines(console: Console, said: str, width: int) -> list[str]:
