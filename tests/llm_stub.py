@@ -518,7 +518,8 @@ def violate_schema(schema: dict[str, Any], rng: random.Random) -> Any:
 def out_of_range(schema: dict[str, Any], value: Any, past: float = 3) -> Any | None:
     """``value`` (valid against ``schema``) with its first bounded number, depth first, out of
     range: ``past`` times the bound's size (the larger bound's magnitude, else 1) past its
-    maximum, else below its minimum; None when the schema bounds no number in ``value``."""
+    maximum, else below its minimum; None when the schema bounds no number in ``value`` (a
+    number given an ``enum`` is held to it, as a grammar holds it)."""
     root = schema
 
     def walk(sub: Any, v: Any) -> tuple[bool, Any]:
@@ -530,6 +531,8 @@ def out_of_range(schema: dict[str, Any], value: Any, past: float = 3) -> Any | N
         if isinstance(v, bool):
             return False, v
         if isinstance(v, (int, float)):
+            if "enum" in s:  # a grammar holds a number to its enum (engine/llm/grammar.py)
+                return False, v
             high = s.get("maximum", s.get("exclusiveMaximum"))
             low = s.get("minimum", s.get("exclusiveMinimum"))
             if high is None and low is None:

@@ -198,6 +198,34 @@ def test_a_change_off_its_scale_is_asked_again_then_falls_back(stub: StubLLM) ->
     assert (over.outcome, over.clamped, over.flaw) == ("ok", ["delta"], "")
 
 
+def test_a_grammar_server_is_sent_the_steps_it_holds_a_change_to() -> None:
+    """llama-cpp-python's grammar ignores a number's bounds but holds a reply to an enum: in
+    ``grammar`` mode the change is sent as its steps, so a reply that would have been off
+    its scale is on one of them, counted at once, and not asked again."""
+    with StubLLM(seed=4, rejects={"json_schema"}, server="llama.cpp") as stub:
+        client = client_for(stub.url)
+        calm = Mood(delta=0, label="yes")
+        ask = client.structured(
+            key="probe", purpose="test", agent="Ann", model="openai/stub", messages=MESSAGES,
+            schema=Mood, default=calm,
+        )  # fmt: skip
+        played(ask)
+        assert client.modes() == {"openai/stub": "grammar"}
+        client.take_calls()
+        stub.script(["scale"])
+        value = played(
+            client.structured(
+                key="k", purpose="test", agent="Ann", model="openai/stub", messages=MESSAGES,
+                schema=Mood, default=calm,
+            )
+        )  # fmt: skip
+        (call,) = client.take_calls()
+        sent = stub.requests[-1]["response_format"]["schema"]["properties"]["delta"]
+    assert sent["enum"] == [round(k * 0.05 - 0.3, 2) or 0 for k in range(13)]
+    assert value.delta in sent["enum"]
+    assert (call.key, call.outcome, call.flaw, call.clamped) == ("k", "ok", "", [])
+
+
 def test_what_servers_say_of_their_window_and_slots() -> None:
     async def ask_all() -> list:
         found = []

@@ -148,7 +148,10 @@ async def test_auto_against_llama_cpp_settles_on_json_object_with_its_schema(
     assert formats == ["json_schema"] + ["json_object"] * 6
     for body in stub.requests[1:]:  # the server enforces the schema: it is not pasted too
         assert _schema_from_text(system_of(body)) is None
-        assert body["response_format"]["schema"] == SCHEMA
+        # its bounded score as the steps a grammar can hold it to (engine/llm/grammar.py)
+        score = {**SCHEMA["properties"]["score"], "enum": list(range(11))}
+        grammar = {**SCHEMA, "properties": {**SCHEMA["properties"], "score": score}}
+        assert body["response_format"]["schema"] == grammar
     calls = client.take_calls()
     (refused,) = [c for c in calls if c.outcome == "error"]
     assert refused.key.endswith(":rejected") and refused.structured == "json_schema"

@@ -882,7 +882,8 @@ def test_auto_against_a_server_refusing_json_schema_settles_on_grammar(
     total = RoundUsage.summed(u for u in usages if u)
     assert rows["answers"] == (
         f"{structured} structured; 0 repaired, 0 clamped, {total.degenerate} degenerate, "
-        f"0 at the caps, {total.reasks} re-asked, 0 retries, {total.fallbacks} fallbacks, "
+        f"{total.at_cap} at the caps, {total.reasks} re-asked, 0 retries, "
+        f"{total.fallbacks} fallbacks, "
         "0 edges left out, 0 still missing"
     )
     share = total.structured_fallbacks / total.structured
