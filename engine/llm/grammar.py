@@ -8,15 +8,24 @@ number's ``minimum`` and ``maximum`` (llama-server's only an integer's): Gemma 3
 importance of 1 to 10, and every such reply was asked again and fell back. Both servers
 hold a reply to an ``enum``, so a bounded number is sent with its range in round steps
 (``-0.3, -0.25, ..., 0.3``; ``0, 0.5, ..., 10``; each integer of ``1 ... 10``): the same
-prompt then gave ``"delta": 0.15`` and ``"importance": 2``. The schema the reply is read
-and clamped against is the original; only what the server is sent changes.
+prompt then gave ``"delta": 0.15`` and ``"importance": 2``.
+
+A list of exactly as many objects as one required field of theirs has values (the batched
+judge's judgements, one for each agent named in ``target``) is sent as one object for each
+value, in order, that field first and fixed: Gemma judged one agent three times and left
+out the others, which were asked again alone.
+
+The schema the reply is read and clamped against is the original; only what the server is
+sent changes.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
+Schema = dict[str, Any]
 #: The most steps a range is cut into.
 MOST_STEPS = 20
 #: Step sizes tried, times a power of ten, smallest first.
@@ -27,19 +36,62 @@ _MANY = ("anyOf", "oneOf", "allOf", "prefixItems")
 _NAMED = ("properties", "$defs", "definitions", "patternProperties")
 
 
-def stepped(schema: dict[str, Any]) -> dict[str, Any]:
-    """``schema`` (not changed) with an ``enum`` of its steps on every number and integer
-    bounded on both sides (:func:`steps`) that has none yet."""
-    node = dict(schema)
+def grammar_schema(schema: Schema) -> Schema:
+    """``schema`` (not changed) as a grammar-enforcing server is sent it: every list of one
+    object for each value of a field as those objects in order (:func:`_one_each`), every
+    number and integer bounded on both sides with an ``enum`` of its steps (:func:`steps`)."""
+    listed = _rebuilt(schema, lambda node: _one_each(node, schema))
+    return _rebuilt(listed, _stepped)
+
+
+def _rebuilt(node: Schema, make: Callable[[Schema], Schema]) -> Schema:
+    """``make`` of a copy of ``node`` whose subschemas were rebuilt first."""
+    node = dict(node)
     for key in _ONE:
         if isinstance(node.get(key), dict):
-            node[key] = stepped(node[key])
+            node[key] = _rebuilt(node[key], make)
     for key in _MANY:
         if isinstance(node.get(key), list):
-            node[key] = [stepped(s) if isinstance(s, dict) else s for s in node[key]]
+            node[key] = [_rebuilt(s, make) if isinstance(s, dict) else s for s in node[key]]
     for key in _NAMED:
         if isinstance(node.get(key), dict):
-            node[key] = {k: stepped(s) if isinstance(s, dict) else s for k, s in node[key].items()}
+            node[key] = {
+                k: _rebuilt(s, make) if isinstance(s, dict) else s for k, s in node[key].items()
+            }
+    return make(node)
+
+
+def _one_each(node: Schema, root: Schema) -> Schema:
+    """An array of exactly ``n`` objects one of whose required fields has ``n`` values
+    (``root``'s ``$defs`` followed) as ``prefixItems``: an object for each value, in order,
+    with that field first and fixed to it; else ``node``."""
+    count, items = node.get("minItems"), node.get("items")
+    if not count or count != node.get("maxItems") or not isinstance(items, dict):
+        return node
+    item = _resolved(items, root)
+    fields = item.get("properties") or {}
+    values = {k: (fields.get(k) or {}).get("enum") or [] for k in item.get("required", ())}
+    keys = [k for k, v in values.items() if len(set(v)) == len(v) == count]
+    if item.get("type") != "object" or len(keys) != 1:
+        return node
+    key = keys[0]
+    rest = {k: v for k, v in fields.items() if k != key}
+    each = [{**item, "properties": {key: {"const": value}, **rest}} for value in values[key]]
+    return {**{k: v for k, v in node.items() if k != "items"}, "prefixItems": each}
+
+
+def _resolved(node: Schema, root: Schema) -> Schema:
+    """``node`` with its ``$ref`` into ``root``'s ``$defs`` followed."""
+    seen = 0
+    while "$ref" in node and seen < 32:
+        name = str(node["$ref"]).rsplit("/", 1)[-1]
+        node, seen = (root.get("$defs") or {}).get(name, {}), seen + 1
+    return node
+
+
+def _stepped(node: Schema) -> Schema:
+    """``node`` with an ``enum`` of its steps if it is a number or integer bounded on both
+    sides with none yet."""
     low, high = node.get("minimum"), node.get("maximum")
     numeric = node.get("type") in ("number", "integer") and "enum" not in node
     if numeric and low is not None and high is not None:

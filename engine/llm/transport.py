@@ -22,7 +22,7 @@ from ..core.exchanges import CountedBy, LLMCall, Structured
 from ..errors import SocialsimError
 from . import progress
 from .bounds import Meter, ReplyCut, count
-from .grammar import stepped
+from .grammar import grammar_schema
 from .keys import api_key
 from .limit import AdaptiveLimit
 from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
@@ -368,7 +368,10 @@ class LiteLLMTransport:
             }
         elif request.format == "json_object_schema" and request.schema is not None:
             # (a grammar holds a reply to an enum, not to a number's bounds)
-            params["response_format"] = {"type": "json_object", "schema": stepped(request.schema)}
+            params["response_format"] = {
+                "type": "json_object",
+                "schema": grammar_schema(request.schema),
+            }
         elif request.format in ("json_object", "json_object_schema"):
             params["response_format"] = {"type": "json_object"}
         return params

@@ -23,6 +23,8 @@ from . import prompts
 from .base import AgentContext
 
 Check = Callable[[Any], Flaw | None]
+#: What a judgement kept without its flawed summaries was mended by.
+_NO_SUMMARY = "the summary left out"
 
 
 def last_line(ctx: AgentContext) -> str | None:
@@ -84,11 +86,27 @@ def plan(n: int) -> Check:
 
 
 def relation(out: Any) -> Flaw | None:
-    """One edge's summary (the memory it becomes): words, not the schema's description."""
-    return phrase_flaw(out.summary, "summary", prompts.RELATION_RULES)
+    """One edge's summary (the memory it becomes): words, not the schema's description.
+    The summary is optional: a judgement whose summary is flawed again when asked again is
+    kept without it, as a decision without its intent."""
+    flaw = phrase_flaw(out.summary, "summary", prompts.RELATION_RULES)
+    if flaw is None:
+        return None
+    return replace(flaw, mended=out.model_copy(update={"summary": ""}), mending=_NO_SUMMARY)
 
 
 def judgements(out: Any) -> Flaw | None:
-    """A batched judgement's summaries (none, for an observer with no triggered edge)."""
+    """A batched judgement's summaries (none, for an observer with no triggered edge); a
+    judgement whose summaries are flawed again when asked again is kept without those
+    (Gemma 3 270M, held to the edges' steps by a grammar, wrote ``":0, "`` as a summary,
+    and its judgement fell back although its changes were on their scale)."""
     edges = getattr(out, "judgements", [])
-    return _first(phrase_flaw(j.summary, "summary", prompts.OBSERVER_RULES) for j in edges)
+    flaws = [phrase_flaw(j.summary, "summary", prompts.OBSERVER_RULES) for j in edges]
+    flaw = _first(flaws)
+    if flaw is None:
+        return None
+    kept = [
+        j if f is None else j.model_copy(update={"summary": ""})
+        for j, f in zip(edges, flaws, strict=True)
+    ]
+    return replace(flaw, mended=out.model_copy(update={"judgements": kept}), mending=_NO_SUMMARY)

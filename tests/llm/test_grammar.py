@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.llm.grammar import MOST_STEPS, stepped, steps
+from engine.llm.grammar import MOST_STEPS, grammar_schema, steps
 from engine.llm.parsing import schema_of
 from engine.minds.llm import _observer_schema, _plan_schema
 
@@ -66,26 +66,56 @@ def _bounded(node: Any, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return found
 
 
-@pytest.mark.parametrize(
-    "model", [_observer_schema(("Ann", "Bo")), _plan_schema(("Ann", "Bo"))], ids=["judge", "plan"]
-)
-def test_every_bounded_number_of_a_minds_schema_is_sent_as_its_steps(model: Any) -> None:
-    """The batched judge's (emotion, edges, importance, needs in anyOf) and the planner's
-    (urgency, imagined needs under $defs) schemas: each bounded number gets an enum from
-    its minimum to its maximum; the schema the reply is read against is not changed."""
-    schema = schema_of(model)
+def test_the_plans_bounded_numbers_are_sent_as_their_steps_and_nothing_else_moves() -> None:
+    """The planner's urgencies and imagined needs (under $defs, in anyOf): each bounded
+    number gets an enum from its minimum to its maximum; the schema the reply is read
+    against is not changed."""
+    schema = schema_of(_plan_schema(("Ann", "Bo")))
     before = copy.deepcopy(schema)
-    sent = stepped(schema)
+    sent = grammar_schema(schema)
     assert schema == before
     nodes = _bounded(sent, [])
     assert len(nodes) >= 3 and len(nodes) == len(_bounded(before, []))
     for node in nodes:
         assert node["enum"][0] == node["minimum"] and node["enum"][-1] == node["maximum"]
         assert len(node["enum"]) <= MOST_STEPS + 1
-    # nothing else moved: without the enums, the sent schema is the original
-    for node in nodes:
         del node["enum"]
     assert sent == before
+
+
+def test_the_batched_judge_is_sent_one_judgement_for_each_agent_in_order() -> None:
+    """Its judgements, exactly one per agent named in ``target``, are sent as that many
+    objects, each with its target first and fixed, its change and importance as steps: a
+    grammar then cannot judge one agent twice and leave another out."""
+    schema = schema_of(_observer_schema(("Ann", "Bo", "Cy")))
+    sent = grammar_schema(schema)
+    judgements = sent["properties"]["judgements"]
+    assert "items" not in judgements and judgements["minItems"] == judgements["maxItems"] == 3
+    each = judgements["prefixItems"]
+    assert [e["properties"]["target"] for e in each] == [{"const": n} for n in ("Ann", "Bo", "Cy")]
+    for edge in each:
+        assert next(iter(edge["properties"])) == "target" and "target" in edge["required"]
+        assert edge["properties"]["delta_fav"]["enum"][:2] == [-0.3, -0.25]
+        assert edge["properties"]["importance"]["enum"] == list(range(1, 11))
+    assert sent["properties"]["delta"]["enum"][-1] == 0.3
+    assert schema == schema_of(_observer_schema(("Ann", "Bo", "Cy")))  # (not changed)
+
+
+def test_a_list_is_one_each_only_when_its_length_is_one_fields_values() -> None:
+    item = {
+        "type": "object",
+        "properties": {"who": {"enum": ["a", "b"]}, "kind": {"enum": ["x", "y", "z"]}},
+        "required": ["who", "kind"],
+    }
+    exact = {"type": "array", "items": item, "minItems": 2, "maxItems": 2}
+    assert [p["properties"]["who"] for p in grammar_schema(exact)["prefixItems"]] == [
+        {"const": "a"},
+        {"const": "b"},
+    ]
+    for loose in ({**exact, "maxItems": 3}, {**exact, "minItems": 4, "maxItems": 4}):
+        assert grammar_schema(loose) == loose  # no length, or no field with that many values
+    both = {**item, "properties": {"who": {"enum": ["a", "b"]}, "kind": {"enum": ["x", "y"]}}}
+    assert grammar_schema({**exact, "items": both})["items"] == both  # two such fields
 
 
 def test_a_number_bounded_on_one_side_or_given_its_values_is_left_as_it_is() -> None:
@@ -97,7 +127,7 @@ def test_a_number_bounded_on_one_side_or_given_its_values_is_left_as_it_is() -> 
             "many": {"type": "array", "items": {"type": "integer", "minimum": 0, "maximum": 2}},
         },
     }
-    sent = stepped(schema)
+    sent = grammar_schema(schema)
     assert sent["properties"]["at_least"] == {"type": "number", "minimum": 0}
     assert sent["properties"]["chosen"]["enum"] == [0, 1]
     assert sent["properties"]["many"]["items"]["enum"] == [0, 1, 2]

@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from engine.core.exchanges import Outcome
 from engine.llm.client import LLMClient
-from engine.llm.grammar import stepped
+from engine.llm.grammar import grammar_schema
 from engine.llm.parsing import parse, with_schema
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import LiteLLMTransport, ReplayTransport, TransportError
@@ -379,7 +379,7 @@ async def test_a_format_steps_down_only_for_replies_out_of_shape(
     assert client.modes() == {"openai/stub": "schema"}
     # Two replies in a row out of the schema's shape: the next format down, each time.
     for mode, sent in (
-        ("grammar", {"type": "json_object", "schema": stepped(Verdict.model_json_schema())}),
+        ("grammar", {"type": "json_object", "schema": grammar_schema(Verdict.model_json_schema())}),
         ("json", {"type": "json_object"}),
     ):
         stub.script(["schema", None, "schema", None])

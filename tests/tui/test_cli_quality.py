@@ -253,8 +253,9 @@ def test_a_line_another_said_in_an_earlier_round_is_not_said_again(
 
 
 class CopiedIntent(StubLLM):
-    """Bob copies the schema's description into his intent, asked again too; Cy's line is
-    cut off after a whole sentence, asked again too; each agent says its own line."""
+    """Bob copies the schema's description into his intent, asked again too, and the judge
+    of what he observed writes debris for its summaries, asked again too; Cy's line is cut
+    off after a whole sentence, asked again too; each agent says its own line."""
 
     def answer(self, body: dict[str, Any]) -> str | None:
         messages = body["messages"]
@@ -272,7 +273,11 @@ class CopiedIntent(StubLLM):
                 line = "We fix the roof before the winter rains. Then the hall, and then,"
             return json.dumps({"say": line}) if schema else line  # (asked as JSON: a grammar)
         if system.startswith("You are the impartial judge"):
-            return json.dumps(generate_from_schema(schema, random.Random(0)))
+            value = generate_from_schema(schema, random.Random(0))
+            if "Character: Bob," in system:  # Bob's summaries debris, asked again too
+                for judgement in value.get("judgements", []):
+                    judgement["summary"] = ":0, "
+            return json.dumps(value)
         return None
 
 
@@ -340,6 +345,8 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     assert bob.utterance == "Bob thinks the roof comes first, before the winter."
     _mended_on_reask(played, "decide", "Bob", "description", "the intent left out")
+    # The summaries are optional too: Bob's judgement is kept without them, its changes taken.
+    _mended_on_reask(played, "judge", "Bob", "wordless", "the summary left out")
     assert played.usage is not None and played.usage.fallbacks == 0
     assert all("one sentence" not in a.intent for a in played.actions)
     # Cy's line, cut off again when asked again, is kept to its last whole sentence.
