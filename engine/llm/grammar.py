@@ -1,5 +1,6 @@
 """A reply's JSON schema as a grammar-enforcing server is given it: each number bounded on
-both sides becomes the list of its steps.
+both sides becomes the list of its steps, and a list of one object for each value of a
+field becomes those objects.
 
 llama.cpp's servers turn a schema sent in ``response_format`` (json_object carrying it) into
 a grammar that holds a reply to the schema's shape, but llama-cpp-python's ignores a

@@ -367,7 +367,7 @@ class LiteLLMTransport:
                 "json_schema": {"name": request.schema_name, "schema": request.schema},
             }
         elif request.format == "json_object_schema" and request.schema is not None:
-            # (a grammar holds a reply to an enum, not to a number's bounds)
+            # (as a grammar can hold a reply to it: its numbers' steps, one item per key)
             params["response_format"] = {
                 "type": "json_object",
                 "schema": grammar_schema(request.schema),
