@@ -214,7 +214,8 @@ _KIN = (
 
 def self_named(text: str, name: str, others: Iterable[str] = (), known: str = "") -> Flaw | None:
     """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
-    …", "Hello, Callum!") or to end one ("I agree with you, Sandra."), greets the speaker,
+    …", "Hello, Callum!", "S.G. Greta: …") or to end one ("I agree with you, Sandra."),
+    greets the speaker,
     calls the speaker its kin or friend ("my brother, Edmund"), or opens by narrating the
     speaker ("Grace says …"): the model spoke as someone else. Gemma 3 270M's Callum said
     "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
@@ -231,7 +232,7 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
         called.add(short)
     names = "(?-i:" + "|".join(re.escape(n) for n in sorted(called, key=len, reverse=True)) + ")"
     found = re.search(
-        rf"^\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
+        rf"(?:^|(?<=[.!?])\s)\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
         rf"|\b{_GREETING}[,\s]+{names}\b"
         rf"|,\s*{names}\s*[.!?]"
         rf"|^\W*{names}\s+(?:{_NARRATES})\b"

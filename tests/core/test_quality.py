@@ -402,6 +402,9 @@ def test_one_sentence_said_over_and_over_is_degenerate(text: str) -> None:
         ("I agree with you, Sandra. I think it's a great idea.", "Sandra", ", Sandra."),
         # Gemma's Grace (class-election), to Daniel
         ("Grace says her own words: 10:35, classroom.", "Grace", "Grace says"),
+        # Gemma's Greta (tavern), her name a label after initials, and a sentence later
+        ("S.G. Greta: It's a long time since we last spoke.", "Greta", "Greta:"),
+        ("I agree. Greta, you know the will is clear.", "Greta", "Greta,"),
     ],
 )
 def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
@@ -427,6 +430,7 @@ def test_a_line_that_speaks_to_its_speaker_as_another_would_is_degenerate(
         ("Nora, Sandra and I will draw the comics.", "Sandra", ()),  # a list, not an address
         ("I agree with you, Nora.", "Sandra", ()),
         ("Nora says we should draw the comics together.", "Sandra", ()),
+        ("The will is read. Greta and I keep the flat.", "Greta", ()),  # no address
     ],
 )
 def test_a_line_that_names_its_speaker_or_speaks_to_another_is_speech(
