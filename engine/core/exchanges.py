@@ -88,6 +88,16 @@ class LLMCall(BaseModel):
         return self.outcome in ("ok", "repaired", "fallback")
 
     @property
+    def degenerate(self) -> bool:
+        """True for a degenerate reply: asked again (outcome ``degenerate``), or not asked
+        again, as the model's re-asks had come to nothing (engine/llm/reasks.py), and taken
+        mended or fallen back at once (its flaw kept on a question's first exchange)."""
+        if self.outcome == "degenerate":
+            return True
+        held = self.outcome in ("fallback", "repaired") and not self.key.endswith((REASK, AGAIN))
+        return held and bool(self.flaw)
+
+    @property
     def fell_back(self) -> bool:
         """True for the exchange whose question fell back to its default: a failure, or a
         degenerate reply asked again in vain."""
@@ -173,7 +183,7 @@ class RoundUsage(BaseModel):
             structured_fallbacks=sum(c.fell_back for c in answers),
             missing_edges=sum(len(c.missing) for c in calls),
             clamped=sum(bool(c.clamped) for c in calls),
-            degenerate=sum(c.outcome == "degenerate" for c in calls),
+            degenerate=sum(c.degenerate for c in calls),
             at_cap=sum(c.at_cap for c in calls),
             left_out=sum(len(c.left_out) for c in calls),
             cached_tokens=sum(c.cached_tokens or 0 for c in reported),
@@ -224,7 +234,7 @@ def main_failure(calls: list[LLMCall]) -> tuple[str, str, int]:
     failed = [c for c in calls if c.answers and c.fell_back]
     causes = Counter(
         f"degenerate ({c.flaw}: {FLAWS.get(c.flaw, 'flawed')})"
-        if c.outcome == "degenerate"
+        if c.degenerate
         else c.error or "no valid reply"
         for c in failed
     )

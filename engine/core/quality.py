@@ -464,7 +464,7 @@ class PurposeQuality(BaseModel):
             self.replies += 1
             self.clamped += bool(call.clamped)
             self.at_cap += call.at_cap
-        if call.outcome == "degenerate":
+        if call.degenerate:
             self.degenerate += 1
             self.kinds[call.flaw] = self.kinds.get(call.flaw, 0) + 1
         if call.settles:

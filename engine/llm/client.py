@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
-from typing import Any, TypeVar, cast
+from functools import partial
+from typing import Any, Literal, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -30,6 +31,7 @@ from .clamp import at_caps
 from .formats import Ask, Formats
 from .health import Health
 from .parsing import Parsed, in_shape, kept, parse, schema_of
+from .reasks import Reasks
 from .settings import LLMSettings
 from .tokens import Counter, SystemRoles
 from .transport import (
@@ -52,6 +54,8 @@ T = TypeVar("T")
 Messages = list[dict[str, str]]
 #: What is wrong with a reply that fits its schema (None: it counts).
 Check = Callable[[T], Flaw | None]
+#: How a valid reply came out of its checks (:meth:`LLMClient._judged`).
+Came = Literal["taken", "mended", "held", "flawed"]
 #: The record key of an exchange asked again because the server dropped its system text.
 DROPPED_SUFFIX = ":system-dropped"
 
@@ -73,6 +77,7 @@ class LLMClient:
         self.notices: Callable[[str], None] | None = None
         self.said: list[str] = []
         self.health: dict[str, Health] = {}
+        self._reasks = Reasks()
         #: The key of a model's structured mode and system role for an agent's calls: the
         #: model, or with several endpoints the model at the agent's endpoint
         #: (``model @ url``; set by the mind from ``Endpoints.route``, or a replay's record).
@@ -245,13 +250,19 @@ class LLMClient:
                 return ""
             text = strip_controls(reply.text).strip()
             flaw = self._flaw(request.key, text, check)
+            if again:
+                self._reasks.went(model, purpose, taken=flaw is None and bool(text))
             if flaw is None:
                 outcome: Outcome = "ok" if text else "fallback"
                 error = None if text else "empty reply"
                 self._record(request, purpose, agent, reply, outcome, error)
                 return text
-            if again and isinstance(flaw.mended, str) and self._mends(request.key):  # in vain
-                return self._mended(request, purpose, agent, reply, flaw)
+            held = "" if again else self._held_back(request.key, model, purpose)
+            if (again or held) and isinstance(flaw.mended, str) and self._mends(request.key):
+                return self._mended(request, purpose, agent, reply, flaw, held=held)
+            if held:
+                self._unasked(request, purpose, agent, reply, flaw, held)
+                break
             self._record(request, purpose, agent, reply, "degenerate", flaw.note, flaw=flaw.kind)
             if again:
                 break
@@ -294,9 +305,12 @@ class LLMClient:
         formats.answered(request.format, in_shape(first, reply.text))
         flaw: Flaw | None = None
         if first.value is not None:
-            value, flaw = self._judged(request, purpose, agent, reply, first, check)
-            if flaw is None:
+            held = partial(self._held_back, key, model, purpose)
+            value, flaw, came = self._judged(request, purpose, agent, reply, first, check, held)
+            if came in ("taken", "mended"):
                 return value
+            if came == "held" or flaw is None:  # not asked again, nor mended: it falls back
+                return fallback()
             suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
         else:
             self._record(request, purpose, agent, reply, "reasked", first.problem, read=first.read)
@@ -315,13 +329,18 @@ class LLMClient:
             return fallback()
         again = self._parse(reask.key, second.text, schema)
         if again.value is None:
+            if flaw is not None:
+                self._reasks.went(model, purpose, taken=False)
             if flaw is not None and flaw.mended is not None and self._mends(reask.key):
                 # the first reply, mended, rather than nothing
                 vain = replace(flaw, mending=f"{flaw.mending}, as its re-ask was not valid")
                 return self._mended(reask, purpose, agent, second, vain, again)
             self._record(reask, purpose, agent, second, "fallback", again.problem, read=again.read)
             return fallback()
-        value, flaw = self._judged(reask, purpose, agent, second, again, check, last=True)
+        reasked = flaw is not None
+        value, flaw, came = self._judged(reask, purpose, agent, second, again, check, last=True)
+        if reasked:
+            self._reasks.went(model, purpose, taken=came == "taken")
         return value if flaw is None else fallback()
 
     def _flaw(
@@ -360,23 +379,57 @@ class LLMClient:
         reply: Reply,
         parsed: Parsed,
         check: Check[Any] | None,
+        held: Callable[[], str] = str,
         last: bool = False,
-    ) -> tuple[Any, Flaw | None]:
-        """A valid reply's value and its flaw (:meth:`_flaw`): taken (recorded as such) when
-        it has none, else recorded as degenerate; the ``last`` reply asked for, when its
-        flaw has a mended value, is taken as that (recorded as repaired, the flaw noted)."""
+    ) -> tuple[Any, Flaw | None, Came]:
+        """A valid reply's value, its flaw (:meth:`_flaw`) and how it came: ``taken``
+        (recorded as such) when it has none, else ``flawed`` (recorded as degenerate); the
+        ``last`` reply asked for, when its flaw has a mended value, ``mended`` (taken as
+        that, recorded as repaired, the flaw noted). A flawed reply ``held`` back from its
+        re-ask (:meth:`_held_back`: why) is the last one too: mended, else ``held`` (recorded
+        as fallen back)."""
         value = clean(cast(BaseModel, parsed.value))
         flaw = self._flaw(request.key, value, check, parsed.far)
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
-        elif last and flaw.mended is not None and self._mends(request.key):
-            return self._mended(request, purpose, agent, reply, flaw, parsed), None
-        else:
-            self._record(
-                request, purpose, agent, reply, "degenerate", flaw.note,
-                clamped=parsed.clamped, flaw=flaw.kind, read=parsed.read,
-            )  # fmt: skip
-        return value, flaw
+            return value, None, "taken"
+        why = "" if last else held()
+        if (last or why) and flaw.mended is not None and self._mends(request.key):
+            mended = self._mended(request, purpose, agent, reply, flaw, parsed, why)
+            return mended, None, "mended"
+        if why:
+            self._unasked(request, purpose, agent, reply, flaw, why, parsed)
+            return value, flaw, "held"
+        self._record(
+            request, purpose, agent, reply, "degenerate", flaw.note,
+            clamped=parsed.clamped, flaw=flaw.kind, read=parsed.read,
+        )  # fmt: skip
+        return value, flaw, "flawed"
+
+    def _held_back(self, key: str, model: str, purpose: str) -> str:
+        """Why flawed exchange ``key`` is not asked again (:mod:`.reasks`; empty: it is); in
+        a replay, as its record did."""
+        if self._replaying:
+            asked = self._recorded(key + AGAIN) is not None
+            return "" if asked else "not asked again, as in its record"
+        return self._reasks.held_back(model, purpose)
+
+    def _unasked(
+        self,
+        request: Request,
+        purpose: str,
+        agent: str,
+        reply: Reply,
+        flaw: Flaw,
+        why: str,
+        parsed: Parsed | None = None,
+    ) -> None:
+        """Record a flawed reply not asked again (``why``) and not mended: fallen back."""
+        clamped, read = (parsed.clamped, parsed.read) if parsed is not None else ((), "")
+        self._record(
+            request, purpose, agent, reply, "fallback", f"{flaw.note}; {why}",
+            clamped=clamped, flaw=flaw.kind, read=read,
+        )  # fmt: skip
 
     def _mended(
         self,
@@ -386,12 +439,14 @@ class LLMClient:
         reply: Reply,
         flaw: Flaw,
         parsed: Parsed | None = None,
+        held: str = "",
     ) -> Any:
         """A flawed reply taken as its ``flaw``'s mended value, recorded at the last exchange
         asked (``request``, ``reply``, as ``parsed``) as repaired, with the flaw's kind and
-        what was left out (and why the last reply was not valid, when it was not)."""
+        what was left out (and why the last reply was not valid, when it was not, or why it
+        was not asked again: ``held``)."""
         why = f" ({parsed.problem})" if parsed is not None and parsed.problem else ""
-        note = f"{flaw.note}; {flaw.mending}{why}"
+        note = f"{flaw.note}; {flaw.mending}{why}" + (f", {held}" if held else "")
         clamped, read = (parsed.clamped, parsed.read) if parsed is not None else ((), "")
         self._record(
             request, purpose, agent, reply, "repaired", note, clamped=clamped, flaw=flaw.kind,

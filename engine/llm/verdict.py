@@ -20,9 +20,9 @@ def scale_flaw(far: Sequence[str]) -> Flaw | None:
 
 def as_recorded(flaw: Flaw | None, recorded: LLMCall | None) -> Flaw | None:
     """A replayed reply's flaw as its record judged it: none where the record took it, one
-    (``flaw``, else the record's) where it found it degenerate; ``flaw`` where the record
-    does not say (not held, or a failure)."""
-    if recorded is None or recorded.outcome not in ("ok", "repaired", "degenerate"):
+    (``flaw``, else the record's) where it found it degenerate (asked again or not); ``flaw``
+    where the record does not say (not held, or a failure)."""
+    if recorded is None or not (recorded.outcome in ("ok", "repaired") or recorded.degenerate):
         return flaw
     if recorded.outcome == "ok" or (recorded.outcome == "repaired" and not recorded.flaw):
         return None
