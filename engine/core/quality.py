@@ -78,6 +78,9 @@ _DEBRIS = re.compile(
     r"|\b(?:END SCHEMA|JSON schema)\b",
     re.IGNORECASE,
 )
+#: A scale's labels, two of them ("1 = very negative, 2 = neutral"): Gemma 3 270M's Nadia
+#: went on so from her prompt's "S = 0.40 (0 = very negative, 0.5 = neutral, …)".
+_SCALE = re.compile(r"\b\d+(?:\.\d+)?\s*=\s*[^\W\d_][^=]*?\b\d+(?:\.\d+)?\s*=\s*[^\W\d_]")
 #: A prompt's label opening a line of a reply ("\naudience: the target.\n\nPhase 2: decide"):
 #: Gemma 3 270M went on into template text so.
 _LABEL = re.compile(r"\n\s*(?:Phase \d+|[a-z_]+):")
@@ -135,6 +138,24 @@ def wordless(text: str, field: str) -> Flaw | None:
     if spoken and not garbled(spelled):
         return None
     return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is not words")
+
+
+def scale_labels(text: str) -> Flaw | None:
+    """``text`` lists a scale's labels, as a prompt states a scale, not as anyone speaks."""
+    found = _SCALE.search(text)
+    if found is None:
+        return None
+    return Flaw("debris", f"it lists a scale's labels ({found.group()!r}), not words")
+
+
+def only_names(text: str, names: Iterable[str]) -> Flaw | None:
+    """``text`` says nothing but names of those present ("Leo", "Irene, Paul!"): Gemma 3
+    270M's Nadia said "Leo" as her whole line."""
+    said = words(text)
+    known = {w for name in names for w in words(name)}
+    if not said or not all(w in known for w in said):
+        return None
+    return Flaw("wordless", f"the utterance {text.strip()[:40]!r} is only a name, not words")
 
 
 def garbled(text: str) -> bool:
@@ -393,7 +414,7 @@ def utterance_flaw(
     if not text.strip():
         return Flaw("empty", "it said nothing, though you decided to speak")
     flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
-    flaw = flaw or looped(text) or unfinished(text)
+    flaw = flaw or scale_labels(text) or looped(text) or unfinished(text)
     if flaw is not None:
         return flaw
     if any(copied(text, line) for line in others):
@@ -410,7 +431,9 @@ def phrase_flaw(text: str, field: str, description: str) -> Flaw | None:
     schema's ``description`` copied; an empty one is left out, not wrong."""
     if not text.strip():
         return None
-    return wordless(text, field) or debris(text) or described(text, description)
+    return (
+        wordless(text, field) or debris(text) or scale_labels(text) or described(text, description)
+    )
 
 
 # -- how well a model played -----------------------------------------------------------

@@ -13,6 +13,7 @@ from typing import Any
 from ..core.quality import (
     Flaw,
     mended_line,
+    only_names,
     phrase_flaw,
     recited,
     self_named,
@@ -58,7 +59,7 @@ def speech(
 
     def check(text: str) -> Flaw | None:
         flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, told)
-        flaw = flaw or self_named(text, me, names, role)
+        flaw = flaw or only_names(text, names) or self_named(text, me, names, role)
         return mended_line(flaw, text, check)
 
     return check

@@ -13,6 +13,7 @@ from engine.core.quality import (
     loud_lines,
     mended_line,
     named_as_another,
+    only_names,
     phrase_flaw,
     quality_line,
     self_named,
@@ -52,6 +53,8 @@ def test_an_empty_utterance_of_an_agent_that_decided_to_speak_is_degenerate(text
         # Gemma on llama-server speaking in its prompt's form (a real reply)
         "Scenario: Harrowgate Tavern. Traits: - Tim, the manager, is not happy",
         "I say we keep it.\nOthers present: Nell, Silas.",
+        # Gemma's Nadia (iep-meeting) on her prompt's "S = 0.40 (0 = very negative, …)"
+        "I'm going to say: 0.40, 1 = very negative, 2 = neutral, 3 = very positive",
     ],
 )
 def test_json_or_template_debris_is_degenerate(text: str) -> None:
@@ -64,6 +67,7 @@ def test_json_or_template_debris_is_degenerate(text: str) -> None:
         "The scenario is simple: we sell, or we sink.",
         "My goal: keep the bar open. Now: who is with me?",
         "Her traits: stubborn, loyal, and right about the roof.",
+        "Forty thousand pounds = the roof. That is 2 of us against it.",  # one "=", no scale
     ],
 )
 def test_words_like_the_prompts_labels_in_a_sentence_are_speech(text: str) -> None:
@@ -73,6 +77,22 @@ def test_words_like_the_prompts_labels_in_a_sentence_are_speech(text: str) -> No
 @pytest.mark.parametrize("text", ["...", "?!", "0.5, 0.3", "12345", "null"])
 def test_an_utterance_of_punctuation_numbers_or_null_is_degenerate(text: str) -> None:
     assert kind(text) == "wordless"
+
+
+PRESENT = ("Leo", "Nadia Khoury", "Irene", "Paul")
+
+
+@pytest.mark.parametrize("text", ["Leo", "Leo!", "Irene, Paul.", "Nadia Khoury?"])
+def test_an_utterance_of_names_alone_is_not_words(text: str) -> None:
+    """Gemma 3 270M's Nadia (iep-meeting) said "Leo" as her whole line."""
+    flaw = only_names(text, PRESENT)
+    assert flaw is not None and flaw.kind == "wordless"
+    assert flaw.note == f"the utterance {text!r} is only a name, not words"
+
+
+@pytest.mark.parametrize("text", ["Leo, sit down.", "Yes.", "Paul agrees", "..."])
+def test_a_line_with_a_word_besides_names_is_not_names_alone(text: str) -> None:
+    assert only_names(text, PRESENT) is None  # ("..." is wordless by another check)
 
 
 #: Gemma 3 270M's Edmund on llama-cpp-python, round 1 (tests/fixtures/gemma_runs, 87b1): the

@@ -245,6 +245,9 @@ def test_an_utterance_that_greets_its_own_speaker_is_degenerate() -> None:
     flaw = check("My name is Lili, and I am new in this town.")
     assert flaw is not None and flaw.kind == "self" and "names you as another" in flaw.note
     assert check(f"My name is {ctx.name}, and the tavern is my family's.") is None
+    # a line of another's name alone (Gemma's Nadia said "Leo") is not words
+    flaw = check(f"{other}.")
+    assert flaw is not None and flaw.kind == "wordless" and "only a name" in flaw.note
 
 
 def _whole(messages: list[dict[str, str]]) -> str:
