@@ -347,9 +347,20 @@ class LLMClient:
         self, key: str, value: Any, check: Check[Any] | None, far: Sequence[str] = ()
     ) -> Flaw | None:
         """The flaw of reply ``value`` to exchange ``key``: ``check``'s, else a change far
-        off its scale (``far``); in a replay, as its record judged it (:mod:`.verdict`)."""
+        off its scale (``far``); in a replay, as its record judged it (:mod:`.verdict`), and
+        where the record mended it, mended as then (a check's ``as_recorded``: a check added
+        since, or its verdict on the part kept, does not undo a recorded mend)."""
         flaw = (check(value) if check is not None else None) or scale_flaw(far)
-        return as_recorded(flaw, self._recorded(key)) if self._replaying else flaw
+        if not self._replaying:
+            return flaw
+        recorded = self._recorded(key)
+        flaw = as_recorded(flaw, recorded)
+        remend = getattr(check, "as_recorded", None)  # (a check whose mends a replay redoes)
+        if remend is None or recorded is None or not (mended_then(recorded) and recorded.flaw):
+            return flaw
+        if flaw is None or flaw.kind != recorded.flaw or flaw.mended is None:
+            return remend(value, recorded.flaw) or flaw  # mended as the record mended it
+        return flaw
 
     def _mends(self, key: str) -> bool:
         """Whether a flawed reply may be mended at exchange ``key`` (the last one asked)."""

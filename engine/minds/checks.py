@@ -7,7 +7,7 @@ transcript, a later prompt or a memory."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.quality import (
@@ -37,9 +37,27 @@ def last_line(ctx: AgentContext) -> str | None:
     return None
 
 
-def speech(
-    ctx: AgentContext, decision: Decision, field: str | None = None
-) -> Callable[[str], Flaw | None]:
+@dataclass(frozen=True)
+class SpeechCheck:
+    """An utterance's check (its ``flaws``, a flawed line mended where it can be), and how a
+    replay mends a line as its record did."""
+
+    flaws: Callable[[str], Flaw | None]
+
+    def __call__(self, text: str) -> Flaw | None:
+        return mended_line(self.flaws(text), text, self)
+
+    def as_recorded(self, text: str, kind: str) -> Flaw | None:
+        """``text``'s flaw of ``kind`` as a record mended it (a replay): cut as it was then,
+        whatever the checks of the part kept, or a check added since, find now."""
+        return mended_line(Flaw(kind, f"{kind}, mended as recorded"), text, _passes)
+
+
+def _passes(text: str) -> None:
+    """Nothing wrong (the part a record kept)."""
+
+
+def speech(ctx: AgentContext, decision: Decision, field: str | None = None) -> SpeechCheck:
     """An utterance's check: said, words, no debris, no echo of its prompt's instructions
     nor recital of its system text or of the events it was told (this round's, and those
     of the rounds it remembers), no copy of a line heard this round or in a round the agent
@@ -57,12 +75,11 @@ def speech(
     names = ctx.scenario.names
     role = ctx.persona.role  # (a name it goes by there is its own: "Ms. Osei to her students")
 
-    def check(text: str) -> Flaw | None:
+    def flaws(text: str) -> Flaw | None:
         flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, told)
-        flaw = flaw or only_names(text, names) or self_named(text, me, names, role)
-        return mended_line(flaw, text, check)
+        return flaw or only_names(text, names) or self_named(text, me, names, role)
 
-    return check
+    return SpeechCheck(flaws)
 
 
 def _first(flaws: Iterable[Flaw | None]) -> Flaw | None:

@@ -92,6 +92,19 @@ _NEED_FIELDS: dict[str, Any] = {
 NeedsOut: type[BaseModel] = create_model("NeedsOut", **_NEED_FIELDS)
 
 
+@dataclass(frozen=True)
+class _InReply:
+    """An utterance's check of a reply asked as JSON (:func:`_in_reply`)."""
+
+    line: checks.SpeechCheck
+
+    def __call__(self, out: SpeechOut) -> Flaw | None:
+        return _in_reply(self.line(out.say), out)
+
+    def as_recorded(self, out: SpeechOut, kind: str) -> Flaw | None:
+        return _in_reply(self.line.as_recorded(out.say, kind), out)
+
+
 def _in_reply(flaw: Flaw | None, out: SpeechOut) -> Flaw | None:
     """A speech check's ``flaw`` of a reply asked as JSON: its mended line, if any, as
     that reply (the client takes the mend in place of the reply)."""
@@ -285,7 +298,7 @@ class LLMMind:
         model = self.settings.model_for(ctx.name)
         key = self._key(ctx, "speak")
         if self.client.enforces_grammar(model, ctx.name, key):
-            heard = checks.speech(ctx, decision, SpeechOut.FIELD)
+            heard = _InReply(checks.speech(ctx, decision, SpeechOut.FIELD))
             # A small local model asked for free text repeats its prompt; held to a JSON
             # string by the server's grammar, it speaks. Shown whole once it is in.
             said = await self.client.structured(
@@ -296,7 +309,7 @@ class LLMMind:
                 messages=prompts.speak(ctx, decision, SpeechOut.FIELD),
                 schema=SpeechOut,
                 default=SpeechOut(),
-                check=lambda out: _in_reply(heard(out.say), out),
+                check=heard,
             )
             if said.say:
                 sink(said.say)

@@ -20,6 +20,7 @@ from engine.llm.client import LLMClient
 from engine.llm.reasks import IN_VAIN, RETRY_EVERY, Reasks
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import LiteLLMTransport, ReplayTransport, close_clients
+from engine.minds.checks import SpeechCheck
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
 
@@ -151,3 +152,45 @@ def test_a_held_back_reply_that_can_be_mended_is_taken_mended_and_replays_so() -
     again = _asked(asking(replay), IN_VAIN + 2)
     assert again == live
     assert [(c.key, c.outcome) for c in replay.take_calls()] == [(c.key, c.outcome) for c in calls]
+
+
+class CutOffStub(StubLLM):
+    """Every line runs out mid-sentence after two whole ones."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        return "We keep the bar open. We pay the brewer first. And then the"
+
+
+def test_a_replay_mends_a_line_as_its_record_did_whatever_the_checks_have_become() -> None:
+    """A line cut off, asked again and cut off again, was said as its whole sentences. A
+    check added since (here: "brewer" is debris) finds another flaw first and fails the
+    part kept too; the replay still says the line as the run did (SpeechCheck.as_recorded),
+    where it used to fall silent and diverge."""
+
+    def then(text: str) -> Flaw | None:
+        return None if text.endswith(".") else Flaw("unfinished", "it stops mid-sentence")
+
+    def now(text: str) -> Flaw | None:
+        return Flaw("debris", "brewer") if "brewer" in text else then(text)
+
+    def asking(client: LLMClient, check: Callable[[str], Flaw | None]) -> Callable[[int], Any]:
+        def ask(k: int) -> Any:
+            return client.text(
+                key=f"s{k}", purpose="speak", agent="Ann", model="openai/stub",
+                messages=MESSAGES, check=SpeechCheck(check),
+            )  # fmt: skip
+
+        return ask
+
+    with CutOffStub(seed=1) as stub:
+        client = _client(stub.url)
+        (said,) = _asked(asking(client, then), 1)
+        calls = client.take_calls()
+    assert said == "We keep the bar open. We pay the brewer first."
+    assert [(c.key, c.outcome) for c in calls] == [("s0", "degenerate"), ("s0:again", "repaired")]
+    settings = LLMSettings.model_validate({"model": "openai/stub", "api_base": "http://x"})
+    replay = LLMClient(settings, ReplayTransport(calls))
+    assert _asked(asking(replay, now), 1) == [said]
+    assert [c.outcome for c in replay.take_calls()] == ["degenerate", "repaired"]
+    flaw = SpeechCheck(now)("We keep the bar open. We pay the brewer first. And then the")
+    assert flaw is not None and flaw.mended is None  # (the checks as they are: no mend)
