@@ -23,6 +23,9 @@ GEMMA_RUNS = Path(__file__).resolve().parents[1] / "fixtures" / "gemma_runs"
         "tavern-20261206-071717-78b3",  # before the intent's mend and later checks
         "tavern-20261206-094733-db81",  # the same, two rounds
         "tavern-20261206-155903-87b1",  # round 1 failed after its probes, then played again
+        # three rounds with re-asks held back (engine/llm/reasks.py), and a line mended to its
+        # first part, which a check added after it (a scale's labels) refuses
+        "iep-meeting-20261206-224453-bced",
     ],
 )
 def test_a_real_models_run_replays_as_it_was_played(tmp_path: Path, run_id: str) -> None:
