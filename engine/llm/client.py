@@ -32,6 +32,7 @@ from .formats import Ask, Formats
 from .health import Health
 from .parsing import Parsed, in_shape, kept, parse, schema_of
 from .reasks import Reasks
+from .records import record_of
 from .settings import LLMSettings
 from .tokens import Counter, SystemRoles
 from .transport import (
@@ -45,7 +46,7 @@ from .transport import (
     TransportError,
     rejected_key,
 )
-from .verdict import as_recorded, mended_then, read_as, scale_flaw
+from .verdict import Replayed, read_as, scale_flaw
 
 M = TypeVar("M", bound=BaseModel)
 #: (model, agent, exchange key, messages) -> the key of the model's state for the exchange.
@@ -180,35 +181,11 @@ class LLMClient:
         at_cap: bool = False,
         read: str = "",
     ) -> None:
-        call = LLMCall(
-            key=request.key,
-            purpose=purpose,
-            agent=agent,
-            model=request.model,
-            messages=request.messages,
-            response=kept(reply.text) if reply else None,
-            error=error,
-            structured=request.format,
-            outcome=outcome,
-            attempts=reply.attempts if reply else attempts,
-            clamped=list(clamped),
-            flaw=flaw,
-            at_cap=at_cap,
-            read=read,
+        call = record_of(
+            request, purpose, agent, reply, outcome, error, attempts, clamped, flaw, at_cap, read
         )
         health = self.health.setdefault(request.model, Health())
-        health.calls += 1
-        health.timeouts += timed_out
-        if reply is not None:
-            health.latencies.append(reply.latency_s)
-            call.prompt_tokens = reply.prompt_tokens
-            call.completion_tokens = reply.completion_tokens
-            call.cost_usd = reply.cost_usd
-            call.latency_s = reply.latency_s
-            call.sent_tokens = reply.sent_tokens
-            call.counted_by = reply.counted_by
-            call.cached_tokens = reply.cached_tokens
-            call.endpoint, call.moved_from = reply.endpoint, reply.moved_from
+        health.took(None if reply is None else reply.latency_s, timed_out)
         self._calls.append(call)
         self.total_calls += 1
         self.total_cost += call.cost_usd
@@ -258,10 +235,15 @@ class LLMClient:
                 self._record(request, purpose, agent, reply, outcome, error)
                 return text
             held = "" if again else self._held_back(request.key, model, purpose)
-            if (again or held) and isinstance(flaw.mended, str) and self._mends(request.key):
+            if (
+                (again or held)
+                and isinstance(flaw.mended, str)
+                and self._replayed.mends(request.key)
+            ):
                 return self._mended(request, purpose, agent, reply, flaw, held=held)
             if held:
-                self._unasked(request, purpose, agent, reply, flaw, held)
+                note = f"{flaw.note}; {held}"  # not asked again, nor mended: fallen back
+                self._record(request, purpose, agent, reply, "fallback", note, flaw=flaw.kind)
                 break
             self._record(request, purpose, agent, reply, "degenerate", flaw.note, flaw=flaw.kind)
             if again:
@@ -331,7 +313,7 @@ class LLMClient:
         if again.value is None:
             if flaw is not None:
                 self._reasks.went(model, purpose, taken=False)
-            if flaw is not None and flaw.mended is not None and self._mends(reask.key):
+            if flaw is not None and flaw.mended is not None and self._replayed.mends(reask.key):
                 # the first reply, mended, rather than nothing
                 vain = replace(flaw, mending=f"{flaw.mending}, as its re-ask was not valid")
                 return self._mended(reask, purpose, agent, second, vain, again)
@@ -347,40 +329,23 @@ class LLMClient:
         self, key: str, value: Any, check: Check[Any] | None, far: Sequence[str] = ()
     ) -> Flaw | None:
         """The flaw of reply ``value`` to exchange ``key``: ``check``'s, else a change far
-        off its scale (``far``); in a replay, as its record judged it (:mod:`.verdict`), and
-        where the record mended it, mended as then (a check's ``as_recorded``: a check added
-        since, or its verdict on the part kept, does not undo a recorded mend)."""
+        off its scale (``far``); in a replay, as its record judged and mended it."""
         flaw = (check(value) if check is not None else None) or scale_flaw(far)
-        if not self._replaying:
-            return flaw
-        recorded = self._recorded(key)
-        flaw = as_recorded(flaw, recorded)
-        remend = getattr(check, "as_recorded", None)  # (a check whose mends a replay redoes)
-        if remend is None or recorded is None or not (mended_then(recorded) and recorded.flaw):
-            return flaw
-        if flaw is None or flaw.kind != recorded.flaw or flaw.mended is None:
-            return remend(value, recorded.flaw) or flaw  # mended as the record mended it
-        return flaw
-
-    def _mends(self, key: str) -> bool:
-        """Whether a flawed reply may be mended at exchange ``key`` (the last one asked)."""
-        return not self._replaying or mended_then(self._recorded(key))
+        return self._replayed.flaw(key, flaw, check, value)
 
     @property
-    def _replaying(self) -> bool:
-        return isinstance(self.transport, ReplayTransport)
+    def _replayed(self) -> Replayed:
+        """The record the client replays (:mod:`.verdict`; none: live)."""
+        transport = self.transport
+        return Replayed(transport.calls if isinstance(transport, ReplayTransport) else None)
 
     def _parse(self, key: str, text: str, schema: type[M]) -> Parsed:
         """Reply ``text`` to exchange ``key`` read against ``schema``; in a replay, as it
         was read then (:func:`.verdict.read_as`)."""
-        if not self._replaying:
+        recorded = self._replayed
+        if not recorded.active:
             return parse(text, schema)
-        return parse(text, schema, *read_as(self._recorded(key)))
-
-    def _recorded(self, key: str) -> LLMCall | None:
-        """Exchange ``key`` in the record the client replays (None: not held, or live)."""
-        transport = self.transport
-        return transport.calls.get(key) if isinstance(transport, ReplayTransport) else None
+        return parse(text, schema, *read_as(recorded.call(key)))
 
     def _judged(
         self,
@@ -405,11 +370,14 @@ class LLMClient:
             self._taken(request, purpose, agent, reply, parsed, value)
             return value, None, "taken"
         why = "" if last else held()
-        if (last or why) and flaw.mended is not None and self._mends(request.key):
+        if (last or why) and flaw.mended is not None and self._replayed.mends(request.key):
             mended = self._mended(request, purpose, agent, reply, flaw, parsed, why)
             return mended, None, "mended"
         if why:
-            self._unasked(request, purpose, agent, reply, flaw, why, parsed)
+            self._record(
+                request, purpose, agent, reply, "fallback", f"{flaw.note}; {why}",
+                clamped=parsed.clamped, flaw=flaw.kind, read=parsed.read,
+            )  # fmt: skip
             return value, flaw, "held"
         self._record(
             request, purpose, agent, reply, "degenerate", flaw.note,
@@ -420,27 +388,10 @@ class LLMClient:
     def _held_back(self, key: str, model: str, purpose: str) -> str:
         """Why flawed exchange ``key`` is not asked again (:mod:`.reasks`; empty: it is); in
         a replay, as its record did."""
-        if self._replaying:
-            asked = self._recorded(key + AGAIN) is not None
-            return "" if asked else "not asked again, as in its record"
+        recorded = self._replayed
+        if recorded.active:
+            return "" if recorded.call(key + AGAIN) else "not asked again, as in its record"
         return self._reasks.held_back(model, purpose)
-
-    def _unasked(
-        self,
-        request: Request,
-        purpose: str,
-        agent: str,
-        reply: Reply,
-        flaw: Flaw,
-        why: str,
-        parsed: Parsed | None = None,
-    ) -> None:
-        """Record a flawed reply not asked again (``why``) and not mended: fallen back."""
-        clamped, read = (parsed.clamped, parsed.read) if parsed is not None else ((), "")
-        self._record(
-            request, purpose, agent, reply, "fallback", f"{flaw.note}; {why}",
-            clamped=clamped, flaw=flaw.kind, read=read,
-        )  # fmt: skip
 
     def _mended(
         self,

@@ -16,6 +16,13 @@ class Health:
     timeouts: int = 0
     latencies: list[float] = field(default_factory=list)
 
+    def took(self, latency: float | None, timed_out: bool) -> None:
+        """One more exchange: answered after ``latency`` seconds (None: not answered)."""
+        self.calls += 1
+        self.timeouts += timed_out
+        if latency is not None:
+            self.latencies.append(latency)
+
     def line(self, model: str, settings: LLMSettings) -> str | None:
         """``None`` unless calls timed out; else the figures and what to change."""
         if not self.timeouts:

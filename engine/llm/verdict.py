@@ -5,6 +5,7 @@ record took is taken, one it found degenerate is flawed, a mend is made only whe
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ..core.exchanges import LLMCall
 from ..core.quality import Flaw
@@ -40,3 +41,40 @@ def read_as(recorded: LLMCall | None) -> tuple[bool, bool]:
     if recorded is None:
         return False, False
     return recorded.read == "lenient", recorded.outcome in ("reasked", "fallback")
+
+
+class Replayed:
+    """The record a client replays, by exchange key (``calls`` None: a live client)."""
+
+    def __init__(self, calls: dict[str, LLMCall] | None) -> None:
+        self.calls = calls
+
+    @property
+    def active(self) -> bool:
+        return self.calls is not None
+
+    def call(self, key: str) -> LLMCall | None:
+        """Exchange ``key`` in the record (None: not held, or live)."""
+        return None if self.calls is None else self.calls.get(key)
+
+    def flaw(self, key: str, flaw: Flaw | None, check: object, value: Any) -> Flaw | None:
+        """``flaw``, found in reply ``value`` to exchange ``key`` by ``check``, as the record
+        judged it (:func:`as_recorded`; live: as it is); where the record mended the reply,
+        mended as then by the check's ``as_recorded`` (a check added since, or its verdict
+        on the part kept, does not undo a recorded mend)."""
+        if self.calls is None:
+            return flaw
+        recorded = self.calls.get(key)
+        flaw = as_recorded(flaw, recorded)
+        remend = getattr(check, "as_recorded", None)
+        if remend is None or recorded is None or not (mended_then(recorded) and recorded.flaw):
+            return flaw
+        if flaw is None or flaw.kind != recorded.flaw or flaw.mended is None:
+            mended: Flaw | None = remend(value, recorded.flaw)
+            return mended or flaw
+        return flaw
+
+    def mends(self, key: str) -> bool:
+        """Whether a flawed reply may be mended at exchange ``key`` (a replay mends only
+        where its record did; live, always)."""
+        return self.calls is None or mended_then(self.calls.get(key))
