@@ -174,16 +174,11 @@ class LLMClient:
         reply: Reply | None,
         outcome: Outcome,
         error: str | None = None,
-        attempts: int = 1,
-        clamped: Sequence[str] = (),
         timed_out: bool = False,
-        flaw: str = "",
-        at_cap: bool = False,
-        read: str = "",
+        **fields: Any,
     ) -> None:
-        call = record_of(
-            request, purpose, agent, reply, outcome, error, attempts, clamped, flaw, at_cap, read
-        )
+        """Keep the record of an exchange (``fields``: :func:`.records.record_of`'s)."""
+        call = record_of(request, purpose, agent, reply, outcome, error, **fields)
         health = self.health.setdefault(request.model, Health())
         health.took(None if reply is None else reply.latency_s, timed_out)
         self._calls.append(call)
@@ -568,7 +563,7 @@ class LLMClient:
         if err.cut:
             self._notice(str(err))
         self._record(
-            request, purpose, agent, None, "fallback", str(err), err.attempts,
+            request, purpose, agent, None, "fallback", str(err), attempts=err.attempts,
             timed_out=err.timed_out,
         )  # fmt: skip
         self._calls[-1].endpoint = err.endpoint

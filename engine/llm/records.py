@@ -16,6 +16,7 @@ def record_of(
     reply: Reply | None,
     outcome: Outcome,
     error: str | None = None,
+    *,
     attempts: int = 1,
     clamped: Sequence[str] = (),
     flaw: str = "",
