@@ -98,9 +98,24 @@ def decision(out: Any) -> Flaw | None:
 
 
 def plan(n: int) -> Check:
-    """A plan's candidates' intents."""
+    """A plan's candidates' intents; a plan whose intents are flawed again when asked again
+    is kept without those, as a decision without its intent (Gemma 3 270M's planners wrote
+    ``":{"`` and ``"}, ] }"`` as intents, and their plans fell back)."""
     rules = prompts.plan_rules(n)
-    return lambda out: _first(phrase_flaw(c.intent, "intent", rules) for c in out.candidates)
+
+    def check(out: Any) -> Flaw | None:
+        flaws = [phrase_flaw(c.intent, "intent", rules) for c in out.candidates]
+        flaw = _first(flaws)
+        if flaw is None:
+            return None
+        kept = [
+            c if f is None else c.model_copy(update={"intent": ""})
+            for c, f in zip(out.candidates, flaws, strict=True)
+        ]
+        mended = out.model_copy(update={"candidates": kept})
+        return replace(flaw, mended=mended, mending="the intent left out")
+
+    return check
 
 
 def relation(out: Any) -> Flaw | None:

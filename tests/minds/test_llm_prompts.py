@@ -324,3 +324,31 @@ def test_a_decision_without_an_intent_leaves_no_bare_intent_label(intent: str) -
     meant = bare.model_copy(update={"intent": "make them listen"})
     task = _whole(prompts.speak(ctx, meant))
     assert f"to {to} (oppose); your intent: make them listen\nSay it now." in task
+
+
+def test_a_plans_flawed_intents_are_left_out_not_the_plan() -> None:
+    """Gemma 3 270M's planners wrote ":{" as an intent, and the whole plan fell back: the
+    plan is mended to its candidates without the flawed intents, the others kept."""
+    from engine.minds.checks import plan
+
+    ctx = context()
+    schema = _plan_schema(tuple(ctx.others))
+    other = ctx.others[0]
+    out = schema.model_validate(
+        {
+            "candidates": [
+                {"urgency": 4, "action": {"mode": "public", "target": "all"}, "intent": ":{"},
+                {
+                    "urgency": 6,
+                    "action": {"mode": "private", "target": other},
+                    "intent": "win her over before the vote",
+                },
+            ]
+        }
+    )
+    flaw = plan(2)(out)
+    assert flaw is not None and flaw.kind == "wordless" and flaw.mending == "the intent left out"
+    mended = flaw.mended
+    assert [c.intent for c in mended.candidates] == ["", "win her over before the vote"]
+    assert [c.urgency for c in mended.candidates] == [4, 6]
+    assert plan(2)(mended) is None
