@@ -38,10 +38,10 @@ def at_caps(data: Any, schema: Schema) -> bool:
 
 
 def _caps(value: Any, node: Schema, root: Schema, found: list[bool]) -> None:
-    node = _resolve(node, root)
+    node = resolved(node, root)
     branches = node.get("anyOf") or node.get("oneOf")
     if branches:
-        branch = _branch(value, [_resolve(b, root) for b in branches])
+        branch = _branch(value, [resolved(b, root) for b in branches])
         if branch is not None:
             _caps(value, branch, root, found)
         return
@@ -60,7 +60,7 @@ def _caps(value: Any, node: Schema, root: Schema, found: list[bool]) -> None:
                 _caps(value[key], sub, root, found)
 
 
-def _resolve(node: Schema, root: Schema) -> Schema:
+def resolved(node: Schema, root: Schema) -> Schema:
     """``node`` with its ``$ref`` (into the root's ``$defs``) followed."""
     while "$ref" in node:
         name = node["$ref"].rsplit("/", 1)[-1]
@@ -72,10 +72,10 @@ def _walk(
     value: Any, node: Schema, root: Schema, path: str, changed: list[str], far: list[str]
 ) -> Any:
     """Clamp ``value`` to ``node``; returns the (possibly new) value."""
-    node = _resolve(node, root)
+    node = resolved(node, root)
     branches = node.get("anyOf") or node.get("oneOf")
     if branches:
-        branch = _branch(value, [_resolve(b, root) for b in branches])
+        branch = _branch(value, [resolved(b, root) for b in branches])
         return value if branch is None else _walk(value, branch, root, path, changed, far)
     if isinstance(value, bool):
         return value

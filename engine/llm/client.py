@@ -230,18 +230,10 @@ class LLMClient:
                 self._record(request, purpose, agent, reply, outcome, error)
                 return text
             held = "" if again else self._held_back(request.key, model, purpose)
-            if (
-                (again or held)
-                and isinstance(flaw.mended, str)
-                and self._replayed.mends(request.key)
-            ):
-                return self._mended(request, purpose, agent, reply, flaw, held=held)
-            if held:
-                note = f"{flaw.note}; {held}"  # not asked again, nor mended: fallen back
-                self._record(request, purpose, agent, reply, "fallback", note, flaw=flaw.kind)
-                break
-            self._record(request, purpose, agent, reply, "degenerate", flaw.note, flaw=flaw.kind)
-            if again:
+            came = self._flawed(request, purpose, agent, reply, flaw, held, again)
+            if came == "mended":
+                return str(flaw.mended)
+            if came == "held" or again:
                 break
             said = ({"role": "assistant", "content": kept(reply.text)},) if text else ()
             note = f"That was not usable: {flaw.note}. Say it again, in your own words."
@@ -365,20 +357,35 @@ class LLMClient:
             self._taken(request, purpose, agent, reply, parsed, value)
             return value, None, "taken"
         why = "" if last else held()
-        if (last or why) and flaw.mended is not None and self._replayed.mends(request.key):
-            mended = self._mended(request, purpose, agent, reply, flaw, parsed, why)
-            return mended, None, "mended"
-        if why:
-            self._record(
-                request, purpose, agent, reply, "fallback", f"{flaw.note}; {why}",
-                clamped=parsed.clamped, flaw=flaw.kind, read=parsed.read,
-            )  # fmt: skip
-            return value, flaw, "held"
+        came = self._flawed(request, purpose, agent, reply, flaw, why, last, parsed)
+        return (flaw.mended, None, came) if came == "mended" else (value, flaw, came)
+
+    def _flawed(
+        self,
+        request: Request,
+        purpose: str,
+        agent: str,
+        reply: Reply,
+        flaw: Flaw,
+        held: str,
+        last: bool,
+        parsed: Parsed | None = None,
+    ) -> Came:
+        """Record a flawed reply and say how it came: the ``last`` one asked, or one
+        ``held`` back from its re-ask (:meth:`_held_back`: why), is ``mended`` where its
+        flaw has a mend (recorded as repaired), else a held one ``held`` (recorded as fallen
+        back); any other is ``flawed`` (recorded as degenerate, to be asked again)."""
+        if (last or held) and flaw.mended is not None and self._replayed.mends(request.key):
+            self._mended(request, purpose, agent, reply, flaw, parsed, held)
+            return "mended"
+        clamped, read = (parsed.clamped, parsed.read) if parsed is not None else ((), "")
+        outcome: Outcome = "fallback" if held else "degenerate"
+        note = f"{flaw.note}; {held}" if held else flaw.note
         self._record(
-            request, purpose, agent, reply, "degenerate", flaw.note,
-            clamped=parsed.clamped, flaw=flaw.kind, read=parsed.read,
+            request, purpose, agent, reply, outcome, note, clamped=clamped, flaw=flaw.kind,
+            read=read,
         )  # fmt: skip
-        return value, flaw, "flawed"
+        return "held" if held else "flawed"
 
     def _held_back(self, key: str, model: str, purpose: str) -> str:
         """Why flawed exchange ``key`` is not asked again (:mod:`.reasks`; empty: it is); in

@@ -6,7 +6,7 @@ transcript, a later prompt or a memory."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -24,8 +24,6 @@ from . import prompts
 from .base import AgentContext
 
 Check = Callable[[Any], Flaw | None]
-#: What a judgement kept without its flawed summaries was mended by.
-_NO_SUMMARY = "the summary left out"
 
 
 def last_line(ctx: AgentContext) -> str | None:
@@ -82,64 +80,48 @@ def speech(ctx: AgentContext, decision: Decision, field: str | None = None) -> S
     return SpeechCheck(flaws)
 
 
-def _first(flaws: Iterable[Flaw | None]) -> Flaw | None:
-    return next((f for f in flaws if f is not None), None)
-
-
-def decision(out: Any) -> Flaw | None:
-    """A decision's intent: words, not the schema's description. The intent is optional:
-    a decision whose intent is flawed again when asked again is kept without it (a small
-    model copies "one sentence" and would otherwise stay silent)."""
-    flaw = phrase_flaw(out.intent, "intent", prompts.DECIDE_RULES)
-    if flaw is None:
-        return None
-    mended = out.model_copy(update={"intent": ""})
-    return replace(flaw, mended=mended, mending="the intent left out")
-
-
-def plan(n: int) -> Check:
-    """A plan's candidates' intents; a plan whose intents are flawed again when asked again
-    is kept without those, as a decision without its intent (Gemma 3 270M's planners wrote
-    ``":{"`` and ``"}, ] }"`` as intents, and their plans fell back)."""
-    rules = prompts.plan_rules(n)
-
-    def check(out: Any) -> Flaw | None:
-        flaws = [phrase_flaw(c.intent, "intent", rules) for c in out.candidates]
-        flaw = _first(flaws)
-        if flaw is None:
-            return None
-        kept = [
-            c if f is None else c.model_copy(update={"intent": ""})
-            for c, f in zip(out.candidates, flaws, strict=True)
-        ]
-        mended = out.model_copy(update={"candidates": kept})
-        return replace(flaw, mended=mended, mending="the intent left out")
-
-    return check
-
-
-def relation(out: Any) -> Flaw | None:
-    """One edge's summary (the memory it becomes): words, not the schema's description.
-    The summary is optional: a judgement whose summary is flawed again when asked again is
-    kept without it, as a decision without its intent."""
-    flaw = phrase_flaw(out.summary, "summary", prompts.RELATION_RULES)
-    if flaw is None:
-        return None
-    return replace(flaw, mended=out.model_copy(update={"summary": ""}), mending=_NO_SUMMARY)
-
-
-def judgements(out: Any) -> Flaw | None:
-    """A batched judgement's summaries (none, for an observer with no triggered edge); a
-    judgement whose summaries are flawed again when asked again is kept without those
-    (Gemma 3 270M, held to the edges' steps by a grammar, wrote ``":0, "`` as a summary,
-    and its judgement fell back although its changes were on their scale)."""
-    edges = getattr(out, "judgements", [])
-    flaws = [phrase_flaw(j.summary, "summary", prompts.OBSERVER_RULES) for j in edges]
-    flaw = _first(flaws)
+def _left_out(out: Any, field: str, description: str, parts: str = "") -> Flaw | None:
+    """The first flaw (:func:`~engine.core.quality.phrase_flaw`) of ``out``'s optional
+    ``field``, or of its ``parts``' (each part's ``field``), mended to ``out`` with each
+    flawed one left out: a reply whose optional words are flawed again when asked again is
+    kept without them, rather than falling back."""
+    items = getattr(out, parts) if parts else [out]
+    flaws = [phrase_flaw(getattr(item, field), field, description) for item in items]
+    flaw = next((f for f in flaws if f is not None), None)
     if flaw is None:
         return None
     kept = [
-        j if f is None else j.model_copy(update={"summary": ""})
-        for j, f in zip(edges, flaws, strict=True)
+        item if f is None else item.model_copy(update={field: ""})
+        for item, f in zip(items, flaws, strict=True)
     ]
-    return replace(flaw, mended=out.model_copy(update={"judgements": kept}), mending=_NO_SUMMARY)
+    mended = out.model_copy(update={parts: kept}) if parts else kept[0]
+    return replace(flaw, mended=mended, mending=f"the {field} left out")
+
+
+def decision(out: Any) -> Flaw | None:
+    """A decision's intent: words, not the schema's description. The intent is optional
+    (a small model copies "one sentence" and would otherwise stay silent)."""
+    return _left_out(out, "intent", prompts.DECIDE_RULES)
+
+
+def plan(n: int) -> Check:
+    """A plan's candidates' intents, optional as a decision's (Gemma 3 270M's planners
+    wrote ``":{"`` and ``"}, ] }"`` as intents, and their plans fell back)."""
+    rules = prompts.plan_rules(n)
+    return lambda out: _left_out(out, "intent", rules, "candidates")
+
+
+def relation(out: Any) -> Flaw | None:
+    """One edge's summary (the memory it becomes): words, not the schema's description;
+    optional, as a decision's intent."""
+    return _left_out(out, "summary", prompts.RELATION_RULES)
+
+
+def judgements(out: Any) -> Flaw | None:
+    """A batched judgement's summaries (none, for an observer with no triggered edge),
+    optional as a decision's intent (Gemma 3 270M, held to the edges' steps by a grammar,
+    wrote ``":0, "`` as a summary, and its judgement fell back although its changes were
+    on their scale)."""
+    if not getattr(out, "judgements", None):
+        return None
+    return _left_out(out, "summary", prompts.OBSERVER_RULES, "judgements")

@@ -94,23 +94,22 @@ NeedsOut: type[BaseModel] = create_model("NeedsOut", **_NEED_FIELDS)
 
 @dataclass(frozen=True)
 class _InReply:
-    """An utterance's check of a reply asked as JSON (:func:`_in_reply`)."""
+    """An utterance's check of a reply asked as JSON: its ``line``'s, a mended line taken
+    as that reply (the client takes the mend in place of the reply)."""
 
     line: checks.SpeechCheck
 
     def __call__(self, out: SpeechOut) -> Flaw | None:
-        return _in_reply(self.line(out.say), out)
+        return self._replied(self.line(out.say), out)
 
     def as_recorded(self, out: SpeechOut, kind: str) -> Flaw | None:
-        return _in_reply(self.line.as_recorded(out.say, kind), out)
+        return self._replied(self.line.as_recorded(out.say, kind), out)
 
-
-def _in_reply(flaw: Flaw | None, out: SpeechOut) -> Flaw | None:
-    """A speech check's ``flaw`` of a reply asked as JSON: its mended line, if any, as
-    that reply (the client takes the mend in place of the reply)."""
-    if flaw is None or flaw.mended is None:
-        return flaw
-    return replace(flaw, mended=out.model_copy(update={"say": flaw.mended}))
+    @staticmethod
+    def _replied(flaw: Flaw | None, out: SpeechOut) -> Flaw | None:
+        if flaw is None or flaw.mended is None:
+            return flaw
+        return replace(flaw, mended=out.model_copy(update={"say": flaw.mended}))
 
 
 @functools.cache

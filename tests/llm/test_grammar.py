@@ -72,8 +72,9 @@ def test_the_plans_bounded_numbers_are_sent_as_their_steps_and_nothing_else_move
     against is not changed."""
     schema = schema_of(_plan_schema(("Ann", "Bo")))
     before = copy.deepcopy(schema)
-    sent = grammar_schema(schema)
+    sent = copy.deepcopy(grammar_schema(schema))
     assert schema == before
+    assert grammar_schema(schema) is grammar_schema(schema) == sent  # (made once a schema)
     nodes = _bounded(sent, [])
     assert len(nodes) >= 3 and len(nodes) == len(_bounded(before, []))
     for node in nodes:
