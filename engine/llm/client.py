@@ -5,10 +5,12 @@ json_object carrying the schema, json_object with the schema in the prompt, or i
 only; see ``formats``), validates it with pydantic, repairs malformed JSON with json-repair,
 clamps values beyond the schema's bounds (``clamp``), re-asks once with the validation error,
 and otherwise falls back to a safe default. A caller's ``check`` (``engine.core.quality``)
-judges a valid reply or a free text: a degenerate one is asked again once with the flaw's
-note, then falls back, both recorded as outcome ``degenerate``. The run never crashes on
+judges a valid reply or a free text: a degenerate one is asked again once, its task told the
+flaw (``parsing.asked_again``: without the reply, which a small model would only say again),
+then falls back, both recorded as outcome ``degenerate``. The run never crashes on
 model output; each refusal, repair, clamp, re-ask, degenerate reply and fallback is in the
-record. A reply is kept (and sent back in a re-ask) up to ``parsing.MAX_REPLY_CHARS``.
+record. A reply is kept (and an invalid one sent back in its re-ask) up to
+``parsing.MAX_REPLY_CHARS``.
 
 Every exchange's prompt is counted (``tokens``): a model whose server drops the system
 message is switched to carrying it in the first user turn, and a prompt the server cut is
@@ -30,7 +32,7 @@ from ..core.textsafe import clean, strip_controls
 from .clamp import at_caps
 from .formats import Ask, Formats
 from .health import Health
-from .parsing import Parsed, in_shape, kept, parse, schema_of
+from .parsing import Parsed, asked_again, in_shape, kept, parse, schema_of
 from .reasks import Reasks
 from .records import record_of
 from .settings import LLMSettings
@@ -235,13 +237,8 @@ class LLMClient:
                 return str(flaw.mended)
             if came == "held" or again:
                 break
-            said = ({"role": "assistant", "content": kept(reply.text)},) if text else ()
-            note = f"That was not usable: {flaw.note}. Say it again, in your own words."
-            request = replace(
-                request,
-                key=key + AGAIN,
-                messages=[*request.messages, *said, {"role": "user", "content": note}],
-            )
+            again_asked = asked_again(request.messages, flaw.note)
+            request = replace(request, key=key + AGAIN, messages=again_asked)
         return ""
 
     async def structured(
@@ -280,20 +277,19 @@ class LLMClient:
                 return value
             if came == "held" or flaw is None:  # not asked again, nor mended: it falls back
                 return fallback()
-            suffix, note = AGAIN, f"That reply was not usable: {flaw.note}."
-        else:
+            again_ask = replace(ask, key=key + AGAIN, messages=asked_again(messages, flaw.note))
+        else:  # invalid: shown to the model with what is wrong with it, to be mended
             self._record(request, purpose, agent, reply, "reasked", first.problem, read=first.read)
-            suffix, note = REASK, f"That reply was not valid: {first.problem}."
-        followup = (
-            {"role": "assistant", "content": kept(reply.text)},
-            {
-                "role": "user",
-                "content": f"{note} Reply again with only the JSON object that matches the schema.",
-            },
-        )
-        reask, second = await self._exchange(
-            formats, replace(ask, key=key + suffix, followup=followup), purpose, agent
-        )
+            note = (
+                f"That reply was not valid: {first.problem}. "
+                "Reply again with only the JSON object that matches the schema."
+            )
+            followup = (
+                {"role": "assistant", "content": kept(reply.text)},
+                {"role": "user", "content": note},
+            )
+            again_ask = replace(ask, key=key + REASK, followup=followup)
+        reask, second = await self._exchange(formats, again_ask, purpose, agent)
         if second is None:
             return fallback()
         again = self._parse(reask.key, second.text, schema)

@@ -194,3 +194,56 @@ def test_a_replay_mends_a_line_as_its_record_did_whatever_the_checks_have_become
     assert [c.outcome for c in replay.take_calls()] == ["degenerate", "repaired"]
     flaw = SpeechCheck(now)("We keep the bar open. We pay the brewer first. And then the")
     assert flaw is not None and flaw.mended is None  # (the checks as they are: no mend)
+
+
+class Parrot(StubLLM):
+    """A small model: shown a reply of its own, it says that reply again; else each reply is
+    a new line (``as_json``: in the JSON a grammar holds it to)."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        own = [m["content"] for m in body["messages"] if m["role"] == "assistant"]
+        line = own[-1] if own else f"Line {self.calls} of mine."
+        return line if own or "response_format" not in body else f'{{"say": "{line}"}}'
+
+
+class Said(BaseModel):
+    say: str = ""
+
+
+def _first_line(value: str | Said) -> Flaw | None:
+    """The first line the parrot says is a copy; any other is speech."""
+    said = value if isinstance(value, str) else value.say
+    return copied(said) if said.startswith("Line 1 ") or '"Line 1 ' in said else None
+
+
+@pytest.mark.parametrize("structured", [False, True], ids=["text", "json"])
+def test_a_flawed_reply_is_asked_again_without_it_the_task_telling_its_flaw(
+    structured: bool,
+) -> None:
+    """A re-ask after a flawed reply sends the conversation as it was, its task ending in
+    the flaw's note, and not the reply: a model that repeats what it is shown says
+    something new, and that is taken."""
+    with Parrot(seed=1) as stub:
+        client = _client(stub.url)
+
+        def ask(k: int) -> Any:
+            if structured:
+                return client.structured(
+                    key="s", purpose="speak", agent="Ann", model="openai/stub",
+                    messages=MESSAGES, schema=Said, default=Said(), check=_first_line,
+                )  # fmt: skip
+            return client.text(
+                key="s", purpose="speak", agent="Ann", model="openai/stub",
+                messages=MESSAGES, check=_first_line,
+            )  # fmt: skip
+
+        (said,) = _asked(ask, 1)
+        calls = client.take_calls()
+        first, again = stub.requests[-2:]
+    assert (said if isinstance(said, str) else said.say) == "Line 2 of mine."
+    assert [(c.key, c.outcome) for c in calls] == [("s", "degenerate"), ("s:again", "ok")]
+    assert [m["role"] for m in again["messages"]] == [m["role"] for m in first["messages"]]
+    assert again["messages"][0] == first["messages"][0]  # the prefix a server caches
+    task, asked = first["messages"][-1]["content"], again["messages"][-1]["content"]
+    note = "A reply to this was not usable: it copies another's line word for word."
+    assert asked.startswith(MESSAGES[-1]["content"]) and note in asked and note not in task

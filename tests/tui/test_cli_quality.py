@@ -52,8 +52,10 @@ def _text(message: dict[str, Any]) -> str:
 
 
 def _asked_again(messages: list[dict[str, Any]]) -> bool:
-    """Whether a request asks again after a degenerate reply (its note follows the task)."""
-    return any("not usable" in _text(m) for m in messages[2:])
+    """Whether a request asks again after a degenerate reply: its task says what was wrong,
+    and the reply is not sent back."""
+    asked = "A reply to this was not usable: " in _text(messages[-1])
+    return asked and all(m["role"] != "assistant" for m in messages)
 
 
 class Scripted(StubLLM):
@@ -130,7 +132,7 @@ def test_every_degenerate_kind_once_is_counted_exactly_and_alike_everywhere(
     }  # fmt: skip
 
     # Each degenerate reply was asked again with one line saying what was wrong.
-    notes = [_text(m) for req in stub.requests for m in req["messages"][2:] if m["role"] == "user"]
+    notes = [_text(req["messages"][-1]) for req in stub.requests if _asked_again(req["messages"])]
     assert sum("not usable: it said nothing, though you decided to speak" in n for n in notes) == 1
     assert sum("not usable: 'one sentence' is the schema's description" in n for n in notes) == 1
     # printed
@@ -164,7 +166,12 @@ def test_every_degenerate_kind_once_is_counted_exactly_and_alike_everywhere(
     # Nothing degenerate reached the transcript, a prompt or a memory.
     said = [a.utterance for r in store.read_rounds("q")[1:] for a in r.actions if a.utterance]
     assert said == [ROOF, "We should hear everyone before we vote tonight.", AGAIN]
-    prompts = " ".join(str(m["content"]) for req in stub.requests for m in req["messages"][:2])
+    # (a re-ask's task names its reply's flaw; what every prompt carries is read without it)
+    tasks = [
+        [_text(m).split("\n\nA reply to this was not usable")[0] for m in req["messages"][:2]]
+        for req in stub.requests
+    ]
+    prompts = " ".join(t for task in tasks for t in task)
     assert "}, " not in prompts.replace(BAD_SUMMARY, "") and "one sentence\n" not in prompts
     assert BAD_SUMMARY not in prompts
     final = store.read_rounds("q")[-1]
@@ -221,7 +228,7 @@ def _played(
         model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
         args = ("run", str(toml), "--rounds", str(rounds), "--run-id", "r", "--saves", str(saves))
         result = run_cli(*args, "-q", *model)
-        notes = [_text(m) for req in stub.requests for m in req["messages"][2:]]
+        notes = [_text(r["messages"][-1]) for r in stub.requests if _asked_again(r["messages"])]
     assert result.code == 0, result.err
     return SaveStore(saves).read_rounds("r")[1:], notes
 
@@ -286,7 +293,7 @@ class CopiedThenBroken(CopiedIntent):
 
     def answer(self, body: dict[str, Any]) -> str | None:
         messages = body["messages"]
-        again = any("not usable" in _text(m) for m in messages[2:])
+        again = _asked_again(messages)
         if again and "Decide now" in _text(messages[1]) and "You are Bob," in _text(messages[0]):
             return '{"urgency": "very", "action": {"mode": "public"'
         return super().answer(body)
