@@ -319,15 +319,21 @@ def repeated_at(text: str) -> int | None:
 def unfinished(text: str) -> Flaw | None:
     """``text`` stops mid-sentence: its last mark is a comma, a colon or a semicolon (closing
     quotes aside; a winking ``;)`` ends on its bracket), or, with no mark, its last word is
-    one a sentence goes on after (an article, a possessive, a conjunction, "I"). Gemma 3 270M on
-    llama-server closed its JSON after "…The executor's duty is to the will not,"; on
-    llama-cpp-python Greta's line ran out at "…for your own good and not the"."""
+    one a sentence goes on after (an article, a possessive, a conjunction, "I"), or it ends
+    on "name is". Gemma 3 270M on llama-server closed its JSON after "…The executor's duty
+    is to the will not,"; on llama-cpp-python Greta's line ran out at "…for your own good
+    and not the"."""
     end = text.rstrip().rstrip("\"'”’»").rstrip()
     if not end:
         return None
-    on = end[-1] if end[-1] in _CUT else end.rsplit(None, 1)[-1].lower()
-    if on not in _CUT and on not in _GOES_ON:
-        return None
+    if end[-1] in _CUT:
+        on = end[-1]
+    elif _NAMING.search(end):
+        on = "name is"
+    else:
+        on = end.rsplit(None, 1)[-1].lower()
+        if on not in _GOES_ON:
+            return None
     return Flaw("unfinished", f"it stops mid-sentence, on {on!r}: say the whole sentence")
 
 
@@ -336,6 +342,9 @@ _CUT = ",:;，：；、"
 #: Words no English sentence ends on without its stop (one ending so was cut off): "I" ends
 #: one only as "so do I." (Gemma 3 270M's Callum ran out at "…and strong will I").
 _GOES_ON = frozenset("a an the my your our their its and or but nor because i".split())
+#: A line ending, with no mark, as a name is about to be said (Gemma 3 270M's Nell, asked
+#: again after opening with her own name, said "my name is").
+_NAMING = re.compile(r"(?i)\bname\s+is$")
 #: The longest beginning of a text that ends a sentence (its stop, closing quotes or
 #: brackets, then a space).
 _WHOLE = re.compile(r"(?s)(.*[.!?…。！？][\"'”’»)]*)\s")

@@ -260,6 +260,10 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
         # Gemma 3 270M's Callum on llama-cpp-python (2026-12-06): no mark, ends on "I"
         "You are all going to need a year to make up your mind, so I hope that with good "
         "conscience and strong will I",
+        # Gemma 3 270M's Nell on llama-cpp-python (2026-12-07), asked again after a line
+        # that named her as another would
+        "my name is",
+        "Hello everyone. My name is ",
     ],
 )
 def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
@@ -268,7 +272,16 @@ def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["I had this dream", "I told her", "The house is his", "Who is it for", "Because.", "So do I."],
+    [
+        "I had this dream",
+        "I told her",
+        "The house is his",
+        "Who is it for",
+        "Because.",
+        "So do I.",
+        "My name is Nell",
+        "I know what your name is.",
+    ],
 )
 def test_a_line_without_its_stop_on_a_word_a_sentence_ends_on_is_finished(text: str) -> None:
     assert kind(text) is None
