@@ -186,9 +186,28 @@ def echo(text: str, instructions: str) -> Flaw | None:
     if not shared:
         shared, cut = _sentences_echoed(text, instructions)
     if not shared:
-        return None
+        return _terms_echoed(text, instructions)
     run = " ".join(min(shared))
     return Flaw("echo", f"it repeats the instructions ({run!r}) instead of speaking", cut=cut)
+
+
+#: Words of a prompt's rules that nobody says in a scene: a line holding one that its
+#: instructions hold too speaks of them (Gemma 3 270M's Eli ended his line with "the name
+#: prefix was not necessary, and the quote is not needed").
+_PROMPT_TERMS = re.compile(r"(?i)\b(?:name prefix|stage direction|json|schema)")
+
+
+def _terms_echoed(text: str, instructions: str) -> Flaw | None:
+    """The first of :data:`_PROMPT_TERMS` ``text`` and its ``instructions`` both hold, as an
+    echo; cut where it begins when only ``text``'s last sentence holds any."""
+    told = {t.lower() for t in _PROMPT_TERMS.findall(instructions)}
+    found = [m for m in _PROMPT_TERMS.finditer(text) if m.group().lower() in told]
+    if not found:
+        return None
+    last = _start([m for m in _SENTENCE.finditer(text) if words(m.group())][-1])
+    cut = last if found[0].start() >= last else None
+    term = found[0].group().lower()
+    return Flaw("echo", f"it speaks of its instructions ({term!r}) instead of speaking", cut=cut)
 
 
 def _sentences_echoed(text: str, instructions: str) -> tuple[set[tuple[str, ...]], int | None]:
@@ -200,10 +219,16 @@ def _sentences_echoed(text: str, instructions: str) -> tuple[set[tuple[str, ...]
         for s in _SENTENCE_END.split(instructions)
         if len(sentence := tuple(words(s))) >= ECHO_SENTENCE_WORDS
     }
-    said = [(m.start(), w) for m in _SENTENCE.finditer(text) if (w := tuple(words(m.group())))]
+    said = [(_start(m), w) for m in _SENTENCE.finditer(text) if (w := tuple(words(m.group())))]
     echoed = [(start, w) for start, w in said if w in told]
     cut = echoed[0][0] if len(echoed) == 1 and echoed[0] == said[-1] else None
     return {w for _, w in echoed}, cut
+
+
+def _start(sentence: re.Match[str]) -> int:
+    """Where a :data:`_SENTENCE` match's first word begins (past the spaces after the stop
+    before it: what precedes it then ends on that stop and a space, a whole sentence)."""
+    return sentence.start() + len(sentence.group()) - len(sentence.group().lstrip())
 
 
 def recited(text: str, told: str) -> Flaw | None:

@@ -500,3 +500,44 @@ def test_a_line_giving_its_speaker_another_name_is_degenerate(text: str, said: s
 )
 def test_a_line_giving_its_speakers_own_name_is_speech(text: str) -> None:
     assert named_as_another(text, "Linda", LINDA) is None
+
+
+#: Gemma 3 270M's Eli (peer-pressure, llama-cpp-python, 2026-12-07): two sentences of his
+#: own, then one about his prompt's rules ("no name prefix, no quotes").
+ELI = (
+    "I've just come to find out that I have a problem. This is something serious, and it is "
+    "not going to go away. Please forgive me for what you said: the name prefix was not "
+    "necessary, and the quote is not needed."
+)
+
+
+def test_a_line_speaking_of_its_instructions_terms_is_an_echo_cut_before_them() -> None:
+    def check(text: str) -> Flaw | None:
+        return mended_line(utterance_flaw(text, SPEAK, (), None), text, check)
+
+    flaw = check(ELI)
+    assert flaw is not None and flaw.kind == "echo" and "'name prefix'" in flaw.note
+    assert flaw.mended == ELI.split(" Please")[0]
+    flaw = check("No stage directions, Jake. I mean it, and I will not say it twice.")
+    assert flaw is not None and flaw.kind == "echo" and flaw.mended is None  # not at the end
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Stage fright is real, Jake.",  # a word of a term, not the term
+        "Your name, prefixed with Mr., please.",
+        "The JSON file is on my desk.",  # a term these instructions do not hold
+    ],
+)
+def test_words_near_an_instructions_term_are_speech(text: str) -> None:
+    assert kind(text) is None
+
+
+def test_a_last_sentence_of_the_instructions_after_a_space_is_cut_whole_sentences_kept() -> None:
+    def check(text: str) -> Flaw | None:
+        return mended_line(utterance_flaw(text, SPEAK, (), None), text, check)
+
+    own = "I have not met Elena yet. She sits by the window and draws all day."
+    flaw = check(f"{own} Say it now.")
+    assert flaw is not None and flaw.kind == "echo" and flaw.mended == own
