@@ -29,9 +29,9 @@ from urllib.parse import urlsplit, urlunsplit
 from pydantic import BaseModel, ConfigDict
 
 from ..core.exchanges import RoundUsage
-from ..core.quality import PurposeQuality, Tally, loud_lines
 from ..core.rules import HISTORY_WINDOW
 from ..core.state import ALL, Action, ForcedAction, Mode, RoundLog, ScenarioEvent
+from ..core.tally import PurposeQuality, Tally, loud_lines
 from ..saves.runmeta import RunMeta
 
 #: The version of the exported tables' columns (``csv_schema`` in the card): 2 renamed

@@ -15,7 +15,8 @@ from llm_stub import StubLLM
 from pydantic import BaseModel, Field
 
 from engine.core.exchanges import LLMCall, RoundUsage
-from engine.core.quality import Flaw, Tally
+from engine.core.quality import Flaw
+from engine.core.tally import Tally
 from engine.llm.client import LLMClient
 from engine.llm.reasks import IN_VAIN, RETRY_EVERY, Reasks
 from engine.llm.settings import LLMSettings

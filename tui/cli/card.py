@@ -49,7 +49,7 @@ def card_table(c: RunCard) -> Table:
     from rich.table import Table
 
     from engine.core.exchanges import cache_line
-    from engine.core.quality import quality_line
+    from engine.core.tally import quality_line
 
     t = c.totals
     rows: list[tuple[str, str]] = [

@@ -161,7 +161,7 @@ def llm_summary(meta: RunMeta, history: History) -> RenderableType | None:
     purpose (a loud line when a share passed its threshold) and the structured modes (None
     for a run without LLM calls)."""
     from engine.core.exchanges import RoundUsage, cache_line, endpoints_line
-    from engine.core.quality import Tally, loud_lines, quality_line
+    from engine.core.tally import Tally, loud_lines, quality_line
 
     usages = history.usages()
     if not usages:

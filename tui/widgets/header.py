@@ -18,8 +18,8 @@ from textual.widgets import Static
 
 from engine import ForcedAction, Mode, ScenarioEvent, Simulation, SocialsimError
 from engine.core.exchanges import RoundUsage, main_failure
-from engine.core.quality import badge
 from engine.core.state import RoundLog
+from engine.core.tally import badge
 from engine.core.textsafe import one_line
 from engine.llm.throughput import duration
 from engine.saves.runmeta import TaskOutcome
