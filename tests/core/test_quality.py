@@ -143,16 +143,27 @@ def test_a_sentence_of_the_instructions_said_whole_is_an_echo(text: str) -> None
     assert flaw is not None and flaw.kind == "echo" and "'say it now'" in flaw.note
 
 
-def test_a_line_ending_with_a_sentence_of_its_instructions_is_mended_to_the_ones_before() -> None:
-    def check(text: str) -> Flaw | None:
-        return mended_line(utterance_flaw(text, SPEAK, (), None), text, check)
+def mended(text: str) -> Flaw | None:
+    """``text``'s flaw as speech to Edmund, mended where a mend keeps it."""
+    return mended_line(utterance_flaw(text, SPEAK, (), None), text, mended)
 
-    own = "I have not met Elena yet but she is in my class (and you are)."
-    flaw = check(f"{own}\nSay it now.")
-    assert flaw is not None and flaw.kind == "echo" and flaw.mended == own
+
+# (after a space too: every whole sentence before the echo is kept)
+@pytest.mark.parametrize(
+    "own",
+    [
+        "I have not met Elena yet but she is in my class (and you are).\n",
+        "I have not met Elena yet. She sits by the window and draws all day. ",
+    ],
+)
+def test_a_line_ending_with_a_sentence_of_its_instructions_is_mended_to_the_ones_before(
+    own: str,
+) -> None:
+    flaw = mended(f"{own}Say it now.")
+    assert flaw is not None and flaw.kind == "echo" and flaw.mended == own.strip()
     assert flaw.mending == "cut before the instructions it repeated"
     for text in ("Say it now. I have not met Elena yet, but she is kind.", "Hi.\nSay it now."):
-        flaw = check(text)  # the echo not at the end; too little before it
+        flaw = mended(text)  # the echo not at the end; too little before it
         assert flaw is not None and flaw.kind == "echo" and flaw.mended is None
 
 
@@ -463,13 +474,10 @@ ELI = (
 
 
 def test_a_line_speaking_of_its_instructions_terms_is_an_echo_cut_before_them() -> None:
-    def check(text: str) -> Flaw | None:
-        return mended_line(utterance_flaw(text, SPEAK, (), None), text, check)
-
-    flaw = check(ELI)
+    flaw = mended(ELI)
     assert flaw is not None and flaw.kind == "echo" and "'name prefix'" in flaw.note
     assert flaw.mended == ELI.split(" Please")[0]
-    flaw = check("No stage directions, Jake. I mean it, and I will not say it twice.")
+    flaw = mended("No stage directions, Jake. I mean it, and I will not say it twice.")
     assert flaw is not None and flaw.kind == "echo" and flaw.mended is None  # not at the end
 
 
@@ -483,12 +491,3 @@ def test_a_line_speaking_of_its_instructions_terms_is_an_echo_cut_before_them() 
 )
 def test_words_near_an_instructions_term_are_speech(text: str) -> None:
     assert kind(text) is None
-
-
-def test_a_last_sentence_of_the_instructions_after_a_space_is_cut_whole_sentences_kept() -> None:
-    def check(text: str) -> Flaw | None:
-        return mended_line(utterance_flaw(text, SPEAK, (), None), text, check)
-
-    own = "I have not met Elena yet. She sits by the window and draws all day."
-    flaw = check(f"{own} Say it now.")
-    assert flaw is not None and flaw.kind == "echo" and flaw.mended == own
