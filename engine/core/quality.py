@@ -185,7 +185,7 @@ def echo(text: str, instructions: str) -> Flaw | None:
 #: Words of a prompt's rules that nobody says in a scene: a line holding one that its
 #: instructions hold too speaks of them (Gemma 3 270M's Eli ended his line with "the name
 #: prefix was not necessary, and the quote is not needed").
-_PROMPT_TERMS = re.compile(r"(?i)\b(?:name prefix|stage direction|json|schema)")
+_PROMPT_TERMS = re.compile(r"(?i)\b(?:name prefix|stage direction)")
 
 
 def _terms_echoed(text: str, instructions: str) -> Flaw | None:

@@ -486,7 +486,7 @@ def test_a_line_speaking_of_its_instructions_terms_is_an_echo_cut_before_them() 
     [
         "Stage fright is real, Jake.",  # a word of a term, not the term
         "Your name, prefixed with Mr., please.",
-        "The JSON file is on my desk.",  # a term these instructions do not hold
+        "Her name, Prefect Leo, is on the list.",  # the words apart
     ],
 )
 def test_words_near_an_instructions_term_are_speech(text: str) -> None:
