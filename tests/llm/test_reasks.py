@@ -199,7 +199,7 @@ def test_a_replay_mends_a_line_as_its_record_did_whatever_the_checks_have_become
 
 class Parrot(StubLLM):
     """A small model: shown a reply of its own, it says that reply again; else each reply is
-    a new line (``as_json``: in the JSON a grammar holds it to)."""
+    a new line (asked for JSON, in the JSON a grammar would hold it to)."""
 
     def answer(self, body: dict[str, Any]) -> str | None:
         own = [m["content"] for m in body["messages"] if m["role"] == "assistant"]
