@@ -69,6 +69,9 @@ class LLMClient:
     def __init__(self, settings: LLMSettings, transport: Transport) -> None:
         self.settings = settings
         self.transport = transport
+        #: The record the client replays (:mod:`.verdict`; none: live).
+        replayed = transport.calls if isinstance(transport, ReplayTransport) else None
+        self._replayed = Replayed(replayed)
         self._formats: dict[str, Formats] = {}
         self.roles = SystemRoles(settings.system_role)
         self._counter: Counter | None = None
@@ -237,8 +240,9 @@ class LLMClient:
                 return str(flaw.mended)
             if came == "held" or again:
                 break
-            again_asked = asked_again(request.messages, flaw.note)
-            request = replace(request, key=key + AGAIN, messages=again_asked)
+            request = replace(
+                request, key=key + AGAIN, messages=asked_again(request.messages, flaw.note)
+            )
         return ""
 
     async def structured(
@@ -277,7 +281,7 @@ class LLMClient:
                 return value
             if came == "held" or flaw is None:  # not asked again, nor mended: it falls back
                 return fallback()
-            again_ask = replace(ask, key=key + AGAIN, messages=asked_again(messages, flaw.note))
+            reasking = replace(ask, key=key + AGAIN, messages=asked_again(messages, flaw.note))
         else:  # invalid: shown to the model with what is wrong with it, to be mended
             self._record(request, purpose, agent, reply, "reasked", first.problem, read=first.read)
             note = (
@@ -288,8 +292,8 @@ class LLMClient:
                 {"role": "assistant", "content": kept(reply.text)},
                 {"role": "user", "content": note},
             )
-            again_ask = replace(ask, key=key + REASK, followup=followup)
-        reask, second = await self._exchange(formats, again_ask, purpose, agent)
+            reasking = replace(ask, key=key + REASK, followup=followup)
+        reask, second = await self._exchange(formats, reasking, purpose, agent)
         if second is None:
             return fallback()
         again = self._parse(reask.key, second.text, schema)
@@ -315,12 +319,6 @@ class LLMClient:
         off its scale (``far``); in a replay, as its record judged and mended it."""
         flaw = (check(value) if check is not None else None) or scale_flaw(far)
         return self._replayed.flaw(key, flaw, check, value)
-
-    @property
-    def _replayed(self) -> Replayed:
-        """The record the client replays (:mod:`.verdict`; none: live)."""
-        transport = self.transport
-        return Replayed(transport.calls if isinstance(transport, ReplayTransport) else None)
 
     def _parse(self, key: str, text: str, schema: type[M]) -> Parsed:
         """Reply ``text`` to exchange ``key`` read against ``schema``; in a replay, as it
@@ -374,13 +372,9 @@ class LLMClient:
         if (last or held) and flaw.mended is not None and self._replayed.mends(request.key):
             self._mended(request, purpose, agent, reply, flaw, parsed, held)
             return "mended"
-        clamped, read = (parsed.clamped, parsed.read) if parsed is not None else ((), "")
         outcome: Outcome = "fallback" if held else "degenerate"
         note = f"{flaw.note}; {held}" if held else flaw.note
-        self._record(
-            request, purpose, agent, reply, outcome, note, clamped=clamped, flaw=flaw.kind,
-            read=read,
-        )  # fmt: skip
+        self._record_flaw(request, purpose, agent, reply, outcome, note, flaw, parsed)
         return "held" if held else "flawed"
 
     def _held_back(self, key: str, model: str, purpose: str) -> str:
@@ -407,12 +401,27 @@ class LLMClient:
         was not asked again: ``held``)."""
         why = f" ({parsed.problem})" if parsed is not None and parsed.problem else ""
         note = f"{flaw.note}; {flaw.mending}{why}" + (f", {held}" if held else "")
+        self._record_flaw(request, purpose, agent, reply, "repaired", note, flaw, parsed)
+        return flaw.mended
+
+    def _record_flaw(
+        self,
+        request: Request,
+        purpose: str,
+        agent: str,
+        reply: Reply,
+        outcome: Outcome,
+        note: str,
+        flaw: Flaw,
+        parsed: Parsed | None,
+    ) -> None:
+        """Keep the record of a flawed reply: ``outcome`` with ``note``, the flaw's kind,
+        and (asked as JSON) the reply's clamps and how it was read."""
         clamped, read = (parsed.clamped, parsed.read) if parsed is not None else ((), "")
         self._record(
-            request, purpose, agent, reply, "repaired", note, clamped=clamped, flaw=flaw.kind,
+            request, purpose, agent, reply, outcome, note, clamped=clamped, flaw=flaw.kind,
             read=read,
         )  # fmt: skip
-        return flaw.mended
 
     def _taken(
         self,

@@ -1,15 +1,15 @@
 """Whether a flawed reply is worth asking again, from how the model's last re-asks of the
 same purpose went.
 
-A re-ask shows the model its reply and says what was wrong with it. A small model mostly
-says it again: over 14 runs against Gemma 3 270M (llama-cpp-python), 116 of 161 re-asks of
-flawed replies came back word for word and 5 were taken, each a call of 10-40 s on a
-server that answers one request at a time. So after :data:`IN_VAIN` re-asks of one purpose
-in a row came to nothing (flawed again, or not valid), that purpose's flawed replies are
-not asked again: each is mended where its flaw can be (an intent or a summary left out, a
-line cut after its whole sentences), else falls back at once, and its record says why.
-Every :data:`RETRY_EVERY`-th of them is still asked again, and a re-ask that is taken
-gives the purpose its re-asks back. A model whose re-asks help never meets this.
+A re-ask says what was wrong with the reply (``parsing.asked_again``); a small model's
+re-asks may still come to nothing, each a call of 10-40 s on a server that answers one
+request at a time (Gemma 3 270M, llama-cpp-python: when a re-ask still showed it its reply,
+116 of 161 came back word for word and 5 were taken). So after :data:`IN_VAIN` re-asks of
+one purpose in a row came to nothing (flawed again, or not valid), that purpose's flawed
+replies are not asked again: each is mended where its flaw can be (an intent or a summary
+left out, a line cut after its whole sentences), else falls back at once, and its record
+says why. Every :data:`RETRY_EVERY`-th of them is still asked again, and a re-ask that is
+taken gives the purpose its re-asks back. A model whose re-asks help never meets this.
 """
 
 from __future__ import annotations
