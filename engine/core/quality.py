@@ -435,20 +435,43 @@ def utterance_flaw(
     """What is wrong with an utterance of an agent that decided to speak: empty, debris,
     punctuation, an echo of its prompt's ``instructions``, a sentence said over and over, a
     sentence cut off, a copy of a line of ``others`` (this round), of the speaker's ``last``
-    line or of a line of ``earlier`` (others', in the rounds the speaker remembers)."""
+    line or of a line of ``earlier`` (others', in the rounds the speaker remembers), or a
+    line pieced together from theirs (:func:`pieced`)."""
     if not text.strip():
         return Flaw("empty", "it said nothing, though you decided to speak")
     flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
     flaw = flaw or scale_labels(text) or looped(text) or unfinished(text)
     if flaw is not None:
         return flaw
+    others, earlier = list(others), list(earlier)
     if any(copied(text, line) for line in others):
         return Flaw("copy", "it copies another's line this round word for word")
     if last is not None and copied(text, last):
         return Flaw("repeat", "it repeats your own last line word for word")
     if any(copied(text, line) for line in earlier):
         return Flaw("copy", "it copies a line another said in an earlier round word for word")
+    if pieced(text, [*others, *earlier]):
+        return Flaw("copy", "it pieces together lines others said, word for word")
     return None
+
+
+def pieced(text: str, lines: Iterable[str]) -> bool:
+    """``text`` is, word for word, nothing but whole lines and whole sentences of ``lines``
+    (each of :data:`COPY_WORDS` words or more) one after another: Gemma 3 270M's Callum said
+    Edmund's line and then the last sentence of Nell's, "I do this to my brother: I will keep
+    the place open until when I die!"."""
+    pieces = {
+        tuple(said)
+        for line in lines
+        for part in (line, *_SENTENCE.findall(line))
+        if len(said := words(part)) >= COPY_WORDS
+    }
+    mine, sizes = words(text), {len(piece) for piece in pieces}
+    ends = {0}  # where a run of pieces from the line's start can end
+    for end in range(1, len(mine) + 1):
+        if any(end - n in ends and tuple(mine[end - n : end]) in pieces for n in sizes):
+            ends.add(end)
+    return bool(mine) and len(mine) in ends
 
 
 def phrase_flaw(text: str, field: str, description: str) -> Flaw | None:

@@ -185,6 +185,26 @@ def test_a_copy_of_a_line_heard_this_round_is_degenerate() -> None:
     assert kind("I've seen this side.", (tessa,)) is None  # five words held: not a copy
 
 
+def test_a_line_pieced_together_from_lines_heard_is_a_copy() -> None:
+    """Gemma 3 270M's Callum (tavern, 2026-12-07) said Edmund's line, then the last
+    sentence of Nell's: every word of it another's."""
+    edmund = "I do this to my brother"
+    nell = (
+        "If you wish to stay and live in the room upstairs, so that no one else can use it as a "
+        "shop or restaurant, then sell at your brother's expense. I will keep the place open "
+        "until when I die!"
+    )
+    callum = "I do this to my brother: I will keep the place open until when I die!"
+    flaw = utterance_flaw(callum, SPEAK, (nell,), None, (edmund,))
+    assert flaw is not None and flaw.kind == "copy" and "pieces together" in flaw.note
+    # a word of its own between them, or a piece under five words: speech
+    assert (
+        kind(f"{edmund}, and so: I will keep the place open until when I die!", (edmund, nell))
+        is None
+    )
+    assert kind("Enough. I will keep the place open until when I die!", (nell,)) is None
+
+
 def test_a_long_run_of_another_lines_words_is_a_copy() -> None:
     """Gemma 3 270M on llama-cpp-python (the app, tavern round 1): Silas said most of Nell's
     line after a beginning of his own. Twelve words in a row shared is a copy; eleven are
