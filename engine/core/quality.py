@@ -139,14 +139,32 @@ def scale_labels(text: str) -> Flaw | None:
     return Flaw("debris", f"it lists a scale's labels ({found.group()!r}), not words")
 
 
-def only_names(text: str, names: Iterable[str]) -> Flaw | None:
+def only_names(text: str, names: Iterable[str], field: str = "utterance") -> Flaw | None:
     """``text`` says nothing but names of those present ("Leo", "Irene, Paul!"): Gemma 3
-    270M's Nadia said "Leo" as her whole line."""
+    270M's Nadia said "Leo" as her whole line, and its judges wrote "Paul" as a memory."""
     said = words(text)
     known = {w for name in names for w in words(name)}
     if not said or not all(w in known for w in said):
         return None
-    return Flaw("wordless", f"the utterance {text.strip()[:40]!r} is only a name, not words")
+    return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is only a name, not words")
+
+
+#: Words that alone say no intent and no memory: a yes or a no, an empty value, one of a
+#: decision's values (a mode, a stance, everyone) or a word that only begins a phrase.
+_BARE = frozenset(
+    "yes no ok okay none null nil na unknown not yet found clear sure maybe true false one "
+    "all everyone public private silent support oppose neutral want to do it".split()
+)
+
+
+def bare(text: str, field: str) -> Flaw | None:
+    """``text`` is only words of :data:`_BARE`: Gemma 3 270M wrote "all", "yes" and
+    "support," as intents, and "None", "not_yet", "No" and "not clear" as summaries, which
+    became memories."""
+    said = words(text)
+    if not said or not all(w in _BARE for w in said):
+        return None
+    return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is a bare value, not words")
 
 
 def garbled(text: str) -> bool:
@@ -474,11 +492,17 @@ def pieced(text: str, lines: Iterable[str]) -> bool:
     return bool(mine) and len(mine) in ends
 
 
-def phrase_flaw(text: str, field: str, description: str) -> Flaw | None:
-    """What is wrong with an intent or a summary (``field``): punctuation, debris, or the
-    schema's ``description`` copied; an empty one is left out, not wrong."""
+def phrase_flaw(text: str, field: str, description: str, names: Iterable[str] = ()) -> Flaw | None:
+    """What is wrong with an intent or a summary (``field``): punctuation, debris, a bare
+    value or only names (of ``names``, those present), or the schema's ``description``
+    copied; an empty one is left out, not wrong."""
     if not text.strip():
         return None
     return (
-        wordless(text, field) or debris(text) or scale_labels(text) or described(text, description)
+        wordless(text, field)
+        or debris(text)
+        or bare(text, field)
+        or only_names(text, names, field)
+        or scale_labels(text)
+        or described(text, description)
     )

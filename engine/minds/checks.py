@@ -6,7 +6,7 @@ transcript, a later prompt or a memory."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -80,13 +80,15 @@ def speech(ctx: AgentContext, decision: Decision, field: str | None = None) -> S
     return SpeechCheck(flaws)
 
 
-def _left_out(out: Any, field: str, description: str, parts: str = "") -> Flaw | None:
-    """The first flaw (:func:`~engine.core.quality.phrase_flaw`) of ``out``'s optional
-    ``field``, or of its ``parts``' (each part's ``field``), mended to ``out`` with each
-    flawed one left out: a reply whose optional words are flawed again when asked again is
-    kept without them, rather than falling back."""
+def _left_out(
+    out: Any, field: str, description: str, names: Sequence[str], parts: str = ""
+) -> Flaw | None:
+    """The first flaw (:func:`~engine.core.quality.phrase_flaw`, ``names``: those present)
+    of ``out``'s optional ``field``, or of its ``parts``' (each part's ``field``), mended to
+    ``out`` with each flawed one left out: a reply whose optional words are flawed again
+    when asked again is kept without them, rather than falling back."""
     items = getattr(out, parts) if parts else [out]
-    flaws = [phrase_flaw(getattr(item, field), field, description) for item in items]
+    flaws = [phrase_flaw(getattr(item, field), field, description, names) for item in items]
     flaw = next((f for f in flaws if f is not None), None)
     if flaw is None:
         return None
@@ -98,30 +100,35 @@ def _left_out(out: Any, field: str, description: str, parts: str = "") -> Flaw |
     return replace(flaw, mended=mended, mending=f"the {field} left out")
 
 
-def decision(out: Any) -> Flaw | None:
-    """A decision's intent: words, not the schema's description. The intent is optional
-    (a small model copies "one sentence" and would otherwise stay silent)."""
-    return _left_out(out, "intent", prompts.DECIDE_RULES)
+def decision(names: Sequence[str]) -> Check:
+    """A decision's intent: words, not the schema's description nor only names of
+    ``names``. The intent is optional (a small model copies "one sentence" and would
+    otherwise stay silent)."""
+    return lambda out: _left_out(out, "intent", prompts.DECIDE_RULES, names)
 
 
-def plan(n: int) -> Check:
+def plan(n: int, names: Sequence[str]) -> Check:
     """A plan's candidates' intents, optional as a decision's (Gemma 3 270M's planners
     wrote ``":{"`` and ``"}, ] }"`` as intents, and their plans fell back)."""
     rules = prompts.plan_rules(n)
-    return lambda out: _left_out(out, "intent", rules, "candidates")
+    return lambda out: _left_out(out, "intent", rules, names, "candidates")
 
 
-def relation(out: Any) -> Flaw | None:
-    """One edge's summary (the memory it becomes): words, not the schema's description;
-    optional, as a decision's intent."""
-    return _left_out(out, "summary", prompts.RELATION_RULES)
+def relation(names: Sequence[str]) -> Check:
+    """One edge's summary (the memory it becomes): words, not the schema's description nor
+    only names of ``names``; optional, as a decision's intent."""
+    return lambda out: _left_out(out, "summary", prompts.RELATION_RULES, names)
 
 
-def judgements(out: Any) -> Flaw | None:
+def judgements(names: Sequence[str]) -> Check:
     """A batched judgement's summaries (none, for an observer with no triggered edge),
     optional as a decision's intent (Gemma 3 270M, held to the edges' steps by a grammar,
     wrote ``":0, "`` as a summary, and its judgement fell back although its changes were
     on their scale)."""
-    if not getattr(out, "judgements", None):
-        return None
-    return _left_out(out, "summary", prompts.OBSERVER_RULES, "judgements")
+
+    def check(out: Any) -> Flaw | None:
+        if not getattr(out, "judgements", None):
+            return None
+        return _left_out(out, "summary", prompts.OBSERVER_RULES, names, "judgements")
+
+    return check

@@ -244,9 +244,8 @@ class LLMMind:
         if ctx.persona.kind == "value-driven":
             return await self._plan(ctx)
         schema = _decision_schema(tuple(ctx.others))
-        out: Any = await self._call(
-            ctx, "decide", prompts.decide(ctx), schema, None, check=checks.decision
-        )
+        check = checks.decision(ctx.scenario.names)
+        out: Any = await self._call(ctx, "decide", prompts.decide(ctx), schema, None, check=check)
         if out is None:
             return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid decision: silent)")
         return Decision(
@@ -263,7 +262,7 @@ class LLMMind:
         schema = _plan_schema(tuple(ctx.others))
         out: Any = await self._call(
             ctx, "plan", prompts.plan(ctx, N_CANDIDATES), schema, None,
-            check=checks.plan(N_CANDIDATES),
+            check=checks.plan(N_CANDIDATES, ctx.scenario.names),
         )  # fmt: skip
         if out is None:
             return Decision(urgency=0, mode=Mode.SILENT, intent="(no valid plan: silent)")
@@ -353,7 +352,7 @@ class LLMMind:
                     RelationOut,
                     RelationOut(delta_fav=0.0),
                     target=other,
-                    check=checks.relation,
+                    check=checks.relation(ctx.scenario.names),
                 )
                 for other, acts in triggers.items()
             )
@@ -432,7 +431,8 @@ class LLMMind:
         triggers = relation_triggers(ctx.name, observed, ctx.scenario.names)
         messages = prompts.observer(ctx, observed, triggers)
         schema = _observer_schema(tuple(triggers))
-        out = await self._judge(ctx, "judge", messages, schema, None, check=checks.judgements)
+        check = checks.judgements(ctx.scenario.names)
+        out = await self._judge(ctx, "judge", messages, schema, None, check=check)
         if out is None:  # the whole judgement fell back (and is counted so)
             return _Observed(delta=0.0, edges={}, needs=NeedsOut())
         edges = _judged(out.judgements if triggers else [], triggers)
@@ -447,7 +447,7 @@ class LLMMind:
                 messages=prompts.missing_edges(ctx, {t: triggers[t] for t in missing}),
                 schema=_missing_schema(missing),
                 default=None,
-                check=checks.judgements,
+                check=check,
             )
             if again is not None:
                 edges |= _judged(again.judgements, missing)

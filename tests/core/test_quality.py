@@ -511,3 +511,37 @@ def test_a_line_speaking_of_its_instructions_terms_is_an_echo_cut_before_them() 
 )
 def test_words_near_an_instructions_term_are_speech(text: str) -> None:
     assert kind(text) is None
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        # Gemma 3 270M's intents and summaries (saved runs of tavern, gossip, friendship,
+        # iep-meeting and peer-pressure, 2026-12-06): bare values, not words
+        ("all", "intent"),
+        ("yes", "intent"),
+        ("support,", "intent"),
+        ("not sure", "intent"),
+        ("None", "summary"),
+        ("not_yet", "summary"),
+        ("No", "summary"),
+        ("not clear", "summary"),
+    ],
+)
+def test_a_bare_value_is_no_intent_and_no_summary(text: str, field: str) -> None:
+    flaw = phrase_flaw(text, field, RELATION_RULES)
+    assert flaw is not None and flaw.kind == "wordless" and "bare value" in flaw.note
+
+
+@pytest.mark.parametrize("text", ["Paul", "nadia", "Paul, Nadia!"])
+def test_only_names_is_no_summary(text: str) -> None:
+    flaw = phrase_flaw(text, "summary", RELATION_RULES, ["Paul", "Nadia"])
+    assert flaw is not None and "'" + text + "' is only a name" in flaw.note
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Support Paul.", "Stay silent.", "Paul lied to me.", "Not yet: first the roof.", "Eagerly."],
+)
+def test_a_value_or_a_name_in_words_passes(text: str) -> None:
+    assert phrase_flaw(text, "intent", DECIDE_RULES, ["Paul", "Nadia"]) is None

@@ -346,9 +346,9 @@ def test_a_plans_flawed_intents_are_left_out_not_the_plan() -> None:
             ]
         }
     )
-    flaw = plan(2)(out)
+    flaw = plan(2, ctx.scenario.names)(out)
     assert flaw is not None and flaw.kind == "wordless" and flaw.mending == "the intent left out"
     mended = flaw.mended
     assert [c.intent for c in mended.candidates] == ["", "win her over before the vote"]
     assert [c.urgency for c in mended.candidates] == [4, 6]
-    assert plan(2)(mended) is None
+    assert plan(2, ctx.scenario.names)(mended) is None

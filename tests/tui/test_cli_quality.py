@@ -264,6 +264,9 @@ class CopiedIntent(StubLLM):
     of what he observed writes debris for its summaries, asked again too; Cy's line is cut
     off after a whole sentence, asked again too; each agent says its own line."""
 
+    #: Bob's intent, and each summary of the judge of what he observed.
+    INTENT, SUMMARY = "one sentence", ":0, "
+
     def answer(self, body: dict[str, Any]) -> str | None:
         messages = body["messages"]
         system, task = _text(messages[0]), _text(messages[1])
@@ -271,7 +274,7 @@ class CopiedIntent(StubLLM):
         form = body.get("response_format") or {}
         schema = form.get("json_schema", {}).get("schema") or form.get("schema")
         if "Decide now" in task and name:
-            intent = "one sentence" if name.group(1) == "Bob" else "Be heard."
+            intent = self.INTENT if name.group(1) == "Bob" else "Be heard."
             action = {"mode": "public", "target": "all"}
             return json.dumps({"urgency": 7, "action": action, "intent": intent})
         if "Say it now." in task and name:
@@ -283,9 +286,16 @@ class CopiedIntent(StubLLM):
             value = generate_from_schema(schema, random.Random(0))
             if "Character: Bob," in system:  # Bob's summaries debris, asked again too
                 for judgement in value.get("judgements", []):
-                    judgement["summary"] = ":0, "
+                    judgement["summary"] = self.SUMMARY
             return json.dumps(value)
         return None
+
+
+class BareValues(CopiedIntent):
+    """As :class:`CopiedIntent`, with Gemma 3 270M's bare values: Bob's intent "all", and
+    the summaries of what he observed only a name of those present."""
+
+    INTENT, SUMMARY = "all", "Ann"
 
 
 class CopiedThenBroken(CopiedIntent):
@@ -360,6 +370,25 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
     _mended_on_reask(played, "speak", "Cy", "unfinished", "cut after its last whole sentence")
+
+
+def test_a_bare_value_or_a_name_is_no_intent_and_no_memory(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Gemma 3 270M wrote "all" as an intent and "Paul" or "None" as summaries, which were
+    taken and became memories: Bob's intent "all" and his judge's summaries "Ann", asked
+    again and the same again, are left out, his act and the changes kept."""
+    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, BareValues(seed=3))
+    bob = next(a for a in played.actions if a.speaker == "Bob")
+    assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
+    _mended_on_reask(played, "decide", "Bob", "wordless", "the intent left out")
+    _mended_on_reask(played, "judge", "Bob", "wordless", "the summary left out")
+    judged = _calls(played, "judge", "Bob")
+    assert "'all' is a bare value" in (_calls(played, "decide", "Bob")[0].error or "")
+    assert "'Ann' is only a name" in (judged[0].error or "")
+    assert played.usage is not None and played.usage.fallbacks == 0
+    memories = [c.summary for c in played.relation_changes if c.source == "Bob"]
+    assert memories and all(m == "" for m in memories)  # (no "Ann" to remember)
 
 
 def test_a_flawed_part_is_left_out_when_the_re_ask_is_not_valid(
