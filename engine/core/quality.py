@@ -157,12 +157,16 @@ _BARE = frozenset(
 )
 
 
+#: One name of words joined by underscores, as a key or a value of code is spelled.
+_KEY = re.compile(r"\s*[^\W\d_]+(?:_[^\W_]+)+\W*")
+
+
 def bare(text: str, field: str) -> Flaw | None:
-    """``text`` is only words of :data:`_BARE`: Gemma 3 270M wrote "all", "yes" and
-    "support," as intents, and "None", "not_yet", "No" and "not clear" as summaries, which
-    became memories."""
+    """``text`` is only words of :data:`_BARE`, or one name joined by underscores: Gemma 3
+    270M wrote "all", "yes", "support," and "loves_to_dance" as intents, and "None",
+    "not_yet", "No" and "not clear" as summaries, which became memories."""
     said = words(text)
-    if not said or not all(w in _BARE for w in said):
+    if not said or not (all(w in _BARE for w in said) or _KEY.fullmatch(text)):
         return None
     return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is a bare value, not words")
 

@@ -521,6 +521,7 @@ def test_words_near_an_instructions_term_are_speech(text: str) -> None:
         ("all", "intent"),
         ("yes", "intent"),
         ("support,", "intent"),
+        ("loves_to_dance", "intent"),
         ("not sure", "intent"),
         ("None", "summary"),
         ("not_yet", "summary"),
@@ -541,7 +542,14 @@ def test_only_names_is_no_summary(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["Support Paul.", "Stay silent.", "Paul lied to me.", "Not yet: first the roof.", "Eagerly."],
+    [
+        "Support Paul.",
+        "Stay silent.",
+        "Paul lied to me.",
+        "Not yet: first the roof.",
+        "Eagerly.",
+        "Fix the file_name bug first.",
+    ],
 )
 def test_a_value_or_a_name_in_words_passes(text: str) -> None:
     assert phrase_flaw(text, "intent", DECIDE_RULES, ["Paul", "Nadia"]) is None
