@@ -423,11 +423,40 @@ _MENDING = {
 }
 
 
+#: Personal pronouns and the forms of "be" as :func:`as_anyone` reads them: a line is the same
+#: line said by another person.
+_PERSON = {
+    **dict.fromkeys("i you we he she they me us him them".split(), "+p"),
+    **dict.fromkeys("my your our his her their mine yours ours hers theirs".split(), "+q"),
+    **dict.fromkeys("myself yourself ourselves himself herself themselves".split(), "+r"),
+    **dict.fromkeys("am are is".split(), "+be"),
+    **dict.fromkeys("was were".split(), "+was"),
+}
+#: A contraction's ending after a pronoun, spelled out ("I've" is "I have").
+_CONTRACTED = {"ve": "have", "m": "+be", "re": "+be", "s": "+be", "ll": "will", "d": "would"}
+
+
+def as_anyone(text: str) -> list[str]:
+    """:func:`words` of ``text`` with each personal pronoun and form of "be" the same
+    whoever says it, contractions after a pronoun spelled out: Gemma 3 270M's Kira told
+    Hannah "I've been very busy with everything I did today. And now we are ready for a
+    discussion.", the end of Joyce's "You have been very busy with everything you did
+    today, and now we are ready for a discussion." """
+    said: list[str] = []
+    for word in words(text):
+        head, _, tail = word.partition("'")
+        if tail in _CONTRACTED and head in _PERSON:
+            said += (_PERSON[head], _CONTRACTED[tail])
+        else:
+            said.append(_PERSON.get(word, word))
+    return said
+
+
 def copied(text: str, line: str) -> bool:
     """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), one of the two
     holds the whole of the other of :data:`CONTAINED_WORDS` words or more, or they share a
-    run of :data:`SHARED_RUN_WORDS` words in a row."""
-    mine, theirs = words(text), words(line)
+    run of :data:`SHARED_RUN_WORDS` words in a row; whoever says them (:func:`as_anyone`)."""
+    mine, theirs = as_anyone(text), as_anyone(line)
     if len(theirs) < COPY_WORDS:
         return False
     if mine == theirs:
@@ -478,17 +507,17 @@ def utterance_flaw(
 
 
 def pieced(text: str, lines: Iterable[str]) -> bool:
-    """``text`` is, word for word, nothing but whole lines and whole sentences of ``lines``
-    (each of :data:`COPY_WORDS` words or more) one after another: Gemma 3 270M's Callum said
-    Edmund's line and then the last sentence of Nell's, "I do this to my brother: I will keep
-    the place open until when I die!"."""
+    """``text`` is, word for word (:func:`as_anyone`), nothing but whole lines and whole
+    sentences of ``lines`` (each of :data:`COPY_WORDS` words or more) one after another:
+    Gemma 3 270M's Callum said Edmund's line and then the last sentence of Nell's, "I do
+    this to my brother: I will keep the place open until when I die!"."""
     pieces = {
         tuple(said)
         for line in lines
         for part in (line, *_SENTENCE.findall(line))
-        if len(said := words(part)) >= COPY_WORDS
+        if len(said := as_anyone(part)) >= COPY_WORDS
     }
-    mine, sizes = words(text), {len(piece) for piece in pieces}
+    mine, sizes = as_anyone(text), {len(piece) for piece in pieces}
     ends = {0}  # where a run of pieces from the line's start can end
     for end in range(1, len(mine) + 1):
         if any(end - n in ends and tuple(mine[end - n : end]) in pieces for n in sizes):

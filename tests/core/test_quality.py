@@ -553,3 +553,22 @@ def test_only_names_is_no_summary(text: str) -> None:
 )
 def test_a_value_or_a_name_in_words_passes(text: str) -> None:
     assert phrase_flaw(text, "intent", DECIDE_RULES, ["Paul", "Nadia"]) is None
+
+
+#: Gemma 3 270M's Joyce to the room and, later in the round, Kira to Hannah in private
+#: (school-refusal, round 1, 2026-12-07).
+JOYCE = (
+    "I'm going to tell the class about this one. I don't know why I said it so early, but "
+    "you can see that in the background of the room. You have been very busy with "
+    "everything you did today, and now we are ready for a discussion."
+)
+KIRA = "I've been very busy with everything I did today. And now we are ready for a discussion."
+
+
+def test_a_line_another_said_in_another_person_is_a_copy() -> None:
+    assert kind(KIRA, (JOYCE,)) == "copy"
+    assert kind("You said you would fix the roof before the winter rains.", ()) is None
+    # the same words in another person, short of the thresholds, are speech
+    assert kind("I have been very busy today, Joyce.", (JOYCE,)) is None
+    swapped = ("I was right: you did nothing today.",)
+    assert kind("You were right: I did nothing today.", swapped) == "copy"
