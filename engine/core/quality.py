@@ -199,7 +199,7 @@ def echo(text: str, instructions: str) -> Flaw | None:
     if not shared:
         shared, cut = _sentences_echoed(text, instructions)
     if not shared:
-        return _terms_echoed(text, instructions)
+        return _terms_echoed(text, instructions) or _task_told(text)
     run = " ".join(min(shared))
     return Flaw("echo", f"it repeats the instructions ({run!r}) instead of speaking", cut=cut)
 
@@ -221,6 +221,25 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
     cut = last if found[0].start() >= last else None
     term = found[0].group().lower()
     return Flaw("echo", f"it speaks of its instructions ({term!r}) instead of speaking", cut=cut)
+
+
+#: A sentence that tells the speaker its own task, as the speech prompt does ("You decided
+#: to speak publicly to everyone"): Gemma 3 270M's Mei began her line "You decide to speak
+#: in front of everyone." and went on with her point.
+_TASK = re.compile(r"(?i)you\s+(?:have\s+)?decided?\s+to\s+speak\b")
+
+
+def _task_told(text: str) -> Flaw | None:
+    """A sentence of ``text`` that opens with :data:`_TASK`, as an echo; cut where it begins
+    when it is ``text``'s last sentence."""
+    sentences = [m for m in _SENTENCE.finditer(text) if words(m.group())]
+    told = [m for m in sentences if _TASK.match(text, _start(m))]
+    if not told:
+        return None
+    cut = _start(told[0]) if len(told) == 1 and told[0] is sentences[-1] else None
+    return Flaw(
+        "echo", "it tells itself its task ('you decided to speak') instead of speaking", cut=cut
+    )
 
 
 def _sentences_echoed(text: str, instructions: str) -> tuple[set[tuple[str, ...]], int | None]:

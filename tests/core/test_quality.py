@@ -323,7 +323,7 @@ def test_a_line_without_its_stop_on_a_word_a_sentence_ends_on_is_finished(text: 
             "I'm going to buy my auntie a house in the harbour, and she can live there for life.",
         ),
         ('Fine! "We keep it." Then we vote,', 'Fine! "We keep it."'),
-        ("You decide to speak publicly,", None),  # no whole sentence before the cut
+        ("We vote on it publicly,", None),  # no whole sentence before the cut
         ("He said Mr. Smith would know, and that is why we wait,", None),  # not most of it
         ("I only want what father promised me. And then,", None),  # the rest is my last line
     ],
@@ -572,3 +572,25 @@ def test_a_line_another_said_in_another_person_is_a_copy() -> None:
     assert kind("I have been very busy today, Joyce.", (JOYCE,)) is None
     swapped = ("I was right: you did nothing today.",)
     assert kind("You were right: I did nothing today.", swapped) == "copy"
+
+
+#: Gemma 3 270M's Mei (helicopter-parent, round 1, 2026-12-07): her task told back to her.
+MEI = (
+    "You decide to speak in front of everyone. You want to do it without a parent's "
+    "signature on the permission slips. Please sign this sheet for yourself, and I will be "
+    "there to help you with any questions you have. See you tomorrow at 08:30."
+)
+
+
+def test_a_line_telling_the_speaker_its_task_echoes_the_prompt() -> None:
+    flaw = utterance_flaw(MEI, SPEAK, (), None)
+    assert flaw is not None and flaw.kind == "echo" and flaw.cut is None
+    kept = "We keep the tavern and we pay the debts ourselves."
+    last = f"{kept} You decided to speak publicly to everyone."
+    flaw = utterance_flaw(last, SPEAK, (), None)
+    assert flaw is not None and flaw.cut == len(kept) + 1
+    mended = mended_line(flaw, last, lambda t: utterance_flaw(t, SPEAK, (), None))
+    assert mended is not None and mended.mended == kept
+    # said of another, or not as a sentence's opening, it is speech
+    assert kind("So Tom, you decided to speak up at last. Good.") is None
+    assert kind("Nobody told me you decided to speak for the class.") is None
