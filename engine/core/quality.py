@@ -42,6 +42,9 @@ COPY_WORDS = 5
 #: the gossip scenario its Martin "I've seen this from the other side.", the first sentence
 #: of what Tessa had just told him (7 words).
 CONTAINED_WORDS = 7
+#: A line of :data:`CONTAINED_WORDS` words or more whose words lie, this share of them or
+#: more, in runs of :data:`COPY_WORDS` words that others said, copies them (:func:`covered`).
+COVERED_SHARE = 0.8
 #: A line sharing a run of this many words in a row with another's copies it too: Gemma 3
 #: 270M's Silas and Greta said 27 words of Nell's line ("…so that no one else can use it as a
 #: shop or restaurant, then sell at your brother's expense…"), each with a new beginning.
@@ -297,10 +300,10 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
     calls the speaker its kin or friend ("my brother, Edmund"), or opens by narrating the
     speaker ("Grace says …"): the model spoke as someone else. Gemma 3 270M's Callum said
     "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
-    with you, Sandra." and its Grace "Grace says her own words: …". A name of several words
-    counts whole, and by its first word (its last, after a title such as "Ms.") unless
-    one of the ``others`` present shares that word. Or it gives the speaker another name
-    (:func:`named_as_another`, ``known``: the speaker's role)."""
+    with you, Sandra.", its Grace "Grace says her own words: …" and its Diane "Your name is
+    Diane". A name of several words counts whole, and by its first word (its last, after a
+    title such as "Ms.") unless one of the ``others`` present shares that word. Or it gives
+    the speaker another name (:func:`named_as_another`, ``known``: the speaker's role)."""
     parts = name.split()
     if not parts:
         return None
@@ -314,29 +317,37 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
         rf"|\b{_GREETING}[,\s]+{names}\b"
         rf"|,\s*{names}\s*[.!?]"
         rf"|^\W*{names}\s+(?:{_NARRATES})\b"
-        rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b",
+        rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b"
+        rf"|\byour name is\s+{names}\b",
         text,
         re.IGNORECASE,
     )
     if found is not None:
         said = found.group().strip()
         return Flaw("self", f"{said!r} speaks to or of you as another would, but you are {name}")
-    return named_as_another(text, name, known)
+    return named_as_another(text, name, known, others)
 
 
-def named_as_another(text: str, name: str, known: str = "") -> Flaw | None:
+def named_as_another(
+    text: str, name: str, known: str = "", others: Iterable[str] = ()
+) -> Flaw | None:
     """``text``, said by ``name``, gives the speaker another name ("my name is lili",
     Gemma 3 270M's Linda, a teacher, who went on "i'm a 4th grader"): a name that is a word
     neither of ``name`` nor of ``known`` (the speaker's role: "Ms. Osei to her
-    students")."""
-    given = _MY_NAME.search(text)
-    if given is None:
-        return None
+    students"); or says "I'm" or "I am" with the name of one of the ``others`` present
+    (Gemma's Diane began "Hello, I'm Sofia.", Sofia's line to her)."""
     own = set(words(f"{name} {known}"))
-    if given.group(1).casefold() in own:
+    given = _MY_NAME.search(text)
+    if given is not None and given.group(1).casefold() not in own:
+        return Flaw("self", f"{given.group().strip()!r} names you as another, but you are {name}")
+    theirs = sorted((o for o in others if o != name and o), key=len, reverse=True)
+    if not theirs:
         return None
-    said = given.group().strip()
-    return Flaw("self", f"{said!r} names you as another, but you are {name}")
+    called = "(?-i:(" + "|".join(re.escape(o) for o in theirs) + "))"
+    found = re.search(rf"\bI(?:'m|’m|\s+am)\s+{called}(?=\s*(?:[.,!?;:]|$|and\b))", text, re.I)
+    if found is None or set(words(found.group(1))) <= own:
+        return None
+    return Flaw("self", f"{found.group()!r} names you as another, but you are {name}")
 
 
 def looped(text: str) -> Flaw | None:
@@ -522,6 +533,8 @@ def utterance_flaw(
         return Flaw("copy", "it copies a line another said in an earlier round word for word")
     if pieced(text, [*others, *earlier]):
         return Flaw("copy", "it pieces together lines others said, word for word")
+    if covered(text, [*others, *earlier]):
+        return Flaw("copy", "most of it is others' words, word for word")
     return None
 
 
@@ -542,6 +555,23 @@ def pieced(text: str, lines: Iterable[str]) -> bool:
         if any(end - n in ends and tuple(mine[end - n : end]) in pieces for n in sizes):
             ends.add(end)
     return bool(mine) and len(mine) in ends
+
+
+def covered(text: str, lines: Iterable[str]) -> bool:
+    """``text``, of :data:`CONTAINED_WORDS` words or more, lies for :data:`COVERED_SHARE` of
+    its words or more in runs of :data:`COPY_WORDS` words that ``lines`` hold, word for word
+    (:func:`as_anyone`), one line's or another's: Gemma 3 270M's Diane said "Hello, I'm
+    Sofia. Your name is Diane; we are at the court in the cafeteria.", Sofia's line to her
+    without its "and" and its last sentence."""
+    mine = as_anyone(text)
+    if len(mine) < CONTAINED_WORDS:
+        return False
+    held = set().union(*(_runs(as_anyone(line), COPY_WORDS) for line in lines))
+    said = [False] * len(mine)
+    for at in range(len(mine) - COPY_WORDS + 1):
+        if tuple(mine[at : at + COPY_WORDS]) in held:
+            said[at : at + COPY_WORDS] = [True] * COPY_WORDS
+    return sum(said) >= COVERED_SHARE * len(mine)
 
 
 def phrase_flaw(text: str, field: str, description: str, names: Iterable[str] = ()) -> Flaw | None:

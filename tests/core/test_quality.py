@@ -197,12 +197,18 @@ def test_a_line_pieced_together_from_lines_heard_is_a_copy() -> None:
     callum = "I do this to my brother: I will keep the place open until when I die!"
     flaw = utterance_flaw(callum, SPEAK, (nell,), None, (edmund,))
     assert flaw is not None and flaw.kind == "copy" and "pieces together" in flaw.note
-    # a word of its own between them, or a piece under five words: speech
+    # words of its own, a fifth of the line or more: speech
+    mine = f"{edmund}, and so, Nell, you must hear me: I will keep the place open until when I die!"
+    assert kind(mine, (edmund, nell)) is None
     assert (
-        kind(f"{edmund}, and so: I will keep the place open until when I die!", (edmund, nell))
+        kind("Enough, Nell. I will keep the place open, I tell you, as long as I live.", (nell,))
         is None
     )
-    assert kind("Enough. I will keep the place open until when I die!", (nell,)) is None
+    # a word of its own does not make another's sentence its own (80% of it theirs)
+    flaw = utterance_flaw(
+        "Enough. I will keep the place open until when I die!", SPEAK, (nell,), None
+    )
+    assert flaw is not None and flaw.kind == "copy" and "most of it is others'" in flaw.note
 
 
 def test_a_long_run_of_another_lines_words_is_a_copy() -> None:
@@ -594,3 +600,29 @@ def test_a_line_telling_the_speaker_its_task_echoes_the_prompt() -> None:
     # said of another, or not as a sentence's opening, it is speech
     assert kind("So Tom, you decided to speak up at last. Good.") is None
     assert kind("Nobody told me you decided to speak for the class.") is None
+
+
+#: Gemma 3 270M's Sofia to Diane in private and Diane's next line, to the room
+#: (discrimination, round 2, 2026-12-07).
+SOFIA = (
+    "Hello, I'm Sofia. Your name is Diane, and we are at the court in the cafeteria. Please "
+    "stand up to hear me."
+)
+DIANE = "Hello, I'm Sofia. Your name is Diane; we are at the court in the cafeteria."
+
+
+def test_a_line_most_of_whose_words_another_said_is_a_copy() -> None:
+    assert kind(DIANE, (SOFIA,)) == "copy"
+    # a run of others' words in a line mostly of new words is speech
+    assert kind("Fine, we are at the court, but I am not standing up for you.", (SOFIA,)) is None
+    assert kind("Diane, we are at the court in the cafeteria, so sit down.", (SOFIA,)) is None
+
+
+def test_a_speaker_calling_itself_another_present_or_told_its_own_name_speaks_as_another() -> None:
+    present = ["Sofia", "Diane", "Amir"]
+    flaw = self_named(DIANE, "Diane", present)
+    assert flaw is not None and flaw.kind == "self" and "'Your name is Diane'" in flaw.note
+    flaw = self_named("Hello, I am Sofia.", "Diane", present)
+    assert flaw is not None and "'I am Sofia' names you as another" in flaw.note
+    assert self_named("I'm Sofia's friend, and I'm worried.", "Diane", present) is None
+    assert self_named("I'm Diane. Your name is Sofia, right?", "Diane", present) is None

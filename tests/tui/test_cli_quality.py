@@ -259,6 +259,14 @@ def test_a_line_another_said_in_an_earlier_round_is_not_said_again(
     assert sum("copies a line another said in an earlier round" in n for n in notes) == 1
 
 
+#: Each agent's own line (lines alike in most of their words would be copies).
+LINES = {
+    "Ann": "We paint the hall for the spring fair.",
+    "Bob": "Bob thinks the roof comes first, before the winter.",
+    "Di": "Ask the council for the money first.",
+}
+
+
 class CopiedIntent(StubLLM):
     """Bob copies the schema's description into his intent, asked again too, and the judge
     of what he observed writes debris for its summaries, asked again too; Cy's line is cut
@@ -278,7 +286,7 @@ class CopiedIntent(StubLLM):
             action = {"mode": "public", "target": "all"}
             return json.dumps({"urgency": 7, "action": action, "intent": intent})
         if "Say it now." in task and name:
-            line = f"{name.group(1)} thinks the roof comes first, before the winter."
+            line = LINES.get(name.group(1), f"{name.group(1)} has a say in it too.")
             if name.group(1) == "Cy":
                 line = "We fix the roof before the winter rains. Then the hall, and then,"
             return json.dumps({"say": line}) if schema else line  # (asked as JSON: a grammar)
