@@ -59,10 +59,12 @@ LETTER_SHARE = 0.5
 #: as ``": null, "``.
 _NULL = re.compile(r"\bnull\b", re.IGNORECASE)
 
-#: JSON structure a spoken line never holds (``}, ``, ``:[``, ``"say":``, ``"}, {"``) and chat
+#: JSON structure a spoken line never holds (``}, ``, ``:[``, ``"say":``, ``"}, {"``, a colon
+#: opening it: Gemma 3 270M's Diane said ``":\n  the wordDiane: Diane says"``) and chat
 #: template tokens (``<end_of_turn>``, ``<|im_end|>``, ``</s>``).
 _DEBRIS = re.compile(
     r"[{}]"
+    r"|^\s*:(?![-()DPp])"
     r"|[,:]\s*\["
     r"|\[\s*[\[\]{\"]"
     r"|\]\s*[,:\]}]"
@@ -316,14 +318,14 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
         rf"(?:^|(?<=[.!?])\s)\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
         rf"|\b{_GREETING}[,\s]+{names}\b"
         rf"|,\s*{names}\s*[.!?]"
-        rf"|^\W*{names}\s+(?:{_NARRATES})\b"
+        rf"|(?:^|[.!?:]\s|\n)\W*{names}\s+(?:{_NARRATES})\b"
         rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b"
         rf"|\byour name is\s+{names}\b",
         text,
         re.IGNORECASE,
     )
     if found is not None:
-        said = found.group().strip()
+        said = found.group().strip().lstrip(".!?:").strip()
         return Flaw("self", f"{said!r} speaks to or of you as another would, but you are {name}")
     return named_as_another(text, name, known, others)
 

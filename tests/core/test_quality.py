@@ -626,3 +626,16 @@ def test_a_speaker_calling_itself_another_present_or_told_its_own_name_speaks_as
     assert flaw is not None and "'I am Sofia' names you as another" in flaw.note
     assert self_named("I'm Sofia's friend, and I'm worried.", "Diane", present) is None
     assert self_named("I'm Diane. Your name is Sofia, right?", "Diane", present) is None
+
+
+def test_a_colon_opening_a_line_is_debris_and_a_speaker_narrated_anywhere_speaks_as_another() -> (
+    None
+):
+    """Gemma 3 270M's Diane, asked again after "Diane says this to everyone now, …", said
+    ``":\\n  the wordDiane: Diane says"``, and it was taken (discrimination, 2026-12-07)."""
+    said = ":\n  the wordDiane: Diane says"
+    assert kind(said) == "debris"
+    flaw = self_named("the wordDiane: Diane says", "Diane", ["Diane", "Sofia"])
+    assert flaw is not None and "'Diane says' speaks to or of you" in flaw.note
+    assert self_named("Sofia says no, and Diane agrees.", "Diane", ["Diane", "Sofia"]) is None
+    assert kind(":) Fine, we vote.") is None
