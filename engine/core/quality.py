@@ -1,13 +1,12 @@
-"""Whether a model's reply means something: every check of a reply's quality.
+"""Whether a model's utterance means something: every check of a line's quality.
 
 A reply can fit its schema and still say nothing: an empty utterance, JSON or template debris,
 an echo of the prompt's instructions, one sentence said over and over, a sentence cut off
-mid-way, a verbatim copy of another agent's line (this round or one remembered) or of the
-speaker's own last line, a line that speaks to, of or as its own speaker as another would
-("Hello, Callum!" said by Callum), an intent or summary made of punctuation or copied from
-the schema's description. Such a reply is *degenerate* (:class:`Flaw`): the LLM client asks
+mid-way, a copy of another agent's line (this round or one remembered, in any person) or of
+the speaker's own last line. Such a reply is *degenerate* (:class:`Flaw`): the LLM client asks
 again once with the flaw's note, then falls back, and records both as outcome
-``degenerate``. How well a model played, over a run, is :mod:`.tally`'s.
+``degenerate``. Who a line speaks as is :mod:`.naming`'s; an intent's and a summary's checks
+are :mod:`.phrases`'; how well a model played, over a run, is :mod:`.tally`'s.
 """
 
 from __future__ import annotations
@@ -49,9 +48,6 @@ COVERED_SHARE = 0.8
 #: 270M's Silas and Greta said 27 words of Nell's line ("…so that no one else can use it as a
 #: shop or restaurant, then sell at your brother's expense…"), each with a new beginning.
 SHARED_RUN_WORDS = 12
-#: An intent or summary whose word pairs are at least this share of the instructions' copies
-#: the schema's description ("one sentence", "one sentence (public only) or null when").
-DESCRIPTION_SHARE = 0.6
 #: Text whose letters are under this share of its visible characters is punctuation
 #: (``": 0, "``, ``'>0.50, '``).
 LETTER_SHARE = 0.5
@@ -144,38 +140,6 @@ def scale_labels(text: str) -> Flaw | None:
     return Flaw("debris", f"it lists a scale's labels ({found.group()!r}), not words")
 
 
-def only_names(text: str, names: Iterable[str], field: str = "utterance") -> Flaw | None:
-    """``text`` says nothing but names of those present ("Leo", "Irene, Paul!"): Gemma 3
-    270M's Nadia said "Leo" as her whole line, and its judges wrote "Paul" as a memory."""
-    said = words(text)
-    known = {w for name in names for w in words(name)}
-    if not said or not all(w in known for w in said):
-        return None
-    return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is only a name, not words")
-
-
-#: Words that alone say no intent and no memory: a yes or a no, an empty value, one of a
-#: decision's values (a mode, a stance, everyone) or a word that only begins a phrase.
-_BARE = frozenset(
-    "yes no ok okay none null nil na unknown not yet found clear sure maybe true false one "
-    "all everyone public private silent support oppose neutral want to do it".split()
-)
-
-
-#: One name of words joined by underscores, as a key or a value of code is spelled.
-_KEY = re.compile(r"\s*[^\W\d_]+(?:_[^\W_]+)+\W*")
-
-
-def bare(text: str, field: str) -> Flaw | None:
-    """``text`` is only words of :data:`_BARE`, or one name joined by underscores: Gemma 3
-    270M wrote "all", "yes", "support," and "loves_to_dance" as intents, and "None",
-    "not_yet", "No" and "not clear" as summaries, which became memories."""
-    said = words(text)
-    if not said or not (all(w in _BARE for w in said) or _KEY.fullmatch(text)):
-        return None
-    return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is a bare value, not words")
-
-
 def garbled(text: str) -> bool:
     """Whether ``text``'s words that mix letters with digits or signs (``L4xGqE³e³Y2lU``)
     hold more of its characters than its plain words: Gemma 3 270M's Edmund said 600
@@ -191,7 +155,8 @@ def garbled(text: str) -> bool:
     return mixed > plain
 
 
-def _runs(items: Sequence[str], n: int) -> set[tuple[str, ...]]:
+def runs(items: Sequence[str], n: int) -> set[tuple[str, ...]]:
+    """Every run of ``n`` items in a row of ``items``."""
     return {tuple(items[i : i + n]) for i in range(len(items) - n + 1)}
 
 
@@ -199,7 +164,7 @@ def echo(text: str, instructions: str) -> Flaw | None:
     """``text`` repeats a run of :data:`ECHO_WORDS` words of the prompt's ``instructions``,
     or says one of their sentences of :data:`ECHO_SENTENCE_WORDS` words or more as a
     sentence of its own."""
-    shared = _runs(words(text), ECHO_WORDS) & _runs(words(instructions), ECHO_WORDS)
+    shared = runs(words(text), ECHO_WORDS) & runs(words(instructions), ECHO_WORDS)
     cut = None
     if not shared:
         shared, cut = _sentences_echoed(text, instructions)
@@ -271,85 +236,11 @@ def _start(sentence: re.Match[str]) -> int:
 def recited(text: str, told: str) -> Flaw | None:
     """``text`` repeats a run of :data:`RECITE_WORDS` words of what its prompt ``told`` as
     the story: its system text, and the events the agent was told."""
-    shared = _runs(words(text), RECITE_WORDS) & _runs(words(told), RECITE_WORDS)
+    shared = runs(words(text), RECITE_WORDS) & runs(words(told), RECITE_WORDS)
     if not shared:
         return None
     run = " ".join(min(shared)[:6])
     return Flaw("echo", f"it recites its prompt ({run!r} …) instead of speaking")
-
-
-#: Words that open a greeting or an address: "Hello, Callum!".
-_GREETING = r"(?:hello|hi|hey|dear|greetings|welcome|thank you|thanks|good (?:morning|evening|day))"
-#: A speaker saying its name: the name's first word (group 1), where a name ends: before a
-#: mark, "and" or the end ("My name is on the list" names nobody).
-_MY_NAME = re.compile(
-    r"\bmy name is\s+([^\W\d_][\w'-]*)(?:\s+[^\W\d_][\w'-]*)?(?=\s*(?:[.,!?;:]|$|and\b))",
-    re.IGNORECASE,
-)
-#: Verbs that narrate a speaker: "Grace says her own words: …".
-_NARRATES = r"says|said|replies|replied|asks|asked|answers|answered|adds|whispers|tells|told"
-#: Kin and friends a line may call someone: "my brother, Edmund".
-_KIN = (
-    r"(?:brother|sister|friend|son|daughter|father|mother|husband|wife|cousin|uncle|aunt"
-    r"|nephew|niece|colleague|partner)"
-)
-
-
-def self_named(text: str, name: str, others: Iterable[str] = (), known: str = "") -> Flaw | None:
-    """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
-    …", "Hello, Callum!", "S.G. Greta: …") or to end one ("I agree with you, Sandra."),
-    greets the speaker,
-    calls the speaker its kin or friend ("my brother, Edmund"), or opens by narrating the
-    speaker ("Grace says …"): the model spoke as someone else. Gemma 3 270M's Callum said
-    "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
-    with you, Sandra.", its Grace "Grace says her own words: …" and its Diane "Your name is
-    Diane". A name of several words counts whole, and by its first word (its last, after a
-    title such as "Ms.") unless one of the ``others`` present shares that word. Or it gives
-    the speaker another name (:func:`named_as_another`, ``known``: the speaker's role)."""
-    parts = name.split()
-    if not parts:
-        return None
-    called = {name}
-    short = parts[-1] if parts[0].endswith(".") else parts[0]
-    if not any(short in other.split() for other in others if other != name):
-        called.add(short)
-    names = "(?-i:" + "|".join(re.escape(n) for n in sorted(called, key=len, reverse=True)) + ")"
-    found = re.search(
-        rf"(?:^|(?<=[.!?])\s)\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
-        rf"|\b{_GREETING}[,\s]+{names}\b"
-        rf"|,\s*{names}\s*[.!?]"
-        rf"|(?:^|[.!?:]\s|\n)\W*{names}\s+(?:{_NARRATES})\b"
-        rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b"
-        rf"|\byour name is\s+{names}\b",
-        text,
-        re.IGNORECASE,
-    )
-    if found is not None:
-        said = found.group().strip().lstrip(".!?:").strip()
-        return Flaw("self", f"{said!r} speaks to or of you as another would, but you are {name}")
-    return named_as_another(text, name, known, others)
-
-
-def named_as_another(
-    text: str, name: str, known: str = "", others: Iterable[str] = ()
-) -> Flaw | None:
-    """``text``, said by ``name``, gives the speaker another name ("my name is lili",
-    Gemma 3 270M's Linda, a teacher, who went on "i'm a 4th grader"): a name that is a word
-    neither of ``name`` nor of ``known`` (the speaker's role: "Ms. Osei to her
-    students"); or says "I'm" or "I am" with the name of one of the ``others`` present
-    (Gemma's Diane began "Hello, I'm Sofia.", Sofia's line to her)."""
-    own = set(words(f"{name} {known}"))
-    given = _MY_NAME.search(text)
-    if given is not None and given.group(1).casefold() not in own:
-        return Flaw("self", f"{given.group().strip()!r} names you as another, but you are {name}")
-    theirs = sorted((o for o in others if o != name and o), key=len, reverse=True)
-    if not theirs:
-        return None
-    called = "(?-i:(" + "|".join(re.escape(o) for o in theirs) + "))"
-    found = re.search(rf"\bI(?:'m|’m|\s+am)\s+{called}(?=\s*(?:[.,!?;:]|$|and\b))", text, re.I)
-    if found is None or set(words(found.group(1))) <= own:
-        return None
-    return Flaw("self", f"{found.group()!r} names you as another, but you are {name}")
 
 
 def looped(text: str) -> Flaw | None:
@@ -496,16 +387,7 @@ def copied(text: str, line: str) -> bool:
     short, long_ = sorted((mine, theirs), key=len)
     if len(short) >= CONTAINED_WORDS and f" {' '.join(short)} " in f" {' '.join(long_)} ":
         return True
-    return bool(_runs(mine, SHARED_RUN_WORDS) & _runs(theirs, SHARED_RUN_WORDS))
-
-
-def described(text: str, description: str) -> Flaw | None:
-    """``text`` (an intent or a summary) is copied from the schema's ``description``."""
-    pairs = _runs(words(text), 2)
-    hits = len(pairs & _runs(words(description), 2))
-    if not pairs or hits < DESCRIPTION_SHARE * len(pairs):
-        return None
-    return Flaw("description", f"{text.strip()[:60]!r} is the schema's description, not yours")
+    return bool(runs(mine, SHARED_RUN_WORDS) & runs(theirs, SHARED_RUN_WORDS))
 
 
 def utterance_flaw(
@@ -568,25 +450,9 @@ def covered(text: str, lines: Iterable[str]) -> bool:
     mine = as_anyone(text)
     if len(mine) < CONTAINED_WORDS:
         return False
-    held = set().union(*(_runs(as_anyone(line), COPY_WORDS) for line in lines))
+    held = set().union(*(runs(as_anyone(line), COPY_WORDS) for line in lines))
     said = [False] * len(mine)
     for at in range(len(mine) - COPY_WORDS + 1):
         if tuple(mine[at : at + COPY_WORDS]) in held:
             said[at : at + COPY_WORDS] = [True] * COPY_WORDS
     return sum(said) >= COVERED_SHARE * len(mine)
-
-
-def phrase_flaw(text: str, field: str, description: str, names: Iterable[str] = ()) -> Flaw | None:
-    """What is wrong with an intent or a summary (``field``): punctuation, debris, a bare
-    value or only names (of ``names``, those present), or the schema's ``description``
-    copied; an empty one is left out, not wrong."""
-    if not text.strip():
-        return None
-    return (
-        wordless(text, field)
-        or debris(text)
-        or bare(text, field)
-        or only_names(text, names, field)
-        or scale_labels(text)
-        or described(text, description)
-    )

@@ -10,15 +10,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..core.quality import (
-    Flaw,
-    mended_line,
-    only_names,
-    phrase_flaw,
-    recited,
-    self_named,
-    utterance_flaw,
-)
+from ..core.naming import name_prefix, only_names, self_named
+from ..core.phrases import phrase_flaw
+from ..core.quality import Flaw, mended_line, recited, utterance_flaw
 from ..core.state import Decision
 from . import prompts
 from .base import AgentContext
@@ -71,11 +65,13 @@ def speech(ctx: AgentContext, decision: Decision, field: str | None = None) -> S
     ]
     last = last_line(ctx)
     names = ctx.scenario.names
+    others_present = [n for n in names if n != me]
     role = ctx.persona.role  # (a name it goes by there is its own: "Ms. Osei to her students")
 
     def flaws(text: str) -> Flaw | None:
         flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, told)
-        return flaw or only_names(text, names) or self_named(text, me, names, role)
+        flaw = flaw or only_names(text, names) or name_prefix(text, others_present)
+        return flaw or self_named(text, me, names, role)
 
     return SpeechCheck(flaws)
 

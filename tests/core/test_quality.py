@@ -5,16 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from engine.core.quality import (
-    Flaw,
-    mended_line,
-    named_as_another,
-    only_names,
-    phrase_flaw,
-    self_named,
-    utterance_flaw,
-    whole_sentences,
-)
+from engine.core.naming import name_prefix, named_as_another, only_names, self_named
+from engine.core.phrases import phrase_flaw
+from engine.core.quality import Flaw, mended_line, utterance_flaw, whole_sentences
 from engine.minds.prompts import DECIDE_RULES, RELATION_RULES
 
 #: What the speech prompt instructs (prompts.speak_instructions) for a private word to Edmund.
@@ -639,3 +632,15 @@ def test_a_colon_opening_a_line_is_debris_and_a_speaker_narrated_anywhere_speaks
     assert flaw is not None and "'Diane says' speaks to or of you" in flaw.note
     assert self_named("Sofia says no, and Diane agrees.", "Diane", ["Diane", "Sofia"]) is None
     assert kind(":) Fine, we vote.") is None
+
+
+def test_a_line_opening_with_a_name_and_a_colon_is_a_script_s_line() -> None:
+    """Gemma 3 270M's Helen (bullying, 2026-12-07) said "Jane: I'm afraid you have to
+    wait. …", and Jane "Alice's" as her whole line."""
+    present = ["Jane", "Alice", "Megan"]
+    flaw = name_prefix("Jane: I'm afraid you have to wait.", present)
+    assert flaw is not None and flaw.kind == "debris" and "'Jane:'" in flaw.note
+    assert name_prefix("Jane, I'm afraid you have to wait.", present) is None
+    assert name_prefix("At 10:30 Jane comes.", present) is None
+    assert only_names("Alice's", present) is not None
+    assert only_names("Alice's bag is gone.", present) is None

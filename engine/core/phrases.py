@@ -1,0 +1,60 @@
+"""Whether an intent or a summary (the memory a judgement leaves) means something: words,
+not debris, not a bare value, not names alone, not the schema's description copied."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from .naming import only_names
+from .quality import Flaw, debris, runs, scale_labels, wordless, words
+
+#: An intent or summary whose word pairs are at least this share of the instructions' copies
+#: the schema's description ("one sentence", "one sentence (public only) or null when").
+DESCRIPTION_SHARE = 0.6
+
+#: Words that alone say no intent and no memory: a yes or a no, an empty value, one of a
+#: decision's values (a mode, a stance, everyone) or a word that only begins a phrase.
+_BARE = frozenset(
+    "yes no ok okay none null nil na unknown not yet found clear sure maybe true false one "
+    "all everyone public private silent support oppose neutral want to do it".split()
+)
+
+
+#: One name of words joined by underscores, as a key or a value of code is spelled.
+_KEY = re.compile(r"\s*[^\W\d_]+(?:_[^\W_]+)+\W*")
+
+
+def bare(text: str, field: str) -> Flaw | None:
+    """``text`` is only words of :data:`_BARE`, or one name joined by underscores: Gemma 3
+    270M wrote "all", "yes", "support," and "loves_to_dance" as intents, and "None",
+    "not_yet", "No" and "not clear" as summaries, which became memories."""
+    said = words(text)
+    if not said or not (all(w in _BARE for w in said) or _KEY.fullmatch(text)):
+        return None
+    return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is a bare value, not words")
+
+
+def described(text: str, description: str) -> Flaw | None:
+    """``text`` (an intent or a summary) is copied from the schema's ``description``."""
+    pairs = runs(words(text), 2)
+    hits = len(pairs & runs(words(description), 2))
+    if not pairs or hits < DESCRIPTION_SHARE * len(pairs):
+        return None
+    return Flaw("description", f"{text.strip()[:60]!r} is the schema's description, not yours")
+
+
+def phrase_flaw(text: str, field: str, description: str, names: Iterable[str] = ()) -> Flaw | None:
+    """What is wrong with an intent or a summary (``field``): punctuation, debris, a bare
+    value or only names (of ``names``, those present), or the schema's ``description``
+    copied; an empty one is left out, not wrong."""
+    if not text.strip():
+        return None
+    return (
+        wordless(text, field)
+        or debris(text)
+        or bare(text, field)
+        or only_names(text, names, field)
+        or scale_labels(text)
+        or described(text, description)
+    )
