@@ -54,9 +54,9 @@ _KIN = (
 def self_named(text: str, name: str, others: Iterable[str] = (), known: str = "") -> Flaw | None:
     """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
     …", "Hello, Callum!", "S.G. Greta: …") or to end one ("I agree with you, Sandra."),
-    greets the speaker,
-    calls the speaker its kin or friend ("my brother, Edmund"), or opens by narrating the
-    speaker ("Grace says …"): the model spoke as someone else. Gemma 3 270M's Callum said
+    greets the speaker, calls it its kin or friend ("my brother, Edmund"), tells it its
+    name ("Your name is Diane") or narrates it at a line's or a sentence's start ("Grace
+    says …"): the model spoke as someone else. Gemma 3 270M's Callum said
     "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
     with you, Sandra.", its Grace "Grace says her own words: …" and its Diane "Your name is
     Diane". A name of several words counts whole, and by its first word (its last, after a

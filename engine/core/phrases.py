@@ -19,8 +19,6 @@ _BARE = frozenset(
     "yes no ok okay none null nil na unknown not yet found clear sure maybe true false one "
     "all everyone public private silent support oppose neutral want to do it".split()
 )
-
-
 #: One name of words joined by underscores, as a key or a value of code is spelled.
 _KEY = re.compile(r"\s*[^\W\d_]+(?:_[^\W_]+)+\W*")
 
