@@ -29,6 +29,14 @@ class StreamCut(Exception):
     example llama-cpp-python, which cuts a stream short when another request waits."""
 
 
+#: Said of a reply cut short while none of its client's other calls was in flight: another
+#: client of the server took its turn.
+CUT_ALONE = (
+    " (no other call of this run was in flight: another client of this server may be taking"
+    " turns; llama-cpp-python cuts a reply short when another request waits)"
+)
+
+
 class ReplyNotText(Exception):
     """The reply's body is not UTF-8 text."""
 

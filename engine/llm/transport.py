@@ -25,7 +25,7 @@ from .bounds import Meter, ReplyCut, count
 from .grammar import grammar_schema
 from .keys import api_key
 from .limit import AdaptiveLimit
-from .openai_route import PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
+from .openai_route import CUT_ALONE, PROVIDER, OpenAIRoute, ReplyNotText, StreamCut
 from .servercache import cached_tokens
 from .settings import MAX_CONCURRENCY, LLMSettings
 from .slots import ServerSlots
@@ -245,6 +245,8 @@ class LiteLLMTransport:
             failure: Exception | None = None
             try:
                 reply = await self._timed(request)
+            except StreamCut as err:  # with none of its own beside it: another client's
+                failure = StreamCut(f"{err}{CUT_ALONE}") if self.limit.in_flight == 1 else err
             except Exception as err:
                 failure = err
             finally:
@@ -343,7 +345,8 @@ class LiteLLMTransport:
                     f"({self.settings.timeout:g} s each)"
                 )
             else:
-                message = f"{request.model}: {_failure_name(err)} after {attempts} attempts"
+                name = str(err) if isinstance(err, StreamCut) else type(err).__name__  # cut: how
+                message = f"{request.model}: {name} after {attempts} attempts"
             raise TransportError(
                 message,
                 fatal=unreachable,
@@ -566,11 +569,6 @@ def _unreachable(err: BaseException) -> bool:
 def _names_window(text: str) -> bool:
     lowered = text.lower()
     return any(word in lowered for word in WINDOW_WORDS)
-
-
-def _failure_name(err: Exception) -> str:
-    """How a transient failure is named: a cut stream by what happened, others by class."""
-    return str(err) if isinstance(err, StreamCut) else type(err).__name__
 
 
 def _names_format(text: str) -> bool:

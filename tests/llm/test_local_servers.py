@@ -359,3 +359,29 @@ def test_a_refused_connection_is_cannot_reach() -> None:
     with pytest.raises(TransportError) as err:
         ask(client)
     assert "cannot reach http://127.0.0.1:9/v1" in str(err.value) and err.value.fatal
+
+
+def test_a_stream_cut_with_no_other_call_in_flight_says_another_client_may_be_taking_turns(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two clients on one llama-cpp-python server cut each other's streams, each sending one
+    call at a time (the app beside a run, 2026-12-07: every decision of a round fell back):
+    the failure says so. A cut while another of its own calls was in flight does not."""
+    from engine.llm.openai_route import StreamCut
+
+    async def cut(request: object) -> object:
+        raise StreamCut("the server ended the stream before the reply finished")
+
+    with StubLLM(seed=4) as stub:
+        for beside, said in ((0, True), (1, False)):
+            client = client_for(stub.url, retries=1, max_concurrency=4)
+            transport = client.transport
+            monkeypatch.setattr(transport, "_timed", cut)
+            limit = transport.limit  # type: ignore[attr-defined]
+            limit.limit, limit.in_flight = 4.0, beside  # (one of its own in flight, or none)
+            assert ask(client) == DEFAULT
+            (call,) = client.take_calls()
+            assert call.outcome == "fallback" and call.error is not None
+            assert "ended the stream before the reply finished" in call.error
+            assert "after 2 attempts" in call.error
+            assert ("another client of this server" in call.error) is said
