@@ -55,8 +55,9 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
     """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
     …", "Hello, Callum!", "S.G. Greta: …") or to end one ("I agree with you, Sandra."),
     greets the speaker, calls it its kin or friend ("my brother, Edmund"), tells it its
-    name ("Your name is Diane") or narrates it at a line's or a sentence's start ("Grace
-    says …"): the model spoke as someone else. Gemma 3 270M's Callum said
+    name ("Your name is Diane"), narrates it at a line's or a sentence's start ("Grace
+    says …") or speaks of it in the third person within a sentence ("the one that Thistle
+    has seen", said by Thistle): the model spoke as someone else. Gemma 3 270M's Callum said
     "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
     with you, Sandra.", its Grace "Grace says her own words: …" and its Diane "Your name is
     Diane". A name of several words counts whole, and by its first word (its last, after a
@@ -76,7 +77,8 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
         rf"|,\s*{names}\s*[.!?]"
         rf"|(?:^|[.!?:]\s|\n)\W*{names}\s+(?:{_NARRATES})\b"
         rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b"
-        rf"|\byour name is\s+{names}\b",
+        rf"|\byour name is\s+{names}\b"
+        rf"|(?-i:(?<=[a-z]\s)){names}\s+(?:has|had|is|was|will|would|can|could|does|did)\b",
         text,
         re.IGNORECASE,
     )

@@ -644,3 +644,16 @@ def test_a_line_opening_with_a_name_and_a_colon_is_a_script_s_line() -> None:
     assert name_prefix("At 10:30 Jane comes.", present) is None
     assert only_names("Alice's", present) is not None
     assert only_names("Alice's bag is gone.", present) is None
+
+
+def test_a_speaker_speaking_of_itself_in_the_third_person_speaks_as_another() -> None:
+    """Gemma 3 270M's Thistle (quest, round 4, 2026-12-07)."""
+    thistle = (
+        "The Wyrm of your father killed Vessra. The Wyrm of her own creation, the one that "
+        "Thistle has seen for hundreds of years, is dead now."
+    )
+    present = ["Thistle", "Garrick", "Elowen"]
+    flaw = self_named(thistle, "Thistle", present)
+    assert flaw is not None and "'Thistle has' speaks to or of you" in flaw.note
+    assert self_named(thistle, "Garrick", present) is None  # said of her by another
+    assert self_named("Thistle's map is wrong, and I know it.", "Thistle", present) is None
