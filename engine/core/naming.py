@@ -57,7 +57,8 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
     greets the speaker, calls it its kin or friend ("my brother, Edmund"), tells it its
     name ("Your name is Diane"), narrates it at a line's or a sentence's start ("Grace
     says …") or speaks of it in the third person within a sentence ("the one that Thistle
-    has seen", said by Thistle): the model spoke as someone else. Gemma 3 270M's Callum said
+    has seen" said by Thistle, "is Sophie's mother" by Sophie): the model spoke as someone
+    else. Gemma 3 270M's Callum said
     "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
     with you, Sandra.", its Grace "Grace says her own words: …" and its Diane "Your name is
     Diane". A name of several words counts whole, and by its first word (its last, after a
@@ -78,7 +79,7 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
         rf"|(?:^|[.!?:]\s|\n)\W*{names}\s+(?:{_NARRATES})\b"
         rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b"
         rf"|\byour name is\s+{names}\b"
-        rf"|(?-i:(?<=[a-z]\s)){names}\s+(?:has|had|is|was|will|would|can|could|does|did)\b",
+        rf"|(?-i:(?<=[a-z]\s)){names}(?:\s+(?:has|had|is|was|will|would|can|could|does|did)|'s)\b",
         text,
         re.IGNORECASE,
     )

@@ -13,10 +13,12 @@ from .quality import Flaw, debris, runs, scale_labels, wordless, words
 #: the schema's description ("one sentence", "one sentence (public only) or null when").
 DESCRIPTION_SHARE = 0.6
 
-#: Words that alone say no intent and no memory: a yes or a no, an empty value, one of a
-#: decision's values (a mode, a stance, everyone) or a word that only begins a phrase.
+#: Words that alone say no intent and no memory: a yes or a no, an empty value ("not
+#: applicable", "none given"), one of a decision's values (a mode, a stance, everyone) or a
+#: word that only begins a phrase.
 _BARE = frozenset(
     "yes no ok okay none null nil na unknown not yet found clear sure maybe true false one "
+    "nothing unclear applicable relevant available given specified "
     "all everyone public private silent support oppose neutral want to do it".split()
 )
 #: One name of words joined by underscores, as a key or a value of code is spelled.
@@ -26,7 +28,7 @@ _KEY = re.compile(r"\s*[^\W\d_]+(?:_[^\W_]+)+\W*")
 def bare(text: str, field: str) -> Flaw | None:
     """``text`` is only words of :data:`_BARE`, or one name joined by underscores: Gemma 3
     270M wrote "all", "yes", "support," and "loves_to_dance" as intents, and "None",
-    "not_yet", "No" and "not clear" as summaries, which became memories."""
+    "not_yet", "No", "not clear" and "not applicable" as summaries, which became memories."""
     said = words(text)
     if not said or not (all(w in _BARE for w in said) or _KEY.fullmatch(text)):
         return None

@@ -526,6 +526,7 @@ def test_words_near_an_instructions_term_are_speech(text: str) -> None:
         ("not_yet", "summary"),
         ("No", "summary"),
         ("not clear", "summary"),
+        ("not applicable", "summary"),
     ],
 )
 def test_a_bare_value_is_no_intent_and_no_summary(text: str, field: str) -> None:
@@ -657,3 +658,7 @@ def test_a_speaker_speaking_of_itself_in_the_third_person_speaks_as_another() ->
     assert flaw is not None and "'Thistle has' speaks to or of you" in flaw.note
     assert self_named(thistle, "Garrick", present) is None  # said of her by another
     assert self_named("Thistle's map is wrong, and I know it.", "Thistle", present) is None
+    # Gemma's Sophie (celebrity-worship, 2026-12-07): her mother as another would say it
+    sophie = "The person who shapes I want to become is Sophie's mother, and it's not always easy."
+    flaw = self_named(sophie, "Sophie", ["Sophie", "Laura"])
+    assert flaw is not None and flaw.note.startswith('"Sophie\'s" speaks to or of you')
