@@ -345,7 +345,7 @@ class LiteLLMTransport:
                     f"({self.settings.timeout:g} s each)"
                 )
             else:
-                name = str(err) if isinstance(err, StreamCut) else type(err).__name__  # cut: how
+                name = str(err) if isinstance(err, StreamCut) else type(err).__name__
                 message = f"{request.model}: {name} after {attempts} attempts"
             raise TransportError(
                 message,

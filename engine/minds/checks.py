@@ -1,8 +1,9 @@
 """Each purpose's checks beyond its schema, from what an agent's context knows: the prompt's
 instructions, the lines heard this round and in the rounds it remembers, the speaker's own
-last line. The checks and their thresholds are :mod:`engine.core.quality`'s; a degenerate
-reply is asked again once, then falls back (``engine.llm.client``), so it never reaches the
-transcript, a later prompt or a memory."""
+last line, the names of those present. The checks and their thresholds are
+:mod:`engine.core.quality`'s, :mod:`engine.core.naming`'s and :mod:`engine.core.phrases`'; a
+degenerate reply is asked again once, then falls back (``engine.llm.client``), so it never
+reaches the transcript, a later prompt or a memory."""
 
 from __future__ import annotations
 
@@ -79,7 +80,7 @@ def speech(ctx: AgentContext, decision: Decision, field: str | None = None) -> S
 def _left_out(
     out: Any, field: str, description: str, names: Sequence[str], parts: str = ""
 ) -> Flaw | None:
-    """The first flaw (:func:`~engine.core.quality.phrase_flaw`, ``names``: those present)
+    """The first flaw (:func:`~engine.core.phrases.phrase_flaw`, ``names``: those present)
     of ``out``'s optional ``field``, or of its ``parts``' (each part's ``field``), mended to
     ``out`` with each flawed one left out: a reply whose optional words are flawed again
     when asked again is kept without them, rather than falling back."""
