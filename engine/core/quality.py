@@ -42,7 +42,7 @@ COPY_WORDS = 5
 #: of what Tessa had just told him (7 words).
 CONTAINED_WORDS = 7
 #: A line of :data:`CONTAINED_WORDS` words or more whose words lie, this share of them or
-#: more, in runs of :data:`COPY_WORDS` words that others said, copies them (:func:`covered`).
+#: more, in runs of :data:`COPY_WORDS` words that others said, copies them (:func:`others_words`).
 COVERED_SHARE = 0.8
 #: A line sharing a run of this many words in a row with another's copies it too: Gemma 3
 #: 270M's Silas and Greta said 27 words of Nell's line ("…so that no one else can use it as a
@@ -375,11 +375,10 @@ def as_anyone(text: str) -> list[str]:
     return said
 
 
-def copied(text: str, line: str) -> bool:
-    """``text`` is ``line`` verbatim (of :data:`COPY_WORDS` words or more), one of the two
-    holds the whole of the other of :data:`CONTAINED_WORDS` words or more, or they share a
-    run of :data:`SHARED_RUN_WORDS` words in a row; whoever says them (:func:`as_anyone`)."""
-    mine, theirs = as_anyone(text), as_anyone(line)
+def _copied(mine: list[str], theirs: list[str]) -> bool:
+    """A line of words ``mine`` is ``theirs`` verbatim (of :data:`COPY_WORDS` words or more),
+    one of the two holds the whole of the other of :data:`CONTAINED_WORDS` words or more, or
+    they share a run of :data:`SHARED_RUN_WORDS` words in a row (both :func:`as_anyone`'s)."""
     if len(theirs) < COPY_WORDS:
         return False
     if mine == theirs:
@@ -401,7 +400,8 @@ def utterance_flaw(
     punctuation, an echo of its prompt's ``instructions``, a sentence said over and over, a
     sentence cut off, a copy of a line of ``others`` (this round), of the speaker's ``last``
     line or of a line of ``earlier`` (others', in the rounds the speaker remembers), or a
-    line pieced together from theirs (:func:`pieced`)."""
+    line made of their words (:func:`others_words`); a copy in any person
+    (:func:`as_anyone`)."""
     if not text.strip():
         return Flaw("empty", "it said nothing, though you decided to speak")
     flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
@@ -409,50 +409,37 @@ def utterance_flaw(
     if flaw is not None:
         return flaw
     others, earlier = list(others), list(earlier)
-    if any(copied(text, line) for line in others):
+    mine, last_words = as_anyone(text), as_anyone(last) if last is not None else None
+    heard, before = [as_anyone(line) for line in others], [as_anyone(line) for line in earlier]
+    if any(_copied(mine, line) for line in heard):
         return Flaw("copy", "it copies another's line this round word for word")
-    if last is not None and copied(text, last):
+    if last_words is not None and _copied(mine, last_words):
         return Flaw("repeat", "it repeats your own last line word for word")
-    if any(copied(text, line) for line in earlier):
+    if any(_copied(mine, line) for line in before):
         return Flaw("copy", "it copies a line another said in an earlier round word for word")
-    if pieced(text, [*others, *earlier]):
-        return Flaw("copy", "it pieces together lines others said, word for word")
-    if covered(text, [*others, *earlier]):
-        return Flaw("copy", "most of it is others' words, word for word")
-    return None
+    return others_words(mine, [*others, *earlier])
 
 
-def pieced(text: str, lines: Iterable[str]) -> bool:
-    """``text`` is, word for word (:func:`as_anyone`), nothing but whole lines and whole
-    sentences of ``lines`` (each of :data:`COPY_WORDS` words or more) one after another:
-    Gemma 3 270M's Callum said Edmund's line and then the last sentence of Nell's, "I do
-    this to my brother: I will keep the place open until when I die!"."""
-    pieces = {
-        tuple(said)
-        for line in lines
-        for part in (line, *_SENTENCE.findall(line))
-        if len(said := as_anyone(part)) >= COPY_WORDS
-    }
-    mine, sizes = as_anyone(text), {len(piece) for piece in pieces}
-    ends = {0}  # where a run of pieces from the line's start can end
-    for end in range(1, len(mine) + 1):
-        if any(end - n in ends and tuple(mine[end - n : end]) in pieces for n in sizes):
-            ends.add(end)
-    return bool(mine) and len(mine) in ends
-
-
-def covered(text: str, lines: Iterable[str]) -> bool:
-    """``text``, of :data:`CONTAINED_WORDS` words or more, lies for :data:`COVERED_SHARE` of
-    its words or more in runs of :data:`COPY_WORDS` words that ``lines`` hold, word for word
-    (:func:`as_anyone`), one line's or another's: Gemma 3 270M's Diane said "Hello, I'm
-    Sofia. Your name is Diane; we are at the court in the cafeteria.", Sofia's line to her
-    without its "and" and its last sentence."""
-    mine = as_anyone(text)
-    if len(mine) < CONTAINED_WORDS:
-        return False
-    held = set().union(*(runs(as_anyone(line), COPY_WORDS) for line in lines))
+def others_words(mine: list[str], lines: Iterable[str]) -> Flaw | None:
+    """A line of words ``mine`` (:func:`as_anyone`'s) made of ``lines``' words, word for
+    word: wholly their runs of :data:`COPY_WORDS` words (a line of fewer than
+    :data:`CONTAINED_WORDS` words: one whole line or sentence of theirs), as Gemma 3 270M's
+    Callum said Edmund's line and then the last sentence of Nell's, "I do this to my
+    brother: I will keep the place open until when I die!"; or, of
+    :data:`CONTAINED_WORDS` words or more, :data:`COVERED_SHARE` of it in such runs, as its
+    Diane said "Hello, I'm Sofia. Your name is Diane; we are at the court in the
+    cafeteria.", Sofia's line to her without its "and" and its last sentence."""
+    if len(mine) < COPY_WORDS:
+        return None
+    parts = [as_anyone(part) for line in lines for part in (line, *_SENTENCE.findall(line))]
+    held = set().union(*(runs(part, COPY_WORDS) for part in parts))
     said = [False] * len(mine)
     for at in range(len(mine) - COPY_WORDS + 1):
         if tuple(mine[at : at + COPY_WORDS]) in held:
             said[at : at + COPY_WORDS] = [True] * COPY_WORDS
-    return sum(said) >= COVERED_SHARE * len(mine)
+    long_ = len(mine) >= CONTAINED_WORDS
+    if all(said) and (long_ or mine in parts):
+        return Flaw("copy", "it pieces together lines others said, word for word")
+    if long_ and sum(said) >= COVERED_SHARE * len(mine):
+        return Flaw("copy", "most of it is others' words, word for word")
+    return None
