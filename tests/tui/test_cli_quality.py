@@ -259,11 +259,12 @@ def test_a_line_another_said_in_an_earlier_round_is_not_said_again(
     assert sum("copies a line another said in an earlier round" in n for n in notes) == 1
 
 
-#: Each agent's own line (lines alike in most of their words would be copies).
+#: Each agent's own line (lines alike in most of their words would be copies); Cy's is cut
+#: off after a whole sentence.
 LINES = {
     "Ann": "We paint the hall for the spring fair.",
     "Bob": "Bob thinks the roof comes first, before the winter.",
-    "Di": "Ask the council for the money first.",
+    "Cy": "We fix the roof before the winter rains. Then the hall, and then,",
 }
 
 
@@ -286,9 +287,7 @@ class CopiedIntent(StubLLM):
             action = {"mode": "public", "target": "all"}
             return json.dumps({"urgency": 7, "action": action, "intent": intent})
         if "Say it now." in task and name:
-            line = LINES.get(name.group(1), f"{name.group(1)} has a say in it too.")
-            if name.group(1) == "Cy":
-                line = "We fix the roof before the winter rains. Then the hall, and then,"
+            line = LINES[name.group(1)]
             return json.dumps({"say": line}) if schema else line  # (asked as JSON: a grammar)
         if system.startswith("You are the impartial judge"):
             value = generate_from_schema(schema, random.Random(0))
