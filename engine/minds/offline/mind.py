@@ -161,7 +161,7 @@ class OfflineMind:
         each list's text (searched once a list), and those across the joins (searched in a
         window around each join; in the whole text when there is no list, or a list's text
         is shorter than a claim)."""
-        texts = [self._text_of(acts) for acts in lists]
+        texts = [self._text_of(acts) for acts in lists if acts]  # (an empty list joins nothing)
         reach = max(map(len, self._claims)) - 1  # a claim across a join lies within this
         if reach < 1 or not texts or any(len(text) < reach for text, _ in texts):
             whole = " ".join(text for text, _ in texts)
