@@ -42,6 +42,8 @@ _MY_NAME = re.compile(
     r"\bmy name is\s+([^\W\d_][\w'-]*)(?:\s+[^\W\d_][\w'-]*)?(?=\s*(?:[.,!?;:]|$|and\b))",
     re.IGNORECASE,
 )
+#: A name with a title, as a role gives its agent one ("Ms. Okafor to her students").
+_TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr)\.?\s+[A-Z][\w'-]+")
 #: Verbs that narrate a speaker: "Grace says her own words: …".
 _NARRATES = r"says|said|replies|replied|asks|asked|answers|answered|adds|whispers|tells|told"
 #: Kin and friends a line may call someone: "my brother, Edmund".
@@ -58,16 +60,17 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
     name ("Your name is Diane"), narrates it at a line's or a sentence's start ("Grace
     says …") or speaks of it in the third person within a sentence ("the one that Thistle
     has seen" said by Thistle, "is Sophie's mother" by Sophie): the model spoke as someone
-    else. Gemma 3 270M's Callum said
-    "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I agree
-    with you, Sandra.", its Grace "Grace says her own words: …" and its Diane "Your name is
-    Diane". A name of several words counts whole, and by its first word (its last, after a
-    title such as "Ms.") unless one of the ``others`` present shares that word. Or it gives
-    the speaker another name (:func:`named_as_another`, ``known``: the speaker's role)."""
+    else. Gemma 3 270M's Callum said "Hello, Callum!", its Edmund "I do this to my brother,
+    Edmund", its Sandra "I agree with you, Sandra." and, "Ms. Okafor to her students",
+    "Hello, Ms. Okafor!", its Grace "Grace says her own words: …" and its Diane "Your name
+    is Diane". A name of several words counts whole, and by its first word (its last, after
+    a title such as "Ms.") unless one of the ``others`` present shares that word; a titled
+    name of its role (``known``) counts too. Or it gives the speaker another name
+    (:func:`named_as_another`)."""
     parts = name.split()
     if not parts:
         return None
-    called = {name}
+    called = {name, *_TITLED.findall(known)}  # (the names its role gives it: "Ms. Okafor")
     short = parts[-1] if parts[0].endswith(".") else parts[0]
     if not any(short in other.split() for other in others if other != name):
         called.add(short)

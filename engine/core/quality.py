@@ -194,9 +194,13 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
 
 
 #: A sentence that tells the speaker its own task, as the speech prompt does ("You decided
-#: to speak publicly to everyone"): Gemma 3 270M's Mei began her line "You decide to speak
-#: in front of everyone." and went on with her point.
-_TASK = re.compile(r"(?i)you\s+(?:have\s+)?decided?\s+to\s+speak\b")
+#: to speak publicly to everyone"), or tells it back in the first person with the prompt's
+#: words for the mode: Gemma 3 270M's Mei began her line "You decide to speak in front of
+#: everyone.", its Elena "I decided to speak privately with Sandra about my feelings".
+_TASK = re.compile(
+    r"(?i)(?:you\s+(?:have\s+)?decided?\s+to\s+speak\b"
+    r"|i\s+(?:have\s+)?decided?\s+to\s+speak\s+(?:publicly|privately|in\s+(?:public|private))\b)"
+)
 
 
 def _task_told(text: str) -> Flaw | None:

@@ -662,3 +662,18 @@ def test_a_speaker_speaking_of_itself_in_the_third_person_speaks_as_another() ->
     sophie = "The person who shapes I want to become is Sophie's mother, and it's not always easy."
     flaw = self_named(sophie, "Sophie", ["Sophie", "Laura"])
     assert flaw is not None and flaw.note.startswith('"Sophie\'s" speaks to or of you')
+
+
+def test_a_speaker_greeting_its_role_s_name_or_telling_its_task_back_is_degenerate() -> None:
+    """Gemma 3 270M in friendship (2026-12-07, round 1): Sandra, "Ms. Okafor to her
+    students", said "Hello, Ms. Okafor!"; Elena told Sandra "I decided to speak privately
+    with Sandra about my feelings, and I will say it now."."""
+    role = "Teacher: homeroom and art teacher of class 7A (Ms. Okafor to her students)"
+    present = ["Nora", "Jade", "Elena", "Sandra"]
+    flaw = self_named("Hello, Ms. Okafor!", "Sandra", present, role)
+    assert flaw is not None and "'Hello, Ms. Okafor!' speaks to or of you" in flaw.note
+    assert self_named("Ms. Okafor is right, Nora.", "Jade", present, "Student") is None
+    assert self_named("Call me Ms. Okafor in class, Nora.", "Sandra", present, role) is None
+    elena = "I decided to speak privately with Sandra about my feelings, and I will say it now."
+    assert kind(elena) == "echo"
+    assert kind("I decided to speak up, because nobody else would.") is None
