@@ -5,8 +5,12 @@ Run from the repository root::
     .venv/bin/python bench/long_horizon.py                  # every library scenario, 5 seeds
     .venv/bin/python bench/long_horizon.py --seeds 2 --rounds 30 --fidelity-seeds 3
     .venv/bin/python bench/long_horizon.py --only bullying,hospital --no-fidelity
+    .venv/bin/python bench/long_horizon.py --casts 32,100,300 --seeds 3 --no-fidelity
+    .venv/bin/python bench/long_horizon.py --casts 100 --dynamics 3 --no-fidelity
 
-Part 1 plays every library scenario for ``--rounds`` rounds (default 60) once per seed,
+Part 1 plays every library scenario (or, with ``--casts``, casts generated from seed 1 by
+bench/casts.py, of the sizes given; ``--dynamics``: that version of the offline model, by
+default the newest) for ``--rounds`` rounds (default 60) once per seed,
 offline, and prints per scenario, beside issue 39's targets: the share of agent-rounds with
 S < 0.02 or S > 0.98 in rounds 20 to the end (target <= 5%), the share of edges with
 |fav| > 0.95 at the last round (<= 15%), and the spread of S across agents at the last round
@@ -39,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from casts import cast_data  # noqa: E402
 from fidelity import (  # noqa: E402
     FALLING,
     SOCIAL,
@@ -49,7 +54,9 @@ from fidelity import (  # noqa: E402
     trends,
 )
 
-from engine.core.scenario import library_ids, resolve_scenario  # noqa: E402
+from engine.core.scenario import Scenario, library_ids, parse_scenario, resolve_scenario  # noqa: E402
+from engine.minds.offline.mind import OfflineMind  # noqa: E402
+from engine.minds.spec import DYNAMICS_VERSION  # noqa: E402
 from engine.round.simulation import Simulation  # noqa: E402
 
 #: Issue 39's targets: saturated agent-rounds, saturated edges, spread of S, Spearman's rho.
@@ -93,34 +100,38 @@ class Horizon:
         return statistics.fmean(self.spreads)
 
 
-async def play_long(ids: Sequence[str], seeds: int, rounds: int) -> list[Horizon]:
-    """Play every scenario ``rounds`` rounds once per seed and collect its figures."""
+async def play_long(
+    scenarios: Sequence[tuple[str, Scenario]], seeds: int, rounds: int, dynamics: int
+) -> list[Horizon]:
+    """Play every scenario ``rounds`` rounds once per seed with version ``dynamics`` of the
+    offline model and collect its figures (from the states' columns: no state model built,
+    so a 300-agent cast plays in seconds)."""
+    import numpy as np
+
     out = []
-    for scenario_id in ids:
-        scenario = resolve_scenario(scenario_id)
+    for scenario_id, scenario in scenarios:
         h = Horizon(scenario_id)
         for seed in range(seeds):
-            sim = Simulation.new(scenario, seed=seed, rounds=rounds)
+            mind = OfflineMind(seed, dynamics)
+            sim = Simulation.new(scenario, seed=seed, rounds=rounds, mind=mind)
             await sim.run()
-            states = [r.state for r in sim.records]
-            for state in states[SETTLED:]:
-                for agent in state.agents.values():
-                    h.agent_rounds += 1
-                    h.saturated += not SATURATED_AT <= agent.emotion <= 1 - SATURATED_AT
+            states = [values for _, values, _ in sim.history.values()]
+            for values in states[SETTLED:]:
+                s = np.array(values.emotion)
+                h.agent_rounds += len(s)
+                h.saturated += int(((s < SATURATED_AT) | (s > 1 - SATURATED_AT)).sum())
             last = states[-1]
-            favs = [r.fav for a in last.agents.values() for r in a.relations.values()]
+            favs = last.fav[~np.eye(len(last.names), dtype=bool)]
             h.edges += len(favs)
-            h.extreme += sum(abs(f) > EXTREME_FAV for f in favs)
-            emotions = [a.emotion for a in last.agents.values()]
-            h.spreads.append(statistics.pstdev(emotions))
-            h.mean_s.append(statistics.fmean(emotions))
-            h.mean_fav.append(statistics.fmean(favs) if favs else 0.0)
+            h.extreme += int((np.abs(favs) > EXTREME_FAV).sum())
+            h.spreads.append(statistics.pstdev(last.emotion))
+            h.mean_s.append(statistics.fmean(last.emotion))
+            h.mean_fav.append(float(favs.mean()) if len(favs) else 0.0)
             if scenario_id == "bullying":
-                for state in states[FROM_ROUND:]:
-                    agents = state.agents
-                    mean = statistics.fmean(a.emotion for a in agents.values())
-                    h.semantics[0] += agents[TARGETED].emotion < mean
-                    h.semantics[1] += agents[BULLY].relations[TARGETED].fav < 0
+                for values in states[FROM_ROUND:]:
+                    i, j = values.names.index(TARGETED), values.names.index(BULLY)
+                    h.semantics[0] += values.emotion[i] < statistics.fmean(values.emotion)
+                    h.semantics[1] += values.fav[j, i] < 0
                     h.semantics[2] += 1
         out.append(h)
     return out
@@ -130,8 +141,8 @@ def _ok(good: bool) -> str:
     return " ✓" if good else " ✗"
 
 
-def print_long(results: Sequence[Horizon], seeds: int, rounds: int) -> None:
-    print(f"### Every library scenario x {seeds} seeds x {rounds} rounds\n")
+def print_long(results: Sequence[Horizon], seeds: int, rounds: int, what: str) -> None:
+    print(f"### {what} x {seeds} seeds x {rounds} rounds\n")
     print(
         f"| scenario | S saturated, rounds {SETTLED}-{rounds} (≤ {MAX_SATURATED:g}%) "
         f"| \\|fav\\| > {EXTREME_FAV} at {rounds} (≤ {MAX_EXTREME:g}%) "
@@ -198,16 +209,30 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, default=5, help="seeds per scenario (long runs)")
     parser.add_argument("--rounds", type=int, default=60, help="rounds of each long run")
     parser.add_argument("--only", help="comma-separated scenario ids (default: the library)")
+    parser.add_argument(
+        "--casts", help="comma-separated sizes of generated casts (bench/casts.py) to play instead"
+    )
+    parser.add_argument(
+        "--dynamics", type=int, default=DYNAMICS_VERSION, help="the offline dynamics' version"
+    )
     parser.add_argument("--fidelity-seeds", type=int, default=10, help="seeds at nine rounds")
     parser.add_argument("--no-fidelity", action="store_true", help="skip the nine-round part")
     args = parser.parse_args()
-    ids = args.only.split(",") if args.only else library_ids()
+    if args.casts:
+        rounds = args.rounds
+        sizes = [int(n) for n in args.casts.split(",")]
+        what = "Generated casts (bench/casts.py, cast seed 1)"
+        scenarios = [(f"cast-{n}", parse_scenario(cast_data(n, 1, rounds), "cast")) for n in sizes]
+    else:
+        ids = args.only.split(",") if args.only else library_ids()
+        what = "Every library scenario" if not args.only else "Library scenarios"
+        scenarios = [(scenario_id, resolve_scenario(scenario_id)) for scenario_id in ids]
     wall, cpu = time.perf_counter(), time.process_time()
-    long_runs = asyncio.run(play_long(ids, args.seeds, args.rounds))
+    long_runs = asyncio.run(play_long(scenarios, args.seeds, args.rounds, args.dynamics))
     nine = None if args.no_fidelity else asyncio.run(play_scenarios(SOCIAL, args.fidelity_seeds))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-    print(f"Offline model, revision {revision()}\n")
-    print_long(long_runs, args.seeds, args.rounds)
+    print(f"Offline model, dynamics version {args.dynamics}, revision {revision()}\n")
+    print_long(long_runs, args.seeds, args.rounds, what)
     if nine is not None:
         print()
         print_scenarios(nine, args.fidelity_seeds)

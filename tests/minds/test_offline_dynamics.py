@@ -1,18 +1,20 @@
-"""The offline dynamics of versions 2 and 3 (engine/minds/offline/params.py, ``Dynamics``),
+"""The offline dynamics of versions 2 to 4 (engine/minds/offline/params.py, ``Dynamics``),
 each mechanism shown alone: with it the pattern it carries holds, switched off (the other
 mechanisms as they are) the pattern goes. Agents' acts are forced, so only the mechanism
 under test differs between the two runs of a seed."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from test_offline_mind import make_scenario, says, silent
 
 from engine import ForcedAction, Mode, OfflineMind, Simulation, Status
 from engine.core.rules import RIVAL_AT
-from engine.core.scenario import Scenario
+from engine.core.scenario import Scenario, parse_scenario
 from engine.core.state import RoundRecord
 from engine.minds.offline.params import CURRENT, DYNAMICS
 
@@ -70,6 +72,14 @@ def test_version_3_is_version_2_and_its_own_three_mechanisms() -> None:
     assert replace(three, version=2, temperament=0.0, chronic_needs=False) == replace(
         two, bounded_variability=True
     )
+
+
+def test_version_4_is_version_3_and_attention() -> None:
+    """Version 3's runs replay as they were played: version 4 only adds attention."""
+    four = DYNAMICS[4]
+    assert (DYNAMICS[3].attention, DYNAMICS[3].crowding) == (0, 1.0)
+    assert (four.attention, four.crowding) == (4, 0.5)
+    assert replace(four, version=3, attention=0, crowding=1.0) == DYNAMICS[3]
 
 
 async def test_emotion_adapts_back_to_the_persona_baseline() -> None:
@@ -278,3 +288,52 @@ async def test_a_bullied_student_stays_below_the_class_and_the_bully_hostile_ove
             mean = sum(a.emotion for a in agents.values()) / len(agents)
             assert agents["Alice"].emotion < mean, (seed, record.round)
             assert agents["Jane"].relations["Alice"].fav < 0, (seed, record.round)
+
+
+def crowd(size: int) -> Scenario:
+    """Ivy, Jo and ``size`` others (balanced, S 0.5), all strangers."""
+    agents = [{"name": n, "archetype": "balanced"} for n in ("Ivy", "Jo")]
+    agents += [{"name": f"P{k:02d}", "archetype": "balanced"} for k in range(size)]
+    return make_scenario(agents, rounds=4)
+
+
+def need(record: RoundRecord, agent: str, name: str) -> float:
+    return record.state.agents[agent].needs[name].current
+
+
+@pytest.mark.parametrize("attackers", [4, 16])
+async def test_a_crowd_weighs_less_than_the_sum_of_its_voices(attackers: int) -> None:
+    """Ivy overhears ``attackers`` others attack Jo, a stranger to her: up to four count in
+    full, as in the papers' casts (the same state with attention off); sixteen fall on her
+    emotion and emotional safety as eight would (4 x sqrt(16 / 4)), half of their sum."""
+    scenario = crowd(16)
+    attack = [[says(f"P{k:02d}", "Jo", "oppose") for k in range(attackers)]]
+    still = {"adaptation": 0.0, "bound": 0.0}
+    on = (await play(scenario, attack, **still))[0]
+    off = (await play(scenario, attack, attention=0, **still))[0]
+    fell = [0.5 - emotion(r, "Ivy") for r in (on, off)]
+    safety = [need(r, "Ivy", "emotional_safety") for r in (on, off)]
+    if attackers == 4:
+        assert on.state == off.state
+    else:
+        assert fell[0] == pytest.approx(fell[1] / 2, abs=1e-4) and fell[1] > 0.1
+        assert safety[0] > safety[1]
+
+
+async def test_a_large_cast_stays_off_its_bounds() -> None:
+    """A generated 100-agent cast (bench/casts.py) over 30 rounds: with attention, 5% or
+    fewer of its agent-rounds from round 20 have S below 0.02 or above 0.98; without it
+    (version 3) a third or more of them sit on the floor."""
+    import numpy as np
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+    from casts import cast_data
+
+    scenario = parse_scenario(cast_data(100, 4, 30), "cast")
+    share = []
+    for version in (4, 3):
+        sim = Simulation.new(scenario, seed=4, rounds=30, mind=OfflineMind(4, version))
+        await sim.run()
+        late = np.array([[a.emotion for a in r.state.agents.values()] for r in sim.records[20:]])
+        share.append(((late < 0.02) | (late > 0.98)).mean())
+    assert share[0] <= 0.05 and share[1] >= 0.3, share

@@ -190,13 +190,15 @@ class Judged:
         felt = np.where(to_me, direct, np.where(friend, feeling, -OVERHEARD_ATTACK))
         felt = np.where(self.trusting()[:, None], felt * self.trust, felt)
         counts = self.heard & ~me & np.where(to_me, ~neutral, friend | oppose)
+        dyn = self.dynamics
+        if dyn.attention:  # a crowd weighs less than the sum of its voices
+            felt = felt * attended(counts, dyn)[:, None]
         terms = np.empty((r, count + 1))
         terms[:, 0] = [event_mood(c) if c.events else 0.0 for c in ctxs]
         own = np.where(oppose, -OWN_ACT_MOOD, OWN_ACT_MOOD)
         terms[:, 1:] = np.where(self.heard & me, own, np.where(counts, felt, 0.0))
         delta = np.add.accumulate(terms, axis=1)[:, -1]  # term by term, in order
         emotion = np.array(ctxs[0].view.columns.emotion)[rows]
-        dyn = self.dynamics
         if self.jitter is not None and dyn.bounded_variability:
             delta = delta + self.jitter
         if dyn.bound:  # a change shrinks near the bound it heads for
@@ -228,6 +230,8 @@ class Judged:
                     deltas[row][col[need]] += change
         row_of = {agent: row for row, agent in enumerate(rows.tolist())}
         trust = self.trust.tolist() if any(lens.trust for lens in self.lenses) else None
+        dyn = self.dynamics
+        aimed = attended(heard & self.to_me & ~self.me, dyn).tolist() if dyn.attention else None
         stances = self.stance.tolist()
         speaking, attacking = _cols(col, _SPEAKING), _cols(col, _ATTACKING)
         attacked, backed = _cols(col, _ATTACKED), _cols(col, _BACKED)
@@ -244,6 +248,8 @@ class Judged:
             told = row_of.get(target) if target != speaker else None
             if told is not None and heard[told, k]:
                 mine, weight = deltas[told], trust[told][k] if trust else 1.0
+                if aimed is not None:
+                    weight *= aimed[told]
                 if stances[k] == OPPOSE:
                     for c, change in attacked:
                         mine[c] += weight * change
@@ -258,7 +264,8 @@ class Judged:
         me, to_me = self.me, self.to_me
         quarrel = heard & ~me & ~to_me & (self.stance == OPPOSE)
         weights = np.zeros((len(ctxs), len(self.acts) + 1))
-        weights[:, 1:] = np.where(quarrel, self.trust, 0.0)
+        crowd = self.trust * attended(quarrel, dyn)[:, None] if dyn.attention else self.trust
+        weights[:, 1:] = np.where(quarrel, crowd, 0.0)
         quarrels = np.add.accumulate(weights, axis=1)[:, -1]  # weight by weight, in order
         d[:, col["emotional_safety"]] -= QUARREL_SAFETY * quarrels
         silent = ~(heard & me).any(axis=1)
@@ -290,6 +297,17 @@ class Judged:
             else {n: kept[row][col[n]] for n in ctx.view.needs if moved[row][col[n]]}
             for row, (ctx, alike) in enumerate(zip(ctxs, same, strict=True))
         ]
+
+
+def attended(sources: np.ndarray, dyn: Dynamics) -> np.ndarray:
+    """The weight of each act of a row's ``sources`` (a row per agent, the acts that count
+    as True): 1 up to ``dyn.attention`` of them; beyond, each of n weighs
+    attention x (n / attention)**crowding / n (Latané's psychosocial law, ``Dynamics``)."""
+    import numpy as np
+
+    k = dyn.attention
+    n = np.maximum(sources.sum(axis=1), k).astype(float)
+    return k * (n / k) ** dyn.crowding / n
 
 
 def _tempers(personas: Sequence[AgentSpec]) -> np.ndarray:

@@ -201,7 +201,7 @@ class Dynamics:
     """The strengths of the mechanisms that keep the state off its bounds over long runs.
     A run plays one version of them (:data:`DYNAMICS`, by the number its save records), so
     a run saved before a version existed replays as it was played. Each mechanism is off at
-    its neutral value (0, or 1 for ``negativity``); version 1 has them all off.
+    its neutral value (0, or 1 for ``negativity`` and ``crowding``); version 1 has them all off.
 
     * ``adaptation``: hedonic adaptation. Emotion relaxes each round by this share of its
       gap to the persona's baseline (its starting S; ``rest`` instead, if set), divided by
@@ -254,6 +254,17 @@ class Dynamics:
       soft ``bound`` shrinks (the draw is on the latent scale: near a bound, affect varies
       less), so variability does not push a low mood onto the floor (Kuppens, Oravecz &
       Tuerlinckx 2010 model affect on an unbounded latent scale).
+    * ``attention``, ``crowding``: a crowd weighs less than the sum of its voices. The acts
+      of others that move an agent's emotion in a round, those overheard among others
+      that cost it emotional safety, and those aimed at it that move its needs each count
+      in full up to ``attention`` of them; beyond, their sum grows as the count to the power
+      ``crowding``: each of n weighs attention x (n / attention)**crowding / n. The
+      psychosocial law of Latané (1981), "The psychology of social impact", Am. Psychol.
+      36 (impact grows as a power below 1 of the number of sources); four in full as a
+      conversation holds about four speakers (Dunbar, Duncan & Nettle 1995, "Size and
+      structure of freely forming conversational groups", Hum. Nat. 6), the papers' casts
+      of at most five. Without it an agent of a 100-agent cast hears some 80 acts a round
+      and its emotion sits at a bound from round 5.
     """
 
     version: int
@@ -272,6 +283,8 @@ class Dynamics:
     temperament: float = 0.0
     chronic_needs: bool = False
     bounded_variability: bool = False
+    attention: int = 0
+    crowding: float = 1.0
 
 
 #: The favorability an unrepaired grudge fades to (below ENEMY_AT's -0.5 stays enemy).
@@ -293,10 +306,12 @@ _V2 = Dynamics(
     variability=0.08,
     variety=True,
 )
+_V3 = replace(_V2, version=3, temperament=2.2, chronic_needs=True, bounded_variability=True)
 DYNAMICS = {
     1: Dynamics(1),
     2: _V2,
-    3: replace(_V2, version=3, temperament=2.2, chronic_needs=True, bounded_variability=True),
+    3: _V3,
+    4: replace(_V3, version=4, attention=4, crowding=0.5),
 }
 #: The dynamics new runs play.
 CURRENT = DYNAMICS[DYNAMICS_VERSION]
