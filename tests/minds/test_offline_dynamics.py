@@ -74,12 +74,12 @@ def test_version_3_is_version_2_and_its_own_three_mechanisms() -> None:
     )
 
 
-def test_version_4_is_version_3_and_attention() -> None:
-    """Version 3's runs replay as they were played: version 4 only adds attention."""
-    four = DYNAMICS[4]
-    assert (DYNAMICS[3].attention, DYNAMICS[3].crowding) == (0, 1.0)
-    assert (four.attention, four.crowding) == (4, 0.5)
-    assert replace(four, version=3, attention=0, crowding=1.0) == DYNAMICS[3]
+def test_version_4_is_version_3_with_attention_and_the_needs_soft_bound() -> None:
+    """Version 3's runs replay as they were played: version 4 only adds mechanisms."""
+    three, four = DYNAMICS[3], DYNAMICS[4]
+    assert (three.attention, three.crowding, three.need_bound) == (0, 1.0, 0.0)
+    assert (four.attention, four.crowding, four.need_bound) == (4, 0.5, 2.0)
+    assert replace(four, version=3, attention=0, crowding=1.0, need_bound=0.0) == three
 
 
 async def test_emotion_adapts_back_to_the_persona_baseline() -> None:
@@ -337,3 +337,15 @@ async def test_a_large_cast_stays_off_its_bounds() -> None:
         late = np.array([[a.emotion for a in r.state.agents.values()] for r in sim.records[20:]])
         share.append(((late < 0.02) | (late > 0.98)).mean())
     assert share[0] <= 0.05 and share[1] >= 0.3, share
+
+
+async def test_a_need_slows_near_its_bound() -> None:
+    """Backed by two agents every round, Ivy's support system rises alike while it is 2 or
+    more below 10, then by less the nearer it gets, and stays below 10; without the soft
+    bound it reaches 10 and stays there."""
+    backed = [[says("Jo", "Ivy", "support"), says("Kit", "Ivy", "support")]] * 20
+    on = [need(r, "Ivy", "support_system") for r in await play(cast(), backed)]
+    off = [need(r, "Ivy", "support_system") for r in await play(cast(), backed, need_bound=0.0)]
+    assert on[:2] == off[:2] and on[0] <= 8.0  # the same while 2 or more below 10
+    assert on[2] - on[1] < 0.6 * (off[2] - off[1])  # then, from the same level, less
+    assert off[-1] == 10.0 and max(on) < 9.9

@@ -8,7 +8,7 @@ from itertools import chain, compress
 from operator import is_
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ...core.needs import DEFAULT_CURRENT, NEED_MAX
+from ...core.needs import DEFAULT_CURRENT, NEED_MAX, NEED_MIN
 from ...core.rounding import rounded
 from ...core.rules import ReadAct
 from ...core.scenario import AgentSpec
@@ -286,6 +286,9 @@ class Judged:
         levels = np.fromiter(flat, float, count=d.size * 2).reshape(*d.shape, 2)
         current, expected = levels[:, :, 0], levels[:, :, 1]
         resilience = current[:, col["psychological_resilience"]] / NEED_MAX
+        if dyn.need_bound:  # a change shrinks near the bound it heads for
+            room = np.where(d > 0, NEED_MAX - current, current - NEED_MIN)
+            d *= np.minimum(room / dyn.need_bound, 1.0)
         if self.dynamics.chronic_needs:  # toward the persona's chronic level
             personas = self.personas
             expected = _fixed(personas, ("chronic", order), lambda: _chronic(personas, order))
