@@ -1,5 +1,5 @@
-"""Scenario semantics over long runs (issue 39), offline dynamics 3: EduMirror's intervention
-ordering in the bullying trial holds whether the arms fork early or late."""
+"""Scenario semantics over long runs (issue 39), offline dynamics 4 (as under 3): EduMirror's
+intervention ordering in the bullying trial holds whether the arms fork early or late."""
 
 from __future__ import annotations
 
