@@ -289,7 +289,7 @@ class Judged:
         if dyn.need_bound:  # a change shrinks near the bound it heads for
             room = np.where(d > 0, NEED_MAX - current, current - NEED_MIN)
             d *= np.minimum(room / dyn.need_bound, 1.0)
-        if self.dynamics.chronic_needs:  # toward the persona's chronic level
+        if dyn.chronic_needs:  # toward the persona's chronic level
             personas = self.personas
             expected = _fixed(personas, ("chronic", order), lambda: _chronic(personas, order))
         d += RECOVERY * resilience[:, None] * (expected - current)
