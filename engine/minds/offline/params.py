@@ -215,7 +215,7 @@ class Dynamics:
       multiplicative soft bound of van Rossum, Bi & Turrigiano (2000), J. Neurosci. 20.
       ``need_bound`` does the same for a round's need changes on their 0-10 scale, before
       they recover toward their level (without it, 12% of the library's agents' needs sat
-      at a bound in rounds 20-60, and 41% of the agents' sense of control at round 60: an
+      at a bound in rounds 20-60, and 42% of the agents' sense of control at round 60: an
       agent who speaks every round held it at 10).
     * ``inertia``: an established tie moves less, either way: a favorability change is
       divided by 1 + inertia x |fav| (commitment makes a tie resist change: Rusbult's
