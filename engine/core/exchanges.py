@@ -223,6 +223,7 @@ FLAWS = {
     "self": "the speaker spoken to or of as another",
     "repeat": "a sentence said over and over",
     "description": "the schema's description copied",
+    "contradicts": "an intent that contradicts the act",
     "scale": "changes far off their scale",
 }
 

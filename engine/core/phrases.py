@@ -1,5 +1,6 @@
 """Whether an intent or a summary (the memory a judgement leaves) means something: words,
-not debris, not a bare value, not names alone, not the schema's description copied."""
+not debris, not a bare value, not names alone, not the schema's description copied; and
+whether an intent says the agent keeps silent."""
 
 from __future__ import annotations
 
@@ -33,6 +34,22 @@ def bare(text: str, field: str) -> Flaw | None:
     if not said or not (all(w in _BARE for w in said) or _KEY.fullmatch(text)):
         return None
     return Flaw("wordless", f"the {field} {text.strip()[:40]!r} is a bare value, not words")
+
+
+#: An intent that is, all of it, keeping silent: "stay silent", "I will remain quiet and
+#: listen", "say nothing", "not speak" (one that asks another to keep quiet is not).
+_SILENCE = re.compile(
+    r"(?:i\s+(?:will|want\s+to|would)\s+|i'll\s+|to\s+)?"
+    r"(?:(?:stay|remain|keep|be)\s+(?:silent|quiet)(?:\s+(?:and|to)\s+(?:watch|listen|observe)\w*)?"
+    r"|say\s+nothing|(?:not|don't|do\s+not)\s+speak)",
+    re.IGNORECASE,
+)
+
+
+def keeps_silent(text: str) -> bool:
+    """``text`` (an intent) says, all of it, that the agent keeps silent (Gemma 3 270M's
+    Marco decided "stay silent" while speaking privately, urgency 10)."""
+    return _SILENCE.fullmatch(text.strip().rstrip(".!")) is not None
 
 
 def described(text: str, description: str) -> Flaw | None:

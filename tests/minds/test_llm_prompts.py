@@ -23,6 +23,7 @@ from engine.minds.llm import (
     LLMMind,
     NeedsOut,
     RelationOut,
+    _decision_schema,
     _observer_schema,
     _plan_schema,
 )
@@ -324,6 +325,38 @@ def test_a_decision_without_an_intent_leaves_no_bare_intent_label(intent: str) -
     meant = bare.model_copy(update={"intent": "make them listen"})
     task = _whole(prompts.speak(ctx, meant))
     assert f"to {to} (oppose); your intent: make them listen\nSay it now." in task
+
+
+@pytest.mark.parametrize(
+    ("mode", "intent", "flawed"),
+    [
+        ("private", "stay silent", True),  # Gemma 3 270M's Marco, urgency 10 (gossip)
+        ("public", "I will remain quiet and listen.", True),
+        ("private", "ask her to stay quiet about the wallet", False),  # speech about silence
+        ("silent", "stay silent", False),  # what it does
+    ],
+)
+def test_a_decision_to_speak_meaning_to_keep_silent_is_taken_as_silence(
+    mode: str, intent: str, flawed: bool
+) -> None:
+    """A decision that speaks with an intent that is, all of it, keeping silent contradicts
+    itself: it is taken as silence (asked again first), as its intent says."""
+    from engine.minds.checks import decision
+
+    ctx = context()
+    other = ctx.others[0]
+    action = {"mode": mode} if mode == "silent" else {"mode": mode, "target": other}
+    schema = _decision_schema(tuple(ctx.others))
+    out = schema.model_validate({"urgency": 10, "action": action, "intent": intent})
+    flaw = decision(ctx.scenario.names)(out)
+    if not flawed:
+        assert flaw is None
+        return
+    assert flaw is not None and flaw.kind == "contradicts" and "keeps silent" in flaw.note
+    assert flaw.mending == "kept silent, as its intent says"
+    mended = flaw.mended
+    assert (mended.intent, mended.action.mode, mended.action.target) == (intent, "silent", None)
+    assert type(mended) is schema and decision(ctx.scenario.names)(mended) is None
 
 
 def test_a_plans_flawed_intents_are_left_out_not_the_plan() -> None:

@@ -305,6 +305,13 @@ class BareValues(CopiedIntent):
     INTENT, SUMMARY = "all", "Ann"
 
 
+class SilentIntent(CopiedIntent):
+    """As :class:`CopiedIntent`, with Gemma 3 270M's Marco's intent: Bob decides to speak to
+    everyone and means to "stay silent"."""
+
+    INTENT = "stay silent"
+
+
 class CopiedThenBroken(CopiedIntent):
     """As :class:`CopiedIntent`, but Bob's decision asked again comes back not valid."""
 
@@ -377,6 +384,22 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
     _mended_on_reask(played, "speak", "Cy", "unfinished", "cut after its last whole sentence")
+
+
+def test_a_decision_to_speak_meaning_to_keep_silent_is_silence(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bob decides to speak to everyone, his intent "stay silent", asked again and the same
+    again: he keeps silent, as his intent says, and is asked for no words."""
+    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, SilentIntent(seed=3))
+    bob = next(a for a in played.actions if a.speaker == "Bob")
+    assert (bob.mode, bob.target, bob.intent, bob.utterance) == ("silent", None, "stay silent", "")
+    assert not _calls(played, "speak", "Bob")
+    assert played.usage is not None and played.usage.fallbacks == 0
+    _mended_on_reask(played, "decide", "Bob", "contradicts", "kept silent, as its intent says")
+    assert "'stay silent' keeps silent, but it speaks" in (
+        _calls(played, "decide", "Bob")[0].error or ""
+    )
 
 
 def test_a_bare_value_or_a_name_is_no_intent_and_no_memory(
