@@ -11,6 +11,7 @@ are :mod:`.phrases`'; how well a model played, over a run, is :mod:`.tally`'s.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -363,12 +364,14 @@ _PERSON = {
 _CONTRACTED = {"ve": "have", "m": "+be", "re": "+be", "s": "+be", "ll": "will", "d": "would"}
 
 
-def as_anyone(text: str) -> list[str]:
+@functools.lru_cache(maxsize=4096)
+def as_anyone(text: str) -> tuple[str, ...]:
     """:func:`words` of ``text`` with each personal pronoun and form of "be" the same
     whoever says it, contractions after a pronoun spelled out: Gemma 3 270M's Kira told
     Hannah "I've been very busy with everything I did today. And now we are ready for a
     discussion.", the end of Joyce's "You have been very busy with everything you did
-    today, and now we are ready for a discussion." """
+    today, and now we are ready for a discussion." (Kept for the last 4,096 lines: every
+    speaker of a round reads the lines heard in it.)"""
     said: list[str] = []
     for word in words(text):
         head, _, tail = word.partition("'")
@@ -376,10 +379,18 @@ def as_anyone(text: str) -> list[str]:
             said += (_PERSON[head], _CONTRACTED[tail])
         else:
             said.append(_PERSON.get(word, word))
-    return said
+    return tuple(said)
 
 
-def _copied(mine: list[str], theirs: list[str]) -> bool:
+@functools.lru_cache(maxsize=4096)
+def _pieces(line: str) -> tuple[frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]:
+    """A line heard, and each of its sentences, as :func:`as_anyone` reads them, and their
+    runs of :data:`COPY_WORDS` words (:func:`others_words`'; read once a line)."""
+    parts = frozenset(as_anyone(part) for part in (line, *_SENTENCE.findall(line)))
+    return parts, frozenset().union(*(runs(part, COPY_WORDS) for part in parts))
+
+
+def _copied(mine: tuple[str, ...], theirs: tuple[str, ...]) -> bool:
     """A line of words ``mine`` is ``theirs`` verbatim (of :data:`COPY_WORDS` words or more),
     one of the two holds the whole of the other of :data:`CONTAINED_WORDS` words or more, or
     they share a run of :data:`SHARED_RUN_WORDS` words in a row (both :func:`as_anyone`'s)."""
@@ -413,18 +424,17 @@ def utterance_flaw(
     if flaw is not None:
         return flaw
     others, earlier = list(others), list(earlier)
-    mine, last_words = as_anyone(text), as_anyone(last) if last is not None else None
-    heard, before = [as_anyone(line) for line in others], [as_anyone(line) for line in earlier]
-    if any(_copied(mine, line) for line in heard):
+    mine = as_anyone(text)
+    if any(_copied(mine, as_anyone(line)) for line in others):
         return Flaw("copy", "it copies another's line this round word for word")
-    if last_words is not None and _copied(mine, last_words):
+    if last is not None and _copied(mine, as_anyone(last)):
         return Flaw("repeat", "it repeats your own last line word for word")
-    if any(_copied(mine, line) for line in before):
+    if any(_copied(mine, as_anyone(line)) for line in earlier):
         return Flaw("copy", "it copies a line another said in an earlier round word for word")
     return others_words(mine, [*others, *earlier])
 
 
-def others_words(mine: list[str], lines: Iterable[str]) -> Flaw | None:
+def others_words(mine: tuple[str, ...], lines: Iterable[str]) -> Flaw | None:
     """A line of words ``mine`` (:func:`as_anyone`'s) made of ``lines``' words, word for
     word: wholly their runs of :data:`COPY_WORDS` words (a line of fewer than
     :data:`CONTAINED_WORDS` words: one whole line or sentence of theirs), as Gemma 3 270M's
@@ -435,14 +445,14 @@ def others_words(mine: list[str], lines: Iterable[str]) -> Flaw | None:
     cafeteria.", Sofia's line to her without its "and" and its last sentence."""
     if len(mine) < COPY_WORDS:
         return None
-    parts = [as_anyone(part) for line in lines for part in (line, *_SENTENCE.findall(line))]
-    held = set().union(*(runs(part, COPY_WORDS) for part in parts))
+    read = [_pieces(line) for line in lines]
+    held = frozenset().union(*(held for _, held in read))
     said = [False] * len(mine)
     for at in range(len(mine) - COPY_WORDS + 1):
         if tuple(mine[at : at + COPY_WORDS]) in held:
             said[at : at + COPY_WORDS] = [True] * COPY_WORDS
     long_ = len(mine) >= CONTAINED_WORDS
-    if all(said) and (long_ or mine in parts):
+    if all(said) and (long_ or any(mine in parts for parts, _ in read)):
         return Flaw("copy", "it pieces together lines others said, word for word")
     if long_ and sum(said) >= COVERED_SHARE * len(mine):
         return Flaw("copy", "most of it is others' words, word for word")
