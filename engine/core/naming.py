@@ -24,10 +24,9 @@ def name_prefix(text: str, names: Iterable[str]) -> Flaw | None:
     """``text`` opens with a name of those present and a colon, as a script gives a line
     its speaker ("Jane: I'm afraid you have to wait.", Gemma 3 270M's Helen): its prompt
     said no name prefix. (The speaker's own name so is :func:`self_named`'s.)"""
-    present = sorted((n for n in names if n), key=len, reverse=True)
-    if not present:
+    called = _any_of(names)
+    if called is None:
         return None
-    called = "(?-i:" + "|".join(re.escape(n) for n in present) + ")"
     found = re.match(rf"\W*{called}\s*:(?!\d)", text)
     if found is None:
         return None
@@ -74,7 +73,7 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
     short = parts[-1] if parts[0].endswith(".") else parts[0]
     if not any(short in other.split() for other in others if other != name):
         called.add(short)
-    names = "(?-i:" + "|".join(re.escape(n) for n in sorted(called, key=len, reverse=True)) + ")"
+    names = _any_of(called)
     found = re.search(
         rf"(?:^|(?<=[.!?])\s)\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
         rf"|\b{_GREETING}[,\s]+{names}\b"
@@ -104,11 +103,17 @@ def named_as_another(
     given = _MY_NAME.search(text)
     if given is not None and given.group(1).casefold() not in own:
         return Flaw("self", f"{given.group().strip()!r} names you as another, but you are {name}")
-    theirs = sorted((o for o in others if o != name and o), key=len, reverse=True)
-    if not theirs:
+    called = _any_of(o for o in others if o != name)
+    if called is None:
         return None
-    called = "(?-i:(" + "|".join(re.escape(o) for o in theirs) + "))"
-    found = re.search(rf"\bI(?:'m|’m|\s+am)\s+{called}(?=\s*(?:[.,!?;:]|$|and\b))", text, re.I)
+    found = re.search(rf"\bI(?:'m|’m|\s+am)\s+({called})(?=\s*(?:[.,!?;:]|$|and\b))", text, re.I)
     if found is None or set(words(found.group(1))) <= own:
         return None
     return Flaw("self", f"{found.group()!r} names you as another, but you are {name}")
+
+
+def _any_of(names: Iterable[str]) -> str | None:
+    """A pattern of any of ``names`` (the longest first, matched case and all), None for
+    none."""
+    given = sorted({n for n in names if n}, key=len, reverse=True)
+    return "(?-i:" + "|".join(map(re.escape, given)) + ")" if given else None
