@@ -46,6 +46,7 @@ if str(ROOT) not in sys.path:
 
 from engine.core.metrics import compute_metrics, ei_contrast, repair_counts  # noqa: E402
 from engine.core.scenario import Archetype, resolve_scenario  # noqa: E402
+from engine.minds.offline.mind import OfflineMind  # noqa: E402
 from engine.round.simulation import Simulation  # noqa: E402
 from engine.studies.tasks.controller import recast  # noqa: E402
 from engine.studies.tasks.episode import run_episode  # noqa: E402
@@ -164,14 +165,20 @@ class ScenarioFidelity:
         return 100.0 * self.repaired / self.deteriorated if self.deteriorated else None
 
 
-async def play_scenarios(ids: Sequence[str], seeds: int) -> list[ScenarioFidelity]:
-    """Play every scenario for its T rounds once per seed (offline) and collect its metrics."""
+async def play_scenarios(
+    ids: Sequence[str], seeds: int, dynamics: int | None = None
+) -> list[ScenarioFidelity]:
+    """Play every scenario for its T rounds once per seed (offline; with version
+    ``dynamics`` of its dynamics, the newest if None) and collect its metrics."""
     results = []
     for scenario_id in ids:
         scenario = resolve_scenario(scenario_id)
         result = ScenarioFidelity(scenario_id, scenario.conflict, scenario.rounds)
         for seed in range(seeds):
-            sim = Simulation.new(scenario, seed=seed)
+            if dynamics is None:
+                sim = Simulation.new(scenario, seed=seed)
+            else:
+                sim = Simulation.new(scenario, seed=seed, mind=OfflineMind(seed, dynamics))
             await sim.run()
             states = [r.state for r in sim.records]
             final = compute_metrics(scenario, states)

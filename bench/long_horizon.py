@@ -54,6 +54,7 @@ from fidelity import (  # noqa: E402
     trends,
 )
 
+from engine.core.needs import NEED_MAX  # noqa: E402
 from engine.core.scenario import Scenario, library_ids, parse_scenario, resolve_scenario  # noqa: E402
 from engine.minds.offline.mind import OfflineMind  # noqa: E402
 from engine.minds.spec import DYNAMICS_VERSION  # noqa: E402
@@ -64,6 +65,8 @@ SATURATED_AT, MAX_SATURATED = 0.02, 5.0
 EXTREME_FAV, MAX_EXTREME = 0.95, 15.0
 MIN_SPREAD = 0.08
 MAX_RHO = -0.9
+#: A need this near 0 or 10 is at a bound (no target: issue 39 set none for needs).
+NEED_NEAR = 0.2
 #: Agent-rounds are counted from this round on.
 SETTLED = 20
 #: Bullying without intervention: the targeted student and the bully, from this round on.
@@ -83,6 +86,9 @@ class Horizon:
     spreads: list[float] = field(default_factory=list)
     mean_s: list[float] = field(default_factory=list)
     mean_fav: list[float] = field(default_factory=list)
+    #: Agents' needs within NEED_NEAR of a bound, and needs counted, from round SETTLED.
+    needs_near: int = 0
+    needs: int = 0
     #: Bullying only: (rounds the targeted student is below the mean, rounds the bully's
     #: regard for her is negative, rounds counted), summed over seeds.
     semantics: list[int] = field(default_factory=lambda: [0, 0, 0])
@@ -90,6 +96,10 @@ class Horizon:
     @property
     def saturated_pct(self) -> float:
         return 100.0 * self.saturated / max(self.agent_rounds, 1)
+
+    @property
+    def needs_pct(self) -> float:
+        return 100.0 * self.needs_near / max(self.needs, 1)
 
     @property
     def extreme_pct(self) -> float:
@@ -120,6 +130,9 @@ async def play_long(
                 s = np.array(values.emotion)
                 h.agent_rounds += len(s)
                 h.saturated += int(((s < SATURATED_AT) | (s > 1 - SATURATED_AT)).sum())
+                levels = [need.current for needs in values.needs for need in needs.values()]
+                h.needs += len(levels)
+                h.needs_near += sum(not NEED_NEAR < c < NEED_MAX - NEED_NEAR for c in levels)
             last = states[-1]
             favs = last.fav[~np.eye(len(last.names), dtype=bool)]
             h.edges += len(favs)
@@ -146,25 +159,28 @@ def print_long(results: Sequence[Horizon], seeds: int, rounds: int, what: str) -
     print(
         f"| scenario | S saturated, rounds {SETTLED}-{rounds} (≤ {MAX_SATURATED:g}%) "
         f"| \\|fav\\| > {EXTREME_FAV} at {rounds} (≤ {MAX_EXTREME:g}%) "
-        f"| std of S at {rounds} (≥ {MIN_SPREAD}) | mean S at {rounds} | mean fav at {rounds} |"
+        f"| std of S at {rounds} (≥ {MIN_SPREAD}) | mean S at {rounds} | mean fav at {rounds} "
+        f"| needs within {NEED_NEAR} of a bound, rounds {SETTLED}-{rounds} |"
     )
-    print("|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|")
     for h in results:
         print(
             f"| {h.id} | {h.saturated_pct:.1f}%{_ok(h.saturated_pct <= MAX_SATURATED)} "
             f"| {h.extreme_pct:.1f}%{_ok(h.extreme_pct <= MAX_EXTREME)} "
             f"| {h.spread:.3f}{_ok(h.spread >= MIN_SPREAD)} "
-            f"| {statistics.fmean(h.mean_s):.2f} | {statistics.fmean(h.mean_fav):+.2f} |"
+            f"| {statistics.fmean(h.mean_s):.2f} | {statistics.fmean(h.mean_fav):+.2f} "
+            f"| {h.needs_pct:.2f}% |"
         )
     saturated = sum(h.saturated for h in results) / max(sum(h.agent_rounds for h in results), 1)
     extreme = sum(h.extreme for h in results) / max(sum(h.edges for h in results), 1)
     low = [h.id for h in results if h.spread < MIN_SPREAD]
+    near = sum(h.needs_near for h in results) / max(sum(h.needs for h in results), 1)
     print(
         f"\nAll scenarios: S saturated {100 * saturated:.1f}% (≤ {MAX_SATURATED:g}%), "
         f"\\|fav\\| > {EXTREME_FAV} {100 * extreme:.1f}% (≤ {MAX_EXTREME:g}%), "
         f"std of S below {MIN_SPREAD} in {len(low)} of {len(results)} scenarios"
         + (f" ({', '.join(low)})" if low else "")
-        + "."
+        + f"; needs within {NEED_NEAR} of a bound {100 * near:.2f}%."
     )
     bullying = next((h for h in results if h.id == "bullying"), None)
     if bullying and bullying.semantics[2]:
@@ -229,7 +245,11 @@ def main() -> None:
         scenarios = [(scenario_id, resolve_scenario(scenario_id)) for scenario_id in ids]
     wall, cpu = time.perf_counter(), time.process_time()
     long_runs = asyncio.run(play_long(scenarios, args.seeds, args.rounds, args.dynamics))
-    nine = None if args.no_fidelity else asyncio.run(play_scenarios(SOCIAL, args.fidelity_seeds))
+    nine = (
+        None
+        if args.no_fidelity
+        else asyncio.run(play_scenarios(SOCIAL, args.fidelity_seeds, args.dynamics))
+    )
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     print(f"Offline model, dynamics version {args.dynamics}, revision {revision()}\n")
     print_long(long_runs, args.seeds, args.rounds, what)

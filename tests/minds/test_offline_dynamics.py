@@ -336,7 +336,7 @@ async def test_a_large_cast_stays_off_its_bounds() -> None:
         mind.dynamics = replace(CURRENT, attention=attention)
         sim = Simulation.new(scenario, seed=4, rounds=30, mind=mind)
         await sim.run()
-        late = np.array([[a.emotion for a in r.state.agents.values()] for r in sim.records[20:]])
+        late = np.array([values.emotion for _, values, _ in sim.history.values(20)])
         share.append(((late < 0.02) | (late > 0.98)).mean())
     assert share[0] <= 0.05 and share[1] >= 0.3, share
 

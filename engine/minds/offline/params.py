@@ -214,9 +214,9 @@ class Dynamics:
       (favorability's -1 to 1), at most 1 (1 away from the bounds, 0 at the bound): the
       multiplicative soft bound of van Rossum, Bi & Turrigiano (2000), J. Neurosci. 20.
       ``need_bound`` does the same for a round's need changes on their 0-10 scale, before
-      they recover toward their level (without it, 12% of the library's agents' needs sat
-      at a bound in rounds 20-60, and 42% of the agents' sense of control at round 60: an
-      agent who speaks every round held it at 10).
+      they recover toward their level (without it, 14.5% of the library's agents' needs sat
+      within 0.2 of a bound in rounds 20-60: an agent who speaks every round held its sense
+      of control at 10).
     * ``inertia``: an established tie moves less, either way: a favorability change is
       divided by 1 + inertia x |fav| (commitment makes a tie resist change: Rusbult's
       investment model, 1980, JESP 16).
