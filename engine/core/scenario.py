@@ -488,7 +488,20 @@ def _describe(err: ValidationError) -> str:
 
 
 def _too_deep(data: object) -> str | None:
-    """The path of the first value nested deeper than MAX_DEPTH tables and arrays."""
+    """The path of the first value nested deeper than MAX_DEPTH tables and arrays (sought,
+    path by path, only once a walk level by level has found one: the walk makes no path,
+    and a 1,000-agent cast's 200,000 relations are tables of plain values)."""
+    level, depth = [data], 0
+    while level and depth <= MAX_DEPTH:
+        level = [
+            child
+            for value in level
+            for child in (value.values() if isinstance(value, dict) else value)
+            if isinstance(child, dict | list)
+        ]
+        depth += 1
+    if not level:
+        return None
     stack: list[tuple[object, tuple[str, ...]]] = [(data, ())]
     while stack:
         value, path = stack.pop()

@@ -438,6 +438,28 @@ def test_deep_nesting_is_one_line(tmp_path: Path, text: str):
     assert msg.startswith(f"{path}: ") and msg.endswith("nested deeper than 20 levels"), msg
 
 
+def test_too_deep_names_the_first_value_too_deep_among_many_tables():
+    """Many shallow tables (a large cast's relations) pass; one too deep among them is
+    named by its path, the first the walk meets."""
+    deep: list = []
+    inner = deep
+    for _ in range(19):
+        inner.append([])
+        inner = inner[0]
+    shallow = [{"from": "Ann", "to": "Bob", "fav": 0.5}] * 1000
+    data = {"relations": [*shallow, {"x": [0]}], "agents": [{"notes": deep}]}
+    assert parse_error(data) == "agents.0.notes" + ".0" * 18 + ": nested deeper than 20 levels"
+    data["agents"] = [{"notes": deep[0][0]}]  # its innermost list at depth 20: allowed
+    assert "nested deeper" not in parse_error(data)
+
+
+def parse_error(data: dict) -> str:
+    """What :func:`parse_scenario` raises for ``data`` (without its source)."""
+    with pytest.raises(ScenarioError) as err:
+        parse_scenario(data, "cast.toml")
+    return str(err.value).removeprefix("cast.toml: ")
+
+
 def test_nesting_at_the_limit_reaches_validation(tmp_path: Path):
     path = tmp_path / "deep.toml"
     path.write_text("x = " + "[" * 20 + "]" * 20 + "\n" + GOOD_TOML, encoding="utf-8")
