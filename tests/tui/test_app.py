@@ -16,6 +16,7 @@ import re
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -168,9 +169,14 @@ async def type_text(pilot, text: str) -> None:
 # -- the CLI builds the app -----------------------------------------------------------------
 
 
-def _captured_launch(monkeypatch: pytest.MonkeyPatch, argv: list[str]) -> SocialsimApp:
+def _captured_launch(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], on_run: Callable[[], object] = list
+) -> SocialsimApp:
+    """The app ``argv`` launches, not run (``on_run`` is called where it would be)."""
     captured: list[SocialsimApp] = []
-    monkeypatch.setattr(SocialsimApp, "run", lambda self, *a, **k: captured.append(self))
+    monkeypatch.setattr(
+        SocialsimApp, "run", lambda self, *a, **k: (on_run(), captured.append(self))
+    )
     monkeypatch.setattr(sys, "argv", argv)
     try:
         cli.main()
@@ -202,6 +208,32 @@ def test_bare_socialsim_opens_tavern(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     assert app.sim.meta.model == "offline"
     assert isinstance(app.sim.mind, OfflineMind)
     assert run_folders(env_saves) == {app.sim.run_id}
+
+
+def test_a_launch_on_a_terminal_says_what_it_opens_until_the_app_draws(
+    monkeypatch: pytest.MonkeyPatch, saves: Path
+) -> None:
+    """Opening a large cast takes seconds before the app can draw: meanwhile a spinner
+    names what is opening and for how long, and it is erased before the app starts."""
+    from tui.cli import progress
+
+    out = io.StringIO()
+    console = Console(force_terminal=True, file=out, width=120)
+    monkeypatch.setattr(progress, "terminal", lambda: console)
+    drawn: list[str] = []  # the terminal's text when the app is run
+    argv = ["socialsim", "tui", "tavern", "--saves", str(saves)]
+    app = _captured_launch(monkeypatch, argv, lambda: drawn.append(out.getvalue()))
+    assert app.sim.scenario.id == "tavern"
+    assert re.search(r"Opening tavern… \d+\.\d s", drawn[0]), drawn
+    assert "\x1b[2K" in drawn[0].rsplit("Opening", 1)[1]  # the line erased after
+
+
+def test_a_piped_launch_prints_nothing_while_opening(
+    monkeypatch: pytest.MonkeyPatch, saves: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    app = _captured_launch(monkeypatch, ["socialsim", "tui", "tavern", "--saves", str(saves)])
+    assert "Opening" not in capsys.readouterr().err
+    assert app.sim.scenario.id == "tavern"
 
 
 # -- stepping and running -----------------------------------------------------------------------

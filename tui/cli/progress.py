@@ -7,6 +7,7 @@ ETA); piped, one line per finished phase. For a run played here (``run``, ``resu
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -100,6 +101,37 @@ def calls_shown(sim: Simulation, quiet: bool = False) -> Iterator[None]:
 
     with Live(_Bar(sim), console=console, refresh_per_second=4, transient=True):
         yield
+
+
+@contextlib.contextmanager
+def opening(what: str) -> Iterator[None]:
+    """While the block opens ``what`` (a 1,000-agent cast's file or save takes seconds
+    before the app can draw), a spinner and the seconds so far on stderr, erased after;
+    only on a terminal."""
+    console = terminal()
+    if console is None:
+        yield
+        return
+    from rich.live import Live
+
+    with Live(_Opening(what), console=console, refresh_per_second=10, transient=True):
+        yield
+
+
+class _Opening:
+    """A live renderable: a spinner, what is being opened and for how long."""
+
+    def __init__(self, what: str) -> None:
+        from rich.spinner import Spinner
+
+        self.what, self.start, self.spinner = what, time.monotonic(), Spinner("dots")
+
+    def __rich__(self) -> RenderableType:
+        from rich.text import Text
+
+        seconds = time.monotonic() - self.start
+        self.spinner.update(text=Text(f"Opening {self.what}… {seconds:.1f} s"))
+        return self.spinner
 
 
 class BatchCalls:

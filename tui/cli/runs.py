@@ -74,14 +74,17 @@ def _launch(
     confirm_above: str = "never",
 ) -> None:
     from ..app import DEFAULT_SCENARIO, TERMINATED, build_app, opened_scenario
+    from .progress import opening
 
     open_store(saves)  # a --saves that is a file: one line before the app starts
     names: list[str] = []
     models: dict[str, str] = {}
+    what = target or DEFAULT_SCENARIO
     if not llm.offline:
         if target and open_store(saves).exists_quietly(target):
             fail("--model and its options apply to new runs; a saved run keeps its model")
-        scenario, _ = opened_scenario(target or DEFAULT_SCENARIO)
+        with opening(what):
+            scenario, _ = opened_scenario(what)
         names, models = scenario.names, scenario_models(scenario)
     mind = llm.spec(names, scenario_models=models)
     spend = None
@@ -90,16 +93,17 @@ def _launch(
 
         found = over_threshold(scenario, mind, confirm_above, saves, prior)
         spend = (found, confirm_above) if found else None
-    app_ = build_app(
-        target,
-        mind=mind,
-        seed=seed,
-        saves=saves,
-        keymap_file=keymap,
-        prior=prior,
-        players=players,
-        spend=spend,
-    )
+    with opening(what):
+        app_ = build_app(
+            target,
+            mind=mind,
+            seed=seed,
+            saves=saves,
+            keymap_file=keymap,
+            prior=prior,
+            players=players,
+            spend=spend,
+        )
     app_.run()
     sim = app_.sim
     if app_.return_code == TERMINATED:
@@ -300,7 +304,10 @@ def run(
     from engine.errors import SocialsimError
     from engine.saves.store import check_run_id
 
-    resolved = resolve_scenario(scenario)
+    from .progress import opening
+
+    with opening(scenario):
+        resolved = resolve_scenario(scenario)
     relational = None
     if prior is not None:
         from engine.core.priors import parse_prior
