@@ -7,7 +7,7 @@ import unicodedata
 from enum import StrEnum
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -491,7 +491,8 @@ def _too_deep(data: object) -> str | None:
     """The path of the first value nested deeper than MAX_DEPTH tables and arrays (sought,
     path by path, only once a walk level by level has found one: the walk makes no path,
     and a 1,000-agent cast's 200,000 relations are tables of plain values)."""
-    level, depth = [data], 0
+    level: list[Any] = [data]
+    depth = 0
     while level and depth <= MAX_DEPTH:
         level = [
             child
