@@ -385,3 +385,37 @@ def test_a_plans_flawed_intents_are_left_out_not_the_plan() -> None:
     assert [c.intent for c in mended.candidates] == ["", "win her over before the vote"]
     assert [c.urgency for c in mended.candidates] == [4, 6]
     assert plan(2, ctx.scenario.names)(mended) is None
+
+
+def test_a_plans_candidate_that_speaks_meaning_to_keep_silent_is_silent() -> None:
+    """Gemma 3 270M's planners offered candidates that speak privately with the intent
+    "stay silent" (19 of 284 plans in 67 saved runs), and one chosen spoke: such a candidate
+    is mended to silence, the others as they were."""
+    from engine.minds.checks import plan
+
+    ctx = context()
+    schema = _plan_schema(tuple(ctx.others))
+    other = ctx.others[0]
+    aside = {"mode": "private", "target": other}
+    out = schema.model_validate(
+        {
+            "candidates": [
+                {"urgency": 6, "action": aside, "intent": "win her over before the vote"},
+                {"urgency": 9, "action": aside, "intent": "stay silent"},
+                {"urgency": 2, "action": {"mode": "silent"}, "intent": "stay quiet"},
+            ]
+        }
+    )
+    flaw = plan(3, ctx.scenario.names)(out)
+    assert flaw is not None and flaw.kind == "contradicts"
+    assert flaw.note == "candidate 2: its intent 'stay silent' keeps silent, but it speaks (private)"
+    mended = flaw.mended
+    assert [(c.action.mode, c.action.target) for c in mended.candidates] == [
+        ("private", other),
+        ("silent", None),
+        ("silent", None),
+    ]
+    assert [(c.urgency, c.intent) for c in mended.candidates] == [
+        (c.urgency, c.intent) for c in out.candidates
+    ]
+    assert type(mended) is schema and plan(3, ctx.scenario.names)(mended) is None
