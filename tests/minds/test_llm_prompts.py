@@ -408,7 +408,8 @@ def test_a_plans_candidate_that_speaks_meaning_to_keep_silent_is_silent() -> Non
     )
     flaw = plan(3, ctx.scenario.names)(out)
     assert flaw is not None and flaw.kind == "contradicts"
-    assert flaw.note == "candidate 2: its intent 'stay silent' keeps silent, but it speaks (private)"
+    said = "candidate 2: its intent 'stay silent' keeps silent, but it speaks (private)"
+    assert flaw.note == said
     mended = flaw.mended
     assert [(c.action.mode, c.action.target) for c in mended.candidates] == [
         ("private", other),
