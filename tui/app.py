@@ -248,10 +248,12 @@ def build_app(
     prior: str | None = None,
     spend: tuple[Estimate, str] | None = None,
     players: dict[str, str] | None = None,
+    opened: tuple[Scenario, str] | None = None,
 ) -> SocialsimApp:
     """The app for a scenario (a new run) or a saved run id (resumed where it stopped).
     ``players`` (agent -> player's name) are people who play agents from the next round on,
-    beside those the run already has.
+    beside those the run already has. ``opened``: the scenario ``target`` names, already
+    read (:func:`opened_scenario`), and its reference.
 
     ``spend``: the estimate of a new LLM run and the threshold it is above; the app asks
     before it plays.
@@ -268,7 +270,7 @@ def build_app(
     else:
         from engine.core.priors import parse_prior
 
-        scenario, ref = opened_scenario(target)
+        scenario, ref = opened or opened_scenario(target)
         check_players(players or {}, scenario.names)  # before the run is created
         sim = Simulation.new(
             scenario,

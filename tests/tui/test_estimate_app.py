@@ -141,3 +141,20 @@ def test_tui_confirm_above_reaches_the_app(run_cli, monkeypatch: pytest.MonkeyPa
     assert seen[1:] == [None, None]
     bad = run_cli("tui", "tavern", "--model", "gpt-4o-mini", "--confirm-above", "cheap")
     assert bad.code == 2 and "--confirm-above 'cheap'" in bad.err and bad.err.count("\n") == 1
+
+
+def test_an_llm_launch_reads_its_scenario_once(run_cli, monkeypatch: pytest.MonkeyPatch, saves):
+    """The LLM's launch reads the scenario for its agents' models and estimate, and the app
+    is built from that reading (a 1,000-agent cast's file takes seconds to read)."""
+    from tui import app
+    from tui.app import SocialsimApp
+
+    reads: list[str] = []
+    opened = app.opened_scenario
+    monkeypatch.setattr(app, "opened_scenario", lambda t: (reads.append(t), opened(t))[1])
+    built: list[str] = []
+    monkeypatch.setattr(SocialsimApp, "run", lambda self: built.append(self.sim.scenario.id))
+    args = ("tui", "tavern", "--model", "gpt-4o-mini", "--saves", str(saves))
+    result = run_cli(*args, "--confirm-above", "never")
+    assert result.code == 0, result.err
+    assert reads == ["tavern"] and built == ["tavern"]

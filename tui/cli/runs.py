@@ -80,11 +80,13 @@ def _launch(
     names: list[str] = []
     models: dict[str, str] = {}
     what = target or DEFAULT_SCENARIO
+    opened = None
     if not llm.offline:
         if target and open_store(saves).exists_quietly(target):
             fail("--model and its options apply to new runs; a saved run keeps its model")
         with opening(what):
-            scenario, _ = opened_scenario(what)
+            opened = opened_scenario(what)
+        scenario = opened[0]
         names, models = scenario.names, scenario_models(scenario)
     mind = llm.spec(names, scenario_models=models)
     spend = None
@@ -103,6 +105,7 @@ def _launch(
             prior=prior,
             players=players,
             spend=spend,
+            opened=opened,
         )
     app_.run()
     sim = app_.sim
