@@ -15,6 +15,7 @@ import pytest
 from llm_stub import StubLLM, generate_from_schema
 
 from engine import Simulation, resolve_scenario
+from engine.core.state import RoundRecord
 from engine.llm.settings import LLMSettings
 from engine.llm.transport import close_clients
 
@@ -25,15 +26,20 @@ def stub():
         yield server
 
 
+async def _first_round(stub: StubLLM) -> RoundRecord:
+    """class-election's first round (its agents all value-driven) against ``stub``."""
+    llm = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5, retries=1)
+    sim = Simulation.new(resolve_scenario("class-election"), seed=1, mind=llm)
+    try:
+        return await sim.step()
+    finally:
+        await close_clients()
+
+
 async def test_value_driven_agents_plan_with_candidates_and_carry_theta(stub: StubLLM):
     scenario = resolve_scenario("class-election")
     assert all(a.kind == "value-driven" for a in scenario.agents)
-    llm = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5, retries=1)
-    sim = Simulation.new(scenario, seed=1, mind=llm)
-    try:
-        record = await sim.step()
-    finally:
-        await close_clients()
+    record = await _first_round(stub)
     plans = [c for c in record.llm_calls if c.purpose == "plan"]
     assert {c.agent for c in plans if not c.key.endswith(":reask")} == set(scenario.names)
     assert not [c for c in record.llm_calls if c.purpose == "decide"]
@@ -71,12 +77,7 @@ async def test_a_planner_speaking_only_to_stay_silent_keeps_silent():
     planner, to = scenario.names[0], scenario.names[1]
     with SilentCandidate(seed=3) as stub:
         stub.planner, stub.to = planner, to
-        llm = LLMSettings(model="openai/stub", api_base=stub.url, timeout=5, retries=1)
-        sim = Simulation.new(scenario, seed=1, mind=llm)
-        try:
-            record = await sim.step()
-        finally:
-            await close_clients()
+        record = await _first_round(stub)
     act = next(a for a in record.actions if a.speaker == planner)
     assert (act.mode, act.target, act.intent, act.utterance) == ("silent", None, "stay silent", "")
     mine = [c for c in record.llm_calls if c.agent == planner]
