@@ -32,7 +32,7 @@ from ..core.textsafe import clean, strip_controls
 from .clamp import at_caps
 from .formats import Ask, Formats
 from .health import Health
-from .parsing import Parsed, asked_again, in_shape, kept, parse, schema_of
+from .parsing import Parsed, asked_again, in_shape, kept, schema_of
 from .reasks import Reasks
 from .records import record_of
 from .settings import LLMSettings
@@ -48,7 +48,7 @@ from .transport import (
     TransportError,
     rejected_key,
 )
-from .verdict import Replayed, read_as, scale_flaw
+from .verdict import FLAWED_TOO, Replayed, scale_flaw
 
 M = TypeVar("M", bound=BaseModel)
 #: (model, agent, exchange key, messages) -> the key of the model's state for the exchange.
@@ -218,6 +218,7 @@ class LLMClient:
             max_tokens=max_tokens,
             agent=agent,
         )
+        first: Flaw | None = None  # the first reply's flaw
         for again in (False, True):
             reply = await self._attempt(request, purpose, agent)
             if reply is not None and self._dropped(request, reply, purpose, agent):
@@ -229,6 +230,9 @@ class LLMClient:
             flaw = self._flaw(request.key, text, check)
             if again:
                 self._reasks.went(model, purpose, taken=flaw is None and bool(text))
+                if first and first.mended and self._replayed.keeps_first(request.key, flaw):
+                    spared = replace(first, mending=f"{first.mending}, {FLAWED_TOO}")
+                    return str(self._mended(request, purpose, agent, reply, spared))
             if flaw is None:
                 outcome: Outcome = "ok" if text else "fallback"
                 error = None if text else "empty reply"
@@ -240,6 +244,7 @@ class LLMClient:
                 return str(flaw.mended)
             if came == "held" or again:
                 break
+            first = flaw
             request = replace(
                 request, key=key + AGAIN, messages=asked_again(request.messages, flaw.note)
             )
@@ -271,7 +276,7 @@ class LLMClient:
         request, reply = await self._probing(formats, ask, purpose, agent, schema)
         if reply is None:
             return fallback()
-        first = self._parse(key, reply.text, schema)
+        first = self._replayed.read(key, reply.text, schema)
         formats.answered(request.format, in_shape(first, reply.text))
         flaw: Flaw | None = None
         if first.value is not None:
@@ -296,7 +301,7 @@ class LLMClient:
         reask, second = await self._exchange(formats, reasking, purpose, agent)
         if second is None:
             return fallback()
-        again = self._parse(reask.key, second.text, schema)
+        again = self._replayed.read(reask.key, second.text, schema)
         if again.value is None:
             if flaw is not None:
                 self._reasks.went(model, purpose, taken=False)
@@ -306,6 +311,12 @@ class LLMClient:
                 return self._mended(reask, purpose, agent, second, vain, again)
             self._record(reask, purpose, agent, second, "fallback", again.problem, read=again.read)
             return fallback()
+        if flaw and flaw.mended is not None:  # the first's mend, over a re-ask flawed for good
+            worse = self._flaw(reask.key, clean(again.value), check, again.far)
+            if self._replayed.keeps_first(reask.key, worse):
+                self._reasks.went(model, purpose, taken=False)
+                spared = replace(flaw, mending=f"{flaw.mending}, {FLAWED_TOO}")
+                return self._mended(reask, purpose, agent, second, spared, again)
         reasked = flaw is not None
         value, flaw, came = self._judged(reask, purpose, agent, second, again, check, last=True)
         if reasked:
@@ -319,14 +330,6 @@ class LLMClient:
         off its scale (``far``); in a replay, as its record judged and mended it."""
         flaw = (check(value) if check is not None else None) or scale_flaw(far)
         return self._replayed.flaw(key, flaw, check, value)
-
-    def _parse(self, key: str, text: str, schema: type[M]) -> Parsed:
-        """Reply ``text`` to exchange ``key`` read against ``schema``; in a replay, as it
-        was read then (:func:`.verdict.read_as`)."""
-        recorded = self._replayed
-        if not recorded.active:
-            return parse(text, schema)
-        return parse(text, schema, *read_as(recorded.call(key)))
 
     def _judged(
         self,
@@ -470,7 +473,7 @@ class LLMClient:
         is not in the schema's shape although a lower format is left."""
         if reply is None or request.format not in RESPONSE_FORMATS or not formats.can_step:
             return False
-        if in_shape(self._parse(request.key, reply.text, schema), reply.text) is not False:
+        if in_shape(self._replayed.read(request.key, reply.text, schema), reply.text) is not False:
             return False
         refused = replace(request, key=rejected_key(request.key, request.format))
         problem = (

@@ -7,8 +7,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pydantic import BaseModel
+
 from ..core.exchanges import LLMCall
 from ..core.quality import Flaw
+from .parsing import Parsed, parse
+
+#: The note of a re-ask's record where the first reply's mend was taken over it.
+FLAWED_TOO = "as its re-ask was flawed too"
 
 
 def scale_flaw(far: Sequence[str]) -> Flaw | None:
@@ -73,6 +79,25 @@ class Replayed:
             mended: Flaw | None = remend(value, recorded.flaw)
             return mended or flaw
         return flaw
+
+    def read(self, key: str, text: str, schema: type[BaseModel]) -> Parsed:
+        """Reply ``text`` to exchange ``key`` read against ``schema``; in a replay, as it
+        was read then (:func:`read_as`)."""
+        if self.calls is None:
+            return parse(text, schema)
+        return parse(text, schema, *read_as(self.calls.get(key)))
+
+    def keeps_first(self, key: str, flaw: Flaw | None) -> bool:
+        """Whether the first reply's mend is taken over re-ask ``key``'s reply, whose own
+        flaw is ``flaw``: live, when it is flawed with no mend of its own (Gemma 3 270M cut
+        a line after a whole sentence, then echoed its task when asked again); in a replay,
+        where the record took it."""
+        if self.calls is None:
+            return flaw is not None and flaw.mended is None
+        recorded = self.calls.get(key)
+        return (
+            recorded is not None and mended_then(recorded) and FLAWED_TOO in (recorded.error or "")
+        )
 
     def mends(self, key: str) -> bool:
         """Whether a flawed reply may be mended at exchange ``key`` (a replay mends only

@@ -312,6 +312,20 @@ class SilentIntent(CopiedIntent):
     INTENT = "stay silent"
 
 
+class EchoedAgain(CopiedIntent):
+    """As :class:`CopiedIntent`, but Cy asked again tells himself his task (Gemma 3 270M's
+    Jade cut "…the best person I know. You deserve it and I'll be there for you every step
+    of the way," and, asked again, echoed hers)."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        again = _asked_again(messages)
+        if again and "Say it now." in _text(messages[1]) and "You are Cy," in _text(messages[0]):
+            line = "You decided to speak publicly to everyone."
+            return json.dumps({"say": line}) if body.get("response_format") else line
+        return super().answer(body)
+
+
 class CopiedThenBroken(CopiedIntent):
     """As :class:`CopiedIntent`, but Bob's decision asked again comes back not valid."""
 
@@ -384,6 +398,33 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
     _mended_on_reask(played, "speak", "Cy", "unfinished", "cut after its last whole sentence")
+
+
+@pytest.mark.parametrize(
+    "server",
+    [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
+    ids=["text", "grammar"],
+)
+def test_a_cut_line_is_mended_when_its_re_ask_is_flawed_for_good(
+    run_cli,
+    tmp_path: Path,
+    mini_data: dict,
+    monkeypatch: pytest.MonkeyPatch,
+    server: dict[str, Any],
+) -> None:
+    """Cy's line is cut mid-sentence after a whole one; asked again, he echoes his task, a
+    flaw with no mend: his first line is kept to its whole sentence rather than silence,
+    and a replay of the run plays it so."""
+    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, EchoedAgain(seed=3, **server))
+    cy = next(a for a in played.actions if a.speaker == "Cy")
+    assert cy.utterance == "We fix the roof before the winter rains."
+    _mended_on_reask(played, "speak", "Cy", "unfinished", "cut after its last whole sentence")
+    said_again = _calls(played, "speak", "Cy")[1]
+    assert "as its re-ask was flawed too" in (said_again.error or "")
+    assert "You decided to speak" in (said_again.response or "")
+    assert played.usage is not None and played.usage.fallbacks == 0
+    replayed = run_cli("replay", "q")
+    assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
 
 
 def test_a_decision_to_speak_meaning_to_keep_silent_is_silence(
