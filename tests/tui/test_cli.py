@@ -973,7 +973,7 @@ def test_a_first_round_that_fails_unexpectedly_leaves_no_run_and_no_lock(
     def surprise(*args: object) -> None:
         raise RecursionError("maximum recursion depth exceeded")
 
-    monkeypatch.setattr("engine.llm.client.parse", surprise)
+    monkeypatch.setattr("engine.llm.verdict.parse", surprise)
     with pytest.raises(RecursionError):
         stub_run("surprise")
     assert not (saves / "surprise").exists()
