@@ -308,6 +308,14 @@ _CUT = ",:;，：；、"
 #: Words no English sentence ends on without its stop (one ending so was cut off): "I" ends
 #: one only as "so do I." (Gemma 3 270M's Callum ran out at "…and strong will I").
 _GOES_ON = frozenset("a an the my your our their its and or but nor because i".split())
+#: Words a clause goes on after, beyond :data:`_GOES_ON`: one cut on a comma after them
+#: ("and then,", "the way to,") is not ended there.
+_CLAUSE_GOES_ON = _GOES_ON | frozenset(
+    "to of in on at for with from by as than that which who whom whose when where while if "
+    "so then is are was were be been am will would can could should must shall may might "
+    "have has had do does did not this these those some any every each no very more most "
+    "such into about after before until since although though whether also just".split()
+)
 #: A line ending, with no mark, as a name is about to be said (Gemma 3 270M's Nell, asked
 #: again after opening with her own name, said "my name is").
 _NAMING = re.compile(r"(?i)\bname\s+is$")
@@ -340,7 +348,24 @@ def mended_line(flaw: Flaw | None, text: str, check: Callable[[str], Flaw | None
     whole = whole_sentences(text[:at])
     if 2 * len(words(whole)) >= len(words(text)) and check(whole) is None:
         return replace(flaw, mended=whole, mending=_MENDING[flaw.kind])
+    ended = flaw.kind == "unfinished" and _clause_ended(text)
+    if ended and check(ended) is None:
+        return replace(flaw, mended=ended, mending="ended at its last comma, a whole clause")
     return flaw
+
+
+def _clause_ended(text: str) -> str:
+    """``text``, cut on a comma or a semicolon after a word a clause may end on, ended there
+    with a full stop ("" when it is not): Gemma 3 270M, held to JSON by a grammar, closed
+    its string after "I'll be back," and "This is a good decision for me,"."""
+    end = text.rstrip().rstrip("\"'”’»").rstrip()
+    if not end or end[-1] not in ",;，；":
+        return ""
+    clause = end[:-1].rstrip()
+    last = clause.rsplit(None, 1)[-1].lower() if clause else ""
+    if not _LETTERS.search(last) or last.strip("\"'”’»") in _CLAUSE_GOES_ON:
+        return ""
+    return clause + "."
 
 
 #: What a mend leaves out, by the flaw's kind.

@@ -322,8 +322,12 @@ def test_a_line_without_its_stop_on_a_word_a_sentence_ends_on_is_finished(text: 
             "I'm going to buy my auntie a house in the harbour, and she can live there for life.",
         ),
         ('Fine! "We keep it." Then we vote,', 'Fine! "We keep it."'),
-        ("We vote on it publicly,", None),  # no whole sentence before the cut
-        ("He said Mr. Smith would know, and that is why we wait,", None),  # not most of it
+        # no whole sentence before the cut, or too few of its words: ended at the comma
+        ("We vote on it publicly,", "We vote on it publicly."),
+        (
+            "He said Mr. Smith would know, and that is why we wait,",
+            "He said Mr. Smith would know, and that is why we wait.",
+        ),
         ("I only want what father promised me. And then,", None),  # the rest is my last line
     ],
 )
@@ -338,6 +342,35 @@ def test_a_cut_off_utterance_offers_its_whole_sentences_when_they_are_most_of_it
     assert flaw.mended == mended
     assert mended_line(None, text, check) is None
     assert whole_sentences("no stop at all,") == ""
+
+
+@pytest.mark.parametrize(
+    ("text", "mended"),
+    [
+        # Gemma 3 270M, held to JSON by a grammar, closed its string after a comma
+        ("I'll be back,", "I'll be back."),
+        ("This is a good decision for me,", "This is a good decision for me."),
+        ("I'm not sure I want to talk to you, Nora,", "I'm not sure I want to talk to you, Nora."),
+        ("We wait;", "We wait."),
+        # a clause that goes on after its last word is not ended there
+        ("Then the hall, and then,", None),
+        ("I agree to say, as I said before,", None),
+        ("You know what I want to,", None),
+        ("Ann,", None),  # only a name: the mend is checked too
+        ("Listen: ", None),  # a colon announces more
+    ],
+)
+def test_a_cut_line_with_no_whole_sentence_is_ended_where_a_clause_ends(
+    text: str, mended: str | None
+) -> None:
+    def check(said: str) -> Flaw | None:
+        return utterance_flaw(said, SPEAK, (), None) or only_names(said, ["Ann", "Bob"])
+
+    flaw = mended_line(check(text), text, check)
+    assert flaw is not None and flaw.kind == "unfinished"
+    assert flaw.mended == mended
+    if mended is not None:
+        assert flaw.mending == "ended at its last comma, a whole clause"
 
 
 @pytest.mark.parametrize(
