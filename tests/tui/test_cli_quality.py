@@ -326,6 +326,18 @@ class EchoedAgain(CopiedIntent):
         return super().answer(body)
 
 
+class ClauseCut(CopiedIntent):
+    """As :class:`CopiedIntent`, but Cy's line is one clause cut on its comma, asked again
+    too (Gemma 3 270M's Sandra said "I'll be back,")."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        if "Say it now." in _text(messages[1]) and "You are Cy," in _text(messages[0]):
+            line = "We fix the roof before the winter rains,"
+            return json.dumps({"say": line}) if body.get("response_format") else line
+        return super().answer(body)
+
+
 class CopiedThenBroken(CopiedIntent):
     """As :class:`CopiedIntent`, but Bob's decision asked again comes back not valid."""
 
@@ -425,6 +437,26 @@ def test_a_cut_line_is_mended_when_its_re_ask_is_flawed_for_good(
     assert played.usage is not None and played.usage.fallbacks == 0
     replayed = run_cli("replay", "q")
     assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
+
+
+@pytest.mark.parametrize(
+    "server",
+    [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
+    ids=["text", "grammar"],
+)
+def test_a_clause_cut_on_its_comma_is_ended_there(
+    run_cli,
+    tmp_path: Path,
+    mini_data: dict,
+    monkeypatch: pytest.MonkeyPatch,
+    server: dict[str, Any],
+) -> None:
+    """Cy's line is one whole clause cut on a comma, and so again when asked again: it is
+    said ended with a full stop, not dropped for silence."""
+    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, ClauseCut(seed=3, **server))
+    cy = next(a for a in played.actions if a.speaker == "Cy")
+    assert cy.utterance == "We fix the roof before the winter rains."
+    _mended_on_reask(played, "speak", "Cy", "unfinished", "ended at its last comma")
 
 
 def test_a_decision_to_speak_meaning_to_keep_silent_is_silence(
