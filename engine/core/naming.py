@@ -54,7 +54,8 @@ _KIN = (
 
 def self_named(text: str, name: str, others: Iterable[str] = (), known: str = "") -> Flaw | None:
     """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
-    …", "Hello, Callum!", "S.G. Greta: …") or to end one ("I agree with you, Sandra."),
+    …", "Hello, Callum!", "S.G. Greta: …") or to end one or a clause ("I agree with you,
+    Sandra.", Joyce's "…what I told you, Joyce: 10."),
     greets the speaker, calls it its kin or friend ("my brother, Edmund"), tells it its
     name ("Your name is Diane"), narrates it at a line's or a sentence's start ("Grace
     says …") or speaks of it in the third person within a sentence ("the one that Thistle
@@ -77,7 +78,7 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
     found = re.search(
         rf"(?:^|(?<=[.!?])\s)\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
         rf"|\b{_GREETING}[,\s]+{names}\b"
-        rf"|,\s*{names}\s*[.!?]"
+        rf"|,\s*{names}\s*[.!?:;]"
         rf"|(?:^|[.!?:]\s|\n)\W*{names}\s+(?:{_NARRATES})\b"
         rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b"
         rf"|\byour name is\s+{names}\b"

@@ -447,6 +447,8 @@ def test_one_sentence_said_over_and_over_is_degenerate(text: str) -> None:
         ("Sam, you know I am right.", "Sam Lee", "Sam,"),
         # Gemma's Sandra (friendship), to Nora
         ("I agree with you, Sandra. I think it's a great idea.", "Sandra", ", Sandra."),
+        # Gemma's Joyce (school-refusal), to everyone
+        ("Hey, this is what I told you, Joyce: 10.", "Joyce", ", Joyce:"),
         # Gemma's Grace (class-election), to Daniel
         ("Grace says her own words: 10:35, classroom.", "Grace", "Grace says"),
         # Gemma's Greta (tavern), her name a label after initials, and a sentence later
