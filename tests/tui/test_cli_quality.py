@@ -417,46 +417,35 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
     ids=["text", "grammar"],
 )
-def test_a_cut_line_is_mended_when_its_re_ask_is_flawed_for_good(
+@pytest.mark.parametrize(
+    ("stub", "mending"),
+    [
+        # cut after a whole sentence, then (asked again) an echo of its task: no mend
+        (EchoedAgain, "cut after its last whole sentence, as its re-ask was flawed too"),
+        # one whole clause cut on its comma, twice
+        (ClauseCut, "ended at its last comma, a whole clause"),
+    ],
+    ids=["re-ask-echoes", "clause-cut"],
+)
+def test_a_cut_line_is_said_mended_not_dropped_for_silence(
     run_cli,
     tmp_path: Path,
     mini_data: dict,
     monkeypatch: pytest.MonkeyPatch,
     server: dict[str, Any],
+    stub: type[CopiedIntent],
+    mending: str,
 ) -> None:
-    """Cy's line is cut mid-sentence after a whole one; asked again, he echoes his task, a
-    flaw with no mend: his first line is kept to its whole sentence rather than silence,
-    and a replay of the run plays it so."""
-    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, EchoedAgain(seed=3, **server))
+    """Cy's line is cut mid-sentence, and his re-ask is no better: his line is said mended
+    (to its whole sentence, or ended where its clause ends), not dropped for silence, and
+    a replay of the run plays it so."""
+    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, stub(seed=3, **server))
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
-    _mended_on_reask(played, "speak", "Cy", "unfinished", "cut after its last whole sentence")
-    said_again = _calls(played, "speak", "Cy")[1]
-    assert "as its re-ask was flawed too" in (said_again.error or "")
-    assert "You decided to speak" in (said_again.response or "")
+    _mended_on_reask(played, "speak", "Cy", "unfinished", mending)
     assert played.usage is not None and played.usage.fallbacks == 0
     replayed = run_cli("replay", "q")
     assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
-
-
-@pytest.mark.parametrize(
-    "server",
-    [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
-    ids=["text", "grammar"],
-)
-def test_a_clause_cut_on_its_comma_is_ended_there(
-    run_cli,
-    tmp_path: Path,
-    mini_data: dict,
-    monkeypatch: pytest.MonkeyPatch,
-    server: dict[str, Any],
-) -> None:
-    """Cy's line is one whole clause cut on a comma, and so again when asked again: it is
-    said ended with a full stop, not dropped for silence."""
-    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, ClauseCut(seed=3, **server))
-    cy = next(a for a in played.actions if a.speaker == "Cy")
-    assert cy.utterance == "We fix the roof before the winter rains."
-    _mended_on_reask(played, "speak", "Cy", "unfinished", "ended at its last comma")
 
 
 def test_a_decision_to_speak_meaning_to_keep_silent_is_silence(
