@@ -230,15 +230,13 @@ class LLMClient:
             flaw = self._flaw(request.key, text, check)
             if again:
                 self._reasks.went(model, purpose, taken=flaw is None and bool(text))
-                if first and first.mended and self._replayed.keeps_first(request.key, flaw):
-                    spared = replace(first, mending=f"{first.mending}, {FLAWED_TOO}")
-                    return str(self._mended(request, purpose, agent, reply, spared))
             if flaw is None:
                 outcome: Outcome = "ok" if text else "fallback"
                 error = None if text else "empty reply"
                 self._record(request, purpose, agent, reply, outcome, error)
                 return text
             held = "" if again else self._held_back(request.key, model, purpose)
+            flaw = self._spared(request.key, flaw, first) if again else flaw
             came = self._flawed(request, purpose, agent, reply, flaw, held, again)
             if came == "mended":
                 return str(flaw.mended)
@@ -311,14 +309,10 @@ class LLMClient:
                 return self._mended(reask, purpose, agent, second, vain, again)
             self._record(reask, purpose, agent, second, "fallback", again.problem, read=again.read)
             return fallback()
-        if flaw and flaw.mended is not None:  # the first's mend, over a re-ask flawed for good
-            worse = self._flaw(reask.key, clean(again.value), check, again.far)
-            if self._replayed.keeps_first(reask.key, worse):
-                self._reasks.went(model, purpose, taken=False)
-                spared = replace(flaw, mending=f"{flaw.mending}, {FLAWED_TOO}")
-                return self._mended(reask, purpose, agent, second, spared, again)
         reasked = flaw is not None
-        value, flaw, came = self._judged(reask, purpose, agent, second, again, check, last=True)
+        value, flaw, came = self._judged(
+            reask, purpose, agent, second, again, check, last=True, first=flaw
+        )
         if reasked:
             self._reasks.went(model, purpose, taken=came == "taken")
         return value if flaw is None else fallback()
@@ -341,21 +335,29 @@ class LLMClient:
         check: Check[Any] | None,
         held: Callable[[], str] = str,
         last: bool = False,
+        first: Flaw | None = None,
     ) -> tuple[Any, Flaw | None, Came]:
-        """A valid reply's value, its flaw (:meth:`_flaw`) and how it came: ``taken``
-        (recorded as such) when it has none, else ``flawed`` (recorded as degenerate); the
-        ``last`` reply asked for, when its flaw has a mended value, ``mended`` (taken as
-        that, recorded as repaired, the flaw noted). A flawed reply ``held`` back from its
-        re-ask (:meth:`_held_back`: why) is the last one too: mended, else ``held`` (recorded
-        as fallen back)."""
+        """A valid reply's value, its flaw (:meth:`_flaw`) and how it came: ``taken`` (recorded
+        as such) when it has none, else ``flawed`` (recorded as degenerate); the ``last`` one
+        asked, when its flaw (or the ``first``'s: :meth:`_spared`) has a mend, ``mended`` (taken
+        so, recorded as repaired, the flaw noted). A flawed reply ``held`` back from its re-ask
+        (:meth:`_held_back`: why) is the last one too: mended, else ``held`` (fallen back)."""
         value = clean(cast(BaseModel, parsed.value))
         flaw = self._flaw(request.key, value, check, parsed.far)
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
             return value, None, "taken"
+        flaw = self._spared(request.key, flaw, first) if last else flaw
         why = "" if last else held()
         came = self._flawed(request, purpose, agent, reply, flaw, why, last, parsed)
         return (flaw.mended, None, came) if came == "mended" else (value, flaw, came)
+
+    def _spared(self, key: str, flaw: Flaw, first: Flaw | None) -> Flaw:
+        """Re-ask ``key``'s reply's ``flaw``, or the ``first`` reply's where only that has a
+        mend: that reply mended rather than nothing (in a replay: where its record took it)."""
+        if first is None or first.mended is None or not self._replayed.keeps_first(key, flaw):
+            return flaw
+        return replace(first, mending=f"{first.mending}, {FLAWED_TOO}")
 
     def _flawed(
         self,
