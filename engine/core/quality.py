@@ -289,7 +289,7 @@ def unfinished(text: str) -> Flaw | None:
     on "name is". Gemma 3 270M on llama-server closed its JSON after "…The executor's duty
     is to the will not,"; on llama-cpp-python Greta's line ran out at "…for your own good
     and not the"."""
-    end = text.rstrip().rstrip("\"'”’»").rstrip()
+    end = _unquoted_end(text)
     if not end:
         return None
     if end[-1] in _CUT:
@@ -303,6 +303,13 @@ def unfinished(text: str) -> Flaw | None:
     return Flaw("unfinished", f"it stops mid-sentence, on {on!r}: say the whole sentence")
 
 
+def _unquoted_end(text: str) -> str:
+    """``text`` without its closing quotes and the spaces around them."""
+    return text.rstrip().rstrip(_CLOSING).rstrip()
+
+
+#: Closing quotes.
+_CLOSING = "\"'”’»"
 #: The marks a sentence goes on after.
 _CUT = ",:;，：；、"
 #: Words no English sentence ends on without its stop (one ending so was cut off): "I" ends
@@ -358,12 +365,12 @@ def _clause_ended(text: str) -> str:
     """``text``, cut on a comma or a semicolon after a word a clause may end on, ended there
     with a full stop ("" when it is not): Gemma 3 270M, held to JSON by a grammar, closed
     its string after "I'll be back," and "This is a good decision for me,"."""
-    end = text.rstrip().rstrip("\"'”’»").rstrip()
+    end = _unquoted_end(text)
     if not end or end[-1] not in ",;，；":
         return ""
     clause = end[:-1].rstrip()
     last = clause.rsplit(None, 1)[-1].lower() if clause else ""
-    if not _LETTERS.search(last) or last.strip("\"'”’»") in _CLAUSE_GOES_ON:
+    if not _LETTERS.search(last) or last.strip(_CLOSING) in _CLAUSE_GOES_ON:
         return ""
     return clause + "."
 
