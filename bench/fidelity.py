@@ -47,6 +47,7 @@ if str(ROOT) not in sys.path:
 from engine.core.metrics import compute_metrics, ei_contrast, repair_counts  # noqa: E402
 from engine.core.scenario import Archetype, resolve_scenario  # noqa: E402
 from engine.minds.offline.mind import OfflineMind  # noqa: E402
+from engine.minds.spec import DYNAMICS_VERSION  # noqa: E402
 from engine.round.simulation import Simulation  # noqa: E402
 from engine.studies.tasks.controller import recast  # noqa: E402
 from engine.studies.tasks.episode import run_episode  # noqa: E402
@@ -166,19 +167,16 @@ class ScenarioFidelity:
 
 
 async def play_scenarios(
-    ids: Sequence[str], seeds: int, dynamics: int | None = None
+    ids: Sequence[str], seeds: int, dynamics: int = DYNAMICS_VERSION
 ) -> list[ScenarioFidelity]:
-    """Play every scenario for its T rounds once per seed (offline; with version
-    ``dynamics`` of its dynamics, the newest if None) and collect its metrics."""
+    """Play every scenario for its T rounds once per seed (offline, version ``dynamics`` of
+    its dynamics) and collect its metrics."""
     results = []
     for scenario_id in ids:
         scenario = resolve_scenario(scenario_id)
         result = ScenarioFidelity(scenario_id, scenario.conflict, scenario.rounds)
         for seed in range(seeds):
-            if dynamics is None:
-                sim = Simulation.new(scenario, seed=seed)
-            else:
-                sim = Simulation.new(scenario, seed=seed, mind=OfflineMind(seed, dynamics))
+            sim = Simulation.new(scenario, seed=seed, mind=OfflineMind(seed, dynamics))
             await sim.run()
             states = [r.state for r in sim.records]
             final = compute_metrics(scenario, states)
