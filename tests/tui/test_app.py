@@ -170,7 +170,9 @@ async def type_text(pilot, text: str) -> None:
 
 
 def _captured_launch(
-    monkeypatch: pytest.MonkeyPatch, argv: list[str], on_run: Callable[[], object] = list
+    monkeypatch: pytest.MonkeyPatch,
+    argv: list[str],
+    on_run: Callable[[], object] = lambda: None,
 ) -> SocialsimApp:
     """The app ``argv`` launches, not run (``on_run`` is called where it would be)."""
     captured: list[SocialsimApp] = []
