@@ -42,13 +42,19 @@ def with_schema(messages: Messages, schema: dict[str, Any] | None) -> Messages:
     return [*rest, {**last, "content": last["content"] + note}]
 
 
+#: What a re-ask adds to its task, around the flaw's note (a reply saying them back echoes
+#: its prompt: Gemma 3 270M's Silas, asked again, said "…, in character. Reply with new
+#: words of your own").
+NOT_USABLE, NEW_WORDS = "A reply to this was not usable", "Reply again, in new words of your own."
+
+
 def asked_again(messages: Messages, flaw: str) -> Messages:
     """``messages`` asked again after a reply with ``flaw`` (a flaw's note): the task told
     what the reply got wrong, without the reply itself. Shown its own reply, a small
     model says it again word for word (Gemma 3 270M: 116 of 161 re-asks); what comes
     before the task is as it was, so a server's prefix cache still serves it."""
     *rest, last = messages
-    note = f"\n\nA reply to this was not usable: {flaw}. Reply again, in new words of your own."
+    note = f"\n\n{NOT_USABLE}: {flaw}. {NEW_WORDS}"
     return [*rest, {**last, "content": last["content"] + note}]
 
 

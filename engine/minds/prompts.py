@@ -25,6 +25,7 @@ from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA
 from ..core.scenario import Archetype
 from ..core.state import ALL, Action, Decision, MemoryEntry, Mode, ScenarioEvent
 from ..core.values import describe
+from ..llm.parsing import NEW_WORDS, NOT_USABLE
 from .base import AgentContext
 
 ARCHETYPE_STYLE = {
@@ -212,10 +213,11 @@ def speak(ctx: AgentContext, decision: Decision, field: str | None = None) -> Me
 
 
 def speak_instructions(ctx: AgentContext, decision: Decision, field: str | None = None) -> str:
-    """The speech prompt's own words: its rules and task (without the agent's intent) and
-    the form of its state lines (not the memories in them, nor what was said or happened):
-    an utterance repeating a long run of them echoes the prompt."""
-    return f"{SPEAK_RULES}\n{_speak_task(ctx, decision, field, '')}\n{_state(ctx, False)}"
+    """The speech prompt's own words: its rules and task (without the agent's intent), the
+    form of its state lines (not the memories in them, nor what was said or happened) and
+    what a re-ask adds: an utterance repeating a long run of them echoes the prompt."""
+    task, state = _speak_task(ctx, decision, field, ""), _state(ctx, False)
+    return f"{SPEAK_RULES}\n{task}\n{state}\n{NOT_USABLE}.\n{NEW_WORDS}"
 
 
 def _judge_system(ctx: AgentContext, rules: str) -> str:

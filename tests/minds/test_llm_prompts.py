@@ -212,6 +212,23 @@ def test_an_utterance_reciting_an_event_it_was_told_is_an_echo() -> None:
     assert check("The will reads that the building goes to Edmund and Nell, and I say no.") is None
 
 
+def test_an_utterance_saying_back_what_a_re_ask_adds_echoes_it() -> None:
+    """Gemma 3 270M's Silas (tavern), asked again, said "I do this to my brother, in
+    character. Reply with new words of your own", and it was taken: what a re-ask adds to
+    the task is the prompt's too. Speech that happens to share a word or two is not."""
+    from engine.core.state import Decision
+    from engine.minds.checks import speech
+
+    ctx = context()
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
+    check = speech(ctx, decision)
+    flaw = check("I do this to my brother, in character. Reply with new words of your own")
+    assert flaw is not None and flaw.kind == "echo" and "new words of your own" in flaw.note
+    flaw = check("Listen. A reply to this was not usable, so we vote again.")
+    assert flaw is not None and flaw.kind == "echo"
+    assert check("I want new words in the will, not the old ones.") is None
+
+
 def test_a_cut_off_line_is_mended_only_to_sentences_that_pass_every_check() -> None:
     """A line cut off after whole sentences is mended to them, unless they recite the
     prompt: the mend is checked as the line is, recital included."""
