@@ -100,13 +100,16 @@ class Flaw:
     a sentence cut off after whole ones), the reply without it, which the re-ask's reply,
     flawed again, is taken as (recorded as repaired, with ``mending`` saying what was left
     out) rather than falling back. ``cut``: for an echo of the instructions' sentence at
-    the end of a line, where that sentence begins (the line before it may be mended to)."""
+    the end of a line, where that sentence begins (the line before it may be mended to);
+    ``start``: for words announcing the line before it ("I have decided to say, as you
+    wish: the following: …"), where the line they announce begins (it may be mended to)."""
 
     kind: str
     note: str
     mended: object = None
     mending: str = ""
     cut: int | None = None
+    start: int | None = None
 
 
 def words(text: str) -> list[str]:
@@ -179,13 +182,21 @@ def echo(text: str, instructions: str) -> Flaw | None:
 #: instructions hold too speaks of them (Gemma 3 270M's Eli ended his line with "the name
 #: prefix was not necessary, and the quote is not needed").
 _PROMPT_TERMS = re.compile(r"(?i)\b(?:name prefix|stage direction)")
+#: The speech field's description ("say: the words Elena says aloud now, in character."),
+#: and a line telling it back: Gemma 3 270M's Elena (friendship) said "She says the words I
+#: said, in my own way.".
+_FIELD = re.compile(r"(?i)\bthe words \S+ says aloud\b")
+_FIELD_TOLD = re.compile(r"(?i)\bsays\s+the\s+words\b")
 
 
 def _terms_echoed(text: str, instructions: str) -> Flaw | None:
-    """The first of :data:`_PROMPT_TERMS` ``text`` and its ``instructions`` both hold, as an
-    echo; cut where it begins when only ``text``'s last sentence holds any."""
+    """The first of :data:`_PROMPT_TERMS` ``text`` and its ``instructions`` both hold, or
+    the speech field's description told back (:data:`_FIELD_TOLD`), as an echo; cut where
+    it begins when only ``text``'s last sentence holds any."""
     told = {t.lower() for t in _PROMPT_TERMS.findall(instructions)}
     found = [m for m in _PROMPT_TERMS.finditer(text) if m.group().lower() in told]
+    if _FIELD.search(instructions):
+        found = sorted([*found, *_FIELD_TOLD.finditer(text)], key=lambda m: m.start())
     if not found:
         return None
     last = _start([m for m in _SENTENCE.finditer(text) if words(m.group())][-1])
@@ -196,25 +207,36 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
 
 #: A sentence that tells the speaker its own task, as the speech prompt does ("You decided
 #: to speak publicly to everyone"), or tells it back in the first person with the prompt's
-#: words for the mode: Gemma 3 270M's Mei began her line "You decide to speak in front of
-#: everyone.", its Elena "I decided to speak privately with Sandra about my feelings".
+#: words for the mode, or announces what it will say: Gemma 3 270M's Mei began her line "You
+#: decide to speak in front of everyone.", its Elena "I decided to speak privately with
+#: Sandra about my feelings", its Helena (hospital) "I have decided to speak in person, this
+#: time.", its Nell (tavern) "I have decided to say, as you wish: the following: …".
 _TASK = re.compile(
     r"(?i)(?:you\s+(?:have\s+)?decided?\s+to\s+speak\b"
-    r"|i\s+(?:have\s+)?decided?\s+to\s+speak\s+(?:publicly|privately|in\s+(?:public|private))\b)"
+    r"|i(?:\s+have|'ve)?\s+decided?\s+to\s+(?:speak\s+(?:publicly|privately|aloud"
+    r"|in\s+(?:public|private|person))\b|say\s*[,:]|say\s+the\s+following\b))"
 )
+#: The fewest words of a line that words announcing it leave to be said (:attr:`Flaw.start`).
+ANNOUNCED_WORDS = 3
 
 
 def _task_told(text: str) -> Flaw | None:
     """A sentence of ``text`` that opens with :data:`_TASK`, as an echo; cut where it begins
-    when it is ``text``'s last sentence."""
+    when it is ``text``'s last sentence; when it is the first, the line it announces after
+    its last colon (:attr:`Flaw.start`)."""
     sentences = [m for m in _SENTENCE.finditer(text) if words(m.group())]
-    told = [m for m in sentences if _TASK.match(text, _start(m))]
+    told = [(m, task) for m in sentences if (task := _TASK.match(text, _start(m)))]
     if not told:
         return None
-    cut = _start(told[0]) if len(told) == 1 and told[0] is sentences[-1] else None
-    return Flaw(
-        "echo", "it tells itself its task ('you decided to speak') instead of speaking", cut=cut
-    )
+    (first, task), one = told[0], len(told) == 1
+    cut = _start(first) if one and first is sentences[-1] else None
+    colon = text.rfind(":", first.start(), first.end())
+    start = colon + 1 if one and first is sentences[0] and colon >= 0 else None
+    if task.group().lower().rstrip(" ,:").endswith(("say", "following")):
+        note = "it announces its words ('I have decided to say') instead of saying them"
+    else:
+        note = "it tells itself its task ('you decided to speak') instead of speaking"
+    return Flaw("echo", note, cut=cut, start=start)
 
 
 def _sentences_echoed(text: str, instructions: str) -> tuple[set[tuple[str, ...]], int | None]:
@@ -343,9 +365,15 @@ def mended_line(flaw: Flaw | None, text: str, check: Callable[[str], Flaw | None
     sentences, one that begins over again to the whole sentences before it does, one that
     ends with a sentence of its instructions to the sentences before it, when they are at
     least half of its words (not "Mr." of "Mr. Smith said,") and ``check`` finds nothing
-    wrong with them."""
+    wrong with them; one whose first words announce it to the line they announce, when it
+    has :data:`ANNOUNCED_WORDS` words or more and ``check`` passes it."""
     if flaw is None or flaw.kind not in _MENDING:
         return flaw
+    if flaw.start is not None:
+        said = text[flaw.start :].strip()
+        said = said[:1].upper() + said[1:]
+        if len(words(said)) >= ANNOUNCED_WORDS and check(said) is None:
+            return replace(flaw, mended=said, mending="cut after the words announcing it")
     if flaw.kind == "loop":
         at = repeated_at(text)
     else:

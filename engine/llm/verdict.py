@@ -65,20 +65,21 @@ class Replayed:
 
     def flaw(self, key: str, flaw: Flaw | None, check: object, value: Any) -> Flaw | None:
         """``flaw``, found in reply ``value`` to exchange ``key`` by ``check``, as the record
-        judged it (:func:`as_recorded`; live: as it is); where the record mended the reply,
-        mended as then by the check's ``as_recorded`` (a check added since, or its verdict
-        on the part kept, does not undo a recorded mend)."""
+        judged it (:func:`as_recorded`; live: as it is); where the record found another kind
+        of flaw, or mended the reply, that flaw, mended as then by the check's
+        ``as_recorded`` (a check added since, or its verdict on the part kept, does not undo
+        a recorded mend, nor one a later re-ask took over from this reply)."""
         if self.calls is None:
             return flaw
         recorded = self.calls.get(key)
         flaw = as_recorded(flaw, recorded)
         remend = getattr(check, "as_recorded", None)
-        if remend is None or recorded is None or not (mended_then(recorded) and recorded.flaw):
+        if remend is None or recorded is None or not recorded.flaw or flaw is None:
             return flaw
-        if flaw is None or flaw.kind != recorded.flaw or flaw.mended is None:
-            mended: Flaw | None = remend(value, recorded.flaw)
-            return mended or flaw
-        return flaw
+        if flaw.kind == recorded.flaw and (flaw.mended is not None or not mended_then(recorded)):
+            return flaw
+        mended: Flaw | None = remend(value, recorded.flaw)
+        return mended or flaw
 
     def read(self, key: str, text: str, schema: type[BaseModel]) -> Parsed:
         """Reply ``text`` to exchange ``key`` read against ``schema``; in a replay, as it

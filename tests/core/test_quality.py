@@ -712,3 +712,49 @@ def test_a_speaker_greeting_its_role_s_name_or_telling_its_task_back_is_degenera
     elena = "I decided to speak privately with Sandra about my feelings, and I will say it now."
     assert kind(elena) == "echo"
     assert kind("I decided to speak up, because nobody else would.") is None
+
+
+#: The speech prompt's instructions when the line is asked as a JSON field.
+FIELDED = f"{SPEAK}\n\nsay: the words Elena says aloud now, in character."
+
+
+def test_a_line_announcing_its_words_is_mended_to_the_words_it_announces() -> None:
+    """Gemma 3 270M's Nell (tavern, 2026-12-07) said "I have decided to say, as you wish:
+    the following: I will not buy …", and it was taken whole; its Helena (hospital) said
+    "I have decided to speak in person, this time. …" as its whole line."""
+    check = lambda t: utterance_flaw(t, SPEAK, (), None)  # noqa: E731
+    nell = (
+        "I have decided to say, as you wish: the following: I will not buy the building for "
+        "my brother's sake. I will keep it open and running until your father is in hospital."
+    )
+    flaw = mended_line(check(nell), nell, check)
+    assert flaw is not None and flaw.kind == "echo" and "announces its words" in flaw.note
+    assert flaw.mended == nell[nell.index("I will not") :]
+    assert flaw.mending == "cut after the words announcing it"
+    lower = "I've decided to say the following: we sell the tavern and pay."
+    flaw = mended_line(check(lower), lower, check)
+    assert flaw is not None and flaw.mended == "We sell the tavern and pay."
+    short = "I decided to say: we sell."  # (too few words left to be a line)
+    flaw = mended_line(check(short), short, check)
+    assert flaw is not None and flaw.kind == "echo" and flaw.mended is None
+    helena = "I have decided to speak in person, this time. I'm not going to do it online."
+    flaw = mended_line(check(helena), helena, check)
+    assert flaw is not None and flaw.kind == "echo" and flaw.mended is None
+    assert "tells itself its task" in flaw.note
+    # deciding to say something, or to speak up, is speech
+    assert kind("I decided to say no to his offer, and I stand by it.") is None
+    assert kind("I've decided to say this: we sell the tavern and pay the debts.") is None
+    assert kind("I've decided to speak up, because nobody else would.") is None
+
+
+def test_a_line_telling_back_the_speech_field_s_description_echoes_it() -> None:
+    """Gemma 3 270M's Elena (friendship, 2026-12-07), asked for "say: the words Elena says
+    aloud now, in character.", said "She says the words I said, in my own way."."""
+    flaw = utterance_flaw("She says the words I said, in my own way.", FIELDED, (), None)
+    assert flaw is not None and flaw.kind == "echo" and "'says the words'" in flaw.note
+    last = "We vote tomorrow. She says the words I said."
+    flaw = utterance_flaw(last, FIELDED, (), None)
+    assert flaw is not None and flaw.cut == len("We vote tomorrow. ")
+    # asked as plain text, the prompt holds no such description
+    assert utterance_flaw("She says the words I said, in my own way.", SPEAK, (), None) is None
+    assert utterance_flaw("Everyone says the same about the mill.", FIELDED, (), None) is None

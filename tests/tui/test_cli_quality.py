@@ -25,6 +25,7 @@ from llm_stub import StubLLM, generate_from_schema
 from engine import SaveStore
 from engine.core.exchanges import LLMCall
 from engine.core.state import RoundRecord
+from engine.llm.verdict import FLAWED_TOO
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning:litellm")
 
@@ -338,6 +339,35 @@ class ClauseCut(CopiedIntent):
         return super().answer(body)
 
 
+class Announced(CopiedIntent):
+    """As :class:`CopiedIntent`, but Cy's line opens by announcing it, asked again too
+    (Gemma 3 270M's Nell said "I have decided to say, as you wish: the following: …")."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        if "Say it now." in _text(messages[1]) and "You are Cy," in _text(messages[0]):
+            line = (
+                "I have decided to say, as you wish: the following: we fix the roof before "
+                "the winter rains."
+            )
+            return json.dumps({"say": line}) if body.get("response_format") else line
+        return super().answer(body)
+
+
+class ToldThenEchoed(EchoedAgain):
+    """As :class:`EchoedAgain`, but Cy's first line opens by telling back its task and is
+    cut after whole sentences (Gemma 3 270M's Helena, hospital: "I have decided to speak in
+    person, this time. …,")."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        first = not _asked_again(messages)
+        if first and "Say it now." in _text(messages[1]) and "You are Cy," in _text(messages[0]):
+            line = "I have decided to speak in person. We fix the roof before the rains. And the"
+            return json.dumps({"say": line}) if body.get("response_format") else line
+        return super().answer(body)
+
+
 class CopiedThenBroken(CopiedIntent):
     """As :class:`CopiedIntent`, but Bob's decision asked again comes back not valid."""
 
@@ -424,8 +454,10 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
         (EchoedAgain, "cut after its last whole sentence, as its re-ask was flawed too"),
         # one whole clause cut on its comma, twice
         (ClauseCut, "ended at its last comma, a whole clause"),
+        # announced ("I have decided to say, …: the following: …"), twice
+        (Announced, "cut after the words announcing it"),
     ],
-    ids=["re-ask-echoes", "clause-cut"],
+    ids=["re-ask-echoes", "clause-cut", "announced"],
 )
 def test_a_cut_line_is_said_mended_not_dropped_for_silence(
     run_cli,
@@ -436,14 +468,36 @@ def test_a_cut_line_is_said_mended_not_dropped_for_silence(
     stub: type[CopiedIntent],
     mending: str,
 ) -> None:
-    """Cy's line is cut mid-sentence, and his re-ask is no better: his line is said mended
-    (to its whole sentence, or ended where its clause ends), not dropped for silence, and
-    a replay of the run plays it so."""
+    """Cy's line is cut mid-sentence or announced, and his re-ask is no better: his line is
+    said mended (to its whole sentence, ended where its clause ends, or without the words
+    announcing it), not dropped for silence, and a replay of the run plays it so."""
     played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, stub(seed=3, **server))
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
-    _mended_on_reask(played, "speak", "Cy", "unfinished", mending)
+    kind = "echo" if stub is Announced else "unfinished"
+    _mended_on_reask(played, "speak", "Cy", kind, mending)
     assert played.usage is not None and played.usage.fallbacks == 0
+    replayed = run_cli("replay", "q")
+    assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
+
+
+def test_a_replay_keeps_a_first_reply_s_mend_the_record_took_after_a_check_was_added(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cy's first line was cut off, and his re-ask echoed his task: the record took the
+    first line mended. Replayed after a check that finds his first line an echo (its
+    opening tells back his task; no mend) was added, the run plays as recorded: the
+    record's flaw, mended as then."""
+    from engine.core import quality
+
+    with monkeypatch.context() as before:  # the checks before the task told back was one
+        before.setattr(quality, "_TASK", re.compile(r"(?!)"))
+        played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, ToldThenEchoed(seed=3))
+    cy = next(a for a in played.actions if a.speaker == "Cy")
+    assert cy.utterance == "I have decided to speak in person. We fix the roof before the rains."
+    _mended_on_reask(played, "speak", "Cy", "unfinished", FLAWED_TOO)
+    now = quality.utterance_flaw(cy.utterance + " And the", "", (), None)
+    assert now is not None and now.kind == "echo"  # (what the checks find now)
     replayed = run_cli("replay", "q")
     assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
 
