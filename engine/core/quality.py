@@ -185,7 +185,7 @@ _PROMPT_TERMS = re.compile(r"(?i)\b(?:name prefix|stage direction)")
 #: The speech field's description ("say: the words Elena says aloud now, in character."),
 #: and a line telling it back: Gemma 3 270M's Elena (friendship) said "She says the words I
 #: said, in my own way.".
-_FIELD = re.compile(r"(?i)\bthe words \S+ says aloud\b")
+_FIELD = re.compile(r"(?i)\bthe words .+? says aloud\b")
 _FIELD_TOLD = re.compile(r"(?i)\bsays\s+the\s+words\b")
 
 

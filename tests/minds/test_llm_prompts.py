@@ -229,6 +229,21 @@ def test_an_utterance_saying_back_what_a_re_ask_adds_echoes_it() -> None:
     assert check("I want new words in the will, not the old ones.") is None
 
 
+def test_an_utterance_telling_back_its_json_field_s_description_echoes_it() -> None:
+    """Gemma 3 270M's Elena, asked for "say: the words Elena says aloud now, in
+    character.", said "She says the words I said, in my own way."; asked for plain text,
+    whose prompt describes no field, the same words are a line."""
+    from engine.core.state import Decision
+    from engine.minds.checks import speech
+
+    ctx = context()
+    decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
+    line = "She says the words I said, in my own way."
+    flaw = speech(ctx, decision, "say")(line)
+    assert flaw is not None and flaw.kind == "echo" and "'says the words'" in flaw.note
+    assert speech(ctx, decision)(line) is None
+
+
 def test_a_cut_off_line_is_mended_only_to_sentences_that_pass_every_check() -> None:
     """A line cut off after whole sentences is mended to them, unless they recite the
     prompt: the mend is checked as the line is, recital included."""
