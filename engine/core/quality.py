@@ -84,6 +84,9 @@ _PROMPT_LABEL = re.compile(
     r"|Points you care about):"
     r"|\bTraits: -"
 )
+#: A line of a reply that is a list's marker alone, an item with nothing in it: Gemma 3 270M's
+#: Daniel (class-election) said "What I have done today is to say: 1.⏎2.⏎3.".
+_EMPTY_ITEM = re.compile(r"(?m)^[ \t]*(?:\d{1,2}[.)]|[-*•])[ \t]*$")
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _SENTENCE_END = re.compile(r"[.!?;\n]+")
 #: A sentence: what lies between two of :data:`_SENTENCE_END`.
@@ -118,11 +121,16 @@ def words(text: str) -> list[str]:
 
 
 def debris(text: str) -> Flaw | None:
-    """JSON or chat-template debris in ``text``."""
+    """JSON or chat-template debris in ``text``, or a list's empty item."""
     found = _DEBRIS.search(text) or _LABEL.search(text) or _PROMPT_LABEL.search(text)
-    if found is None:
-        return None
-    return Flaw("debris", f"it holds JSON or template debris ({found.group()!r})")
+    if found is not None:
+        return Flaw("debris", f"it holds JSON or template debris ({found.group()!r})")
+    item = _EMPTY_ITEM.search(text)
+    if item is not None:
+        return Flaw(
+            "debris", f"it holds a list's item with nothing in it ({item.group().strip()!r})"
+        )
+    return None
 
 
 def wordless(text: str, field: str) -> Flaw | None:

@@ -758,3 +758,15 @@ def test_a_line_telling_back_the_speech_field_s_description_echoes_it() -> None:
     # asked as plain text, the prompt holds no such description
     assert utterance_flaw("She says the words I said, in my own way.", SPEAK, (), None) is None
     assert utterance_flaw("Everyone says the same about the mill.", FIELDED, (), None) is None
+
+
+def test_a_list_s_empty_item_is_debris() -> None:
+    """Gemma 3 270M's Daniel (class-election, 2026-12-07) told Ryan "What I have done today
+    is to say: 1.⏎2.⏎3.", and it was taken."""
+    flaw = utterance_flaw("What I have done today is to say: 1.\n2.\n3.", SPEAK, (), None)
+    assert flaw is not None and flaw.kind == "debris" and "('2.')" in flaw.note
+    assert kind("Fine.\n-\nWe go home.") == "debris"
+    # a list whose items say something, a number in a sentence, a dash between words: speech
+    assert kind("Two things:\n1. We fix the roof.\n2. We pay the brewer.") is None
+    assert kind("I owe you 3.") is None
+    assert kind("We vote - now.") is None
