@@ -35,10 +35,11 @@ def name_prefix(text: str, names: Iterable[str]) -> Flaw | None:
 
 #: Words that open a greeting or an address: "Hello, Callum!".
 _GREETING = r"(?:hello|hi|hey|dear|greetings|welcome|thank you|thanks|good (?:morning|evening|day))"
-#: A speaker saying its name: the name's first word (group 1), where a name ends: before a
-#: mark, "and" or the end ("My name is on the list" names nobody).
+#: A speaker saying its name: the name's first word (group 1; a number too: Gemma 3 270M's
+#: Andrew, transfer-student, said "My name is 10, you are in my class."), where a name ends:
+#: before a mark, "and" or the end ("My name is on the list" names nobody).
 _MY_NAME = re.compile(
-    r"\bmy name is\s+([^\W\d_][\w'-]*)(?:\s+[^\W\d_][\w'-]*)?(?=\s*(?:[.,!?;:]|$|and\b))",
+    r"\bmy name is\s+([^\W_][\w'-]*)(?:\s+[^\W\d_][\w'-]*)?(?=\s*(?:[.,!?;:]|$|and\b))",
     re.IGNORECASE,
 )
 #: A name with a title, as a role gives its agent one ("Ms. Okafor to her students").

@@ -498,6 +498,8 @@ LINDA = "Teacher: Year 9 health and PE teacher (Ms. Osei to her students)"
         # Gemma's Linda, the teacher, to the room
         ("hey, my name is lili. i'm a 4th grader at the park school.", "my name is lili"),
         ("My name is Lili Park and I am new here.", "My name is Lili Park"),
+        # Gemma's Andrew (transfer-student) took a number of his prompt's scales as a name
+        ("My name is 10, you are in my class.", "My name is 10"),
     ],
 )
 def test_a_line_giving_its_speaker_another_name_is_degenerate(text: str, said: str) -> None:
@@ -512,6 +514,7 @@ def test_a_line_giving_its_speaker_another_name_is_degenerate(text: str, said: s
         "My name is Linda, and I run this class.",
         "My name is Ms. Osei, and nobody goes near the quarry.",
         "My name is on the list for the trip.",  # no name given
+        "My name is 3rd on the list.",
     ],
 )
 def test_a_line_giving_its_speakers_own_name_is_speech(text: str) -> None:
