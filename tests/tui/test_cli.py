@@ -327,6 +327,36 @@ def test_validate_prints_an_ok_line(socialsim, scenario_file: Path):
     ]
 
 
+def test_validate_on_a_terminal_says_what_it_opens_while_it_reads(
+    socialsim, scenario_file: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A 1,000-agent cast's file takes about 2 s to read: meanwhile a spinner on stderr
+    names it and the seconds so far, erased once it is read."""
+    import io
+
+    from rich.console import Console
+
+    import engine
+    from tui.cli import progress
+
+    out = io.StringIO()
+    console = Console(force_terminal=True, file=out, width=120)
+    monkeypatch.setattr(progress, "terminal", lambda: console)
+    shown: list[str] = []  # the terminal's text while the file is read
+    load = engine.load_scenario_file
+
+    def read(path: Path):
+        shown.append(out.getvalue())
+        return load(path)
+
+    monkeypatch.setattr(engine, "load_scenario_file", read)
+    result = socialsim("validate", str(scenario_file))
+    assert result.code == 0, result.err
+    assert re.search(rf"Opening {scenario_file.name}… \d+\.\d s", shown[0]), shown
+    assert "\x1b[2K" in out.getvalue().rsplit("Opening", 1)[1]  # the line erased after
+    assert "ok — 'Mini committee'" in result.out
+
+
 def test_schema_prints_json_schema(socialsim):
     result = socialsim("schema")
     assert result.code == 0, result.err
