@@ -218,11 +218,12 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
 #: words for the mode, or announces what it will say: Gemma 3 270M's Mei began her line "You
 #: decide to speak in front of everyone.", its Elena "I decided to speak privately with
 #: Sandra about my feelings", its Helena (hospital) "I have decided to speak in person, this
-#: time.", its Nell (tavern) "I have decided to say, as you wish: the following: …".
+#: time.", its Nell (tavern) "I have decided to say, as you wish: the following: …" (group
+#: ``announces``).
 _TASK = re.compile(
     r"(?i)(?:you\s+(?:have\s+)?decided?\s+to\s+speak\b"
     r"|i(?:\s+have|'ve)?\s+decided?\s+to\s+(?:speak\s+(?:publicly|privately|aloud"
-    r"|in\s+(?:public|private|person))\b|say\s*[,:]|say\s+the\s+following\b))"
+    r"|in\s+(?:public|private|person))\b|(?P<announces>say\s*[,:]|say\s+the\s+following\b)))"
 )
 #: The fewest words of a line that words announcing it leave to be said (:attr:`Flaw.start`).
 ANNOUNCED_WORDS = 3
@@ -240,7 +241,7 @@ def _task_told(text: str) -> Flaw | None:
     cut = _start(first) if one and first is sentences[-1] else None
     colon = text.rfind(":", first.start(), first.end())
     start = colon + 1 if one and first is sentences[0] and colon >= 0 else None
-    if task.group().lower().rstrip(" ,:").endswith(("say", "following")):
+    if task.group("announces"):
         note = "it announces its words ('I have decided to say') instead of saying them"
     else:
         note = "it tells itself its task ('you decided to speak') instead of speaking"
