@@ -340,7 +340,7 @@ def test_validate_on_a_terminal_says_what_it_opens_while_it_reads(
     from tui.cli import progress
 
     out = io.StringIO()
-    console = Console(force_terminal=True, file=out, width=120)
+    console = Console(force_terminal=True, file=out, width=240)
     monkeypatch.setattr(progress, "terminal", lambda: console)
     shown: list[str] = []  # the terminal's text while the file is read
     load = engine.load_scenario_file
@@ -352,9 +352,24 @@ def test_validate_on_a_terminal_says_what_it_opens_while_it_reads(
     monkeypatch.setattr(engine, "load_scenario_file", read)
     result = socialsim("validate", str(scenario_file))
     assert result.code == 0, result.err
-    assert re.search(rf"Opening {scenario_file.name}… \d+\.\d s", shown[0]), shown
+    assert re.search(rf"Opening {re.escape(str(scenario_file))}… \d+\.\d s", shown[0]), shown
     assert "\x1b[2K" in out.getvalue().rsplit("Opening", 1)[1]  # the line erased after
     assert "ok — 'Mini committee'" in result.out
+
+
+def test_what_is_opening_is_shown_on_one_line_without_control_characters() -> None:
+    """A name as typed (a file name may hold a newline or an escape) cannot move the
+    cursor or break the spinner's line."""
+    import io
+
+    from rich.console import Console
+
+    from tui.cli.progress import _Opening
+
+    out = io.StringIO()
+    Console(file=out, width=120, color_system=None).print(_Opening("cast\x1b[2J\nname.toml"))
+    shown = out.getvalue()
+    assert "\x1b" not in shown and shown.count("\n") == 1 and "Opening cast" in shown
 
 
 def test_schema_prints_json_schema(socialsim):

@@ -214,7 +214,7 @@ def validate(file: Annotated[Path, typer.Argument(help="A scenario .toml file.")
 
     from .progress import opening
 
-    with opening(one_line(file.name)):  # (a 1,000-agent cast's file: about 2 s)
+    with opening(str(file)):  # (a 1,000-agent cast's file: about 2 s)
         s = load_scenario_file(file)
     typer.echo(
         f"{one_line(str(file))}: ok — {s.title!r}, {len(s.agents)} agents, {s.rounds} rounds, "

@@ -105,9 +105,9 @@ def calls_shown(sim: Simulation, quiet: bool = False) -> Iterator[None]:
 
 @contextlib.contextmanager
 def opening(what: str) -> Iterator[None]:
-    """While the block opens ``what`` (a 1,000-agent cast's file or save takes seconds
-    before the app can draw), a spinner and the seconds so far on stderr, erased after;
-    only on a terminal."""
+    """While the block opens ``what`` (a scenario or run as the user named it: a
+    1,000-agent cast's file or save takes seconds before the app can draw), a spinner and
+    the seconds so far on stderr, erased after; only on a terminal."""
     console = terminal()
     if console is None:
         yield
@@ -124,7 +124,9 @@ class _Opening:
     def __init__(self, what: str) -> None:
         from rich.spinner import Spinner
 
-        self.what, self.start, self.spinner = what, time.monotonic(), Spinner("dots")
+        from engine.core.textsafe import one_line
+
+        self.what, self.start, self.spinner = one_line(what), time.monotonic(), Spinner("dots")
 
     def __rich__(self) -> RenderableType:
         from rich.text import Text

@@ -77,25 +77,20 @@ def _launch(
     from .progress import opening
 
     open_store(saves)  # a --saves that is a file: one line before the app starts
-    names: list[str] = []
-    models: dict[str, str] = {}
+    if not llm.offline and target and open_store(saves).exists_quietly(target):
+        fail("--model and its options apply to new runs; a saved run keeps its model")
     what = target or DEFAULT_SCENARIO
-    opened = None
-    if not llm.offline:
-        if target and open_store(saves).exists_quietly(target):
-            fail("--model and its options apply to new runs; a saved run keeps its model")
-        with opening(what):
+    with opening(what):  # (its file read once, its run made, until the app draws)
+        opened, names, models, spend = None, [], {}, None
+        if not llm.offline:
             opened = opened_scenario(what)
-        scenario = opened[0]
-        names, models = scenario.names, scenario_models(scenario)
-    mind = llm.spec(names, scenario_models=models)
-    spend = None
-    if not llm.offline:  # cost before you spend: the app asks above the threshold
-        from .estimate import over_threshold
+            names, models = opened[0].names, scenario_models(opened[0])
+        mind = llm.spec(names, scenario_models=models)
+        if opened is not None:  # cost before you spend: the app asks above the threshold
+            from .estimate import over_threshold
 
-        found = over_threshold(scenario, mind, confirm_above, saves, prior)
-        spend = (found, confirm_above) if found else None
-    with opening(what):
+            found = over_threshold(opened[0], mind, confirm_above, saves, prior)
+            spend = (found, confirm_above) if found else None
         app_ = build_app(
             target,
             mind=mind,
