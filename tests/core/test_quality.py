@@ -404,14 +404,31 @@ def test_a_summary_of_punctuation_or_null_is_degenerate(text: str) -> None:
     assert flaw is not None and flaw.kind in ("wordless", "debris")
 
 
-@pytest.mark.parametrize("text", ["one sentence", "one sentence (public only) or null when "])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "one sentence",
+        "one sentence (public only) or null when ",
+        # Gemma 3 270M went on after the copy, and these were taken (saved runs, 2026-12-07)
+        "one sentence (no others than the target)",
+        "one sentence. target = all",
+    ],
+)
 def test_an_intent_copied_from_the_schemas_description_is_degenerate(text: str) -> None:
     flaw = phrase_flaw(text, "intent", DECIDE_RULES)
     assert flaw is not None and flaw.kind == "description"
 
 
 @pytest.mark.parametrize(
-    "text", ["", "Win Edmund over to selling the farm.", "Tell her the truth.", "Support Mara."]
+    "text",
+    [
+        "",
+        "Win Edmund over to selling the farm.",
+        "Tell her the truth.",
+        "Support Mara.",
+        "Keep the peace: no shouting.",
+        "Win the vote (quietly).",
+    ],
 )
 def test_an_intent_in_words_passes(text: str) -> None:
     assert phrase_flaw(text, "intent", DECIDE_RULES) is None
