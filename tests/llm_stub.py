@@ -468,6 +468,26 @@ def generate_from_schema(schema: dict[str, Any], rng: random.Random) -> Any:
     return _Generator(schema, rng).gen(schema)
 
 
+#: The sign of a change of favorability each status goes against (engine/minds/checks.py).
+_AGAINST = {"rival": 1, "enemy": 1, "ally": -1}
+
+
+def consistent(value: Any) -> Any:
+    """``value`` with each judgement's status that goes against its change of favorability
+    left out (null), as a model that judges sanely gives it: the engine refuses such a
+    status (a rival made while warming). Draws nothing, so the rest of a reply is as its
+    seed made it."""
+    if isinstance(value, list):
+        return [consistent(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    value = {k: consistent(v) for k, v in value.items()}
+    delta, status = value.get("delta_fav"), value.get("status")
+    if isinstance(delta, int | float) and _AGAINST.get(status, 0) * delta > 0:
+        value["status"] = None
+    return value
+
+
 def _broken_for(schema: dict[str, Any]) -> Any:
     """A JSON value of a type ``schema`` does not accept (best effort)."""
     kinds = schema.get("type")
@@ -1132,7 +1152,7 @@ class StubLLM:
         """The reply's text for a request and its fault."""
         rng = random.Random(f"{self.seed}/{index}/content")
         if schema is not None:
-            value = generate_from_schema(schema, rng)
+            value = consistent(generate_from_schema(schema, rng))
             content = json.dumps(value)
             if fault == "malformed":
                 content = _malform(content, rng)

@@ -223,7 +223,7 @@ FLAWS = {
     "self": "the speaker spoken to or of as another",
     "repeat": "a sentence said over and over",
     "description": "the schema's description copied",
-    "contradicts": "an intent that contradicts the act",
+    "contradicts": "a reply against itself (an intent its act, a status its change)",
     "scale": "changes far off their scale",
 }
 

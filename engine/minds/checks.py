@@ -14,6 +14,7 @@ from typing import Any
 from ..core.naming import name_prefix, only_names, self_named
 from ..core.phrases import keeps_silent, phrase_flaw
 from ..core.quality import Flaw, mended_line, recited, utterance_flaw
+from ..core.scenario import Status
 from ..core.state import Decision
 from . import prompts
 from .base import AgentContext
@@ -144,21 +145,57 @@ def _contrary(out: Any, parts: str = "") -> Flaw | None:
     return Flaw("contradicts", note, mended=silent, mending="kept silent, as its intent says")
 
 
+#: The direction of a change of favorability each status goes against: a rival or an enemy
+#: made while warming, an ally while cooling. App. B's consequential events that set a status
+#: move favorability its way (a betrayal makes a rival, and hurts).
+_AGAINST = {Status.RIVAL: 1, Status.ENEMY: 1, Status.ALLY: -1}
+
+
+def _status_contrary(out: Any, parts: str = "") -> Flaw | None:
+    """The flaw of an edge's judgement (or of ``parts``: each judgement's) whose status goes
+    against its change of favorability, mended with that status left out (the thresholds
+    set it then): Gemma 3 270M judged Kayla's ally Brooke "rival" with +0.3 (gossip), and
+    she stood at +1.00, a rival; 10 of the 97 judgements with a status in the saved Gemma
+    runs were so."""
+    items = getattr(out, parts) if parts else [out]
+    wrong = [_AGAINST.get(item.status, 0) * item.delta_fav > 0 for item in items]
+    if not any(wrong):
+        return None
+    item = items[wrong.index(True)]
+    note = (
+        f"its status {item.status!s} goes against its change of favorability ({item.delta_fav:+g})"
+    )
+    if parts:
+        note = f"the judgement of {item.target}: {note}"
+    kept = [
+        i.model_copy(update={"status": None}) if w else i for i, w in zip(items, wrong, strict=True)
+    ]
+    mended = out.model_copy(update={parts: kept}) if parts else kept[0]
+    return Flaw("contradicts", note, mended=mended, mending="the status left out")
+
+
 def relation(names: Sequence[str]) -> Check:
     """One edge's summary (the memory it becomes): words, not the schema's description nor
-    only names of ``names``; optional, as a decision's intent."""
-    return lambda out: _left_out(out, "summary", prompts.RELATION_RULES, names)
+    only names of ``names``; optional, as a decision's intent. A status against the change
+    is left out (:func:`_status_contrary`; after the summary's flaw, whose mend the records
+    of earlier runs hold)."""
+    return lambda out: (
+        _left_out(out, "summary", prompts.RELATION_RULES, names) or _status_contrary(out)
+    )
 
 
 def judgements(names: Sequence[str]) -> Check:
     """A batched judgement's summaries (none, for an observer with no triggered edge),
     optional as a decision's intent (Gemma 3 270M, held to the edges' steps by a grammar,
     wrote ``":0, "`` as a summary, and its judgement fell back although its changes were
-    on their scale)."""
+    on their scale); a status against its edge's change is left out
+    (:func:`_status_contrary`; after the summaries' flaw, whose mend the records of earlier
+    runs hold: a replay takes a record's mend as the checks make it now)."""
 
     def check(out: Any) -> Flaw | None:
         if not getattr(out, "judgements", None):
             return None
-        return _left_out(out, "summary", prompts.OBSERVER_RULES, names, "judgements")
+        summary = _left_out(out, "summary", prompts.OBSERVER_RULES, names, "judgements")
+        return summary or _status_contrary(out, "judgements")
 
     return check

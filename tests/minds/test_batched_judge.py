@@ -172,3 +172,77 @@ async def test_records_made_before_the_reask_replay_as_played() -> None:
         [fourth],
     )
     await m.aclose()
+
+
+class Rival(StubLLM):
+    """Every judgement warms toward its agent and calls it a rival, asked again too
+    (Gemma 3 270M judged Kayla's ally Brooke "rival" with +0.3, and she stood at +1.00)."""
+
+    def answer(self, body: dict) -> str | None:
+        schema = body["response_format"]["json_schema"]["schema"]
+        targets = schema["$defs"]["EdgeOut"]["properties"]["target"]["enum"]
+        edges = [
+            {"target": t, "delta_fav": 0.3, "status": "rival", "summary": f"{t} was kind."}
+            for t in targets
+        ]
+        return json.dumps({"delta": 0.1, "judgements": edges})
+
+
+async def test_a_status_against_its_change_is_left_out_and_the_change_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    ctx, triggers = observer(1)
+    first = next(iter(triggers))
+    with Rival(seed=6) as server:
+        m = mind(server)
+        judged = await m.judge_relations(ctx, triggers)
+        await m.aclose()
+    assert [(j.delta, j.status) for j in judged.values()] == [(0.3, None)] * len(triggers)
+    assert all(j.summary.endswith("was kind.") for j in judged.values())
+    flawed, taken = m.take_calls()
+    assert (flawed.outcome, flawed.flaw, taken.outcome, taken.flaw) == (
+        "degenerate",
+        "contradicts",
+        "repaired",
+        "contradicts",
+    )
+    assert f"the judgement of {first}: its status rival goes against its change" in (
+        taken.error or ""
+    )
+    assert "the status left out" in (taken.error or "")
+
+
+def test_a_status_the_way_of_its_change_is_kept_and_both_flaws_are_mended() -> None:
+    """A rival or an enemy made while cooling, an ally while warming, any status with no
+    change, or neutral: kept. A flawed summary is found first, and mended as the records of
+    earlier runs mended it (its status as it came); a single edge's judgement is read
+    alike."""
+    from engine.minds import checks
+    from engine.minds.llm import RelationOut, _observer_schema
+
+    check = checks.judgements(["Ann", "Bob"])
+    out = _observer_schema(("Ann", "Bob"))
+
+    def judged(*edges: tuple[str, float, str | None, str]) -> object:
+        items = [dict(target=t, delta_fav=d, status=s, summary=m) for t, d, s, m in edges]
+        return out.model_validate({"delta": 0.0, "judgements": items})
+
+    sound = [("Ann", -0.2, "rival", "She lied."), ("Bob", 0.2, "ally", "He helped.")]
+    assert check(judged(*sound)) is None
+    assert (
+        check(judged(("Ann", 0.0, "enemy", "Nothing new."), ("Bob", 0.3, "neutral", "Fine.")))
+        is None
+    )
+    flaw = check(judged(("Ann", 0.2, "rival", '": 0, "'), ("Bob", -0.1, "ally", "He lied.")))
+    assert flaw is not None and (flaw.kind, flaw.mending) == ("wordless", "the summary left out")
+    kept = [(j.delta_fav, j.status, j.summary) for j in flaw.mended.judgements]
+    assert kept == [(0.2, "rival", ""), (-0.1, "ally", "He lied.")]
+    flaw = check(flaw.mended)  # (as a re-ask that comes back so is read)
+    assert flaw is not None and (flaw.kind, flaw.mending) == ("contradicts", "the status left out")
+    assert [j.status for j in flaw.mended.judgements] == [None, None]
+    one = checks.relation(["Ann", "Bob"])(
+        RelationOut(delta_fav=0.25, status="enemy", summary="Kind.")
+    )
+    assert one is not None and one.kind == "contradicts" and one.mended.status is None
+    assert checks.relation(["Ann"])(RelationOut(delta_fav=-0.25, status="enemy")) is None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from llm_stub import StubLLM, generate_from_schema
+from llm_stub import StubLLM, consistent, generate_from_schema
 
 from engine import SaveStore
 from engine.core.exchanges import LLMCall
@@ -88,7 +88,7 @@ class Scripted(StubLLM):
                 and not any("not valid" in _text(x) for x in messages[2:])
             )
             if not first or "judgements" not in value or ROOF not in task:
-                return json.dumps(value)
+                return json.dumps(consistent(value))
             if name == "Ann":  # her memory of Cy would be punctuation
                 value["judgements"] = [{**j, "summary": BAD_SUMMARY} for j in value["judgements"]]
             elif name == "Bob":  # every change at its cap, the emotion beyond it (clamped)
@@ -96,7 +96,7 @@ class Scripted(StubLLM):
                 value["judgements"] = [{**j, "delta_fav": 0.3} for j in value["judgements"]]
             elif name == "Cy":  # an edge left out
                 value["judgements"] = []
-            return json.dumps(value)
+            return json.dumps(consistent(value))
         return None
 
 
