@@ -218,11 +218,12 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
 #: words for the mode, or announces what it will say: Gemma 3 270M's Mei began her line "You
 #: decide to speak in front of everyone.", its Elena "I decided to speak privately with
 #: Sandra about my feelings", its Helena (hospital) "I have decided to speak in person, this
-#: time.", its Nell (tavern) "I have decided to say, as you wish: the following: …" (group
+#: time.", its Brooke (gossip) "I chose to speak in private, so I'm going to say it now.",
+#: its Nell (tavern) "I have decided to say, as you wish: the following: …" (group
 #: ``announces``).
 _TASK = re.compile(
-    r"(?i)(?:you\s+(?:have\s+)?decided?\s+to\s+speak\b"
-    r"|i(?:\s+have|'ve)?\s+decided?\s+to\s+(?:speak\s+(?:publicly|privately|aloud"
+    r"(?i)(?:you\s+(?:have\s+)?(?:decided?|chose|choose)\s+to\s+speak\b"
+    r"|i(?:\s+have|'ve)?\s+(?:decided?|chose|choose)\s+to\s+(?:speak\s+(?:publicly|privately|aloud"
     r"|in\s+(?:public|private|person))\b|(?P<announces>say\s*[,:]|say\s+the\s+following\b)))"
 )
 #: The fewest words of a line that words announcing it leave to be said (:attr:`Flaw.start`).

@@ -761,6 +761,9 @@ def test_a_line_announcing_its_words_is_mended_to_the_words_it_announces() -> No
     flaw = mended_line(check(helena), helena, check)
     assert flaw is not None and flaw.kind == "echo" and flaw.mended is None
     assert "tells itself its task" in flaw.note
+    # Gemma's Brooke (gossip, 2026-12-07, in the app): chosen, not decided
+    assert kind("I chose to speak in private, so I'm going to say it now. I said this.") == "echo"
+    assert kind("I chose to speak up, and I would again.") is None
     # deciding to say something, or to speak up, is speech
     assert kind("I decided to say no to his offer, and I stand by it.") is None
     assert kind("I've decided to say this: we sell the tavern and pay the debts.") is None
