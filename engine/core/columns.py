@@ -14,7 +14,6 @@ state before it was built too. Columns are never changed in place once made.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import itemgetter
@@ -22,14 +21,12 @@ from typing import TYPE_CHECKING
 
 from .changes import (
     CODE,
-    NO_ROUND,
     STATUSES,
     RoundChanges,
-    entry_array,
-    memory_entries,
     validated,
 )
 from .needs import Need
+from .notes import EMPTY_NOTE, Notes
 from .scenario import Status
 from .state import AgentState, MemoryEntry, NeedState, Relation, WorldState
 
@@ -38,11 +35,6 @@ if TYPE_CHECKING:
 
 #: The codes of rival and enemy.
 HOSTILE_CODES = (CODE[Status.RIVAL], CODE[Status.ENEMY])
-#: The note of an empty memory slot (its round is :data:`~.changes.NO_ROUND`).
-EMPTY_NOTE = 0
-#: The notes table drops the entries no slot holds once it holds twice its live ones and
-#: this many more: it stays bounded however long a run, at one pass every few rounds.
-COMPACT_AFTER = 4096
 
 
 def hostile_codes(codes: np.ndarray) -> np.ndarray:
@@ -68,111 +60,6 @@ def row_counts(mask: np.ndarray) -> np.ndarray:
     import numpy as np
 
     return (mask.view(np.uint8) @ np.ones(mask.shape[1], np.uint8)).astype(np.int64)
-
-
-@dataclass(eq=False, slots=True)
-class Notes:
-    """A state's table of memory entries: entry ``c`` says ``summaries[c]``, of round
-    ``rounds[c]`` and importance ``importance[c]``; code :data:`EMPTY_NOTE` is an empty
-    slot (None, :data:`NO_ROUND`, 0). ``live``: how many entries the table held when it
-    last dropped those no slot held (or was made). An entry's validated
-    :class:`MemoryEntry` is built when first read (:meth:`entries_at`) and kept with the
-    table (a round remembers hundreds of notes that only a reader of memories needs as
-    models); the columns never change."""
-
-    summaries: np.ndarray
-    rounds: np.ndarray
-    importance: np.ndarray
-    live: int
-    #: The entries built so far (None where not) and which codes they are.
-    _made: tuple[np.ndarray, np.ndarray] | None = None
-
-    @classmethod
-    def of(cls, entries: Sequence[MemoryEntry]) -> Notes:
-        """The table of ``entries`` (codes 1..), after the empty slot's."""
-        import numpy as np
-
-        count = len(entries) + 1
-        return cls(
-            entry_array([None, *(e.summary for e in entries)]),
-            np.array([NO_ROUND, *(e.round for e in entries)], np.int32),
-            np.array([0, *(e.importance for e in entries)], np.int8),
-            count,
-            (entry_array([None, *entries]), np.ones(count, bool)),
-        )
-
-    @classmethod
-    def unbuilt(cls, summaries: list[str], rounds: np.ndarray, importance: np.ndarray) -> Notes:
-        """The table of the entries saying ``summaries``, of ``rounds`` and ``importance``
-        (codes 1..), none built yet."""
-        import numpy as np
-
-        return cls(
-            entry_array([None, *summaries]),
-            np.concatenate([[NO_ROUND], rounds]).astype(np.int32),
-            np.concatenate([[0], importance]).astype(np.int8),
-            len(summaries) + 1,
-        )
-
-    def __len__(self) -> int:
-        return len(self.summaries)
-
-    def entries_at(self, codes: np.ndarray) -> np.ndarray:
-        """The entries at ``codes`` (an array of any shape; None at :data:`EMPTY_NOTE`),
-        those not read before built now (validated in one call)."""
-        import numpy as np
-
-        if self._made is None:
-            self._made = (np.full(len(self), None, object), np.arange(len(self)) == EMPTY_NOTE)
-        made, built = self._made
-        new = np.unique(codes[~built[codes]])
-        if len(new):
-            at = (self.rounds[new], self.summaries[new], self.importance[new])
-            made[new] = entry_array(memory_entries(*(column.tolist() for column in at)))
-            built[new] = True
-        return made[codes]
-
-    def joined(self, summaries: np.ndarray, round_no: int, importance: np.ndarray) -> Notes:
-        """The table with round ``round_no``'s entries (saying ``summaries``, of
-        ``importance``) after its own; the entries built so far go with it."""
-        import numpy as np
-
-        count = len(summaries)
-        return Notes(
-            np.concatenate([self.summaries, summaries]),
-            np.concatenate([self.rounds, np.full(count, round_no, np.int32)]),
-            np.concatenate([self.importance, importance.astype(np.int8)]),
-            self.live,
-            None if self._made is None else _padded(self._made, count),
-        )
-
-    def kept(self, memory: np.ndarray) -> tuple[Notes, np.ndarray]:
-        """The table and ``memory`` coded into it; the entries no slot holds are dropped
-        once they are most of the table (so it stays bounded however long a run)."""
-        import numpy as np
-
-        if len(self) <= 2 * self.live + COMPACT_AFTER:
-            return self, memory
-        held = np.zeros(len(self), bool)
-        held[memory] = True
-        held[EMPTY_NOTE] = True
-        live = np.flatnonzero(held)
-        table = Notes(
-            self.summaries[live],
-            self.rounds[live],
-            self.importance[live],
-            len(live),
-            None if self._made is None else (self._made[0][live], self._made[1][live]),
-        )
-        return table, (np.cumsum(held, dtype=np.int32) - 1)[memory]
-
-
-def _padded(made: tuple[np.ndarray, np.ndarray], count: int) -> tuple[np.ndarray, np.ndarray]:
-    """Built entries and their marks with ``count`` unbuilt codes after them."""
-    import numpy as np
-
-    entries, built = made
-    return np.concatenate([entries, np.full(count, None, object)]), np.pad(built, (0, count))
 
 
 @dataclass(eq=False, slots=True)

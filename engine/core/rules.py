@@ -8,8 +8,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import InterventionError
 from .changes import CODE
-from .columns import EMPTY_NOTE, Notes, StateColumns
+from .columns import StateColumns
 from .needs import NEED_MAX, NEED_MIN, NEEDS, Need
+from .notes import EMPTY_NOTE, Notes
 from .scenario import Scenario, Status
 from .state import (
     ALL,

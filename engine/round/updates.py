@@ -13,8 +13,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
-from ..core.columns import Notes, StateColumns, row_counts
+from ..core.columns import StateColumns, row_counts
 from ..core.needs import NEED_MAX, NEED_MIN
+from ..core.notes import Notes
 from ..core.rounding import rounded
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, threshold_codes
 from ..core.state import EmotionChange

@@ -28,7 +28,7 @@ from .packed import Decimals4, Ints
 if TYPE_CHECKING:
     import numpy as np
 
-    from ..core.columns import Notes
+    from ..core.notes import Notes
 
 
 class _Model(BaseModel):

@@ -31,8 +31,9 @@ from ..core.changes import (
     memory_entries,
     override_codes,
 )
-from ..core.columns import EMPTY_NOTE, Notes, StateColumns, need_states, needs_of
+from ..core.columns import StateColumns, need_states, needs_of
 from ..core.needs import Need
+from ..core.notes import EMPTY_NOTE, Notes
 from ..core.scenario import Status
 from ..core.state import MemoryEntry, NeedState
 from .agentcolumns import NeedColumns, NoteColumns

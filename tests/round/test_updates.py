@@ -256,18 +256,18 @@ def test_a_round_builds_no_memory_entry_until_one_is_read(monkeypatch):
     :class:`MemoryEntry` is validated while rounds are played. An edge's memory read
     through the view builds its entries once, equal to those of the state built as
     models, and the states after it keep them (no entry is validated twice)."""
-    import engine.core.columns as columns
+    import engine.core.notes as notes
 
     rng = random.Random(11)
     state = StateColumns.of(world(rng, 2), 3)
     built: list[int] = []
-    real = columns.memory_entries
+    real = notes.memory_entries
 
     def counted(rounds, summaries, importance):
         built.append(len(rounds))
         return real(rounds, summaries, importance)
 
-    monkeypatch.setattr(columns, "memory_entries", counted)
+    monkeypatch.setattr(notes, "memory_entries", counted)
     for t in range(7, 12):
         judged = [judgements(rng, name) for name in NAMES]
         index = state.index
@@ -297,10 +297,10 @@ def test_the_notes_table_stays_bounded_and_dropping_notes_changes_no_state(monke
     more are dropped once they are most of the table. Over many rounds the table stays
     within twice the live notes (plus the slack), and a run that drops them at every
     chance holds the same states as one that never does."""
-    import engine.core.columns as columns
+    import engine.core.notes as notes
 
     def play(slack: int) -> list[str]:
-        monkeypatch.setattr(columns, "COMPACT_AFTER", slack)
+        monkeypatch.setattr(notes, "COMPACT_AFTER", slack)
         rng = random.Random(5)
         state = StateColumns.of(world(rng, 2), 3)
         states, sizes = [], []
