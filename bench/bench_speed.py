@@ -146,6 +146,28 @@ def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
+#: A fixed workload of the kinds a round does (gathers and sums over a million floats,
+#: dict and string work), whose CPU says how fast this host is now: the same tree's figures
+#: on one host moved by half again between hours as this did.
+_HOST = """
+import numpy as np
+rng = np.random.default_rng(1)
+values, at = rng.random(1 << 20), rng.integers(0, 1 << 20, 1 << 20)
+for _ in range(40):
+    values.take(at).sum()
+counts = {}
+for k in range(10**6):
+    key = str(k % 5000)
+    counts[key] = counts.get(key, 0) + k
+"""
+
+
+def host_speed(folder: Path) -> str:
+    """The CPU of :data:`_HOST` as a whole process, median of 3."""
+    cpu = [_whole([sys.executable, "-c", _HOST], folder).cpu for _ in range(3)]
+    return f"host reference (a fixed workload, whole process): CPU {spread(cpu)}"
+
+
 def _saved(file: Path, rounds: int, folder: Path, quiet: bool = True) -> Usage:
     saves = Path(tempfile.mkdtemp(prefix="saves-", dir=folder))
     args = ["run", str(file), "--seed", "1", "--rounds", str(rounds), "--saves", str(saves)]
@@ -535,6 +557,7 @@ def main() -> None:
     folder.mkdir(parents=True, exist_ok=True)
     _compiled(PLAY[0])
     print(f"{PLAY[0]} at {_commit(PLAY[0])}; load before: {uptime()}")
+    print(host_speed(folder))
     try:
         for what in args.what:
             {
@@ -548,6 +571,7 @@ def main() -> None:
             }[what](args, folder)
     finally:
         print(f"load after: {uptime()}")
+        print(host_speed(folder))
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
 
