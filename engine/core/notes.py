@@ -10,7 +10,8 @@ before them (the copy touched every note's string, long out of the cache, each r
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from threading import Lock
 from typing import TYPE_CHECKING
 
 from .changes import NO_ROUND, entry_array, memory_entries
@@ -99,14 +100,14 @@ class Notes:
         this table in the buffers it shares when no table was joined to it before and they
         have room, else into new buffers."""
         size, count = len(self), len(summaries)
-        room = self._room
-        if room is None or room.filled != size or room.capacity < size + count:
-            room = _Room.holding(self, max(2 * (size + count), LEAST_ROOM))
         end = size + count
+        room = self._room
+        if room is None or not room.claim(size, end):
+            room = _Room.holding(self, max(2 * end, LEAST_ROOM))
+            room.filled = end
         room.summaries[size:end] = summaries
         room.rounds[size:end] = round_no
         room.importance[size:end] = importance
-        room.filled = end
         return room.table(end, self.live)
 
     def kept(self, memory: np.ndarray) -> tuple[Notes, np.ndarray]:
@@ -132,10 +133,9 @@ class Notes:
 
 @dataclass(eq=False, slots=True)
 class _Room:
-    """Buffers of ``capacity`` entries whose first ``filled`` the tables made on them share,
+    """Buffers of one length whose first ``filled`` entries the tables made on them share,
     each table a prefix (the codes of an entry are the same in all of them). Entries past
-    ``filled`` are blank (None, 0, unbuilt): only the table ending at ``filled`` writes
-    there."""
+    ``filled`` are blank (None, 0, unbuilt): only a table that claims them writes there."""
 
     summaries: np.ndarray
     rounds: np.ndarray
@@ -143,10 +143,17 @@ class _Room:
     entries: np.ndarray
     built: np.ndarray
     filled: int
+    #: Held while a table claims the room after it (tables are joined on worker threads).
+    _lock: Lock = field(default_factory=Lock)
 
-    @property
-    def capacity(self) -> int:
-        return len(self.summaries)
+    def claim(self, size: int, end: int) -> bool:
+        """Whether the table of the first ``size`` entries may write entries up to ``end``
+        (it ends where the entries written end, and they fit): then they are its."""
+        with self._lock:
+            if self.filled != size or len(self.summaries) < end:
+                return False
+            self.filled = end
+            return True
 
     @classmethod
     def holding(cls, notes: Notes, capacity: int) -> _Room:

@@ -65,9 +65,7 @@ def test_entries_built_on_a_table_are_its_notes_and_its_successors():
     assert built[0, 0] is None
     assert built[0, 1] == MemoryEntry(round=1, summary="r1 n1", importance=2)
     assert later.entries_at(np.array([2]))[0] is built[0, 1]  # (built once, shared)
-    assert later.entries_at(np.array([4]))[0] == MemoryEntry(
-        round=2, summary="r2 n0", importance=1
-    )
+    assert later.entries_at(np.array([4]))[0] == MemoryEntry(round=2, summary="r2 n0", importance=1)
 
 
 def test_a_table_from_a_save_joins_a_round_with_its_entries_unbuilt():
@@ -90,3 +88,14 @@ def test_a_long_table_drops_the_notes_no_slot_holds():
     assert kept.summaries.tolist() == [None, "r1 n2", "r1 n6", "r1 n4998"]
     assert coded.tolist() == [[[0, 2]], [[3, 1]]]
     assert _joined(kept, 2, 1).summaries.tolist()[-2:] == ["r1 n4998", "r2 n0"]
+
+
+def test_the_room_after_a_table_is_claimed_once():
+    """Two rounds joined to one table at once (on two threads) cannot both write after it:
+    the first claims the room, the second is refused and copies."""
+    base = _joined(Notes.of([]), 1, 2)
+    room = base._room
+    assert room is not None
+    assert room.claim(len(base), len(base) + 3)
+    assert not room.claim(len(base), len(base) + 1)
+    assert not room.claim(len(base) + 3, 10 * LEAST_ROOM)  # (no room for so many)
