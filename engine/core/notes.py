@@ -103,8 +103,7 @@ class Notes:
         end = size + count
         room = self._room
         if room is None or not room.claim(size, end):
-            room = _Room.holding(self, max(2 * end, LEAST_ROOM))
-            room.filled = end
+            room = _Room.holding(self, end)
         room.summaries[size:end] = summaries
         room.rounds[size:end] = round_no
         room.importance[size:end] = importance
@@ -156,18 +155,19 @@ class _Room:
             return True
 
     @classmethod
-    def holding(cls, notes: Notes, capacity: int) -> _Room:
-        """New buffers of ``capacity`` entries holding ``notes`` (its built entries too)."""
+    def holding(cls, notes: Notes, end: int) -> _Room:
+        """New buffers holding ``notes`` (its built entries too), the entries after it up to
+        ``end`` claimed, with as much room again (:data:`LEAST_ROOM` at least)."""
         import numpy as np
 
-        size = len(notes)
+        size, capacity = len(notes), max(2 * end, LEAST_ROOM)
         room = cls(
             np.full(capacity, None, object),
             np.zeros(capacity, np.int32),
             np.zeros(capacity, np.int8),
             np.full(capacity, None, object),
             np.zeros(capacity, bool),
-            size,
+            end,
         )
         room.summaries[:size] = notes.summaries
         room.rounds[:size] = notes.rounds

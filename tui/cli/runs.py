@@ -76,8 +76,8 @@ def _launch(
     from ..app import DEFAULT_SCENARIO, TERMINATED, build_app, opened_scenario
     from .progress import opening
 
-    open_store(saves)  # a --saves that is a file: one line before the app starts
-    if not llm.offline and target and open_store(saves).exists_quietly(target):
+    store = open_store(saves)  # a --saves that is a file: one line before the app starts
+    if not llm.offline and target and store.exists_quietly(target):
         fail("--model and its options apply to new runs; a saved run keeps its model")
     what = target or DEFAULT_SCENARIO
     with opening(what):  # (its file read once, its run made, until the app draws)
