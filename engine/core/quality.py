@@ -188,8 +188,10 @@ def echo(text: str, instructions: str) -> Flaw | None:
 
 #: Words of a prompt's rules that nobody says in a scene: a line holding one that its
 #: instructions hold too speaks of them (Gemma 3 270M's Eli ended his line with "the name
-#: prefix was not necessary, and the quote is not needed").
-_PROMPT_TERMS = re.compile(r"(?i)\b(?:name prefix|stage direction)")
+#: prefix was not necessary, and the quote is not needed"; its Tessa, solar-farm, "I want to
+#: vote for Tessa, but I don't see the land.⏎say it now, in character.": "in character" is in
+#: 11 of the 408 speech replies of the saved Gemma runs, every one of them an echo).
+_PROMPT_TERMS = re.compile(r"(?i)\b(?:name prefix|stage direction|in character\b)")
 #: The speech field's description ("say: the words Elena says aloud now, in character."),
 #: and a line telling it back: Gemma 3 270M's Elena (friendship) said "She says the words I
 #: said, in my own way.".

@@ -555,12 +555,23 @@ def test_a_line_speaking_of_its_instructions_terms_is_an_echo_cut_before_them() 
     assert flaw is not None and flaw.kind == "echo" and flaw.mended is None  # not at the end
 
 
+def test_a_line_ending_on_in_character_speaks_of_its_instructions() -> None:
+    """Gemma 3 270M's Tessa (solar-farm, in the app), asked again, ran "Say it now." into
+    the rules' "in character"; none of its runs of five words is the prompt's."""
+    tessa = "I want to vote for Tessa, but I don't see the land.\nsay it now, in character."
+    flaw = mended(tessa)
+    assert flaw is not None and flaw.kind == "echo" and "'in character'" in flaw.note
+    assert flaw.mended == "I want to vote for Tessa, but I don't see the land."
+
+
 @pytest.mark.parametrize(
     "text",
     [
         "Stage fright is real, Jake.",  # a word of a term, not the term
         "Your name, prefixed with Mr., please.",
         "Her name, Prefect Leo, is on the list.",  # the words apart
+        "That was out of character for Jake.",
+        "Our main character in this play is Jake.",
     ],
 )
 def test_words_near_an_instructions_term_are_speech(text: str) -> None:
