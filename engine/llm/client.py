@@ -6,11 +6,11 @@ only; see ``formats``), validates it with pydantic, repairs malformed JSON with 
 clamps values beyond the schema's bounds (``clamp``), re-asks once with the validation error,
 and otherwise falls back to a safe default. A caller's ``check`` (``engine.core.quality``)
 judges a valid reply or a free text: a degenerate one is asked again once, its task told the
-flaw (``parsing.asked_again``: without the reply, which a small model would only say again),
-then falls back, both recorded as outcome ``degenerate``. The run never crashes on
-model output; each refusal, repair, clamp, re-ask, degenerate reply and fallback is in the
-record. A reply is kept (and an invalid one sent back in its re-ask) up to
-``parsing.MAX_REPLY_CHARS``.
+flaw (``parsing.asked_again``: without the reply, which a small model would only say again;
+one saying the flaw back is degenerate too), then falls back, both recorded as outcome
+``degenerate``. The run never crashes on model output; each refusal, repair, clamp, re-ask,
+degenerate reply and fallback is in the record. A reply is kept (and an invalid one sent
+back in its re-ask) up to ``parsing.MAX_REPLY_CHARS``.
 
 Every exchange's prompt is counted (``tokens``): a model whose server drops the system
 message is switched to carrying it in the first user turn, and a prompt the server cut is
@@ -32,7 +32,7 @@ from ..core.textsafe import clean, strip_controls
 from .clamp import at_caps
 from .formats import Ask, Formats
 from .health import Health
-from .parsing import Parsed, asked_again, in_shape, kept, schema_of
+from .parsing import Messages, Parsed, asked_again, in_shape, kept, schema_of, told_back
 from .reasks import Reasks
 from .records import record_of
 from .settings import LLMSettings
@@ -54,7 +54,6 @@ M = TypeVar("M", bound=BaseModel)
 #: (model, agent, exchange key, messages) -> the key of the model's state for the exchange.
 Route = Callable[[str, str, str, list[dict[str, str]]], str]
 T = TypeVar("T")
-Messages = list[dict[str, str]]
 #: What is wrong with a reply that fits its schema (None: it counts).
 Check = Callable[[T], Flaw | None]
 #: How a valid reply came out of its checks (:meth:`LLMClient._judged`).
@@ -145,8 +144,7 @@ class LLMClient:
         return [line for line in lines if line]
 
     def system_roles(self) -> dict[str, str]:
-        """Where each model's system text goes (keep or merge), once its first exchange
-        showed it."""
+        """Where each model's system text goes (keep or merge), as its first exchange showed."""
         return self.roles.resolved()
 
     def settle(self, modes: dict[str, str], roles: dict[str, str]) -> None:
@@ -227,7 +225,7 @@ class LLMClient:
             if reply is None:
                 return ""
             text = strip_controls(reply.text).strip()
-            flaw = self._flaw(request.key, text, check)
+            flaw = self._flaw(request.key, text, check, first=first)
             if again:
                 self._reasks.went(model, purpose, taken=flaw is None and bool(text))
             if flaw is None:
@@ -318,12 +316,14 @@ class LLMClient:
         return value if flaw is None else fallback()
 
     def _flaw(
-        self, key: str, value: Any, check: Check[Any] | None, far: Sequence[str] = ()
-    ) -> Flaw | None:
+        self, key: str, value: Any, check: Check[Any] | None, far: Sequence[str] = (),
+        first: Flaw | None = None,
+    ) -> Flaw | None:  # fmt: skip
         """The flaw of reply ``value`` to exchange ``key``: ``check``'s, else a change far
-        off its scale (``far``); in a replay, as its record judged and mended it."""
+        off its scale (``far``), else (a re-ask of a reply with flaw ``first``) that flaw
+        told back (:func:`.parsing.told_back`); in a replay, as its record judged and mended it."""
         flaw = (check(value) if check is not None else None) or scale_flaw(far)
-        return self._replayed.flaw(key, flaw, check, value)
+        return self._replayed.flaw(key, flaw or told_back(value, first), check, value)
 
     def _judged(
         self,
@@ -343,7 +343,7 @@ class LLMClient:
         so, recorded as repaired, the flaw noted). A flawed reply ``held`` back from its re-ask
         (:meth:`_held_back`: why) is the last one too: mended, else ``held`` (fallen back)."""
         value = clean(cast(BaseModel, parsed.value))
-        flaw = self._flaw(request.key, value, check, parsed.far)
+        flaw = self._flaw(request.key, value, check, parsed.far, first)
         if flaw is None:
             self._taken(request, purpose, agent, reply, parsed, value)
             return value, None, "taken"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -14,6 +15,7 @@ import json_repair
 from pydantic import BaseModel, ValidationError
 
 from ..core.exchanges import Outcome
+from ..core.quality import Flaw, runs, words
 from .bounds import MAX_JSON_DEPTH, too_deep
 from .clamp import clamp
 
@@ -54,8 +56,42 @@ def asked_again(messages: Messages, flaw: str) -> Messages:
     model says it again word for word (Gemma 3 270M: 116 of 161 re-asks); what comes
     before the task is as it was, so a server's prefix cache still serves it."""
     *rest, last = messages
-    note = f"\n\n{NOT_USABLE}: {flaw}. {NEW_WORDS}"
-    return [*rest, {**last, "content": last["content"] + note}]
+    return [*rest, {**last, "content": last["content"] + _again(flaw)}]
+
+
+def _again(flaw: str) -> str:
+    """What a re-ask adds to its task after a reply with ``flaw`` (a flaw's note)."""
+    return f"\n\n{NOT_USABLE}: {flaw}. {NEW_WORDS}"
+
+
+#: A re-ask's reply sharing a run of this many words with what the re-ask added (its words,
+#: not the reply it quotes) says it back: Gemma 3 270M's Omar (family-pressure), told "the
+#: intent 'Michael' is only a name, not words", planned "Michael is only a name.".
+TOLD_WORDS = 4
+#: A reply quoted in a flaw's note (``repr``: in quotes not inside a word).
+_QUOTED = re.compile(r"(?<!\w)(?:'[^']*'|\"[^\"]*\")(?!\w)")
+
+
+def told_back(value: object, first: Flaw | None) -> Flaw | None:
+    """A re-ask's reply ``value`` (text, or a model: each of its texts) that says back what
+    the re-ask told it of the ``first`` reply's flaw."""
+    if first is None:
+        return None
+    told = runs(words(_QUOTED.sub(" ", _again(first.note))), TOLD_WORDS)
+    for text in _texts(value.model_dump() if isinstance(value, BaseModel) else value):
+        shared = runs(words(text), TOLD_WORDS) & told
+        if shared:
+            run = " ".join(min(shared))
+            return Flaw("echo", f"it says back what was wrong with the reply ({run!r})")
+    return None
+
+
+def _texts(value: object) -> list[str]:
+    """Every text in ``value`` (a model's dump)."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, list) else ()
+    return [text for item in items for text in _texts(item)]
 
 
 @dataclass(frozen=True)

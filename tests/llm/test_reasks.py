@@ -248,3 +248,21 @@ def test_a_flawed_reply_is_asked_again_without_it_the_task_telling_its_flaw(
     task, asked = first["messages"][-1]["content"], again["messages"][-1]["content"]
     note = "A reply to this was not usable: it copies another's line word for word."
     assert asked.startswith(MESSAGES[-1]["content"]) and note in asked and note not in task
+
+
+def test_a_re_ask_s_reply_saying_back_its_flaw_is_an_echo_but_not_its_own_quoted_words() -> None:
+    """What a re-ask adds is its prompt too: a reply saying back the flaw's own words, in any
+    of its texts, is an echo (Gemma 3 270M's Omar, told "the intent 'Michael' is only a name,
+    not words", planned "Michael is only a name."). The words of the first reply that the
+    note quotes are the model's own: saying them again is not telling the flaw back."""
+    from engine.llm.parsing import told_back
+
+    named = Flaw("wordless", "the intent 'Michael' is only a name, not words")
+    assert told_back("Michael is only a name.", None) is None  # (a first reply)
+    flaw = told_back(Said(say="Michael is only a name."), named)
+    assert flaw is not None and flaw.kind == "echo" and "'is only a name'" in flaw.note
+    assert told_back("Michael, you are not only a friend, you are family.", named) is None
+    looped = Flaw("loop", "it begins over again ('i do this to my brother' …) instead of going on")
+    assert told_back("I do this to my brother, and I mean it.", looped) is None
+    said = told_back("I do it again, in new words of your own.", looped)
+    assert said is not None and said.kind == "echo"

@@ -327,6 +327,24 @@ class EchoedAgain(CopiedIntent):
         return super().answer(body)
 
 
+class FlawToldBack(CopiedIntent):
+    """As :class:`CopiedIntent`, but Bob's intent is a name, and asked again he says its flaw
+    back (Gemma 3 270M's Omar, family-pressure, told "the intent 'Michael' is only a name,
+    not words", planned "Michael is only a name."); Cy asked again says his line's flaw back."""
+
+    def answer(self, body: dict[str, Any]) -> str | None:
+        messages = body["messages"]
+        system, task, again = _text(messages[0]), _text(messages[1]), _asked_again(messages)
+        if "Decide now" in task and "You are Bob," in system:
+            intent = "Cy is only a name." if again else "Cy"
+            action = {"mode": "public", "target": "all"}
+            return json.dumps({"urgency": 7, "action": action, "intent": intent})
+        if again and "Say it now." in task and "You are Cy," in system:
+            line = "I stopped mid-sentence, so now I say the whole sentence."
+            return json.dumps({"say": line}) if body.get("response_format") else line
+        return super().answer(body)
+
+
 class ClauseCut(CopiedIntent):
     """As :class:`CopiedIntent`, but Cy's line is one clause cut on its comma, asked again
     too (Gemma 3 270M's Sandra said "I'll be back,")."""
@@ -476,6 +494,34 @@ def test_a_cut_line_is_said_mended_not_dropped_for_silence(
     assert cy.utterance == "We fix the roof before the winter rains."
     kind = "echo" if stub is Announced else "unfinished"
     _mended_on_reask(played, "speak", "Cy", kind, mending)
+    assert played.usage is not None and played.usage.fallbacks == 0
+    replayed = run_cli("replay", "q")
+    assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
+
+
+@pytest.mark.parametrize(
+    "server",
+    [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
+    ids=["text", "grammar"],
+)
+def test_a_re_ask_saying_its_flaw_back_is_flawed_too(
+    run_cli,
+    tmp_path: Path,
+    mini_data: dict,
+    monkeypatch: pytest.MonkeyPatch,
+    server: dict[str, Any],
+) -> None:
+    """Bob's intent is only a name, and asked again he writes "Cy is only a name.": that
+    tells back what the re-ask told him, not his intent, so his first reply is kept with
+    its intent left out. Cy's line is cut off, and asked again he says "…I say the whole
+    sentence.": his first line is said mended. A replay plays the run so."""
+    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, FlawToldBack(seed=3, **server))
+    bob = next(a for a in played.actions if a.speaker == "Bob")
+    assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
+    _mended_on_reask(played, "decide", "Bob", "wordless", FLAWED_TOO)
+    cy = next(a for a in played.actions if a.speaker == "Cy")
+    assert cy.utterance == "We fix the roof before the winter rains."
+    _mended_on_reask(played, "speak", "Cy", "unfinished", FLAWED_TOO)
     assert played.usage is not None and played.usage.fallbacks == 0
     replayed = run_cli("replay", "q")
     assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
