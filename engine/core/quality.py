@@ -78,10 +78,11 @@ _SCALE = re.compile(r"\b\d+(?:\.\d+)?\s*=\s*[^\W\d_][^=]*?\b\d+(?:\.\d+)?\s*=\s*
 #: Gemma 3 270M went on into template text so.
 _LABEL = re.compile(r"\n\s*(?:Phase \d+|[a-z_]+):")
 #: The labels of an agent's own prompt opening a line of its reply ("Scenario: Harrowgate
-#: Tavern. Traits: - Tim, …"): Gemma 3 270M on llama-server spoke in its prompt's form.
+#: Tavern. Traits: - Tim, …"): Gemma 3 270M on llama-server spoke in its prompt's form, and
+#: its Carmen (materialism, in the app) said "What you have seen: Nothing has happened yet.".
 _PROMPT_LABEL = re.compile(
     r"(?:^|\n)\s*(?:Scenario|Traits|Style \(\w+\)|Others present|What only you know"
-    r"|Points you care about):"
+    r"|Points you care about|What you have seen|Said so far this round):"
     r"|\bTraits: -"
 )
 #: A line of a reply that is a list's marker alone, an item with nothing in it: Gemma 3 270M's

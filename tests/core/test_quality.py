@@ -41,6 +41,9 @@ def test_an_empty_utterance_of_an_agent_that_decided_to_speak_is_degenerate(text
         # Gemma on llama-server speaking in its prompt's form (a real reply)
         "Scenario: Harrowgate Tavern. Traits: - Tim, the manager, is not happy",
         "I say we keep it.\nOthers present: Nell, Silas.",
+        # Gemma's Carmen (materialism): her context's first label and what it held
+        "What you have seen: Nothing has happened yet.",
+        "Fine.\nSaid so far this round: Jason said nothing.",
         # Gemma's Nadia (iep-meeting) on her prompt's "S = 0.40 (0 = very negative, …)"
         "I'm going to say: 0.40, 1 = very negative, 2 = neutral, 3 = very positive",
     ],
@@ -54,6 +57,7 @@ def test_json_or_template_debris_is_degenerate(text: str) -> None:
     [
         "The scenario is simple: we sell, or we sink.",
         "My goal: keep the bar open. Now: who is with me?",
+        "Tell me what you have seen: the shop, the sneakers, the price.",
         "Her traits: stubborn, loyal, and right about the roof.",
         "Forty thousand pounds = the roof. That is 2 of us against it.",  # one "=", no scale
     ],
