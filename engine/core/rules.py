@@ -145,17 +145,29 @@ def observed_by(actions: Sequence[Action], names: Iterable[str]) -> dict[str, li
     """What each of ``names`` observes of ``actions``, in order (:func:`can_observe`): the
     public acts, gathered once, for everyone party to no private act (one list they share:
     read it, never change it)."""
-    public = [a for a in actions if a.mode is Mode.PUBLIC]
-    # can_observe, written out: each act read once, then each party's acts picked
-    seen = [
-        (a, a.mode is Mode.PUBLIC, (a.speaker, a.target) if a.mode is Mode.PRIVATE else ())
-        for a in actions
-    ]
-    parties = {n for _, _, pair in seen for n in pair}
-    return {
-        n: [a for a, everyone, pair in seen if everyone or n in pair] if n in parties else public
-        for n in names
-    }
+    # can_observe, written out: each act read once; a party's private acts, each with the
+    # number of public acts before it, are then merged into the public ones
+    public: list[Action] = []
+    mine: dict[str | None, list[tuple[int, Action]]] = {}
+    for a in actions:
+        if a.mode is Mode.PUBLIC:
+            public.append(a)
+        elif a.mode is Mode.PRIVATE:
+            for party in {a.speaker, a.target}:
+                mine.setdefault(party, []).append((len(public), a))
+    return {n: _merged(public, mine[n]) if n in mine else public for n in names}
+
+
+def _merged(public: list[Action], private: list[tuple[int, Action]]) -> list[Action]:
+    """The ``public`` acts with the ``private`` ones, each after the number of public acts
+    it gives, in order."""
+    merged: list[Action] = []
+    start = 0
+    for at, act in private:
+        merged += public[start:at]
+        merged.append(act)
+        start = at
+    return merged + public[start:]
 
 
 def speaking_order(decisions: Mapping[str, Decision], names: Sequence[str]) -> list[str]:

