@@ -254,17 +254,34 @@ def _task_told(text: str) -> Flaw | None:
 
 def _sentences_echoed(text: str, instructions: str) -> tuple[set[tuple[str, ...]], int | None]:
     """The sentences of ``instructions`` (of :data:`ECHO_SENTENCE_WORDS` words or more)
-    that ``text`` says whole, and where the echo begins when it is ``text``'s last sentence
-    alone (None otherwise)."""
+    that ``text`` says whole (or, all of it, with a subject of :data:`_SUBJECTS` before),
+    and where the echo begins when it is ``text``'s last sentence alone (None otherwise)."""
     told = {
         sentence
         for s in _SENTENCE_END.split(instructions)
         if len(sentence := tuple(words(s))) >= ECHO_SENTENCE_WORDS
     }
     said = [(_start(m), w) for m in _SENTENCE.finditer(text) if (w := tuple(words(m.group())))]
+    if len(said) == 1 and _unsubjected(said[0][1]) in told:  # told back as one's own
+        return {_unsubjected(said[0][1])}, None
     echoed = [(start, w) for start, w in said if w in told]
     cut = echoed[0][0] if len(echoed) == 1 and echoed[0] == said[-1] else None
     return {w for _, w in echoed}, cut
+
+
+#: A speaker's own words opening a sentence of its instructions, a line that is only that
+#: sentence telling its task back (Gemma 3 270M's Mei, helicopter-parent, asked again, said
+#: "I say it now"), the longest first.
+_SUBJECTS = (("i", "am", "going", "to"), ("i'm", "going", "to"), ("i", "will"), ("i'll",))
+_SUBJECTS += (("now", "i"), ("so", "i"), ("let", "me"), ("i",))
+
+
+def _unsubjected(sentence: tuple[str, ...]) -> tuple[str, ...]:
+    """``sentence``'s words without a subject of :data:`_SUBJECTS` opening it."""
+    for subject in _SUBJECTS:
+        if sentence[: len(subject)] == subject:
+            return sentence[len(subject) :]
+    return sentence
 
 
 def _start(sentence: re.Match[str]) -> int:

@@ -164,9 +164,19 @@ def test_a_line_ending_with_a_sentence_of_its_instructions_is_mended_to_the_ones
         assert flaw is not None and flaw.kind == "echo" and flaw.mended is None
 
 
-@pytest.mark.parametrize("text", ["Say it now, Edmund, or never.", "I will say it now."])
+@pytest.mark.parametrize(
+    "text",
+    ["Say it now, Edmund, or never.", "I will say it now: the roof first.", "I say we sell."],
+)
 def test_the_instructions_words_in_a_sentence_of_ones_own_are_speech(text: str) -> None:
     assert kind(text) is None
+
+
+@pytest.mark.parametrize("text", ["I say it now", "I'll say it now.", "I am going to say it now!"])
+def test_a_line_that_is_only_its_task_told_back_as_ones_own_is_an_echo(text: str) -> None:
+    """Gemma 3 270M's Mei (helicopter-parent), asked again, said "I say it now", taken."""
+    flaw = utterance_flaw(text, SPEAK, (), None)
+    assert flaw is not None and flaw.kind == "echo" and "'say it now'" in flaw.note
 
 
 def test_a_copy_of_a_line_heard_this_round_is_degenerate() -> None:

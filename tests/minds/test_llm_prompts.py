@@ -160,12 +160,14 @@ def test_an_utterance_reciting_the_prompts_state_lines_echoes_it() -> None:
     decision = Decision(urgency=5, mode=Mode.PUBLIC, target=ALL, stance="neutral", intent="")
     check = speech(ctx, decision)
     recited = (
-        f"What you have seen: None yet. Your emotional state S = {ctx.state.emotion:.2f} "
+        f"Your emotional state S = {ctx.state.emotion:.2f} "
         f"(0 = neutral, 0 = very negative, 1 = very positive). Your relationship with your "
         f"boss: - {other}: fav {ctx.state.relations[other].fav:+.2f}, neutral."
     )
     flaw = check(recited)
     assert flaw is not None and flaw.kind == "echo"
+    flaw = check(f"What you have seen: None yet. {recited}")  # (opened by its context's label)
+    assert flaw is not None and flaw.kind == "debris"
     assert check("The will reads badly for all of us, and I say we keep the bar open.") is None
     assert check(f"{other}, I have no memories yet of you being fair to me.") is None
 
