@@ -24,7 +24,7 @@ def name_prefix(text: str, names: Iterable[str]) -> Flaw | None:
     """``text`` opens with a name of those present and a colon, as a script gives a line
     its speaker ("Jane: I'm afraid you have to wait.", Gemma 3 270M's Helen): its prompt
     said no name prefix. (The speaker's own name so is :func:`self_named`'s.)"""
-    called = _any_of(names)
+    called = _any_of(names, cased=False)  # ("mei: …": a line's start is no sentence of words)
     if called is None:
         return None
     found = re.match(rf"\W*{called}\s*:(?!\d)", text)
@@ -77,7 +77,8 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
         called.add(short)
     names = _any_of(called)
     found = re.search(
-        rf"(?:^|(?<=[.!?])\s)\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
+        rf"^\W*{_any_of(called, cased=False)}\s*:(?!\d)"  # a script's prefix, "mei: …"
+        rf"|(?:^|(?<=[.!?])\s)\W*(?:(?:{_GREETING}|oh|well|listen|look|yes|no)\W+)?{names}\s*[,!?:]"
         rf"|\b{_GREETING}[,\s]+{names}\b"
         rf"|,\s*{names}\s*[.!?:;]"
         rf"|(?:^|[.!?:]\s|\n)\W*{names}\s+(?:{_NARRATES})\b"
@@ -114,8 +115,8 @@ def named_as_another(
     return Flaw("self", f"{found.group()!r} names you as another, but you are {name}")
 
 
-def _any_of(names: Iterable[str]) -> str | None:
-    """A pattern of any of ``names`` (the longest first, matched case and all), None for
-    none."""
+def _any_of(names: Iterable[str], cased: bool = True) -> str | None:
+    """A pattern of any of ``names`` (the longest first, matched case and all unless not
+    ``cased``), None for none."""
     given = sorted({n for n in names if n}, key=len, reverse=True)
-    return "(?-i:" + "|".join(map(re.escape, given)) + ")" if given else None
+    return f"(?{'-' if cased else ''}i:" + "|".join(map(re.escape, given)) + ")" if given else None

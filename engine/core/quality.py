@@ -223,11 +223,12 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
 #: Sandra about my feelings", its Helena (hospital) "I have decided to speak in person, this
 #: time.", its Brooke (gossip) "I chose to speak in private, so I'm going to say it now.",
 #: its Nell (tavern) "I have decided to say, as you wish: the following: …" (group
-#: ``announces``).
+#: ``announces``), its Ethan (helicopter-parent) "I decided to speak" and no more.
 _TASK = re.compile(
     r"(?i)(?:you\s+(?:have\s+)?(?:decided?|chose|choose)\s+to\s+speak\b"
     r"|i(?:\s+have|'ve)?\s+(?:decided?|chose|choose)\s+to\s+(?:speak\s+(?:publicly|privately|aloud"
-    r"|in\s+(?:public|private|person))\b|(?P<announces>say\s*[,:]|say\s+the\s+following\b)))"
+    r"|in\s+(?:public|private|person))\b|speak\s*(?:[.!?…;\n]|$)"
+    r"|(?P<announces>say\s*[,:]|say\s+the\s+following\b)))"
 )
 #: The fewest words of a line that words announcing it leave to be said (:attr:`Flaw.start`).
 ANNOUNCED_WORDS = 3

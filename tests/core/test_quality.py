@@ -793,6 +793,22 @@ def test_a_line_announcing_its_words_is_mended_to_the_words_it_announces() -> No
     assert kind("I decided to say no to his offer, and I stand by it.") is None
     assert kind("I've decided to say this: we sell the tavern and pay the debts.") is None
     assert kind("I've decided to speak up, because nobody else would.") is None
+    # Gemma's Ethan (helicopter-parent, in the app): that it decided to speak, and no more
+    assert kind("I decided to speak") == "echo"
+    assert kind("Fine. I have decided to speak.") == "echo"
+    assert kind("I decided to speak, and you will listen to me about the trip.") is None
+
+
+def test_a_script_s_name_prefix_in_any_case_is_not_speech() -> None:
+    """Gemma 3 270M's Mei (helicopter-parent, in the app) said "mei: I said you decide to
+    speak"; another's name so is a prefix too. The name in a sentence keeps its case."""
+    present = ["Ethan", "Mei", "Rachel"]
+    flaw = self_named("mei: I said you decide to speak", "Mei", present)
+    assert flaw is not None and flaw.kind == "self"
+    flaw = name_prefix("RACHEL: we go on the trip.", ["Ethan", "Rachel"])
+    assert flaw is not None and flaw.kind == "debris"
+    assert self_named("I said I would mend it: that is all.", "Mei", present) is None
+    assert name_prefix("Ethan's trip: we sign the slip.", ["Ethan", "Rachel"]) is None
 
 
 def test_a_line_telling_back_the_speech_field_s_description_echoes_it() -> None:
