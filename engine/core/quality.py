@@ -33,6 +33,9 @@ RECITE_WORDS = 12
 #: is stuck in a loop: Gemma 3 270M on a real server said "You were in a relationship with
 #: a man who did not know you and could not talk to you." four times in one turn.
 LOOP_WORDS, LOOP_TIMES = 3, 3
+#: A sentence of this many words or more said twice in one line is a loop too: Gemma 3
+#: 270M's George (school-event) said "I'm going to ask you, please do it now." twice over.
+TWICE_WORDS = 7
 #: A line copied verbatim (another agent's this round, or the speaker's last) counts from
 #: this many words: two agents may both say "I agree with you."
 COPY_WORDS = 5
@@ -223,11 +226,13 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
 #: Sandra about my feelings", its Helena (hospital) "I have decided to speak in person, this
 #: time.", its Brooke (gossip) "I chose to speak in private, so I'm going to say it now.",
 #: its Nell (tavern) "I have decided to say, as you wish: the following: …" (group
-#: ``announces``), its Ethan (helicopter-parent) "I decided to speak" and no more.
+#: ``announces``), its Ethan (helicopter-parent) "I decided to speak" and no more (its
+#: Paula, school-event: "I decided to speak today.").
 _TASK = re.compile(
     r"(?i)(?:you\s+(?:have\s+)?(?:decided?|chose|choose)\s+to\s+speak\b"
     r"|i(?:\s+have|'ve)?\s+(?:decided?|chose|choose)\s+to\s+(?:speak\s+(?:publicly|privately|aloud"
-    r"|in\s+(?:public|private|person))\b|speak\s*(?:[.!?…;\n]|$)"
+    r"|in\s+(?:public|private|person))\b"
+    r"|speak(?:\s+(?:today|now|here|first|again|tonight|this\s+time))?\s*(?:[.!?…;\n]|$)"
     r"|(?P<announces>say\s*[,:]|say\s+the\s+following\b)))"
 )
 #: The fewest words of a line that words announcing it leave to be said (:attr:`Flaw.start`).
@@ -303,17 +308,17 @@ def recited(text: str, told: str) -> Flaw | None:
 
 def looped(text: str) -> Flaw | None:
     """``text`` says one sentence (of :data:`LOOP_WORDS` words or more) :data:`LOOP_TIMES`
-    times or more, or begins over again: says a run of :data:`SHARED_RUN_WORDS` words twice
-    (Gemma 3 270M's Edmund said his first three sentences, then began them again and was
-    cut off in the middle)."""
+    times or more, or one of :data:`TWICE_WORDS` words or more twice, or begins over again:
+    says a run of :data:`SHARED_RUN_WORDS` words twice (Gemma 3 270M's Edmund said his first
+    three sentences, then began them again and was cut off in the middle)."""
     said: dict[tuple[str, ...], int] = {}
     for sentence in _SENTENCE_END.split(text):
         key = tuple(words(sentence))
         if len(key) >= LOOP_WORDS:
-            said[key] = said.get(key, 0) + 1
-            if said[key] >= LOOP_TIMES:
+            said[key] = times = said.get(key, 0) + 1
+            if times >= LOOP_TIMES or (times == 2 and len(key) >= TWICE_WORDS):
                 run = " ".join(key)
-                return Flaw("loop", f"it says {run!r} {LOOP_TIMES} times over instead of speaking")
+                return Flaw("loop", f"it says {run!r} {times} times over instead of speaking")
     at = repeated_at(text)
     if at is None:
         return None

@@ -460,10 +460,20 @@ def test_a_summary_in_words_passes() -> None:
         "to you.\n" * 4,
         "2. You want to make this building into a brewery.\n5. You have a business plan.\n"
         "6. You have a business plan.\n7. You have a business plan.",
+        # Gemma's George (school-event, in the app): a sentence of 9 words twice over
+        "I'm going to ask you, please do it now. I'm going to ask you, please do it now. "
+        "You decide what the project will be and you decide.",
     ],
 )
 def test_one_sentence_said_over_and_over_is_degenerate(text: str) -> None:
     assert kind(text, (), None) == "loop"
+
+
+@pytest.mark.parametrize(
+    "text", ["I will not sell it. I will not sell it!", "No, no. Sit down. No, no."]
+)
+def test_a_short_sentence_said_twice_for_emphasis_is_speech(text: str) -> None:
+    assert kind(text, (), None) is None
 
 
 @pytest.mark.parametrize(
@@ -796,6 +806,7 @@ def test_a_line_announcing_its_words_is_mended_to_the_words_it_announces() -> No
     # Gemma's Ethan (helicopter-parent, in the app): that it decided to speak, and no more
     assert kind("I decided to speak") == "echo"
     assert kind("Fine. I have decided to speak.") == "echo"
+    assert kind("I decided to speak today. I'm going to ask you, please.") == "echo"
     assert kind("I decided to speak, and you will listen to me about the trip.") is None
 
 
