@@ -269,6 +269,13 @@ LINES = {
 }
 
 
+#: Each test so marked plays its stub as a plain server (the words asked as text) and as
+#: llama-cpp-python (json_schema refused: the words asked as JSON, held to it by a grammar).
+SERVERS = pytest.mark.parametrize(
+    "server", [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}], ids=["text", "grammar"]
+)
+
+
 class CopiedIntent(StubLLM):
     """Bob copies the schema's description into his intent, asked again too, and the judge
     of what he observed writes debris for its summaries, asked again too; Cy's line is cut
@@ -429,11 +436,7 @@ def _mended_on_reask(
     assert mending in (calls[1].error or "")
 
 
-@pytest.mark.parametrize(
-    "server",
-    [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
-    ids=["text", "grammar"],  # words as text, or (llama-cpp-python's grammar) as JSON
-)
+@SERVERS
 def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     run_cli,
     tmp_path: Path,
@@ -460,11 +463,7 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     _mended_on_reask(played, "speak", "Cy", "unfinished", "cut after its last whole sentence")
 
 
-@pytest.mark.parametrize(
-    "server",
-    [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
-    ids=["text", "grammar"],
-)
+@SERVERS
 @pytest.mark.parametrize(
     ("stub", "mending"),
     [
@@ -499,11 +498,7 @@ def test_a_cut_line_is_said_mended_not_dropped_for_silence(
     assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
 
 
-@pytest.mark.parametrize(
-    "server",
-    [{}, {"server": "llama.cpp", "rejects": {"json_schema"}}],
-    ids=["text", "grammar"],
-)
+@SERVERS
 def test_a_re_ask_saying_its_flaw_back_is_flawed_too(
     run_cli,
     tmp_path: Path,
