@@ -278,8 +278,16 @@ def _sentences_echoed(text: str, instructions: str) -> tuple[set[tuple[str, ...]
 #: A speaker's own words opening a sentence of its instructions, a line that is only that
 #: sentence telling its task back (Gemma 3 270M's Mei, helicopter-parent, asked again, said
 #: "I say it now"), the longest first.
-_SUBJECTS = (("i", "am", "going", "to"), ("i'm", "going", "to"), ("i", "will"), ("i'll",))
-_SUBJECTS += (("now", "i"), ("so", "i"), ("let", "me"), ("i",))
+_SUBJECTS: tuple[tuple[str, ...], ...] = (
+    ("i", "am", "going", "to"),
+    ("i'm", "going", "to"),
+    ("i", "will"),
+    ("i'll",),
+    ("now", "i"),
+    ("so", "i"),
+    ("let", "me"),
+    ("i",),
+)
 
 
 def _unsubjected(sentence: tuple[str, ...]) -> tuple[str, ...]:
