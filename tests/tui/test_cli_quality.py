@@ -15,7 +15,7 @@ import json
 import random
 import re
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -409,21 +409,30 @@ def _calls(played: RoundRecord, purpose: str, agent: str) -> list[LLMCall]:
     return [c for c in played.llm_calls if c.purpose == purpose and c.agent == agent]
 
 
-def _one_round(
-    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch, stub: StubLLM
-) -> RoundRecord:
-    """Round 1 of the mini scenario (no events) played as run ``q`` against ``stub``."""
-    mini_data["events"] = []
-    toml = tmp_path / "mini.toml"
-    toml.write_text(_as_toml(mini_data))
-    monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    with stub:
-        model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
-        result = run_cli("run", str(toml), "--rounds", "1", "--run-id", "q", "-q", *model)
-    assert result.code == 0, result.err
-    (played,) = SaveStore(tmp_path / "saves").read_rounds("q")[1:]
-    return played
+#: Plays round 1 of the mini scenario against a stub (:func:`one_round`).
+OneRound = Callable[[StubLLM], RoundRecord]
+
+
+@pytest.fixture
+def one_round(
+    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+) -> OneRound:
+    """Round 1 of the mini scenario (no events) played as run ``q`` against a stub."""
+
+    def play(stub: StubLLM) -> RoundRecord:
+        mini_data["events"] = []
+        toml = tmp_path / "mini.toml"
+        toml.write_text(_as_toml(mini_data))
+        monkeypatch.setenv("SOCIALSIM_SAVES", str(tmp_path / "saves"))
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+        with stub:
+            model = ["--model", "openai/stub", "--api-base", stub.url, "--judge-mode", "batched"]
+            result = run_cli("run", str(toml), "--rounds", "1", "--run-id", "q", "-q", *model)
+        assert result.code == 0, result.err
+        (played,) = SaveStore(tmp_path / "saves").read_rounds("q")[1:]
+        return played
+
+    return play
 
 
 def _mended_on_reask(
@@ -438,17 +447,13 @@ def _mended_on_reask(
 
 @SERVERS
 def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
-    run_cli,
-    tmp_path: Path,
-    mini_data: dict,
-    monkeypatch: pytest.MonkeyPatch,
-    server: dict[str, Any],
+    one_round: OneRound, server: dict[str, Any]
 ) -> None:
     """The intent is optional: Bob's decision, its intent the schema's description when
     first asked and again, is kept without the intent (recorded as repaired), and he speaks,
     where it used to fall back to silence. Cy's line cut off mid-sentence twice is kept to
     its whole sentences, where it used to fall back to silence too."""
-    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, CopiedIntent(seed=3, **server))
+    played = one_round(CopiedIntent(seed=3, **server))
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     assert bob.utterance == "Bob thinks the roof comes first, before the winter."
@@ -477,18 +482,12 @@ def test_a_flawed_part_that_can_be_left_out_is_left_out_after_the_re_ask(
     ids=["re-ask-echoes", "clause-cut", "announced"],
 )
 def test_a_cut_line_is_said_mended_not_dropped_for_silence(
-    run_cli,
-    tmp_path: Path,
-    mini_data: dict,
-    monkeypatch: pytest.MonkeyPatch,
-    server: dict[str, Any],
-    stub: type[CopiedIntent],
-    mending: str,
+    one_round: OneRound, run_cli, server: dict[str, Any], stub: type[CopiedIntent], mending: str
 ) -> None:
     """Cy's line is cut mid-sentence or announced, and his re-ask is no better: his line is
     said mended (to its whole sentence, ended where its clause ends, or without the words
     announcing it), not dropped for silence, and a replay of the run plays it so."""
-    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, stub(seed=3, **server))
+    played = one_round(stub(seed=3, **server))
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "We fix the roof before the winter rains."
     kind = "echo" if stub is Announced else "unfinished"
@@ -500,17 +499,13 @@ def test_a_cut_line_is_said_mended_not_dropped_for_silence(
 
 @SERVERS
 def test_a_re_ask_saying_its_flaw_back_is_flawed_too(
-    run_cli,
-    tmp_path: Path,
-    mini_data: dict,
-    monkeypatch: pytest.MonkeyPatch,
-    server: dict[str, Any],
+    one_round: OneRound, run_cli, server: dict[str, Any]
 ) -> None:
     """Bob's intent is only a name, and asked again he writes "Cy is only a name.": that
     tells back what the re-ask told him, not his intent, so his first reply is kept with
     its intent left out. Cy's line is cut off, and asked again he says "…I say the whole
     sentence.": his first line is said mended. A replay plays the run so."""
-    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, FlawToldBack(seed=3, **server))
+    played = one_round(FlawToldBack(seed=3, **server))
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     _mended_on_reask(played, "decide", "Bob", "wordless", FLAWED_TOO)
@@ -523,7 +518,7 @@ def test_a_re_ask_saying_its_flaw_back_is_flawed_too(
 
 
 def test_a_replay_keeps_a_first_reply_s_mend_the_record_took_after_a_check_was_added(
-    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+    one_round: OneRound, run_cli, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Cy's first line was cut off, and his re-ask echoed his task: the record took the
     first line mended. Replayed after a check that finds his first line an echo (its
@@ -533,7 +528,7 @@ def test_a_replay_keeps_a_first_reply_s_mend_the_record_took_after_a_check_was_a
 
     with monkeypatch.context() as before:  # the checks before the task told back was one
         before.setattr(quality, "_TASK", re.compile(r"(?!)"))
-        played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, ToldThenEchoed(seed=3))
+        played = one_round(ToldThenEchoed(seed=3))
     cy = next(a for a in played.actions if a.speaker == "Cy")
     assert cy.utterance == "I have decided to speak in person. We fix the roof before the rains."
     _mended_on_reask(played, "speak", "Cy", "unfinished", FLAWED_TOO)
@@ -543,12 +538,10 @@ def test_a_replay_keeps_a_first_reply_s_mend_the_record_took_after_a_check_was_a
     assert replayed.code == 0 and "identical state" in replayed.out, replayed.err
 
 
-def test_a_decision_to_speak_meaning_to_keep_silent_is_silence(
-    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_decision_to_speak_meaning_to_keep_silent_is_silence(one_round: OneRound) -> None:
     """Bob decides to speak to everyone, his intent "stay silent", asked again and the same
     again: he keeps silent, as his intent says, and is asked for no words."""
-    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, SilentIntent(seed=3))
+    played = one_round(SilentIntent(seed=3))
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent, bob.utterance) == ("silent", None, "stay silent", "")
     assert not _calls(played, "speak", "Bob")
@@ -559,13 +552,11 @@ def test_a_decision_to_speak_meaning_to_keep_silent_is_silence(
     )
 
 
-def test_a_bare_value_or_a_name_is_no_intent_and_no_memory(
-    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_bare_value_or_a_name_is_no_intent_and_no_memory(one_round: OneRound) -> None:
     """Gemma 3 270M wrote "all" as an intent and "Paul" or "None" as summaries, which were
     taken and became memories: Bob's intent "all" and his judge's summaries "Ann", asked
     again and the same again, are left out, his act and the changes kept."""
-    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, BareValues(seed=3))
+    played = one_round(BareValues(seed=3))
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     _mended_on_reask(played, "decide", "Bob", "wordless", "the intent left out")
@@ -579,12 +570,12 @@ def test_a_bare_value_or_a_name_is_no_intent_and_no_memory(
 
 
 def test_a_flawed_part_is_left_out_when_the_re_ask_is_not_valid(
-    run_cli, tmp_path: Path, mini_data: dict, monkeypatch: pytest.MonkeyPatch
+    one_round: OneRound, run_cli
 ) -> None:
     """Bob's decision copies the schema's description into its intent and its re-ask is
     not valid JSON: the first decision is kept without the intent (repaired, saying why),
     not dropped for silence; a replay of the run plays it so."""
-    played = _one_round(run_cli, tmp_path, mini_data, monkeypatch, CopiedThenBroken(seed=3))
+    played = one_round(CopiedThenBroken(seed=3))
     bob = next(a for a in played.actions if a.speaker == "Bob")
     assert (bob.mode, bob.target, bob.intent) == ("public", "all", "")
     assert bob.utterance == "Bob thinks the roof comes first, before the winter."
