@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
-from typing import TYPE_CHECKING, NamedTuple, Protocol, TypeVar, runtime_checkable
+from itertools import chain, compress
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -208,12 +208,37 @@ class JudgedEdges:
         )
 
 
+class NeedRows(Sequence[dict[str, float]]):
+    """Every agent's need deltas as one matrix, each agent's needs in the order ``names``:
+    ``kept[i, k]`` where ``moved[i, k]`` (a row read as a dict, the dicts made when one is
+    first read; the update step reads the matrix itself)."""
+
+    __slots__ = ("_rows", "kept", "moved", "names")
+
+    def __init__(self, names: Sequence[str], kept: np.ndarray, moved: np.ndarray) -> None:
+        self.names, self.kept, self.moved = tuple(names), kept, moved
+        self._rows: list[dict[str, float]] | None = None
+
+    def __len__(self) -> int:
+        return len(self.kept)
+
+    def __getitem__(self, row: Any) -> Any:
+        if self._rows is None:
+            names = self.names
+            self._rows = [
+                dict(compress(zip(names, kept, strict=True), moved))
+                for kept, moved in zip(self.kept.tolist(), self.moved.tolist(), strict=True)
+            ]
+        return self._rows[row]
+
+
 class RoundJudgements(NamedTuple):
     """What every agent judged of a round, agents in the state's order: U_S, the need
-    deltas and U_R of the edges (:class:`JudgedEdges`)."""
+    deltas (a :class:`NeedRows` from a judge that weighs them at once) and U_R of the
+    edges (:class:`JudgedEdges`)."""
 
     emotions: list[float]
-    needs: list[dict[str, float]]
+    needs: Sequence[dict[str, float]]
     edges: JudgedEdges
 
     @classmethod

@@ -3,23 +3,24 @@ the rules, as one :class:`~engine.core.changes.RoundChanges`.
 
 The judged edges are read into columns once; U_R (:func:`~engine.core.rules.apply_fav`,
 :func:`~engine.core.rules.next_status`, :func:`~engine.core.rules.remember`) then runs on
-the arrays of the triggered edges only, with numpy. U_S and the needs, a few values an
-agent, stay plain Python.
+the arrays of the triggered edges only, with numpy; U_S and the needs move for every
+agent at once too (the needs one by one where the agents hold them in different orders).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain, compress
 from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
 from ..core.columns import StateColumns, row_counts
-from ..core.needs import NEED_MAX, NEED_MIN
+from ..core.needs import NEED_MAX, NEED_MIN, Need
 from ..core.notes import Notes
 from ..core.rounding import rounded
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, threshold_codes
 from ..core.state import EmotionChange
-from ..minds.base import RoundJudgements
+from ..minds.base import NeedRows, RoundJudgements
 
 if TYPE_CHECKING:
     import numpy as np
@@ -175,8 +176,8 @@ def _agents(
     thetas: Sequence[float | None],
 ) -> None:
     """U_S, the needs and theta of every agent, into ``changes``: every agent's emotion
-    moved at once, its needs one by one (:func:`~engine.core.rules.apply_emotion` and
-    :func:`~engine.core.rules.apply_need` written out); a need it lacks is skipped."""
+    moved at once, its needs too where every agent holds them in the judged order (else
+    one by one, :func:`_needs_each`), then its theta."""
     import numpy as np
 
     names = before.names
@@ -190,11 +191,50 @@ def _agents(
         )
     ]
     changes.emotions = validated(list[EmotionChange], emotions)
+    needs = judged.needs
+    if isinstance(needs, NeedRows) and all(tuple(n) == needs.names for n in before.needs):
+        _needs_at_once(changes, names, before.needs, needs)
+    else:
+        _needs_each(changes, names, before.needs, needs)
+    for name, theta, was in zip(names, thetas, before.theta, strict=True):
+        if theta is not None and theta != was:
+            changes.theta[name] = theta
+
+
+def _needs_at_once(
+    changes: RoundChanges, names: list[str], before: list[dict[str, Need]], judged: NeedRows
+) -> None:
+    """:func:`_needs_each` on the matrix of the judged deltas: the same clipping, the
+    same movements, rounded alike."""
+    import numpy as np
+
+    kinds = judged.names
+    pairs = chain.from_iterable(chain.from_iterable(n.values() for n in before))
+    was = np.fromiter(pairs, float, count=2 * judged.kept.size)[::2].reshape(judged.kept.shape)
+    now = np.where(judged.moved, clipped(was + judged.kept, NEED_MIN, NEED_MAX), was)
+    moved = now != was
+    movements = rounded(now - was, 4)
+    rows = zip(names, moved.tolist(), movements.tolist(), now.tolist(), strict=True)
+    for name, mine, movement, current in rows:
+        changes.need_deltas[name] = dict(compress(zip(kinds, movement, strict=True), mine))
+        if any(mine):
+            changes.needs[name] = dict(compress(zip(kinds, current, strict=True), mine))
+
+
+def _needs_each(
+    changes: RoundChanges,
+    names: list[str],
+    before: list[dict[str, Need]],
+    judged: Sequence[dict[str, float]],
+) -> None:
+    """Each agent's judged need deltas applied one by one (:func:`~engine.core.rules.
+    apply_need` written out): a need it lacks is skipped; the movements rounded at once."""
+    import numpy as np
+
     movements: list[float] = []  # every moved need's movement, rounded at once below
     moves: list[dict[str, float]] = []  # the agents' movements, in that order
     low, high = NEED_MIN, NEED_MAX
-    agents = zip(names, judged.needs, thetas, before.needs, strict=True)
-    for i, (name, deltas, theta, needs) in enumerate(agents):
+    for name, deltas, needs in zip(names, judged, before, strict=True):
         moved: dict[str, float] = {}
         now: dict[str, float] = {}
         for (need, change), value in zip(deltas.items(), map(needs.get, deltas), strict=True):
@@ -211,8 +251,6 @@ def _agents(
             changes.needs[name] = now
             movements += moved.values()
             moves.append(moved)
-        if theta is not None and theta != before.theta[i]:
-            changes.theta[name] = theta
     rounded_movements = iter(rounded(np.array(movements, float), 4).tolist())
     for moved in moves:
         for need in moved:

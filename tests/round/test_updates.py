@@ -18,7 +18,7 @@ from engine.core.rules import apply_emotion, apply_fav, apply_need, next_status,
 from engine.core.scenario import Status
 from engine.core.state import AgentState, MemoryEntry, NeedState, Relation, WorldState
 from engine.core.view import AgentsView
-from engine.minds.base import Edge, Judgements, RelationJudgement, RoundJudgements
+from engine.minds.base import Edge, Judgements, NeedRows, RelationJudgement, RoundJudgements
 from engine.round.updates import round_changes
 from engine.saves.columnar import EdgeColumns, StateFrame
 from engine.saves.roundfile import RoundFile
@@ -224,6 +224,27 @@ def test_needs_an_agent_lacks_are_skipped_and_the_rest_move_in_the_order_judged(
         assert list(changes.need_deltas[name].items()) == list(moves.items())
         assert list(changes.needs.get(name, {}).items()) == list(now.items())
     assert lacking.isdisjoint(changes.need_deltas["Bob"]) and changes.need_deltas["Bob"]
+
+
+@settings(deadline=None)
+@given(SEEDS)
+def test_needs_judged_as_one_matrix_move_as_they_do_one_by_one(seed):
+    """The offline judge's matrix of need deltas (NeedRows) changes what its rows, read as
+    dicts, change one by one: the same clipping, movements, rounding, order and theta."""
+    rng = random.Random(seed)
+    before = StateColumns.of(world(rng, 2), 3)
+    choices = [-20.0, -0.4, -0.0, 0.0, 1e-9, 0.25, 0.33335, 3.0, 11.0]
+    kept = np.array([[rng.choice(choices) for _ in NEEDS] for _ in NAMES])
+    rows = NeedRows(NEEDS, kept, np.array([[rng.random() < 0.7 for _ in NEEDS] for _ in NAMES]))
+    thetas = [rng.choice([None, 3.0, 4.5]) for _ in NAMES]
+    judged = RoundJudgements.of([Judgements(0.0, {}, {}) for _ in NAMES], before.index)
+
+    def changed(needs):
+        changes = round_changes(before, 7, 3, judged._replace(needs=needs), thetas)
+        moved = (changes.need_deltas, changes.needs, {"": changes.theta})
+        return [[(name, list(each.items())) for name, each in d.items()] for d in moved]
+
+    assert changed(rows) == changed(list(rows))
 
 
 def test_a_round_without_changes_leaves_the_state():

@@ -13,7 +13,7 @@ from ...core.rounding import rounded
 from ...core.rules import ReadAct
 from ...core.scenario import AgentSpec
 from ...core.state import Mode, Stance
-from ..base import AgentContext
+from ..base import AgentContext, NeedRows
 from .event_effects import event_mood, event_needs
 from .lens import TRUST_WEIGHT, PriorLens
 from .params import (
@@ -216,8 +216,9 @@ class Judged:
 
         return np.array([bool(lens.trust) for lens in self.lenses], bool)
 
-    def needs(self, moods: Sequence[float]) -> list[dict[str, float]]:
-        """Each row's need deltas (those not 0, rounded to 4 places), given its U_S."""
+    def needs(self, moods: Sequence[float]) -> Sequence[dict[str, float]]:
+        """Each row's need deltas (those not 0, rounded to 4 places), given its U_S: a
+        :class:`~..base.NeedRows` where every row holds the needs in one order."""
         import numpy as np
 
         ctxs, rows, heard = self.ctxs, self.rows, self.heard
@@ -293,6 +294,8 @@ class Judged:
             personas = self.personas
             expected = _fixed(personas, ("chronic", order), lambda: _chronic(personas, order))
         d += RECOVERY * resilience[:, None] * (expected - current)
+        if all(same):
+            return NeedRows(names, rounded(d, 4), d != 0.0)
         kept, moved = rounded(d, 4).tolist(), (d != 0.0).tolist()
         return [
             dict(compress(zip(names, kept[row], strict=True), moved[row]))

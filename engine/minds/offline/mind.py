@@ -372,12 +372,16 @@ class OfflineMind:
         judged = Judged(ctxs, acts, heard, lenses, self.dynamics, jitter)
         emotions = judged.moods()
         needs = judged.needs(emotions)
-        for row in alone:  # acts heard out of the round's order: judged on their own
-            ctx = ctxs[row]
-            mine = None if jitter is None else jitter[row : row + 1]
-            one = Judged.of([ctx], read_acts(ctx.heard), None, [lenses[row]], self.dynamics, mine)
-            emotions[row] = one.moods()[0]
-            needs[row] = one.needs(emotions[row : row + 1])[0]
+        if alone:  # acts heard out of the round's order: judged on their own
+            needs = each = list(needs)
+            for row in alone:
+                ctx = ctxs[row]
+                mine = None if jitter is None else jitter[row : row + 1]
+                one = Judged.of(
+                    [ctx], read_acts(ctx.heard), None, [lenses[row]], self.dynamics, mine
+                )
+                emotions[row] = one.moods()[0]
+                each[row] = one.needs(emotions[row : row + 1])[0]
         return RoundJudgements(emotions, needs, self._edges(ctxs, acts, lenses))
 
     def _edges(
