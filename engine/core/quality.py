@@ -3,10 +3,11 @@
 A reply can fit its schema and still say nothing: an empty utterance, JSON or template debris,
 an echo of the prompt's instructions, one sentence said over and over, a sentence cut off
 mid-way, a copy of another agent's line (this round or one remembered, in any person) or of
-the speaker's own last line. Such a reply is *degenerate* (:class:`Flaw`): the LLM client asks
-again once with the flaw's note, then falls back, and records both as outcome
-``degenerate``. Who a line speaks as is :mod:`.naming`'s; an intent's and a summary's checks
-are :mod:`.phrases`'; how well a model played, over a run, is :mod:`.tally`'s.
+one of the speaker's own lines of the rounds it remembers. Such a reply is *degenerate*
+(:class:`Flaw`): the LLM client asks again once with the flaw's note, then falls back, and
+records both as outcome ``degenerate``. Who a line speaks as is :mod:`.naming`'s; an
+intent's and a summary's checks are :mod:`.phrases`'; how well a model played, over a run,
+is :mod:`.tally`'s.
 """
 
 from __future__ import annotations
@@ -36,8 +37,8 @@ LOOP_WORDS, LOOP_TIMES = 3, 3
 #: A sentence of this many words or more said twice in one line is a loop too: Gemma 3
 #: 270M's George (school-event) said "I'm going to ask you, please do it now." twice over.
 TWICE_WORDS = 7
-#: A line copied verbatim (another agent's this round, or the speaker's last) counts from
-#: this many words: two agents may both say "I agree with you."
+#: A line copied verbatim (another agent's, or one of the speaker's own) counts from this
+#: many words: two agents may both say "I agree with you."
 COPY_WORDS = 5
 #: A line holding another's whole line of at least this many words copies it, and so does a
 #: line of at least this many words that another's holds whole: Gemma 3 270M's Callum said
@@ -514,13 +515,16 @@ def utterance_flaw(
     others: Iterable[str],
     last: str | None,
     earlier: Iterable[str] = (),
+    own: Iterable[str] = (),
 ) -> Flaw | None:
     """What is wrong with an utterance of an agent that decided to speak: empty, debris,
     punctuation, an echo of its prompt's ``instructions``, a sentence said over and over, a
     sentence cut off, a copy of a line of ``others`` (this round), of the speaker's ``last``
-    line or of a line of ``earlier`` (others', in the rounds the speaker remembers), or a
-    line made of their words (:func:`others_words`); a copy in any person
-    (:func:`as_anyone`)."""
+    line or of a line of ``earlier`` (others', in the rounds the speaker remembers), a
+    repeat of one of its ``own`` lines of those rounds, or a line made of their words
+    (:func:`others_words`; Gemma 3 270M's Adrian, celebrity-worship, said "I'm happy to be
+    here now. I would like to sing for you.", Laura's words and then his own of the round
+    before); a copy in any person (:func:`as_anyone`)."""
     if not text.strip():
         return Flaw("empty", "it said nothing, though you decided to speak")
     flaw = debris(text) or wordless(text, "utterance") or echo(text, instructions)
@@ -533,9 +537,16 @@ def utterance_flaw(
         return Flaw("copy", "it copies another's line this round word for word")
     if last is not None and _copied(mine, as_anyone(last)):
         return Flaw("repeat", "it repeats your own last line word for word")
+    own = list(own)
+    if any(_copied(mine, as_anyone(line)) for line in own):
+        return Flaw("repeat", "it repeats a line you said in an earlier round word for word")
     if any(_copied(mine, as_anyone(line)) for line in earlier):
         return Flaw("copy", "it copies a line another said in an earlier round word for word")
-    return others_words(mine, [*others, *earlier])
+    heard = [*others, *earlier]
+    flaw = others_words(mine, heard)
+    if flaw is None and own and others_words(mine, [*heard, *own]) is not None:
+        return Flaw("repeat", "it pieces together lines said before, yours among them")
+    return flaw
 
 
 def others_words(mine: tuple[str, ...], lines: Iterable[str]) -> Flaw | None:

@@ -1,6 +1,6 @@
 """Each purpose's checks beyond its schema, from what an agent's context knows: the prompt's
 instructions, the lines heard this round and in the rounds it remembers, the speaker's own
-last line, the names of those present. The checks and their thresholds are
+lines of those rounds, the names of those present. The checks and their thresholds are
 :mod:`engine.core.quality`'s, :mod:`engine.core.naming`'s and :mod:`engine.core.phrases`'; a
 degenerate reply is asked again once, then falls back (``engine.llm.client``), so it never
 reaches the transcript, a later prompt or a memory."""
@@ -55,8 +55,8 @@ def speech(ctx: AgentContext, decision: Decision, field: str | None = None) -> S
     """An utterance's check: said, words, no debris, no echo of its prompt's instructions
     nor recital of its system text or of the events it was told (this round's, and those
     of the rounds it remembers), no copy of a line heard this round or in a round the agent
-    remembers, nor of the speaker's last, and not spoken to or of the speaker as another
-    would."""
+    remembers, nor of the speaker's own lines of those rounds, and not spoken to or of the
+    speaker as another would."""
     instructions = prompts.speak_instructions(ctx, decision, field)
     events = [e.text for r in ctx.history for e in r.events] + [e.text for e in ctx.events]
     told = "\n".join([prompts.system(ctx), *events])
@@ -65,13 +65,15 @@ def speech(ctx: AgentContext, decision: Decision, field: str | None = None) -> S
     earlier = [
         a.utterance for r in ctx.history for a in r.actions if a.speaker != me and a.utterance
     ]
+    own = [a.utterance for r in ctx.history for a in r.actions if a.speaker == me and a.utterance]
     last = last_line(ctx)
     names = ctx.scenario.names
     others_present = [n for n in names if n != me]
     role = ctx.persona.role  # (a name it goes by there is its own: "Ms. Osei to her students")
 
     def flaws(text: str) -> Flaw | None:
-        flaw = utterance_flaw(text, instructions, others, last, earlier) or recited(text, told)
+        flaw = utterance_flaw(text, instructions, others, last, earlier, own)
+        flaw = flaw or recited(text, told)
         flaw = flaw or only_names(text, names) or name_prefix(text, others_present)
         return flaw or self_named(text, me, names, role)
 

@@ -280,6 +280,36 @@ def test_the_speakers_own_last_line_repeated_is_degenerate() -> None:
     assert kind(last, (), last) == "repeat"
 
 
+#: Gemma 3 270M's Laura (celebrity-worship, 2026-12-07): her line of round 1, said again
+#: word for word in round 4 (she had spoken once in between).
+LAURA = "I was born in 1980, and I'm very happy to be here now."
+
+
+def test_a_line_of_the_speakers_own_in_an_earlier_round_repeated_is_degenerate() -> None:
+    between = "I don't know where you want to go, but I promise I won't tell anyone else."
+    flaw = utterance_flaw(LAURA, SPEAK, (), between, (), (LAURA, between))
+    assert flaw is not None and flaw.kind == "repeat" and "earlier round" in flaw.note
+    assert utterance_flaw(LAURA, SPEAK, (), between, (), (between,)) is None
+    # her own earlier line inside a new one: as another's would be, a repeat
+    again = f"{LAURA} Tonight I want to hear you sing."
+    assert utterance_flaw(again, SPEAK, (), None, (), (LAURA,)).kind == "repeat"
+    # a point of hers made again in words of this round's: speech
+    anew = "I am happy to be here, Sophie, and I want you to write that essay yourself."
+    assert utterance_flaw(anew, SPEAK, (), None, (), (LAURA,)) is None
+
+
+def test_a_line_pieced_together_from_anothers_words_and_the_speakers_own_is_a_repeat() -> None:
+    """Gemma 3 270M's Adrian (celebrity-worship, round 4): Laura's words of round 1, then
+    his own line of round 3."""
+    own = "I would like to sing for you. I'd love it if you were with me."
+    adrian = "I'm happy to be here now. I would like to sing for you."
+    assert utterance_flaw(adrian, SPEAK, (), None, (LAURA,)) is None  # others' alone: 5 words
+    flaw = utterance_flaw(adrian, SPEAK, (), None, (LAURA,), (own,))
+    assert flaw is not None and flaw.kind == "repeat" and "yours among them" in flaw.note
+    mine = "I'm happy to be here now, and tonight Maya and I will sing the duet she wrote."
+    assert utterance_flaw(mine, SPEAK, (), None, (LAURA,), (own,)) is None
+
+
 @pytest.mark.parametrize(
     "text",
     [
