@@ -56,11 +56,13 @@ def keeps_silent(text: str) -> bool:
 _CLAUSE_END = re.compile(r"[(.,;:\n]")
 
 
-def described(text: str, description: str) -> Flaw | None:
+def described(text: str, description: str, field: str = "") -> Flaw | None:
     """``text`` (an intent or a summary) is copied from the schema's ``description``, whole
     or in its opening clause of two words or more (Gemma 3 270M went on after the copy:
     "one sentence (no others than the target)", "one sentence. target = all": 6 of the 41
-    intents taken in the saved Gemma runs here)."""
+    intents taken in the saved Gemma runs here), or opens with what the description says
+    of its ``field`` (``intent: one sentence.``), two words or more: Gemma's Owen
+    (discipline-policy) decided "one sentence in private (public only) or silent"."""
     told = runs(words(description), 2)
     for part in (text, _CLAUSE_END.split(text.strip(), maxsplit=1)[0]):
         pairs = runs(words(part), 2)
@@ -68,6 +70,10 @@ def described(text: str, description: str) -> Flaw | None:
             return Flaw(
                 "description", f"{text.strip()[:60]!r} is the schema's description, not yours"
             )
+    own = re.search(rf"(?i)\b{re.escape(field)}:\s*([^.\n]+)", description) if field else None
+    told_own = words(own.group(1)) if own else []
+    if len(told_own) >= 2 and words(text)[: len(told_own)] == told_own:
+        return Flaw("description", f"{text.strip()[:60]!r} opens with the schema's description")
     return None
 
 
@@ -83,5 +89,5 @@ def phrase_flaw(text: str, field: str, description: str, names: Iterable[str] = 
         or bare(text, field)
         or only_names(text, names, field)
         or scale_labels(text)
-        or described(text, description)
+        or described(text, description, field)
     )

@@ -220,6 +220,10 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
     return Flaw("echo", f"it speaks of its instructions ({term!r}) instead of speaking", cut=cut)
 
 
+#: Whom a task told back names, between "to speak" and how: "to you", "with Marcus" (Gemma 3
+#: 270M's Emma, discipline-policy: "I have decided to speak to you privately today.").
+_TO = r"(?:\s+(?:to|with)\s+(?:the\s+)?[^\W\d_][\w'-]*)?"
+
 #: A sentence that tells the speaker its own task, as the speech prompt does ("You decided
 #: to speak publicly to everyone"), or tells it back in the first person with the prompt's
 #: words for the mode, or announces what it will say: Gemma 3 270M's Mei began her line "You
@@ -231,9 +235,10 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
 #: Paula, school-event: "I decided to speak today.").
 _TASK = re.compile(
     r"(?i)(?:you\s+(?:have\s+)?(?:decided?|chose|choose)\s+to\s+speak\b"
-    r"|i(?:\s+have|'ve)?\s+(?:decided?|chose|choose)\s+to\s+(?:speak\s+(?:publicly|privately|aloud"
-    r"|in\s+(?:public|private|person))\b"
-    r"|speak(?:\s+(?:today|now|here|first|again|tonight|this\s+time))?\s*(?:[.!?…;\n]|$)"
+    r"|i(?:\s+have|'ve)?\s+(?:decided?|chose|choose)\s+to\s+(?:speak" + _TO + r"\s+(?:publicly"
+    r"|privately|aloud|in\s+(?:public|private|person))\b"
+    r"|speak" + _TO + r"(?:\s+(?:today|now|here|first|again|tonight|this\s+time))?"
+    r"\s*(?:[.!?…;\n]|$)"
     r"|(?P<announces>say\s*[,:]|say\s+the\s+following\b)))"
 )
 #: The fewest words of a line that words announcing it leave to be said (:attr:`Flaw.start`).

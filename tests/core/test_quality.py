@@ -456,6 +456,10 @@ def test_a_summary_of_punctuation_or_null_is_degenerate(text: str) -> None:
         # Gemma 3 270M went on after the copy, and these were taken (saved runs, 2026-12-07)
         "one sentence (no others than the target)",
         "one sentence. target = all",
+        # Gemma's Owen (discipline-policy, in the app): opening with the intent's own
+        # description, the rest the rules' words too (4 of its 7 word pairs theirs)
+        "one sentence in private (public only) or silent",
+        "One sentence: defend Emma",
     ],
 )
 def test_an_intent_copied_from_the_schemas_description_is_degenerate(text: str) -> None:
@@ -472,6 +476,8 @@ def test_an_intent_copied_from_the_schemas_description_is_degenerate(text: str) 
         "Support Mara.",
         "Keep the peace: no shouting.",
         "Win the vote (quietly).",
+        "Win the vote in one sentence.",
+        "One of them must pay.",
     ],
 )
 def test_an_intent_in_words_passes(text: str) -> None:
@@ -838,6 +844,16 @@ def test_a_line_announcing_its_words_is_mended_to_the_words_it_announces() -> No
     assert kind("Fine. I have decided to speak.") == "echo"
     assert kind("I decided to speak today. I'm going to ask you, please.") == "echo"
     assert kind("I decided to speak, and you will listen to me about the trip.") is None
+    # Gemma's Emma (discipline-policy, in the app): whom it speaks to, between (a mend of a
+    # first reply cut off at its comma was taken so)
+    emma = "Yes, Marcus. I have decided to speak to you privately today."
+    flaw = mended_line(check(emma), emma, check)
+    assert flaw is not None and flaw.kind == "echo" and flaw.mended is None
+    assert check(emma).cut == len("Yes, Marcus. ")
+    assert kind("I decided to speak with Owen.") == "echo"
+    assert kind("I chose to speak to the principal privately, and he agreed.") == "echo"
+    assert kind("I decided to speak to you about the robot, Marcus.") is None
+    assert kind("I want to speak to you privately about the robot.") is None
 
 
 def test_a_script_s_name_prefix_in_any_case_is_not_speech() -> None:
