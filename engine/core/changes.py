@@ -62,6 +62,10 @@ class RoundChanges:
     need_deltas: dict[str, dict[str, float]] = field(default_factory=dict)
     needs: dict[str, dict[str, float]] = field(default_factory=dict)
     theta: dict[str, float | None] = field(default_factory=dict)
+    #: ``need_deltas`` and ``needs`` as columns, where the update step moved them at once:
+    #: each agent's count of moved needs, their kinds (positions in ``NEEDS``), movements
+    #: and new values, agents and needs in the dicts' order (the round file's columns).
+    moved_columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
     _remembered: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     _relation_changes: list[RelationChange] | None = None
 

@@ -129,13 +129,27 @@ class MovedNeeds(_Model):
 
     @classmethod
     def of(
-        cls, deltas: dict[str, dict[str, float]], needs: dict[str, dict[str, float]]
+        cls,
+        deltas: dict[str, dict[str, float]],
+        needs: dict[str, dict[str, float]],
+        columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> MovedNeeds | None:
         """The columns of a round's need ``deltas`` and new values (``needs``); None unless
         ``needs`` holds a new value of each need moved and of no other (as the engine's
-        changes always do: the form before format 10 holds any)."""
+        changes always do: the form before format 10 holds any). ``columns``: the same
+        as the update step made them (count, kind, delta, current), taken as they are."""
         import numpy as np
 
+        if columns is not None:
+            count, kind, delta, now = columns
+            return cls(
+                agents=list(deltas),
+                kinds=list(NEEDS),
+                count=count,
+                kind=kind,
+                delta=delta,
+                current=now,
+            )
         movers = [name for name, changed in deltas.items() if changed]
         try:  # the new values in the deltas' order (every mover's, and no more: counted)
             current = [needs[name][need] for name in movers for need in deltas[name]]

@@ -353,7 +353,7 @@ def round_file(
     (the repair marks after the round) is given."""
     changes = played.changes
     whole = None if keyframe is None else Keyframe.of(played.after, keyframe)
-    moved = MovedNeeds.of(changes.need_deltas, changes.needs)
+    moved = MovedNeeds.of(changes.need_deltas, changes.needs, changes.moved_columns)
     return RoundFile(
         round=played.round,
         events=played.events,

@@ -20,6 +20,8 @@ from engine.core.state import AgentState, MemoryEntry, NeedState, Relation, Worl
 from engine.core.view import AgentsView
 from engine.minds.base import Edge, Judgements, NeedRows, RelationJudgement, RoundJudgements
 from engine.round.updates import round_changes
+from engine.saves.agentcolumns import MovedNeeds
+from engine.saves.binround import BLOBS
 from engine.saves.columnar import EdgeColumns, StateFrame
 from engine.saves.roundfile import RoundFile
 
@@ -230,12 +232,19 @@ def test_needs_an_agent_lacks_are_skipped_and_the_rest_move_in_the_order_judged(
 @given(SEEDS)
 def test_needs_judged_as_one_matrix_move_as_they_do_one_by_one(seed):
     """The offline judge's matrix of need deltas (NeedRows) changes what its rows, read as
-    dicts, change one by one: the same clipping, movements, rounding, order and theta."""
+    dicts, change one by one: the same clipping, movements, rounding, order and theta (the
+    agents holding their needs in an order of their own, not the rules')."""
     rng = random.Random(seed)
-    before = StateColumns.of(world(rng, 2), 3)
+    state = world(rng, 2)
+    order = rng.sample(NEEDS, len(NEEDS))
+    agents = {
+        name: a.model_copy(update={"needs": {n: a.needs[n] for n in order}})
+        for name, a in state.agents.items()
+    }
+    before = StateColumns.of(state.model_copy(update={"agents": agents}), 3)
     choices = [-20.0, -0.4, -0.0, 0.0, 1e-9, 0.25, 0.33335, 3.0, 11.0]
     kept = np.array([[rng.choice(choices) for _ in NEEDS] for _ in NAMES])
-    rows = NeedRows(NEEDS, kept, np.array([[rng.random() < 0.7 for _ in NEEDS] for _ in NAMES]))
+    rows = NeedRows(order, kept, np.array([[rng.random() < 0.7 for _ in NEEDS] for _ in NAMES]))
     thetas = [rng.choice([None, 3.0, 4.5]) for _ in NAMES]
     judged = RoundJudgements.of([Judgements(0.0, {}, {}) for _ in NAMES], before.index)
 
@@ -245,6 +254,21 @@ def test_needs_judged_as_one_matrix_move_as_they_do_one_by_one(seed):
         return [[(name, list(each.items())) for name, each in d.items()] for d in moved]
 
     assert changed(rows) == changed(list(rows))
+    # the round file's columns as the matrix gives them: those the dicts give
+    changes = round_changes(before, 7, 3, judged._replace(needs=rows), thetas)
+    assert changes.moved_columns is not None
+    assert round_changes(before, 7, 3, judged, thetas).moved_columns is None  # dicts: none
+    given = MovedNeeds.of(changes.need_deltas, changes.needs, changes.moved_columns)
+    made = MovedNeeds.of(changes.need_deltas, changes.needs)
+    assert given.model_dump_json() == made.model_dump_json()
+    blobs: tuple[list, list] = ([], [])  # as a binary round file writes them
+    assert given.model_dump_json(context={BLOBS: blobs[0]}) == made.model_dump_json(
+        context={BLOBS: blobs[1]}
+    )
+    assert [b.tobytes() for b in blobs[0]] == [b.tobytes() for b in blobs[1]]
+    assert [c.dtype for c in (given.count, given.kind, given.delta, given.current)] == [
+        c.dtype for c in (made.count, made.kind, made.delta, made.current)
+    ]
 
 
 def test_a_round_without_changes_leaves_the_state():
