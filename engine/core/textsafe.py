@@ -91,8 +91,9 @@ def clean(value: T) -> T:
 
 
 def _clean(value: Any, model: type[Any]) -> Any:
-    if isinstance(value, str):
-        return strip_controls(value)
+    if isinstance(value, str):  # (an enum's value, a str, unchanged stays the enum's)
+        text = strip_controls(value)
+        return value if text == value else text
     if isinstance(value, model):
         changed = {}
         for name in type(value).model_fields:
