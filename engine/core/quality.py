@@ -220,9 +220,11 @@ def _terms_echoed(text: str, instructions: str) -> Flaw | None:
     return Flaw("echo", f"it speaks of its instructions ({term!r}) instead of speaking", cut=cut)
 
 
-#: Whom a task told back names, between "to speak" and how: "to you", "with Marcus" (Gemma 3
-#: 270M's Emma, discipline-policy: "I have decided to speak to you privately today.").
-_TO = r"(?:\s+(?:to|with)\s+(?:the\s+)?[^\W\d_][\w'-]*)?"
+#: Whom a task told back names, between "to speak" and how: "to you", "with Marcus", "to Mr.
+#: Price" (Gemma 3 270M's Emma, discipline-policy: "I have decided to speak to you privately
+#: today.").
+_TITLE = r"(?:mr|mrs|ms|dr)\."
+_TO = rf"(?:\s+(?:to|with)\s+(?:the\s+|{_TITLE}\s*)?(?!{_TITLE})[^\W\d_][\w'-]*)?"
 
 #: A sentence that tells the speaker its own task, as the speech prompt does ("You decided
 #: to speak publicly to everyone"), or tells it back in the first person with the prompt's

@@ -853,6 +853,8 @@ def test_a_line_announcing_its_words_is_mended_to_the_words_it_announces() -> No
     assert kind("I decided to speak with Owen.") == "echo"
     assert kind("I chose to speak to the principal privately, and he agreed.") == "echo"
     assert kind("I decided to speak to you about the robot, Marcus.") is None
+    assert kind("I decided to speak to Mr. Price about the robot.") is None  # (not its stop)
+    assert kind("I decided to speak to Mr. Price privately.") == "echo"
     assert kind("I want to speak to you privately about the robot.") is None
 
 
