@@ -359,10 +359,10 @@ def repeated_at(text: str) -> int | None:
 def unfinished(text: str) -> Flaw | None:
     """``text`` stops mid-sentence: its last mark is a comma, a colon or a semicolon (closing
     quotes aside; a winking ``;)`` ends on its bracket), or, with no mark, its last word is
-    one a sentence goes on after (an article, a possessive, a conjunction, "I"), or it ends
-    on "name is". Gemma 3 270M on llama-server closed its JSON after "…The executor's duty
-    is to the will not,"; on llama-cpp-python Greta's line ran out at "…for your own good
-    and not the"."""
+    one a sentence goes on after (an article, a possessive, a conjunction, "I"), it ends on
+    "name is", or its last sentence is a subject and "to be" alone ("I am"). Gemma 3 270M on
+    llama-server closed its JSON after "…The executor's duty is to the will not,"; on
+    llama-cpp-python Greta's line ran out at "…for your own good and not the"."""
     end = _unquoted_end(text)
     if not end:
         return None
@@ -370,6 +370,8 @@ def unfinished(text: str) -> Flaw | None:
         on = end[-1]
     elif _NAMING.search(end):
         on = "name is"
+    elif _BARE_COPULA.fullmatch(last := _last_sentence(end)):
+        on = last
     else:
         on = end.rsplit(None, 1)[-1].lower()
         if on not in _GOES_ON:
@@ -400,6 +402,20 @@ _CLAUSE_GOES_ON = _GOES_ON | frozenset(
 #: A line ending, with no mark, as a name is about to be said (Gemma 3 270M's Nell, asked
 #: again after opening with her own name, said "my name is").
 _NAMING = re.compile(r"(?i)\bname\s+is$")
+#: A last sentence that is a subject and its "to be" and no more, with no mark: Gemma 3 270M's
+#: Alicia (extracurricular-choices) ended a long line "… Do you think it's possible? I am"
+#: ("That's who I am" ends on them too, but says more; an answer so, "… lying? I am", without
+#: its stop reads as cut off too).
+_BARE_COPULA = re.compile(
+    r"(?i)(?:i|you|we|they|he|she|it)\s+(?:am|are|is|was|were)|(?:i'm|you're|we're|they're)"
+)
+
+
+def _last_sentence(text: str) -> str:
+    """The words after ``text``'s last sentence's stop (all of it when none)."""
+    return re.split(r"[.!?…]\s+", text)[-1].strip()
+
+
 #: The longest beginning of a text that ends a sentence (its stop, closing quotes or
 #: brackets, then a space).
 _WHOLE = re.compile(r"(?s)(.*[.!?…。！？][\"'”’»)]*)\s")

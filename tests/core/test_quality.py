@@ -333,6 +333,10 @@ def test_a_line_pieced_together_from_anothers_words_and_the_speakers_own_is_a_re
         # that named her as another would
         "my name is",
         "Hello everyone. My name is ",
+        # Gemma 3 270M's Alicia (extracurricular-choices, 2026-12-07, in the app): a long
+        # line ending on a sentence of a subject and its verb alone
+        "I want to be an actor. Do you think it's possible? I am",
+        "We went home. They were",
     ],
 )
 def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
@@ -350,6 +354,8 @@ def test_an_utterance_cut_off_mid_sentence_is_degenerate(text: str) -> None:
         "So do I.",
         "My name is Nell",
         "I know what your name is.",
+        "That's who I am",
+        "I am.",
     ],
 )
 def test_a_line_without_its_stop_on_a_word_a_sentence_ends_on_is_finished(text: str) -> None:
