@@ -104,7 +104,27 @@ def drain(source: Any, listener: Listener) -> None:
     while True:
         try:
             report = source.get_nowait()
-        except Exception:  # queue.Empty; or a queue broken by Ctrl+C mid-read: reports stop
+        except Exception:  # queue.Empty; or a queue broken: reports stop
             return
         if isinstance(report, Report):
             listener(report.local())
+
+
+class Drain:
+    """:func:`drain` of ``source`` to ``listener``, called again and again, until a Ctrl+C
+    (or any error not the queue's) interrupts one: a read cut in the middle leaves the
+    manager's connection in the middle of a message, and the next read waited for ever
+    while the caller drained its running jobs (a trial's first Ctrl+C, under load). From
+    then on it reads nothing: the running jobs' calls are no longer shown."""
+
+    def __init__(self, source: Any, listener: Listener) -> None:
+        self.source, self.listener, self.broken = source, listener, False
+
+    def __call__(self) -> None:
+        if self.broken:
+            return
+        try:
+            drain(self.source, self.listener)
+        except BaseException:
+            self.broken = True
+            raise
