@@ -31,7 +31,7 @@ from typing import Any, Protocol, TypeVar
 
 from ...errors import SocialsimError
 from .parent_watch import die_with_parent
-from .relay import Drain, Listener
+from .relay import Listener, drain
 
 #: How often a waiting caller looks at its ``stop`` event (seconds).
 POLL = 0.1
@@ -145,7 +145,7 @@ class LocalExecutor:
             initializer=_worker_init,
             initargs=(limit, reports),
         )
-        poll = None if calls is None else Drain(reports, calls)
+        poll = None if calls is None else lambda: drain(reports, calls)
         try:
             futures = {pool.submit(job.fn, *job.args): i for i, job in enumerate(jobs)}
             # The pool's own dict (a shutdown drops the pool's reference to it, not the dict).

@@ -15,10 +15,13 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import multiprocessing
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from multiprocessing.managers import BaseManager, SyncManager
+from types import FrameType
 from typing import Any
 
 from ...llm.progress import Calls, PhaseDone, Progress, watch_new
@@ -100,31 +103,43 @@ def local_queue() -> tuple[BaseManager, Any]:
 
 def drain(source: Any, listener: Listener) -> None:
     """Every report waiting in ``source`` (a queue), on this process's clock, to
-    ``listener``."""
-    while True:
-        try:
-            report = source.get_nowait()
-        except Exception:  # queue.Empty; or a queue broken: reports stop
-            return
-        if isinstance(report, Report):
-            listener(report.local())
+    ``listener``. A Ctrl+C or SIGTERM meanwhile acts once they are read
+    (:func:`held_signals`): one that cut a read of a manager's queue in the middle left its
+    connection in the middle of a message, and the next read waited for ever (a trial's
+    first Ctrl+C, under load: its running jobs are drained on)."""
+    with held_signals():
+        while True:
+            try:
+                report = source.get_nowait()
+            except Exception:  # queue.Empty; or a broken queue: reports stop
+                return
+            if isinstance(report, Report):
+                listener(report.local())
 
 
-class Drain:
-    """:func:`drain` of ``source`` to ``listener``, called again and again, until a Ctrl+C
-    (or any error not the queue's) interrupts one: a read cut in the middle leaves the
-    manager's connection in the middle of a message, and the next read waited for ever
-    while the caller drained its running jobs (a trial's first Ctrl+C, under load). From
-    then on it reads nothing: the running jobs' calls are no longer shown."""
+@contextlib.contextmanager
+def held_signals() -> Iterator[None]:
+    """While inside (in the main thread), SIGINT and SIGTERM are noted, not acted on; on
+    leaving, each one noted goes, in turn, to the handler that was in place (raising
+    KeyboardInterrupt, say, once the block is done)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
 
-    def __init__(self, source: Any, listener: Listener) -> None:
-        self.source, self.listener, self.broken = source, listener, False
+    def note(signum: int, frame: FrameType | None) -> None:
+        came.append(signum)
 
-    def __call__(self) -> None:
-        if self.broken:
-            return
-        try:
-            drain(self.source, self.listener)
-        except BaseException:
-            self.broken = True
-            raise
+    held = [s for s in (signal.SIGINT, signal.SIGTERM) if signal.getsignal(s) is not None]
+    previous = {s: signal.signal(s, note) for s in held}
+    try:
+        yield
+    finally:
+        for kind, handler in previous.items():
+            signal.signal(kind, handler)
+        for number in came:
+            handler = previous[signal.Signals(number)]
+            if callable(handler):
+                handler(number, None)
+            elif handler == signal.SIG_DFL:
+                signal.raise_signal(number)
