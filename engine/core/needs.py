@@ -26,6 +26,8 @@ NEED_CATEGORIES: dict[str, tuple[str, ...]] = {
 }
 
 NEEDS: tuple[str, ...] = tuple(n for group in NEED_CATEGORIES.values() for n in group)
+#: Each need's position in :data:`NEEDS` (how a round file codes a moved need).
+NEED_AT: dict[str, int] = {need: k for k, need in enumerate(NEEDS)}
 
 CATEGORY_OF: dict[str, str] = {n: cat for cat, group in NEED_CATEGORIES.items() for n in group}
 

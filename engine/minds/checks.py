@@ -22,15 +22,6 @@ from .base import AgentContext
 Check = Callable[[Any], Flaw | None]
 
 
-def last_line(ctx: AgentContext) -> str | None:
-    """What the agent last said in the rounds it remembers (None: nothing)."""
-    for past in reversed(ctx.history):
-        said = [a for a in past.actions if a.speaker == ctx.name and a.utterance]
-        if said:
-            return said[-1].utterance
-    return None
-
-
 @dataclass(frozen=True)
 class SpeechCheck:
     """An utterance's check (its ``flaws``, a flawed line mended where it can be), and how a
@@ -66,7 +57,7 @@ def speech(ctx: AgentContext, decision: Decision, field: str | None = None) -> S
         a.utterance for r in ctx.history for a in r.actions if a.speaker != me and a.utterance
     ]
     own = [a.utterance for r in ctx.history for a in r.actions if a.speaker == me and a.utterance]
-    last = last_line(ctx)
+    last = own[-1] if own else None  # (the speaker's last line)
     names = ctx.scenario.names
     others_present = [n for n in names if n != me]
     role = ctx.persona.role  # (a name it goes by there is its own: "Ms. Osei to her students")

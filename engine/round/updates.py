@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
 from ..core.columns import StateColumns, row_counts
-from ..core.needs import NEED_MAX, NEED_MIN, NEEDS, Need
+from ..core.needs import NEED_AT, NEED_MAX, NEED_MIN, Need
 from ..core.notes import Notes
 from ..core.rounding import rounded
 from ..core.rules import MAX_EMOTION_DELTA, MAX_FAV_DELTA, threshold_codes
@@ -25,8 +25,6 @@ from ..minds.base import NeedRows, RoundJudgements
 if TYPE_CHECKING:
     import numpy as np
 
-#: Each of the rules' needs by its position in ``NEEDS`` (how the round file codes them).
-_NEED_AT = {need: k for k, need in enumerate(NEEDS)}
 #: The retention key of an empty slot: never the lowest (a round and an importance are far
 #: below it).
 EMPTY = (1 << 31) - 1
@@ -221,8 +219,8 @@ def _needs_at_once(
         changes.need_deltas[name] = dict(compress(zip(kinds, movement, strict=True), mine))
         if any(mine):
             changes.needs[name] = dict(compress(zip(kinds, current, strict=True), mine))
-    if all(kind in _NEED_AT for kind in kinds):
-        at = np.array([_NEED_AT[kind] for kind in kinds], np.int64)
+    if all(kind in NEED_AT for kind in kinds):
+        at = np.array([NEED_AT[kind] for kind in kinds], np.int64)
         changes.moved_columns = (
             np.count_nonzero(moved, axis=1).astype(np.int64),
             np.broadcast_to(at, moved.shape)[moved],

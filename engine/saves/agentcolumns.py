@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
-from ..core.needs import NEEDS, Need
+from ..core.needs import NEED_AT, NEEDS, Need
 from .packed import Decimals4, Ints
 
 if TYPE_CHECKING:
@@ -110,10 +110,6 @@ class NeedColumns(_Model):
         return [dict(zip(kinds, made[i : i + k], strict=True)) for i in range(0, len(made), k)]
 
 
-#: Each of the rules' needs by its position (a round's moved needs are coded by it).
-_KIND = {need: k for k, need in enumerate(NEEDS)}
-
-
 class MovedNeeds(_Model):
     """The needs a round moved: agent ``agents[i]`` moved ``count[i]`` needs, the next ones
     of ``kind`` (indices into ``kinds``), each by ``delta`` to the new value ``current``.
@@ -158,7 +154,7 @@ class MovedNeeds(_Model):
         if len(needs) != len(movers) or sum(map(len, needs.values())) != len(current):
             return None
         try:
-            kinds = np.fromiter(map(_KIND.__getitem__, chain(*deltas.values())), np.int64)
+            kinds = np.fromiter(map(NEED_AT.__getitem__, chain(*deltas.values())), np.int64)
         except KeyError:  # a need that is not one of the rules'
             return None
         return cls(
