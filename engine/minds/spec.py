@@ -16,7 +16,7 @@ OFFLINE_LABEL = "offline rule-based model"
 #: The version of the offline model's dynamics new runs play (its strengths by version:
 #: ``engine/minds/offline/params.py``, ``DYNAMICS``); runs saved before versions were
 #: recorded play version 1.
-DYNAMICS_VERSION = 4
+DYNAMICS_VERSION = 5
 
 
 class Offline(BaseModel):

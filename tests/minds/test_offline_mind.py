@@ -24,7 +24,7 @@ from engine.core.rules import RIVAL_AT, initial_columns
 from engine.core.scenario import AgentSpec, Scenario, parse_scenario
 from engine.core.state import ALL, Action, RoundRecord
 from engine.minds.base import AgentContext, PastRound
-from engine.minds.offline.speech import BACKING, TOLD, UNTOLD, plain
+from engine.minds.offline.speech import BACKING, TOLD, UNTOLD, cast_of, plain
 from engine.minds.offline.voice import inside, voiced
 
 SEEDS = range(6)
@@ -228,10 +228,16 @@ async def test_utterances_argue_the_right_case():
     confidence tells the speaker's secret in its own voice (or refers to one told)."""
     sc = load_library("hospital")
 
+    cast = cast_of(sc)  # (the current dynamics' grammar)
+
     def said_by(me: str, of: AgentSpec, to: str | None) -> list[str]:
         texts = [*of.talking_points, *of.evidence]
-        own = [voiced(p, me, to, about_speaker=True) for p in of.private_info]
-        return [plain(inside(voiced(p, me, to))) for p in texts] + [plain(inside(p)) for p in own]
+        own = [
+            voiced(p, me, to, about_speaker=True, strict=True, cast=cast) for p in of.private_info
+        ]
+        return [plain(inside(voiced(p, me, to, strict=True, cast=cast))) for p in texts] + [
+            plain(inside(p)) for p in own
+        ]
 
     specs = {a.name: a for a in sc.agents}
     spoken = confided = backed = 0
@@ -249,7 +255,10 @@ async def test_utterances_argue_the_right_case():
                 to = a.target if a.target not in (None, ALL) else None
                 if a.stance == "support" and to is not None:
                     backed += 1  # the target's case, a fact of the speaker's, or plain backing
-                    case = [plain(inside(voiced(p, a.speaker))) for p in specs[to].talking_points]
+                    case = [
+                        plain(inside(voiced(p, a.speaker, strict=True, cast=cast)))
+                        for p in specs[to].talking_points
+                    ]
                     case += [plain(e) for e in specs[a.speaker].evidence]
                     plainly = [b.format(t=to).lower() for b in BACKING[specs[a.speaker].archetype]]
                     assert any(p in text for p in case + plainly), a.utterance

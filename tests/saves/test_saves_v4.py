@@ -114,8 +114,8 @@ async def test_a_resumed_v4_run_keeps_its_dynamics_and_a_new_run_records_the_new
     new = Simulation.new(resolve_scenario("tavern"), seed=1, rounds=2, store=store, run_id="new")
     new.close()
     assert store.read_meta("new").dynamics == DYNAMICS_VERSION > 1
-    assert json.loads((saves / "new" / "run.json").read_text())["run"]["1"]["dynamics"] == 4
-    assert DYNAMICS_VERSION == 4
+    assert json.loads((saves / "new" / "run.json").read_text())["run"]["1"]["dynamics"] == 5
+    assert DYNAMICS_VERSION == 5
 
 
 async def test_a_run_played_with_dynamics_2_resumes_and_replays_with_dynamics_2(

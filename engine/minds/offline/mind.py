@@ -36,7 +36,7 @@ from .judge import Judged, Standing, emotion_delta, need_deltas
 from .lastround import LastRound
 from .lens import NO_LENS, PriorLens
 from .params import BASE_URGENCY, DYNAMICS, OUTGROUP, SILENCE_BELOW
-from .speech import Heard, plain, utterance
+from .speech import Heard, cast_of, plain, utterance
 
 if TYPE_CHECKING:  # numpy is imported where agents decide: reading saves never needs it
     import numpy as np
@@ -333,8 +333,9 @@ class OfflineMind:
     async def speak(self, ctx: AgentContext, decision: Decision, sink: TokenSink) -> str:
         """An utterance from the agent's talking points in its archetype's voice."""
         rng, past = self._rng(ctx, "speak"), self._past(ctx)
-        heard, variety = Heard(past, ctx.heard), self.dynamics.variety
-        text = utterance(ctx, decision, rng, self._said(ctx, past), heard, variety)
+        heard, dyn = Heard(past, ctx.heard), self.dynamics
+        cast = cast_of(ctx.scenario) if dyn.grammar else None
+        text = utterance(ctx, decision, rng, self._said(ctx, past), heard, dyn.variety, cast)
         if sink is not no_sink:
             for word in text.split(" "):
                 sink(word + " ")

@@ -269,6 +269,11 @@ class Dynamics:
       structure of freely forming conversational groups", Hum. Nat. 6), the papers' casts
       of at most five. Without it an agent of a 100-agent cast hears some 80 acts a round
       and its emotion sits at a bound from round 5.
+    * ``grammar``: speech: voicing reads the cast's genders and a subject's later verbs
+      (:class:`.voice.Cast`): "I co-signed the mortgage and am liable", not "and is"; a
+      narration's pronoun of someone else named ("When Ethan was seven he had ...") stays
+      theirs. Version 5 changes nothing else: its numbers are version 4's but where what
+      is said is read (a point already said, a case heard).
     """
 
     version: int
@@ -290,6 +295,7 @@ class Dynamics:
     attention: int = 0
     crowding: float = 1.0
     need_bound: float = 0.0
+    grammar: bool = False
 
 
 #: The favorability an unrepaired grudge fades to (below ENEMY_AT's -0.5 stays enemy).
@@ -318,5 +324,6 @@ DYNAMICS = {
     3: _V3,
     4: replace(_V3, version=4, attention=4, crowding=0.5, need_bound=2.0),
 }
+DYNAMICS[5] = replace(DYNAMICS[4], version=5, grammar=True)
 #: The dynamics new runs play.
 CURRENT = DYNAMICS[DYNAMICS_VERSION]

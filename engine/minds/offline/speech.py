@@ -14,7 +14,7 @@ from ...core.state import ALL, Action, Decision, Mode, Stance
 from ..base import AgentContext
 from .event_effects import topic
 from .per_scenario import per_scenario
-from .voice import inside, voiced
+from .voice import Cast, inside, voiced
 
 #: Chance that a speaker with unshared evidence (task facts) voices it rather than a
 #: talking point: analysts pool information, dominant and agreeable agents echo the
@@ -222,6 +222,7 @@ def utterance(
     said: str,
     heard: Heard,
     variety: bool = False,
+    cast: Cast | None = None,
 ) -> str:
     """What the agent says: a confidence in private, else a point in its archetype's voice,
     prefixed by a retort to whoever attacked it this round and by news that touches it (an
@@ -229,10 +230,11 @@ def utterance(
     not that news. ``said``: everything the agent itself said earlier, lower case, to
     avoid repeating a point or an utterance; ``heard``: the acts it heard. ``variety``:
     phrasings and openings rotate by round, and voicing is strict (the dynamics from
-    version 2, :class:`~.params.Dynamics`)."""
+    version 2, :class:`~.params.Dynamics`); ``cast``: the fuller grammar of the voicing
+    (from version 5, :func:`.voice.voiced`)."""
     target = decision.target if decision.target not in (None, ALL) else None
     t = target or "everyone"
-    speech = _Speech(ctx, rng, said, variety)
+    speech = _Speech(ctx, rng, said, variety, cast)
     if decision.mode is Mode.PRIVATE and decision.stance == "neutral":
         options = speech.confidences(t, heard)
     else:
@@ -279,8 +281,10 @@ class _Speech:
     """What one agent can say this round: its context, the round's draws, what it said
     lately (lower case) and whether phrasings rotate and voicing is strict (``variety``)."""
 
-    def __init__(self, ctx: AgentContext, rng: random.Random, said: str, variety: bool) -> None:
-        self.ctx, self.rng, self.said, self.variety = ctx, rng, said, variety
+    def __init__(
+        self, ctx: AgentContext, rng: random.Random, said: str, variety: bool, cast: Cast | None
+    ) -> None:
+        self.ctx, self.rng, self.said, self.variety, self.cast = ctx, rng, said, variety, cast
         self._topic: tuple[str | None] | None = None
 
     def topic(self) -> str | None:
@@ -290,7 +294,14 @@ class _Speech:
         return self._topic[0]
 
     def voiced(self, text: str, to: str | None = None, *, about_speaker: bool = False) -> str:
-        return voiced(text, self.ctx.name, to, about_speaker=about_speaker, strict=self.variety)
+        return voiced(
+            text,
+            self.ctx.name,
+            to,
+            about_speaker=about_speaker,
+            strict=self.variety,
+            cast=self.cast,
+        )
 
     def phrasings(self, variants: Sequence[str]) -> list[str]:
         """The variants in the order tried: shuffled by the round's draw; with ``variety``
@@ -360,7 +371,9 @@ class _Speech:
         return [
             inside(self.voiced(p)).rstrip(". ")
             for p in spec.talking_points
-            if any(_as_said(p, speaker, to, strict) in text for speaker, to, text in said)
+            if any(
+                _as_said(p, speaker, to, strict, self.cast) in text for speaker, to, text in said
+            )
         ]
 
     def facts(self) -> list[str]:
@@ -379,7 +392,7 @@ class _Speech:
         persona = ctx.persona
         given = tuple(persona.talking_points)
         named = addressee if addressee and any(addressee in p for p in given) else None
-        points = _points(given, ctx.name, named, self.variety)
+        points = _points(given, ctx.name, named, self.variety, self.cast)
         fallback = (
             self.voiced(persona.goal).rstrip(".")
             or f"as the {persona.role}, I have a stake in how this ends"
@@ -389,6 +402,12 @@ class _Speech:
         rest = _fresh_first(self.rng, points, self.said) if points else []
         evidence = [e.rstrip(". ") for e in persona.evidence]
         return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
+
+
+@per_scenario
+def cast_of(scenario: Scenario) -> Cast:
+    """The genders the scenario's private information narrates its personas in."""
+    return Cast.of((a.name, a.private_info) for a in scenario.agents)
 
 
 @per_scenario
@@ -403,12 +422,14 @@ TRIED = 4
 
 
 @lru_cache(maxsize=1 << 12)
-def _points(points: tuple[str, ...], me: str, to: str | None, strict: bool) -> tuple[str, ...]:
+def _points(
+    points: tuple[str, ...], me: str, to: str | None, strict: bool, cast: Cast | None = None
+) -> tuple[str, ...]:
     """Talking points as ``me`` says them to ``to`` inside a sentence, without a closing
     stop (kept for the last 4,096: an agent voices its points round after round; ``to``
     None where the points do not name the addressee, as :func:`.voice.voiced` ignores
     it then)."""
-    return tuple(inside(voiced(p, me, to, strict=strict)).rstrip(". ") for p in points)
+    return tuple(inside(voiced(p, me, to, strict=strict, cast=cast)).rstrip(". ") for p in points)
 
 
 @lru_cache(maxsize=1 << 12)
@@ -438,9 +459,11 @@ def _addressee(act: Action) -> str | None:
     return act.target if act.target not in (None, ALL) else None
 
 
-def _as_said(point: str, speaker: str, to: str | None, strict: bool = False) -> str:
+def _as_said(
+    point: str, speaker: str, to: str | None, strict: bool = False, cast: Cast | None = None
+) -> str:
     """``point`` as ``speaker`` says it to ``to``, as utterances are searched for it."""
-    return plain(inside(voiced(point, speaker, to, strict=strict)))
+    return plain(inside(voiced(point, speaker, to, strict=strict, cast=cast)))
 
 
 def _fresh_first(rng: random.Random, points: Sequence[str], said: str) -> list[str]:
