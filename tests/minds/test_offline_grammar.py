@@ -5,18 +5,11 @@ the ``before`` column does, and replays them so."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from pathlib import Path
-
 import pytest
 
-from engine import SaveStore, Simulation
 from engine.core.scenario import resolve_scenario
-from engine.core.state import RoundRecord
 from engine.minds.offline.speech import cast_of
 from engine.minds.offline.voice import Cast, narrated_as, voiced
-from engine.minds.spec import Offline
-from engine.round.replay import replay_run
 
 #: (scenario, speaker, private information, as version 4 said it, as version 5 says it)
 SECRETS = [
@@ -190,26 +183,3 @@ def test_a_library_cast_is_narrated_as_its_texts_say() -> None:
     assert "she" in cast.pronouns["Agnes"] and "he" in cast.pronouns["Huw"]
     assert "Walter" not in cast.pronouns  # "Northwater has privately offered him": whose?
     assert cast_of(sc) is cast  # worked out once a scenario
-
-
-async def test_a_version_4_run_says_and_replays_what_it_said(tmp_path: Path) -> None:
-    """Tavern, seed 4: Greta confides her mortgage to Silas in round 1. Version 5 says it
-    in the first person throughout; a run saved with version 4 keeps its words, resumed
-    and replayed."""
-    store, tavern = SaveStore(tmp_path / "saves"), resolve_scenario("tavern")
-
-    def confided(records: Iterable[RoundRecord]) -> str:
-        return next(a.utterance for r in records for a in r.actions if "liable" in a.utterance)
-
-    new = Simulation.new(tavern, seed=4, rounds=2)
-    assert "mortgage on the building and am personally liable" in confided(await new.run())
-    four = Offline(dynamics=4)
-    with Simulation.new(tavern, seed=4, rounds=2, store=store, run_id="v4", mind=four) as sim:
-        await sim.run(1)
-    with Simulation.resume("v4", store) as resumed:
-        assert resumed.mind.spec == four
-        await resumed.run()
-    said = confided(store.history("v4"))
-    assert "mortgage on the building and is personally liable" in said
-    result = await replay_run(store, "v4", "v4-again")
-    assert result.identical, result.diverged

@@ -9,12 +9,15 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
 from conftest import CliResult
 
 from engine import FORMAT_VERSION, SaveStore, Simulation, resolve_scenario
+from engine.core.scenario import Scenario
+from engine.core.state import RoundRecord
 from engine.minds.spec import DYNAMICS_VERSION, Offline
 from engine.round.replay import replay_run
 
@@ -126,17 +129,43 @@ async def test_a_run_played_with_dynamics_2_resumes_and_replays_with_dynamics_2(
     the newest version plays the same seed differently."""
     store, bullying = SaveStore(tmp_path / "saves"), resolve_scenario("bullying")
     two = Offline(dynamics=2)
-    with Simulation.new(bullying, seed=3, rounds=14, store=store, run_id="two", mind=two) as sim:
-        await sim.run(7)
-    with Simulation.resume("two", store) as resumed:
-        assert resumed.mind.spec == two
-        await resumed.run()
+    await _saved_resumed_replayed(store, bullying, two, seed=3, rounds=14)
     through = Simulation.new(bullying, seed=3, rounds=14, mind=two)
     await through.run()
     assert list(store.history("two")) == list(through.records)
-    result = await replay_run(store, "two", "two-again")
-    assert result.identical, result.diverged
     assert store.read_meta("two-again").dynamics == 2
     newest = Simulation.new(bullying, seed=3, rounds=14)
     await newest.run()
     assert newest.records[-1].state != through.records[-1].state
+
+
+async def test_a_version_4_run_keeps_its_words_saved_resumed_and_replayed(tmp_path: Path) -> None:
+    """Tavern, seed 4: Greta confides her mortgage to Silas in round 1. Version 5 says it
+    in the first person throughout; a run saved with version 4 keeps version 4's words."""
+    store, tavern = SaveStore(tmp_path / "saves"), resolve_scenario("tavern")
+
+    def confided(records: Iterable[RoundRecord]) -> str:
+        return next(a.utterance for r in records for a in r.actions if "liable" in a.utterance)
+
+    new = Simulation.new(tavern, seed=4, rounds=2)
+    assert "mortgage on the building and am personally liable" in confided(await new.run())
+    await _saved_resumed_replayed(store, tavern, Offline(dynamics=4), seed=4, rounds=2)
+    said = confided(store.history("four"))
+    assert "mortgage on the building and is personally liable" in said
+
+
+async def _saved_resumed_replayed(
+    store: SaveStore, scenario: Scenario, mind: Offline, *, seed: int, rounds: int
+) -> None:
+    """Play half of a run saved with ``mind``'s dynamics, resume it with them to its end,
+    and replay it identically (runs "two", "four", ... by the version, and "-again")."""
+    run_id = {2: "two", 4: "four"}[mind.dynamics]
+    with Simulation.new(
+        scenario, seed=seed, rounds=rounds, store=store, run_id=run_id, mind=mind
+    ) as sim:
+        await sim.run(rounds // 2)
+    with Simulation.resume(run_id, store) as resumed:
+        assert resumed.mind.spec == mind
+        await resumed.run()
+    result = await replay_run(store, run_id, f"{run_id}-again")
+    assert result.identical, result.diverged
