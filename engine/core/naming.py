@@ -54,20 +54,19 @@ _KIN = (
 
 
 def self_named(text: str, name: str, others: Iterable[str] = (), known: str = "") -> Flaw | None:
-    """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum,
-    …", "Hello, Callum!", "S.G. Greta: …") or to end one or a clause ("I agree with you,
-    Sandra.", Joyce's "…what I told you, Joyce: 10."),
-    greets the speaker, calls it its kin or friend ("my brother, Edmund"), tells it its
-    name ("Your name is Diane"), narrates it at a line's or a sentence's start ("Grace
-    says …") or speaks of it in the third person within a sentence ("the one that Thistle
-    has seen" said by Thistle, "is Sophie's mother" by Sophie): the model spoke as someone
-    else. Gemma 3 270M's Callum said "Hello, Callum!", its Edmund "I do this to my brother,
-    Edmund", its Sandra "I agree with you, Sandra." and, "Ms. Okafor to her students",
-    "Hello, Ms. Okafor!", its Grace "Grace says her own words: …" and its Diane "Your name
-    is Diane". A name of several words counts whole, and by its first word (its last, after
-    a title such as "Ms.") unless one of the ``others`` present shares that word; a titled
-    name of its role (``known``) counts too. Or it gives the speaker another name
-    (:func:`named_as_another`)."""
+    """``text``, said by ``name``, calls the speaker by name to open a sentence ("Callum, …",
+    "Hello, Callum!", "S.G. Greta: …") or to end one or a clause ("I agree with you, Sandra.",
+    Joyce's "…what I told you, Joyce: 10."), greets the speaker, calls it its kin or friend ("my
+    brother, Edmund"), tells it its name ("Your name is Diane"), narrates it at a line's or a
+    sentence's start ("Grace says …") or before a colon ("The party's leader, Elowen, says: …")
+    or speaks of it in the third person within a sentence ("the one that Thistle has seen" said
+    by Thistle, "is Sophie's mother" by Sophie): the model spoke as someone else. Gemma 3 270M's
+    Callum said "Hello, Callum!", its Edmund "I do this to my brother, Edmund", its Sandra "I
+    agree with you, Sandra." and, "Ms. Okafor to her students", "Hello, Ms. Okafor!", its Grace
+    "Grace says her own words: …" and its Diane "Your name is Diane". A name of several words
+    counts whole, and by its first word (its last, after a title such as "Ms.") unless one of
+    the ``others`` present shares that word; a titled name of its role (``known``) counts too.
+    Or it gives the speaker another name (:func:`named_as_another`)."""
     parts = name.split()
     if not parts:
         return None
@@ -82,6 +81,7 @@ def self_named(text: str, name: str, others: Iterable[str] = (), known: str = ""
         rf"|\b{_GREETING}[,\s]+{names}\b"
         rf"|,\s*{names}\s*[.!?:;]"
         rf"|(?:^|[.!?:]\s|\n)\W*{names}\s+(?:{_NARRATES})\b"
+        rf"|\b{names}\s*,?\s+(?:{_NARRATES})\s*:"  # "The party's leader, Elowen, says: …"
         rf"|\b(?:my|our)\s+(?:dear\s+|own\s+)?{_KIN}\s*,?\s+{names}\b"
         rf"|\byour name is\s+{names}\b"
         rf"|(?-i:(?<=[a-z]\s)){names}(?:\s+(?:has|had|is|was|will|would|can|could|does|did)|'s)\b",

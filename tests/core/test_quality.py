@@ -534,6 +534,12 @@ def test_a_short_sentence_said_twice_for_emphasis_is_speech(text: str) -> None:
         ("Hey, this is what I told you, Joyce: 10.", "Joyce", ", Joyce:"),
         # Gemma's Grace (class-election), to Daniel
         ("Grace says her own words: 10:35, classroom.", "Grace", "Grace says"),
+        # Gemma's Elowen (quest), to everyone: narrated in an apposition
+        (
+            "The party's leader, Elowen, says: The party has learned the truth.",
+            "Elowen",
+            "Elowen, says:",
+        ),
         # Gemma's Greta (tavern), her name a label after initials, and a sentence later
         ("S.G. Greta: It's a long time since we last spoke.", "Greta", "Greta:"),
         ("I agree. Greta, you know the will is clear.", "Greta", "Greta,"),
