@@ -87,6 +87,37 @@ SECRETS = [
         "Alice's mother phoned in September to say Alice had been bullied at my previous school.",
         "Alice's mother phoned in September to say Alice had been bullied at her previous school.",
     ),
+    (  # an object in a clause the speaker is the subject of is someone else
+        "bullying",
+        "Alice",
+        "She writes to her grandmother every Sunday and has not told her anything about Jane.",
+        "I write to my grandmother every Sunday and has not told my anything about Jane.",
+        "I write to my grandmother every Sunday and have not told her anything about Jane.",
+    ),
+    (
+        "village-assembly",
+        "Felix",
+        "He went to school with Northwater's chief executive and has already had lunch with him.",
+        "I went to school with Northwater's chief executive and has already had lunch with me.",
+        "I went to school with Northwater's chief executive and have already had lunch with him.",
+    ),
+    (  # ... but not in a clause of its own
+        "friendship",
+        "Sandra",
+        "Jade's mother has emailed her about the divorce and asked her to keep an eye on Jade.",
+        "Jade's mother has emailed me about the divorce and asked me to keep an eye on Jade.",
+        "Jade's mother has emailed me about the divorce and asked me to keep an eye on Jade.",
+    ),
+    (
+        "village-assembly",
+        "Fiona",
+        "She has received anonymous letters telling her to record the farmers' objections in"
+        " full or else.",
+        "I have received anonymous letters telling me to record the farmers' objections in"
+        " full or else.",
+        "I have received anonymous letters telling me to record the farmers' objections in"
+        " full or else.",
+    ),
     (  # another's gender, learned from the cast
         "romantic-rejection",
         "Monica",

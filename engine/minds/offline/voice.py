@@ -161,31 +161,37 @@ def _resolved(
     predicate = 0  # the person whose predicate goes on after "and" (with a cast)
     nearer: frozenset[str] | None = None  # someone else named since (with a cast, narrated)
     named = 0  # (the token that named them)
+    mine = False  # in a clause the narrated speaker is the subject of (with a cast)
     start = True  # at a sentence's start
     for k, tok in enumerate(tokens):
         if not tok[0].isalpha():
             if any(c in tok for c in ".;!?"):
-                start, conjugate, predicate, nearer = True, 0, 0, None
+                start, conjugate, predicate, nearer, mine = True, 0, 0, None, False
                 if not narrator:
                     person, follows = 0, _HE | _SHE
             out.append(tok)
             continue
         low = tok.lower()
         base = tok[:-2] if tok.endswith("'s") else tok
+        if mine and _clause_opens(tokens, k, low, follows):
+            mine = False
         if base in people:
             who = people[base]
-            subject, obj, mine, _ = _FORMS[who]
+            subject, obj, possessive, _ = _FORMS[who]
             if tok.endswith("'s"):
-                out.append(_capital(mine, cast is not None and _opens(out)))
+                out.append(_capital(possessive, cast is not None and _opens(out)))
             elif start or _subject_position(tokens, k) or (strict and _verb_next(tokens, k, cast)):
                 out.append(subject)
                 conjugate = predicate = who
+                mine = bool(cast and narrator)
             else:
                 out.append(obj)
             person, nearer = narrator or who, None
         elif nearer is not None and low in nearer and _refers_back(tokens, named, k, nearer):
             out.append(tok)  # the pronoun of the one named nearer, whose gender it is now
             nearer, conjugate = _HE if low in _HE else _SHE, 0
+        elif mine and low in follows and _pronoun(low, tokens, k, 1, strict, True) == "me":
+            out.append(tok)  # an object in the speaker's own clause is someone else
         elif person and low in follows:
             if narrator and len(follows) > len(_HE):  # the narration's gender, once seen
                 follows = _HE if low in _HE else _SHE
@@ -193,6 +199,7 @@ def _resolved(
             out.append(_capital(said, cast is not None and _opens(out)))
             conjugate = person if low in _SUBJECT else 0
             predicate = conjugate or predicate
+            mine = mine or bool(cast and narrator and conjugate)
         elif conjugate:
             if _ADVERB.match(low):
                 out.append(tok)
@@ -245,6 +252,26 @@ def _refers_back(tokens: list[str], named: int, k: int, pronouns: frozenset[str]
     if low in _OBJECT or (low == "her" and _pronoun(low, tokens, k, 1, True, True) == "me"):
         return any(t.lower() in _SUBORDINATE for t in tokens[named + 1 : k])
     return len(pronouns) < len(_HE | _SHE)
+
+
+#: Words that open a clause of its own, after which an object may be the speaker again.
+_OPENS = _SUBORDINATE | frozenset("because after before since so although unless what".split())
+_BASE = frozenset(_VERBS) | {"be", "have", "do"}
+
+
+def _clause_opens(tokens: list[str], k: int, low: str, speaker: frozenset[str]) -> bool:
+    """Whether the word at ``k`` opens a clause of someone else, or one that may name the
+    speaker as an object (after "that", "to", a participle, another subject)."""
+    if low in _OPENS or low.endswith("ing") or low in ("it", "they", "we", "you"):
+        return True
+    if low in _SUBJECT:  # another's subject ("he wanted her to have it", said by Nell)
+        return low not in speaker
+    if low in ("and", "but", "or", "not"):
+        return False
+    after = next((t for t in tokens[k + 1 :] if t.strip()), "").lower()
+    if low == "to":  # an infinitive's, not a place's ("told her to keep", "went to school")
+        return after in _BASE
+    return after in _THIRD and not _ADVERB.match(low)
 
 
 def _subject_position(tokens: list[str], k: int) -> bool:
