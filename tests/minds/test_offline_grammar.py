@@ -7,9 +7,22 @@ from __future__ import annotations
 
 import pytest
 
-from engine.core.scenario import resolve_scenario
-from engine.minds.offline.speech import cast_of
+from engine import Simulation
+from engine.core.scenario import Archetype, resolve_scenario
+from engine.minds.offline.speech import (
+    BACKING,
+    CLOSERS,
+    CONFIDE,
+    OPENERS,
+    TEMPLATES,
+    TOLD,
+    UNHEARD,
+    UNTOLD,
+    _combos,
+    cast_of,
+)
 from engine.minds.offline.voice import Cast, narrated_as, voiced
+from engine.minds.spec import Offline
 
 #: (scenario, speaker, private information, as version 4 said it, as version 5 says it)
 SECRETS = [
@@ -214,3 +227,35 @@ def test_a_library_cast_is_narrated_as_its_texts_say() -> None:
     assert "she" in cast.pronouns["Agnes"] and "he" in cast.pronouns["Huw"]
     assert "Walter" not in cast.pronouns  # "Northwater has privately offered him": whose?
     assert cast_of(sc) is cast  # worked out once a scenario
+
+
+@pytest.mark.parametrize("arch", list(Archetype))
+def test_no_line_says_its_closing_twice_or_a_colon_after_a_colon(arch: Archetype) -> None:
+    groups = [*TEMPLATES[arch].values(), *UNHEARD[arch].values(), BACKING[arch], CONFIDE]
+    for variants in [*groups, TOLD, UNTOLD]:
+        for line in _combos("Ada", arch, variants, True):
+            for closer in filter(None, (c.strip(" .") for c in CLOSERS[arch])):
+                assert line.lower().count(closer.lower()) <= 1, line
+            assert not any(line.startswith(o) and ":" in line[len(o) :] for o in COLONED), line
+    if arch is Archetype.DOMINANT:  # what version 4 said
+        assert "{t} has my full backing, and that's final. That's final." in _combos(
+            "Ada", arch, BACKING[arch]
+        )
+
+
+#: The openings that end in a colon.
+COLONED = [o for opens in OPENERS.values() for o in opens if o.endswith(": ")]
+
+
+async def test_nobody_argues_another_s_point_in_that_one_s_first_person() -> None:
+    """Family-pressure, seed 7: Kevin backs his mother Lina in round 2. Version 4 had him
+    say her point as she says it, "Your father and I gave up everything so you could
+    study"; version 5 backs her in his own words."""
+    sc = resolve_scenario("family-pressure")
+
+    async def kevins(dynamics: int) -> list[str]:
+        sim = Simulation.new(sc, seed=7, rounds=6, mind=Offline(dynamics=dynamics))
+        return [a.utterance for r in await sim.run() for a in r.actions if a.speaker == "Kevin"]
+
+    assert any("Your father and I gave up everything" in line for line in await kevins(4))
+    assert not any("father and I" in line for line in await kevins(5))

@@ -5,6 +5,7 @@ while the agent remembers saying it."""
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
 from operator import attrgetter
@@ -311,7 +312,7 @@ class _Speech:
         if not self.variety:
             return _shuffled(self.rng, variants)
         ctx = self.ctx
-        combos = _combos(ctx.name, ctx.persona.archetype, tuple(variants))
+        combos = _combos(ctx.name, ctx.persona.archetype, tuple(variants), self.cast is not None)
         k = ctx.round % len(combos)
         return [combos[(k + step) % len(combos)] for step in range(TRIED)]
 
@@ -367,13 +368,12 @@ class _Speech:
         if spec is None:
             return []
         said = [(a.speaker, _addressee(a), a.utterance.lower()) for a in heard.acts_of(name)]
-        strict = self.variety
+        strict, cast = self.variety, self.cast
         return [
             inside(self.voiced(p)).rstrip(". ")
             for p in spec.talking_points
-            if any(
-                _as_said(p, speaker, to, strict, self.cast) in text for speaker, to, text in said
-            )
+            if any(_as_said(p, speaker, to, strict, cast) in text for speaker, to, text in said)
+            and not (cast and _PERSONAL.search(p))
         ]
 
     def facts(self) -> list[str]:
@@ -402,6 +402,11 @@ class _Speech:
         rest = _fresh_first(self.rng, points, self.said) if points else []
         evidence = [e.rstrip(". ") for e in persona.evidence]
         return list(dict.fromkeys([*first, *rest, fallback, *evidence]))
+
+
+#: A point in its speaker's first or second person ("your father and I gave up everything"),
+#: which nobody else can argue in its words (the dynamics from version 5).
+_PERSONAL = re.compile(r"(?i)\b(?:i|me|my|mine|myself|we|us|our|ours|you|your|yours)\b")
 
 
 @per_scenario
@@ -433,12 +438,30 @@ def _points(
 
 
 @lru_cache(maxsize=1 << 12)
-def _combos(name: str, arch: Archetype, variants: tuple[str, ...]) -> tuple[str, ...]:
+def _combos(
+    name: str, arch: Archetype, variants: tuple[str, ...], grammar: bool = False
+) -> tuple[str, ...]:
     """Every opening x variant x closing of the archetype, in an order fixed for the agent
-    and the variants."""
-    combos = [_opened(o, v) + c for o in OPENERS[arch] for v in variants for c in CLOSERS[arch]]
+    and the variants; with ``grammar`` (the dynamics from version 5) none that says its
+    closing twice ("…, and that's final. That's final.", "Sorry, … …Sorry.") or opens a
+    line of a colon with another ("Mark my words: Helena, keep this to yourself: …")."""
+    combos = [
+        _opened(o, v) + c
+        for o in OPENERS[arch]
+        for v in variants
+        for c in CLOSERS[arch]
+        if not grammar or _reads_well(o, v, c)
+    ]
     random.Random("|".join((name, *variants))).shuffle(combos)
     return tuple(combos)
+
+
+def _reads_well(opener: str, variant: str, closer: str) -> bool:
+    """Whether an opening, a variant and a closing make a line without saying a thing twice
+    or a colon after a colon."""
+    said = closer.strip(" .").lower()
+    twice = bool(said) and said in (opener + variant).lower()  # "Sorry, … …Sorry."
+    return not twice and not (opener.endswith(": ") and ":" in variant)
 
 
 def _opened(opener: str, variant: str) -> str:
