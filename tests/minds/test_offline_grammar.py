@@ -100,6 +100,16 @@ SECRETS = [
         "Alice's mother phoned in September to say Alice had been bullied at my previous school.",
         "Alice's mother phoned in September to say Alice had been bullied at her previous school.",
     ),
+    (  # the speaker named as a subject before an adverb and its verb
+        "bullying",
+        "Lily",
+        "Jane once threatened to tell everyone Lily still sleeps with a night light if she"
+        " ever took Alice's side.",
+        "Jane once threatened to tell everyone me still sleeps with a night light if I ever"
+        " took Alice's side.",
+        "Jane once threatened to tell everyone I still sleep with a night light if I ever"
+        " took Alice's side.",
+    ),
     (  # an object in a clause the speaker is the subject of is someone else
         "bullying",
         "Alice",

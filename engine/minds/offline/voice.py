@@ -282,8 +282,9 @@ def _subject_position(tokens: list[str], k: int) -> bool:
 
 def _verb_next(tokens: list[str], k: int, cast: Cast | None = None) -> bool:
     """Whether the word after the name at ``k`` is a verb it is the subject of (with a
-    cast, any verb of :data:`_VERBS` too)."""
-    after = next((t for t in tokens[k + 1 :] if t.strip()), "").lower()
+    cast, any verb of :data:`_VERBS` too, past adverbs: "Lily still sleeps")."""
+    words = (t.lower() for t in tokens[k + 1 :] if t.strip())
+    after = next((w for w in words if cast is None or not _ADVERB.match(w)), "")
     return after in _VERB_AFTER or (cast is not None and after in _THIRD)
 
 
