@@ -214,7 +214,7 @@ class RoundUsage(BaseModel):
 #: structured reply's signed change far off its scale (``engine.llm.clamp``).
 FLAWS = {
     "empty": "nothing said",
-    "debris": "JSON or template debris",
+    "debris": "JSON, template or code debris",
     "wordless": "not words",
     "echo": "its prompt echoed",
     "loop": "begun over again",

@@ -85,8 +85,8 @@ def phrase_flaw(text: str, field: str, description: str, names: Iterable[str] = 
         return None
     return (
         wordless(text, field)
+        or bare(text, field)  # (before debris: "loves_to_dance" is a value, not code)
         or debris(text)
-        or bare(text, field)
         or only_names(text, names, field)
         or scale_labels(text)
         or described(text, description, field)

@@ -61,8 +61,9 @@ LETTER_SHARE = 0.5
 _NULL = re.compile(r"\bnull\b", re.IGNORECASE)
 
 #: JSON structure a spoken line never holds (``}, ``, ``:[``, ``"say":``, ``"}, {"``, a colon
-#: opening it: Gemma 3 270M's Diane said ``":\n  the wordDiane: Diane says"``) and chat
-#: template tokens (``<end_of_turn>``, ``<|im_end|>``, ``</s>``).
+#: opening it: Gemma 3 270M's Diane said ``":\n  the wordDiane: Diane says"``), chat template
+#: tokens (``<end_of_turn>``, ``<|im_end|>``, ``</s>``) and a code name of three words or more
+#: (its Elowen, quest: ``Elowen_says_then_said_again_now_in_character.html``).
 _DEBRIS = re.compile(
     r"[{}]"
     r"|^\s*:(?![-()DPp])"
@@ -72,6 +73,7 @@ _DEBRIS = re.compile(
     r'|"\s*:\s*["\d\[{-]'
     r'|"\s*,\s*"'
     r"|<\|?/?[a-z_]+\|?>"
+    r"|\b[^\W_]+(?:_[^\W_]+){2,}"
     r"|\b(?:END SCHEMA|JSON schema)\b",
     re.IGNORECASE,
 )
@@ -129,7 +131,7 @@ def debris(text: str) -> Flaw | None:
     """JSON or chat-template debris in ``text``, or a list's empty item."""
     found = _DEBRIS.search(text) or _LABEL.search(text) or _PROMPT_LABEL.search(text)
     if found is not None:
-        return Flaw("debris", f"it holds JSON or template debris ({found.group()!r})")
+        return Flaw("debris", f"it holds JSON, template or code debris ({found.group()!r})")
     item = _EMPTY_ITEM.search(text)
     if item is not None:
         return Flaw(

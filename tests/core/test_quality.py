@@ -46,6 +46,9 @@ def test_an_empty_utterance_of_an_agent_that_decided_to_speak_is_degenerate(text
         "Fine.\nSaid so far this round: Jason said nothing.",
         # Gemma's Nadia (iep-meeting) on her prompt's "S = 0.40 (0 = very negative, …)"
         "I'm going to say: 0.40, 1 = very negative, 2 = neutral, 3 = very positive",
+        # Gemma's Elowen (quest, in the app), rounds 4 and 5: a code name for a line
+        "Elowen_says_then_said_again_now_in_character.html",
+        "e_lowen_says_this_time, said_so_here.html",
     ],
 )
 def test_json_or_template_debris_is_degenerate(text: str) -> None:
@@ -60,6 +63,7 @@ def test_json_or_template_debris_is_degenerate(text: str) -> None:
         "Tell me what you have seen: the shop, the sneakers, the price.",
         "Her traits: stubborn, loyal, and right about the roof.",
         "Forty thousand pounds = the roof. That is 2 of us against it.",  # one "=", no scale
+        "Send it to nell_ward@harbour.net before noon.",  # two words joined once
     ],
 )
 def test_words_like_the_prompts_labels_in_a_sentence_are_speech(text: str) -> None:
