@@ -44,8 +44,10 @@ _MY_NAME = re.compile(
 )
 #: A name with a title, as a role gives its agent one ("Ms. Okafor to her students").
 _TITLED = re.compile(r"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr)\.?\s+[A-Z][\w'-]+")
-#: Verbs that narrate a speaker: "Grace says her own words: …".
-_NARRATES = r"says|said|replies|replied|asks|asked|answers|answered|adds|whispers|tells|told"
+#: Verbs that narrate a speaker: "Grace says her own words: …", "Thistle say what you …".
+_NARRATES = (
+    r"says?|said|speaks?|replies|replied|asks|asked|answers|answered|adds|whispers|tells|told"
+)
 #: Kin and friends a line may call someone: "my brother, Edmund".
 _KIN = (
     r"(?:brother|sister|friend|son|daughter|father|mother|husband|wife|cousin|uncle|aunt"

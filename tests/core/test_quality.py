@@ -538,6 +538,12 @@ def test_a_short_sentence_said_twice_for_emphasis_is_speech(text: str) -> None:
         ("Hey, this is what I told you, Joyce: 10.", "Joyce", ", Joyce:"),
         # Gemma's Grace (class-election), to Daniel
         ("Grace says her own words: 10:35, classroom.", "Grace", "Grace says"),
+        # Gemma's Thistle (quest), to everyone, round 8
+        (
+            "Thistle say what you decide to speak about. You will not be allowed to talk.",
+            "Thistle",
+            "Thistle say",
+        ),
         # Gemma's Elowen (quest), to everyone: narrated in an apposition
         (
             "The party's leader, Elowen, says: The party has learned the truth.",
