@@ -128,7 +128,7 @@ def words(text: str) -> list[str]:
 
 
 def debris(text: str) -> Flaw | None:
-    """JSON or chat-template debris in ``text``, or a list's empty item."""
+    """JSON, chat-template or code debris in ``text``, or a list's empty item."""
     found = _DEBRIS.search(text) or _LABEL.search(text) or _PROMPT_LABEL.search(text)
     if found is not None:
         return Flaw("debris", f"it holds JSON, template or code debris ({found.group()!r})")

@@ -2,7 +2,8 @@
 (I, me, my) and the addressee (you, your), the verb after a new subject made to agree.
 With a :class:`Cast` (the offline dynamics from version 5) the grammar goes further: a
 subject's later verbs agree too ("... and am liable"), a narration's pronouns are the
-speaker's only in the speaker's gender and when no one else named nearer has them."""
+speaker's only in the speaker's gender and when no one else named nearer has them, and an
+object in a clause the speaker is the subject of is someone else ("had lunch with him")."""
 
 from __future__ import annotations
 
