@@ -1,7 +1,8 @@
 """The fuller grammar of the offline voicing (dynamics 5): a subject's later verbs agree,
 a narration's pronouns are the speaker's only in the speaker's gender and when no one
-named nearer has them. The examples are the library's own texts; version 4 said them as
-the ``before`` column does, and replays them so."""
+named nearer has them; no line says its closing twice, and nobody argues another's point
+in that one's first person. The examples are the library's own texts; version 4 said them
+as the ``before`` column does, and replays them so."""
 
 from __future__ import annotations
 
@@ -239,6 +240,10 @@ def test_a_library_cast_is_narrated_as_its_texts_say() -> None:
     assert cast_of(sc) is cast  # worked out once a scenario
 
 
+#: The openings that end in a colon.
+COLONED = [o for opens in OPENERS.values() for o in opens if o.endswith(": ")]
+
+
 @pytest.mark.parametrize("arch", list(Archetype))
 def test_no_line_says_its_closing_twice_or_a_colon_after_a_colon(arch: Archetype) -> None:
     groups = [*TEMPLATES[arch].values(), *UNHEARD[arch].values(), BACKING[arch], CONFIDE]
@@ -251,10 +256,6 @@ def test_no_line_says_its_closing_twice_or_a_colon_after_a_colon(arch: Archetype
         assert "{t} has my full backing, and that's final. That's final." in _combos(
             "Ada", arch, BACKING[arch]
         )
-
-
-#: The openings that end in a colon.
-COLONED = [o for opens in OPENERS.values() for o in opens if o.endswith(": ")]
 
 
 async def test_nobody_argues_another_s_point_in_that_one_s_first_person() -> None:
