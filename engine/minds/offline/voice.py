@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import islice
 
 #: Words after which "her" is an object ("told her so"), not a possessive ("her share").
 _NOT_OWNED = frozenset(
@@ -236,7 +237,7 @@ def _named(tokens: list[str], k: int, start: bool) -> bool:
     tok = tokens[k]
     if not tok[0].isupper() or tok.endswith("'s") or tok == "I":
         return False
-    after = next((t for t in tokens[k + 1 :] if t.strip()), "").lower()
+    after = _word_after(tokens, k)
     if start and tok.lower() in _COMMON:
         return False
     return after in _THIRD or after.endswith("ed")
@@ -269,7 +270,7 @@ def _clause_opens(tokens: list[str], k: int, low: str, speaker: frozenset[str]) 
         return low not in speaker
     if low in ("and", "but", "or", "not"):
         return False
-    after = next((t for t in tokens[k + 1 :] if t.strip()), "").lower()
+    after = _word_after(tokens, k)
     if low == "to":  # an infinitive's, not a place's ("told her to keep", "went to school")
         return after in _BASE
     return after in _THIRD and not _ADVERB.match(low)
@@ -284,18 +285,13 @@ def _subject_position(tokens: list[str], k: int) -> bool:
 def _verb_next(tokens: list[str], k: int, cast: Cast | None = None) -> bool:
     """Whether the word after the name at ``k`` is a verb it is the subject of (with a
     cast, any verb of :data:`_VERBS` too, past adverbs: "Lily still sleeps")."""
-    words = (t.lower() for t in tokens[k + 1 :] if t.strip())
-    after = next((w for w in words if cast is None or not _ADVERB.match(w)), "")
+    after = _word_after(tokens, k, past_adverbs=cast is not None)
     return after in _VERB_AFTER or (cast is not None and after in _THIRD)
 
 
 def _verb_ahead(tokens: list[str], k: int) -> bool:
     """Whether a third-person verb follows the conjunction at ``k`` (past adverbs)."""
-    for tok in tokens[k + 1 :]:
-        low = tok.lower()
-        if tok.strip() and not _ADVERB.match(low):
-            return low.rpartition("-")[2] in _THIRD
-    return False
+    return _word_after(tokens, k, past_adverbs=True).rpartition("-")[2] in _THIRD
 
 
 def _pronoun(low: str, tokens: list[str], k: int, person: int, strict: bool, cast: bool) -> str:
@@ -309,11 +305,21 @@ def _pronoun(low: str, tokens: list[str], k: int, person: int, strict: bool, cas
         return own
     if low in _REFLEXIVE:
         return reflexive
-    after = next((t for t in tokens[k + 1 :] if t.strip()), "").lower()
+    after = _word_after(tokens, k)
     owned = after[:1].isalpha() and after not in _NOT_OWNED
     if (strict and after in _PRONOUN_AFTER) or (cast and after in _OBJECT_BEFORE):
         owned = False
     return own if owned else obj
+
+
+def _word_after(tokens: list[str], k: int, past_adverbs: bool = False) -> str:
+    """The token after ``k`` that is not a space (a word or its punctuation), lower case;
+    past adverbs too if asked ("" at the end)."""
+    for tok in islice(tokens, k + 1, None):
+        low = tok.lower()
+        if tok.strip() and not (past_adverbs and _ADVERB.match(low)):
+            return low
+    return ""
 
 
 def _agree(verb: str, person: int) -> str:
