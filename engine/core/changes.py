@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import TypeAdapter
 
@@ -30,6 +30,18 @@ CODE = {status: k for k, status in enumerate(STATUSES)}
 NO_OVERRIDE = -1
 #: The round of an empty memory slot (and of no eviction).
 NO_ROUND = -1
+
+
+class MovedColumns(NamedTuple):
+    """A round's moved needs as the round file's columns: each agent's (``agents``, the
+    need dicts' order) number of moved needs (``counts``), their kinds (positions in
+    ``NEEDS``), movements and new values."""
+
+    agents: list[str]
+    counts: np.ndarray
+    kind: np.ndarray
+    delta: np.ndarray
+    current: np.ndarray
 
 
 @dataclass(eq=False, slots=True)
@@ -62,10 +74,8 @@ class RoundChanges:
     need_deltas: dict[str, dict[str, float]] = field(default_factory=dict)
     needs: dict[str, dict[str, float]] = field(default_factory=dict)
     theta: dict[str, float | None] = field(default_factory=dict)
-    #: ``need_deltas`` and ``needs`` as columns, where the update step moved them at once:
-    #: each agent's count of moved needs, their kinds (positions in ``NEEDS``), movements
-    #: and new values, agents and needs in the dicts' order (the round file's columns).
-    moved_columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+    #: ``need_deltas`` and ``needs`` as columns, where the update step moved them at once.
+    moved_columns: MovedColumns | None = None
     _remembered: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
     _relation_changes: list[RelationChange] | None = None
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from itertools import chain, compress
 from typing import TYPE_CHECKING
 
-from ..core.changes import NO_ROUND, RoundChanges, evicted_array, validated
+from ..core.changes import NO_ROUND, MovedColumns, RoundChanges, evicted_array, validated
 from ..core.columns import StateColumns, row_counts
 from ..core.needs import NEED_AT, NEED_MAX, NEED_MIN, Need
 from ..core.notes import Notes
@@ -221,7 +221,8 @@ def _needs_at_once(
             changes.needs[name] = dict(compress(zip(kinds, current, strict=True), mine))
     if all(kind in NEED_AT for kind in kinds):
         at = np.array([NEED_AT[kind] for kind in kinds], np.int64)
-        changes.moved_columns = (
+        changes.moved_columns = MovedColumns(
+            list(names),
             np.count_nonzero(moved, axis=1).astype(np.int64),
             np.broadcast_to(at, moved.shape)[moved],
             movements[moved],

@@ -28,6 +28,7 @@ from .packed import Decimals4, Ints
 if TYPE_CHECKING:
     import numpy as np
 
+    from ..core.changes import MovedColumns
     from ..core.notes import Notes
 
 
@@ -128,23 +129,23 @@ class MovedNeeds(_Model):
         cls,
         deltas: dict[str, dict[str, float]],
         needs: dict[str, dict[str, float]],
-        columns: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None,
+        columns: MovedColumns | None = None,
     ) -> MovedNeeds | None:
         """The columns of a round's need ``deltas`` and new values (``needs``); None unless
         ``needs`` holds a new value of each need moved and of no other (as the engine's
         changes always do: the form before format 10 holds any). ``columns``: the same
-        as the update step made them (count, kind, delta, current), taken as they are."""
+        as the update step made them, taken as they are when they are of the deltas'
+        agents, in their order (else the dicts are read)."""
         import numpy as np
 
-        if columns is not None:
-            count, kind, delta, now = columns
+        if columns is not None and columns.agents == list(deltas):
             return cls(
-                agents=list(deltas),
+                agents=columns.agents,
                 kinds=list(NEEDS),
-                count=count,
-                kind=kind,
-                delta=delta,
-                current=now,
+                count=columns.counts,
+                kind=columns.kind,
+                delta=columns.delta,
+                current=columns.current,
             )
         movers = [name for name, changed in deltas.items() if changed]
         try:  # the new values in the deltas' order (every mover's, and no more: counted)

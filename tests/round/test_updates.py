@@ -269,6 +269,11 @@ def test_needs_judged_as_one_matrix_move_as_they_do_one_by_one(seed):
     assert [c.dtype for c in (given.count, given.kind, given.delta, given.current)] == [
         c.dtype for c in (made.count, made.kind, made.delta, made.current)
     ]
+    # dicts no longer in the columns' order (or of other agents): the dicts are read
+    turned = dict(reversed(changes.need_deltas.items()))
+    read = MovedNeeds.of(turned, changes.needs, changes.moved_columns)
+    assert read is not None
+    assert read.model_dump_json() == MovedNeeds.of(turned, changes.needs).model_dump_json()
 
 
 def test_a_round_without_changes_leaves_the_state():
